@@ -1,0 +1,119 @@
+/**
+ * What a simulated task does, decided from its command. A small shell
+ * subset, interpreted rather than run:
+ *
+ *   sleep N       runs N seconds (fractions allowed), exit code 0
+ *   exit N        ends the script with code N
+ *   true / :      code 0          false    code 1
+ *   echo ...      code 0, the text is the task's output
+ *   a; b  a && b  a || b          sequencing with shell semantics
+ *   anything else                 runs until killed
+ *
+ * The plan is data: how long the task runs and how it ends.
+ */
+import type { CommandSpec } from './types.js';
+
+export type TaskPlan =
+  | { readonly kind: 'exits'; readonly runMs: number; readonly exitCode: number; readonly output: string }
+  | { readonly kind: 'forever'; readonly runMs: number; readonly output: string };
+
+interface Step {
+  readonly op: ';' | '&&' | '||';
+  readonly words: readonly string[];
+}
+
+export function planFor(command: CommandSpec | undefined): TaskPlan {
+  if (command === undefined) return { kind: 'forever', runMs: 0, output: '' };
+  if (!command.shell) {
+    const program = basename(command.value ?? command.arguments[0] ?? '');
+    return run([{ op: ';', words: [program, ...command.arguments.slice(1)] }]);
+  }
+  return run(parse(command.value ?? ''));
+}
+
+function run(steps: readonly Step[]): TaskPlan {
+  let runMs = 0;
+  let code = 0;
+  let output = '';
+  for (const step of steps) {
+    if ((step.op === '&&' && code !== 0) || (step.op === '||' && code === 0)) continue;
+    const [program = '', ...args] = step.words;
+    switch (program) {
+      case '':
+      case 'true':
+      case ':':
+        code = 0;
+        break;
+      case 'false':
+        code = 1;
+        break;
+      case 'echo':
+        output += `${args.join(' ')}\n`;
+        code = 0;
+        break;
+      case 'sleep': {
+        const seconds = Number(args[0]);
+        if (!Number.isFinite(seconds) || seconds < 0) code = 1;
+        else {
+          runMs += Math.round(seconds * 1000);
+          code = 0;
+        }
+        break;
+      }
+      case 'exit': {
+        const n = args[0] === undefined ? code : Number.parseInt(args[0], 10);
+        return { kind: 'exits', runMs, exitCode: Number.isFinite(n) ? n & 0xff : 2, output };
+      }
+      default:
+        return { kind: 'forever', runMs, output };
+    }
+  }
+  return { kind: 'exits', runMs, exitCode: code, output };
+}
+
+/** Splits on `;`, `&&`, `||` and newlines, then into words (quotes respected). */
+function parse(script: string): Step[] {
+  const steps: Step[] = [];
+  let op: Step['op'] = ';';
+  let words: string[] = [];
+  let word = '';
+  let quote: string | undefined;
+  let inWord = false;
+  const endWord = () => {
+    if (inWord) words.push(word);
+    word = '';
+    inWord = false;
+  };
+  const endStep = (next: Step['op']) => {
+    endWord();
+    if (words.length > 0) steps.push({ op, words });
+    words = [];
+    op = next;
+  };
+  for (let i = 0; i < script.length; i++) {
+    const c = script[i]!;
+    if (quote !== undefined) {
+      if (c === quote) quote = undefined;
+      else word += c;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      quote = c;
+      inWord = true;
+    } else if (c === ';' || c === '\n') endStep(';');
+    else if (c === '&' && script[i + 1] === '&') endStep('&&'), i++;
+    else if (c === '|' && script[i + 1] === '|') endStep('||'), i++;
+    else if (c === ' ' || c === '\t') endWord();
+    else {
+      word += c;
+      inWord = true;
+    }
+  }
+  endStep(';');
+  return steps;
+}
+
+function basename(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i < 0 ? path : path.slice(i + 1);
+}

@@ -1,0 +1,19 @@
+import type { EventLoop } from './event-loop.js';
+import type { Network } from './network.js';
+import type { Rng } from './rng.js';
+import type { Trace } from './trace.js';
+
+/** What every node of the simulation is handed: time, randomness, trace, links. */
+export interface SimContext {
+  readonly loop: EventLoop;
+  readonly rng: Rng;
+  readonly trace: Trace;
+  readonly network: Network;
+  /** Cluster time zero as milliseconds since the Unix epoch. */
+  readonly epochMs: number;
+}
+
+/** Cluster time now, in milliseconds since the Unix epoch. */
+export function wallTimeMs(ctx: SimContext): number {
+  return ctx.epochMs + ctx.loop.now();
+}

@@ -1,0 +1,134 @@
+/**
+ * The one event queue of the simulation. Every timer of the cluster
+ * (heartbeats, failover timeouts, filter expiry, update retries, task
+ * durations, message delivery) is an entry here, ordered totally by
+ * `(dueMs, seq)`: ties break by insertion order, never by how a heap happens
+ * to break them, so a run is a pure function of its seed and its inputs.
+ */
+
+export type TimerId = number;
+
+interface Entry {
+  readonly dueMs: number;
+  readonly seq: number;
+  readonly label: string;
+  readonly action: () => void;
+}
+
+/** A guard against a zero-delay loop that would never let time move. */
+const MAX_STEPS_PER_INSTANT = 1_000_000;
+
+export class EventLoop {
+  #nowMs = 0;
+  #seq = 0;
+  #heap: Entry[] = [];
+  #cancelled = new Set<number>();
+
+  now(): number {
+    return this.#nowMs;
+  }
+
+  /** Schedules `action` after `delayMs` (clamped at zero, whole milliseconds). */
+  schedule(delayMs: number, label: string, action: () => void): TimerId {
+    const delay = Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
+    const seq = ++this.#seq;
+    heapPush(this.#heap, { dueMs: this.#nowMs + delay, seq, label, action });
+    return seq;
+  }
+
+  cancel(timer: TimerId | undefined): void {
+    if (timer !== undefined) this.#cancelled.add(timer);
+  }
+
+  /** Due time of the next live timer, or undefined when the queue is empty. */
+  nextDueMs(): number | undefined {
+    this.#dropCancelledHead();
+    return this.#heap[0]?.dueMs;
+  }
+
+  pending(): number {
+    return this.#heap.length - this.#cancelled.size;
+  }
+
+  /** Runs the next timer, moving the clock to its due time. False when idle. */
+  step(): boolean {
+    this.#dropCancelledHead();
+    const entry = heapPop(this.#heap);
+    if (entry === undefined) return false;
+    this.#nowMs = entry.dueMs;
+    entry.action();
+    return true;
+  }
+
+  /** Runs every timer due at or before `untilMs`, then sets the clock to it. */
+  runUntil(untilMs: number): void {
+    let steps = 0;
+    for (;;) {
+      const due = this.nextDueMs();
+      if (due === undefined || due > untilMs) break;
+      this.step();
+      if (++steps > MAX_STEPS_PER_INSTANT) {
+        throw new Error(`event loop: more than ${MAX_STEPS_PER_INSTANT} steps before ${untilMs} ms`);
+      }
+    }
+    if (untilMs > this.#nowMs) this.#nowMs = untilMs;
+  }
+
+  /** Runs everything already due without moving the clock. */
+  runDue(): void {
+    this.runUntil(this.#nowMs);
+  }
+
+  /** Runs until the queue is empty or `limitMs` of virtual time is reached. */
+  runUntilIdle(limitMs = Number.MAX_SAFE_INTEGER): void {
+    for (;;) {
+      const due = this.nextDueMs();
+      if (due === undefined || due > limitMs) return;
+      this.step();
+    }
+  }
+
+  #dropCancelledHead(): void {
+    for (;;) {
+      const head = this.#heap[0];
+      if (head === undefined || !this.#cancelled.has(head.seq)) return;
+      this.#cancelled.delete(head.seq);
+      heapPop(this.#heap);
+    }
+  }
+}
+
+function before(a: Entry, b: Entry): boolean {
+  return a.dueMs < b.dueMs || (a.dueMs === b.dueMs && a.seq < b.seq);
+}
+
+function heapPush(heap: Entry[], entry: Entry): void {
+  heap.push(entry);
+  let i = heap.length - 1;
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    const p = heap[parent]!;
+    if (!before(entry, p)) break;
+    heap[i] = p;
+    i = parent;
+  }
+  heap[i] = entry;
+}
+
+function heapPop(heap: Entry[]): Entry | undefined {
+  const top = heap[0];
+  const last = heap.pop();
+  if (top === undefined || last === undefined || heap.length === 0) return top;
+  let i = 0;
+  for (;;) {
+    const left = 2 * i + 1;
+    if (left >= heap.length) break;
+    const right = left + 1;
+    const child = right < heap.length && before(heap[right]!, heap[left]!) ? right : left;
+    if (!before(heap[child]!, last)) break;
+    heap[i] = heap[child]!;
+    i = child;
+  }
+  heap[i] = last;
+  return top;
+}

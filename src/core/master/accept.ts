@@ -1,0 +1,200 @@
+/**
+ * ACCEPT (and DECLINE, which is ACCEPT without operations). The offers are
+ * checked first; with a bad offer nothing launches: the valid offers go
+ * back and every task gets TASK_LOST (TASK_DROPPED if partition aware).
+ * Then each operation runs against what is left of the offers, and the
+ * rest is declined with the call's refuse filter.
+ */
+import type { Agent } from '../agent/agent.js';
+import { done, type Outcome } from '../errors.js';
+import { add, allocate as withAllocationRole, subtract, type Resources } from '../resources.js';
+import type { ExecutorSpec, Operation, StatusReason, TaskSpec } from '../types.js';
+import type { Framework, Offer, Task } from './framework.js';
+import type { Master } from './master.js';
+import { taskError } from './validation.js';
+
+interface Pool {
+  readonly agentId: string;
+  readonly role: string;
+  available: Resources;
+}
+
+export function onAccept(
+  m: Master,
+  fw: Framework,
+  offerIds: readonly string[],
+  operations: readonly Operation[],
+  refuseMs: number,
+): Outcome {
+  const { offers, error } = collectOffers(m, fw, offerIds, operations.length > 0);
+  if (error !== undefined) {
+    m.ctx.trace.append('offer:invalid', { frameworkId: fw.id, message: error });
+    for (const offer of offers) m.removeOffer(offer, { rescind: false });
+    const state = fw.has('PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
+    for (const task of operations.flatMap(tasksOf)) {
+      const status = m.masterStatus(task, state, `Task launched with invalid offers: ${error}`, 'REASON_INVALID_OFFERS');
+      fw.send({ type: 'UPDATE', status });
+    }
+    return done;
+  }
+  const first = offers[0];
+  if (first === undefined) return done;
+  const pool: Pool = { agentId: first.agentId, role: first.role, available: [] };
+  for (const offer of offers) {
+    m.ctx.loop.cancel(offer.timer);
+    fw.offers.delete(offer.id);
+    pool.available = add(pool.available, offer.resources);
+    m.ctx.trace.append('offer:use', { offerId: offer.id });
+  }
+  for (const op of operations) {
+    if (op.type === 'LAUNCH') for (const task of op.tasks) launch(m, fw, pool, [task]);
+    else if (op.type === 'LAUNCH_GROUP') launchGroup(m, fw, pool, op.executor, op.tasks);
+    else unsupported(m, fw, pool, op.name, op.id);
+  }
+  m.allocator.recoverResources(fw.id, pool.agentId, pool.available, refuseMs);
+  return done;
+}
+
+function tasksOf(op: Operation): { taskId: string; agentId: string }[] {
+  return op.type === 'UNSUPPORTED' ? [] : op.tasks.map((t) => ({ taskId: t.taskId, agentId: t.agentId }));
+}
+
+function collectOffers(
+  m: Master,
+  fw: Framework,
+  offerIds: readonly string[],
+  hasOperations: boolean,
+): { offers: Offer[]; error?: string } {
+  const offers: Offer[] = [];
+  let error: string | undefined;
+  const seen = new Set<string>();
+  for (const id of offerIds) {
+    const offer = fw.offers.get(id);
+    if (seen.has(id)) error ??= `Duplicate offer ${id} in offer list`;
+    else if (offer === undefined) error ??= `Offer ${id} is no longer valid`;
+    else offers.push(offer);
+    seen.add(id);
+  }
+  const [first] = offers;
+  if (first !== undefined) {
+    if (offers.some((o) => o.agentId !== first.agentId)) error ??= 'Aggregated offers must belong to one single agent';
+    if (offers.some((o) => o.role !== first.role)) error ??= 'Aggregated offers must be allocated to the same role';
+    if (!m.agents.get(first.agentId)?.active) error ??= `Agent ${first.agentId} is not active`;
+  } else if (hasOperations && error === undefined) {
+    error = 'No offers specified';
+  }
+  return error === undefined ? { offers } : { offers, error };
+}
+
+/** Resources a task needs from the pool: its own, tagged with the offer's role. */
+function needed(spec: TaskSpec, role: string): Resources | string {
+  const foreign = spec.resources.find((r) => r.allocationRole !== undefined && r.allocationRole !== role);
+  if (foreign !== undefined) {
+    return `Task resources are allocated to role '${foreign.allocationRole}' but the offers are for role '${role}'`;
+  }
+  return withAllocationRole(spec.resources, role);
+}
+
+function launch(m: Master, fw: Framework, pool: Pool, [spec]: readonly TaskSpec[]): void {
+  if (spec === undefined) return;
+  const executor = spec.executor;
+  const executorKey = executor === undefined ? undefined : `${pool.agentId}/${executor.executorId}`;
+  const newExecutor = executor !== undefined && !fw.executors.has(executorKey!);
+  const need = needed(spec, pool.role);
+  const executorNeed = newExecutor ? withAllocationRole(executor.resources, pool.role) : [];
+  const error =
+    typeof need === 'string'
+      ? need
+      : taskError(spec, { agentId: pool.agentId, available: pool.available, isDuplicate: (id) => fw.tasks.has(id) }, add(need, executorNeed));
+  if (error !== undefined || typeof need === 'string') {
+    reject(m, fw, pool, spec, error ?? 'Invalid task', 'REASON_TASK_INVALID');
+    return;
+  }
+  pool.available = subtract(pool.available, add(need, executorNeed));
+  if (newExecutor) {
+    fw.executors.set(executorKey!, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
+  }
+  const task = record(m, fw, pool, spec, need, executor?.executorId);
+  deliver(m, fw, [task], (agent) => agent.onRunTask(fw.info, spec));
+}
+
+function launchGroup(m: Master, fw: Framework, pool: Pool, executor: ExecutorSpec, specs: readonly TaskSpec[]): void {
+  const executorKey = `${pool.agentId}/${executor.executorId}`;
+  const newExecutor = !fw.executors.has(executorKey);
+  const executorNeed = newExecutor ? withAllocationRole(executor.resources, pool.role) : [];
+  let total: Resources = executorNeed;
+  let error = groupError(executor, specs);
+  for (const spec of specs) {
+    if (error !== undefined) break;
+    const need = needed(spec, pool.role);
+    if (typeof need === 'string') {
+      error = need;
+      break;
+    }
+    const withCommand: TaskSpec = { ...spec, command: spec.command ?? { shell: true, arguments: [] } };
+    const isDuplicate = (id: string) => fw.tasks.has(id) || specs.filter((s) => s.taskId === id).length > 1;
+    error = taskError(withCommand, { agentId: pool.agentId, available: subtract(pool.available, total), isDuplicate }, need);
+    if (error === undefined) total = add(total, need);
+  }
+  if (error !== undefined) {
+    for (const spec of specs) reject(m, fw, pool, spec, error, 'REASON_TASK_GROUP_INVALID');
+    return;
+  }
+  pool.available = subtract(pool.available, total);
+  if (newExecutor) {
+    fw.executors.set(executorKey, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
+  }
+  const tasks = specs.map((spec) => record(m, fw, pool, spec, withAllocationRole(spec.resources, pool.role), executor.executorId));
+  deliver(m, fw, tasks, (agent, live) => agent.onRunTaskGroup(fw.info, executor, live));
+}
+
+function groupError(executor: ExecutorSpec, specs: readonly TaskSpec[]): string | undefined {
+  if (executor.type !== 'DEFAULT') return "'ExecutorInfo.type' must be 'DEFAULT' for a task group";
+  if (specs.length === 0) return 'Task group cannot be empty';
+  const withExecutor = specs.find((s) => s.executor !== undefined);
+  if (withExecutor !== undefined) return `Task '${withExecutor.taskId}' in a task group must not set 'executor'`;
+  return undefined;
+}
+
+function record(m: Master, fw: Framework, pool: Pool, spec: TaskSpec, resources: Resources, executorId?: string): Task {
+  const task: Task = {
+    spec,
+    frameworkId: fw.id,
+    agentId: pool.agentId,
+    ...(executorId === undefined ? {} : { executorId }),
+    role: pool.role,
+    resources,
+    state: 'TASK_STAGING',
+    statuses: [],
+    pending: true,
+    resourcesRecovered: false,
+  };
+  fw.tasks.set(spec.taskId, task);
+  m.ctx.trace.append('task:launch', { frameworkId: fw.id, agentId: pool.agentId, taskId: spec.taskId, executorId });
+  return task;
+}
+
+/** Hands tasks to the agent after the launch delay, unless killed meanwhile. */
+function deliver(m: Master, fw: Framework, tasks: readonly Task[], run: (agent: Agent, live: TaskSpec[]) => void): void {
+  m.ctx.loop.schedule(m.options.taskLaunchDelayMs ?? 0, 'master:launch', () => {
+    const live = tasks.filter((t) => t.pending);
+    for (const t of live) t.pending = false;
+    if (live.length === 0 || fw.state === 'removed') return;
+    m.toAgent(live[0]!.agentId, 'master:run-task', (agent) => run(agent, live.map((t) => t.spec)));
+  });
+}
+
+function reject(m: Master, fw: Framework, pool: Pool, spec: TaskSpec, message: string, reason: StatusReason): void {
+  m.ctx.trace.append('task:invalid', { frameworkId: fw.id, taskId: spec.taskId, message });
+  const status = m.masterStatus({ taskId: spec.taskId, agentId: pool.agentId }, 'TASK_ERROR', message, reason);
+  fw.send({ type: 'UPDATE', status });
+}
+
+function unsupported(m: Master, fw: Framework, pool: Pool, name: string, id: string | undefined): void {
+  m.ctx.trace.append('operation:unsupported', { frameworkId: fw.id, operation: name, operationId: id });
+  if (id === undefined) return;
+  fw.send({
+    type: 'UPDATE_OPERATION_STATUS',
+    status: { operationId: id, state: 'OPERATION_ERROR', message: `Operation ${name} is not supported`, agentId: pool.agentId },
+  });
+}

@@ -1,0 +1,186 @@
+/**
+ * Handlers of the scheduler calls other than SUBSCRIBE, once the master has
+ * matched the call to a subscribed framework and its stream. Each returns
+ * an outcome for the HTTP status; results reach the framework as events.
+ */
+import { done, fail, type Outcome } from '../errors.js';
+import { isTerminal } from '../task-state.js';
+import type { SchedulerCall, TaskState } from '../types.js';
+import { onAccept } from './accept.js';
+import { refOf, type Framework, type Task } from './framework.js';
+import type { Master } from './master.js';
+import { roleError } from './validation.js';
+
+type Call<T extends SchedulerCall['type']> = Extract<SchedulerCall, { type: T }>;
+
+export function dispatch(m: Master, fw: Framework, call: SchedulerCall): Outcome {
+  m.ctx.trace.append(`input:${call.type.toLowerCase()}`, traceOf(call));
+  switch (call.type) {
+    case 'TEARDOWN':
+      m.removeFramework(fw, 'Framework teardown');
+      return done;
+    case 'ACCEPT':
+      return onAccept(m, fw, call.offerIds, call.operations, call.filters.refuseMs);
+    case 'DECLINE':
+      return onAccept(m, fw, call.offerIds, [], call.filters.refuseMs);
+    case 'ACCEPT_INVERSE_OFFERS':
+    case 'DECLINE_INVERSE_OFFERS':
+      // No maintenance schedules exist yet, so there are no inverse offers to act on.
+      return done;
+    case 'REVIVE':
+      return onRevive(m, fw, call);
+    case 'SUPPRESS':
+      return onSuppress(m, fw, call);
+    case 'KILL':
+      return onKill(m, fw, call);
+    case 'SHUTDOWN':
+      m.toAgent(call.agentId, 'master:shutdown-executor', (a) => a.onShutdownExecutor(fw.id, call.executorId));
+      return done;
+    case 'ACKNOWLEDGE':
+      return onAcknowledge(m, fw, call);
+    case 'ACKNOWLEDGE_OPERATION_STATUS':
+      // No operation with a status uuid exists yet; nothing is waiting for this.
+      return done;
+    case 'RECONCILE':
+      return onReconcile(m, fw, call);
+    case 'RECONCILE_OPERATIONS':
+      for (const op of call.operations) {
+        fw.send({
+          type: 'UPDATE_OPERATION_STATUS',
+          status: {
+            operationId: op.operationId,
+            state: 'OPERATION_UNKNOWN',
+            message: 'Reconciliation: operation is unknown',
+            ...(op.agentId === undefined ? {} : { agentId: op.agentId }),
+          },
+        });
+      }
+      return done;
+    case 'MESSAGE':
+      m.toAgent(call.agentId, 'master:framework-message', (a) => a.onFrameworkMessage(fw.id, call.executorId, call.data));
+      return done;
+    case 'REQUEST':
+      // The built-in allocator ignores resource requests, as upstream's does.
+      return done;
+    case 'UPDATE_FRAMEWORK':
+      return m.updateFramework(fw, call.subscription);
+  }
+}
+
+function traceOf(call: SchedulerCall): Record<string, unknown> {
+  switch (call.type) {
+    case 'ACCEPT':
+      return { offerIds: call.offerIds, operations: call.operations.map((o) => o.type), refuseMs: call.filters.refuseMs };
+    case 'DECLINE':
+      return { offerIds: call.offerIds, refuseMs: call.filters.refuseMs };
+    case 'UPDATE_FRAMEWORK':
+      return { roles: call.subscription.info.roles, suppressed: call.subscription.suppressedRoles };
+    case 'MESSAGE':
+      return { agentId: call.agentId, executorId: call.executorId, bytes: call.data.length };
+    default: {
+      const { type: _type, ...rest } = call;
+      return rest;
+    }
+  }
+}
+
+function rolesError(fw: Framework, roles: readonly string[]): Outcome | undefined {
+  for (const role of roles) {
+    const error = roleError(role);
+    if (error !== undefined) return fail('INVALID', error);
+  }
+  return undefined;
+}
+
+function onRevive(m: Master, fw: Framework, call: Call<'REVIVE'>): Outcome {
+  const invalid = rolesError(fw, call.roles);
+  if (invalid !== undefined) return invalid;
+  const mine = fw.roles();
+  const roles = call.roles.length === 0 ? mine : call.roles.filter((r) => mine.includes(r));
+  for (const role of roles) fw.suppressedRoles.delete(role);
+  if (roles.length > 0) m.allocator.revive(fw.id, roles);
+  return done;
+}
+
+function onSuppress(m: Master, fw: Framework, call: Call<'SUPPRESS'>): Outcome {
+  const invalid = rolesError(fw, call.roles);
+  if (invalid !== undefined) return invalid;
+  const mine = fw.roles();
+  const roles = call.roles.length === 0 ? mine : call.roles.filter((r) => mine.includes(r));
+  for (const role of roles) fw.suppressedRoles.add(role);
+  if (roles.length > 0) m.allocator.suppress(fw.id, roles);
+  return done;
+}
+
+/**
+ * KILL, by the master's knowledge of the task:
+ *   unknown               -> explicit reconciliation: TASK_LOST (or the partition-aware state)
+ *   accepted, not yet sent -> TASK_KILLED from the master; the launch is never forwarded
+ *   on an agent           -> forwarded; the executor answers (a group dies together)
+ */
+function onKill(m: Master, fw: Framework, call: Call<'KILL'>): Outcome {
+  const task = fw.tasks.get(call.taskId);
+  if (task === undefined) {
+    reconcileUnknown(m, fw, call.taskId, call.agentId);
+    return done;
+  }
+  if (task.pending) {
+    task.pending = false;
+    const status = m.masterStatus(refOf(task), 'TASK_KILLED', 'Killed before delivery to the agent', 'REASON_TASK_KILLED_DURING_LAUNCH');
+    m.updateTaskState(task, status);
+    fw.completeTask(task);
+    fw.send({ type: 'UPDATE', status });
+    return done;
+  }
+  if (!isTerminal(task.state)) {
+    m.toAgent(task.agentId, 'master:kill-task', (a) => a.onKillTask(fw.id, task.spec.taskId));
+  }
+  return done;
+}
+
+function onAcknowledge(m: Master, fw: Framework, call: Call<'ACKNOWLEDGE'>): Outcome {
+  const task = fw.tasks.get(call.taskId);
+  if (
+    task !== undefined &&
+    task.statusUpdateUuid === call.uuid &&
+    task.statusUpdateState !== undefined &&
+    isTerminal(task.statusUpdateState)
+  ) {
+    fw.completeTask(task);
+  }
+  const sent = m.toAgent(call.agentId, 'master:acknowledge', (a) => a.onAcknowledge(fw.id, call.taskId, call.uuid));
+  if (!sent) m.ctx.trace.append('status-update:ack-dropped', { agentId: call.agentId, taskId: call.taskId });
+  return done;
+}
+
+/** RECONCILE: the latest state of each named task, or of all when none is named. */
+function onReconcile(m: Master, fw: Framework, call: Call<'RECONCILE'>): Outcome {
+  if (call.tasks.length === 0) {
+    for (const task of fw.tasks.values()) sendLatest(m, fw, task);
+    return done;
+  }
+  for (const { taskId, agentId } of call.tasks) {
+    const task = fw.tasks.get(taskId);
+    if (task === undefined) reconcileUnknown(m, fw, taskId, agentId);
+    else sendLatest(m, fw, task);
+  }
+  return done;
+}
+
+function sendLatest(m: Master, fw: Framework, task: Task): void {
+  const status = m.masterStatus(refOf(task), task.state, 'Reconciliation: Latest task state', 'REASON_RECONCILIATION');
+  fw.send({ type: 'UPDATE', status });
+}
+
+/**
+ * An unknown task: TASK_LOST for frameworks without PARTITION_AWARE; for
+ * those with it, TASK_GONE when the agent is registered, else TASK_UNKNOWN.
+ */
+function reconcileUnknown(m: Master, fw: Framework, taskId: string, agentId: string | undefined): void {
+  let state: TaskState = 'TASK_LOST';
+  if (fw.has('PARTITION_AWARE')) {
+    state = agentId !== undefined && m.agents.has(agentId) ? 'TASK_GONE' : 'TASK_UNKNOWN';
+  }
+  const status = m.masterStatus({ taskId, agentId }, state, 'Reconciliation: Task is unknown', 'REASON_RECONCILIATION');
+  fw.send({ type: 'UPDATE', status });
+}

@@ -1,0 +1,126 @@
+/**
+ * The master's record of a framework: its registration state machine, its
+ * event stream, and the offers, tasks and executors it holds.
+ *
+ *   none ---SUBSCRIBE---> subscribed ---connection breaks---> disconnected
+ *   subscribed/disconnected ---SUBSCRIBE (same id)---> subscribed
+ *   subscribed ---TEARDOWN---> removed
+ *   disconnected ---failover timeout---> removed
+ */
+import type { TimerId } from '../event-loop.js';
+import type { Resources } from '../resources.js';
+import type {
+  Capability,
+  EventSink,
+  FrameworkInfo,
+  OfferConstraints,
+  SchedulerEvent,
+  TaskSpec,
+  TaskState,
+  TaskStatus,
+} from '../types.js';
+
+export type FrameworkState = 'subscribed' | 'disconnected' | 'removed';
+
+const FRAMEWORK_NEXT: Readonly<Record<FrameworkState, readonly FrameworkState[]>> = {
+  subscribed: ['subscribed', 'disconnected', 'removed'],
+  disconnected: ['subscribed', 'removed'],
+  removed: [],
+};
+
+export interface Offer {
+  readonly id: string;
+  readonly frameworkId: string;
+  readonly agentId: string;
+  readonly role: string;
+  /** Tagged with the allocation role. */
+  readonly resources: Resources;
+  timer?: TimerId;
+}
+
+export interface Task {
+  readonly spec: TaskSpec;
+  readonly frameworkId: string;
+  readonly agentId: string;
+  readonly executorId?: string;
+  readonly role: string;
+  /** Tagged with the allocation role. */
+  readonly resources: Resources;
+  state: TaskState;
+  readonly statuses: TaskStatus[];
+  statusUpdateState?: TaskState;
+  statusUpdateUuid?: string;
+  /** Launch accepted but not yet delivered to the agent. */
+  pending: boolean;
+  resourcesRecovered: boolean;
+}
+
+export interface ExecutorRecord {
+  readonly executorId: string;
+  readonly agentId: string;
+  readonly resources: Resources;
+  readonly raw?: unknown;
+}
+
+export const MAX_COMPLETED_TASKS_PER_FRAMEWORK = 1000;
+
+export class Framework {
+  state: FrameworkState = 'subscribed';
+  sink: EventSink | undefined;
+  streamId: string | undefined;
+  suppressedRoles = new Set<string>();
+  constraints: OfferConstraints | undefined;
+  readonly offers = new Map<string, Offer>();
+  readonly tasks = new Map<string, Task>();
+  readonly completedTasks: Task[] = [];
+  /** Executors other than command executors, keyed `agentId/executorId`. */
+  readonly executors = new Map<string, ExecutorRecord>();
+  heartbeatTimer: TimerId | undefined;
+  failoverTimer: TimerId | undefined;
+  reregisteredTimeMs: number | undefined;
+  unregisteredTimeMs: number | undefined;
+
+  constructor(
+    readonly id: string,
+    public info: FrameworkInfo & { readonly id: string },
+    readonly registeredTimeMs: number,
+  ) {}
+
+  /** The roles offers go to: `roles` with MULTI_ROLE, else the single `role`. */
+  roles(): string[] {
+    return this.has('MULTI_ROLE') ? [...this.info.roles] : [this.info.role ?? '*'];
+  }
+
+  has(capability: Capability): boolean {
+    return this.info.capabilities.includes(capability);
+  }
+
+  moveTo(next: FrameworkState): void {
+    if (!FRAMEWORK_NEXT[this.state].includes(next)) {
+      throw new Error(`framework '${this.id}': illegal transition ${this.state} -> ${next}`);
+    }
+    this.state = next;
+  }
+
+  /** Sends to the subscriber if connected; events for a disconnected framework are dropped. */
+  send(event: SchedulerEvent): void {
+    if (this.state === 'subscribed') this.sink?.send(event);
+  }
+
+  completeTask(task: Task): void {
+    this.tasks.delete(task.spec.taskId);
+    this.completedTasks.push(task);
+    if (this.completedTasks.length > MAX_COMPLETED_TASKS_PER_FRAMEWORK) this.completedTasks.shift();
+  }
+}
+
+/** What a master-made status needs to know about its task. */
+export interface TaskRef {
+  readonly taskId: string;
+  readonly agentId?: string | undefined;
+  readonly executorId?: string | undefined;
+}
+
+export function refOf(task: Task): TaskRef {
+  return { taskId: task.spec.taskId, agentId: task.agentId, executorId: task.executorId };
+}

@@ -1,0 +1,255 @@
+/**
+ * Resources with integer arithmetic. Scalars are fixed point with three
+ * decimal digits (`milli`: 1.5 cpus = 1500), as upstream keeps them, so sums
+ * and differences are exact; ranges are sorted, disjoint, inclusive integer
+ * intervals; sets are sorted string lists. Floats appear only at the wire
+ * boundary (`toMilli`/`fromMilli`).
+ *
+ * A resource's identity is everything but its quantity: name, type, role,
+ * allocation role. `Resources` is a normalised list with at most one entry
+ * per identity, in a canonical order, so equal bags print the same.
+ */
+
+export type ValueType = 'SCALAR' | 'RANGES' | 'SET';
+export type Range = readonly [begin: number, end: number];
+
+export interface Resource {
+  readonly name: string;
+  readonly type: ValueType;
+  /** SCALAR quantity in thousandths. */
+  readonly milli?: number;
+  readonly ranges?: readonly Range[];
+  readonly set?: readonly string[];
+  /** Reservation role; `*` when unreserved. */
+  readonly role: string;
+  /** The role this resource is allocated (offered or used) to, if any. */
+  readonly allocationRole?: string;
+}
+
+export type Resources = readonly Resource[];
+
+export const toMilli = (value: number): number => Math.round(value * 1000);
+export const fromMilli = (milli: number): number => milli / 1000;
+
+export function scalar(name: string, value: number, role = '*'): Resource {
+  return { name, type: 'SCALAR', milli: toMilli(value), role };
+}
+
+export function ranges(name: string, items: readonly Range[], role = '*'): Resource {
+  return { name, type: 'RANGES', ranges: normaliseRanges(items), role };
+}
+
+export function set(name: string, items: readonly string[], role = '*'): Resource {
+  return { name, type: 'SET', set: [...new Set(items)].sort(), role };
+}
+
+function identity(r: Resource): string {
+  return `${r.name}\u0000${r.type}\u0000${r.role}\u0000${r.allocationRole ?? ''}`;
+}
+
+export function isEmptyResource(r: Resource): boolean {
+  switch (r.type) {
+    case 'SCALAR':
+      return (r.milli ?? 0) <= 0;
+    case 'RANGES':
+      return (r.ranges?.length ?? 0) === 0;
+    case 'SET':
+      return (r.set?.length ?? 0) === 0;
+  }
+}
+
+export function isEmpty(bag: Resources): boolean {
+  return bag.every(isEmptyResource);
+}
+
+/** Merges entries of the same identity, drops empty ones, sorts canonically. */
+export function normalise(bag: Resources): Resources {
+  const byId = new Map<string, Resource>();
+  for (const r of bag) {
+    const key = identity(r);
+    const prev = byId.get(key);
+    byId.set(key, prev === undefined ? r : combine(prev, r));
+  }
+  return [...byId.entries()]
+    .filter(([, r]) => !isEmptyResource(r))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, r]) => r);
+}
+
+function combine(a: Resource, b: Resource): Resource {
+  switch (a.type) {
+    case 'SCALAR':
+      return { ...a, milli: (a.milli ?? 0) + (b.milli ?? 0) };
+    case 'RANGES':
+      return { ...a, ranges: normaliseRanges([...(a.ranges ?? []), ...(b.ranges ?? [])]) };
+    case 'SET':
+      return { ...a, set: [...new Set([...(a.set ?? []), ...(b.set ?? [])])].sort() };
+  }
+}
+
+export function add(a: Resources, b: Resources): Resources {
+  return normalise([...a, ...b]);
+}
+
+/** `a - b`; the caller must know that `a` contains `b` (asserted). */
+export function subtract(a: Resources, b: Resources): Resources {
+  if (!contains(a, b)) {
+    throw new Error(`resources: subtracting ${format(b)} from ${format(a)} that does not contain it`);
+  }
+  const left = new Map(normalise(a).map((r) => [identity(r), r]));
+  for (const r of normalise(b)) {
+    const key = identity(r);
+    left.set(key, minus(left.get(key)!, r));
+  }
+  return normalise([...left.values()]);
+}
+
+function minus(a: Resource, b: Resource): Resource {
+  switch (a.type) {
+    case 'SCALAR':
+      return { ...a, milli: (a.milli ?? 0) - (b.milli ?? 0) };
+    case 'RANGES':
+      return { ...a, ranges: subtractRanges(a.ranges ?? [], b.ranges ?? []) };
+    case 'SET': {
+      const drop = new Set(b.set ?? []);
+      return { ...a, set: (a.set ?? []).filter((item) => !drop.has(item)) };
+    }
+  }
+}
+
+/** True when every part of `b` is in `a` (same identities). */
+export function contains(a: Resources, b: Resources): boolean {
+  const have = new Map(normalise(a).map((r) => [identity(r), r]));
+  return normalise(b).every((r) => {
+    const h = have.get(identity(r));
+    return h !== undefined && containsOne(h, r);
+  });
+}
+
+function containsOne(a: Resource, b: Resource): boolean {
+  switch (a.type) {
+    case 'SCALAR':
+      return (a.milli ?? 0) >= (b.milli ?? 0);
+    case 'RANGES':
+      return (b.ranges ?? []).every(([lo, hi]) => (a.ranges ?? []).some(([alo, ahi]) => alo <= lo && hi <= ahi));
+    case 'SET': {
+      const have = new Set(a.set ?? []);
+      return (b.set ?? []).every((item) => have.has(item));
+    }
+  }
+}
+
+/** Sum of a scalar over all roles, in milli. */
+export function scalarMilli(bag: Resources, name: string): number {
+  let total = 0;
+  for (const r of bag) if (r.name === name && r.type === 'SCALAR') total += r.milli ?? 0;
+  return total;
+}
+
+/** Scalar quantities by name (all roles together), in milli. */
+export function scalarQuantities(bag: Resources): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of bag) {
+    if (r.type === 'SCALAR') out.set(r.name, (out.get(r.name) ?? 0) + (r.milli ?? 0));
+  }
+  return out;
+}
+
+export function allocate(bag: Resources, role: string | undefined): Resources {
+  return normalise(bag.map((r) => withAllocation(r, role)));
+}
+
+function withAllocation(r: Resource, role: string | undefined): Resource {
+  const { allocationRole: _drop, ...rest } = r;
+  return role === undefined ? rest : { ...rest, allocationRole: role };
+}
+
+/** Total number of integers covered by the ranges. */
+export function rangesSize(rs: readonly Range[]): number {
+  return rs.reduce((n, [lo, hi]) => n + (hi - lo + 1), 0);
+}
+
+export function normaliseRanges(items: readonly Range[]): Range[] {
+  const sorted = items.filter(([lo, hi]) => lo <= hi).map(([lo, hi]) => [lo, hi] as const).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  const out: [number, number][] = [];
+  for (const [lo, hi] of sorted) {
+    const last = out[out.length - 1];
+    if (last !== undefined && lo <= last[1] + 1) last[1] = Math.max(last[1], hi);
+    else out.push([lo, hi]);
+  }
+  return out;
+}
+
+function subtractRanges(a: readonly Range[], b: readonly Range[]): Range[] {
+  let out: Range[] = [...a];
+  for (const [blo, bhi] of b) {
+    const next: Range[] = [];
+    for (const [lo, hi] of out) {
+      if (bhi < lo || blo > hi) next.push([lo, hi]);
+      else {
+        if (lo < blo) next.push([lo, blo - 1]);
+        if (bhi < hi) next.push([bhi + 1, hi]);
+      }
+    }
+    out = next;
+  }
+  return normaliseRanges(out);
+}
+
+/** Human-readable form in the upstream style: `cpus(*):1.5; ports(*):[31000-32000]`. */
+export function format(bag: Resources): string {
+  return normalise(bag)
+    .map((r) => {
+      const role = r.allocationRole === undefined ? r.role : `${r.role},alloc:${r.allocationRole}`;
+      return `${r.name}(${role}):${formatValue(r)}`;
+    })
+    .join('; ');
+}
+
+export function formatValue(r: Resource): string {
+  switch (r.type) {
+    case 'SCALAR':
+      return String(fromMilli(r.milli ?? 0));
+    case 'RANGES':
+      return `[${(r.ranges ?? []).map(([lo, hi]) => `${lo}-${hi}`).join(', ')}]`;
+    case 'SET':
+      return `{${(r.set ?? []).join(', ')}}`;
+  }
+}
+
+/**
+ * Parses the agent flag form `cpus:4;mem:8192;ports:[31000-32000];gpus(gpu):1;zones:{a,b}`.
+ * Returns an error string for malformed text.
+ */
+export function parseResources(text: string): Resources | string {
+  const out: Resource[] = [];
+  for (const part of text.split(';').map((p) => p.trim()).filter((p) => p.length > 0)) {
+    const m = /^([A-Za-z0-9_.\-/]+)(?:\(([^)]*)\))?\s*:\s*(.+)$/.exec(part);
+    if (m === null) return `Invalid resource '${part}'`;
+    const [, name, role = '*', value] = m as unknown as [string, string, string | undefined, string];
+    const parsed = parseValue(name, value.trim(), role === '' ? '*' : role);
+    if (typeof parsed === 'string') return parsed;
+    out.push(parsed);
+  }
+  return normalise(out);
+}
+
+function parseValue(name: string, value: string, role: string): Resource | string {
+  if (value.startsWith('[')) {
+    if (!value.endsWith(']')) return `Invalid ranges for '${name}': '${value}'`;
+    const items: Range[] = [];
+    for (const piece of value.slice(1, -1).split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+      const r = /^(\d+)\s*-\s*(\d+)$/.exec(piece);
+      if (r === null) return `Invalid range '${piece}' for '${name}'`;
+      items.push([Number(r[1]), Number(r[2])]);
+    }
+    return ranges(name, items, role);
+  }
+  if (value.startsWith('{')) {
+    if (!value.endsWith('}')) return `Invalid set for '${name}': '${value}'`;
+    return set(name, value.slice(1, -1).split(',').map((p) => p.trim()).filter((p) => p !== ''), role);
+  }
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || value === '') return `Invalid scalar for '${name}': '${value}'`;
+  return scalar(name, n, role);
+}

@@ -1,0 +1,104 @@
+/**
+ * Seeded randomness. One root seed; every component takes a named fork, so
+ * an extra draw in one subsystem (say `allocator`) leaves the streams of the
+ * others (`ids`, `network`, `workload`) unchanged. The generator is
+ * xoshiro128**, seeded through splitmix32 from a 32-bit hash of
+ * `seed/name`: small, fast and pinned here so runs replay across versions.
+ */
+
+export class Rng {
+  readonly #seed: string;
+  readonly #s = new Uint32Array(4);
+
+  constructor(seed: string | number, name = 'root') {
+    this.#seed = `${seed}/${name}`;
+    let x = hashString(this.#seed);
+    for (let i = 0; i < 4; i++) {
+      x = (x + 0x9e3779b9) >>> 0;
+      this.#s[i] = splitmix32(x);
+    }
+  }
+
+  /** An independent stream for `name`, stable whatever else draws. */
+  fork(name: string): Rng {
+    return new Rng(this.#seed, name);
+  }
+
+  /** Uniform 32-bit unsigned integer. */
+  nextU32(): number {
+    const s = this.#s;
+    const result = Math.imul(rotl(Math.imul(s[1]!, 5), 7), 9) >>> 0;
+    const t = (s[1]! << 9) >>> 0;
+    s[2]! ^= s[0]!;
+    s[3]! ^= s[1]!;
+    s[1]! ^= s[2]!;
+    s[0]! ^= s[3]!;
+    s[2]! ^= t;
+    s[3] = rotl(s[3]!, 11);
+    return result;
+  }
+
+  /** Uniform float in [0, 1). */
+  next(): number {
+    return this.nextU32() / 0x1_0000_0000;
+  }
+
+  /** Uniform integer in [0, n). */
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+
+  bytes(n: number): Uint8Array {
+    const out = new Uint8Array(n);
+    for (let i = 0; i < n; i += 4) {
+      const v = this.nextU32();
+      for (let j = 0; j < 4 && i + j < n; j++) out[i + j] = (v >>> (8 * j)) & 0xff;
+    }
+    return out;
+  }
+
+  /** A version-4 UUID in its canonical text form. */
+  uuid(): string {
+    const b = this.bytes(16);
+    b[6] = (b[6]! & 0x0f) | 0x40;
+    b[8] = (b[8]! & 0x3f) | 0x80;
+    const hex = toHex(b);
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+
+  /** Fisher-Yates shuffle in place, through this stream only. */
+  shuffle<T>(items: T[]): T[] {
+    for (let i = items.length - 1; i > 0; i--) {
+      const j = this.int(i + 1);
+      [items[i], items[j]] = [items[j]!, items[i]!];
+    }
+    return items;
+  }
+}
+
+export function toHex(bytes: Uint8Array): string {
+  let out = '';
+  for (const b of bytes) out += b.toString(16).padStart(2, '0');
+  return out;
+}
+
+function rotl(x: number, k: number): number {
+  return ((x << k) | (x >>> (32 - k))) >>> 0;
+}
+
+function splitmix32(x: number): number {
+  let z = (x + 0x9e3779b9) >>> 0;
+  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+  return (z ^ (z >>> 16)) >>> 0;
+}
+
+/** FNV-1a over UTF-16 code units; only used to derive seeds. */
+export function hashString(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}

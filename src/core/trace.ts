@@ -1,0 +1,99 @@
+/**
+ * The trace: every accepted input and every emitted event, in order, with its
+ * virtual time. Each entry is one line of canonical JSON, folded into a
+ * rolling 64-bit hash (two FNV-1a lanes), so two runs can be compared by
+ * hash and, when recording, diffed entry by entry to the first divergence.
+ * Bytes print as hex so that the text is stable.
+ */
+
+export interface TraceEntry {
+  readonly seq: number;
+  readonly timeMs: number;
+  readonly kind: string;
+  readonly line: string;
+}
+
+export type TraceListener = (entry: TraceEntry, data: Readonly<Record<string, unknown>>) => void;
+
+export interface TraceOptions {
+  /** Keep every entry in memory (tests, scenarios); otherwise only the tail. */
+  readonly record?: boolean;
+  /** How many recent entries to keep when not recording. */
+  readonly tailSize?: number;
+}
+
+export class Trace {
+  #seq = 0;
+  #h1 = 0x811c9dc5;
+  #h2 = 0xcbf29ce4;
+  readonly #record: boolean;
+  readonly #tailSize: number;
+  readonly #entries: TraceEntry[] = [];
+  readonly #listeners: TraceListener[] = [];
+
+  constructor(private readonly clock: { now(): number }, options: TraceOptions = {}) {
+    this.#record = options.record ?? false;
+    this.#tailSize = options.tailSize ?? 256;
+  }
+
+  append(kind: string, data: Readonly<Record<string, unknown>> = {}): void {
+    const timeMs = this.clock.now();
+    const seq = ++this.#seq;
+    const line = `${timeMs} ${kind} ${JSON.stringify(data, bytesAsHex)}`;
+    this.#fold(line);
+    const entry: TraceEntry = { seq, timeMs, kind, line };
+    this.#entries.push(entry);
+    if (!this.#record && this.#entries.length > this.#tailSize * 2) {
+      this.#entries.splice(0, this.#entries.length - this.#tailSize);
+    }
+    for (const listener of this.#listeners) listener(entry, data);
+  }
+
+  onEntry(listener: TraceListener): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Number of entries appended so far. */
+  get length(): number {
+    return this.#seq;
+  }
+
+  /** The rolling hash of everything appended so far, as 16 hex digits. */
+  hash(): string {
+    return (this.#h1 >>> 0).toString(16).padStart(8, '0') + (this.#h2 >>> 0).toString(16).padStart(8, '0');
+  }
+
+  /** The recorded entries (all of them when recording, else the tail). */
+  entries(): readonly TraceEntry[] {
+    return this.#entries;
+  }
+
+  #fold(line: string): void {
+    let h1 = this.#h1;
+    let h2 = this.#h2;
+    for (let i = 0; i < line.length; i++) {
+      const c = line.charCodeAt(i);
+      h1 = Math.imul(h1 ^ c, 0x01000193);
+      h2 = Math.imul(h2 ^ c, 0x5bd1e995) ^ (h2 >>> 15);
+    }
+    h1 = Math.imul(h1 ^ 0x0a, 0x01000193);
+    this.#h1 = h1 >>> 0;
+    this.#h2 = h2 >>> 0;
+  }
+}
+
+function bytesAsHex(_key: string, value: unknown): unknown {
+  if (value instanceof Uint8Array) {
+    let hex = '';
+    for (const b of value) hex += b.toString(16).padStart(2, '0');
+    return hex;
+  }
+  return value;
+}
+
+/** The first index at which two recorded traces differ, or -1. */
+export function firstDivergence(a: readonly TraceEntry[], b: readonly TraceEntry[]): number {
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i]?.line !== b[i]?.line) return i;
+  return -1;
+}

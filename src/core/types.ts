@@ -1,0 +1,237 @@
+/**
+ * The core's own domain types. Only `src/wire/` converts between these and
+ * wire messages. Fields the core does not interpret (containers, health
+ * checks, discovery, ...) travel as the opaque `raw` wire message, so the
+ * HTTP layer can render them back unchanged.
+ */
+import type { Range, Resources } from './resources.js';
+
+export const TASK_STATES = [
+  'TASK_STAGING',
+  'TASK_STARTING',
+  'TASK_RUNNING',
+  'TASK_KILLING',
+  'TASK_FINISHED',
+  'TASK_FAILED',
+  'TASK_KILLED',
+  'TASK_ERROR',
+  'TASK_LOST',
+  'TASK_DROPPED',
+  'TASK_UNREACHABLE',
+  'TASK_GONE',
+  'TASK_GONE_BY_OPERATOR',
+  'TASK_UNKNOWN',
+] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+export type StatusSource = 'SOURCE_MASTER' | 'SOURCE_AGENT' | 'SOURCE_EXECUTOR';
+
+export type StatusReason =
+  | 'REASON_COMMAND_EXECUTOR_FAILED'
+  | 'REASON_EXECUTOR_TERMINATED'
+  | 'REASON_FRAMEWORK_REMOVED'
+  | 'REASON_INVALID_OFFERS'
+  | 'REASON_RECONCILIATION'
+  | 'REASON_TASK_INVALID'
+  | 'REASON_TASK_GROUP_INVALID'
+  | 'REASON_TASK_UNKNOWN'
+  | 'REASON_TASK_KILLED_DURING_LAUNCH'
+  | 'REASON_CONTAINER_LAUNCH_FAILED'
+  | 'REASON_EXECUTOR_UNREGISTERED';
+
+export interface TaskStatus {
+  readonly taskId: string;
+  readonly state: TaskState;
+  readonly source: StatusSource;
+  readonly reason?: StatusReason;
+  readonly message?: string;
+  readonly agentId?: string;
+  readonly executorId?: string;
+  /** Milliseconds since the Unix epoch in cluster time. */
+  readonly timestampMs: number;
+  /** 16 bytes as 32 hex digits; present only when the update must be acknowledged. */
+  readonly uuid?: string;
+  readonly data?: Uint8Array;
+  readonly containerId?: string;
+}
+
+export interface Label {
+  readonly key: string;
+  readonly value?: string;
+}
+
+export interface Attribute {
+  readonly name: string;
+  readonly type: 'SCALAR' | 'RANGES' | 'SET' | 'TEXT';
+  readonly milli?: number;
+  readonly ranges?: readonly Range[];
+  readonly set?: readonly string[];
+  readonly text?: string;
+}
+
+export interface CommandSpec {
+  readonly shell: boolean;
+  readonly value?: string;
+  readonly arguments: readonly string[];
+}
+
+export type ExecutorType = 'UNKNOWN' | 'DEFAULT' | 'CUSTOM';
+
+export interface ExecutorSpec {
+  readonly executorId: string;
+  readonly type: ExecutorType;
+  readonly name?: string;
+  readonly command?: CommandSpec;
+  readonly resources: Resources;
+  readonly raw?: unknown;
+}
+
+export interface TaskSpec {
+  readonly taskId: string;
+  readonly name: string;
+  readonly agentId: string;
+  readonly resources: Resources;
+  readonly command?: CommandSpec;
+  readonly executor?: ExecutorSpec;
+  readonly labels: readonly Label[];
+  readonly killGracePeriodMs?: number;
+  /** Limits by resource name; `Infinity` means unlimited. */
+  readonly limits?: Readonly<Record<string, number>>;
+  readonly raw?: unknown;
+}
+
+export type Capability =
+  | 'REVOCABLE_RESOURCES'
+  | 'TASK_KILLING_STATE'
+  | 'GPU_RESOURCES'
+  | 'SHARED_RESOURCES'
+  | 'PARTITION_AWARE'
+  | 'MULTI_ROLE'
+  | 'RESERVATION_REFINEMENT'
+  | 'REGION_AWARE';
+
+export interface FrameworkInfo {
+  readonly user: string;
+  readonly name: string;
+  readonly id?: string;
+  readonly failoverTimeoutMs: number;
+  readonly checkpoint: boolean;
+  /** The deprecated single role, for frameworks without MULTI_ROLE. */
+  readonly role?: string;
+  readonly roles: readonly string[];
+  readonly principal?: string;
+  readonly hostname?: string;
+  readonly webuiUrl?: string;
+  readonly capabilities: readonly Capability[];
+  readonly labels: readonly Label[];
+  readonly raw?: unknown;
+}
+
+export type ConstraintSelector =
+  | { readonly attributeName: string }
+  | { readonly pseudo: 'HOSTNAME' | 'REGION' | 'ZONE' | 'UNKNOWN' };
+
+export type ConstraintPredicate =
+  | { readonly kind: 'exists' | 'not_exists' }
+  | { readonly kind: 'text_equals' | 'text_not_equals'; readonly value: string }
+  | { readonly kind: 'text_matches' | 'text_not_matches'; readonly regex: string };
+
+export interface AttributeConstraint {
+  readonly selector: ConstraintSelector;
+  readonly predicate: ConstraintPredicate;
+}
+
+/** Per role: groups OR-ed together, constraints inside a group AND-ed. */
+export type OfferConstraints = Readonly<Record<string, readonly (readonly AttributeConstraint[])[]>>;
+
+export interface Url {
+  readonly scheme: string;
+  readonly hostname: string;
+  readonly ip: string;
+  readonly port: number;
+  readonly path?: string;
+}
+
+export interface OfferView {
+  readonly id: string;
+  readonly frameworkId: string;
+  readonly agentId: string;
+  readonly hostname: string;
+  /** Set only for MULTI_ROLE frameworks, as upstream strips it otherwise. */
+  readonly allocationRole?: string;
+  readonly resources: Resources;
+  readonly attributes: readonly Attribute[];
+  readonly executorIds: readonly string[];
+  readonly url: Url;
+}
+
+export interface MasterInfo {
+  readonly id: string;
+  readonly ip: string;
+  readonly port: number;
+  readonly hostname: string;
+  readonly pid: string;
+  readonly version: string;
+}
+
+export type SchedulerEvent =
+  | { readonly type: 'SUBSCRIBED'; readonly frameworkId: string; readonly heartbeatIntervalSeconds: number; readonly masterInfo: MasterInfo }
+  | { readonly type: 'OFFERS'; readonly offers: readonly OfferView[] }
+  | { readonly type: 'RESCIND'; readonly offerId: string }
+  | { readonly type: 'UPDATE'; readonly status: TaskStatus }
+  | { readonly type: 'UPDATE_OPERATION_STATUS'; readonly status: OperationStatus }
+  | { readonly type: 'MESSAGE'; readonly agentId: string; readonly executorId: string; readonly data: Uint8Array }
+  | { readonly type: 'FAILURE'; readonly agentId?: string; readonly executorId?: string; readonly status?: number }
+  | { readonly type: 'ERROR'; readonly message: string }
+  | { readonly type: 'HEARTBEAT' };
+
+export interface OperationStatus {
+  readonly operationId?: string;
+  readonly state: 'OPERATION_FAILED' | 'OPERATION_ERROR' | 'OPERATION_UNKNOWN' | 'OPERATION_DROPPED';
+  readonly message?: string;
+  readonly agentId?: string;
+  readonly resourceProviderId?: string;
+}
+
+/** Where the core sends a framework's events; the HTTP layer implements it. */
+export interface EventSink {
+  send(event: SchedulerEvent): void;
+  /** Ends the stream; the core will not call `send` afterwards. */
+  close(): void;
+}
+
+/** Filters on ACCEPT and DECLINE, already defaulted and capped. */
+export interface Filters {
+  readonly refuseMs: number;
+}
+
+export type Operation =
+  | { readonly type: 'LAUNCH'; readonly tasks: readonly TaskSpec[]; readonly id?: string }
+  | { readonly type: 'LAUNCH_GROUP'; readonly executor: ExecutorSpec; readonly tasks: readonly TaskSpec[]; readonly id?: string }
+  | { readonly type: 'UNSUPPORTED'; readonly name: string; readonly id?: string };
+
+export type SchedulerCall =
+  | { readonly type: 'TEARDOWN' }
+  | { readonly type: 'ACCEPT'; readonly offerIds: readonly string[]; readonly operations: readonly Operation[]; readonly filters: Filters }
+  | { readonly type: 'DECLINE'; readonly offerIds: readonly string[]; readonly filters: Filters }
+  | { readonly type: 'ACCEPT_INVERSE_OFFERS' | 'DECLINE_INVERSE_OFFERS'; readonly offerIds: readonly string[] }
+  | { readonly type: 'REVIVE'; readonly roles: readonly string[] }
+  | { readonly type: 'SUPPRESS'; readonly roles: readonly string[] }
+  | { readonly type: 'KILL'; readonly taskId: string; readonly agentId?: string; readonly gracePeriodMs?: number }
+  | { readonly type: 'SHUTDOWN'; readonly executorId: string; readonly agentId: string }
+  | { readonly type: 'ACKNOWLEDGE'; readonly agentId: string; readonly taskId: string; readonly uuid: string }
+  | { readonly type: 'ACKNOWLEDGE_OPERATION_STATUS'; readonly agentId?: string; readonly operationId: string; readonly uuid: string }
+  | { readonly type: 'RECONCILE'; readonly tasks: readonly { readonly taskId: string; readonly agentId?: string }[] }
+  | { readonly type: 'RECONCILE_OPERATIONS'; readonly operations: readonly { readonly operationId: string; readonly agentId?: string }[] }
+  | { readonly type: 'MESSAGE'; readonly agentId: string; readonly executorId: string; readonly data: Uint8Array }
+  | { readonly type: 'REQUEST' }
+  | { readonly type: 'UPDATE_FRAMEWORK'; readonly subscription: Subscription };
+
+export type SchedulerCallType = SchedulerCall['type'];
+
+/** The payload of SUBSCRIBE and UPDATE_FRAMEWORK. */
+export interface Subscription {
+  readonly info: FrameworkInfo;
+  readonly suppressedRoles: readonly string[];
+  readonly offerConstraints?: OfferConstraints;
+}
