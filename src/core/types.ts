@@ -83,6 +83,8 @@ export interface ExecutorSpec {
   readonly name?: string;
   readonly command?: CommandSpec;
   readonly resources: Resources;
+  /** Set when the wire message could not be turned into a valid executor. */
+  readonly invalid?: string;
   readonly raw?: unknown;
 }
 
@@ -97,6 +99,8 @@ export interface TaskSpec {
   readonly killGracePeriodMs?: number;
   /** Limits by resource name; `Infinity` means unlimited. */
   readonly limits?: Readonly<Record<string, number>>;
+  /** Set when the wire message could not be turned into a valid task. */
+  readonly invalid?: string;
   readonly raw?: unknown;
 }
 

@@ -149,6 +149,7 @@ function launchGroup(m: Master, fw: Framework, pool: Pool, executor: ExecutorSpe
 }
 
 function groupError(executor: ExecutorSpec, specs: readonly TaskSpec[]): string | undefined {
+  if (executor.invalid !== undefined) return executor.invalid;
   if (executor.type !== 'DEFAULT') return "'ExecutorInfo.type' must be 'DEFAULT' for a task group";
   if (specs.length === 0) return 'Task group cannot be empty';
   const withExecutor = specs.find((s) => s.executor !== undefined);

@@ -94,6 +94,8 @@ export interface TaskContext {
 }
 
 export function taskError(task: TaskSpec, ctx: TaskContext, needed: Resources): string | undefined {
+  if (task.invalid !== undefined) return task.invalid;
+  if (task.executor?.invalid !== undefined) return task.executor.invalid;
   if (task.taskId === '') return 'Task ID must not be empty';
   if (/[/\u0000]/u.test(task.taskId)) return `Task ID '${task.taskId}' contains invalid characters`;
   if (ctx.isDuplicate(task.taskId)) return `Task has duplicate ID: ${task.taskId}`;

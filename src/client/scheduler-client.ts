@@ -1,0 +1,133 @@
+/**
+ * A small scheduler client of the HTTP API, in JSON: subscribes, reads the
+ * RecordIO event stream, and sends calls with the stream id. Events are
+ * upstream JSON objects; `next()` waits for the next event of a type.
+ */
+import http from 'node:http';
+import { RecordReader } from '../wire/recordio.js';
+
+export type JsonEvent = { type: string } & Record<string, any>;
+
+export interface CallResult {
+  readonly status: number;
+  readonly body: string;
+  readonly headers: http.IncomingHttpHeaders;
+}
+
+interface Waiter {
+  readonly type: string | undefined;
+  readonly resolve: (event: JsonEvent) => void;
+  readonly reject: (error: Error) => void;
+}
+
+export class SchedulerClient {
+  readonly events: JsonEvent[] = [];
+  streamId: string | undefined;
+  frameworkId: string | undefined;
+  #cursor = 0;
+  #waiters: Waiter[] = [];
+  #request: http.ClientRequest | undefined;
+  #closed = false;
+  readonly #agent = new http.Agent({ keepAlive: true });
+  readonly #url: URL;
+
+  constructor(masterUrl: string) {
+    this.#url = new URL('/api/v1/scheduler', masterUrl);
+  }
+
+  /** Sends SUBSCRIBE and resolves once the response headers arrive. */
+  subscribe(frameworkInfo: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<CallResult> {
+    const body = JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: frameworkInfo, ...extra } });
+    return new Promise((resolve, reject) => {
+      const req = http.request(this.#url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' } }, (res) => {
+        const id = res.headers['mesos-stream-id'];
+        if (res.statusCode !== 200) {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+          return;
+        }
+        this.streamId = typeof id === 'string' ? id : undefined;
+        const reader = new RecordReader();
+        res.on('data', (chunk: Buffer) => {
+          for (const record of reader.push(chunk)) this.#onEvent(JSON.parse(record.toString('utf8')) as JsonEvent);
+        });
+        res.on('close', () => this.#onClose());
+        resolve({ status: 200, body: '', headers: res.headers });
+      });
+      req.on('error', (e) => (this.#request === undefined ? reject(e) : this.#onClose()));
+      req.end(body);
+      this.#request = req;
+    });
+  }
+
+  /** Posts a call (JSON object); adds framework_id and the stream id header. */
+  call(call: Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
+    const body = JSON.stringify({ framework_id: { value: this.frameworkId }, ...call });
+    return postRaw(this.#url, body, {
+      'content-type': 'application/json',
+      ...(this.streamId === undefined ? {} : { 'mesos-stream-id': this.streamId }),
+      ...headers,
+    }, this.#agent);
+  }
+
+  /** The next event of `type` (any type if omitted) not yet taken. */
+  next(type?: string, timeoutMs = 5_000): Promise<JsonEvent> {
+    const found = this.#take(type);
+    if (found !== undefined) return Promise.resolve(found);
+    if (this.#closed) return Promise.reject(new Error(`stream closed while waiting for ${type ?? 'an event'}`));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${type ?? 'an event'}`)), timeoutMs);
+      this.#waiters.push({
+        type,
+        resolve: (e) => (clearTimeout(timer), resolve(e)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Drops the subscription connection (as a crashed scheduler would). */
+  disconnect(): void {
+    this.#request?.destroy();
+    this.#agent.destroy();
+  }
+
+  #take(type: string | undefined): JsonEvent | undefined {
+    for (let i = this.#cursor; i < this.events.length; i++) {
+      const e = this.events[i]!;
+      if (type === undefined || e.type === type) {
+        this.events.splice(i, 1);
+        return e;
+      }
+    }
+    return undefined;
+  }
+
+  #onEvent(event: JsonEvent): void {
+    if (event.type === 'SUBSCRIBED') this.frameworkId = event.subscribed.framework_id.value;
+    const i = this.#waiters.findIndex((w) => w.type === undefined || w.type === event.type);
+    if (i >= 0) this.#waiters.splice(i, 1)[0]!.resolve(event);
+    else this.events.push(event);
+  }
+
+  #onClose(): void {
+    this.#closed = true;
+    for (const w of this.#waiters.splice(0)) w.reject(new Error('event stream closed'));
+  }
+}
+
+export function postRaw(url: URL, body: string | Buffer, headers: Record<string, string>, agent?: http.Agent): Promise<CallResult> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers, ...(agent === undefined ? {} : { agent }) }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}

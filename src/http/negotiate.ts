@@ -1,0 +1,67 @@
+/**
+ * Media types, as the master checks them: Content-Type by exact equality;
+ * Accept with wildcards and q-values, JSON preferred, a missing header
+ * accepting everything.
+ */
+
+export const JSON_TYPE = 'application/json';
+export const PROTOBUF_TYPE = 'application/x-protobuf';
+export type MessageType = typeof JSON_TYPE | typeof PROTOBUF_TYPE;
+
+export type ContentTypeCheck = { ok: true; type: MessageType } | { ok: false; status: 400 | 415; message: string };
+
+export function checkContentType(header: string | undefined, supported: readonly MessageType[] = [JSON_TYPE]): ContentTypeCheck {
+  if (header === undefined) return { ok: false, status: 400, message: "Expecting 'Content-Type' to be present" };
+  const match = supported.find((t) => t === header);
+  if (match !== undefined) return { ok: true, type: match };
+  return { ok: false, status: 415, message: `Expecting 'Content-Type' of ${supported.join(' or ')}` };
+}
+
+interface MediaRange {
+  readonly type: string;
+  readonly subtype: string;
+  readonly q: number;
+}
+
+function parseAccept(header: string | readonly string[]): MediaRange[] {
+  const text = typeof header === 'string' ? header : header.join(',');
+  const out: MediaRange[] = [];
+  for (const part of text.split(',')) {
+    const [range = '', ...params] = part.split(';').map((p) => p.trim());
+    const [type = '', subtype = ''] = range.toLowerCase().split('/');
+    if (type === '') continue;
+    let q = 1;
+    for (const p of params) {
+      const m = /^q\s*=\s*([0-9.]+)$/i.exec(p);
+      if (m !== null) q = Number(m[1]);
+    }
+    out.push({ type, subtype: subtype === '' ? '*' : subtype, q: Number.isFinite(q) ? q : 1 });
+  }
+  return out;
+}
+
+/** The q-value a header gives a media type: the most specific range wins. */
+function quality(ranges: readonly MediaRange[], mediaType: string): number {
+  const [type, subtype] = mediaType.split('/');
+  let best: { specificity: number; q: number } | undefined;
+  for (const r of ranges) {
+    const specificity =
+      r.type === type && r.subtype === subtype ? 3 : r.type === type && r.subtype === '*' ? 2 : r.type === '*' && r.subtype === '*' ? 1 : 0;
+    if (specificity > 0 && (best === undefined || specificity > best.specificity)) best = { specificity, q: r.q };
+  }
+  return best?.q ?? 0;
+}
+
+/** The response type for an Accept header, JSON first; undefined means 406. */
+export function negotiate(
+  header: string | readonly string[] | undefined,
+  offered: readonly MessageType[] = [JSON_TYPE],
+): MessageType | undefined {
+  if (header === undefined || (typeof header === 'string' && header.trim() === '')) return offered[0];
+  const ranges = parseAccept(header);
+  return offered.find((t) => quality(ranges, t) > 0);
+}
+
+export function notAcceptableMessage(offered: readonly MessageType[] = [JSON_TYPE]): string {
+  return `Expecting 'Accept' to allow ${offered.map((t) => `'${t}'`).join(' or ')}`;
+}

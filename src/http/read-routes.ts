@@ -1,0 +1,38 @@
+/** Legacy read-only endpoints of the master (JSON), under `/` and `/master/`. */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ClusterDriver } from '../runtime/driver.js';
+import { renderFrameworks, renderSlaves, renderState, renderTasks, renderVersion } from '../wire/legacy/index.js';
+import { sendError } from './replies.js';
+
+type Query = Record<string, string | undefined>;
+
+export const VERSION = '1.11.0';
+
+export function registerReadRoutes(app: FastifyInstance, prefix: string, driver: ClusterDriver): void {
+  const master = () => driver.cluster.master;
+  const json = (render: (q: Query) => unknown) => (req: FastifyRequest, reply: FastifyReply) => {
+    // Reading state first lets due timers run, so the view is current.
+    const body = driver.input(() => render(req.query as Query));
+    if (body !== null && typeof body === 'object' && 'error' in body && typeof body.error === 'string') {
+      return sendError(reply, 400, body.error);
+    }
+    return sendJson(req, reply, body);
+  };
+  app.all(`${prefix}/state`, json(() => renderState(master())));
+  app.all(`${prefix}/state.json`, json(() => renderState(master())));
+  app.all(`${prefix}/slaves`, json((q) => renderSlaves(master(), q)));
+  app.all(`${prefix}/frameworks`, json((q) => renderFrameworks(master(), q)));
+  app.all(`${prefix}/tasks`, json((q) => renderTasks(master(), q)));
+  app.all(`${prefix}/health`, (_req, reply) => reply.code(200).header('content-length', '0').send());
+  app.all(`${prefix}/version`, json(() => renderVersion(VERSION)));
+}
+
+/** JSON, or `cb(<json>)` as JavaScript when `?jsonp=cb` is given. */
+function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown): FastifyReply {
+  const text = JSON.stringify(body);
+  const callback = (req.query as Query).jsonp;
+  if (callback !== undefined && /^[A-Za-z_$][\w$.]*$/.test(callback)) {
+    return reply.header('content-type', 'text/javascript').send(`${callback}(${text});`);
+  }
+  return reply.header('content-type', 'application/json').send(text);
+}

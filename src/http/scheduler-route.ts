@@ -1,0 +1,93 @@
+/**
+ * POST /api/v1/scheduler: decode, check in the upstream order, hand to the
+ * core, encode. Holds no cluster logic.
+ *
+ *   method not POST                    405
+ *   Content-Type missing / other       400 / 415
+ *   body not JSON / not a Call         400
+ *   Call fails validation              400
+ *   SUBSCRIBE: Accept unsatisfiable    406
+ *   SUBSCRIBE with a stream id header  400
+ *   then the master: unknown framework 400, not subscribed 403,
+ *   stream id missing or wrong 400, UNKNOWN call 501, else 202 (200)
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ClusterDriver } from '../runtime/driver.js';
+import type { mesos } from '../wire/generated/schema.js';
+import { decodeJson } from '../wire/json.js';
+import { encodeJson } from '../wire/json.js';
+import { schedulerCallFromWire, subscriptionFromWire } from '../wire/scheduler-in.js';
+import { eventToWire } from '../wire/scheduler-out.js';
+import { schedulerCallError, VALIDATION_PREFIX } from '../wire/scheduler-validate.js';
+import { HttpEventStream } from './event-stream.js';
+import { checkContentType, JSON_TYPE, negotiate, notAcceptableMessage } from './negotiate.js';
+import { sendEmpty, sendError, sendMethodNotAllowed, STATUS_OF } from './replies.js';
+
+type Call = mesos.v1.scheduler.Call;
+
+const STREAM_ID_HEADERS = ['mesos-stream-id', 'cluster-stream-id'] as const;
+
+export interface SchedulerRouteOptions {
+  readonly driver: ClusterDriver;
+  readonly maxBufferedBytes?: number;
+}
+
+export function registerSchedulerRoute(app: FastifyInstance, prefix: string, options: SchedulerRouteOptions): void {
+  app.route({
+    method: ['GET', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'],
+    url: `${prefix}/api/v1/scheduler`,
+    handler: (req, reply) => sendMethodNotAllowed(reply, req.method),
+  });
+  app.post(`${prefix}/api/v1/scheduler`, (req, reply) => handle(req, reply, options));
+}
+
+function streamIdOf(req: FastifyRequest): string | undefined {
+  for (const name of STREAM_ID_HEADERS) {
+    const value = req.headers[name];
+    if (typeof value === 'string') return value;
+    if (Array.isArray(value) && value[0] !== undefined) return value[0];
+  }
+  return undefined;
+}
+
+function handle(req: FastifyRequest, reply: FastifyReply, options: SchedulerRouteOptions): FastifyReply | undefined {
+  const contentType = checkContentType(req.headers['content-type']);
+  if (!contentType.ok) return sendError(reply, contentType.status, contentType.message);
+  const body = req.body instanceof Buffer ? req.body.toString('utf8') : '';
+  const decoded = decodeJson<Call>('mesos.v1.scheduler.Call', body, 'Call');
+  if (!decoded.ok) return sendError(reply, 400, decoded.error);
+  const call = decoded.value;
+  const invalid = schedulerCallError(call);
+  if (invalid !== undefined) return sendError(reply, 400, VALIDATION_PREFIX + invalid);
+  if (call.type === 'SUBSCRIBE') return subscribe(req, reply, call, options);
+
+  const input = schedulerCallFromWire(call);
+  if (typeof input === 'string') return sendError(reply, 400, VALIDATION_PREFIX + input);
+  const { driver } = options;
+  const outcome = driver.input(() => driver.cluster.master.call(call.framework_id!.value, streamIdOf(req), input));
+  if (!outcome.ok) return sendError(reply, STATUS_OF[outcome.error.code], outcome.error.message);
+  return sendEmpty(reply, call.type === 'UPDATE_FRAMEWORK' ? 200 : 202);
+}
+
+function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options: SchedulerRouteOptions): FastifyReply | undefined {
+  const accepted = negotiate(req.headers.accept);
+  if (accepted === undefined) return sendError(reply, 406, notAcceptableMessage());
+  if (streamIdOf(req) !== undefined) {
+    return sendError(reply, 400, "Subscribe calls should not include the 'Mesos-Stream-Id' header");
+  }
+  const subscription = subscriptionFromWire(call.subscribe!);
+  if (typeof subscription === 'string') return sendError(reply, 400, VALIDATION_PREFIX + subscription);
+
+  reply.hijack();
+  const res = reply.raw;
+  const stream = new HttpEventStream(res, (event) => encodeJson('mesos.v1.scheduler.Event', eventToWire(event)), options.maxBufferedBytes);
+  const { driver } = options;
+  const { frameworkId, streamId } = driver.input(() => driver.cluster.master.subscribe(subscription, stream));
+  res.on('close', () => driver.input(() => driver.cluster.master.disconnected(frameworkId, streamId)));
+  stream.start({
+    'content-type': JSON_TYPE,
+    'mesos-stream-id': streamId,
+    'cluster-stream-id': streamId,
+  });
+  return undefined;
+}

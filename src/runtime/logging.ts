@@ -1,0 +1,38 @@
+/**
+ * Logs: pino, one structured line per significant event, quiet by default.
+ * Lines come from the trace, so they are exactly what the core did; under
+ * virtual time they carry the cluster clock, which keeps them deterministic.
+ */
+import pino, { type Logger } from 'pino';
+import type { Cluster } from '../core/cluster.js';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Trace kinds worth a line at `info`; everything else is `debug`. */
+const SIGNIFICANT = new Set([
+  'cluster:start',
+  'agent:add',
+  'framework:subscribed',
+  'framework:subscribe-error',
+  'framework:disconnected',
+  'framework:failover-expired',
+  'framework:remove',
+  'framework:update',
+]);
+
+export function createLogger(level: LogLevel, clock?: () => number): Logger {
+  return pino({
+    level,
+    base: { name: 'clustersim' },
+    ...(clock === undefined ? {} : { timestamp: () => `,"time":${clock()}` }),
+  });
+}
+
+export function logTrace(cluster: Cluster, logger: Logger): void {
+  if (!logger.isLevelEnabled('debug') && !logger.isLevelEnabled('info')) return;
+  cluster.trace.onEntry((entry, data) => {
+    const level = SIGNIFICANT.has(entry.kind) ? 'info' : 'debug';
+    if (logger.isLevelEnabled(level)) logger[level]({ event: entry.kind, at: entry.timeMs, ...data }, entry.kind);
+  });
+}

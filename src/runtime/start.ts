@@ -1,0 +1,117 @@
+/**
+ * Starting a whole cluster in this process: the core, a time driver, the
+ * master's HTTP server and one server per agent, all on the given host.
+ */
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { Cluster } from '../core/cluster.js';
+import { parseResources } from '../core/resources.js';
+import { buildAgentApp } from '../http/agent-app.js';
+import { buildMasterApp } from '../http/master-app.js';
+import { VERSION } from '../http/read-routes.js';
+import { parseAttributes } from '../wire/convert-common.js';
+import { RealtimeDriver, VirtualDriver, type ClusterDriver, type TimeMode } from './driver.js';
+import { createLogger, logTrace, type LogLevel } from './logging.js';
+
+export const DEFAULT_AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
+
+export interface StartClusterOptions {
+  /** Address every server binds to (default 127.0.0.1). */
+  readonly host?: string;
+  /** Master port; 0 picks a free one (default 0). */
+  readonly port?: number;
+  readonly agents?: number;
+  readonly agentResources?: string;
+  readonly agentAttributes?: string;
+  /** Port of the first agent, the next ones follow; 0 = ephemeral (default). */
+  readonly agentPort?: number;
+  readonly seed?: string | number;
+  readonly heartbeatIntervalSeconds?: number;
+  /** `realtime` (default) follows the wall clock; `virtual` moves only on `advance()`. */
+  readonly time?: TimeMode;
+  readonly logLevel?: LogLevel;
+  readonly logger?: Logger;
+  readonly recordTrace?: boolean;
+}
+
+export interface AgentEndpoint {
+  readonly id: string;
+  readonly url: string;
+  readonly pid: string;
+  readonly hostname: string;
+  readonly port: number;
+}
+
+export interface RunningCluster {
+  readonly masterUrl: string;
+  readonly agents: readonly AgentEndpoint[];
+  readonly cluster: Cluster;
+  readonly driver: ClusterDriver;
+  /** Moves virtual time forward (virtual time only). */
+  advance(ms: number): void;
+  close(): Promise<void>;
+}
+
+export class StartError extends Error {}
+
+export async function startCluster(options: StartClusterOptions = {}): Promise<RunningCluster> {
+  const host = options.host ?? '127.0.0.1';
+  const resources = parseResources(options.agentResources ?? DEFAULT_AGENT_RESOURCES);
+  if (typeof resources === 'string') throw new StartError(`--agent-resources: ${resources}`);
+  const attributes = parseAttributes(options.agentAttributes ?? '');
+  if (typeof attributes === 'string') throw new StartError(`--agent-attributes: ${attributes}`);
+  const agentCount = options.agents ?? 3;
+  if (!Number.isInteger(agentCount) || agentCount < 0) throw new StartError(`--agents must be a whole number, got ${agentCount}`);
+  const heartbeat = options.heartbeatIntervalSeconds ?? 15;
+  if (!(heartbeat > 0)) throw new StartError(`--heartbeat-interval must be positive, got ${heartbeat}`);
+
+  const time = options.time ?? 'realtime';
+  const cluster = new Cluster({
+    seed: options.seed ?? 0,
+    ...(time === 'realtime' ? { epochMs: Date.now() } : {}),
+    recordTrace: options.recordTrace ?? false,
+    master: { hostname: host, ip: host, port: options.port ?? 0, version: VERSION, heartbeatIntervalMs: heartbeat * 1000 },
+  });
+  const logger = options.logger ?? createLogger(options.logLevel ?? 'silent', time === 'virtual' ? () => cluster.ctx.epochMs + cluster.loop.now() : undefined);
+  logTrace(cluster, logger);
+  const driver: ClusterDriver = time === 'virtual' ? new VirtualDriver(cluster) : new RealtimeDriver(cluster);
+
+  const servers: FastifyInstance[] = [];
+  try {
+    const masterApp = buildMasterApp({ driver, logger });
+    servers.push(masterApp);
+    const masterPort = await listen(masterApp, host, options.port ?? 0);
+    // The master's info is fixed at construction; a port of 0 is known only now.
+    Object.assign(cluster.master.info, { port: masterPort, pid: `master@${host}:${masterPort}` });
+    const agents: AgentEndpoint[] = [];
+    for (let i = 0; i < agentCount; i++) {
+      const app = buildAgentApp({ logger });
+      servers.push(app);
+      const wanted = options.agentPort === undefined || options.agentPort === 0 ? 0 : options.agentPort + i;
+      const port = await listen(app, host, wanted);
+      const agent = driver.input(() => cluster.addAgent({ hostname: host, ip: host, port, resources, attributes }));
+      agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname: host, port });
+    }
+    return {
+      masterUrl: `http://${host}:${masterPort}`,
+      agents,
+      cluster,
+      driver,
+      advance: (ms) => driver.advance(ms),
+      close: async () => {
+        driver.close();
+        await Promise.all(servers.map((s) => s.close()));
+      },
+    };
+  } catch (error) {
+    driver.close();
+    await Promise.all(servers.map((s) => s.close()));
+    throw error;
+  }
+}
+
+async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {
+  await app.listen({ host, port });
+  return (app.server.address() as AddressInfo).port;
+}

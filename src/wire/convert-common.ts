@@ -1,0 +1,135 @@
+/**
+ * Conversions shared by every endpoint: resources, attributes, labels,
+ * commands and durations between wire messages and core types.
+ */
+import { fromMilli, normalise, toMilli, type Resource, type Resources } from '../core/resources.js';
+import type { Attribute, CommandSpec, Label } from '../core/types.js';
+import type { mesos } from './generated/schema.js';
+
+type W = mesos.v1.Resource;
+
+/** A resource list from the wire, or the reason it is invalid. */
+export function resourcesFromWire(list: readonly mesos.v1.Resource[] | undefined): Resources | string {
+  const out: Resource[] = [];
+  for (const r of list ?? []) {
+    const role = r.reservations?.length ? r.reservations[r.reservations.length - 1]!.role ?? '*' : (r.role ?? '*');
+    const base = { name: r.name, role, ...(r.allocation_info?.role === undefined ? {} : { allocationRole: r.allocation_info.role }) };
+    switch (r.type) {
+      case 'SCALAR': {
+        const value = r.scalar?.value;
+        if (value === undefined || !Number.isFinite(value) || value < 0) {
+          return `Invalid scalar resource '${r.name}': ${value ?? 'missing value'}`;
+        }
+        out.push({ ...base, type: 'SCALAR', milli: toMilli(value) });
+        break;
+      }
+      case 'RANGES': {
+        const ranges = (r.ranges?.range ?? []).map((x) => [x.begin, x.end] as const);
+        if (ranges.some(([b, e]) => b > e)) return `Invalid ranges resource '${r.name}'`;
+        out.push({ ...base, type: 'RANGES', ranges });
+        break;
+      }
+      case 'SET':
+        out.push({ ...base, type: 'SET', set: [...new Set(r.set?.item ?? [])].sort() });
+        break;
+      default:
+        return `Unsupported resource type '${String(r.type)}' for '${r.name}'`;
+    }
+  }
+  return normalise(out);
+}
+
+export function resourcesToWire(bag: Resources): W[] {
+  return bag.map(resourceToWire);
+}
+
+export function resourceToWire(r: Resource): W {
+  const base = { name: r.name, type: r.type };
+  const value =
+    r.type === 'SCALAR'
+      ? { scalar: { value: fromMilli(r.milli ?? 0) } }
+      : r.type === 'RANGES'
+        ? { ranges: { range: (r.ranges ?? []).map(([begin, end]) => ({ begin, end })) } }
+        : { set: { item: [...(r.set ?? [])] } };
+  return {
+    ...base,
+    ...value,
+    role: r.role,
+    ...(r.allocationRole === undefined ? {} : { allocation_info: { role: r.allocationRole } }),
+  };
+}
+
+export function attributeFromWire(a: mesos.v1.Attribute): Attribute {
+  switch (a.type) {
+    case 'SCALAR':
+      return { name: a.name, type: 'SCALAR', milli: toMilli(a.scalar?.value ?? 0) };
+    case 'RANGES':
+      return { name: a.name, type: 'RANGES', ranges: (a.ranges?.range ?? []).map((x) => [x.begin, x.end] as const) };
+    case 'SET':
+      return { name: a.name, type: 'SET', set: a.set?.item ?? [] };
+    default:
+      return { name: a.name, type: 'TEXT', text: a.text?.value ?? '' };
+  }
+}
+
+export function attributeToWire(a: Attribute): mesos.v1.Attribute {
+  switch (a.type) {
+    case 'SCALAR':
+      return { name: a.name, type: 'SCALAR', scalar: { value: fromMilli(a.milli ?? 0) } };
+    case 'RANGES':
+      return { name: a.name, type: 'RANGES', ranges: { range: (a.ranges ?? []).map(([begin, end]) => ({ begin, end })) } };
+    case 'SET':
+      return { name: a.name, type: 'SET', set: { item: [...(a.set ?? [])] } };
+    case 'TEXT':
+      return { name: a.name, type: 'TEXT', text: { value: a.text ?? '' } };
+  }
+}
+
+/**
+ * Parses the agent flag form `rack:r1;zone:z1;weight:2.5;slots:[1-4];tags:{a,b}`:
+ * numbers are SCALAR, `[..]` RANGES, `{..}` SET, anything else TEXT.
+ */
+export function parseAttributes(text: string): Attribute[] | string {
+  const out: Attribute[] = [];
+  for (const part of text.split(';').map((p) => p.trim()).filter((p) => p !== '')) {
+    const i = part.indexOf(':');
+    if (i <= 0) return `Invalid attribute '${part}': expected name:value`;
+    const name = part.slice(0, i).trim();
+    const value = part.slice(i + 1).trim();
+    const range = /^\[(.*)\]$/.exec(value);
+    const set = /^\{(.*)\}$/.exec(value);
+    if (range !== null) {
+      const ranges: [number, number][] = [];
+      for (const piece of range[1]!.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+        const m = /^(\d+)-(\d+)$/.exec(piece);
+        if (m === null) return `Invalid range '${piece}' in attribute '${name}'`;
+        ranges.push([Number(m[1]), Number(m[2])]);
+      }
+      out.push({ name, type: 'RANGES', ranges });
+    } else if (set !== null) {
+      out.push({ name, type: 'SET', set: set[1]!.split(',').map((p) => p.trim()).filter((p) => p !== '') });
+    } else if (value !== '' && Number.isFinite(Number(value))) {
+      out.push({ name, type: 'SCALAR', milli: toMilli(Number(value)) });
+    } else {
+      out.push({ name, type: 'TEXT', text: value });
+    }
+  }
+  return out;
+}
+
+export function labelsFromWire(labels: mesos.v1.Labels | undefined): Label[] {
+  return (labels?.labels ?? []).map((l) => (l.value === undefined ? { key: l.key } : { key: l.key, value: l.value }));
+}
+
+export function labelsToWire(labels: readonly Label[]): mesos.v1.Labels | undefined {
+  return labels.length === 0 ? undefined : { labels: labels.map((l) => ({ ...l })) };
+}
+
+export function commandFromWire(c: mesos.v1.CommandInfo | undefined): CommandSpec | undefined {
+  if (c === undefined) return undefined;
+  return { shell: c.shell ?? true, ...(c.value === undefined ? {} : { value: c.value }), arguments: c.arguments ?? [] };
+}
+
+export function durationMs(d: mesos.v1.DurationInfo | undefined): number | undefined {
+  return d === undefined ? undefined : Math.max(0, Math.round(d.nanoseconds / 1e6));
+}

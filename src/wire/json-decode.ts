@@ -1,0 +1,316 @@
+// JSON -> in-memory message, following the upstream master's parser rules:
+// fields matched by exact proto name, unknown keys ignored, null = unset,
+// enums by value name, numbers also from numeric strings, bytes as base64, and
+// proto2 required fields checked after parsing.
+import type protobuf from 'protobufjs/light.js';
+import {
+  Kind,
+  assertStringKeyed,
+  enumNames,
+  enumOf,
+  fieldKind,
+  messageTypeOf,
+} from './json-fields.js';
+import { messageType } from './schema.js';
+
+export type DecodeResult<T> = { ok: true; value: T } | { ok: false; error: string };
+
+type JsonObject = Record<string, unknown>;
+type Message = Record<string, unknown>;
+
+interface DecodeField {
+  readonly name: string;
+  readonly number: number;
+  readonly kind: Kind;
+  readonly repeated: boolean; // maps too: upstream treats them as repeated entries
+  readonly map: boolean;
+  readonly required: boolean;
+  readonly enumNames: ReadonlyMap<string, string> | undefined;
+  readonly messageType: protobuf.Type | undefined;
+  readonly oneofSiblings: readonly string[];
+}
+
+interface DecodePlan {
+  readonly byName: ReadonlyMap<string, DecodeField>;
+  readonly required: readonly string[]; // declaration order
+  readonly messageFields: readonly DecodeField[]; // field-number order
+}
+
+// A conversion problem; caught once at the top and turned into a value.
+class ConversionError extends Error {}
+
+// Returned by a conversion whose value is dropped (unknown enum name).
+const skip = Symbol('skip');
+
+export function decodeJson<T>(typeName: string, text: string, label = 'Call'): DecodeResult<T> {
+  const type = messageType(typeName);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    return { ok: false, error: `Failed to parse body into JSON: ${(err as Error).message}` };
+  }
+  const fail = (detail: string): DecodeResult<T> => ({
+    ok: false,
+    error: `Failed to convert JSON into ${label} protobuf: ${detail}`,
+  });
+  if (!isObject(parsed)) return fail('Expecting a JSON object');
+  let value: Message;
+  try {
+    value = parseMessage(planFor(type), parsed);
+  } catch (err) {
+    if (err instanceof ConversionError) return fail(err.message);
+    throw err;
+  }
+  const missing: string[] = [];
+  collectMissing(planFor(type), value, '', missing);
+  if (missing.length > 0) return fail(`Missing required fields: ${missing.join(', ')}`);
+  return { ok: true, value: value as T };
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+// Keys are visited in sorted order, as upstream's JSON object (a sorted map)
+// does, so that the first error reported is the same one.
+function parseMessage(plan: DecodePlan, json: JsonObject): Message {
+  const out: Message = {};
+  for (const key of Object.keys(json).sort()) {
+    const field = plan.byName.get(key);
+    if (field !== undefined) applyValue(field, out, json[key]);
+  }
+  return out;
+}
+
+function applyValue(field: DecodeField, out: Message, v: unknown): void {
+  if (v === null) return;
+  if (Array.isArray(v)) {
+    if (!field.repeated) throw notExpecting('array', field);
+    // Each element goes through the same rules, so nested arrays flatten and
+    // null elements are skipped, as upstream's visitor does.
+    for (const element of v) applyValue(field, out, element);
+    return;
+  }
+  if (field.map) {
+    applyMapObject(field, out, v);
+    return;
+  }
+  const converted = convertSingle(field, v);
+  if (converted === skip) return;
+  if (field.repeated) {
+    const list = out[field.name] as unknown[] | undefined;
+    if (list === undefined) out[field.name] = [converted];
+    else list.push(converted);
+    return;
+  }
+  // Setting one member of a oneof clears the others, as protobuf does.
+  for (const sibling of field.oneofSiblings) delete out[sibling];
+  out[field.name] = converted;
+}
+
+function applyMapObject(field: DecodeField, out: Message, v: unknown): void {
+  if (!isObject(v)) throw notExpecting(jsonKind(v), field);
+  const valueField = mapValueField(field);
+  let record = out[field.name] as Record<string, unknown> | undefined;
+  for (const key of Object.keys(v).sort()) {
+    const raw = v[key];
+    if (raw === null) continue;
+    const converted = convertSingle(valueField, raw);
+    if (converted === skip) continue;
+    if (record === undefined) {
+      record = {};
+      out[field.name] = record;
+    }
+    setOwn(record, key, converted);
+  }
+}
+
+// A map entry's value is an ordinary optional field named 'value'.
+const mapValueFields = new WeakMap<DecodeField, DecodeField>();
+function mapValueField(field: DecodeField): DecodeField {
+  let valueField = mapValueFields.get(field);
+  if (valueField === undefined) {
+    valueField = { ...field, name: 'value', repeated: false, map: false, required: false };
+    mapValueFields.set(field, valueField);
+  }
+  return valueField;
+}
+
+// '__proto__' must become an own key, never the prototype.
+function setOwn(record: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') {
+    Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  } else {
+    record[key] = value;
+  }
+}
+
+function convertSingle(field: DecodeField, v: unknown): unknown {
+  switch (typeof v) {
+    case 'string':
+      return convertString(field, v);
+    case 'number':
+      if (field.kind <= Kind.Uint64) return checkNumber(field, v, String(v));
+      throw notExpecting('number', field);
+    case 'boolean':
+      if (field.kind === Kind.Bool) return v;
+      throw notExpecting('boolean', field);
+    default:
+      if (!isObject(v)) throw notExpecting(jsonKind(v), field);
+      if (field.messageType === undefined) throw notExpecting('object', field);
+      return parseMessage(planFor(field.messageType), v);
+  }
+}
+
+function convertString(field: DecodeField, v: string): unknown {
+  switch (field.kind) {
+    case Kind.String:
+      return v;
+    case Kind.Bytes:
+      return decodeBase64(field, v);
+    case Kind.Enum: {
+      const name = field.enumNames?.get(v);
+      if (name !== undefined) return name;
+      // Upstream drops an unknown name unless the field is required.
+      if (field.required) throw new ConversionError(`Failed to find enum for '${v}'`);
+      return skip;
+    }
+    case Kind.Bool:
+      if (v === 'true') return true;
+      if (v === 'false') return false;
+      throw new ConversionError(`Failed to convert '${v}' to bool for field '${field.name}'`);
+    case Kind.Message:
+      throw notExpecting('string', field);
+    default:
+      return checkNumber(field, parseNumericString(field, v), v);
+  }
+}
+
+const numericText = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+function parseNumericString(field: DecodeField, v: string): number {
+  if (numericText.test(v)) return Number(v);
+  if (field.kind === Kind.Double) {
+    // "NaN" is accepted too, so that every value the encoder writes reads back.
+    if (v === 'Infinity') return Infinity;
+    if (v === '-Infinity') return -Infinity;
+    if (v === 'NaN') return NaN;
+  }
+  throw conversionFailure(field, v);
+}
+
+// Integer ranges per kind; 64-bit bounds are as close as a double gets.
+const integerRanges: Record<number, readonly [number, number]> = {
+  [Kind.Int32]: [-2147483648, 2147483647],
+  [Kind.Uint32]: [0, 4294967295],
+  [Kind.Int64]: [-9223372036854775808, 9223372036854775807],
+  [Kind.Uint64]: [0, 18446744073709551615],
+};
+
+function checkNumber(field: DecodeField, n: number, text: string): number {
+  if (field.kind === Kind.Double) return n;
+  const range = integerRanges[field.kind];
+  if (range === undefined || !Number.isInteger(n) || n < range[0] || n > range[1]) {
+    throw conversionFailure(field, text);
+  }
+  return n;
+}
+
+const kindNames: Record<number, string> = {
+  [Kind.Double]: 'double',
+  [Kind.Int32]: 'int32',
+  [Kind.Uint32]: 'uint32',
+  [Kind.Int64]: 'int64',
+  [Kind.Uint64]: 'uint64',
+};
+
+function conversionFailure(field: DecodeField, text: string): ConversionError {
+  const target = kindNames[field.kind] ?? 'number';
+  return new ConversionError(`Failed to convert '${text}' to ${target} for field '${field.name}'`);
+}
+
+const base64Alphabet = /[^A-Za-z0-9+/]/;
+
+// Upstream's decoder skips whitespace and stops at the first '='.
+function decodeBase64(field: DecodeField, v: string): Uint8Array {
+  const stop = v.indexOf('=');
+  const body = (stop < 0 ? v : v.slice(0, stop)).replace(/\s+/g, '');
+  const bad = base64Alphabet.exec(body);
+  let problem: string | undefined;
+  if (bad !== null) problem = `Invalid character '${bad[0]}'`;
+  else if (body.length % 4 === 1) problem = 'Invalid length';
+  if (problem !== undefined) {
+    throw new ConversionError(`Failed to base64 decode bytes field '${field.name}': ${problem}`);
+  }
+  return new Uint8Array(Buffer.from(body, 'base64'));
+}
+
+function jsonKind(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (v === null) return 'null';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
+function notExpecting(kind: string, field: DecodeField): ConversionError {
+  return new ConversionError(`Not expecting a JSON ${kind} for field '${field.name}'`);
+}
+
+// Paths as protobuf's initialization check writes them: this message's
+// missing required fields in declaration order, then those of its
+// sub-messages in field-number order, repeated elements as `name[i]`.
+function collectMissing(plan: DecodePlan, msg: Message, prefix: string, out: string[]): void {
+  for (const name of plan.required) {
+    if (msg[name] === undefined) out.push(prefix + name);
+  }
+  for (const field of plan.messageFields) {
+    const v = msg[field.name];
+    if (v === undefined || field.messageType === undefined) continue;
+    const sub = planFor(field.messageType);
+    if (field.map) {
+      Object.values(v as Message).forEach((entry, i) =>
+        collectMissing(sub, entry as Message, `${prefix}${field.name}[${i}].value.`, out),
+      );
+    } else if (field.repeated) {
+      (v as Message[]).forEach((element, i) =>
+        collectMissing(sub, element, `${prefix}${field.name}[${i}].`, out),
+      );
+    } else {
+      collectMissing(sub, v as Message, `${prefix}${field.name}.`, out);
+    }
+  }
+}
+
+const plans = new Map<protobuf.Type, DecodePlan>();
+
+function planFor(type: protobuf.Type): DecodePlan {
+  const cached = plans.get(type);
+  if (cached !== undefined) return cached;
+  const fields = type.fieldsArray.map(toDecodeField);
+  const plan: DecodePlan = {
+    byName: new Map(fields.map((f) => [f.name, f])),
+    required: fields.filter((f) => f.required).map((f) => f.name),
+    messageFields: fields
+      .filter((f) => f.kind === Kind.Message)
+      .sort((a, b) => a.number - b.number),
+  };
+  plans.set(type, plan);
+  return plan;
+}
+
+function toDecodeField(field: protobuf.Field): DecodeField {
+  assertStringKeyed(field);
+  const e = enumOf(field);
+  const oneof = field.partOf;
+  return {
+    name: field.name,
+    number: field.id,
+    kind: fieldKind(field),
+    repeated: field.repeated || field.map,
+    map: field.map,
+    required: field.required,
+    enumNames: e === undefined ? undefined : enumNames(e),
+    messageType: messageTypeOf(field),
+    oneofSiblings: oneof === null ? [] : oneof.oneof.filter((n) => n !== field.name),
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * `/state` (also served as `/master/state`): the master, its flags, agents
+ * and frameworks in one object.
+ */
+import { EXECUTOR_SHUTDOWN_GRACE_MS } from '../../core/agent/agent.js';
+import { DEFAULT_ALLOCATION_INTERVAL_MS } from '../../core/allocator/allocator.js';
+import { MAX_COMPLETED_TASKS_PER_FRAMEWORK } from '../../core/master/framework.js';
+import { MAX_COMPLETED_FRAMEWORKS, type Master } from '../../core/master/master.js';
+import { frameworkObject } from './frameworks.js';
+import { slaveObject } from './slaves.js';
+import { secondsOf, type JsonObject } from './summary.js';
+import { renderVersion } from './version.js';
+
+/** MasterInfo capabilities, in enum order. */
+export const MASTER_CAPABILITIES = ['AGENT_UPDATE', 'AGENT_DRAINING', 'QUOTA_V2'] as const;
+
+export interface StateClock {
+  /** When the serving process started; the master's own start time when absent. */
+  readonly startTimeSeconds?: number;
+}
+
+/**
+ * This master is the only one and the leader from its start, so it is its
+ * own `leader` and was elected when it started. Unreachable agents, orphan
+ * tasks and unregistered frameworks do not exist in this model.
+ */
+export function renderState(master: Master, now: StateClock = {}): JsonObject {
+  const { info } = master;
+  const startTime = now.startTimeSeconds ?? secondsOf(master.startTimeMs);
+  const records = [...master.agents.values()];
+  const activated = records.filter((r) => r.active).length;
+  return {
+    ...renderVersion(info.version),
+    start_time: startTime,
+    elected_time: startTime,
+    id: info.id,
+    pid: info.pid,
+    hostname: info.hostname,
+    capabilities: [...MASTER_CAPABILITIES],
+    activated_slaves: activated,
+    deactivated_slaves: records.length - activated,
+    unreachable_slaves: 0,
+    leader: info.pid,
+    leader_info: { id: info.id, pid: info.pid, port: info.port, hostname: info.hostname },
+    flags: masterFlags(master),
+    slaves: records.map((r) => slaveObject(master, r)),
+    recovered_slaves: [],
+    frameworks: [...master.frameworks.values()].map(frameworkObject),
+    completed_frameworks: master.completedFrameworks.map(frameworkObject),
+    orphan_tasks: [],
+    unregistered_frameworks: [],
+  };
+}
+
+/**
+ * The flags this cluster honours, under their upstream names and in their
+ * upstream text form, sorted by name as upstream lists them. The scheduler
+ * heartbeat interval is not a flag upstream, so it is not listed.
+ */
+export function masterFlags(master: Master): Record<string, string> {
+  const { options } = master;
+  const flags: Record<string, string> = {
+    allocation_interval: formatDuration(options.allocationIntervalMs ?? DEFAULT_ALLOCATION_INTERVAL_MS),
+    executor_shutdown_grace_period: formatDuration(EXECUTOR_SHUTDOWN_GRACE_MS),
+    hostname: options.hostname,
+    ip: options.ip,
+    max_completed_frameworks: String(MAX_COMPLETED_FRAMEWORKS),
+    max_completed_tasks_per_framework: String(MAX_COMPLETED_TASKS_PER_FRAMEWORK),
+    min_allocatable_resources: 'cpus:0.01|mem:32',
+    port: String(options.port),
+  };
+  if (options.offerTimeoutMs !== undefined) flags['offer_timeout'] = formatDuration(options.offerTimeoutMs);
+  return Object.fromEntries(Object.entries(flags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/**
+ * A duration as upstream prints it: in the largest unit it reaches, as a
+ * decimal (`1secs`, `1.5mins`, `500ms`, `0ns`).
+ */
+export function formatDuration(ms: number): string {
+  const units: readonly [string, number][] = [
+    ['weeks', 604_800_000],
+    ['days', 86_400_000],
+    ['hrs', 3_600_000],
+    ['mins', 60_000],
+    ['secs', 1_000],
+    ['ms', 1],
+    ['us', 0.001],
+  ];
+  const sign = ms < 0 ? '-' : '';
+  const abs = Math.abs(ms);
+  for (const [unit, size] of units) {
+    if (abs >= size) return `${sign}${Number((abs / size).toPrecision(15))}${unit}`;
+  }
+  return `${sign}${Number((abs * 1_000_000).toPrecision(15))}ns`;
+}

@@ -1,0 +1,124 @@
+/**
+ * Building blocks of the legacy read-only endpoints: the resources summary
+ * object, the attributes object, the full Resource in protobuf JSON, labels
+ * and times. Everything returned is a plain JSON-able value, so the HTTP
+ * layer can hand it to `JSON.stringify` as is.
+ */
+import { formatValue, fromMilli, normaliseRanges, type Range, type Resource, type Resources } from '../../core/resources.js';
+import type { Attribute, Label } from '../../core/types.js';
+
+export type Json = null | boolean | number | string | Json[] | JsonObject;
+export interface JsonObject {
+  [key: string]: Json;
+}
+
+/** These four are always present in a summary, 0 when the bag has none. */
+const ALWAYS_PRESENT = ['cpus', 'gpus', 'mem', 'disk'] as const;
+
+/** Epoch milliseconds as the double seconds the endpoints print. */
+export function secondsOf(ms: number): number {
+  return ms / 1000;
+}
+
+/**
+ * The summary object: quantities by name over all roles and allocation
+ * roles together. Scalars are plain numbers (mem and disk in MB), ranges
+ * `"[31000-32000, 32005-32010]"`, sets `"{a, b}"`. Order: the four fixed
+ * names, then other scalars, ranges and sets, each sorted by name, so equal
+ * bags print the same.
+ */
+export function resourcesSummary(bag: Resources): Record<string, number | string> {
+  const scalars = new Map<string, number>(ALWAYS_PRESENT.map((name) => [name, 0]));
+  const ranges = new Map<string, Range[]>();
+  const sets = new Map<string, string[]>();
+  for (const r of bag) {
+    switch (r.type) {
+      case 'SCALAR':
+        scalars.set(r.name, (scalars.get(r.name) ?? 0) + (r.milli ?? 0));
+        break;
+      case 'RANGES':
+        ranges.set(r.name, [...(ranges.get(r.name) ?? []), ...(r.ranges ?? [])]);
+        break;
+      case 'SET':
+        sets.set(r.name, [...(sets.get(r.name) ?? []), ...(r.set ?? [])]);
+        break;
+    }
+  }
+  const out: Record<string, number | string> = {};
+  for (const name of ALWAYS_PRESENT) out[name] = fromMilli(scalars.get(name) ?? 0);
+  for (const name of extraNames(scalars)) out[name] = fromMilli(scalars.get(name) ?? 0);
+  for (const name of extraNames(ranges)) {
+    out[name] = formatValue({ name, type: 'RANGES', ranges: normaliseRanges(ranges.get(name) ?? []), role: '*' });
+  }
+  for (const name of extraNames(sets)) {
+    out[name] = formatValue({ name, type: 'SET', set: [...new Set(sets.get(name) ?? [])].sort(), role: '*' });
+  }
+  return out;
+}
+
+function extraNames(byName: ReadonlyMap<string, unknown>): string[] {
+  const fixed = new Set<string>(ALWAYS_PRESENT);
+  return [...byName.keys()].filter((name) => !fixed.has(name)).sort();
+}
+
+/** `name -> number | "[b-e, ...]" | "{x, y}" | "text"`, in the agent's order. */
+export function attributesObject(attrs: readonly Attribute[]): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  for (const a of attrs) {
+    switch (a.type) {
+      case 'SCALAR':
+        out[a.name] = fromMilli(a.milli ?? 0);
+        break;
+      case 'RANGES':
+        out[a.name] = formatValue({ name: a.name, type: 'RANGES', ranges: a.ranges ?? [], role: '*' });
+        break;
+      case 'SET':
+        out[a.name] = formatValue({ name: a.name, type: 'SET', set: a.set ?? [], role: '*' });
+        break;
+      case 'TEXT':
+        out[a.name] = a.text ?? '';
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * A Resource in protobuf JSON, in the endpoint format the `*_full` fields
+ * use: the deprecated `role` is always written (`*` when unreserved) and a
+ * reserved resource also lists its `reservations`. Reservations here come
+ * only from the agent's resources flag, so they are STATIC, and the singular
+ * `reservation` (written for DYNAMIC ones only) never appears. Fields follow
+ * the declaration order of the message.
+ */
+export function resourceJson(r: Resource): JsonObject {
+  return {
+    name: r.name,
+    type: r.type,
+    ...valueJson(r),
+    role: r.role,
+    ...(r.allocationRole === undefined ? {} : { allocation_info: { role: r.allocationRole } }),
+    ...(r.role === '*' ? {} : { reservations: [{ type: 'STATIC', role: r.role }] }),
+  };
+}
+
+/** Empty repeated fields are left out, as protobuf JSON does. */
+function valueJson(r: Resource): JsonObject {
+  switch (r.type) {
+    case 'SCALAR':
+      return { scalar: { value: fromMilli(r.milli ?? 0) } };
+    case 'RANGES': {
+      const range = (r.ranges ?? []).map(([begin, end]) => ({ begin, end }));
+      return { ranges: range.length === 0 ? {} : { range } };
+    }
+    case 'SET': {
+      const item = [...(r.set ?? [])];
+      return { set: item.length === 0 ? {} : { item } };
+    }
+  }
+}
+
+/** Labels as `[{key, value}]`; `value` only when set. */
+export function labelsJson(labels: readonly Label[]): JsonObject[] {
+  return labels.map((l): JsonObject => (l.value === undefined ? { key: l.key } : { key: l.key, value: l.value }));
+}

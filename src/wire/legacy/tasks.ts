@@ -1,0 +1,64 @@
+/**
+ * `/tasks`: the live, unreachable and completed tasks of the registered and
+ * the completed frameworks, sorted, then paged with `offset` and `limit`.
+ */
+import type { Framework, Task } from '../../core/master/framework.js';
+import type { Master } from '../../core/master/master.js';
+import { taskObject } from './objects.js';
+import type { JsonObject } from './summary.js';
+
+export const DEFAULT_TASKS_LIMIT = 100;
+
+export interface TasksQuery {
+  readonly limit?: string;
+  readonly offset?: string;
+  /** `asc` for oldest first; anything else means newest first. */
+  readonly order?: string;
+  readonly framework_id?: string;
+  readonly task_id?: string;
+}
+
+export function renderTasks(master: Master, query: TasksQuery): JsonObject {
+  // A malformed limit or offset is ignored and the default used, as the
+  // upstream endpoint does (it answers 200, never 400, for these).
+  const limit = parseCount(query.limit) ?? DEFAULT_TASKS_LIMIT;
+  const offset = parseCount(query.offset) ?? 0;
+  const entries: { task: Task; user: string }[] = [];
+  for (const fw of [...master.frameworks.values(), ...master.completedFrameworks]) {
+    if (query.framework_id !== undefined && fw.id !== query.framework_id) continue;
+    for (const task of tasksOf(fw)) {
+      if (query.task_id === undefined || task.spec.taskId === query.task_id) entries.push({ task, user: fw.info.user });
+    }
+  }
+  entries.sort((a, b) => compareAscending(a.task, b.task));
+  if (query.order !== 'asc') entries.reverse();
+  return { tasks: entries.slice(offset, offset + limit).map((e) => taskObject(e.task, e.user)) };
+}
+
+function tasksOf(fw: Framework): Task[] {
+  return [...fw.tasks.values(), ...fw.completedTasks];
+}
+
+/** A non-negative decimal integer, or undefined for anything else (negative included). */
+function parseCount(text: string | undefined): number | undefined {
+  if (text === undefined || !/^\+?\d+$/.test(text.trim())) return undefined;
+  const n = Number(text.trim());
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/**
+ * Oldest first. The key is the task's *first* status, as upstream compares
+ * (so a task does not move when it finishes); a task with no status yet
+ * sorts before every other. Ties go by task id, then framework id, so the
+ * order is total and the newest-first order is its exact reverse.
+ */
+function compareAscending(a: Task, b: Task): number {
+  const ta = a.statuses[0]?.timestampMs ?? -Infinity;
+  const tb = b.statuses[0]?.timestampMs ?? -Infinity;
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return compareText(a.spec.taskId, b.spec.taskId) || compareText(a.frameworkId, b.frameworkId);
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,219 @@
+/**
+ * Scheduler calls from wire messages to core inputs. Per-task problems
+ * (bad resources) do not reject the call: they travel with the task and
+ * become TASK_ERROR, as upstream reports them.
+ */
+import type { SchedulerCall, Operation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/types.js';
+import { bytesToHex } from './bytes.js';
+import { commandFromWire, durationMs, labelsFromWire, resourcesFromWire } from './convert-common.js';
+import type { mesos } from './generated/schema.js';
+
+type Call = mesos.v1.scheduler.Call;
+
+/** `Filters.refuse_seconds`: default 5, capped at 365 days; negative or non-finite means the default. */
+export const DEFAULT_REFUSE_SECONDS = 5;
+export const MAX_REFUSE_SECONDS = 31_536_000;
+
+export function refuseMs(filters: mesos.v1.Filters | undefined): number {
+  const seconds = filters?.refuse_seconds ?? DEFAULT_REFUSE_SECONDS;
+  if (!Number.isFinite(seconds) || seconds < 0) return DEFAULT_REFUSE_SECONDS * 1000;
+  return Math.round(Math.min(seconds, MAX_REFUSE_SECONDS) * 1000);
+}
+
+export function frameworkInfoFromWire(info: mesos.v1.FrameworkInfo): FrameworkInfo {
+  const capabilities = (info.capabilities ?? [])
+    .map((c) => c.type)
+    .filter((t): t is Capability => t !== undefined && t !== 'UNKNOWN');
+  return {
+    user: info.user,
+    name: info.name,
+    ...(info.id === undefined ? {} : { id: info.id.value }),
+    failoverTimeoutMs: (info.failover_timeout ?? 0) * 1000,
+    checkpoint: info.checkpoint ?? false,
+    ...(info.role === undefined ? {} : { role: info.role }),
+    roles: info.roles ?? [],
+    ...(info.principal === undefined ? {} : { principal: info.principal }),
+    ...(info.hostname === undefined ? {} : { hostname: info.hostname }),
+    ...(info.webui_url === undefined ? {} : { webuiUrl: info.webui_url }),
+    capabilities,
+    labels: labelsFromWire(info.labels),
+    raw: info,
+  };
+}
+
+export function subscriptionFromWire(
+  sub: mesos.v1.scheduler.Call.Subscribe | mesos.v1.scheduler.Call.UpdateFramework,
+): Subscription | string {
+  const constraints = sub.offer_constraints === undefined ? undefined : constraintsFromWire(sub.offer_constraints);
+  if (typeof constraints === 'string') return constraints;
+  return {
+    info: frameworkInfoFromWire(sub.framework_info),
+    suppressedRoles: sub.suppressed_roles ?? [],
+    ...(constraints === undefined ? {} : { offerConstraints: constraints }),
+  };
+}
+
+function constraintsFromWire(c: mesos.v1.scheduler.OfferConstraints): OfferConstraints | string {
+  const out: Record<string, AttributeConstraint[][]> = {};
+  for (const [role, rc] of Object.entries(c.role_constraints ?? {})) {
+    const groups: AttributeConstraint[][] = [];
+    for (const group of rc.groups ?? []) {
+      const list: AttributeConstraint[] = [];
+      for (const ac of group.attribute_constraints ?? []) {
+        const converted = attributeConstraintFromWire(ac);
+        if (typeof converted === 'string') return `Invalid offer constraint for role '${role}': ${converted}`;
+        list.push(converted);
+      }
+      groups.push(list);
+    }
+    out[role] = groups;
+  }
+  return out;
+}
+
+function attributeConstraintFromWire(ac: mesos.v1.scheduler.AttributeConstraint): AttributeConstraint | string {
+  const s = ac.selector;
+  const selector =
+    s.attribute_name !== undefined
+      ? { attributeName: s.attribute_name }
+      : s.pseudoattribute_type !== undefined
+        ? { pseudo: s.pseudoattribute_type }
+        : undefined;
+  if (selector === undefined) return "'selector' must set 'attribute_name' or 'pseudoattribute_type'";
+  const p = ac.predicate;
+  const predicate =
+    p.exists !== undefined
+      ? ({ kind: 'exists' } as const)
+      : p.not_exists !== undefined
+        ? ({ kind: 'not_exists' } as const)
+        : p.text_equals !== undefined
+          ? ({ kind: 'text_equals', value: p.text_equals.value } as const)
+          : p.text_not_equals !== undefined
+            ? ({ kind: 'text_not_equals', value: p.text_not_equals.value } as const)
+            : p.text_matches !== undefined
+              ? ({ kind: 'text_matches', regex: p.text_matches.regex } as const)
+              : p.text_not_matches !== undefined
+                ? ({ kind: 'text_not_matches', regex: p.text_not_matches.regex } as const)
+                : undefined;
+  if (predicate === undefined) return "'predicate' must be set";
+  return { selector, predicate };
+}
+
+export function executorFromWire(e: mesos.v1.ExecutorInfo): ExecutorSpec & { invalid?: string } {
+  const resources = resourcesFromWire(e.resources);
+  const command = commandFromWire(e.command);
+  return {
+    executorId: e.executor_id.value,
+    type: e.type ?? 'UNKNOWN',
+    ...(e.name === undefined ? {} : { name: e.name }),
+    ...(command === undefined ? {} : { command }),
+    resources: typeof resources === 'string' ? [] : resources,
+    ...(typeof resources === 'string' ? { invalid: resources } : {}),
+    raw: e,
+  };
+}
+
+export function taskFromWire(t: mesos.v1.TaskInfo): TaskSpec {
+  const resources = resourcesFromWire(t.resources);
+  const executor = t.executor === undefined ? undefined : executorFromWire(t.executor);
+  const command = commandFromWire(t.command);
+  const grace = durationMs(t.kill_policy?.grace_period);
+  const limits = t.limits === undefined ? undefined : Object.fromEntries(Object.entries(t.limits).map(([k, v]) => [k, v.value]));
+  const invalid = typeof resources === 'string' ? resources : executor?.invalid;
+  return {
+    taskId: t.task_id.value,
+    name: t.name,
+    agentId: t.agent_id.value,
+    resources: typeof resources === 'string' ? [] : resources,
+    ...(command === undefined ? {} : { command }),
+    ...(executor === undefined ? {} : { executor }),
+    labels: labelsFromWire(t.labels),
+    ...(grace === undefined ? {} : { killGracePeriodMs: grace }),
+    ...(limits === undefined ? {} : { limits }),
+    ...(invalid === undefined ? {} : { invalid }),
+    raw: t,
+  };
+}
+
+function operationFromWire(op: mesos.v1.Offer.Operation): Operation {
+  const id = op.id?.value;
+  const withId = id === undefined ? {} : { id };
+  if (op.type === 'LAUNCH') return { type: 'LAUNCH', tasks: (op.launch?.task_infos ?? []).map(taskFromWire), ...withId };
+  if (op.type === 'LAUNCH_GROUP' && op.launch_group !== undefined) {
+    return {
+      type: 'LAUNCH_GROUP',
+      executor: executorFromWire(op.launch_group.executor),
+      tasks: (op.launch_group.task_group.tasks ?? []).map(taskFromWire),
+      ...withId,
+    };
+  }
+  return { type: 'UNSUPPORTED', name: op.type ?? 'UNKNOWN', ...withId };
+}
+
+/** A validated non-SUBSCRIBE call as a core input, or the reason it cannot be one. */
+export function schedulerCallFromWire(call: Call): SchedulerCall | { readonly type: 'UNKNOWN' } | string {
+  switch (call.type) {
+    case 'TEARDOWN':
+    case 'REQUEST':
+      return { type: call.type };
+    case 'ACCEPT': {
+      const a = call.accept!;
+      return { type: 'ACCEPT', offerIds: ids(a.offer_ids), operations: (a.operations ?? []).map(operationFromWire), filters: { refuseMs: refuseMs(a.filters) } };
+    }
+    case 'DECLINE': {
+      const d = call.decline!;
+      return { type: 'DECLINE', offerIds: ids(d.offer_ids), filters: { refuseMs: refuseMs(d.filters) } };
+    }
+    case 'ACCEPT_INVERSE_OFFERS':
+      return { type: call.type, offerIds: ids(call.accept_inverse_offers!.inverse_offer_ids) };
+    case 'DECLINE_INVERSE_OFFERS':
+      return { type: call.type, offerIds: ids(call.decline_inverse_offers!.inverse_offer_ids) };
+    case 'REVIVE':
+      return { type: 'REVIVE', roles: call.revive?.roles ?? [] };
+    case 'SUPPRESS':
+      return { type: 'SUPPRESS', roles: call.suppress?.roles ?? [] };
+    case 'KILL': {
+      const k = call.kill!;
+      const grace = durationMs(k.kill_policy?.grace_period);
+      return { type: 'KILL', taskId: k.task_id.value, ...optional('agentId', k.agent_id?.value), ...optional('gracePeriodMs', grace) };
+    }
+    case 'SHUTDOWN':
+      return { type: 'SHUTDOWN', executorId: call.shutdown!.executor_id.value, agentId: call.shutdown!.agent_id.value };
+    case 'ACKNOWLEDGE': {
+      const a = call.acknowledge!;
+      return { type: 'ACKNOWLEDGE', agentId: a.agent_id.value, taskId: a.task_id.value, uuid: bytesToHex(a.uuid) };
+    }
+    case 'ACKNOWLEDGE_OPERATION_STATUS': {
+      const a = call.acknowledge_operation_status!;
+      return { type: 'ACKNOWLEDGE_OPERATION_STATUS', ...optional('agentId', a.agent_id?.value), operationId: a.operation_id.value, uuid: bytesToHex(a.uuid) };
+    }
+    case 'RECONCILE':
+      return {
+        type: 'RECONCILE',
+        tasks: (call.reconcile!.tasks ?? []).map((t) => ({ taskId: t.task_id.value, ...optional('agentId', t.agent_id?.value) })),
+      };
+    case 'RECONCILE_OPERATIONS':
+      return {
+        type: 'RECONCILE_OPERATIONS',
+        operations: (call.reconcile_operations!.operations ?? []).map((o) => ({ operationId: o.operation_id.value, ...optional('agentId', o.agent_id?.value) })),
+      };
+    case 'MESSAGE': {
+      const m = call.message!;
+      return { type: 'MESSAGE', agentId: m.agent_id.value, executorId: m.executor_id.value, data: m.data };
+    }
+    case 'UPDATE_FRAMEWORK': {
+      const sub = subscriptionFromWire(call.update_framework!);
+      return typeof sub === 'string' ? sub : { type: 'UPDATE_FRAMEWORK', subscription: sub };
+    }
+    default:
+      return { type: 'UNKNOWN' };
+  }
+}
+
+function ids(list: readonly { value: string }[] | undefined): string[] {
+  return (list ?? []).map((x) => x.value);
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

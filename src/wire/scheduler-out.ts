@@ -1,0 +1,104 @@
+/** Scheduler events from core values to wire messages. */
+import type { MasterInfo, OfferView, OperationStatus, SchedulerEvent, TaskStatus } from '../core/types.js';
+import { hexToBytes, ipToUint32 } from './bytes.js';
+import { attributeToWire, resourcesToWire } from './convert-common.js';
+import type { mesos } from './generated/schema.js';
+
+type Event = mesos.v1.scheduler.Event;
+
+export function eventToWire(event: SchedulerEvent): Event {
+  switch (event.type) {
+    case 'SUBSCRIBED':
+      return {
+        type: 'SUBSCRIBED',
+        subscribed: {
+          framework_id: { value: event.frameworkId },
+          heartbeat_interval_seconds: event.heartbeatIntervalSeconds,
+          master_info: masterInfoToWire(event.masterInfo),
+        },
+      };
+    case 'OFFERS':
+      return { type: 'OFFERS', offers: { offers: event.offers.map(offerToWire) } };
+    case 'RESCIND':
+      return { type: 'RESCIND', rescind: { offer_id: { value: event.offerId } } };
+    case 'UPDATE':
+      return { type: 'UPDATE', update: { status: taskStatusToWire(event.status) } };
+    case 'UPDATE_OPERATION_STATUS':
+      return { type: 'UPDATE_OPERATION_STATUS', update_operation_status: { status: operationStatusToWire(event.status) } };
+    case 'MESSAGE':
+      return {
+        type: 'MESSAGE',
+        message: { agent_id: { value: event.agentId }, executor_id: { value: event.executorId }, data: event.data },
+      };
+    case 'FAILURE':
+      return {
+        type: 'FAILURE',
+        failure: {
+          ...(event.agentId === undefined ? {} : { agent_id: { value: event.agentId } }),
+          ...(event.executorId === undefined ? {} : { executor_id: { value: event.executorId } }),
+          ...(event.status === undefined ? {} : { status: event.status }),
+        },
+      };
+    case 'ERROR':
+      return { type: 'ERROR', error: { message: event.message } };
+    case 'HEARTBEAT':
+      return { type: 'HEARTBEAT' };
+  }
+}
+
+export function masterInfoToWire(info: MasterInfo): mesos.v1.MasterInfo {
+  return {
+    id: info.id,
+    ip: ipToUint32(info.ip),
+    port: info.port,
+    pid: info.pid,
+    hostname: info.hostname,
+    version: info.version,
+    address: { hostname: info.hostname, ip: info.ip, port: info.port },
+    capabilities: [{ type: 'AGENT_UPDATE' }, { type: 'AGENT_DRAINING' }, { type: 'QUOTA_V2' }],
+  };
+}
+
+export function offerToWire(offer: OfferView): mesos.v1.Offer {
+  return {
+    id: { value: offer.id },
+    framework_id: { value: offer.frameworkId },
+    agent_id: { value: offer.agentId },
+    hostname: offer.hostname,
+    url: {
+      scheme: offer.url.scheme,
+      address: { hostname: offer.url.hostname, ip: offer.url.ip, port: offer.url.port },
+      ...(offer.url.path === undefined ? {} : { path: offer.url.path }),
+    },
+    resources: resourcesToWire(offer.resources),
+    attributes: offer.attributes.map(attributeToWire),
+    executor_ids: offer.executorIds.map((value) => ({ value })),
+    ...(offer.allocationRole === undefined ? {} : { allocation_info: { role: offer.allocationRole } }),
+  };
+}
+
+export function taskStatusToWire(s: TaskStatus): mesos.v1.TaskStatus {
+  return {
+    task_id: { value: s.taskId },
+    state: s.state,
+    ...(s.message === undefined ? {} : { message: s.message }),
+    source: s.source,
+    ...(s.reason === undefined ? {} : { reason: s.reason }),
+    ...(s.data === undefined ? {} : { data: s.data }),
+    ...(s.agentId === undefined ? {} : { agent_id: { value: s.agentId } }),
+    ...(s.executorId === undefined ? {} : { executor_id: { value: s.executorId } }),
+    timestamp: s.timestampMs / 1000,
+    ...(s.uuid === undefined ? {} : { uuid: hexToBytes(s.uuid) }),
+    ...(s.containerId === undefined ? {} : { container_status: { container_id: { value: s.containerId } } }),
+  };
+}
+
+function operationStatusToWire(s: OperationStatus): mesos.v1.OperationStatus {
+  return {
+    ...(s.operationId === undefined ? {} : { operation_id: { value: s.operationId } }),
+    state: s.state,
+    ...(s.message === undefined ? {} : { message: s.message }),
+    ...(s.agentId === undefined ? {} : { agent_id: { value: s.agentId } }),
+    ...(s.resourceProviderId === undefined ? {} : { resource_provider_id: { value: s.resourceProviderId } }),
+  };
+}
