@@ -14,8 +14,11 @@ export interface CallResult {
   readonly headers: http.IncomingHttpHeaders;
 }
 
+/** An event type, or a test on events; undefined matches any event. */
+export type EventMatch = string | ((event: JsonEvent) => boolean) | undefined;
+
 interface Waiter {
-  readonly type: string | undefined;
+  readonly match: EventMatch;
   readonly resolve: (event: JsonEvent) => void;
   readonly reject: (error: Error) => void;
 }
@@ -24,7 +27,6 @@ export class SchedulerClient {
   readonly events: JsonEvent[] = [];
   streamId: string | undefined;
   frameworkId: string | undefined;
-  #cursor = 0;
   #waiters: Waiter[] = [];
   #request: http.ClientRequest | undefined;
   #closed = false;
@@ -71,15 +73,16 @@ export class SchedulerClient {
     }, this.#agent);
   }
 
-  /** The next event of `type` (any type if omitted) not yet taken. */
-  next(type?: string, timeoutMs = 5_000): Promise<JsonEvent> {
-    const found = this.#take(type);
+  /** The next event not yet taken that matches (a type, or a test; any if omitted). */
+  next(match?: EventMatch, timeoutMs = 5_000): Promise<JsonEvent> {
+    const found = this.#take(match);
+    const what = typeof match === 'string' ? match : 'an event';
     if (found !== undefined) return Promise.resolve(found);
-    if (this.#closed) return Promise.reject(new Error(`stream closed while waiting for ${type ?? 'an event'}`));
+    if (this.#closed) return Promise.reject(new Error(`stream closed while waiting for ${what}`));
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${type ?? 'an event'}`)), timeoutMs);
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
       this.#waiters.push({
-        type,
+        match,
         resolve: (e) => (clearTimeout(timer), resolve(e)),
         reject: (e) => (clearTimeout(timer), reject(e)),
       });
@@ -96,10 +99,15 @@ export class SchedulerClient {
     this.#agent.destroy();
   }
 
-  #take(type: string | undefined): JsonEvent | undefined {
-    for (let i = this.#cursor; i < this.events.length; i++) {
+  /** The next UPDATE for a task. */
+  nextUpdate(taskId: string, timeoutMs = 5_000): Promise<JsonEvent> {
+    return this.next((e) => e.type === 'UPDATE' && e.update.status.task_id.value === taskId, timeoutMs);
+  }
+
+  #take(match: EventMatch): JsonEvent | undefined {
+    for (let i = 0; i < this.events.length; i++) {
       const e = this.events[i]!;
-      if (type === undefined || e.type === type) {
+      if (matches(match, e)) {
         this.events.splice(i, 1);
         return e;
       }
@@ -109,7 +117,7 @@ export class SchedulerClient {
 
   #onEvent(event: JsonEvent): void {
     if (event.type === 'SUBSCRIBED') this.frameworkId = event.subscribed.framework_id.value;
-    const i = this.#waiters.findIndex((w) => w.type === undefined || w.type === event.type);
+    const i = this.#waiters.findIndex((w) => matches(w.match, event));
     if (i >= 0) this.#waiters.splice(i, 1)[0]!.resolve(event);
     else this.events.push(event);
   }
@@ -118,6 +126,10 @@ export class SchedulerClient {
     this.#closed = true;
     for (const w of this.#waiters.splice(0)) w.reject(new Error('event stream closed'));
   }
+}
+
+function matches(match: EventMatch, event: JsonEvent): boolean {
+  return match === undefined || (typeof match === 'string' ? event.type === match : match(event));
 }
 
 export function postRaw(url: URL, body: string | Buffer, headers: Record<string, string>, agent?: http.Agent): Promise<CallResult> {

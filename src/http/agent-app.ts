@@ -15,6 +15,8 @@ export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
   const app = Fastify({
     ...(options.logger === undefined ? {} : { loggerInstance: options.logger }),
     logController: new LogController({ disableRequestLogging: true }),
+    // Event streams never end by themselves; closing the server must not wait for them.
+    forceCloseConnections: true,
   }) as unknown as FastifyInstance;
   acceptRawBodies(app);
   for (const prefix of ['', '/slave(1)']) {

@@ -22,6 +22,8 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
   const app = Fastify({
     ...(options.logger === undefined ? {} : { loggerInstance: options.logger }),
     logController: new LogController({ disableRequestLogging: true }),
+    // Event streams never end by themselves; closing the server must not wait for them.
+    forceCloseConnections: true,
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     keepAliveTimeout: 75_000,
   }) as unknown as FastifyInstance;

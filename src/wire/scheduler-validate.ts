@@ -4,7 +4,8 @@
  *
  *   type unset                          -> "Expecting 'type' to be present"
  *   SUBSCRIBE without subscribe         -> "Expecting 'subscribe' to be present"
- *   SUBSCRIBE, framework_id != info.id  -> "'framework_id' differs from 'subscribe.framework_info.id'"
+ *   SUBSCRIBE, framework_id set and
+ *     not equal to framework_info.id    -> "'framework_id' differs from 'subscribe.framework_info.id'"
  *   any other call without framework_id -> "Expecting 'framework_id' to be present"
  *   a call without its payload field    -> "Expecting '<field>' to be present"
  *   UPDATE_FRAMEWORK, id mismatch        -> "'framework_id' differs from 'update_framework.framework_info.id'"
@@ -39,7 +40,8 @@ export function schedulerCallError(call: Call): string | undefined {
   if (call.type === undefined) return "Expecting 'type' to be present";
   if (call.type === 'SUBSCRIBE') {
     if (call.subscribe === undefined) return "Expecting 'subscribe' to be present";
-    if (call.framework_id?.value !== call.subscribe.framework_info.id?.value) {
+    // The id normally travels only in framework_info.id; a top-level copy must agree.
+    if (call.framework_id !== undefined && call.framework_id.value !== call.subscribe.framework_info.id?.value) {
       return "'framework_id' differs from 'subscribe.framework_info.id'";
     }
     return undefined;

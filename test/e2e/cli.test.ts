@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { runCli, startUp } from './cli-process.js';
+
+describe('clustersim command line', () => {
+  it('--help names every command, and every command has its own --help', async () => {
+    const top = await runCli(['--help']).output;
+    expect(top.code).toBe(0);
+    expect(top.stdout).toContain('clustersim up');
+    const up = await runCli(['up', '--help']).output;
+    expect(up.code).toBe(0);
+    for (const flag of ['--host', '--port', '--agents', '--agent-resources', '--agent-attributes', '--agent-port', '--seed', '--heartbeat-interval', '--log-level']) {
+      expect(up.stdout).toContain(flag);
+    }
+  });
+
+  it('rejects bad options with a one-line reason and a non-zero exit', async () => {
+    const bad = await runCli(['up', '--port', '0', '--agent-resources', 'cpus:lots']).output;
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("Invalid scalar for 'cpus'");
+    const unknown = await runCli(['fly']).output;
+    expect(unknown.code).not.toBe(0);
+  });
+
+  it('prints the master URL when ready and exits cleanly on SIGINT', async () => {
+    const up = await startUp(['--agents', '1', '--log-level', 'silent']);
+    expect(up.masterUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const slaves = await (await fetch(new URL('/slaves', up.masterUrl))).json();
+    expect(slaves.slaves).toHaveLength(1);
+    const agentUrl = `http://${slaves.slaves[0].pid.split('@')[1]}`;
+    expect((await fetch(new URL('/health', agentUrl))).status).toBe(200);
+    expect(await up.stop('SIGINT')).toBe(0);
+  });
+});
