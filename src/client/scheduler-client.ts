@@ -4,7 +4,14 @@
  * upstream JSON objects; `next()` waits for the next event of a type.
  */
 import http from 'node:http';
+import { decodeJson, encodeJson } from '../wire/json.js';
+import { decodeProto, encodeProto } from '../wire/proto-codec.js';
 import { RecordReader } from '../wire/recordio.js';
+
+/** The message encoding a client speaks; events are always handed out as upstream JSON objects. */
+export type Encoding = 'json' | 'protobuf';
+
+const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 
 export type JsonEvent = { type: string } & Record<string, any>;
 
@@ -33,15 +40,35 @@ export class SchedulerClient {
   readonly #agent = new http.Agent({ keepAlive: true });
   readonly #url: URL;
 
-  constructor(masterUrl: string) {
+  constructor(
+    masterUrl: string,
+    readonly encoding: Encoding = 'json',
+  ) {
     this.#url = new URL('/api/v1/scheduler', masterUrl);
+  }
+
+  /** Encodes a call given as an upstream JSON object in this client's encoding. */
+  encodeCall(call: Record<string, unknown>): string | Buffer {
+    const text = JSON.stringify(call);
+    if (this.encoding === 'json') return text;
+    const decoded = decodeJson<object>('mesos.v1.scheduler.Call', text);
+    if (!decoded.ok) throw new Error(decoded.error);
+    return Buffer.from(encodeProto('mesos.v1.scheduler.Call', decoded.value));
+  }
+
+  #decodeEvent(record: Buffer): JsonEvent {
+    if (this.encoding === 'json') return JSON.parse(record.toString('utf8')) as JsonEvent;
+    const decoded = decodeProto<object>('mesos.v1.scheduler.Event', record, 'Event');
+    if (!decoded.ok) throw new Error(decoded.error);
+    return JSON.parse(encodeJson('mesos.v1.scheduler.Event', decoded.value)) as JsonEvent;
   }
 
   /** Sends SUBSCRIBE and resolves once the response headers arrive. */
   subscribe(frameworkInfo: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<CallResult> {
-    const body = JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: frameworkInfo, ...extra } });
+    const body = this.encodeCall({ type: 'SUBSCRIBE', subscribe: { framework_info: frameworkInfo, ...extra } });
+    const media = MEDIA[this.encoding];
     return new Promise((resolve, reject) => {
-      const req = http.request(this.#url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' } }, (res) => {
+      const req = http.request(this.#url, { method: 'POST', headers: { 'content-type': media, accept: media } }, (res) => {
         const id = res.headers['mesos-stream-id'];
         if (res.statusCode !== 200) {
           let text = '';
@@ -52,7 +79,7 @@ export class SchedulerClient {
         this.streamId = typeof id === 'string' ? id : undefined;
         const reader = new RecordReader();
         res.on('data', (chunk: Buffer) => {
-          for (const record of reader.push(chunk)) this.#onEvent(JSON.parse(record.toString('utf8')) as JsonEvent);
+          for (const record of reader.push(chunk)) this.#onEvent(this.#decodeEvent(record));
         });
         res.on('close', () => this.#onClose());
         resolve({ status: 200, body: '', headers: res.headers });
@@ -63,11 +90,11 @@ export class SchedulerClient {
     });
   }
 
-  /** Posts a call (JSON object); adds framework_id and the stream id header. */
+  /** Posts a call (an upstream JSON object); adds framework_id and the stream id header. */
   call(call: Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
-    const body = JSON.stringify({ framework_id: { value: this.frameworkId }, ...call });
+    const body = this.encodeCall({ framework_id: { value: this.frameworkId }, ...call });
     return postRaw(this.#url, body, {
-      'content-type': 'application/json',
+      'content-type': MEDIA[this.encoding],
       ...(this.streamId === undefined ? {} : { 'mesos-stream-id': this.streamId }),
       ...headers,
     }, this.#agent);

@@ -7,6 +7,8 @@
 export const JSON_TYPE = 'application/json';
 export const PROTOBUF_TYPE = 'application/x-protobuf';
 export type MessageType = typeof JSON_TYPE | typeof PROTOBUF_TYPE;
+/** Both message encodings, JSON first: it wins whenever the client accepts it. */
+export const MESSAGE_TYPES: readonly MessageType[] = [JSON_TYPE, PROTOBUF_TYPE];
 
 export type ContentTypeCheck = { ok: true; type: MessageType } | { ok: false; status: 400 | 415; message: string };
 

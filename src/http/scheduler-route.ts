@@ -12,15 +12,16 @@
  *   stream id missing or wrong 400, UNKNOWN call 501, else 202 (200)
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { SchedulerEvent } from '../core/types.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { mesos } from '../wire/generated/schema.js';
-import { decodeJson } from '../wire/json.js';
-import { encodeJson } from '../wire/json.js';
+import { decodeJson, encodeJson } from '../wire/json.js';
+import { decodeProto, encodeProto } from '../wire/proto-codec.js';
 import { schedulerCallFromWire, subscriptionFromWire } from '../wire/scheduler-in.js';
 import { eventToWire } from '../wire/scheduler-out.js';
 import { schedulerCallError, VALIDATION_PREFIX } from '../wire/scheduler-validate.js';
 import { HttpEventStream } from './event-stream.js';
-import { checkContentType, JSON_TYPE, negotiate, notAcceptableMessage } from './negotiate.js';
+import { checkContentType, JSON_TYPE, MESSAGE_TYPES, negotiate, notAcceptableMessage, type MessageType } from './negotiate.js';
 import { sendEmpty, sendError, sendMethodNotAllowed, STATUS_OF } from './replies.js';
 
 type Call = mesos.v1.scheduler.Call;
@@ -51,10 +52,13 @@ function streamIdOf(req: FastifyRequest): string | undefined {
 }
 
 function handle(req: FastifyRequest, reply: FastifyReply, options: SchedulerRouteOptions): FastifyReply | undefined {
-  const contentType = checkContentType(req.headers['content-type']);
+  const contentType = checkContentType(req.headers['content-type'], MESSAGE_TYPES);
   if (!contentType.ok) return sendError(reply, contentType.status, contentType.message);
-  const body = req.body instanceof Buffer ? req.body.toString('utf8') : '';
-  const decoded = decodeJson<Call>('mesos.v1.scheduler.Call', body, 'Call');
+  const body = req.body instanceof Buffer ? req.body : Buffer.alloc(0);
+  const decoded =
+    contentType.type === JSON_TYPE
+      ? decodeJson<Call>('mesos.v1.scheduler.Call', body.toString('utf8'), 'Call')
+      : decodeProto<Call>('mesos.v1.scheduler.Call', body, 'Call');
   if (!decoded.ok) return sendError(reply, 400, decoded.error);
   const call = decoded.value;
   const invalid = schedulerCallError(call);
@@ -70,8 +74,8 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: SchedulerRout
 }
 
 function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options: SchedulerRouteOptions): FastifyReply | undefined {
-  const accepted = negotiate(req.headers.accept);
-  if (accepted === undefined) return sendError(reply, 406, notAcceptableMessage());
+  const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
+  if (accepted === undefined) return sendError(reply, 406, notAcceptableMessage(MESSAGE_TYPES));
   if (streamIdOf(req) !== undefined) {
     return sendError(reply, 400, "Subscribe calls should not include the 'Mesos-Stream-Id' header");
   }
@@ -80,14 +84,20 @@ function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options
 
   reply.hijack();
   const res = reply.raw;
-  const stream = new HttpEventStream(res, (event) => encodeJson('mesos.v1.scheduler.Event', eventToWire(event)), options.maxBufferedBytes);
+  const stream = new HttpEventStream(res, eventEncoder(accepted), options.maxBufferedBytes);
   const { driver } = options;
   const { frameworkId, streamId } = driver.input(() => driver.cluster.master.subscribe(subscription, stream));
   res.on('close', () => driver.input(() => driver.cluster.master.disconnected(frameworkId, streamId)));
   stream.start({
-    'content-type': JSON_TYPE,
+    'content-type': accepted,
     'mesos-stream-id': streamId,
     'cluster-stream-id': streamId,
   });
   return undefined;
+}
+
+function eventEncoder(type: MessageType): (event: SchedulerEvent) => Uint8Array | string {
+  return type === JSON_TYPE
+    ? (event) => encodeJson('mesos.v1.scheduler.Event', eventToWire(event))
+    : (event) => encodeProto('mesos.v1.scheduler.Event', eventToWire(event));
 }

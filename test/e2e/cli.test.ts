@@ -24,7 +24,7 @@ describe('clustersim command line', () => {
   it('prints the master URL when ready and exits cleanly on SIGINT', async () => {
     const up = await startUp(['--agents', '1', '--log-level', 'silent']);
     expect(up.masterUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const slaves = await (await fetch(new URL('/slaves', up.masterUrl))).json();
+    const slaves = (await (await fetch(new URL("/slaves", up.masterUrl))).json()) as any;
     expect(slaves.slaves).toHaveLength(1);
     const agentUrl = `http://${slaves.slaves[0].pid.split('@')[1]}`;
     expect((await fetch(new URL('/health', agentUrl))).status).toBe(200);

@@ -4,7 +4,7 @@
  * acknowledge, kill, reconcile, teardown, and the error table on the way.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postRaw, SchedulerClient, type JsonEvent } from '../../src/client/scheduler-client.js';
+import { postRaw, SchedulerClient, type Encoding, type JsonEvent } from '../../src/client/scheduler-client.js';
 import { startUp, type UpProcess } from './cli-process.js';
 
 let up: UpProcess;
@@ -39,16 +39,17 @@ async function acknowledge(client: SchedulerClient, update: JsonEvent): Promise<
   expect(res.status).toBe(202);
 }
 
-describe('a scheduler against clustersim up', () => {
+describe.each<Encoding>(['json', 'protobuf'])('a scheduler speaking %s against clustersim up', (encoding) => {
   it('runs the whole lifecycle', async () => {
     const health = await fetch(new URL('/health', up.masterUrl));
     expect(health.status).toBe(200);
 
-    const client = new SchedulerClient(up.masterUrl);
-    const sub = await client.subscribe({ user: 'root', name: 'e2e', capabilities: [{ type: 'TASK_KILLING_STATE' }] });
+    const client = new SchedulerClient(up.masterUrl, encoding);
+    const sub = await client.subscribe({ user: 'root', name: `e2e-${encoding}`, capabilities: [{ type: 'TASK_KILLING_STATE' }] });
     expect(sub.status).toBe(200);
+    expect(sub.headers['content-type']).toBe(encoding === 'json' ? 'application/json' : 'application/x-protobuf');
     const subscribed = await client.next('SUBSCRIBED');
-    expect(subscribed.subscribed.framework_id.value).toMatch(/-0000$/);
+    expect(subscribed.subscribed.framework_id.value).toMatch(/-\d{4}$/);
     const offers = (await client.next('OFFERS')).offers.offers as JsonEvent[];
     expect(offers).toHaveLength(2);
     expect(offers[0]!.attributes).toEqual([{ name: 'rack', type: 'TEXT', text: { value: 'r1' } }]);
@@ -104,16 +105,16 @@ describe('a scheduler against clustersim up', () => {
     expect(lost).toMatchObject({ state: 'TASK_LOST', source: 'SOURCE_MASTER', reason: 'REASON_RECONCILIATION' });
     expect(lost.uuid).toBeUndefined();
 
-    const tasks = await (await fetch(new URL('/master/tasks?order=asc', up.masterUrl))).json();
+    const tasks = (await (await fetch(new URL('/master/tasks?order=asc', up.masterUrl))).json()) as any;
     const byId = Object.fromEntries(tasks.tasks.map((t: { id: string; state: string }) => [t.id, t.state]));
     expect(byId).toEqual({ short: 'TASK_FINISHED', long: 'TASK_KILLED' });
 
     // Teardown closes the stream and removes the framework.
     expect((await client.call({ type: 'TEARDOWN' })).status).toBe(202);
     await waitFor(() => client.closed);
-    const frameworks = await (await fetch(new URL('/frameworks', up.masterUrl))).json();
+    const frameworks = (await (await fetch(new URL('/frameworks', up.masterUrl))).json()) as any;
     expect(frameworks.frameworks).toEqual([]);
-    expect(frameworks.completed_frameworks[0].id).toBe(client.frameworkId);
+    expect(frameworks.completed_frameworks.map((f: { id: string }) => f.id)).toContain(client.frameworkId);
     const after = await client.call({ type: 'REVIVE' });
     expect(after).toMatchObject({ status: 400, body: 'Framework cannot be found' });
   }, 20_000);
