@@ -37,6 +37,8 @@ export class RealtimeDriver implements ClusterDriver {
   readonly mode = 'realtime';
   readonly #originMs: number;
   #timer: NodeJS.Timeout | undefined;
+  /** The virtual time the armed timer wakes up for. */
+  #armedForMs: number | undefined;
   #closed = false;
 
   constructor(
@@ -67,14 +69,18 @@ export class RealtimeDriver implements ClusterDriver {
     this.cluster.loop.runUntil(Math.floor(this.wallMs() - this.#originMs));
   }
 
+  /** Keeps one wall-clock timer for the next due event; re-arms only when that changes. */
   #arm(): void {
-    clearTimeout(this.#timer);
     if (this.#closed) return;
     const due = this.cluster.loop.nextDueMs();
+    if (due === this.#armedForMs) return;
+    clearTimeout(this.#timer);
+    this.#armedForMs = due;
     if (due === undefined) return;
     const delay = Math.max(0, due - (this.wallMs() - this.#originMs));
     // Timers beyond ~24.8 days overflow setTimeout; wake up earlier and re-arm.
     this.#timer = setTimeout(() => {
+      this.#armedForMs = undefined;
       this.#catchUp();
       this.#arm();
     }, Math.min(Math.ceil(delay), 2 ** 31 - 1));

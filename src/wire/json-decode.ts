@@ -50,22 +50,22 @@ export function decodeJson<T>(typeName: string, text: string, label = 'Call'): D
   } catch (err) {
     return { ok: false, error: `Failed to parse body into JSON: ${(err as Error).message}` };
   }
-  const fail = (detail: string): DecodeResult<T> => ({
-    ok: false,
-    error: `Failed to convert JSON into ${label} protobuf: ${detail}`,
-  });
-  if (!isObject(parsed)) return fail('Expecting a JSON object');
+  if (!isObject(parsed)) return callFailure(label, 'Expecting a JSON object');
   let value: Message;
   try {
     value = parseMessage(planFor(type), parsed);
   } catch (err) {
-    if (err instanceof ConversionError) return fail(err.message);
+    if (err instanceof ConversionError) return callFailure(label, err.message);
     throw err;
   }
   const missing: string[] = [];
   collectMissing(planFor(type), value, '', missing);
-  if (missing.length > 0) return fail(`Missing required fields: ${missing.join(', ')}`);
+  if (missing.length > 0) return callFailure(label, `Missing required fields: ${missing.join(', ')}`);
   return { ok: true, value: value as T };
+}
+
+function callFailure<T>(label: string, detail: string): DecodeResult<T> {
+  return { ok: false, error: `Failed to convert JSON into ${label} protobuf: ${detail}` };
 }
 
 function isObject(v: unknown): v is JsonObject {
