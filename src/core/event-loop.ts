@@ -22,6 +22,9 @@ export class EventLoop {
   #nowMs = 0;
   #seq = 0;
   #heap: Entry[] = [];
+  /** Timers scheduled and neither run nor cancelled yet. */
+  #live = new Set<number>();
+  /** Cancelled timers still sitting in the heap, dropped when they reach its head. */
   #cancelled = new Set<number>();
 
   now(): number {
@@ -32,12 +35,18 @@ export class EventLoop {
   schedule(delayMs: number, label: string, action: () => void): TimerId {
     const delay = Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
     const seq = ++this.#seq;
+    this.#live.add(seq);
     heapPush(this.#heap, { dueMs: this.#nowMs + delay, seq, label, action });
     return seq;
   }
 
+  /**
+   * Cancels a timer that has not run yet. Cancelling one that already ran or
+   * was already cancelled does nothing: otherwise it would be counted as
+   * cancelled forever (handlers routinely cancel their own, running timer).
+   */
   cancel(timer: TimerId | undefined): void {
-    if (timer !== undefined) this.#cancelled.add(timer);
+    if (timer !== undefined && this.#live.delete(timer)) this.#cancelled.add(timer);
   }
 
   /** Due time of the next live timer, or undefined when the queue is empty. */
@@ -47,7 +56,7 @@ export class EventLoop {
   }
 
   pending(): number {
-    return this.#heap.length - this.#cancelled.size;
+    return this.#live.size;
   }
 
   /** Runs the next timer, moving the clock to its due time. False when idle. */
@@ -55,6 +64,7 @@ export class EventLoop {
     this.#dropCancelledHead();
     const entry = heapPop(this.#heap);
     if (entry === undefined) return false;
+    this.#live.delete(entry.seq);
     this.#nowMs = entry.dueMs;
     entry.action();
     return true;

@@ -1,6 +1,20 @@
 import { Cluster } from '../../src/core/cluster.js';
-import { parseResources, type Resources } from '../../src/core/resources.js';
-import type { EventSink, FrameworkInfo, SchedulerEvent, Subscription, TaskSpec, TaskStatus } from '../../src/core/types.js';
+import type { Outcome } from '../../src/core/errors.js';
+import type { Framework, Offer } from '../../src/core/master/framework.js';
+import { add, allocate, format, normaliseRanges, parseResources, rangesSize, type Resource, type Resources } from '../../src/core/resources.js';
+import type {
+  EventSink,
+  ExecutorSpec,
+  FrameworkInfo,
+  SchedulerCall,
+  SchedulerEvent,
+  Subscription,
+  TaskSpec,
+  TaskState,
+  TaskStatus,
+} from '../../src/core/types.js';
+
+export const AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
 
 export function resources(text: string): Resources {
   const parsed = parseResources(text);
@@ -8,18 +22,34 @@ export function resources(text: string): Resources {
   return parsed;
 }
 
-export function makeCluster(options: { agents?: number; seed?: string | number; taskLaunchDelayMs?: number } = {}): Cluster {
+export interface TestClusterOptions {
+  readonly agents?: number;
+  readonly seed?: string | number;
+  readonly taskLaunchDelayMs?: number;
+  readonly offerTimeoutMs?: number;
+  readonly networkLatencyMs?: number;
+}
+
+export function makeCluster(options: TestClusterOptions = {}): Cluster {
   const cluster = new Cluster({
     seed: options.seed ?? 1,
     recordTrace: true,
-    master: { hostname: 'localhost', ip: '127.0.0.1', port: 5050, version: '1.11.0', taskLaunchDelayMs: options.taskLaunchDelayMs ?? 0 },
+    networkLatencyMs: options.networkLatencyMs ?? 0,
+    master: {
+      hostname: 'localhost',
+      ip: '127.0.0.1',
+      port: 5050,
+      version: '1.11.0',
+      taskLaunchDelayMs: options.taskLaunchDelayMs ?? 0,
+      ...(options.offerTimeoutMs === undefined ? {} : { offerTimeoutMs: options.offerTimeoutMs }),
+    },
   });
   for (let i = 0; i < (options.agents ?? 1); i++) {
     cluster.addAgent({
       hostname: `agent${i + 1}`,
       ip: '127.0.0.1',
       port: 5051 + i,
-      resources: resources('cpus:4;mem:8192;disk:16384;ports:[31000-32000]'),
+      resources: resources(AGENT_RESOURCES),
       attributes: [{ name: 'rack', type: 'TEXT', text: `r${i + 1}` }],
     });
   }
@@ -63,4 +93,171 @@ export function subscribe(cluster: Cluster, info: Partial<FrameworkInfo> = {}, e
 
 export function commandTask(taskId: string, agentId: string, command: string, res = 'cpus:1;mem:128'): TaskSpec {
   return { taskId, name: taskId, agentId, resources: resources(res), command: { shell: true, value: command, arguments: [] }, labels: [] };
+}
+
+export function customExecutor(executorId: string, res = 'cpus:0.1;mem:32'): ExecutorSpec {
+  return {
+    executorId,
+    type: 'CUSTOM',
+    resources: resources(res),
+    command: { shell: true, value: './my-executor', arguments: [] },
+  };
+}
+
+export function defaultExecutor(executorId: string, res = 'cpus:0.1;mem:32'): ExecutorSpec {
+  return { executorId, type: 'DEFAULT', resources: resources(res) };
+}
+
+/** A task run by the framework's own executor rather than a command. */
+export function executorTask(taskId: string, agentId: string, executor: ExecutorSpec, res = 'cpus:1;mem:128'): TaskSpec {
+  return { taskId, name: taskId, agentId, resources: resources(res), executor, labels: [] };
+}
+
+/**
+ * A scheduler driving the master directly: every call goes through
+ * `cluster.input`, so whatever it makes due runs before the call returns.
+ */
+export class TestScheduler {
+  readonly #acked = new Set<string>();
+
+  constructor(
+    readonly cluster: Cluster,
+    public sink: RecordingSink,
+    readonly frameworkId: string,
+    public streamId: string,
+  ) {}
+
+  /** The master's record, while the framework is known. */
+  get framework(): Framework | undefined {
+    return this.cluster.master.frameworks.get(this.frameworkId);
+  }
+
+  call(call: SchedulerCall): Outcome {
+    return this.cluster.input(() => this.cluster.master.call(this.frameworkId, this.streamId, call));
+  }
+
+  /** Outstanding offers, as the master holds them. */
+  offers(): Offer[] {
+    return [...(this.framework?.offers.values() ?? [])];
+  }
+
+  firstOffer(): Offer {
+    const offer = this.offers()[0];
+    if (offer === undefined) throw new Error(`framework '${this.frameworkId}' holds no offer`);
+    return offer;
+  }
+
+  accept(offerIds: string | readonly string[], tasks: readonly TaskSpec[], refuseMs = 0): Outcome {
+    return this.call({
+      type: 'ACCEPT',
+      offerIds: typeof offerIds === 'string' ? [offerIds] : offerIds,
+      operations: tasks.length === 0 ? [] : [{ type: 'LAUNCH', tasks }],
+      filters: { refuseMs },
+    });
+  }
+
+  launchGroup(offerId: string, executor: ExecutorSpec, tasks: readonly TaskSpec[], refuseMs = 0): Outcome {
+    return this.call({
+      type: 'ACCEPT',
+      offerIds: [offerId],
+      operations: [{ type: 'LAUNCH_GROUP', executor, tasks }],
+      filters: { refuseMs },
+    });
+  }
+
+  decline(offerIds: readonly string[], refuseMs: number): Outcome {
+    return this.call({ type: 'DECLINE', offerIds, filters: { refuseMs } });
+  }
+
+  kill(taskId: string, agentId?: string): Outcome {
+    return this.call({ type: 'KILL', taskId, ...(agentId === undefined ? {} : { agentId }) });
+  }
+
+  /** Acknowledges every update with a uuid, including those that the acks release. */
+  acknowledgeAll(): void {
+    for (;;) {
+      const fresh = this.sink.updates().filter((u) => u.uuid !== undefined && !this.#acked.has(u.uuid));
+      if (fresh.length === 0 || this.framework?.state !== 'subscribed') return;
+      for (const u of fresh) {
+        // A retried update appears more than once; acknowledge it once.
+        if (this.#acked.has(u.uuid!)) continue;
+        this.#acked.add(u.uuid!);
+        this.call({ type: 'ACKNOWLEDGE', agentId: u.agentId!, taskId: u.taskId, uuid: u.uuid! });
+      }
+    }
+  }
+
+  /** States of a task as the framework saw them, retries counted once. */
+  states(taskId: string): TaskState[] {
+    const seen = new Set<string>();
+    const out: TaskState[] = [];
+    for (const u of this.sink.updates()) {
+      if (u.taskId !== taskId) continue;
+      if (u.uuid !== undefined) {
+        if (seen.has(u.uuid)) continue;
+        seen.add(u.uuid);
+      }
+      out.push(u.state);
+    }
+    return out;
+  }
+
+  /** Subscribes again with the same id on a new stream (failover). */
+  resubscribe(info: Partial<FrameworkInfo> = {}): RecordingSink {
+    const old = this.framework?.info ?? frameworkInfo();
+    const sink = new RecordingSink();
+    const sub = this.cluster.input(() =>
+      this.cluster.master.subscribe({ info: { ...old, ...info, id: this.frameworkId }, suppressedRoles: [] }, sink),
+    );
+    this.sink = sink;
+    this.streamId = sub.streamId;
+    return sink;
+  }
+
+  /** The subscription connection breaks. */
+  disconnect(): void {
+    const { streamId } = this;
+    this.cluster.input(() => this.cluster.master.disconnected(this.frameworkId, streamId));
+  }
+}
+
+export function connect(cluster: Cluster, info: Partial<FrameworkInfo> = {}, extra: Partial<Subscription> = {}): TestScheduler {
+  const { sink, frameworkId, streamId } = subscribe(cluster, info, extra);
+  return new TestScheduler(cluster, sink, frameworkId, streamId);
+}
+
+/** Kinds of the trace entries, in order. */
+export function traceKinds(cluster: Cluster): string[] {
+  return cluster.trace.entries().map((e) => e.kind);
+}
+
+/**
+ * Sums bags that must not overlap, as the offers and tasks of one agent:
+ * scalars add up, but a range or a set item may be held only once. Returns
+ * the sum (without allocation roles), or the first overlap found.
+ */
+export function sumDisjoint(bags: readonly Resources[]): { sum: Resources } | { overlap: string } {
+  let sum: Resources = [];
+  for (const bag of bags) {
+    const plain = allocate(bag, undefined);
+    for (const r of plain) {
+      const held = sum.find((h) => h.name === r.name && h.role === r.role && h.type === r.type);
+      if (held !== undefined && overlaps(held, r)) return { overlap: `${format([r])} overlaps ${format([held])}` };
+    }
+    sum = add(sum, plain);
+  }
+  return { sum };
+}
+
+function overlaps(a: Resource, b: Resource): boolean {
+  switch (a.type) {
+    case 'SCALAR':
+      return false;
+    case 'RANGES': {
+      const both = normaliseRanges([...(a.ranges ?? []), ...(b.ranges ?? [])]);
+      return rangesSize(both) < rangesSize(a.ranges ?? []) + rangesSize(b.ranges ?? []);
+    }
+    case 'SET':
+      return (b.set ?? []).some((item) => a.set?.includes(item));
+  }
 }

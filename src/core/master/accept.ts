@@ -7,9 +7,9 @@
  */
 import type { Agent } from '../agent/agent.js';
 import { done, type Outcome } from '../errors.js';
-import { add, allocate as withAllocationRole, subtract, type Resources } from '../resources.js';
+import { add, allocate as withAllocationRole, contains, format, subtract, type Resources } from '../resources.js';
 import type { ExecutorSpec, Operation, StatusReason, TaskSpec } from '../types.js';
-import type { Framework, Offer, Task } from './framework.js';
+import { refOf, type Framework, type Offer, type Task } from './framework.js';
 import type { Master } from './master.js';
 import { taskError } from './validation.js';
 
@@ -115,7 +115,7 @@ function launch(m: Master, fw: Framework, pool: Pool, [spec]: readonly TaskSpec[
     fw.executors.set(executorKey!, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
   }
   const task = record(m, fw, pool, spec, need, executor?.executorId);
-  deliver(m, fw, [task], (agent) => agent.onRunTask(fw.info, spec));
+  deliver(m, fw, [task], newExecutor ? executorKey : undefined, (agent) => agent.onRunTask(fw.info, spec));
 }
 
 function launchGroup(m: Master, fw: Framework, pool: Pool, executor: ExecutorSpec, specs: readonly TaskSpec[]): void {
@@ -123,7 +123,12 @@ function launchGroup(m: Master, fw: Framework, pool: Pool, executor: ExecutorSpe
   const newExecutor = !fw.executors.has(executorKey);
   const executorNeed = newExecutor ? withAllocationRole(executor.resources, pool.role) : [];
   let total: Resources = executorNeed;
-  let error = groupError(executor, specs);
+  // The executor is checked first: the tasks are measured against what it leaves.
+  let error =
+    groupError(executor, specs) ??
+    (contains(pool.available, executorNeed)
+      ? undefined
+      : `Executor uses more resources ${format(executorNeed)} than available ${format(pool.available)}`);
   for (const spec of specs) {
     if (error !== undefined) break;
     const need = needed(spec, pool.role);
@@ -145,7 +150,7 @@ function launchGroup(m: Master, fw: Framework, pool: Pool, executor: ExecutorSpe
     fw.executors.set(executorKey, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
   }
   const tasks = specs.map((spec) => record(m, fw, pool, spec, withAllocationRole(spec.resources, pool.role), executor.executorId));
-  deliver(m, fw, tasks, (agent, live) => agent.onRunTaskGroup(fw.info, executor, live));
+  deliver(m, fw, tasks, newExecutor ? executorKey : undefined, (agent, live) => agent.onRunTaskGroup(fw.info, executor, live));
 }
 
 function groupError(executor: ExecutorSpec, specs: readonly TaskSpec[]): string | undefined {
@@ -175,14 +180,53 @@ function record(m: Master, fw: Framework, pool: Pool, spec: TaskSpec, resources:
   return task;
 }
 
-/** Hands tasks to the agent after the launch delay, unless killed meanwhile. */
-function deliver(m: Master, fw: Framework, tasks: readonly Task[], run: (agent: Agent, live: TaskSpec[]) => void): void {
+/**
+ * Hands tasks (one task, or one task group) to the agent after the launch
+ * delay, unless killed meanwhile. A group goes whole or not at all: when
+ * one of its tasks was killed during the launch, the others are killed too,
+ * as upstream does. An executor added for tasks that never reach the agent
+ * is dropped with them; nothing would ever release its resources otherwise.
+ */
+function deliver(
+  m: Master,
+  fw: Framework,
+  tasks: readonly Task[],
+  newExecutorKey: string | undefined,
+  run: (agent: Agent, live: TaskSpec[]) => void,
+): void {
   m.ctx.loop.schedule(m.options.taskLaunchDelayMs ?? 0, 'master:launch', () => {
-    const live = tasks.filter((t) => t.pending);
+    if (fw.state === 'removed') return;
+    let live = tasks.filter((t) => t.pending);
+    if (live.length < tasks.length) {
+      for (const t of live) killDuringLaunch(m, fw, t);
+      live = [];
+    }
     for (const t of live) t.pending = false;
-    if (live.length === 0 || fw.state === 'removed') return;
+    if (live.length === 0) {
+      dropUnusedExecutor(m, fw, newExecutorKey);
+      return;
+    }
     m.toAgent(live[0]!.agentId, 'master:run-task', (agent) => run(agent, live.map((t) => t.spec)));
   });
+}
+
+/** KILL of an accepted task not yet handed to its agent: the master answers itself. */
+export function killDuringLaunch(m: Master, fw: Framework, task: Task): void {
+  task.pending = false;
+  const status = m.masterStatus(refOf(task), 'TASK_KILLED', 'Killed before delivery to the agent', 'REASON_TASK_KILLED_DURING_LAUNCH');
+  m.updateTaskState(task, status);
+  fw.completeTask(task);
+  fw.send({ type: 'UPDATE', status });
+}
+
+function dropUnusedExecutor(m: Master, fw: Framework, key: string | undefined): void {
+  const record = key === undefined ? undefined : fw.executors.get(key);
+  if (record === undefined) return;
+  // A later launch may have reused the executor before this one was dropped.
+  for (const t of fw.tasks.values()) if (t.agentId === record.agentId && t.executorId === record.executorId) return;
+  fw.executors.delete(key!);
+  m.allocator.recoverResources(fw.id, record.agentId, record.resources);
+  m.ctx.trace.append('executor:drop', { frameworkId: fw.id, agentId: record.agentId, executorId: record.executorId });
 }
 
 function reject(m: Master, fw: Framework, pool: Pool, spec: TaskSpec, message: string, reason: StatusReason): void {

@@ -6,7 +6,7 @@
 import { done, fail, type Outcome } from '../errors.js';
 import { isTerminal } from '../task-state.js';
 import type { SchedulerCall, TaskState } from '../types.js';
-import { onAccept } from './accept.js';
+import { killDuringLaunch, onAccept } from './accept.js';
 import { refOf, type Framework, type Task } from './framework.js';
 import type { Master } from './master.js';
 import { roleError } from './validation.js';
@@ -116,6 +116,7 @@ function onSuppress(m: Master, fw: Framework, call: Call<'SUPPRESS'>): Outcome {
  * KILL, by the master's knowledge of the task:
  *   unknown               -> explicit reconciliation: TASK_LOST (or the partition-aware state)
  *   accepted, not yet sent -> TASK_KILLED from the master; the launch is never forwarded
+ *                            (for a task group, the rest of the group follows at launch time)
  *   on an agent           -> forwarded; the executor answers (a group dies together)
  */
 function onKill(m: Master, fw: Framework, call: Call<'KILL'>): Outcome {
@@ -125,11 +126,7 @@ function onKill(m: Master, fw: Framework, call: Call<'KILL'>): Outcome {
     return done;
   }
   if (task.pending) {
-    task.pending = false;
-    const status = m.masterStatus(refOf(task), 'TASK_KILLED', 'Killed before delivery to the agent', 'REASON_TASK_KILLED_DURING_LAUNCH');
-    m.updateTaskState(task, status);
-    fw.completeTask(task);
-    fw.send({ type: 'UPDATE', status });
+    killDuringLaunch(m, fw, task);
     return done;
   }
   if (!isTerminal(task.state)) {
