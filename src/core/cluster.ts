@@ -8,7 +8,7 @@ import type { SimContext } from './context.js';
 import { EventLoop } from './event-loop.js';
 import { Master, type MasterOptions } from './master/master.js';
 import { Network } from './network.js';
-import { add, contains, format, normalise, type Resources } from './resources.js';
+import { add, format, normalise, rangesSize, type Resources } from './resources.js';
 import { Rng } from './rng.js';
 import { Trace } from './trace.js';
 
@@ -80,23 +80,51 @@ export class Cluster {
   /**
    * Resources are conserved: on every agent, what the allocator holds as
    * allocated equals what the master accounts (offers, live tasks,
-   * executors), and never exceeds the agent's total.
+   * executors), and never exceeds the agent's total. Compared as quantities
+   * per identity (scalar milli, range and set sizes) so the check stays
+   * cheap enough to run after every input; the allocator's own `subtract`
+   * already asserts exact containment of ranges and sets.
    */
   checkInvariants(): void {
+    const accounted = this.master.accountedByAgent();
     for (const agent of this.agents) {
-      let allocated: Resources = [];
-      for (const bag of this.master.allocator.allocation(agent.id).values()) allocated = add(allocated, bag);
-      let accounted: Resources = [];
-      for (const bag of this.master.accountedOn(agent.id)) accounted = add(accounted, bag);
-      const a = format(normalise(allocated));
-      const b = format(normalise(accounted));
-      if (a !== b) {
-        throw new Error(`invariant: agent '${agent.id}' allocator holds {${a}} but the master accounts {${b}}`);
-      }
-      const untagged = normalise(allocated.map(({ allocationRole: _r, ...r }) => r));
-      if (!contains(agent.config.resources, untagged)) {
-        throw new Error(`invariant: agent '${agent.id}' allocates {${format(untagged)}} beyond its total`);
+      const allocated = quantities(this.master.allocator.allocation(agent.id).values());
+      const held = quantities(accounted.get(agent.id) ?? []);
+      if (!sameQuantities(allocated, held)) this.#fail(agent.id, accounted.get(agent.id) ?? []);
+      const total = quantities([agent.config.resources], true);
+      for (const [key, n] of quantities(this.master.allocator.allocation(agent.id).values(), true)) {
+        if (n > (total.get(key) ?? 0)) this.#fail(agent.id, accounted.get(agent.id) ?? []);
       }
     }
   }
+
+  #fail(agentId: string, accounted: readonly Resources[]): never {
+    let allocated: Resources = [];
+    for (const bag of this.master.allocator.allocation(agentId).values()) allocated = add(allocated, bag);
+    let held: Resources = [];
+    for (const bag of accounted) held = add(held, bag);
+    const agent = this.agents.find((a) => a.id === agentId)!;
+    throw new Error(
+      `invariant: agent '${agentId}' total {${format(agent.config.resources)}}, allocator holds {${format(normalise(allocated))}}, master accounts {${format(normalise(held))}}`,
+    );
+  }
+}
+
+/** Quantity per resource identity: scalar milli, number of range values, set size. */
+function quantities(bags: Iterable<Resources>, ignoreAllocation = false): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const bag of bags) {
+    for (const r of bag) {
+      const key = `${r.name}\u0000${r.role}\u0000${ignoreAllocation ? '' : (r.allocationRole ?? '')}`;
+      const n = r.type === 'SCALAR' ? (r.milli ?? 0) : r.type === 'RANGES' ? rangesSize(r.ranges ?? []) : (r.set?.length ?? 0);
+      out.set(key, (out.get(key) ?? 0) + n);
+    }
+  }
+  return out;
+}
+
+function sameQuantities(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): boolean {
+  for (const [key, n] of a) if (n !== 0 && b.get(key) !== n) return false;
+  for (const [key, n] of b) if (n !== 0 && a.get(key) !== n) return false;
+  return true;
 }

@@ -84,6 +84,8 @@ export class Framework {
     readonly id: string,
     public info: FrameworkInfo & { readonly id: string },
     readonly registeredTimeMs: number,
+    /** Records every event that reaches the subscriber (the trace). */
+    private readonly onEmit: (frameworkId: string, event: SchedulerEvent) => void = () => {},
   ) {}
 
   /** The roles offers go to: `roles` with MULTI_ROLE, else the single `role`. */
@@ -104,7 +106,9 @@ export class Framework {
 
   /** Sends to the subscriber if connected; events for a disconnected framework are dropped. */
   send(event: SchedulerEvent): void {
-    if (this.state === 'subscribed') this.sink?.send(event);
+    if (this.state !== 'subscribed' || this.sink === undefined) return;
+    this.onEmit(this.id, event);
+    this.sink.send(event);
   }
 
   completeTask(task: Task): void {

@@ -18,6 +18,7 @@ import type {
   MasterInfo,
   OfferView,
   SchedulerCall,
+  SchedulerEvent,
   Subscription,
   TaskState,
   TaskStatus,
@@ -185,7 +186,9 @@ export class Master implements MasterLink {
 
   #addFramework(sub: Subscription): Framework {
     const id = sub.info.id ?? this.ids.framework();
-    const fw = new Framework(id, { ...sub.info, id }, wallTimeMs(this.ctx));
+    const fw = new Framework(id, { ...sub.info, id }, wallTimeMs(this.ctx), (frameworkId, event) =>
+      this.ctx.trace.append(`event:${event.type.toLowerCase()}`, { frameworkId, ...eventSummary(event) }),
+    );
     this.#applySubscription(fw, sub);
     this.frameworks.set(id, fw);
     this.allocator.addFramework(id, this.#allocationInfo(fw));
@@ -397,16 +400,40 @@ export class Master implements MasterLink {
     fw.send({ type: 'FAILURE', agentId, executorId, status: waitStatus });
   }
 
-  /** Resources the master accounts on an agent: offers, live tasks, executors. */
-  accountedOn(agentId: string): Resources[] {
-    const out: Resources[] = [];
+  /** Resources the master accounts per agent: offers, live tasks, executors. */
+  accountedByAgent(): Map<string, Resources[]> {
+    const out = new Map<string, Resources[]>();
+    const put = (agentId: string, bag: Resources) => {
+      const list = out.get(agentId);
+      if (list === undefined) out.set(agentId, [bag]);
+      else list.push(bag);
+    };
     for (const fw of this.frameworks.values()) {
-      for (const offer of fw.offers.values()) if (offer.agentId === agentId) out.push(offer.resources);
-      for (const task of fw.tasks.values()) {
-        if (task.agentId === agentId && !task.resourcesRecovered) out.push(task.resources);
-      }
-      for (const e of fw.executors.values()) if (e.agentId === agentId) out.push(e.resources);
+      for (const offer of fw.offers.values()) put(offer.agentId, offer.resources);
+      for (const task of fw.tasks.values()) if (!task.resourcesRecovered) put(task.agentId, task.resources);
+      for (const e of fw.executors.values()) put(e.agentId, e.resources);
     }
     return out;
+  }
+
+}
+
+/** What the trace keeps of an event sent to a framework. */
+function eventSummary(event: SchedulerEvent): Record<string, unknown> {
+  switch (event.type) {
+    case 'OFFERS':
+      return { offerIds: event.offers.map((o) => o.id) };
+    case 'UPDATE':
+      return { taskId: event.status.taskId, state: event.status.state, source: event.status.source, uuid: event.status.uuid };
+    case 'RESCIND':
+      return { offerId: event.offerId };
+    case 'SUBSCRIBED':
+      return {};
+    case 'MESSAGE':
+      return { agentId: event.agentId, executorId: event.executorId, bytes: event.data.length };
+    default: {
+      const { type: _type, ...rest } = event;
+      return rest;
+    }
   }
 }
