@@ -16,6 +16,7 @@ export interface MasterAppOptions {
   readonly logger?: FastifyBaseLogger;
   readonly bodyLimitBytes?: number;
   readonly maxBufferedBytes?: number;
+  readonly keepaliveMs?: number;
 }
 
 export function buildMasterApp(options: MasterAppOptions): FastifyInstance {

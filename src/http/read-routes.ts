@@ -25,6 +25,11 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
   app.all(`${prefix}/tasks`, json((q) => renderTasks(master(), q)));
   app.all(`${prefix}/health`, (_req, reply) => reply.code(200).header('content-length', '0').send());
   app.all(`${prefix}/version`, json(() => renderVersion(VERSION)));
+  // This master is always the leader: the redirect points at itself, protocol-relative.
+  app.all(`${prefix}/redirect`, (_req, reply) => {
+    const { hostname, port } = master().info;
+    return reply.code(307).header('location', `//${hostname}:${port}`).header('content-length', '0').send();
+  });
 }
 
 /** JSON, or `cb(<json>)` as JavaScript when `?jsonp=cb` is given. */

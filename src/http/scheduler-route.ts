@@ -31,6 +31,8 @@ const STREAM_ID_HEADERS = ['mesos-stream-id', 'cluster-stream-id'] as const;
 export interface SchedulerRouteOptions {
   readonly driver: ClusterDriver;
   readonly maxBufferedBytes?: number;
+  /** Wall-clock idle time after which a stream writes a HEARTBEAT itself. */
+  readonly keepaliveMs?: number;
 }
 
 export function registerSchedulerRoute(app: FastifyInstance, prefix: string, options: SchedulerRouteOptions): void {
@@ -84,7 +86,7 @@ function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options
 
   reply.hijack();
   const res = reply.raw;
-  const stream = new HttpEventStream(res, eventEncoder(accepted), options.maxBufferedBytes);
+  const stream = new HttpEventStream(res, eventEncoder(accepted), options.maxBufferedBytes, options.keepaliveMs);
   const { driver } = options;
   const { frameworkId, streamId } = driver.input(() => driver.cluster.master.subscribe(subscription, stream));
   res.on('close', () => driver.input(() => driver.cluster.master.disconnected(frameworkId, streamId)));

@@ -33,6 +33,8 @@ export interface StartClusterOptions {
   readonly logLevel?: LogLevel;
   readonly logger?: Logger;
   readonly recordTrace?: boolean;
+  /** Wall-clock idle time after which an event stream sends a HEARTBEAT (default 10 s). */
+  readonly streamKeepaliveMs?: number;
 }
 
 export interface AgentEndpoint {
@@ -79,7 +81,11 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
 
   const servers: FastifyInstance[] = [];
   try {
-    const masterApp = buildMasterApp({ driver, logger });
+    const masterApp = buildMasterApp({
+      driver,
+      logger,
+      ...(options.streamKeepaliveMs === undefined ? {} : { keepaliveMs: options.streamKeepaliveMs }),
+    });
     servers.push(masterApp);
     const masterPort = await listen(masterApp, host, options.port ?? 0);
     // The master's info is fixed at construction; a port of 0 is known only now.

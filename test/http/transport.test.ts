@@ -1,0 +1,74 @@
+import http from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SchedulerClient } from '../../src/client/scheduler-client.js';
+import { startCluster, type RunningCluster } from '../../src/runtime/start.js';
+
+let running: RunningCluster | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+describe('event stream transport', () => {
+  it('writes a HEARTBEAT after the keepalive idle time even while virtual time stands still', async () => {
+    running = await startCluster({ port: 0, agents: 1, time: 'virtual', streamKeepaliveMs: 50 });
+    const client = new SchedulerClient(running.masterUrl);
+    await client.subscribe({ user: 'u', name: 'keepalive' });
+    await client.next('SUBSCRIBED');
+    await client.next('HEARTBEAT');
+    await client.next('OFFERS');
+    const started = Date.now();
+    await client.next('HEARTBEAT', 2000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+    expect(running.cluster.loop.now()).toBe(0);
+    client.disconnect();
+  });
+
+  it('drops a subscriber that stops reading once its buffer limit is reached', async () => {
+    const { buildMasterApp } = await import('../../src/http/master-app.js');
+    const { Cluster } = await import('../../src/core/cluster.js');
+    const { VirtualDriver } = await import('../../src/runtime/driver.js');
+    const cluster = new Cluster({ master: { hostname: '127.0.0.1', ip: '127.0.0.1', port: 0, version: 'test' } });
+    const driver = new VirtualDriver(cluster);
+    const app = buildMasterApp({ driver, maxBufferedBytes: 64 * 1024 });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const port = (app.server.address() as { port: number }).port;
+    // A client that subscribes and never reads the stream.
+    const req = http.request({ host: '127.0.0.1', port, path: '/api/v1/scheduler', method: 'POST', headers: { 'content-type': 'application/json' } });
+    req.end(JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: { user: 'u', name: 'slow', failover_timeout: 3600 } } }));
+    const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
+    res.pause();
+    await waitFor(() => cluster.master.frameworks.size === 1);
+    const fw = [...cluster.master.frameworks.values()][0]!;
+    // Reconciliation answers (one UPDATE per task) pile up while the client does not read.
+    const tasks = Array.from({ length: 2000 }, (_, i) => ({ taskId: `unknown-${i}` }));
+    for (let i = 0; i < 50 && fw.state === 'subscribed'; i++) {
+      driver.input(() => cluster.master.call(fw.id, fw.streamId, { type: 'RECONCILE', tasks }));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await waitFor(() => fw.state === 'disconnected');
+    expect(fw.state).toBe('disconnected');
+    req.destroy();
+    await app.close();
+  });
+});
+
+describe('leader redirect', () => {
+  it('/master/redirect answers 307 with a protocol-relative Location of the leader', async () => {
+    running = await startCluster({ port: 0, agents: 0, time: 'virtual' });
+    const port = new URL(running.masterUrl).port;
+    for (const path of ['/master/redirect', '/redirect']) {
+      const res = await fetch(new URL(path, running.masterUrl), { redirect: 'manual' });
+      expect(res.status).toBe(307);
+      expect(res.headers.get('location')).toBe(`//127.0.0.1:${port}`);
+    }
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
