@@ -6,9 +6,15 @@
 import type { FastifyReply } from 'fastify';
 import type { ErrorCode } from '../core/errors.js';
 
+/**
+ * A call for a framework the master does not know is 403: the spec's error
+ * table puts "non-SUBSCRIBE call without subscription" at 403, and the spec
+ * wins over upstream, which answers 400 there (the body keeps upstream's
+ * wording, and the check keeps its place in upstream's order).
+ */
 export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   INVALID: 400,
-  FRAMEWORK_NOT_FOUND: 400,
+  FRAMEWORK_NOT_FOUND: 403,
   STREAM_ID: 400,
   FRAMEWORK_NOT_SUBSCRIBED: 403,
   FORBIDDEN: 403,

@@ -116,7 +116,7 @@ describe.each<Encoding>(['json', 'protobuf'])('a scheduler speaking %s against c
     expect(frameworks.frameworks).toEqual([]);
     expect(frameworks.completed_frameworks.map((f: { id: string }) => f.id)).toContain(client.frameworkId);
     const after = await client.call({ type: 'REVIVE' });
-    expect(after).toMatchObject({ status: 400, body: 'Framework cannot be found' });
+    expect(after).toMatchObject({ status: 403, body: 'Framework cannot be found' });
   }, 20_000);
 
   it('answers the error table over real HTTP and keeps running', async () => {
@@ -128,7 +128,7 @@ describe.each<Encoding>(['json', 'protobuf'])('a scheduler speaking %s against c
       ['not json', json, 400],
       ['{"type":"ACCEPT","framework_id":{"value":"x"}}', json, 400],
       ['{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"u","name":"n"}}}', { ...json, accept: 'application/xml' }, 406],
-      ['{"type":"REVIVE","framework_id":{"value":"unknown"}}', { ...json, 'mesos-stream-id': 's' }, 400],
+      ['{"type":"REVIVE","framework_id":{"value":"unknown"}}', { ...json, 'mesos-stream-id': 's' }, 403],
     ];
     for (const [body, headers, status] of cases) {
       const res = await postRaw(url, body, headers);

@@ -100,7 +100,7 @@ describe('POST /api/v1/scheduler: the error table', () => {
     ['SUBSCRIBE, Accept q=0', subscribeBody, { 'content-type': 'application/json', accept: 'application/json;q=0' }, 406, "Expecting 'Accept' to allow"],
     ['SUBSCRIBE with a stream id', subscribeBody, { 'content-type': 'application/json', 'mesos-stream-id': 'x' }, 400, "Subscribe calls should not include the 'Mesos-Stream-Id' header"],
     ['a call without framework_id', '{"type":"REVIVE"}', { 'content-type': 'application/json' }, 400, "Expecting 'framework_id' to be present"],
-    ['an unknown framework', '{"type":"REVIVE","framework_id":{"value":"nope"}}', { 'content-type': 'application/json', 'mesos-stream-id': 'x' }, 400, 'Framework cannot be found'],
+    ['an unknown framework', '{"type":"REVIVE","framework_id":{"value":"nope"}}', { 'content-type': 'application/json', 'mesos-stream-id': 'x' }, 403, 'Framework cannot be found'],
     ['DECLINE without decline', '{"type":"DECLINE","framework_id":{"value":"f"}}', { 'content-type': 'application/json' }, 400, "Expecting 'decline' to be present"],
     ['ACKNOWLEDGE with a short uuid', '{"type":"ACKNOWLEDGE","framework_id":{"value":"f"},"acknowledge":{"agent_id":{"value":"a"},"task_id":{"value":"t"},"uuid":"AAAA"}}', { 'content-type': 'application/json' }, 400, "'uuid' must be a 16-byte UUID"],
     ['bytes that are not base64', '{"type":"MESSAGE","framework_id":{"value":"f"},"message":{"agent_id":{"value":"a"},"executor_id":{"value":"e"},"data":"%%%"}}', { 'content-type': 'application/json' }, 400, "Failed to base64 decode bytes field 'data'"],
@@ -156,7 +156,7 @@ describe('POST /api/v1/scheduler: the error table', () => {
     client.disconnect();
   });
 
-  it('a broken subscription starts the failover timeout: calls get 403 until it expires, then 400', async () => {
+  it('a broken subscription starts the failover timeout: calls get 403, before and after it expires', async () => {
     const client = new SchedulerClient(running.masterUrl);
     await client.subscribe({ ...FRAMEWORK, failover_timeout: 60 });
     await client.next('SUBSCRIBED');
@@ -168,7 +168,7 @@ describe('POST /api/v1/scheduler: the error table', () => {
     expect(during).toMatchObject({ status: 403, body: 'Framework is not subscribed' });
     running.advance(60_000);
     const after = await post(body, { 'content-type': 'application/json', 'mesos-stream-id': streamId! });
-    expect(after).toMatchObject({ status: 400, body: 'Framework cannot be found' });
+    expect(after).toMatchObject({ status: 403, body: 'Framework cannot be found' });
   });
 
   it('ignores query strings on POST', async () => {
