@@ -1,0 +1,179 @@
+/**
+ * `npm run test:go`: a third-party client against `clustersim up`. Builds the
+ * Go scheduler in ./scheduler (written on mesos-go's v1 HTTP client, the
+ * Debian package golang-github-mesos-mesos-go-dev) in GOPATH mode and offline,
+ * starts a cluster of 2 agents from the sources, runs the scheduler against
+ * it once per codec (protobuf, then JSON), relays its output, and prints
+ *
+ *   go client suite: 2 passed, 0 failed (26 steps)
+ *
+ * Exit code 0 only if every run passed and the cluster stopped cleanly on
+ * SIGTERM; 2 if Go or mesos-go is missing (with how to install them).
+ *
+ *   GO_E2E_GOPATH   GOPATH holding github.com/mesos/mesos-go (default /usr/share/gocode)
+ *   GO_E2E_TIMEOUT  overall time limit of one scheduler run, Go duration (default 60s)
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startUp, type UpProcess } from '../cli-process.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const SCHEDULER_DIR = path.join(HERE, 'scheduler');
+const GOCODE = process.env.GO_E2E_GOPATH ?? '/usr/share/gocode';
+const MESOS_GO = path.join(GOCODE, 'src/github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched');
+const RUN_TIMEOUT = process.env.GO_E2E_TIMEOUT ?? '60s';
+/** Hard stop for one run of the binary, well past its own -timeout. */
+const KILL_AFTER_MS = 120_000;
+const CODECS = ['protobuf', 'json'] as const;
+
+const INSTALL = `Install them (Debian 12 / Ubuntu: Go 1.19 and mesos-go 0.0.6):
+
+  sudo apt-get update
+  sudo apt-get install -y --no-install-recommends golang-go golang-github-mesos-mesos-go-dev
+
+or set GO_E2E_GOPATH to a GOPATH that holds github.com/mesos/mesos-go (0.0.6, GOPATH layout).`;
+
+function log(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function checkPrerequisites(): string | undefined {
+  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
+  if (go.error !== undefined || go.status !== 0) return `go client suite: cannot run: no 'go' on PATH.\n${INSTALL}`;
+  if (!existsSync(MESOS_GO)) return `go client suite: cannot run: mesos-go not found (${MESOS_GO}).\n${INSTALL}`;
+  log(`go client suite: ${go.stdout.trim()}, mesos-go from ${GOCODE}`);
+  return undefined;
+}
+
+/** GOPATH mode, offline, no cgo: only the sources on disk are used. */
+function goEnv(tmp: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GO111MODULE: 'off',
+    GOPATH: [path.join(tmp, 'gopath'), GOCODE].join(path.delimiter),
+    GOPROXY: 'off',
+    GOFLAGS: '',
+    GONOSUMDB: '',
+    GOSUMDB: 'off',
+    CGO_ENABLED: '0',
+  };
+  // Go needs a build cache; keep the user's unless there is nowhere to put it.
+  if (env.GOCACHE === undefined && env.HOME === undefined && env.XDG_CACHE_HOME === undefined) env.GOCACHE = path.join(tmp, 'cache');
+  return env;
+}
+
+function build(tmp: string): string | undefined {
+  const binary = path.join(tmp, 'scheduler');
+  const started = Date.now();
+  const result = spawnSync('go', ['build', '-o', binary, '.'], { cwd: SCHEDULER_DIR, env: goEnv(tmp), encoding: 'utf8' });
+  if (result.error !== undefined || result.status !== 0) {
+    process.stdout.write(result.stdout ?? '');
+    process.stdout.write(result.stderr ?? '');
+    log(`go client suite: the scheduler does not build: ${result.error?.message ?? `go build exited with ${result.status}`}`);
+    return undefined;
+  }
+  log(`go client suite: built the scheduler in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return binary;
+}
+
+interface RunResult {
+  readonly passed: boolean;
+  readonly steps: number;
+  readonly reason: string;
+}
+
+/** Runs the binary once, relaying its output line by line with a prefix. */
+function runScheduler(binary: string, masterUrl: string, codec: string): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const child = spawn(binary, ['-master', masterUrl, '-codec', codec, '-timeout', RUN_TIMEOUT], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let steps = 0;
+    let verdict = '';
+    const relay = (stream: NodeJS.ReadableStream) => {
+      let pending = '';
+      stream.on('data', (chunk: Buffer) => {
+        pending += chunk.toString();
+        const lines = pending.split('\n');
+        pending = lines.pop()!;
+        for (const line of lines) {
+          log(`  [${codec}] ${line}`);
+          if (/^step\s+\d+:/.test(line)) steps++;
+          if (/^(PASS|FAIL):/.test(line)) verdict = line;
+        }
+      });
+      stream.on('end', () => pending !== '' && log(`  [${codec}] ${pending}`));
+    };
+    relay(child.stdout!);
+    relay(child.stderr!);
+    const killer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
+    child.on('error', (error) => {
+      clearTimeout(killer);
+      resolve({ passed: false, steps, reason: `cannot start the scheduler: ${error.message}` });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(killer);
+      const passed = code === 0 && verdict.startsWith('PASS:');
+      const reason = passed ? '' : verdict !== '' ? verdict : `the scheduler exited with ${signal ?? code} and no verdict`;
+      resolve({ passed, steps, reason });
+    });
+  });
+}
+
+async function main(): Promise<number> {
+  const missing = checkPrerequisites();
+  if (missing !== undefined) {
+    log(missing);
+    return 2;
+  }
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'clustersim-go-'));
+  let up: UpProcess | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    up?.child.kill('SIGTERM');
+    rmSync(tmp, { recursive: true, force: true });
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const binary = build(tmp);
+    if (binary === undefined) {
+      log('go client suite: 0 passed, 1 failed (0 steps)');
+      return 1;
+    }
+    up = await startUp(['--agents', '2', '--log-level', 'warn']);
+    log(`go client suite: clustersim up at ${up.masterUrl}`);
+
+    let passed = 0;
+    let failed = 0;
+    let steps = 0;
+    for (const codec of CODECS) {
+      log(`go client suite: scheduler speaking ${codec}`);
+      const result = await runScheduler(binary, up.masterUrl, codec);
+      steps += result.steps;
+      if (result.passed) passed++;
+      else {
+        failed++;
+        log(`go client suite: ${codec} run failed: ${result.reason}`);
+      }
+    }
+    const code = await up.stop('SIGTERM');
+    if (code !== 0) {
+      failed++;
+      log(`go client suite: clustersim up exited with ${code} on SIGTERM`);
+    }
+    if (failed > 0 && up.stderr().trim() !== '') log(`go client suite: clustersim stderr:\n${up.stderr().trimEnd()}`);
+    log(`go client suite: ${passed} passed, ${failed} failed (${steps} steps)`);
+    return failed === 0 ? 0 : 1;
+  } catch (error) {
+    if (up !== undefined) await up.stop('SIGTERM');
+    log(`go client suite: ${error instanceof Error ? error.message : String(error)}`);
+    log('go client suite: 0 passed, 1 failed (0 steps)');
+    return 1;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+process.exitCode = await main();
