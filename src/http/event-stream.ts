@@ -7,20 +7,22 @@
  * memory grow without bound.
  *
  * Keepalive: if nothing was written for `keepaliveMs` of wall-clock time
- * (10 s), the stream writes a HEARTBEAT itself. The core's heartbeats follow
- * cluster time and the advertised interval (15 s by default, as upstream);
- * under virtual time, or with a long interval, they may not come for a long
- * while, and clients and proxies with a 10 s read timeout would drop the
- * stream. An extra HEARTBEAT is harmless to a scheduler (it only resets its
- * liveness timer); the cost is a few bytes every 10 s on an idle stream.
- * These transport heartbeats are not in the trace.
+ * (5 s), the stream writes a HEARTBEAT itself, so events arrive at least
+ * every 10 s with a wide margin. The core's heartbeats follow cluster time
+ * and the advertised interval (15 s by default, as upstream); under virtual
+ * time, or with a long interval, they may not come for a long while, and
+ * clients with a 10 s read timeout (the npm scheduler library
+ * mesos-framework, proxies) drop the stream and exit. An extra HEARTBEAT is
+ * harmless to a scheduler (it only resets its liveness timer); the cost is a
+ * few bytes every 5 s on an idle stream. These transport heartbeats are not
+ * in the trace.
  */
 import type { ServerResponse } from 'node:http';
 import type { EventSink, SchedulerEvent } from '../core/types.js';
 import { frameRecord } from '../wire/recordio.js';
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
-export const DEFAULT_KEEPALIVE_MS = 10_000;
+export const DEFAULT_KEEPALIVE_MS = 5_000;
 
 export class HttpEventStream implements EventSink {
   #closed = false;

@@ -124,7 +124,7 @@ export class Master implements MasterLink {
         ? immutableFieldError(existing.info, { ...sub.info, user: existing.info.user, checkpoint: existing.info.checkpoint })
         : undefined) ??
       (requestedId !== undefined && this.completedFrameworks.some((f) => f.id === requestedId)
-        ? `Framework '${requestedId}' has been removed`
+        ? 'Framework has been removed'
         : undefined);
     if (error !== undefined) {
       this.ctx.trace.append('framework:subscribe-error', { frameworkId: requestedId, message: error });
