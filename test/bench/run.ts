@@ -10,11 +10,16 @@
  *   BENCH_CONNECTIONS    keep-alive connections of the load generator (default 12)
  *   BENCH_STARTUP_RUNS   runs of the time-to-first-offer measurement (default 20)
  *   BENCH_CORE_SECONDS   wall seconds per core workload (default 2)
- *   BENCH_ONLY           comma-separated subset of calls,startup,core (default all),
+ *   BENCH_STREAM_EVENTS  events measured per encoding on the event stream (default 300000)
+ *   BENCH_STREAM_BATCH   unknown tasks per RECONCILE call, i.e. events per call (default 1000)
+ *   BENCH_ONLY           comma-separated subset of calls,startup,core,events (default all),
  *                        e.g. to profile one part with `node --cpu-prof --import tsx`
  */
 import os from 'node:os';
 import { benchCoreLifecycles, type CoreResult } from './core-lifecycles.js';
+import { benchEventCodec, type CodecRow } from './event-codec.js';
+import { benchEventPath, type PathResult } from './event-path.js';
+import { benchEventStream, type StreamResult } from './event-stream.js';
 import { benchSchedulerCalls, type CallsResult } from './scheduler-calls.js';
 import { benchStartup, type StartupResult } from './startup.js';
 import { num, table } from './stats.js';
@@ -75,7 +80,61 @@ function coreTable(results: readonly CoreResult[]): string {
   return table(['core, virtual time', 'tasks/s', 'events/s', 'trace/s', 'virtual/wall'], rows);
 }
 
-const PARTS = ['calls', 'startup', 'core'] as const;
+function codecTable(rows: readonly CodecRow[]): string {
+  return table(
+    ['event', 'JSON bytes', 'proto bytes', 'JSON enc us', 'proto enc us', 'JSON dec us', 'proto dec us'],
+    rows.map((r) => [
+      r.event,
+      num(r.jsonBytes),
+      num(r.protoBytes),
+      num(r.jsonEncodeUs, 2),
+      num(r.protoEncodeUs, 2),
+      num(r.jsonDecodeUs, 2),
+      num(r.protoDecodeUs, 2),
+    ]),
+  );
+}
+
+interface EventsResult {
+  readonly coreOnly: PathResult;
+  readonly framed: readonly [PathResult, PathResult];
+  readonly stream: readonly [StreamResult, StreamResult];
+}
+
+function streamTable(r: EventsResult): string {
+  const [jsonFramed, protoFramed] = r.framed;
+  const [json, proto] = r.stream;
+  const serverUs = (s: StreamResult) => num((s.serverBusy * 1e6) / s.eventsPerSecond, 1);
+  return table(['UPDATE events to one subscriber', 'JSON', 'protobuf'], [
+    ['core alone (reconcile, trace), events/s', num(r.coreOnly.eventsPerSecond), '-'],
+    ['+ eventToWire, encode, RecordIO frame, events/s', num(jsonFramed.eventsPerSecond), num(protoFramed.eventsPerSecond)],
+    ['+ HTTP stream to the reader, events/s', num(json.eventsPerSecond), num(proto.eventsPerSecond)],
+    ['HTTP: server thread busy', `${num(json.serverBusy * 100)}%`, `${num(proto.serverBusy * 100)}%`],
+    ['HTTP: server thread us per event', serverUs(json), serverUs(proto)],
+    ['HTTP: bytes per event (framed)', num(json.bytesPerEvent), num(proto.bytesPerEvent)],
+    ['HTTP: MB/s', num((json.eventsPerSecond * json.bytesPerEvent) / 1e6, 1), num((proto.eventsPerSecond * proto.bytesPerEvent) / 1e6, 1)],
+  ]);
+}
+
+async function benchEvents(measuredEvents: number, batch: number): Promise<string[]> {
+  const codec = benchEventCodec();
+  const coreOnly = benchEventPath('core', undefined, batch, 2);
+  const framed = [benchEventPath('framed', 'json', batch, 2), benchEventPath('framed', 'protobuf', batch, 2)] as const;
+  const options = { batch, warmupEvents: Math.max(batch * 20, Math.round(measuredEvents / 5)), measuredEvents };
+  const stream = [await benchEventStream('json', options), await benchEventStream('protobuf', options)] as const;
+  return [
+    '',
+    '4. scheduler events: cost per event in each encoding, and events/s to one subscriber',
+    'encode and decode per event (us, median of 7 batches), same run for both encodings',
+    codecTable(codec),
+    '',
+    `RECONCILE calls naming ${num(batch)} unknown tasks each (one UPDATE per task); over HTTP, ${num(measuredEvents)} events per`,
+    'encoding after a warm-up, read by a lean RecordIO counter on a worker thread; the rows above it run in-process',
+    streamTable({ coreOnly, framed, stream }),
+  ];
+}
+
+const PARTS = ['calls', 'startup', 'core', 'events'] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(raw: string | undefined): ReadonlySet<Part> {
@@ -92,6 +151,8 @@ async function main(): Promise<void> {
   const connections = Math.round(envNumber('BENCH_CONNECTIONS', 12));
   const startupRuns = Math.round(envNumber('BENCH_STARTUP_RUNS', 20));
   const coreSeconds = envNumber('BENCH_CORE_SECONDS', 2);
+  const streamEvents = Math.round(envNumber('BENCH_STREAM_EVENTS', 300_000));
+  const streamBatch = Math.round(envNumber('BENCH_STREAM_BATCH', 1000));
 
   const only = selectedParts(process.env.BENCH_ONLY);
 
@@ -111,6 +172,7 @@ async function main(): Promise<void> {
     out.push('', `3. core only, 3 agents, 'sleep 1' tasks of cpus:1;mem:128 into every offer, every update acknowledged, ${coreSeconds} s each`);
     out.push(coreTable(core));
   }
+  if (only.has('events')) out.push(...(await benchEvents(streamEvents, streamBatch)));
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
