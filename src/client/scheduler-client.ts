@@ -68,7 +68,12 @@ export class SchedulerClient {
     const body = this.encodeCall({ type: 'SUBSCRIBE', subscribe: { framework_info: frameworkInfo, ...extra } });
     const media = MEDIA[this.encoding];
     return new Promise((resolve, reject) => {
-      const req = http.request(this.#url, { method: 'POST', headers: { 'content-type': media, accept: media } }, (res) => {
+      let answered = false;
+      // A subscription owns its connection (agent: false): a stream that ended
+      // must never hand its socket to a later request.
+      const headers = { 'content-type': media, accept: media };
+      const req = http.request(this.#url, { method: 'POST', headers, agent: false }, (res) => {
+        answered = true;
         const id = res.headers['mesos-stream-id'];
         if (res.statusCode !== 200) {
           let text = '';
@@ -84,7 +89,8 @@ export class SchedulerClient {
         res.on('close', () => this.#onClose());
         resolve({ status: 200, body: '', headers: res.headers });
       });
-      req.on('error', (e) => (this.#request === undefined ? reject(e) : this.#onClose()));
+      // Before a response, an error fails the subscription; after it, it ends the stream.
+      req.on('error', (e) => (answered ? this.#onClose() : reject(e)));
       req.end(body);
       this.#request = req;
     });

@@ -7,18 +7,22 @@
  * which strict clients need.
  */
 import type { DecodeResult } from './json-decode.js';
+import { normalise, scanWireTypes } from './proto-check.js';
 import { messageType } from './schema.js';
 
 const TO_OBJECT = { enums: String, longs: Number, defaults: false, arrays: false, objects: false } as const;
 
 export function decodeProto<T>(typeName: string, bytes: Uint8Array, label = 'Call'): DecodeResult<T> {
   const type = messageType(typeName);
+  const failed: DecodeResult<T> = { ok: false, error: `Failed to parse body into ${label} protobuf` };
+  if (scanWireTypes(type, bytes) !== undefined) return failed;
+  let value: Record<string, unknown>;
   try {
-    const message = type.decode(bytes);
-    return { ok: true, value: type.toObject(message, TO_OBJECT) as T };
+    value = type.toObject(type.decode(bytes), TO_OBJECT);
   } catch {
-    return { ok: false, error: `Failed to parse body into ${label} protobuf` };
+    return failed;
   }
+  return normalise(type, value) === undefined ? { ok: true, value: value as T } : failed;
 }
 
 export function encodeProto(typeName: string, value: object): Uint8Array {

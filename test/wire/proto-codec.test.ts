@@ -99,29 +99,28 @@ describe('decodeProto: bad bodies are a value, never a throw', () => {
     expect(decodeProto(CALL, input)).toEqual(FAILED);
   });
 
-  // Known bug: protobufjs does not check the wire type of a known field (nor
-  // reject field number 0), so these are misread instead of rejected.
-  // Remove `.fails` once decodeProto checks them.
-  it.fails.each([
+  // protobufjs alone does not check the wire type of a known field (nor
+  // reject field number 0): these would be misread instead of rejected.
+  it.each([
     ['type (an enum) as an empty length-delimited field, read as UNKNOWN', bytes(tag(2, 2), 0)],
     ['revive (a message) as a varint, read as an empty Revive', bytes(0x78, 0)],
     ["framework_id.value (a string) as a varint 0, read as ''", bytes(tag(1, 2), 2, tag(1, 0), 0)],
     ['field number 0', bytes(0x00, 0x01)],
-  ])('fails on a wrong wire type (known bug): %s', (_name, input) => {
+  ])('fails on a wrong wire type that protobufjs alone would misread: %s', (_name, input) => {
     expect(decodeProto(CALL, input)).toEqual(FAILED);
   });
 });
 
 describe('decodeProto: unknown enum numbers, as the JSON decoder treats unknown names', () => {
-  // Known bug: the number comes through as a number (`type: 99`), which the route
-  // then handles as an UNKNOWN call (501) where JSON gets 400. Upstream drops an
-  // unknown value of an optional enum, and fails when the enum is required.
-  it.fails('drops an unknown value of an optional enum field', () => {
+  // protobufjs alone hands the number through (`type: 99`), which the route
+  // would handle as an UNKNOWN call (501) where JSON gets 400. Upstream drops
+  // an unknown value of an optional enum, and fails when the enum is required.
+  it('drops an unknown value of an optional enum field', () => {
     expect(decodeJson(CALL, '{"type":"NO_SUCH_TYPE"}')).toEqual({ ok: true, value: {} });
     expect(decodeProto(CALL, bytes(tag(2, 0), 99))).toEqual({ ok: true, value: {} });
   });
 
-  it.fails('fails on an unknown value of a required enum field', () => {
+  it('fails on an unknown value of a required enum field', () => {
     expect(decodeJson('mesos.v1.Resource', '{"name":"c","type":"NO_SUCH_TYPE"}').ok).toBe(false);
     expect(decodeProto('mesos.v1.Resource', bytes(tag(1, 2), 1, 'c', tag(2, 0), 99)).ok).toBe(false);
   });
@@ -206,10 +205,9 @@ describe('encodeProto / decodeProto: 64-bit integers and bytes', () => {
     }));
   });
 
-  // Known bug: decodeProto hands out Node Buffers (slices of the request body),
-  // decodeJson plain Uint8Arrays, so the two values are not deep-equal although
-  // proto-codec.ts promises "bytes as Uint8Array". Remove `.fails` once fixed.
-  it.fails('bytes decode to the same plain Uint8Array as from JSON', () => {
+  // protobufjs alone hands out Node Buffers (slices of the request body),
+  // decodeJson plain Uint8Arrays; both must give the same value.
+  it('bytes decode to the same plain Uint8Array as from JSON', () => {
     const text = JSON.stringify({ ...message(new Uint8Array(0)), message: { agent_id: { value: 'a' }, executor_id: { value: 'e' }, data: 'AQID' } });
     const viaJson = decodeJson<object>(CALL, text);
     if (!viaJson.ok) throw new Error(viaJson.error);
