@@ -3,7 +3,8 @@
  * virtual time. Each entry is one line of canonical JSON, folded into a
  * rolling 64-bit hash (two FNV-1a lanes), so two runs can be compared by
  * hash and, when recording, diffed entry by entry to the first divergence.
- * Bytes print as hex so that the text is stable.
+ * Data holds plain JSON values (ids, states, counts; byte lengths rather
+ * than bytes), so the text is stable.
  */
 
 export interface TraceEntry {
@@ -37,16 +38,30 @@ export class Trace {
   }
 
   append(kind: string, data: Readonly<Record<string, unknown>> = {}): void {
+    // No replacer: a replacer function makes JSON.stringify several times
+    // slower, and callers put lengths, not bytes, into trace data.
+    this.#add(kind, JSON.stringify(data), data);
+  }
+
+  /**
+   * The fast path for the hottest entries (every event sent to a
+   * framework): the caller formats the text, no JSON serialisation.
+   */
+  appendText(kind: string, text: string): void {
+    this.#add(kind, text, undefined);
+  }
+
+  #add(kind: string, text: string, data: Readonly<Record<string, unknown>> | undefined): void {
     const timeMs = this.clock.now();
     const seq = ++this.#seq;
-    const line = `${timeMs} ${kind} ${JSON.stringify(data, bytesAsHex)}`;
+    const line = `${timeMs} ${kind} ${text}`;
     this.#fold(line);
     const entry: TraceEntry = { seq, timeMs, kind, line };
     this.#entries.push(entry);
     if (!this.#record && this.#entries.length > this.#tailSize * 2) {
       this.#entries.splice(0, this.#entries.length - this.#tailSize);
     }
-    for (const listener of this.#listeners) listener(entry, data);
+    for (const listener of this.#listeners) listener(entry, data ?? { text });
   }
 
   onEntry(listener: TraceListener): void {
@@ -80,15 +95,6 @@ export class Trace {
     this.#h1 = h1 >>> 0;
     this.#h2 = h2 >>> 0;
   }
-}
-
-function bytesAsHex(_key: string, value: unknown): unknown {
-  if (value instanceof Uint8Array) {
-    let hex = '';
-    for (const b of value) hex += b.toString(16).padStart(2, '0');
-    return hex;
-  }
-  return value;
 }
 
 /** The first index at which two recorded traces differ, or -1. */

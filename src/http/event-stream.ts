@@ -18,6 +18,7 @@
  * in the trace.
  */
 import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { EventSink, SchedulerEvent } from '../core/types.js';
 import { frameRecord } from '../wire/recordio.js';
 
@@ -30,6 +31,12 @@ export class HttpEventStream implements EventSink {
   /** Records produced before the response headers are known. */
   #early: Buffer[] | undefined = [];
   #keepalive: NodeJS.Timeout | undefined;
+  /** Whether anything was written since the last keepalive tick. */
+  #wrote = false;
+  #socket: Socket | undefined;
+  /** Chunks written in this tick, sent together in one socket write. */
+  #batch: Buffer[] | undefined;
+  #batchBytes = 0;
 
   constructor(
     private readonly res: ServerResponse,
@@ -37,7 +44,7 @@ export class HttpEventStream implements EventSink {
     private readonly maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES,
     private readonly keepaliveMs = DEFAULT_KEEPALIVE_MS,
   ) {
-    res.once('close', () => clearTimeout(this.#keepalive));
+    res.once('close', () => clearInterval(this.#keepalive));
   }
 
   get closed(): boolean {
@@ -48,17 +55,60 @@ export class HttpEventStream implements EventSink {
   start(headers: Record<string, string>): void {
     const early = this.#early ?? [];
     this.#early = undefined;
-    if (this.res.destroyed) return;
-    this.res.writeHead(200, headers);
-    for (const record of early) this.res.write(record);
-    if (this.#ended) this.res.end();
+    const socket = this.res.socket;
+    if (this.res.destroyed || socket === null) return;
+    this.res.writeHead(200, { ...headers, 'transfer-encoding': 'chunked', connection: 'close' });
+    this.res.flushHeaders();
+    this.#socket = socket;
+    for (const record of early) this.#write(record);
+    if (this.#ended) this.#finish();
     else this.#armKeepalive();
   }
 
+  /**
+   * One record in one HTTP chunk. The chunks of one tick (a core input can
+   * emit thousands of events) leave in a single socket write.
+   */
+  #write(record: Buffer): void {
+    const head = `${record.length.toString(16)}\r\n`;
+    const chunk = Buffer.allocUnsafe(head.length + record.length + 2);
+    chunk.write(head, 0, 'latin1');
+    record.copy(chunk, head.length);
+    chunk[chunk.length - 2] = 0x0d;
+    chunk[chunk.length - 1] = 0x0a;
+    this.#batchBytes += chunk.length;
+    if (this.#batch !== undefined) {
+      this.#batch.push(chunk);
+      return;
+    }
+    this.#batch = [chunk];
+    process.nextTick(() => this.#flush());
+  }
+
+  #flush(): void {
+    const batch = this.#batch;
+    this.#batch = undefined;
+    this.#batchBytes = 0;
+    if (batch === undefined || this.#socket === undefined || this.#socket.destroyed) return;
+    this.#socket.write(batch.length === 1 ? batch[0]! : Buffer.concat(batch));
+  }
+
+  #finish(): void {
+    this.#flush();
+    this.#socket?.end('0\r\n\r\n');
+  }
+
+  /**
+   * One timer per stream ticking every half keepalive period: a tick that
+   * finds nothing written since the previous one sends a HEARTBEAT, so the
+   * silence never exceeds the period and a busy stream pays nothing per event.
+   */
   #armKeepalive(): void {
-    clearTimeout(this.#keepalive);
     if (this.keepaliveMs <= 0) return;
-    this.#keepalive = setTimeout(() => this.send({ type: 'HEARTBEAT' }), this.keepaliveMs);
+    this.#keepalive = setInterval(() => {
+      if (!this.#wrote) this.send({ type: 'HEARTBEAT' });
+      this.#wrote = false;
+    }, this.keepaliveMs / 2);
     this.#keepalive.unref();
   }
 
@@ -69,9 +119,9 @@ export class HttpEventStream implements EventSink {
       this.#early.push(record);
       return;
     }
-    this.res.write(record);
-    this.#armKeepalive();
-    if (this.res.writableLength > this.maxBufferedBytes) {
+    this.#write(record);
+    this.#wrote = true;
+    if (this.#socket!.writableLength + this.#batchBytes > this.maxBufferedBytes) {
       this.#closed = true;
       this.res.destroy(new Error('subscriber too slow: event buffer limit reached'));
     }
@@ -81,7 +131,7 @@ export class HttpEventStream implements EventSink {
     if (this.closed) return;
     this.#closed = true;
     this.#ended = true;
-    clearTimeout(this.#keepalive);
-    if (this.#early === undefined) this.res.end();
+    clearInterval(this.#keepalive);
+    if (this.#early === undefined) this.#finish();
   }
 }

@@ -187,7 +187,7 @@ export class Master implements MasterLink {
   #addFramework(sub: Subscription): Framework {
     const id = sub.info.id ?? this.ids.framework();
     const fw = new Framework(id, { ...sub.info, id }, wallTimeMs(this.ctx), (frameworkId, event) =>
-      this.ctx.trace.append(`event:${event.type.toLowerCase()}`, { frameworkId, ...eventSummary(event) }),
+      this.ctx.trace.appendText(`event:${event.type.toLowerCase()}`, `${frameworkId} ${eventSummary(event)}`),
     );
     this.#applySubscription(fw, sub);
     this.frameworks.set(id, fw);
@@ -418,22 +418,27 @@ export class Master implements MasterLink {
 
 }
 
-/** What the trace keeps of an event sent to a framework. */
-function eventSummary(event: SchedulerEvent): Record<string, unknown> {
+/** What the trace keeps of an event sent to a framework, as compact text. */
+function eventSummary(event: SchedulerEvent): string {
   switch (event.type) {
     case 'OFFERS':
-      return { offerIds: event.offers.map((o) => o.id) };
-    case 'UPDATE':
-      return { taskId: event.status.taskId, state: event.status.state, source: event.status.source, uuid: event.status.uuid };
-    case 'RESCIND':
-      return { offerId: event.offerId };
-    case 'SUBSCRIBED':
-      return {};
-    case 'MESSAGE':
-      return { agentId: event.agentId, executorId: event.executorId, bytes: event.data.length };
-    default: {
-      const { type: _type, ...rest } = event;
-      return rest;
+      return event.offers.map((o) => o.id).join(',');
+    case 'UPDATE': {
+      const s = event.status;
+      return `${s.taskId} ${s.state} ${s.source} ${s.uuid ?? '-'}`;
     }
+    case 'RESCIND':
+      return event.offerId;
+    case 'MESSAGE':
+      return `${event.agentId} ${event.executorId} ${event.data.length}`;
+    case 'FAILURE':
+      return `${event.agentId ?? '-'} ${event.executorId ?? '-'} ${event.status ?? '-'}`;
+    case 'ERROR':
+      return JSON.stringify(event.message);
+    case 'UPDATE_OPERATION_STATUS':
+      return `${event.status.operationId ?? '-'} ${event.status.state}`;
+    case 'SUBSCRIBED':
+    case 'HEARTBEAT':
+      return '';
   }
 }
