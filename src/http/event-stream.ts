@@ -20,7 +20,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { EventSink, SchedulerEvent } from '../core/types.js';
-import { frameRecord } from '../wire/recordio.js';
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_KEEPALIVE_MS = 5_000;
@@ -60,7 +59,7 @@ export class HttpEventStream implements EventSink {
     this.res.writeHead(200, { ...headers, 'transfer-encoding': 'chunked', connection: 'close' });
     this.res.flushHeaders();
     this.#socket = socket;
-    for (const record of early) this.#write(record);
+    for (const chunk of early) this.#write(chunk);
     if (this.#ended) this.#finish();
     else this.#armKeepalive();
   }
@@ -69,13 +68,7 @@ export class HttpEventStream implements EventSink {
    * One record in one HTTP chunk. The chunks of one tick (a core input can
    * emit thousands of events) leave in a single socket write.
    */
-  #write(record: Buffer): void {
-    const head = `${record.length.toString(16)}\r\n`;
-    const chunk = Buffer.allocUnsafe(head.length + record.length + 2);
-    chunk.write(head, 0, 'latin1');
-    record.copy(chunk, head.length);
-    chunk[chunk.length - 2] = 0x0d;
-    chunk[chunk.length - 1] = 0x0a;
+  #write(chunk: Buffer): void {
     this.#batchBytes += chunk.length;
     if (this.#batch !== undefined) {
       this.#batch.push(chunk);
@@ -114,12 +107,12 @@ export class HttpEventStream implements EventSink {
 
   send(event: SchedulerEvent): void {
     if (this.closed) return;
-    const record = frameRecord(this.encode(event));
+    const chunk = chunkOf(this.encode(event));
     if (this.#early !== undefined) {
-      this.#early.push(record);
+      this.#early.push(chunk);
       return;
     }
-    this.#write(record);
+    this.#write(chunk);
     this.#wrote = true;
     if (this.#socket!.writableLength + this.#batchBytes > this.maxBufferedBytes) {
       this.#closed = true;
@@ -134,4 +127,22 @@ export class HttpEventStream implements EventSink {
     clearInterval(this.#keepalive);
     if (this.#early === undefined) this.#finish();
   }
+}
+
+/**
+ * One event as one HTTP chunk holding one RecordIO record, built in a single
+ * allocation: `<hex chunk size>\r\n<record length>\n<payload>\r\n`.
+ */
+export function chunkOf(payload: Uint8Array | string): Buffer {
+  const size = typeof payload === 'string' ? Buffer.byteLength(payload, 'utf8') : payload.byteLength;
+  if (size === 0) throw new Error('recordio: records are never empty');
+  const prefix = `${size}\n`;
+  const head = `${(prefix.length + size).toString(16)}\r\n${prefix}`;
+  const chunk = Buffer.allocUnsafe(head.length + size + 2);
+  chunk.write(head, 0, 'latin1');
+  if (typeof payload === 'string') chunk.write(payload, head.length, 'utf8');
+  else chunk.set(payload, head.length);
+  chunk[chunk.length - 2] = 0x0d;
+  chunk[chunk.length - 1] = 0x0a;
+  return chunk;
 }

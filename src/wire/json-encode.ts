@@ -149,6 +149,7 @@ export function formatDouble(v: number): string {
   return s.includes('e+') ? s.replace('e+', 'e') : s;
 }
 
+const plainAscii = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 const nonAscii = /[\u0080-\uffff]/;
 const nonAsciiAll = /[\u0080-\uffff]/g;
 
@@ -159,6 +160,8 @@ function escapeUnit(ch: string): string {
 // JSON.stringify escapes quotes, backslashes, control characters and lone
 // surrogates; everything else above 0x7f is escaped here.
 export function quote(s: string): string {
+  // Most strings (ids, names, states) need no escaping at all.
+  if (plainAscii.test(s)) return `"${s}"`;
   const json = JSON.stringify(s);
   return nonAscii.test(json) ? json.replace(nonAsciiAll, escapeUnit) : json;
 }

@@ -53,6 +53,22 @@ describe('event stream transport', () => {
   });
 });
 
+describe('chunkOf', () => {
+  it('frames one event as exactly one HTTP chunk holding one RecordIO record', async () => {
+    const { chunkOf } = await import('../../src/http/event-stream.js');
+    for (const payload of ['{"type":"HEARTBEAT"}', new Uint8Array([8, 8]), 'x'.repeat(300)]) {
+      const chunk = chunkOf(payload).toString('latin1');
+      const m = /^([0-9a-f]+)\r\n([\s\S]*)\r\n$/.exec(chunk);
+      expect(m).not.toBeNull();
+      const record = m![2]!;
+      expect(record.length).toBe(Number.parseInt(m![1]!, 16));
+      const size = typeof payload === 'string' ? payload.length : payload.length;
+      expect(record).toBe(`${size}\n${typeof payload === 'string' ? payload : Buffer.from(payload).toString('latin1')}`);
+    }
+    expect(() => chunkOf('')).toThrow(/never empty/);
+  });
+});
+
 describe('leader redirect', () => {
   it('/master/redirect answers 307 with a protocol-relative Location of the leader', async () => {
     running = await startCluster({ port: 0, agents: 0, time: 'virtual' });
