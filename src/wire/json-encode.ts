@@ -150,15 +150,15 @@ export function formatDouble(v: number): string {
 }
 
 const plainAscii = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-const nonAscii = /[\u0080-\uffff]/;
-const nonAsciiAll = /[\u0080-\uffff]/g;
+const nonAscii = /[\u007f-\uffff]/;
+const nonAsciiAll = /[\u007f-\uffff]/g;
 
 function escapeUnit(ch: string): string {
   return '\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0');
 }
 
 // JSON.stringify escapes quotes, backslashes, control characters and lone
-// surrogates; everything else above 0x7f is escaped here.
+// surrogates; DEL and everything above it are escaped here.
 export function quote(s: string): string {
   // Most strings (ids, names, states) need no escaping at all.
   if (plainAscii.test(s)) return `"${s}"`;

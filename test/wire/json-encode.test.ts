@@ -122,6 +122,12 @@ describe('ASCII output', () => {
     expect(JSON.parse(text)).toEqual({ key: 'caf\u00e9 \u4e2d \u{1F600}', value: 'a"b\\c\n' });
   });
 
+  it('escapes DEL (0x7f), which JSON.stringify leaves as it is', () => {
+    const text = encodeJson('mesos.v1.Label', { key: 'a\u007fb' });
+    expect(text).toBe('{"key":"a\\u007fb"}');
+    expect(JSON.parse(text)).toEqual({ key: 'a\u007fb' });
+  });
+
   it('escapes non-ASCII map keys', () => {
     expect(encodeJson('mesos.v1.TaskInfo', {
       name: 'n',
