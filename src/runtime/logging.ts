@@ -21,12 +21,16 @@ const SIGNIFICANT = new Set([
   'framework:update',
 ]);
 
+/** Logs go to stderr: stdout carries only what a command prints for its user. */
 export function createLogger(level: LogLevel, clock?: () => number): Logger {
-  return pino({
-    level,
-    base: { name: 'clustersim' },
-    ...(clock === undefined ? {} : { timestamp: () => `,"time":${clock()}` }),
-  });
+  return pino(
+    {
+      level,
+      base: { name: 'clustersim' },
+      ...(clock === undefined ? {} : { timestamp: () => `,"time":${clock()}` }),
+    },
+    pino.destination({ dest: 2, sync: true }),
+  );
 }
 
 export function logTrace(cluster: Cluster, logger: Logger): void {

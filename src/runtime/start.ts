@@ -33,7 +33,7 @@ export interface StartClusterOptions {
   readonly logLevel?: LogLevel;
   readonly logger?: Logger;
   readonly recordTrace?: boolean;
-  /** Wall-clock idle time after which an event stream sends a HEARTBEAT (default 10 s). */
+  /** Wall-clock silence after which an event stream sends a HEARTBEAT (default 5 s). */
   readonly streamKeepaliveMs?: number;
 }
 

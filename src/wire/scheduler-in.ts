@@ -10,13 +10,13 @@ import type { mesos } from './generated/schema.js';
 
 type Call = mesos.v1.scheduler.Call;
 
-/** `Filters.refuse_seconds`: default 5, capped at 365 days; negative or non-finite means the default. */
+/** `Filters.refuse_seconds`: default 5, capped at 365 days (Infinity included); negative or NaN means the default. */
 export const DEFAULT_REFUSE_SECONDS = 5;
 export const MAX_REFUSE_SECONDS = 31_536_000;
 
 export function refuseMs(filters: mesos.v1.Filters | undefined): number {
   const seconds = filters?.refuse_seconds ?? DEFAULT_REFUSE_SECONDS;
-  if (!Number.isFinite(seconds) || seconds < 0) return DEFAULT_REFUSE_SECONDS * 1000;
+  if (Number.isNaN(seconds) || seconds < 0) return DEFAULT_REFUSE_SECONDS * 1000;
   return Math.round(Math.min(seconds, MAX_REFUSE_SECONDS) * 1000);
 }
 

@@ -756,3 +756,23 @@ describe('executor exits', () => {
     expect(s.sink.of('FAILURE')).toEqual([]);
   });
 });
+
+describe('DECLINE of several offers', () => {
+  it('filters every valid offer, across agents, and skips ids that are no longer valid', async () => {
+    const { makeCluster, subscribe } = await import('./helpers.js');
+    const cluster = makeCluster({ agents: 3 });
+    const { sink, frameworkId, streamId } = subscribe(cluster);
+    const offers = sink.lastOffers();
+    expect(offers).toHaveLength(3);
+    const ids = [...offers.map((o) => o.id), 'no-such-offer', offers[0]!.id];
+    const outcome = cluster.input(() =>
+      cluster.master.call(frameworkId, streamId, { type: 'DECLINE', offerIds: ids, filters: { refuseMs: 1_000_000 } }),
+    );
+    expect(outcome.ok).toBe(true);
+    const before = sink.of('OFFERS').length;
+    cluster.advance(999_000);
+    expect(sink.of('OFFERS').length).toBe(before);
+    cluster.advance(2_000);
+    expect(sink.of('OFFERS').length).toBeGreaterThan(before);
+  });
+});

@@ -21,6 +21,19 @@ describe('clustersim command line', () => {
     expect(unknown.code).not.toBe(0);
   });
 
+  it('prints only the ready line on stdout (logs go to stderr)', async () => {
+    const { child, output } = runCli(['up', '--port', '0', '--agents', '1', '--log-level', 'info']);
+    let stdout = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      if (stdout.includes('\n')) setTimeout(() => child.kill('SIGTERM'), 200);
+    });
+    const result = await output;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^clustersim: master at http:\/\/127\.0\.0\.1:\d+ with 1 agents\n$/);
+    expect(result.stderr).toContain('"event":"agent:add"');
+  });
+
   it('prints the master URL when ready and exits cleanly on SIGINT', async () => {
     const up = await startUp(['--agents', '1', '--log-level', 'silent']);
     expect(up.masterUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);

@@ -55,6 +55,23 @@ export function onAccept(
   return done;
 }
 
+/**
+ * DECLINE: unlike ACCEPT, each offer stands alone, as upstream handles it:
+ * every valid offer goes back with the refuse filter, and ids that are no
+ * longer valid (or repeated) are skipped.
+ */
+export function onDecline(m: Master, fw: Framework, offerIds: readonly string[], refuseMs: number): Outcome {
+  for (const id of new Set(offerIds)) {
+    const offer = fw.offers.get(id);
+    if (offer === undefined) {
+      m.ctx.trace.append('offer:decline-invalid', { frameworkId: fw.id, offerId: id });
+      continue;
+    }
+    m.removeOffer(offer, { rescind: false, refuseMs });
+  }
+  return done;
+}
+
 function tasksOf(op: Operation): { taskId: string; agentId: string }[] {
   return op.type === 'UNSUPPORTED' ? [] : op.tasks.map((t) => ({ taskId: t.taskId, agentId: t.agentId }));
 }

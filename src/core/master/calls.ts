@@ -6,7 +6,7 @@
 import { done, fail, type Outcome } from '../errors.js';
 import { isTerminal } from '../task-state.js';
 import type { SchedulerCall, TaskState } from '../types.js';
-import { killDuringLaunch, onAccept } from './accept.js';
+import { killDuringLaunch, onAccept, onDecline } from './accept.js';
 import { refOf, type Framework, type Task } from './framework.js';
 import type { Master } from './master.js';
 import { roleError } from './validation.js';
@@ -22,7 +22,7 @@ export function dispatch(m: Master, fw: Framework, call: SchedulerCall): Outcome
     case 'ACCEPT':
       return onAccept(m, fw, call.offerIds, call.operations, call.filters.refuseMs);
     case 'DECLINE':
-      return onAccept(m, fw, call.offerIds, [], call.filters.refuseMs);
+      return onDecline(m, fw, call.offerIds, call.filters.refuseMs);
     case 'ACCEPT_INVERSE_OFFERS':
     case 'DECLINE_INVERSE_OFFERS':
       // No maintenance schedules exist yet, so there are no inverse offers to act on.
