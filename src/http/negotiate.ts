@@ -64,6 +64,7 @@ export function negotiate(
   return offered.find((t) => quality(ranges, t) > 0);
 }
 
+/** Upstream's wording, which names protobuf first. */
 export function notAcceptableMessage(offered: readonly MessageType[] = [JSON_TYPE]): string {
-  return `Expecting 'Accept' to allow ${offered.map((t) => `'${t}'`).join(' or ')}`;
+  return `Expecting 'Accept' to allow ${[...offered].reverse().map((t) => `'${t}'`).join(' or ')}`;
 }

@@ -37,7 +37,8 @@ function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown): Fast
   const text = JSON.stringify(body);
   const callback = (req.query as Query).jsonp;
   if (callback !== undefined && /^[A-Za-z_$][\w$.]*$/.test(callback)) {
-    return reply.header('content-type', 'text/javascript').send(`${callback}(${text});`);
+    return reply.header('content-type', 'text/javascript').send(Buffer.from(`${callback}(${text});`));
   }
-  return reply.header('content-type', 'application/json').send(text);
+  // A Buffer body, so that fastify does not add '; charset=utf-8' to the type.
+  return reply.header('content-type', 'application/json').send(Buffer.from(text));
 }

@@ -63,15 +63,21 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: SchedulerRout
       : decodeProto<Call>('mesos.v1.scheduler.Call', body, 'Call');
   if (!decoded.ok) return sendError(reply, 400, decoded.error);
   const call = decoded.value;
+  // A SUBSCRIBE that fails closes its connection, as the spec says.
+  if (call.type === 'SUBSCRIBE') reply.header('connection', 'close');
   const invalid = schedulerCallError(call);
   if (invalid !== undefined) return sendError(reply, 400, VALIDATION_PREFIX + invalid);
   if (call.type === 'SUBSCRIBE') return subscribe(req, reply, call, options);
+  // Of the other calls, only RECONCILE_OPERATIONS has a body to negotiate.
+  if (call.type === 'RECONCILE_OPERATIONS' && negotiate(req.headers.accept, MESSAGE_TYPES) === undefined) {
+    return sendError(reply, 406, notAcceptableMessage(MESSAGE_TYPES));
+  }
 
   const input = schedulerCallFromWire(call);
   if (typeof input === 'string') return sendError(reply, 400, VALIDATION_PREFIX + input);
   const { driver } = options;
   const outcome = driver.input(() => driver.cluster.master.call(call.framework_id!.value, streamIdOf(req), input));
-  if (!outcome.ok) return sendError(reply, STATUS_OF[outcome.error.code], outcome.error.message);
+  if (!outcome.ok) return sendError(reply, STATUS_OF[outcome.error.code], outcome.error.message || undefined);
   return sendEmpty(reply, call.type === 'UPDATE_FRAMEWORK' ? 200 : 202);
 }
 

@@ -159,3 +159,21 @@ describe('event loop', () => {
     expect(() => loop.runUntil(1)).toThrow(/more than/);
   });
 });
+
+describe('EventLoop guard', () => {
+  it('lets a long span of real work run, and stops a zero-delay loop', async () => {
+    const { EventLoop } = await import('../../src/core/event-loop.js');
+    const loop = new EventLoop();
+    let ticks = 0;
+    const tick = () => {
+      ticks++;
+      loop.schedule(1, 'tick', tick);
+    };
+    loop.schedule(1, 'tick', tick);
+    loop.runUntil(2_000_000);
+    expect(ticks).toBe(2_000_000);
+    const spin = () => loop.schedule(0, 'spin', spin);
+    loop.schedule(0, 'spin', spin);
+    expect(() => loop.runUntil(loop.now())).toThrow(/steps at/);
+  });
+});

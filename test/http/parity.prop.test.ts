@@ -464,7 +464,7 @@ describe('application/x-protobuf over HTTP', () => {
     const opened = await open('application/*;q=0');
     expect(opened.status).toBe(406);
     expect(opened.headers['content-type']).toBe('text/plain; charset=utf-8');
-    expect(opened.body).toBe("Expecting 'Accept' to allow 'application/json' or 'application/x-protobuf'");
+    expect(opened.body).toBe("Expecting 'Accept' to allow 'application/x-protobuf' or 'application/json'");
     expect(running.cluster.master.frameworks.size).toBe(0);
   });
 });

@@ -178,6 +178,7 @@ function reconcileUnknown(m: Master, fw: Framework, taskId: string, agentId: str
   if (fw.has('PARTITION_AWARE')) {
     state = agentId !== undefined && m.agents.has(agentId) ? 'TASK_GONE' : 'TASK_UNKNOWN';
   }
-  const status = m.masterStatus({ taskId, agentId }, state, 'Reconciliation: Task is unknown', 'REASON_RECONCILIATION');
+  const message = agentId !== undefined && m.agents.has(agentId) ? 'Reconciliation: Task is unknown to the agent' : 'Reconciliation: Task is unknown';
+  const status = m.masterStatus({ taskId, agentId }, state, message, 'REASON_RECONCILIATION');
   fw.send({ type: 'UPDATE', status });
 }

@@ -178,7 +178,8 @@ export class Master implements MasterLink {
         `The stream ID '${streamId}' included in this request didn't match the stream ID currently associated with framework ID ${frameworkId}`,
       );
     }
-    if (call.type === 'UNKNOWN') return fail('NOT_IMPLEMENTED', "Received 'UNKNOWN' call");
+    // Upstream answers a bare 501; the HTTP layer writes the default body.
+    if (call.type === 'UNKNOWN') return fail('NOT_IMPLEMENTED', '');
     return dispatch(this, fw, call);
   }
 
