@@ -60,7 +60,10 @@ export class SchedulerClient {
     if (this.encoding === 'json') return JSON.parse(record.toString('utf8')) as JsonEvent;
     const decoded = decodeProto<object>('mesos.v1.scheduler.Event', record, 'Event');
     if (!decoded.ok) throw new Error(decoded.error);
-    return JSON.parse(encodeJson('mesos.v1.scheduler.Event', decoded.value)) as JsonEvent;
+    const event = JSON.parse(encodeJson('mesos.v1.scheduler.Event', decoded.value)) as JsonEvent;
+    // The same shape as the JSON stream, which repeats an ERROR's message at the top level.
+    if (event.type === 'ERROR') event.message = event.error.message;
+    return event;
   }
 
   /** Sends SUBSCRIBE and resolves once the response headers arrive. */

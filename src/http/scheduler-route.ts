@@ -15,10 +15,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SchedulerEvent } from '../core/types.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { mesos } from '../wire/generated/schema.js';
-import { decodeJson, encodeJson } from '../wire/json.js';
+import { decodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
 import { schedulerCallFromWire, subscriptionFromWire } from '../wire/scheduler-in.js';
-import { eventToWire } from '../wire/scheduler-out.js';
+import { eventToJson, eventToWire } from '../wire/scheduler-out.js';
 import { schedulerCallError, VALIDATION_PREFIX } from '../wire/scheduler-validate.js';
 import { HttpEventStream } from './event-stream.js';
 import { checkContentType, JSON_TYPE, MESSAGE_TYPES, negotiate, notAcceptableMessage, type MessageType } from './negotiate.js';
@@ -106,6 +106,6 @@ function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options
 
 function eventEncoder(type: MessageType): (event: SchedulerEvent) => Uint8Array | string {
   return type === JSON_TYPE
-    ? (event) => encodeJson('mesos.v1.scheduler.Event', eventToWire(event))
+    ? eventToJson
     : (event) => encodeProto('mesos.v1.scheduler.Event', eventToWire(event));
 }

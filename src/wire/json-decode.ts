@@ -146,7 +146,23 @@ function setOwn(record: Record<string, unknown>, key: string, value: unknown): v
   }
 }
 
+/**
+ * Where the spec writes a message as its bare value, that form is read as
+ * `{"value": v}` too: an OperationID is "a plain string" in
+ * ACKNOWLEDGE_OPERATION_STATUS, and task limits map a resource name "to a
+ * number or the string Infinity" (a Value.Scalar upstream). Upstream's own
+ * form, the object, is read as before; other ids stay objects only.
+ */
+const BARE_VALUE_TYPES = new Set(['.mesos.v1.OperationID', '.mesos.v1.Value.Scalar']);
+
+function isWrapper(field: DecodeField): boolean {
+  return field.messageType !== undefined && BARE_VALUE_TYPES.has(field.messageType.fullName);
+}
+
 function convertSingle(field: DecodeField, v: unknown): unknown {
+  if (v !== null && typeof v !== 'object' && isWrapper(field)) {
+    return parseMessage(planFor(field.messageType!), { value: v });
+  }
   switch (typeof v) {
     case 'string':
       return convertString(field, v);

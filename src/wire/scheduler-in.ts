@@ -168,8 +168,11 @@ export function schedulerCallFromWire(call: Call): SchedulerCall | { readonly ty
       return { type: call.type, offerIds: ids(call.accept_inverse_offers!.inverse_offer_ids) };
     case 'DECLINE_INVERSE_OFFERS':
       return { type: call.type, offerIds: ids(call.decline_inverse_offers!.inverse_offer_ids) };
-    case 'REVIVE':
-      return { type: 'REVIVE', roles: call.revive?.roles ?? [] };
+    case 'REVIVE': {
+      // `role` is the spec's single-role form; upstream sends `roles`.
+      const { roles = [], role } = call.revive ?? {};
+      return { type: 'REVIVE', roles: role === undefined || roles.includes(role) ? roles : [...roles, role] };
+    }
     case 'SUPPRESS':
       return { type: 'SUPPRESS', roles: call.suppress?.roles ?? [] };
     case 'KILL': {

@@ -3,6 +3,7 @@ import type { MasterInfo, OfferView, OperationStatus, SchedulerEvent, TaskStatus
 import { hexToBytes, ipToUint32 } from './bytes.js';
 import { attributeToWire, resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/schema.js';
+import { encodeJson, quote } from './json-encode.js';
 
 type Event = mesos.v1.scheduler.Event;
 
@@ -101,4 +102,15 @@ function operationStatusToWire(s: OperationStatus): mesos.v1.OperationStatus {
     ...(s.agentId === undefined ? {} : { agent_id: { value: s.agentId } }),
     ...(s.resourceProviderId === undefined ? {} : { resource_provider_id: { value: s.resourceProviderId } }),
   };
+}
+
+/**
+ * An event as JSON text. ERROR also carries its message at the top level,
+ * where the spec's event table puts it, beside upstream's `error.message`:
+ * clients written against either read it, and JSON readers ignore the key
+ * they do not know. Protobuf has only upstream's field.
+ */
+export function eventToJson(event: SchedulerEvent): string {
+  const text = encodeJson('mesos.v1.scheduler.Event', eventToWire(event));
+  return event.type === 'ERROR' ? `${text.slice(0, -1)},"message":${quote(event.message)}}` : text;
 }

@@ -48,7 +48,9 @@ export function schedulerCallError(call: Call): string | undefined {
   }
   if (call.framework_id === undefined) return "Expecting 'framework_id' to be present";
   const field = PAYLOAD[call.type];
-  if (field !== undefined && call[field] === undefined) return `Expecting '${field}' to be present`;
+  // REQUEST may carry its requests at the top level, as the spec writes it.
+  const topLevelRequests = call.type === 'REQUEST' && call.requests !== undefined;
+  if (field !== undefined && call[field] === undefined && !topLevelRequests) return `Expecting '${field}' to be present`;
   if (call.type === 'UPDATE_FRAMEWORK' && call.framework_id.value !== call.update_framework?.framework_info.id?.value) {
     return "'framework_id' differs from 'update_framework.framework_info.id'";
   }

@@ -189,3 +189,26 @@ async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+describe('the spec\'s own message shapes, read beside upstream\'s', () => {
+  it('ERROR carries its message at the top level too; REVIVE takes a single role; REQUEST takes top-level requests; an operation id may be a plain string', async () => {
+    const first = await subscribed();
+    const second = new SchedulerClient(running.masterUrl);
+    await second.subscribe({ ...FRAMEWORK, id: { value: first.frameworkId } });
+    await second.next('SUBSCRIBED');
+    const error = await first.next('ERROR');
+    expect(error).toMatchObject({ type: 'ERROR', error: { message: 'Framework failed over' }, message: 'Framework failed over' });
+
+    expect((await second.call({ type: 'REVIVE', revive: { role: '*' } })).status).toBe(202);
+    const request = await second.call({ type: 'REQUEST', requests: [{ agent_id: { value: running.agents[0]!.id } }] });
+    expect(request.status).toBe(202);
+    const ack = await second.call({
+      type: 'ACKNOWLEDGE_OPERATION_STATUS',
+      acknowledge_operation_status: { agent_id: { value: running.agents[0]!.id }, operation_id: 'op-1', uuid: Buffer.alloc(16).toString('base64') },
+    });
+    expect(ack.status).toBe(202);
+    const noPayload = await second.call({ type: 'REQUEST' });
+    expect(noPayload).toMatchObject({ status: 400, body: "Failed to validate scheduler::Call: Expecting 'request' to be present" });
+    second.disconnect();
+  });
+});

@@ -1120,7 +1120,8 @@ export const descriptor = {
                     "message": {"type":"Message","id":10},
                     "request": {"type":"Request","id":11},
                     "suppress": {"type":"Suppress","id":16},
-                    "update_framework": {"type":"UpdateFramework","id":19}
+                    "update_framework": {"type":"UpdateFramework","id":19},
+                    "requests": {"rule":"repeated","type":"mesos.v1.Request","id":100}
                   },
                   "nested": {
                     "Type": {
@@ -1177,7 +1178,12 @@ export const descriptor = {
                         "filters": {"type":"Filters","id":2}
                       }
                     },
-                    "Revive": {"fields":{"roles":{"rule":"repeated","type":"string","id":1}}},
+                    "Revive": {
+                      "fields": {
+                        "roles": {"rule":"repeated","type":"string","id":1},
+                        "role": {"type":"string","id":100}
+                      }
+                    },
                     "Kill": {
                       "fields": {
                         "task_id": {"rule":"required","type":"TaskID","id":1},
@@ -3102,6 +3108,7 @@ export declare namespace mesos {
         request?: mesos.v1.scheduler.Call.Request;
         suppress?: mesos.v1.scheduler.Call.Suppress;
         update_framework?: mesos.v1.scheduler.Call.UpdateFramework;
+        requests?: mesos.v1.Request[];
       }
       namespace Call {
         type Type =
@@ -3147,6 +3154,7 @@ export declare namespace mesos {
         }
         interface Revive {
           roles?: string[];
+          role?: string;
         }
         interface Kill {
           task_id: mesos.v1.TaskID;
