@@ -776,3 +776,19 @@ describe('DECLINE of several offers', () => {
     expect(sink.of('OFFERS').length).toBeGreaterThan(before);
   });
 });
+
+describe('GPU agents', () => {
+  it('are offered only to frameworks with the GPU_RESOURCES capability', async () => {
+    const { Cluster } = await import('../../src/core/cluster.js');
+    const { frameworkInfo, RecordingSink, resources } = await import('./helpers.js');
+    const cluster = new Cluster({ seed: 1, master: { hostname: 'h', ip: '127.0.0.1', port: 5050, version: 'test' } });
+    cluster.addAgent({ hostname: 'gpu', ip: '127.0.0.1', port: 5051, resources: resources('cpus:4;mem:4096;gpus:1'), attributes: [] });
+    cluster.addAgent({ hostname: 'cpu', ip: '127.0.0.1', port: 5052, resources: resources('cpus:4;mem:4096'), attributes: [] });
+    const plain = new RecordingSink();
+    cluster.input(() => cluster.master.subscribe({ info: frameworkInfo(), suppressedRoles: [] }, plain));
+    expect(plain.lastOffers().map((o) => o.hostname)).toEqual(['cpu']);
+    const gpu = new RecordingSink();
+    cluster.input(() => cluster.master.subscribe({ info: frameworkInfo({ capabilities: ['GPU_RESOURCES'] }), suppressedRoles: [] }, gpu));
+    expect(gpu.lastOffers().map((o) => o.hostname)).toEqual(['gpu']);
+  });
+});

@@ -43,6 +43,8 @@ export interface FrameworkAllocation {
   readonly roles: readonly string[];
   readonly suppressedRoles: readonly string[];
   readonly constraints?: OfferConstraints;
+  /** Has the GPU_RESOURCES capability. */
+  readonly gpuAware?: boolean;
 }
 
 interface AllocAgent {
@@ -53,6 +55,7 @@ interface AllocAgent {
 }
 
 interface AllocFramework {
+  gpuAware: boolean;
   roles: Set<string>;
   suppressed: Set<string>;
   constraints?: OfferConstraints;
@@ -84,7 +87,7 @@ export class Allocator {
   }
 
   addFramework(id: string, info: FrameworkAllocation): void {
-    this.#frameworks.set(id, { roles: new Set(), suppressed: new Set(), active: true });
+    this.#frameworks.set(id, { gpuAware: false, roles: new Set(), suppressed: new Set(), active: true });
     this.updateFramework(id, info);
   }
 
@@ -92,6 +95,7 @@ export class Allocator {
     const fw = this.#frameworks.get(id);
     if (fw === undefined) return;
     const unsuppressed = [...fw.suppressed].filter((r) => !info.suppressedRoles.includes(r));
+    fw.gpuAware = info.gpuAware ?? false;
     fw.roles = new Set(info.roles);
     fw.suppressed = new Set(info.suppressedRoles);
     fw.constraints = info.constraints;
@@ -197,10 +201,16 @@ export class Allocator {
     return decisions;
   }
 
+  /**
+   * Agents with GPUs go only to frameworks that declare GPU_RESOURCES, so
+   * that GPU machines are not filled with work that cannot use them
+   * (upstream's `--filter_gpu_resources`, on by default).
+   */
   #wants(id: string, role: string, agentId: string, agent: AllocAgent, offerable: Resources, now: number): boolean {
     const fw = this.#frameworks.get(id)!;
     return (
       !fw.suppressed.has(role) &&
+      (fw.gpuAware || scalarMilli(agent.total, 'gpus') === 0) &&
       satisfies(fw.constraints, role, agent.facts) &&
       !this.#filters.filtered(id, role, agentId, offerable, now)
     );

@@ -241,6 +241,7 @@ export class Master implements MasterLink {
     return {
       roles: fw.roles(),
       suppressedRoles: [...fw.suppressedRoles],
+      gpuAware: fw.has('GPU_RESOURCES'),
       ...(fw.constraints === undefined ? {} : { constraints: fw.constraints }),
     };
   }
