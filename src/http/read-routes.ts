@@ -1,7 +1,7 @@
 /** Legacy read-only endpoints of the master (JSON), under `/` and `/master/`. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClusterDriver } from '../runtime/driver.js';
-import { renderFrameworks, renderSlaves, renderState, renderTasks, renderVersion } from '../wire/legacy/index.js';
+import { renderFrameworks, renderRoles, renderSlaves, renderState, renderTasks, renderVersion } from '../wire/legacy/index.js';
 import { sendError } from './replies.js';
 
 type Query = Record<string, string | undefined>;
@@ -23,6 +23,7 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
   app.all(`${prefix}/slaves`, json((q) => renderSlaves(master(), q)));
   app.all(`${prefix}/frameworks`, json((q) => renderFrameworks(master(), q)));
   app.all(`${prefix}/tasks`, json((q) => renderTasks(master(), q)));
+  app.all(`${prefix}/roles`, json(() => renderRoles(master())));
   app.all(`${prefix}/health`, (_req, reply) => reply.code(200).header('content-length', '0').send());
   app.all(`${prefix}/version`, json(() => renderVersion(VERSION)));
   // This master is always the leader: the redirect points at itself, protocol-relative.

@@ -431,3 +431,31 @@ describe('/state', () => {
     expect(Object.keys(flags)).toEqual([...Object.keys(flags)].sort());
   });
 });
+
+describe('renderRoles', () => {
+  it('lists subscribed roles with their frameworks, allocation and offers', async () => {
+    const { renderRoles } = await import('../../src/wire/legacy/index.js');
+    const { commandTask, makeCluster, subscribe } = await import('../core/helpers.js');
+    const cluster = makeCluster({ agents: 1 });
+    const { sink, frameworkId, streamId } = subscribe(cluster, { capabilities: ['MULTI_ROLE'], roles: ['web'] });
+    const [offer] = sink.lastOffers();
+    let roles = renderRoles(cluster.master) as { roles: Record<string, unknown>[] };
+    expect(roles.roles).toEqual([
+      expect.objectContaining({ name: 'web', weight: 1, frameworks: [frameworkId], allocated: {}, offered: { cpus: 4, disk: 16384, mem: 8192 } }),
+    ]);
+    cluster.input(() =>
+      cluster.master.call(frameworkId, streamId, {
+        type: 'ACCEPT',
+        offerIds: [offer!.id],
+        operations: [{ type: 'LAUNCH', tasks: [commandTask('t1', offer!.agentId, 'sleep 100', 'cpus:1;mem:128')] }],
+        filters: { refuseMs: 60_000 },
+      }),
+    );
+    roles = renderRoles(cluster.master) as { roles: Record<string, unknown>[] };
+    expect(roles.roles[0]).toMatchObject({
+      allocated: { cpus: 1, mem: 128 },
+      offered: {},
+      quota: { role: 'web', guarantee: {}, limit: {}, consumed: { cpus: 1, mem: 128 } },
+    });
+  });
+});

@@ -5,3 +5,4 @@ export { renderState, type StateClock } from './state.js';
 export { attributesObject, resourceJson, resourcesSummary, type Json, type JsonObject } from './summary.js';
 export { renderTasks, type TasksQuery } from './tasks.js';
 export { renderVersion } from './version.js';
+export { renderRoles } from './roles.js';
