@@ -792,3 +792,22 @@ describe('GPU agents', () => {
     expect(gpu.lastOffers().map((o) => o.hostname)).toEqual(['gpu']);
   });
 });
+
+describe('reconciling a completed task', () => {
+  it('answers TASK_LOST, as for any task the master no longer tracks, and names the agent it ran on', async () => {
+    const { commandTask, makeCluster, subscribe } = await import('./helpers.js');
+    const cluster = makeCluster();
+    const { sink, frameworkId, streamId } = subscribe(cluster);
+    const [offer] = sink.lastOffers();
+    const call = (c: Parameters<typeof cluster.master.call>[2]) => cluster.input(() => cluster.master.call(frameworkId, streamId, c));
+    call({ type: 'ACCEPT', offerIds: [offer!.id], operations: [{ type: 'LAUNCH', tasks: [commandTask('done', offer!.agentId, 'true')] }], filters: { refuseMs: 0 } });
+    for (let i = 0; i < 3; i++) {
+      const u = sink.updates()[i]!;
+      call({ type: 'ACKNOWLEDGE', agentId: u.agentId!, taskId: u.taskId, uuid: u.uuid! });
+    }
+    expect(sink.updates().map((u) => u.state)).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
+    call({ type: 'RECONCILE', tasks: [{ taskId: 'done' }] });
+    const last = sink.updates().at(-1)!;
+    expect(last).toMatchObject({ taskId: 'done', state: 'TASK_LOST', agentId: offer!.agentId, source: 'SOURCE_MASTER' });
+  });
+});

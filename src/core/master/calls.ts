@@ -173,7 +173,9 @@ function sendLatest(m: Master, fw: Framework, task: Task): void {
  * An unknown task: TASK_LOST for frameworks without PARTITION_AWARE; for
  * those with it, TASK_GONE when the agent is registered, else TASK_UNKNOWN.
  */
-function reconcileUnknown(m: Master, fw: Framework, taskId: string, agentId: string | undefined): void {
+function reconcileUnknown(m: Master, fw: Framework, taskId: string, named: string | undefined): void {
+  // A task that completed is unknown too, but its agent is known: the status names it.
+  const agentId = named ?? lastAgentOf(fw, taskId);
   let state: TaskState = 'TASK_LOST';
   if (fw.has('PARTITION_AWARE')) {
     state = agentId !== undefined && m.agents.has(agentId) ? 'TASK_GONE' : 'TASK_UNKNOWN';
@@ -181,4 +183,12 @@ function reconcileUnknown(m: Master, fw: Framework, taskId: string, agentId: str
   const message = agentId !== undefined && m.agents.has(agentId) ? 'Reconciliation: Task is unknown to the agent' : 'Reconciliation: Task is unknown';
   const status = m.masterStatus({ taskId, agentId }, state, message, 'REASON_RECONCILIATION');
   fw.send({ type: 'UPDATE', status });
+}
+
+function lastAgentOf(fw: Framework, taskId: string): string | undefined {
+  for (let i = fw.completedTasks.length - 1; i >= 0; i--) {
+    const task = fw.completedTasks[i]!;
+    if (task.spec.taskId === taskId) return task.agentId;
+  }
+  return undefined;
 }
