@@ -37,14 +37,19 @@ export function scanWireTypes(type: protobuf.Type, bytes: Uint8Array): string | 
   }
 }
 
+/** A field's tag: its number (never 0) and wire type, and where its value starts. */
+function readTag(bytes: Uint8Array, pos: number, end: number): [number: number, wireType: number, next: number] {
+  const [tag, next] = readVarint(bytes, pos, end);
+  const number = Math.floor(tag / 8);
+  if (number === 0) throw new Malformed('field number 0');
+  return [number, tag % 8, next];
+}
+
 function scanMessage(type: protobuf.Type, bytes: Uint8Array, start: number, end: number): void {
   let pos = start;
   while (pos < end) {
-    const [tag, afterTag] = readVarint(bytes, pos, end);
-    pos = afterTag;
-    const number = Math.floor(tag / 8);
-    const wireType = tag % 8;
-    if (number === 0) throw new Malformed('field number 0');
+    const [number, wireType, next] = readTag(bytes, pos, end);
+    pos = next;
     const field = type.fieldsById[number];
     if (field !== undefined && !allowedWireTypes(field).includes(wireType)) {
       throw new Malformed(`wire type ${wireType} for field '${field.name}'`);
@@ -91,11 +96,8 @@ function skipValue(bytes: Uint8Array, pos: number, end: number, wireType: number
 function scanMapEntry(field: protobuf.MapField, bytes: Uint8Array, start: number, end: number): void {
   let pos = start;
   while (pos < end) {
-    const [tag, afterTag] = readVarint(bytes, pos, end);
-    pos = afterTag;
-    const number = Math.floor(tag / 8);
-    const wireType = tag % 8;
-    if (number === 0) throw new Malformed('field number 0');
+    const [number, wireType, next] = readTag(bytes, pos, end);
+    pos = next;
     if (number === 2 && field.resolvedType instanceof protobuf.Type) {
       if (wireType !== LENGTH) throw new Malformed(`wire type ${wireType} for a value of '${field.name}'`);
       const [length, valueStart] = readVarint(bytes, pos, end);
