@@ -1,7 +1,15 @@
 /** Legacy read-only endpoints of the master (JSON), under `/` and `/master/`. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClusterDriver } from '../runtime/driver.js';
-import { renderFrameworks, renderRoles, renderSlaves, renderState, renderTasks, renderVersion } from '../wire/legacy/index.js';
+import {
+  renderFrameworks,
+  renderRoles,
+  renderSlaves,
+  renderState,
+  renderTasks,
+  renderVersion,
+  toLegacyJson,
+} from '../wire/legacy/index.js';
 import { sendError } from './replies.js';
 
 type Query = Record<string, string | undefined>;
@@ -33,9 +41,12 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
   });
 }
 
-/** JSON, or `cb(<json>)` as JavaScript when `?jsonp=cb` is given. */
+/**
+ * JSON, or `cb(<json>)` as JavaScript when `?jsonp=cb` is given. Doubles are
+ * written as upstream does, with a decimal point when whole.
+ */
 function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown): FastifyReply {
-  const text = JSON.stringify(body);
+  const text = toLegacyJson(body);
   const callback = (req.query as Query).jsonp;
   if (callback !== undefined && /^[A-Za-z_$][\w$.]*$/.test(callback)) {
     return reply.header('content-type', 'text/javascript').send(Buffer.from(`${callback}(${text});`));

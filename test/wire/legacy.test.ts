@@ -11,12 +11,14 @@ import {
   renderVersion,
   resourceJson,
   resourcesSummary,
+  toLegacyJson,
 } from '../../src/wire/legacy/index.js';
 import { commandTask, makeCluster, resources, subscribe } from '../core/helpers.js';
 
-// The renderers return plain JSON-able objects; tests read them loosely.
+// The renderers wrap doubles in `Double`; tests read the parsed text, where
+// every value is a plain number again, loosely.
 type Loose = Record<string, any>;
-const loose = (value: object): Loose => value as Loose;
+const plain = (value: unknown): Loose => JSON.parse(toLegacyJson(value)) as Loose;
 const EPOCH_S = DEFAULT_EPOCH_MS / 1000;
 
 /** A cluster with one subscribed framework and its first offer. */
@@ -50,14 +52,15 @@ function started(info: Partial<FrameworkInfo> = {}, agents = 1) {
   return { cluster, ...sub, call, launch, ackAll };
 }
 
-const roundTrips = (value: object) => expect(JSON.parse(JSON.stringify(value))).toEqual(value);
+/** The endpoint text parses to what plain `JSON.stringify` writes, doubles included. */
+const roundTrips = (value: object) => expect(plain(value)).toEqual(JSON.parse(JSON.stringify(value)));
 
 describe('legacy building blocks', () => {
   it('summarises resources with the four fixed names first', () => {
-    const summary = resourcesSummary(resources('cpus:4;mem:8192;disk:16384;ports:[31000-32000]'));
+    const summary = plain(resourcesSummary(resources('cpus:4;mem:8192;disk:16384;ports:[31000-32000]')));
     expect(summary).toEqual({ cpus: 4, gpus: 0, mem: 8192, disk: 16384, ports: '[31000-32000]' });
     expect(Object.keys(summary)).toEqual(['cpus', 'gpus', 'mem', 'disk', 'ports']);
-    expect(resourcesSummary([])).toEqual({ cpus: 0, gpus: 0, mem: 0, disk: 0 });
+    expect(plain(resourcesSummary([]))).toEqual({ cpus: 0, gpus: 0, mem: 0, disk: 0 });
   });
 
   it('sums over roles, merges ranges and sets, and keeps other scalars', () => {
@@ -69,7 +72,7 @@ describe('legacy building blocks', () => {
       set('zones', ['b', 'a']),
       scalar('bandwidth', 100),
     ];
-    const summary = resourcesSummary(bag);
+    const summary = plain(resourcesSummary(bag));
     expect(summary).toEqual({
       cpus: 1.75,
       gpus: 0,
@@ -84,24 +87,24 @@ describe('legacy building blocks', () => {
 
   it('renders attributes by type', () => {
     expect(
-      attributesObject([
+      plain(attributesObject([
         { name: 'rack', type: 'TEXT', text: 'r1' },
         { name: 'level', type: 'SCALAR', milli: 2500 },
         { name: 'slots', type: 'RANGES', ranges: [[1, 4], [8, 9]] },
         { name: 'gpus', type: 'SET', set: ['k80', 'v100'] },
-      ]),
+      ])),
     ).toEqual({ rack: 'r1', level: 2.5, slots: '[1-4, 8-9]', gpus: '{k80, v100}' });
   });
 
   it('renders a full Resource in protobuf JSON', () => {
-    expect(resourceJson({ ...scalar('cpus', 1), allocationRole: 'web' })).toEqual({
+    expect(plain(resourceJson({ ...scalar('cpus', 1), allocationRole: 'web' }))).toEqual({
       name: 'cpus',
       type: 'SCALAR',
       scalar: { value: 1 },
       role: '*',
       allocation_info: { role: 'web' },
     });
-    const reserved = resourceJson(ranges('ports', [[31000, 31001]], 'db'));
+    const reserved = plain(resourceJson(ranges('ports', [[31000, 31001]], 'db')));
     expect(reserved).toEqual({
       name: 'ports',
       type: 'RANGES',
@@ -110,11 +113,11 @@ describe('legacy building blocks', () => {
       reservations: [{ type: 'STATIC', role: 'db' }],
     });
     expect(Object.keys(reserved)).toEqual(['name', 'type', 'ranges', 'role', 'reservations']);
-    expect(resourceJson(set('zones', ['a']))).toMatchObject({ set: { item: ['a'] } });
+    expect(plain(resourceJson(set('zones', ['a'])))).toMatchObject({ set: { item: ['a'] } });
   });
 
   it('renders the version', () => {
-    const v = loose(renderVersion('1.11.0'));
+    const v = plain(renderVersion('1.11.0'));
     expect(Object.keys(v)).toEqual(['version', 'build_date', 'build_time', 'build_user']);
     expect(v.version).toBe('1.11.0');
     expect(typeof v.build_time).toBe('number');
@@ -125,7 +128,7 @@ describe('/slaves', () => {
   it('shows totals, what is offered and, after a launch, what is used', () => {
     const { cluster, launch } = started({}, 2);
     const [first, second] = cluster.agents;
-    let slaves = loose(renderSlaves(cluster.master, {})).slaves as Loose[];
+    let slaves = plain(renderSlaves(cluster.master, {})).slaves as Loose[];
     expect(slaves.map((s) => s.id)).toEqual([first!.id, second!.id]);
     const s0 = slaves[0]!;
     expect(Object.keys(s0)).toEqual([
@@ -158,7 +161,7 @@ describe('/slaves', () => {
     });
 
     const offer = launch((agentId) => commandTask('t1', agentId, 'sleep 100', 'cpus:1;mem:128'));
-    slaves = loose(renderSlaves(cluster.master, { slave_id: offer.agentId })).slaves as Loose[];
+    slaves = plain(renderSlaves(cluster.master, { slave_id: offer.agentId })).slaves as Loose[];
     expect(slaves).toHaveLength(1);
     const used = slaves[0]!;
     expect(used.used_resources).toEqual({ cpus: 1, gpus: 0, mem: 128, disk: 0 });
@@ -169,9 +172,9 @@ describe('/slaves', () => {
       { name: 'mem', type: 'SCALAR', scalar: { value: 128 }, role: '*', allocation_info: { role: '*' } },
     ]);
     cluster.advance(1000);
-    const again = (loose(renderSlaves(cluster.master, { slave_id: offer.agentId })).slaves as Loose[])[0]!;
+    const again = (plain(renderSlaves(cluster.master, { slave_id: offer.agentId })).slaves as Loose[])[0]!;
     expect(again.offered_resources).toMatchObject({ cpus: 3, mem: 8064, disk: 16384, ports: '[31000-32000]' });
-    expect(loose(renderSlaves(cluster.master, { slave_id: 'nope' }))).toEqual({ slaves: [], recovered_slaves: [] });
+    expect(plain(renderSlaves(cluster.master, { slave_id: 'nope' }))).toEqual({ slaves: [], recovered_slaves: [] });
   });
 
   it('lists reservations by role', () => {
@@ -180,7 +183,7 @@ describe('/slaves', () => {
       hostname: 'a', ip: '127.0.0.2', port: 5051, attributes: [],
       resources: resources('cpus:2;cpus(db):1;mem(db):512;mem:1024'),
     });
-    const [slave] = loose(renderSlaves(cluster.master, {})).slaves as Loose[];
+    const [slave] = plain(renderSlaves(cluster.master, {})).slaves as Loose[];
     expect(slave!.reserved_resources).toEqual({ db: { cpus: 1, gpus: 0, mem: 512, disk: 0 } });
     expect(slave!.unreserved_resources).toEqual({ cpus: 2, gpus: 0, mem: 1024, disk: 0 });
     expect(slave!.reserved_resources_full.db).toContainEqual({
@@ -198,7 +201,7 @@ const FRAMEWORK_KEYS = [
 describe('/frameworks', () => {
   it('renders a subscribed framework with its offers, then its task', () => {
     const { cluster, frameworkId, launch } = started();
-    let fw = (loose(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
+    let fw = (plain(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
     expect(Object.keys(fw)).toEqual(FRAMEWORK_KEYS);
     expect(fw).toMatchObject({
       id: frameworkId, name: 'test', capabilities: [], hostname: '', webui_url: '', active: true, connected: true,
@@ -215,7 +218,7 @@ describe('/frameworks', () => {
     ]);
 
     launch((agentId) => ({ ...commandTask('t1', agentId, 'sleep 100'), labels: [{ key: 'k', value: 'v' }] }));
-    fw = (loose(renderFrameworks(cluster.master, { framework_id: frameworkId })).frameworks as Loose[])[0]!;
+    fw = (plain(renderFrameworks(cluster.master, { framework_id: frameworkId })).frameworks as Loose[])[0]!;
     expect(fw.used_resources).toEqual({ cpus: 1, gpus: 0, mem: 128, disk: 0 });
     expect(fw.offers).toEqual([]);
     const task = fw.tasks[0] as Loose;
@@ -230,7 +233,7 @@ describe('/frameworks', () => {
       { state: 'TASK_STARTING', timestamp: EPOCH_S, container_status: { container_id: { value: expect.any(String) } } },
     ]);
     roundTrips(renderFrameworks(cluster.master, {}));
-    expect(loose(renderFrameworks(cluster.master, { framework_id: 'nope' }))).toEqual({
+    expect(plain(renderFrameworks(cluster.master, { framework_id: 'nope' }))).toEqual({
       frameworks: [], completed_frameworks: [], unregistered_frameworks: [],
     });
   });
@@ -245,7 +248,7 @@ describe('/frameworks', () => {
       },
       { offerConstraints: { web: [[{ selector: { attributeName: 'rack' }, predicate: { kind: 'text_equals', value: 'r1' } }]] } },
     );
-    const fw = (loose(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
+    const fw = (plain(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
     expect(fw).toMatchObject({
       capabilities: ['MULTI_ROLE'], roles: ['web'], principal: 'ops', labels: [{ key: 'team', value: 'a' }],
       hostname: 'sched', webui_url: 'http://sched:8080', failover_timeout: 60, checkpoint: true,
@@ -265,7 +268,7 @@ describe('/frameworks', () => {
     const { frameworkId, streamId } = subscribe(cluster, { failoverTimeoutMs: 60_000 });
     cluster.advance(2000);
     cluster.input(() => cluster.master.disconnected(frameworkId, streamId));
-    const fw = (loose(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
+    const fw = (plain(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
     expect(fw).toMatchObject({ active: false, connected: false, unregistered_time: EPOCH_S + 2 });
     expect(fw.offers).toEqual([]);
   });
@@ -275,7 +278,7 @@ describe('/frameworks', () => {
     launch((agentId) => commandTask('t1', agentId, 'sleep 100'));
     cluster.advance(3000);
     call({ type: 'TEARDOWN' });
-    const out = loose(renderFrameworks(cluster.master, {}));
+    const out = plain(renderFrameworks(cluster.master, {}));
     expect(out.frameworks).toEqual([]);
     const fw = out.completed_frameworks[0] as Loose;
     expect(fw).toMatchObject({
@@ -283,7 +286,7 @@ describe('/frameworks', () => {
       used_resources: { cpus: 0, mem: 0 }, offered_resources: { cpus: 0 },
     });
     expect(fw.completed_tasks.map((t: Loose) => [t.id, t.state])).toEqual([['t1', 'TASK_KILLED']]);
-    const state = loose(renderState(cluster.master));
+    const state = plain(renderState(cluster.master));
     expect(state.completed_frameworks.map((f: Loose) => f.id)).toEqual([frameworkId]);
     expect(state.slaves[0].used_resources).toMatchObject({ cpus: 0, mem: 0 });
   });
@@ -297,7 +300,7 @@ describe('/frameworks', () => {
         command: { shell: true, value: './run', arguments: [] },
       },
     }));
-    const fw = (loose(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
+    const fw = (plain(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
     expect(fw.executors).toEqual([
       {
         executor_id: 'e1', name: 'my executor', framework_id: frameworkId,
@@ -307,7 +310,7 @@ describe('/frameworks', () => {
     ]);
     expect(fw.tasks[0].executor_id).toBe('e1');
     expect(fw.used_resources).toEqual({ cpus: 1.5, gpus: 0, mem: 192, disk: 0 });
-    const slave = (loose(renderSlaves(cluster.master, {})).slaves as Loose[])[0]!;
+    const slave = (plain(renderSlaves(cluster.master, {})).slaves as Loose[])[0]!;
     expect(slave.used_resources).toEqual({ cpus: 1.5, gpus: 0, mem: 192, disk: 0 });
   });
 });
@@ -321,7 +324,7 @@ describe('/tasks', () => {
       env.cluster.advance(1000);
     }
     const ids = (q: Parameters<typeof renderTasks>[1]) =>
-      (loose(renderTasks(env.cluster.master, q)).tasks as Loose[]).map((t) => t.id);
+      (plain(renderTasks(env.cluster.master, q)).tasks as Loose[]).map((t) => t.id);
     return { ...env, ids };
   }
 
@@ -360,7 +363,7 @@ describe('/tasks', () => {
       filters: { refuseMs: 0 },
     });
     const ids = (order?: string) =>
-      (loose(renderTasks(cluster.master, order === undefined ? {} : { order })).tasks as Loose[]).map((t) => t.id);
+      (plain(renderTasks(cluster.master, order === undefined ? {} : { order })).tasks as Loose[]).map((t) => t.id);
     expect(ids('asc')).toEqual(['x', 'y', 'z']);
     expect(ids()).toEqual(['z', 'y', 'x']);
   });
@@ -373,14 +376,14 @@ describe('/tasks', () => {
     ackAll();
     const fw = cluster.master.frameworks.get(frameworkId)!;
     expect(fw.tasks.size).toBe(0);
-    const [task] = loose(renderTasks(cluster.master, {})).tasks as Loose[];
+    const [task] = plain(renderTasks(cluster.master, {})).tasks as Loose[];
     expect(task).toMatchObject({ id: 'done', state: 'TASK_FINISHED', slave_id: cluster.agents[0]!.id });
     expect(task!.statuses.map((s: Loose) => [s.state, s.timestamp])).toEqual([
       ['TASK_STARTING', EPOCH_S],
       ['TASK_RUNNING', EPOCH_S],
       ['TASK_FINISHED', EPOCH_S + 1],
     ]);
-    const rendered = (loose(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
+    const rendered = (plain(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
     expect(rendered.tasks).toEqual([]);
     expect(rendered.completed_tasks.map((t: Loose) => t.id)).toEqual(['done']);
     expect(rendered.used_resources).toMatchObject({ cpus: 0, mem: 0 });
@@ -391,7 +394,7 @@ describe('/state', () => {
   it('renders the master, its flags, agents and frameworks', () => {
     const { cluster, frameworkId, launch } = started();
     launch((agentId) => commandTask('t1', agentId, 'sleep 100'));
-    const state = loose(renderState(cluster.master));
+    const state = plain(renderState(cluster.master));
     expect(Object.keys(state)).toEqual([
       'version', 'build_date', 'build_time', 'build_user', 'start_time', 'elected_time', 'id', 'pid', 'hostname',
       'capabilities', 'activated_slaves', 'deactivated_slaves', 'unreachable_slaves', 'leader', 'leader_info', 'flags',
@@ -418,7 +421,7 @@ describe('/state', () => {
     expect(state.slaves[0]).not.toHaveProperty('used_resources_full');
     expect(state.slaves[0].used_resources).toMatchObject({ cpus: 1, mem: 128 });
     expect(state.frameworks.map((f: Loose) => [f.id, f.tasks.length])).toEqual([[frameworkId, 1]]);
-    expect(loose(renderState(cluster.master, { startTimeSeconds: 12.5 })).start_time).toBe(12.5);
+    expect(plain(renderState(cluster.master, { startTimeSeconds: 12.5 })).start_time).toBe(12.5);
     roundTrips(renderState(cluster.master));
   });
 
@@ -426,7 +429,7 @@ describe('/state', () => {
     const cluster = new Cluster({
       master: { hostname: 'm', ip: '10.0.0.1', port: 5055, version: '1.11.0', offerTimeoutMs: 90_000, allocationIntervalMs: 500 },
     });
-    const flags = loose(renderState(cluster.master)).flags as Loose;
+    const flags = plain(renderState(cluster.master)).flags as Loose;
     expect(flags).toMatchObject({ offer_timeout: '1.5mins', allocation_interval: '500ms', port: '5055', ip: '10.0.0.1' });
     expect(Object.keys(flags)).toEqual([...Object.keys(flags)].sort());
   });
@@ -439,7 +442,7 @@ describe('renderRoles', () => {
     const cluster = makeCluster({ agents: 1 });
     const { sink, frameworkId, streamId } = subscribe(cluster, { capabilities: ['MULTI_ROLE'], roles: ['web'] });
     const [offer] = sink.lastOffers();
-    let roles = renderRoles(cluster.master) as { roles: Record<string, unknown>[] };
+    let roles = plain(renderRoles(cluster.master)) as { roles: Record<string, unknown>[] };
     expect(roles.roles).toEqual([
       expect.objectContaining({ name: 'web', weight: 1, frameworks: [frameworkId], allocated: {}, offered: { cpus: 4, disk: 16384, mem: 8192 } }),
     ]);
@@ -451,7 +454,7 @@ describe('renderRoles', () => {
         filters: { refuseMs: 60_000 },
       }),
     );
-    roles = renderRoles(cluster.master) as { roles: Record<string, unknown>[] };
+    roles = plain(renderRoles(cluster.master)) as { roles: Record<string, unknown>[] };
     expect(roles.roles[0]).toMatchObject({
       allocated: { cpus: 1, mem: 128 },
       offered: {},

@@ -5,6 +5,7 @@ import { add } from '../../core/resources.js';
 import type { Framework, Task } from '../../core/master/framework.js';
 import type { Master } from '../../core/master/master.js';
 import type { AttributeConstraint, OfferConstraints } from '../../core/types.js';
+import { Double } from './legacy-json.js';
 import { executorObject, offerObject, taskObject } from './objects.js';
 import { labelsJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';
 import { executorSpecOf, frameworkOffered, frameworkUsed } from './usage.js';
@@ -48,7 +49,7 @@ export function frameworkObject(fw: Framework): JsonObject {
     failover_timeout: secondsOf(info.failoverTimeoutMs),
     checkpoint: info.checkpoint,
     registered_time: secondsOf(fw.registeredTimeMs),
-    unregistered_time: fw.unregisteredTimeMs === undefined ? 0 : secondsOf(fw.unregisteredTimeMs),
+    unregistered_time: fw.unregisteredTimeMs === undefined ? new Double(0) : secondsOf(fw.unregisteredTimeMs),
     ...(info.principal === undefined ? {} : { principal: info.principal }),
     resources: resourcesSummary(add(used, offered)),
     ...(fw.reregisteredTimeMs === undefined ? {} : { reregistered_time: secondsOf(fw.reregisteredTimeMs) }),

@@ -1,4 +1,7 @@
-/** Renderers of the legacy read-only master endpoints, as plain JSON-able objects. */
+/**
+ * Renderers of the legacy read-only master endpoints, as JSON-able objects
+ * whose doubles are wrapped in `Double`; `toLegacyJson` writes their text.
+ */
 export { renderFrameworks, type FrameworksQuery } from './frameworks.js';
 export { renderSlaves, type SlavesQuery } from './slaves.js';
 export { renderState, type StateClock } from './state.js';
@@ -6,3 +9,4 @@ export { attributesObject, resourceJson, resourcesSummary, type Json, type JsonO
 export { renderTasks, type TasksQuery } from './tasks.js';
 export { renderVersion } from './version.js';
 export { renderRoles } from './roles.js';
+export { Double, toLegacyJson } from './legacy-json.js';

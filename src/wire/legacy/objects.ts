@@ -5,6 +5,7 @@
  */
 import type { ExecutorRecord, Framework, Offer, Task } from '../../core/master/framework.js';
 import type { CommandSpec, ExecutorSpec, TaskStatus } from '../../core/types.js';
+import { Double } from './legacy-json.js';
 import { labelsJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';
 
 /** `state, timestamp`, then the container status when the agent reported one. */
@@ -40,10 +41,10 @@ export function taskObject(task: Task, user: string): JsonObject {
   };
 }
 
-/** An unlimited resource is the string `Infinity`, which `JSON.stringify` would turn into null. */
+/** Limits are doubles; an unlimited resource is the string `Infinity`, which JSON cannot write as a number. */
 function limitsJson(limits: Readonly<Record<string, number>>): JsonObject {
   const out: JsonObject = {};
-  for (const [name, value] of Object.entries(limits)) out[name] = Number.isFinite(value) ? value : 'Infinity';
+  for (const [name, value] of Object.entries(limits)) out[name] = Number.isFinite(value) ? new Double(value) : 'Infinity';
   return out;
 }
 

@@ -7,6 +7,7 @@
  */
 import { fromMilli, scalarQuantities, type Resources } from '../../core/resources.js';
 import type { Master } from '../../core/master/master.js';
+import { Double } from './legacy-json.js';
 import { resourcesSummary, type JsonObject } from './summary.js';
 
 interface RoleUsage {
@@ -42,7 +43,7 @@ function roleJson(name: string, u: RoleUsage): JsonObject {
   const offered = u.offered.flat();
   return {
     name,
-    weight: 1.0,
+    weight: new Double(1),
     quota: { role: name, guarantee: {}, limit: {}, consumed: quantities(allocated) },
     resources: resourcesSummary([...allocated, ...offered]),
     allocated: quantities(allocated),
@@ -52,8 +53,10 @@ function roleJson(name: string, u: RoleUsage): JsonObject {
   };
 }
 
-function quantities(bag: Resources): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [name, milli] of [...scalarQuantities(bag)].sort(([a], [b]) => (a < b ? -1 : 1))) out[name] = fromMilli(milli);
+function quantities(bag: Resources): Record<string, Double> {
+  const out: Record<string, Double> = {};
+  for (const [name, milli] of [...scalarQuantities(bag)].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    out[name] = new Double(fromMilli(milli));
+  }
   return out;
 }

@@ -7,6 +7,7 @@ import { DEFAULT_ALLOCATION_INTERVAL_MS } from '../../core/allocator/allocator.j
 import { MAX_COMPLETED_TASKS_PER_FRAMEWORK } from '../../core/master/framework.js';
 import { MAX_COMPLETED_FRAMEWORKS, type Master } from '../../core/master/master.js';
 import { frameworkObject } from './frameworks.js';
+import { Double } from './legacy-json.js';
 import { slaveObject } from './slaves.js';
 import { secondsOf, type JsonObject } from './summary.js';
 import { renderVersion } from './version.js';
@@ -26,7 +27,7 @@ export interface StateClock {
  */
 export function renderState(master: Master, now: StateClock = {}): JsonObject {
   const { info } = master;
-  const startTime = now.startTimeSeconds ?? secondsOf(master.startTimeMs);
+  const startTime = now.startTimeSeconds === undefined ? secondsOf(master.startTimeMs) : new Double(now.startTimeSeconds);
   const records = [...master.agents.values()];
   const activated = records.filter((r) => r.active).length;
   return {

@@ -1,13 +1,15 @@
 /**
  * Building blocks of the legacy read-only endpoints: the resources summary
  * object, the attributes object, the full Resource in protobuf JSON, labels
- * and times. Everything returned is a plain JSON-able value, so the HTTP
- * layer can hand it to `JSON.stringify` as is.
+ * and times. Everything returned is JSON-able; values upstream types as
+ * doubles are wrapped in `Double`, so `toLegacyJson` can write them as
+ * upstream does (`4.0`, not `4`).
  */
 import { formatValue, fromMilli, normaliseRanges, type Range, type Resource, type Resources } from '../../core/resources.js';
 import type { Attribute, Label } from '../../core/types.js';
+import { Double } from './legacy-json.js';
 
-export type Json = null | boolean | number | string | Json[] | JsonObject;
+export type Json = null | boolean | number | string | Double | Json[] | JsonObject;
 export interface JsonObject {
   [key: string]: Json;
 }
@@ -16,18 +18,18 @@ export interface JsonObject {
 const ALWAYS_PRESENT = ['cpus', 'gpus', 'mem', 'disk'] as const;
 
 /** Epoch milliseconds as the double seconds the endpoints print. */
-export function secondsOf(ms: number): number {
-  return ms / 1000;
+export function secondsOf(ms: number): Double {
+  return new Double(ms / 1000);
 }
 
 /**
  * The summary object: quantities by name over all roles and allocation
- * roles together. Scalars are plain numbers (mem and disk in MB), ranges
+ * roles together. Scalars are doubles (mem and disk in MB), ranges
  * `"[31000-32000, 32005-32010]"`, sets `"{a, b}"`. Order: the four fixed
  * names, then other scalars, ranges and sets, each sorted by name, so equal
  * bags print the same.
  */
-export function resourcesSummary(bag: Resources): Record<string, number | string> {
+export function resourcesSummary(bag: Resources): Record<string, Double | string> {
   const scalars = new Map<string, number>(ALWAYS_PRESENT.map((name) => [name, 0]));
   const ranges = new Map<string, Range[]>();
   const sets = new Map<string, string[]>();
@@ -44,9 +46,9 @@ export function resourcesSummary(bag: Resources): Record<string, number | string
         break;
     }
   }
-  const out: Record<string, number | string> = {};
-  for (const name of ALWAYS_PRESENT) out[name] = fromMilli(scalars.get(name) ?? 0);
-  for (const name of extraNames(scalars)) out[name] = fromMilli(scalars.get(name) ?? 0);
+  const out: Record<string, Double | string> = {};
+  for (const name of ALWAYS_PRESENT) out[name] = new Double(fromMilli(scalars.get(name) ?? 0));
+  for (const name of extraNames(scalars)) out[name] = new Double(fromMilli(scalars.get(name) ?? 0));
   for (const name of extraNames(ranges)) {
     out[name] = formatValue({ name, type: 'RANGES', ranges: normaliseRanges(ranges.get(name) ?? []), role: '*' });
   }
@@ -61,13 +63,13 @@ function extraNames(byName: ReadonlyMap<string, unknown>): string[] {
   return [...byName.keys()].filter((name) => !fixed.has(name)).sort();
 }
 
-/** `name -> number | "[b-e, ...]" | "{x, y}" | "text"`, in the agent's order. */
-export function attributesObject(attrs: readonly Attribute[]): Record<string, number | string> {
-  const out: Record<string, number | string> = {};
+/** `name -> double | "[b-e, ...]" | "{x, y}" | "text"`, in the agent's order. */
+export function attributesObject(attrs: readonly Attribute[]): Record<string, Double | string> {
+  const out: Record<string, Double | string> = {};
   for (const a of attrs) {
     switch (a.type) {
       case 'SCALAR':
-        out[a.name] = fromMilli(a.milli ?? 0);
+        out[a.name] = new Double(fromMilli(a.milli ?? 0));
         break;
       case 'RANGES':
         out[a.name] = formatValue({ name: a.name, type: 'RANGES', ranges: a.ranges ?? [], role: '*' });
@@ -106,7 +108,7 @@ export function resourceJson(r: Resource): JsonObject {
 function valueJson(r: Resource): JsonObject {
   switch (r.type) {
     case 'SCALAR':
-      return { scalar: { value: fromMilli(r.milli ?? 0) } };
+      return { scalar: { value: new Double(fromMilli(r.milli ?? 0)) } };
     case 'RANGES': {
       const range = (r.ranges ?? []).map(([begin, end]) => ({ begin, end }));
       return { ranges: range.length === 0 ? {} : { range } };

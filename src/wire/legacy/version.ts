@@ -2,6 +2,7 @@
  * `/version` and the build fields of `/state`. The build is fixed rather
  * than read from the environment, so that renders are replayable.
  */
+import { Double } from './legacy-json.js';
 import type { JsonObject } from './summary.js';
 
 export const BUILD_INFO = {
@@ -16,7 +17,7 @@ export function renderVersion(version: string): JsonObject {
   return {
     version,
     build_date: BUILD_INFO.buildDate,
-    build_time: BUILD_INFO.buildTimeSeconds,
+    build_time: new Double(BUILD_INFO.buildTimeSeconds),
     build_user: BUILD_INFO.buildUser,
   };
 }
