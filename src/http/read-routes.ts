@@ -1,8 +1,10 @@
 /** Legacy read-only endpoints of the master (JSON), under `/` and `/master/`. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { wallTimeMs } from '../core/context.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import {
   renderFrameworks,
+  renderMetrics,
   renderRoles,
   renderSlaves,
   renderState,
@@ -32,6 +34,10 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
   app.all(`${prefix}/frameworks`, json((q) => renderFrameworks(master(), q)));
   app.all(`${prefix}/tasks`, json((q) => renderTasks(master(), q)));
   app.all(`${prefix}/roles`, json(() => renderRoles(master())));
+  if (prefix === '') {
+    // Metrics belong to their own process upstream: /metrics/snapshot only.
+    app.all('/metrics/snapshot', json(() => renderMetrics(master(), wallTimeMs(master().ctx) - master().startTimeMs)));
+  }
   app.all(`${prefix}/health`, (_req, reply) => reply.code(200).header('content-length', '0').send());
   app.all(`${prefix}/version`, json(() => renderVersion(VERSION)));
   // This master is always the leader: the redirect points at itself, protocol-relative.

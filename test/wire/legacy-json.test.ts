@@ -124,3 +124,33 @@ describe('legacy endpoints over HTTP', () => {
     expect(await jsonp.text()).toMatch(/^cb\(\{.*"build_time":1699920000\.0,.*\}\);$/);
   });
 });
+
+describe('/metrics/snapshot', () => {
+  it('answers a flat object of doubles under the upstream keys', async () => {
+    const { startCluster } = await import('../../src/runtime/start.js');
+    const { SchedulerClient } = await import('../../src/client/scheduler-client.js');
+    const running = await startCluster({ port: 0, agents: 2, time: 'virtual' });
+    try {
+      const client = new SchedulerClient(running.masterUrl);
+      await client.subscribe({ user: 'u', name: 'metrics' });
+      await client.next('OFFERS');
+      const res = await fetch(new URL('/metrics/snapshot', running.masterUrl));
+      expect(res.headers.get('content-type')).toBe('application/json');
+      const text = await res.text();
+      expect(text).toContain('"master/elected":1.0');
+      const metrics = JSON.parse(text) as Record<string, number>;
+      expect(metrics).toMatchObject({
+        'master/frameworks_active': 1,
+        'master/slaves_active': 2,
+        'master/outstanding_offers': 2,
+        'master/cpus_total': 8,
+        'master/cpus_used': 0,
+        'master/tasks_running': 0,
+      });
+      expect(Object.values(metrics).every((v) => typeof v === 'number')).toBe(true);
+      client.disconnect();
+    } finally {
+      await running.close();
+    }
+  });
+});

@@ -10,3 +10,4 @@ export { renderTasks, type TasksQuery } from './tasks.js';
 export { renderVersion } from './version.js';
 export { renderRoles } from './roles.js';
 export { Double, toLegacyJson } from './legacy-json.js';
+export { renderMetrics } from './metrics.js';
