@@ -1,4 +1,5 @@
 /** Legacy read-only endpoints of the master (JSON), under `/` and `/master/`. */
+import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { wallTimeMs } from '../core/context.js';
 import type { ClusterDriver } from '../runtime/driver.js';
@@ -55,8 +56,28 @@ function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown): Fast
   const text = toLegacyJson(body);
   const callback = (req.query as Query).jsonp;
   if (callback !== undefined && /^[A-Za-z_$][\w$.]*$/.test(callback)) {
-    return reply.header('content-type', 'text/javascript').send(Buffer.from(`${callback}(${text});`));
+    return sendBody(req, reply, 'text/javascript', Buffer.from(`${callback}(${text});`));
   }
-  // A Buffer body, so that fastify does not add '; charset=utf-8' to the type.
-  return reply.header('content-type', 'application/json').send(Buffer.from(text));
+  return sendBody(req, reply, 'application/json', Buffer.from(text));
+}
+
+/** Bodies of this size or more are gzipped when the client accepts gzip, as upstream does. */
+export const GZIP_THRESHOLD_BYTES = 1024;
+
+/** A Buffer body, so that fastify adds no '; charset=utf-8' to the type. */
+function sendBody(req: FastifyRequest, reply: FastifyReply, type: string, body: Buffer): FastifyReply {
+  reply.header('content-type', type);
+  if (body.length >= GZIP_THRESHOLD_BYTES && acceptsGzip(req.headers['accept-encoding'])) {
+    return reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding').send(gzipSync(body));
+  }
+  return reply.send(body);
+}
+
+function acceptsGzip(header: string | string[] | undefined): boolean {
+  const text = Array.isArray(header) ? header.join(',') : (header ?? '');
+  return text.split(',').some((part) => {
+    const [coding = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    return (coding === 'gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
+  });
 }

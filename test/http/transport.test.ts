@@ -93,3 +93,30 @@ async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+describe('read endpoints', () => {
+  it('gzip bodies of 1 KiB or more when the client accepts gzip, and only then', async () => {
+    const { gunzipSync } = await import('node:zlib');
+    running = await startCluster({ port: 0, agents: 2, time: 'virtual' });
+    const url = new URL('/state', running.masterUrl);
+    const get = (headers: Record<string, string>) =>
+      new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        http.get(url, { headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
+    const plain = await get({});
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body.length).toBeGreaterThan(1024);
+    const zipped = await get({ 'accept-encoding': 'deflate, gzip' });
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers['content-type']).toBe('application/json');
+    expect(gunzipSync(zipped.body).equals(plain.body)).toBe(true);
+    const refused = await get({ 'accept-encoding': 'gzip;q=0' });
+    expect(refused.headers['content-encoding']).toBeUndefined();
+    const small = await get({ 'accept-encoding': 'gzip' }).then(() => fetch(new URL('/version', running!.masterUrl)));
+    expect(small.headers.get('content-encoding')).toBeNull();
+  });
+});
