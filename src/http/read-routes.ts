@@ -9,6 +9,7 @@ import {
   renderRoles,
   renderSlaves,
   renderState,
+  renderStateSummary,
   renderTasks,
   renderVersion,
   toLegacyJson,
@@ -31,6 +32,7 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
   };
   app.all(`${prefix}/state`, json(() => renderState(master())));
   app.all(`${prefix}/state.json`, json(() => renderState(master())));
+  app.all(`${prefix}/state-summary`, json(() => renderStateSummary(master())));
   app.all(`${prefix}/slaves`, json((q) => renderSlaves(master(), q)));
   app.all(`${prefix}/frameworks`, json((q) => renderFrameworks(master(), q)));
   app.all(`${prefix}/tasks`, json((q) => renderTasks(master(), q)));

@@ -462,3 +462,30 @@ describe('renderRoles', () => {
     });
   });
 });
+
+describe('renderStateSummary', () => {
+  it('summarises agents and frameworks with task counts per state', async () => {
+    const { renderStateSummary, toLegacyJson } = await import('../../src/wire/legacy/index.js');
+    const { commandTask, makeCluster, subscribe } = await import('../core/helpers.js');
+    const cluster = makeCluster({ agents: 2 });
+    const { sink, frameworkId, streamId } = subscribe(cluster);
+    const [offer] = sink.lastOffers();
+    cluster.input(() =>
+      cluster.master.call(frameworkId, streamId, {
+        type: 'ACCEPT',
+        offerIds: [offer!.id],
+        operations: [{ type: 'LAUNCH', tasks: [commandTask('t1', offer!.agentId, 'sleep 100')] }],
+        filters: { refuseMs: 0 },
+      }),
+    );
+    const summary = JSON.parse(toLegacyJson(renderStateSummary(cluster.master))) as {
+      slaves: Record<string, unknown>[];
+      frameworks: Record<string, unknown>[];
+    };
+    expect(summary.slaves).toHaveLength(2);
+    const busy = summary.slaves.find((s) => s.id === offer!.agentId)!;
+    expect(busy).toMatchObject({ TASK_STARTING: 1, TASK_RUNNING: 0, framework_ids: [frameworkId] });
+    expect(Object.keys(busy).slice(0, 3)).toEqual(['id', 'pid', 'hostname']);
+    expect(summary.frameworks[0]).toMatchObject({ id: frameworkId, active: true, connected: true, TASK_STARTING: 1, slave_ids: [offer!.agentId] });
+  });
+});

@@ -11,3 +11,4 @@ export { renderVersion } from './version.js';
 export { renderRoles } from './roles.js';
 export { Double, toLegacyJson } from './legacy-json.js';
 export { renderMetrics } from './metrics.js';
+export { renderStateSummary } from './state-summary.js';

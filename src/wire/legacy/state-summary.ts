@@ -1,0 +1,93 @@
+/**
+ * `/state-summary`: the agents and frameworks of `/state` without their
+ * task lists, each with a count of tasks per state (TASK_STAGING ..
+ * TASK_ERROR, as upstream counts them) and the ids on the other side.
+ */
+import type { Framework, Task } from '../../core/master/framework.js';
+import type { Master } from '../../core/master/master.js';
+import { frameworkOffered, frameworkUsed } from './usage.js';
+import { slaveObject } from './slaves.js';
+import { resourcesSummary, type JsonObject } from './summary.js';
+
+const COUNTED_STATES = [
+  'TASK_STAGING',
+  'TASK_STARTING',
+  'TASK_RUNNING',
+  'TASK_KILLING',
+  'TASK_FINISHED',
+  'TASK_KILLED',
+  'TASK_FAILED',
+  'TASK_LOST',
+  'TASK_ERROR',
+] as const;
+
+export function renderStateSummary(master: Master): JsonObject {
+  const frameworks = [...master.frameworks.values()];
+  const tasks = frameworks.flatMap((fw) => [...fw.tasks.values(), ...fw.completedTasks]);
+  return {
+    hostname: master.info.hostname,
+    slaves: [...master.agents.values()].map((record) => {
+      const agentTasks = tasks.filter((t) => t.agentId === record.agent.id);
+      return {
+        ...pick(slaveObject(master, record), SLAVE_KEYS),
+        ...counts(agentTasks),
+        framework_ids: unique(agentTasks.map((t) => t.frameworkId)),
+      };
+    }),
+    frameworks: frameworks.map((fw) => frameworkSummary(fw)),
+  };
+}
+
+function frameworkSummary(fw: Framework): JsonObject {
+  const tasks = [...fw.tasks.values(), ...fw.completedTasks];
+  const connected = fw.state === 'subscribed';
+  return {
+    id: fw.id,
+    name: fw.info.name,
+    hostname: fw.info.hostname ?? '',
+    webui_url: fw.info.webuiUrl ?? '',
+    used_resources: resourcesSummary(frameworkUsed(fw)),
+    offered_resources: resourcesSummary(frameworkOffered(fw)),
+    capabilities: [...fw.info.capabilities],
+    active: connected,
+    connected,
+    ...counts(tasks),
+    slave_ids: unique(tasks.map((t) => t.agentId)),
+  };
+}
+
+/** The keys of an agent that the summary keeps, in upstream's order. */
+const SLAVE_KEYS = [
+  'id',
+  'pid',
+  'hostname',
+  'registered_time',
+  'resources',
+  'used_resources',
+  'offered_resources',
+  'reserved_resources',
+  'unreserved_resources',
+  'attributes',
+  'active',
+  'version',
+] as const;
+
+function pick(source: JsonObject, keys: readonly string[]): JsonObject {
+  const out: JsonObject = {};
+  for (const key of keys) {
+    const value = source[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}
+
+function counts(tasks: readonly Task[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const state of COUNTED_STATES) out[state] = 0;
+  for (const task of tasks) if (task.state in out) out[task.state]! += 1;
+  return out;
+}
+
+function unique(ids: readonly string[]): string[] {
+  return [...new Set(ids)].sort();
+}
