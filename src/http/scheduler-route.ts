@@ -14,7 +14,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SchedulerEvent } from '../core/types.js';
 import type { ClusterDriver } from '../runtime/driver.js';
-import type { mesos } from '../wire/generated/schema.js';
+import type { mesos } from '../wire/generated/types.js';
 import { decodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
 import { schedulerCallFromWire, subscriptionFromWire } from '../wire/scheduler-in.js';

@@ -4,7 +4,7 @@
  */
 import { fromMilli, normalise, toMilli, type Resource, type Resources } from '../core/resources.js';
 import type { Attribute, CommandSpec, Label } from '../core/types.js';
-import type { mesos } from './generated/schema.js';
+import type { mesos } from './generated/types.js';
 
 type W = mesos.v1.Resource;
 

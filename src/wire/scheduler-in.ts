@@ -6,7 +6,7 @@
 import type { SchedulerCall, Operation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/types.js';
 import { bytesToHex } from './bytes.js';
 import { commandFromWire, durationMs, labelsFromWire, resourcesFromWire } from './convert-common.js';
-import type { mesos } from './generated/schema.js';
+import type { mesos } from './generated/types.js';
 
 type Call = mesos.v1.scheduler.Call;
 

@@ -2,7 +2,7 @@
 import type { MasterInfo, OfferView, OperationStatus, SchedulerEvent, TaskStatus } from '../core/types.js';
 import { hexToBytes, ipToUint32 } from './bytes.js';
 import { attributeToWire, resourcesToWire } from './convert-common.js';
-import type { mesos } from './generated/schema.js';
+import type { mesos } from './generated/types.js';
 import { encodeJson, quote } from './json-encode.js';
 
 type Event = mesos.v1.scheduler.Event;

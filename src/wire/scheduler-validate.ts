@@ -13,7 +13,7 @@
  *
  * REVIVE, SUPPRESS, TEARDOWN and UNKNOWN need no payload.
  */
-import type { mesos } from './generated/schema.js';
+import type { mesos } from './generated/types.js';
 
 type Call = mesos.v1.scheduler.Call;
 

@@ -1,7 +1,7 @@
 // The runtime schema: one protobufjs Root built from the generated descriptor,
 // so start-up reads no .proto files and works from the compiled dist/ tree.
 import protobuf from 'protobufjs/light.js';
-import { descriptor } from './generated/schema.js';
+import { descriptor } from './generated/descriptor.js';
 
 export const root: protobuf.Root = buildRoot();
 

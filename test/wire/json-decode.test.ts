@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { mesos } from '../../src/wire/generated/schema.js';
+import type { mesos } from '../../src/wire/generated/types.js';
 import { decodeJson, type DecodeResult } from '../../src/wire/json.js';
 
 type Call = mesos.v1.scheduler.Call;

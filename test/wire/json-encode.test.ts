@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { mesos } from '../../src/wire/generated/schema.js';
+import type { mesos } from '../../src/wire/generated/types.js';
 import { encodeJson } from '../../src/wire/json.js';
 import { formatDouble } from '../../src/wire/json-encode.js';
 

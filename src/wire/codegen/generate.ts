@@ -1,16 +1,17 @@
-// Generates src/wire/generated/schema.ts from the .proto files: the protobufjs
-// JSON descriptor (so the runtime never parses .proto text) and TypeScript
-// types of the in-memory message representation.
+// Generates two files in src/wire/generated/ from the .proto files:
+// descriptor.ts, the protobufjs JSON descriptor (so the runtime never parses
+// .proto text), and types.ts, the TypeScript types of the in-memory message
+// representation (type-only: nothing of it exists at run time).
 //
-// Run with `npm run gen:wire`. The test suite compares the committed file with
-// generateSchemaSource(), so a .proto edit without regeneration fails.
+// Run with `npm run gen:wire`. The test suite compares the committed files
+// with generateSchemaSources(), so a .proto edit without regeneration fails.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 
 const protoDir = fileURLToPath(new URL('../proto/', import.meta.url));
-const outFile = fileURLToPath(new URL('../generated/schema.ts', import.meta.url));
+const outDir = fileURLToPath(new URL('../generated/', import.meta.url));
 
 // Load order fixes the order of the descriptor, and so the output bytes.
 const protoFiles = [
@@ -40,27 +41,30 @@ function loadProtoRoot(): protobuf.Root {
   return root;
 }
 
-export function generateSchemaSource(): string {
+/** The generated files by name: `descriptor.ts` and `types.ts`. */
+export function generateSchemaSources(): Record<'descriptor.ts' | 'types.ts', string> {
   const json = loadProtoRoot().toJSON({ keepComments: false });
   // Types are emitted from a root rebuilt from the descriptor, so they describe
   // exactly what the runtime will load.
   const root = protobuf.Root.fromJSON(json);
   root.resolveAll();
-  const parts = [
+  const descriptor = [
     header,
     "import type { INamespace } from 'protobufjs';",
     '',
     '// protobufjs JSON descriptor; load with protobuf.Root.fromJSON(descriptor).',
     `export const descriptor = ${printJson(json, '')} as INamespace;`,
-    '',
+  ];
+  const types = [
+    header,
     '// In-memory message representation: proto field names, enums as value',
     '// names, bytes as Uint8Array, every integer and float as number, maps as',
     '// records. Only proto2 `required` fields are non-optional.',
   ];
   for (const ns of root.nestedArray) {
-    if (ns instanceof protobuf.Namespace) parts.push(...emitTopNamespace(ns));
+    if (ns instanceof protobuf.Namespace) types.push(...emitTopNamespace(ns));
   }
-  return parts.join('\n') + '\n';
+  return { 'descriptor.ts': descriptor.join('\n') + '\n', 'types.ts': types.join('\n') + '\n' };
 }
 
 // JSON with short values kept on one line: one line per field keeps the
@@ -181,6 +185,9 @@ function isMain(): boolean {
 }
 
 if (isMain()) {
-  writeFileSync(outFile, generateSchemaSource());
-  console.log(`wrote ${path.relative(process.cwd(), outFile)}`);
+  for (const [name, text] of Object.entries(generateSchemaSources())) {
+    const file = path.join(outDir, name);
+    writeFileSync(file, text);
+    console.log(`wrote ${path.relative(process.cwd(), file)}`);
+  }
 }
