@@ -44,3 +44,18 @@ describe('clustersim command line', () => {
     expect(await up.stop('SIGINT')).toBe(0);
   });
 });
+
+describe('the installed command', () => {
+  it('npx clustersim --help works from the built package (npm ci builds it)', async () => {
+    const { execFile } = await import('node:child_process');
+    const { existsSync } = await import('node:fs');
+    const { fileURLToPath } = await import('node:url');
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    // `npm ci` runs the build; without a build there is no command to check.
+    if (!existsSync(`${root}/dist/cli/main.js`)) return;
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile('npx', ['--no-install', 'clustersim', '--help'], { cwd: root }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+    );
+    expect(out).toContain('clustersim up');
+  });
+});
