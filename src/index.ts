@@ -1,6 +1,6 @@
 /** The library API of clustersim. */
-export { startCluster, StartError, DEFAULT_AGENT_RESOURCES } from './runtime/start.js';
-export type { StartClusterOptions, RunningCluster, AgentEndpoint } from './runtime/start.js';
+export { startCluster, StartError, DEFAULT_AGENT_RESOURCES } from './start.js';
+export type { StartClusterOptions, RunningCluster, AgentEndpoint } from './start.js';
 export type { TimeMode, ClusterDriver } from './runtime/driver.js';
 export { Cluster } from './core/cluster.js';
 export type { ClusterOptions } from './core/cluster.js';

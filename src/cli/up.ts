@@ -1,7 +1,7 @@
 /** `clustersim up`: a cluster on real sockets, in real time, until a signal. */
 import type { Argv } from 'yargs';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
-import { DEFAULT_AGENT_RESOURCES, startCluster, StartError } from '../runtime/start.js';
+import { DEFAULT_AGENT_RESOURCES, startCluster, StartError } from '../start.js';
 
 export interface UpArgs {
   host: string;

@@ -1,16 +1,33 @@
 /**
- * A whole simulated cluster: one event loop, one seed, one trace, a master
- * and its agents on a simulated network. This is the core's entry point;
- * the HTTP layer and the runtime drive it, tests drive it directly.
+ * A whole simulated cluster behind one port: one event loop, one seed, one
+ * trace, a master and its agents on a simulated network. The methods of
+ * `Cluster` are the only way in; each input runs what it made due at the
+ * current instant, checks the invariants on what it touched, and returns
+ * its outcome as data. Events for subscribers wait in the outbox until the
+ * caller drains it. Reads go through `view`, the read model.
+ *
+ *   scheduler   subscribe, call, disconnect
+ *   cluster     addAgent
+ *   faults      crashAgent, restartAgent, addNetworkRule, removeNetworkRule,
+ *               partition, heal
+ *   clock       advance, advanceTo
+ *   output      drainOutbox
  */
-import { Agent, type AgentConfig } from './agent/agent.js';
+import { Agent } from './agent/agent.js';
 import type { SimContext } from './context.js';
+import type { Outcome } from './errors.js';
 import { EventLoop } from './event-loop.js';
-import { Master, type MasterOptions } from './master/master.js';
-import { Network } from './network.js';
-import { add, format, normalise, rangesSize, type Resources } from './resources.js';
+import { checkAgents, InvariantError } from './invariants.js';
+import { MASTER_NODE } from './messages.js';
+import { Master, type MasterOptions, type Subscribed } from './master/master.js';
+import { Network, type NetworkRule } from './network.js';
+import { Outbox, type OutboxRecord } from './outbox.js';
+import type { Attribute } from './types.js';
+import type { Resources } from './resources.js';
 import { Rng } from './rng.js';
 import { Trace } from './trace.js';
+import type { SchedulerCall, Subscription } from './types.js';
+import { ClusterView } from './view.js';
 
 export interface ClusterOptions {
   readonly seed?: string | number;
@@ -20,111 +37,193 @@ export interface ClusterOptions {
   readonly networkLatencyMs?: number;
   /** Keep the whole trace in memory (tests and scenarios). */
   readonly recordTrace?: boolean;
-  /** Check the resource invariants after every input (on unless turned off). */
+  /** Check the invariants after every input (on unless turned off). */
   readonly checkInvariants?: boolean;
 }
 
 /** 2023-11-14T22:13:20Z: a fixed epoch, so that virtual runs are replayable. */
 export const DEFAULT_EPOCH_MS = 1_700_000_000_000;
 
-export type AgentSpec = Omit<AgentConfig, 'id'>;
+export interface AgentSpec {
+  readonly hostname: string;
+  readonly ip: string;
+  readonly port: number;
+  readonly resources: Resources;
+  readonly attributes: readonly Attribute[];
+}
+
+export interface AddedAgent {
+  readonly id: string;
+  readonly pid: string;
+}
 
 export class Cluster {
-  readonly ctx: SimContext;
-  readonly master: Master;
-  readonly agents: Agent[] = [];
   readonly seed: string;
+  readonly view: ClusterView;
+  readonly #ctx: SimContext;
+  readonly #master: Master;
+  readonly #agents = new Map<string, Agent>();
+  readonly #outbox = new Outbox();
   readonly #checkInvariants: boolean;
+  #inInput = false;
 
   constructor(options: ClusterOptions) {
     this.seed = String(options.seed ?? 0);
     const loop = new EventLoop();
     const rng = new Rng(this.seed);
     const trace = new Trace(loop, { record: options.recordTrace ?? false });
-    const network = new Network(loop, { latencyMs: options.networkLatencyMs ?? 0 });
-    this.ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS };
+    const network = new Network(loop, trace, rng.fork('network'), { latencyMs: options.networkLatencyMs ?? 0 });
+    this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS };
     this.#checkInvariants = options.checkInvariants ?? true;
-    trace.append('cluster:start', { seed: this.seed, epochMs: this.ctx.epochMs });
-    this.master = new Master(this.ctx, options.master);
-  }
-
-  get loop(): EventLoop {
-    return this.ctx.loop;
+    trace.append('cluster:start', { seed: this.seed, epochMs: this.#ctx.epochMs });
+    this.#master = new Master(this.#ctx, options.master, this.#outbox);
+    network.attach(this.#master);
+    this.view = new ClusterView(this.#master, this.#agents, this.#ctx);
   }
 
   get trace(): Trace {
-    return this.ctx.trace;
+    return this.#ctx.trace;
   }
 
-  addAgent(spec: AgentSpec): Agent {
-    const agent = new Agent(this.ctx, { ...spec, id: this.master.ids.agent() }, this.master);
-    this.agents.push(agent);
-    this.master.addAgent(agent);
-    return agent;
+  get epochMs(): number {
+    return this.#ctx.epochMs;
   }
 
-  /** Applies an input, then runs whatever became due at the current time. */
-  input<T>(apply: () => T): T {
-    const result = apply();
-    this.ctx.loop.runDue();
-    if (this.#checkInvariants) this.checkInvariants();
-    return result;
+  /** Cluster time, in milliseconds since the cluster started. */
+  now(): number {
+    return this.#ctx.loop.now();
   }
 
-  /** Moves virtual time forward, running every timer on the way. */
+  /** When the next timer falls due, or undefined when nothing is scheduled. */
+  nextDueMs(): number | undefined {
+    return this.#ctx.loop.nextDueMs();
+  }
+
+  // ---- inputs: schedulers ----
+
+  /** SUBSCRIBE on a new connection; a refusal is an ERROR and a close in the outbox. */
+  subscribe(connectionId: string, sub: Subscription): Subscribed {
+    return this.#input(() => this.#master.subscribe(connectionId, sub));
+  }
+
+  call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }): Outcome {
+    return this.#input(() => this.#master.call(frameworkId, streamId, call));
+  }
+
+  /** A subscriber's connection closed. */
+  disconnect(connectionId: string): void {
+    this.#input(() => this.#master.disconnected(connectionId));
+  }
+
+  // ---- inputs: the cluster and its faults ----
+
+  /** The master's listener is bound: its port goes into MasterInfo and its pid. */
+  bindMasterPort(port: number): void {
+    this.#input(() => this.#master.bindPort(port));
+  }
+
+  /** Boots an agent; with no network latency it is registered when this returns. */
+  addAgent(spec: AgentSpec): AddedAgent {
+    return this.#input(() => {
+      const agent = new Agent(this.#ctx, { ...spec, id: this.#master.ids.agent() });
+      this.#agents.set(agent.id, agent);
+      this.#ctx.network.attach(agent);
+      agent.start();
+      return { id: agent.id, pid: agent.pid };
+    });
+  }
+
+  /** The agent process dies; its connection to the master breaks. */
+  crashAgent(agentId: string): void {
+    this.#input(() => {
+      const agent = this.#agent(agentId);
+      agent.crash();
+      this.#ctx.network.setUp(agentId, false);
+      if (!this.#ctx.network.isCut(agentId, MASTER_NODE)) {
+        this.#ctx.network.send(agentId, MASTER_NODE, { type: 'EXITED', node: agentId });
+      }
+    });
+  }
+
+  /** The agent process starts again from its checkpoint and re-registers. */
+  restartAgent(agentId: string): void {
+    this.#input(() => {
+      const agent = this.#agent(agentId);
+      this.#ctx.network.setUp(agentId, true);
+      agent.restart();
+    });
+  }
+
+  addNetworkRule(rule: NetworkRule): number {
+    return this.#input(() => this.#ctx.network.addRule(rule));
+  }
+
+  removeNetworkRule(ruleId: number): void {
+    this.#input(() => this.#ctx.network.removeRule(ruleId));
+  }
+
+  /** Messages between two nodes are lost both ways until `heal`. */
+  partition(a: string, b: string): void {
+    this.#input(() => this.#ctx.network.cut(a, b));
+  }
+
+  heal(a: string, b: string): void {
+    this.#input(() => this.#ctx.network.heal(a, b));
+  }
+
+  // ---- inputs: the clock ----
+
+  /** Moves virtual time forward by `ms`, running every timer on the way. */
   advance(ms: number): void {
-    this.ctx.loop.runUntil(this.ctx.loop.now() + ms);
-    if (this.#checkInvariants) this.checkInvariants();
+    this.advanceTo(this.#ctx.loop.now() + ms);
+  }
+
+  /** Moves virtual time to `timeMs` (never backwards). */
+  advanceTo(timeMs: number): void {
+    this.#input(() => this.#ctx.loop.runUntil(timeMs));
+  }
+
+  // ---- output ----
+
+  /** Events and closes for subscribers' connections since the last drain. */
+  drainOutbox(): OutboxRecord[] {
+    return this.#outbox.drain();
   }
 
   /**
-   * Resources are conserved: on every agent, what the allocator holds as
-   * allocated equals what the master accounts (offers, live tasks,
-   * executors), and never exceeds the agent's total. Compared as quantities
-   * per identity (scalar milli, range and set sizes) so the check stays
-   * cheap enough to run after every input; the allocator's own `subtract`
-   * already asserts exact containment of ranges and sets.
+   * The full check: every book recomputed from the records, every agent.
+   * Tests and scenarios run it; inputs run the check of what they touched.
    */
-  checkInvariants(): void {
-    const accounted = this.master.accountedByAgent();
-    for (const agent of this.agents) {
-      const allocated = quantities(this.master.allocator.allocation(agent.id).values());
-      const held = quantities(accounted.get(agent.id) ?? []);
-      if (!sameQuantities(allocated, held)) this.#fail(agent.id, accounted.get(agent.id) ?? []);
-      const total = quantities([agent.config.resources], true);
-      for (const [key, n] of quantities(this.master.allocator.allocation(agent.id).values(), true)) {
-        if (n > (total.get(key) ?? 0)) this.#fail(agent.id, accounted.get(agent.id) ?? []);
-      }
+  checkAllInvariants(): void {
+    this.#check(checkAgents(this.#master, this.#agentTotals(), 'full'));
+  }
+
+  // ---- internals ----
+
+  #input<T>(apply: () => T): T {
+    if (this.#inInput) throw new Error('cluster: an input started while another was running');
+    this.#inInput = true;
+    try {
+      const result = apply();
+      this.#ctx.loop.runDue();
+      if (this.#checkInvariants) this.#check(checkAgents(this.#master, this.#agentTotals(), 'touched'));
+      return result;
+    } finally {
+      this.#inInput = false;
     }
   }
 
-  #fail(agentId: string, accounted: readonly Resources[]): never {
-    let allocated: Resources = [];
-    for (const bag of this.master.allocator.allocation(agentId).values()) allocated = add(allocated, bag);
-    let held: Resources = [];
-    for (const bag of accounted) held = add(held, bag);
-    const agent = this.agents.find((a) => a.id === agentId)!;
-    throw new Error(
-      `invariant: agent '${agentId}' total {${format(agent.config.resources)}}, allocator holds {${format(normalise(allocated))}}, master accounts {${format(normalise(held))}}`,
-    );
+  #check(failure: string | undefined): void {
+    if (failure !== undefined) throw new InvariantError(this.seed, this.#ctx.loop.now(), failure);
   }
-}
 
-/** Quantity per resource identity: scalar milli, number of range values, set size. */
-function quantities(bags: Iterable<Resources>, ignoreAllocation = false): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const bag of bags) {
-    for (const r of bag) {
-      const key = `${r.name}\u0000${r.role}\u0000${ignoreAllocation ? '' : (r.allocationRole ?? '')}`;
-      const n = r.type === 'SCALAR' ? (r.milli ?? 0) : r.type === 'RANGES' ? rangesSize(r.ranges ?? []) : (r.set?.length ?? 0);
-      out.set(key, (out.get(key) ?? 0) + n);
-    }
+  #agentTotals(): (agentId: string) => Resources | undefined {
+    return (agentId) => this.#agents.get(agentId)?.config.resources;
   }
-  return out;
-}
 
-function sameQuantities(a: ReadonlyMap<string, number>, b: ReadonlyMap<string, number>): boolean {
-  for (const [key, n] of a) if (n !== 0 && b.get(key) !== n) return false;
-  for (const [key, n] of b) if (n !== 0 && a.get(key) !== n) return false;
-  return true;
+  #agent(agentId: string): Agent {
+    const agent = this.#agents.get(agentId);
+    if (agent === undefined) throw new Error(`cluster: no agent '${agentId}'`);
+    return agent;
+  }
 }

@@ -1,42 +1,157 @@
 /**
- * The simulated network between nodes (master, agents). A message is an
- * action delivered after the link latency, unless the link is cut. Faults
- * are therefore ordinary inputs: cutting a link is a property of the
- * network, not of the nodes.
+ * The simulated network between nodes (master, agents, executors). A
+ * message is data, delivered to the node with its id after the link's
+ * latency, unless a rule or a cut link says otherwise, and only while the
+ * node is up. Faults are therefore ordinary inputs: rules and partitions
+ * are properties of the network, crashes of the nodes.
+ *
+ * Latency: nodes on one host (an agent and its executors) talk at once;
+ * other links take `latencyMs` one way. Rules apply in the order added:
+ *
+ *   drop       the message is lost
+ *   delay      it arrives `delayMs` (plus up to `jitterMs`) later; jitter reorders
+ *   duplicate  it arrives twice, the copy `delayMs` after the original
+ *
+ * each with a `probability` (default 1) drawn from the `network` stream.
  */
 import type { EventLoop } from './event-loop.js';
+import { messageSummary, type Message, type MessageType, type SimNode } from './messages.js';
+import type { Rng } from './rng.js';
+import type { Trace } from './trace.js';
 
 export interface NetworkOptions {
-  /** One-way latency of every link, in milliseconds. */
+  /** One-way latency between hosts, in milliseconds. */
   readonly latencyMs?: number;
 }
 
-export class Network {
-  readonly #cut = new Set<string>();
-  readonly #latencyMs: number;
+export interface NetworkRule {
+  /** Sender node id; any sender when absent. */
+  readonly from?: string;
+  /** Receiver node id; any receiver when absent. */
+  readonly to?: string;
+  /** Message types the rule applies to; all when absent. */
+  readonly types?: readonly MessageType[];
+  readonly action: 'drop' | 'delay' | 'duplicate';
+  readonly delayMs?: number;
+  readonly jitterMs?: number;
+  /** Chance in [0, 1] that the rule fires for a matching message (default 1). */
+  readonly probability?: number;
+}
 
-  constructor(private readonly loop: EventLoop, options: NetworkOptions = {}) {
+interface Attached {
+  readonly node: SimNode;
+  readonly host: string;
+  up: boolean;
+}
+
+export class Network {
+  readonly #nodes = new Map<string, Attached>();
+  readonly #cut = new Set<string>();
+  readonly #rules = new Map<number, NetworkRule>();
+  readonly #latencyMs: number;
+  #nextRuleId = 1;
+
+  constructor(
+    private readonly loop: EventLoop,
+    private readonly trace: Trace,
+    private readonly rng: Rng,
+    options: NetworkOptions = {},
+  ) {
     this.#latencyMs = options.latencyMs ?? 0;
   }
 
-  /** Delivers `action` at `to` after the latency, if the link is up then. */
-  send(from: string, to: string, label: string, action: () => void): void {
-    this.loop.schedule(this.#latencyMs, label, () => {
-      if (!this.isCut(from, to)) action();
-    });
+  /** Puts a node on the network (up), on `host` (its own id by default). */
+  attach(node: SimNode, host = node.nodeId): void {
+    this.#nodes.set(node.nodeId, { node, host, up: true });
   }
 
+  detach(nodeId: string): void {
+    this.#nodes.delete(nodeId);
+  }
+
+  /** A crashed node receives nothing until it is up again. */
+  setUp(nodeId: string, up: boolean): void {
+    const attached = this.#nodes.get(nodeId);
+    if (attached !== undefined) attached.up = up;
+  }
+
+  isUp(nodeId: string): boolean {
+    return this.#nodes.get(nodeId)?.up ?? false;
+  }
+
+  addRule(rule: NetworkRule): number {
+    const id = this.#nextRuleId++;
+    this.#rules.set(id, rule);
+    this.trace.append('net:rule-add', { ruleId: id, ...rule });
+    return id;
+  }
+
+  removeRule(id: number): void {
+    if (this.#rules.delete(id)) this.trace.append('net:rule-remove', { ruleId: id });
+  }
+
+  /** Messages between `a` and `b` are lost both ways until `heal`. */
   cut(a: string, b: string): void {
     this.#cut.add(linkKey(a, b));
+    this.trace.append('net:cut', { a, b });
   }
 
   heal(a: string, b: string): void {
-    this.#cut.delete(linkKey(a, b));
+    if (this.#cut.delete(linkKey(a, b))) this.trace.append('net:heal', { a, b });
   }
 
   isCut(a: string, b: string): boolean {
     return this.#cut.has(linkKey(a, b));
   }
+
+  /** Sends `message` from `from` to `to`, subject to latency, rules and cuts. */
+  send(from: string, to: string, message: Message): void {
+    let delayMs = this.#latency(from, to);
+    /** Extra delays of the duplicates, after the original. */
+    const copies: number[] = [];
+    for (const [ruleId, rule] of this.#rules) {
+      if (!matches(rule, from, to, message) || !this.#fires(rule)) continue;
+      if (rule.action === 'drop') {
+        this.trace.append('net:drop', { ruleId, from, to, message: message.type, ...messageSummary(message) });
+        return;
+      }
+      const extraMs = (rule.delayMs ?? 0) + (rule.jitterMs === undefined ? 0 : this.rng.int(rule.jitterMs + 1));
+      if (rule.action === 'delay') delayMs += extraMs;
+      else copies.push(extraMs);
+      this.trace.append(`net:${rule.action}`, { ruleId, from, to, message: message.type, extraMs });
+    }
+    for (const extraMs of [0, ...copies]) {
+      this.loop.schedule(delayMs + extraMs, `net:${message.type}`, () => this.#deliver(from, to, message));
+    }
+  }
+
+  #deliver(from: string, to: string, message: Message): void {
+    const target = this.#nodes.get(to);
+    if (target === undefined || !target.up || this.isCut(from, to)) {
+      this.trace.append('net:lost', { from, to, message: message.type });
+      return;
+    }
+    target.node.receive(from, message);
+  }
+
+  #latency(from: string, to: string): number {
+    const a = this.#nodes.get(from)?.host ?? from;
+    const b = this.#nodes.get(to)?.host ?? to;
+    return a === b ? 0 : this.#latencyMs;
+  }
+
+  #fires(rule: NetworkRule): boolean {
+    const p = rule.probability ?? 1;
+    return p >= 1 || (p > 0 && this.rng.next() < p);
+  }
+}
+
+function matches(rule: NetworkRule, from: string, to: string, message: Message): boolean {
+  return (
+    (rule.from === undefined || rule.from === from) &&
+    (rule.to === undefined || rule.to === to) &&
+    (rule.types === undefined || rule.types.includes(message.type))
+  );
 }
 
 function linkKey(a: string, b: string): string {

@@ -197,13 +197,6 @@ export interface OperationStatus {
   readonly resourceProviderId?: string;
 }
 
-/** Where the core sends a framework's events; the HTTP layer implements it. */
-export interface EventSink {
-  send(event: SchedulerEvent): void;
-  /** Ends the stream; the core will not call `send` afterwards. */
-  close(): void;
-}
-
 /** Filters on ACCEPT and DECLINE, already defaulted and capped. */
 export interface Filters {
   readonly refuseMs: number;

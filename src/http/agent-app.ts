@@ -5,7 +5,7 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { acceptRawBodies, installErrorReplies } from './master-app.js';
-import { VERSION } from './read-routes.js';
+import { VERSION } from '../wire/version.js';
 
 export interface AgentAppOptions {
   readonly logger?: FastifyBaseLogger;

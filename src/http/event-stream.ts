@@ -1,7 +1,7 @@
 /**
  * A framework's event stream over an HTTP response: one RecordIO record per
- * event, each written as its own HTTP chunk. The core calls `send` and
- * `close` synchronously and never waits; if the client stops reading and
+ * event, each written as its own HTTP chunk. The driver calls `send` and
+ * `close` with the core's outbox records and never waits; if the client stops reading and
  * more than `maxBufferedBytes` pile up, the connection is dropped (the
  * master then treats the framework as disconnected) instead of letting
  * memory grow without bound.
@@ -19,12 +19,13 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { EventSink, SchedulerEvent } from '../core/types.js';
+import type { SchedulerEvent } from '../core/types.js';
+import type { EventStream } from './connections.js';
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_KEEPALIVE_MS = 5_000;
 
-export class HttpEventStream implements EventSink {
+export class HttpEventStream implements EventStream {
   #closed = false;
   #ended = false;
   /** Records produced before the response headers are known. */

@@ -5,6 +5,7 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { ClusterDriver } from '../runtime/driver.js';
+import { Connections } from './connections.js';
 import { registerReadRoutes } from './read-routes.js';
 import { sendError } from './replies.js';
 import { registerSchedulerRoute } from './scheduler-route.js';
@@ -29,8 +30,10 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     keepAliveTimeout: 75_000,
   }) as unknown as FastifyInstance;
   acceptRawBodies(app);
+  const connections = new Connections();
+  options.driver.setOutput(connections.deliver);
   for (const prefix of ['', '/master']) {
-    registerSchedulerRoute(app, prefix, options);
+    registerSchedulerRoute(app, prefix, { ...options, connections });
     registerReadRoutes(app, prefix, options.driver);
   }
   installErrorReplies(app);

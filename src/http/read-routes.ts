@@ -1,7 +1,7 @@
 /** Legacy read-only endpoints of the master (JSON), under `/` and `/master/`. */
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { wallTimeMs } from '../core/context.js';
+import type { ClusterView } from '../core/view.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import {
   renderFrameworks,
@@ -14,38 +14,36 @@ import {
   renderVersion,
   toLegacyJson,
 } from '../wire/legacy/index.js';
+import { VERSION } from '../wire/version.js';
 import { sendError } from './replies.js';
 
 type Query = Record<string, string | undefined>;
 
-export const VERSION = '1.11.0';
-
 export function registerReadRoutes(app: FastifyInstance, prefix: string, driver: ClusterDriver): void {
-  const master = () => driver.cluster.master;
-  const json = (render: (q: Query) => unknown) => (req: FastifyRequest, reply: FastifyReply) => {
-    // Reading state first lets due timers run, so the view is current.
-    const body = driver.input(() => render(req.query as Query));
+  const json = (render: (view: ClusterView, q: Query) => unknown) => (req: FastifyRequest, reply: FastifyReply) => {
+    // Reading lets due timers run first, so the view is current.
+    const body = driver.read((view) => render(view, req.query as Query));
     if (body !== null && typeof body === 'object' && 'error' in body && typeof body.error === 'string') {
       return sendError(reply, 400, body.error);
     }
     return sendJson(req, reply, body);
   };
-  app.all(`${prefix}/state`, json(() => renderState(master())));
-  app.all(`${prefix}/state.json`, json(() => renderState(master())));
-  app.all(`${prefix}/state-summary`, json(() => renderStateSummary(master())));
-  app.all(`${prefix}/slaves`, json((q) => renderSlaves(master(), q)));
-  app.all(`${prefix}/frameworks`, json((q) => renderFrameworks(master(), q)));
-  app.all(`${prefix}/tasks`, json((q) => renderTasks(master(), q)));
-  app.all(`${prefix}/roles`, json(() => renderRoles(master())));
+  app.all(`${prefix}/state`, json((view) => renderState(view)));
+  app.all(`${prefix}/state.json`, json((view) => renderState(view)));
+  app.all(`${prefix}/state-summary`, json((view) => renderStateSummary(view)));
+  app.all(`${prefix}/slaves`, json((view, q) => renderSlaves(view, q)));
+  app.all(`${prefix}/frameworks`, json((view, q) => renderFrameworks(view, q)));
+  app.all(`${prefix}/tasks`, json((view, q) => renderTasks(view, q)));
+  app.all(`${prefix}/roles`, json((view) => renderRoles(view)));
   if (prefix === '') {
     // Metrics belong to their own process upstream: /metrics/snapshot only.
-    app.all('/metrics/snapshot', json(() => renderMetrics(master(), wallTimeMs(master().ctx) - master().startTimeMs)));
+    app.all('/metrics/snapshot', json((view) => renderMetrics(view)));
   }
   app.all(`${prefix}/health`, (_req, reply) => reply.code(200).header('content-length', '0').send());
   app.all(`${prefix}/version`, json(() => renderVersion(VERSION)));
   // This master is always the leader: the redirect points at itself, protocol-relative.
   app.all(`${prefix}/redirect`, (_req, reply) => {
-    const { hostname, port } = master().info;
+    const { hostname, port } = driver.cluster.view.masterInfo;
     return reply.code(307).header('location', `//${hostname}:${port}`).header('content-length', '0').send();
   });
 }

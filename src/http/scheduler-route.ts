@@ -14,6 +14,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SchedulerEvent } from '../core/types.js';
 import type { ClusterDriver } from '../runtime/driver.js';
+import type { Connections } from './connections.js';
 import type { mesos } from '../wire/generated/types.js';
 import { decodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
@@ -30,6 +31,7 @@ const STREAM_ID_HEADERS = ['mesos-stream-id', 'cluster-stream-id'] as const;
 
 export interface SchedulerRouteOptions {
   readonly driver: ClusterDriver;
+  readonly connections: Connections;
   readonly maxBufferedBytes?: number;
   /** Wall-clock idle time after which a stream writes a HEARTBEAT itself. */
   readonly keepaliveMs?: number;
@@ -75,8 +77,7 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: SchedulerRout
 
   const input = schedulerCallFromWire(call);
   if (typeof input === 'string') return sendError(reply, 400, VALIDATION_PREFIX + input);
-  const { driver } = options;
-  const outcome = driver.input(() => driver.cluster.master.call(call.framework_id!.value, streamIdOf(req), input));
+  const outcome = options.driver.input((cluster) => cluster.call(call.framework_id!.value, streamIdOf(req), input));
   if (!outcome.ok) return sendError(reply, STATUS_OF[outcome.error.code], outcome.error.message || undefined);
   return sendEmpty(reply, call.type === 'UPDATE_FRAMEWORK' ? 200 : 202);
 }
@@ -93,9 +94,13 @@ function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options
   reply.hijack();
   const res = reply.raw;
   const stream = new HttpEventStream(res, eventEncoder(accepted), options.maxBufferedBytes, options.keepaliveMs);
-  const { driver } = options;
-  const { frameworkId, streamId } = driver.input(() => driver.cluster.master.subscribe(subscription, stream));
-  res.on('close', () => driver.input(() => driver.cluster.master.disconnected(frameworkId, streamId)));
+  const { driver, connections } = options;
+  const connectionId = connections.open(stream);
+  const { streamId } = driver.input((cluster) => cluster.subscribe(connectionId, subscription));
+  res.on('close', () => {
+    connections.forget(connectionId);
+    driver.input((cluster) => cluster.disconnect(connectionId));
+  });
   stream.start({
     'content-type': accepted,
     'mesos-stream-id': streamId,

@@ -1,39 +1,71 @@
 /**
- * Drivers move the core's virtual clock. `virtual`: time moves only when
- * told (`advance`); every input runs what is due at the current instant.
- * `realtime`: before each input the clock catches up with the wall clock,
- * and a single timer wakes the loop when its next event falls due.
+ * Drivers move the core's virtual clock and hand its output on. `virtual`:
+ * time moves only when told (`advance`). `realtime`: before each input the
+ * clock catches up with the wall clock, and a single timer wakes the loop
+ * when its next event falls due. Either way, after every input (and every
+ * wake-up) the driver drains the core's outbox and gives the records to
+ * the output consumer (the HTTP layer's streams).
  */
 import type { Cluster } from '../core/cluster.js';
+import type { OutboxRecord } from '../core/outbox.js';
+import type { ClusterView } from '../core/view.js';
 
 export type TimeMode = 'realtime' | 'virtual';
+
+export type OutputConsumer = (records: readonly OutboxRecord[]) => void;
 
 export interface ClusterDriver {
   readonly cluster: Cluster;
   readonly mode: TimeMode;
-  /** Applies an input to the core at the current time. */
-  input<T>(apply: () => T): T;
+  /** Applies an input to the core at the current time, then delivers its output. */
+  input<T>(apply: (cluster: Cluster) => T): T;
+  /** Reads the cluster as of now (in real time, due timers run first). */
+  read<T>(look: (view: ClusterView) => T): T;
   /** Moves virtual time forward (virtual mode only). */
   advance(ms: number): void;
+  /** Where the outbox's records go; one consumer per driver. */
+  setOutput(consumer: OutputConsumer): void;
   close(): void;
 }
 
-export class VirtualDriver implements ClusterDriver {
-  readonly mode = 'virtual';
+abstract class BaseDriver {
+  #output: OutputConsumer | undefined;
+
   constructor(readonly cluster: Cluster) {}
 
-  input<T>(apply: () => T): T {
-    return this.cluster.input(apply);
+  setOutput(consumer: OutputConsumer): void {
+    this.#output = consumer;
+  }
+
+  protected deliver(): void {
+    const records = this.cluster.drainOutbox();
+    if (records.length > 0) this.#output?.(records);
+  }
+}
+
+export class VirtualDriver extends BaseDriver implements ClusterDriver {
+  readonly mode = 'virtual';
+
+  input<T>(apply: (cluster: Cluster) => T): T {
+    try {
+      return apply(this.cluster);
+    } finally {
+      this.deliver();
+    }
+  }
+
+  read<T>(look: (view: ClusterView) => T): T {
+    return look(this.cluster.view);
   }
 
   advance(ms: number): void {
-    this.cluster.advance(ms);
+    this.input((cluster) => cluster.advance(ms));
   }
 
   close(): void {}
 }
 
-export class RealtimeDriver implements ClusterDriver {
+export class RealtimeDriver extends BaseDriver implements ClusterDriver {
   readonly mode = 'realtime';
   readonly #originMs: number;
   #timer: NodeJS.Timeout | undefined;
@@ -42,18 +74,27 @@ export class RealtimeDriver implements ClusterDriver {
   #closed = false;
 
   constructor(
-    readonly cluster: Cluster,
+    cluster: Cluster,
     private readonly wallMs: () => number = () => performance.now(),
   ) {
-    this.#originMs = wallMs() - cluster.loop.now();
+    super(cluster);
+    this.#originMs = wallMs() - cluster.now();
     this.#arm();
   }
 
-  input<T>(apply: () => T): T {
-    this.#catchUp();
-    const result = this.cluster.input(apply);
-    this.#arm();
-    return result;
+  input<T>(apply: (cluster: Cluster) => T): T {
+    try {
+      this.#catchUp();
+      return apply(this.cluster);
+    } finally {
+      this.deliver();
+      this.#arm();
+    }
+  }
+
+  read<T>(look: (view: ClusterView) => T): T {
+    this.input(() => undefined);
+    return look(this.cluster.view);
   }
 
   advance(): void {
@@ -66,13 +107,13 @@ export class RealtimeDriver implements ClusterDriver {
   }
 
   #catchUp(): void {
-    this.cluster.loop.runUntil(Math.floor(this.wallMs() - this.#originMs));
+    this.cluster.advanceTo(Math.floor(this.wallMs() - this.#originMs));
   }
 
   /** Keeps one wall-clock timer for the next due event; re-arms only when that changes. */
   #arm(): void {
     if (this.#closed) return;
-    const due = this.cluster.loop.nextDueMs();
+    const due = this.cluster.nextDueMs();
     if (due === this.#armedForMs) return;
     clearTimeout(this.#timer);
     this.#armedForMs = due;
@@ -81,8 +122,7 @@ export class RealtimeDriver implements ClusterDriver {
     // Timers beyond ~24.8 days overflow setTimeout; wake up earlier and re-arm.
     this.#timer = setTimeout(() => {
       this.#armedForMs = undefined;
-      this.#catchUp();
-      this.#arm();
+      this.input(() => undefined);
     }, Math.min(Math.ceil(delay), 2 ** 31 - 1));
     this.#timer.unref();
   }

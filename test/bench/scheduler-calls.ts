@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster } from '../../src/runtime/start.js';
+import { startCluster } from '../../src/start.js';
 import { runLoad, type LoadResult } from './load.js';
 import { OfferFeed } from './offer-feed.js';
 import { progress } from './stats.js';

@@ -1,9 +1,11 @@
-import { Cluster } from '../../src/core/cluster.js';
+import { Cluster, type AddedAgent, type AgentSpec, type ClusterOptions } from '../../src/core/cluster.js';
 import type { Outcome } from '../../src/core/errors.js';
-import type { Framework, Offer } from '../../src/core/master/framework.js';
+import type { Offer } from '../../src/core/master/framework.js';
+import type { NetworkRule } from '../../src/core/network.js';
+import type { FrameworkView } from '../../src/core/view.js';
+import { Connections } from '../../src/http/connections.js';
 import { add, allocate, format, normaliseRanges, parseResources, rangesSize, type Resource, type Resources } from '../../src/core/resources.js';
 import type {
-  EventSink,
   ExecutorSpec,
   FrameworkInfo,
   SchedulerCall,
@@ -30,8 +32,84 @@ export interface TestClusterOptions {
   readonly networkLatencyMs?: number;
 }
 
-export function makeCluster(options: TestClusterOptions = {}): Cluster {
-  const cluster = new Cluster({
+/**
+ * A cluster whose outbox goes to recording sinks after every input, as the
+ * HTTP layer's streams get it: tests subscribe with a sink and read what
+ * the framework saw. The agents added are listed in order.
+ */
+export class TestCluster extends Cluster {
+  readonly agents: AddedAgent[] = [];
+  /** The HTTP layer's own routing of outbox records, with sinks for streams. */
+  readonly #connections = new Connections();
+
+  constructor(options: ClusterOptions) {
+    super(options);
+  }
+
+  /** SUBSCRIBE on a new connection whose events go to `sink`. */
+  subscribeWith(sub: Subscription, sink: RecordingSink): { frameworkId: string; streamId: string; connectionId: string } {
+    const connectionId = this.#connections.open(sink);
+    return { ...this.subscribe(connectionId, sub), connectionId };
+  }
+
+  override subscribe(connectionId: string, sub: Subscription) {
+    return this.#routed(() => super.subscribe(connectionId, sub));
+  }
+
+  override call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }): Outcome {
+    return this.#routed(() => super.call(frameworkId, streamId, call));
+  }
+
+  override disconnect(connectionId: string): void {
+    this.#routed(() => super.disconnect(connectionId));
+    this.#connections.forget(connectionId);
+  }
+
+  override addAgent(spec: AgentSpec): AddedAgent {
+    const agent = this.#routed(() => super.addAgent(spec));
+    this.agents.push(agent);
+    return agent;
+  }
+
+  override crashAgent(agentId: string): void {
+    this.#routed(() => super.crashAgent(agentId));
+  }
+
+  override restartAgent(agentId: string): void {
+    this.#routed(() => super.restartAgent(agentId));
+  }
+
+  override addNetworkRule(rule: NetworkRule): number {
+    return this.#routed(() => super.addNetworkRule(rule));
+  }
+
+  override removeNetworkRule(ruleId: number): void {
+    this.#routed(() => super.removeNetworkRule(ruleId));
+  }
+
+  override partition(a: string, b: string): void {
+    this.#routed(() => super.partition(a, b));
+  }
+
+  override heal(a: string, b: string): void {
+    this.#routed(() => super.heal(a, b));
+  }
+
+  override advanceTo(timeMs: number): void {
+    this.#routed(() => super.advanceTo(timeMs));
+  }
+
+  #routed<T>(apply: () => T): T {
+    try {
+      return apply();
+    } finally {
+      this.#connections.deliver(this.drainOutbox());
+    }
+  }
+}
+
+export function makeCluster(options: TestClusterOptions = {}): TestCluster {
+  const cluster = new TestCluster({
     seed: options.seed ?? 1,
     recordTrace: true,
     networkLatencyMs: options.networkLatencyMs ?? 0,
@@ -53,11 +131,10 @@ export function makeCluster(options: TestClusterOptions = {}): Cluster {
       attributes: [{ name: 'rack', type: 'TEXT', text: `r${i + 1}` }],
     });
   }
-  cluster.loop.runDue();
   return cluster;
 }
 
-export class RecordingSink implements EventSink {
+export class RecordingSink {
   readonly events: SchedulerEvent[] = [];
   closed = false;
   send(event: SchedulerEvent): void {
@@ -83,11 +160,9 @@ export function frameworkInfo(extra: Partial<FrameworkInfo> = {}): FrameworkInfo
   return { user: 'root', name: 'test', failoverTimeoutMs: 0, checkpoint: false, roles: [], capabilities: [], labels: [], ...extra };
 }
 
-export function subscribe(cluster: Cluster, info: Partial<FrameworkInfo> = {}, extra: Partial<Subscription> = {}) {
+export function subscribe(cluster: TestCluster, info: Partial<FrameworkInfo> = {}, extra: Partial<Subscription> = {}) {
   const sink = new RecordingSink();
-  const sub = cluster.input(() =>
-    cluster.master.subscribe({ info: frameworkInfo(info), suppressedRoles: [], ...extra }, sink),
-  );
+  const sub = cluster.subscribeWith({ info: frameworkInfo(info), suppressedRoles: [], ...extra }, sink);
   return { sink, ...sub };
 }
 
@@ -121,19 +196,20 @@ export class TestScheduler {
   readonly #acked = new Set<string>();
 
   constructor(
-    readonly cluster: Cluster,
+    readonly cluster: TestCluster,
     public sink: RecordingSink,
     readonly frameworkId: string,
     public streamId: string,
+    public connectionId: string,
   ) {}
 
   /** The master's record, while the framework is known. */
-  get framework(): Framework | undefined {
-    return this.cluster.master.frameworks.get(this.frameworkId);
+  get framework(): FrameworkView | undefined {
+    return this.cluster.view.framework(this.frameworkId);
   }
 
   call(call: SchedulerCall): Outcome {
-    return this.cluster.input(() => this.cluster.master.call(this.frameworkId, this.streamId, call));
+    return this.cluster.call(this.frameworkId, this.streamId, call);
   }
 
   /** Outstanding offers, as the master holds them. */
@@ -206,24 +282,22 @@ export class TestScheduler {
   resubscribe(info: Partial<FrameworkInfo> = {}): RecordingSink {
     const old = this.framework?.info ?? frameworkInfo();
     const sink = new RecordingSink();
-    const sub = this.cluster.input(() =>
-      this.cluster.master.subscribe({ info: { ...old, ...info, id: this.frameworkId }, suppressedRoles: [] }, sink),
-    );
+    const sub = this.cluster.subscribeWith({ info: { ...old, ...info, id: this.frameworkId }, suppressedRoles: [] }, sink);
     this.sink = sink;
     this.streamId = sub.streamId;
+    this.connectionId = sub.connectionId;
     return sink;
   }
 
   /** The subscription connection breaks. */
   disconnect(): void {
-    const { streamId } = this;
-    this.cluster.input(() => this.cluster.master.disconnected(this.frameworkId, streamId));
+    this.cluster.disconnect(this.connectionId);
   }
 }
 
-export function connect(cluster: Cluster, info: Partial<FrameworkInfo> = {}, extra: Partial<Subscription> = {}): TestScheduler {
-  const { sink, frameworkId, streamId } = subscribe(cluster, info, extra);
-  return new TestScheduler(cluster, sink, frameworkId, streamId);
+export function connect(cluster: TestCluster, info: Partial<FrameworkInfo> = {}, extra: Partial<Subscription> = {}): TestScheduler {
+  const { sink, frameworkId, streamId, connectionId } = subscribe(cluster, info, extra);
+  return new TestScheduler(cluster, sink, frameworkId, streamId, connectionId);
 }
 
 /** Kinds of the trace entries, in order. */

@@ -3,7 +3,7 @@
  * and time on a small cluster, with the invariants of the design checked
  * after every command:
  *
- *   - resources are conserved (`cluster.checkInvariants()`)
+ *   - resources are conserved (`cluster.checkAllInvariants()`)
  *   - no resource is in two live offers: per agent, offers, live tasks and
  *     executors are disjoint and fit the agent's total
  *   - frameworks that are not subscribed hold no offers
@@ -14,7 +14,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Cluster } from '../../src/core/cluster.js';
+import type { TestCluster } from './helpers.js';
 import { contains, format, type Resources } from '../../src/core/resources.js';
 import { canTransition } from '../../src/core/task-state.js';
 import type { Capability, TaskSpec, TaskState } from '../../src/core/types.js';
@@ -62,7 +62,7 @@ class Real {
   readonly violations: string[] = [];
   nextTask = 0;
 
-  constructor(readonly cluster: Cluster) {}
+  constructor(readonly cluster: TestCluster) {}
 
   pick(index: number): TestScheduler | undefined {
     return this.schedulers.length === 0 ? undefined : this.schedulers[index % this.schedulers.length];
@@ -97,21 +97,23 @@ class Real {
   }
 
   check(): void {
-    this.cluster.checkInvariants();
+    this.cluster.checkAllInvariants();
     for (const agent of this.cluster.agents) {
       const held: Resources[] = [];
-      for (const fw of this.cluster.master.frameworks.values()) {
+      for (const fw of this.cluster.view.frameworks()) {
         for (const offer of fw.offers.values()) if (offer.agentId === agent.id) held.push(offer.resources);
         for (const task of fw.tasks.values()) if (task.agentId === agent.id && !task.resourcesRecovered) held.push(task.resources);
         for (const e of fw.executors.values()) if (e.agentId === agent.id) held.push(e.resources);
       }
+      const registered = this.cluster.view.agent(agent.id);
+      if (registered === undefined) continue;
       const result = sumDisjoint(held);
       if ('overlap' in result) throw new Error(`agent '${agent.id}': ${result.overlap}`);
-      if (!contains(agent.config.resources, result.sum)) {
-        throw new Error(`agent '${agent.id}': holds {${format(result.sum)}} beyond {${format(agent.config.resources)}}`);
+      if (!contains(registered.info.resources, result.sum)) {
+        throw new Error(`agent '${agent.id}': holds {${format(result.sum)}} beyond {${format(registered.info.resources)}}`);
       }
     }
-    for (const fw of this.cluster.master.frameworks.values()) {
+    for (const fw of this.cluster.view.frameworks()) {
       if (fw.state !== 'subscribed' && fw.offers.size > 0) throw new Error(`framework '${fw.id}' is ${fw.state} but holds offers`);
     }
     this.observe();

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RETRY_MIN_MS } from '../../src/core/agent/status-update-manager.js';
-import type { Cluster } from '../../src/core/cluster.js';
+import type { TestCluster } from './helpers.js';
 import { allocate, format, subtract, type Resources } from '../../src/core/resources.js';
 import {
   AGENT_RESOURCES,
@@ -22,8 +22,8 @@ import {
 
 const total = resources(AGENT_RESOURCES);
 
-function unallocated(cluster: Cluster, agentId = cluster.agents[0]!.id): string {
-  return format(cluster.master.allocator.unallocated(agentId));
+function unallocated(cluster: TestCluster, agentId = cluster.agents[0]!.id): string {
+  return format(cluster.view.unallocated(agentId));
 }
 
 function without(bag: Resources, text: string): string {
@@ -58,7 +58,7 @@ describe('KILL', () => {
 
     cluster.advance(60_000);
     expect(s.sink.updates()).toHaveLength(1);
-    expect(cluster.agents[0]!.executors()).toEqual([]);
+    expect(cluster.view.agentExecutors(cluster.agents[0]!.id)).toEqual([]);
     expect(traceKinds(cluster)).not.toContain('executor:launch');
     expect(s.framework!.tasks.size).toBe(0);
     expect(s.framework!.completedTasks.map((t) => [t.spec.taskId, t.state])).toEqual([['t1', 'TASK_KILLED']]);
@@ -74,7 +74,7 @@ describe('KILL', () => {
     expect(unallocated(cluster)).toBe(without(total, 'cpus:1.1;mem:160'));
     s.kill('t1');
     cluster.advance(1000);
-    expect(cluster.agents[0]!.executors()).toEqual([]);
+    expect(cluster.view.agentExecutors(cluster.agents[0]!.id)).toEqual([]);
     expect(s.framework!.executors.size).toBe(0);
     expect(unallocated(cluster)).toBe(format(total));
   });
@@ -95,7 +95,7 @@ describe('KILL', () => {
         { state: 'TASK_KILLED', source: 'SOURCE_MASTER', reason: 'REASON_TASK_KILLED_DURING_LAUNCH' },
       ]);
     }
-    expect(cluster.agents[0]!.executors()).toEqual([]);
+    expect(cluster.view.agentExecutors(cluster.agents[0]!.id)).toEqual([]);
     expect(traceKinds(cluster)).not.toContain('executor:launch');
     expect(s.framework!.tasks.size).toBe(0);
     expect(s.framework!.executors.size).toBe(0);
@@ -156,7 +156,7 @@ describe('KILL', () => {
     const killed = s.sink.updates().find((u) => u.state === 'TASK_KILLED')!;
     expect(killed).toMatchObject({ source: 'SOURCE_EXECUTOR', executorId: 'x1' });
     expect(killed.uuid).toMatch(/^[0-9a-f]{32}$/);
-    expect(cluster.agents[0]!.executors().map((e) => [e.executorId, e.kind, e.alive])).toEqual([['x1', 'custom', true]]);
+    expect(cluster.view.agentExecutors(cluster.agents[0]!.id).map((e) => [e.executorId, e.kind, e.alive])).toEqual([['x1', 'custom', true]]);
     expect(s.sink.of('FAILURE')).toEqual([]);
   });
 
@@ -243,7 +243,7 @@ describe('ACCEPT', () => {
     expect(s.offers()).toEqual([]);
     expect(traceKinds(cluster)).not.toContain('task:launch');
     cluster.advance(1000);
-    expect(cluster.agents[0]!.executors()).toEqual([]);
+    expect(cluster.view.agentExecutors(cluster.agents[0]!.id)).toEqual([]);
     // The valid offer went back without a filter, so it comes again.
     expect(s.offers()).toHaveLength(1);
   });
@@ -353,14 +353,14 @@ describe('DECLINE, REVIVE and SUPPRESS', () => {
     const b = connect(cluster, { name: 'b' });
     expect(b.offers()).toEqual([]);
     const offer = a.firstOffer();
-    const t0 = cluster.loop.now();
+    const t0 = cluster.now();
     expect(a.decline([offer.id], 10_000).ok).toBe(true);
     expect(a.offers()).toEqual([]);
     // The other framework gets the declined resources at the next allocation.
     cluster.advance(1000);
     expect(b.offers()).toHaveLength(1);
     b.decline([b.firstOffer().id], 60_000);
-    cluster.advance(10_000 - 1 - (cluster.loop.now() - t0));
+    cluster.advance(10_000 - 1 - (cluster.now() - t0));
     expect(a.offers()).toEqual([]);
     expect(a.sink.of('OFFERS')).toHaveLength(1);
     cluster.advance(1);
@@ -480,21 +480,21 @@ describe('framework lifecycle', () => {
     s.disconnect();
     cluster.advance(9_999);
     expect(s.framework?.state).toBe('disconnected');
-    expect(cluster.agents[0]!.executors().filter((e) => e.alive)).toHaveLength(2);
+    expect(cluster.view.agentExecutors(cluster.agents[0]!.id).filter((e) => e.alive)).toHaveLength(2);
     cluster.advance(1);
     expect(s.framework).toBeUndefined();
-    const removed = cluster.master.completedFrameworks.find((f) => f.id === s.frameworkId)!;
+    const removed = cluster.view.completedFrameworks().find((f) => f.id === s.frameworkId)!;
     expect(removed.state).toBe('removed');
     expect(removed.completedTasks.map((t) => [t.spec.taskId, t.state])).toEqual([
       ['t1', 'TASK_KILLED'],
       ['t2', 'TASK_KILLED'],
     ]);
     expect(traceKinds(cluster)).toContain('framework:failover-expired');
-    expect(cluster.agents[0]!.executors()).toEqual([]);
+    expect(cluster.view.agentExecutors(cluster.agents[0]!.id)).toEqual([]);
     expect(unallocated(cluster)).toBe(format(total));
     // Its id cannot come back.
     const sink = new RecordingSink();
-    cluster.input(() => cluster.master.subscribe({ info: { ...removed.info }, suppressedRoles: [] }, sink));
+    cluster.subscribeWith({ info: { ...removed.info }, suppressedRoles: [] }, sink);
     expect(sink.events).toMatchObject([{ type: 'ERROR' }]);
     expect(sink.closed).toBe(true);
   });
@@ -517,7 +517,7 @@ describe('framework lifecycle', () => {
     expect(s.framework?.state).toBe('subscribed');
     // The unacknowledged TASK_STARTING is retried on the new stream.
     expect(sink.updates().map((u) => u.state)).toContain('TASK_STARTING');
-    expect(cluster.master.call(s.frameworkId, oldStream, { type: 'REVIVE', roles: [] })).toMatchObject({
+    expect(cluster.call(s.frameworkId, oldStream, { type: 'REVIVE', roles: [] })).toMatchObject({
       ok: false,
       error: { code: 'STREAM_ID' },
     });
@@ -548,7 +548,7 @@ describe('framework lifecycle', () => {
     expect(s.sink.closed).toBe(true);
     expect(s.framework).toBeUndefined();
     cluster.advance(1000);
-    expect(cluster.agents[0]!.executors()).toEqual([]);
+    expect(cluster.view.agentExecutors(cluster.agents[0]!.id)).toEqual([]);
     expect(unallocated(cluster)).toBe(format(total));
     expect(s.call({ type: 'REVIVE', roles: [] })).toMatchObject({ ok: false, error: { code: 'FRAMEWORK_NOT_FOUND' } });
   });
@@ -557,10 +557,10 @@ describe('framework lifecycle', () => {
     const cluster = makeCluster();
     const s = connect(cluster);
     const call = { type: 'REVIVE', roles: [] } as const;
-    expect(cluster.master.call('nope', s.streamId, call)).toMatchObject({ ok: false, error: { code: 'FRAMEWORK_NOT_FOUND' } });
-    expect(cluster.master.call(s.frameworkId, undefined, call)).toMatchObject({ ok: false, error: { code: 'STREAM_ID' } });
-    expect(cluster.master.call(s.frameworkId, 'other', call)).toMatchObject({ ok: false, error: { code: 'STREAM_ID' } });
-    expect(cluster.master.call(s.frameworkId, s.streamId, { type: 'UNKNOWN' })).toMatchObject({
+    expect(cluster.call('nope', s.streamId, call)).toMatchObject({ ok: false, error: { code: 'FRAMEWORK_NOT_FOUND' } });
+    expect(cluster.call(s.frameworkId, undefined, call)).toMatchObject({ ok: false, error: { code: 'STREAM_ID' } });
+    expect(cluster.call(s.frameworkId, 'other', call)).toMatchObject({ ok: false, error: { code: 'STREAM_ID' } });
+    expect(cluster.call(s.frameworkId, s.streamId, { type: 'UNKNOWN' })).toMatchObject({
       ok: false,
       error: { code: 'NOT_IMPLEMENTED' },
     });
@@ -590,7 +590,7 @@ describe('status updates', () => {
     const settled = count();
     cluster.advance(3_600_000);
     expect(count()).toBe(settled);
-    expect(cluster.agents[0]!.pendingUpdates()).toBe(0);
+    expect(cluster.view.pendingUpdates(cluster.agents[0]!.id)).toBe(0);
   });
 
   it('release resources on the terminal update; the task completes when that update is acknowledged', () => {
@@ -765,9 +765,7 @@ describe('DECLINE of several offers', () => {
     const offers = sink.lastOffers();
     expect(offers).toHaveLength(3);
     const ids = [...offers.map((o) => o.id), 'no-such-offer', offers[0]!.id];
-    const outcome = cluster.input(() =>
-      cluster.master.call(frameworkId, streamId, { type: 'DECLINE', offerIds: ids, filters: { refuseMs: 1_000_000 } }),
-    );
+    const outcome = cluster.call(frameworkId, streamId, { type: 'DECLINE', offerIds: ids, filters: { refuseMs: 1_000_000 } });
     expect(outcome.ok).toBe(true);
     const before = sink.of('OFFERS').length;
     cluster.advance(999_000);
@@ -779,16 +777,15 @@ describe('DECLINE of several offers', () => {
 
 describe('GPU agents', () => {
   it('are offered only to frameworks with the GPU_RESOURCES capability', async () => {
-    const { Cluster } = await import('../../src/core/cluster.js');
-    const { frameworkInfo, RecordingSink, resources } = await import('./helpers.js');
-    const cluster = new Cluster({ seed: 1, master: { hostname: 'h', ip: '127.0.0.1', port: 5050, version: 'test' } });
+    const { frameworkInfo, RecordingSink, resources, TestCluster } = await import('./helpers.js');
+    const cluster = new TestCluster({ seed: 1, master: { hostname: 'h', ip: '127.0.0.1', port: 5050, version: 'test' } });
     cluster.addAgent({ hostname: 'gpu', ip: '127.0.0.1', port: 5051, resources: resources('cpus:4;mem:4096;gpus:1'), attributes: [] });
     cluster.addAgent({ hostname: 'cpu', ip: '127.0.0.1', port: 5052, resources: resources('cpus:4;mem:4096'), attributes: [] });
     const plain = new RecordingSink();
-    cluster.input(() => cluster.master.subscribe({ info: frameworkInfo(), suppressedRoles: [] }, plain));
+    cluster.subscribeWith({ info: frameworkInfo(), suppressedRoles: [] }, plain);
     expect(plain.lastOffers().map((o) => o.hostname)).toEqual(['cpu']);
     const gpu = new RecordingSink();
-    cluster.input(() => cluster.master.subscribe({ info: frameworkInfo({ capabilities: ['GPU_RESOURCES'] }), suppressedRoles: [] }, gpu));
+    cluster.subscribeWith({ info: frameworkInfo({ capabilities: ['GPU_RESOURCES'] }), suppressedRoles: [] }, gpu);
     expect(gpu.lastOffers().map((o) => o.hostname)).toEqual(['gpu']);
   });
 });
@@ -799,7 +796,7 @@ describe('reconciling a completed task', () => {
     const cluster = makeCluster();
     const { sink, frameworkId, streamId } = subscribe(cluster);
     const [offer] = sink.lastOffers();
-    const call = (c: Parameters<typeof cluster.master.call>[2]) => cluster.input(() => cluster.master.call(frameworkId, streamId, c));
+    const call = (c: Parameters<typeof cluster.call>[2]) => cluster.call(frameworkId, streamId, c);
     call({ type: 'ACCEPT', offerIds: [offer!.id], operations: [{ type: 'LAUNCH', tasks: [commandTask('done', offer!.agentId, 'true')] }], filters: { refuseMs: 0 } });
     for (let i = 0; i < 3; i++) {
       const u = sink.updates()[i]!;

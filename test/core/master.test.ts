@@ -12,8 +12,8 @@ describe('master: a task from offer to finish', () => {
     expect(offer?.id).toMatch(/-O0$/);
     expect(scalarMilli(offer!.resources, 'cpus')).toBe(4000);
 
-    const call = (c: Parameters<typeof cluster.master.call>[2]) =>
-      cluster.input(() => cluster.master.call(frameworkId, streamId, c));
+    const call = (c: Parameters<typeof cluster.call>[2]) =>
+      cluster.call(frameworkId, streamId, c);
     expect(
       call({
         type: 'ACCEPT',
@@ -38,7 +38,7 @@ describe('master: a task from offer to finish', () => {
     expect(updates.map((u) => u.state)).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
     expect(updates[2]!.uuid).toMatch(/^[0-9a-f]{32}$/);
     ack(2);
-    const fw = cluster.master.frameworks.get(frameworkId)!;
+    const fw = cluster.view.framework(frameworkId)!;
     expect(fw.tasks.size).toBe(0);
     expect(fw.completedTasks.map((t) => t.state)).toEqual(['TASK_FINISHED']);
   });
@@ -47,14 +47,13 @@ describe('master: a task from offer to finish', () => {
     const cluster = makeCluster();
     const { sink, frameworkId, streamId } = subscribe(cluster);
     const [offer] = sink.lastOffers();
-    cluster.input(() =>
-      cluster.master.call(frameworkId, streamId, {
+    cluster.call(frameworkId, streamId, {
         type: 'ACCEPT',
         offerIds: [offer!.id],
         operations: [{ type: 'LAUNCH', tasks: [commandTask('t1', offer!.agentId, 'sleep 100')] }],
         filters: { refuseMs: 5000 },
-      }),
-    );
+
+    });
     expect(sink.updates()).toHaveLength(1);
     cluster.advance(10_000);
     expect(sink.updates().map((u) => u.state)).toEqual(['TASK_STARTING', 'TASK_STARTING']);

@@ -8,7 +8,7 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postRaw, SchedulerClient, type CallResult } from '../../src/client/scheduler-client.js';
-import { startCluster, type RunningCluster } from '../../src/runtime/start.js';
+import { startCluster, type RunningCluster } from '../../src/start.js';
 import { decodeJson, encodeJson } from '../../src/wire/json.js';
 import { decodeProto, encodeProto } from '../../src/wire/proto-codec.js';
 import { RecordReader } from '../../src/wire/recordio.js';
@@ -438,7 +438,7 @@ describe('application/x-protobuf over HTTP', () => {
     expect(opened.headers['transfer-encoding']).toBe('chunked');
     expect(eventTypes(opened, 'application/x-protobuf')).toEqual(['SUBSCRIBED', 'HEARTBEAT', 'OFFERS']);
     const first = decodeProto<JsonMessage>(EVENT, opened.records[0]!, 'Event');
-    expect(first.ok && first.value.subscribed.framework_id.value).toBe([...running.cluster.master.frameworks.keys()][0]);
+    expect(first.ok && first.value.subscribed.framework_id.value).toBe([...running.cluster.view.frameworks()].map((f) => f.id)[0]);
   });
 
   it('chooses the event encoding by Accept alone, whatever the call was sent in', async () => {
@@ -465,7 +465,7 @@ describe('application/x-protobuf over HTTP', () => {
     expect(opened.status).toBe(406);
     expect(opened.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(opened.body).toBe("Expecting 'Accept' to allow 'application/x-protobuf' or 'application/json'");
-    expect(running.cluster.master.frameworks.size).toBe(0);
+    expect([...running.cluster.view.frameworks()].length).toBe(0);
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postRaw, SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster, type RunningCluster } from '../../src/runtime/start.js';
+import { startCluster, type RunningCluster } from '../../src/start.js';
 
 const FRAMEWORK = { user: 'root', name: 'http-test' };
 
@@ -77,7 +77,7 @@ describe('POST /api/v1/scheduler: SUBSCRIBE', () => {
     const error = await client.next('ERROR');
     expect(error.error.message).toMatch(/MULTI_ROLE/);
     await expect(client.next(undefined, 2000)).rejects.toThrow(/closed/);
-    expect(running.cluster.master.frameworks.size).toBe(0);
+    expect([...running.cluster.view.frameworks()].length).toBe(0);
   });
 });
 
@@ -110,7 +110,7 @@ describe('POST /api/v1/scheduler: the error table', () => {
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.body).toContain(text);
     expect(res.body).not.toContain('\n');
-    expect(running.cluster.master.frameworks.size).toBe(0);
+    expect([...running.cluster.view.frameworks()].length).toBe(0);
   });
 
   it('405 for other methods, with Allow: POST', async () => {
@@ -162,7 +162,7 @@ describe('POST /api/v1/scheduler: the error table', () => {
     await client.next('SUBSCRIBED');
     const { frameworkId, streamId } = client;
     client.disconnect();
-    await waitFor(() => running.cluster.master.frameworks.get(frameworkId!)?.state === 'disconnected');
+    await waitFor(() => running.cluster.view.framework(frameworkId!)?.state === 'disconnected');
     const body = JSON.stringify({ type: 'REVIVE', framework_id: { value: frameworkId } });
     const during = await post(body, { 'content-type': 'application/json', 'mesos-stream-id': streamId! });
     expect(during).toMatchObject({ status: 403, body: 'Framework is not subscribed' });

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster, type RunningCluster } from '../../src/runtime/start.js';
+import { startCluster, type RunningCluster } from '../../src/start.js';
 
 let running: RunningCluster | undefined;
 afterEach(async () => {
@@ -25,7 +25,7 @@ describe('event stream transport', () => {
       expect(Date.now() - last).toBeLessThan(1000);
       last = Date.now();
     }
-    expect(running.cluster.loop.now()).toBe(0);
+    expect(running.cluster.now()).toBe(0);
     client.disconnect();
   });
 
@@ -43,12 +43,12 @@ describe('event stream transport', () => {
     req.end(JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: { user: 'u', name: 'slow', failover_timeout: 3600 } } }));
     const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
     res.pause();
-    await waitFor(() => cluster.master.frameworks.size === 1);
-    const fw = [...cluster.master.frameworks.values()][0]!;
+    await waitFor(() => [...cluster.view.frameworks()].length === 1);
+    const fw = [...cluster.view.frameworks()][0]!;
     // Reconciliation answers (one UPDATE per task) pile up while the client does not read.
     const tasks = Array.from({ length: 2000 }, (_, i) => ({ taskId: `unknown-${i}` }));
     for (let i = 0; i < 50 && fw.state === 'subscribed'; i++) {
-      driver.input(() => cluster.master.call(fw.id, fw.streamId, { type: 'RECONCILE', tasks }));
+      driver.input(() => cluster.call(fw.id, fw.streamId, { type: 'RECONCILE', tasks }));
       await new Promise((r) => setTimeout(r, 10));
     }
     await waitFor(() => fw.state === 'disconnected');

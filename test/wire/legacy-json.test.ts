@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ranges, scalar } from '../../src/core/resources.js';
 import type { SchedulerCall } from '../../src/core/types.js';
-import { startCluster, type RunningCluster } from '../../src/runtime/start.js';
+import { startCluster, type RunningCluster } from '../../src/start.js';
 import {
   Double,
   attributesObject,
@@ -48,7 +48,7 @@ describe('toLegacyJson', () => {
 describe('legacy endpoint text', () => {
   it('/slaves: summaries and full resources are doubles, ports and ranges integers', () => {
     const cluster = makeCluster({ agents: 1 });
-    const text = toLegacyJson(renderSlaves(cluster.master, {}));
+    const text = toLegacyJson(renderSlaves(cluster.view, {}));
     expect(text).toContain('"port":5051,');
     expect(text).toContain('"registered_time":1700000000.0,');
     expect(text).toContain('"resources":{"cpus":4.0,"gpus":0.0,"mem":8192.0,"disk":16384.0,"ports":"[31000-32000]"}');
@@ -73,7 +73,7 @@ describe('legacy endpoint text', () => {
     const cluster = makeCluster({ agents: 1 });
     const { sink, frameworkId, streamId } = subscribe(cluster, { failoverTimeoutMs: 60_000 });
     const [offer] = sink.lastOffers();
-    const call = (c: SchedulerCall) => cluster.input(() => cluster.master.call(frameworkId, streamId, c));
+    const call = (c: SchedulerCall) => cluster.call(frameworkId, streamId, c);
     call({
       type: 'ACCEPT',
       offerIds: [offer!.id],
@@ -81,20 +81,20 @@ describe('legacy endpoint text', () => {
       filters: { refuseMs: 60_000 },
     });
 
-    const state = toLegacyJson(renderState(cluster.master));
+    const state = toLegacyJson(renderState(cluster.view));
     expect(state).toContain('"start_time":1700000000.0,"elected_time":1700000000.0,');
     expect(state).toContain('"activated_slaves":1,"deactivated_slaves":0,"unreachable_slaves":0,');
     expect(state).toMatch(/"leader_info":\{[^}]*"port":5050,/);
-    expect(toLegacyJson(renderState(cluster.master, { startTimeSeconds: 12 }))).toContain('"start_time":12.0,');
+    expect(toLegacyJson(renderState(cluster.view, { startTimeSeconds: 12 }))).toContain('"start_time":12.0,');
 
-    const frameworks = toLegacyJson(renderFrameworks(cluster.master, {}));
+    const frameworks = toLegacyJson(renderFrameworks(cluster.view, {}));
     expect(frameworks).toContain('"failover_timeout":60.0,');
     expect(frameworks).toContain('"registered_time":1700000000.0,"unregistered_time":0.0,');
     expect(frameworks).toContain('"used_resources":{"cpus":1.0,"gpus":0.0,"mem":128.0,"disk":0.0}');
 
-    expect(toLegacyJson(renderTasks(cluster.master, {}))).toContain('"statuses":[{"state":"TASK_STARTING","timestamp":1700000000.0');
+    expect(toLegacyJson(renderTasks(cluster.view, {}))).toContain('"statuses":[{"state":"TASK_STARTING","timestamp":1700000000.0');
 
-    const roles = toLegacyJson(renderRoles(cluster.master));
+    const roles = toLegacyJson(renderRoles(cluster.view));
     expect(roles).toContain('"weight":1.0,');
     expect(roles).toContain('"consumed":{"cpus":1.0,"mem":128.0}');
     expect(roles).toContain('"allocated":{"cpus":1.0,"mem":128.0}');
@@ -127,7 +127,7 @@ describe('legacy endpoints over HTTP', () => {
 
 describe('/metrics/snapshot', () => {
   it('answers a flat object of doubles under the upstream keys', async () => {
-    const { startCluster } = await import('../../src/runtime/start.js');
+    const { startCluster } = await import('../../src/start.js');
     const { SchedulerClient } = await import('../../src/client/scheduler-client.js');
     const running = await startCluster({ port: 0, agents: 2, time: 'virtual' });
     try {

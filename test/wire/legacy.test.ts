@@ -25,7 +25,7 @@ const EPOCH_S = DEFAULT_EPOCH_MS / 1000;
 function started(info: Partial<FrameworkInfo> = {}, agents = 1) {
   const cluster = makeCluster({ agents });
   const sub = subscribe(cluster, info);
-  const call = (c: SchedulerCall) => cluster.input(() => cluster.master.call(sub.frameworkId, sub.streamId, c));
+  const call = (c: SchedulerCall) => cluster.call(sub.frameworkId, sub.streamId, c);
   /** Launches on the newest offer, declining the rest of it without a filter. */
   const launch = (spec: (agentId: string) => TaskSpec) => {
     const [offer] = sub.sink.lastOffers();
@@ -128,7 +128,7 @@ describe('/slaves', () => {
   it('shows totals, what is offered and, after a launch, what is used', () => {
     const { cluster, launch } = started({}, 2);
     const [first, second] = cluster.agents;
-    let slaves = plain(renderSlaves(cluster.master, {})).slaves as Loose[];
+    let slaves = plain(renderSlaves(cluster.view, {})).slaves as Loose[];
     expect(slaves.map((s) => s.id)).toEqual([first!.id, second!.id]);
     const s0 = slaves[0]!;
     expect(Object.keys(s0)).toEqual([
@@ -161,7 +161,7 @@ describe('/slaves', () => {
     });
 
     const offer = launch((agentId) => commandTask('t1', agentId, 'sleep 100', 'cpus:1;mem:128'));
-    slaves = plain(renderSlaves(cluster.master, { slave_id: offer.agentId })).slaves as Loose[];
+    slaves = plain(renderSlaves(cluster.view, { slave_id: offer.agentId })).slaves as Loose[];
     expect(slaves).toHaveLength(1);
     const used = slaves[0]!;
     expect(used.used_resources).toEqual({ cpus: 1, gpus: 0, mem: 128, disk: 0 });
@@ -172,9 +172,9 @@ describe('/slaves', () => {
       { name: 'mem', type: 'SCALAR', scalar: { value: 128 }, role: '*', allocation_info: { role: '*' } },
     ]);
     cluster.advance(1000);
-    const again = (plain(renderSlaves(cluster.master, { slave_id: offer.agentId })).slaves as Loose[])[0]!;
+    const again = (plain(renderSlaves(cluster.view, { slave_id: offer.agentId })).slaves as Loose[])[0]!;
     expect(again.offered_resources).toMatchObject({ cpus: 3, mem: 8064, disk: 16384, ports: '[31000-32000]' });
-    expect(plain(renderSlaves(cluster.master, { slave_id: 'nope' }))).toEqual({ slaves: [], recovered_slaves: [] });
+    expect(plain(renderSlaves(cluster.view, { slave_id: 'nope' }))).toEqual({ slaves: [], recovered_slaves: [] });
   });
 
   it('lists reservations by role', () => {
@@ -183,7 +183,7 @@ describe('/slaves', () => {
       hostname: 'a', ip: '127.0.0.2', port: 5051, attributes: [],
       resources: resources('cpus:2;cpus(db):1;mem(db):512;mem:1024'),
     });
-    const [slave] = plain(renderSlaves(cluster.master, {})).slaves as Loose[];
+    const [slave] = plain(renderSlaves(cluster.view, {})).slaves as Loose[];
     expect(slave!.reserved_resources).toEqual({ db: { cpus: 1, gpus: 0, mem: 512, disk: 0 } });
     expect(slave!.unreserved_resources).toEqual({ cpus: 2, gpus: 0, mem: 1024, disk: 0 });
     expect(slave!.reserved_resources_full.db).toContainEqual({
@@ -201,7 +201,7 @@ const FRAMEWORK_KEYS = [
 describe('/frameworks', () => {
   it('renders a subscribed framework with its offers, then its task', () => {
     const { cluster, frameworkId, launch } = started();
-    let fw = (plain(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
+    let fw = (plain(renderFrameworks(cluster.view, {})).frameworks as Loose[])[0]!;
     expect(Object.keys(fw)).toEqual(FRAMEWORK_KEYS);
     expect(fw).toMatchObject({
       id: frameworkId, name: 'test', capabilities: [], hostname: '', webui_url: '', active: true, connected: true,
@@ -218,7 +218,7 @@ describe('/frameworks', () => {
     ]);
 
     launch((agentId) => ({ ...commandTask('t1', agentId, 'sleep 100'), labels: [{ key: 'k', value: 'v' }] }));
-    fw = (plain(renderFrameworks(cluster.master, { framework_id: frameworkId })).frameworks as Loose[])[0]!;
+    fw = (plain(renderFrameworks(cluster.view, { framework_id: frameworkId })).frameworks as Loose[])[0]!;
     expect(fw.used_resources).toEqual({ cpus: 1, gpus: 0, mem: 128, disk: 0 });
     expect(fw.offers).toEqual([]);
     const task = fw.tasks[0] as Loose;
@@ -232,8 +232,8 @@ describe('/frameworks', () => {
     expect(task.statuses).toEqual([
       { state: 'TASK_STARTING', timestamp: EPOCH_S, container_status: { container_id: { value: expect.any(String) } } },
     ]);
-    roundTrips(renderFrameworks(cluster.master, {}));
-    expect(plain(renderFrameworks(cluster.master, { framework_id: 'nope' }))).toEqual({
+    roundTrips(renderFrameworks(cluster.view, {}));
+    expect(plain(renderFrameworks(cluster.view, { framework_id: 'nope' }))).toEqual({
       frameworks: [], completed_frameworks: [], unregistered_frameworks: [],
     });
   });
@@ -248,7 +248,7 @@ describe('/frameworks', () => {
       },
       { offerConstraints: { web: [[{ selector: { attributeName: 'rack' }, predicate: { kind: 'text_equals', value: 'r1' } }]] } },
     );
-    const fw = (plain(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
+    const fw = (plain(renderFrameworks(cluster.view, {})).frameworks as Loose[])[0]!;
     expect(fw).toMatchObject({
       capabilities: ['MULTI_ROLE'], roles: ['web'], principal: 'ops', labels: [{ key: 'team', value: 'a' }],
       hostname: 'sched', webui_url: 'http://sched:8080', failover_timeout: 60, checkpoint: true,
@@ -265,10 +265,10 @@ describe('/frameworks', () => {
 
   it('shows a disconnected framework as neither active nor connected', () => {
     const cluster = makeCluster();
-    const { frameworkId, streamId } = subscribe(cluster, { failoverTimeoutMs: 60_000 });
+    const { connectionId } = subscribe(cluster, { failoverTimeoutMs: 60_000 });
     cluster.advance(2000);
-    cluster.input(() => cluster.master.disconnected(frameworkId, streamId));
-    const fw = (plain(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
+    cluster.disconnect(connectionId);
+    const fw = (plain(renderFrameworks(cluster.view, {})).frameworks as Loose[])[0]!;
     expect(fw).toMatchObject({ active: false, connected: false, unregistered_time: EPOCH_S + 2 });
     expect(fw.offers).toEqual([]);
   });
@@ -278,7 +278,7 @@ describe('/frameworks', () => {
     launch((agentId) => commandTask('t1', agentId, 'sleep 100'));
     cluster.advance(3000);
     call({ type: 'TEARDOWN' });
-    const out = plain(renderFrameworks(cluster.master, {}));
+    const out = plain(renderFrameworks(cluster.view, {}));
     expect(out.frameworks).toEqual([]);
     const fw = out.completed_frameworks[0] as Loose;
     expect(fw).toMatchObject({
@@ -286,7 +286,7 @@ describe('/frameworks', () => {
       used_resources: { cpus: 0, mem: 0 }, offered_resources: { cpus: 0 },
     });
     expect(fw.completed_tasks.map((t: Loose) => [t.id, t.state])).toEqual([['t1', 'TASK_KILLED']]);
-    const state = plain(renderState(cluster.master));
+    const state = plain(renderState(cluster.view));
     expect(state.completed_frameworks.map((f: Loose) => f.id)).toEqual([frameworkId]);
     expect(state.slaves[0].used_resources).toMatchObject({ cpus: 0, mem: 0 });
   });
@@ -300,7 +300,7 @@ describe('/frameworks', () => {
         command: { shell: true, value: './run', arguments: [] },
       },
     }));
-    const fw = (plain(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
+    const fw = (plain(renderFrameworks(cluster.view, {})).frameworks as Loose[])[0]!;
     expect(fw.executors).toEqual([
       {
         executor_id: 'e1', name: 'my executor', framework_id: frameworkId,
@@ -310,7 +310,7 @@ describe('/frameworks', () => {
     ]);
     expect(fw.tasks[0].executor_id).toBe('e1');
     expect(fw.used_resources).toEqual({ cpus: 1.5, gpus: 0, mem: 192, disk: 0 });
-    const slave = (plain(renderSlaves(cluster.master, {})).slaves as Loose[])[0]!;
+    const slave = (plain(renderSlaves(cluster.view, {})).slaves as Loose[])[0]!;
     expect(slave.used_resources).toEqual({ cpus: 1.5, gpus: 0, mem: 192, disk: 0 });
   });
 });
@@ -324,7 +324,7 @@ describe('/tasks', () => {
       env.cluster.advance(1000);
     }
     const ids = (q: Parameters<typeof renderTasks>[1]) =>
-      (plain(renderTasks(env.cluster.master, q)).tasks as Loose[]).map((t) => t.id);
+      (plain(renderTasks(env.cluster.view, q)).tasks as Loose[]).map((t) => t.id);
     return { ...env, ids };
   }
 
@@ -363,7 +363,7 @@ describe('/tasks', () => {
       filters: { refuseMs: 0 },
     });
     const ids = (order?: string) =>
-      (plain(renderTasks(cluster.master, order === undefined ? {} : { order })).tasks as Loose[]).map((t) => t.id);
+      (plain(renderTasks(cluster.view, order === undefined ? {} : { order })).tasks as Loose[]).map((t) => t.id);
     expect(ids('asc')).toEqual(['x', 'y', 'z']);
     expect(ids()).toEqual(['z', 'y', 'x']);
   });
@@ -374,16 +374,16 @@ describe('/tasks', () => {
     ackAll();
     cluster.advance(1000);
     ackAll();
-    const fw = cluster.master.frameworks.get(frameworkId)!;
+    const fw = cluster.view.framework(frameworkId)!;
     expect(fw.tasks.size).toBe(0);
-    const [task] = plain(renderTasks(cluster.master, {})).tasks as Loose[];
+    const [task] = plain(renderTasks(cluster.view, {})).tasks as Loose[];
     expect(task).toMatchObject({ id: 'done', state: 'TASK_FINISHED', slave_id: cluster.agents[0]!.id });
     expect(task!.statuses.map((s: Loose) => [s.state, s.timestamp])).toEqual([
       ['TASK_STARTING', EPOCH_S],
       ['TASK_RUNNING', EPOCH_S],
       ['TASK_FINISHED', EPOCH_S + 1],
     ]);
-    const rendered = (plain(renderFrameworks(cluster.master, {})).frameworks as Loose[])[0]!;
+    const rendered = (plain(renderFrameworks(cluster.view, {})).frameworks as Loose[])[0]!;
     expect(rendered.tasks).toEqual([]);
     expect(rendered.completed_tasks.map((t: Loose) => t.id)).toEqual(['done']);
     expect(rendered.used_resources).toMatchObject({ cpus: 0, mem: 0 });
@@ -394,13 +394,13 @@ describe('/state', () => {
   it('renders the master, its flags, agents and frameworks', () => {
     const { cluster, frameworkId, launch } = started();
     launch((agentId) => commandTask('t1', agentId, 'sleep 100'));
-    const state = plain(renderState(cluster.master));
+    const state = plain(renderState(cluster.view));
     expect(Object.keys(state)).toEqual([
       'version', 'build_date', 'build_time', 'build_user', 'start_time', 'elected_time', 'id', 'pid', 'hostname',
       'capabilities', 'activated_slaves', 'deactivated_slaves', 'unreachable_slaves', 'leader', 'leader_info', 'flags',
       'slaves', 'recovered_slaves', 'frameworks', 'completed_frameworks', 'orphan_tasks', 'unregistered_frameworks',
     ]);
-    const { info } = cluster.master;
+    const info = cluster.view.masterInfo;
     expect(state).toMatchObject({
       version: '1.11.0', start_time: EPOCH_S, elected_time: EPOCH_S, id: info.id, pid: 'master@127.0.0.1:5050',
       hostname: 'localhost', capabilities: ['AGENT_UPDATE', 'AGENT_DRAINING', 'QUOTA_V2'],
@@ -421,15 +421,15 @@ describe('/state', () => {
     expect(state.slaves[0]).not.toHaveProperty('used_resources_full');
     expect(state.slaves[0].used_resources).toMatchObject({ cpus: 1, mem: 128 });
     expect(state.frameworks.map((f: Loose) => [f.id, f.tasks.length])).toEqual([[frameworkId, 1]]);
-    expect(plain(renderState(cluster.master, { startTimeSeconds: 12.5 })).start_time).toBe(12.5);
-    roundTrips(renderState(cluster.master));
+    expect(plain(renderState(cluster.view, { startTimeSeconds: 12.5 })).start_time).toBe(12.5);
+    roundTrips(renderState(cluster.view));
   });
 
   it('lists offer_timeout only when set, in the upstream duration form', () => {
     const cluster = new Cluster({
       master: { hostname: 'm', ip: '10.0.0.1', port: 5055, version: '1.11.0', offerTimeoutMs: 90_000, allocationIntervalMs: 500 },
     });
-    const flags = plain(renderState(cluster.master)).flags as Loose;
+    const flags = plain(renderState(cluster.view)).flags as Loose;
     expect(flags).toMatchObject({ offer_timeout: '1.5mins', allocation_interval: '500ms', port: '5055', ip: '10.0.0.1' });
     expect(Object.keys(flags)).toEqual([...Object.keys(flags)].sort());
   });
@@ -442,19 +442,18 @@ describe('renderRoles', () => {
     const cluster = makeCluster({ agents: 1 });
     const { sink, frameworkId, streamId } = subscribe(cluster, { capabilities: ['MULTI_ROLE'], roles: ['web'] });
     const [offer] = sink.lastOffers();
-    let roles = plain(renderRoles(cluster.master)) as { roles: Record<string, unknown>[] };
+    let roles = plain(renderRoles(cluster.view)) as { roles: Record<string, unknown>[] };
     expect(roles.roles).toEqual([
       expect.objectContaining({ name: 'web', weight: 1, frameworks: [frameworkId], allocated: {}, offered: { cpus: 4, disk: 16384, mem: 8192 } }),
     ]);
-    cluster.input(() =>
-      cluster.master.call(frameworkId, streamId, {
+    cluster.call(frameworkId, streamId, {
         type: 'ACCEPT',
         offerIds: [offer!.id],
         operations: [{ type: 'LAUNCH', tasks: [commandTask('t1', offer!.agentId, 'sleep 100', 'cpus:1;mem:128')] }],
         filters: { refuseMs: 60_000 },
-      }),
-    );
-    roles = plain(renderRoles(cluster.master)) as { roles: Record<string, unknown>[] };
+
+    });
+    roles = plain(renderRoles(cluster.view)) as { roles: Record<string, unknown>[] };
     expect(roles.roles[0]).toMatchObject({
       allocated: { cpus: 1, mem: 128 },
       offered: {},
@@ -470,15 +469,14 @@ describe('renderStateSummary', () => {
     const cluster = makeCluster({ agents: 2 });
     const { sink, frameworkId, streamId } = subscribe(cluster);
     const [offer] = sink.lastOffers();
-    cluster.input(() =>
-      cluster.master.call(frameworkId, streamId, {
+    cluster.call(frameworkId, streamId, {
         type: 'ACCEPT',
         offerIds: [offer!.id],
         operations: [{ type: 'LAUNCH', tasks: [commandTask('t1', offer!.agentId, 'sleep 100')] }],
         filters: { refuseMs: 0 },
-      }),
-    );
-    const summary = JSON.parse(toLegacyJson(renderStateSummary(cluster.master))) as {
+
+    });
+    const summary = JSON.parse(toLegacyJson(renderStateSummary(cluster.view))) as {
       slaves: Record<string, unknown>[];
       frameworks: Record<string, unknown>[];
     };

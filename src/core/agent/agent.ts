@@ -1,28 +1,51 @@
 /**
- * An agent node: its resources and attributes, the executors it runs for
- * each framework, and its status update manager. It talks to the master
- * only through messages (`MasterLink`, delivered over the simulated
- * network); the master reaches it the same way through the `on*` handlers.
+ * An agent node: a machine with its resources and attributes, the agent
+ * process on it, and the executors it runs. The agent talks to the master
+ * and to its executors only through messages over the simulated network.
+ *
+ * Lifecycle of the agent process:
+ *
+ *   registering --AGENT_REGISTERED / AGENT_REREGISTERED--> active
+ *   registering/active --crash--> crashed --restart--> registering
+ *
+ * A crash loses everything in memory. What a real agent keeps on disk
+ * survives: the checkpoint of its checkpointing frameworks (their info
+ * and their unacknowledged status updates); their executors keep running
+ * too, and subscribe again when the agent is back. Executors of
+ * frameworks that do not checkpoint die with the agent. The restarted
+ * agent re-registers with the tasks it still has, and the master
+ * reconciles the rest.
  */
 import { wallTimeMs, type SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
-import type { Rng } from '../rng.js';
-import { toHex } from '../rng.js';
+import {
+  MASTER_NODE,
+  type AgentDescription,
+  type AgentToMaster,
+  type ExecutorToAgent,
+  type FrameworkRef,
+  type MasterToAgent,
+  type Message,
+  type ReportedTask,
+  type SimNode,
+} from '../messages.js';
+import { toHex, type Rng } from '../rng.js';
 import type { Resources } from '../resources.js';
-import type {
-  Attribute,
-  ExecutorSpec,
-  FrameworkInfo,
-  StatusReason,
-  StatusSource,
-  TaskSpec,
-  TaskState,
-  TaskStatus,
-} from '../types.js';
+import type { Attribute, ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
-import { StatusUpdateManager } from './status-update-manager.js';
+import { StatusUpdateManager, type StreamCheckpoint } from './status-update-manager.js';
 
 export const EXECUTOR_SHUTDOWN_GRACE_MS = 5_000;
+/** How often a registering agent repeats its (re-)registration until answered. */
+export const REGISTRATION_RETRY_MS = 2_000;
+
+export type AgentState = 'registering' | 'active' | 'crashed';
+
+const AGENT_PROCESS_NEXT: Readonly<Record<AgentState, readonly AgentState[]>> = {
+  registering: ['active', 'crashed'],
+  active: ['active', 'crashed'],
+  crashed: ['registering'],
+};
 
 export interface AgentConfig {
   readonly id: string;
@@ -33,36 +56,53 @@ export interface AgentConfig {
   readonly attributes: readonly Attribute[];
 }
 
-/** Messages from an agent to the master. */
-export interface MasterLink {
-  statusUpdate(agentId: string, frameworkId: string, status: TaskStatus, latestState: TaskState): void;
-  exitedExecutor(agentId: string, frameworkId: string, executorId: string, waitStatus: number): void;
-}
-
 interface AgentFramework {
-  readonly info: FrameworkInfo;
+  readonly info: FrameworkRef;
   readonly executors: Map<string, SimExecutor>;
+  /** The executor each task was handed to, known before the executor has it. */
+  readonly tasks: Map<string, SimExecutor>;
 }
 
-export class Agent implements ExecutorHost {
-  readonly #frameworks = new Map<string, AgentFramework>();
-  readonly #updates: StatusUpdateManager;
+/** What the agent keeps on disk. */
+interface Checkpoint {
+  readonly frameworks: readonly FrameworkRef[];
+  readonly updates: readonly StreamCheckpoint[];
+  readonly latest: ReadonlyMap<string, TaskState>;
+}
+
+export class Agent implements SimNode, ExecutorHost {
+  #state: AgentState = 'registering';
+  #frameworks = new Map<string, AgentFramework>();
+  #updates: StatusUpdateManager;
   readonly #rng: Rng;
-  readonly #shutdownTimers = new Map<SimExecutor, TimerId>();
+  #shutdownTimers = new Map<SimExecutor, TimerId>();
+  #registrationTimer: TimerId | undefined;
   /** The newest state of every task with updates still in flight. */
-  readonly #latest = new Map<string, TaskState>();
+  #latest = new Map<string, TaskState>();
+  /** Executor processes that outlived a crash, until the agent is back. */
+  #orphans: SimExecutor[] = [];
+  /** The checkpoint, read back on restart. */
+  #disk: Checkpoint | undefined;
+  #restarted = false;
 
   constructor(
     private readonly ctx: SimContext,
     readonly config: AgentConfig,
-    private readonly master: MasterLink,
   ) {
     this.#rng = ctx.rng.fork(`agent/${config.id}`);
-    this.#updates = new StatusUpdateManager(ctx, (frameworkId, status) => this.#forward(frameworkId, status));
+    this.#updates = this.#newUpdateManager();
   }
 
   get id(): string {
     return this.config.id;
+  }
+
+  get nodeId(): string {
+    return this.config.id;
+  }
+
+  get state(): AgentState {
+    return this.#state;
   }
 
   /** `slave(1)@ip:port`, the upstream process id of the agent. */
@@ -78,104 +118,229 @@ export class Agent implements ExecutorHost {
     return this.#updates.size;
   }
 
-  // ---- messages from the master ----
+  /** Starts the agent process: it registers with the master. */
+  start(): void {
+    this.#register();
+  }
 
-  onRunTask(framework: FrameworkInfo & { id: string }, task: TaskSpec): void {
+  // ---- lifecycle ----
+
+  crash(): void {
+    const checkpointing = new Set([...this.#frameworks.values()].filter((f) => f.info.checkpoint).map((f) => f.info.id));
+    const disk: Checkpoint = {
+      frameworks: [...this.#frameworks.values()].filter((f) => checkpointing.has(f.info.id)).map((f) => f.info),
+      updates: this.#updates.checkpoint((id) => checkpointing.has(id)),
+      latest: new Map([...this.#latest].filter(([key]) => checkpointing.has(key.split('\u0000')[0]!))),
+    };
+    this.#moveTo('crashed');
+    this.ctx.trace.append('agent:crash', { agentId: this.id, checkpointed: disk.frameworks.length });
+    this.#updates.stop();
+    this.ctx.loop.cancel(this.#registrationTimer);
+    for (const timer of this.#shutdownTimers.values()) this.ctx.loop.cancel(timer);
+    for (const executor of this.executors()) {
+      if (!executor.alive) continue;
+      if (checkpointing.has(executor.frameworkId)) {
+        executor.agentLost();
+        this.#orphans.push(executor);
+      } else {
+        executor.destroy();
+        this.ctx.network.detach(executor.nodeId);
+      }
+    }
+    this.#disk = disk;
+    this.#frameworks = new Map();
+    this.#shutdownTimers = new Map();
+    this.#latest = new Map();
+    this.#updates = this.#newUpdateManager();
+  }
+
+  /** Starts the process again from its checkpoint; it re-registers. */
+  restart(): void {
+    const disk = this.#disk ?? { frameworks: [], updates: [], latest: new Map() };
+    this.#disk = undefined;
+    this.#moveTo('registering');
+    this.#restarted = true;
+    for (const info of disk.frameworks) this.#frameworks.set(info.id, { info, executors: new Map(), tasks: new Map() });
+    this.#updates.recover(disk.updates);
+    this.#latest = new Map(disk.latest);
+    for (const executor of this.#orphans) {
+      if (!executor.alive) continue;
+      const fw = this.#frameworks.get(executor.frameworkId);
+      fw?.executors.set(executor.executorId, executor);
+      for (const taskId of executor.tasks.keys()) fw?.tasks.set(taskId, executor);
+    }
+    this.ctx.trace.append('agent:restart', { agentId: this.id, executors: this.#orphans.length });
+    const orphans = this.#orphans;
+    this.#orphans = [];
+    this.#register();
+    for (const executor of orphans) this.ctx.network.send(this.id, executor.nodeId, { type: 'AGENT_RECONNECTED' });
+  }
+
+  #register(): void {
+    const message: AgentToMaster = this.#restarted
+      ? { type: 'REREGISTER_AGENT', agent: this.#description(), tasks: this.#reportedTasks(), executors: this.#reportedExecutors() }
+      : { type: 'REGISTER_AGENT', agent: this.#description() };
+    this.#toMaster(message);
+    this.#registrationTimer = this.ctx.loop.schedule(REGISTRATION_RETRY_MS, 'agent:register-retry', () => this.#register());
+  }
+
+  #moveTo(next: AgentState): void {
+    if (!AGENT_PROCESS_NEXT[this.#state].includes(next)) {
+      throw new Error(`agent '${this.id}': illegal transition ${this.#state} -> ${next}`);
+    }
+    this.#state = next;
+  }
+
+  // ---- messages ----
+
+  receive(from: string, message: Message): void {
+    if (this.#state === 'crashed') return;
+    if (from === MASTER_NODE) this.#fromMaster(message as MasterToAgent);
+    else this.#fromExecutor(message as ExecutorToAgent);
+  }
+
+  #fromMaster(m: MasterToAgent): void {
+    switch (m.type) {
+      case 'AGENT_REGISTERED':
+      case 'AGENT_REREGISTERED':
+        return this.#onRegistered();
+      case 'RUN_TASK':
+        return this.#onRunTask(m.framework, m.task);
+      case 'RUN_TASK_GROUP':
+        return this.#onRunTaskGroup(m.framework, m.executor, m.tasks);
+      case 'KILL_TASK':
+        return this.#onKillTask(m.frameworkId, m.taskId);
+      case 'SHUTDOWN_EXECUTOR':
+        return this.#onShutdownExecutor(m.frameworkId, m.executorId);
+      case 'SHUTDOWN_FRAMEWORK':
+        return this.#onShutdownFramework(m.frameworkId);
+      case 'STATUS_UPDATE_ACK':
+        return this.#onAcknowledge(m.frameworkId, m.taskId, m.uuid);
+      case 'FRAMEWORK_TO_EXECUTOR':
+        return this.#onFrameworkMessage(m.frameworkId, m.executorId, m.data);
+      case 'PING':
+        return this.#toMaster({ type: 'PONG' });
+    }
+  }
+
+  #fromExecutor(m: ExecutorToAgent): void {
+    switch (m.type) {
+      case 'EXECUTOR_UPDATE':
+        this.#take(m.frameworkId, m.status);
+        return;
+      case 'EXECUTOR_SUBSCRIBE':
+        this.ctx.trace.append('executor:resubscribe', { agentId: this.id, executorId: m.executorId, unacknowledged: m.unacknowledged.length });
+        for (const status of m.unacknowledged) this.#take(m.frameworkId, status);
+        return;
+    }
+  }
+
+  #onRegistered(): void {
+    this.ctx.loop.cancel(this.#registrationTimer);
+    this.#registrationTimer = undefined;
+    if (this.#state === 'active') return;
+    this.#moveTo('active');
+    this.#updates.resume();
+  }
+
+  #onRunTask(framework: FrameworkRef, task: TaskSpec): void {
     const kind: ExecutorKind = task.executor === undefined ? 'command' : 'custom';
     const executorId = task.executor?.executorId ?? task.taskId;
     const executor = this.#executorFor(framework, executorId, kind);
-    executor.launch([task]);
+    this.#frameworks.get(framework.id)!.tasks.set(task.taskId, executor);
+    this.ctx.network.send(this.id, executor.nodeId, { type: 'LAUNCH', task });
   }
 
-  onRunTaskGroup(framework: FrameworkInfo & { id: string }, executorSpec: ExecutorSpec, tasks: readonly TaskSpec[]): void {
+  #onRunTaskGroup(framework: FrameworkRef, executorSpec: ExecutorSpec, tasks: readonly TaskSpec[]): void {
     const executor = this.#executorFor(framework, executorSpec.executorId, 'default');
-    executor.launch(tasks);
+    for (const task of tasks) this.#frameworks.get(framework.id)!.tasks.set(task.taskId, executor);
+    this.ctx.network.send(this.id, executor.nodeId, { type: 'LAUNCH_GROUP', tasks });
   }
 
-  onKillTask(frameworkId: string, taskId: string): void {
+  #onKillTask(frameworkId: string, taskId: string): void {
     const executor = this.#executorOfTask(frameworkId, taskId);
     if (executor !== undefined) {
-      executor.kill(taskId);
+      this.ctx.network.send(this.id, executor.nodeId, { type: 'KILL', taskId });
       return;
     }
     // Unknown here: tell the master it is lost so the framework hears of it.
     const fw = this.#frameworks.get(frameworkId);
     if (fw !== undefined && !this.#updates.hasPending(frameworkId, taskId)) {
-      this.#emit(frameworkId, taskId, undefined, 'TASK_LOST', 'SOURCE_AGENT', 'Cannot find task to kill', 'REASON_TASK_UNKNOWN');
+      this.#emit(frameworkId, taskId, undefined, 'TASK_LOST', 'Cannot find task to kill', 'REASON_TASK_UNKNOWN');
     }
   }
 
-  onShutdownExecutor(frameworkId: string, executorId: string): void {
+  #onShutdownExecutor(frameworkId: string, executorId: string): void {
     const executor = this.#frameworks.get(frameworkId)?.executors.get(executorId);
-    if (executor === undefined || !executor.alive) return;
+    if (executor === undefined || !executor.alive || this.#shutdownTimers.has(executor)) return;
     this.ctx.trace.append('executor:shutdown', { agentId: this.id, frameworkId, executorId });
     // The grace period bounds how long a hung executor may take to exit.
     this.#shutdownTimers.set(
       executor,
       this.ctx.loop.schedule(EXECUTOR_SHUTDOWN_GRACE_MS, 'executor:shutdown-grace', () => this.#destroy(executor)),
     );
-    executor.shutdown();
+    this.ctx.network.send(this.id, executor.nodeId, { type: 'SHUTDOWN' });
   }
 
-  onShutdownFramework(frameworkId: string): void {
+  #onShutdownFramework(frameworkId: string): void {
     const fw = this.#frameworks.get(frameworkId);
     if (fw === undefined) return;
-    for (const executor of fw.executors.values()) if (executor.alive) executor.shutdown();
+    for (const executor of fw.executors.values()) {
+      if (executor.alive) this.ctx.network.send(this.id, executor.nodeId, { type: 'SHUTDOWN' });
+    }
     this.#updates.removeFramework(frameworkId);
     this.#frameworks.delete(frameworkId);
     for (const key of this.#latest.keys()) if (key.startsWith(`${frameworkId}\u0000`)) this.#latest.delete(key);
   }
 
-  onAcknowledge(frameworkId: string, taskId: string, uuid: string): void {
+  #onAcknowledge(frameworkId: string, taskId: string, uuid: string): void {
     const acked = this.#updates.acknowledge(frameworkId, taskId, uuid);
     if (acked === undefined) {
       this.ctx.trace.append('status-update:ack-ignored', { agentId: this.id, taskId, uuid });
-    } else if (!this.#updates.hasPending(frameworkId, taskId)) {
-      this.#latest.delete(`${frameworkId}\u0000${taskId}`);
+      return;
     }
+    if (!this.#updates.hasPending(frameworkId, taskId)) this.#latest.delete(`${frameworkId}\u0000${taskId}`);
+    const executor = acked.executorId === undefined ? undefined : this.#frameworks.get(frameworkId)?.executors.get(acked.executorId);
+    if (executor?.alive === true) this.ctx.network.send(this.id, executor.nodeId, { type: 'ACKNOWLEDGED', taskId, uuid });
   }
 
-  onFrameworkMessage(frameworkId: string, executorId: string, data: Uint8Array): void {
+  #onFrameworkMessage(frameworkId: string, executorId: string, data: Uint8Array): void {
     const executor = this.#frameworks.get(frameworkId)?.executors.get(executorId);
-    this.ctx.trace.append('executor:message', { agentId: this.id, executorId, bytes: data.length, delivered: executor?.alive ?? false });
-  }
-
-  /** Re-sends unacknowledged updates (the master link came back). */
-  onReconnected(): void {
-    this.#updates.flush();
+    const delivered = executor?.alive ?? false;
+    this.ctx.trace.append('executor:message', { agentId: this.id, executorId, bytes: data.length, delivered });
+    if (delivered) this.ctx.network.send(this.id, executor!.nodeId, { type: 'FRAMEWORK_MESSAGE', data });
   }
 
   // ---- ExecutorHost ----
 
-  update(executor: SimExecutor, taskId: string, state: TaskState, message?: string, reason?: StatusReason): void {
-    this.#emit(executor.frameworkId, taskId, executor, state, 'SOURCE_EXECUTOR', message, reason);
-  }
-
   exited(executor: SimExecutor, waitStatus: number): void {
+    this.ctx.network.detach(executor.nodeId);
+    if (this.#state === 'crashed') return;
     this.ctx.loop.cancel(this.#shutdownTimers.get(executor));
     this.#shutdownTimers.delete(executor);
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
-    this.#frameworks.get(executor.frameworkId)?.executors.delete(executor.executorId);
+    const fw = this.#frameworks.get(executor.frameworkId);
+    if (fw?.executors.get(executor.executorId) === executor) fw.executors.delete(executor.executorId);
+    for (const [taskId, runner] of fw?.tasks ?? []) if (runner === executor) fw!.tasks.delete(taskId);
     // The command executor is an implementation detail; upstream reports only the others.
     if (executor.kind === 'command') return;
-    const { id } = this;
-    this.ctx.network.send(id, 'master', 'agent:exited-executor', () =>
-      this.master.exitedExecutor(id, executor.frameworkId, executor.executorId, waitStatus),
-    );
+    this.#toMaster({ type: 'EXITED_EXECUTOR', agentId: this.id, frameworkId: executor.frameworkId, executorId: executor.executorId, waitStatus });
   }
 
   // ---- internals ----
 
-  #executorFor(framework: FrameworkInfo & { id: string }, executorId: string, kind: ExecutorKind): SimExecutor {
+  #executorFor(framework: FrameworkRef, executorId: string, kind: ExecutorKind): SimExecutor {
     let fw = this.#frameworks.get(framework.id);
     if (fw === undefined) {
-      fw = { info: framework, executors: new Map() };
+      fw = { info: framework, executors: new Map(), tasks: new Map() };
       this.#frameworks.set(framework.id, fw);
     }
     let executor = fw.executors.get(executorId);
     if (executor === undefined || !executor.alive) {
-      const killing = framework.capabilities.includes('TASK_KILLING_STATE');
-      executor = new SimExecutor(this.ctx, this, executorId, framework.id, kind, this.#rng.uuid(), killing);
+      const killingCapable = framework.capabilities.includes('TASK_KILLING_STATE');
+      const identity = { agentId: this.id, executorId, frameworkId: framework.id, kind, containerId: this.#rng.uuid(), killingCapable };
+      executor = new SimExecutor(this.ctx, this, identity);
+      this.ctx.network.attach(executor, this.id);
       fw.executors.set(executorId, executor);
       this.ctx.trace.append('executor:launch', { agentId: this.id, frameworkId: framework.id, executorId, kind });
     }
@@ -183,50 +348,73 @@ export class Agent implements ExecutorHost {
   }
 
   #executorOfTask(frameworkId: string, taskId: string): SimExecutor | undefined {
-    for (const executor of this.#frameworks.get(frameworkId)?.executors.values() ?? []) {
-      if (executor.tasks.has(taskId)) return executor;
-    }
-    return undefined;
+    const executor = this.#frameworks.get(frameworkId)?.tasks.get(taskId);
+    return executor?.alive === true ? executor : undefined;
   }
 
   /** A hung executor outlived its grace period: destroy its container. */
   #destroy(executor: SimExecutor): void {
     for (const task of executor.liveTasks()) {
       task.state = 'TASK_LOST';
-      this.#emit(executor.frameworkId, task.spec.taskId, executor, 'TASK_LOST', 'SOURCE_AGENT', 'Executor did not exit within its grace period', 'REASON_EXECUTOR_TERMINATED');
+      const message = 'Executor did not exit within its grace period';
+      this.#emit(executor.frameworkId, task.spec.taskId, executor, 'TASK_LOST', message, 'REASON_EXECUTOR_TERMINATED');
     }
+    executor.destroy();
     this.exited(executor, 9);
   }
 
-  #emit(
-    frameworkId: string,
-    taskId: string,
-    executor: SimExecutor | undefined,
-    state: TaskState,
-    source: StatusSource,
-    message?: string,
-    reason?: StatusReason,
-  ): void {
-    const status: TaskStatus = {
+  /** An update the agent makes itself (not its executors'). */
+  #emit(frameworkId: string, taskId: string, executor: SimExecutor | undefined, state: TaskState, message: string, reason: StatusReason): void {
+    this.#take(frameworkId, {
       taskId,
       state,
-      source,
-      ...(reason === undefined ? {} : { reason }),
-      ...(message === undefined ? {} : { message }),
+      source: 'SOURCE_AGENT',
+      reason,
+      message,
       agentId: this.id,
       ...(executor === undefined ? {} : { executorId: executor.executorId, containerId: executor.containerId }),
       timestampMs: wallTimeMs(this.ctx),
       uuid: toHex(this.#rng.bytes(16)),
-    };
-    this.#latest.set(`${frameworkId}\u0000${taskId}`, state);
-    this.#updates.update(frameworkId, status);
+    });
   }
 
-  #forward(frameworkId: string, status: TaskStatus): void {
-    const latest = this.#latest.get(`${frameworkId}\u0000${status.taskId}`) ?? status.state;
-    const { id } = this;
-    this.ctx.network.send(id, 'master', 'agent:status-update', () =>
-      this.master.statusUpdate(id, frameworkId, status, latest),
+  /** Takes an update into the status update manager, unless it has it already. */
+  #take(frameworkId: string, status: TaskStatus): void {
+    if (!this.#frameworks.has(frameworkId)) return;
+    const key = `${frameworkId}\u0000${status.taskId}`;
+    // Set before queueing: the manager may forward at once, with the latest state.
+    const before = this.#latest.get(key);
+    this.#latest.set(key, status.state);
+    if (this.#updates.update(frameworkId, status)) return;
+    if (before === undefined) this.#latest.delete(key);
+    else this.#latest.set(key, before);
+  }
+
+  #newUpdateManager(): StatusUpdateManager {
+    return new StatusUpdateManager(this.ctx, (frameworkId, status) => {
+      const latestState = this.#latest.get(`${frameworkId}\u0000${status.taskId}`) ?? status.state;
+      this.#toMaster({ type: 'STATUS_UPDATE', agentId: this.id, frameworkId, status, latestState });
+    });
+  }
+
+  #toMaster(message: AgentToMaster): void {
+    this.ctx.network.send(this.id, MASTER_NODE, message);
+  }
+
+  #description(): AgentDescription {
+    const { id: agentId, hostname, ip, port, resources, attributes } = this.config;
+    return { agentId, hostname, ip, port, resources, attributes };
+  }
+
+  #reportedTasks(): ReportedTask[] {
+    return this.executors().flatMap((e) =>
+      [...e.tasks.values()].map((t) => ({ frameworkId: e.frameworkId, taskId: t.spec.taskId, executorId: e.executorId, state: t.state })),
     );
+  }
+
+  #reportedExecutors(): { frameworkId: string; executorId: string }[] {
+    return this.executors()
+      .filter((e) => e.alive && e.kind !== 'command')
+      .map((e) => ({ frameworkId: e.frameworkId, executorId: e.executorId }));
   }
 }

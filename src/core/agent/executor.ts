@@ -1,28 +1,41 @@
 /**
- * Simulated executors. Three kinds, as on a real agent:
+ * Simulated executors: nodes of their own, on their agent's host, that talk
+ * to the agent only through messages. Three kinds, as on a real agent:
  *
  *   command  one per command task (TaskInfo.command); exits when its task ends
  *   default  runs task groups (LAUNCH_GROUP); killing one task of a group
  *            kills the whole group; exits when it has no live task left
  *   custom   the framework's own ExecutorInfo; stays up until shut down
  *
- * Each task follows its plan (see behaviour.ts). Updates go to the agent,
- * which adds uuids and hands them to the status update manager. A simulated
- * process dies on SIGTERM at once, so a kill ends in TASK_KILLED right away,
- * after TASK_KILLING for frameworks with the TASK_KILLING_STATE capability.
+ * Each task follows its plan (see behaviour.ts). Every update carries a
+ * uuid of the executor's own and stays unacknowledged until the agent says
+ * ACKNOWLEDGED; after an agent restart the executor subscribes again with
+ * them, as the executor library does. A simulated process dies on SIGTERM
+ * at once, so a kill ends in TASK_KILLED right away, after TASK_KILLING for
+ * frameworks with the TASK_KILLING_STATE capability.
+ *
+ * Lifecycle:  running --SHUTDOWN--> terminating --exit--> terminated
+ *             running --exit (tasks done, or destroyed)--> terminated
  */
 import { planFor, type TaskPlan } from '../behaviour.js';
-import type { SimContext } from '../context.js';
+import { wallTimeMs, type SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
+import type { AgentToExecutor, Message, SimNode } from '../messages.js';
+import { toHex, type Rng } from '../rng.js';
 import { isTerminal, transition } from '../task-state.js';
-import type { StatusReason, TaskSpec, TaskState } from '../types.js';
+import type { StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 
 export type ExecutorKind = 'command' | 'default' | 'custom';
+export type ExecutorState = 'running' | 'terminating' | 'terminated';
 
+const EXECUTOR_NEXT: Readonly<Record<ExecutorState, readonly ExecutorState[]>> = {
+  running: ['terminating', 'terminated'],
+  terminating: ['terminated'],
+  terminated: [],
+};
+
+/** What the executor's host (the agent's containerizer) learns without a message: its exit. */
 export interface ExecutorHost {
-  /** An update produced by the executor for one of its tasks. */
-  update(executor: SimExecutor, taskId: string, state: TaskState, message?: string, reason?: StatusReason): void;
-  /** The executor process ended with a wait(2) status. */
   exited(executor: SimExecutor, waitStatus: number): void;
 }
 
@@ -34,34 +47,106 @@ export interface SimTask {
   timer?: TimerId;
 }
 
-export class SimExecutor {
+export interface ExecutorIdentity {
+  readonly agentId: string;
+  readonly executorId: string;
+  readonly frameworkId: string;
+  readonly kind: ExecutorKind;
+  readonly containerId: string;
+  readonly killingCapable: boolean;
+}
+
+export class SimExecutor implements SimNode {
+  readonly nodeId: string;
   readonly tasks = new Map<string, SimTask>();
-  #alive = true;
+  #state: ExecutorState = 'running';
   #lastExitCode = 0;
   #groups = 0;
+  /** Updates sent and not acknowledged yet, by uuid, oldest first. */
+  readonly #unacknowledged = new Map<string, TaskStatus>();
+  readonly #rng: Rng;
+  /** An exit waiting for the agent to come back and take the updates. */
+  #exitDeferred = false;
+  #agentUp = true;
 
   constructor(
     private readonly ctx: SimContext,
     private readonly host: ExecutorHost,
-    readonly executorId: string,
-    readonly frameworkId: string,
-    readonly kind: ExecutorKind,
-    readonly containerId: string,
-    private readonly killingCapable: boolean,
-  ) {}
+    readonly id: ExecutorIdentity,
+  ) {
+    this.nodeId = `executor:${id.containerId}`;
+    this.#rng = ctx.rng.fork(`executor/${id.containerId}`);
+  }
+
+  get executorId(): string {
+    return this.id.executorId;
+  }
+
+  get frameworkId(): string {
+    return this.id.frameworkId;
+  }
+
+  get kind(): ExecutorKind {
+    return this.id.kind;
+  }
+
+  get containerId(): string {
+    return this.id.containerId;
+  }
 
   get alive(): boolean {
-    return this.#alive;
+    return this.#state !== 'terminated';
+  }
+
+  get state(): ExecutorState {
+    return this.#state;
   }
 
   liveTasks(): SimTask[] {
     return [...this.tasks.values()].filter((t) => !isTerminal(t.state));
   }
 
-  /** Starts a group of tasks (a single task for LAUNCH). */
-  launch(specs: readonly TaskSpec[]): void {
+  receive(_from: string, message: Message): void {
+    if (!this.alive) return;
+    const m = message as AgentToExecutor;
+    switch (m.type) {
+      case 'LAUNCH':
+        return this.#launch([m.task]);
+      case 'LAUNCH_GROUP':
+        return this.#launch(m.tasks);
+      case 'KILL':
+        return this.#killTask(m.taskId);
+      case 'SHUTDOWN':
+        return this.#shutdown();
+      case 'ACKNOWLEDGED':
+        this.#unacknowledged.delete(m.uuid);
+        return;
+      case 'FRAMEWORK_MESSAGE':
+        this.ctx.trace.append('executor:message', { executorId: this.executorId, bytes: m.data.length });
+        return;
+      case 'AGENT_RECONNECTED':
+        return this.#resubscribe();
+    }
+  }
+
+  /** The agent's process went away; the executor keeps running (it checkpoints). */
+  agentLost(): void {
+    this.#agentUp = false;
+  }
+
+  /** Killed with its container (agent crash without checkpointing, grace expiry): no more updates. */
+  destroy(): void {
+    if (!this.alive) return;
+    for (const task of this.tasks.values()) this.ctx.loop.cancel(task.timer);
+    this.#moveTo('terminated');
+  }
+
+  /** Starts a group of tasks (a single task for LAUNCH); a task it already runs is ignored. */
+  #launch(specs: readonly TaskSpec[]): void {
+    const fresh = specs.filter((s) => !this.tasks.has(s.taskId));
+    if (fresh.length === 0) return;
     const groupId = ++this.#groups;
-    for (const spec of specs) {
+    for (const spec of fresh) {
       const plan = planFor(spec.command ?? (this.kind === 'custom' ? undefined : spec.executor?.command));
       const task: SimTask = { spec, groupId, plan, state: 'TASK_STAGING' };
       this.tasks.set(spec.taskId, task);
@@ -74,26 +159,27 @@ export class SimExecutor {
   }
 
   /** Kills a task; for the default executor, its whole group. */
-  kill(taskId: string): void {
+  #killTask(taskId: string): void {
     const task = this.tasks.get(taskId);
     if (task === undefined || isTerminal(task.state)) return;
-    const victims =
-      this.kind === 'default' ? this.liveTasks().filter((t) => t.groupId === task.groupId) : [task];
-    for (const victim of victims) this.#kill(victim, 'Command terminated with signal Terminated');
+    const victims = this.kind === 'default' ? this.liveTasks().filter((t) => t.groupId === task.groupId) : [task];
+    for (const victim of victims) this.#kill(victim);
     this.#maybeExit();
   }
 
   /** Kills every task, then exits. */
-  shutdown(): void {
-    for (const task of this.liveTasks()) this.#kill(task, 'Command terminated with signal Terminated');
+  #shutdown(): void {
+    if (this.#state !== 'running') return;
+    this.#moveTo('terminating');
+    for (const task of this.liveTasks()) this.#kill(task);
     this.#lastExitCode = 15;
     this.#exit();
   }
 
-  #kill(task: SimTask, message: string): void {
+  #kill(task: SimTask): void {
     this.ctx.loop.cancel(task.timer);
-    if (this.killingCapable && task.state !== 'TASK_KILLING') this.#set(task, 'TASK_KILLING');
-    this.#set(task, 'TASK_KILLED', message);
+    if (this.id.killingCapable && task.state !== 'TASK_KILLING') this.#set(task, 'TASK_KILLING');
+    this.#set(task, 'TASK_KILLED', 'Command terminated with signal Terminated');
   }
 
   #finish(task: SimTask, exitCode: number): void {
@@ -106,18 +192,64 @@ export class SimExecutor {
 
   #set(task: SimTask, state: TaskState, message?: string, reason?: StatusReason): void {
     task.state = transition(task.spec.taskId, task.state, state);
-    this.host.update(this, task.spec.taskId, state, message, reason);
+    const status: TaskStatus = {
+      taskId: task.spec.taskId,
+      state,
+      source: 'SOURCE_EXECUTOR',
+      ...(reason === undefined ? {} : { reason }),
+      ...(message === undefined ? {} : { message }),
+      agentId: this.id.agentId,
+      executorId: this.executorId,
+      containerId: this.containerId,
+      timestampMs: wallTimeMs(this.ctx),
+      uuid: toHex(this.#rng.bytes(16)),
+    };
+    this.#unacknowledged.set(status.uuid!, status);
+    this.ctx.network.send(this.nodeId, this.id.agentId, {
+      type: 'EXECUTOR_UPDATE',
+      frameworkId: this.frameworkId,
+      executorId: this.executorId,
+      status,
+    });
+  }
+
+  #resubscribe(): void {
+    this.#agentUp = true;
+    this.ctx.network.send(this.nodeId, this.id.agentId, {
+      type: 'EXECUTOR_SUBSCRIBE',
+      frameworkId: this.frameworkId,
+      executorId: this.executorId,
+      unacknowledged: [...this.#unacknowledged.values()],
+    });
+    if (this.#exitDeferred) this.#exit();
   }
 
   #maybeExit(): void {
     if (this.kind !== 'custom' && this.liveTasks().length === 0) this.#exit();
   }
 
+  /**
+   * Ends the process. While its agent is down, an executor with updates
+   * not yet acknowledged waits for the agent (the executor library does
+   * not give up on them), and exits once it has handed them over.
+   */
   #exit(): void {
-    if (!this.#alive) return;
-    this.#alive = false;
+    if (!this.alive) return;
+    if (!this.#agentUp && this.#unacknowledged.size > 0) {
+      this.#exitDeferred = true;
+      return;
+    }
+    this.#moveTo('terminated');
     // A wait(2) status: the exit code in the high byte, or the signal number.
     const status = this.#lastExitCode === 15 ? 15 : (this.#lastExitCode & 0xff) << 8;
-    this.host.exited(this, status);
+    // The containerizer reaps the process after its last writes have left.
+    this.ctx.loop.schedule(0, 'executor:reap', () => this.host.exited(this, status));
+  }
+
+  #moveTo(next: ExecutorState): void {
+    if (!EXECUTOR_NEXT[this.#state].includes(next)) {
+      throw new Error(`executor '${this.executorId}': illegal transition ${this.#state} -> ${next}`);
+    }
+    this.#state = next;
   }
 }

@@ -3,10 +3,16 @@
  * the master one at a time, in order. The head is retried with exponential
  * backoff (10 s doubling to 10 min, as upstream) until the framework's
  * acknowledgement for its uuid comes back; then the next one goes. Nothing
- * with a uuid is ever dropped while the framework exists.
+ * with a uuid is ever dropped while the framework exists. An update whose
+ * uuid the stream has already seen (a duplicate from the network, or one an
+ * executor hands over again after a restart) is ignored.
+ *
+ * While the agent is not registered the manager is paused: it queues and
+ * sends nothing, and `resume()` sends every head at once.
  */
 import type { SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
+import { isTerminal } from '../task-state.js';
 import type { TaskStatus } from '../types.js';
 
 export const RETRY_MIN_MS = 10_000;
@@ -15,36 +21,52 @@ export const RETRY_MAX_MS = 600_000;
 interface Stream {
   readonly frameworkId: string;
   readonly pending: TaskStatus[];
+  /** Every uuid this stream has taken, acknowledged or not. */
+  readonly seen: Set<string>;
   retryMs: number;
   timer?: TimerId;
 }
 
-/** Sends one update towards the master, with the task's latest known state. */
+/** What survives a restart: the unacknowledged updates of each stream. */
+export interface StreamCheckpoint {
+  readonly frameworkId: string;
+  readonly pending: readonly TaskStatus[];
+  readonly seen: readonly string[];
+}
+
+/** Sends one update towards the master. */
 export type ForwardUpdate = (frameworkId: string, status: TaskStatus) => void;
 
 export class StatusUpdateManager {
   readonly #streams = new Map<string, Stream>();
+  #paused = true;
 
   constructor(
     private readonly ctx: SimContext,
     private readonly forward: ForwardUpdate,
   ) {}
 
-  /** Queues an update; sends it at once if nothing is waiting ahead of it. */
-  update(frameworkId: string, status: TaskStatus): void {
+  /** Queues an update; sends it at once if nothing is waiting ahead of it. False for a duplicate. */
+  update(frameworkId: string, status: TaskStatus): boolean {
     const key = streamKey(frameworkId, status.taskId);
     let stream = this.#streams.get(key);
     if (stream === undefined) {
-      stream = { frameworkId, pending: [], retryMs: RETRY_MIN_MS };
+      stream = { frameworkId, pending: [], seen: new Set(), retryMs: RETRY_MIN_MS };
       this.#streams.set(key, stream);
+    }
+    if (status.uuid !== undefined) {
+      if (stream.seen.has(status.uuid)) return false;
+      stream.seen.add(status.uuid);
     }
     stream.pending.push(status);
     if (stream.pending.length === 1) this.#send(key, stream);
+    return true;
   }
 
   /**
    * Applies an acknowledgement. Returns the acknowledged update when it
    * matched the head of its stream, undefined for a stale or unknown one.
+   * A stream ends with the acknowledgement of its terminal update.
    */
   acknowledge(frameworkId: string, taskId: string, uuid: string): TaskStatus | undefined {
     const key = streamKey(frameworkId, taskId);
@@ -55,18 +77,13 @@ export class StatusUpdateManager {
     stream.pending.shift();
     stream.retryMs = RETRY_MIN_MS;
     if (stream.pending.length > 0) this.#send(key, stream);
-    else this.#streams.delete(key);
+    else if (isTerminal(head.state)) this.#streams.delete(key);
     return head;
-  }
-
-  /** The update waiting for acknowledgement for a task, if any. */
-  head(frameworkId: string, taskId: string): TaskStatus | undefined {
-    return this.#streams.get(streamKey(frameworkId, taskId))?.pending[0];
   }
 
   /** Whether the task still has unacknowledged updates. */
   hasPending(frameworkId: string, taskId: string): boolean {
-    return this.#streams.has(streamKey(frameworkId, taskId));
+    return (this.#streams.get(streamKey(frameworkId, taskId))?.pending.length ?? 0) > 0;
   }
 
   /** Drops every stream of a framework (it was removed). */
@@ -78,21 +95,55 @@ export class StatusUpdateManager {
     }
   }
 
-  /** Re-sends every head at once (after the master link comes back). */
-  flush(): void {
+  /** Stops sending (the agent is not registered). */
+  pause(): void {
+    this.#paused = true;
+    for (const stream of this.#streams.values()) this.ctx.loop.cancel(stream.timer);
+  }
+
+  /** Sends every head at once (the agent (re-)registered). */
+  resume(): void {
+    this.#paused = false;
     for (const [key, stream] of this.#streams) {
       this.ctx.loop.cancel(stream.timer);
       this.#send(key, stream);
     }
   }
 
+  /** Stops every timer for good (the agent crashed). */
+  stop(): void {
+    this.pause();
+  }
+
+  checkpoint(keep: (frameworkId: string) => boolean): StreamCheckpoint[] {
+    return [...this.#streams.values()]
+      .filter((s) => keep(s.frameworkId))
+      .map((s) => ({ frameworkId: s.frameworkId, pending: [...s.pending], seen: [...s.seen] }));
+  }
+
+  /** Takes back the streams of a checkpoint (paused until `resume`). */
+  recover(streams: readonly StreamCheckpoint[]): void {
+    for (const s of streams) {
+      const taskId = s.pending[0]?.taskId;
+      if (taskId === undefined) continue;
+      this.#streams.set(streamKey(s.frameworkId, taskId), {
+        frameworkId: s.frameworkId,
+        pending: [...s.pending],
+        seen: new Set(s.seen),
+        retryMs: RETRY_MIN_MS,
+      });
+    }
+  }
+
   get size(): number {
-    return this.#streams.size;
+    let n = 0;
+    for (const stream of this.#streams.values()) if (stream.pending.length > 0) n++;
+    return n;
   }
 
   #send(key: string, stream: Stream): void {
     const head = stream.pending[0];
-    if (head === undefined) return;
+    if (head === undefined || this.#paused) return;
     this.forward(stream.frameworkId, head);
     stream.timer = this.ctx.loop.schedule(stream.retryMs, 'status-update:retry', () => {
       stream.retryMs = Math.min(stream.retryMs * 2, RETRY_MAX_MS);

@@ -49,6 +49,8 @@ export interface FrameworkAllocation {
 
 interface AllocAgent {
   readonly facts: AgentFacts;
+  /** Deactivated agents (disconnected, unreachable) are not offered. */
+  active: boolean;
   readonly total: Resources;
   /** Allocated resources per framework, tagged with their allocation role. */
   readonly allocated: Map<string, Resources>;
@@ -70,6 +72,8 @@ export class Allocator {
   readonly #sorter: DrfSorter;
   #scheduledAtMs: number | undefined;
   #totals: Map<string, number> | undefined;
+  /** Agents whose allocation changed since the last `takeTouched()`. */
+  #touched = new Set<string>();
 
   constructor(
     private readonly ctx: SimContext,
@@ -81,9 +85,38 @@ export class Allocator {
   }
 
   addAgent(id: string, total: Resources, facts: AgentFacts): void {
-    this.#agents.set(id, { facts, total, allocated: new Map() });
+    this.#agents.set(id, { facts, total, active: true, allocated: new Map() });
     this.#totals = undefined;
     this.requestAllocation();
+  }
+
+  activateAgent(id: string): void {
+    const agent = this.#agents.get(id);
+    if (agent === undefined || agent.active) return;
+    agent.active = true;
+    this.requestAllocation();
+  }
+
+  /** Stops offering an agent; what is allocated on it stays allocated. */
+  deactivateAgent(id: string): void {
+    const agent = this.#agents.get(id);
+    if (agent !== undefined) agent.active = false;
+  }
+
+  /** An agent's total, as registered. */
+  total(agentId: string): Resources {
+    return this.#agents.get(agentId)?.total ?? [];
+  }
+
+  /** The agents whose allocation changed since the last call, and a fresh set. */
+  takeTouched(): ReadonlySet<string> {
+    const touched = this.#touched;
+    this.#touched = new Set();
+    return touched;
+  }
+
+  agentIds(): string[] {
+    return [...this.#agents.keys()];
   }
 
   addFramework(id: string, info: FrameworkAllocation): void {
@@ -119,7 +152,7 @@ export class Allocator {
   removeFramework(id: string): void {
     this.#frameworks.delete(id);
     this.#filters.clear(id);
-    for (const agent of this.#agents.values()) agent.allocated.delete(id);
+    for (const [agentId, agent] of this.#agents) if (agent.allocated.delete(id)) this.#touched.add(agentId);
   }
 
   suppress(id: string, roles: readonly string[]): void {
@@ -141,6 +174,7 @@ export class Allocator {
   recoverResources(frameworkId: string, agentId: string, resources: Resources, refuseMs = 0): void {
     const agent = this.#agents.get(agentId);
     if (agent === undefined || isEmpty(resources)) return;
+    this.#touched.add(agentId);
     const held = agent.allocated.get(frameworkId) ?? [];
     const left = subtract(held, resources);
     if (isEmpty(left)) agent.allocated.delete(frameworkId);
@@ -182,6 +216,7 @@ export class Allocator {
     const agentIds = this.#rng.shuffle([...this.#agents.keys()].sort());
     for (const agentId of agentIds) {
       const agent = this.#agents.get(agentId)!;
+      if (!agent.active) continue;
       let available = this.#available(agent);
       const roles = this.#sorter.sort(this.#activeRoles(), (r) => roleAlloc.get(r) ?? new Map());
       for (const role of roles) {
@@ -193,6 +228,7 @@ export class Allocator {
         decisions.push({ frameworkId: chosen, agentId, role, resources: offerable });
         const tagged = withAllocationRole(offerable, role);
         agent.allocated.set(chosen, add(agent.allocated.get(chosen) ?? [], tagged));
+        this.#touched.add(agentId);
         bump(roleAlloc, role, tagged);
         bump(fwAlloc, `${chosen}\u0000${role}`, tagged);
         available = subtract(available, offerable);

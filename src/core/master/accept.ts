@@ -5,12 +5,12 @@
  * Then each operation runs against what is left of the offers, and the
  * rest is declined with the call's refuse filter.
  */
-import type { Agent } from '../agent/agent.js';
 import { done, type Outcome } from '../errors.js';
+import type { MasterToAgent } from '../messages.js';
 import { add, allocate as withAllocationRole, contains, format, subtract, type Resources } from '../resources.js';
 import type { ExecutorSpec, Operation, StatusReason, TaskSpec } from '../types.js';
 import { refOf, type Framework, type Offer, type Task } from './framework.js';
-import type { Master } from './master.js';
+import type { MasterOps } from './ops.js';
 import { taskError } from './validation.js';
 
 interface Pool {
@@ -20,7 +20,7 @@ interface Pool {
 }
 
 export function onAccept(
-  m: Master,
+  m: MasterOps,
   fw: Framework,
   offerIds: readonly string[],
   operations: readonly Operation[],
@@ -41,10 +41,8 @@ export function onAccept(
   if (first === undefined) return done;
   const pool: Pool = { agentId: first.agentId, role: first.role, available: [] };
   for (const offer of offers) {
-    m.ctx.loop.cancel(offer.timer);
-    fw.offers.delete(offer.id);
+    m.useOffer(offer);
     pool.available = add(pool.available, offer.resources);
-    m.ctx.trace.append('offer:use', { offerId: offer.id });
   }
   for (const op of operations) {
     if (op.type === 'LAUNCH') for (const task of op.tasks) launch(m, fw, pool, [task]);
@@ -60,7 +58,7 @@ export function onAccept(
  * every valid offer goes back with the refuse filter, and ids that are no
  * longer valid (or repeated) are skipped.
  */
-export function onDecline(m: Master, fw: Framework, offerIds: readonly string[], refuseMs: number): Outcome {
+export function onDecline(m: MasterOps, fw: Framework, offerIds: readonly string[], refuseMs: number): Outcome {
   for (const id of new Set(offerIds)) {
     const offer = fw.offers.get(id);
     if (offer === undefined) {
@@ -77,7 +75,7 @@ function tasksOf(op: Operation): { taskId: string; agentId: string }[] {
 }
 
 function collectOffers(
-  m: Master,
+  m: MasterOps,
   fw: Framework,
   offerIds: readonly string[],
   hasOperations: boolean,
@@ -112,7 +110,7 @@ function needed(spec: TaskSpec, role: string): Resources | string {
   return withAllocationRole(spec.resources, role);
 }
 
-function launch(m: Master, fw: Framework, pool: Pool, [spec]: readonly TaskSpec[]): void {
+function launch(m: MasterOps, fw: Framework, pool: Pool, [spec]: readonly TaskSpec[]): void {
   if (spec === undefined) return;
   const executor = spec.executor;
   const executorKey = executor === undefined ? undefined : `${pool.agentId}/${executor.executorId}`;
@@ -129,13 +127,13 @@ function launch(m: Master, fw: Framework, pool: Pool, [spec]: readonly TaskSpec[
   }
   pool.available = subtract(pool.available, add(need, executorNeed));
   if (newExecutor) {
-    fw.executors.set(executorKey!, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
+    m.addExecutor(fw, executorKey!, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
   }
   const task = record(m, fw, pool, spec, need, executor?.executorId);
-  deliver(m, fw, [task], newExecutor ? executorKey : undefined, (agent) => agent.onRunTask(fw.info, spec));
+  deliver(m, fw, [task], newExecutor ? executorKey : undefined, () => ({ type: 'RUN_TASK', framework: fw.info, task: spec }));
 }
 
-function launchGroup(m: Master, fw: Framework, pool: Pool, executor: ExecutorSpec, specs: readonly TaskSpec[]): void {
+function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: ExecutorSpec, specs: readonly TaskSpec[]): void {
   const executorKey = `${pool.agentId}/${executor.executorId}`;
   const newExecutor = !fw.executors.has(executorKey);
   const executorNeed = newExecutor ? withAllocationRole(executor.resources, pool.role) : [];
@@ -164,10 +162,10 @@ function launchGroup(m: Master, fw: Framework, pool: Pool, executor: ExecutorSpe
   }
   pool.available = subtract(pool.available, total);
   if (newExecutor) {
-    fw.executors.set(executorKey, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
+    m.addExecutor(fw, executorKey, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
   }
   const tasks = specs.map((spec) => record(m, fw, pool, spec, withAllocationRole(spec.resources, pool.role), executor.executorId));
-  deliver(m, fw, tasks, newExecutor ? executorKey : undefined, (agent, live) => agent.onRunTaskGroup(fw.info, executor, live));
+  deliver(m, fw, tasks, newExecutor ? executorKey : undefined, (live) => ({ type: 'RUN_TASK_GROUP', framework: fw.info, executor, tasks: live }));
 }
 
 function groupError(executor: ExecutorSpec, specs: readonly TaskSpec[]): string | undefined {
@@ -179,7 +177,7 @@ function groupError(executor: ExecutorSpec, specs: readonly TaskSpec[]): string 
   return undefined;
 }
 
-function record(m: Master, fw: Framework, pool: Pool, spec: TaskSpec, resources: Resources, executorId?: string): Task {
+function record(m: MasterOps, fw: Framework, pool: Pool, spec: TaskSpec, resources: Resources, executorId?: string): Task {
   const task: Task = {
     spec,
     frameworkId: fw.id,
@@ -192,7 +190,7 @@ function record(m: Master, fw: Framework, pool: Pool, spec: TaskSpec, resources:
     pending: true,
     resourcesRecovered: false,
   };
-  fw.tasks.set(spec.taskId, task);
+  m.addTask(fw, task);
   m.ctx.trace.append('task:launch', { frameworkId: fw.id, agentId: pool.agentId, taskId: spec.taskId, executorId });
   return task;
 }
@@ -205,11 +203,11 @@ function record(m: Master, fw: Framework, pool: Pool, spec: TaskSpec, resources:
  * is dropped with them; nothing would ever release its resources otherwise.
  */
 function deliver(
-  m: Master,
+  m: MasterOps,
   fw: Framework,
   tasks: readonly Task[],
   newExecutorKey: string | undefined,
-  run: (agent: Agent, live: TaskSpec[]) => void,
+  run: (live: TaskSpec[]) => MasterToAgent,
 ): void {
   m.ctx.loop.schedule(m.options.taskLaunchDelayMs ?? 0, 'master:launch', () => {
     if (fw.state === 'removed') return;
@@ -223,12 +221,12 @@ function deliver(
       dropUnusedExecutor(m, fw, newExecutorKey);
       return;
     }
-    m.toAgent(live[0]!.agentId, 'master:run-task', (agent) => run(agent, live.map((t) => t.spec)));
+    m.toAgent(live[0]!.agentId, run(live.map((t) => t.spec)));
   });
 }
 
 /** KILL of an accepted task not yet handed to its agent: the master answers itself. */
-export function killDuringLaunch(m: Master, fw: Framework, task: Task): void {
+export function killDuringLaunch(m: MasterOps, fw: Framework, task: Task): void {
   task.pending = false;
   const status = m.masterStatus(refOf(task), 'TASK_KILLED', 'Killed before delivery to the agent', 'REASON_TASK_KILLED_DURING_LAUNCH');
   m.updateTaskState(task, status);
@@ -236,23 +234,22 @@ export function killDuringLaunch(m: Master, fw: Framework, task: Task): void {
   fw.send({ type: 'UPDATE', status });
 }
 
-function dropUnusedExecutor(m: Master, fw: Framework, key: string | undefined): void {
+function dropUnusedExecutor(m: MasterOps, fw: Framework, key: string | undefined): void {
   const record = key === undefined ? undefined : fw.executors.get(key);
   if (record === undefined) return;
   // A later launch may have reused the executor before this one was dropped.
   for (const t of fw.tasks.values()) if (t.agentId === record.agentId && t.executorId === record.executorId) return;
-  fw.executors.delete(key!);
-  m.allocator.recoverResources(fw.id, record.agentId, record.resources);
+  m.removeExecutor(fw, key!);
   m.ctx.trace.append('executor:drop', { frameworkId: fw.id, agentId: record.agentId, executorId: record.executorId });
 }
 
-function reject(m: Master, fw: Framework, pool: Pool, spec: TaskSpec, message: string, reason: StatusReason): void {
+function reject(m: MasterOps, fw: Framework, pool: Pool, spec: TaskSpec, message: string, reason: StatusReason): void {
   m.ctx.trace.append('task:invalid', { frameworkId: fw.id, taskId: spec.taskId, message });
   const status = m.masterStatus({ taskId: spec.taskId, agentId: pool.agentId }, 'TASK_ERROR', message, reason);
   fw.send({ type: 'UPDATE', status });
 }
 
-function unsupported(m: Master, fw: Framework, pool: Pool, name: string, id: string | undefined): void {
+function unsupported(m: MasterOps, fw: Framework, pool: Pool, name: string, id: string | undefined): void {
   m.ctx.trace.append('operation:unsupported', { frameworkId: fw.id, operation: name, operationId: id });
   if (id === undefined) return;
   fw.send({

@@ -8,12 +8,12 @@ import { isTerminal } from '../task-state.js';
 import type { SchedulerCall, TaskState } from '../types.js';
 import { killDuringLaunch, onAccept, onDecline } from './accept.js';
 import { refOf, type Framework, type Task } from './framework.js';
-import type { Master } from './master.js';
+import type { MasterOps } from './ops.js';
 import { roleError } from './validation.js';
 
 type Call<T extends SchedulerCall['type']> = Extract<SchedulerCall, { type: T }>;
 
-export function dispatch(m: Master, fw: Framework, call: SchedulerCall): Outcome {
+export function dispatch(m: MasterOps, fw: Framework, call: SchedulerCall): Outcome {
   m.ctx.trace.append(`input:${call.type.toLowerCase()}`, traceOf(call));
   switch (call.type) {
     case 'TEARDOWN':
@@ -34,7 +34,7 @@ export function dispatch(m: Master, fw: Framework, call: SchedulerCall): Outcome
     case 'KILL':
       return onKill(m, fw, call);
     case 'SHUTDOWN':
-      m.toAgent(call.agentId, 'master:shutdown-executor', (a) => a.onShutdownExecutor(fw.id, call.executorId));
+      m.toAgent(call.agentId, { type: 'SHUTDOWN_EXECUTOR', frameworkId: fw.id, executorId: call.executorId });
       return done;
     case 'ACKNOWLEDGE':
       return onAcknowledge(m, fw, call);
@@ -57,7 +57,7 @@ export function dispatch(m: Master, fw: Framework, call: SchedulerCall): Outcome
       }
       return done;
     case 'MESSAGE':
-      m.toAgent(call.agentId, 'master:framework-message', (a) => a.onFrameworkMessage(fw.id, call.executorId, call.data));
+      m.toAgent(call.agentId, { type: 'FRAMEWORK_TO_EXECUTOR', frameworkId: fw.id, executorId: call.executorId, data: call.data });
       return done;
     case 'REQUEST':
       // The built-in allocator ignores resource requests, as upstream's does.
@@ -92,7 +92,7 @@ function rolesError(fw: Framework, roles: readonly string[]): Outcome | undefine
   return undefined;
 }
 
-function onRevive(m: Master, fw: Framework, call: Call<'REVIVE'>): Outcome {
+function onRevive(m: MasterOps, fw: Framework, call: Call<'REVIVE'>): Outcome {
   const invalid = rolesError(fw, call.roles);
   if (invalid !== undefined) return invalid;
   const mine = fw.roles();
@@ -102,7 +102,7 @@ function onRevive(m: Master, fw: Framework, call: Call<'REVIVE'>): Outcome {
   return done;
 }
 
-function onSuppress(m: Master, fw: Framework, call: Call<'SUPPRESS'>): Outcome {
+function onSuppress(m: MasterOps, fw: Framework, call: Call<'SUPPRESS'>): Outcome {
   const invalid = rolesError(fw, call.roles);
   if (invalid !== undefined) return invalid;
   const mine = fw.roles();
@@ -119,7 +119,7 @@ function onSuppress(m: Master, fw: Framework, call: Call<'SUPPRESS'>): Outcome {
  *                            (for a task group, the rest of the group follows at launch time)
  *   on an agent           -> forwarded; the executor answers (a group dies together)
  */
-function onKill(m: Master, fw: Framework, call: Call<'KILL'>): Outcome {
+function onKill(m: MasterOps, fw: Framework, call: Call<'KILL'>): Outcome {
   const task = fw.tasks.get(call.taskId);
   if (task === undefined) {
     reconcileUnknown(m, fw, call.taskId, call.agentId);
@@ -130,12 +130,12 @@ function onKill(m: Master, fw: Framework, call: Call<'KILL'>): Outcome {
     return done;
   }
   if (!isTerminal(task.state)) {
-    m.toAgent(task.agentId, 'master:kill-task', (a) => a.onKillTask(fw.id, task.spec.taskId));
+    m.toAgent(task.agentId, { type: 'KILL_TASK', frameworkId: fw.id, taskId: task.spec.taskId });
   }
   return done;
 }
 
-function onAcknowledge(m: Master, fw: Framework, call: Call<'ACKNOWLEDGE'>): Outcome {
+function onAcknowledge(m: MasterOps, fw: Framework, call: Call<'ACKNOWLEDGE'>): Outcome {
   const task = fw.tasks.get(call.taskId);
   if (
     task !== undefined &&
@@ -145,13 +145,13 @@ function onAcknowledge(m: Master, fw: Framework, call: Call<'ACKNOWLEDGE'>): Out
   ) {
     fw.completeTask(task);
   }
-  const sent = m.toAgent(call.agentId, 'master:acknowledge', (a) => a.onAcknowledge(fw.id, call.taskId, call.uuid));
+  const sent = m.toAgent(call.agentId, { type: 'STATUS_UPDATE_ACK', frameworkId: fw.id, taskId: call.taskId, uuid: call.uuid });
   if (!sent) m.ctx.trace.append('status-update:ack-dropped', { agentId: call.agentId, taskId: call.taskId });
   return done;
 }
 
 /** RECONCILE: the latest state of each named task, or of all when none is named. */
-function onReconcile(m: Master, fw: Framework, call: Call<'RECONCILE'>): Outcome {
+function onReconcile(m: MasterOps, fw: Framework, call: Call<'RECONCILE'>): Outcome {
   if (call.tasks.length === 0) {
     for (const task of fw.tasks.values()) sendLatest(m, fw, task);
     return done;
@@ -164,7 +164,7 @@ function onReconcile(m: Master, fw: Framework, call: Call<'RECONCILE'>): Outcome
   return done;
 }
 
-function sendLatest(m: Master, fw: Framework, task: Task): void {
+function sendLatest(m: MasterOps, fw: Framework, task: Task): void {
   const status = m.masterStatus(refOf(task), task.state, 'Reconciliation: Latest task state', 'REASON_RECONCILIATION');
   fw.send({ type: 'UPDATE', status });
 }
@@ -173,7 +173,7 @@ function sendLatest(m: Master, fw: Framework, task: Task): void {
  * An unknown task: TASK_LOST for frameworks without PARTITION_AWARE; for
  * those with it, TASK_GONE when the agent is registered, else TASK_UNKNOWN.
  */
-function reconcileUnknown(m: Master, fw: Framework, taskId: string, named: string | undefined): void {
+function reconcileUnknown(m: MasterOps, fw: Framework, taskId: string, named: string | undefined): void {
   // A task that completed is unknown too, but its agent is known: the status names it.
   const agentId = named ?? lastAgentOf(fw, taskId);
   let state: TaskState = 'TASK_LOST';

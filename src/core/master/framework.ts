@@ -1,6 +1,6 @@
 /**
- * The master's record of a framework: its registration state machine, its
- * event stream, and the offers, tasks and executors it holds.
+ * The master's record of a framework: its registration state machine, the
+ * connection its events go to, and the offers, tasks and executors it holds.
  *
  *   none ---SUBSCRIBE---> subscribed ---connection breaks---> disconnected
  *   subscribed/disconnected ---SUBSCRIBE (same id)---> subscribed
@@ -11,7 +11,6 @@ import type { TimerId } from '../event-loop.js';
 import type { Resources } from '../resources.js';
 import type {
   Capability,
-  EventSink,
   FrameworkInfo,
   OfferConstraints,
   SchedulerEvent,
@@ -66,7 +65,8 @@ export const MAX_COMPLETED_TASKS_PER_FRAMEWORK = 1000;
 
 export class Framework {
   state: FrameworkState = 'subscribed';
-  sink: EventSink | undefined;
+  /** The subscriber's connection, while subscribed; events are addressed to it. */
+  connectionId: string | undefined;
   streamId: string | undefined;
   suppressedRoles = new Set<string>();
   constraints: OfferConstraints | undefined;
@@ -84,8 +84,8 @@ export class Framework {
     readonly id: string,
     public info: FrameworkInfo & { readonly id: string },
     readonly registeredTimeMs: number,
-    /** Records every event that reaches the subscriber (the trace). */
-    private readonly onEmit: (frameworkId: string, event: SchedulerEvent) => void = () => {},
+    /** Puts an event in the outbox for a connection (and in the trace). */
+    private readonly emit: (connectionId: string, frameworkId: string, event: SchedulerEvent) => void,
   ) {}
 
   /** The roles offers go to: `roles` with MULTI_ROLE, else the single `role`. */
@@ -106,9 +106,8 @@ export class Framework {
 
   /** Sends to the subscriber if connected; events for a disconnected framework are dropped. */
   send(event: SchedulerEvent): void {
-    if (this.state !== 'subscribed' || this.sink === undefined) return;
-    this.onEmit(this.id, event);
-    this.sink.send(event);
+    if (this.state !== 'subscribed' || this.connectionId === undefined) return;
+    this.emit(this.connectionId, this.id, event);
   }
 
   completeTask(task: Task): void {

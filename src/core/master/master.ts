@@ -1,73 +1,60 @@
 /**
- * The master: frameworks and their subscriptions, agents, offers and the
- * master's view of tasks. Calls from schedulers arrive through `subscribe`,
- * `disconnected` and `call`; agents reach it through `MasterLink`. The
- * call handlers live in `calls.ts` and `accept.ts`; this file keeps the
- * lifecycles (framework, offer, task) and the one place they change.
+ * The master node: frameworks and their subscriptions, the agents it knows,
+ * offers and its view of tasks. Schedulers reach it through `subscribe`,
+ * `disconnected` and `call` (from the cluster's port); agents through
+ * messages (`receive`). Events for schedulers go to the outbox, addressed
+ * to their connection. The call handlers live in `calls.ts` and
+ * `accept.ts`, which see the master only as `MasterOps`; this file keeps
+ * the lifecycles (framework, agent, offer, task) and the one place each
+ * changes, with the books (`Ledger`) kept beside them.
  */
-import type { Agent, MasterLink } from '../agent/agent.js';
 import { Allocator, DEFAULT_ALLOCATION_INTERVAL_MS, type OfferDecision } from '../allocator/allocator.js';
 import { wallTimeMs, type SimContext } from '../context.js';
 import { done, fail, type Outcome } from '../errors.js';
 import { IdGenerator } from '../ids.js';
+import { MASTER_NODE, type AgentToMaster, type Message, type MasterToAgent, type SimNode } from '../messages.js';
+import type { Outbox } from '../outbox.js';
+import { allocate as withAllocationRole } from '../resources.js';
 import type { Rng } from '../rng.js';
-import { allocate as withAllocationRole, type Resources } from '../resources.js';
-import { isTerminal, transition } from '../task-state.js';
-import type {
-  EventSink,
-  MasterInfo,
-  OfferView,
-  SchedulerCall,
-  SchedulerEvent,
-  Subscription,
-  TaskState,
-  TaskStatus,
-} from '../types.js';
+import { canTransition, isTerminal } from '../task-state.js';
+import type { MasterInfo, OfferView, SchedulerCall, SchedulerEvent, Subscription, TaskState, TaskStatus } from '../types.js';
+import { AgentRecord } from './agents.js';
 import { dispatch } from './calls.js';
-import { Framework, refOf, type Offer, type Task, type TaskRef } from './framework.js';
+import { Framework, refOf, type ExecutorRecord, type Offer, type Task, type TaskRef } from './framework.js';
+import { Ledger } from './ledger.js';
+import type { MasterOps, MasterOptions } from './ops.js';
+import { onAgentMessage } from './agent-messages.js';
 import { immutableFieldError, subscriptionError } from './validation.js';
+
+export type { MasterOptions } from './ops.js';
 
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 15_000;
 export const MAX_COMPLETED_FRAMEWORKS = 50;
-
-export interface MasterOptions {
-  readonly hostname: string;
-  readonly ip: string;
-  readonly port: number;
-  readonly version: string;
-  readonly heartbeatIntervalMs?: number;
-  readonly allocationIntervalMs?: number;
-  /** `--offer_timeout`; offers never time out when unset. */
-  readonly offerTimeoutMs?: number;
-  /** Time between accepting a launch and handing it to the agent. */
-  readonly taskLaunchDelayMs?: number;
-}
-
-export interface AgentRecord {
-  readonly agent: Agent;
-  readonly registeredTimeMs: number;
-  active: boolean;
-}
 
 export interface Subscribed {
   readonly frameworkId: string;
   readonly streamId: string;
 }
 
-export class Master implements MasterLink {
-  readonly info: MasterInfo;
+export class Master implements MasterOps, SimNode {
+  readonly nodeId = MASTER_NODE;
+  info: MasterInfo;
   readonly ids: IdGenerator;
   readonly frameworks = new Map<string, Framework>();
   readonly completedFrameworks: Framework[] = [];
   readonly agents = new Map<string, AgentRecord>();
   readonly allocator: Allocator;
+  readonly ledger = new Ledger();
   readonly startTimeMs: number;
   readonly heartbeatIntervalMs: number;
   readonly #streamIds: Rng;
+  /** The framework subscribed on each open connection. */
+  readonly #byConnection = new Map<string, Framework>();
 
   constructor(
     readonly ctx: SimContext,
     readonly options: MasterOptions,
+    private readonly outbox: Outbox,
   ) {
     const rng = ctx.rng.fork('master');
     const id = rng.uuid();
@@ -90,30 +77,35 @@ export class Master implements MasterLink {
     );
   }
 
-  // ---- agents ----
-
-  addAgent(agent: Agent): void {
-    const { config } = agent;
-    this.agents.set(agent.id, { agent, registeredTimeMs: wallTimeMs(this.ctx), active: true });
-    this.ctx.trace.append('agent:add', { agentId: agent.id, hostname: config.hostname, port: config.port });
-    this.allocator.addAgent(agent.id, config.resources, { hostname: config.hostname, attributes: config.attributes });
+  /** The port the master listens on, once known (a listener on port 0 learns it late). */
+  bindPort(port: number): void {
+    this.info = { ...this.info, port, pid: `master@${this.info.ip}:${port}` };
   }
 
-  /** Sends a message to an agent over the simulated network. */
-  toAgent(agentId: string, label: string, deliver: (agent: Agent) => void): boolean {
-    const record = this.agents.get(agentId);
-    if (record === undefined) return false;
-    this.ctx.network.send('master', agentId, label, () => deliver(record.agent));
+  // ---- messages ----
+
+  receive(from: string, message: Message): void {
+    onAgentMessage(this, from, message as AgentToMaster);
+  }
+
+  toAgent(agentId: string, message: MasterToAgent): boolean {
+    if (!this.agents.has(agentId)) return false;
+    this.ctx.network.send(MASTER_NODE, agentId, message);
     return true;
+  }
+
+  /** The connection of the framework subscribed on it, if any. */
+  frameworkOn(connectionId: string): Framework | undefined {
+    return this.#byConnection.get(connectionId);
   }
 
   // ---- subscription lifecycle ----
 
   /**
-   * A SUBSCRIBE that passed the wire checks. Problems found here reach the
-   * client as an ERROR event on the stream, which is then closed.
+   * A SUBSCRIBE that passed the wire checks, on a new connection. Problems
+   * found here reach the client as an ERROR event on it, then it closes.
    */
-  subscribe(sub: Subscription, sink: EventSink): Subscribed {
+  subscribe(connectionId: string, sub: Subscription): Subscribed {
     const streamId = this.#streamIds.uuid();
     const requestedId = sub.info.id;
     this.ctx.trace.append('input:subscribe', { frameworkId: requestedId, name: sub.info.name, streamId });
@@ -128,13 +120,14 @@ export class Master implements MasterLink {
         : undefined);
     if (error !== undefined) {
       this.ctx.trace.append('framework:subscribe-error', { frameworkId: requestedId, message: error });
-      sink.send({ type: 'ERROR', message: error });
-      sink.close();
+      this.outbox.event(connectionId, { type: 'ERROR', message: error });
+      this.outbox.close(connectionId, error);
       return { frameworkId: requestedId ?? '', streamId };
     }
     const framework = existing === undefined ? this.#addFramework(sub) : this.#failover(existing, sub);
-    framework.sink = sink;
+    framework.connectionId = connectionId;
     framework.streamId = streamId;
+    this.#byConnection.set(connectionId, framework);
     this.ctx.trace.append('framework:subscribed', { frameworkId: framework.id, streamId, failover: existing !== undefined });
     framework.send({
       type: 'SUBSCRIBED',
@@ -146,13 +139,16 @@ export class Master implements MasterLink {
     return { frameworkId: framework.id, streamId };
   }
 
-  /** The subscription connection with `streamId` broke. */
-  disconnected(frameworkId: string, streamId: string): void {
-    const fw = this.frameworks.get(frameworkId);
-    if (fw === undefined || fw.state !== 'subscribed' || fw.streamId !== streamId) return;
-    this.ctx.trace.append('framework:disconnected', { frameworkId, streamId });
+  /** A subscriber's connection broke (or the client closed it). */
+  disconnected(connectionId: string): void {
+    const fw = this.#byConnection.get(connectionId);
+    if (fw === undefined) return;
+    this.#byConnection.delete(connectionId);
+    if (fw.state !== 'subscribed' || fw.connectionId !== connectionId) return;
+    const frameworkId = fw.id;
+    this.ctx.trace.append('framework:disconnected', { frameworkId, streamId: fw.streamId });
     fw.moveTo('disconnected');
-    fw.sink = undefined;
+    fw.connectionId = undefined;
     fw.streamId = undefined;
     fw.unregisteredTimeMs = wallTimeMs(this.ctx);
     this.ctx.loop.cancel(fw.heartbeatTimer);
@@ -187,9 +183,10 @@ export class Master implements MasterLink {
 
   #addFramework(sub: Subscription): Framework {
     const id = sub.info.id ?? this.ids.framework();
-    const fw = new Framework(id, { ...sub.info, id }, wallTimeMs(this.ctx), (frameworkId, event) =>
-      this.ctx.trace.appendText(`event:${event.type.toLowerCase()}`, `${frameworkId} ${eventSummary(event)}`),
-    );
+    const fw = new Framework(id, { ...sub.info, id }, wallTimeMs(this.ctx), (connectionId, frameworkId, event) => {
+      this.ctx.trace.appendText(`event:${event.type.toLowerCase()}`, `${frameworkId} ${eventSummary(event)}`);
+      this.outbox.event(connectionId, event);
+    });
     this.#applySubscription(fw, sub);
     this.frameworks.set(id, fw);
     this.allocator.addFramework(id, this.#allocationInfo(fw));
@@ -197,9 +194,11 @@ export class Master implements MasterLink {
   }
 
   #failover(fw: Framework, sub: Subscription): Framework {
-    if (fw.sink !== undefined) {
-      fw.sink.send({ type: 'ERROR', message: 'Framework failed over' });
-      fw.sink.close();
+    if (fw.connectionId !== undefined) {
+      this.outbox.event(fw.connectionId, { type: 'ERROR', message: 'Framework failed over' });
+      this.outbox.close(fw.connectionId, 'Framework failed over');
+      this.#byConnection.delete(fw.connectionId);
+      fw.connectionId = undefined;
     }
     this.ctx.loop.cancel(fw.heartbeatTimer);
     this.ctx.loop.cancel(fw.failoverTimer);
@@ -235,6 +234,7 @@ export class Master implements MasterLink {
   #applySubscription(fw: Framework, sub: Subscription): void {
     fw.suppressedRoles = new Set(sub.suppressedRoles);
     fw.constraints = sub.offerConstraints;
+    this.ledger.setFrameworkRoles(fw.id, fw.roles());
   }
 
   #allocationInfo(fw: Framework) {
@@ -257,8 +257,11 @@ export class Master implements MasterLink {
     this.ctx.trace.append('framework:remove', { frameworkId: fw.id, reason });
     this.ctx.loop.cancel(fw.heartbeatTimer);
     this.ctx.loop.cancel(fw.failoverTimer);
-    fw.sink?.close();
-    fw.sink = undefined;
+    if (fw.connectionId !== undefined) {
+      this.outbox.close(fw.connectionId, reason);
+      this.#byConnection.delete(fw.connectionId);
+      fw.connectionId = undefined;
+    }
     for (const offer of [...fw.offers.values()]) this.removeOffer(offer, { rescind: false });
     for (const task of [...fw.tasks.values()]) {
       if (!isTerminal(task.state)) {
@@ -267,14 +270,10 @@ export class Master implements MasterLink {
       this.recoverTaskResources(task);
       fw.completeTask(task);
     }
-    for (const executor of fw.executors.values()) {
-      this.allocator.recoverResources(fw.id, executor.agentId, executor.resources);
-    }
-    fw.executors.clear();
-    for (const agentId of this.agents.keys()) {
-      this.toAgent(agentId, 'master:shutdown-framework', (agent) => agent.onShutdownFramework(fw.id));
-    }
+    for (const key of [...fw.executors.keys()]) this.removeExecutor(fw, key);
+    for (const agentId of this.agents.keys()) this.toAgent(agentId, { type: 'SHUTDOWN_FRAMEWORK', frameworkId: fw.id });
     this.allocator.removeFramework(fw.id);
+    this.ledger.setFrameworkRoles(fw.id, []);
     fw.moveTo('removed');
     fw.unregisteredTimeMs = wallTimeMs(this.ctx);
     this.frameworks.delete(fw.id);
@@ -285,7 +284,7 @@ export class Master implements MasterLink {
   // ---- offers ----
 
   #onDecisions(decisions: readonly OfferDecision[]): void {
-    const batches = new Map<string, OfferView[]>();
+    const batches = new Map<Framework, OfferView[]>();
     for (const d of decisions) {
       const fw = this.frameworks.get(d.frameworkId);
       if (fw === undefined) throw new Error(`allocator offered to unknown framework '${d.frameworkId}'`);
@@ -297,47 +296,76 @@ export class Master implements MasterLink {
         resources: withAllocationRole(d.resources, d.role),
       };
       fw.offers.set(offer.id, offer);
+      this.ledger.hold('offered', offer, offer.resources);
       if (this.options.offerTimeoutMs !== undefined) {
         offer.timer = this.ctx.loop.schedule(this.options.offerTimeoutMs, 'offer:timeout', () =>
           this.removeOffer(offer, { rescind: true }),
         );
       }
       this.ctx.trace.append('offer:create', { offerId: offer.id, frameworkId: fw.id, agentId: d.agentId, role: d.role });
-      const batch = batches.get(fw.id) ?? [];
+      const batch = batches.get(fw) ?? [];
       batch.push(this.offerView(fw, offer));
-      batches.set(fw.id, batch);
+      batches.set(fw, batch);
     }
-    for (const [frameworkId, offers] of batches) this.frameworks.get(frameworkId)?.send({ type: 'OFFERS', offers });
+    for (const [fw, offers] of batches) fw.send({ type: 'OFFERS', offers });
   }
 
   offerView(fw: Framework, offer: Offer): OfferView {
-    const { config } = this.agents.get(offer.agentId)!.agent;
+    const { info } = this.agents.get(offer.agentId)!;
     const multiRole = fw.has('MULTI_ROLE');
     const executorIds = [...fw.executors.values()].filter((e) => e.agentId === offer.agentId).map((e) => e.executorId);
     return {
       id: offer.id,
       frameworkId: fw.id,
       agentId: offer.agentId,
-      hostname: config.hostname,
+      hostname: info.hostname,
       ...(multiRole ? { allocationRole: offer.role } : {}),
       resources: multiRole ? offer.resources : withAllocationRole(offer.resources, undefined),
-      attributes: config.attributes,
+      attributes: info.attributes,
       executorIds,
-      url: { scheme: 'http', hostname: config.hostname, ip: config.ip, port: config.port, path: '/slave(1)' },
+      url: { scheme: 'http', hostname: info.hostname, ip: info.ip, port: info.port, path: '/slave(1)' },
     };
   }
 
   /** Takes an offer away; its resources go back to the allocator. */
   removeOffer(offer: Offer, how: { readonly rescind: boolean; readonly refuseMs?: number }): void {
     const fw = this.frameworks.get(offer.frameworkId);
-    this.ctx.loop.cancel(offer.timer);
-    fw?.offers.delete(offer.id);
+    this.#dropOffer(offer);
     this.allocator.recoverResources(offer.frameworkId, offer.agentId, offer.resources, how.refuseMs ?? 0);
     this.ctx.trace.append(how.rescind ? 'offer:rescind' : 'offer:remove', { offerId: offer.id });
     if (how.rescind) fw?.send({ type: 'RESCIND', offerId: offer.id });
   }
 
-  // ---- tasks ----
+  useOffer(offer: Offer): void {
+    this.#dropOffer(offer);
+    this.ctx.trace.append('offer:use', { offerId: offer.id });
+  }
+
+  #dropOffer(offer: Offer): void {
+    this.ctx.loop.cancel(offer.timer);
+    this.frameworks.get(offer.frameworkId)?.offers.delete(offer.id);
+    this.ledger.release('offered', offer, offer.resources);
+  }
+
+  // ---- tasks and executors ----
+
+  addTask(fw: Framework, task: Task): void {
+    fw.tasks.set(task.spec.taskId, task);
+    this.ledger.hold('used', task, task.resources);
+  }
+
+  addExecutor(fw: Framework, key: string, record: ExecutorRecord): void {
+    fw.executors.set(key, record);
+    this.ledger.hold('used', { frameworkId: fw.id, agentId: record.agentId }, record.resources);
+  }
+
+  removeExecutor(fw: Framework, key: string): void {
+    const record = fw.executors.get(key);
+    if (record === undefined) return;
+    fw.executors.delete(key);
+    this.ledger.release('used', { frameworkId: fw.id, agentId: record.agentId }, record.resources);
+    this.allocator.recoverResources(fw.id, record.agentId, record.resources);
+  }
 
   /** A status the master makes up itself: no uuid, so never acknowledged. */
   masterStatus(task: TaskRef, state: TaskState, message: string, reason: TaskStatus['reason']): TaskStatus {
@@ -353,10 +381,16 @@ export class Master implements MasterLink {
     };
   }
 
-  /** Moves the master's task to the status' state along a legal transition. */
+  /**
+   * Moves the master's task to the status' latest state. An update that
+   * the network delayed or duplicated may arrive after a newer one; a move
+   * the task state table does not allow from where the task is now is such
+   * a stale update, and leaves the task where it is.
+   */
   updateTaskState(task: Task, status: TaskStatus, latest: TaskState = status.state): void {
     if (task.state !== latest && !isTerminal(task.state)) {
-      task.state = transition(task.spec.taskId, task.state, latest);
+      if (canTransition(task.state, latest)) task.state = latest;
+      else this.ctx.trace.append('task:stale-update', { taskId: task.spec.taskId, state: task.state, latest });
     }
     const last = task.statuses[task.statuses.length - 1];
     if (last?.state !== status.state) task.statuses.push(status);
@@ -368,56 +402,9 @@ export class Master implements MasterLink {
   recoverTaskResources(task: Task): void {
     if (task.resourcesRecovered) return;
     task.resourcesRecovered = true;
+    this.ledger.release('used', task, task.resources);
     this.allocator.recoverResources(task.frameworkId, task.agentId, task.resources);
   }
-
-  // ---- MasterLink: messages from agents ----
-
-  statusUpdate(agentId: string, frameworkId: string, status: TaskStatus, latestState: TaskState): void {
-    const fw = this.frameworks.get(frameworkId);
-    this.ctx.trace.append('task:status', {
-      frameworkId,
-      agentId,
-      taskId: status.taskId,
-      state: status.state,
-      latest: latestState,
-      uuid: status.uuid,
-    });
-    if (fw === undefined) return;
-    const task = fw.tasks.get(status.taskId);
-    if (task !== undefined) this.updateTaskState(task, status, latestState);
-    fw.send({ type: 'UPDATE', status });
-  }
-
-  exitedExecutor(agentId: string, frameworkId: string, executorId: string, waitStatus: number): void {
-    const fw = this.frameworks.get(frameworkId);
-    this.ctx.trace.append('executor:exited', { agentId, frameworkId, executorId, waitStatus });
-    if (fw === undefined) return;
-    const key = `${agentId}/${executorId}`;
-    const record = fw.executors.get(key);
-    if (record !== undefined) {
-      fw.executors.delete(key);
-      this.allocator.recoverResources(fw.id, agentId, record.resources);
-    }
-    fw.send({ type: 'FAILURE', agentId, executorId, status: waitStatus });
-  }
-
-  /** Resources the master accounts per agent: offers, live tasks, executors. */
-  accountedByAgent(): Map<string, Resources[]> {
-    const out = new Map<string, Resources[]>();
-    const put = (agentId: string, bag: Resources) => {
-      const list = out.get(agentId);
-      if (list === undefined) out.set(agentId, [bag]);
-      else list.push(bag);
-    };
-    for (const fw of this.frameworks.values()) {
-      for (const offer of fw.offers.values()) put(offer.agentId, offer.resources);
-      for (const task of fw.tasks.values()) if (!task.resourcesRecovered) put(task.agentId, task.resources);
-      for (const e of fw.executors.values()) put(e.agentId, e.resources);
-    }
-    return out;
-  }
-
 }
 
 /** What the trace keeps of an event sent to a framework, as compact text. */

@@ -2,24 +2,25 @@
  * `/frameworks` and the framework entries of `/state`.
  */
 import { add } from '../../core/resources.js';
-import type { Framework, Task } from '../../core/master/framework.js';
-import type { Master } from '../../core/master/master.js';
+import type { Task } from '../../core/master/framework.js';
 import type { AttributeConstraint, OfferConstraints } from '../../core/types.js';
+import type { ClusterView, FrameworkView } from '../../core/view.js';
+import { executorSpecOf } from './executors.js';
 import { Double } from './legacy-json.js';
 import { executorObject, offerObject, taskObject } from './objects.js';
 import { labelsJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';
-import { executorSpecOf, frameworkOffered, frameworkUsed } from './usage.js';
 
 export interface FrameworksQuery {
   readonly framework_id?: string;
 }
 
 /** `framework_id` narrows both lists; an unknown id gives empty ones. */
-export function renderFrameworks(master: Master, query: FrameworksQuery): JsonObject {
-  const wanted = (fw: Framework) => query.framework_id === undefined || fw.id === query.framework_id;
+export function renderFrameworks(view: ClusterView, query: FrameworksQuery): JsonObject {
+  const wanted = (fw: FrameworkView) => query.framework_id === undefined || fw.id === query.framework_id;
+  const render = (fw: FrameworkView) => frameworkObject(view, fw);
   return {
-    frameworks: [...master.frameworks.values()].filter(wanted).map(frameworkObject),
-    completed_frameworks: master.completedFrameworks.filter(wanted).map(frameworkObject),
+    frameworks: [...view.frameworks()].filter(wanted).map(render),
+    completed_frameworks: view.completedFrameworks().filter(wanted).map(render),
     unregistered_frameworks: [],
   };
 }
@@ -29,10 +30,9 @@ export function renderFrameworks(master: Master, query: FrameworksQuery): JsonOb
  * framework waiting out its failover timeout and a removed one are
  * neither. Nothing is ever recovered from a registry here.
  */
-export function frameworkObject(fw: Framework): JsonObject {
+export function frameworkObject(view: ClusterView, fw: FrameworkView): JsonObject {
   const { info } = fw;
-  const used = frameworkUsed(fw);
-  const offered = frameworkOffered(fw);
+  const { used, offered } = view.frameworkBooks(fw.id);
   const subscribed = fw.state === 'subscribed';
   return {
     id: fw.id,
@@ -63,7 +63,7 @@ export function frameworkObject(fw: Framework): JsonObject {
 }
 
 /** Unreachable tasks stay among the master's live tasks but are listed apart. */
-function taskLists(fw: Framework): JsonObject {
+function taskLists(fw: FrameworkView): JsonObject {
   const live = [...fw.tasks.values()];
   const render = (task: Task) => taskObject(task, fw.info.user);
   return {

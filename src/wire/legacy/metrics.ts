@@ -7,23 +7,23 @@
  * completed tasks (completed ones as far as they are kept).
  */
 import { fromMilli, scalarMilli } from '../../core/resources.js';
-import type { Master } from '../../core/master/master.js';
 import { TASK_STATES } from '../../core/types.js';
+import type { ClusterView } from '../../core/view.js';
 import { Double } from './legacy-json.js';
 import type { Json } from './summary.js';
-import { agentUsed } from './usage.js';
 
-export function renderMetrics(master: Master, uptimeMs: number): Record<string, Json> {
+/** Uptime counts from the master's start, in cluster time. */
+export function renderMetrics(view: ClusterView): Record<string, Json> {
   const m = new Map<string, number>();
-  const frameworks = [...master.frameworks.values()];
+  const frameworks = [...view.frameworks()];
   const connected = frameworks.filter((f) => f.state === 'subscribed').length;
   m.set('master/elected', 1);
-  m.set('master/uptime_secs', uptimeMs / 1000);
+  m.set('master/uptime_secs', (view.wallTimeMs() - view.startTimeMs) / 1000);
   m.set('master/frameworks_active', connected);
   m.set('master/frameworks_inactive', frameworks.length - connected);
   m.set('master/frameworks_connected', connected);
   m.set('master/frameworks_disconnected', frameworks.length - connected);
-  const agents = [...master.agents.values()];
+  const agents = [...view.agents()];
   const active = agents.filter((a) => a.active).length;
   m.set('master/slaves_active', active);
   m.set('master/slaves_inactive', agents.length - active);
@@ -31,17 +31,17 @@ export function renderMetrics(master: Master, uptimeMs: number): Record<string, 
   m.set('master/slaves_disconnected', agents.length - active);
   m.set('master/slaves_unreachable', 0);
   m.set('master/outstanding_offers', frameworks.reduce((n, f) => n + f.offers.size, 0));
-  taskCounts(master, m);
-  usage(master, m);
+  taskCounts(view, m);
+  usage(view, m);
   const out: Record<string, Json> = {};
   for (const key of [...m.keys()].sort()) out[key] = new Double(m.get(key)!);
   return out;
 }
 
 /** Active tasks by state, and terminal ones (completed tasks of every framework). */
-function taskCounts(master: Master, m: Map<string, number>): void {
+function taskCounts(view: ClusterView, m: Map<string, number>): void {
   for (const state of TASK_STATES) m.set(taskKey(state), 0);
-  const all = [...master.frameworks.values(), ...master.completedFrameworks].flatMap((f) => [...f.tasks.values(), ...f.completedTasks]);
+  const all = [...view.frameworks(), ...view.completedFrameworks()].flatMap((f) => [...f.tasks.values(), ...f.completedTasks]);
   for (const task of all) {
     m.set(taskKey(task.state), (m.get(taskKey(task.state)) ?? 0) + 1);
   }
@@ -51,13 +51,13 @@ function taskKey(state: string): string {
   return `master/tasks_${state.slice('TASK_'.length).toLowerCase()}`;
 }
 
-function usage(master: Master, m: Map<string, number>): void {
+function usage(view: ClusterView, m: Map<string, number>): void {
   for (const name of ['cpus', 'gpus', 'mem', 'disk']) {
     let total = 0;
     let used = 0;
-    for (const { agent } of master.agents.values()) {
-      total += scalarMilli(agent.config.resources, name);
-      used += scalarMilli(agentUsed(master, agent.id), name);
+    for (const agent of view.agents()) {
+      total += scalarMilli(agent.info.resources, name);
+      used += scalarMilli(view.agentBooks(agent.id).used, name);
     }
     m.set(`master/${name}_total`, fromMilli(total));
     m.set(`master/${name}_used`, fromMilli(used));

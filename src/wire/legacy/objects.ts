@@ -3,8 +3,9 @@
  * `/frameworks` and `/tasks`. Keys are written in the order the endpoints
  * print them.
  */
-import type { ExecutorRecord, Framework, Offer, Task } from '../../core/master/framework.js';
+import type { ExecutorRecord, Offer, Task } from '../../core/master/framework.js';
 import type { CommandSpec, ExecutorSpec, TaskStatus } from '../../core/types.js';
+import type { FrameworkView } from '../../core/view.js';
 import { Double } from './legacy-json.js';
 import { labelsJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';
 
@@ -63,7 +64,7 @@ export function offerObject(offer: Offer): JsonObject {
  * The executor object. Its resources are the ones the master accounts for
  * it; `role` is their allocation role, absent when it holds none.
  */
-export function executorObject(fw: Framework, record: ExecutorRecord, spec: ExecutorSpec): JsonObject {
+export function executorObject(fw: FrameworkView, record: ExecutorRecord, spec: ExecutorSpec): JsonObject {
   const role = record.resources.find((r) => r.allocationRole !== undefined)?.allocationRole;
   return {
     executor_id: record.executorId,

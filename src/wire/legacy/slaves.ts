@@ -3,9 +3,8 @@
  * upstream word; inside, these are agents.
  */
 import { normalise, type Resources } from '../../core/resources.js';
-import type { AgentRecord, Master } from '../../core/master/master.js';
+import type { AgentView, ClusterView } from '../../core/view.js';
 import { attributesObject, resourceJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';
-import { agentOffered, agentUsed } from './usage.js';
 
 /**
  * AgentInfo capabilities of every simulated agent, in enum order. No
@@ -25,10 +24,10 @@ export interface SlavesQuery {
 }
 
 /** `slave_id` narrows the list; an unknown id gives an empty one. */
-export function renderSlaves(master: Master, query: SlavesQuery): JsonObject {
-  const records = [...master.agents.values()].filter((r) => query.slave_id === undefined || r.agent.id === query.slave_id);
+export function renderSlaves(view: ClusterView, query: SlavesQuery): JsonObject {
+  const records = [...view.agents()].filter((r) => query.slave_id === undefined || r.id === query.slave_id);
   return {
-    slaves: records.map((r) => ({ ...slaveObject(master, r), ...fullResources(master, r) })),
+    slaves: records.map((r) => ({ ...slaveObject(view, r), ...fullResources(view, r) })),
     recovered_slaves: [],
   };
 }
@@ -37,41 +36,42 @@ export function renderSlaves(master: Master, query: SlavesQuery): JsonObject {
  * One agent as `/state` prints it. Agents run the master's version. No
  * operator can deactivate or drain an agent yet, so `deactivated` is false.
  */
-export function slaveObject(master: Master, record: AgentRecord): JsonObject {
-  const { agent } = record;
-  const { config } = agent;
-  const total = config.resources;
+export function slaveObject(view: ClusterView, record: AgentView): JsonObject {
+  const { info } = record;
+  const total = info.resources;
+  const { used, offered } = view.agentBooks(record.id);
   const reserved: JsonObject = {};
   for (const [role, bag] of reservations(total)) reserved[role] = resourcesSummary(bag);
   return {
-    id: agent.id,
-    hostname: config.hostname,
-    port: config.port,
-    attributes: attributesObject(config.attributes),
-    pid: agent.pid,
+    id: record.id,
+    hostname: info.hostname,
+    port: info.port,
+    attributes: attributesObject(info.attributes),
+    pid: record.pid,
     registered_time: secondsOf(record.registeredTimeMs),
     resources: resourcesSummary(total),
-    used_resources: resourcesSummary(agentUsed(master, agent.id)),
-    offered_resources: resourcesSummary(agentOffered(master, agent.id)),
+    used_resources: resourcesSummary(used),
+    offered_resources: resourcesSummary(offered),
     reserved_resources: reserved,
     unreserved_resources: resourcesSummary(unreserved(total)),
     active: record.active,
     deactivated: false,
-    version: master.info.version,
+    version: view.masterInfo.version,
     capabilities: [...AGENT_CAPABILITIES],
   };
 }
 
 /** Only `/slaves` adds the full Resource objects, which operators need to name reservations. */
-function fullResources(master: Master, record: AgentRecord): JsonObject {
-  const total = record.agent.config.resources;
+function fullResources(view: ClusterView, record: AgentView): JsonObject {
+  const total = record.info.resources;
+  const { used, offered } = view.agentBooks(record.id);
   const reservedFull: JsonObject = {};
   for (const [role, bag] of reservations(total)) reservedFull[role] = bag.map(resourceJson);
   return {
     reserved_resources_full: reservedFull,
     unreserved_resources_full: unreserved(total).map(resourceJson),
-    used_resources_full: agentUsed(master, record.agent.id).map(resourceJson),
-    offered_resources_full: agentOffered(master, record.agent.id).map(resourceJson),
+    used_resources_full: used.map(resourceJson),
+    offered_resources_full: offered.map(resourceJson),
   };
 }
 

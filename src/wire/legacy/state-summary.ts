@@ -3,9 +3,8 @@
  * task lists, each with a count of tasks per state (TASK_STAGING ..
  * TASK_ERROR, as upstream counts them) and the ids on the other side.
  */
-import type { Framework, Task } from '../../core/master/framework.js';
-import type { Master } from '../../core/master/master.js';
-import { frameworkOffered, frameworkUsed } from './usage.js';
+import type { Task } from '../../core/master/framework.js';
+import type { ClusterView, FrameworkView } from '../../core/view.js';
 import { slaveObject } from './slaves.js';
 import { resourcesSummary, type JsonObject } from './summary.js';
 
@@ -21,33 +20,34 @@ const COUNTED_STATES = [
   'TASK_ERROR',
 ] as const;
 
-export function renderStateSummary(master: Master): JsonObject {
-  const frameworks = [...master.frameworks.values()];
+export function renderStateSummary(view: ClusterView): JsonObject {
+  const frameworks = [...view.frameworks()];
   const tasks = frameworks.flatMap((fw) => [...fw.tasks.values(), ...fw.completedTasks]);
   return {
-    hostname: master.info.hostname,
-    slaves: [...master.agents.values()].map((record) => {
-      const agentTasks = tasks.filter((t) => t.agentId === record.agent.id);
+    hostname: view.masterInfo.hostname,
+    slaves: [...view.agents()].map((record) => {
+      const agentTasks = tasks.filter((t) => t.agentId === record.id);
       return {
-        ...pick(slaveObject(master, record), SLAVE_KEYS),
+        ...pick(slaveObject(view, record), SLAVE_KEYS),
         ...counts(agentTasks),
         framework_ids: unique(agentTasks.map((t) => t.frameworkId)),
       };
     }),
-    frameworks: frameworks.map((fw) => frameworkSummary(fw)),
+    frameworks: frameworks.map((fw) => frameworkSummary(view, fw)),
   };
 }
 
-function frameworkSummary(fw: Framework): JsonObject {
+function frameworkSummary(view: ClusterView, fw: FrameworkView): JsonObject {
   const tasks = [...fw.tasks.values(), ...fw.completedTasks];
   const connected = fw.state === 'subscribed';
+  const { used, offered } = view.frameworkBooks(fw.id);
   return {
     id: fw.id,
     name: fw.info.name,
     hostname: fw.info.hostname ?? '',
     webui_url: fw.info.webuiUrl ?? '',
-    used_resources: resourcesSummary(frameworkUsed(fw)),
-    offered_resources: resourcesSummary(frameworkOffered(fw)),
+    used_resources: resourcesSummary(used),
+    offered_resources: resourcesSummary(offered),
     capabilities: [...fw.info.capabilities],
     active: connected,
     connected,

@@ -5,7 +5,8 @@
 import { EXECUTOR_SHUTDOWN_GRACE_MS } from '../../core/agent/agent.js';
 import { DEFAULT_ALLOCATION_INTERVAL_MS } from '../../core/allocator/allocator.js';
 import { MAX_COMPLETED_TASKS_PER_FRAMEWORK } from '../../core/master/framework.js';
-import { MAX_COMPLETED_FRAMEWORKS, type Master } from '../../core/master/master.js';
+import { MAX_COMPLETED_FRAMEWORKS } from '../../core/master/master.js';
+import type { ClusterView, FrameworkView } from '../../core/view.js';
 import { frameworkObject } from './frameworks.js';
 import { Double } from './legacy-json.js';
 import { slaveObject } from './slaves.js';
@@ -25,11 +26,12 @@ export interface StateClock {
  * own `leader` and was elected when it started. Unreachable agents, orphan
  * tasks and unregistered frameworks do not exist in this model.
  */
-export function renderState(master: Master, now: StateClock = {}): JsonObject {
-  const { info } = master;
-  const startTime = now.startTimeSeconds === undefined ? secondsOf(master.startTimeMs) : new Double(now.startTimeSeconds);
-  const records = [...master.agents.values()];
+export function renderState(view: ClusterView, now: StateClock = {}): JsonObject {
+  const info = view.masterInfo;
+  const startTime = now.startTimeSeconds === undefined ? secondsOf(view.startTimeMs) : new Double(now.startTimeSeconds);
+  const records = [...view.agents()];
   const activated = records.filter((r) => r.active).length;
+  const framework = (fw: FrameworkView) => frameworkObject(view, fw);
   return {
     ...renderVersion(info.version),
     start_time: startTime,
@@ -43,11 +45,11 @@ export function renderState(master: Master, now: StateClock = {}): JsonObject {
     unreachable_slaves: 0,
     leader: info.pid,
     leader_info: { id: info.id, pid: info.pid, port: info.port, hostname: info.hostname },
-    flags: masterFlags(master),
-    slaves: records.map((r) => slaveObject(master, r)),
+    flags: masterFlags(view),
+    slaves: records.map((r) => slaveObject(view, r)),
     recovered_slaves: [],
-    frameworks: [...master.frameworks.values()].map(frameworkObject),
-    completed_frameworks: master.completedFrameworks.map(frameworkObject),
+    frameworks: [...view.frameworks()].map(framework),
+    completed_frameworks: view.completedFrameworks().map(framework),
     orphan_tasks: [],
     unregistered_frameworks: [],
   };
@@ -58,8 +60,8 @@ export function renderState(master: Master, now: StateClock = {}): JsonObject {
  * upstream text form, sorted by name as upstream lists them. The scheduler
  * heartbeat interval is not a flag upstream, so it is not listed.
  */
-export function masterFlags(master: Master): Record<string, string> {
-  const { options } = master;
+export function masterFlags(view: ClusterView): Record<string, string> {
+  const options = view.masterOptions;
   const flags: Record<string, string> = {
     allocation_interval: formatDuration(options.allocationIntervalMs ?? DEFAULT_ALLOCATION_INTERVAL_MS),
     executor_shutdown_grace_period: formatDuration(EXECUTOR_SHUTDOWN_GRACE_MS),

@@ -2,8 +2,8 @@
  * `/tasks`: the live, unreachable and completed tasks of the registered and
  * the completed frameworks, sorted, then paged with `offset` and `limit`.
  */
-import type { Framework, Task } from '../../core/master/framework.js';
-import type { Master } from '../../core/master/master.js';
+import type { Task } from '../../core/master/framework.js';
+import type { ClusterView, FrameworkView } from '../../core/view.js';
 import { taskObject } from './objects.js';
 import type { JsonObject } from './summary.js';
 
@@ -18,13 +18,13 @@ export interface TasksQuery {
   readonly task_id?: string;
 }
 
-export function renderTasks(master: Master, query: TasksQuery): JsonObject {
+export function renderTasks(view: ClusterView, query: TasksQuery): JsonObject {
   // A malformed limit or offset is ignored and the default used, as the
   // upstream endpoint does (it answers 200, never 400, for these).
   const limit = parseCount(query.limit) ?? DEFAULT_TASKS_LIMIT;
   const offset = parseCount(query.offset) ?? 0;
   const entries: { task: Task; user: string }[] = [];
-  for (const fw of [...master.frameworks.values(), ...master.completedFrameworks]) {
+  for (const fw of [...view.frameworks(), ...view.completedFrameworks()]) {
     if (query.framework_id !== undefined && fw.id !== query.framework_id) continue;
     for (const task of tasksOf(fw)) {
       if (query.task_id === undefined || task.spec.taskId === query.task_id) entries.push({ task, user: fw.info.user });
@@ -35,7 +35,7 @@ export function renderTasks(master: Master, query: TasksQuery): JsonObject {
   return { tasks: entries.slice(offset, offset + limit).map((e) => taskObject(e.task, e.user)) };
 }
 
-function tasksOf(fw: Framework): Task[] {
+function tasksOf(fw: FrameworkView): Task[] {
   return [...fw.tasks.values(), ...fw.completedTasks];
 }
 

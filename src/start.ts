@@ -1,18 +1,19 @@
 /**
- * Starting a whole cluster in this process: the core, a time driver, the
- * master's HTTP server and one server per agent, all on the given host.
+ * The composition root of the library: starting a whole cluster in this
+ * process wires the core, a time driver, the master's HTTP server and one
+ * server per agent, all on the given host. Nothing below imports this.
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { Cluster } from '../core/cluster.js';
-import { parseResources } from '../core/resources.js';
-import { buildAgentApp } from '../http/agent-app.js';
-import { buildMasterApp } from '../http/master-app.js';
-import { VERSION } from '../http/read-routes.js';
-import { parseAttributes } from '../wire/convert-common.js';
-import { RealtimeDriver, VirtualDriver, type ClusterDriver, type TimeMode } from './driver.js';
-import { createLogger, logTrace, type LogLevel } from './logging.js';
+import { Cluster } from './core/cluster.js';
+import { parseResources } from './core/resources.js';
+import { buildAgentApp } from './http/agent-app.js';
+import { buildMasterApp } from './http/master-app.js';
+import { RealtimeDriver, VirtualDriver, type ClusterDriver, type TimeMode } from './runtime/driver.js';
+import { createLogger, logTrace, type LogLevel } from './runtime/logging.js';
+import { parseAttributes } from './wire/convert-common.js';
+import { VERSION } from './wire/version.js';
 
 export const DEFAULT_AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
 
@@ -75,7 +76,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     recordTrace: options.recordTrace ?? false,
     master: { hostname: host, ip: host, port: options.port ?? 0, version: VERSION, heartbeatIntervalMs: heartbeat * 1000 },
   });
-  const logger = options.logger ?? createLogger(options.logLevel ?? 'silent', time === 'virtual' ? () => cluster.ctx.epochMs + cluster.loop.now() : undefined);
+  const logger = options.logger ?? createLogger(options.logLevel ?? 'silent', time === 'virtual' ? () => cluster.epochMs + cluster.now() : undefined);
   logTrace(cluster, logger);
   const driver: ClusterDriver = time === 'virtual' ? new VirtualDriver(cluster) : new RealtimeDriver(cluster);
 
@@ -88,15 +89,15 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     });
     servers.push(masterApp);
     const masterPort = await listen(masterApp, host, options.port ?? 0);
-    // The master's info is fixed at construction; a port of 0 is known only now.
-    Object.assign(cluster.master.info, { port: masterPort, pid: `master@${host}:${masterPort}` });
+    // A port of 0 is known only now.
+    driver.input((c) => c.bindMasterPort(masterPort));
     const agents: AgentEndpoint[] = [];
     for (let i = 0; i < agentCount; i++) {
       const app = buildAgentApp({ logger });
       servers.push(app);
       const wanted = options.agentPort === undefined || options.agentPort === 0 ? 0 : options.agentPort + i;
       const port = await listen(app, host, wanted);
-      const agent = driver.input(() => cluster.addAgent({ hostname: host, ip: host, port, resources, attributes }));
+      const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port, resources, attributes }));
       agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname: host, port });
     }
     return {

@@ -1,0 +1,142 @@
+/**
+ * The master's handlers of what agents send it: registration and
+ * re-registration (with the reconciliation of tasks the agent no longer
+ * knows), status updates, executor exits, and the network's notice that an
+ * agent's connection broke.
+ */
+import { wallTimeMs } from '../context.js';
+import type { AgentDescription, AgentToMaster, Exited, ReportedTask } from '../messages.js';
+import { isTerminal } from '../task-state.js';
+import type { TaskStatus } from '../types.js';
+import { AgentRecord } from './agents.js';
+import { refOf } from './framework.js';
+import type { MasterOps } from './ops.js';
+
+export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaster | Exited): void {
+  switch (message.type) {
+    case 'REGISTER_AGENT':
+      return onRegister(m, message.agent);
+    case 'REREGISTER_AGENT':
+      return onReregister(m, message.agent, message.tasks, message.executors);
+    case 'STATUS_UPDATE':
+      return onStatusUpdate(m, message.agentId, message.frameworkId, message.status, message.latestState);
+    case 'EXITED_EXECUTOR':
+      return onExitedExecutor(m, message.agentId, message.frameworkId, message.executorId, message.waitStatus);
+    case 'PONG':
+      return;
+    case 'EXITED':
+      return onAgentExited(m, message.node);
+  }
+  // Only agents and the network write to the master; anything else is a bug.
+  throw new Error(`master: unexpected message ${(message as { type: string }).type} from '${from}'`);
+}
+
+function onRegister(m: MasterOps, agent: AgentDescription): void {
+  if (m.agents.has(agent.agentId)) {
+    // A retried registration that crossed the master's answer.
+    m.toAgent(agent.agentId, { type: 'AGENT_REGISTERED', agentId: agent.agentId });
+    return;
+  }
+  m.agents.set(agent.agentId, new AgentRecord(agent, wallTimeMs(m.ctx)));
+  m.ctx.trace.append('agent:add', { agentId: agent.agentId, hostname: agent.hostname, port: agent.port });
+  m.allocator.addAgent(agent.agentId, agent.resources, { hostname: agent.hostname, attributes: agent.attributes });
+  m.toAgent(agent.agentId, { type: 'AGENT_REGISTERED', agentId: agent.agentId });
+}
+
+/**
+ * An agent came back (it restarted, or its connection did). Tasks the
+ * master placed on it that it no longer reports are lost, as upstream
+ * reconciles them (TASK_DROPPED for partition-aware frameworks); executors
+ * it no longer runs are forgotten; frameworks removed meanwhile are shut
+ * down on it.
+ */
+function onReregister(
+  m: MasterOps,
+  agent: AgentDescription,
+  reported: readonly ReportedTask[],
+  executors: readonly { readonly frameworkId: string; readonly executorId: string }[],
+): void {
+  const record = m.agents.get(agent.agentId);
+  if (record === undefined) {
+    onRegister(m, agent);
+    return;
+  }
+  if (record.state === 'gone') {
+    m.ctx.trace.append('agent:reregister-refused', { agentId: agent.agentId });
+    return;
+  }
+  const wasActive = record.active;
+  record.moveTo('active');
+  record.reregisteredTimeMs = wallTimeMs(m.ctx);
+  m.ctx.trace.append('agent:reregistered', { agentId: agent.agentId, tasks: reported.length, wasActive });
+  if (!wasActive) m.allocator.activateAgent(agent.agentId);
+  m.toAgent(agent.agentId, { type: 'AGENT_REREGISTERED', agentId: agent.agentId });
+  reconcileTasks(m, agent.agentId, reported);
+  reconcileExecutors(m, agent.agentId, executors);
+  const removed = new Set(m.completedFrameworks.map((f) => f.id));
+  for (const frameworkId of new Set(reported.map((t) => t.frameworkId))) {
+    if (removed.has(frameworkId)) m.toAgent(agent.agentId, { type: 'SHUTDOWN_FRAMEWORK', frameworkId });
+  }
+}
+
+function reconcileTasks(m: MasterOps, agentId: string, reported: readonly ReportedTask[]): void {
+  const known = new Set(reported.map((t) => `${t.frameworkId}\u0000${t.taskId}`));
+  for (const fw of m.frameworks.values()) {
+    for (const task of [...fw.tasks.values()]) {
+      if (task.agentId !== agentId || task.pending || isTerminal(task.state)) continue;
+      if (known.has(`${fw.id}\u0000${task.spec.taskId}`)) continue;
+      const state = fw.has('PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
+      const status = m.masterStatus(refOf(task), state, 'Task is unknown to the agent', 'REASON_TASK_UNKNOWN');
+      m.updateTaskState(task, status);
+      fw.send({ type: 'UPDATE', status });
+    }
+  }
+}
+
+function reconcileExecutors(
+  m: MasterOps,
+  agentId: string,
+  running: readonly { readonly frameworkId: string; readonly executorId: string }[],
+): void {
+  const known = new Set(running.map((e) => `${e.frameworkId}\u0000${e.executorId}`));
+  for (const fw of m.frameworks.values()) {
+    for (const [key, record] of [...fw.executors]) {
+      if (record.agentId !== agentId || known.has(`${fw.id}\u0000${record.executorId}`)) continue;
+      // An executor the master added for a launch still on its way is not missing.
+      if ([...fw.tasks.values()].some((t) => t.pending && t.agentId === agentId && t.executorId === record.executorId)) continue;
+      m.ctx.trace.append('executor:unknown-to-agent', { agentId, frameworkId: fw.id, executorId: record.executorId });
+      m.removeExecutor(fw, key);
+    }
+  }
+}
+
+/** The connection to an agent broke: no more offers of it until it re-registers. */
+function onAgentExited(m: MasterOps, agentId: string): void {
+  const record = m.agents.get(agentId);
+  if (record === undefined || !record.active) return;
+  record.moveTo('disconnected');
+  m.ctx.trace.append('agent:disconnected', { agentId });
+  m.allocator.deactivateAgent(agentId);
+  for (const fw of m.frameworks.values()) {
+    for (const offer of [...fw.offers.values()]) {
+      if (offer.agentId === agentId) m.removeOffer(offer, { rescind: true });
+    }
+  }
+}
+
+function onStatusUpdate(m: MasterOps, agentId: string, frameworkId: string, status: TaskStatus, latest: TaskStatus['state']): void {
+  const fw = m.frameworks.get(frameworkId);
+  m.ctx.trace.append('task:status', { frameworkId, agentId, taskId: status.taskId, state: status.state, latest, uuid: status.uuid });
+  if (fw === undefined) return;
+  const task = fw.tasks.get(status.taskId);
+  if (task !== undefined) m.updateTaskState(task, status, latest);
+  fw.send({ type: 'UPDATE', status });
+}
+
+function onExitedExecutor(m: MasterOps, agentId: string, frameworkId: string, executorId: string, waitStatus: number): void {
+  const fw = m.frameworks.get(frameworkId);
+  m.ctx.trace.append('executor:exited', { agentId, frameworkId, executorId, waitStatus });
+  if (fw === undefined) return;
+  m.removeExecutor(fw, `${agentId}/${executorId}`);
+  fw.send({ type: 'FAILURE', agentId, executorId, status: waitStatus });
+}

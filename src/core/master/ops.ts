@@ -1,0 +1,55 @@
+/**
+ * What the call handlers (`calls.ts`, `accept.ts`) may use of the master:
+ * its records and the few operations that change them in one place. The
+ * master implements it; the handlers import only this, so the master's
+ * files form no circle.
+ */
+import type { Allocator } from '../allocator/allocator.js';
+import type { SimContext } from '../context.js';
+import type { Outcome } from '../errors.js';
+import type { IdGenerator } from '../ids.js';
+import type { MasterToAgent } from '../messages.js';
+import type { OfferView, Subscription, TaskState, TaskStatus } from '../types.js';
+import type { AgentRecord } from './agents.js';
+import type { ExecutorRecord, Framework, Offer, Task, TaskRef } from './framework.js';
+import type { Ledger } from './ledger.js';
+
+export interface MasterOptions {
+  readonly hostname: string;
+  readonly ip: string;
+  readonly port: number;
+  readonly version: string;
+  readonly heartbeatIntervalMs?: number;
+  readonly allocationIntervalMs?: number;
+  /** `--offer_timeout`; offers never time out when unset. */
+  readonly offerTimeoutMs?: number;
+  /** Time between accepting a launch and handing it to the agent. */
+  readonly taskLaunchDelayMs?: number;
+}
+
+export interface MasterOps {
+  readonly ctx: SimContext;
+  readonly options: MasterOptions;
+  readonly ids: IdGenerator;
+  readonly allocator: Allocator;
+  readonly ledger: Ledger;
+  readonly agents: Map<string, AgentRecord>;
+  readonly frameworks: ReadonlyMap<string, Framework>;
+  readonly completedFrameworks: readonly Framework[];
+  /** Sends a message to an agent; false when the master does not know it. */
+  toAgent(agentId: string, message: MasterToAgent): boolean;
+  removeFramework(fw: Framework, reason: string): void;
+  updateFramework(fw: Framework, sub: Subscription): Outcome;
+  removeOffer(offer: Offer, how: { readonly rescind: boolean; readonly refuseMs?: number }): void;
+  /** Takes an offer out of the framework's hands for an ACCEPT; the caller reuses its resources. */
+  useOffer(offer: Offer): void;
+  masterStatus(task: TaskRef, state: TaskState, message: string, reason: TaskStatus['reason']): TaskStatus;
+  updateTaskState(task: Task, status: TaskStatus, latest?: TaskState): void;
+  /** Records a new task holding `task.resources`; the launch is the caller's. */
+  addTask(fw: Framework, task: Task): void;
+  /** Records an executor holding `record.resources`, keyed `agentId/executorId`. */
+  addExecutor(fw: Framework, key: string, record: ExecutorRecord): void;
+  removeExecutor(fw: Framework, key: string): void;
+  recoverTaskResources(task: Task): void;
+  offerView(fw: Framework, offer: Offer): OfferView;
+}

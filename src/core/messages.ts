@@ -1,0 +1,131 @@
+/**
+ * Messages between nodes: master <-> agent <-> executor. Plain data,
+ * addressed by node id and carried by the simulated network, so a fault can
+ * inspect, drop, delay, duplicate or reorder any of them, and a crashed
+ * node simply stops receiving. No message holds a live object or a
+ * closure; what a receiver needs travels in it.
+ *
+ *   master -> agent    RUN_TASK, RUN_TASK_GROUP, KILL_TASK, SHUTDOWN_EXECUTOR,
+ *                      SHUTDOWN_FRAMEWORK, STATUS_UPDATE_ACK, FRAMEWORK_TO_EXECUTOR,
+ *                      AGENT_REGISTERED, AGENT_REREGISTERED, PING
+ *   agent -> master    REGISTER_AGENT, REREGISTER_AGENT, STATUS_UPDATE,
+ *                      EXITED_EXECUTOR, PONG
+ *   agent -> executor  LAUNCH, LAUNCH_GROUP, KILL, SHUTDOWN, ACKNOWLEDGED,
+ *                      FRAMEWORK_MESSAGE, AGENT_RECONNECTED
+ *   executor -> agent  EXECUTOR_UPDATE, EXECUTOR_SUBSCRIBE
+ *   network -> node    EXITED (the peer's connection broke: it crashed)
+ */
+import type { Resources } from './resources.js';
+import type { Attribute, ExecutorSpec, FrameworkInfo, TaskSpec, TaskState, TaskStatus } from './types.js';
+
+/** The master's node id; agents use their agent id, executors `executor:<containerId>`. */
+export const MASTER_NODE = 'master';
+
+export type FrameworkRef = FrameworkInfo & { readonly id: string };
+
+/** What an agent tells the master about itself when it (re-)registers. */
+export interface AgentDescription {
+  readonly agentId: string;
+  readonly hostname: string;
+  readonly ip: string;
+  readonly port: number;
+  readonly resources: Resources;
+  readonly attributes: readonly Attribute[];
+}
+
+/** A task as a re-registering agent reports it. */
+export interface ReportedTask {
+  readonly frameworkId: string;
+  readonly taskId: string;
+  readonly executorId: string;
+  readonly state: TaskState;
+}
+
+export type MasterToAgent =
+  | { readonly type: 'RUN_TASK'; readonly framework: FrameworkRef; readonly task: TaskSpec }
+  | { readonly type: 'RUN_TASK_GROUP'; readonly framework: FrameworkRef; readonly executor: ExecutorSpec; readonly tasks: readonly TaskSpec[] }
+  | { readonly type: 'KILL_TASK'; readonly frameworkId: string; readonly taskId: string }
+  | { readonly type: 'SHUTDOWN_EXECUTOR'; readonly frameworkId: string; readonly executorId: string }
+  | { readonly type: 'SHUTDOWN_FRAMEWORK'; readonly frameworkId: string }
+  | { readonly type: 'STATUS_UPDATE_ACK'; readonly frameworkId: string; readonly taskId: string; readonly uuid: string }
+  | { readonly type: 'FRAMEWORK_TO_EXECUTOR'; readonly frameworkId: string; readonly executorId: string; readonly data: Uint8Array }
+  | { readonly type: 'AGENT_REGISTERED'; readonly agentId: string }
+  | { readonly type: 'AGENT_REREGISTERED'; readonly agentId: string }
+  | { readonly type: 'PING' };
+
+export type AgentToMaster =
+  | { readonly type: 'REGISTER_AGENT'; readonly agent: AgentDescription }
+  | {
+      readonly type: 'REREGISTER_AGENT';
+      readonly agent: AgentDescription;
+      readonly tasks: readonly ReportedTask[];
+      readonly executors: readonly { readonly frameworkId: string; readonly executorId: string }[];
+    }
+  | { readonly type: 'STATUS_UPDATE'; readonly agentId: string; readonly frameworkId: string; readonly status: TaskStatus; readonly latestState: TaskState }
+  | { readonly type: 'EXITED_EXECUTOR'; readonly agentId: string; readonly frameworkId: string; readonly executorId: string; readonly waitStatus: number }
+  | { readonly type: 'PONG' };
+
+export type AgentToExecutor =
+  | { readonly type: 'LAUNCH'; readonly task: TaskSpec }
+  | { readonly type: 'LAUNCH_GROUP'; readonly tasks: readonly TaskSpec[] }
+  | { readonly type: 'KILL'; readonly taskId: string }
+  | { readonly type: 'SHUTDOWN' }
+  | { readonly type: 'ACKNOWLEDGED'; readonly taskId: string; readonly uuid: string }
+  | { readonly type: 'FRAMEWORK_MESSAGE'; readonly data: Uint8Array }
+  /** The agent came back after a restart; the executor subscribes again. */
+  | { readonly type: 'AGENT_RECONNECTED' };
+
+export type ExecutorToAgent =
+  | { readonly type: 'EXECUTOR_UPDATE'; readonly frameworkId: string; readonly executorId: string; readonly status: TaskStatus }
+  | {
+      readonly type: 'EXECUTOR_SUBSCRIBE';
+      readonly frameworkId: string;
+      readonly executorId: string;
+      /** Updates sent and not yet acknowledged, oldest first. */
+      readonly unacknowledged: readonly TaskStatus[];
+    };
+
+/** The network's own notice that the connection to `node` broke. */
+export interface Exited {
+  readonly type: 'EXITED';
+  readonly node: string;
+}
+
+export type Message = MasterToAgent | AgentToMaster | AgentToExecutor | ExecutorToAgent | Exited;
+export type MessageType = Message['type'];
+
+/** A node of the simulation: it receives messages, one at a time, from the network. */
+export interface SimNode {
+  readonly nodeId: string;
+  receive(from: string, message: Message): void;
+}
+
+/** What the trace keeps of a message: its type and the ids it concerns. */
+export function messageSummary(message: Message): Record<string, unknown> {
+  switch (message.type) {
+    case 'RUN_TASK':
+      return { frameworkId: message.framework.id, taskId: message.task.taskId };
+    case 'RUN_TASK_GROUP':
+      return { frameworkId: message.framework.id, tasks: message.tasks.map((t) => t.taskId) };
+    case 'STATUS_UPDATE':
+      return { taskId: message.status.taskId, state: message.status.state, uuid: message.status.uuid };
+    case 'EXECUTOR_UPDATE':
+      return { taskId: message.status.taskId, state: message.status.state, uuid: message.status.uuid };
+    case 'REGISTER_AGENT':
+    case 'REREGISTER_AGENT':
+      return { agentId: message.agent.agentId };
+    case 'FRAMEWORK_TO_EXECUTOR':
+    case 'FRAMEWORK_MESSAGE':
+      return { bytes: message.data.length };
+    case 'LAUNCH':
+      return { taskId: message.task.taskId };
+    case 'LAUNCH_GROUP':
+      return { tasks: message.tasks.map((t) => t.taskId) };
+    case 'EXECUTOR_SUBSCRIBE':
+      return { executorId: message.executorId, unacknowledged: message.unacknowledged.length };
+    default: {
+      const { type: _type, ...rest } = message;
+      return rest;
+    }
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * What leaves the core for its subscribers: records addressed to a
+ * connection (an event on its stream, or "close it, for this reason"),
+ * collected during an input and drained by the caller (the HTTP layer)
+ * once the input returns. The core never holds a socket or a sink.
+ */
+import type { SchedulerEvent } from './types.js';
+
+export type OutboxRecord =
+  | { readonly kind: 'event'; readonly connectionId: string; readonly event: SchedulerEvent }
+  | { readonly kind: 'close'; readonly connectionId: string; readonly reason: string };
+
+export class Outbox {
+  #records: OutboxRecord[] = [];
+
+  event(connectionId: string, event: SchedulerEvent): void {
+    this.#records.push({ kind: 'event', connectionId, event });
+  }
+
+  close(connectionId: string, reason: string): void {
+    this.#records.push({ kind: 'close', connectionId, reason });
+  }
+
+  get size(): number {
+    return this.#records.length;
+  }
+
+  /** Everything queued since the last drain, in order. */
+  drain(): OutboxRecord[] {
+    const out = this.#records;
+    this.#records = [];
+    return out;
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The read model: what the read endpoints, the metrics and the tests see of
+ * the cluster. Records are the master's own, handed out read-only; sums
+ * (offered, used, per agent, framework and role) come from the master's
+ * books, kept as things change. Nothing here changes state, and nothing is
+ * computed from a walk over the whole cluster.
+ */
+import type { Agent } from './agent/agent.js';
+import type { SimExecutor } from './agent/executor.js';
+import { wallTimeMs, type SimContext } from './context.js';
+import type { AgentRecord } from './master/agents.js';
+import type { ExecutorRecord, Framework, FrameworkState, Offer, Task } from './master/framework.js';
+import type { Books } from './master/ledger.js';
+import type { Master, MasterOptions } from './master/master.js';
+import { add, allocate as withAllocationRole, subtract, type Resources } from './resources.js';
+import type { Capability, FrameworkInfo, MasterInfo, OfferConstraints } from './types.js';
+
+/** A framework as the read model shows it. */
+export interface FrameworkView {
+  readonly id: string;
+  readonly info: FrameworkInfo & { readonly id: string };
+  readonly state: FrameworkState;
+  readonly streamId: string | undefined;
+  readonly suppressedRoles: ReadonlySet<string>;
+  readonly constraints: OfferConstraints | undefined;
+  readonly offers: ReadonlyMap<string, Offer>;
+  readonly tasks: ReadonlyMap<string, Task>;
+  readonly completedTasks: readonly Task[];
+  readonly executors: ReadonlyMap<string, ExecutorRecord>;
+  readonly registeredTimeMs: number;
+  readonly reregisteredTimeMs: number | undefined;
+  readonly unregisteredTimeMs: number | undefined;
+  roles(): string[];
+  has(capability: Capability): boolean;
+}
+
+export type AgentView = Pick<AgentRecord, 'id' | 'info' | 'state' | 'active' | 'pid' | 'registeredTimeMs' | 'reregisteredTimeMs'>;
+
+export type ExecutorView = Pick<SimExecutor, 'executorId' | 'frameworkId' | 'kind' | 'alive' | 'containerId' | 'state'>;
+
+export interface RoleView {
+  readonly name: string;
+  readonly frameworks: readonly string[];
+  readonly books: Books;
+}
+
+export class ClusterView {
+  constructor(
+    private readonly master: Master,
+    private readonly nodes: ReadonlyMap<string, Agent>,
+    private readonly ctx: SimContext,
+  ) {}
+
+  get masterInfo(): MasterInfo {
+    return this.master.info;
+  }
+
+  get masterOptions(): MasterOptions {
+    return this.master.options;
+  }
+
+  get startTimeMs(): number {
+    return this.master.startTimeMs;
+  }
+
+  /** Cluster time now, in milliseconds since the Unix epoch. */
+  wallTimeMs(): number {
+    return wallTimeMs(this.ctx);
+  }
+
+  frameworks(): Iterable<FrameworkView> {
+    return this.master.frameworks.values();
+  }
+
+  framework(id: string): FrameworkView | undefined {
+    return this.master.frameworks.get(id);
+  }
+
+  completedFrameworks(): readonly FrameworkView[] {
+    return this.master.completedFrameworks as readonly Framework[];
+  }
+
+  agents(): Iterable<AgentView> {
+    return this.master.agents.values();
+  }
+
+  agent(id: string): AgentView | undefined {
+    return this.master.agents.get(id);
+  }
+
+  agentCount(): number {
+    return this.master.agents.size;
+  }
+
+  agentBooks(agentId: string): Books {
+    return this.master.ledger.agent(agentId);
+  }
+
+  frameworkBooks(frameworkId: string): Books {
+    return this.master.ledger.framework(frameworkId);
+  }
+
+  /** Every role with a subscribed framework or with resources, by name. */
+  roles(): RoleView[] {
+    const { ledger } = this.master;
+    return ledger.roles().map((name) => ({ name, frameworks: ledger.roleMembers(name), books: ledger.role(name) }));
+  }
+
+  /** What of an agent is neither offered nor used. */
+  unallocated(agentId: string): Resources {
+    const total = this.master.agents.get(agentId)?.info.resources ?? [];
+    const books = this.master.ledger.agent(agentId);
+    return subtract(total, withAllocationRole(add(books.offered, books.used), undefined));
+  }
+
+  /** The agent process' own state (registering, active, crashed), which the master may not know yet. */
+  agentProcessState(agentId: string): Agent['state'] | undefined {
+    return this.nodes.get(agentId)?.state;
+  }
+
+  /** The executors an agent runs, as the agent knows them. */
+  agentExecutors(agentId: string): readonly ExecutorView[] {
+    return this.nodes.get(agentId)?.executors() ?? [];
+  }
+
+  /** Status updates an agent holds unacknowledged. */
+  pendingUpdates(agentId: string): number {
+    return this.nodes.get(agentId)?.pendingUpdates() ?? 0;
+  }
+}

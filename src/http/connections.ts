@@ -1,0 +1,46 @@
+/**
+ * The open event streams of one server, by connection id: the core
+ * addresses its outbox records to these ids, and the driver hands the
+ * records here after every input. A record for a connection that has gone
+ * is dropped (the core learns of the close through `disconnect`).
+ */
+import type { OutboxRecord } from '../core/outbox.js';
+import type { SchedulerEvent } from '../core/types.js';
+
+export interface EventStream {
+  send(event: SchedulerEvent): void;
+  /** Ends the stream; nothing is sent afterwards. */
+  close(): void;
+}
+
+export class Connections {
+  readonly #streams = new Map<string, EventStream>();
+  #next = 0;
+
+  /** A new connection id, unique within this server. */
+  open(stream: EventStream): string {
+    const id = `c${++this.#next}`;
+    this.#streams.set(id, stream);
+    return id;
+  }
+
+  forget(connectionId: string): void {
+    this.#streams.delete(connectionId);
+  }
+
+  get size(): number {
+    return this.#streams.size;
+  }
+
+  readonly deliver = (records: readonly OutboxRecord[]): void => {
+    for (const record of records) {
+      const stream = this.#streams.get(record.connectionId);
+      if (stream === undefined) continue;
+      if (record.kind === 'event') stream.send(record.event);
+      else {
+        stream.close();
+        this.#streams.delete(record.connectionId);
+      }
+    }
+  };
+}
