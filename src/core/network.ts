@@ -6,7 +6,10 @@
  * are properties of the network, crashes of the nodes.
  *
  * Latency: nodes on one host (an agent and its executors) talk at once;
- * other links take `latencyMs` one way. Rules apply in the order added:
+ * other links take `latencyMs` one way. Each link is a connection, in
+ * order like TCP: a delayed message holds back the ones behind it on the
+ * same link, so rules reorder messages only across links. Rules apply in
+ * the order added:
  *
  *   drop       the message is lost
  *   delay      it arrives `delayMs` (plus up to `jitterMs`) later; jitter reorders
@@ -48,6 +51,8 @@ export class Network {
   readonly #nodes = new Map<string, Attached>();
   readonly #cut = new Set<string>();
   readonly #rules = new Map<number, NetworkRule>();
+  /** Per link `from|to`: when its last message arrives, which later ones may not precede. */
+  readonly #lastArrivalMs = new Map<string, number>();
   readonly #latencyMs: number;
   #nextRuleId = 1;
 
@@ -67,6 +72,10 @@ export class Network {
 
   detach(nodeId: string): void {
     this.#nodes.delete(nodeId);
+    for (const link of this.#lastArrivalMs.keys()) {
+      const [from, to] = link.split('|');
+      if (from === nodeId || to === nodeId) this.#lastArrivalMs.delete(link);
+    }
   }
 
   /** A crashed node receives nothing until it is up again. */
@@ -120,8 +129,12 @@ export class Network {
       else copies.push(extraMs);
       this.trace.append(`net:${rule.action}`, { ruleId, from, to, message: message.type, extraMs });
     }
+    const link = `${from}|${to}`;
+    const now = this.loop.now();
     for (const extraMs of [0, ...copies]) {
-      this.loop.schedule(delayMs + extraMs, `net:${message.type}`, () => this.#deliver(from, to, message));
+      const arrivalMs = Math.max(now + delayMs + extraMs, this.#lastArrivalMs.get(link) ?? 0);
+      this.#lastArrivalMs.set(link, arrivalMs);
+      this.loop.schedule(arrivalMs - now, `net:${message.type}`, () => this.#deliver(from, to, message));
     }
   }
 

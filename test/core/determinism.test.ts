@@ -23,8 +23,12 @@ function declineAll(s: TestScheduler, refuseMs: number): void {
 
 /** One scripted run; returns the cluster and every event the schedulers saw. */
 function script(seed: number): { cluster: Cluster; events: string[] } {
-  const cluster = makeCluster({ agents: 3, seed, taskLaunchDelayMs: 20 });
-  const a = connect(cluster, { name: 'a', capabilities: ['TASK_KILLING_STATE'], failoverTimeoutMs: 30_000 });
+  const cluster = makeCluster({ agents: 3, seed, taskLaunchDelayMs: 20, networkLatencyMs: 2 });
+  // Faults are inputs like any other: random drops, delays and repeats come from the seed.
+  cluster.addNetworkRule({ action: 'delay', types: ['STATUS_UPDATE', 'RUN_TASK'], probability: 0.3, delayMs: 50, jitterMs: 400 });
+  cluster.addNetworkRule({ action: 'duplicate', types: ['STATUS_UPDATE_ACK'], probability: 0.2, delayMs: 10 });
+  cluster.advance(10); // the agents' registrations cross the network
+  const a = connect(cluster, { name: 'a', capabilities: ['TASK_KILLING_STATE'], failoverTimeoutMs: 30_000, checkpoint: true });
   const b = connect(cluster, { name: 'b', capabilities: ['PARTITION_AWARE'], failoverTimeoutMs: 5_000 });
   const c = connect(cluster, { name: 'c', capabilities: ['MULTI_ROLE'], roles: ['web', 'batch'] });
   const sinks = [a.sink, b.sink, c.sink];
@@ -60,6 +64,11 @@ function script(seed: number): { cluster: Cluster; events: string[] } {
     if (i === 6) c.call({ type: 'REVIVE', roles: [] });
     if (i === 8) launch(a, 'a2', ['sleep 5', 'exit 0'], 1_000);
   }
+  // An agent crashes and comes back, with tasks of a (which checkpoints) and c on it.
+  cluster.crashAgent(cluster.agents[1]!.id);
+  cluster.advance(500);
+  cluster.restartAgent(cluster.agents[1]!.id);
+  a.acknowledgeAll();
   c.call({ type: 'TEARDOWN' });
   cluster.advance(60_000);
   const events = sinks.flatMap((sink, i) => sink.events.map((e) => `${i} ${JSON.stringify(e, hex)}`));
@@ -92,7 +101,8 @@ describe('determinism', () => {
 
     // The script did reach the interesting paths.
     const kinds = new Set(a.map((e) => e.kind));
-    for (const kind of ['task:launch', 'task:status', 'input:kill', 'input:reconcile', 'input:decline', 'framework:failover-expired']) {
+    const expected = ['task:launch', 'task:status', 'input:kill', 'input:reconcile', 'input:decline', 'framework:failover-expired'];
+    for (const kind of [...expected, 'net:delay', 'net:duplicate', 'agent:crash', 'agent:reregistered']) {
       expect(kinds, `seed ${seed}: no '${kind}' entry`).toContain(kind);
     }
     const states = new Set(first.events.flatMap((e) => /"state":"(\w+)"/.exec(e)?.[1] ?? []));

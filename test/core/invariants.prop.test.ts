@@ -1,7 +1,8 @@
 /**
  * Model-based property test: random sequences of scheduler calls, faults
- * and time on a small cluster, with the invariants of the design checked
- * after every command:
+ * (agents crashing and restarting, partitions, and network rules that
+ * drop, delay, reorder or duplicate messages) and time on a small
+ * cluster, with the full invariant check after every command:
  *
  *   - resources are conserved (`cluster.checkAllInvariants()`)
  *   - no resource is in two live offers: per agent, offers, live tasks and
@@ -60,6 +61,8 @@ class Real {
   readonly seen = new Map<string, Seen>();
   readonly launched = new Map<string, string[]>();
   readonly violations: string[] = [];
+  /** Network rules in force. */
+  readonly rules: number[] = [];
   nextTask = 0;
 
   constructor(readonly cluster: TestCluster) {}
@@ -142,6 +145,7 @@ class Subscribe implements Cmd {
   constructor(
     readonly capabilities: Capability[],
     readonly failoverTimeoutMs: number,
+    readonly checkpoint: boolean,
   ) {}
   check(m: Readonly<Model>): boolean {
     return m.schedulers < 3;
@@ -150,13 +154,14 @@ class Subscribe implements Cmd {
     m.schedulers++;
     const roles = this.capabilities.includes('MULTI_ROLE') ? ['a', 'b'] : [];
     const name = `fw${r.schedulers.length}`;
-    const s = connect(r.cluster, { name, capabilities: this.capabilities, failoverTimeoutMs: this.failoverTimeoutMs, roles });
+    const { capabilities, failoverTimeoutMs, checkpoint } = this;
+    const s = connect(r.cluster, { name, capabilities, failoverTimeoutMs, roles, checkpoint });
     r.schedulers.push(s);
     r.track(s);
     r.check();
   }
   toString(): string {
-    return `subscribe(${this.capabilities.join('|')}, failover ${this.failoverTimeoutMs} ms)`;
+    return `subscribe(${this.capabilities.join('|')}, failover ${this.failoverTimeoutMs} ms${this.checkpoint ? ', checkpoint' : ''})`;
   }
 }
 
@@ -315,6 +320,54 @@ class Advance implements Cmd {
   }
 }
 
+/** A fault on an agent, chosen by index at run time. */
+class AgentFault implements Cmd {
+  constructor(
+    readonly agent: number,
+    readonly what: 'crash' | 'restart' | 'partition' | 'heal',
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  run(_m: Model, r: Real): void {
+    const { agents } = r.cluster;
+    const agentId = agents[this.agent % agents.length]!.id;
+    const state = r.cluster.view.agentProcessState(agentId);
+    if (this.what === 'crash' && state !== 'crashed') r.cluster.crashAgent(agentId);
+    if (this.what === 'restart' && state === 'crashed') r.cluster.restartAgent(agentId);
+    if (this.what === 'partition') r.cluster.partition(agentId, 'master');
+    if (this.what === 'heal') r.cluster.heal(agentId, 'master');
+    r.check();
+  }
+  toString(): string {
+    return `${this.what}(agent ${this.agent})`;
+  }
+}
+
+/** A network rule on master <-> agent traffic: lose, delay or repeat some messages. */
+class NetworkFault implements Cmd {
+  constructor(
+    readonly action: 'drop' | 'delay' | 'duplicate' | 'clear',
+    readonly probability: number,
+    readonly delayMs: number,
+  ) {}
+  check(): boolean {
+    return true;
+  }
+  run(_m: Model, r: Real): void {
+    if (this.action === 'clear') {
+      for (const id of r.rules.splice(0)) r.cluster.removeNetworkRule(id);
+    } else {
+      const rule = { action: this.action, probability: this.probability, delayMs: this.delayMs, jitterMs: this.delayMs };
+      r.rules.push(r.cluster.addNetworkRule(rule));
+    }
+    r.check();
+  }
+  toString(): string {
+    return this.action === 'clear' ? 'clear-rules' : `${this.action}(p ${this.probability}, ${this.delayMs} ms)`;
+  }
+}
+
 const fwIndex = fc.nat(2);
 const taskPlan = fc.record({
   command: fc.constantFrom(...COMMANDS),
@@ -325,9 +378,10 @@ const taskPlan = fc.record({
 const subscription = fc.record({
   capabilities: fc.subarray<Capability>(['TASK_KILLING_STATE', 'PARTITION_AWARE', 'MULTI_ROLE']),
   failoverTimeoutMs: fc.constantFrom(0, 5_000, 60_000),
+  checkpoint: fc.boolean(),
 });
 
-const subscribe = subscription.map(({ capabilities, failoverTimeoutMs }) => new Subscribe(capabilities, failoverTimeoutMs));
+const subscribe = subscription.map(({ capabilities, failoverTimeoutMs, checkpoint }) => new Subscribe(capabilities, failoverTimeoutMs, checkpoint));
 const accept = fc
   .tuple(
     fwIndex,
@@ -341,6 +395,12 @@ const accept = fc
 const decline = fc.tuple(fwIndex, fc.nat(5), fc.integer({ min: 0, max: 60 })).map(([fw, offer, refuse]) => new Decline(fw, offer, refuse));
 const kill = fc.tuple(fwIndex, fc.nat(20)).map(([fw, task]) => new Kill(fw, task));
 const simple = (...what: Simple['what'][]) => fc.tuple(fwIndex, fc.constantFrom(...what)).map(([fw, w]) => new Simple(fw, w));
+const agentFault = fc
+  .tuple(fc.nat(2), fc.constantFrom('crash', 'restart', 'restart', 'partition', 'heal', 'heal' as const))
+  .map(([agent, what]) => new AgentFault(agent, what));
+const networkFault = fc
+  .tuple(fc.constantFrom('drop', 'delay', 'duplicate', 'clear', 'clear' as const), fc.constantFrom(0.1, 0.5, 1), fc.constantFrom(0, 20, 3_000))
+  .map(([action, p, ms]) => new NetworkFault(action, p, ms));
 const advance = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 2_000, max: 40_000 })).map((ms) => new Advance(ms));
 
 /** Weighted so that tasks get launched, acknowledged and run, with faults now and then. */
@@ -355,6 +415,8 @@ const commands = fc.commands(
       { arbitrary: simple('reconcile-all', 'reconcile-some', 'suppress', 'revive', 'shutdown', 'update-roles'), weight: 2 },
       { arbitrary: simple('teardown', 'disconnect', 'resubscribe'), weight: 1 },
       { arbitrary: subscribe, weight: 1 },
+      { arbitrary: agentFault, weight: 1 },
+      { arbitrary: networkFault, weight: 1 },
     ),
   ],
   { maxCommands: 50, size: '+1' },
@@ -375,7 +437,9 @@ describe('invariants under random calls, faults and time', () => {
           const setup = () => {
             const model: Model = { schedulers: 0 };
             const real = new Real(cluster);
-            for (const { capabilities, failoverTimeoutMs } of initial) new Subscribe(capabilities, failoverTimeoutMs).run(model, real);
+            for (const { capabilities, failoverTimeoutMs, checkpoint } of initial) {
+              new Subscribe(capabilities, failoverTimeoutMs, checkpoint).run(model, real);
+            }
             return { model, real };
           };
           fc.modelRun(setup, cmds);

@@ -39,6 +39,9 @@ export const EXECUTOR_SHUTDOWN_GRACE_MS = 5_000;
 /** How often a registering agent repeats its (re-)registration until answered. */
 export const REGISTRATION_RETRY_MS = 2_000;
 
+/** How many finished tasks an agent remembers, to ignore repeated launches of them. */
+export const MAX_FINISHED_TASKS = 1_000;
+
 export type AgentState = 'registering' | 'active' | 'crashed';
 
 const AGENT_PROCESS_NEXT: Readonly<Record<AgentState, readonly AgentState[]>> = {
@@ -81,6 +84,8 @@ export class Agent implements SimNode, ExecutorHost {
   #latest = new Map<string, TaskState>();
   /** Executor processes that outlived a crash, until the agent is back. */
   #orphans: SimExecutor[] = [];
+  /** Tasks whose executor has exited, `frameworkId\0taskId`, the newest kept. */
+  readonly #finished = new Set<string>();
   /** The checkpoint, read back on restart. */
   #disk: Checkpoint | undefined;
   #restarted = false;
@@ -148,6 +153,7 @@ export class Agent implements SimNode, ExecutorHost {
       }
     }
     this.#disk = disk;
+    this.#finished.clear();
     this.#frameworks = new Map();
     this.#shutdownTimers = new Map();
     this.#latest = new Map();
@@ -243,7 +249,25 @@ export class Agent implements SimNode, ExecutorHost {
     this.#updates.resume();
   }
 
+  /**
+   * Whether a launch must not run: the agent is not registered, or it has
+   * run the task already (a RUN_TASK the network repeated).
+   */
+  #refuseRun(frameworkId: string, taskIds: readonly string[]): boolean {
+    if (this.#state !== 'active') {
+      // A launch that crossed a restart: the master, on re-registration,
+      // reconciles the task as lost, so running it would contradict that.
+      this.ctx.trace.append('agent:run-dropped', { agentId: this.id, frameworkId, tasks: taskIds });
+      return true;
+    }
+    const fw = this.#frameworks.get(frameworkId);
+    const seen = taskIds.find((id) => fw?.tasks.has(id) === true || this.#finished.has(`${frameworkId}\u0000${id}`));
+    if (seen !== undefined) this.ctx.trace.append('agent:run-repeated', { agentId: this.id, frameworkId, taskId: seen });
+    return seen !== undefined;
+  }
+
   #onRunTask(framework: FrameworkRef, task: TaskSpec): void {
+    if (this.#refuseRun(framework.id, [task.taskId])) return;
     const kind: ExecutorKind = task.executor === undefined ? 'command' : 'custom';
     const executorId = task.executor?.executorId ?? task.taskId;
     const executor = this.#executorFor(framework, executorId, kind);
@@ -252,6 +276,7 @@ export class Agent implements SimNode, ExecutorHost {
   }
 
   #onRunTaskGroup(framework: FrameworkRef, executorSpec: ExecutorSpec, tasks: readonly TaskSpec[]): void {
+    if (this.#refuseRun(framework.id, tasks.map((t) => t.taskId))) return;
     const executor = this.#executorFor(framework, executorSpec.executorId, 'default');
     for (const task of tasks) this.#frameworks.get(framework.id)!.tasks.set(task.taskId, executor);
     this.ctx.network.send(this.id, executor.nodeId, { type: 'LAUNCH_GROUP', tasks });
@@ -321,7 +346,16 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
     const fw = this.#frameworks.get(executor.frameworkId);
     if (fw?.executors.get(executor.executorId) === executor) fw.executors.delete(executor.executorId);
-    for (const [taskId, runner] of fw?.tasks ?? []) if (runner === executor) fw!.tasks.delete(taskId);
+    for (const [taskId, runner] of fw?.tasks ?? []) {
+      if (runner !== executor) continue;
+      fw!.tasks.delete(taskId);
+      this.#finished.add(`${executor.frameworkId}\u0000${taskId}`);
+    }
+    // Oldest first: a Set iterates in insertion order.
+    for (const key of this.#finished) {
+      if (this.#finished.size <= MAX_FINISHED_TASKS) break;
+      this.#finished.delete(key);
+    }
     // The command executor is an implementation detail; upstream reports only the others.
     if (executor.kind === 'command') return;
     this.#toMaster({ type: 'EXITED_EXECUTOR', agentId: this.id, frameworkId: executor.frameworkId, executorId: executor.executorId, waitStatus });
@@ -406,10 +440,19 @@ export class Agent implements SimNode, ExecutorHost {
     return { agentId, hostname, ip, port, resources, attributes };
   }
 
+  /** Tasks of live executors, and tasks whose updates the agent still holds (their executor may be gone). */
   #reportedTasks(): ReportedTask[] {
-    return this.executors().flatMap((e) =>
+    const reported = this.executors().flatMap((e) =>
       [...e.tasks.values()].map((t) => ({ frameworkId: e.frameworkId, taskId: t.spec.taskId, executorId: e.executorId, state: t.state })),
     );
+    const listed = new Set(reported.map((t) => `${t.frameworkId}\u0000${t.taskId}`));
+    for (const { frameworkId, status } of this.#updates.heads()) {
+      const key = `${frameworkId}\u0000${status.taskId}`;
+      if (listed.has(key)) continue;
+      const state = this.#latest.get(key) ?? status.state;
+      reported.push({ frameworkId, taskId: status.taskId, executorId: status.executorId ?? status.taskId, state });
+    }
+    return reported;
   }
 
   #reportedExecutors(): { frameworkId: string; executorId: string }[] {

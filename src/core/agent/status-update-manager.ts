@@ -86,6 +86,16 @@ export class StatusUpdateManager {
     return (this.#streams.get(streamKey(frameworkId, taskId))?.pending.length ?? 0) > 0;
   }
 
+  /** The head of every stream with updates still unacknowledged. */
+  heads(): { readonly frameworkId: string; readonly status: TaskStatus }[] {
+    const out: { frameworkId: string; status: TaskStatus }[] = [];
+    for (const stream of this.#streams.values()) {
+      const head = stream.pending[0];
+      if (head !== undefined) out.push({ frameworkId: stream.frameworkId, status: head });
+    }
+    return out;
+  }
+
   /** Drops every stream of a framework (it was removed). */
   removeFramework(frameworkId: string): void {
     for (const [key, stream] of this.#streams) {

@@ -141,7 +141,8 @@ function onAcknowledge(m: MasterOps, fw: Framework, call: Call<'ACKNOWLEDGE'>): 
     task !== undefined &&
     task.statusUpdateUuid === call.uuid &&
     task.statusUpdateState !== undefined &&
-    isTerminal(task.statusUpdateState)
+    isTerminal(task.statusUpdateState) &&
+    isTerminal(task.state)
   ) {
     fw.completeTask(task);
   }

@@ -385,11 +385,13 @@ export class Master implements MasterOps, SimNode {
    * Moves the master's task to the status' latest state. An update that
    * the network delayed or duplicated may arrive after a newer one; a move
    * the task state table does not allow from where the task is now is such
-   * a stale update, and leaves the task where it is.
+   * a stale update, and leaves the task where it is, unless the update
+   * itself says the task has ended.
    */
   updateTaskState(task: Task, status: TaskStatus, latest: TaskState = status.state): void {
     if (task.state !== latest && !isTerminal(task.state)) {
       if (canTransition(task.state, latest)) task.state = latest;
+      else if (isTerminal(status.state)) task.state = status.state;
       else this.ctx.trace.append('task:stale-update', { taskId: task.spec.taskId, state: task.state, latest });
     }
     const last = task.statuses[task.statuses.length - 1];
