@@ -3,11 +3,11 @@
  * without a socket. Request bodies are taken raw (the wire layer decodes
  * them); every error is plain text on one line.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { Connections } from './connections.js';
 import { registerReadRoutes } from './read-routes.js';
-import { sendError } from './replies.js';
+import { sendError } from './errors.js';
 import { registerSchedulerRoute } from './scheduler-route.js';
 
 export const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
@@ -47,11 +47,19 @@ export function acceptRawBodies(app: FastifyInstance): void {
 }
 
 export function installErrorReplies(app: FastifyInstance): void {
-  app.setNotFoundHandler((_req, reply) => sendError(reply, 404));
+  app.setNotFoundHandler((_req, reply) => sendError(reply, 'NOT_FOUND'));
   app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, req, reply) => {
-    const status = error.statusCode ?? 500;
-    if (status >= 500) req.log.error({ err: error }, 'request failed');
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, 413, 'Request body is too large');
-    return sendError(reply, status, status >= 500 ? undefined : error.message);
+    // fastify refuses these before a route has looked at the call, which may
+    // have been a SUBSCRIBE, and may leave the body unread: close, as the
+    // scheduler route does for every refusal until it knows the call.
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(closing(reply), 'BODY_TOO_LARGE');
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(closing(reply), 'CONTENT_TYPE_MALFORMED');
+    // The other requests fastify cannot read (a body cut short, a QUERY
+    // without Content-Type) all have the status 400 and fastify's text.
+    if (error.statusCode === 400) return sendError(closing(reply), 'REQUEST_UNREADABLE', error.message);
+    req.log.error({ err: error }, 'request failed');
+    return sendError(reply, 'INTERNAL');
   });
 }
+
+const closing = (reply: FastifyReply): FastifyReply => reply.header('connection', 'close');

@@ -10,13 +10,12 @@ export type MessageType = typeof JSON_TYPE | typeof PROTOBUF_TYPE;
 /** Both message encodings, JSON first: it wins whenever the client accepts it. */
 export const MESSAGE_TYPES: readonly MessageType[] = [JSON_TYPE, PROTOBUF_TYPE];
 
-export type ContentTypeCheck = { ok: true; type: MessageType } | { ok: false; status: 400 | 415; message: string };
-
-export function checkContentType(header: string | undefined, supported: readonly MessageType[] = [JSON_TYPE]): ContentTypeCheck {
-  if (header === undefined) return { ok: false, status: 400, message: "Expecting 'Content-Type' to be present" };
-  const match = supported.find((t) => t === header);
-  if (match !== undefined) return { ok: true, type: match };
-  return { ok: false, status: 415, message: `Expecting 'Content-Type' of ${supported.join(' or ')}` };
+/**
+ * The message type a Content-Type names, compared whole as upstream does (so
+ * `application/json; charset=utf-8` is not JSON); undefined if none.
+ */
+export function contentTypeOf(header: string, supported: readonly MessageType[] = [JSON_TYPE]): MessageType | undefined {
+  return supported.find((t) => t === header);
 }
 
 interface MediaRange {
@@ -54,7 +53,7 @@ function quality(ranges: readonly MediaRange[], mediaType: string): number {
   return best?.q ?? 0;
 }
 
-/** The response type for an Accept header, JSON first; undefined means 406. */
+/** The response type for an Accept header, JSON first; undefined means NOT_ACCEPTABLE. */
 export function negotiate(
   header: string | readonly string[] | undefined,
   offered: readonly MessageType[] = [JSON_TYPE],
@@ -62,9 +61,4 @@ export function negotiate(
   if (header === undefined || (typeof header === 'string' && header.trim() === '')) return offered[0];
   const ranges = parseAccept(header);
   return offered.find((t) => quality(ranges, t) > 0);
-}
-
-/** Upstream's wording, which names protobuf first. */
-export function notAcceptableMessage(offered: readonly MessageType[] = [JSON_TYPE]): string {
-  return `Expecting 'Accept' to allow ${[...offered].reverse().map((t) => `'${t}'`).join(' or ')}`;
 }

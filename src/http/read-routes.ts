@@ -15,17 +15,14 @@ import {
   toLegacyJson,
 } from '../wire/legacy/index.js';
 import { VERSION } from '../wire/version.js';
-import { sendError } from './replies.js';
 
 type Query = Record<string, string | undefined>;
 
 export function registerReadRoutes(app: FastifyInstance, prefix: string, driver: ClusterDriver): void {
   const json = (render: (view: ClusterView, q: Query) => unknown) => (req: FastifyRequest, reply: FastifyReply) => {
     // Reading lets due timers run first, so the view is current.
+    // No renderer refuses a query: malformed and unknown parameters are ignored, as upstream does.
     const body = driver.read((view) => render(view, req.query as Query));
-    if (body !== null && typeof body === 'object' && 'error' in body && typeof body.error === 'string') {
-      return sendError(reply, 400, body.error);
-    }
     return sendJson(req, reply, body);
   };
   app.all(`${prefix}/state`, json((view) => renderState(view)));

@@ -1,15 +1,19 @@
 /**
  * POST /api/v1/scheduler: decode, check in the upstream order, hand to the
- * core, encode. Holds no cluster logic.
+ * core, encode. Holds no cluster logic. The checks and their answers, in
+ * order, are the entries of `HTTP_ERRORS` (errors.ts):
  *
- *   method not POST                    405
- *   Content-Type missing / other       400 / 415
- *   body not JSON / not a Call         400
- *   Call fails validation              400
- *   SUBSCRIBE: Accept unsatisfiable    406
- *   SUBSCRIBE with a stream id header  400
- *   then the master: unknown framework 400, not subscribed 403,
- *   stream id missing or wrong 400, UNKNOWN call 501, else 202 (200)
+ *   method not POST                    METHOD_NOT_ALLOWED
+ *   Content-Type missing / other       CONTENT_TYPE_MISSING / _UNSUPPORTED
+ *   body not JSON / not a Call         BODY_UNDECODABLE
+ *   Call fails validation              CALL_INVALID
+ *   SUBSCRIBE: Accept unsatisfiable    NOT_ACCEPTABLE
+ *   SUBSCRIBE with a stream id header  SUBSCRIBE_WITH_STREAM_ID
+ *   then the master: unknown framework, not subscribed, stream id missing
+ *   or wrong, UNKNOWN call, refused call (`sendCallError`), else 202 (200)
+ *
+ * A refused SUBSCRIBE closes its connection, as upstream closes a failed
+ * subscription's.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SchedulerEvent } from '../core/types.js';
@@ -20,10 +24,11 @@ import { decodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
 import { schedulerCallFromWire, subscriptionFromWire } from '../wire/scheduler-in.js';
 import { eventToJson, eventToWire } from '../wire/scheduler-out.js';
-import { schedulerCallError, VALIDATION_PREFIX } from '../wire/scheduler-validate.js';
+import { schedulerCallError } from '../wire/scheduler-validate.js';
 import { HttpEventStream } from './event-stream.js';
-import { checkContentType, JSON_TYPE, MESSAGE_TYPES, negotiate, notAcceptableMessage, type MessageType } from './negotiate.js';
-import { sendEmpty, sendError, sendMethodNotAllowed, STATUS_OF } from './replies.js';
+import { sendCallError, sendError } from './errors.js';
+import { contentTypeOf, JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from './negotiate.js';
+import { sendEmpty } from './replies.js';
 
 type Call = mesos.v1.scheduler.Call;
 
@@ -41,10 +46,12 @@ export function registerSchedulerRoute(app: FastifyInstance, prefix: string, opt
   app.route({
     method: ['GET', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'],
     url: `${prefix}/api/v1/scheduler`,
-    handler: (req, reply) => sendMethodNotAllowed(reply, req.method),
+    handler: (req, reply) => sendError(reply.header('allow', 'POST'), 'METHOD_NOT_ALLOWED', req.method),
   });
   app.post(`${prefix}/api/v1/scheduler`, (req, reply) => handle(req, reply, options));
 }
+
+const closing = (reply: FastifyReply): FastifyReply => reply.header('connection', 'close');
 
 function streamIdOf(req: FastifyRequest): string | undefined {
   for (const name of STREAM_ID_HEADERS) {
@@ -56,40 +63,48 @@ function streamIdOf(req: FastifyRequest): string | undefined {
 }
 
 function handle(req: FastifyRequest, reply: FastifyReply, options: SchedulerRouteOptions): FastifyReply | undefined {
-  const contentType = checkContentType(req.headers['content-type'], MESSAGE_TYPES);
-  if (!contentType.ok) return sendError(reply, contentType.status, contentType.message);
+  // Until the body decodes, the call may be a SUBSCRIBE, and a refused
+  // SUBSCRIBE closes its connection: so every refusal up to then closes it.
+  // Sniffing a body that does not decode would be a guess (JSON keys and
+  // protobuf fields come in any order), and a scheduler whose subscription
+  // is refused waits on that connection for its stream; any other client
+  // pays one reconnection after a request it got wrong anyway.
+  const header = req.headers['content-type'];
+  if (header === undefined) return sendError(closing(reply), 'CONTENT_TYPE_MISSING');
+  const contentType = contentTypeOf(header, MESSAGE_TYPES);
+  if (contentType === undefined) return sendError(closing(reply), 'CONTENT_TYPE_UNSUPPORTED', MESSAGE_TYPES);
   const body = req.body instanceof Buffer ? req.body : Buffer.alloc(0);
   const decoded =
-    contentType.type === JSON_TYPE
+    contentType === JSON_TYPE
       ? decodeJson<Call>('mesos.v1.scheduler.Call', body.toString('utf8'), 'Call')
       : decodeProto<Call>('mesos.v1.scheduler.Call', body, 'Call');
-  if (!decoded.ok) return sendError(reply, 400, decoded.error);
+  if (!decoded.ok) return sendError(closing(reply), 'BODY_UNDECODABLE', decoded.error);
   const call = decoded.value;
-  // A SUBSCRIBE that fails closes its connection, as the spec says.
-  if (call.type === 'SUBSCRIBE') reply.header('connection', 'close');
+  // From here on, only a SUBSCRIBE's refusals close.
+  if (call.type === 'SUBSCRIBE') closing(reply);
   const invalid = schedulerCallError(call);
-  if (invalid !== undefined) return sendError(reply, 400, VALIDATION_PREFIX + invalid);
+  if (invalid !== undefined) return sendError(reply, 'CALL_INVALID', invalid);
   if (call.type === 'SUBSCRIBE') return subscribe(req, reply, call, options);
   // Of the other calls, only RECONCILE_OPERATIONS has a body to negotiate.
   if (call.type === 'RECONCILE_OPERATIONS' && negotiate(req.headers.accept, MESSAGE_TYPES) === undefined) {
-    return sendError(reply, 406, notAcceptableMessage(MESSAGE_TYPES));
+    return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
   }
 
   const input = schedulerCallFromWire(call);
-  if (typeof input === 'string') return sendError(reply, 400, VALIDATION_PREFIX + input);
-  const outcome = options.driver.input((cluster) => cluster.call(call.framework_id!.value, streamIdOf(req), input));
-  if (!outcome.ok) return sendError(reply, STATUS_OF[outcome.error.code], outcome.error.message || undefined);
+  if (typeof input === 'string') return sendError(reply, 'CALL_INVALID', input);
+  const frameworkId = call.framework_id!.value;
+  const streamId = streamIdOf(req);
+  const outcome = options.driver.input((cluster) => cluster.call(frameworkId, streamId, input));
+  if (!outcome.ok) return sendCallError(reply, outcome.error, { frameworkId, streamId });
   return sendEmpty(reply, call.type === 'UPDATE_FRAMEWORK' ? 200 : 202);
 }
 
 function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options: SchedulerRouteOptions): FastifyReply | undefined {
   const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
-  if (accepted === undefined) return sendError(reply, 406, notAcceptableMessage(MESSAGE_TYPES));
-  if (streamIdOf(req) !== undefined) {
-    return sendError(reply, 400, "Subscribe calls should not include the 'Mesos-Stream-Id' header");
-  }
+  if (accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
+  if (streamIdOf(req) !== undefined) return sendError(reply, 'SUBSCRIBE_WITH_STREAM_ID');
   const subscription = subscriptionFromWire(call.subscribe!);
-  if (typeof subscription === 'string') return sendError(reply, 400, VALIDATION_PREFIX + subscription);
+  if (typeof subscription === 'string') return sendError(reply, 'CALL_INVALID', subscription);
 
   reply.hijack();
   const res = reply.raw;

@@ -33,9 +33,7 @@ const PAYLOAD: Partial<Record<NonNullable<Call['type']>, keyof Call>> = {
   UPDATE_FRAMEWORK: 'update_framework',
 };
 
-export const VALIDATION_PREFIX = 'Failed to validate scheduler::Call: ';
-
-/** Undefined when valid, else the message (without the prefix). */
+/** Undefined when valid, else the message (the HTTP layer adds upstream's `Failed to validate scheduler::Call: `). */
 export function schedulerCallError(call: Call): string | undefined {
   if (call.type === undefined) return "Expecting 'type' to be present";
   if (call.type === 'SUBSCRIBE') {

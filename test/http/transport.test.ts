@@ -1,4 +1,5 @@
 import http from 'node:http';
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import { startCluster, type RunningCluster } from '../../src/start.js';
@@ -118,5 +119,107 @@ describe('read endpoints', () => {
     expect(refused.headers['content-encoding']).toBeUndefined();
     const small = await get({ 'accept-encoding': 'gzip' }).then(() => fetch(new URL('/version', running!.masterUrl)));
     expect(small.headers.get('content-encoding')).toBeNull();
+  });
+});
+
+/** A raw keep-alive connection: one request at a time, each answer read to its Content-Length. */
+class RawConnection {
+  readonly #socket: net.Socket;
+  #buffer = Buffer.alloc(0);
+  #ended = false;
+  #wake: (() => void) | undefined;
+
+  constructor(port: number) {
+    this.#socket = net.connect(port, '127.0.0.1');
+    this.#socket.on('data', (chunk: Buffer) => {
+      this.#buffer = Buffer.concat([this.#buffer, chunk]);
+      this.#wake?.();
+    });
+    this.#socket.on('end', () => {
+      this.#ended = true;
+      this.#wake?.();
+    });
+  }
+
+  /** Whether the server has ended the connection. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  async post(path: string, headers: Record<string, string>, body: string): Promise<{ head: string; body: string }> {
+    const lines = Object.entries({ host: '127.0.0.1', connection: 'keep-alive', 'content-length': String(Buffer.byteLength(body)), ...headers });
+    this.#socket.write(`POST ${path} HTTP/1.1\r\n${lines.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+    await this.#until(() => this.#buffer.includes('\r\n\r\n'));
+    const headEnd = this.#buffer.indexOf('\r\n\r\n');
+    const head = this.#buffer.subarray(0, headEnd).toString('latin1');
+    const length = Number(/^content-length: (\d+)$/im.exec(head)?.[1]);
+    await this.#until(() => this.#buffer.length >= headEnd + 4 + length);
+    const answer = this.#buffer.subarray(headEnd + 4, headEnd + 4 + length).toString('utf8');
+    this.#buffer = this.#buffer.subarray(headEnd + 4 + length);
+    return { head, body: answer };
+  }
+
+  /** Resolves once the server ends the connection; rejects if it is still open after `timeoutMs`. */
+  closed(timeoutMs = 2000): Promise<void> {
+    return this.#until(() => this.#ended, timeoutMs);
+  }
+
+  destroy(): void {
+    this.#socket.destroy();
+  }
+
+  async #until(condition: () => boolean, timeoutMs = 2000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!condition()) {
+      if (this.#ended && !condition()) throw new Error('connection ended by the server');
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error('timed out');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#wake = () => (clearTimeout(timer), resolve());
+      });
+    }
+  }
+}
+
+describe('a refused SUBSCRIBE closes its connection, whatever the reason', () => {
+  const json = { 'content-type': 'application/json' };
+  const subscribe = JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: { user: 'u', name: 'n' } } });
+
+  it.each([
+    ['a JSON body cut short', json, '{"type":"SUBSCRIBE",', '400 Bad Request', 'Failed to parse body into JSON: '],
+    ['a protobuf body that is no Call', { 'content-type': 'application/x-protobuf' }, '\u00ff\u00ff\u00ff', '400 Bad Request', 'Failed to parse body into Call protobuf'],
+    ['no Content-Type', {}, subscribe, '400 Bad Request', "Expecting 'Content-Type' to be present"],
+    ['a Content-Type with parameters', { 'content-type': 'application/json; charset=utf-8' }, subscribe, '415 Unsupported Media Type', "Expecting 'Content-Type' of"],
+    ['a Content-Type that is no media type', { 'content-type': 'json' }, subscribe, '415 Unsupported Media Type', 'Unsupported Media Type'],
+    ['a stream id header', { ...json, 'mesos-stream-id': 'x' }, subscribe, '400 Bad Request', 'Subscribe calls should not include'],
+  ])('%s', async (_name, headers, body, statusLine, text) => {
+    running = await startCluster({ port: 0, agents: 0, time: 'virtual', host: '127.0.0.1' });
+    const connection = new RawConnection(Number(new URL(running.masterUrl).port));
+    try {
+      const res = await connection.post('/api/v1/scheduler', headers as Record<string, string>, body);
+      expect(res.head.split('\r\n')[0]).toBe(`HTTP/1.1 ${statusLine}`);
+      expect(res.body.startsWith(text)).toBe(true);
+      expect(res.head).toMatch(/^connection: close$/im);
+      await connection.closed();
+      expect(connection.ended).toBe(true);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('while a refused call of another type keeps its connection for the next request', async () => {
+    running = await startCluster({ port: 0, agents: 0, time: 'virtual', host: '127.0.0.1' });
+    const connection = new RawConnection(Number(new URL(running.masterUrl).port));
+    try {
+      const revive = JSON.stringify({ type: 'REVIVE', framework_id: { value: 'nope' } });
+      const first = await connection.post('/api/v1/scheduler', { ...json, 'mesos-stream-id': 'x' }, revive);
+      expect([first.head.split('\r\n')[0], first.body]).toEqual(['HTTP/1.1 403 Forbidden', 'Framework cannot be found']);
+      const second = await connection.post('/api/v1/scheduler', json, '{}');
+      expect(second.head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+      expect(connection.ended).toBe(false);
+    } finally {
+      connection.destroy();
+    }
   });
 });

@@ -1,0 +1,147 @@
+/**
+ * The error catalogue of the HTTP servers: every 4xx and 5xx they send, by a
+ * stable code, with its status and its one-line plain-text body. Routes send
+ * errors only through `sendError`, so a status or a text changes here and
+ * nowhere else; README.md lists the same codes (test/http/errors.test.ts
+ * holds the two together).
+ *
+ * Most texts are upstream's, byte for byte, trailing periods and unquoted
+ * ids included, because clients and their tests compare them; a text that
+ * carries a value is a template. Entries are in the order the master checks
+ * a scheduler call, the first that applies answering; FORBIDDEN and INTERNAL
+ * have no place in it.
+ *
+ * The core has its own, coarser codes (`src/core/errors.ts`); `sendCallError`
+ * maps them here. Node and fastify answer a few requests before any route
+ * runs (a malformed request line or header, a request while the server is
+ * closing); those bodies are theirs and not in this table.
+ */
+import type { FastifyReply } from 'fastify';
+import type { CallError } from '../core/errors.js';
+
+interface Entry {
+  readonly status: number;
+  readonly text: (...args: never[]) => string;
+}
+
+const quoted = (values: readonly string[]): string => values.map((v) => `'${v}'`).join(' or ');
+
+export const HTTP_ERRORS = {
+  /** Unknown path, on any server; fastify finds no route before anything else. */
+  NOT_FOUND: { status: 404, text: () => '404 Not Found.' },
+  /** Not a POST; the route adds `Allow: POST`. */
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    text: (method: string) => `405 Method Not Allowed. Expecting one of { 'POST' }, but received '${method}'.`,
+  },
+  // fastify refuses the next three before the route runs; the texts are fastify's.
+  /** A Content-Type that is not a media type at all (`json`). */
+  CONTENT_TYPE_MALFORMED: { status: 415, text: () => 'Unsupported Media Type' },
+  /** Over the body limit (16 MiB on the master). */
+  BODY_TOO_LARGE: { status: 413, text: () => 'Request body is too large' },
+  /** A body shorter than its Content-Length or aborted, a QUERY without Content-Type. */
+  REQUEST_UNREADABLE: { status: 400, text: (detail: string) => detail },
+  CONTENT_TYPE_MISSING: { status: 400, text: () => "Expecting 'Content-Type' to be present" },
+  /** Content-Type is compared whole, parameters included, as upstream does. */
+  CONTENT_TYPE_UNSUPPORTED: {
+    status: 415,
+    text: (supported: readonly string[]) => `Expecting 'Content-Type' of ${supported.join(' or ')}`,
+  },
+  /**
+   * Not JSON, not protobuf, not a `Call`, or required fields missing: the
+   * decoder's own upstream text (`Failed to parse body into JSON: …`,
+   * `Failed to convert JSON into Call protobuf: …`). One code, because a
+   * client cannot do anything different about either.
+   */
+  BODY_UNDECODABLE: { status: 400, text: (detail: string) => detail },
+  /** A decoded `Call` that breaks the rules of its type (fields, uuids, resources). */
+  CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate scheduler::Call: ${detail}` },
+  /** No encoding the endpoint writes is acceptable; upstream names protobuf first. */
+  NOT_ACCEPTABLE: {
+    status: 406,
+    text: (offered: readonly string[]) => `Expecting 'Accept' to allow ${quoted([...offered].reverse())}`,
+  },
+  SUBSCRIBE_WITH_STREAM_ID: { status: 400, text: () => "Subscribe calls should not include the 'Mesos-Stream-Id' header" },
+  /**
+   * Upstream answers 400 here; the spec's error table puts a call without a
+   * subscription at 403, and the spec wins. The text and the place in the
+   * order stay upstream's.
+   */
+  FRAMEWORK_NOT_FOUND: { status: 403, text: () => 'Framework cannot be found' },
+  /** Disconnected, within its failover timeout. */
+  FRAMEWORK_NOT_SUBSCRIBED: { status: 403, text: () => 'Framework is not subscribed' },
+  STREAM_ID_MISSING: { status: 400, text: () => "All non-subscribe calls should include the 'Mesos-Stream-Id' header" },
+  STREAM_ID_MISMATCH: {
+    status: 400,
+    text: (streamId: string, frameworkId: string) =>
+      `The stream ID '${streamId}' included in this request didn't match the stream ID currently associated with framework ID ${frameworkId}`,
+  },
+  /** An `UNKNOWN` call: upstream sends no text, hence the default body. */
+  NOT_IMPLEMENTED: { status: 501, text: () => '501 Not Implemented.' },
+  /** The master refuses what the call asks (a bad role, an UPDATE_FRAMEWORK changing a fixed field): the core's text. */
+  CALL_REFUSED: { status: 400, text: (detail: string) => detail },
+  /** Authorization declined: the core has the code, but nothing authorizes calls yet, so nothing sends it. */
+  FORBIDDEN: { status: 403, text: (detail: string) => detail || '403 Forbidden.' },
+  /** A bug: the server logs the error and tells the client nothing more. */
+  INTERNAL: { status: 500, text: () => '500 Internal Server Error.' },
+} as const satisfies Record<string, Entry>;
+
+export type HttpErrorCode = keyof typeof HTTP_ERRORS;
+export type HttpErrorArgs<C extends HttpErrorCode> = Parameters<(typeof HTTP_ERRORS)[C]['text']>;
+
+export interface HttpError {
+  readonly code: HttpErrorCode;
+  readonly status: number;
+  readonly body: string;
+}
+
+/** The status and body of an error; the text is folded onto one line, whatever a detail carries. */
+export function httpError<C extends HttpErrorCode>(code: C, ...args: HttpErrorArgs<C>): HttpError {
+  const entry = HTTP_ERRORS[code];
+  const text = (entry.text as (...values: HttpErrorArgs<C>) => string)(...args);
+  return { code, status: entry.status, body: text.replace(/\s*[\r\n]+\s*/g, ' ') };
+}
+
+export function sendError<C extends HttpErrorCode>(reply: FastifyReply, code: C, ...args: HttpErrorArgs<C>): FastifyReply {
+  return send(reply, httpError(code, ...args));
+}
+
+/** What the route knows of the call a core error answers. */
+export interface CallFacts {
+  readonly frameworkId: string;
+  readonly streamId: string | undefined;
+}
+
+/**
+ * The entry for each core error code. The texts are this table's; the
+ * core's message is used only where it carries a detail (INVALID,
+ * FORBIDDEN). The core has one code for a missing and a wrong stream id (a
+ * caller does the same about both); the request tells which it was, and
+ * upstream words them differently.
+ */
+export function callError(error: CallError, call: CallFacts): HttpError {
+  switch (error.code) {
+    case 'INVALID':
+      return httpError('CALL_REFUSED', error.message);
+    case 'FRAMEWORK_NOT_FOUND':
+      return httpError('FRAMEWORK_NOT_FOUND');
+    case 'FRAMEWORK_NOT_SUBSCRIBED':
+      return httpError('FRAMEWORK_NOT_SUBSCRIBED');
+    case 'STREAM_ID':
+      return call.streamId === undefined
+        ? httpError('STREAM_ID_MISSING')
+        : httpError('STREAM_ID_MISMATCH', call.streamId, call.frameworkId);
+    case 'FORBIDDEN':
+      return httpError('FORBIDDEN', error.message);
+    case 'NOT_IMPLEMENTED':
+      return httpError('NOT_IMPLEMENTED');
+  }
+}
+
+export function sendCallError(reply: FastifyReply, error: CallError, call: CallFacts): FastifyReply {
+  return send(reply, callError(error, call));
+}
+
+function send(reply: FastifyReply, error: HttpError): FastifyReply {
+  return reply.code(error.status).header('content-type', 'text/plain; charset=utf-8').send(error.body);
+}
