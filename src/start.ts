@@ -29,6 +29,8 @@ export interface StartClusterOptions {
   readonly agentPort?: number;
   readonly seed?: string | number;
   readonly heartbeatIntervalSeconds?: number;
+  /** Seconds between batched allocations of recovered resources (upstream `--allocation_interval`, default 1). */
+  readonly allocationIntervalSeconds?: number;
   /** `realtime` (default) follows the wall clock; `virtual` moves only on `advance()`. */
   readonly time?: TimeMode;
   readonly logLevel?: LogLevel;
@@ -68,13 +70,22 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   if (!Number.isInteger(agentCount) || agentCount < 0) throw new StartError(`--agents must be a whole number, got ${agentCount}`);
   const heartbeat = options.heartbeatIntervalSeconds ?? 15;
   if (!(heartbeat > 0)) throw new StartError(`--heartbeat-interval must be positive, got ${heartbeat}`);
+  const allocation = options.allocationIntervalSeconds ?? 1;
+  if (!(allocation > 0)) throw new StartError(`--allocation-interval must be positive, got ${allocation}`);
 
   const time = options.time ?? 'realtime';
   const cluster = new Cluster({
     seed: options.seed ?? 0,
     ...(time === 'realtime' ? { epochMs: Date.now() } : {}),
     recordTrace: options.recordTrace ?? false,
-    master: { hostname: host, ip: host, port: options.port ?? 0, version: VERSION, heartbeatIntervalMs: heartbeat * 1000 },
+    master: {
+      hostname: host,
+      ip: host,
+      port: options.port ?? 0,
+      version: VERSION,
+      heartbeatIntervalMs: heartbeat * 1000,
+      allocationIntervalMs: allocation * 1000,
+    },
   });
   const logger = options.logger ?? createLogger(options.logLevel ?? 'silent', time === 'virtual' ? () => cluster.epochMs + cluster.now() : undefined);
   logTrace(cluster, logger);

@@ -12,6 +12,7 @@ export interface UpArgs {
   'agent-port': number;
   seed: string;
   'heartbeat-interval': number;
+  'allocation-interval': number;
   'log-level': LogLevel;
 }
 
@@ -25,6 +26,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('agent-port', { type: 'number', default: 0, describe: 'Port of the first agent, the next ones follow (0 = ephemeral)' })
     .option('seed', { type: 'string', default: '0', describe: 'Seed of every random choice (ids, allocation order)' })
     .option('heartbeat-interval', { type: 'number', default: 15, describe: 'Seconds between HEARTBEAT events' })
+    .option('allocation-interval', { type: 'number', default: 1, describe: 'Seconds between batched allocations of declined and freed resources' })
     .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'Log level (logs go to stderr)' })
     .example('$0 up', 'A master on 127.0.0.1:5050 with 3 agents')
     .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port') as unknown as Argv<UpArgs>;
@@ -43,6 +45,7 @@ export async function runUp(args: UpArgs): Promise<void> {
       agentPort: args['agent-port'],
       seed: args.seed,
       heartbeatIntervalSeconds: args['heartbeat-interval'],
+      allocationIntervalSeconds: args['allocation-interval'],
       time: 'realtime',
       logger,
     });

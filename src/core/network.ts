@@ -51,8 +51,8 @@ export class Network {
   readonly #nodes = new Map<string, Attached>();
   readonly #cut = new Set<string>();
   readonly #rules = new Map<number, NetworkRule>();
-  /** Per link `from|to`: when its last message arrives, which later ones may not precede. */
-  readonly #lastArrivalMs = new Map<string, number>();
+  /** Per link, by sender then receiver: when its last message arrives, which later ones may not precede. */
+  readonly #lastArrivalMs = new Map<string, Map<string, number>>();
   readonly #latencyMs: number;
   #nextRuleId = 1;
 
@@ -72,10 +72,8 @@ export class Network {
 
   detach(nodeId: string): void {
     this.#nodes.delete(nodeId);
-    for (const link of this.#lastArrivalMs.keys()) {
-      const [from, to] = link.split('|');
-      if (from === nodeId || to === nodeId) this.#lastArrivalMs.delete(link);
-    }
+    for (const to of this.#lastArrivalMs.get(nodeId)?.keys() ?? []) this.#lastArrivalMs.get(to)?.delete(nodeId);
+    this.#lastArrivalMs.delete(nodeId);
   }
 
   /** A crashed node receives nothing until it is up again. */
@@ -129,11 +127,11 @@ export class Network {
       else copies.push(extraMs);
       this.trace.append(`net:${rule.action}`, { ruleId, from, to, message: message.type, extraMs });
     }
-    const link = `${from}|${to}`;
     const now = this.loop.now();
+    const links = this.#links(from, to);
     for (const extraMs of [0, ...copies]) {
-      const arrivalMs = Math.max(now + delayMs + extraMs, this.#lastArrivalMs.get(link) ?? 0);
-      this.#lastArrivalMs.set(link, arrivalMs);
+      const arrivalMs = Math.max(now + delayMs + extraMs, links.get(to) ?? 0);
+      links.set(to, arrivalMs);
       this.loop.schedule(arrivalMs - now, `net:${message.type}`, () => this.#deliver(from, to, message));
     }
   }
@@ -145,6 +143,19 @@ export class Network {
       return;
     }
     target.node.receive(from, message);
+  }
+
+  /**
+   * The sender's links, registered under both ends so that detaching a node
+   * forgets its links in time proportional to its own links.
+   */
+  #links(from: string, to: string): Map<string, number> {
+    let out = this.#lastArrivalMs.get(from);
+    if (out === undefined) this.#lastArrivalMs.set(from, (out = new Map()));
+    let back = this.#lastArrivalMs.get(to);
+    if (back === undefined) this.#lastArrivalMs.set(to, (back = new Map()));
+    if (!back.has(from)) back.set(from, 0);
+    return out;
   }
 
   #latency(from: string, to: string): number {

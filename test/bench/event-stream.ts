@@ -140,7 +140,7 @@ async function pump(call: () => Promise<void>, seen: Progress, batch: number, ev
 
 /** A RECONCILE of `batch` unknown tasks, encoded once, posted on a keep-alive connection. */
 function reconcileCaller(running: RunningCluster, encoding: Encoding, batch: number): () => Promise<void> {
-  const [framework] = running.cluster.master.frameworks.values();
+  const [framework] = running.cluster.view.frameworks();
   if (framework?.streamId === undefined) throw new Error('the subscriber is not subscribed');
   const tasks = Array.from({ length: batch }, (_, i) => ({ task_id: { value: `unknown-task-${String(i).padStart(6, '0')}` } }));
   const text = JSON.stringify({ framework_id: { value: framework.id }, type: 'RECONCILE', reconcile: { tasks } });

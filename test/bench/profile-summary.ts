@@ -84,10 +84,13 @@ function summarise(path: string, top: number): string {
   ].join('\n');
 }
 
-const [path, topArg] = process.argv.slice(2);
-if (path === undefined) {
-  process.stderr.write('usage: profile-summary.ts <file.cpuprofile> [top]\n');
+// `--cpu-prof` under tsx also writes a profile of the loader thread; each file given is summarised.
+const args = process.argv.slice(2);
+const paths = args.filter((a) => a.endsWith('.cpuprofile'));
+const top = Number(args.find((a) => /^\d+$/.test(a)) ?? 25);
+if (paths.length === 0) {
+  process.stderr.write('usage: profile-summary.ts <file.cpuprofile>... [top]\n');
   process.exitCode = 2;
 } else {
-  process.stdout.write(`${summarise(path, Number(topArg ?? 25))}\n`);
+  process.stdout.write(`${paths.map((p) => summarise(p, top)).join('\n\n')}\n`);
 }

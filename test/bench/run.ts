@@ -4,23 +4,43 @@
  * and replies other than 202 are counted and printed, not thrown; it exits
  * non-zero only when it cannot run (a refused subscription, a stalled core).
  *
- *   BENCH_SECONDS        measured seconds per HTTP target (default 3)
- *   BENCH_WARMUP_SECONDS warm-up before each measurement (default 2: clustersim
- *                        needs 1.5 to 3 s of calls before V8 has optimised it)
- *   BENCH_CONNECTIONS    keep-alive connections of the load generator (default 12)
- *   BENCH_STARTUP_RUNS   runs of the time-to-first-offer measurement (default 20)
- *   BENCH_CORE_SECONDS   wall seconds per core workload (default 2)
- *   BENCH_STREAM_EVENTS  events measured per encoding on the event stream (default 300000)
- *   BENCH_STREAM_BATCH   unknown tasks per RECONCILE call, i.e. events per call (default 1000)
- *   BENCH_ONLY           comma-separated subset of calls,startup,core,events (default all),
- *                        e.g. to profile one part with `node --cpu-prof --import tsx`
+ * Parts, in the order printed (BENCH_ONLY names them):
+ *   calls       1. HTTP scheduler calls/s, DECLINE/ACCEPT on offers mostly no longer valid,
+ *                  against a bare fastify route (scheduler-calls.ts)
+ *   launches    1. the same table, a row where every ACCEPT launches a task on a live offer
+ *                  on a cluster of BENCH_LAUNCH_AGENTS agents (launch-feed.ts); the bare
+ *                  route runs with either part
+ *   startup     2. time from startCluster() to the first OFFERS (startup.ts)
+ *   core        3. core task lifecycles/s in virtual time, invariants on and off (core-lifecycles.ts)
+ *   events      4. event codec, in-process event path and HTTP event stream (event-*.ts)
+ *   invariants  5. core cost per scheduler call on 3 and BENCH_CALL_COST_AGENTS agents,
+ *                  invariants on and off (call-cost.ts)
+ *
+ *   BENCH_SECONDS          measured seconds per HTTP target (default 3)
+ *   BENCH_WARMUP_SECONDS   warm-up before each measurement (default 2: clustersim
+ *                          needs 1.5 to 3 s of calls before V8 has optimised it)
+ *   BENCH_CONNECTIONS      keep-alive connections of the load generator (default 12)
+ *   BENCH_LAUNCH_AGENTS    agents for the launches row (default 100): each yields about one
+ *                          offer per allocation interval, so agents / interval must outnumber
+ *                          the ACCEPTs per second; the printed count of stale ACCEPTs shows when not
+ *   BENCH_LAUNCH_ALLOCATION_INTERVAL  allocation interval of the launches row, seconds (default 0.05)
+ *   BENCH_LAUNCH_COMMAND   command of the launched tasks (default 'sleep 0.01')
+ *   BENCH_STARTUP_RUNS     runs of the time-to-first-offer measurement (default 20)
+ *   BENCH_CORE_SECONDS     wall seconds per core workload, and seconds of timed calls per
+ *                          call-cost measurement (default 2)
+ *   BENCH_CALL_COST_AGENTS the large cluster of the call-cost part (default 10000)
+ *   BENCH_STREAM_EVENTS    events measured per encoding on the event stream (default 300000)
+ *   BENCH_STREAM_BATCH     unknown tasks per RECONCILE call, i.e. events per call (default 1000)
+ *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants
+ *                          (default all), e.g. to profile one part with `node --cpu-prof --import tsx`
  */
 import os from 'node:os';
+import { benchCallCost, CALL_TYPES, type CallCostResult } from './call-cost.js';
 import { benchCoreLifecycles, type CoreResult } from './core-lifecycles.js';
 import { benchEventCodec, type CodecRow } from './event-codec.js';
 import { benchEventPath, type PathResult } from './event-path.js';
 import { benchEventStream, type StreamResult } from './event-stream.js';
-import { benchSchedulerCalls, type CallsResult } from './scheduler-calls.js';
+import { benchSchedulerCalls, type CallsResult, type LaunchResult } from './scheduler-calls.js';
 import { benchStartup, type StartupResult } from './startup.js';
 import { num, table } from './stats.js';
 import type { LoadResult } from './load.js';
@@ -33,32 +53,69 @@ function envNumber(name: string, fallback: number): number {
   return value;
 }
 
+function loadRow(name: string, l: LoadResult): string[] {
+  return [name, num(l.calls), num(l.callsPerSecond), num(l.p50Ms, 2), num(l.p99Ms, 2), num(l.cpuUsPerCall), num(l.warmupCallsPerSecond), num(l.errors)];
+}
+
+function ratioLine(name: string, l: LoadResult, bare: LoadResult): string {
+  const byRate = num(l.callsPerSecond / bare.callsPerSecond, 2);
+  return `ratio ${name} / bare: ${byRate} by calls/s, ${num(bare.cpuUsPerCall / l.cpuUsPerCall, 2)} by cpu time per call`;
+}
+
+function launchLines(l: LaunchResult): string[] {
+  const accepts = l.liveCalls + l.staleCalls;
+  const { agents, agentResources, task } = l.options;
+  return [
+    `launches: ${num(agents)} agents of ${agentResources}, allocation interval ${l.options.allocationIntervalSeconds} s (started in ${num(l.startSeconds, 1)} s), one '${task.command}' task of cpus:${task.cpus};mem:${task.mem} per ACCEPT`,
+    `launches, whole run: ACCEPTs on live offers ${num(l.liveCalls)} of ${num(accepts)}, on stale offers ${num(l.staleCalls)};` +
+      ` ACKNOWLEDGEs ${num(l.ackCalls)}; tasks finished ${num(l.finished)}; other updates ${num(l.otherUpdates)}`,
+    `launches: offers held at most ${num(l.mostHeld)}, at the end ${num(l.heldAtEnd)} (above zero: offers kept up with the calls)`,
+  ];
+}
+
 function callsTable(r: CallsResult): string {
-  const row = (name: string, l: LoadResult) => [
-    name,
-    num(l.calls),
-    num(l.callsPerSecond),
-    num(l.p50Ms, 2),
-    num(l.p99Ms, 2),
-    num(l.cpuUsPerCall),
-    num(l.warmupCallsPerSecond),
-    num(l.errors),
-  ];
-  const ratio = r.clustersim.callsPerSecond / r.bare.callsPerSecond;
+  const measured: [string, LoadResult][] = [];
+  if (r.offers !== undefined) measured.push(['clustersim, DECLINE/ACCEPT', r.offers.result]);
+  if (r.launches !== undefined) measured.push(['clustersim, launches', r.launches.result]);
+  measured.push(['bare fastify', r.bare]);
   const lines = [
-    table(
-      ['target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'cpu us/call', 'warm-up calls/s', 'errors'],
-      [row('clustersim', r.clustersim), row('bare fastify', r.bare)],
-    ),
-    `ratio clustersim / bare: ${num(ratio, 2)} by calls/s, ${num(r.bare.cpuUsPerCall / r.clustersim.cpuUsPerCall, 2)} by cpu time per call`,
-    `clustersim calls on live offers: ${num(r.liveCalls)} of ${num(r.liveCalls + r.staleCalls)} (the rest on offers no longer valid)`,
+    table(['target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'cpu us/call', 'warm-up calls/s', 'errors'], measured.map(([name, l]) => loadRow(name, l))),
   ];
-  for (const [name, l] of [['clustersim', r.clustersim], ['bare fastify', r.bare]] as const) {
+  if (r.offers !== undefined) {
+    const { liveCalls, staleCalls } = r.offers;
+    lines.push(ratioLine('DECLINE/ACCEPT', r.offers.result, r.bare));
+    lines.push(`DECLINE/ACCEPT calls on live offers: ${num(liveCalls)} of ${num(liveCalls + staleCalls)} (the rest on offers no longer valid)`);
+  }
+  if (r.launches !== undefined) lines.push(ratioLine('launches', r.launches.result, r.bare), ...launchLines(r.launches));
+  for (const [name, l] of measured) {
     for (const [status, { count, firstBody }] of l.unexpected) {
       lines.push(`${name}: ${num(count)} x ${status === 0 ? 'no reply' : `status ${status}`}: ${firstBody}`);
     }
   }
   return lines.join('\n');
+}
+
+function callCostTables(results: readonly CallCostResult[]): string {
+  const sizes = [...new Set(results.map((r) => r.agents))];
+  const find = (agents: number, on: boolean) => results.find((r) => r.agents === agents && r.checkInvariants === on);
+  const rows = sizes.map((agents) => {
+    const on = find(agents, true);
+    const off = find(agents, false);
+    const setup = `${num(on?.setupSeconds ?? Number.NaN, 1)} / ${num(off?.setupSeconds ?? Number.NaN, 1)}`;
+    const share = on !== undefined && off !== undefined ? num(on.meanUs / off.meanUs, 2) : '-';
+    return [num(agents), setup, num(on?.calls ?? Number.NaN), num(on?.meanUs ?? Number.NaN, 1), num(off?.meanUs ?? Number.NaN, 1), share];
+  });
+  const byType = results
+    .filter((r) => r.checkInvariants)
+    .map((r) => [`${num(r.agents)}, invariants on`, ...CALL_TYPES.map((t) => num(r.byType.get(t) ?? Number.NaN, 1))]);
+  const [small, large] = [find(sizes[0]!, true), find(sizes[sizes.length - 1]!, true)];
+  const ratio = small !== undefined && large !== undefined ? `${num(large.meanUs / small.meanUs, 2)}x` : '-';
+  return [
+    table(['agents', 'setup s (on / off)', 'calls (on)', 'us/call, invariants on', 'us/call, invariants off', 'on / off'], rows),
+    `ratio ${num(large?.agents ?? Number.NaN)} / ${num(small?.agents ?? Number.NaN)} agents, invariants on: ${ratio} per call`,
+    '',
+    table(['us per call, by type', ...CALL_TYPES], byType),
+  ].join('\n');
 }
 
 function startupTable(r: StartupResult): string {
@@ -134,7 +191,7 @@ async function benchEvents(measuredEvents: number, batch: number): Promise<strin
   ];
 }
 
-const PARTS = ['calls', 'startup', 'core', 'events'] as const;
+const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events'] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(raw: string | undefined): ReadonlySet<Part> {
@@ -145,10 +202,40 @@ function selectedParts(raw: string | undefined): ReadonlySet<Part> {
   return new Set(names as Part[]);
 }
 
+async function benchCalls(only: ReadonlySet<Part>, seconds: number, warmupSeconds: number): Promise<string[]> {
+  const connections = Math.round(envNumber('BENCH_CONNECTIONS', 12));
+  const agents = Math.round(envNumber('BENCH_LAUNCH_AGENTS', 100));
+  const allocationIntervalSeconds = envNumber('BENCH_LAUNCH_ALLOCATION_INTERVAL', 0.05);
+  const command = process.env.BENCH_LAUNCH_COMMAND?.trim() || 'sleep 0.01';
+  const task = { command, cpus: 0.1, mem: 32 };
+  const launches = only.has('launches') ? { agents, agentResources: 'cpus:1;mem:256', allocationIntervalSeconds, task } : undefined;
+  const options = { connections, warmupMs: warmupSeconds * 1000, durationMs: seconds * 1000 };
+  const calls = await benchSchedulerCalls(options, { offers: only.has('calls'), launches });
+  return [
+    '',
+    `1. scheduler calls, ${connections} keep-alive connections, ${seconds} s after ${warmupSeconds} s warm-up each`,
+    'DECLINE/ACCEPT: DECLINE and ACCEPT (no operations) alternating on 3 agents, almost all on offers no longer valid;',
+    'launches: every ACCEPT launches a task on a live offer, every update acknowledged (3 ACKNOWLEDGEs per task)',
+    callsTable(calls),
+  ];
+}
+
+function benchInvariants(seconds: number): string[] {
+  const agents = Math.round(envNumber('BENCH_CALL_COST_AGENTS', 10_000));
+  const results = [3, agents].flatMap((n) => benchCallCost(n, seconds));
+  return [
+    '',
+    `5. core only, scheduler call cost with invariants on and off, 3 and ${num(agents)} agents of cpus:1;mem:256, ${seconds} s of calls each`,
+    'one framework; per task: ACCEPT (LAUNCH), ACKNOWLEDGE x2, RECONCILE of 3 tasks, KILL, ACKNOWLEDGE, then DECLINE of another offer;',
+    'no call runs an allocation pass inline (those run untimed when offers run out); outbox drained after every call;',
+    'invariants on and off measured in turns, 10 slices each',
+    callCostTables(results),
+  ];
+}
+
 async function main(): Promise<void> {
   const seconds = envNumber('BENCH_SECONDS', 3);
   const warmupSeconds = envNumber('BENCH_WARMUP_SECONDS', 2);
-  const connections = Math.round(envNumber('BENCH_CONNECTIONS', 12));
   const startupRuns = Math.round(envNumber('BENCH_STARTUP_RUNS', 20));
   const coreSeconds = envNumber('BENCH_CORE_SECONDS', 2);
   const streamEvents = Math.round(envNumber('BENCH_STREAM_EVENTS', 300_000));
@@ -158,11 +245,7 @@ async function main(): Promise<void> {
 
   const cpus = os.cpus();
   const out = [`clustersim bench: node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}), ${os.platform()}-${os.arch()}`];
-  if (only.has('calls')) {
-    const calls = await benchSchedulerCalls({ connections, warmupMs: warmupSeconds * 1000, durationMs: seconds * 1000 });
-    out.push('', `1. scheduler calls, DECLINE/ACCEPT alternating, ${connections} keep-alive connections, ${seconds} s after ${warmupSeconds} s warm-up`);
-    out.push(callsTable(calls));
-  }
+  if (only.has('calls') || only.has('launches')) out.push(...(await benchCalls(only, seconds, warmupSeconds)));
   if (only.has('startup')) {
     const startup = await benchStartup(startupRuns);
     out.push('', `2. time to first offer, 3 agents, realtime, ${startup.runs} runs`, startupTable(startup));
@@ -173,6 +256,7 @@ async function main(): Promise<void> {
     out.push(coreTable(core));
   }
   if (only.has('events')) out.push(...(await benchEvents(streamEvents, streamBatch)));
+  if (only.has('invariants')) out.push(...benchInvariants(coreSeconds));
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

@@ -8,7 +8,7 @@ describe('clustersim command line', () => {
     expect(top.stdout).toContain('clustersim up');
     const up = await runCli(['up', '--help']).output;
     expect(up.code).toBe(0);
-    for (const flag of ['--host', '--port', '--agents', '--agent-resources', '--agent-attributes', '--agent-port', '--seed', '--heartbeat-interval', '--log-level']) {
+    for (const flag of ['--host', '--port', '--agents', '--agent-resources', '--agent-attributes', '--agent-port', '--seed', '--heartbeat-interval', '--allocation-interval', '--log-level']) {
       expect(up.stdout).toContain(flag);
     }
   });

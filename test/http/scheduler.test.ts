@@ -212,3 +212,29 @@ describe('the spec\'s own message shapes, read beside upstream\'s', () => {
     second.disconnect();
   });
 });
+
+describe('allocation interval', () => {
+  it('declined resources come back after --allocation-interval, which /state reports', async () => {
+    const fast = await startCluster({ port: 0, agents: 1, time: 'virtual', seed: 7, allocationIntervalSeconds: 0.05 });
+    try {
+      const client = new SchedulerClient(fast.masterUrl);
+      await client.subscribe(FRAMEWORK);
+      const subscribedEvent = await client.next('SUBSCRIBED');
+      const offers = await client.next('OFFERS');
+      const frameworkId = subscribedEvent.subscribed.framework_id;
+      const decline = { framework_id: frameworkId, type: 'DECLINE', decline: { offer_ids: [offers.offers.offers[0].id], filters: { refuse_seconds: 0 } } };
+      expect((await client.call(decline)).status).toBe(202);
+      const held = () => fast.cluster.view.framework(frameworkId.value)!.offers.size;
+      fast.advance(49);
+      expect(held()).toBe(0);
+      fast.advance(1);
+      expect(held()).toBe(1);
+      expect((await client.next('OFFERS')).offers.offers).toHaveLength(1);
+      const state = (await (await fetch(`${fast.masterUrl}/state`)).json()) as { flags: Record<string, string> };
+      expect(state.flags['allocation_interval']).toBe('50ms');
+      client.disconnect();
+    } finally {
+      await fast.close();
+    }
+  });
+});
