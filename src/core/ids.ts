@@ -10,8 +10,16 @@ export class IdGenerator {
 
   constructor(readonly masterId: string) {}
 
-  framework(): string {
-    return `${this.masterId}-${String(this.#frameworks++).padStart(4, '0')}`;
+  /**
+   * The next framework id not `taken`: a client may subscribe with an id
+   * of its choosing (upstream accepts one it never issued, as after a
+   * master failover), so the sequence skips ids already in use.
+   */
+  framework(taken: (id: string) => boolean = () => false): string {
+    for (;;) {
+      const id = `${this.masterId}-${String(this.#frameworks++).padStart(4, '0')}`;
+      if (!taken(id)) return id;
+    }
   }
 
   agent(): string {

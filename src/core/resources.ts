@@ -169,6 +169,39 @@ export function rangesSize(rs: readonly Range[]): number {
   return rs.reduce((n, [lo, hi]) => n + (hi - lo + 1), 0);
 }
 
+/**
+ * Where two bags claim the same range value or set item of one resource
+ * (the same name and reservation role), described for an error; undefined
+ * when they are disjoint. Scalars always add up, so they never overlap.
+ */
+export function overlap(a: Resources, b: Resources): string | undefined {
+  for (const x of a) {
+    for (const y of b) {
+      if (x.name !== y.name || x.type !== y.type || x.role !== y.role || x.type === 'SCALAR') continue;
+      if (x.type === 'RANGES') {
+        const both = [...(x.ranges ?? []), ...(y.ranges ?? [])];
+        if (rangesSize(normaliseRanges(both)) < rangesSize(x.ranges ?? []) + rangesSize(y.ranges ?? [])) {
+          return `'${x.name}' ${formatValue(x)} overlaps ${formatValue(y)}`;
+        }
+      } else {
+        const shared = (y.set ?? []).find((item) => x.set?.includes(item));
+        if (shared !== undefined) return `'${x.name}' item '${shared}' is used twice`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Overlapping or repeated ranges within one list, described for an error. */
+export function rangesOverlapWithin(items: readonly Range[]): string | undefined {
+  const sorted = [...items].sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+  for (let i = 1; i < sorted.length; i++) {
+    const [prev, next] = [sorted[i - 1]!, sorted[i]!];
+    if (next[0] <= prev[1]) return `[${prev[0]}-${prev[1]}] and [${next[0]}-${next[1]}] overlap`;
+  }
+  return undefined;
+}
+
 export function normaliseRanges(items: readonly Range[]): Range[] {
   const sorted = items.filter(([lo, hi]) => lo <= hi).map(([lo, hi]) => [lo, hi] as const).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
   const out: [number, number][] = [];

@@ -128,6 +128,8 @@ export interface FrameworkInfo {
   readonly webuiUrl?: string;
   readonly capabilities: readonly Capability[];
   readonly labels: readonly Label[];
+  /** Set when the wire message carries something upstream refuses (offer filters). */
+  readonly invalid?: string;
   readonly raw?: unknown;
 }
 

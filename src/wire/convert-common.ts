@@ -2,7 +2,7 @@
  * Conversions shared by every endpoint: resources, attributes, labels,
  * commands and durations between wire messages and core types.
  */
-import { fromMilli, normalise, toMilli, type Resource, type Resources } from '../core/resources.js';
+import { fromMilli, normalise, rangesOverlapWithin, toMilli, type Range, type Resource, type Resources } from '../core/resources.js';
 import type { Attribute, CommandSpec, Label } from '../core/types.js';
 import type { mesos } from './generated/types.js';
 
@@ -26,17 +26,32 @@ export function resourcesFromWire(list: readonly mesos.v1.Resource[] | undefined
       case 'RANGES': {
         const ranges = (r.ranges?.range ?? []).map((x) => [x.begin, x.end] as const);
         if (ranges.some(([b, e]) => b > e)) return `Invalid ranges resource '${r.name}'`;
+        // Within one resource list a port is claimed once: overlaps would be counted twice.
+        const clash = rangesOverlapWithin([...ranges, ...sameRanges(out, base)]);
+        if (clash !== undefined) return `Invalid ranges resource '${r.name}': ${clash}`;
         out.push({ ...base, type: 'RANGES', ranges });
         break;
       }
-      case 'SET':
+      case 'SET': {
+        const items = [...(r.set?.item ?? []), ...sameSet(out, base)];
+        if (new Set(items).size !== items.length) return `Invalid set resource '${r.name}': an item is repeated`;
         out.push({ ...base, type: 'SET', set: [...new Set(r.set?.item ?? [])].sort() });
         break;
+      }
       default:
         return `Unsupported resource type '${String(r.type)}' for '${r.name}'`;
     }
   }
   return normalise(out);
+}
+
+/** Ranges already listed for the same resource (name and role) earlier in the list. */
+function sameRanges(out: readonly Resource[], base: { name: string; role: string }): Range[] {
+  return out.filter((r) => r.type === 'RANGES' && r.name === base.name && r.role === base.role).flatMap((r) => [...(r.ranges ?? [])]);
+}
+
+function sameSet(out: readonly Resource[], base: { name: string; role: string }): string[] {
+  return out.filter((r) => r.type === 'SET' && r.name === base.name && r.role === base.role).flatMap((r) => [...(r.set ?? [])]);
 }
 
 export function resourcesToWire(bag: Resources): W[] {

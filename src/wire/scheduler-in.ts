@@ -27,7 +27,8 @@ export function frameworkInfoFromWire(info: mesos.v1.FrameworkInfo): FrameworkIn
   return {
     user: info.user,
     name: info.name,
-    ...(info.id === undefined ? {} : { id: info.id.value }),
+    // An empty id is no id, as upstream reads it: the framework is new.
+    ...(info.id === undefined || info.id.value === '' ? {} : { id: info.id.value }),
     failoverTimeoutMs: (info.failover_timeout ?? 0) * 1000,
     checkpoint: info.checkpoint ?? false,
     ...(info.role === undefined ? {} : { role: info.role }),
@@ -37,8 +38,35 @@ export function frameworkInfoFromWire(info: mesos.v1.FrameworkInfo): FrameworkIn
     ...(info.webui_url === undefined ? {} : { webuiUrl: info.webui_url }),
     capabilities,
     labels: labelsFromWire(info.labels),
+    ...offerFiltersError(info.offer_filters),
     raw: info,
   };
+}
+
+/**
+ * The allocator does not apply per-role offer filters yet, but a framework
+ * that sends invalid ones is refused as upstream refuses it.
+ */
+function offerFiltersError(filters: mesos.v1.FrameworkInfo['offer_filters']): { invalid?: string } {
+  for (const filter of Object.values(filters ?? {})) {
+    for (const q of filter.min_allocatable_resources?.quantities ?? []) {
+      const entries = Object.entries(q.quantities ?? {});
+      if (entries.length === 0) return { invalid: 'Resource quantities must contain at least one quantity' };
+      for (const [name, { value }] of entries) {
+        const error = scalarValueError(value);
+        if (error !== undefined) return { invalid: `Invalid resource quantity for '${name}': ${error}` };
+      }
+    }
+  }
+  return {};
+}
+
+function scalarValueError(value: number): string | undefined {
+  if (Number.isNaN(value)) return 'NaN not supported';
+  if (!Number.isFinite(value)) return 'Infinite values not supported';
+  if (value < 0) return 'Negative values not supported';
+  if (value !== 0 && Math.abs(value) < Number.MIN_VALUE * 2 ** 52) return 'Subnormal values not supported';
+  return undefined;
 }
 
 export function subscriptionFromWire(

@@ -7,7 +7,7 @@
  */
 import { done, type Outcome } from '../errors.js';
 import type { MasterToAgent } from '../messages.js';
-import { add, allocate as withAllocationRole, contains, format, subtract, type Resources } from '../resources.js';
+import { add, allocate as withAllocationRole, contains, format, overlap, subtract, type Resources } from '../resources.js';
 import type { ExecutorSpec, Operation, StatusReason, TaskSpec } from '../types.js';
 import { refOf, type Framework, type Offer, type Task } from './framework.js';
 import type { MasterOps } from './ops.js';
@@ -120,7 +120,8 @@ function launch(m: MasterOps, fw: Framework, pool: Pool, [spec]: readonly TaskSp
   const error =
     typeof need === 'string'
       ? need
-      : taskError(spec, { agentId: pool.agentId, available: pool.available, isDuplicate: (id) => fw.tasks.has(id) }, add(need, executorNeed));
+      : (taskError(spec, { agentId: pool.agentId, available: pool.available, isDuplicate: (id) => fw.tasks.has(id) }, add(need, executorNeed)) ??
+        incompatibleExecutor(fw, executorKey, executor));
   if (error !== undefined || typeof need === 'string') {
     reject(m, fw, pool, spec, error ?? 'Invalid task', 'REASON_TASK_INVALID');
     return;
@@ -141,6 +142,7 @@ function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: Executor
   // The executor is checked first: the tasks are measured against what it leaves.
   let error =
     groupError(executor, specs) ??
+    incompatibleExecutor(fw, executorKey, executor) ??
     (contains(pool.available, executorNeed)
       ? undefined
       : `Executor uses more resources ${format(executorNeed)} than available ${format(pool.available)}`);
@@ -154,6 +156,9 @@ function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: Executor
     const withCommand: TaskSpec = { ...spec, command: spec.command ?? { shell: true, arguments: [] } };
     const isDuplicate = (id: string) => fw.tasks.has(id) || specs.filter((s) => s.taskId === id).length > 1;
     error = taskError(withCommand, { agentId: pool.agentId, available: subtract(pool.available, total), isDuplicate }, need);
+    // Tasks of a group and their executor share one container: no port may be claimed twice.
+    const clash = overlap(withAllocationRole(total, undefined), spec.resources);
+    if (error === undefined && clash !== undefined) error = `Task group uses invalid resources: ${clash}`;
     if (error === undefined) total = add(total, need);
   }
   if (error !== undefined) {
@@ -166,6 +171,38 @@ function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: Executor
   }
   const tasks = specs.map((spec) => record(m, fw, pool, spec, withAllocationRole(spec.resources, pool.role), executor.executorId));
   deliver(m, fw, tasks, newExecutor ? executorKey : undefined, (live) => ({ type: 'RUN_TASK_GROUP', framework: fw.info, executor, tasks: live }));
+}
+
+/**
+ * A task may name an executor the framework already runs on the agent only
+ * with an equal ExecutorInfo (the master fills in `framework_id`, so it is
+ * not compared).
+ */
+function incompatibleExecutor(fw: Framework, key: string | undefined, executor: ExecutorSpec | undefined): string | undefined {
+  const existing = key === undefined ? undefined : fw.executors.get(key);
+  if (existing === undefined || executor === undefined) return undefined;
+  if (sameValue(withoutFrameworkId(existing.raw), withoutFrameworkId(executor.raw))) return undefined;
+  return `ExecutorInfo is not compatible with existing ExecutorInfo with same ExecutorID '${executor.executorId}'`;
+}
+
+function withoutFrameworkId(raw: unknown): unknown {
+  if (raw === null || typeof raw !== 'object') return raw;
+  const { framework_id: _ignored, ...rest } = raw as Record<string, unknown>;
+  return rest;
+}
+
+/** Structural equality of decoded wire messages (plain objects, arrays, bytes, scalars). */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (a instanceof Uint8Array || b instanceof Uint8Array) {
+    return a instanceof Uint8Array && b instanceof Uint8Array && a.length === b.length && a.every((x, i) => x === b[i]);
+  }
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
 function groupError(executor: ExecutorSpec, specs: readonly TaskSpec[]): string | undefined {

@@ -182,7 +182,7 @@ export class Master implements MasterOps, SimNode {
   // ---- framework lifecycle ----
 
   #addFramework(sub: Subscription): Framework {
-    const id = sub.info.id ?? this.ids.framework();
+    const id = sub.info.id ?? this.ids.framework((candidate) => this.#knownFramework(candidate));
     const fw = new Framework(id, { ...sub.info, id }, wallTimeMs(this.ctx), (connectionId, frameworkId, event) => {
       this.ctx.trace.appendText(`event:${event.type.toLowerCase()}`, `${frameworkId} ${eventSummary(event)}`);
       this.outbox.event(connectionId, event);
@@ -191,6 +191,10 @@ export class Master implements MasterOps, SimNode {
     this.frameworks.set(id, fw);
     this.allocator.addFramework(id, this.#allocationInfo(fw));
     return fw;
+  }
+
+  #knownFramework(id: string): boolean {
+    return this.frameworks.has(id) || this.completedFrameworks.some((f) => f.id === id);
   }
 
   #failover(fw: Framework, sub: Subscription): Framework {

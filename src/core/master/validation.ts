@@ -4,7 +4,7 @@
  * undefined when the input is valid.
  */
 import { regexError } from '../allocator/constraints.js';
-import { contains, format, type Resources } from '../resources.js';
+import { contains, format, overlap, type Resources } from '../resources.js';
 import type { FrameworkInfo, Subscription, TaskSpec } from '../types.js';
 
 /** Upper bound of a duration in upstream (int64 nanoseconds), in seconds. */
@@ -29,7 +29,33 @@ export function roleError(role: string): string | undefined {
   return undefined;
 }
 
+/** Longest id upstream accepts: ids name directories, and a file name has at most 255 bytes. */
+export const MAX_ID_LENGTH = 255;
+
+/**
+ * Ids of frameworks, tasks and executors (upstream's `validateID`): not
+ * empty, not `.` or `..`, at most 255 characters, and no control
+ * characters or path separators, since ids become directory names.
+ */
+export function idError(id: string): string | undefined {
+  if (id === '') return 'ID must be non-empty';
+  if (id === '.' || id === '..') return `'${id}' is disallowed`;
+  if (id.length > MAX_ID_LENGTH) return `ID must be at most ${MAX_ID_LENGTH} characters, got ${id.length}`;
+  if (/[\u0000-\u001f\u007f/\\]/u.test(id)) return `'${printable(id)}' contains invalid characters`;
+  return undefined;
+}
+
+/** An id with its control characters escaped, so an error stays on one line. */
+function printable(id: string): string {
+  return id.replace(/[\u0000-\u001f\u007f]/gu, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
 export function frameworkInfoError(info: FrameworkInfo): string | undefined {
+  if (info.invalid !== undefined) return info.invalid;
+  if (info.id !== undefined) {
+    const error = idError(info.id);
+    if (error !== undefined) return `Invalid 'FrameworkInfo.id': ${error}`;
+  }
   const multiRole = info.capabilities.includes('MULTI_ROLE');
   if (multiRole && info.role !== undefined) {
     return "'FrameworkInfo.role' must not be set when the framework is MULTI_ROLE capable";
@@ -96,8 +122,8 @@ export interface TaskContext {
 export function taskError(task: TaskSpec, ctx: TaskContext, needed: Resources): string | undefined {
   if (task.invalid !== undefined) return task.invalid;
   if (task.executor?.invalid !== undefined) return task.executor.invalid;
-  if (task.taskId === '') return 'Task ID must not be empty';
-  if (/[/\u0000]/u.test(task.taskId)) return `Task ID '${task.taskId}' contains invalid characters`;
+  const badId = idError(task.taskId);
+  if (badId !== undefined) return badId;
   if (ctx.isDuplicate(task.taskId)) return `Task has duplicate ID: ${task.taskId}`;
   if (task.agentId !== ctx.agentId) {
     return `Task uses agent ${task.agentId} but the offers are for agent ${ctx.agentId}`;
@@ -105,7 +131,12 @@ export function taskError(task: TaskSpec, ctx: TaskContext, needed: Resources): 
   if ((task.command === undefined) === (task.executor === undefined)) {
     return 'Task should have at least one (but not both) of CommandInfo or ExecutorInfo present';
   }
-  if (task.executor?.executorId === '') return 'ExecutorID must not be empty';
+  const badExecutorId = task.executor === undefined ? undefined : idError(task.executor.executorId);
+  if (badExecutorId !== undefined) return badExecutorId;
+  if (task.resources.length === 0) return 'Task uses no resources';
+  if (task.executor !== undefined && overlap(task.resources, task.executor.resources) !== undefined) {
+    return `Task and its executor use invalid resources: ${overlap(task.resources, task.executor.resources)}`;
+  }
   if (!contains(ctx.available, needed)) {
     return `Task uses more resources ${format(needed)} than available ${format(ctx.available)}`;
   }
