@@ -2,5 +2,6 @@
 export { startCluster, StartError, DEFAULT_AGENT_RESOURCES } from './start.js';
 export type { StartClusterOptions, RunningCluster, AgentEndpoint } from './start.js';
 export type { TimeMode, ClusterDriver } from './runtime/driver.js';
+export { ClusterFailure } from './runtime/driver.js';
 export { Cluster } from './core/cluster.js';
 export type { ClusterOptions } from './core/cluster.js';

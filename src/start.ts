@@ -10,7 +10,7 @@ import { Cluster } from './core/cluster.js';
 import { parseResources } from './core/resources.js';
 import { buildAgentApp } from './http/agent-app.js';
 import { buildMasterApp } from './http/master-app.js';
-import { RealtimeDriver, VirtualDriver, type ClusterDriver, type TimeMode } from './runtime/driver.js';
+import { RealtimeDriver, VirtualDriver, type ClusterDriver, type ClusterFailure, type TimeMode } from './runtime/driver.js';
 import { createLogger, logTrace, type LogLevel } from './runtime/logging.js';
 import { parseAttributes } from './wire/convert-common.js';
 import { VERSION } from './wire/version.js';
@@ -36,6 +36,12 @@ export interface StartClusterOptions {
   readonly logLevel?: LogLevel;
   readonly logger?: Logger;
   readonly recordTrace?: boolean;
+  /**
+   * Called once if the core fails (a broken invariant is a bug): the
+   * cluster has stopped serving, its listeners are closing, and `close()`
+   * will reject with the same error. `clustersim up` exits non-zero.
+   */
+  readonly onFailure?: (failure: ClusterFailure) => void;
   /** Wall-clock silence after which an event stream sends a HEARTBEAT (default 5 s). */
   readonly streamKeepaliveMs?: number;
 }
@@ -92,6 +98,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const driver: ClusterDriver = time === 'virtual' ? new VirtualDriver(cluster) : new RealtimeDriver(cluster);
 
   const servers: FastifyInstance[] = [];
+  stopOnFailure(driver, servers, logger, options.onFailure);
   try {
     const masterApp = buildMasterApp({
       driver,
@@ -120,6 +127,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       close: async () => {
         driver.close();
         await Promise.all(servers.map((s) => s.close()));
+        if (driver.failure !== undefined) throw driver.failure;
       },
     };
   } catch (error) {
@@ -127,6 +135,20 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     await Promise.all(servers.map((s) => s.close()));
     throw error;
   }
+}
+
+/**
+ * A failed core stops the whole cluster loudly: one fatal log line with
+ * the seed, the error and the last trace entries, then every listener
+ * closes (open streams are cut), so no client is served a broken state.
+ */
+function stopOnFailure(driver: ClusterDriver, servers: FastifyInstance[], logger: Logger, onFailure?: (f: ClusterFailure) => void): void {
+  driver.onFailure((failure) => {
+    logger.fatal({ seed: failure.seed, lastEntries: failure.lastEntries, err: failure.cause }, failure.message);
+    driver.close();
+    for (const server of servers) void server.close();
+    onFailure?.(failure);
+  });
 }
 
 async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {

@@ -48,6 +48,11 @@ export async function runUp(args: UpArgs): Promise<void> {
       allocationIntervalSeconds: args['allocation-interval'],
       time: 'realtime',
       logger,
+      // A failed core is a bug: the fatal line is logged; stop with a non-zero status.
+      onFailure: (failure) => {
+        process.stderr.write(`clustersim: ${failure.message}\n`);
+        process.exit(70);
+      },
     });
   } catch (error) {
     const message = error instanceof StartError ? error.message : `Cannot start: ${(error as Error).message}`;

@@ -14,6 +14,25 @@ export type TimeMode = 'realtime' | 'virtual';
 
 export type OutputConsumer = (records: readonly OutboxRecord[]) => void;
 
+/**
+ * The core threw: an invariant broke or a transition was illegal. That is
+ * a bug, never a client's fault, so the cluster stops rather than serve a
+ * half-broken state: every later input throws the same error.
+ */
+export class ClusterFailure extends Error {
+  constructor(
+    readonly seed: string,
+    override readonly cause: unknown,
+    /** The last trace entries before the failure, oldest first. */
+    readonly lastEntries: readonly string[],
+  ) {
+    super(`cluster stopped (seed '${seed}'): ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'ClusterFailure';
+  }
+}
+
+export type FailureListener = (failure: ClusterFailure) => void;
+
 export interface ClusterDriver {
   readonly cluster: Cluster;
   readonly mode: TimeMode;
@@ -25,21 +44,57 @@ export interface ClusterDriver {
   advance(ms: number): void;
   /** Where the outbox's records go; one consumer per driver. */
   setOutput(consumer: OutputConsumer): void;
+  /** Called once if the core fails; the driver refuses every input after. */
+  onFailure(listener: FailureListener): void;
+  /** The failure that stopped the cluster, if any. */
+  readonly failure: ClusterFailure | undefined;
   close(): void;
 }
 
+/** How many trace entries a failure report carries. */
+const FAILURE_TRACE_ENTRIES = 20;
+
 abstract class BaseDriver {
   #output: OutputConsumer | undefined;
+  #failure: ClusterFailure | undefined;
+  readonly #failureListeners: FailureListener[] = [];
 
   constructor(readonly cluster: Cluster) {}
+
+  get failure(): ClusterFailure | undefined {
+    return this.#failure;
+  }
 
   setOutput(consumer: OutputConsumer): void {
     this.#output = consumer;
   }
 
+  onFailure(listener: FailureListener): void {
+    this.#failureListeners.push(listener);
+  }
+
+  /** Runs `apply` against the core, turning a throw into the cluster's failure. */
+  protected guarded<T>(apply: () => T): T {
+    if (this.#failure !== undefined) throw this.#failure;
+    try {
+      return apply();
+    } catch (error) {
+      throw this.#fail(error);
+    }
+  }
+
   protected deliver(): void {
+    if (this.#failure !== undefined) return;
     const records = this.cluster.drainOutbox();
     if (records.length > 0) this.#output?.(records);
+  }
+
+  #fail(error: unknown): ClusterFailure {
+    if (this.#failure !== undefined) return this.#failure;
+    const lines = this.cluster.trace.entries().slice(-FAILURE_TRACE_ENTRIES).map((e) => `${e.timeMs} ${e.line}`);
+    this.#failure = new ClusterFailure(this.cluster.seed, error, lines);
+    for (const listener of this.#failureListeners) listener(this.#failure);
+    return this.#failure;
   }
 }
 
@@ -48,14 +103,14 @@ export class VirtualDriver extends BaseDriver implements ClusterDriver {
 
   input<T>(apply: (cluster: Cluster) => T): T {
     try {
-      return apply(this.cluster);
+      return this.guarded(() => apply(this.cluster));
     } finally {
       this.deliver();
     }
   }
 
   read<T>(look: (view: ClusterView) => T): T {
-    return look(this.cluster.view);
+    return this.guarded(() => look(this.cluster.view));
   }
 
   advance(ms: number): void {
@@ -84,8 +139,10 @@ export class RealtimeDriver extends BaseDriver implements ClusterDriver {
 
   input<T>(apply: (cluster: Cluster) => T): T {
     try {
-      this.#catchUp();
-      return apply(this.cluster);
+      return this.guarded(() => {
+        this.#catchUp();
+        return apply(this.cluster);
+      });
     } finally {
       this.deliver();
       this.#arm();
@@ -112,7 +169,7 @@ export class RealtimeDriver extends BaseDriver implements ClusterDriver {
 
   /** Keeps one wall-clock timer for the next due event; re-arms only when that changes. */
   #arm(): void {
-    if (this.#closed) return;
+    if (this.#closed || this.failure !== undefined) return;
     const due = this.cluster.nextDueMs();
     if (due === this.#armedForMs) return;
     clearTimeout(this.#timer);
@@ -122,7 +179,11 @@ export class RealtimeDriver extends BaseDriver implements ClusterDriver {
     // Timers beyond ~24.8 days overflow setTimeout; wake up earlier and re-arm.
     this.#timer = setTimeout(() => {
       this.#armedForMs = undefined;
-      this.input(() => undefined);
+      try {
+        this.input(() => undefined);
+      } catch {
+        // A failure has reached the failure listeners; nothing else waits on this timer.
+      }
     }, Math.min(Math.ceil(delay), 2 ** 31 - 1));
     this.#timer.unref();
   }
