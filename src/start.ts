@@ -7,9 +7,18 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Cluster } from './core/cluster.js';
-import { parseResources } from './core/resources.js';
+import type { Attribute } from './core/types.js';
+import { parseResources, type Resources } from './core/resources.js';
 import { buildAgentApp } from './http/agent-app.js';
-import { buildMasterApp } from './http/master-app.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from './http/event-stream.js';
+import { DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './http/limits.js';
+import {
+  buildMasterApp,
+  DEFAULT_MAX_FRAMEWORKS,
+  DEFAULT_MAX_SUBSCRIPTIONS,
+  DEFAULT_STREAM_BUDGET_BYTES,
+  type MasterAppOptions,
+} from './http/master-app.js';
 import { RealtimeDriver, VirtualDriver, type ClusterDriver, type ClusterFailure, type TimeMode } from './runtime/driver.js';
 import { createLogger, logTrace, type LogLevel } from './runtime/logging.js';
 import { parseAttributes } from './wire/convert-common.js';
@@ -17,7 +26,49 @@ import { VERSION } from './wire/version.js';
 
 export const DEFAULT_AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
 
-export interface StartClusterOptions {
+const MIB = 1024 * 1024;
+
+/** The defaults of the limits below, for `clustersim up` and the README. */
+export const DEFAULT_LIMITS = {
+  idleTimeoutSeconds: DEFAULT_LISTENER_LIMITS.idleTimeoutSeconds,
+  headersTimeoutSeconds: DEFAULT_LISTENER_LIMITS.headersTimeoutSeconds,
+  requestTimeoutSeconds: DEFAULT_LISTENER_LIMITS.requestTimeoutSeconds,
+  maxConnections: DEFAULT_LISTENER_LIMITS.maxConnections,
+  agentMaxConnections: DEFAULT_AGENT_MAX_CONNECTIONS,
+  maxSubscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+  maxFrameworks: DEFAULT_MAX_FRAMEWORKS,
+  streamBufferLimitMiB: DEFAULT_MAX_BUFFERED_BYTES / MIB,
+  streamBufferBudgetMiB: DEFAULT_STREAM_BUDGET_BYTES / MIB,
+} as const;
+
+/**
+ * What a client may hold: connections and their timeouts on every listener,
+ * event streams and the bytes waiting on them, frameworks. Past a limit the
+ * server closes the connection, cuts the stream or refuses the SUBSCRIBE
+ * (README.md, "Limits").
+ */
+export interface LimitOptions {
+  /** Seconds a connection may sit silent (between keep-alive requests, a response unread); not event streams. */
+  readonly idleTimeoutSeconds?: number;
+  /** Seconds from a connection's first byte to the end of the request's headers. */
+  readonly headersTimeoutSeconds?: number;
+  /** Seconds from a connection's first byte to the end of the request's body. */
+  readonly requestTimeoutSeconds?: number;
+  /** Concurrent connections of the master's listener. */
+  readonly maxConnections?: number;
+  /** Concurrent connections of each agent's listener. */
+  readonly agentMaxConnections?: number;
+  /** Concurrent event streams (open SUBSCRIBE calls). */
+  readonly maxSubscriptions?: number;
+  /** Frameworks connected or within their failover timeout. */
+  readonly maxFrameworks?: number;
+  /** MiB waiting on one event stream before it is cut. */
+  readonly streamBufferLimitMiB?: number;
+  /** MiB waiting on all event streams together before the one with the most is cut. */
+  readonly streamBufferBudgetMiB?: number;
+}
+
+export interface StartClusterOptions extends LimitOptions {
   /** Address every server binds to (default 127.0.0.1). */
   readonly host?: string;
   /** Master port; 0 picks a free one (default 0). */
@@ -79,6 +130,8 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const allocation = options.allocationIntervalSeconds ?? 1;
   if (!(allocation > 0)) throw new StartError(`--allocation-interval must be positive, got ${allocation}`);
 
+  const limits = limitsOf(options);
+
   const time = options.time ?? 'realtime';
   const cluster = new Cluster({
     seed: options.seed ?? 0,
@@ -103,21 +156,15 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     const masterApp = buildMasterApp({
       driver,
       logger,
+      ...limits.master,
       ...(options.streamKeepaliveMs === undefined ? {} : { keepaliveMs: options.streamKeepaliveMs }),
     });
     servers.push(masterApp);
     const masterPort = await listen(masterApp, host, options.port ?? 0);
     // A port of 0 is known only now.
     driver.input((c) => c.bindMasterPort(masterPort));
-    const agents: AgentEndpoint[] = [];
-    for (let i = 0; i < agentCount; i++) {
-      const app = buildAgentApp({ logger });
-      servers.push(app);
-      const wanted = options.agentPort === undefined || options.agentPort === 0 ? 0 : options.agentPort + i;
-      const port = await listen(app, host, wanted);
-      const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port, resources, attributes }));
-      agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname: host, port });
-    }
+    const agentSpec = { count: agentCount, firstPort: options.agentPort ?? 0, resources, attributes, listener: limits.agentListener };
+    const agents = await startAgents(driver, host, agentSpec, servers, logger);
     return {
       masterUrl: `http://${host}:${masterPort}`,
       agents,
@@ -149,6 +196,62 @@ function stopOnFailure(driver: ClusterDriver, servers: FastifyInstance[], logger
     for (const server of servers) void server.close();
     onFailure?.(failure);
   });
+}
+
+interface AgentsSpec {
+  readonly count: number;
+  /** Port of the first agent, the next ones follow; 0 = ephemeral. */
+  readonly firstPort: number;
+  readonly resources: Resources;
+  readonly attributes: Attribute[];
+  readonly listener: ListenerLimits;
+}
+
+/** One listener per agent, then the agent itself; each server joins `servers` before it listens, to be closed on failure. */
+async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
+  const agents: AgentEndpoint[] = [];
+  const { resources, attributes } = spec;
+  for (let i = 0; i < spec.count; i++) {
+    const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener });
+    servers.push(app);
+    const port = await listen(app, host, spec.firstPort === 0 ? 0 : spec.firstPort + i);
+    const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port, resources, attributes }));
+    agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname: host, port });
+  }
+  return agents;
+}
+
+/** The limits with their defaults, checked; the flag names are those of `clustersim up`. */
+function limitsOf(options: LimitOptions): { master: Omit<MasterAppOptions, 'driver' | 'logger'>; agentListener: ListenerLimits } {
+  const value = { ...DEFAULT_LIMITS, ...definedOnly(options) };
+  const positive = (flag: string, n: number): number => {
+    if (!(n > 0) || !Number.isFinite(n)) throw new StartError(`--${flag} must be a positive number, got ${n}`);
+    return n;
+  };
+  const count = (flag: string, n: number): number => {
+    if (!Number.isInteger(n) || n < 1) throw new StartError(`--${flag} must be a whole number of at least 1, got ${n}`);
+    return n;
+  };
+  const timeouts = {
+    idleTimeoutSeconds: positive('idle-timeout', value.idleTimeoutSeconds),
+    headersTimeoutSeconds: positive('headers-timeout', value.headersTimeoutSeconds),
+    requestTimeoutSeconds: positive('request-timeout', value.requestTimeoutSeconds),
+  };
+  return {
+    master: {
+      listener: { ...timeouts, maxConnections: count('max-connections', value.maxConnections) },
+      maxSubscriptions: count('max-subscriptions', value.maxSubscriptions),
+      maxFrameworks: count('max-frameworks', value.maxFrameworks),
+      maxBufferedBytes: Math.round(positive('stream-buffer-limit', value.streamBufferLimitMiB) * MIB),
+      streamBudgetBytes: Math.round(positive('stream-buffer-budget', value.streamBufferBudgetMiB) * MIB),
+    },
+    agentListener: { ...timeouts, maxConnections: count('agent-max-connections', value.agentMaxConnections) },
+  };
+}
+
+/** The options given a value: an `undefined` must not hide a default. */
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {

@@ -1,7 +1,7 @@
 /** `clustersim up`: a cluster on real sockets, in real time, until a signal. */
 import type { Argv } from 'yargs';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
-import { DEFAULT_AGENT_RESOURCES, startCluster, StartError } from '../start.js';
+import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, StartError } from '../start.js';
 
 export interface UpArgs {
   host: string;
@@ -14,7 +14,29 @@ export interface UpArgs {
   'heartbeat-interval': number;
   'allocation-interval': number;
   'log-level': LogLevel;
+  'idle-timeout': number;
+  'headers-timeout': number;
+  'request-timeout': number;
+  'max-connections': number;
+  'agent-max-connections': number;
+  'max-subscriptions': number;
+  'max-frameworks': number;
+  'stream-buffer-limit': number;
+  'stream-buffer-budget': number;
 }
+
+const L = DEFAULT_LIMITS;
+const LIMIT_FLAGS = [
+  'idle-timeout',
+  'headers-timeout',
+  'request-timeout',
+  'max-connections',
+  'agent-max-connections',
+  'max-subscriptions',
+  'max-frameworks',
+  'stream-buffer-limit',
+  'stream-buffer-budget',
+];
 
 export function upOptions(y: Argv): Argv<UpArgs> {
   return y
@@ -28,6 +50,16 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('heartbeat-interval', { type: 'number', default: 15, describe: 'Seconds between HEARTBEAT events' })
     .option('allocation-interval', { type: 'number', default: 1, describe: 'Seconds between batched allocations of declined and freed resources' })
     .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'Log level (logs go to stderr)' })
+    .group(LIMIT_FLAGS, 'Limits (README.md, "Limits"):')
+    .option('idle-timeout', { type: 'number', default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' })
+    .option('headers-timeout', { type: 'number', default: L.headersTimeoutSeconds, describe: "Seconds a client has to send a request's headers" })
+    .option('request-timeout', { type: 'number', default: L.requestTimeoutSeconds, describe: 'Seconds a client has to send a whole request, body included' })
+    .option('max-connections', { type: 'number', default: L.maxConnections, describe: "Concurrent connections of the master's listener" })
+    .option('agent-max-connections', { type: 'number', default: L.agentMaxConnections, describe: "Concurrent connections of each agent's listener" })
+    .option('max-subscriptions', { type: 'number', default: L.maxSubscriptions, describe: 'Concurrent event streams; a SUBSCRIBE past it gets 503' })
+    .option('max-frameworks', { type: 'number', default: L.maxFrameworks, describe: 'Frameworks connected or within failover; a new one past it gets 503' })
+    .option('stream-buffer-limit', { type: 'number', default: L.streamBufferLimitMiB, describe: 'MiB waiting on one event stream before it is cut' })
+    .option('stream-buffer-budget', { type: 'number', default: L.streamBufferBudgetMiB, describe: 'MiB waiting on all event streams before the fullest is cut' })
     .example('$0 up', 'A master on 127.0.0.1:5050 with 3 agents')
     .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port') as unknown as Argv<UpArgs>;
 }
@@ -46,6 +78,15 @@ export async function runUp(args: UpArgs): Promise<void> {
       seed: args.seed,
       heartbeatIntervalSeconds: args['heartbeat-interval'],
       allocationIntervalSeconds: args['allocation-interval'],
+      idleTimeoutSeconds: args['idle-timeout'],
+      headersTimeoutSeconds: args['headers-timeout'],
+      requestTimeoutSeconds: args['request-timeout'],
+      maxConnections: args['max-connections'],
+      agentMaxConnections: args['agent-max-connections'],
+      maxSubscriptions: args['max-subscriptions'],
+      maxFrameworks: args['max-frameworks'],
+      streamBufferLimitMiB: args['stream-buffer-limit'],
+      streamBufferBudgetMiB: args['stream-buffer-budget'],
       time: 'realtime',
       logger,
       // A failed core is a bug: the fatal line is logged; stop with a non-zero status.

@@ -4,24 +4,33 @@
  * served here as they are built.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { capConnections, DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from './limits.js';
 import { acceptRawBodies, installErrorReplies } from './master-app.js';
+import { everyMethod, serveMethods } from './methods.js';
 import { VERSION } from '../wire/version.js';
 
 export interface AgentAppOptions {
   readonly logger?: FastifyBaseLogger;
+  /** Names the listener in the log (`agent 2`). */
+  readonly name?: string;
+  /** The master's timeouts, with a connection cap of its own. */
+  readonly listener?: Partial<ListenerLimits>;
 }
 
 export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
+  const limits = { ...DEFAULT_LISTENER_LIMITS, maxConnections: DEFAULT_AGENT_MAX_CONNECTIONS, ...options.listener };
   const app = Fastify({
     ...(options.logger === undefined ? {} : { loggerInstance: options.logger }),
     logController: new LogController({ disableRequestLogging: true }),
     // Event streams never end by themselves; closing the server must not wait for them.
     forceCloseConnections: true,
+    ...listenerServerOptions(limits),
   }) as unknown as FastifyInstance;
+  capConnections(app, options.name ?? 'agent', limits.maxConnections, app.log);
   acceptRawBodies(app);
   for (const prefix of ['', '/slave(1)']) {
-    app.all(`${prefix}/health`, (_req, reply) => reply.code(200).header('content-length', '0').send());
-    app.all(`${prefix}/version`, (_req, reply) =>
+    serveMethods(app, `${prefix}/health`, everyMethod(app), (_req, reply) => reply.code(200).header('content-length', '0').send());
+    serveMethods(app, `${prefix}/version`, everyMethod(app), (_req, reply) =>
       reply.header('content-type', 'application/json').send(JSON.stringify({ version: VERSION, build_date: '', build_time: 0.0, build_user: '' })),
     );
   }

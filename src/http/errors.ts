@@ -29,11 +29,23 @@ const quoted = (values: readonly string[]): string => values.map((v) => `'${v}'`
 export const HTTP_ERRORS = {
   /** Unknown path, on any server; fastify finds no route before anything else. */
   NOT_FOUND: { status: 404, text: () => '404 Not Found.' },
-  /** Not a POST; the route adds `Allow: POST`. */
+  /**
+   * A method the endpoint does not serve (POST only on the scheduler API,
+   * GET and HEAD on the read endpoints); the route adds `Allow`. Upstream's
+   * words (libprocess `MethodNotAllowed`), trailing period included.
+   */
   METHOD_NOT_ALLOWED: {
     status: 405,
-    text: (method: string) => `405 Method Not Allowed. Expecting one of { 'POST' }, but received '${method}'.`,
+    text: (allowed: readonly string[], method: string) =>
+      `405 Method Not Allowed. Expecting one of { ${allowed.map((m) => `'${m}'`).join(', ')} }, but received '${method}'.`,
   },
+  /**
+   * Read endpoints: a query string that does not decode (a malformed `%`
+   * escape) or a parameter whose value the endpoint cannot use. Upstream
+   * refuses the first before routing and ignores the second; refusing both
+   * tells a client its paging or callback was not what it meant.
+   */
+  QUERY_INVALID: { status: 400, text: (detail: string) => detail },
   // fastify refuses the next three before the route runs; the texts are fastify's.
   /** A Content-Type that is not a media type at all (`json`). */
   CONTENT_TYPE_MALFORMED: { status: 415, text: () => 'Unsupported Media Type' },
@@ -84,6 +96,24 @@ export const HTTP_ERRORS = {
   FORBIDDEN: { status: 403, text: (detail: string) => detail || '403 Forbidden.' },
   /** A bug: the server logs the error and tells the client nothing more. */
   INTERNAL: { status: 500, text: () => '500 Internal Server Error.' },
+  /**
+   * Capacity: a SUBSCRIBE past a cap of the master, checked after
+   * SUBSCRIBE_WITH_STREAM_ID. 503 with `Retry-After`, not a 4xx: the call is
+   * valid and the cause is the server's load, not the client's (429 would
+   * say this client sends too much). Upstream answers 503 while it cannot
+   * serve, and scheduler libraries (mesos-go) take 503 as temporary and
+   * retry.
+   */
+  TOO_MANY_SUBSCRIPTIONS: {
+    status: 503,
+    text: (limit: number) => `Too many subscriptions: the master serves at most ${limit} event streams at once; retry later`,
+  },
+  /** Counts frameworks connected or within their failover timeout; a re-subscription is never refused by it. */
+  TOO_MANY_FRAMEWORKS: {
+    status: 503,
+    text: (limit: number) =>
+      `Too many frameworks: the master holds at most ${limit} frameworks (connected or within their failover timeout); retry once one is removed`,
+  },
 } as const satisfies Record<string, Entry>;
 
 export type HttpErrorCode = keyof typeof HTTP_ERRORS;
@@ -95,11 +125,37 @@ export interface HttpError {
   readonly body: string;
 }
 
-/** The status and body of an error; the text is folded onto one line, whatever a detail carries. */
+/**
+ * Details echo the request (a value that did not convert, an id), and a
+ * request can be megabytes: a reason is cut to this many characters, the
+ * last being an ellipsis, so that an error never costs more than its request.
+ */
+export const MAX_ERROR_TEXT_CHARS = 300;
+
+/**
+ * Folding a line is quadratic in a run of whitespace (the regex retries it
+ * from every position), so only this much of a text is ever folded: four
+ * times what is shown, enough unless the text holds a long run of
+ * whitespace, whose end a reason cut short would lose anyway.
+ */
+const FOLDED_CHARS = MAX_ERROR_TEXT_CHARS * 4;
+
+/** The status and body of an error; the text is folded onto one line and cut short, whatever a detail carries. */
 export function httpError<C extends HttpErrorCode>(code: C, ...args: HttpErrorArgs<C>): HttpError {
   const entry = HTTP_ERRORS[code];
   const text = (entry.text as (...values: HttpErrorArgs<C>) => string)(...args);
-  return { code, status: entry.status, body: text.replace(/\s*[\r\n]+\s*/g, ' ') };
+  return { code, status: entry.status, body: oneShortLine(text) };
+}
+
+function oneShortLine(text: string): string {
+  const cut = text.length > FOLDED_CHARS;
+  const line = (cut ? text.slice(0, FOLDED_CHARS) : text).replace(/\s*[\r\n]+\s*/g, ' ');
+  if (!cut && line.length <= MAX_ERROR_TEXT_CHARS) return line;
+  let end = Math.min(line.length, MAX_ERROR_TEXT_CHARS - 1);
+  // Never split a surrogate pair: half of one would be written as U+FFFD.
+  const last = line.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${line.slice(0, end)}…`;
 }
 
 export function sendError<C extends HttpErrorCode>(reply: FastifyReply, code: C, ...args: HttpErrorArgs<C>): FastifyReply {

@@ -1,10 +1,15 @@
 /**
  * A framework's event stream over an HTTP response: one RecordIO record per
  * event, each written as its own HTTP chunk. The driver calls `send` and
- * `close` with the core's outbox records and never waits; if the client stops reading and
- * more than `maxBufferedBytes` pile up, the connection is dropped (the
- * master then treats the framework as disconnected) instead of letting
- * memory grow without bound.
+ * `close` with the core's outbox records and never waits; if the client
+ * stops reading, the bytes waiting count against the server's stream budget
+ * (stream-budget.ts), which drops the connection (the master then treats
+ * the framework as disconnected) instead of letting memory grow without
+ * bound.
+ *
+ * The listener's idle timeout does not apply to a stream's socket: a stream
+ * is quiet between heartbeats by design, and one whose client stops reading
+ * is the budget's to cut.
  *
  * Keepalive: if nothing was written for `keepaliveMs` of wall-clock time
  * (5 s), the stream writes a HEARTBEAT itself, so events arrive at least
@@ -21,11 +26,22 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { SchedulerEvent } from '../core/types.js';
 import type { EventStream } from './connections.js';
+import type { BudgetedStream, StreamBudget } from './stream-budget.js';
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_KEEPALIVE_MS = 5_000;
 
-export class HttpEventStream implements EventStream {
+export interface EventStreamOptions {
+  /** Where the bytes waiting are counted, and the stream cut when they pass a bound. */
+  readonly budget: StreamBudget;
+  /** Wall-clock silence after which the stream writes a HEARTBEAT (0: never). */
+  readonly keepaliveMs?: number;
+}
+
+export class HttpEventStream implements EventStream, BudgetedStream {
+  /** Set by the route once known, for the log of a cut. */
+  connectionId: string | undefined;
+  frameworkId: string | undefined;
   #closed = false;
   #ended = false;
   /** Records produced before the response headers are known. */
@@ -38,17 +54,33 @@ export class HttpEventStream implements EventStream {
   #batch: Buffer[] | undefined;
   #batchBytes = 0;
 
+  readonly #budget: StreamBudget;
+  readonly #keepaliveMs: number;
+
   constructor(
     private readonly res: ServerResponse,
     private readonly encode: (event: SchedulerEvent) => Uint8Array | string,
-    private readonly maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES,
-    private readonly keepaliveMs = DEFAULT_KEEPALIVE_MS,
+    options: EventStreamOptions,
   ) {
-    res.once('close', () => clearInterval(this.#keepalive));
+    this.#budget = options.budget;
+    this.#keepaliveMs = options.keepaliveMs ?? DEFAULT_KEEPALIVE_MS;
+    res.once('close', () => {
+      clearInterval(this.#keepalive);
+      this.#budget.release(this);
+    });
   }
 
   get closed(): boolean {
     return this.#closed || this.res.destroyed;
+  }
+
+  get bufferedBytes(): number {
+    return (this.#socket?.writableLength ?? 0) + this.#batchBytes;
+  }
+
+  cut(reason: string): void {
+    this.#closed = true;
+    this.res.destroy(new Error(reason));
   }
 
   /** Writes the status line and headers, then whatever was sent before. */
@@ -59,6 +91,11 @@ export class HttpEventStream implements EventStream {
     if (this.res.destroyed || socket === null) return;
     this.res.writeHead(200, { ...headers, 'transfer-encoding': 'chunked', connection: 'close' });
     this.res.flushHeaders();
+    socket.setTimeout(0);
+    // Bytes the kernel took free budget without a write to report them.
+    socket.on('drain', () => {
+      if (!this.closed) this.#budget.charge(this, this.bufferedBytes);
+    });
     this.#socket = socket;
     for (const chunk of early) this.#write(chunk);
     if (this.#ended) this.#finish();
@@ -99,11 +136,12 @@ export class HttpEventStream implements EventStream {
    * read per event.
    */
   #armKeepalive(): void {
-    if (this.keepaliveMs <= 0) return;
+    const period = this.#keepaliveMs;
+    if (period <= 0) return;
     this.#lastWriteMs = performance.now();
     this.#keepalive = setInterval(() => {
-      if (performance.now() - this.#lastWriteMs >= this.keepaliveMs) this.send({ type: 'HEARTBEAT' });
-    }, this.keepaliveMs / 5);
+      if (performance.now() - this.#lastWriteMs >= period) this.send({ type: 'HEARTBEAT' });
+    }, period / 5);
     this.#keepalive.unref();
   }
 
@@ -116,10 +154,7 @@ export class HttpEventStream implements EventStream {
     }
     this.#write(chunk);
     this.#lastWriteMs = performance.now();
-    if (this.#socket!.writableLength + this.#batchBytes > this.maxBufferedBytes) {
-      this.#closed = true;
-      this.res.destroy(new Error('subscriber too slow: event buffer limit reached'));
-    }
+    this.#budget.charge(this, this.bufferedBytes);
   }
 
   close(): void {

@@ -8,32 +8,66 @@ import type { ClusterDriver } from '../runtime/driver.js';
 import { Connections } from './connections.js';
 import { registerReadRoutes } from './read-routes.js';
 import { sendError } from './errors.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from './event-stream.js';
+import { capConnections, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from './limits.js';
 import { registerSchedulerRoute } from './scheduler-route.js';
+import { StreamBudget } from './stream-budget.js';
 
 export const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
+/**
+ * Four streams at their own limit. Without a bound on the sum, N stalled
+ * consumers hold N times the per-stream limit: 30 of them took the process
+ * from 82 to 444 MB.
+ */
+export const DEFAULT_STREAM_BUDGET_BYTES = 64 * 1024 * 1024;
+/** Well under the connection cap, so that calls and reads always find a connection. */
+export const DEFAULT_MAX_SUBSCRIPTIONS = 128;
+/** A framework without tasks costs little; a thousand is more than a laptop's tests start. */
+export const DEFAULT_MAX_FRAMEWORKS = 1000;
 
 export interface MasterAppOptions {
   readonly driver: ClusterDriver;
   readonly logger?: FastifyBaseLogger;
   readonly bodyLimitBytes?: number;
+  /** Bytes waiting on one event stream before it is cut. */
   readonly maxBufferedBytes?: number;
+  /** Bytes waiting on all event streams together before the largest is cut. */
+  readonly streamBudgetBytes?: number;
+  readonly maxSubscriptions?: number;
+  readonly maxFrameworks?: number;
+  readonly listener?: Partial<ListenerLimits>;
   readonly keepaliveMs?: number;
 }
 
 export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
+  const limits = { ...DEFAULT_LISTENER_LIMITS, ...options.listener };
   const app = Fastify({
     ...(options.logger === undefined ? {} : { loggerInstance: options.logger }),
     logController: new LogController({ disableRequestLogging: true }),
     // Event streams never end by themselves; closing the server must not wait for them.
     forceCloseConnections: true,
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
-    keepAliveTimeout: 75_000,
+    ...listenerServerOptions(limits),
   }) as unknown as FastifyInstance;
+  capConnections(app, 'master', limits.maxConnections, app.log);
   acceptRawBodies(app);
   const connections = new Connections();
   options.driver.setOutput(connections.deliver);
+  const budget = new StreamBudget({
+    perStreamBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+    totalBytes: options.streamBudgetBytes ?? DEFAULT_STREAM_BUDGET_BYTES,
+    log: app.log,
+  });
+  const route = {
+    driver: options.driver,
+    connections,
+    budget,
+    maxSubscriptions: options.maxSubscriptions ?? DEFAULT_MAX_SUBSCRIPTIONS,
+    maxFrameworks: options.maxFrameworks ?? DEFAULT_MAX_FRAMEWORKS,
+    ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
+  };
   for (const prefix of ['', '/master']) {
-    registerSchedulerRoute(app, prefix, { ...options, connections });
+    registerSchedulerRoute(app, prefix, route);
     registerReadRoutes(app, prefix, options.driver);
   }
   installErrorReplies(app);

@@ -1,9 +1,15 @@
-/** Legacy read-only endpoints of the master (JSON), under `/` and `/master/`. */
+/**
+ * Legacy read-only endpoints of the master (JSON), under `/` and `/master/`:
+ * GET and HEAD only, their query checked before anything is read.
+ */
 import { gzipSync } from 'node:zlib';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { ClusterView } from '../core/view.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import {
+  decodeQuery,
+  frameworksQuery,
+  jsonpQuery,
   renderFrameworks,
   renderMetrics,
   renderRoles,
@@ -12,47 +18,80 @@ import {
   renderStateSummary,
   renderTasks,
   renderVersion,
+  slavesQuery,
+  tasksQuery,
   toLegacyJson,
+  type JsonpQuery,
+  type QueryParams,
+  type QueryResult,
 } from '../wire/legacy/index.js';
 import { VERSION } from '../wire/version.js';
+import { sendError } from './errors.js';
+import { everyMethod, serveMethods } from './methods.js';
 
-type Query = Record<string, string | undefined>;
+/** Checks a request's parameters into the query its renderer takes. */
+type ParseQuery<Q> = (params: QueryParams) => QueryResult<Q>;
 
 export function registerReadRoutes(app: FastifyInstance, prefix: string, driver: ClusterDriver): void {
-  const json = (render: (view: ClusterView, q: Query) => unknown) => (req: FastifyRequest, reply: FastifyReply) => {
-    // Reading lets due timers run first, so the view is current.
-    // No renderer refuses a query: malformed and unknown parameters are ignored, as upstream does.
-    const body = driver.read((view) => render(view, req.query as Query));
-    return sendJson(req, reply, body);
-  };
-  app.all(`${prefix}/state`, json((view) => renderState(view)));
-  app.all(`${prefix}/state.json`, json((view) => renderState(view)));
-  app.all(`${prefix}/state-summary`, json((view) => renderStateSummary(view)));
-  app.all(`${prefix}/slaves`, json((view, q) => renderSlaves(view, q)));
-  app.all(`${prefix}/frameworks`, json((view, q) => renderFrameworks(view, q)));
-  app.all(`${prefix}/tasks`, json((view, q) => renderTasks(view, q)));
-  app.all(`${prefix}/roles`, json((view) => renderRoles(view)));
+  const json =
+    <Q extends JsonpQuery>(parse: ParseQuery<Q>, render: (view: ClusterView, q: Q) => unknown) =>
+    (req: FastifyRequest, reply: FastifyReply) => {
+      const query = queryOf(req, parse);
+      if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
+      // Reading lets due timers run first, so the view is current.
+      const body = driver.read((view) => render(view, query.value));
+      return sendJson(req, reply, body, query.value.jsonp);
+    };
+  // Upstream's read handlers do not check the method (wire facts, legacy endpoints).
+  const read = (path: string, handler: RouteHandlerMethod) => serveMethods(app, `${prefix}${path}`, everyMethod(app), handler);
+  read('/state', json(jsonpQuery, (view) => renderState(view)));
+  read('/state.json', json(jsonpQuery, (view) => renderState(view)));
+  read('/state-summary', json(jsonpQuery, (view) => renderStateSummary(view)));
+  read('/slaves', json(slavesQuery, (view, q) => renderSlaves(view, q)));
+  read('/frameworks', json(frameworksQuery, (view, q) => renderFrameworks(view, q)));
+  read('/tasks', json(tasksQuery, (view, q) => renderTasks(view, q)));
+  read('/roles', json(jsonpQuery, (view) => renderRoles(view)));
   if (prefix === '') {
     // Metrics belong to their own process upstream: /metrics/snapshot only.
-    app.all('/metrics/snapshot', json((view) => renderMetrics(view)));
+    read('/metrics/snapshot', json(jsonpQuery, (view) => renderMetrics(view)));
   }
-  app.all(`${prefix}/health`, (_req, reply) => reply.code(200).header('content-length', '0').send());
-  app.all(`${prefix}/version`, json(() => renderVersion(VERSION)));
+  read('/version', json(jsonpQuery, () => renderVersion(VERSION)));
+  read('/health', bodiless((reply) => reply.code(200)));
   // This master is always the leader: the redirect points at itself, protocol-relative.
-  app.all(`${prefix}/redirect`, (_req, reply) => {
-    const { hostname, port } = driver.cluster.view.masterInfo;
-    return reply.code(307).header('location', `//${hostname}:${port}`).header('content-length', '0').send();
-  });
+  read(
+    '/redirect',
+    bodiless((reply) => {
+      const { hostname, port } = driver.cluster.view.masterInfo;
+      return reply.code(307).header('location', `//${hostname}:${port}`);
+    }),
+  );
+}
+
+/**
+ * An answer without a body. These endpoints read no parameter, but still
+ * refuse a query that does not decode, as every endpoint upstream does.
+ */
+function bodiless(answer: (reply: FastifyReply) => FastifyReply) {
+  return (req: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    const query = decodeQuery(req.url);
+    if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
+    return answer(reply).header('content-length', '0').send();
+  };
+}
+
+/** The raw request target, not fastify's parsed query: upstream's rules decide repeated names and separators. */
+function queryOf<Q>(req: FastifyRequest, parse: ParseQuery<Q>): QueryResult<Q> {
+  const params = decodeQuery(req.url);
+  return params.ok ? parse(params.value) : params;
 }
 
 /**
  * JSON, or `cb(<json>)` as JavaScript when `?jsonp=cb` is given. Doubles are
  * written as upstream does, with a decimal point when whole.
  */
-function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown): FastifyReply {
+function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown, callback: string | undefined): FastifyReply {
   const text = toLegacyJson(body);
-  const callback = (req.query as Query).jsonp;
-  if (callback !== undefined && /^[A-Za-z_$][\w$.]*$/.test(callback)) {
+  if (callback !== undefined) {
     return sendBody(req, reply, 'text/javascript', Buffer.from(`${callback}(${text});`));
   }
   return sendBody(req, reply, 'application/json', Buffer.from(text));

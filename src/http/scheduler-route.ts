@@ -9,6 +9,7 @@
  *   Call fails validation              CALL_INVALID
  *   SUBSCRIBE: Accept unsatisfiable    NOT_ACCEPTABLE
  *   SUBSCRIBE with a stream id header  SUBSCRIBE_WITH_STREAM_ID
+ *   SUBSCRIBE over a capacity cap      TOO_MANY_SUBSCRIPTIONS / _FRAMEWORKS
  *   then the master: unknown framework, not subscribed, stream id missing
  *   or wrong, UNKNOWN call, refused call (`sendCallError`), else 202 (200)
  *
@@ -16,7 +17,7 @@
  * subscription's.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { SchedulerEvent } from '../core/types.js';
+import type { SchedulerEvent, Subscription } from '../core/types.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { Connections } from './connections.js';
 import type { mesos } from '../wire/generated/types.js';
@@ -26,8 +27,10 @@ import { schedulerCallFromWire, subscriptionFromWire } from '../wire/scheduler-i
 import { eventToJson, eventToWire } from '../wire/scheduler-out.js';
 import { schedulerCallError } from '../wire/scheduler-validate.js';
 import { HttpEventStream } from './event-stream.js';
+import type { StreamBudget } from './stream-budget.js';
 import { sendCallError, sendError } from './errors.js';
 import { contentTypeOf, JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from './negotiate.js';
+import { serveMethods } from './methods.js';
 import { sendEmpty } from './replies.js';
 
 type Call = mesos.v1.scheduler.Call;
@@ -37,18 +40,21 @@ const STREAM_ID_HEADERS = ['mesos-stream-id', 'cluster-stream-id'] as const;
 export interface SchedulerRouteOptions {
   readonly driver: ClusterDriver;
   readonly connections: Connections;
-  readonly maxBufferedBytes?: number;
+  /** The bytes waiting on the event streams, per stream and in all. */
+  readonly budget: StreamBudget;
+  /** Open event streams at most; a SUBSCRIBE past it is refused. */
+  readonly maxSubscriptions: number;
+  /** Registered frameworks (connected or within their failover timeout) at most. */
+  readonly maxFrameworks: number;
   /** Wall-clock idle time after which a stream writes a HEARTBEAT itself. */
   readonly keepaliveMs?: number;
 }
 
+/** Seconds a refused subscriber is told to wait: streams come and go within seconds. */
+const CAPACITY_RETRY_AFTER_SECONDS = 5;
+
 export function registerSchedulerRoute(app: FastifyInstance, prefix: string, options: SchedulerRouteOptions): void {
-  app.route({
-    method: ['GET', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'],
-    url: `${prefix}/api/v1/scheduler`,
-    handler: (req, reply) => sendError(reply.header('allow', 'POST'), 'METHOD_NOT_ALLOWED', req.method),
-  });
-  app.post(`${prefix}/api/v1/scheduler`, (req, reply) => handle(req, reply, options));
+  serveMethods(app, `${prefix}/api/v1/scheduler`, ['POST'], (req, reply) => handle(req, reply, options));
 }
 
 const closing = (reply: FastifyReply): FastifyReply => reply.header('connection', 'close');
@@ -105,16 +111,24 @@ function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options
   if (streamIdOf(req) !== undefined) return sendError(reply, 'SUBSCRIBE_WITH_STREAM_ID');
   const subscription = subscriptionFromWire(call.subscribe!);
   if (typeof subscription === 'string') return sendError(reply, 'CALL_INVALID', subscription);
+  const full = capacityRefusal(subscription, options);
+  if (full !== undefined) {
+    return sendError(reply.header('retry-after', String(CAPACITY_RETRY_AFTER_SECONDS)), full.code, full.limit);
+  }
 
   reply.hijack();
   const res = reply.raw;
-  const stream = new HttpEventStream(res, eventEncoder(accepted), options.maxBufferedBytes, options.keepaliveMs);
-  const { driver, connections } = options;
+  const { driver, connections, budget, keepaliveMs } = options;
+  const stream = new HttpEventStream(res, eventEncoder(accepted), { budget, ...(keepaliveMs === undefined ? {} : { keepaliveMs }) });
   const connectionId = connections.open(stream);
-  const { streamId } = driver.input((cluster) => cluster.subscribe(connectionId, subscription));
+  stream.connectionId = connectionId;
+  const { streamId, frameworkId } = driver.input((cluster) => cluster.subscribe(connectionId, subscription));
+  // A subscription the core refused has no framework.
+  stream.frameworkId = frameworkId === '' ? undefined : frameworkId;
   res.on('close', () => {
     connections.forget(connectionId);
-    driver.input((cluster) => cluster.disconnect(connectionId));
+    // A stopped cluster takes no more inputs; its listeners are closing anyway.
+    if (driver.failure === undefined) driver.input((cluster) => cluster.disconnect(connectionId));
   });
   stream.start({
     'content-type': accepted,
@@ -122,6 +136,30 @@ function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options
     'cluster-stream-id': streamId,
   });
   return undefined;
+}
+
+/**
+ * Whether a SUBSCRIBE would pass a cap. A failover onto a framework's open
+ * stream replaces that stream, and a re-subscription adds no framework, so
+ * neither is refused for the cap it does not grow. The frameworks are
+ * counted here, at the edge: the core keeps them but has no cap of its own.
+ */
+function capacityRefusal(
+  subscription: Subscription,
+  options: SchedulerRouteOptions,
+): { code: 'TOO_MANY_SUBSCRIPTIONS' | 'TOO_MANY_FRAMEWORKS'; limit: number } | undefined {
+  const { driver, connections, maxSubscriptions, maxFrameworks } = options;
+  const requested = subscription.info.id;
+  return driver.read((view) => {
+    const existing = requested === undefined ? undefined : view.framework(requested);
+    if (existing?.state !== 'subscribed' && connections.size >= maxSubscriptions) {
+      return { code: 'TOO_MANY_SUBSCRIPTIONS', limit: maxSubscriptions };
+    }
+    if (existing !== undefined) return undefined;
+    let registered = 0;
+    for (const _ of view.frameworks()) if (++registered >= maxFrameworks) return { code: 'TOO_MANY_FRAMEWORKS', limit: maxFrameworks };
+    return undefined;
+  });
 }
 
 function eventEncoder(type: MessageType): (event: SchedulerEvent) => Uint8Array | string {

@@ -1,7 +1,8 @@
 // JSON -> in-memory message, following the upstream master's parser rules:
 // fields matched by exact proto name, unknown keys ignored, null = unset,
 // enums by value name, numbers also from numeric strings, bytes as base64, and
-// proto2 required fields checked after parsing.
+// proto2 required fields checked after parsing; stricter than upstream on the
+// shape of repeated fields (see applyValue).
 import type protobuf from 'protobufjs/light.js';
 import {
   Kind,
@@ -83,30 +84,45 @@ function parseMessage(plan: DecodePlan, json: JsonObject): Message {
   return out;
 }
 
+// The JSON must have the schema's shape: an array exactly where a field is
+// repeated, an object where it is a map, no array or null inside an array.
+// Upstream's visitor is looser (a lone value on a repeated field is one
+// element, nested arrays flatten, null elements are skipped), which turns a
+// malformed call into a different one instead of refusing it, and lets a
+// body drive the recursion as deep as it nests. Every message level follows
+// a field of the schema, which has no cycle, so decoding depth is bounded.
 function applyValue(field: DecodeField, out: Message, v: unknown): void {
   if (v === null) return;
-  if (Array.isArray(v)) {
-    if (!field.repeated) throw notExpecting('array', field);
-    // Each element goes through the same rules, so nested arrays flatten and
-    // null elements are skipped, as upstream's visitor does.
-    for (const element of v) applyValue(field, out, element);
-    return;
-  }
   if (field.map) {
     applyMapObject(field, out, v);
     return;
   }
-  const converted = convertSingle(field, v);
-  if (converted === skip) return;
   if (field.repeated) {
-    const list = out[field.name] as unknown[] | undefined;
-    if (list === undefined) out[field.name] = [converted];
-    else list.push(converted);
+    applyArray(field, out, v);
     return;
   }
+  if (Array.isArray(v)) throw notExpecting('array', field);
+  const converted = convertSingle(field, v);
+  if (converted === skip) return;
   // Setting one member of a oneof clears the others, as protobuf does.
   for (const sibling of field.oneofSiblings) delete out[sibling];
   out[field.name] = converted;
+}
+
+function applyArray(field: DecodeField, out: Message, v: unknown): void {
+  if (!Array.isArray(v)) {
+    throw new ConversionError(`Expecting a JSON array for field '${field.name}', not a JSON ${jsonKind(v)}`);
+  }
+  for (const element of v as unknown[]) {
+    if (element === null || Array.isArray(element)) {
+      throw new ConversionError(`Not expecting a JSON ${jsonKind(element)} in the array of field '${field.name}'`);
+    }
+    const converted = convertSingle(field, element);
+    if (converted === skip) continue;
+    const list = out[field.name] as unknown[] | undefined;
+    if (list === undefined) out[field.name] = [converted];
+    else list.push(converted);
+  }
 }
 
 function applyMapObject(field: DecodeField, out: Message, v: unknown): void {

@@ -8,7 +8,9 @@ describe('clustersim command line', () => {
     expect(top.stdout).toContain('clustersim up');
     const up = await runCli(['up', '--help']).output;
     expect(up.code).toBe(0);
-    for (const flag of ['--host', '--port', '--agents', '--agent-resources', '--agent-attributes', '--agent-port', '--seed', '--heartbeat-interval', '--allocation-interval', '--log-level']) {
+    for (const flag of ['--host', '--port', '--agents', '--agent-resources', '--agent-attributes', '--agent-port', '--seed', '--heartbeat-interval', '--allocation-interval', '--log-level',
+      '--idle-timeout', '--headers-timeout', '--request-timeout', '--max-connections', '--agent-max-connections',
+      '--max-subscriptions', '--max-frameworks', '--stream-buffer-limit', '--stream-buffer-budget']) {
       expect(up.stdout).toContain(flag);
     }
   });
@@ -17,6 +19,9 @@ describe('clustersim command line', () => {
     const bad = await runCli(['up', '--port', '0', '--agent-resources', 'cpus:lots']).output;
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toContain("Invalid scalar for 'cpus'");
+    const limit = await runCli(['up', '--port', '0', '--max-subscriptions', '0']).output;
+    expect(limit.code).not.toBe(0);
+    expect(limit.stderr).toContain('--max-subscriptions must be a whole number of at least 1, got 0');
     const unknown = await runCli(['fly']).output;
     expect(unknown.code).not.toBe(0);
   });

@@ -7,7 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { ErrorCode } from '../../src/core/errors.js';
-import { callError, httpError, HTTP_ERRORS, type HttpErrorCode } from '../../src/http/errors.js';
+import { callError, httpError, HTTP_ERRORS, MAX_ERROR_TEXT_CHARS, type HttpErrorCode } from '../../src/http/errors.js';
 import { buildMasterApp } from '../../src/http/master-app.js';
 import { Cluster } from '../../src/core/cluster.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
@@ -81,11 +81,14 @@ describe('the error catalogue', () => {
   });
 
   it('writes the upstream texts byte for byte', () => {
-    expect(httpError('METHOD_NOT_ALLOWED', 'PUT')).toEqual({
+    expect(httpError('METHOD_NOT_ALLOWED', ['POST'], 'PUT')).toEqual({
       code: 'METHOD_NOT_ALLOWED',
       status: 405,
       body: "405 Method Not Allowed. Expecting one of { 'POST' }, but received 'PUT'.",
     });
+    expect(httpError('METHOD_NOT_ALLOWED', ['GET', 'HEAD'], 'TRACE').body).toBe(
+      "405 Method Not Allowed. Expecting one of { 'GET', 'HEAD' }, but received 'TRACE'.",
+    );
     expect(httpError('CONTENT_TYPE_UNSUPPORTED', ['application/json', 'application/x-protobuf']).body).toBe(
       "Expecting 'Content-Type' of application/json or application/x-protobuf",
     );
@@ -98,6 +101,28 @@ describe('the error catalogue', () => {
     expect(httpError('NOT_IMPLEMENTED').body).toBe('501 Not Implemented.');
     expect(httpError('NOT_FOUND').body).toBe('404 Not Found.');
     expect(httpError('INTERNAL').body).toBe('500 Internal Server Error.');
+  });
+
+  it('cuts every reason to MAX_ERROR_TEXT_CHARS, the last an ellipsis, whatever the detail echoes', () => {
+    expect(MAX_ERROR_TEXT_CHARS).toBe(300);
+    const exact = 'x'.repeat(MAX_ERROR_TEXT_CHARS);
+    expect(httpError('CALL_REFUSED', exact).body).toBe(exact);
+    const long = httpError('CALL_INVALID', 'y'.repeat(1_000_000)).body;
+    expect(long).toBe(`Failed to validate scheduler::Call: ${'y'.repeat(MAX_ERROR_TEXT_CHARS - 37)}…`);
+    expect(long).toHaveLength(MAX_ERROR_TEXT_CHARS);
+    // Lines folded first, so the cut counts what is sent.
+    expect(httpError('BODY_UNDECODABLE', `a\n${'b'.repeat(400)}`).body).toBe(`a ${'b'.repeat(MAX_ERROR_TEXT_CHARS - 3)}…`);
+    // A surrogate pair is never split: the cut falls before it.
+    const emoji = httpError('CALL_REFUSED', `${'z'.repeat(MAX_ERROR_TEXT_CHARS - 2)}😀😀`).body;
+    expect(emoji).toBe(`${'z'.repeat(MAX_ERROR_TEXT_CHARS - 2)}…`);
+  });
+
+  it('folds a megabyte of whitespace in linear time', () => {
+    const started = Date.now();
+    const body = httpError('BODY_UNDECODABLE', `a${' '.repeat(1_000_000)}\nb`).body;
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(body).toHaveLength(MAX_ERROR_TEXT_CHARS);
+    expect(body.endsWith('…')).toBe(true);
   });
 
   it('maps every core error code to an entry', () => {

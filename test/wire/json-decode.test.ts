@@ -52,15 +52,40 @@ describe('field matching', () => {
   });
 
   it('omits repeated fields that end up empty', () => {
-    const call = ok(decodeJson<Call>(CALL, '{"type":"REVIVE","revive":{"roles":[null,[]]}}'));
+    const call = ok(decodeJson<Call>(CALL, '{"type":"REVIVE","revive":{"roles":[]},"suppress":{"roles":null}}'));
     expect(call.revive).toEqual({});
     expect('roles' in (call.revive ?? {})).toBe(false);
+    expect(call.suppress).toEqual({});
   });
 
-  it('takes a lone value on a repeated field as one element, and flattens arrays', () => {
-    const call = ok(decodeJson<Call>(CALL, '{"suppress":{"roles":"a"},"revive":{"roles":[["b"],"c"]}}'));
-    expect(call.suppress?.roles).toEqual(['a']);
-    expect(call.revive?.roles).toEqual(['b', 'c']);
+  it('requires an array on a repeated field, naming the field', () => {
+    expect(errorOf(CALL, { suppress: { roles: 'a' } })).toBe(
+      `${PREFIX}Expecting a JSON array for field 'roles', not a JSON string`,
+    );
+    expect(errorOf(CALL, { decline: { offer_ids: { value: 'o' } } })).toBe(
+      `${PREFIX}Expecting a JSON array for field 'offer_ids', not a JSON object`,
+    );
+  });
+
+  it('rejects null and arrays inside an array instead of skipping or flattening them', () => {
+    expect(errorOf(CALL, { suppress: { roles: [null] } })).toBe(
+      `${PREFIX}Not expecting a JSON null in the array of field 'roles'`,
+    );
+    expect(errorOf(CALL, { revive: { roles: [['b'], 'c'] } })).toBe(
+      `${PREFIX}Not expecting a JSON array in the array of field 'roles'`,
+    );
+    expect(errorOf(CALL, { suppress: { roles: ['a', 1] } })).toBe(
+      `${PREFIX}Not expecting a JSON number for field 'roles'`,
+    );
+  });
+
+  it('refuses arrays nested far deeper than any stack, without recursing into them', () => {
+    for (const depth of [7_000, 1_000_000]) {
+      const text = `{"suppress":{"roles":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+      expect(errorOf(CALL, text)).toBe(`${PREFIX}Not expecting a JSON array in the array of field 'roles'`);
+    }
+    const objects = `{"framework_id":{"value":"f","x":${'{"x":'.repeat(100_000)}1${'}'.repeat(100_000)}}}`;
+    expect(ok(decodeJson<Call>(CALL, objects)).framework_id).toEqual({ value: 'f' });
   });
 
   it('rejects an array on a non-repeated field', () => {
@@ -217,6 +242,9 @@ describe('maps', () => {
   it('rejects a non-object', () => {
     expect(errorOf('mesos.v1.quota.QuotaConfig', { role: 'r', limits: 'none' }, 'QuotaConfig')).toBe(
       "Failed to convert JSON into QuotaConfig protobuf: Not expecting a JSON string for field 'limits'",
+    );
+    expect(errorOf('mesos.v1.quota.QuotaConfig', { role: 'r', limits: [{ cpus: { value: 1 } }] }, 'QuotaConfig')).toBe(
+      "Failed to convert JSON into QuotaConfig protobuf: Not expecting a JSON array for field 'limits'",
     );
   });
 });

@@ -4,6 +4,7 @@ import { ranges, scalar, set } from '../../src/core/resources.js';
 import type { FrameworkInfo, SchedulerCall, TaskSpec } from '../../src/core/types.js';
 import {
   attributesObject,
+  decodeQuery,
   renderFrameworks,
   renderSlaves,
   renderState,
@@ -11,6 +12,7 @@ import {
   renderVersion,
   resourceJson,
   resourcesSummary,
+  tasksQuery,
   toLegacyJson,
 } from '../../src/wire/legacy/index.js';
 import { commandTask, makeCluster, resources, subscribe } from '../core/helpers.js';
@@ -335,14 +337,24 @@ describe('/tasks', () => {
     expect(ids({ order: 'asc' })).toEqual(['t-a', 't-c', 't-b']);
   });
 
-  it('pages with limit and offset, falling back to the defaults on bad numbers', () => {
+  it('pages with limit and offset', () => {
     const { ids } = threeTasks();
-    expect(ids({ limit: '2' })).toEqual(['t-b', 't-c']);
-    expect(ids({ limit: '1', offset: '1' })).toEqual(['t-c']);
-    expect(ids({ offset: '5' })).toEqual([]);
-    expect(ids({ limit: 'abc', offset: 'x' })).toEqual(['t-b', 't-c', 't-a']);
-    expect(ids({ limit: '-1', offset: '-1' })).toEqual(['t-b', 't-c', 't-a']);
-    expect(ids({ limit: '0' })).toEqual([]);
+    expect(ids({ limit: 2 })).toEqual(['t-b', 't-c']);
+    expect(ids({ limit: 1, offset: 1 })).toEqual(['t-c']);
+    expect(ids({ offset: 5 })).toEqual([]);
+    expect(ids({ limit: 0 })).toEqual([]);
+  });
+
+  it('pages by the last of a repeated parameter, as the query decoder reads it', () => {
+    const { ids } = threeTasks();
+    const query = (text: string) => {
+      const params = decodeQuery(`/tasks?${text}`);
+      const checked = params.ok ? tasksQuery(params.value) : params;
+      if (!checked.ok) throw new Error(checked.error);
+      return checked.value;
+    };
+    expect(ids(query('limit=1&limit=2'))).toEqual(['t-b', 't-c']);
+    expect(ids(query('order=des;order=asc&limit=1'))).toEqual(['t-a']);
   });
 
   it('filters by framework_id and task_id', () => {
@@ -362,7 +374,7 @@ describe('/tasks', () => {
       operations: [{ type: 'LAUNCH', tasks: ['z', 'x', 'y'].map((id) => commandTask(id, offer!.agentId, 'sleep 9')) }],
       filters: { refuseMs: 0 },
     });
-    const ids = (order?: string) =>
+    const ids = (order?: 'asc' | 'des') =>
       (plain(renderTasks(cluster.view, order === undefined ? {} : { order })).tasks as Loose[]).map((t) => t.id);
     expect(ids('asc')).toEqual(['x', 'y', 'z']);
     expect(ids()).toEqual(['z', 'y', 'x']);

@@ -12,3 +12,13 @@ export { renderRoles } from './roles.js';
 export { Double, toLegacyJson } from './legacy-json.js';
 export { renderMetrics } from './metrics.js';
 export { renderStateSummary } from './state-summary.js';
+export {
+  decodeQuery,
+  frameworksQuery,
+  jsonpQuery,
+  slavesQuery,
+  tasksQuery,
+  type JsonpQuery,
+  type QueryParams,
+  type QueryResult,
+} from './query.js';

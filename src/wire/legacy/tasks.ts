@@ -9,20 +9,19 @@ import type { JsonObject } from './summary.js';
 
 export const DEFAULT_TASKS_LIMIT = 100;
 
+/** Checked by `tasksQuery` (query.ts). */
 export interface TasksQuery {
-  readonly limit?: string;
-  readonly offset?: string;
-  /** `asc` for oldest first; anything else means newest first. */
-  readonly order?: string;
+  readonly limit?: number;
+  readonly offset?: number;
+  /** `asc` for oldest first; `des`, the default, for newest first. */
+  readonly order?: 'asc' | 'des';
   readonly framework_id?: string;
   readonly task_id?: string;
 }
 
 export function renderTasks(view: ClusterView, query: TasksQuery): JsonObject {
-  // A malformed limit or offset is ignored and the default used, as the
-  // upstream endpoint does (it answers 200, never 400, for these).
-  const limit = parseCount(query.limit) ?? DEFAULT_TASKS_LIMIT;
-  const offset = parseCount(query.offset) ?? 0;
+  const limit = query.limit ?? DEFAULT_TASKS_LIMIT;
+  const offset = query.offset ?? 0;
   const entries: { task: Task; user: string }[] = [];
   for (const fw of [...view.frameworks(), ...view.completedFrameworks()]) {
     if (query.framework_id !== undefined && fw.id !== query.framework_id) continue;
@@ -37,13 +36,6 @@ export function renderTasks(view: ClusterView, query: TasksQuery): JsonObject {
 
 function tasksOf(fw: FrameworkView): Task[] {
   return [...fw.tasks.values(), ...fw.completedTasks];
-}
-
-/** A non-negative decimal integer, or undefined for anything else (negative included). */
-function parseCount(text: string | undefined): number | undefined {
-  if (text === undefined || !/^\+?\d+$/.test(text.trim())) return undefined;
-  const n = Number(text.trim());
-  return Number.isSafeInteger(n) ? n : undefined;
 }
 
 /**
