@@ -38,11 +38,13 @@ export interface ListenerLimits {
  * Sized for a laptop whose process may open 1,024 files (a common soft
  * limit): the master's 512 connections and 64 for each of three agents
  * leave room for everything else. The idle timeout outlasts the idle
- * pools of common clients (undici 4 s, node's agent 5 s), so a client
- * rarely reuses a connection the server is closing.
+ * pools of common clients (undici 4 s, node's agent 5 s, Go's default
+ * transport 90 s, which mesos-go schedulers use), so a client does not
+ * reuse a connection the server is closing: a POST on such a connection
+ * fails, and is not retried.
  */
 export const DEFAULT_LISTENER_LIMITS: ListenerLimits = {
-  idleTimeoutSeconds: 30,
+  idleTimeoutSeconds: 120,
   headersTimeoutSeconds: 10,
   requestTimeoutSeconds: 60,
   maxConnections: 512,
