@@ -3,12 +3,22 @@
  * an undici Pool (no pipelining), each sending the next body as soon as the
  * previous reply has been read, for a warm-up and then a measured window.
  * Only calls that start and finish inside the window count towards the
- * rate and the latencies; errors are counted over the whole run. CPU time
- * per call (this whole process: server and load generator) is steadier than
- * the rate on a busy machine.
+ * rate and the latencies; errors are counted over the whole run. The
+ * server under test runs on another thread (server-thread.ts): the window
+ * hooks tell it when the window opens and closes, so that it can report its
+ * own CPU time, which is steadier than the rate on a busy machine. This
+ * thread's own CPU time and busy share are measured too: a load generator
+ * busy near 100% means the rate is the client's limit, not the server's.
  */
 import { Pool } from 'undici';
 import { percentile, sortedCopy } from './stats.js';
+import { measureThread, threadClock, type ThreadWindow } from './thread-cpu.js';
+
+/** Called when the measured window opens and when it closes (once each). */
+export interface WindowHooks {
+  openWindow(): void;
+  closeWindow(): void;
+}
 
 export interface LoadOptions {
   /** Origin, e.g. `http://127.0.0.1:5050`. */
@@ -22,6 +32,7 @@ export interface LoadOptions {
   readonly nextBody: () => string;
   /** The status every reply must have; anything else is an error. */
   readonly expectStatus: number;
+  readonly window: WindowHooks;
 }
 
 export interface LoadResult {
@@ -29,8 +40,8 @@ export interface LoadResult {
   readonly callsPerSecond: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
-  /** Process CPU time (user + system) in the window, per counted call. */
-  readonly cpuUsPerCall: number;
+  /** The load generator's thread (this one) in the window. */
+  readonly loadThread: ThreadWindow;
   /** Calls per second during the warm-up, i.e. before the JIT has settled. */
   readonly warmupCallsPerSecond: number;
   readonly errors: number;
@@ -51,12 +62,20 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const startMs = performance.now();
   const windowStartMs = startMs + options.warmupMs;
   const endMs = windowStartMs + options.durationMs;
-  let cpuAtStart = process.cpuUsage();
-  let cpuInWindow: NodeJS.CpuUsage | undefined;
-  const timers = [
-    setTimeout(() => (cpuAtStart = process.cpuUsage()), options.warmupMs),
-    setTimeout(() => (cpuInWindow = process.cpuUsage(cpuAtStart)), options.warmupMs + options.durationMs),
-  ];
+  const clock = threadClock();
+  let endWindow: (() => ThreadWindow) | undefined;
+  let loadThread: ThreadWindow | undefined;
+  const open = () => {
+    endWindow = measureThread(clock);
+    options.window.openWindow();
+  };
+  // Also run after the last call when that ends before the timer fires.
+  const close = () => {
+    if (loadThread !== undefined) return;
+    loadThread = (endWindow ?? measureThread(clock))();
+    options.window.closeWindow();
+  };
+  const timers = [setTimeout(open, options.warmupMs), setTimeout(close, options.warmupMs + options.durationMs)];
 
   const note = (status: number, body: string) => {
     errors++;
@@ -86,16 +105,17 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     await Promise.all(Array.from({ length: options.connections }, worker));
   } finally {
     for (const timer of timers) clearTimeout(timer);
+    close();
     await pool.close();
   }
-  cpuInWindow ??= process.cpuUsage(cpuAtStart);
   const sorted = sortedCopy(latenciesMs);
   return {
     calls: sorted.length,
     callsPerSecond: sorted.length / (options.durationMs / 1000),
     p50Ms: percentile(sorted, 0.5),
     p99Ms: percentile(sorted, 0.99),
-    cpuUsPerCall: (cpuInWindow.user + cpuInWindow.system) / sorted.length,
+    // Set by close(), which the finally block above always runs.
+    loadThread: loadThread!,
     warmupCallsPerSecond: warmupCalls / (options.warmupMs / 1000),
     errors,
     unexpected,

@@ -9,7 +9,10 @@
  *                  against a bare fastify route (scheduler-calls.ts)
  *   launches    1. the same table, a row where every ACCEPT launches a task on a live offer
  *                  on a cluster of BENCH_LAUNCH_AGENTS agents (launch-feed.ts); the bare
- *                  route runs with either part
+ *                  route runs with either part. Every server of part 1 runs on a worker
+ *                  thread of its own, the load generator on the main thread, so its
+ *                  'cpu us/call' is the server thread's CPU time per call (thread-cpu.ts
+ *                  says how it is read; the printed line names the source)
  *   startup     2. time from startCluster() to the first OFFERS (startup.ts)
  *   core        3. core task lifecycles/s in virtual time, invariants on and off (core-lifecycles.ts)
  *   events      4. event codec, in-process event path and HTTP event stream (event-*.ts)
@@ -33,6 +36,7 @@
  *   BENCH_STREAM_BATCH     unknown tasks per RECONCILE call, i.e. events per call (default 1000)
  *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants
  *                          (default all), e.g. to profile one part with `node --cpu-prof --import tsx`
+ *                          (the server threads of part 1 inherit the flag and write profiles of their own)
  */
 import os from 'node:os';
 import { benchCallCost, CALL_TYPES, type CallCostResult } from './call-cost.js';
@@ -40,10 +44,10 @@ import { benchCoreLifecycles, type CoreResult } from './core-lifecycles.js';
 import { benchEventCodec, type CodecRow } from './event-codec.js';
 import { benchEventPath, type PathResult } from './event-path.js';
 import { benchEventStream, type StreamResult } from './event-stream.js';
-import { benchSchedulerCalls, type CallsResult, type LaunchResult } from './scheduler-calls.js';
+import { benchSchedulerCalls, type CallsResult, type LaunchResult, type TargetResult } from './scheduler-calls.js';
 import { benchStartup, type StartupResult } from './startup.js';
 import { num, table } from './stats.js';
-import type { LoadResult } from './load.js';
+import type { ThreadWindow } from './thread-cpu.js';
 
 function envNumber(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -53,11 +57,11 @@ function envNumber(name: string, fallback: number): number {
   return value;
 }
 
-function loadRow(name: string, l: LoadResult): string[] {
+function loadRow(name: string, l: TargetResult): string[] {
   return [name, num(l.calls), num(l.callsPerSecond), num(l.p50Ms, 2), num(l.p99Ms, 2), num(l.cpuUsPerCall), num(l.warmupCallsPerSecond), num(l.errors)];
 }
 
-function ratioLine(name: string, l: LoadResult, bare: LoadResult): string {
+function ratioLine(name: string, l: TargetResult, bare: TargetResult): string {
   const byRate = num(l.callsPerSecond / bare.callsPerSecond, 2);
   return `ratio ${name} / bare: ${byRate} by calls/s, ${num(bare.cpuUsPerCall / l.cpuUsPerCall, 2)} by cpu time per call`;
 }
@@ -70,11 +74,26 @@ function launchLines(l: LaunchResult): string[] {
     `launches, whole run: ACCEPTs on live offers ${num(l.liveCalls)} of ${num(accepts)}, on stale offers ${num(l.staleCalls)};` +
       ` ACKNOWLEDGEs ${num(l.ackCalls)}; tasks finished ${num(l.finished)}; other updates ${num(l.otherUpdates)}`,
     `launches: offers held at most ${num(l.mostHeld)}, at the end ${num(l.heldAtEnd)} (above zero: offers kept up with the calls)`,
+    `launches, the master when the window closed: ${num(l.masterAtEnd?.offers ?? Number.NaN)} offers outstanding, ${num(l.masterAtEnd?.tasks ?? Number.NaN)} tasks active`,
   ];
 }
 
+/**
+ * Whether a rate is the server's limit or the load generator's (the thread
+ * nearer 100% busy sets it), and whether other work on the machine took
+ * cores from them (time waiting for a core; then the rates are low).
+ */
+function threadLine(name: string, l: TargetResult): string {
+  const { server, loadThread } = l;
+  const waited = (w: ThreadWindow) => (w.waitUs === undefined ? '' : `, waited for a core ${num(w.waitUs / 1e4 / w.seconds)}%`);
+  return (
+    `${name}: server thread busy ${num(server.busy * 100)}%${waited(server)};` +
+    ` load generator thread busy ${num(loadThread.busy * 100)}%${waited(loadThread)}, ${num(loadThread.cpuUs / l.calls)} us of its CPU per call`
+  );
+}
+
 function callsTable(r: CallsResult): string {
-  const measured: [string, LoadResult][] = [];
+  const measured: [string, TargetResult][] = [];
   if (r.offers !== undefined) measured.push(['clustersim, DECLINE/ACCEPT', r.offers.result]);
   if (r.launches !== undefined) measured.push(['clustersim, launches', r.launches.result]);
   measured.push(['bare fastify', r.bare]);
@@ -87,6 +106,7 @@ function callsTable(r: CallsResult): string {
     lines.push(`DECLINE/ACCEPT calls on live offers: ${num(liveCalls)} of ${num(liveCalls + staleCalls)} (the rest on offers no longer valid)`);
   }
   if (r.launches !== undefined) lines.push(ratioLine('launches', r.launches.result, r.bare), ...launchLines(r.launches));
+  lines.push(...measured.map(([name, l]) => threadLine(name, l)));
   for (const [name, l] of measured) {
     for (const [status, { count, firstBody }] of l.unexpected) {
       lines.push(`${name}: ${num(count)} x ${status === 0 ? 'no reply' : `status ${status}`}: ${firstBody}`);
@@ -215,7 +235,9 @@ async function benchCalls(only: ReadonlySet<Part>, seconds: number, warmupSecond
     '',
     `1. scheduler calls, ${connections} keep-alive connections, ${seconds} s after ${warmupSeconds} s warm-up each`,
     'DECLINE/ACCEPT: DECLINE and ACCEPT (no operations) alternating on 3 agents, almost all on offers no longer valid;',
-    'launches: every ACCEPT launches a task on a live offer, every update acknowledged (3 ACKNOWLEDGEs per task)',
+    'launches: every ACCEPT launches a task on a live offer, every update acknowledged (3 ACKNOWLEDGEs per task);',
+    'each server runs on a worker thread of its own, the load generator (undici, scheduler client, feeds) on the main thread;',
+    `cpu us/call: CPU time of the server's thread alone in the window, per call, read from ${calls.cpuSource}`,
     callsTable(calls),
   ];
 }

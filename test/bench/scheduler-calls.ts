@@ -1,7 +1,10 @@
 /**
  * Scheduler calls per second: clustersim's POST /api/v1/scheduler against a
- * bare fastify route that answers 202, both driven in this process by the
- * same load generator with the same kind of bodies and headers.
+ * bare fastify route that answers 202, both driven by the same load
+ * generator with the same kind of bodies and headers. Each server runs on a
+ * worker thread of its own (server-thread.ts) and the load generator, the
+ * scheduler client and the feeds on this one, so that each has a core and
+ * the CPU time per call is the server thread's alone.
  *
  * Two clustersim workloads. `offers`: DECLINE and ACCEPT (no operations)
  * alternating on 3 agents; offers come back only at the allocation interval
@@ -11,13 +14,11 @@
  * with enough agents that offers keep up with the calls (launch-feed.ts).
  * The bare route always answers the `offers` bodies: it never reads them.
  */
-import type { AddressInfo } from 'node:net';
-import Fastify from 'fastify';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster } from '../../src/start.js';
 import { LaunchFeed, type LaunchTask } from './launch-feed.js';
 import { runLoad, type LoadOptions, type LoadResult } from './load.js';
 import { OfferFeed } from './offer-feed.js';
+import { ServerThread, type MasterHolds, type ServerWindow } from './server-thread.js';
 import { progress } from './stats.js';
 
 const PATH = '/api/v1/scheduler';
@@ -39,15 +40,22 @@ export interface LaunchOptions {
   readonly task: LaunchTask;
 }
 
+/** The load generator's figures and the server thread's over the same window. */
+export interface TargetResult extends LoadResult {
+  /** CPU time of the server's thread in the window, per counted call. */
+  readonly cpuUsPerCall: number;
+  readonly server: ServerWindow;
+}
+
 export interface OffersResult {
-  readonly result: LoadResult;
+  readonly result: TargetResult;
   readonly liveCalls: number;
   readonly staleCalls: number;
 }
 
 export interface LaunchResult {
   readonly options: LaunchOptions;
-  readonly result: LoadResult;
+  readonly result: TargetResult;
   readonly startSeconds: number;
   readonly liveCalls: number;
   readonly staleCalls: number;
@@ -56,12 +64,16 @@ export interface LaunchResult {
   readonly otherUpdates: number;
   readonly mostHeld: number;
   readonly heldAtEnd: number;
+  /** What the master held when the window closed. */
+  readonly masterAtEnd: MasterHolds | undefined;
 }
 
 export interface CallsResult {
   readonly offers: OffersResult | undefined;
   readonly launches: LaunchResult | undefined;
-  readonly bare: LoadResult;
+  readonly bare: TargetResult;
+  /** How the server threads' CPU time was read. */
+  readonly cpuSource: string;
 }
 
 export async function benchSchedulerCalls(
@@ -78,9 +90,9 @@ export async function benchSchedulerCalls(
     ids = sim.ids;
   }
   progress(`scheduler calls: bare fastify, ${options.connections} connections, ${seconds} s`);
-  const bare = await driveBare(options, ids.streamId, new OfferFeed(ids.frameworkId, ids.staleOfferId));
+  const { result: bare, cpuSource } = await driveBare(options, ids.streamId, new OfferFeed(ids.frameworkId, ids.staleOfferId));
   const launches = workloads.launches === undefined ? undefined : await driveLaunches(options, workloads.launches);
-  return { offers, launches, bare };
+  return { offers, launches, bare, cpuSource };
 }
 
 async function subscribed(masterUrl: string): Promise<SchedulerClient & { streamId: string; frameworkId: string }> {
@@ -94,9 +106,15 @@ async function subscribed(masterUrl: string): Promise<SchedulerClient & { stream
   return client as SchedulerClient & { streamId: string; frameworkId: string };
 }
 
-function load(origin: string, streamId: string, options: CallsOptions, nextBody: () => string): Promise<LoadResult> {
+/** An offer id of the master's form that it never made: every call naming it is stale. */
+function staleOfferId(server: ServerThread): string {
+  if (server.masterId === undefined) throw new Error('the server thread runs no cluster');
+  return `${server.masterId}-O999999`;
+}
+
+async function load(server: ServerThread, streamId: string, options: CallsOptions, nextBody: () => string): Promise<TargetResult> {
   const spec: LoadOptions = {
-    origin,
+    origin: server.url,
     path: PATH,
     headers: { 'content-type': 'application/json', 'mesos-stream-id': streamId },
     connections: options.connections,
@@ -104,77 +122,69 @@ function load(origin: string, streamId: string, options: CallsOptions, nextBody:
     durationMs: options.durationMs,
     nextBody,
     expectStatus: 202,
+    window: server,
   };
-  return runLoad(spec);
+  const result = await runLoad(spec);
+  const window = await server.window();
+  return { ...result, cpuUsPerCall: window.cpuUs / result.calls, server: window };
 }
 
 async function driveOffers(options: CallsOptions) {
-  const cluster = await startCluster({ port: 0, agents: 3, time: 'realtime', logLevel: 'silent' });
+  const server = await ServerThread.start({ kind: 'cluster', options: { port: 0, agents: 3, time: 'realtime', logLevel: 'silent' } });
   let client: SchedulerClient | undefined;
   try {
-    const c = (client = await subscribed(cluster.masterUrl));
-    const staleOfferId = `${cluster.cluster.view.masterInfo.id}-O999999`;
-    const feed = new OfferFeed(c.frameworkId, staleOfferId);
+    const c = (client = await subscribed(server.url));
+    const staleId = staleOfferId(server);
+    const feed = new OfferFeed(c.frameworkId, staleId);
     feed.add(await c.next('OFFERS'));
     const following = feed.follow(c);
-    const result = await load(cluster.masterUrl, c.streamId, options, () => feed.nextBody());
+    const result = await load(server, c.streamId, options, () => feed.nextBody());
     // Closing the event stream ends the offer loop; `disconnect` is idempotent.
     feed.drain();
     c.disconnect();
     await following;
-    return { result, feed, ids: { frameworkId: c.frameworkId, streamId: c.streamId, staleOfferId } };
+    return { result, feed, ids: { frameworkId: c.frameworkId, streamId: c.streamId, staleOfferId: staleId } };
   } finally {
     client?.disconnect();
-    await cluster.close();
+    await server.close();
   }
 }
 
 async function driveLaunches(options: CallsOptions, launch: LaunchOptions): Promise<LaunchResult> {
   progress(`scheduler calls: clustersim, launches on live offers, starting ${launch.agents} agents`);
-  const t0 = performance.now();
-  const { agents, agentResources } = launch;
-  const cluster = await startCluster({
-    port: 0,
-    agents,
-    agentResources,
-    time: 'realtime',
-    logLevel: 'silent',
-    allocationIntervalSeconds: launch.allocationIntervalSeconds,
+  const { agents, agentResources, allocationIntervalSeconds } = launch;
+  const server = await ServerThread.start({
+    kind: 'cluster',
+    options: { port: 0, agents, agentResources, time: 'realtime', logLevel: 'silent', allocationIntervalSeconds },
   });
-  const startSeconds = (performance.now() - t0) / 1000;
   const seconds = (options.warmupMs + options.durationMs) / 1000;
   progress(`scheduler calls: clustersim, launches on live offers, ${options.connections} connections, ${seconds} s`);
   let client: SchedulerClient | undefined;
   try {
-    const c = (client = await subscribed(cluster.masterUrl));
-    const feed = new LaunchFeed(c.frameworkId, `${cluster.cluster.view.masterInfo.id}-O999999`, launch.task);
+    const c = (client = await subscribed(server.url));
+    const feed = new LaunchFeed(c.frameworkId, staleOfferId(server), launch.task);
     const following = feed.follow(c);
     // Subscribing allocates at once: start on the first offers rather than on stale ids.
     while (feed.held === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-    const result = await load(cluster.masterUrl, c.streamId, options, () => feed.nextBody());
+    const result = await load(server, c.streamId, options, () => feed.nextBody());
     const heldAtEnd = feed.held;
     feed.drain();
     c.disconnect();
     await following;
     const { liveCalls, staleCalls, ackCalls, finished, otherUpdates, mostHeld } = feed;
-    return { options: launch, result, startSeconds, liveCalls, staleCalls, ackCalls, finished, otherUpdates, mostHeld, heldAtEnd };
+    const counts = { liveCalls, staleCalls, ackCalls, finished, otherUpdates, mostHeld, heldAtEnd };
+    return { options: launch, result, startSeconds: server.startSeconds, ...counts, masterAtEnd: result.server.master };
   } finally {
     client?.disconnect();
-    await cluster.close();
+    await server.close();
   }
 }
 
-async function driveBare(options: CallsOptions, streamId: string, feed: OfferFeed): Promise<LoadResult> {
-  const app = Fastify({ keepAliveTimeout: 75_000 });
-  // The same raw-body setup as the master app: every body arrives as a Buffer.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-  app.post(PATH, (_req, reply) => reply.code(202).send());
-  await app.listen({ host: '127.0.0.1', port: 0 });
+async function driveBare(options: CallsOptions, streamId: string, feed: OfferFeed): Promise<{ result: TargetResult; cpuSource: string }> {
+  const server = await ServerThread.start({ kind: 'bare', path: PATH });
   try {
-    const { port } = app.server.address() as AddressInfo;
-    return await load(`http://127.0.0.1:${port}`, streamId, options, () => feed.nextBody());
+    return { result: await load(server, streamId, options, () => feed.nextBody()), cpuSource: server.cpuSource };
   } finally {
-    await app.close();
+    await server.close();
   }
 }
