@@ -93,15 +93,18 @@ export function add(a: Resources, b: Resources): Resources {
 
 /** `a - b`; the caller must know that `a` contains `b` (asserted). */
 export function subtract(a: Resources, b: Resources): Resources {
-  if (!contains(a, b)) {
-    throw new Error(`resources: subtracting ${format(b)} from ${format(a)} that does not contain it`);
-  }
+  // One pass: both sides normalised once, containment checked per identity.
+  // The result keeps the canonical order of `a`, so it needs no new sort.
   const left = new Map(normalise(a).map((r) => [identity(r), r]));
   for (const r of normalise(b)) {
     const key = identity(r);
-    left.set(key, minus(left.get(key)!, r));
+    const have = left.get(key);
+    if (have === undefined || !containsOne(have, r)) {
+      throw new Error(`resources: subtracting ${format(b)} from ${format(a)} that does not contain it`);
+    }
+    left.set(key, minus(have, r));
   }
-  return normalise([...left.values()]);
+  return [...left.values()].filter((r) => !isEmptyResource(r));
 }
 
 function minus(a: Resource, b: Resource): Resource {
