@@ -1,0 +1,98 @@
+/**
+ * `npm run fuzz`: the generators of the fuzz test, at length. Sends
+ * FUZZ_CASES requests (default 100,000) in runs of up to FUZZ_MAX_STEPS
+ * steps, each run on a fresh cluster; prints progress every few thousand
+ * cases, and at the end the figures: cases, counts by status, wall time.
+ * Exits 1 on the first failure, after fast-check's report (its seed, path
+ * and shrunk counterexample, the cluster seed among them).
+ *
+ * FUZZ_SEED and FUZZ_PATH replay a failure; FUZZ_TIMEOUT_MS sets the
+ * per-request hang limit (default 5,000), FUZZ_STALL_MS the watchdog's
+ * limit for a process that stops answering altogether (default 30,000);
+ * FUZZ_BY_KIND=1 adds the counts by call type and path.
+ */
+import fc from 'fast-check';
+import { fuzzParameters, runInput, runOnce, Stats } from './session.js';
+import { Watchdog } from './watchdog.js';
+
+const target = Number(process.env['FUZZ_CASES'] ?? 100_000);
+const maxSteps = Number(process.env['FUZZ_MAX_STEPS'] ?? 40);
+const timeoutMs = Number(process.env['FUZZ_TIMEOUT_MS'] ?? 5_000);
+const PROGRESS_EVERY = 5_000;
+
+function figures(stats: Stats, started: number): string {
+  const seconds = (performance.now() - started) / 1000;
+  const statuses = [...stats.byStatus].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `    ${s.padEnd(14)} ${n}`);
+  const lines = [
+    `fuzz: ${stats.cases} cases in ${stats.runs} runs, ${seconds.toFixed(1)} s wall time (${Math.round(stats.cases / seconds)} cases/s)`,
+    '  by status:',
+    ...statuses,
+  ];
+  if (process.env['FUZZ_BY_KIND'] === '1') {
+    lines.push('  by call type or path, and status:');
+    for (const [k, n] of [...stats.byKind].sort(([a], [b]) => a.localeCompare(b))) lines.push(`    ${k.padEnd(60)} ${n}`);
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<number> {
+  const stats = new Stats();
+  const started = performance.now();
+  const watchdog = new Watchdog(Number(process.env['FUZZ_STALL_MS'] ?? 30_000));
+  // A throw nobody catches is a crash of the server too (it runs in this process): report it with the figures.
+  const crash = (error: unknown) => {
+    console.error(`fuzz: the process crashed: ${(error as Error)?.stack ?? String(error)}`);
+    console.log(figures(stats, started));
+    process.exit(1);
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
+  try {
+    return await fuzz(stats, started, watchdog);
+  } finally {
+    await watchdog.stop();
+  }
+}
+
+let reported = false;
+/** The failure as found, before shrinking starts (which may take minutes). */
+function firstFailure(error: unknown): void {
+  if (reported) return;
+  reported = true;
+  console.error(`fuzz: failure found, shrinking it now:\n${(error as Error)?.message ?? String(error)}`);
+}
+
+async function fuzz(stats: Stats, started: number, watchdog: Watchdog): Promise<number> {
+  let nextReport = PROGRESS_EVERY;
+  stats.onCase = (s) => {
+    if (s.cases < nextReport) return;
+    nextReport += PROGRESS_EVERY;
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`fuzz: ${s.cases} / ${target} cases, ${s.runs} runs, ${seconds.toFixed(1)} s`);
+  };
+  const baseSeed = Number(process.env['FUZZ_SEED'] ?? (Date.now() ^ (Math.random() * 2 ** 31)) | 0);
+  console.log(`fuzz: ${target} cases, runs of up to ${maxSteps} steps, fast-check seed ${baseSeed} (FUZZ_SEED=${baseSeed} to replay)`);
+  // Runs vary in length, so the number of runs is a guess; batches top it up until the cases are there.
+  for (let batch = 0; stats.cases < target; batch++) {
+    // A first guess a little over the mean run, so that the first batch falls short rather than far over.
+    const perRun = stats.runs === 0 ? maxSteps * 0.55 : stats.cases / stats.runs;
+    const numRuns = Math.max(1, Math.ceil((target - stats.cases) / Math.max(1, perRun)));
+    const seed = baseSeed + batch;
+    if (batch > 0) console.log(`fuzz: batch ${batch + 1}, ${numRuns} more runs, fast-check seed ${seed}`);
+    try {
+      await fc.assert(
+        fc.asyncProperty(runInput(maxSteps), (input) => runOnce(input, { timeoutMs, stats, watchdog, onFailure: firstFailure })),
+        fuzzParameters(numRuns, seed),
+      );
+    } catch (error) {
+      console.error((error as Error).message);
+      console.log(figures(stats, started));
+      return 1;
+    }
+    if (process.env['FUZZ_SEED'] !== undefined && process.env['FUZZ_PATH'] !== undefined) break;
+  }
+  console.log(figures(stats, started));
+  return 0;
+}
+
+process.exitCode = await main();

@@ -1,0 +1,378 @@
+/**
+ * One fuzz run: a fresh cluster on 127.0.0.1 (port 0, two agents, virtual
+ * time, a generated seed), a live subscription, then the generated steps
+ * (requests, and now and then a move of virtual time), then the checks of
+ * the end. Every request must be answered (no hang), below 500 unless the
+ * error catalogue says a 5xx is the answer, and must leave the cluster up
+ * (`driver.failure` undefined). At the end the invariants hold and a new
+ * scheduler still gets SUBSCRIBED and OFFERS.
+ *
+ * A broken rule throws a `FuzzFailure` whose message holds the cluster's
+ * seed, the request as sent, what came back and the cluster's error log,
+ * which fast-check prints beside its own seed and counterexample.
+ */
+import type { Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import fc from 'fast-check';
+import pino from 'pino';
+import { SchedulerClient } from '../../src/client/scheduler-client.js';
+import type { Resources } from '../../src/core/resources.js';
+import { httpError } from '../../src/http/errors.js';
+import type { ClusterFailure } from '../../src/runtime/driver.js';
+import { startCluster, type RunningCluster } from '../../src/start.js';
+import { LiveFramework } from './live.js';
+import { render, requestSpec, SCHEDULER_PATHS, type RequestSpec } from './requests.js';
+import { send, type WireRequest, type WireResponse } from './transport.js';
+import type { Watchdog } from './watchdog.js';
+
+export type Step =
+  | { readonly kind: 'request'; readonly spec: RequestSpec }
+  /** Requests sent all at once, each on its own connection. */
+  | { readonly kind: 'burst'; readonly specs: readonly RequestSpec[] }
+  | { readonly kind: 'advance'; readonly ms: number }
+  /** The event streams held open so far are dropped, the oldest `share` of them. */
+  | { readonly kind: 'release'; readonly share: number };
+
+export interface RunInput {
+  readonly clusterSeed: number;
+  readonly steps: readonly Step[];
+}
+
+// An allocation interval (1 s), the default refusal filter (5 s), a heartbeat (15 s), status update retries (10 s and up).
+const advance = fc
+  .oneof(fc.integer({ min: 0, max: 2_000 }), fc.constantFrom(1_000, 5_000, 6_000, 10_000, 15_000, 60_000))
+  .map((ms): Step => ({ kind: 'advance', ms }));
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 24, arbitrary: requestSpec.map((spec): Step => ({ kind: 'request', spec })) },
+  { weight: 2, arbitrary: fc.array(requestSpec, { minLength: 2, maxLength: 6 }).map((specs): Step => ({ kind: 'burst', specs })) },
+  { weight: 4, arbitrary: advance },
+  { weight: 1, arbitrary: fc.constantFrom(0.5, 1).map((share): Step => ({ kind: 'release', share })) },
+);
+
+/** A run of up to `maxSteps` steps on a cluster of its own seed. */
+export function runInput(maxSteps: number): fc.Arbitrary<RunInput> {
+  return fc.record({ clusterSeed: fc.nat(), steps: fc.array(step, { minLength: 1, maxLength: maxSteps, size: 'max' }) });
+}
+
+/** What runs have sent and got, for the figures. */
+export class Stats {
+  cases = 0;
+  runs = 0;
+  readonly byStatus = new Map<string, number>();
+  /** By the call's type (scheduler API) or the path (other endpoints), then by status. */
+  readonly byKind = new Map<string, number>();
+  onCase: ((stats: Stats) => void) | undefined;
+
+  record(spec: RequestSpec, res: WireResponse): void {
+    this.cases++;
+    const status = res.outcome !== 'response' ? res.outcome : res.stream ? `${res.status} (stream)` : String(res.status);
+    this.byStatus.set(status, (this.byStatus.get(status) ?? 0) + 1);
+    const kind = `${kindOf(spec)} ${status}`;
+    this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + 1);
+    this.onCase?.(this);
+  }
+}
+
+/** `ACCEPT`, `ACCEPT (mutated)` or the server and path of a request without a call. */
+function kindOf(spec: RequestSpec): string {
+  const { body } = spec;
+  if (body.kind === 'call' && spec.server === 0 && SCHEDULER_PATHS.includes(spec.target)) {
+    const type = body.call !== null && typeof body.call === 'object' && !Array.isArray(body.call) ? body.call['type'] : undefined;
+    const mutated = body.json.length + body.proto.length + body.bytes.length > 0;
+    return `${typeof type === 'string' ? type : '(no type)'}${mutated ? ' (mutated)' : ''}`;
+  }
+  return `${spec.server === 0 ? 'master' : 'agent'} ${spec.target.split('?')[0]!.slice(0, 40)}`;
+}
+
+export class FuzzFailure extends Error {
+  override name = 'FuzzFailure';
+}
+
+export interface RunOptions {
+  /** Wall-clock time a request may take before it counts as a hang. */
+  readonly timeoutMs: number;
+  readonly stats: Stats;
+  /** Told what each step does, to report a synchronous hang that stops every timer of this process. */
+  readonly watchdog?: Watchdog;
+  /**
+   * Told of every failure as it happens: shrinking re-runs clusters, and
+   * with hangs in them it may take minutes before fast-check reports.
+   */
+  readonly onFailure?: (error: unknown) => void;
+}
+
+/** The cluster's error and fatal log lines: a 500 or a failure explains itself there. */
+function errorLog(): { logger: pino.Logger; lines: string[] } {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(chunk.toString('utf8').trimEnd());
+      if (lines.length > 20) lines.shift();
+      done();
+    },
+  });
+  return { logger: pino({ level: 'error' }, sink), lines };
+}
+
+interface Context {
+  readonly input: RunInput;
+  readonly running: RunningCluster;
+  readonly live: LiveFramework;
+  readonly ports: number[];
+  readonly logLines: string[];
+  /** Set by `onFailure` when the core stops the cluster. */
+  readonly seen: { failure?: ClusterFailure };
+  /** Event streams of generated SUBSCRIBEs kept open, oldest first. */
+  readonly held: Socket[];
+}
+
+/**
+ * `promise`, or a `FuzzFailure` saying what did not finish: every wait of a
+ * run has a bound, so that a server that stops answering is reported
+ * instead of holding the run for ever.
+ */
+export function within<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new FuzzFailure(`${what()}: no end within ${ms} ms (a hang)`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export async function runOnce(input: RunInput, options: RunOptions): Promise<void> {
+  const { logger, lines } = errorLog();
+  const seen: Context['seen'] = {};
+  const start = startCluster({ port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, onFailure: (f) => (seen.failure = f) });
+  const running = await within(start, 10_000, () => `cluster seed ${input.clusterSeed}: starting the cluster`);
+  const ports = [new URL(running.masterUrl).port, ...running.agents.map((a) => String(a.port))].map(Number);
+  const ctx: Context = { input, running, live: new LiveFramework(running, options.timeoutMs), ports, logLines: lines, seen, held: [] };
+  options.stats.runs++;
+  let failed = true;
+  try {
+    await within(ctx.live.ensure(), options.timeoutMs, () => `${where(ctx, -1)}: the live subscription`);
+    for (const [index, s] of input.steps.entries()) await runStep(ctx, index, s, options);
+    await finalChecks(ctx, options);
+    failed = false;
+  } catch (error) {
+    options.onFailure?.(error);
+    throw error;
+  } finally {
+    ctx.live.close();
+    for (const socket of ctx.held) socket.destroy();
+    options.watchdog?.note(`${where(ctx, input.steps.length)}: closing the cluster`);
+    // A failed cluster's close() rejects with the failure, which a step has already reported.
+    const closed = within(running.close().catch(() => undefined), 10_000, () => `${where(ctx, input.steps.length)}: closing the cluster`);
+    // A close that hangs is worth reporting only when nothing went wrong before it.
+    await (failed ? closed.catch(() => undefined) : closed);
+  }
+}
+
+async function runStep(ctx: Context, index: number, s: Step, options: RunOptions): Promise<void> {
+  switch (s.kind) {
+    case 'advance':
+      options.watchdog?.note(`${where(ctx, index)}: advancing virtual time by ${s.ms} ms`);
+      guard(ctx, index, () => ctx.running.advance(s.ms));
+      break;
+    case 'release':
+      for (const socket of ctx.held.splice(0, Math.ceil(ctx.held.length * s.share))) socket.destroy();
+      break;
+    case 'request':
+    case 'burst': {
+      await within(ctx.live.ensure(), options.timeoutMs, () => `${where(ctx, index)}: the live subscription`);
+      const specs = s.kind === 'request' ? [s.spec] : s.specs;
+      const wires = specs.map((spec) => render(spec, ctx.live, ctx.ports));
+      options.watchdog?.note(`${where(ctx, index)}:\n${wires.map(describeRequest).join('\n')}`);
+      const answers = await Promise.all(wires.map((wire) => send(wire, options.timeoutMs)));
+      specs.forEach((spec, i) => judge(ctx, index, spec, wires[i]!, answers[i]!, options));
+      break;
+    }
+  }
+  await settle();
+}
+
+/** Lets the bytes written by the cluster reach the live subscription. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+function guard(ctx: Context, index: number, apply: () => void): void {
+  try {
+    apply();
+  } catch (error) {
+    throw new FuzzFailure(`${where(ctx, index)}: the cluster failed: ${(error as Error).message}${logOf(ctx)}`);
+  }
+}
+
+function judge(ctx: Context, index: number, spec: RequestSpec, wire: WireRequest, res: WireResponse, options: RunOptions): void {
+  options.stats.record(spec, res);
+  if (res.held !== undefined) {
+    ctx.held.push(res.held);
+    // A JSON stream starts with SUBSCRIBED: later calls may speak for this framework too.
+    const framework = /"framework_id":\{"value":"([^"]+)"\}/.exec(res.body.toString('utf8'))?.[1];
+    const stream = res.headers['mesos-stream-id'];
+    if (framework !== undefined && stream !== undefined) ctx.live.addOther(framework, stream);
+  }
+  const broken = verdict(spec, wire, res);
+  const failure = ctx.seen.failure ?? ctx.running.driver.failure;
+  if (broken !== undefined || failure !== undefined) {
+    const what = broken ?? `the cluster failed: ${failure!.message}\n  last trace entries:\n    ${failure!.lastEntries.join('\n    ')}`;
+    throw new FuzzFailure(`${where(ctx, index)}: ${what}\n${describe(wire, res)}${logOf(ctx)}`);
+  }
+  if (spec.body.kind === 'call') ctx.live.afterCall(spec.body.call, res.status);
+}
+
+const NOT_IMPLEMENTED = httpError('NOT_IMPLEMENTED');
+
+/** Undefined when the answer is acceptable, else what is wrong with it. */
+export function verdict(spec: RequestSpec, wire: WireRequest, res: WireResponse): string | undefined {
+  if (res.outcome === 'aborted') return undefined;
+  if (res.outcome === 'timeout') return `no answer within the per-request timeout (a hang)`;
+  if (res.outcome === 'closed') return closeIsExpected(wire) ? undefined : 'the connection closed without an answer';
+  const status = res.status ?? 0;
+  const body = res.body.toString('utf8');
+  if (status >= 500 && !expectedServerError(spec, status, body)) return `answered ${status}`;
+  // SUBSCRIBED (or the ERROR of a refused subscription) is written at once, in virtual time too.
+  if (res.stream && res.body.length === 0) return 'an event stream opened and ended without an event';
+  if (res.followUp === 'timeout') return `answered ${status}, then GET /health on the same kept-alive connection got no answer (a hang)`;
+  return undefined;
+}
+
+/** Node's limit of a request's head; past it, node answers 431 and drops the connection. */
+const MAX_HEAD_BYTES = 16 * 1024;
+
+/**
+ * When node itself may end a connection without an answer the client can
+ * read: a CONNECT it has no handler for; a body cut short by a half-close
+ * (`long`); bytes past the declared body (`short`), which node reads as a
+ * malformed next request, answered 400 on a connection it then destroys
+ * with the client's bytes unread, so the kernel resets it and the client
+ * may lose every answer; and, reset the same way, a head over node's limit.
+ */
+function closeIsExpected(wire: WireRequest): boolean {
+  if (wire.method === 'CONNECT' || wire.framing === 'long' || wire.framing === 'short') return true;
+  const head = wire.target.length + wire.headers.reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
+  return head > MAX_HEAD_BYTES;
+}
+
+/** The 5xx answers the error catalogue gives on purpose: an UNKNOWN call, a master at its capacity. */
+function expectedServerError(spec: RequestSpec, status: number, body: string): boolean {
+  const onScheduler = spec.server === 0 && SCHEDULER_PATHS.includes(spec.target);
+  if (onScheduler && status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) return true;
+  return onScheduler && status === 503 && /^Too many (subscriptions|frameworks)\b/.test(body);
+}
+
+async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
+  const end = ctx.input.steps.length;
+  options.watchdog?.note(`${where(ctx, end)}`);
+  guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
+  ctx.live.close();
+  for (const socket of ctx.held.splice(0)) socket.destroy();
+  // The streams' ends reach the master as disconnections before time moves on.
+  await settle();
+  // Past every failover timeout a template subscribes with, and every executor's grace period.
+  guard(ctx, end, () => ctx.running.advance(60_000));
+  const client = new SchedulerClient(ctx.running.masterUrl);
+  try {
+    const res = await within(client.subscribe({ user: 'fuzz', name: 'after' }), options.timeoutMs, () => `${where(ctx, end)}: a normal SUBSCRIBE afterwards`);
+    if (res.status !== 200) throw new FuzzFailure(`${where(ctx, end)}: a normal SUBSCRIBE afterwards got ${res.status} ${res.body}${logOf(ctx)}`);
+    await client.next('SUBSCRIBED', options.timeoutMs).catch((e: Error) => {
+      throw new FuzzFailure(`${where(ctx, end)}: a normal SUBSCRIBE afterwards got no SUBSCRIBED: ${e.message}${logOf(ctx)}`);
+    });
+    await offersArrive(ctx, client, options);
+    guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * OFFERS come at once, or after an allocation interval or two of virtual
+ * time. Only when nothing is left to offer may none come: a framework
+ * subscribed by a generated call with a long failover timeout may still
+ * hold every agent with its tasks, and that is no fault.
+ */
+async function offersArrive(ctx: Context, client: SchedulerClient, options: RunOptions): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await client.next('OFFERS', attempt === 0 ? 500 : 200);
+      return;
+    } catch (error) {
+      if (attempt * 200 > options.timeoutMs) {
+        if (!roomForATask(ctx.running)) return;
+        const end = ctx.input.steps.length;
+        throw new FuzzFailure(`${where(ctx, end)}: a normal SUBSCRIBE afterwards got no OFFERS: ${(error as Error).message}${logOf(ctx)}`);
+      }
+      guard(ctx, ctx.input.steps.length, () => ctx.running.advance(1_000));
+    }
+  }
+}
+
+/** Whether some agent has a cpu and 128 MB neither offered nor used. */
+function roomForATask(running: RunningCluster): boolean {
+  const free = (resources: Resources, name: string) =>
+    resources.filter((r) => r.name === name && r.role === '*' && r.type === 'SCALAR').reduce((sum, r) => sum + (r.milli ?? 0), 0) / 1000;
+  return running.driver.read((view) => running.agents.some((a) => free(view.unallocated(a.id), 'cpus') >= 1 && free(view.unallocated(a.id), 'mem') >= 128));
+}
+
+function where(ctx: Context, index: number): string {
+  const steps = ctx.input.steps.length;
+  const at = index < 0 ? 'before the first step' : index >= steps ? 'the final checks' : `step ${index + 1} of ${steps}`;
+  return `cluster seed ${ctx.input.clusterSeed}, ${at}`;
+}
+
+function logOf(ctx: Context): string {
+  return ctx.logLines.length === 0 ? '' : `\n  cluster error log:\n    ${ctx.logLines.join('\n    ')}`;
+}
+
+const MAX_SHOWN = 1_500;
+
+/** The request as sent, short enough to read. */
+export function describeRequest(wire: WireRequest): string {
+  const head = [`  request: ${JSON.stringify(wire.method)} ${JSON.stringify(shorten(wire.target))} ${wire.version} to port ${wire.port}, framing ${wire.framing}`];
+  for (const [n, v] of wire.headers) head.push(`    ${JSON.stringify(n)}: ${JSON.stringify(shorten(v))}`);
+  head.push(`    body (${wire.body.length} bytes): ${bodyText(wire.body)}`);
+  return head.join('\n');
+}
+
+/** The request as sent and the answer, short enough to read. */
+export function describe(wire: WireRequest, res: WireResponse): string {
+  const head = [describeRequest(wire)];
+  head.push(`  answer: ${res.outcome} ${res.status ?? ''} after ${Math.round(res.ms)} ms${res.followUp === undefined ? '' : `, follow-up ${res.followUp}`}`);
+  for (const [n, v] of Object.entries(res.headers)) head.push(`    ${n}: ${shorten(v)}`);
+  head.push(`    body (${res.body.length} bytes): ${bodyText(res.body)}`);
+  return head.join('\n');
+}
+
+function shorten(text: string): string {
+  return text.length <= MAX_SHOWN ? text : `${text.slice(0, MAX_SHOWN)}… (${text.length} characters)`;
+}
+
+/** The first bytes, as UTF-8 text when they are text, else as base64; never the cost of a whole 10 MB body. */
+function bodyText(body: Buffer): string {
+  const head = body.subarray(0, MAX_SHOWN);
+  const more = body.length > MAX_SHOWN ? `… (${body.length} bytes)` : '';
+  const text = head.toString('utf8');
+  // A character cut in two at the end is no reason for base64.
+  if (!/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffd]/.test(text.replace(/\ufffd$/, ''))) return `${JSON.stringify(text)}${more}`;
+  return `base64 ${head.toString('base64')}${more}`;
+}
+
+/**
+ * fast-check's parameters for a fuzz property: FUZZ_SEED (unless a seed is
+ * given) and FUZZ_PATH replay a reported failure. Shrinking re-runs whole
+ * clusters, so it stops after a few minutes with the smallest
+ * counterexample found so far.
+ */
+export function fuzzParameters(numRuns: number, seed?: number): fc.Parameters<[RunInput]> {
+  const envSeed = process.env['FUZZ_SEED'];
+  const path = process.env['FUZZ_PATH'];
+  const chosen = seed ?? (envSeed === undefined ? undefined : Number(envSeed));
+  return {
+    numRuns,
+    ...(chosen === undefined ? {} : { seed: chosen }),
+    ...(path === undefined ? {} : { path }),
+    interruptAfterTimeLimit: 10 * 60_000,
+    // The failure's own message (cluster seed, request, answer) in fast-check's report, not only as its cause.
+    includeErrorInReport: true,
+  };
+}
