@@ -23,10 +23,12 @@ const PROGRESS_EVERY = 5_000;
 function figures(stats: Stats, started: number): string {
   const seconds = (performance.now() - started) / 1000;
   const statuses = [...stats.byStatus].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `    ${s.padEnd(14)} ${n}`);
+  const followUps = [...stats.followUps].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s}: ${n}`);
   const lines = [
     `fuzz: ${stats.cases} cases in ${stats.runs} runs, ${seconds.toFixed(1)} s wall time (${Math.round(stats.cases / seconds)} cases/s)`,
     '  by status:',
     ...statuses,
+    `  then GET /health on the same connection: ${followUps.join(', ') || 'none sent'}`,
   ];
   if (process.env['FUZZ_BY_KIND'] === '1') {
     lines.push('  by call type or path, and status:');

@@ -1,9 +1,10 @@
 /**
  * One fuzz run: a fresh cluster on 127.0.0.1 (port 0, two agents, virtual
  * time, a generated seed), a live subscription, then the generated steps
- * (requests, and now and then a move of virtual time), then the checks of
- * the end. Every request must be answered (no hang), below 500 unless the
- * error catalogue says a 5xx is the answer, and must leave the cluster up
+ * (requests one at a time or in concurrent bursts, moves of virtual time,
+ * the release of event streams held open), then the checks of the end.
+ * Every request must be answered (no hang), below 500 unless the error
+ * catalogue says a 5xx is the answer, and must leave the cluster up
  * (`driver.failure` undefined). At the end the invariants hold and a new
  * scheduler still gets SUBSCRIBED and OFFERS.
  *
@@ -61,6 +62,8 @@ export class Stats {
   readonly byStatus = new Map<string, number>();
   /** By the call's type (scheduler API) or the path (other endpoints), then by status. */
   readonly byKind = new Map<string, number>();
+  /** What a second request on a kept-alive connection got, after the first was answered. */
+  readonly followUps = new Map<string, number>();
   onCase: ((stats: Stats) => void) | undefined;
 
   record(spec: RequestSpec, res: WireResponse): void {
@@ -69,6 +72,7 @@ export class Stats {
     this.byStatus.set(status, (this.byStatus.get(status) ?? 0) + 1);
     const kind = `${kindOf(spec)} ${status}`;
     this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + 1);
+    if (res.followUp !== undefined) this.followUps.set(String(res.followUp), (this.followUps.get(String(res.followUp)) ?? 0) + 1);
     this.onCase?.(this);
   }
 }
