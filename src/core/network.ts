@@ -82,10 +82,6 @@ export class Network {
     if (attached !== undefined) attached.up = up;
   }
 
-  isUp(nodeId: string): boolean {
-    return this.#nodes.get(nodeId)?.up ?? false;
-  }
-
   addRule(rule: NetworkRule): number {
     const id = this.#nextRuleId++;
     this.#rules.set(id, rule);

@@ -21,10 +21,6 @@ export class Outbox {
     this.#records.push({ kind: 'close', connectionId, reason });
   }
 
-  get size(): number {
-    return this.#records.length;
-  }
-
   /** Everything queued since the last drain, in order. */
   drain(): OutboxRecord[] {
     const out = this.#records;

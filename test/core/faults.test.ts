@@ -113,7 +113,7 @@ describe('agent crash and restart', () => {
     cluster.checkAllInvariants();
   });
 
-  it('the master knows an agent only along its transition table', () => {
+  it('agents move only along their transition tables: a crashed agent cannot crash again', () => {
     expect(AGENT_NEXT.gone).toEqual([]);
     expect(AGENT_NEXT.active).not.toContain('unreachable');
     const { cluster, agentId } = launched(false);

@@ -139,7 +139,7 @@ export class Agent implements SimNode, ExecutorHost {
     };
     this.#moveTo('crashed');
     this.ctx.trace.append('agent:crash', { agentId: this.id, checkpointed: disk.frameworks.length });
-    this.#updates.stop();
+    this.#updates.pause();
     this.ctx.loop.cancel(this.#registrationTimer);
     for (const timer of this.#shutdownTimers.values()) this.ctx.loop.cancel(timer);
     for (const executor of this.executors()) {

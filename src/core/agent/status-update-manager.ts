@@ -120,11 +120,6 @@ export class StatusUpdateManager {
     }
   }
 
-  /** Stops every timer for good (the agent crashed). */
-  stop(): void {
-    this.pause();
-  }
-
   checkpoint(keep: (frameworkId: string) => boolean): StreamCheckpoint[] {
     return [...this.#streams.values()]
       .filter((s) => keep(s.frameworkId))

@@ -201,11 +201,6 @@ export class Allocator {
     return this.#agents.get(agentId)?.allocated ?? new Map();
   }
 
-  unallocated(agentId: string): Resources {
-    const agent = this.#agents.get(agentId);
-    return agent === undefined ? [] : this.#available(agent);
-  }
-
   /** One allocation run: agents in a seeded random order, DRF within each. */
   allocate(): OfferDecision[] {
     const now = this.ctx.loop.now();

@@ -94,11 +94,6 @@ export class Master implements MasterOps, SimNode {
     return true;
   }
 
-  /** The connection of the framework subscribed on it, if any. */
-  frameworkOn(connectionId: string): Framework | undefined {
-    return this.#byConnection.get(connectionId);
-  }
-
   // ---- subscription lifecycle ----
 
   /**
