@@ -87,7 +87,7 @@ describe('loadAcls', () => {
   });
 
   it('refuses misspelled actions and fields, bad types and missing entities, naming the place', () => {
-    const cases: [unknown, string][] = [
+    const cases: [object, string][] = [
       [{ register_framework: [] }, "unknown field 'register_framework' in 'the file' (did you mean 'register_frameworks'?)"],
       [{ frameworks: [] }, "unknown field 'frameworks' in 'the file'"],
       [{ register_frameworks: {} }, "'register_frameworks' must be a JSON array"],
