@@ -101,13 +101,18 @@ export class Cluster {
 
   // ---- inputs: schedulers ----
 
-  /** SUBSCRIBE on a new connection; a refusal is an ERROR and a close in the outbox. */
-  subscribe(connectionId: string, sub: Subscription): Subscribed {
-    return this.#input(() => this.#master.subscribe(connectionId, sub));
+  /**
+   * SUBSCRIBE on a new connection; a refusal (an invalid FrameworkInfo,
+   * roles the ACLs refuse) is an ERROR and a close in the outbox.
+   * `principal`: the one the request authenticated as, if authentication is on.
+   */
+  subscribe(connectionId: string, sub: Subscription, principal?: string): Subscribed {
+    return this.#input(() => this.#master.subscribe(connectionId, sub, principal));
   }
 
-  call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }): Outcome {
-    return this.#input(() => this.#master.call(frameworkId, streamId, call));
+  /** A scheduler call other than SUBSCRIBE; `principal` as for `subscribe`. */
+  call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
+    return this.#input(() => this.#master.call(frameworkId, streamId, call, principal));
   }
 
   /** A subscriber's connection closed. */

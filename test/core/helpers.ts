@@ -52,12 +52,12 @@ export class TestCluster extends Cluster {
     return { ...this.subscribe(connectionId, sub), connectionId };
   }
 
-  override subscribe(connectionId: string, sub: Subscription) {
-    return this.#routed(() => super.subscribe(connectionId, sub));
+  override subscribe(connectionId: string, sub: Subscription, principal?: string) {
+    return this.#routed(() => super.subscribe(connectionId, sub, principal));
   }
 
-  override call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }): Outcome {
-    return this.#routed(() => super.call(frameworkId, streamId, call));
+  override call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
+    return this.#routed(() => super.call(frameworkId, streamId, call, principal));
   }
 
   override disconnect(connectionId: string): void {

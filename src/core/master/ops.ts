@@ -5,6 +5,7 @@
  * files form no circle.
  */
 import type { Allocator } from '../allocator/allocator.js';
+import type { Acls, Authorizer } from '../authz.js';
 import type { SimContext } from '../context.js';
 import type { Outcome } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
@@ -25,6 +26,8 @@ export interface MasterOptions {
   readonly offerTimeoutMs?: number;
   /** Time between accepting a launch and handing it to the agent. */
   readonly taskLaunchDelayMs?: number;
+  /** `--acls`: what principals may do; without them everything is allowed. */
+  readonly acls?: Acls;
 }
 
 export interface MasterOps {
@@ -33,6 +36,8 @@ export interface MasterOps {
   readonly ids: IdGenerator;
   readonly allocator: Allocator;
   readonly ledger: Ledger;
+  /** The decisions of the ACLs the master was given (all yes without). */
+  readonly authorizer: Authorizer;
   readonly agents: Map<string, AgentRecord>;
   readonly frameworks: ReadonlyMap<string, Framework>;
   readonly completedFrameworks: readonly Framework[];
