@@ -154,10 +154,10 @@ describe.each<Encoding>(['json', 'protobuf'])('POST /api/v1 in %s', (encoding) =
 
   it('DEACTIVATE_AGENT rescinds its offers and stops them; REACTIVATE_AGENT brings them back', async () => {
     const client = await scheduler();
-    const offers = (await client.next('OFFERS')).offers.offers as Json[];
-    const agentId = offers[0].agent_id.value as string;
+    const [offer] = (await client.next('OFFERS')).offers.offers as Json[];
+    const agentId = offer!.agent_id.value as string;
     expect((await call({ type: 'DEACTIVATE_AGENT', deactivate_agent: { agent_id: { value: agentId } } })).status).toBe(200);
-    await client.next((e) => e.type === 'RESCIND' && e.rescind.offer_id.value === offers[0].id.value);
+    await client.next((e) => e.type === 'RESCIND' && e.rescind.offer_id.value === offer!.id.value);
     const agent = ((await call({ type: 'GET_AGENTS' })).response!.get_agents.agents as Json[]).find((a) => a.agent_info.id.value === agentId)!;
     expect([agent.active, agent.deactivated]).toEqual([false, true]);
     running.advance(5_000);
