@@ -7,6 +7,7 @@
  * caller drains it. Reads go through `view`, the read model.
  *
  *   scheduler   subscribe, call, disconnect
+ *   operator    operator, subscribeOperator (and disconnect)
  *   cluster     addAgent
  *   faults      crashAgent, restartAgent, addNetworkRule, removeNetworkRule,
  *               partition, heal
@@ -27,6 +28,7 @@ import type { Resources } from './resources.js';
 import { Rng } from './rng.js';
 import { Trace } from './trace.js';
 import type { SchedulerCall, Subscription } from './types.js';
+import type { OperatorCall, OperatorValue } from './operator-types.js';
 import { ClusterView } from './view.js';
 
 export interface ClusterOptions {
@@ -115,9 +117,21 @@ export class Cluster {
     return this.#input(() => this.#master.call(frameworkId, streamId, call, principal));
   }
 
-  /** A subscriber's connection closed. */
+  /** A subscriber's connection closed (a scheduler's or an operator's). */
   disconnect(connectionId: string): void {
     this.#input(() => this.#master.disconnected(connectionId));
+  }
+
+  // ---- inputs: operators ----
+
+  /** A master operator call that changes the cluster or reads what only the core knows. */
+  operator(call: OperatorCall): Outcome<OperatorValue | undefined> {
+    return this.#input(() => this.#master.operator(call));
+  }
+
+  /** SUBSCRIBE to the operator event stream on a new connection: SUBSCRIBED, then events and heartbeats. */
+  subscribeOperator(connectionId: string): void {
+    this.#input(() => this.#master.subscribeOperator(connectionId));
   }
 
   // ---- inputs: the cluster and its faults ----
@@ -211,6 +225,7 @@ export class Cluster {
     try {
       const result = apply();
       this.#ctx.loop.runDue();
+      this.#master.afterInput();
       if (this.#checkInvariants) this.#check(checkAgents(this.#master, this.#agentTotals(), 'touched'));
       return result;
     } finally {

@@ -17,7 +17,13 @@ export type ErrorCode =
   /** Authorization declined (403). */
   | 'FORBIDDEN'
   /** Not implemented by this cluster (501). */
-  | 'NOT_IMPLEMENTED';
+  | 'NOT_IMPLEMENTED'
+  /** Operator calls: the agent named does not exist (404). */
+  | 'NOT_FOUND'
+  /** Operator calls: the target is in a state that forbids the call now (409). */
+  | 'CONFLICT'
+  /** Operator calls: retry later, another transition is under way (503). */
+  | 'UNAVAILABLE';
 
 export interface CallError {
   readonly code: ErrorCode;

@@ -6,7 +6,7 @@
  * closure; what a receiver needs travels in it.
  *
  *   master -> agent    RUN_TASK, RUN_TASK_GROUP, KILL_TASK, SHUTDOWN_EXECUTOR,
- *                      SHUTDOWN_FRAMEWORK, STATUS_UPDATE_ACK, FRAMEWORK_TO_EXECUTOR,
+ *                      SHUTDOWN_FRAMEWORK, SHUTDOWN_AGENT, STATUS_UPDATE_ACK, FRAMEWORK_TO_EXECUTOR,
  *                      AGENT_REGISTERED, AGENT_REREGISTERED, PING
  *   agent -> master    REGISTER_AGENT, REREGISTER_AGENT, STATUS_UPDATE,
  *                      EXITED_EXECUTOR, PONG
@@ -47,6 +47,8 @@ export type MasterToAgent =
   | { readonly type: 'KILL_TASK'; readonly frameworkId: string; readonly taskId: string }
   | { readonly type: 'SHUTDOWN_EXECUTOR'; readonly frameworkId: string; readonly executorId: string }
   | { readonly type: 'SHUTDOWN_FRAMEWORK'; readonly frameworkId: string }
+  /** The operator marked the agent gone: it shuts down every framework's executors. */
+  | { readonly type: 'SHUTDOWN_AGENT'; readonly message: string }
   | { readonly type: 'STATUS_UPDATE_ACK'; readonly frameworkId: string; readonly taskId: string; readonly uuid: string }
   | { readonly type: 'FRAMEWORK_TO_EXECUTOR'; readonly frameworkId: string; readonly executorId: string; readonly data: Uint8Array }
   | { readonly type: 'AGENT_REGISTERED'; readonly agentId: string }

@@ -4,10 +4,13 @@
  * collected during an input and drained by the caller (the HTTP layer)
  * once the input returns. The core never holds a socket or a sink.
  */
+import type { OperatorEvent } from './operator-types.js';
 import type { SchedulerEvent } from './types.js';
 
 export type OutboxRecord =
   | { readonly kind: 'event'; readonly connectionId: string; readonly event: SchedulerEvent }
+  /** An event of the operator event stream, for an operator subscriber's connection. */
+  | { readonly kind: 'operator'; readonly connectionId: string; readonly event: OperatorEvent }
   | { readonly kind: 'close'; readonly connectionId: string; readonly reason: string };
 
 export class Outbox {
@@ -15,6 +18,10 @@ export class Outbox {
 
   event(connectionId: string, event: SchedulerEvent): void {
     this.#records.push({ kind: 'event', connectionId, event });
+  }
+
+  operator(connectionId: string, event: OperatorEvent): void {
+    this.#records.push({ kind: 'operator', connectionId, event });
   }
 
   close(connectionId: string, reason: string): void {

@@ -15,6 +15,8 @@ import type { Books } from './master/ledger.js';
 import type { Master, MasterOptions } from './master/master.js';
 import { add, allocate as withAllocationRole, subtract, type Resources } from './resources.js';
 import type { Capability, FrameworkInfo, MasterInfo, OfferConstraints } from './types.js';
+import type { AgentSnapshot, FrameworkSnapshot } from './operator-types.js';
+import { agentSnapshot, frameworkSnapshot } from './master/snapshots.js';
 
 /** A framework as the read model shows it. */
 export interface FrameworkView {
@@ -86,8 +88,9 @@ export class ClusterView {
     return this.master.completedFrameworks as readonly Framework[];
   }
 
-  agents(): Iterable<AgentView> {
-    return this.master.agents.values();
+  /** The registered agents; one marked gone is no longer listed. */
+  *agents(): Iterable<AgentView> {
+    for (const record of this.master.agents.values()) if (record.state !== 'gone') yield record;
   }
 
   agent(id: string): AgentView | undefined {
@@ -96,6 +99,26 @@ export class ClusterView {
 
   agentCount(): number {
     return this.master.agents.size;
+  }
+
+  /** A framework as the operator API shows it (GET_FRAMEWORKS). */
+  frameworkSnapshot(fw: FrameworkView): FrameworkSnapshot {
+    return frameworkSnapshot(fw as Framework, this.master.ledger);
+  }
+
+  /** An agent as the operator API shows it (GET_AGENTS), with its deactivation and drain. */
+  agentSnapshot(agentId: string): AgentSnapshot | undefined {
+    const record = this.master.agents.get(agentId);
+    return record === undefined ? undefined : agentSnapshot(record, this.master.ledger);
+  }
+
+  /** Open operator event streams. */
+  operatorSubscribers(): number {
+    return this.master.feed.size;
+  }
+
+  get heartbeatIntervalMs(): number {
+    return this.master.heartbeatIntervalMs;
   }
 
   agentBooks(agentId: string): Books {

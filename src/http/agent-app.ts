@@ -7,6 +7,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import { capConnections, DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from './limits.js';
 import { acceptRawBodies, installErrorReplies } from './master-app.js';
 import { everyMethod, serveMethods } from './methods.js';
+import { PathRouter } from './routing.js';
 import { VERSION } from '../wire/version.js';
 
 export interface AgentAppOptions {
@@ -19,13 +20,17 @@ export interface AgentAppOptions {
 
 export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
   const limits = { ...DEFAULT_LISTENER_LIMITS, maxConnections: DEFAULT_AGENT_MAX_CONNECTIONS, ...options.listener };
+  // Upstream's routing: trailing slashes ignored, the longest registered prefix serves (routing.ts).
+  const router = new PathRouter();
   const app = Fastify({
     ...(options.logger === undefined ? {} : { loggerInstance: options.logger }),
+    rewriteUrl: router.rewrite,
     logController: new LogController({ disableRequestLogging: true }),
     // Event streams never end by themselves; closing the server must not wait for them.
     forceCloseConnections: true,
     ...listenerServerOptions(limits),
   }) as unknown as FastifyInstance;
+  router.attach(app);
   capConnections(app, options.name ?? 'agent', limits.maxConnections, app.log);
   acceptRawBodies(app);
   for (const prefix of ['', '/slave(1)']) {

@@ -4,21 +4,25 @@
  * records here after every input. A record for a connection that has gone
  * is dropped (the core learns of the close through `disconnect`).
  */
+import type { OperatorEvent } from '../core/operator-types.js';
 import type { OutboxRecord } from '../core/outbox.js';
 import type { SchedulerEvent } from '../core/types.js';
 
-export interface EventStream {
-  send(event: SchedulerEvent): void;
+export interface EventStream<E = SchedulerEvent> {
+  send(event: E): void;
   /** Ends the stream; nothing is sent afterwards. */
   close(): void;
 }
 
+/** A scheduler's event stream or an operator's: the core addresses each kind of record only to its own kind. */
+type AnyStream = EventStream<SchedulerEvent> | EventStream<OperatorEvent>;
+
 export class Connections {
-  readonly #streams = new Map<string, EventStream>();
+  readonly #streams = new Map<string, AnyStream>();
   #next = 0;
 
   /** A new connection id, unique within this server. */
-  open(stream: EventStream): string {
+  open(stream: AnyStream): string {
     const id = `c${++this.#next}`;
     this.#streams.set(id, stream);
     return id;
@@ -36,7 +40,7 @@ export class Connections {
     for (const record of records) {
       const stream = this.#streams.get(record.connectionId);
       if (stream === undefined) continue;
-      if (record.kind === 'event') stream.send(record.event);
+      if (record.kind !== 'close') (stream as EventStream<SchedulerEvent | OperatorEvent>).send(record.event);
       else {
         stream.close();
         this.#streams.delete(record.connectionId);

@@ -75,6 +75,8 @@ export const HTTP_ERRORS = {
   BODY_UNDECODABLE: { status: 400, text: (detail: string) => detail },
   /** A decoded `Call` that breaks the rules of its type (fields, uuids, resources). */
   CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate scheduler::Call: ${detail}` },
+  /** The same, on the operator API (`/api/v1`), whose message names the master's call. */
+  OPERATOR_CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate master::Call: ${detail}` },
   /** No encoding the endpoint writes is acceptable; upstream names protobuf first. */
   NOT_ACCEPTABLE: {
     status: 406,
@@ -99,6 +101,12 @@ export const HTTP_ERRORS = {
   NOT_IMPLEMENTED: { status: 501, text: () => '501 Not Implemented.' },
   /** The master refuses what the call asks (a bad role, an UPDATE_FRAMEWORK changing a fixed field): the core's text. */
   CALL_REFUSED: { status: 400, text: (detail: string) => detail },
+  /** Operator calls: the agent named is not known (`Agent '<id>' not found`). */
+  TARGET_NOT_FOUND: { status: 404, text: (detail: string) => detail },
+  /** Operator calls: the target's state forbids the call now. */
+  CONFLICT: { status: 409, text: (detail: string) => detail || '409 Conflict.' },
+  /** Operator calls: another transition of the target is under way; retry. */
+  UNAVAILABLE: { status: 503, text: (detail: string) => detail || '503 Service Unavailable.' },
   /** Authorization declined by the ACLs (`--acls`): the core's text, else the default body. */
   FORBIDDEN: { status: 403, text: (detail: string) => detail || '403 Forbidden.' },
   /** A bug: the server logs the error and tells the client nothing more. */
@@ -198,6 +206,12 @@ export function callError(error: CallError, call: CallFacts): HttpError {
       return httpError('FORBIDDEN', error.message);
     case 'NOT_IMPLEMENTED':
       return httpError('NOT_IMPLEMENTED');
+    case 'NOT_FOUND':
+      return httpError('TARGET_NOT_FOUND', error.message);
+    case 'CONFLICT':
+      return httpError('CONFLICT', error.message);
+    case 'UNAVAILABLE':
+      return httpError('UNAVAILABLE', error.message);
   }
 }
 

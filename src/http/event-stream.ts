@@ -38,7 +38,11 @@ export interface EventStreamOptions {
   readonly keepaliveMs?: number;
 }
 
-export class HttpEventStream implements EventStream, BudgetedStream {
+/**
+ * The stream of any event type with a HEARTBEAT, which the scheduler's and
+ * the operator's events both have.
+ */
+export class HttpEventStream<E extends { readonly type: string } = SchedulerEvent> implements EventStream<E>, BudgetedStream {
   /** Set by the route once known, for the log of a cut. */
   connectionId: string | undefined;
   frameworkId: string | undefined;
@@ -59,7 +63,7 @@ export class HttpEventStream implements EventStream, BudgetedStream {
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly encode: (event: SchedulerEvent) => Uint8Array | string,
+    private readonly encode: (event: E) => Uint8Array | string,
     options: EventStreamOptions,
   ) {
     this.#budget = options.budget;
@@ -140,12 +144,12 @@ export class HttpEventStream implements EventStream, BudgetedStream {
     if (period <= 0) return;
     this.#lastWriteMs = performance.now();
     this.#keepalive = setInterval(() => {
-      if (performance.now() - this.#lastWriteMs >= period) this.send({ type: 'HEARTBEAT' });
+      if (performance.now() - this.#lastWriteMs >= period) this.send({ type: 'HEARTBEAT' } as E);
     }, period / 5);
     this.#keepalive.unref();
   }
 
-  send(event: SchedulerEvent): void {
+  send(event: E): void {
     if (this.closed) return;
     const chunk = chunkOf(this.encode(event));
     if (this.#early !== undefined) {

@@ -12,6 +12,8 @@ import { sendError } from './errors.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './event-stream.js';
 import { capConnections, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from './limits.js';
 import { registerSchedulerRoute } from './scheduler-route.js';
+import { registerOperatorRoute } from './operator-route.js';
+import { PathRouter } from './routing.js';
 import { StreamBudget } from './stream-budget.js';
 
 export const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
@@ -44,14 +46,17 @@ export interface MasterAppOptions {
 
 export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
   const limits = { ...DEFAULT_LISTENER_LIMITS, ...options.listener };
+  const router = new PathRouter();
   const app = Fastify({
     ...(options.logger === undefined ? {} : { loggerInstance: options.logger }),
+    rewriteUrl: router.rewrite,
     logController: new LogController({ disableRequestLogging: true }),
     // Event streams never end by themselves; closing the server must not wait for them.
     forceCloseConnections: true,
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     ...listenerServerOptions(limits),
   }) as unknown as FastifyInstance;
+  router.attach(app);
   capConnections(app, 'master', limits.maxConnections, app.log);
   acceptRawBodies(app);
   if (options.credentials !== undefined) requireAuthentication(app, options.credentials);
@@ -72,6 +77,7 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
   };
   for (const prefix of ['', '/master']) {
     registerSchedulerRoute(app, prefix, route);
+    registerOperatorRoute(app, prefix, route);
     registerReadRoutes(app, prefix, options.driver);
   }
   installErrorReplies(app);

@@ -28,6 +28,7 @@ import {
 import { VERSION } from '../wire/version.js';
 import { sendError } from './errors.js';
 import { everyMethod, serveMethods } from './methods.js';
+import { askedOwnPath } from './routing.js';
 
 /** Checks a request's parameters into the query its renderer takes. */
 type ParseQuery<Q> = (params: QueryParams) => QueryResult<Q>;
@@ -60,7 +61,9 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
   // This master is always the leader: the redirect points at itself, protocol-relative.
   read(
     '/redirect',
-    bodiless((reply) => {
+    bodiless((reply, req) => {
+      // Below its own path it answers 404, as upstream's does against redirect loops.
+      if (!askedOwnPath(req)) return sendError(reply, 'NOT_FOUND');
       const { hostname, port } = driver.cluster.view.masterInfo;
       return reply.code(307).header('location', `//${hostname}:${port}`);
     }),
@@ -71,11 +74,12 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
  * An answer without a body. These endpoints read no parameter, but still
  * refuse a query that does not decode, as every endpoint upstream does.
  */
-function bodiless(answer: (reply: FastifyReply) => FastifyReply) {
+function bodiless(answer: (reply: FastifyReply, req: FastifyRequest) => FastifyReply) {
   return (req: FastifyRequest, reply: FastifyReply): FastifyReply => {
     const query = decodeQuery(req.url);
     if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
-    return answer(reply).header('content-length', '0').send();
+    const answered = answer(reply, req);
+    return answered.sent ? answered : answered.header('content-length', '0').send();
   };
 }
 
@@ -100,8 +104,8 @@ function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown, callb
 /** Bodies of this size or more are gzipped when the client accepts gzip, as upstream does. */
 export const GZIP_THRESHOLD_BYTES = 1024;
 
-/** A Buffer body, so that fastify adds no '; charset=utf-8' to the type. */
-function sendBody(req: FastifyRequest, reply: FastifyReply, type: string, body: Buffer): FastifyReply {
+/** A Buffer body (gzipped at 1 KiB or more when the client accepts gzip), so that fastify adds no '; charset=utf-8' to the type. */
+export function sendBody(req: FastifyRequest, reply: FastifyReply, type: string, body: Buffer): FastifyReply {
   reply.header('content-type', type);
   if (body.length >= GZIP_THRESHOLD_BYTES && acceptsGzip(req.headers['accept-encoding'])) {
     return reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding').send(gzipSync(body));

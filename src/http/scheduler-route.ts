@@ -25,15 +25,15 @@ import type { Connections } from './connections.js';
 import { principalMismatch } from '../core/authz.js';
 import { principalOf } from './auth.js';
 import type { mesos } from '../wire/generated/types.js';
-import { decodeJson } from '../wire/json.js';
-import { decodeProto, encodeProto } from '../wire/proto-codec.js';
+import { encodeProto } from '../wire/proto-codec.js';
 import { schedulerCallFromWire, subscriptionFromWire } from '../wire/scheduler-in.js';
 import { eventToJson, eventToWire } from '../wire/scheduler-out.js';
 import { schedulerCallError } from '../wire/scheduler-validate.js';
 import { HttpEventStream } from './event-stream.js';
 import type { StreamBudget } from './stream-budget.js';
 import { sendCallError, sendError } from './errors.js';
-import { contentTypeOf, JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from './negotiate.js';
+import { JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from './negotiate.js';
+import { closing, decodeCallBody } from './call-body.js';
 import { serveMethods } from './methods.js';
 import { sendEmpty } from './replies.js';
 
@@ -55,13 +55,11 @@ export interface SchedulerRouteOptions {
 }
 
 /** Seconds a refused subscriber is told to wait: streams come and go within seconds. */
-const CAPACITY_RETRY_AFTER_SECONDS = 5;
+export const CAPACITY_RETRY_AFTER_SECONDS = 5;
 
 export function registerSchedulerRoute(app: FastifyInstance, prefix: string, options: SchedulerRouteOptions): void {
   serveMethods(app, `${prefix}/api/v1/scheduler`, ['POST'], (req, reply) => handle(req, reply, options));
 }
-
-const closing = (reply: FastifyReply): FastifyReply => reply.header('connection', 'close');
 
 function streamIdOf(req: FastifyRequest): string | undefined {
   for (const name of STREAM_ID_HEADERS) {
@@ -73,23 +71,8 @@ function streamIdOf(req: FastifyRequest): string | undefined {
 }
 
 function handle(req: FastifyRequest, reply: FastifyReply, options: SchedulerRouteOptions): FastifyReply | undefined {
-  // Until the body decodes, the call may be a SUBSCRIBE, and a refused
-  // SUBSCRIBE closes its connection: so every refusal up to then closes it.
-  // Sniffing a body that does not decode would be a guess (JSON keys and
-  // protobuf fields come in any order), and a scheduler whose subscription
-  // is refused waits on that connection for its stream; any other client
-  // pays one reconnection after a request it got wrong anyway.
-  const header = req.headers['content-type'];
-  if (header === undefined) return sendError(closing(reply), 'CONTENT_TYPE_MISSING');
-  const contentType = contentTypeOf(header, MESSAGE_TYPES);
-  if (contentType === undefined) return sendError(closing(reply), 'CONTENT_TYPE_UNSUPPORTED', MESSAGE_TYPES);
-  const body = req.body instanceof Buffer ? req.body : Buffer.alloc(0);
-  const decoded =
-    contentType === JSON_TYPE
-      ? decodeJson<Call>('mesos.v1.scheduler.Call', body.toString('utf8'), 'Call')
-      : decodeProto<Call>('mesos.v1.scheduler.Call', body, 'Call');
-  if (!decoded.ok) return sendError(closing(reply), 'BODY_UNDECODABLE', decoded.error);
-  const call = decoded.value;
+  const call = decodeCallBody<Call>(req, reply, 'mesos.v1.scheduler.Call');
+  if (call === undefined) return reply;
   // From here on, only a SUBSCRIBE's refusals close.
   if (call.type === 'SUBSCRIBE') closing(reply);
   const invalid = schedulerCallError(call) ?? declaredPrincipalError(principalOf(req), call);

@@ -4,6 +4,7 @@ import type { Offer } from '../../src/core/master/framework.js';
 import type { NetworkRule } from '../../src/core/network.js';
 import type { FrameworkView } from '../../src/core/view.js';
 import { Connections } from '../../src/http/connections.js';
+import type { OperatorCall, OperatorEvent, OperatorValue } from '../../src/core/operator-types.js';
 import { add, allocate, format, normaliseRanges, parseResources, rangesSize, type Resource, type Resources } from '../../src/core/resources.js';
 import type {
   ExecutorSpec,
@@ -58,6 +59,17 @@ export class TestCluster extends Cluster {
 
   override call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
     return this.#routed(() => super.call(frameworkId, streamId, call, principal));
+  }
+
+  override operator(call: OperatorCall): Outcome<OperatorValue | undefined> {
+    return this.#routed(() => super.operator(call));
+  }
+
+  /** SUBSCRIBE to the operator event stream on a new connection whose events go to `sink`. */
+  subscribeOperatorWith(sink: OperatorSink): string {
+    const connectionId = this.#connections.open(sink);
+    this.#routed(() => super.subscribeOperator(connectionId));
+    return connectionId;
   }
 
   override disconnect(connectionId: string): void {
@@ -132,6 +144,21 @@ export function makeCluster(options: TestClusterOptions = {}): TestCluster {
     });
   }
   return cluster;
+}
+
+/** Records what an operator event stream receives. */
+export class OperatorSink {
+  readonly events: OperatorEvent[] = [];
+  closed = false;
+  send(event: OperatorEvent): void {
+    this.events.push(event);
+  }
+  close(): void {
+    this.closed = true;
+  }
+  types(): string[] {
+    return this.events.map((e) => e.type);
+  }
 }
 
 export class RecordingSink {

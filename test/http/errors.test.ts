@@ -134,6 +134,9 @@ describe('the error catalogue', () => {
       STREAM_ID: ['STREAM_ID_MISSING', 400],
       FORBIDDEN: ['FORBIDDEN', 403],
       NOT_IMPLEMENTED: ['NOT_IMPLEMENTED', 501],
+      NOT_FOUND: ['TARGET_NOT_FOUND', 404],
+      CONFLICT: ['CONFLICT', 409],
+      UNAVAILABLE: ['UNAVAILABLE', 503],
     };
     for (const [code, [entry, status]] of Object.entries(expected) as [ErrorCode, readonly [HttpErrorCode, number]][]) {
       const error = callError({ code, message: 'm' }, { frameworkId: 'f-1', streamId: undefined });

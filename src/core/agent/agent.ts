@@ -220,6 +220,10 @@ export class Agent implements SimNode, ExecutorHost {
         return this.#onShutdownExecutor(m.frameworkId, m.executorId);
       case 'SHUTDOWN_FRAMEWORK':
         return this.#onShutdownFramework(m.frameworkId);
+      case 'SHUTDOWN_AGENT':
+        this.ctx.trace.append('agent:shutdown', { agentId: this.id, message: m.message });
+        for (const frameworkId of [...this.#frameworks.keys()]) this.#onShutdownFramework(frameworkId);
+        return;
       case 'STATUS_UPDATE_ACK':
         return this.#onAcknowledge(m.frameworkId, m.taskId, m.uuid);
       case 'FRAMEWORK_TO_EXECUTOR':

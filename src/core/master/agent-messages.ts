@@ -11,8 +11,14 @@ import type { TaskStatus } from '../types.js';
 import { AgentRecord } from './agents.js';
 import { refOf } from './framework.js';
 import type { MasterOps } from './ops.js';
+import { agentSnapshot } from './snapshots.js';
 
 export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaster | Exited): void {
+  // A gone agent is never heard again: upstream shuts it down when it calls.
+  if (m.agents.get(from)?.state === 'gone') {
+    m.ctx.trace.append('agent:gone-message-dropped', { agentId: from, type: message.type });
+    return;
+  }
   switch (message.type) {
     case 'REGISTER_AGENT':
       return onRegister(m, message.agent);
@@ -41,6 +47,8 @@ function onRegister(m: MasterOps, agent: AgentDescription): void {
   m.ctx.trace.append('agent:add', { agentId: agent.agentId, hostname: agent.hostname, port: agent.port });
   m.allocator.addAgent(agent.agentId, agent.resources, { hostname: agent.hostname, attributes: agent.attributes });
   m.toAgent(agent.agentId, { type: 'AGENT_REGISTERED', agentId: agent.agentId });
+  const record = m.agents.get(agent.agentId)!;
+  m.feed.emit(() => ({ type: 'AGENT_ADDED', agent: agentSnapshot(record, m.ledger) }));
 }
 
 /**
@@ -69,7 +77,8 @@ function onReregister(
   record.moveTo('active');
   record.reregisteredTimeMs = wallTimeMs(m.ctx);
   m.ctx.trace.append('agent:reregistered', { agentId: agent.agentId, tasks: reported.length, wasActive });
-  if (!wasActive) m.allocator.activateAgent(agent.agentId);
+  // An agent the operator deactivated stays unoffered across reconnections.
+  if (!wasActive && !record.deactivated) m.allocator.activateAgent(agent.agentId);
   m.toAgent(agent.agentId, { type: 'AGENT_REREGISTERED', agentId: agent.agentId });
   reconcileTasks(m, agent.agentId, reported);
   reconcileExecutors(m, agent.agentId, executors);
@@ -124,7 +133,8 @@ function onAgentExited(m: MasterOps, agentId: string): void {
   }
 }
 
-function onStatusUpdate(m: MasterOps, agentId: string, frameworkId: string, status: TaskStatus, latest: TaskStatus['state']): void {
+function onStatusUpdate(m: MasterOps, agentId: string, frameworkId: string, reported: TaskStatus, reportedLatest: TaskStatus['state']): void {
+  const { status, latest } = goneByDrain(m, agentId, reported, reportedLatest);
   const fw = m.frameworks.get(frameworkId);
   m.ctx.trace.append('task:status', { frameworkId, agentId, taskId: status.taskId, state: status.state, latest, uuid: status.uuid });
   if (fw === undefined) return;
@@ -139,4 +149,20 @@ function onExitedExecutor(m: MasterOps, agentId: string, frameworkId: string, ex
   if (fw === undefined) return;
   m.removeExecutor(fw, `${agentId}/${executorId}`);
   fw.send({ type: 'FAILURE', agentId, executorId, status: waitStatus });
+}
+
+/**
+ * An agent drained with `mark_gone` reports the end of each task as
+ * TASK_GONE_BY_OPERATOR, whatever its executor said (upstream's agent
+ * rewrites it; the master does it here, for the agent that drains).
+ */
+function goneByDrain(
+  m: MasterOps,
+  agentId: string,
+  status: TaskStatus,
+  latest: TaskStatus['state'],
+): { status: TaskStatus; latest: TaskStatus['state'] } {
+  if (m.agents.get(agentId)?.drain?.markGone !== true) return { status, latest };
+  const gone = (state: TaskStatus['state']) => (isTerminal(state) ? 'TASK_GONE_BY_OPERATOR' : state);
+  return { status: { ...status, state: gone(status.state) }, latest: gone(latest) };
 }

@@ -8,9 +8,12 @@
  *   disconnected --pings or re-registration time out--> unreachable
  *   any but gone --marked gone by the operator--> gone
  *
- * Only an active agent's resources are offered.
+ * Only an active agent's resources are offered, and only while the operator
+ * has not deactivated it (DEACTIVATE_AGENT, DRAIN_AGENT): `deactivated` is
+ * kept beside the state, as upstream keeps it across disconnections.
  */
 import type { AgentDescription } from '../messages.js';
+import type { DrainInfo } from '../operator-types.js';
 
 export type AgentRecordState = 'active' | 'disconnected' | 'unreachable' | 'gone';
 
@@ -24,6 +27,11 @@ export const AGENT_NEXT: Readonly<Record<AgentRecordState, readonly AgentRecordS
 export class AgentRecord {
   state: AgentRecordState = 'active';
   reregisteredTimeMs: number | undefined;
+  /** Deactivated by the operator: not offered until reactivated. */
+  deactivated = false;
+  drain: DrainInfo | undefined;
+  /** When the drain started, in cluster wall time. */
+  drainStartTimeMs: number | undefined;
 
   constructor(
     public info: AgentDescription,
@@ -34,8 +42,14 @@ export class AgentRecord {
     return this.info.agentId;
   }
 
+  /** Registered and connected (the operator may still have deactivated it). */
   get active(): boolean {
     return this.state === 'active';
+  }
+
+  /** Whether its resources may be offered. */
+  get offerable(): boolean {
+    return this.state === 'active' && !this.deactivated;
   }
 
   /** `slave(1)@ip:port`, the upstream process id of the agent. */

@@ -25,7 +25,11 @@ import { Framework, refOf, type ExecutorRecord, type Offer, type Task, type Task
 import { Ledger } from './ledger.js';
 import type { MasterOps, MasterOptions } from './ops.js';
 import { onAgentMessage } from './agent-messages.js';
+import { checkDraining, onOperatorCall } from './operator.js';
+import { OperatorFeed } from './operator-feed.js';
+import { frameworkSnapshot, taskSnapshot } from './snapshots.js';
 import { immutableFieldError, subscriptionError } from './validation.js';
+import type { OperatorCall, OperatorValue } from '../operator-types.js';
 
 export type { MasterOptions } from './ops.js';
 
@@ -44,11 +48,14 @@ export class Master implements MasterOps, SimNode {
   readonly frameworks = new Map<string, Framework>();
   readonly completedFrameworks: Framework[] = [];
   readonly agents = new Map<string, AgentRecord>();
+  readonly draining = new Set<string>();
   readonly allocator: Allocator;
   readonly ledger = new Ledger();
   readonly authorizer: Authorizer;
   readonly startTimeMs: number;
   readonly heartbeatIntervalMs: number;
+  /** Operator event stream subscribers; events go out through it. */
+  readonly feed: OperatorFeed;
   readonly #streamIds: Rng;
   /** The framework subscribed on each open connection. */
   readonly #byConnection = new Map<string, Framework>();
@@ -72,6 +79,7 @@ export class Master implements MasterOps, SimNode {
     this.ids = new IdGenerator(id);
     this.authorizer = new Authorizer(options.acls);
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+    this.feed = new OperatorFeed(ctx, outbox, this.heartbeatIntervalMs);
     this.startTimeMs = wallTimeMs(ctx);
     this.allocator = new Allocator(
       ctx,
@@ -92,7 +100,9 @@ export class Master implements MasterOps, SimNode {
   }
 
   toAgent(agentId: string, message: MasterToAgent): boolean {
-    if (!this.agents.has(agentId)) return false;
+    const record = this.agents.get(agentId);
+    // A gone agent hears only that it must shut down.
+    if (record === undefined || (record.state === 'gone' && message.type !== 'SHUTDOWN_AGENT')) return false;
     this.ctx.network.send(MASTER_NODE, agentId, message);
     return true;
   }
@@ -140,11 +150,14 @@ export class Master implements MasterOps, SimNode {
       masterInfo: this.info,
     });
     this.#heartbeat(framework);
+    const type = existing === undefined ? 'FRAMEWORK_ADDED' : 'FRAMEWORK_UPDATED';
+    this.feed.emit(() => ({ type, framework: frameworkSnapshot(framework, this.ledger) }));
     return { frameworkId: framework.id, streamId };
   }
 
   /** A subscriber's connection broke (or the client closed it). */
   disconnected(connectionId: string): void {
+    if (this.feed.disconnected(connectionId)) return;
     const fw = this.#byConnection.get(connectionId);
     if (fw === undefined) return;
     this.#byConnection.delete(connectionId);
@@ -162,6 +175,24 @@ export class Master implements MasterOps, SimNode {
       this.ctx.trace.append('framework:failover-expired', { frameworkId });
       this.removeFramework(fw, 'Framework failover timeout');
     });
+    this.feed.emit(() => ({ type: 'FRAMEWORK_UPDATED', framework: frameworkSnapshot(fw, this.ledger) }));
+  }
+
+  // ---- operators ----
+
+  /** An operator call the read model cannot answer alone. */
+  operator(call: OperatorCall): Outcome<OperatorValue | undefined> {
+    return onOperatorCall(this, call);
+  }
+
+  /** SUBSCRIBE to the operator event stream on a new connection. */
+  subscribeOperator(connectionId: string): void {
+    this.feed.subscribe(connectionId);
+  }
+
+  /** What an input may have finished: drains whose agents hold no more tasks. */
+  afterInput(): void {
+    checkDraining(this);
   }
 
   /**
@@ -245,6 +276,7 @@ export class Master implements MasterOps, SimNode {
     }
     this.allocator.updateFramework(fw.id, this.#allocationInfo(fw));
     this.ctx.trace.append('framework:update', { frameworkId: fw.id, roles: fw.roles(), suppressed: [...fw.suppressedRoles] });
+    this.feed.emit(() => ({ type: 'FRAMEWORK_UPDATED', framework: frameworkSnapshot(fw, this.ledger) }));
     return done;
   }
 
@@ -296,6 +328,7 @@ export class Master implements MasterOps, SimNode {
     this.frameworks.delete(fw.id);
     this.completedFrameworks.push(fw);
     if (this.completedFrameworks.length > MAX_COMPLETED_FRAMEWORKS) this.completedFrameworks.shift();
+    this.feed.emit(() => ({ type: 'FRAMEWORK_REMOVED', info: fw.info }));
   }
 
   // ---- offers ----
@@ -369,6 +402,7 @@ export class Master implements MasterOps, SimNode {
   addTask(fw: Framework, task: Task): void {
     fw.tasks.set(task.spec.taskId, task);
     this.ledger.hold('used', task, task.resources);
+    this.feed.emit(() => ({ type: 'TASK_ADDED', task: taskSnapshot(task), user: fw.info.user }));
   }
 
   addExecutor(fw: Framework, key: string, record: ExecutorRecord): void {
@@ -412,10 +446,12 @@ export class Master implements MasterOps, SimNode {
       else this.ctx.trace.append('task:stale-update', { taskId: task.spec.taskId, state: task.state, latest });
     }
     const last = task.statuses[task.statuses.length - 1];
-    if (last?.state !== status.state) task.statuses.push(status);
+    const changed = last?.state !== status.state;
+    if (changed) task.statuses.push(status);
     task.statusUpdateState = status.state;
     task.statusUpdateUuid = status.uuid;
     if (isTerminal(task.state)) this.recoverTaskResources(task);
+    if (changed) this.feed.emit(() => ({ type: 'TASK_UPDATED', frameworkId: task.frameworkId, status, state: task.state }));
   }
 
   recoverTaskResources(task: Task): void {

@@ -14,6 +14,7 @@ import type { OfferView, Subscription, TaskState, TaskStatus } from '../types.js
 import type { AgentRecord } from './agents.js';
 import type { ExecutorRecord, Framework, Offer, Task, TaskRef } from './framework.js';
 import type { Ledger } from './ledger.js';
+import type { OperatorFeed } from './operator-feed.js';
 
 export interface MasterOptions {
   readonly hostname: string;
@@ -38,7 +39,11 @@ export interface MasterOps {
   readonly ledger: Ledger;
   /** The decisions of the ACLs the master was given (all yes without). */
   readonly authorizer: Authorizer;
+  /** The operator event stream: every change of a task, agent or framework is emitted here. */
+  readonly feed: OperatorFeed;
   readonly agents: Map<string, AgentRecord>;
+  /** Agents in the DRAINING state, checked after every input. */
+  readonly draining: Set<string>;
   readonly frameworks: ReadonlyMap<string, Framework>;
   readonly completedFrameworks: readonly Framework[];
   /** Sends a message to an agent; false when the master does not know it. */

@@ -1525,10 +1525,31 @@ export const descriptor = {
                       }
                     },
                     "UpdateWeights": {"fields":{"weight_infos":{"rule":"repeated","type":"WeightInfo","id":1}}},
-                    "ReserveResources": {"fields":{}},
-                    "UnreserveResources": {"fields":{}},
-                    "CreateVolumes": {"fields":{}},
-                    "DestroyVolumes": {"fields":{}},
+                    "ReserveResources": {
+                      "fields": {
+                        "agent_id": {"rule":"required","type":"AgentID","id":1},
+                        "source": {"rule":"repeated","type":"Resource","id":3},
+                        "resources": {"rule":"repeated","type":"Resource","id":2}
+                      }
+                    },
+                    "UnreserveResources": {
+                      "fields": {
+                        "agent_id": {"rule":"required","type":"AgentID","id":1},
+                        "resources": {"rule":"repeated","type":"Resource","id":2}
+                      }
+                    },
+                    "CreateVolumes": {
+                      "fields": {
+                        "agent_id": {"rule":"required","type":"AgentID","id":1},
+                        "volumes": {"rule":"repeated","type":"Resource","id":2}
+                      }
+                    },
+                    "DestroyVolumes": {
+                      "fields": {
+                        "agent_id": {"rule":"required","type":"AgentID","id":1},
+                        "volumes": {"rule":"repeated","type":"Resource","id":2}
+                      }
+                    },
                     "GrowVolume": {"fields":{}},
                     "ShrinkVolume": {"fields":{}},
                     "UpdateMaintenanceSchedule": {"fields":{}},

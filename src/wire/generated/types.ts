@@ -1312,10 +1312,23 @@ export declare namespace mesos {
         interface UpdateWeights {
           weight_infos?: mesos.v1.WeightInfo[];
         }
-        interface ReserveResources {}
-        interface UnreserveResources {}
-        interface CreateVolumes {}
-        interface DestroyVolumes {}
+        interface ReserveResources {
+          agent_id: mesos.v1.AgentID;
+          source?: mesos.v1.Resource[];
+          resources?: mesos.v1.Resource[];
+        }
+        interface UnreserveResources {
+          agent_id: mesos.v1.AgentID;
+          resources?: mesos.v1.Resource[];
+        }
+        interface CreateVolumes {
+          agent_id: mesos.v1.AgentID;
+          volumes?: mesos.v1.Resource[];
+        }
+        interface DestroyVolumes {
+          agent_id: mesos.v1.AgentID;
+          volumes?: mesos.v1.Resource[];
+        }
         interface GrowVolume {}
         interface ShrinkVolume {}
         interface UpdateMaintenanceSchedule {}

@@ -1,0 +1,120 @@
+/**
+ * What operators do to agents, as upstream's master does it:
+ *
+ *   deactivate   no more offers of the agent; its outstanding offers are rescinded
+ *   reactivate   offers again (once it is connected); refused while it drains
+ *   drain        deactivated, every task on it killed; DRAINING until it holds
+ *                no task, then DRAINED, then gone if the drain asked for it
+ *   mark gone    never comes back: its tasks end (TASK_GONE_BY_OPERATOR for
+ *                PARTITION_AWARE frameworks, TASK_LOST for the others), its
+ *                executors are forgotten, frameworks get FAILURE, the agent
+ *                is told to shut down, operator subscribers get AGENT_REMOVED
+ *
+ * Kill grace periods are not simulated: a killed task ends as soon as its
+ * executor hears of it, within any `max_grace_period`.
+ */
+import { wallTimeMs } from '../context.js';
+import { done, fail, type Outcome } from '../errors.js';
+import { isTerminal } from '../task-state.js';
+import type { TaskState } from '../types.js';
+import { killDuringLaunch } from './accept.js';
+import type { AgentRecord } from './agents.js';
+import { refOf } from './framework.js';
+import type { MasterOps } from './ops.js';
+
+/** Upstream finds recovered, registered and unreachable agents; a gone one is none of these. */
+function knownAgent(m: MasterOps, agentId: string): AgentRecord | undefined {
+  const record = m.agents.get(agentId);
+  return record === undefined || record.state === 'gone' ? undefined : record;
+}
+
+export function deactivateAgent(m: MasterOps, agentId: string): Outcome {
+  const record = knownAgent(m, agentId);
+  if (record === undefined) return fail('INVALID', 'Unknown agent');
+  deactivate(m, record);
+  return done;
+}
+
+function deactivate(m: MasterOps, record: AgentRecord): void {
+  record.deactivated = true;
+  m.ctx.trace.append('agent:deactivated', { agentId: record.id });
+  m.allocator.deactivateAgent(record.id);
+  rescindOffers(m, record.id);
+}
+
+export function reactivateAgent(m: MasterOps, agentId: string): Outcome {
+  const record = m.agents.get(agentId);
+  if (record === undefined || !record.deactivated) return fail('INVALID', 'Agent is not deactivated');
+  if (record.drain?.state === 'DRAINING') return fail('INVALID', 'Agent is still in the DRAINING state');
+  record.deactivated = false;
+  record.drain = undefined;
+  record.drainStartTimeMs = undefined;
+  m.draining.delete(agentId);
+  m.ctx.trace.append('agent:reactivated', { agentId, connected: record.active });
+  // A disconnected agent is activated when it re-registers.
+  if (record.active) m.allocator.activateAgent(agentId);
+  return done;
+}
+
+export function drainAgent(m: MasterOps, agentId: string, maxGracePeriodMs: number | undefined, markGone: boolean): Outcome {
+  const record = knownAgent(m, agentId);
+  if (record === undefined) return fail('INVALID', 'Unknown agent');
+  record.drain = { state: 'DRAINING', markGone, ...(maxGracePeriodMs === undefined ? {} : { maxGracePeriodMs }) };
+  record.drainStartTimeMs = wallTimeMs(m.ctx);
+  m.draining.add(agentId);
+  m.ctx.trace.append('agent:draining', { agentId, maxGracePeriodMs, markGone });
+  deactivate(m, record);
+  for (const fw of m.frameworks.values()) {
+    for (const task of [...fw.tasks.values()]) {
+      if (task.agentId !== agentId || isTerminal(task.state)) continue;
+      if (task.pending) killDuringLaunch(m, fw, task);
+      else m.toAgent(agentId, { type: 'KILL_TASK', frameworkId: fw.id, taskId: task.spec.taskId });
+    }
+  }
+  return done;
+}
+
+/** The drain is over: DRAINED, and gone when asked. */
+export function transitionDrained(m: MasterOps, record: AgentRecord): void {
+  const drain = record.drain!;
+  record.drain = { ...drain, state: 'DRAINED' };
+  m.draining.delete(record.id);
+  m.ctx.trace.append('agent:drained', { agentId: record.id, markGone: drain.markGone });
+  if (drain.markGone) markAgentGone(m, record.id);
+}
+
+export function markAgentGone(m: MasterOps, agentId: string): Outcome {
+  const record = m.agents.get(agentId);
+  if (record === undefined) return fail('NOT_FOUND', `Agent '${agentId}' not found`);
+  if (record.state === 'gone') return done;
+  m.ctx.trace.append('agent:gone', { agentId });
+  m.allocator.deactivateAgent(agentId);
+  rescindOffers(m, agentId);
+  record.moveTo('gone');
+  m.draining.delete(agentId);
+  for (const fw of m.frameworks.values()) {
+    const state: TaskState = fw.has('PARTITION_AWARE') ? 'TASK_GONE_BY_OPERATOR' : 'TASK_LOST';
+    for (const task of [...fw.tasks.values()]) {
+      if (task.agentId !== agentId) continue;
+      if (!isTerminal(task.state)) {
+        // A launch still on its way is never delivered now.
+        task.pending = false;
+        const status = m.masterStatus(refOf(task), state, 'Agent has been marked gone', 'REASON_AGENT_REMOVED_BY_OPERATOR');
+        m.updateTaskState(task, status);
+        fw.send({ type: 'UPDATE', status });
+      }
+      fw.completeTask(task);
+    }
+    for (const [key, executor] of [...fw.executors]) if (executor.agentId === agentId) m.removeExecutor(fw, key);
+    fw.send({ type: 'FAILURE', agentId });
+  }
+  m.toAgent(agentId, { type: 'SHUTDOWN_AGENT', message: 'Agent has been marked gone' });
+  m.feed.emit(() => ({ type: 'AGENT_REMOVED', agentId }));
+  return done;
+}
+
+function rescindOffers(m: MasterOps, agentId: string): void {
+  for (const fw of m.frameworks.values()) {
+    for (const offer of [...fw.offers.values()]) if (offer.agentId === agentId) m.removeOffer(offer, { rescind: true });
+  }
+}

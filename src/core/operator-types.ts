@@ -1,0 +1,105 @@
+/**
+ * The master operator API as the core sees it: the calls that change or
+ * read something only the core can answer (`Cluster.operator`), what they
+ * return, and the events of the operator event stream. Calls rendered from
+ * the read model alone (GET_STATE, GET_AGENTS, ...) never reach the core;
+ * `src/wire/` renders them from `cluster.view`.
+ */
+import type { AgentDescription } from './messages.js';
+import type { Resources } from './resources.js';
+import type { FrameworkInfo, OfferConstraints, TaskState, TaskStatus } from './types.js';
+import type { FrameworkState, Offer, Task } from './master/framework.js';
+
+/** A role's quota: scalar quantities by resource name, in milli-units. */
+export interface QuotaConfig {
+  readonly role: string;
+  readonly guarantees: Readonly<Record<string, number>>;
+  readonly limits: Readonly<Record<string, number>>;
+}
+
+export interface WeightInfo {
+  readonly role: string;
+  readonly weight: number;
+}
+
+/** An operation as GET_OPERATIONS lists it (operations are not modelled yet). */
+export interface OperationView {
+  readonly frameworkId?: string;
+  readonly agentId?: string;
+  readonly type: string;
+  readonly state: string;
+  readonly uuid: string;
+}
+
+export type OperatorCall =
+  | { readonly type: 'TEARDOWN'; readonly frameworkId: string }
+  | { readonly type: 'MARK_AGENT_GONE'; readonly agentId: string }
+  | { readonly type: 'DEACTIVATE_AGENT'; readonly agentId: string }
+  | { readonly type: 'REACTIVATE_AGENT'; readonly agentId: string }
+  | { readonly type: 'DRAIN_AGENT'; readonly agentId: string; readonly maxGracePeriodMs?: number; readonly markGone: boolean }
+  | { readonly type: 'UPDATE_QUOTA'; readonly force: boolean; readonly configs: readonly QuotaConfig[] }
+  | { readonly type: 'GET_QUOTA' }
+  | { readonly type: 'UPDATE_WEIGHTS'; readonly weights: readonly WeightInfo[] }
+  | { readonly type: 'GET_WEIGHTS' }
+  | { readonly type: 'RESERVE_RESOURCES'; readonly agentId: string; readonly source: Resources; readonly resources: Resources }
+  | { readonly type: 'UNRESERVE_RESOURCES'; readonly agentId: string; readonly resources: Resources }
+  /** Volumes keep their wire form (`raw`): persistence and disk sources are not core resources yet. */
+  | { readonly type: 'CREATE_VOLUMES'; readonly agentId: string; readonly volumes: Resources; readonly raw: readonly unknown[] }
+  | { readonly type: 'DESTROY_VOLUMES'; readonly agentId: string; readonly volumes: Resources; readonly raw: readonly unknown[] }
+  | { readonly type: 'GET_OPERATIONS' };
+
+export type OperatorCallType = OperatorCall['type'];
+
+/** What a call answers with a body; the other calls answer an empty 200. */
+export type OperatorValue =
+  | { readonly type: 'GET_QUOTA'; readonly configs: readonly QuotaConfig[] }
+  | { readonly type: 'GET_WEIGHTS'; readonly weights: readonly WeightInfo[] }
+  | { readonly type: 'GET_OPERATIONS'; readonly operations: readonly OperationView[] };
+
+/** The state of an agent's drain (upstream DrainInfo). */
+export interface DrainInfo {
+  readonly state: 'DRAINING' | 'DRAINED';
+  readonly maxGracePeriodMs?: number;
+  readonly markGone: boolean;
+}
+
+/** A framework at one instant, as GET_FRAMEWORKS and the framework events show it. */
+export interface FrameworkSnapshot {
+  readonly info: FrameworkInfo & { readonly id: string };
+  readonly state: FrameworkState;
+  readonly registeredTimeMs: number;
+  readonly reregisteredTimeMs: number | undefined;
+  readonly unregisteredTimeMs: number | undefined;
+  readonly offers: readonly Offer[];
+  /** What its tasks and executors use, tagged with the allocation role. */
+  readonly allocated: Resources;
+  readonly offered: Resources;
+  readonly constraints: OfferConstraints | undefined;
+}
+
+/** An agent at one instant, as GET_AGENTS and AGENT_ADDED show it. */
+export interface AgentSnapshot {
+  readonly id: string;
+  readonly info: AgentDescription;
+  readonly pid: string;
+  /** Registered and connected, and not deactivated by the operator. */
+  readonly active: boolean;
+  readonly deactivated: boolean;
+  readonly registeredTimeMs: number;
+  readonly reregisteredTimeMs: number | undefined;
+  readonly allocated: Resources;
+  readonly offered: Resources;
+  readonly drain: DrainInfo | undefined;
+  readonly drainStartTimeMs: number | undefined;
+}
+
+export type OperatorEvent =
+  /** The first record: the wire layer renders the whole state from the read model at delivery. */
+  | { readonly type: 'SUBSCRIBED'; readonly heartbeatIntervalSeconds: number }
+  | { readonly type: 'TASK_ADDED'; readonly task: Task; readonly user: string }
+  | { readonly type: 'TASK_UPDATED'; readonly frameworkId: string; readonly status: TaskStatus; readonly state: TaskState }
+  | { readonly type: 'AGENT_ADDED'; readonly agent: AgentSnapshot }
+  | { readonly type: 'AGENT_REMOVED'; readonly agentId: string }
+  | { readonly type: 'FRAMEWORK_ADDED' | 'FRAMEWORK_UPDATED'; readonly framework: FrameworkSnapshot }
+  | { readonly type: 'FRAMEWORK_REMOVED'; readonly info: FrameworkInfo & { readonly id: string } }
+  | { readonly type: 'HEARTBEAT' };

@@ -1,0 +1,113 @@
+/**
+ * POST /api/v1 (and /master/api/v1): the master operator API. Decode, check
+ * in upstream's order, read the view or hand the call to the core, encode.
+ * Holds no cluster logic. The checks and their answers (errors.ts):
+ *
+ *   method not POST                    METHOD_NOT_ALLOWED
+ *   Content-Type missing / other       CONTENT_TYPE_MISSING / _UNSUPPORTED
+ *   body not JSON / not a Call         BODY_UNDECODABLE
+ *   Call fails validation              OPERATOR_CALL_INVALID
+ *   Accept unsatisfiable (every call)  NOT_ACCEPTABLE
+ *   then per call: a read answers 200 with its Response; a core call 200
+ *   (empty, or its Response) or the core's refusal; SUBSCRIBE a stream
+ *   (TOO_MANY_SUBSCRIPTIONS past the cap); a feature this master lacks
+ *   upstream's answer for it (NOT_IMPLEMENTED, or NOT_FOUND for files)
+ *
+ * The operator event stream is RecordIO in the negotiated encoding, with no
+ * stream id header; its heartbeats are the core's (every interval, the
+ * first an interval after SUBSCRIBED), with no transport keepalive of its own.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { OperatorEvent } from '../core/operator-types.js';
+import type { ClusterDriver } from '../runtime/driver.js';
+import type { mesos } from '../wire/generated/types.js';
+import { operatorCallError, operatorRequestFromWire } from '../wire/operator-in.js';
+import {
+  encodeEventJson,
+  encodeEventProto,
+  encodeResponseJson,
+  encodeResponseProto,
+  operatorEventToWire,
+  readResponse,
+  valueResponse,
+} from '../wire/operator-out.js';
+import { closing, decodeCallBody } from './call-body.js';
+import type { Connections } from './connections.js';
+import { sendCallError, sendError } from './errors.js';
+import { HttpEventStream } from './event-stream.js';
+import { serveMethods } from './methods.js';
+import { JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from './negotiate.js';
+import { sendBody } from './read-routes.js';
+import { sendEmpty } from './replies.js';
+import { CAPACITY_RETRY_AFTER_SECONDS } from './scheduler-route.js';
+import type { StreamBudget } from './stream-budget.js';
+
+type Call = mesos.v1.master.Call;
+type Response = mesos.v1.master.Response;
+
+export interface OperatorRouteOptions {
+  readonly driver: ClusterDriver;
+  readonly connections: Connections;
+  readonly budget: StreamBudget;
+  /** Open event streams at most, scheduler and operator streams together. */
+  readonly maxSubscriptions: number;
+}
+
+export function registerOperatorRoute(app: FastifyInstance, prefix: string, options: OperatorRouteOptions): void {
+  serveMethods(app, `${prefix}/api/v1`, ['POST'], (req, reply) => handle(req, reply, options));
+}
+
+function handle(req: FastifyRequest, reply: FastifyReply, options: OperatorRouteOptions): FastifyReply | undefined {
+  const call = decodeCallBody<Call>(req, reply, 'mesos.v1.master.Call');
+  if (call === undefined) return reply;
+  if (call.type === 'SUBSCRIBE') closing(reply);
+  const invalid = operatorCallError(call);
+  if (invalid !== undefined) return sendError(reply, 'OPERATOR_CALL_INVALID', invalid);
+  const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
+  if (accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
+  const request = operatorRequestFromWire(call);
+  if (typeof request === 'string') return sendError(reply, 'OPERATOR_CALL_INVALID', request);
+  const { driver } = options;
+  switch (request.kind) {
+    case 'read':
+      return sendResponse(req, reply, accepted, driver.read((view) => readResponse(view, request.type)));
+    case 'core': {
+      const outcome = driver.input((cluster) => cluster.operator(request.call));
+      if (!outcome.ok) return sendCallError(reply, outcome.error, { frameworkId: '', streamId: undefined });
+      return outcome.value === undefined ? sendEmpty(reply, 200) : sendResponse(req, reply, accepted, valueResponse(outcome.value));
+    }
+    case 'unsupported':
+      return request.answer === 'FILE_NOT_FOUND' ? sendError(reply, 'NOT_FOUND') : sendError(reply, 'NOT_IMPLEMENTED');
+    case 'subscribe':
+      return subscribe(reply, accepted, options);
+  }
+}
+
+function sendResponse(req: FastifyRequest, reply: FastifyReply, type: MessageType, response: Response): FastifyReply {
+  const body = type === JSON_TYPE ? Buffer.from(encodeResponseJson(response)) : Buffer.from(encodeResponseProto(response));
+  return sendBody(req, reply, type, body);
+}
+
+function subscribe(reply: FastifyReply, accepted: MessageType, options: OperatorRouteOptions): FastifyReply | undefined {
+  const { driver, connections, budget, maxSubscriptions } = options;
+  if (connections.size >= maxSubscriptions) {
+    return sendError(reply.header('retry-after', String(CAPACITY_RETRY_AFTER_SECONDS)), 'TOO_MANY_SUBSCRIPTIONS', maxSubscriptions);
+  }
+  reply.hijack();
+  const res = reply.raw;
+  // Events are rendered when delivered, at the end of the input that made them.
+  const encode = (event: OperatorEvent) => {
+    const wire = operatorEventToWire(driver.cluster.view, event);
+    return accepted === JSON_TYPE ? encodeEventJson(wire) : encodeEventProto(wire);
+  };
+  const stream = new HttpEventStream<OperatorEvent>(res, encode, { budget, keepaliveMs: 0 });
+  const connectionId = connections.open(stream);
+  stream.connectionId = connectionId;
+  driver.input((cluster) => cluster.subscribeOperator(connectionId));
+  res.on('close', () => {
+    connections.forget(connectionId);
+    if (driver.failure === undefined) driver.input((cluster) => cluster.disconnect(connectionId));
+  });
+  stream.start({ 'content-type': accepted });
+  return undefined;
+}

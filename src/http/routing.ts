@@ -1,0 +1,59 @@
+/**
+ * Path routing as upstream's HTTP layer (libprocess) does it, for every
+ * endpoint of master and agents:
+ *
+ *   - empty segments are dropped, so a trailing slash is ignored
+ *     (`/master/frameworks/` is `/master/frameworks`, as command-line
+ *     clients request it) and so is a doubled one;
+ *   - a path with no handler of its own goes to its longest prefix, at a
+ *     segment boundary, that has one (`/api/v1/operator`, where Python
+ *     operator clients post, is served by `/api/v1`; `/master/state/x` by
+ *     `/master/state`). A handler only ever takes paths under its own.
+ *
+ * The rewrite happens before fastify routes the request; `req.originalUrl`
+ * keeps what the client asked for (the redirect endpoint answers 404 for a
+ * path below its own, as upstream's does to break redirect loops).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+
+export class PathRouter {
+  readonly #paths = new Set<string>();
+
+  /** Learns every route the app registers from now on; call before registering any. */
+  attach(app: FastifyInstance): void {
+    app.addHook('onRoute', (route) => {
+      this.#paths.add(route.url);
+    });
+  }
+
+  /** fastify's `rewriteUrl`: the route a request target goes to, its query kept. */
+  readonly rewrite = (req: IncomingMessage): string => {
+    const target = req.url ?? '/';
+    const q = target.indexOf('?');
+    const path = normalisePath(q < 0 ? target : target.slice(0, q));
+    const query = q < 0 ? '' : target.slice(q);
+    if (this.#paths.has(path)) return path + query;
+    for (let prefix = parentOf(path); prefix !== ''; prefix = parentOf(prefix)) {
+      if (this.#paths.has(prefix)) return prefix + query;
+    }
+    return path + query;
+  };
+}
+
+/** `/a//b/` is `/a/b`; the root stays `/`. */
+export function normalisePath(path: string): string {
+  const segments = path.split('/').filter((s) => s !== '');
+  return `/${segments.join('/')}`;
+}
+
+function parentOf(path: string): string {
+  const i = path.lastIndexOf('/');
+  return i <= 0 ? '' : path.slice(0, i);
+}
+
+/** Whether the request asked for the route's own path, not a path below it. */
+export function askedOwnPath(req: FastifyRequest): boolean {
+  const pathOf = (url: string) => normalisePath(url.split('?', 1)[0] ?? '');
+  return pathOf(req.originalUrl) === pathOf(req.url);
+}

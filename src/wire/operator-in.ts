@@ -1,0 +1,193 @@
+/**
+ * Master operator calls (`POST /api/v1`) from wire messages: upstream's
+ * validation (`Failed to validate master::Call: …`), then what the call is
+ * for the route. Reads are rendered from the read model; calls only the core
+ * can answer become core `OperatorCall`s; SUBSCRIBE opens the operator event
+ * stream; calls this master has no feature for get upstream's answer for it.
+ */
+import type { OperatorCall, QuotaConfig } from '../core/operator-types.js';
+import { toMilli } from '../core/resources.js';
+import { resourcesFromWire } from './convert-common.js';
+import type { mesos } from './generated/types.js';
+
+type Call = mesos.v1.master.Call;
+export type OperatorCallType = mesos.v1.master.Call.Type;
+
+/** Calls answered from the read model alone. */
+export const READ_CALLS = [
+  'GET_HEALTH',
+  'GET_FLAGS',
+  'GET_VERSION',
+  'GET_METRICS',
+  'GET_LOGGING_LEVEL',
+  'GET_STATE',
+  'GET_AGENTS',
+  'GET_FRAMEWORKS',
+  'GET_EXECUTORS',
+  'GET_TASKS',
+  'GET_ROLES',
+  'GET_MASTER',
+] as const;
+export type ReadCallType = (typeof READ_CALLS)[number];
+
+/**
+ * Features this master does not have, and upstream's answer without them:
+ * no log directory or sandbox is served (LIST_FILES and READ_FILE find no
+ * file: 404), the logging level cannot be toggled, and maintenance
+ * schedules, volume resizing and the deprecated quota calls are not
+ * implemented (501).
+ */
+export type Unsupported = 'FILE_NOT_FOUND' | 'NOT_IMPLEMENTED';
+
+export type OperatorRequest =
+  | { readonly kind: 'read'; readonly type: ReadCallType }
+  | { readonly kind: 'core'; readonly call: OperatorCall }
+  | { readonly kind: 'subscribe' }
+  | { readonly kind: 'unsupported'; readonly answer: Unsupported };
+
+/** The payload each call must carry, as upstream's validation requires it. */
+const PAYLOADS: Partial<Record<OperatorCallType, keyof Call>> = {
+  GET_METRICS: 'get_metrics',
+  SET_LOGGING_LEVEL: 'set_logging_level',
+  LIST_FILES: 'list_files',
+  READ_FILE: 'read_file',
+  UPDATE_WEIGHTS: 'update_weights',
+  RESERVE_RESOURCES: 'reserve_resources',
+  UNRESERVE_RESOURCES: 'unreserve_resources',
+  CREATE_VOLUMES: 'create_volumes',
+  DESTROY_VOLUMES: 'destroy_volumes',
+  GROW_VOLUME: 'grow_volume',
+  SHRINK_VOLUME: 'shrink_volume',
+  UPDATE_MAINTENANCE_SCHEDULE: 'update_maintenance_schedule',
+  START_MAINTENANCE: 'start_maintenance',
+  STOP_MAINTENANCE: 'stop_maintenance',
+  DRAIN_AGENT: 'drain_agent',
+  DEACTIVATE_AGENT: 'deactivate_agent',
+  REACTIVATE_AGENT: 'reactivate_agent',
+  UPDATE_QUOTA: 'update_quota',
+  SET_QUOTA: 'set_quota',
+  REMOVE_QUOTA: 'remove_quota',
+  TEARDOWN: 'teardown',
+  MARK_AGENT_GONE: 'mark_agent_gone',
+};
+
+/** Upstream's `validation::master::call::validate`: the reason a decoded call is invalid, if it is. */
+export function operatorCallError(call: Call): string | undefined {
+  if (call.type === undefined) return "Expecting 'type' to be present";
+  const payload = PAYLOADS[call.type];
+  if (payload !== undefined && call[payload] === undefined) return `Expecting '${payload}' to be present`;
+  if (call.type === 'RESERVE_RESOURCES') return resourcesError(call.reserve_resources!.resources);
+  if (call.type === 'UNRESERVE_RESOURCES') return resourcesError(call.unreserve_resources!.resources);
+  return undefined;
+}
+
+function resourcesError(list: readonly mesos.v1.Resource[] | undefined): string | undefined {
+  const parsed = resourcesFromWire(list);
+  return typeof parsed === 'string' ? parsed : undefined;
+}
+
+const NOT_IMPLEMENTED: OperatorRequest = { kind: 'unsupported', answer: 'NOT_IMPLEMENTED' };
+
+/** What a valid call is for the route; an UNKNOWN call is upstream's 501. */
+export function operatorRequestFromWire(call: Call): OperatorRequest | string {
+  const type = call.type!;
+  if ((READ_CALLS as readonly string[]).includes(type)) return { kind: 'read', type: type as ReadCallType };
+  switch (type) {
+    case 'SUBSCRIBE':
+      return { kind: 'subscribe' };
+    case 'LIST_FILES':
+    case 'READ_FILE':
+      return { kind: 'unsupported', answer: 'FILE_NOT_FOUND' };
+    case 'UNKNOWN':
+    case 'SET_LOGGING_LEVEL':
+    case 'GET_MAINTENANCE_STATUS':
+    case 'GET_MAINTENANCE_SCHEDULE':
+    case 'UPDATE_MAINTENANCE_SCHEDULE':
+    case 'START_MAINTENANCE':
+    case 'STOP_MAINTENANCE':
+    case 'GROW_VOLUME':
+    case 'SHRINK_VOLUME':
+    case 'SET_QUOTA':
+    case 'REMOVE_QUOTA':
+      return NOT_IMPLEMENTED;
+    default: {
+      const core = coreCallFromWire(call);
+      return typeof core === 'string' ? core : { kind: 'core', call: core };
+    }
+  }
+}
+
+/** The calls the core answers, or the reason one cannot be converted. */
+function coreCallFromWire(call: Call): OperatorCall | string {
+  switch (call.type) {
+    case 'TEARDOWN':
+      return { type: 'TEARDOWN', frameworkId: call.teardown!.framework_id.value };
+    case 'MARK_AGENT_GONE':
+      return { type: 'MARK_AGENT_GONE', agentId: call.mark_agent_gone!.agent_id.value };
+    case 'DEACTIVATE_AGENT':
+      return { type: 'DEACTIVATE_AGENT', agentId: call.deactivate_agent!.agent_id.value };
+    case 'REACTIVATE_AGENT':
+      return { type: 'REACTIVATE_AGENT', agentId: call.reactivate_agent!.agent_id.value };
+    case 'DRAIN_AGENT':
+      return drainFromWire(call.drain_agent!);
+    case 'UPDATE_QUOTA':
+      return { type: 'UPDATE_QUOTA', force: call.update_quota!.force ?? false, configs: (call.update_quota!.quota_configs ?? []).map(quotaFromWire) };
+    case 'UPDATE_WEIGHTS':
+      return { type: 'UPDATE_WEIGHTS', weights: (call.update_weights!.weight_infos ?? []).map((w) => ({ role: w.role ?? '', weight: w.weight })) };
+    case 'GET_QUOTA':
+    case 'GET_WEIGHTS':
+    case 'GET_OPERATIONS':
+      return { type: call.type };
+    default:
+      return resourceCallFromWire(call);
+  }
+}
+
+function resourceCallFromWire(call: Call): OperatorCall | string {
+  const bag = (list: readonly mesos.v1.Resource[] | undefined) => resourcesFromWire(list);
+  switch (call.type) {
+    case 'RESERVE_RESOURCES': {
+      const { agent_id, source, resources } = call.reserve_resources!;
+      const [from, to] = [bag(source), bag(resources)];
+      if (typeof from === 'string') return from;
+      if (typeof to === 'string') return to;
+      return { type: 'RESERVE_RESOURCES', agentId: agent_id.value, source: from, resources: to };
+    }
+    case 'UNRESERVE_RESOURCES': {
+      const resources = bag(call.unreserve_resources!.resources);
+      if (typeof resources === 'string') return resources;
+      return { type: 'UNRESERVE_RESOURCES', agentId: call.unreserve_resources!.agent_id.value, resources };
+    }
+    case 'CREATE_VOLUMES':
+    case 'DESTROY_VOLUMES': {
+      const payload = call.type === 'CREATE_VOLUMES' ? call.create_volumes! : call.destroy_volumes!;
+      const volumes = bag(payload.volumes);
+      if (typeof volumes === 'string') return volumes;
+      return { type: call.type, agentId: payload.agent_id.value, volumes, raw: payload.volumes ?? [] };
+    }
+    default:
+      throw new Error(`operator call ${String(call.type)} has no core form`);
+  }
+}
+
+function drainFromWire(drain: mesos.v1.master.Call.DrainAgent): OperatorCall | string {
+  const period = drain.max_grace_period;
+  let maxGracePeriodMs: number | undefined;
+  if (period !== undefined) {
+    const ms = (period.seconds ?? 0) * 1000 + (period.nanos ?? 0) / 1e6;
+    if (!Number.isFinite(ms) || ms < 0) return "'max_grace_period' must not be negative";
+    maxGracePeriodMs = Math.round(ms);
+  }
+  return {
+    type: 'DRAIN_AGENT',
+    agentId: drain.agent_id.value,
+    markGone: drain.mark_gone ?? false,
+    ...(maxGracePeriodMs === undefined ? {} : { maxGracePeriodMs }),
+  };
+}
+
+function quotaFromWire(config: mesos.v1.quota.QuotaConfig): QuotaConfig {
+  const quantities = (map: Record<string, mesos.v1.Value.Scalar> | undefined) =>
+    Object.fromEntries(Object.entries(map ?? {}).map(([name, scalar]) => [name, toMilli(scalar.value)]));
+  return { role: config.role, guarantees: quantities(config.guarantees), limits: quantities(config.limits) };
+}

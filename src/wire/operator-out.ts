@@ -1,0 +1,134 @@
+/**
+ * Master operator responses and events from the read model and core values
+ * to wire messages, and their encodings. A read call's response is built
+ * from `cluster.view` (through `driver.read`); the SUBSCRIBED event carries
+ * the whole state, rendered from the view when the event is delivered,
+ * which is at the end of the input that subscribed.
+ */
+import type { OperatorEvent, OperatorValue } from '../core/operator-types.js';
+import { fromMilli } from '../core/resources.js';
+import type { ClusterView } from '../core/view.js';
+import type { mesos } from './generated/types.js';
+import { encodeJson } from './json-encode.js';
+import { add } from '../core/resources.js';
+import { Double, renderMetrics } from './legacy/index.js';
+import { masterFlags } from './legacy/state.js';
+import { BUILD_INFO } from './legacy/version.js';
+import { encodeProto } from './proto-codec.js';
+import { masterInfoToWire, taskStatusToWire } from './scheduler-out.js';
+import { resourcesToWire } from './convert-common.js';
+import type { ReadCallType } from './operator-in.js';
+import { agentToWire, frameworkInfoToWire, frameworkToWire, getAgents, getExecutors, getFrameworks, getState, getTasks, taskToWire } from './operator-state.js';
+
+type Response = mesos.v1.master.Response;
+type Event = mesos.v1.master.Event;
+
+/** The glog verbosity upstream reports when nobody has raised it. */
+export const LOGGING_LEVEL = 0;
+
+export function readResponse(view: ClusterView, type: ReadCallType): Response {
+  switch (type) {
+    case 'GET_HEALTH':
+      return { type, get_health: { healthy: true } };
+    case 'GET_FLAGS':
+      return { type, get_flags: { flags: Object.entries(masterFlags(view)).map(([name, value]) => ({ name, value })) } };
+    case 'GET_VERSION':
+      return {
+        type,
+        get_version: {
+          version_info: {
+            version: view.masterInfo.version,
+            build_date: BUILD_INFO.buildDate,
+            build_time: BUILD_INFO.buildTimeSeconds,
+            build_user: BUILD_INFO.buildUser,
+          },
+        },
+      };
+    case 'GET_METRICS':
+      return { type, get_metrics: { metrics: Object.entries(renderMetrics(view)).map(([name, value]) => ({ name, value: value instanceof Double ? value.value : Number(value) })) } };
+    case 'GET_LOGGING_LEVEL':
+      return { type, get_logging_level: { level: LOGGING_LEVEL } };
+    case 'GET_STATE':
+      return { type, get_state: getState(view) };
+    case 'GET_AGENTS':
+      return { type, get_agents: getAgents(view) };
+    case 'GET_FRAMEWORKS':
+      return { type, get_frameworks: getFrameworks(view) };
+    case 'GET_EXECUTORS':
+      return { type, get_executors: getExecutors(view) };
+    case 'GET_TASKS':
+      return { type, get_tasks: getTasks(view) };
+    case 'GET_ROLES':
+      return { type, get_roles: getRoles(view) };
+    case 'GET_MASTER': {
+      const startTime = view.startTimeMs / 1000;
+      return { type, get_master: { master_info: masterInfoToWire(view.masterInfo), start_time: startTime, elected_time: startTime } };
+    }
+  }
+}
+
+/** Weights are 1.0 until weights can be set. */
+function getRoles(view: ClusterView): mesos.v1.master.Response.GetRoles {
+  return {
+    roles: view.roles().map((role) => ({
+      name: role.name,
+      weight: 1,
+      frameworks: role.frameworks.map((value) => ({ value })),
+      resources: resourcesToWire(add(role.books.used, role.books.offered)),
+    })),
+  };
+}
+
+/** The body of a core call that answers one. */
+export function valueResponse(value: OperatorValue): Response {
+  const scalars = (quantities: Readonly<Record<string, number>>) =>
+    Object.fromEntries(Object.entries(quantities).map(([name, milli]) => [name, { value: fromMilli(milli) }]));
+  switch (value.type) {
+    case 'GET_QUOTA': {
+      const configs = value.configs.map((c) => ({ role: c.role, guarantees: scalars(c.guarantees), limits: scalars(c.limits) }));
+      const infos = value.configs
+        .filter((c) => Object.keys(c.guarantees).length > 0)
+        .map((c) => ({
+          role: c.role,
+          guarantee: Object.entries(c.guarantees).map(([name, milli]) => ({ name, type: 'SCALAR' as const, scalar: { value: fromMilli(milli) } })),
+        }));
+      return { type: 'GET_QUOTA', get_quota: { status: { infos, configs } } };
+    }
+    case 'GET_WEIGHTS':
+      return { type: 'GET_WEIGHTS', get_weights: { weight_infos: value.weights.map((w) => ({ role: w.role, weight: w.weight })) } };
+    case 'GET_OPERATIONS':
+      // Operations are not modelled yet: the core has none to list.
+      return { type: 'GET_OPERATIONS', get_operations: { operations: [] } };
+  }
+}
+
+export function operatorEventToWire(view: ClusterView, event: OperatorEvent): Event {
+  switch (event.type) {
+    case 'SUBSCRIBED':
+      return { type: 'SUBSCRIBED', subscribed: { get_state: getState(view), heartbeat_interval_seconds: event.heartbeatIntervalSeconds } };
+    case 'TASK_ADDED':
+      return { type: 'TASK_ADDED', task_added: { task: taskToWire(event.task, event.user) } };
+    case 'TASK_UPDATED':
+      return {
+        type: 'TASK_UPDATED',
+        task_updated: { framework_id: { value: event.frameworkId }, status: taskStatusToWire(event.status), state: event.state },
+      };
+    case 'AGENT_ADDED':
+      return { type: 'AGENT_ADDED', agent_added: { agent: agentToWire(view, event.agent) } };
+    case 'AGENT_REMOVED':
+      return { type: 'AGENT_REMOVED', agent_removed: { agent_id: { value: event.agentId } } };
+    case 'FRAMEWORK_ADDED':
+      return { type: 'FRAMEWORK_ADDED', framework_added: { framework: frameworkToWire(view, event.framework) } };
+    case 'FRAMEWORK_UPDATED':
+      return { type: 'FRAMEWORK_UPDATED', framework_updated: { framework: frameworkToWire(view, event.framework) } };
+    case 'FRAMEWORK_REMOVED':
+      return { type: 'FRAMEWORK_REMOVED', framework_removed: { framework_info: frameworkInfoToWire(event.info) } };
+    case 'HEARTBEAT':
+      return { type: 'HEARTBEAT' };
+  }
+}
+
+export const encodeResponseJson = (response: Response): string => encodeJson('mesos.v1.master.Response', response);
+export const encodeResponseProto = (response: Response): Uint8Array => encodeProto('mesos.v1.master.Response', response);
+export const encodeEventJson = (event: Event): string => encodeJson('mesos.v1.master.Event', event);
+export const encodeEventProto = (event: Event): Uint8Array => encodeProto('mesos.v1.master.Event', event);
