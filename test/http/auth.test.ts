@@ -110,7 +110,9 @@ describe('with credentials', () => {
     const r = await start({ credentials: CREDENTIALS });
     expect((await fetch(new URL('/state', r.masterUrl))).status).toBe(200);
     expect((await fetch(new URL('/master/frameworks', r.masterUrl))).status).toBe(200);
-    expect((await fetch(new URL('/api/v1/nothing-here', r.masterUrl))).status).toBe(404);
+    expect((await fetch(new URL('/nothing-here', r.masterUrl))).status).toBe(404);
+    // A path below the operator endpoint is served by it, as upstream routes: credentials first.
+    expect((await fetch(new URL('/api/v1/nothing-here', r.masterUrl), { method: 'POST' })).status).toBe(401);
   });
 
   it('subscribes an authenticated scheduler, giving its FrameworkInfo the authenticated principal', async () => {
