@@ -11,13 +11,18 @@ import type { TaskStatus } from '../types.js';
 import { AgentRecord } from './agents.js';
 import { refOf } from './framework.js';
 import type { MasterOps } from './ops.js';
+import { onOperationStatus, resendOperations } from './operations.js';
 
 export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaster | Exited): void {
   switch (message.type) {
     case 'REGISTER_AGENT':
       return onRegister(m, message.agent);
     case 'REREGISTER_AGENT':
-      return onReregister(m, message.agent, message.tasks, message.executors);
+      onReregister(m, message.agent, message.tasks, message.executors);
+      if (m.agents.get(message.agent.agentId)?.active === true) resendOperations(m, message.agent.agentId, message.resourceVersion);
+      return;
+    case 'UPDATE_OPERATION_STATUS':
+      return onOperationStatus(m, message.agentId, message.operationUuid, message.status);
     case 'STATUS_UPDATE':
       return onStatusUpdate(m, message.agentId, message.frameworkId, message.status, message.latestState);
     case 'EXITED_EXECUTOR':

@@ -24,6 +24,8 @@ import { Framework, refOf, type ExecutorRecord, type Offer, type Task, type Task
 import { Ledger } from './ledger.js';
 import type { MasterOps, MasterOptions } from './ops.js';
 import { onAgentMessage } from './agent-messages.js';
+import { OperationStore } from './operation-store.js';
+import { removeFrameworkOperations } from './operations.js';
 import { immutableFieldError, subscriptionError } from './validation.js';
 
 export type { MasterOptions } from './ops.js';
@@ -45,6 +47,8 @@ export class Master implements MasterOps, SimNode {
   readonly agents = new Map<string, AgentRecord>();
   readonly allocator: Allocator;
   readonly ledger = new Ledger();
+  readonly operations = new OperationStore();
+  readonly operationUuids: Rng;
   readonly startTimeMs: number;
   readonly heartbeatIntervalMs: number;
   readonly #streamIds: Rng;
@@ -59,6 +63,7 @@ export class Master implements MasterOps, SimNode {
     const rng = ctx.rng.fork('master');
     const id = rng.uuid();
     this.#streamIds = ctx.rng.fork('stream-ids');
+    this.operationUuids = ctx.rng.fork('operations');
     this.info = {
       id,
       ip: options.ip,
@@ -270,6 +275,7 @@ export class Master implements MasterOps, SimNode {
       fw.completeTask(task);
     }
     for (const key of [...fw.executors.keys()]) this.removeExecutor(fw, key);
+    removeFrameworkOperations(this, fw.id);
     for (const agentId of this.agents.keys()) this.toAgent(agentId, { type: 'SHUTDOWN_FRAMEWORK', frameworkId: fw.id });
     this.allocator.removeFramework(fw.id);
     this.ledger.setFrameworkRoles(fw.id, []);
@@ -320,6 +326,7 @@ export class Master implements MasterOps, SimNode {
       hostname: info.hostname,
       ...(multiRole ? { allocationRole: offer.role } : {}),
       resources: multiRole ? offer.resources : withAllocationRole(offer.resources, undefined),
+      reservationRefinement: fw.has('RESERVATION_REFINEMENT'),
       attributes: info.attributes,
       executorIds,
       url: { scheme: 'http', hostname: info.hostname, ip: info.ip, port: info.port, path: '/slave(1)' },

@@ -12,7 +12,9 @@ import type { MasterToAgent } from '../messages.js';
 import type { OfferView, Subscription, TaskState, TaskStatus } from '../types.js';
 import type { AgentRecord } from './agents.js';
 import type { ExecutorRecord, Framework, Offer, Task, TaskRef } from './framework.js';
+import type { Rng } from '../rng.js';
 import type { Ledger } from './ledger.js';
+import type { OperationStore } from './operation-store.js';
 
 export interface MasterOptions {
   readonly hostname: string;
@@ -33,6 +35,10 @@ export interface MasterOps {
   readonly ids: IdGenerator;
   readonly allocator: Allocator;
   readonly ledger: Ledger;
+  /** Offer operations (RESERVE, UNRESERVE, CREATE, DESTROY) until their end is acknowledged. */
+  readonly operations: OperationStore;
+  /** The stream the uuids of operations come from. */
+  readonly operationUuids: Rng;
   readonly agents: Map<string, AgentRecord>;
   readonly frameworks: ReadonlyMap<string, Framework>;
   readonly completedFrameworks: readonly Framework[];
