@@ -7,6 +7,7 @@
  * caller drains it. Reads go through `view`, the read model.
  *
  *   scheduler   subscribe, call, disconnect
+ *   operators   operatorOperation (RESERVE, UNRESERVE, CREATE, DESTROY on an agent)
  *   cluster     addAgent
  *   faults      crashAgent, restartAgent, addNetworkRule, removeNetworkRule,
  *               partition, heal

@@ -87,9 +87,11 @@ function identity(r: Resource): string {
   return isPlain(r) ? base : `${base}\u0000${detailKey(r)}`;
 }
 
-/** The identity without the allocation role: what an agent's total knows of a resource. */
+/** The identity key, optionally without the allocation role: what an agent's total knows of a resource. */
 export function identityKey(r: Resource, ignoreAllocation = false): string {
-  return ignoreAllocation && r.allocationRole !== undefined ? identity(withAllocation(r, undefined)) : identity(r);
+  if (!ignoreAllocation) return identity(r);
+  const base = `${r.name}\u0000${r.type}\u0000${r.role}\u0000`;
+  return isPlain(r) ? base : `${base}\u0000${detailKey(r)}`;
 }
 
 function isPlain(r: Resource): boolean {
