@@ -8,6 +8,7 @@
  *
  *   scheduler   subscribe, call, disconnect
  *   operator    operator, subscribeOperator (and disconnect)
+ *   operators   operatorOperation (RESERVE, UNRESERVE, CREATE, DESTROY on an agent)
  *   cluster     addAgent
  *   faults      crashAgent, restartAgent, addNetworkRule, removeNetworkRule,
  *               partition, heal
@@ -21,13 +22,14 @@ import { EventLoop } from './event-loop.js';
 import { checkAgents, InvariantError } from './invariants.js';
 import { MASTER_NODE } from './messages.js';
 import { Master, type MasterOptions, type Subscribed } from './master/master.js';
+import { operatorOperation, type OperatorResult } from './master/operations.js';
 import { Network, type NetworkRule } from './network.js';
 import { Outbox, type OutboxRecord } from './outbox.js';
 import type { Attribute } from './types.js';
 import type { Resources } from './resources.js';
 import { Rng } from './rng.js';
 import { Trace } from './trace.js';
-import type { SchedulerCall, Subscription } from './types.js';
+import type { ResourceOperationType, SchedulerCall, Subscription } from './types.js';
 import type { OperatorCall, OperatorValue } from './operator-types.js';
 import { ClusterView } from './view.js';
 
@@ -134,6 +136,14 @@ export class Cluster {
     this.#input(() => this.#master.subscribeOperator(connectionId));
   }
 
+  /**
+   * RESERVE_RESOURCES, UNRESERVE_RESOURCES, CREATE_VOLUMES, DESTROY_VOLUMES
+   * on one agent (`invalid`: the wire resources could not be read).
+   */
+  operatorOperation(type: ResourceOperationType, agentId: string, resources: Resources, invalid?: string): OperatorResult {
+    return this.#input(() => operatorOperation(this.#master, type, agentId, resources, invalid));
+  }
+
   // ---- inputs: the cluster and its faults ----
 
   /** The master's listener is bound: its port goes into MasterInfo and its pid. */
@@ -237,8 +247,12 @@ export class Cluster {
     if (failure !== undefined) throw new InvariantError(this.seed, this.#ctx.loop.now(), failure);
   }
 
+  /**
+   * Each agent's total as the master knows it: operations change it on the
+   * master first, and the agent follows when their message arrives.
+   */
   #agentTotals(): (agentId: string) => Resources | undefined {
-    return (agentId) => this.#agents.get(agentId)?.config.resources;
+    return (agentId) => this.#master.agents.get(agentId)?.info.resources ?? this.#agents.get(agentId)?.config.resources;
   }
 
   #agent(agentId: string): Agent {

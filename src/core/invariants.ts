@@ -17,7 +17,7 @@
  */
 import type { Books } from './master/ledger.js';
 import type { Master } from './master/master.js';
-import { add, format, normalise, rangesSize, type Resources } from './resources.js';
+import { add, format, identityKey, normalise, rangesSize, type Resources } from './resources.js';
 
 export class InvariantError extends Error {
   constructor(
@@ -54,6 +54,9 @@ function checkAgent(master: Master, agentId: string, total: Resources): string |
     return `agent '${agentId}' total {${format(total)}}, allocator holds {${sum(allocated)}}, master accounts {${sum([books.offered, books.used])}}`;
   }
   const totals = quantities([total], true);
+  if (!sameQuantities(totals, quantities([master.allocator.total(agentId)], true))) {
+    return `agent '${agentId}' total {${format(total)}}, allocator's total {${format(master.allocator.total(agentId))}}`;
+  }
   for (const [key, n] of quantities(allocated, true)) {
     if (n > (totals.get(key) ?? 0)) return `agent '${agentId}' allocates {${sum(allocated)}} beyond its total {${format(total)}}`;
   }
@@ -127,7 +130,7 @@ function quantities(bags: Iterable<Resources>, ignoreAllocation = false): Map<st
   const out = new Map<string, number>();
   for (const bag of bags) {
     for (const r of bag) {
-      const key = `${r.name}\u0000${r.role}\u0000${ignoreAllocation ? '' : (r.allocationRole ?? '')}`;
+      const key = identityKey(r, ignoreAllocation);
       const n = r.type === 'SCALAR' ? (r.milli ?? 0) : r.type === 'RANGES' ? rangesSize(r.ranges ?? []) : (r.set?.length ?? 0);
       out.set(key, (out.get(key) ?? 0) + n);
     }

@@ -7,16 +7,17 @@
  *
  *   master -> agent    RUN_TASK, RUN_TASK_GROUP, KILL_TASK, SHUTDOWN_EXECUTOR,
  *                      SHUTDOWN_FRAMEWORK, SHUTDOWN_AGENT, STATUS_UPDATE_ACK, FRAMEWORK_TO_EXECUTOR,
- *                      AGENT_REGISTERED, AGENT_REREGISTERED, PING
+ *                      AGENT_REGISTERED, AGENT_REREGISTERED, PING,
+ *                      APPLY_OPERATION, OPERATION_STATUS_ACK
  *   agent -> master    REGISTER_AGENT, REREGISTER_AGENT, STATUS_UPDATE,
- *                      EXITED_EXECUTOR, PONG
+ *                      EXITED_EXECUTOR, PONG, UPDATE_OPERATION_STATUS
  *   agent -> executor  LAUNCH, LAUNCH_GROUP, KILL, SHUTDOWN, ACKNOWLEDGED,
  *                      FRAMEWORK_MESSAGE, AGENT_RECONNECTED
  *   executor -> agent  EXECUTOR_UPDATE, EXECUTOR_SUBSCRIBE
  *   network -> node    EXITED (the peer's connection broke: it crashed)
  */
-import type { Resources } from './resources.js';
-import type { Attribute, ExecutorSpec, FrameworkInfo, TaskSpec, TaskState, TaskStatus } from './types.js';
+import type { Conversion, Resources } from './resources.js';
+import type { Attribute, ExecutorSpec, FrameworkInfo, OperationStatus, TaskSpec, TaskState, TaskStatus } from './types.js';
 
 /** The master's node id; agents use their agent id, executors `executor:<containerId>`. */
 export const MASTER_NODE = 'master';
@@ -53,7 +54,26 @@ export type MasterToAgent =
   | { readonly type: 'FRAMEWORK_TO_EXECUTOR'; readonly frameworkId: string; readonly executorId: string; readonly data: Uint8Array }
   | { readonly type: 'AGENT_REGISTERED'; readonly agentId: string }
   | { readonly type: 'AGENT_REREGISTERED'; readonly agentId: string }
-  | { readonly type: 'PING' };
+  | { readonly type: 'PING' }
+  | ApplyOperation
+  | { readonly type: 'OPERATION_STATUS_ACK'; readonly operationUuid: string; readonly statusUuid: string };
+
+/**
+ * A speculative operation (RESERVE, UNRESERVE, CREATE, DESTROY) the master
+ * has applied to its books, for the agent to apply to its checkpointed
+ * resources. `version` counts the master's changes to the agent's
+ * resources; `total` is the master's view of them after this one, the
+ * truth an agent that missed an earlier operation adopts.
+ */
+export interface ApplyOperation {
+  readonly type: 'APPLY_OPERATION';
+  readonly frameworkId?: string;
+  readonly operationUuid: string;
+  readonly operationId?: string;
+  readonly conversions: readonly Conversion[];
+  readonly version: number;
+  readonly total: Resources;
+}
 
 export type AgentToMaster =
   | { readonly type: 'REGISTER_AGENT'; readonly agent: AgentDescription }
@@ -62,6 +82,15 @@ export type AgentToMaster =
       readonly agent: AgentDescription;
       readonly tasks: readonly ReportedTask[];
       readonly executors: readonly { readonly frameworkId: string; readonly executorId: string }[];
+      /** The last operation version the agent's checkpointed resources include. */
+      readonly resourceVersion: number;
+    }
+  | {
+      readonly type: 'UPDATE_OPERATION_STATUS';
+      readonly agentId: string;
+      readonly frameworkId?: string;
+      readonly operationUuid: string;
+      readonly status: OperationStatus;
     }
   | { readonly type: 'STATUS_UPDATE'; readonly agentId: string; readonly frameworkId: string; readonly status: TaskStatus; readonly latestState: TaskState }
   | { readonly type: 'EXITED_EXECUTOR'; readonly agentId: string; readonly frameworkId: string; readonly executorId: string; readonly waitStatus: number }
@@ -125,6 +154,10 @@ export function messageSummary(message: Message): Record<string, unknown> {
       return { tasks: message.tasks.map((t) => t.taskId) };
     case 'EXECUTOR_SUBSCRIBE':
       return { executorId: message.executorId, unacknowledged: message.unacknowledged.length };
+    case 'APPLY_OPERATION':
+      return { operationUuid: message.operationUuid, operationId: message.operationId, version: message.version };
+    case 'UPDATE_OPERATION_STATUS':
+      return { operationUuid: message.operationUuid, state: message.status.state, uuid: message.status.uuid };
     default: {
       const { type: _type, ...rest } = message;
       return rest;

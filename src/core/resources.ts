@@ -5,13 +5,37 @@
  * intervals; sets are sorted string lists. Floats appear only at the wire
  * boundary (`toMilli`/`fromMilli`).
  *
- * A resource's identity is everything but its quantity: name, type, role,
- * allocation role. `Resources` is a normalised list with at most one entry
- * per identity, in a canonical order, so equal bags print the same.
+ * A resource's identity is everything but its quantity: name, type, its
+ * reservation stack (and so its role), its disk info (a persistent volume
+ * is not plain disk) and its allocation role. `Resources` is a normalised
+ * list with at most one entry per identity, in a canonical order, so equal
+ * bags print the same.
+ *
+ * Reservations stack as upstream's `reservations`: the first is the
+ * agent's static one or the first dynamic one, each later one refines the
+ * role before it. `role` is always the role of the last reservation (`*`
+ * when unreserved), which is the role the resource may be offered to.
  */
 
 export type ValueType = 'SCALAR' | 'RANGES' | 'SET';
 export type Range = readonly [begin: number, end: number];
+
+export interface ResourceLabel {
+  readonly key: string;
+  readonly value?: string;
+}
+
+export interface ReservationInfo {
+  readonly type: 'STATIC' | 'DYNAMIC';
+  readonly role: string;
+  readonly principal?: string;
+  readonly labels?: readonly ResourceLabel[];
+}
+
+export interface DiskInfo {
+  readonly persistence?: { readonly id: string; readonly principal?: string };
+  readonly volume?: { readonly containerPath: string; readonly mode: 'RW' | 'RO' };
+}
 
 export interface Resource {
   readonly name: string;
@@ -20,8 +44,12 @@ export interface Resource {
   readonly milli?: number;
   readonly ranges?: readonly Range[];
   readonly set?: readonly string[];
-  /** Reservation role; `*` when unreserved. */
+  /** Reservation role (the last reservation's); `*` when unreserved. */
   readonly role: string;
+  /** The reservation stack, oldest first; absent or empty when unreserved. */
+  readonly reservations?: readonly ReservationInfo[];
+  /** Disk info; a persistent volume has `persistence` and `volume`. */
+  readonly disk?: DiskInfo;
   /** The role this resource is allocated (offered or used) to, if any. */
   readonly allocationRole?: string;
 }
@@ -31,20 +59,68 @@ export type Resources = readonly Resource[];
 export const toMilli = (value: number): number => Math.round(value * 1000);
 export const fromMilli = (milli: number): number => milli / 1000;
 
+/** A role other than `*` makes the resource statically reserved to it, as the agent's resources flag does. */
 export function scalar(name: string, value: number, role = '*'): Resource {
-  return { name, type: 'SCALAR', milli: toMilli(value), role };
+  return { name, type: 'SCALAR', milli: toMilli(value), ...staticTo(role) };
 }
 
 export function ranges(name: string, items: readonly Range[], role = '*'): Resource {
-  return { name, type: 'RANGES', ranges: normaliseRanges(items), role };
+  return { name, type: 'RANGES', ranges: normaliseRanges(items), ...staticTo(role) };
 }
 
 export function set(name: string, items: readonly string[], role = '*'): Resource {
-  return { name, type: 'SET', set: [...new Set(items)].sort(), role };
+  return { name, type: 'SET', set: [...new Set(items)].sort(), ...staticTo(role) };
 }
 
+function staticTo(role: string): { role: string; reservations?: ReservationInfo[] } {
+  return role === '*' ? { role } : { role, reservations: [{ type: 'STATIC', role }] };
+}
+
+/**
+ * The identity key. Plain resources (no reservation stack, no disk info)
+ * keep the short key, so the common case costs what it did; the details of
+ * reserved resources and volumes are serialised once per stack and disk
+ * object (they are shared, never copied, when a resource changes quantity).
+ */
 function identity(r: Resource): string {
-  return `${r.name}\u0000${r.type}\u0000${r.role}\u0000${r.allocationRole ?? ''}`;
+  const base = `${r.name}\u0000${r.type}\u0000${r.role}\u0000${r.allocationRole ?? ''}`;
+  return isPlain(r) ? base : `${base}\u0000${detailKey(r)}`;
+}
+
+/** The identity key, optionally without the allocation role: what an agent's total knows of a resource. */
+export function identityKey(r: Resource, ignoreAllocation = false): string {
+  if (!ignoreAllocation) return identity(r);
+  const base = `${r.name}\u0000${r.type}\u0000${r.role}\u0000`;
+  return isPlain(r) ? base : `${base}\u0000${detailKey(r)}`;
+}
+
+function isPlain(r: Resource): boolean {
+  return (r.reservations === undefined || r.reservations.length === 0) && r.disk === undefined;
+}
+
+const detailKeys = new WeakMap<object, string>();
+
+function detailKey(r: Resource): string {
+  return `${cached(r.reservations, reservationsKey)}\u0000${cached(r.disk, diskKey)}`;
+}
+
+function cached<T extends object>(value: T | undefined, key: (value: T) => string): string {
+  if (value === undefined) return '';
+  let text = detailKeys.get(value);
+  if (text === undefined) detailKeys.set(value, (text = key(value)));
+  return text;
+}
+
+/** Field by field, so that equal reservations built in different key orders agree. */
+function reservationsKey(stack: readonly ReservationInfo[]): string {
+  const labels = (ls: readonly ResourceLabel[] | undefined) => (ls ?? []).map((l) => `${l.key}=${l.value ?? ''}`).join('\u0002');
+  return stack.map((x) => [x.type, x.role, x.principal ?? '', labels(x.labels)].join('\u0001')).join('\u0003');
+}
+
+function diskKey(disk: DiskInfo): string {
+  const p = disk.persistence;
+  const v = disk.volume;
+  return [p?.id ?? '', p?.principal ?? '', v?.containerPath ?? '', v?.mode ?? ''].join('\u0001');
 }
 
 export function isEmptyResource(r: Resource): boolean {
@@ -232,14 +308,74 @@ function subtractRanges(a: readonly Range[], b: readonly Range[]): Range[] {
   return normaliseRanges(out);
 }
 
-/** Human-readable form in the upstream style: `cpus(*):1.5; ports(*):[31000-32000]`. */
+/**
+ * Human-readable form in the upstream style: `cpus(*):1.5; ports(*):[31000-32000]`.
+ * Reservations beyond a static one and volumes are spelled out:
+ * `disk(r1)[(DYNAMIC,r1,ops)][vol-1:data]:64`.
+ */
 export function format(bag: Resources): string {
   return normalise(bag)
     .map((r) => {
       const role = r.allocationRole === undefined ? r.role : `${r.role},alloc:${r.allocationRole}`;
-      return `${r.name}(${role}):${formatValue(r)}`;
+      return `${r.name}(${role})${detailText(r)}:${formatValue(r)}`;
     })
     .join('; ');
+}
+
+function detailText(r: Resource): string {
+  const stack = r.reservations ?? [];
+  const reservations = stack.some((x) => x.type === 'DYNAMIC') || stack.length > 1
+    ? `[${stack.map((x) => `(${[x.type, x.role, ...(x.principal === undefined ? [] : [x.principal])].join(',')})`).join(',')}]`
+    : '';
+  const p = r.disk?.persistence;
+  const volume = p === undefined ? '' : `[${p.id}:${r.disk?.volume?.containerPath ?? ''}]`;
+  return reservations + volume;
+}
+
+// ---- reservations, volumes and conversions ----
+
+export function isReserved(r: Resource): boolean {
+  return (r.reservations?.length ?? 0) > 0;
+}
+
+/** Reserved, and the last reservation is dynamic (it can be unreserved). */
+export function isDynamicallyReserved(r: Resource): boolean {
+  const stack = r.reservations ?? [];
+  return stack.length > 0 && stack[stack.length - 1]!.type === 'DYNAMIC';
+}
+
+export function isPersistentVolume(r: Resource): boolean {
+  return r.disk?.persistence !== undefined;
+}
+
+/** The resource with its last reservation taken off: what a RESERVE consumed, what an UNRESERVE gives back. */
+export function popReservation(r: Resource): Resource {
+  const stack = (r.reservations ?? []).slice(0, -1);
+  const { reservations: _drop, ...rest } = r;
+  const role = stack.length === 0 ? '*' : stack[stack.length - 1]!.role;
+  return stack.length === 0 ? { ...rest, role } : { ...rest, role, reservations: stack };
+}
+
+/** The resource without its volume: what a CREATE consumed, what a DESTROY gives back. */
+export function withoutVolume(r: Resource): Resource {
+  const { disk: _drop, ...rest } = r;
+  return rest;
+}
+
+/** One step of an operation: `consumed` leaves a bag, `converted` takes its place. */
+export interface Conversion {
+  readonly consumed: Resources;
+  readonly converted: Resources;
+}
+
+/** The bag after the conversions, in order; the reason when one does not apply. */
+export function applyConversions(bag: Resources, conversions: readonly Conversion[]): Resources | string {
+  let out = bag;
+  for (const { consumed, converted } of conversions) {
+    if (!contains(out, consumed)) return `${format(out)} does not contain ${format(consumed)}`;
+    out = add(subtract(out, consumed), converted);
+  }
+  return out;
 }
 
 export function formatValue(r: Resource): string {

@@ -171,6 +171,8 @@ export interface OfferView {
   readonly attributes: readonly Attribute[];
   readonly executorIds: readonly string[];
   readonly url: Url;
+  /** The framework has RESERVATION_REFINEMENT: resources go out with `reservations`, else with `role` and `reservation`. */
+  readonly reservationRefinement?: boolean;
 }
 
 export interface MasterInfo {
@@ -193,12 +195,25 @@ export type SchedulerEvent =
   | { readonly type: 'ERROR'; readonly message: string }
   | { readonly type: 'HEARTBEAT' };
 
+export type OperationState =
+  | 'OPERATION_PENDING'
+  | 'OPERATION_FINISHED'
+  | 'OPERATION_FAILED'
+  | 'OPERATION_ERROR'
+  | 'OPERATION_DROPPED'
+  | 'OPERATION_UNREACHABLE'
+  | 'OPERATION_GONE_BY_OPERATOR'
+  | 'OPERATION_RECOVERING'
+  | 'OPERATION_UNKNOWN';
+
 export interface OperationStatus {
   readonly operationId?: string;
-  readonly state: 'OPERATION_FAILED' | 'OPERATION_ERROR' | 'OPERATION_UNKNOWN' | 'OPERATION_DROPPED';
+  readonly state: OperationState;
   readonly message?: string;
   readonly agentId?: string;
   readonly resourceProviderId?: string;
+  /** 16 bytes as 32 hex digits; present only when the update must be acknowledged. */
+  readonly uuid?: string;
 }
 
 /** Filters on ACCEPT and DECLINE, already defaulted and capped. */
@@ -206,9 +221,24 @@ export interface Filters {
   readonly refuseMs: number;
 }
 
+/**
+ * The offer operations that change resources. `resources` are RESERVE's
+ * and UNRESERVE's `resources`, CREATE's and DESTROY's `volumes`; `invalid`
+ * is set when the wire resources could not be read.
+ */
+export type ResourceOperationType = 'RESERVE' | 'UNRESERVE' | 'CREATE' | 'DESTROY';
+
+export interface ResourceOperation {
+  readonly type: ResourceOperationType;
+  readonly resources: Resources;
+  readonly id?: string;
+  readonly invalid?: string;
+}
+
 export type Operation =
   | { readonly type: 'LAUNCH'; readonly tasks: readonly TaskSpec[]; readonly id?: string }
   | { readonly type: 'LAUNCH_GROUP'; readonly executor: ExecutorSpec; readonly tasks: readonly TaskSpec[]; readonly id?: string }
+  | ResourceOperation
   | { readonly type: 'UNSUPPORTED'; readonly name: string; readonly id?: string };
 
 export type SchedulerCall =

@@ -12,6 +12,7 @@ import { wallTimeMs, type SimContext } from './context.js';
 import type { AgentRecord } from './master/agents.js';
 import type { ExecutorRecord, Framework, FrameworkState, Offer, Task } from './master/framework.js';
 import type { Books } from './master/ledger.js';
+import type { OperationRecord } from './master/operation-store.js';
 import type { Master, MasterOptions } from './master/master.js';
 import { add, allocate as withAllocationRole, subtract, type Resources } from './resources.js';
 import type { Capability, FrameworkInfo, MasterInfo, OfferConstraints } from './types.js';
@@ -150,6 +151,24 @@ export class ClusterView {
   /** The executors an agent runs, as the agent knows them. */
   agentExecutors(agentId: string): readonly ExecutorView[] {
     return this.nodes.get(agentId)?.executors() ?? [];
+  }
+
+  /**
+   * Offer operations the master tracks (GET_OPERATIONS): pending ones and
+   * those whose terminal status is not yet acknowledged, oldest first.
+   */
+  operations(): readonly OperationRecord[] {
+    return this.master.operations.all();
+  }
+
+  /** The agent's own total, as its checkpointed resources hold it (it may lag the master's by messages in flight). */
+  agentResources(agentId: string): Resources | undefined {
+    return this.nodes.get(agentId)?.resources;
+  }
+
+  /** Operation status updates an agent holds unacknowledged. */
+  pendingOperationUpdates(agentId: string): number {
+    return this.nodes.get(agentId)?.pendingOperationUpdates() ?? 0;
   }
 
   /** Status updates an agent holds unacknowledged. */

@@ -2,7 +2,17 @@
  * Conversions shared by every endpoint: resources, attributes, labels,
  * commands and durations between wire messages and core types.
  */
-import { fromMilli, normalise, rangesOverlapWithin, toMilli, type Range, type Resource, type Resources } from '../core/resources.js';
+import {
+  fromMilli,
+  normalise,
+  rangesOverlapWithin,
+  toMilli,
+  type DiskInfo,
+  type Range,
+  type ReservationInfo,
+  type Resource,
+  type Resources,
+} from '../core/resources.js';
 import type { Attribute, CommandSpec, Label } from '../core/types.js';
 import type { mesos } from './generated/types.js';
 
@@ -12,8 +22,16 @@ type W = mesos.v1.Resource;
 export function resourcesFromWire(list: readonly mesos.v1.Resource[] | undefined): Resources | string {
   const out: Resource[] = [];
   for (const r of list ?? []) {
-    const role = r.reservations?.length ? r.reservations[r.reservations.length - 1]!.role ?? '*' : (r.role ?? '*');
-    const base = { name: r.name, role, ...(r.allocation_info?.role === undefined ? {} : { allocationRole: r.allocation_info.role }) };
+    const reserved = reservationFromWire(r);
+    if (typeof reserved === 'string') return `Invalid resource '${r.name}': ${reserved}`;
+    const disk = diskFromWire(r.disk);
+    if (typeof disk === 'string') return `Invalid resource '${r.name}': ${disk}`;
+    const base = {
+      name: r.name,
+      ...reserved,
+      ...(disk === undefined ? {} : { disk }),
+      ...(r.allocation_info?.role === undefined ? {} : { allocationRole: r.allocation_info.role }),
+    };
     switch (r.type) {
       case 'SCALAR': {
         const value = r.scalar?.value;
@@ -54,11 +72,61 @@ function sameSet(out: readonly Resource[], base: { name: string; role: string })
   return out.filter((r) => r.type === 'SET' && r.name === base.name && r.role === base.role).flatMap((r) => [...(r.set ?? [])]);
 }
 
-export function resourcesToWire(bag: Resources): W[] {
-  return bag.map(resourceToWire);
+/**
+ * The reservation stack of a wire resource, as upstream upgrades it: with
+ * `reservations` as given; else from the deprecated `role` (`*`:
+ * unreserved) and singular `reservation` (set: DYNAMIC, unset: STATIC).
+ */
+function reservationFromWire(r: W): { role: string; reservations?: ReservationInfo[] } | string {
+  const list = r.reservations ?? [];
+  if (list.length === 0) {
+    const role = r.role ?? '*';
+    if (role === '*') return r.reservation === undefined ? { role } : "'reservation' is set for an unreserved resource";
+    const dynamic = r.reservation;
+    if (dynamic === undefined) return { role, reservations: [{ type: 'STATIC', role }] };
+    return { role, reservations: [{ type: 'DYNAMIC', role, ...principalAndLabels(dynamic) }] };
+  }
+  const stack: ReservationInfo[] = [];
+  for (const x of list) {
+    if (x.type !== 'STATIC' && x.type !== 'DYNAMIC') return "'ReservationInfo.type' must be STATIC or DYNAMIC";
+    if (x.role === undefined) return "'ReservationInfo.role' must be set";
+    stack.push({ type: x.type, role: x.role, ...principalAndLabels(x) });
+  }
+  const role = stack[stack.length - 1]!.role;
+  // An echo of the pre-refinement form may repeat the role; a different one contradicts the stack.
+  if (r.role !== undefined && r.role !== '*' && r.role !== role) return "'Resource.role' differs from the role of its last reservation";
+  return { role, reservations: stack };
 }
 
-export function resourceToWire(r: Resource): W {
+function principalAndLabels(x: mesos.v1.Resource.ReservationInfo): { principal?: string; labels?: ReservationInfo['labels'] } {
+  const labels = labelsFromWire(x.labels);
+  return { ...(x.principal === undefined ? {} : { principal: x.principal }), ...(labels.length === 0 ? {} : { labels }) };
+}
+
+/** Persistent volumes only: disks from other sources (mounts, paths) are not modelled. */
+function diskFromWire(d: mesos.v1.Resource.DiskInfo | undefined): DiskInfo | undefined | string {
+  if (d === undefined) return undefined;
+  if (d.source !== undefined) return "'DiskInfo.source' is not supported";
+  if (d.volume?.host_path !== undefined) return "Expecting 'host_path' to be unset for persistent volume";
+  if (d.persistence === undefined && d.volume === undefined) return 'DiskInfo is set but empty';
+  const p = d.persistence;
+  return {
+    ...(p === undefined ? {} : { persistence: { id: p.id, ...(p.principal === undefined ? {} : { principal: p.principal }) } }),
+    ...(d.volume === undefined ? {} : { volume: { containerPath: d.volume.container_path, mode: d.volume.mode ?? 'RW' } }),
+  };
+}
+
+/**
+ * Resources for the wire, in the form the reader understands: with
+ * RESERVATION_REFINEMENT the `reservations` stack and no `role`; without
+ * it the pre-refinement form, `role` always set (`*` when unreserved) and
+ * the singular `reservation` for a dynamic reservation.
+ */
+export function resourcesToWire(bag: Resources, refinement = false): W[] {
+  return bag.map((r) => resourceToWire(r, refinement));
+}
+
+export function resourceToWire(r: Resource, refinement = false): W {
   const base = { name: r.name, type: r.type };
   const value =
     r.type === 'SCALAR'
@@ -69,8 +137,29 @@ export function resourceToWire(r: Resource): W {
   return {
     ...base,
     ...value,
-    role: r.role,
+    ...(refinement ? {} : { role: r.role }),
     ...(r.allocationRole === undefined ? {} : { allocation_info: { role: r.allocationRole } }),
+    ...reservationToWire(r, refinement),
+    ...(r.disk === undefined ? {} : { disk: diskToWire(r.disk) }),
+  };
+}
+
+function reservationToWire(r: Resource, refinement: boolean): Partial<W> {
+  const stack = r.reservations ?? [];
+  const last = stack[stack.length - 1];
+  if (last === undefined) return {};
+  const extra = (x: ReservationInfo) => ({
+    ...(x.principal === undefined ? {} : { principal: x.principal }),
+    ...(x.labels === undefined ? {} : { labels: labelsToWire(x.labels)! }),
+  });
+  if (refinement) return { reservations: stack.map((x) => ({ type: x.type, role: x.role, ...extra(x) })) };
+  return last.type === 'DYNAMIC' ? { reservation: extra(last) } : {};
+}
+
+function diskToWire(d: DiskInfo): mesos.v1.Resource.DiskInfo {
+  return {
+    ...(d.persistence === undefined ? {} : { persistence: { ...d.persistence } }),
+    ...(d.volume === undefined ? {} : { volume: { mode: d.volume.mode, container_path: d.volume.containerPath } }),
   };
 }
 

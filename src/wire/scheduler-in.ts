@@ -3,7 +3,7 @@
  * (bad resources) do not reject the call: they travel with the task and
  * become TASK_ERROR, as upstream reports them.
  */
-import type { SchedulerCall, Operation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/types.js';
+import type { SchedulerCall, Operation, ResourceOperation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/types.js';
 import { bytesToHex } from './bytes.js';
 import { commandFromWire, durationMs, labelsFromWire, resourcesFromWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
@@ -175,7 +175,26 @@ function operationFromWire(op: mesos.v1.Offer.Operation): Operation {
       ...withId,
     };
   }
+  const resourceOp = resourceOperationFromWire(op);
+  if (resourceOp !== undefined) return { ...resourceOp, ...withId };
   return { type: 'UNSUPPORTED', name: op.type ?? 'UNKNOWN', ...withId };
+}
+
+/** RESERVE, UNRESERVE, CREATE, DESTROY; resources that do not read travel as `invalid` and become OPERATION_ERROR. */
+function resourceOperationFromWire(op: mesos.v1.Offer.Operation): ResourceOperation | undefined {
+  const list =
+    op.type === 'RESERVE'
+      ? op.reserve?.resources
+      : op.type === 'UNRESERVE'
+        ? op.unreserve?.resources
+        : op.type === 'CREATE'
+          ? op.create?.volumes
+          : op.type === 'DESTROY'
+            ? op.destroy?.volumes
+            : undefined;
+  if (op.type !== 'RESERVE' && op.type !== 'UNRESERVE' && op.type !== 'CREATE' && op.type !== 'DESTROY') return undefined;
+  const resources = resourcesFromWire(list);
+  return typeof resources === 'string' ? { type: op.type, resources: [], invalid: resources } : { type: op.type, resources };
 }
 
 /** A validated non-SUBSCRIBE call as a core input, or the reason it cannot be one. */

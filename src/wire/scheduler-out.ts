@@ -71,7 +71,7 @@ export function offerToWire(offer: OfferView): mesos.v1.Offer {
       address: { hostname: offer.url.hostname, ip: offer.url.ip, port: offer.url.port },
       ...(offer.url.path === undefined ? {} : { path: offer.url.path }),
     },
-    resources: resourcesToWire(offer.resources),
+    resources: resourcesToWire(offer.resources, offer.reservationRefinement ?? false),
     attributes: offer.attributes.map(attributeToWire),
     executor_ids: offer.executorIds.map((value) => ({ value })),
     ...(offer.allocationRole === undefined ? {} : { allocation_info: { role: offer.allocationRole } }),
@@ -94,11 +94,12 @@ export function taskStatusToWire(s: TaskStatus): mesos.v1.TaskStatus {
   };
 }
 
-function operationStatusToWire(s: OperationStatus): mesos.v1.OperationStatus {
+export function operationStatusToWire(s: OperationStatus): mesos.v1.OperationStatus {
   return {
     ...(s.operationId === undefined ? {} : { operation_id: { value: s.operationId } }),
     state: s.state,
     ...(s.message === undefined ? {} : { message: s.message }),
+    ...(s.uuid === undefined ? {} : { uuid: { value: hexToBytes(s.uuid) } }),
     ...(s.agentId === undefined ? {} : { agent_id: { value: s.agentId } }),
     ...(s.resourceProviderId === undefined ? {} : { resource_provider_id: { value: s.resourceProviderId } }),
   };

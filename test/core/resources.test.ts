@@ -77,8 +77,10 @@ describe('resources', () => {
     expect(scalarMilli(parsed, 'mem')).toBe(8_192_000);
   });
 
-  it('parses reservation roles, sets and several ranges', () => {
-    expect(resources('cpus(role1):2')).toEqual([{ name: 'cpus', type: 'SCALAR', milli: 2000, role: 'role1' }]);
+  it('parses reservation roles (static reservations), sets and several ranges', () => {
+    expect(resources('cpus(role1):2')).toEqual([
+      { name: 'cpus', type: 'SCALAR', milli: 2000, role: 'role1', reservations: [{ type: 'STATIC', role: 'role1' }] },
+    ]);
     const mixed = resources('cpus:1;cpus(role1):2;zones:{a,b};ports:[1-2, 5-6]');
     expect(format(mixed)).toBe('cpus(*):1; cpus(role1):2; ports(*):[1-2, 5-6]; zones(*):{a, b}');
     expect(scalarMilli(mixed, 'cpus')).toBe(3000);

@@ -9,7 +9,9 @@
  *   registering/active --crash--> crashed --restart--> registering
  *
  * A crash loses everything in memory. What a real agent keeps on disk
- * survives: the checkpoint of its checkpointing frameworks (their info
+ * survives: its checkpointed resources (reservations and volumes made by
+ * operations, and the unacknowledged status updates of those operations),
+ * the checkpoint of its checkpointing frameworks (their info
  * and their unacknowledged status updates); their executors keep running
  * too, and subscribe again when the agent is back. Executors of
  * frameworks that do not checkpoint die with the agent. The restarted
@@ -24,15 +26,17 @@ import {
   type AgentToMaster,
   type ExecutorToAgent,
   type FrameworkRef,
+  type ApplyOperation,
   type MasterToAgent,
   type Message,
   type ReportedTask,
   type SimNode,
 } from '../messages.js';
 import { toHex, type Rng } from '../rng.js';
-import type { Resources } from '../resources.js';
+import { applyConversions, type Resources } from '../resources.js';
 import type { Attribute, ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
+import { OperationUpdates, type OperationUpdate } from './operation-updates.js';
 import { StatusUpdateManager, type StreamCheckpoint } from './status-update-manager.js';
 
 export const EXECUTOR_SHUTDOWN_GRACE_MS = 5_000;
@@ -71,6 +75,14 @@ interface Checkpoint {
   readonly frameworks: readonly FrameworkRef[];
   readonly updates: readonly StreamCheckpoint[];
   readonly latest: ReadonlyMap<string, TaskState>;
+  readonly resources: CheckpointedResources;
+  readonly operationUpdates: readonly OperationUpdate[];
+}
+
+/** The agent's resources as operations left them, and the last operation version they include. */
+interface CheckpointedResources {
+  readonly total: Resources;
+  readonly version: number;
 }
 
 export class Agent implements SimNode, ExecutorHost {
@@ -89,6 +101,9 @@ export class Agent implements SimNode, ExecutorHost {
   /** The checkpoint, read back on restart. */
   #disk: Checkpoint | undefined;
   #restarted = false;
+  /** Kept on disk at once: a real agent checkpoints its resources before it acknowledges an operation. */
+  #resources: CheckpointedResources;
+  #operationUpdates: OperationUpdates;
 
   constructor(
     private readonly ctx: SimContext,
@@ -96,6 +111,13 @@ export class Agent implements SimNode, ExecutorHost {
   ) {
     this.#rng = ctx.rng.fork(`agent/${config.id}`);
     this.#updates = this.#newUpdateManager();
+    this.#resources = { total: config.resources, version: 0 };
+    this.#operationUpdates = this.#newOperationUpdates();
+  }
+
+  /** The agent's total: its resources flag, changed by the operations applied since. */
+  get resources(): Resources {
+    return this.#resources.total;
   }
 
   get id(): string {
@@ -123,6 +145,10 @@ export class Agent implements SimNode, ExecutorHost {
     return this.#updates.size;
   }
 
+  pendingOperationUpdates(): number {
+    return this.#operationUpdates.size;
+  }
+
   /** Starts the agent process: it registers with the master. */
   start(): void {
     this.#register();
@@ -136,10 +162,13 @@ export class Agent implements SimNode, ExecutorHost {
       frameworks: [...this.#frameworks.values()].filter((f) => checkpointing.has(f.info.id)).map((f) => f.info),
       updates: this.#updates.checkpoint((id) => checkpointing.has(id)),
       latest: new Map([...this.#latest].filter(([key]) => checkpointing.has(key.split('\u0000')[0]!))),
+      resources: this.#resources,
+      operationUpdates: this.#operationUpdates.checkpoint(),
     };
     this.#moveTo('crashed');
     this.ctx.trace.append('agent:crash', { agentId: this.id, checkpointed: disk.frameworks.length });
     this.#updates.pause();
+    this.#operationUpdates.pause();
     this.ctx.loop.cancel(this.#registrationTimer);
     for (const timer of this.#shutdownTimers.values()) this.ctx.loop.cancel(timer);
     for (const executor of this.executors()) {
@@ -158,16 +187,19 @@ export class Agent implements SimNode, ExecutorHost {
     this.#shutdownTimers = new Map();
     this.#latest = new Map();
     this.#updates = this.#newUpdateManager();
+    this.#operationUpdates = this.#newOperationUpdates();
   }
 
   /** Starts the process again from its checkpoint; it re-registers. */
   restart(): void {
-    const disk = this.#disk ?? { frameworks: [], updates: [], latest: new Map() };
+    const disk = this.#disk ?? { frameworks: [], updates: [], latest: new Map(), resources: this.#resources, operationUpdates: [] };
     this.#disk = undefined;
     this.#moveTo('registering');
     this.#restarted = true;
     for (const info of disk.frameworks) this.#frameworks.set(info.id, { info, executors: new Map(), tasks: new Map() });
     this.#updates.recover(disk.updates);
+    this.#resources = disk.resources;
+    this.#operationUpdates.recover(disk.operationUpdates);
     this.#latest = new Map(disk.latest);
     for (const executor of this.#orphans) {
       if (!executor.alive) continue;
@@ -184,7 +216,13 @@ export class Agent implements SimNode, ExecutorHost {
 
   #register(): void {
     const message: AgentToMaster = this.#restarted
-      ? { type: 'REREGISTER_AGENT', agent: this.#description(), tasks: this.#reportedTasks(), executors: this.#reportedExecutors() }
+      ? {
+          type: 'REREGISTER_AGENT',
+          agent: this.#description(),
+          tasks: this.#reportedTasks(),
+          executors: this.#reportedExecutors(),
+          resourceVersion: this.#resources.version,
+        }
       : { type: 'REGISTER_AGENT', agent: this.#description() };
     this.#toMaster(message);
     this.#registrationTimer = this.ctx.loop.schedule(REGISTRATION_RETRY_MS, 'agent:register-retry', () => this.#register());
@@ -230,7 +268,45 @@ export class Agent implements SimNode, ExecutorHost {
         return this.#onFrameworkMessage(m.frameworkId, m.executorId, m.data);
       case 'PING':
         return this.#toMaster({ type: 'PONG' });
+      case 'APPLY_OPERATION':
+        return this.#onApplyOperation(m);
+      case 'OPERATION_STATUS_ACK':
+        if (!this.#operationUpdates.acknowledge(m.operationUuid, m.statusUuid)) {
+          this.ctx.trace.append('operation-update:ack-ignored', { agentId: this.id, operationUuid: m.operationUuid });
+        }
+        return;
     }
+  }
+
+  /**
+   * Applies a speculative operation to the checkpointed resources and
+   * reports it finished. An operation the resources already include (sent
+   * again after a re-registration) is reported again, not applied twice.
+   * When an earlier operation never arrived (its message was lost), this
+   * one cannot be applied on its own: the agent takes the master's total,
+   * which includes both, as the master is the source of truth for
+   * checkpointed resources.
+   */
+  #onApplyOperation(m: ApplyOperation): void {
+    const { version, total } = this.#resources;
+    if (m.version <= version) {
+      this.#operationUpdates.resend(m.operationUuid);
+      if (this.#operationUpdates.get(m.operationUuid) !== undefined) return;
+    } else {
+      const applied = m.version === version + 1 ? applyConversions(total, m.conversions) : m.total;
+      this.#resources = { total: typeof applied === 'string' ? m.total : applied, version: m.version };
+      this.ctx.trace.append('agent:apply-operation', { agentId: this.id, operationUuid: m.operationUuid, version: m.version });
+    }
+    this.#operationUpdates.update({
+      ...(m.frameworkId === undefined ? {} : { frameworkId: m.frameworkId }),
+      operationUuid: m.operationUuid,
+      status: {
+        ...(m.operationId === undefined ? {} : { operationId: m.operationId }),
+        state: 'OPERATION_FINISHED',
+        agentId: this.id,
+        uuid: toHex(this.#rng.bytes(16)),
+      },
+    });
   }
 
   #fromExecutor(m: ExecutorToAgent): void {
@@ -251,6 +327,7 @@ export class Agent implements SimNode, ExecutorHost {
     if (this.#state === 'active') return;
     this.#moveTo('active');
     this.#updates.resume();
+    this.#operationUpdates.resume();
   }
 
   /**
@@ -435,13 +512,17 @@ export class Agent implements SimNode, ExecutorHost {
     });
   }
 
+  #newOperationUpdates(): OperationUpdates {
+    return new OperationUpdates(this.ctx, (update) => this.#toMaster({ type: 'UPDATE_OPERATION_STATUS', agentId: this.id, ...update }));
+  }
+
   #toMaster(message: AgentToMaster): void {
     this.ctx.network.send(this.id, MASTER_NODE, message);
   }
 
   #description(): AgentDescription {
-    const { id: agentId, hostname, ip, port, resources, attributes } = this.config;
-    return { agentId, hostname, ip, port, resources, attributes };
+    const { id: agentId, hostname, ip, port, attributes } = this.config;
+    return { agentId, hostname, ip, port, resources: this.#resources.total, attributes };
   }
 
   /** Tasks of live executors, and tasks whose updates the agent still holds (their executor may be gone). */

@@ -196,6 +196,32 @@ export class Allocator {
     });
   }
 
+  /**
+   * An agent's total changed (an operation reserved, unreserved, created
+   * or destroyed some of it). What is allocated stays as it is; the caller
+   * keeps it within the new total.
+   */
+  updateAgentTotal(agentId: string, total: Resources): void {
+    const agent = this.#agents.get(agentId);
+    if (agent === undefined) return;
+    this.#agents.set(agentId, { ...agent, total });
+    this.#totals = undefined;
+    this.#touched.add(agentId);
+    this.requestAllocation();
+  }
+
+  /**
+   * An operation in an ACCEPT changed resources a framework holds on an
+   * agent: `consumed` (tagged with their allocation role) are replaced by
+   * `converted` in its allocation. The agent's total follows separately.
+   */
+  updateAllocation(frameworkId: string, agentId: string, consumed: Resources, converted: Resources): void {
+    const agent = this.#agents.get(agentId);
+    if (agent === undefined) return;
+    agent.allocated.set(frameworkId, add(subtract(agent.allocated.get(frameworkId) ?? [], consumed), converted));
+    this.#touched.add(agentId);
+  }
+
   /** What is allocated on an agent (offered or used), by framework. */
   allocation(agentId: string): ReadonlyMap<string, Resources> {
     return this.#agents.get(agentId)?.allocated ?? new Map();

@@ -2,8 +2,10 @@
  * ACCEPT (and DECLINE, which is ACCEPT without operations). The offers are
  * checked first; with a bad offer nothing launches: the valid offers go
  * back and every task gets TASK_LOST (TASK_DROPPED if partition aware).
- * Then each operation runs against what is left of the offers, and the
- * rest is declined with the call's refuse filter.
+ * Then each operation runs against what is left of the offers, in order
+ * (a RESERVE or CREATE changes what the later operations see, so a LAUNCH
+ * after them can use the reserved resources and volumes), and the rest is
+ * declined with the call's refuse filter.
  */
 import { done, type Outcome } from '../errors.js';
 import type { MasterToAgent } from '../messages.js';
@@ -11,13 +13,8 @@ import { add, allocate as withAllocationRole, contains, format, overlap, subtrac
 import type { ExecutorSpec, Operation, StatusReason, TaskSpec } from '../types.js';
 import { refOf, type Framework, type Offer, type Task } from './framework.js';
 import type { MasterOps } from './ops.js';
+import { acceptOperation, type AcceptPool as Pool } from './operations.js';
 import { taskError } from './validation.js';
-
-interface Pool {
-  readonly agentId: string;
-  readonly role: string;
-  available: Resources;
-}
 
 export function onAccept(
   m: MasterOps,
@@ -47,7 +44,8 @@ export function onAccept(
   for (const op of operations) {
     if (op.type === 'LAUNCH') for (const task of op.tasks) launch(m, fw, pool, [task]);
     else if (op.type === 'LAUNCH_GROUP') launchGroup(m, fw, pool, op.executor, op.tasks);
-    else unsupported(m, fw, pool, op.name, op.id);
+    else if (op.type === 'UNSUPPORTED') unsupported(m, fw, pool, op.name, op.id);
+    else acceptOperation(m, fw, pool, op);
   }
   m.allocator.recoverResources(fw.id, pool.agentId, pool.available, refuseMs);
   return done;
@@ -71,7 +69,7 @@ export function onDecline(m: MasterOps, fw: Framework, offerIds: readonly string
 }
 
 function tasksOf(op: Operation): { taskId: string; agentId: string }[] {
-  return op.type === 'UNSUPPORTED' ? [] : op.tasks.map((t) => ({ taskId: t.taskId, agentId: t.agentId }));
+  return op.type === 'LAUNCH' || op.type === 'LAUNCH_GROUP' ? op.tasks.map((t) => ({ taskId: t.taskId, agentId: t.agentId })) : [];
 }
 
 function collectOffers(

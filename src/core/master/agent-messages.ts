@@ -12,6 +12,7 @@ import { AgentRecord } from './agents.js';
 import { refOf } from './framework.js';
 import type { MasterOps } from './ops.js';
 import { agentSnapshot } from './snapshots.js';
+import { onOperationStatus, resendOperations } from './operations.js';
 
 export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaster | Exited): void {
   // A gone agent is never heard again: upstream shuts it down when it calls.
@@ -23,7 +24,11 @@ export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaste
     case 'REGISTER_AGENT':
       return onRegister(m, message.agent);
     case 'REREGISTER_AGENT':
-      return onReregister(m, message.agent, message.tasks, message.executors);
+      onReregister(m, message.agent, message.tasks, message.executors);
+      if (m.agents.get(message.agent.agentId)?.active === true) resendOperations(m, message.agent.agentId, message.resourceVersion);
+      return;
+    case 'UPDATE_OPERATION_STATUS':
+      return onOperationStatus(m, message.agentId, message.operationUuid, message.status);
     case 'STATUS_UPDATE':
       return onStatusUpdate(m, message.agentId, message.frameworkId, message.status, message.latestState);
     case 'EXITED_EXECUTOR':

@@ -9,6 +9,7 @@ import type { SchedulerCall, TaskState } from '../types.js';
 import { killDuringLaunch, onAccept, onDecline } from './accept.js';
 import { refOf, type Framework, type Task } from './framework.js';
 import type { MasterOps } from './ops.js';
+import { onAcknowledgeOperation, onReconcileOperations } from './operations.js';
 import { roleError } from './validation.js';
 
 type Call<T extends SchedulerCall['type']> = Extract<SchedulerCall, { type: T }>;
@@ -39,23 +40,11 @@ export function dispatch(m: MasterOps, fw: Framework, call: SchedulerCall): Outc
     case 'ACKNOWLEDGE':
       return onAcknowledge(m, fw, call);
     case 'ACKNOWLEDGE_OPERATION_STATUS':
-      // No operation with a status uuid exists yet; nothing is waiting for this.
-      return done;
+      return onAcknowledgeOperation(m, fw, call.agentId, call.operationId, call.uuid);
     case 'RECONCILE':
       return onReconcile(m, fw, call);
     case 'RECONCILE_OPERATIONS':
-      for (const op of call.operations) {
-        fw.send({
-          type: 'UPDATE_OPERATION_STATUS',
-          status: {
-            operationId: op.operationId,
-            state: 'OPERATION_UNKNOWN',
-            message: 'Reconciliation: operation is unknown',
-            ...(op.agentId === undefined ? {} : { agentId: op.agentId }),
-          },
-        });
-      }
-      return done;
+      return onReconcileOperations(m, fw, call.operations);
     case 'MESSAGE':
       m.toAgent(call.agentId, { type: 'FRAMEWORK_TO_EXECUTOR', frameworkId: fw.id, executorId: call.executorId, data: call.data });
       return done;

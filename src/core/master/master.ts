@@ -28,6 +28,8 @@ import { onAgentMessage } from './agent-messages.js';
 import { checkDraining, onOperatorCall } from './operator.js';
 import { OperatorFeed } from './operator-feed.js';
 import { frameworkSnapshot, taskSnapshot } from './snapshots.js';
+import { OperationStore } from './operation-store.js';
+import { removeFrameworkOperations } from './operations.js';
 import { immutableFieldError, subscriptionError } from './validation.js';
 import type { OperatorCall, OperatorValue } from '../operator-types.js';
 
@@ -52,6 +54,8 @@ export class Master implements MasterOps, SimNode {
   readonly allocator: Allocator;
   readonly ledger = new Ledger();
   readonly authorizer: Authorizer;
+  readonly operations = new OperationStore();
+  readonly operationUuids: Rng;
   readonly startTimeMs: number;
   readonly heartbeatIntervalMs: number;
   /** Operator event stream subscribers; events go out through it. */
@@ -68,6 +72,7 @@ export class Master implements MasterOps, SimNode {
     const rng = ctx.rng.fork('master');
     const id = rng.uuid();
     this.#streamIds = ctx.rng.fork('stream-ids');
+    this.operationUuids = ctx.rng.fork('operations');
     this.info = {
       id,
       ip: options.ip,
@@ -320,6 +325,7 @@ export class Master implements MasterOps, SimNode {
       fw.completeTask(task);
     }
     for (const key of [...fw.executors.keys()]) this.removeExecutor(fw, key);
+    removeFrameworkOperations(this, fw.id);
     for (const agentId of this.agents.keys()) this.toAgent(agentId, { type: 'SHUTDOWN_FRAMEWORK', frameworkId: fw.id });
     this.allocator.removeFramework(fw.id);
     this.ledger.setFrameworkRoles(fw.id, []);
@@ -371,6 +377,7 @@ export class Master implements MasterOps, SimNode {
       hostname: info.hostname,
       ...(multiRole ? { allocationRole: offer.role } : {}),
       resources: multiRole ? offer.resources : withAllocationRole(offer.resources, undefined),
+      reservationRefinement: fw.has('RESERVATION_REFINEMENT'),
       attributes: info.attributes,
       executorIds,
       url: { scheme: 'http', hostname: info.hostname, ip: info.ip, port: info.port, path: '/slave(1)' },

@@ -13,8 +13,10 @@ import type { MasterToAgent } from '../messages.js';
 import type { OfferView, Subscription, TaskState, TaskStatus } from '../types.js';
 import type { AgentRecord } from './agents.js';
 import type { ExecutorRecord, Framework, Offer, Task, TaskRef } from './framework.js';
+import type { Rng } from '../rng.js';
 import type { Ledger } from './ledger.js';
 import type { OperatorFeed } from './operator-feed.js';
+import type { OperationStore } from './operation-store.js';
 
 export interface MasterOptions {
   readonly hostname: string;
@@ -41,6 +43,10 @@ export interface MasterOps {
   readonly authorizer: Authorizer;
   /** The operator event stream: every change of a task, agent or framework is emitted here. */
   readonly feed: OperatorFeed;
+  /** Offer operations (RESERVE, UNRESERVE, CREATE, DESTROY) until their end is acknowledged. */
+  readonly operations: OperationStore;
+  /** The stream the uuids of operations come from. */
+  readonly operationUuids: Rng;
   readonly agents: Map<string, AgentRecord>;
   /** Agents in the DRAINING state, checked after every input. */
   readonly draining: Set<string>;

@@ -5,7 +5,7 @@
  * doubles are wrapped in `Double`, so `toLegacyJson` can write them as
  * upstream does (`4.0`, not `4`).
  */
-import { formatValue, fromMilli, normaliseRanges, type Range, type Resource, type Resources } from '../../core/resources.js';
+import { formatValue, fromMilli, normaliseRanges, type DiskInfo, type Range, type ReservationInfo, type Resource, type Resources } from '../../core/resources.js';
 import type { Attribute, Label } from '../../core/types.js';
 import { Double } from './legacy-json.js';
 
@@ -87,20 +87,40 @@ export function attributesObject(attrs: readonly Attribute[]): Record<string, Do
 
 /**
  * A Resource in protobuf JSON, in the endpoint format the `*_full` fields
- * use: the deprecated `role` is always written (`*` when unreserved) and a
- * reserved resource also lists its `reservations`. Reservations here come
- * only from the agent's resources flag, so they are STATIC, and the singular
- * `reservation` (written for DYNAMIC ones only) never appears. Fields follow
- * the declaration order of the message.
+ * use: both forms at once, the deprecated `role` (`*` when unreserved) and
+ * singular `reservation` (for a dynamic reservation: its principal and
+ * labels) beside the `reservations` stack. Fields follow the declaration
+ * order of the message.
  */
 export function resourceJson(r: Resource): JsonObject {
+  const stack = r.reservations ?? [];
+  const last = stack[stack.length - 1];
   return {
     name: r.name,
     type: r.type,
     ...valueJson(r),
     role: r.role,
     ...(r.allocationRole === undefined ? {} : { allocation_info: { role: r.allocationRole } }),
-    ...(r.role === '*' ? {} : { reservations: [{ type: 'STATIC', role: r.role }] }),
+    ...(last?.type === 'DYNAMIC' ? { reservation: reservationJson(last, false) } : {}),
+    ...(stack.length === 0 ? {} : { reservations: stack.map((x) => reservationJson(x, true)) }),
+    ...(r.disk === undefined ? {} : { disk: diskJson(r.disk) }),
+  };
+}
+
+/** Declaration order: type, role, principal, labels; the singular form has no type or role. */
+function reservationJson(x: ReservationInfo, withRole: boolean): JsonObject {
+  return {
+    ...(withRole ? { type: x.type, role: x.role } : {}),
+    ...(x.principal === undefined ? {} : { principal: x.principal }),
+    ...(x.labels === undefined || x.labels.length === 0 ? {} : { labels: { labels: labelsJson(x.labels) } }),
+  };
+}
+
+function diskJson(d: DiskInfo): JsonObject {
+  const p = d.persistence;
+  return {
+    ...(p === undefined ? {} : { persistence: { id: p.id, ...(p.principal === undefined ? {} : { principal: p.principal }) } }),
+    ...(d.volume === undefined ? {} : { volume: { mode: d.volume.mode, container_path: d.volume.containerPath } }),
   };
 }
 

@@ -1,0 +1,105 @@
+/**
+ * The agent's operation status updates: the status of each operation on
+ * its resources goes to the master, retried with the back-off of task
+ * status updates (10 s doubling to 10 min) until the master passes on an
+ * acknowledgement for its uuid (the framework's, or the master's own for
+ * an operation without an id). An operation has one status here: the
+ * agent applies speculative operations at once, so the first is terminal.
+ *
+ * Paused while the agent is not registered; `resume()` sends every
+ * update at once. What is unacknowledged survives a restart.
+ */
+import type { SimContext } from '../context.js';
+import type { TimerId } from '../event-loop.js';
+import type { OperationStatus } from '../types.js';
+import { RETRY_MAX_MS, RETRY_MIN_MS } from './status-update-manager.js';
+
+export interface OperationUpdate {
+  readonly frameworkId?: string;
+  readonly operationUuid: string;
+  /** Carries the status uuid the acknowledgement names. */
+  readonly status: OperationStatus;
+}
+
+interface Pending {
+  readonly update: OperationUpdate;
+  retryMs: number;
+  timer?: TimerId;
+}
+
+export class OperationUpdates {
+  readonly #pending = new Map<string, Pending>();
+  #paused = true;
+
+  constructor(
+    private readonly ctx: SimContext,
+    private readonly forward: (update: OperationUpdate) => void,
+  ) {}
+
+  /** Takes an operation's status and sends it; an operation already holding one keeps it (false). */
+  update(update: OperationUpdate): boolean {
+    if (this.#pending.has(update.operationUuid)) return false;
+    const pending: Pending = { update, retryMs: RETRY_MIN_MS };
+    this.#pending.set(update.operationUuid, pending);
+    this.#send(pending);
+    return true;
+  }
+
+  /** The update of an operation, if it is still unacknowledged. */
+  get(operationUuid: string): OperationUpdate | undefined {
+    return this.#pending.get(operationUuid)?.update;
+  }
+
+  /** Sends an operation's update again now (the master asked after it). */
+  resend(operationUuid: string): void {
+    const pending = this.#pending.get(operationUuid);
+    if (pending === undefined) return;
+    this.ctx.loop.cancel(pending.timer);
+    this.#send(pending);
+  }
+
+  /** True when the acknowledgement matched an unacknowledged update, which is then done. */
+  acknowledge(operationUuid: string, statusUuid: string): boolean {
+    const pending = this.#pending.get(operationUuid);
+    if (pending === undefined || pending.update.status.uuid !== statusUuid) return false;
+    this.ctx.loop.cancel(pending.timer);
+    this.#pending.delete(operationUuid);
+    return true;
+  }
+
+  pause(): void {
+    this.#paused = true;
+    for (const pending of this.#pending.values()) this.ctx.loop.cancel(pending.timer);
+  }
+
+  resume(): void {
+    this.#paused = false;
+    for (const pending of this.#pending.values()) {
+      this.ctx.loop.cancel(pending.timer);
+      this.#send(pending);
+    }
+  }
+
+  checkpoint(): OperationUpdate[] {
+    return [...this.#pending.values()].map((p) => p.update);
+  }
+
+  /** Takes back the updates of a checkpoint (paused until `resume`). */
+  recover(updates: readonly OperationUpdate[]): void {
+    for (const update of updates) this.#pending.set(update.operationUuid, { update, retryMs: RETRY_MIN_MS });
+  }
+
+  get size(): number {
+    return this.#pending.size;
+  }
+
+  #send(pending: Pending): void {
+    if (this.#paused) return;
+    this.forward(pending.update);
+    pending.timer = this.ctx.loop.schedule(pending.retryMs, 'operation-update:retry', () => {
+      pending.retryMs = Math.min(pending.retryMs * 2, RETRY_MAX_MS);
+      this.ctx.trace.append('operation-update:retry', { operationUuid: pending.update.operationUuid, uuid: pending.update.status.uuid });
+      this.#send(pending);
+    });
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The master's operation records, by uuid, and each agent's resource
+ * version (how many operations changed its resources). `operations.ts`
+ * runs the operations; this is only their bookkeeping.
+ */
+import type { Conversion, Resources } from '../resources.js';
+import type { OperationState, OperationStatus, ResourceOperation } from '../types.js';
+
+export interface OperationRecord {
+  readonly uuid: string;
+  readonly frameworkId?: string;
+  readonly agentId: string;
+  /** The operation as accepted (its resources tagged with the offer's role) or as the operator asked it. */
+  readonly info: ResourceOperation;
+  /** What it did to the agent's resources, without allocation roles. */
+  readonly conversions: readonly Conversion[];
+  /** The agent's resource version this operation produced, and the total after it. */
+  readonly version: number;
+  readonly total: Resources;
+  latest: OperationStatus;
+  readonly statuses: OperationStatus[];
+}
+
+const TERMINAL: ReadonlySet<OperationState> = new Set([
+  'OPERATION_FINISHED',
+  'OPERATION_FAILED',
+  'OPERATION_ERROR',
+  'OPERATION_DROPPED',
+  'OPERATION_GONE_BY_OPERATOR',
+]);
+
+export function isTerminalOperation(state: OperationState): boolean {
+  return TERMINAL.has(state);
+}
+
+/** The master's operation records, by uuid, with each agent's resource version. */
+export class OperationStore {
+  readonly #byUuid = new Map<string, OperationRecord>();
+  readonly #versions = new Map<string, number>();
+
+  add(record: OperationRecord): void {
+    this.#byUuid.set(record.uuid, record);
+    this.#versions.set(record.agentId, record.version);
+  }
+
+  get(uuid: string): OperationRecord | undefined {
+    return this.#byUuid.get(uuid);
+  }
+
+  /** A framework's operation by the id the framework gave it. */
+  find(frameworkId: string, operationId: string): OperationRecord | undefined {
+    for (const r of this.#byUuid.values()) if (r.frameworkId === frameworkId && r.info.id === operationId) return r;
+    return undefined;
+  }
+
+  remove(uuid: string): void {
+    this.#byUuid.delete(uuid);
+  }
+
+  all(): readonly OperationRecord[] {
+    return [...this.#byUuid.values()];
+  }
+
+  nextVersion(agentId: string): number {
+    return (this.#versions.get(agentId) ?? 0) + 1;
+  }
+}
+
