@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { parseWeights } from './core/master/weights.js';
 import { Cluster } from './core/cluster.js';
 import type { Attribute } from './core/types.js';
 import { parseResources, type Resources } from './core/resources.js';
@@ -82,6 +83,8 @@ export interface StartClusterOptions extends LimitOptions {
   readonly heartbeatIntervalSeconds?: number;
   /** Seconds between batched allocations of recovered resources (upstream `--allocation_interval`, default 1). */
   readonly allocationIntervalSeconds?: number;
+  /** Role weights, upstream's `--weights` form: `role1=2.5,role2=1`. */
+  readonly weights?: string;
   /** `realtime` (default) follows the wall clock; `virtual` moves only on `advance()`. */
   readonly time?: TimeMode;
   readonly logLevel?: LogLevel;
@@ -130,6 +133,8 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const allocation = options.allocationIntervalSeconds ?? 1;
   if (!(allocation > 0)) throw new StartError(`--allocation-interval must be positive, got ${allocation}`);
 
+  const weights = parseWeights(options.weights ?? '');
+  if (typeof weights === 'string') throw new StartError(`--weights: ${weights}`);
   const limits = limitsOf(options);
 
   const time = options.time ?? 'realtime';
@@ -144,6 +149,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       version: VERSION,
       heartbeatIntervalMs: heartbeat * 1000,
       allocationIntervalMs: allocation * 1000,
+      weights: new Map(weights.map((w) => [w.role, w.weight])),
     },
   });
   const logger = options.logger ?? createLogger(options.logLevel ?? 'silent', time === 'virtual' ? () => cluster.epochMs + cluster.now() : undefined);

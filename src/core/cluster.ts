@@ -7,6 +7,7 @@
  * caller drains it. Reads go through `view`, the read model.
  *
  *   scheduler   subscribe, call, disconnect
+ *   operators   updateQuota, updateWeights
  *   cluster     addAgent
  *   faults      crashAgent, restartAgent, addNetworkRule, removeNetworkRule,
  *               partition, heal
@@ -20,6 +21,8 @@ import { EventLoop } from './event-loop.js';
 import { checkAgents, InvariantError } from './invariants.js';
 import { MASTER_NODE } from './messages.js';
 import { Master, type MasterOptions, type Subscribed } from './master/master.js';
+import { updateQuota, type QuotaUpdate } from './master/quota.js';
+import { updateWeights, type WeightInfo } from './master/weights.js';
 import { Network, type NetworkRule } from './network.js';
 import { Outbox, type OutboxRecord } from './outbox.js';
 import type { Attribute } from './types.js';
@@ -113,6 +116,24 @@ export class Cluster {
   /** A subscriber's connection closed. */
   disconnect(connectionId: string): void {
     this.#input(() => this.#master.disconnected(connectionId));
+  }
+
+  // ---- inputs: operators ----
+
+  /** UPDATE_QUOTA: all or nothing; `authorized` decides each role when authorization is on. */
+  updateQuota(update: QuotaUpdate, authorized?: (role: string) => boolean): Outcome {
+    return this.#input(() => {
+      this.#ctx.trace.append('input:update-quota', { force: update.force, roles: update.configs.map((c) => c.role) });
+      return updateQuota(this.#master, update, authorized);
+    });
+  }
+
+  /** UPDATE_WEIGHTS: all or nothing. */
+  updateWeights(infos: readonly WeightInfo[], authorized?: (role: string) => boolean): Outcome {
+    return this.#input(() => {
+      this.#ctx.trace.append('input:update-weights', { roles: infos.map((i) => i.role) });
+      return updateWeights(this.#master, infos, authorized);
+    });
   }
 
   // ---- inputs: the cluster and its faults ----

@@ -234,3 +234,13 @@ export interface Subscription {
   readonly suppressedRoles: readonly string[];
   readonly offerConstraints?: OfferConstraints;
 }
+
+/** Scalar quantities by resource name, in thousandths. */
+export type Quantities = ReadonlyMap<string, number>;
+
+/** A role's quota: limits (and the deprecated guarantees) on scalar resources. */
+export interface QuotaConfig {
+  readonly role: string;
+  readonly guarantees: Quantities;
+  readonly limits: Quantities;
+}

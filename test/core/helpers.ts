@@ -1,6 +1,8 @@
 import { Cluster, type AddedAgent, type AgentSpec, type ClusterOptions } from '../../src/core/cluster.js';
 import type { Outcome } from '../../src/core/errors.js';
 import type { Offer } from '../../src/core/master/framework.js';
+import type { QuotaUpdate } from '../../src/core/master/quota.js';
+import type { WeightInfo } from '../../src/core/master/weights.js';
 import type { NetworkRule } from '../../src/core/network.js';
 import type { FrameworkView } from '../../src/core/view.js';
 import { Connections } from '../../src/http/connections.js';
@@ -63,6 +65,14 @@ export class TestCluster extends Cluster {
   override disconnect(connectionId: string): void {
     this.#routed(() => super.disconnect(connectionId));
     this.#connections.forget(connectionId);
+  }
+
+  override updateQuota(update: QuotaUpdate, authorized?: (role: string) => boolean): Outcome {
+    return this.#routed(() => super.updateQuota(update, authorized));
+  }
+
+  override updateWeights(infos: readonly WeightInfo[], authorized?: (role: string) => boolean): Outcome {
+    return this.#routed(() => super.updateWeights(infos, authorized));
   }
 
   override addAgent(spec: AgentSpec): AddedAgent {

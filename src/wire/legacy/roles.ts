@@ -1,38 +1,47 @@
 /**
  * `/roles`: one record per role that a registered framework subscribes to
  * or that holds resources, sorted by name. Quantities list only the scalar
- * names present. Consumption is allocation plus reservation (reservations
- * come with what tasks and executors use); offered resources are not
- * charged. Weights are 1.0 and no quota is set until the quota calls exist,
- * so `guarantee` and `limit` are empty.
+ * names present. A role without a quota shows empty `guarantee` and
+ * `limit`; `consumed` is what quota charges: unreserved resources in use
+ * plus everything reserved to the role and the roles beneath it (offered
+ * resources are not charged). `reserved` lists what is reserved to exactly
+ * this role.
  */
-import { add, fromMilli, scalarQuantities, type Resources } from '../../core/resources.js';
+import { add, fromMilli, scalarQuantities } from '../../core/resources.js';
+import type { Quantities } from '../../core/types.js';
 import type { ClusterView, RoleView } from '../../core/view.js';
 import { Double } from './legacy-json.js';
 import { resourcesSummary, type JsonObject } from './summary.js';
 
 export function renderRoles(view: ClusterView): JsonObject {
-  return { roles: view.roles().map(roleJson) };
+  return { roles: view.roles().map((role) => roleJson(view, role)) };
 }
 
-function roleJson({ name, frameworks, books }: RoleView): JsonObject {
+function roleJson(view: ClusterView, role: RoleView): JsonObject {
+  const { name, frameworks, books, weight, quota, reserved } = role;
   const { used, offered } = books;
   return {
     name,
-    weight: new Double(1),
-    quota: { role: name, guarantee: {}, limit: {}, consumed: quantities(used) },
+    weight: new Double(weight),
+    quota: {
+      role: name,
+      guarantee: doubles(quota?.guarantees ?? new Map()),
+      limit: doubles(quota?.limits ?? new Map()),
+      consumed: doubles(view.consumedQuota(name)),
+    },
     resources: resourcesSummary(add(used, offered)),
-    allocated: quantities(used),
-    offered: quantities(offered),
-    reserved: {},
+    allocated: doubles(scalarQuantities(used)),
+    offered: doubles(scalarQuantities(offered)),
+    reserved: doubles(reserved),
     frameworks: [...frameworks],
   };
 }
 
-function quantities(bag: Resources): Record<string, Double> {
+/** Scalar quantities as an object of doubles, by name, leaving out zeros. */
+export function doubles(quantities: Quantities): Record<string, Double> {
   const out: Record<string, Double> = {};
-  for (const [name, milli] of [...scalarQuantities(bag)].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    out[name] = new Double(fromMilli(milli));
+  for (const [name, milli] of [...quantities].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (milli !== 0) out[name] = new Double(fromMilli(milli));
   }
   return out;
 }
