@@ -32,6 +32,7 @@ export interface TestClusterOptions {
   readonly taskLaunchDelayMs?: number;
   readonly offerTimeoutMs?: number;
   readonly networkLatencyMs?: number;
+  readonly weights?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -130,6 +131,7 @@ export function makeCluster(options: TestClusterOptions = {}): TestCluster {
       version: '1.11.0',
       taskLaunchDelayMs: options.taskLaunchDelayMs ?? 0,
       ...(options.offerTimeoutMs === undefined ? {} : { offerTimeoutMs: options.offerTimeoutMs }),
+      ...(options.weights === undefined ? {} : { weights: options.weights }),
     },
   });
   for (let i = 0; i < (options.agents ?? 1); i++) {
