@@ -5,3 +5,4 @@ export type { TimeMode, ClusterDriver } from './runtime/driver.js';
 export { ClusterFailure } from './runtime/driver.js';
 export { Cluster } from './core/cluster.js';
 export type { ClusterOptions } from './core/cluster.js';
+export type { AuthFileSource, CredentialsJson } from './runtime/auth-files.js';

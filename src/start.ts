@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { parseWeights } from './core/master/weights.js';
 import { Cluster } from './core/cluster.js';
 import type { Attribute } from './core/types.js';
+import type { Acls } from './core/authz.js';
 import { parseResources, type Resources } from './core/resources.js';
 import { buildAgentApp } from './http/agent-app.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './http/event-stream.js';
@@ -22,6 +23,7 @@ import {
 } from './http/master-app.js';
 import { RealtimeDriver, VirtualDriver, type ClusterDriver, type ClusterFailure, type TimeMode } from './runtime/driver.js';
 import { createLogger, logTrace, type LogLevel } from './runtime/logging.js';
+import { loadAcls, loadCredentials, type AuthFileSource } from './runtime/auth-files.js';
 import { parseAttributes } from './wire/convert-common.js';
 import { VERSION } from './wire/version.js';
 
@@ -98,6 +100,17 @@ export interface StartClusterOptions extends LimitOptions {
   readonly onFailure?: (failure: ClusterFailure) => void;
   /** Wall-clock silence after which an event stream sends a HEARTBEAT (default 5 s). */
   readonly streamKeepaliveMs?: number;
+  /**
+   * `--credentials`: HTTP Basic on the scheduler and operator APIs. A file
+   * path, or upstream's JSON (`{ credentials: [{ principal, secret }] }`).
+   */
+  readonly credentials?: AuthFileSource;
+  /**
+   * `--acls`: what principals may do (upstream's ACL JSON: `permissive`,
+   * `register_frameworks`, `teardown_frameworks`, `update_quotas`, `view_*`).
+   * A file path, the JSON text, or the parsed JSON.
+   */
+  readonly acls?: AuthFileSource;
 }
 
 export interface AgentEndpoint {
@@ -136,6 +149,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const weights = parseWeights(options.weights ?? '');
   if (typeof weights === 'string') throw new StartError(`--weights: ${weights}`);
   const limits = limitsOf(options);
+  const { credentials, acls } = authOf(options);
 
   const time = options.time ?? 'realtime';
   const cluster = new Cluster({
@@ -150,6 +164,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       heartbeatIntervalMs: heartbeat * 1000,
       allocationIntervalMs: allocation * 1000,
       weights: new Map(weights.map((w) => [w.role, w.weight])),
+      ...(acls === undefined ? {} : { acls }),
     },
   });
   const logger = options.logger ?? createLogger(options.logLevel ?? 'silent', time === 'virtual' ? () => cluster.epochMs + cluster.now() : undefined);
@@ -164,6 +179,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       logger,
       ...limits.master,
       ...(options.streamKeepaliveMs === undefined ? {} : { keepaliveMs: options.streamKeepaliveMs }),
+      ...(credentials === undefined ? {} : { credentials }),
     });
     servers.push(masterApp);
     const masterPort = await listen(masterApp, host, options.port ?? 0);
@@ -253,6 +269,22 @@ function limitsOf(options: LimitOptions): { master: Omit<MasterAppOptions, 'driv
     },
     agentListener: { ...timeouts, maxConnections: count('agent-max-connections', value.agentMaxConnections) },
   };
+}
+
+/** The credentials and ACLs, read and checked; a bad file stops the start with one line naming it. */
+function authOf(options: StartClusterOptions): { credentials?: Map<string, string>; acls?: Acls } {
+  const out: { credentials?: Map<string, string>; acls?: Acls } = {};
+  if (options.credentials !== undefined) {
+    const loaded = loadCredentials(options.credentials);
+    if (!loaded.ok) throw new StartError(loaded.error);
+    out.credentials = loaded.value;
+  }
+  if (options.acls !== undefined) {
+    const loaded = loadAcls(options.acls);
+    if (!loaded.ok) throw new StartError(loaded.error);
+    out.acls = loaded.value;
+  }
+  return out;
 }
 
 /** The options given a value: an `undefined` must not hide a default. */

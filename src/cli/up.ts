@@ -24,6 +24,8 @@ export interface UpArgs {
   'max-frameworks': number;
   'stream-buffer-limit': number;
   'stream-buffer-budget': number;
+  credentials?: string;
+  acls?: string;
 }
 
 const L = DEFAULT_LIMITS;
@@ -52,6 +54,14 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('allocation-interval', { type: 'number', default: 1, describe: 'Seconds between batched allocations of declined and freed resources' })
     .option('weights', { type: 'string', default: '', describe: "Role weights for fair sharing, e.g. 'dev=2,prod=3.5' (default 1 each)" })
     .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'Log level (logs go to stderr)' })
+    .option('credentials', {
+      type: 'string',
+      describe: 'File of principals and secrets (upstream JSON: {"credentials":[{"principal":..,"secret":..}]}); turns on HTTP Basic on the scheduler and operator APIs',
+    })
+    .option('acls', {
+      type: 'string',
+      describe: 'File of ACLs (upstream JSON: permissive, register_frameworks, teardown_frameworks, update_quotas, view_*) deciding what principals may do',
+    })
     .group(LIMIT_FLAGS, 'Limits (README.md, "Limits"):')
     .option('idle-timeout', { type: 'number', default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' })
     .option('headers-timeout', { type: 'number', default: L.headersTimeoutSeconds, describe: "Seconds a client has to send a request's headers" })
@@ -63,7 +73,8 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('stream-buffer-limit', { type: 'number', default: L.streamBufferLimitMiB, describe: 'MiB waiting on one event stream before it is cut' })
     .option('stream-buffer-budget', { type: 'number', default: L.streamBufferBudgetMiB, describe: 'MiB waiting on all event streams before the fullest is cut' })
     .example('$0 up', 'A master on 127.0.0.1:5050 with 3 agents')
-    .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port') as unknown as Argv<UpArgs>;
+    .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port')
+    .example('$0 up --credentials creds.json --acls acls.json', 'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow') as unknown as Argv<UpArgs>;
 }
 
 export async function runUp(args: UpArgs): Promise<void> {
@@ -90,6 +101,8 @@ export async function runUp(args: UpArgs): Promise<void> {
       maxFrameworks: args['max-frameworks'],
       streamBufferLimitMiB: args['stream-buffer-limit'],
       streamBufferBudgetMiB: args['stream-buffer-budget'],
+      ...(args.credentials === undefined ? {} : { credentials: args.credentials }),
+      ...(args.acls === undefined ? {} : { acls: args.acls }),
       time: 'realtime',
       logger,
       // A failed core is a bug: the fatal line is logged; stop with a non-zero status.

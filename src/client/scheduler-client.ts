@@ -43,6 +43,8 @@ export class SchedulerClient {
   constructor(
     masterUrl: string,
     readonly encoding: Encoding = 'json',
+    /** Sent with every request, e.g. `authorization` for a master started with credentials. */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     this.#url = new URL('/api/v1/scheduler', masterUrl);
   }
@@ -74,7 +76,7 @@ export class SchedulerClient {
       let answered = false;
       // A subscription owns its connection (agent: false): a stream that ended
       // must never hand its socket to a later request.
-      const headers = { 'content-type': media, accept: media };
+      const headers = { ...this.headers, 'content-type': media, accept: media };
       const req = http.request(this.#url, { method: 'POST', headers, agent: false }, (res) => {
         answered = true;
         const id = res.headers['mesos-stream-id'];
@@ -103,6 +105,7 @@ export class SchedulerClient {
   call(call: Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
     const body = this.encodeCall({ framework_id: { value: this.frameworkId }, ...call });
     return postRaw(this.#url, body, {
+      ...this.headers,
       'content-type': MEDIA[this.encoding],
       ...(this.streamId === undefined ? {} : { 'mesos-stream-id': this.streamId }),
       ...headers,

@@ -104,13 +104,18 @@ export class Cluster {
 
   // ---- inputs: schedulers ----
 
-  /** SUBSCRIBE on a new connection; a refusal is an ERROR and a close in the outbox. */
-  subscribe(connectionId: string, sub: Subscription): Subscribed {
-    return this.#input(() => this.#master.subscribe(connectionId, sub));
+  /**
+   * SUBSCRIBE on a new connection; a refusal (an invalid FrameworkInfo,
+   * roles the ACLs refuse) is an ERROR and a close in the outbox.
+   * `principal`: the one the request authenticated as, if authentication is on.
+   */
+  subscribe(connectionId: string, sub: Subscription, principal?: string): Subscribed {
+    return this.#input(() => this.#master.subscribe(connectionId, sub, principal));
   }
 
-  call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }): Outcome {
-    return this.#input(() => this.#master.call(frameworkId, streamId, call));
+  /** A scheduler call other than SUBSCRIBE; `principal` as for `subscribe`. */
+  call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
+    return this.#input(() => this.#master.call(frameworkId, streamId, call, principal));
   }
 
   /** A subscriber's connection closed. */
@@ -120,19 +125,19 @@ export class Cluster {
 
   // ---- inputs: operators ----
 
-  /** UPDATE_QUOTA: all or nothing; `authorized` decides each role when authorization is on. */
-  updateQuota(update: QuotaUpdate, authorized?: (role: string) => boolean): Outcome {
+  /** UPDATE_QUOTA: all or nothing; with ACLs, `principal` must be allowed every role. */
+  updateQuota(update: QuotaUpdate, principal?: string): Outcome {
     return this.#input(() => {
       this.#ctx.trace.append('input:update-quota', { force: update.force, roles: update.configs.map((c) => c.role) });
-      return updateQuota(this.#master, update, authorized);
+      return updateQuota(this.#master, update, (role) => this.#master.authorizer.mayUpdateQuota(principal, role));
     });
   }
 
   /** UPDATE_WEIGHTS: all or nothing. */
-  updateWeights(infos: readonly WeightInfo[], authorized?: (role: string) => boolean): Outcome {
+  updateWeights(infos: readonly WeightInfo[]): Outcome {
     return this.#input(() => {
       this.#ctx.trace.append('input:update-weights', { roles: infos.map((i) => i.role) });
-      return updateWeights(this.#master, infos, authorized);
+      return updateWeights(this.#master, infos);
     });
   }
 

@@ -6,6 +6,7 @@
  * computed from a walk over the whole cluster.
  */
 import type { Agent } from './agent/agent.js';
+import type { Authorizer } from './authz.js';
 import type { SimExecutor } from './agent/executor.js';
 import { wallTimeMs, type SimContext } from './context.js';
 import type { AgentRecord } from './master/agents.js';
@@ -63,6 +64,11 @@ export class ClusterView {
 
   get masterOptions(): MasterOptions {
     return this.master.options;
+  }
+
+  /** The decisions of the master's ACLs (`mayTeardown`, `mayUpdateQuota`, `mayView…`); all yes without ACLs. */
+  get authorizer(): Authorizer {
+    return this.master.authorizer;
   }
 
   get startTimeMs(): number {

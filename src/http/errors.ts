@@ -30,6 +30,13 @@ export const HTTP_ERRORS = {
   /** Unknown path, on any server; fastify finds no route before anything else. */
   NOT_FOUND: { status: 404, text: () => '404 Not Found.' },
   /**
+   * With `--credentials`, a request to the scheduler or operator API without
+   * valid HTTP Basic credentials, before anything else about it is looked
+   * at (upstream authenticates before its handler runs). libprocess's
+   * default body; `auth.ts` adds `WWW-Authenticate` with the realm.
+   */
+  UNAUTHORIZED: { status: 401, text: () => '401 Unauthorized.' },
+  /**
    * A method the endpoint does not serve (POST only on the scheduler API,
    * GET and HEAD on the read endpoints); the route adds `Allow`. Upstream's
    * words (libprocess `MethodNotAllowed`), trailing period included.
@@ -92,7 +99,7 @@ export const HTTP_ERRORS = {
   NOT_IMPLEMENTED: { status: 501, text: () => '501 Not Implemented.' },
   /** The master refuses what the call asks (a bad role, an UPDATE_FRAMEWORK changing a fixed field): the core's text. */
   CALL_REFUSED: { status: 400, text: (detail: string) => detail },
-  /** Authorization declined: the core has the code, but nothing authorizes calls yet, so nothing sends it. */
+  /** Authorization declined by the ACLs (`--acls`): the core's text, else the default body. */
   FORBIDDEN: { status: 403, text: (detail: string) => detail || '403 Forbidden.' },
   /** A bug: the server logs the error and tells the client nothing more. */
   INTERNAL: { status: 500, text: () => '500 Internal Server Error.' },
@@ -198,6 +205,7 @@ export function sendCallError(reply: FastifyReply, error: CallError, call: CallF
   return send(reply, callError(error, call));
 }
 
-function send(reply: FastifyReply, error: HttpError): FastifyReply {
+/** Sends an error already built (with `httpError`), for a route that adds headers of its own. */
+export function send(reply: FastifyReply, error: HttpError): FastifyReply {
   return reply.code(error.status).header('content-type', 'text/plain; charset=utf-8').send(error.body);
 }

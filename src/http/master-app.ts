@@ -5,6 +5,7 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { ClusterDriver } from '../runtime/driver.js';
+import { requireAuthentication, type Credentials } from './auth.js';
 import { Connections } from './connections.js';
 import { registerReadRoutes } from './read-routes.js';
 import { sendError } from './errors.js';
@@ -37,6 +38,8 @@ export interface MasterAppOptions {
   readonly maxFrameworks?: number;
   readonly listener?: Partial<ListenerLimits>;
   readonly keepaliveMs?: number;
+  /** `--credentials`: HTTP Basic on the scheduler and operator APIs; open without. */
+  readonly credentials?: Credentials;
 }
 
 export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
@@ -51,6 +54,7 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
   }) as unknown as FastifyInstance;
   capConnections(app, 'master', limits.maxConnections, app.log);
   acceptRawBodies(app);
+  if (options.credentials !== undefined) requireAuthentication(app, options.credentials);
   const connections = new Connections();
   options.driver.setOutput(connections.deliver);
   const budget = new StreamBudget({

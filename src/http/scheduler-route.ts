@@ -6,7 +6,9 @@
  *   method not POST                    METHOD_NOT_ALLOWED
  *   Content-Type missing / other       CONTENT_TYPE_MISSING / _UNSUPPORTED
  *   body not JSON / not a Call         BODY_UNDECODABLE
- *   Call fails validation              CALL_INVALID
+ *   (before all: no valid credentials  UNAUTHORIZED, from auth.ts, with --credentials)
+ *   Call fails validation              CALL_INVALID (for a SUBSCRIBE, also a FrameworkInfo
+ *                                      principal other than the authenticated one)
  *   SUBSCRIBE: Accept unsatisfiable    NOT_ACCEPTABLE
  *   SUBSCRIBE with a stream id header  SUBSCRIBE_WITH_STREAM_ID
  *   SUBSCRIBE over a capacity cap      TOO_MANY_SUBSCRIPTIONS / _FRAMEWORKS
@@ -20,6 +22,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { SchedulerEvent, Subscription } from '../core/types.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { Connections } from './connections.js';
+import { principalMismatch } from '../core/authz.js';
+import { principalOf } from './auth.js';
 import type { mesos } from '../wire/generated/types.js';
 import { decodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
@@ -88,7 +92,7 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: SchedulerRout
   const call = decoded.value;
   // From here on, only a SUBSCRIBE's refusals close.
   if (call.type === 'SUBSCRIBE') closing(reply);
-  const invalid = schedulerCallError(call);
+  const invalid = schedulerCallError(call) ?? declaredPrincipalError(principalOf(req), call);
   if (invalid !== undefined) return sendError(reply, 'CALL_INVALID', invalid);
   if (call.type === 'SUBSCRIBE') return subscribe(req, reply, call, options);
   // Of the other calls, only RECONCILE_OPERATIONS has a body to negotiate.
@@ -100,7 +104,8 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: SchedulerRout
   if (typeof input === 'string') return sendError(reply, 'CALL_INVALID', input);
   const frameworkId = call.framework_id!.value;
   const streamId = streamIdOf(req);
-  const outcome = options.driver.input((cluster) => cluster.call(frameworkId, streamId, input));
+  const principal = principalOf(req);
+  const outcome = options.driver.input((cluster) => cluster.call(frameworkId, streamId, input, principal));
   if (!outcome.ok) return sendCallError(reply, outcome.error, { frameworkId, streamId });
   return sendEmpty(reply, call.type === 'UPDATE_FRAMEWORK' ? 200 : 202);
 }
@@ -122,7 +127,8 @@ function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options
   const stream = new HttpEventStream(res, eventEncoder(accepted), { budget, ...(keepaliveMs === undefined ? {} : { keepaliveMs }) });
   const connectionId = connections.open(stream);
   stream.connectionId = connectionId;
-  const { streamId, frameworkId } = driver.input((cluster) => cluster.subscribe(connectionId, subscription));
+  const principal = principalOf(req);
+  const { streamId, frameworkId } = driver.input((cluster) => cluster.subscribe(connectionId, subscription, principal));
   // A subscription the core refused has no framework.
   stream.frameworkId = frameworkId === '' ? undefined : frameworkId;
   res.on('close', () => {
@@ -136,6 +142,19 @@ function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options
     'cluster-stream-id': streamId,
   });
   return undefined;
+}
+
+/**
+ * Upstream's validation of a SUBSCRIBE with authentication on: the
+ * FrameworkInfo may leave its principal out (the master sets it to the
+ * authenticated one), but may not declare another.
+ */
+function declaredPrincipalError(principal: string | undefined, call: Call): string | undefined {
+  const declared = call.subscribe?.framework_info?.principal;
+  if (call.type !== 'SUBSCRIBE' || principal === undefined || declared === undefined || declared === null || declared === principal) {
+    return undefined;
+  }
+  return principalMismatch(principal, declared);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Cluster, type AddedAgent, type AgentSpec, type ClusterOptions } from '../../src/core/cluster.js';
 import type { Outcome } from '../../src/core/errors.js';
 import type { Offer } from '../../src/core/master/framework.js';
+import type { Acls } from '../../src/core/authz.js';
 import type { QuotaUpdate } from '../../src/core/master/quota.js';
 import type { WeightInfo } from '../../src/core/master/weights.js';
 import type { NetworkRule } from '../../src/core/network.js';
@@ -33,6 +34,7 @@ export interface TestClusterOptions {
   readonly offerTimeoutMs?: number;
   readonly networkLatencyMs?: number;
   readonly weights?: ReadonlyMap<string, number>;
+  readonly acls?: Acls;
 }
 
 /**
@@ -55,12 +57,12 @@ export class TestCluster extends Cluster {
     return { ...this.subscribe(connectionId, sub), connectionId };
   }
 
-  override subscribe(connectionId: string, sub: Subscription) {
-    return this.#routed(() => super.subscribe(connectionId, sub));
+  override subscribe(connectionId: string, sub: Subscription, principal?: string) {
+    return this.#routed(() => super.subscribe(connectionId, sub, principal));
   }
 
-  override call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }): Outcome {
-    return this.#routed(() => super.call(frameworkId, streamId, call));
+  override call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
+    return this.#routed(() => super.call(frameworkId, streamId, call, principal));
   }
 
   override disconnect(connectionId: string): void {
@@ -68,12 +70,12 @@ export class TestCluster extends Cluster {
     this.#connections.forget(connectionId);
   }
 
-  override updateQuota(update: QuotaUpdate, authorized?: (role: string) => boolean): Outcome {
-    return this.#routed(() => super.updateQuota(update, authorized));
+  override updateQuota(update: QuotaUpdate, principal?: string): Outcome {
+    return this.#routed(() => super.updateQuota(update, principal));
   }
 
-  override updateWeights(infos: readonly WeightInfo[], authorized?: (role: string) => boolean): Outcome {
-    return this.#routed(() => super.updateWeights(infos, authorized));
+  override updateWeights(infos: readonly WeightInfo[]): Outcome {
+    return this.#routed(() => super.updateWeights(infos));
   }
 
   override addAgent(spec: AgentSpec): AddedAgent {
@@ -132,6 +134,7 @@ export function makeCluster(options: TestClusterOptions = {}): TestCluster {
       taskLaunchDelayMs: options.taskLaunchDelayMs ?? 0,
       ...(options.offerTimeoutMs === undefined ? {} : { offerTimeoutMs: options.offerTimeoutMs }),
       ...(options.weights === undefined ? {} : { weights: options.weights }),
+      ...(options.acls === undefined ? {} : { acls: options.acls }),
     },
   });
   for (let i = 0; i < (options.agents ?? 1); i++) {

@@ -3,6 +3,7 @@
  * specification's Quota section and upstream's checks, in their order.
  */
 import { describe, expect, it } from 'vitest';
+import { NO_ACLS } from '../../src/core/authz.js';
 import type { QuotaConfigRequest, QuotaUpdate } from '../../src/core/master/quota.js';
 import { parseWeights } from '../../src/core/master/weights.js';
 import { renderRoles } from '../../src/wire/legacy/roles.js';
@@ -65,10 +66,16 @@ describe('UPDATE_QUOTA validation', () => {
   });
 
   it('an unauthorized entry rejects the whole request', () => {
-    const cluster = makeCluster();
-    const outcome = cluster.updateQuota(update(config('a', { cpus: 1 }), config('b', { cpus: 1 })), (role) => role === 'a');
+    const ops = { type: 'SOME', values: ['ops'] } as const;
+    const rules = [
+      { principals: ops, objects: { type: 'SOME', values: ['a'] } as const },
+      { principals: ops, objects: { type: 'NONE' } as const },
+    ];
+    const cluster = makeCluster({ acls: { ...NO_ACLS, updateQuotas: rules } });
+    expect(cluster.updateQuota(update(config('a', { cpus: 1 })), 'ops').ok).toBe(true);
+    const outcome = cluster.updateQuota(update(config('a', { cpus: 2 }), config('b', { cpus: 1 })), 'ops');
     expect(outcome).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
-    expect(cluster.view.quotas()).toEqual([]);
+    expect(limitsOf(cluster)).toEqual({ a: { cpus: 1 } });
   });
 
   it('guarantees above the cluster capacity need force', () => {

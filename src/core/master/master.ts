@@ -9,6 +9,7 @@
  * changes, with the books (`Ledger`) kept beside them.
  */
 import { Allocator, DEFAULT_ALLOCATION_INTERVAL_MS, type OfferDecision } from '../allocator/allocator.js';
+import { Authorizer, notAuthorizedForRoles, principalMismatch, rolesOf } from '../authz.js';
 import { wallTimeMs, type SimContext } from '../context.js';
 import { done, fail, type Outcome } from '../errors.js';
 import { IdGenerator } from '../ids.js';
@@ -49,6 +50,7 @@ export class Master implements MasterOps, SimNode {
   readonly totals = new AgentTotals();
   readonly quotas = new Map<string, QuotaConfig>();
   readonly weights: Map<string, number>;
+  readonly authorizer: Authorizer;
   readonly startTimeMs: number;
   readonly heartbeatIntervalMs: number;
   readonly #streamIds: Rng;
@@ -72,6 +74,7 @@ export class Master implements MasterOps, SimNode {
       version: options.version,
     };
     this.ids = new IdGenerator(id);
+    this.authorizer = new Authorizer(options.acls);
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
     this.startTimeMs = wallTimeMs(ctx);
     this.allocator = new Allocator(
@@ -105,8 +108,13 @@ export class Master implements MasterOps, SimNode {
   /**
    * A SUBSCRIBE that passed the wire checks, on a new connection. Problems
    * found here reach the client as an ERROR event on it, then it closes.
+   * `principal` is the one the request authenticated as: a FrameworkInfo
+   * without a principal takes it (the HTTP layer has refused one that
+   * declares another), and the ACLs are asked about the FrameworkInfo's.
    */
-  subscribe(connectionId: string, sub: Subscription): Subscribed {
+  subscribe(connectionId: string, requested: Subscription, principal?: string): Subscribed {
+    const sub =
+      principal !== undefined && requested.info.principal === undefined ? { ...requested, info: { ...requested.info, principal } } : requested;
     const streamId = this.#streamIds.uuid();
     const requestedId = sub.info.id;
     this.ctx.trace.append('input:subscribe', { frameworkId: requestedId, name: sub.info.name, streamId });
@@ -118,7 +126,8 @@ export class Master implements MasterOps, SimNode {
         : undefined) ??
       (requestedId !== undefined && this.completedFrameworks.some((f) => f.id === requestedId)
         ? 'Framework has been removed'
-        : undefined);
+        : undefined) ??
+      (this.authorizer.mayRegister(sub.info.principal, rolesOf(sub.info)) ? undefined : notAuthorizedForRoles(rolesOf(sub.info)));
     if (error !== undefined) {
       this.ctx.trace.append('framework:subscribe-error', { frameworkId: requestedId, message: error });
       this.outbox.event(connectionId, { type: 'ERROR', message: error });
@@ -161,10 +170,17 @@ export class Master implements MasterOps, SimNode {
     });
   }
 
-  /** A call other than SUBSCRIBE: the checks of the master, in upstream order. */
-  call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }): Outcome {
+  /**
+   * A call other than SUBSCRIBE: the checks of the master, in upstream
+   * order. A request authenticated as `principal` acts only for frameworks
+   * registered with that principal.
+   */
+  call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
     const fw = this.frameworks.get(frameworkId);
     if (fw === undefined) return fail('FRAMEWORK_NOT_FOUND', 'Framework cannot be found');
+    if (principal !== undefined && principal !== fw.info.principal) {
+      return fail('INVALID', principalMismatch(principal, fw.info.principal ?? ''));
+    }
     if (fw.state !== 'subscribed') return fail('FRAMEWORK_NOT_SUBSCRIBED', 'Framework is not subscribed');
     if (streamId === undefined) {
       return fail('STREAM_ID', "All non-subscribe calls should include the 'Mesos-Stream-Id' header");
@@ -225,6 +241,8 @@ export class Master implements MasterOps, SimNode {
     if (sub.info.id !== fw.id) return fail('INVALID', `'framework_info.id' must be '${fw.id}'`);
     const error = subscriptionError(sub) ?? immutableFieldError(fw.info, sub.info);
     if (error !== undefined) return fail('INVALID', error);
+    const asked = rolesOf(sub.info);
+    if (!this.authorizer.mayRegister(sub.info.principal, asked)) return fail('FORBIDDEN', notAuthorizedForRoles(asked));
     fw.info = { ...sub.info, id: fw.id };
     this.#applySubscription(fw, sub);
     const roles = new Set(fw.roles());

@@ -5,6 +5,7 @@
  * files form no circle.
  */
 import type { Allocator } from '../allocator/allocator.js';
+import type { Acls, Authorizer } from '../authz.js';
 import type { SimContext } from '../context.js';
 import type { Outcome } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
@@ -28,6 +29,8 @@ export interface MasterOptions {
   readonly taskLaunchDelayMs?: number;
   /** `--weights`: role weights at start. */
   readonly weights?: ReadonlyMap<string, number>;
+  /** `--acls`: what principals may do; without them everything is allowed. */
+  readonly acls?: Acls;
 }
 
 export interface MasterOps {
@@ -42,6 +45,8 @@ export interface MasterOps {
   readonly quotas: Map<string, QuotaConfig>;
   /** Roles with a weight other than the default, by name. */
   readonly weights: Map<string, number>;
+  /** The decisions of the ACLs the master was given (all yes without). */
+  readonly authorizer: Authorizer;
   readonly agents: Map<string, AgentRecord>;
   readonly frameworks: ReadonlyMap<string, Framework>;
   readonly completedFrameworks: readonly Framework[];

@@ -14,6 +14,14 @@
 //	TEARDOWN                             -> 202, the event stream ends
 //
 // Every update that carries a uuid is acknowledged as soon as it arrives.
+// With -principal and -secret every request carries HTTP Basic credentials
+// and the FrameworkInfo that principal. -expect names another outcome to
+// check instead of the scenario:
+//
+//	unauthenticated  SUBSCRIBE -> 401 with WWW-Authenticate: Basic realm="mesos-master-scheduler"
+//	unauthorized     SUBSCRIBE -> 200, then an ERROR event (not authorized to
+//	                 use the role) first, then the event stream ends
+//
 // Output: one line per step; the last line is `PASS: N steps` or
 // `FAIL: <reason>`.
 package main
@@ -59,7 +67,10 @@ type run struct {
 	events      <-chan received
 	steps       int
 	verbose     bool
-	lastStatus  int // HTTP status of the latest answer
+	lastStatus  int    // HTTP status of the latest answer
+	lastAuth    string // its WWW-Authenticate header
+	principal   string // HTTP Basic user and FrameworkInfo.principal, if any
+	secret      string
 	streamEnded bool
 
 	offers  map[string]mesos.Offer        // offer id -> outstanding offer
@@ -361,6 +372,9 @@ func main() {
 	timeout := flag.Duration("timeout", 60*time.Second, "overall time limit")
 	declineWindow := flag.Duration("decline-window", 3*time.Second, "how long a declined agent must stay unoffered")
 	verbose := flag.Bool("v", false, "print every event")
+	principal := flag.String("principal", "", "authenticate (HTTP Basic) as this principal, and declare it in FrameworkInfo")
+	secret := flag.String("secret", "", "the principal's secret")
+	expect := flag.String("expect", "pass", "pass (run the scenario), unauthenticated (401) or unauthorized (ERROR event, stream closed)")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
@@ -370,6 +384,8 @@ func main() {
 		ctx:        ctx,
 		role:       *role,
 		verbose:    *verbose,
+		principal:  *principal,
+		secret:     *secret,
 		offers:     map[string]mesos.Offer{},
 		history:    map[string][]mesos.TaskStatus{},
 		offersSeen: map[string]int{},
@@ -386,14 +402,26 @@ func main() {
 				code = 1
 			}
 		}()
-		r.subscribe(strings.TrimRight(*master, "/")+"/api/v1/scheduler", *codec)
-		r.scenario(*declineWindow)
+		endpoint := strings.TrimRight(*master, "/") + "/api/v1/scheduler"
+		switch *expect {
+		case "pass":
+			r.subscribe(endpoint, *codec)
+			r.scenario(*declineWindow)
+		case "unauthenticated":
+			r.refusedUnauthenticated(endpoint, *codec)
+		case "unauthorized":
+			r.refusedUnauthorized(endpoint, *codec)
+		default:
+			failf("unknown -expect %q", *expect)
+		}
 		fmt.Printf("PASS: %d steps\n", r.steps)
 	}()
 	os.Exit(code)
 }
 
-func (r *run) subscribe(endpoint, codecName string) {
+// connect sends SUBSCRIBE (MULTI_ROLE, one role) and returns the answer of
+// the caller: the event stream, or the error of a refused subscription.
+func (r *run) connect(endpoint, codecName string) (mesos.Response, string, error) {
 	mediaType := codecs.MediaTypeProtobuf
 	switch codecName {
 	case codecs.NameProtobuf:
@@ -402,16 +430,21 @@ func (r *run) subscribe(endpoint, codecName string) {
 	default:
 		failf("unknown codec %q", codecName)
 	}
+	config := []httpcli.ConfigOpt{httpcli.Timeout(10 * time.Second)}
+	if r.principal != "" {
+		config = append(config, httpcli.BasicAuth(r.principal, r.secret))
+	}
 	client := httpcli.New(
 		httpcli.Endpoint(endpoint),
 		httpcli.Codec(codecs.ByMediaType[mediaType]),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10*time.Second))),
+		httpcli.Do(httpcli.With(config...)),
 		// Remember each answer's status; every call is made from this goroutine.
 		httpcli.WrapDoer(func(do httpcli.DoFunc) httpcli.DoFunc {
 			return func(req *http.Request) (*http.Response, error) {
 				res, err := do(req)
 				if err == nil {
 					r.lastStatus = res.StatusCode
+					r.lastAuth = res.Header.Get("WWW-Authenticate")
 				}
 				return res, err
 			}
@@ -425,13 +458,15 @@ func (r *run) subscribe(endpoint, codecName string) {
 		Roles:        []string{r.role},
 		Capabilities: []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_MULTI_ROLE}},
 	}
+	if r.principal != "" {
+		info.Principal = &r.principal
+	}
 	resp, err := r.caller.Call(r.ctx, calls.Subscribe(info))
-	if err != nil {
-		failf("SUBSCRIBE: %v", err)
-	}
-	if r.lastStatus != http.StatusOK {
-		failf("SUBSCRIBE: answered %d, want 200", r.lastStatus)
-	}
+	return resp, string(mediaType), err
+}
+
+// stream reads the events of a subscription into r.events until it ends.
+func (r *run) stream(resp mesos.Response) {
 	go func() { <-r.ctx.Done(); resp.Close() }()
 	events := make(chan received)
 	r.events = events
@@ -452,7 +487,25 @@ func (r *run) subscribe(endpoint, codecName string) {
 			}
 		}
 	}()
-	r.step("SUBSCRIBE (%s, MULTI_ROLE, role %q): 200 with a Mesos-Stream-Id", mediaType, r.role)
+}
+
+// opened subscribes and reads the event stream into r.events; any answer
+// but 200 fails. It returns the media type spoken.
+func (r *run) opened(endpoint, codecName string) string {
+	resp, mediaType, err := r.connect(endpoint, codecName)
+	if err != nil {
+		failf("SUBSCRIBE: %v", err)
+	}
+	if r.lastStatus != http.StatusOK {
+		failf("SUBSCRIBE: answered %d, want 200", r.lastStatus)
+	}
+	r.stream(resp)
+	return mediaType
+}
+
+func (r *run) subscribe(endpoint, codecName string) {
+	mediaType := r.opened(endpoint, codecName)
+	r.step("SUBSCRIBE (%s, MULTI_ROLE, role %q%s): 200 with a Mesos-Stream-Id", mediaType, r.role, r.as())
 
 	sub := r.awaitEvent(scheduler.Event_SUBSCRIBED).GetSubscribed()
 	r.frameworkID = sub.GetFrameworkID().Value
@@ -465,4 +518,59 @@ func (r *run) subscribe(endpoint, codecName string) {
 	r.step("SUBSCRIBED: framework %s, heartbeat every %gs", r.frameworkID, sub.GetHeartbeatIntervalSeconds())
 	r.awaitEvent(scheduler.Event_HEARTBEAT)
 	r.step("HEARTBEAT")
+}
+
+// as describes the credentials of the run, for the step lines.
+func (r *run) as() string {
+	if r.principal == "" {
+		return ""
+	}
+	return fmt.Sprintf(", as %q", r.principal)
+}
+
+// refusedUnauthenticated: a SUBSCRIBE without valid credentials is answered
+// 401 with the scheduler realm's Basic challenge, and mesos-go reports it.
+func (r *run) refusedUnauthenticated(endpoint, codecName string) {
+	resp, mediaType, err := r.connect(endpoint, codecName)
+	if err == nil {
+		resp.Close()
+		failf("SUBSCRIBE without valid credentials: answered %d, want an error", r.lastStatus)
+	}
+	if r.lastStatus != http.StatusUnauthorized {
+		failf("SUBSCRIBE without valid credentials: answered %d (%v), want 401", r.lastStatus, err)
+	}
+	if want := `Basic realm="mesos-master-scheduler"`; r.lastAuth != want {
+		failf("401 carries WWW-Authenticate %q, want %q", r.lastAuth, want)
+	}
+	r.step("SUBSCRIBE (%s%s) without valid credentials: 401, WWW-Authenticate %s (%v)", mediaType, r.as(), r.lastAuth, err)
+}
+
+// refusedUnauthorized: an authenticated SUBSCRIBE for a role the ACLs do not
+// allow gets its stream, whose first event is an ERROR, and which then ends.
+func (r *run) refusedUnauthorized(endpoint, codecName string) {
+	mediaType := r.opened(endpoint, codecName)
+	r.step("SUBSCRIBE (%s, role %q%s): 200", mediaType, r.role, r.as())
+	var first received
+	select {
+	case first = <-r.events:
+	case <-r.ctx.Done():
+		failf("timed out waiting for the first event")
+	}
+	if first.err != nil {
+		failf("the event stream ended before any event: %v", first.err)
+	}
+	message := first.event.GetError().GetMessage()
+	if first.event.GetType() != scheduler.Event_ERROR || !strings.HasPrefix(message, "Not authorized to use roles") {
+		failf("first event is %s %q, want ERROR \"Not authorized to use roles ...\"", first.event.GetType(), message)
+	}
+	r.step("first event: ERROR %q", message)
+	select {
+	case next := <-r.events:
+		if next.err == nil {
+			failf("event %s after the ERROR, want the stream to end", next.event.GetType())
+		}
+	case <-r.ctx.Done():
+		failf("timed out waiting for the event stream to end after the ERROR")
+	}
+	r.step("the event stream ended after the ERROR")
 }

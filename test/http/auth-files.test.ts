@@ -1,0 +1,110 @@
+/**
+ * The `--credentials` and `--acls` files (src/runtime/auth-files.ts): both
+ * upstream forms of credentials, paths with and without `file://`, inline
+ * JSON, and the one-line refusal of what upstream would run with quietly.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadAcls, loadCredentials } from '../../src/runtime/auth-files.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'clustersim-auth-files-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function file(name: string, text: string): string {
+  const p = path.join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+describe('loadCredentials', () => {
+  it('reads upstream JSON from a path, with or without file://, and a missing secret as empty', () => {
+    const p = file('creds.json', JSON.stringify({ credentials: [{ principal: 'a', secret: 'x' }, { principal: 'b' }] }));
+    const expected = new Map([
+      ['a', 'x'],
+      ['b', ''],
+    ]);
+    expect(loadCredentials(p)).toEqual({ ok: true, value: expected });
+    expect(loadCredentials(`file://${p}`)).toEqual({ ok: true, value: expected });
+  });
+
+  it("reads upstream's text form, one `principal secret` a line", () => {
+    const p = file('creds.txt', 'a  x\n\nb y\n');
+    expect(loadCredentials(p)).toEqual({ ok: true, value: new Map([['a', 'x'], ['b', 'y']]) });
+    const bad = file('bad.txt', 'a x\nb\n');
+    expect(loadCredentials(bad)).toEqual({ ok: false, error: `--credentials ${bad}: Invalid credential format at line 2` });
+  });
+
+  it('refuses, naming the file, what would authenticate nobody or not as meant', () => {
+    const cases: [string, string][] = [
+      ['', 'the file is empty'],
+      ['{"credentials": [', 'not JSON: '],
+      ['{"credentials": [{"principal": "a", "secrets": "x"}]}', "unknown field 'secrets' in 'credentials[0]'"],
+      ['{"credentials": [{"principal": "a", "secret": 7}]}', "'credentials[0].secret' must be a string"],
+      ['{"credentials": [{"principal": "a:b", "secret": "x"}]}', "principal 'a:b' contains ':'"],
+      ['{"credentials": [{"principal": "a", "secret": "x:y"}]}', "the secret of 'a' contains ':'"],
+      ['{"credentials": [{"principal": "a", "secret": "x"}, {"principal": "a", "secret": "y"}]}', "principal 'a' is listed twice"],
+      ['{"credentials": []}', 'holds no credentials'],
+      ['{"credentials": {}}', "'credentials' must be a JSON array"],
+      // Not a JSON object: upstream reads it as the text form.
+      ['["a"]', 'Invalid credential format at line 1'],
+    ];
+    for (const [text, message] of cases) {
+      const p = file('case.json', text);
+      const loaded = loadCredentials(p);
+      expect(loaded.ok, text).toBe(false);
+      if (!loaded.ok) {
+        expect(loaded.error.startsWith(`--credentials ${p}: ${message}`), `${text} -> ${loaded.error}`).toBe(true);
+        expect(loaded.error).not.toContain('\n');
+      }
+    }
+  });
+});
+
+describe('loadAcls', () => {
+  it('reads every enforced action in order, entities defaulting to SOME, a lone value as a list', () => {
+    const loaded = loadAcls({
+      permissive: 'false',
+      register_frameworks: [{ principals: { values: ['a'] }, roles: { values: 'dev' } }, { principals: { type: 'ANY' }, roles: { type: 'NONE' } }],
+      teardown_frameworks: [{ principals: { values: ['ops'] }, framework_principals: { type: 'ANY' } }],
+      update_quotas: [{ principals: { values: ['ops'] }, roles: { values: ['q/%'] } }],
+      view_flags: [{ principals: { type: 'ANY' }, flags: { type: 'NONE' } }],
+      run_tasks: [{ principals: { type: 'ANY' }, users: { values: ['root'] } }],
+    });
+    expect(loaded.ok).toBe(true);
+    if (!loaded.ok) return;
+    expect(loaded.value.permissive).toBe(false);
+    expect(loaded.value.registerFrameworks).toEqual([
+      { principals: { type: 'SOME', values: ['a'] }, objects: { type: 'SOME', values: ['dev'] } },
+      { principals: { type: 'ANY' }, objects: { type: 'NONE' } },
+    ]);
+    expect(loaded.value.teardownFrameworks).toEqual([{ principals: { type: 'SOME', values: ['ops'] }, objects: { type: 'ANY' } }]);
+    expect(loaded.value.updateQuotas[0]!.objects).toEqual({ type: 'SOME', values: ['q/%'] });
+    expect(loaded.value.viewFlags).toEqual([{ principals: { type: 'ANY' }, objects: { type: 'NONE' } }]);
+    expect(loaded.value.viewTasks).toEqual([]);
+    expect(loadAcls('{}')).toEqual({ ok: true, value: expect.objectContaining({ permissive: true, registerFrameworks: [] }) });
+  });
+
+  it('refuses misspelled actions and fields, bad types and missing entities, naming the place', () => {
+    const cases: [object, string][] = [
+      [{ register_framework: [] }, "unknown field 'register_framework' in 'the file' (did you mean 'register_frameworks'?)"],
+      [{ frameworks: [] }, "unknown field 'frameworks' in 'the file'"],
+      [{ register_frameworks: {} }, "'register_frameworks' must be a JSON array"],
+      [{ register_frameworks: [{ principals: { type: 'ANY' }, role: { type: 'ANY' } }] }, "unknown field 'role' in 'register_frameworks[0]' (did you mean 'roles'?)"],
+      [{ view_roles: [{ principals: { type: 'ANY', value: ['x'] }, roles: { type: 'ANY' } }] }, "unknown field 'value' in 'view_roles[0].principals' (did you mean 'values'?)"],
+      [{ teardown_frameworks: [{ principals: { type: 'ANY' } }] }, "'teardown_frameworks[0].framework_principals' is missing"],
+      [{ view_roles: [{ principals: { type: 'any' }, roles: { type: 'ANY' } }] }, "'view_roles[0].principals.type' must be SOME, ANY or NONE, got \"any\""],
+      [{ view_tasks: [{ principals: { values: [1] }, users: { type: 'ANY' } }] }, "'view_tasks[0].principals.values[0]' must be a string"],
+      [{ access_mesos_logs: [{ principals: { type: 'ANY' }, logs: { values: ['x'] } }] }, 'acls.access_mesos_logs type must be either NONE or ANY'],
+      [{ permissive: 'yes' }, "'permissive' must be true or false, got \"yes\""],
+    ];
+    for (const [json, message] of cases) {
+      expect(loadAcls(json), message).toEqual({ ok: false, error: `--acls (object): ${message}` });
+    }
+    const p = file('acls.json', '{"permissive": tru}');
+    const bad = loadAcls(p);
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.error.startsWith(`--acls ${p}: not JSON: `)).toBe(true);
+  });
+});
