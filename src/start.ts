@@ -6,7 +6,9 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { parseWeights } from './core/master/weights.js';
 import { Cluster } from './core/cluster.js';
+import type { MasterOptions } from './core/master/ops.js';
 import type { Attribute } from './core/types.js';
 import type { Acls } from './core/authz.js';
 import { parseResources, type Resources } from './core/resources.js';
@@ -84,6 +86,8 @@ export interface StartClusterOptions extends LimitOptions {
   readonly heartbeatIntervalSeconds?: number;
   /** Seconds between batched allocations of recovered resources (upstream `--allocation_interval`, default 1). */
   readonly allocationIntervalSeconds?: number;
+  /** Role weights, upstream's `--weights` form: `role1=2.5,role2=1`. */
+  readonly weights?: string;
   /** `realtime` (default) follows the wall clock; `virtual` moves only on `advance()`. */
   readonly time?: TimeMode;
   readonly logLevel?: LogLevel;
@@ -138,11 +142,6 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   if (typeof attributes === 'string') throw new StartError(`--agent-attributes: ${attributes}`);
   const agentCount = options.agents ?? 3;
   if (!Number.isInteger(agentCount) || agentCount < 0) throw new StartError(`--agents must be a whole number, got ${agentCount}`);
-  const heartbeat = options.heartbeatIntervalSeconds ?? 15;
-  if (!(heartbeat > 0)) throw new StartError(`--heartbeat-interval must be positive, got ${heartbeat}`);
-  const allocation = options.allocationIntervalSeconds ?? 1;
-  if (!(allocation > 0)) throw new StartError(`--allocation-interval must be positive, got ${allocation}`);
-
   const limits = limitsOf(options);
   const { credentials, acls } = authOf(options);
 
@@ -151,15 +150,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     seed: options.seed ?? 0,
     ...(time === 'realtime' ? { epochMs: Date.now() } : {}),
     recordTrace: options.recordTrace ?? false,
-    master: {
-      hostname: host,
-      ip: host,
-      port: options.port ?? 0,
-      version: VERSION,
-      heartbeatIntervalMs: heartbeat * 1000,
-      allocationIntervalMs: allocation * 1000,
-      ...(acls === undefined ? {} : { acls }),
-    },
+    master: { ...masterOptionsOf(options, host), ...(acls === undefined ? {} : { acls }) },
   });
   const logger = options.logger ?? createLogger(options.logLevel ?? 'silent', time === 'virtual' ? () => cluster.epochMs + cluster.now() : undefined);
   logTrace(cluster, logger);
@@ -198,6 +189,25 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     await Promise.all(servers.map((s) => s.close()));
     throw error;
   }
+}
+
+/** The master's options from the library's, checked; a StartError names the flag at fault. */
+function masterOptionsOf(options: StartClusterOptions, host: string): MasterOptions {
+  const heartbeat = options.heartbeatIntervalSeconds ?? 15;
+  if (!(heartbeat > 0)) throw new StartError(`--heartbeat-interval must be positive, got ${heartbeat}`);
+  const allocation = options.allocationIntervalSeconds ?? 1;
+  if (!(allocation > 0)) throw new StartError(`--allocation-interval must be positive, got ${allocation}`);
+  const weights = parseWeights(options.weights ?? '');
+  if (typeof weights === 'string') throw new StartError(`--weights: ${weights}`);
+  return {
+    hostname: host,
+    ip: host,
+    port: options.port ?? 0,
+    version: VERSION,
+    heartbeatIntervalMs: heartbeat * 1000,
+    allocationIntervalMs: allocation * 1000,
+    weights: new Map(weights.map((w) => [w.role, w.weight])),
+  };
 }
 
 /**

@@ -13,6 +13,7 @@ export interface UpArgs {
   seed: string;
   'heartbeat-interval': number;
   'allocation-interval': number;
+  weights: string;
   'log-level': LogLevel;
   'idle-timeout': number;
   'headers-timeout': number;
@@ -51,6 +52,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('seed', { type: 'string', default: '0', describe: 'Seed of every random choice (ids, allocation order)' })
     .option('heartbeat-interval', { type: 'number', default: 15, describe: 'Seconds between HEARTBEAT events' })
     .option('allocation-interval', { type: 'number', default: 1, describe: 'Seconds between batched allocations of declined and freed resources' })
+    .option('weights', { type: 'string', default: '', describe: "Role weights for fair sharing, e.g. 'dev=2,prod=3.5' (default 1 each)" })
     .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'Log level (logs go to stderr)' })
     .option('credentials', {
       type: 'string',
@@ -89,6 +91,7 @@ export async function runUp(args: UpArgs): Promise<void> {
       seed: args.seed,
       heartbeatIntervalSeconds: args['heartbeat-interval'],
       allocationIntervalSeconds: args['allocation-interval'],
+      weights: args.weights,
       idleTimeoutSeconds: args['idle-timeout'],
       headersTimeoutSeconds: args['headers-timeout'],
       requestTimeoutSeconds: args['request-timeout'],

@@ -7,8 +7,7 @@
  * caller drains it. Reads go through `view`, the read model.
  *
  *   scheduler   subscribe, call, disconnect
- *   operator    operator, subscribeOperator (and disconnect)
- *   operators   operatorOperation (RESERVE, UNRESERVE, CREATE, DESTROY on an agent)
+ *   operators   operator (every operator call the read model cannot answer), subscribeOperator (and disconnect)
  *   cluster     addAgent
  *   faults      crashAgent, restartAgent, addNetworkRule, removeNetworkRule,
  *               partition, heal
@@ -22,7 +21,6 @@ import { EventLoop } from './event-loop.js';
 import { checkAgents, InvariantError } from './invariants.js';
 import { MASTER_NODE } from './messages.js';
 import { Master, type MasterOptions, type Subscribed } from './master/master.js';
-import { operatorOperation, type OperatorResult } from './master/operations.js';
 import { Network, type NetworkRule } from './network.js';
 import { Outbox, type OutboxRecord } from './outbox.js';
 import type { Attribute } from './types.js';
@@ -126,22 +124,18 @@ export class Cluster {
 
   // ---- inputs: operators ----
 
-  /** A master operator call that changes the cluster or reads what only the core knows. */
-  operator(call: OperatorCall): Outcome<OperatorValue | undefined> {
-    return this.#input(() => this.#master.operator(call));
+  /**
+   * A master operator call that changes the cluster or reads what only the
+   * core knows; `principal`: the one the request authenticated as, if
+   * authentication is on (the ACLs decide TEARDOWN and UPDATE_QUOTA by it).
+   */
+  operator(call: OperatorCall, principal?: string): Outcome<OperatorValue | undefined> {
+    return this.#input(() => this.#master.operator(call, principal));
   }
 
   /** SUBSCRIBE to the operator event stream on a new connection: SUBSCRIBED, then events and heartbeats. */
   subscribeOperator(connectionId: string): void {
     this.#input(() => this.#master.subscribeOperator(connectionId));
-  }
-
-  /**
-   * RESERVE_RESOURCES, UNRESERVE_RESOURCES, CREATE_VOLUMES, DESTROY_VOLUMES
-   * on one agent (`invalid`: the wire resources could not be read).
-   */
-  operatorOperation(type: ResourceOperationType, agentId: string, resources: Resources, invalid?: string): OperatorResult {
-    return this.#input(() => operatorOperation(this.#master, type, agentId, resources, invalid));
   }
 
   // ---- inputs: the cluster and its faults ----

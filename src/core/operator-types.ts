@@ -7,29 +7,10 @@
  */
 import type { AgentDescription } from './messages.js';
 import type { Resources } from './resources.js';
-import type { FrameworkInfo, OfferConstraints, TaskState, TaskStatus } from './types.js';
+import type { FrameworkInfo, OfferConstraints, QuotaConfig, QuotaUpdate, TaskState, TaskStatus, WeightInfo } from './types.js';
+import type { OperationRecord } from './master/operation-store.js';
 import type { FrameworkState, Offer, Task } from './master/framework.js';
 
-/** A role's quota: scalar quantities by resource name, in milli-units. */
-export interface QuotaConfig {
-  readonly role: string;
-  readonly guarantees: Readonly<Record<string, number>>;
-  readonly limits: Readonly<Record<string, number>>;
-}
-
-export interface WeightInfo {
-  readonly role: string;
-  readonly weight: number;
-}
-
-/** An operation as GET_OPERATIONS lists it (operations are not modelled yet). */
-export interface OperationView {
-  readonly frameworkId?: string;
-  readonly agentId?: string;
-  readonly type: string;
-  readonly state: string;
-  readonly uuid: string;
-}
 
 export type OperatorCall =
   | { readonly type: 'TEARDOWN'; readonly frameworkId: string }
@@ -37,15 +18,14 @@ export type OperatorCall =
   | { readonly type: 'DEACTIVATE_AGENT'; readonly agentId: string }
   | { readonly type: 'REACTIVATE_AGENT'; readonly agentId: string }
   | { readonly type: 'DRAIN_AGENT'; readonly agentId: string; readonly maxGracePeriodMs?: number; readonly markGone: boolean }
-  | { readonly type: 'UPDATE_QUOTA'; readonly force: boolean; readonly configs: readonly QuotaConfig[] }
+  | ({ readonly type: 'UPDATE_QUOTA' } & QuotaUpdate)
   | { readonly type: 'GET_QUOTA' }
   | { readonly type: 'UPDATE_WEIGHTS'; readonly weights: readonly WeightInfo[] }
   | { readonly type: 'GET_WEIGHTS' }
   | { readonly type: 'RESERVE_RESOURCES'; readonly agentId: string; readonly source: Resources; readonly resources: Resources }
   | { readonly type: 'UNRESERVE_RESOURCES'; readonly agentId: string; readonly resources: Resources }
-  /** Volumes keep their wire form (`raw`): persistence and disk sources are not core resources yet. */
-  | { readonly type: 'CREATE_VOLUMES'; readonly agentId: string; readonly volumes: Resources; readonly raw: readonly unknown[] }
-  | { readonly type: 'DESTROY_VOLUMES'; readonly agentId: string; readonly volumes: Resources; readonly raw: readonly unknown[] }
+  | { readonly type: 'CREATE_VOLUMES'; readonly agentId: string; readonly volumes: Resources }
+  | { readonly type: 'DESTROY_VOLUMES'; readonly agentId: string; readonly volumes: Resources }
   | { readonly type: 'GET_OPERATIONS' };
 
 export type OperatorCallType = OperatorCall['type'];
@@ -54,7 +34,7 @@ export type OperatorCallType = OperatorCall['type'];
 export type OperatorValue =
   | { readonly type: 'GET_QUOTA'; readonly configs: readonly QuotaConfig[] }
   | { readonly type: 'GET_WEIGHTS'; readonly weights: readonly WeightInfo[] }
-  | { readonly type: 'GET_OPERATIONS'; readonly operations: readonly OperationView[] };
+  | { readonly type: 'GET_OPERATIONS'; readonly operations: readonly OperationRecord[] };
 
 /** The state of an agent's drain (upstream DrainInfo). */
 export interface DrainInfo {

@@ -266,3 +266,32 @@ export interface Subscription {
   readonly suppressedRoles: readonly string[];
   readonly offerConstraints?: OfferConstraints;
 }
+
+/** Scalar quantities by resource name, in thousandths. */
+export type Quantities = ReadonlyMap<string, number>;
+
+/** A role's quota: limits (and the deprecated guarantees) on scalar resources. */
+export interface QuotaConfig {
+  readonly role: string;
+  readonly guarantees: Quantities;
+  readonly limits: Quantities;
+}
+
+/** A quota config as the operator sent it: plain numbers, unchecked. */
+export interface QuotaConfigRequest {
+  readonly role: string;
+  readonly guarantees: ReadonlyMap<string, number>;
+  readonly limits: ReadonlyMap<string, number>;
+}
+
+/** UPDATE_QUOTA's payload. */
+export interface QuotaUpdate {
+  readonly force: boolean;
+  readonly configs: readonly QuotaConfigRequest[];
+}
+
+/** A role's weight (UPDATE_WEIGHTS, GET_WEIGHTS, `--weights`). */
+export interface WeightInfo {
+  readonly role: string;
+  readonly weight: number;
+}

@@ -15,9 +15,11 @@ import type { Books } from './master/ledger.js';
 import type { OperationRecord } from './master/operation-store.js';
 import type { Master, MasterOptions } from './master/master.js';
 import { add, allocate as withAllocationRole, subtract, type Resources } from './resources.js';
-import type { Capability, FrameworkInfo, MasterInfo, OfferConstraints } from './types.js';
+import type { Capability, FrameworkInfo, MasterInfo, OfferConstraints, Quantities, QuotaConfig } from './types.js';
 import type { AgentSnapshot, FrameworkSnapshot } from './operator-types.js';
 import { agentSnapshot, frameworkSnapshot } from './master/snapshots.js';
+import { consumedQuota } from './master/quota.js';
+import { DEFAULT_WEIGHT } from './master/weights.js';
 
 /** A framework as the read model shows it. */
 export interface FrameworkView {
@@ -46,6 +48,10 @@ export interface RoleView {
   readonly name: string;
   readonly frameworks: readonly string[];
   readonly books: Books;
+  readonly weight: number;
+  readonly quota: QuotaConfig | undefined;
+  /** Scalars reserved to exactly this role on the agents. */
+  readonly reserved: Quantities;
 }
 
 export class ClusterView {
@@ -130,10 +136,33 @@ export class ClusterView {
     return this.master.ledger.framework(frameworkId);
   }
 
-  /** Every role with a subscribed framework or with resources, by name. */
+  /** Every role with a subscribed framework, resources, a reservation, a quota or a weight, by name. */
   roles(): RoleView[] {
-    const { ledger } = this.master;
-    return ledger.roles().map((name) => ({ name, frameworks: ledger.roleMembers(name), books: ledger.role(name) }));
+    const { ledger, quotas, weights, totals } = this.master;
+    const names = new Set([...ledger.roles(), ...quotas.keys(), ...weights.keys(), ...totals.reservedRoles()]);
+    return [...names].sort().map((name) => ({
+      name,
+      frameworks: ledger.roleMembers(name),
+      books: ledger.role(name),
+      weight: weights.get(name) ?? DEFAULT_WEIGHT,
+      quota: quotas.get(name),
+      reserved: totals.reservedTo(name),
+    }));
+  }
+
+  /** Roles with a quota, by name. */
+  quotas(): QuotaConfig[] {
+    return [...this.master.quotas.values()].sort((a, b) => (a.role < b.role ? -1 : a.role > b.role ? 1 : 0));
+  }
+
+  /** Roles with a weight set, by name. */
+  weights(): { readonly role: string; readonly weight: number }[] {
+    return [...this.master.weights].sort(([a], [b]) => (a < b ? -1 : 1)).map(([role, weight]) => ({ role, weight }));
+  }
+
+  /** A role's quota consumption: unreserved resources in use plus its reservations. */
+  consumedQuota(role: string): Quantities {
+    return consumedQuota(this.master, role);
   }
 
   /** What of an agent is neither offered nor used. */

@@ -17,6 +17,7 @@
  * stream id header; its heartbeats are the core's (every interval, the
  * first an interval after SUBSCRIBED), with no transport keepalive of its own.
  */
+import { principalOf } from './auth.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperatorEvent } from '../core/operator-types.js';
 import type { ClusterDriver } from '../runtime/driver.js';
@@ -72,7 +73,8 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: OperatorRoute
     case 'read':
       return sendResponse(req, reply, accepted, driver.read((view) => readResponse(view, request.type)));
     case 'core': {
-      const outcome = driver.input((cluster) => cluster.operator(request.call));
+      const principal = principalOf(req);
+      const outcome = driver.input((cluster) => cluster.operator(request.call, principal));
       if (!outcome.ok) return sendCallError(reply, outcome.error, { frameworkId: '', streamId: undefined });
       return outcome.value === undefined ? sendEmpty(reply, 200) : sendResponse(req, reply, accepted, valueResponse(outcome.value));
     }

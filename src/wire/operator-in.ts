@@ -5,7 +5,8 @@
  * can answer become core `OperatorCall`s; SUBSCRIBE opens the operator event
  * stream; calls this master has no feature for get upstream's answer for it.
  */
-import type { OperatorCall, QuotaConfig } from '../core/operator-types.js';
+import type { OperatorCall } from '../core/operator-types.js';
+import type { QuotaConfigRequest } from '../core/types.js';
 import { toMilli } from '../core/resources.js';
 import { resourcesFromWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
@@ -163,7 +164,7 @@ function resourceCallFromWire(call: Call): OperatorCall | string {
       const payload = call.type === 'CREATE_VOLUMES' ? call.create_volumes! : call.destroy_volumes!;
       const volumes = bag(payload.volumes);
       if (typeof volumes === 'string') return volumes;
-      return { type: call.type, agentId: payload.agent_id.value, volumes, raw: payload.volumes ?? [] };
+      return { type: call.type, agentId: payload.agent_id.value, volumes };
     }
     default:
       throw new Error(`operator call ${String(call.type)} has no core form`);
@@ -186,8 +187,9 @@ function drainFromWire(drain: mesos.v1.master.Call.DrainAgent): OperatorCall | s
   };
 }
 
-function quotaFromWire(config: mesos.v1.quota.QuotaConfig): QuotaConfig {
-  const quantities = (map: Record<string, mesos.v1.Value.Scalar> | undefined) =>
-    Object.fromEntries(Object.entries(map ?? {}).map(([name, scalar]) => [name, toMilli(scalar.value)]));
-  return { role: config.role, guarantees: quantities(config.guarantees), limits: quantities(config.limits) };
+/** The values stay as sent: the core checks them (NaN, negative, too large) with upstream's texts. */
+function quotaFromWire(config: mesos.v1.quota.QuotaConfig): QuotaConfigRequest {
+  const values = (map: Record<string, mesos.v1.Value.Scalar> | undefined) =>
+    new Map(Object.entries(map ?? {}).map(([name, scalar]) => [name, scalar.value] as const));
+  return { role: config.role, guarantees: values(config.guarantees), limits: values(config.limits) };
 }

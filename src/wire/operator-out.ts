@@ -15,7 +15,10 @@ import { Double, renderMetrics } from './legacy/index.js';
 import { masterFlags } from './legacy/state.js';
 import { BUILD_INFO } from './legacy/version.js';
 import { encodeProto } from './proto-codec.js';
-import { masterInfoToWire, taskStatusToWire } from './scheduler-out.js';
+import { masterInfoToWire, operationStatusToWire, taskStatusToWire } from './scheduler-out.js';
+import { hexToBytes } from './bytes.js';
+import type { OperationRecord } from '../core/master/operation-store.js';
+import type { Quantities, QuotaConfig, ResourceOperation } from '../core/types.js';
 import { resourcesToWire } from './convert-common.js';
 import type { ReadCallType } from './operator-in.js';
 import { agentToWire, frameworkInfoToWire, frameworkToWire, getAgents, getExecutors, getFrameworks, getState, getTasks, taskToWire } from './operator-state.js';
@@ -67,12 +70,11 @@ export function readResponse(view: ClusterView, type: ReadCallType): Response {
   }
 }
 
-/** Weights are 1.0 until weights can be set. */
 function getRoles(view: ClusterView): mesos.v1.master.Response.GetRoles {
   return {
     roles: view.roles().map((role) => ({
       name: role.name,
-      weight: 1,
+      weight: role.weight,
       frameworks: role.frameworks.map((value) => ({ value })),
       resources: resourcesToWire(add(role.books.used, role.books.offered)),
     })),
@@ -81,24 +83,55 @@ function getRoles(view: ClusterView): mesos.v1.master.Response.GetRoles {
 
 /** The body of a core call that answers one. */
 export function valueResponse(value: OperatorValue): Response {
-  const scalars = (quantities: Readonly<Record<string, number>>) =>
-    Object.fromEntries(Object.entries(quantities).map(([name, milli]) => [name, { value: fromMilli(milli) }]));
   switch (value.type) {
-    case 'GET_QUOTA': {
-      const configs = value.configs.map((c) => ({ role: c.role, guarantees: scalars(c.guarantees), limits: scalars(c.limits) }));
-      const infos = value.configs
-        .filter((c) => Object.keys(c.guarantees).length > 0)
-        .map((c) => ({
-          role: c.role,
-          guarantee: Object.entries(c.guarantees).map(([name, milli]) => ({ name, type: 'SCALAR' as const, scalar: { value: fromMilli(milli) } })),
-        }));
-      return { type: 'GET_QUOTA', get_quota: { status: { infos, configs } } };
-    }
+    case 'GET_QUOTA':
+      return { type: 'GET_QUOTA', get_quota: { status: quotaStatus(value.configs) } };
     case 'GET_WEIGHTS':
       return { type: 'GET_WEIGHTS', get_weights: { weight_infos: value.weights.map((w) => ({ role: w.role, weight: w.weight })) } };
     case 'GET_OPERATIONS':
-      // Operations are not modelled yet: the core has none to list.
-      return { type: 'GET_OPERATIONS', get_operations: { operations: [] } };
+      return { type: 'GET_OPERATIONS', get_operations: { operations: value.operations.map(operationToWire) } };
+  }
+}
+
+/**
+ * Both shapes readers expect: upstream's `configs`, and the legacy `infos`
+ * (guarantees only), one per role with a quota, each also carrying its
+ * config as the specification nests it (`infos[].configs[]`).
+ */
+function quotaStatus(quotas: readonly QuotaConfig[]): mesos.v1.quota.QuotaStatus {
+  const scalars = (quantities: Quantities) => Object.fromEntries([...quantities].map(([name, milli]) => [name, { value: fromMilli(milli) }]));
+  const configs = quotas.map((q) => ({ role: q.role, guarantees: scalars(q.guarantees), limits: scalars(q.limits) }));
+  const infos = quotas.map((q, i) => ({
+    role: q.role,
+    guarantee: [...q.guarantees].map(([name, milli]) => ({ name, type: 'SCALAR' as const, scalar: { value: fromMilli(milli) } })),
+    configs: [configs[i]!],
+  }));
+  return { infos, configs };
+}
+
+function operationToWire(record: OperationRecord): mesos.v1.Operation {
+  return {
+    ...(record.frameworkId === undefined ? {} : { framework_id: { value: record.frameworkId } }),
+    agent_id: { value: record.agentId },
+    info: offerOperationToWire(record.info),
+    latest_status: operationStatusToWire(record.latest),
+    statuses: record.statuses.map(operationStatusToWire),
+    uuid: { value: hexToBytes(record.uuid) },
+  };
+}
+
+function offerOperationToWire(op: ResourceOperation): mesos.v1.Offer.Operation {
+  const resources = resourcesToWire(op.resources, true);
+  const id = op.id === undefined ? {} : { id: { value: op.id } };
+  switch (op.type) {
+    case 'RESERVE':
+      return { type: 'RESERVE', ...id, reserve: { resources } };
+    case 'UNRESERVE':
+      return { type: 'UNRESERVE', ...id, unreserve: { resources } };
+    case 'CREATE':
+      return { type: 'CREATE', ...id, create: { volumes: resources } };
+    case 'DESTROY':
+      return { type: 'DESTROY', ...id, destroy: { volumes: resources } };
   }
 }
 

@@ -1,6 +1,7 @@
 import { Cluster, type AddedAgent, type AgentSpec, type ClusterOptions } from '../../src/core/cluster.js';
 import type { Outcome } from '../../src/core/errors.js';
 import type { Offer } from '../../src/core/master/framework.js';
+import type { Acls } from '../../src/core/authz.js';
 import type { NetworkRule } from '../../src/core/network.js';
 import type { FrameworkView } from '../../src/core/view.js';
 import { Connections } from '../../src/http/connections.js';
@@ -9,12 +10,15 @@ import { add, allocate, format, normaliseRanges, parseResources, rangesSize, typ
 import type {
   ExecutorSpec,
   FrameworkInfo,
+  QuotaUpdate,
+  ResourceOperationType,
   SchedulerCall,
   SchedulerEvent,
   Subscription,
   TaskSpec,
   TaskState,
   TaskStatus,
+  WeightInfo,
 } from '../../src/core/types.js';
 
 export const AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
@@ -31,6 +35,8 @@ export interface TestClusterOptions {
   readonly taskLaunchDelayMs?: number;
   readonly offerTimeoutMs?: number;
   readonly networkLatencyMs?: number;
+  readonly weights?: ReadonlyMap<string, number>;
+  readonly acls?: Acls;
 }
 
 /**
@@ -61,8 +67,8 @@ export class TestCluster extends Cluster {
     return this.#routed(() => super.call(frameworkId, streamId, call, principal));
   }
 
-  override operator(call: OperatorCall): Outcome<OperatorValue | undefined> {
-    return this.#routed(() => super.operator(call));
+  override operator(call: OperatorCall, principal?: string): Outcome<OperatorValue | undefined> {
+    return this.#routed(() => super.operator(call, principal));
   }
 
   /** SUBSCRIBE to the operator event stream on a new connection whose events go to `sink`. */
@@ -75,6 +81,27 @@ export class TestCluster extends Cluster {
   override disconnect(connectionId: string): void {
     this.#routed(() => super.disconnect(connectionId));
     this.#connections.forget(connectionId);
+  }
+
+  /** UPDATE_QUOTA through the operator input. */
+  updateQuota(update: QuotaUpdate, principal?: string): Outcome {
+    return this.operator({ type: 'UPDATE_QUOTA', ...update }, principal) as Outcome;
+  }
+
+  /** UPDATE_WEIGHTS through the operator input. */
+  updateWeights(weights: readonly WeightInfo[]): Outcome {
+    return this.operator({ type: 'UPDATE_WEIGHTS', weights }) as Outcome;
+  }
+
+  /** RESERVE_RESOURCES, UNRESERVE_RESOURCES, CREATE_VOLUMES or DESTROY_VOLUMES through the operator input. */
+  operatorOperation(type: ResourceOperationType, agentId: string, resources: Resources): Outcome {
+    const calls = {
+      RESERVE: { type: 'RESERVE_RESOURCES', agentId, source: [], resources },
+      UNRESERVE: { type: 'UNRESERVE_RESOURCES', agentId, resources },
+      CREATE: { type: 'CREATE_VOLUMES', agentId, volumes: resources },
+      DESTROY: { type: 'DESTROY_VOLUMES', agentId, volumes: resources },
+    } as const;
+    return this.operator(calls[type]) as Outcome;
   }
 
   override addAgent(spec: AgentSpec): AddedAgent {
@@ -132,6 +159,8 @@ export function makeCluster(options: TestClusterOptions = {}): TestCluster {
       version: '1.11.0',
       taskLaunchDelayMs: options.taskLaunchDelayMs ?? 0,
       ...(options.offerTimeoutMs === undefined ? {} : { offerTimeoutMs: options.offerTimeoutMs }),
+      ...(options.weights === undefined ? {} : { weights: options.weights }),
+      ...(options.acls === undefined ? {} : { acls: options.acls }),
     },
   });
   for (let i = 0; i < (options.agents ?? 1); i++) {

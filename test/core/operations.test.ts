@@ -214,21 +214,20 @@ describe('operator operations', () => {
     const agentId = cluster.agents[0]!.id;
     const offerId = s.firstOffer().id;
     const result = cluster.operatorOperation('RESERVE', agentId, reserved('cpus:2', 'r1', 'admin'));
-    expect(result).toEqual({ ok: true });
+    expect(result.ok).toBe(true);
     cluster.advance(0);
     expect(s.sink.of('RESCIND').map((e) => e.offerId)).toEqual([offerId]);
-    expect(cluster.operatorOperation('RESERVE', agentId, reserved('cpus:9', 'r1'))).toMatchObject({ ok: false, status: 'CONFLICT' });
+    expect(cluster.operatorOperation('RESERVE', agentId, reserved('cpus:9', 'r1'))).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
     expect(cluster.operatorOperation('UNRESERVE', agentId, resources('cpus:1'))).toEqual({
       ok: false,
-      status: 'BAD_REQUEST',
-      message: 'Resource cpus(*):1 is not dynamically reserved',
+      error: { code: 'INVALID', message: 'Resource cpus(*):1 is not dynamically reserved' },
     });
-    expect(cluster.operatorOperation('RESERVE', 'no-such-agent', reserved('cpus:1', 'r1'))).toMatchObject({ status: 'BAD_REQUEST' });
+    expect(cluster.operatorOperation('RESERVE', 'no-such-agent', reserved('cpus:1', 'r1'))).toMatchObject({ error: { code: 'INVALID' } });
     cluster.advance(2_000);
     expect(cluster.view.operations()).toEqual([]);
     expect(format(cluster.view.agentResources(agentId)!)).toBe('cpus(*):2; cpus(r1)[(DYNAMIC,r1,admin)]:2; mem(*):1024');
     const vol = volume(reserved('disk:1', 'r1'), 'x');
-    expect(cluster.operatorOperation('DESTROY', agentId, vol)).toMatchObject({ ok: false, message: 'Persistent volumes not found' });
+    expect(cluster.operatorOperation('DESTROY', agentId, vol)).toMatchObject({ ok: false, error: { message: 'Persistent volumes not found' } });
     cluster.checkAllInvariants();
   });
 });

@@ -88,11 +88,11 @@ describe('operator calls in the core', () => {
     expect(cluster.view.agentSnapshot(agentId)).toMatchObject({ active: true, deactivated: false, drain: undefined });
   });
 
-  it('quota, weights and reservations answer NOT_IMPLEMENTED until they exist', () => {
+  it('GET_QUOTA, GET_WEIGHTS and GET_OPERATIONS answer with values, empty on a fresh cluster', () => {
     const cluster = makeCluster();
-    for (const type of ['GET_QUOTA', 'GET_WEIGHTS', 'GET_OPERATIONS'] as const) {
-      expect(cluster.operator({ type })).toEqual({ ok: false, error: { code: 'NOT_IMPLEMENTED', message: '' } });
-    }
+    expect(cluster.operator({ type: 'GET_QUOTA' })).toEqual({ ok: true, value: { type: 'GET_QUOTA', configs: [] } });
+    expect(cluster.operator({ type: 'GET_WEIGHTS' })).toEqual({ ok: true, value: { type: 'GET_WEIGHTS', weights: [] } });
+    expect(cluster.operator({ type: 'GET_OPERATIONS' })).toEqual({ ok: true, value: { type: 'GET_OPERATIONS', operations: [] } });
   });
 });
 

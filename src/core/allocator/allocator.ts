@@ -21,7 +21,7 @@ import {
   subtract,
   type Resources,
 } from '../resources.js';
-import type { OfferConstraints } from '../types.js';
+import type { OfferConstraints, QuotaConfig } from '../types.js';
 import { satisfies, type AgentFacts } from './constraints.js';
 import { RefuseFilters } from './filters.js';
 import { DrfSorter } from './sorter.js';
@@ -68,6 +68,8 @@ export class Allocator {
   readonly #agents = new Map<string, AllocAgent>();
   readonly #frameworks = new Map<string, AllocFramework>();
   readonly #filters = new RefuseFilters();
+  readonly #quotas = new Map<string, QuotaConfig>();
+  #weights = new Map<string, number>();
   readonly #rng: Rng;
   readonly #sorter: DrfSorter;
   #scheduledAtMs: number | undefined;
@@ -181,6 +183,16 @@ export class Allocator {
     else agent.allocated.set(frameworkId, left);
     if (refuseMs > 0 && this.#frameworks.has(frameworkId)) this.#addFilter(frameworkId, agentId, resources, refuseMs);
     this.requestAllocation(this.allocationIntervalMs);
+  }
+
+  /** Quota enforcement arrives with the incremental allocator; until then the limits are stored only. */
+  setQuota(role: string, quota: QuotaConfig | undefined): void {
+    if (quota === undefined) this.#quotas.delete(role);
+    else this.#quotas.set(role, quota);
+  }
+
+  setWeights(weights: ReadonlyMap<string, number>): void {
+    this.#weights = new Map(weights);
   }
 
   /** Schedules one allocation run `delayMs` from now, coalescing requests. */

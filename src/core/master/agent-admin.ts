@@ -91,6 +91,8 @@ export function markAgentGone(m: MasterOps, agentId: string): Outcome {
   m.allocator.deactivateAgent(agentId);
   rescindOffers(m, agentId);
   record.moveTo('gone');
+  // A gone agent's resources leave the cluster's capacity and its reservations.
+  m.totals.set(agentId, undefined);
   m.draining.delete(agentId);
   for (const fw of m.frameworks.values()) {
     const state: TaskState = fw.has('PARTITION_AWARE') ? 'TASK_GONE_BY_OPERATOR' : 'TASK_LOST';

@@ -49,6 +49,7 @@ function onRegister(m: MasterOps, agent: AgentDescription): void {
     return;
   }
   m.agents.set(agent.agentId, new AgentRecord(agent, wallTimeMs(m.ctx)));
+  m.totals.set(agent.agentId, agent.resources);
   m.ctx.trace.append('agent:add', { agentId: agent.agentId, hostname: agent.hostname, port: agent.port });
   m.allocator.addAgent(agent.agentId, agent.resources, { hostname: agent.hostname, attributes: agent.attributes });
   m.toAgent(agent.agentId, { type: 'AGENT_REGISTERED', agentId: agent.agentId });

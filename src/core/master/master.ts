@@ -18,7 +18,8 @@ import type { Outbox } from '../outbox.js';
 import { allocate as withAllocationRole } from '../resources.js';
 import type { Rng } from '../rng.js';
 import { canTransition, isTerminal } from '../task-state.js';
-import type { MasterInfo, OfferView, SchedulerCall, SchedulerEvent, Subscription, TaskState, TaskStatus } from '../types.js';
+import type { MasterInfo, OfferView, QuotaConfig, SchedulerCall, SchedulerEvent, Subscription, TaskState, TaskStatus } from '../types.js';
+import { AgentTotals } from './agent-totals.js';
 import { AgentRecord } from './agents.js';
 import { dispatch } from './calls.js';
 import { Framework, refOf, type ExecutorRecord, type Offer, type Task, type TaskRef } from './framework.js';
@@ -53,6 +54,9 @@ export class Master implements MasterOps, SimNode {
   readonly draining = new Set<string>();
   readonly allocator: Allocator;
   readonly ledger = new Ledger();
+  readonly totals = new AgentTotals();
+  readonly quotas = new Map<string, QuotaConfig>();
+  readonly weights: Map<string, number>;
   readonly authorizer: Authorizer;
   readonly operations = new OperationStore();
   readonly operationUuids: Rng;
@@ -91,6 +95,8 @@ export class Master implements MasterOps, SimNode {
       (decisions) => this.#onDecisions(decisions),
       options.allocationIntervalMs ?? DEFAULT_ALLOCATION_INTERVAL_MS,
     );
+    this.weights = new Map(options.weights ?? []);
+    if (this.weights.size > 0) this.allocator.setWeights(this.weights);
   }
 
   /** The port the master listens on, once known (a listener on port 0 learns it late). */
@@ -186,8 +192,8 @@ export class Master implements MasterOps, SimNode {
   // ---- operators ----
 
   /** An operator call the read model cannot answer alone. */
-  operator(call: OperatorCall): Outcome<OperatorValue | undefined> {
-    return onOperatorCall(this, call);
+  operator(call: OperatorCall, principal?: string): Outcome<OperatorValue | undefined> {
+    return onOperatorCall(this, call, principal);
   }
 
   /** SUBSCRIBE to the operator event stream on a new connection. */

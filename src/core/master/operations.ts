@@ -91,6 +91,7 @@ function commit(m: MasterOps, agentId: string, op: ResourceOperation, frameworkI
   // The operation consumed what was offered or unallocated, which the total contains.
   if (typeof total === 'string') throw new Error(`operations: agent '${agentId}' total ${total}`);
   agent.info = { ...agent.info, resources: total };
+  m.totals.set(agentId, total);
   m.allocator.updateAgentTotal(agentId, total);
   const uuid = toHex(m.operationUuids.bytes(16));
   const pending: OperationStatus = { ...(op.id === undefined ? {} : { operationId: op.id }), state: 'OPERATION_PENDING', agentId };

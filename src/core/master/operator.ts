@@ -10,24 +10,26 @@
  *   REACTIVATE_AGENT    200, 400 `Agent is not deactivated`, `Agent is still in the DRAINING state`
  *   DRAIN_AGENT         200, 400 `Unknown agent`, 409 `Agent is currently being marked gone`
  *
- * Quota, weights and reservations belong to their own modules; until they
- * exist, their cases answer upstream's bare 501.
+ *   UPDATE_QUOTA        200, 400 `Invalid QuotaConfig: ...`, 403 (quota.ts)
+ *   UPDATE_WEIGHTS      200, 400 (weights.ts)
+ *   RESERVE_RESOURCES, UNRESERVE_RESOURCES, CREATE_VOLUMES, DESTROY_VOLUMES
+ *                       200, 400, 409 (operations.ts)
  */
-import { done, fail, type Outcome } from '../errors.js';
+import { done, fail, ok, type Outcome } from '../errors.js';
+import type { Resources } from '../resources.js';
+import type { ResourceOperationType } from '../types.js';
 import type { OperatorCall, OperatorValue } from '../operator-types.js';
 import { deactivateAgent, drainAgent, markAgentGone, reactivateAgent, transitionDrained } from './agent-admin.js';
 import type { MasterOps } from './ops.js';
+import { operatorOperation } from './operations.js';
+import { updateQuota } from './quota.js';
+import { updateWeights } from './weights.js';
 
-export function onOperatorCall(m: MasterOps, call: OperatorCall): Outcome<OperatorValue | undefined> {
+export function onOperatorCall(m: MasterOps, call: OperatorCall, principal?: string): Outcome<OperatorValue | undefined> {
   m.ctx.trace.append(`operator:${call.type.toLowerCase()}`, traceOf(call));
   switch (call.type) {
-    case 'TEARDOWN': {
-      const fw = m.frameworks.get(call.frameworkId);
-      // Upstream looks among registered frameworks only: a removed one is not found either.
-      if (fw === undefined) return fail('INVALID', 'No framework found with specified ID');
-      m.removeFramework(fw, 'Framework torn down by the operator');
-      return done;
-    }
+    case 'TEARDOWN':
+      return teardown(m, call.frameworkId, principal);
     case 'MARK_AGENT_GONE':
       return markAgentGone(m, call.agentId);
     case 'DEACTIVATE_AGENT':
@@ -36,30 +38,43 @@ export function onOperatorCall(m: MasterOps, call: OperatorCall): Outcome<Operat
       return reactivateAgent(m, call.agentId);
     case 'DRAIN_AGENT':
       return drainAgent(m, call.agentId, call.maxGracePeriodMs, call.markGone);
-
-    // ---- quota and weights: not implemented yet (upstream's bare 501) ----
     case 'UPDATE_QUOTA':
-      return fail('NOT_IMPLEMENTED', '');
+      return updateQuota(m, call, (role) => m.authorizer.mayUpdateQuota(principal, role));
     case 'GET_QUOTA':
-      return fail('NOT_IMPLEMENTED', '');
+      return ok({ type: 'GET_QUOTA', configs: [...m.quotas.values()].filter((q) => m.authorizer.mayGetQuota(principal, q.role)).sort(byRole) });
     case 'UPDATE_WEIGHTS':
-      return fail('NOT_IMPLEMENTED', '');
+      return updateWeights(m, call.weights);
     case 'GET_WEIGHTS':
-      return fail('NOT_IMPLEMENTED', '');
-
-    // ---- reservations and volumes: not implemented yet (upstream's bare 501) ----
+      return ok({ type: 'GET_WEIGHTS', weights: [...m.weights].map(([role, weight]) => ({ role, weight })).sort(byRole) });
     case 'RESERVE_RESOURCES':
-      return fail('NOT_IMPLEMENTED', '');
+      return resourceOperation(m, 'RESERVE', call.agentId, call.resources);
     case 'UNRESERVE_RESOURCES':
-      return fail('NOT_IMPLEMENTED', '');
+      return resourceOperation(m, 'UNRESERVE', call.agentId, call.resources);
     case 'CREATE_VOLUMES':
-      return fail('NOT_IMPLEMENTED', '');
+      return resourceOperation(m, 'CREATE', call.agentId, call.volumes);
     case 'DESTROY_VOLUMES':
-      return fail('NOT_IMPLEMENTED', '');
+      return resourceOperation(m, 'DESTROY', call.agentId, call.volumes);
     case 'GET_OPERATIONS':
-      return fail('NOT_IMPLEMENTED', '');
+      return ok({ type: 'GET_OPERATIONS', operations: m.operations.all() });
   }
 }
+
+/** Upstream looks among registered frameworks only: a removed one is not found either. */
+function teardown(m: MasterOps, frameworkId: string, principal: string | undefined): Outcome {
+  const fw = m.frameworks.get(frameworkId);
+  if (fw === undefined) return fail('INVALID', 'No framework found with specified ID');
+  if (!m.authorizer.mayTeardown(principal, fw.info.principal)) return fail('FORBIDDEN', '');
+  m.removeFramework(fw, 'Framework torn down by the operator');
+  return done;
+}
+
+function resourceOperation(m: MasterOps, type: ResourceOperationType, agentId: string, resources: Resources): Outcome {
+  const result = operatorOperation(m, type, agentId, resources);
+  if (result.ok) return done;
+  return fail(result.status === 'CONFLICT' ? 'CONFLICT' : 'INVALID', result.message);
+}
+
+const byRole = (a: { readonly role: string }, b: { readonly role: string }): number => (a.role < b.role ? -1 : a.role > b.role ? 1 : 0);
 
 /**
  * Draining agents that hold no more tasks (live, or terminal and not yet

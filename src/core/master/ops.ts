@@ -10,7 +10,8 @@ import type { SimContext } from '../context.js';
 import type { Outcome } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
 import type { MasterToAgent } from '../messages.js';
-import type { OfferView, Subscription, TaskState, TaskStatus } from '../types.js';
+import type { OfferView, QuotaConfig, Subscription, TaskState, TaskStatus } from '../types.js';
+import type { AgentTotals } from './agent-totals.js';
 import type { AgentRecord } from './agents.js';
 import type { ExecutorRecord, Framework, Offer, Task, TaskRef } from './framework.js';
 import type { Rng } from '../rng.js';
@@ -29,6 +30,8 @@ export interface MasterOptions {
   readonly offerTimeoutMs?: number;
   /** Time between accepting a launch and handing it to the agent. */
   readonly taskLaunchDelayMs?: number;
+  /** `--weights`: role weights at start. */
+  readonly weights?: ReadonlyMap<string, number>;
   /** `--acls`: what principals may do; without them everything is allowed. */
   readonly acls?: Acls;
 }
@@ -39,6 +42,12 @@ export interface MasterOps {
   readonly ids: IdGenerator;
   readonly allocator: Allocator;
   readonly ledger: Ledger;
+  /** Registered agents' totals: capacity and reservations per role. */
+  readonly totals: AgentTotals;
+  /** Roles with a quota, by name. */
+  readonly quotas: Map<string, QuotaConfig>;
+  /** Roles with a weight other than the default, by name. */
+  readonly weights: Map<string, number>;
   /** The decisions of the ACLs the master was given (all yes without). */
   readonly authorizer: Authorizer;
   /** The operator event stream: every change of a task, agent or framework is emitted here. */

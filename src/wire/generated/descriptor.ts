@@ -1406,7 +1406,8 @@ export const descriptor = {
                   "fields": {
                     "role": {"type":"string","id":1},
                     "principal": {"type":"string","id":2},
-                    "guarantee": {"rule":"repeated","type":"Resource","id":3}
+                    "guarantee": {"rule":"repeated","type":"Resource","id":3},
+                    "configs": {"rule":"repeated","type":"QuotaConfig","id":100}
                   }
                 },
                 "QuotaRequest": {

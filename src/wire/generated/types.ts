@@ -1210,6 +1210,7 @@ export declare namespace mesos {
         role?: string;
         principal?: string;
         guarantee?: mesos.v1.Resource[];
+        configs?: mesos.v1.quota.QuotaConfig[];
       }
       interface QuotaRequest {
         force?: boolean;

@@ -33,6 +33,7 @@ export function renderMetrics(view: ClusterView): Record<string, Json> {
   m.set('master/outstanding_offers', frameworks.reduce((n, f) => n + f.offers.size, 0));
   taskCounts(view, m);
   usage(view, m);
+  quotas(view, m);
   const out: Record<string, Json> = {};
   for (const key of [...m.keys()].sort()) out[key] = new Double(m.get(key)!);
   return out;
@@ -62,5 +63,14 @@ function usage(view: ClusterView, m: Map<string, number>): void {
     m.set(`master/${name}_total`, fromMilli(total));
     m.set(`master/${name}_used`, fromMilli(used));
     m.set(`master/${name}_percent`, total === 0 ? 0 : used / total);
+  }
+}
+
+/** `allocator/cluster/quota/roles/<role>/resources/<name>/{limit,guarantee}` for each role with a quota. */
+function quotas(view: ClusterView, m: Map<string, number>): void {
+  for (const quota of view.quotas()) {
+    const prefix = `allocator/cluster/quota/roles/${quota.role}/resources`;
+    for (const [name, milli] of quota.limits) m.set(`${prefix}/${name}/limit`, fromMilli(milli));
+    for (const [name, milli] of quota.guarantees) m.set(`${prefix}/${name}/guarantee`, fromMilli(milli));
   }
 }

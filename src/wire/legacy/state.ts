@@ -73,6 +73,9 @@ export function masterFlags(view: ClusterView): Record<string, string> {
     port: String(options.port),
   };
   if (options.offerTimeoutMs !== undefined) flags['offer_timeout'] = formatDuration(options.offerTimeoutMs);
+  if (options.weights !== undefined && options.weights.size > 0) {
+    flags['weights'] = [...options.weights].map(([role, weight]) => `${role}=${weight}`).join(',');
+  }
   return Object.fromEntries(Object.entries(flags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
