@@ -11,7 +11,8 @@
  * operations, whatever the number of frameworks. Expiries wait in a heap
  * ordered by (time, sequence); only the earliest one has a timer.
  */
-import { contains, format, type Resources } from '../resources.js';
+import type { Resources } from '../resources.js';
+import { within } from './bags.js';
 import { BitSet } from './bitset.js';
 
 export interface FilterGroup {
@@ -58,7 +59,7 @@ export class RefuseFilters {
     if (roles === undefined) this.#byAgent.set(agentId, (roles = new Map()));
     let groups = roles.get(holder.role);
     if (groups === undefined) roles.set(holder.role, (groups = []));
-    const key = format(resources);
+    const key = JSON.stringify(resources);
     let group = groups.find((g) => g.key === key);
     if (group === undefined) {
       group = { agentId, role: holder.role, resources, key, expiries: new Map(), members: new BitSet(), covers: false, coverEpoch: -1 };
@@ -80,7 +81,7 @@ export class RefuseFilters {
   /** Whether `holder` refuses `resources` on the agent (exact, at any time before expiry). */
   filtered(holder: FilterHolder, agentId: string, resources: Resources): boolean {
     for (const g of this.groups(agentId, holder.role)) {
-      if (g.members.has(holder.index) && contains(g.resources, resources)) return true;
+      if (g.members.has(holder.index) && within(g.resources, resources)) return true;
     }
     return false;
   }

@@ -13,7 +13,8 @@
  * their members out by bit set, and when few frameworks are left they are
  * listed from the bits directly.
  */
-import { contains, type Resources } from '../resources.js';
+import type { Resources } from '../resources.js';
+import { within } from './bags.js';
 import { BitSet, difference } from './bitset.js';
 import { satisfies } from './constraints.js';
 import type { FilterGroup, RefuseFilters } from './filters.js';
@@ -49,10 +50,10 @@ export class Pass {
       const allowed = full ? role.eligible : this.able.get(role);
       if (allowed === undefined || allowed.count === 0) continue;
       const offerable = books.offerable(agent, role.name);
-      if (!allocatable(offerable)) continue;
+      if (offerable !== agent.available && !allocatable(offerable)) continue;
       const { offer, cut } = books.quota.fit(role.name, offerable);
       if (cut) this.cutRoles.add(role.name);
-      if (!allocatable(offer)) continue;
+      if (offer !== offerable && !allocatable(offer)) continue;
       const chosen = this.#choose(agent, role, allowed, full, offerable, offer);
       if (chosen === undefined) continue;
       this.decisions.push({ frameworkId: chosen.framework.id, agentId: agent.id, role: role.name, resources: offer });
@@ -112,7 +113,7 @@ export class Pass {
     if (agent.hasGpus && !fw.gpuAware) return false;
     if (fw.constraints !== undefined && !satisfies(fw.constraints, c.role, agent.facts)) return false;
     for (const g of groups) {
-      if (!covering.includes(g) && g.members.has(c.index) && contains(g.resources, offer)) return false;
+      if (!covering.includes(g) && g.members.has(c.index) && within(g.resources, offer)) return false;
     }
     return true;
   }
@@ -129,7 +130,7 @@ const NONE: readonly FilterGroup[] = [];
 function covers(g: FilterGroup, agent: AgentState, offerable: Resources): boolean {
   if (g.coverEpoch !== agent.epoch) {
     g.coverEpoch = agent.epoch;
-    g.covers = contains(g.resources, offerable);
+    g.covers = within(g.resources, offerable);
   }
   return g.covers;
 }

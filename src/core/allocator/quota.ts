@@ -35,18 +35,21 @@ export class QuotaBooks {
   readonly #lineage = new Map<string, readonly string[]>();
   /** Number of roles with limits, so that the common case skips all work. */
   #limited = 0;
+  #guaranteed = 0;
 
   set(role: string, config: QuotaConfig): void {
     this.remove(role);
     if (config.limits.size === 0 && config.guarantees.size === 0) return;
     this.#configs.set(role, config);
     if (config.limits.size > 0) this.#limited++;
+    if (config.guarantees.size > 0) this.#guaranteed++;
   }
 
   remove(role: string): void {
     const old = this.#configs.get(role);
     if (old === undefined) return;
     if (old.limits.size > 0) this.#limited--;
+    if (old.guarantees.size > 0) this.#guaranteed--;
     this.#configs.delete(role);
   }
 
@@ -59,8 +62,7 @@ export class QuotaBooks {
   }
 
   get hasGuarantees(): boolean {
-    for (const c of this.#configs.values()) if (c.guarantees.size > 0) return true;
-    return false;
+    return this.#guaranteed > 0;
   }
 
   /** Consumption of a role and its descendants, milli by name (a copy). */

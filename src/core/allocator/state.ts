@@ -6,15 +6,8 @@
  *
  *   available(agent) = total(agent) - sum over frameworks of allocated(agent, framework)
  */
-import {
-  add,
-  allocate as withAllocationRole,
-  isEmpty,
-  scalarMilli,
-  scalarQuantities,
-  subtract,
-  type Resources,
-} from '../resources.js';
+import { isEmpty, scalarMilli, scalarQuantities, type Resource, type Resources } from '../resources.js';
+import { minus, plus, tag } from './bags.js';
 import type { OfferConstraints } from '../types.js';
 import { BitSet } from './bitset.js';
 import type { AgentFacts } from './constraints.js';
@@ -146,17 +139,16 @@ export class Books {
 
   /** Records an offer decision: `offer` (untagged) goes from free to the client. */
   allocate(agent: AgentState, c: Client, offer: Resources): void {
-    const tagged = withAllocationRole(offer, c.role);
+    const tagged = tag(offer, c.role);
     const fwId = c.framework.id;
-    const held = agent.allocated.get(fwId);
-    agent.allocated.set(fwId, held === undefined ? tagged : add(held, tagged));
-    agent.available = offer === agent.available ? [] : subtract(agent.available, offer);
+    agent.allocated.set(fwId, plus(agent.allocated.get(fwId) ?? [], tagged));
+    agent.available = offer === agent.available ? [] : minus(agent.available, offer);
     c.framework.agents.add(agent.id);
     this.touched.add(agent.id);
     const q = scalarQuantities(offer);
     this.roleSorter.allocate(c.roleState, q, 1);
     c.roleState.sorter.allocate(c, q, 1);
-    this.quota.charge(c.role, unreservedScalars(offer), 1);
+    this.quota.charge(c.role, agent.hasReserved ? unreservedScalars(offer) : q, 1);
   }
 
   /**
@@ -165,7 +157,7 @@ export class Books {
    */
   recover(agent: AgentState, frameworkId: string, resources: Resources): Map<string, Resources> {
     const held = agent.allocated.get(frameworkId) ?? [];
-    const left = subtract(held, resources);
+    const left = minus(held, resources);
     const fw = this.frameworks.get(frameworkId);
     if (isEmpty(left)) {
       agent.allocated.delete(frameworkId);
@@ -173,7 +165,7 @@ export class Books {
     } else agent.allocated.set(frameworkId, left);
     const byRole = splitByAllocationRole(resources);
     for (const [roleName, bag] of byRole) {
-      agent.available = add(agent.available, bag);
+      agent.available = plus(agent.available, bag);
       const q = scalarQuantities(bag);
       this.roleSorter.allocate(this.role(roleName), q, -1);
       const c = fw?.clients.get(roleName);
@@ -194,11 +186,14 @@ export class Books {
 
 /** A tagged bag by allocation role, each part untagged. */
 export function splitByAllocationRole(resources: Resources): Map<string, Resources> {
-  const byRole = new Map<string, Resources>();
+  const first = resources[0]?.allocationRole;
+  if (resources.every((r) => r.allocationRole === first)) return new Map([[first ?? '*', tag(resources, undefined)]]);
+  const byRole = new Map<string, Resource[]>();
   for (const r of resources) {
     const role = r.allocationRole ?? '*';
-    byRole.set(role, [...(byRole.get(role) ?? []), r]);
+    let part = byRole.get(role);
+    if (part === undefined) byRole.set(role, (part = []));
+    part.push(r);
   }
-  for (const [role, bag] of byRole) byRole.set(role, withAllocationRole(bag, undefined));
-  return byRole;
+  return new Map([...byRole].map(([role, bag]) => [role, tag(bag, undefined)]));
 }
