@@ -150,7 +150,7 @@ export function benchAllocatorSize(agents: number, frameworks: number, filteredM
 export function benchCoreScaling(agents: number, frameworks: number): { agentsMs: number; subscribeMs: number } {
   const [bench, agentsMs] = timed(() => new CoreBench({ agents, checkInvariants: true }));
   const [, subscribeMs] = timed(() => {
-    for (let i = 0; i < frameworks; i++) bench.subscribe(() => {}, { ...FRAMEWORK_INFO, name: `bench-${i}`, roles: [ROLES[i % 3]!] });
+    for (let i = 0; i < frameworks; i++) bench.subscribe(() => {}, { ...FRAMEWORK_INFO, name: `bench-${i}`, role: ROLES[i % 3]! });
   });
   return { agentsMs, subscribeMs };
 }

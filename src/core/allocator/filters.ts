@@ -59,7 +59,7 @@ export class RefuseFilters {
     if (roles === undefined) this.#byAgent.set(agentId, (roles = new Map()));
     let groups = roles.get(holder.role);
     if (groups === undefined) roles.set(holder.role, (groups = []));
-    const key = JSON.stringify(resources);
+    const key = groupKey(resources);
     let group = groups.find((g) => g.key === key);
     if (group === undefined) {
       group = { agentId, role: holder.role, resources, key, expiries: new Map(), members: new BitSet(), covers: false, coverEpoch: -1 };
@@ -131,6 +131,11 @@ export class RefuseFilters {
 }
 
 const NONE: readonly FilterGroup[] = [];
+
+/** Equal bags give equal keys (a bag built another way may not: then the groups just do not merge). */
+export function groupKey(resources: Resources): string {
+  return JSON.stringify(resources);
+}
 
 function earlier(a: Expiry, b: Expiry): boolean {
   return a.atMs < b.atMs || (a.atMs === b.atMs && a.seq < b.seq);

@@ -17,7 +17,7 @@ import type { Resources } from '../resources.js';
 import { within } from './bags.js';
 import { BitSet, difference } from './bitset.js';
 import { satisfies } from './constraints.js';
-import type { FilterGroup, RefuseFilters } from './filters.js';
+import { groupKey, type FilterGroup, type RefuseFilters } from './filters.js';
 import { allocatable, type AgentState, type Books, type Client, type RoleState } from './state.js';
 
 export interface OfferDecision {
@@ -130,7 +130,16 @@ const NONE: readonly FilterGroup[] = [];
 function covers(g: FilterGroup, agent: AgentState, offerable: Resources): boolean {
   if (g.coverEpoch !== agent.epoch) {
     g.coverEpoch = agent.epoch;
-    g.covers = within(g.resources, offerable);
+    g.covers = g.resources === offerable || (offerable === agent.available && g.key === availableKey(agent)) || within(g.resources, offerable);
   }
   return g.covers;
+}
+
+/** The filter-group key of what is free on the agent, kept while `available` is the same bag. */
+const keys = new WeakMap<Resources, string>();
+
+function availableKey(agent: AgentState): string {
+  let key = keys.get(agent.available);
+  if (key === undefined) keys.set(agent.available, (key = groupKey(agent.available)));
+  return key;
 }

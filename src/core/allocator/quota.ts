@@ -33,12 +33,15 @@ export class QuotaBooks {
   /** Role -> consumption of the role and its descendants. */
   readonly #consumed = new Map<string, Map<string, number>>();
   readonly #lineage = new Map<string, readonly string[]>();
+  /** Role -> the role and ancestors with limits; cleared when a quota changes. */
+  readonly #limiting = new Map<string, readonly string[]>();
   /** Number of roles with limits, so that the common case skips all work. */
   #limited = 0;
   #guaranteed = 0;
 
   set(role: string, config: QuotaConfig): void {
     this.remove(role);
+    this.#limiting.clear();
     if (config.limits.size === 0 && config.guarantees.size === 0) return;
     this.#configs.set(role, config);
     if (config.limits.size > 0) this.#limited++;
@@ -48,6 +51,7 @@ export class QuotaBooks {
   remove(role: string): void {
     const old = this.#configs.get(role);
     if (old === undefined) return;
+    this.#limiting.clear();
     if (old.limits.size > 0) this.#limited--;
     if (old.guarantees.size > 0) this.#guaranteed--;
     this.#configs.delete(role);
@@ -101,7 +105,11 @@ export class QuotaBooks {
    */
   fit(role: string, offer: Resources): { readonly offer: Resources; readonly cut: boolean } {
     if (this.#limited === 0) return { offer, cut: false };
-    const limiting = this.lineage(role).filter((r) => (this.#configs.get(r)?.limits.size ?? 0) > 0);
+    let limiting = this.#limiting.get(role);
+    if (limiting === undefined) {
+      limiting = this.lineage(role).filter((r) => (this.#configs.get(r)?.limits.size ?? 0) > 0);
+      this.#limiting.set(role, limiting);
+    }
     if (limiting.length === 0) return { offer, cut: false };
     let cut = false;
     const out: Resource[] = [];
