@@ -134,7 +134,8 @@ export function benchAllocatorSize(agents: number, frameworks: number, filteredM
   const row: AllocatorRow = { agents, frameworks, firstMs, firstOffers, quietMs, workMs, workOffers };
   if (agents * frameworks > filteredMax) return row;
   const filtered = filteredState(allocator, held, frameworks);
-  allocator.revive(frameworkIds[0]!, []);
+  // A framework of an unlimited role (role5), so that quota does not stop it.
+  allocator.revive(frameworkIds[5 % frameworkIds.length]!, []);
   const [revived, reviveMs] = timed(() => allocator.allocate());
   return {
     ...row,

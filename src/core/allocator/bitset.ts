@@ -58,3 +58,14 @@ export function difference(of: BitSet, minus: readonly BitSet[], limit: number):
   }
   return out;
 }
+
+/** Whether every member of `of` is in some set of `minus` (no allocation: the common "all refused" case). */
+export function coveredBy(of: BitSet, minus: readonly BitSet[]): boolean {
+  const words = of.words;
+  for (let w = 0; w < words.length; w++) {
+    let bits = words[w]!;
+    for (const m of minus) bits &= ~(m.words[w] ?? 0);
+    if (bits !== 0) return false;
+  }
+  return true;
+}

@@ -15,7 +15,7 @@
  */
 import type { Resources } from '../resources.js';
 import { within } from './bags.js';
-import { BitSet, difference } from './bitset.js';
+import { BitSet, coveredBy, difference } from './bitset.js';
 import { satisfies } from './constraints.js';
 import { groupKey, type FilterGroup, type RefuseFilters } from './filters.js';
 import { allocatable, type AgentState, type Books, type Client, type RoleState } from './state.js';
@@ -74,7 +74,9 @@ export class Pass {
     const groups = this.filters.groups(agent.id, role.name);
     const covering = groups.length === 0 ? NONE : groups.filter((g) => covers(g, agent, offerable));
     if (full && covering.length === 0) return this.#walk(role, agent, offer, groups, covering, undefined);
-    const listed = difference(allowed, covering.map((g) => g.members), LIST_LIMIT);
+    const refusing = covering.map((g) => g.members);
+    if (coveredBy(allowed, refusing)) return undefined;
+    const listed = difference(allowed, refusing, LIST_LIMIT);
     if (listed === undefined) return this.#walk(role, agent, offer, groups, covering, full ? undefined : allowed);
     const candidates: Client[] = [];
     for (const i of listed) {
