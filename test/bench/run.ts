@@ -18,6 +18,9 @@
  *   events      4. event codec, in-process event path and HTTP event stream (event-*.ts)
  *   invariants  5. core cost per scheduler call on 3 and BENCH_CALL_COST_AGENTS agents,
  *                  invariants on and off (call-cost.ts)
+ *   allocator   6. one allocation pass for 1k/10k/50k agents x 10/100/1k frameworks, with
+ *                  quota, weights, refuse filters, suppression and ports in play, and a core
+ *                  Cluster of 10,000 agents subscribing 100 frameworks (allocator.ts)
  *
  *   BENCH_SECONDS          measured seconds per HTTP target (default 3)
  *   BENCH_WARMUP_SECONDS   warm-up before each measurement (default 2: clustersim
@@ -34,11 +37,16 @@
  *   BENCH_CALL_COST_AGENTS the large cluster of the call-cost part (default 10000)
  *   BENCH_STREAM_EVENTS    events measured per encoding on the event stream (default 300000)
  *   BENCH_STREAM_BATCH     unknown tasks per RECONCILE call, i.e. events per call (default 1000)
- *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants
+ *   BENCH_ALLOCATOR_AGENTS      agent counts of the allocator part (default 1000,10000,50000)
+ *   BENCH_ALLOCATOR_FRAMEWORKS  framework counts of the allocator part (default 10,100,1000)
+ *   BENCH_ALLOCATOR_FILTERED_MAX  largest agents x frameworks whose filtered state is built
+ *                          (default 1000000: it takes that many declines)
+ *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants,allocator
  *                          (default all), e.g. to profile one part with `node --cpu-prof --import tsx`
  *                          (the server threads of part 1 inherit the flag and write profiles of their own)
  */
 import os from 'node:os';
+import { allocatorTables, benchAllocator, benchCoreScaling } from './allocator.js';
 import { benchCallCost, CALL_TYPES, type CallCostResult } from './call-cost.js';
 import { benchCoreLifecycles, type CoreResult } from './core-lifecycles.js';
 import { benchEventCodec, type CodecRow } from './event-codec.js';
@@ -211,7 +219,7 @@ async function benchEvents(measuredEvents: number, batch: number): Promise<strin
   ];
 }
 
-const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events'] as const;
+const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events', 'allocator'] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(raw: string | undefined): ReadonlySet<Part> {
@@ -255,6 +263,35 @@ function benchInvariants(seconds: number): string[] {
   ];
 }
 
+function envList(name: string, fallback: readonly number[]): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return [...fallback];
+  return raw.split(',').map((part) => {
+    const value = Number(part.trim());
+    if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must list positive integers, got '${raw}'`);
+    return value;
+  });
+}
+
+function benchAllocatorPart(): string[] {
+  const agents = envList('BENCH_ALLOCATOR_AGENTS', [1000, 10_000, 50_000]);
+  const frameworks = envList('BENCH_ALLOCATOR_FRAMEWORKS', [10, 100, 1000]);
+  const filteredMax = envNumber('BENCH_ALLOCATOR_FILTERED_MAX', 1_000_000);
+  const rows = benchAllocator(agents, frameworks, filteredMax);
+  const core = benchCoreScaling(10_000, 100);
+  return [
+    '',
+    '6. allocator alone, one pass (ms, offers made): agents of cpus:4;mem:8192;disk:16384;ports:[31000-32000] (a tenth',
+    'with cpus and mem reserved), frameworks in 10 roles (role0 and role1 with quota limits, role3 and role4 weighted,',
+    'a tenth suppressed). first: all free; quiet: nothing changed; work: a tenth of the offers declined;',
+    'filtered: every offer declined for an hour after 90% of the frameworks had filtered every agent (built only',
+    `up to ${num(filteredMax)} agents x frameworks); revive: then one of them revives`,
+    allocatorTables(rows),
+    '',
+    `core Cluster, invariants on: 10,000 agents added one by one in ${num(core.agentsMs)} ms, then 100 frameworks subscribed in ${num(core.subscribeMs)} ms`,
+  ];
+}
+
 async function main(): Promise<void> {
   const seconds = envNumber('BENCH_SECONDS', 3);
   const warmupSeconds = envNumber('BENCH_WARMUP_SECONDS', 2);
@@ -279,6 +316,7 @@ async function main(): Promise<void> {
   }
   if (only.has('events')) out.push(...(await benchEvents(streamEvents, streamBatch)));
   if (only.has('invariants')) out.push(...benchInvariants(coreSeconds));
+  if (only.has('allocator')) out.push(...benchAllocatorPart());
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

@@ -1,43 +1,39 @@
 /**
  * The built-in allocator: hierarchical DRF over roles, then over the
- * frameworks of each role, with refuse filters, suppression and offer
- * constraints. It owns the bookkeeping of what is allocated (offered or in
- * use) on each agent; the master owns offers and tasks. `allocate()` decides
- * and returns the decisions as data; the master turns them into offers.
+ * frameworks of each role (weighted by role), with refuse filters,
+ * suppression, offer constraints, quota limits and reserved resources. It
+ * owns the bookkeeping of what is allocated (offered or in use) on each
+ * agent; the master owns offers and tasks. `allocate()` decides and returns
+ * the decisions as data; the master turns them into offers.
  *
  * Allocation runs event-driven (framework added or revived, agent added,
  * filter expired) and, for recovered resources, batched at the allocation
  * interval, as upstream does. There is no idle periodic timer, so a quiet
  * cluster has an empty event queue.
+ *
+ * Incremental: a pass visits only the agents whose free resources changed
+ * (or that came back, or lost a refuse filter), with every framework as a
+ * candidate, and, when frameworks became able to take offers (added,
+ * activated, revived, a role's quota raised or its consumption fallen after
+ * a limit cut an offer), the other agents with free resources for those
+ * frameworks alone. Whatever else is free was declined by everyone else
+ * already. A pass with nothing to do costs nothing.
  */
 import type { SimContext } from '../context.js';
 import type { Rng } from '../rng.js';
-import {
-  add,
-  allocate as withAllocationRole,
-  isEmpty,
-  scalarMilli,
-  scalarQuantities,
-  subtract,
-  type Resources,
-} from '../resources.js';
-import type { OfferConstraints, QuotaConfig } from '../types.js';
-import { satisfies, type AgentFacts } from './constraints.js';
+import { isEmpty, scalarMilli, subtract, allocate as withAllocationRole, add, type Resources } from '../resources.js';
+import type { OfferConstraints } from '../types.js';
+import { BitSet } from './bitset.js';
+import type { AgentFacts } from './constraints.js';
 import { RefuseFilters } from './filters.js';
-import { DrfSorter } from './sorter.js';
+import { Pass, type OfferDecision } from './pass.js';
+import { reservedScalars, type QuotaConfig } from './quota.js';
+import { allocatable, Books, type AgentState, type Client, type FrameworkState, type RoleState } from './state.js';
+
+export type { OfferDecision } from './pass.js';
+export type { QuotaConfig } from './quota.js';
 
 export const DEFAULT_ALLOCATION_INTERVAL_MS = 1_000;
-/** `--min_allocatable_resources` default: cpus:0.01|mem:32 (either suffices). */
-const MIN_CPUS_MILLI = 10;
-const MIN_MEM_MILLI = 32_000;
-
-export interface OfferDecision {
-  readonly frameworkId: string;
-  readonly agentId: string;
-  readonly role: string;
-  /** Without allocation role; the master adds it. */
-  readonly resources: Resources;
-}
 
 export interface FrameworkAllocation {
   readonly roles: readonly string[];
@@ -47,35 +43,22 @@ export interface FrameworkAllocation {
   readonly gpuAware?: boolean;
 }
 
-interface AllocAgent {
-  readonly facts: AgentFacts;
-  /** Deactivated agents (disconnected, unreachable) are not offered. */
-  active: boolean;
-  readonly total: Resources;
-  /** Allocated resources per framework, tagged with their allocation role. */
-  readonly allocated: Map<string, Resources>;
-}
-
-interface AllocFramework {
-  gpuAware: boolean;
-  roles: Set<string>;
-  suppressed: Set<string>;
-  constraints?: OfferConstraints;
-  active: boolean;
-}
-
 export class Allocator {
-  readonly #agents = new Map<string, AllocAgent>();
-  readonly #frameworks = new Map<string, AllocFramework>();
+  readonly #books = new Books();
   readonly #filters = new RefuseFilters();
   readonly #quotas = new Map<string, QuotaConfig>();
   #weights = new Map<string, number>();
   readonly #rng: Rng;
-  readonly #sorter: DrfSorter;
   #scheduledAtMs: number | undefined;
-  #totals: Map<string, number> | undefined;
-  /** Agents whose allocation changed since the last `takeTouched()`. */
-  #touched = new Set<string>();
+  #expiryTimerAtMs: number | undefined;
+  /** Agents to visit with every framework as a candidate. */
+  #dirty = new Set<AgentState>();
+  /** Clients that became able to take offers since the last pass. */
+  #able = new Set<Client>();
+  /** Active agents with allocatable free resources. */
+  readonly #free = new Set<AgentState>();
+  /** Roles a quota limit cut an offer for: they are able again when consumption falls. */
+  readonly #cutRoles = new Set<string>();
 
   constructor(
     private readonly ctx: SimContext,
@@ -83,116 +66,281 @@ export class Allocator {
     private readonly allocationIntervalMs = DEFAULT_ALLOCATION_INTERVAL_MS,
   ) {
     this.#rng = ctx.rng.fork('allocator');
-    this.#sorter = new DrfSorter(() => this.#clusterTotals());
   }
 
+  // ---- agents ----
+
   addAgent(id: string, total: Resources, facts: AgentFacts): void {
-    this.#agents.set(id, { facts, total, active: true, allocated: new Map() });
-    this.#totals = undefined;
+    const agent: AgentState = {
+      id,
+      facts,
+      total,
+      active: true,
+      available: total,
+      allocated: new Map(),
+      hasGpus: scalarMilli(total, 'gpus') > 0,
+      hasReserved: total.some((r) => r.role !== '*'),
+      epoch: 0,
+    };
+    this.#books.agents.set(id, agent);
+    this.#books.countTotal(total, 1);
+    this.#chargeReservations(total, 1);
+    this.#changed(agent);
     this.requestAllocation();
   }
 
+  /** Forgets an agent and everything allocated on it (the master has dropped its offers and tasks). */
+  removeAgent(id: string): void {
+    const agent = this.#books.agents.get(id);
+    if (agent === undefined) return;
+    for (const [fwId, bag] of [...agent.allocated]) this.#books.recover(agent, fwId, bag);
+    this.#books.countTotal(agent.total, -1);
+    this.#chargeReservations(agent.total, -1);
+    this.#filters.forgetAgent(id, (role, index) => this.#books.roles.get(role)?.byIndex[index]);
+    this.#books.agents.delete(id);
+    this.#free.delete(agent);
+    this.#dirty.delete(agent);
+    this.#books.touched.add(id);
+    this.#consumptionFell();
+  }
+
   activateAgent(id: string): void {
-    const agent = this.#agents.get(id);
+    const agent = this.#books.agents.get(id);
     if (agent === undefined || agent.active) return;
     agent.active = true;
+    this.#changed(agent);
     this.requestAllocation();
   }
 
   /** Stops offering an agent; what is allocated on it stays allocated. */
   deactivateAgent(id: string): void {
-    const agent = this.#agents.get(id);
-    if (agent !== undefined) agent.active = false;
+    const agent = this.#books.agents.get(id);
+    if (agent === undefined) return;
+    agent.active = false;
+    this.#free.delete(agent);
   }
 
-  /** An agent's total, as registered. */
+  /**
+   * An agent's total changed (a reservation, an unreservation, a volume).
+   * What is allocated on it stays allocated and must be in the new total;
+   * the free resources, the reservations' quota consumption and the
+   * cluster's totals follow.
+   */
+  updateAgentTotal(agentId: string, total: Resources): void {
+    const agent = this.#books.agents.get(agentId);
+    if (agent === undefined) throw new Error(`allocator: no agent '${agentId}'`);
+    let used: Resources = [];
+    for (const bag of agent.allocated.values()) used = add(used, withAllocationRole(bag, undefined));
+    const available = subtract(total, used);
+    this.#books.countTotal(agent.total, -1);
+    this.#chargeReservations(agent.total, -1);
+    agent.total = total;
+    agent.available = available;
+    agent.hasGpus = scalarMilli(total, 'gpus') > 0;
+    agent.hasReserved = total.some((r) => r.role !== '*');
+    agent.epoch++;
+    this.#books.countTotal(total, 1);
+    this.#chargeReservations(total, 1);
+    this.#books.touched.add(agentId);
+    this.#changed(agent);
+    this.#consumptionFell();
+    this.requestAllocation();
+  }
+
+  /**
+   * An operation in an ACCEPT changed resources a framework holds on an
+   * agent: `consumed` (tagged with their allocation role) became
+   * `converted`. Call it before `updateAgentTotal` of the same change.
+   */
+  updateAllocation(frameworkId: string, agentId: string, consumed: Resources, converted: Resources): void {
+    const agent = this.#books.agents.get(agentId);
+    if (agent === undefined) throw new Error(`allocator: no agent '${agentId}'`);
+    this.#books.convert(agent, frameworkId, consumed, converted);
+  }
+
+  /** An agent's total, as registered (or last updated). */
   total(agentId: string): Resources {
-    return this.#agents.get(agentId)?.total ?? [];
+    return this.#books.agents.get(agentId)?.total ?? [];
+  }
+
+  /** What is free on an agent (not offered, not used). */
+  available(agentId: string): Resources {
+    return this.#books.agents.get(agentId)?.available ?? [];
   }
 
   /** The agents whose allocation changed since the last call, and a fresh set. */
   takeTouched(): ReadonlySet<string> {
-    const touched = this.#touched;
-    this.#touched = new Set();
+    const touched = this.#books.touched;
+    this.#books.touched = new Set();
     return touched;
   }
 
   agentIds(): string[] {
-    return [...this.#agents.keys()];
+    return [...this.#books.agents.keys()];
   }
 
+  /** What is allocated on an agent (offered or used), by framework. */
+  allocation(agentId: string): ReadonlyMap<string, Resources> {
+    return this.#books.agents.get(agentId)?.allocated ?? new Map();
+  }
+
+  // ---- frameworks ----
+
   addFramework(id: string, info: FrameworkAllocation): void {
-    this.#frameworks.set(id, { gpuAware: false, roles: new Set(), suppressed: new Set(), active: true });
+    const fw: FrameworkState = { id, gpuAware: false, roles: new Set(), suppressed: new Set(), active: true, clients: new Map(), agents: new Set() };
+    this.#books.frameworks.set(id, fw);
     this.updateFramework(id, info);
   }
 
   updateFramework(id: string, info: FrameworkAllocation): void {
-    const fw = this.#frameworks.get(id);
+    const fw = this.#books.frameworks.get(id);
     if (fw === undefined) return;
     const unsuppressed = [...fw.suppressed].filter((r) => !info.suppressedRoles.includes(r));
     fw.gpuAware = info.gpuAware ?? false;
     fw.roles = new Set(info.roles);
     fw.suppressed = new Set(info.suppressedRoles);
     fw.constraints = info.constraints;
-    if (unsuppressed.length > 0) this.#filters.clear(id, unsuppressed);
+    for (const role of unsuppressed) this.#clearFilters(fw, role);
+    for (const role of fw.roles) this.#books.client(fw, role);
+    // Constraints or capabilities may have changed: every client may want more.
+    this.#sync(fw, true);
     this.requestAllocation();
   }
 
   activateFramework(id: string): void {
-    const fw = this.#frameworks.get(id);
+    const fw = this.#books.frameworks.get(id);
     if (fw === undefined) return;
     fw.active = true;
+    this.#sync(fw, true);
     this.requestAllocation();
   }
 
   deactivateFramework(id: string): void {
-    const fw = this.#frameworks.get(id);
-    if (fw !== undefined) fw.active = false;
+    const fw = this.#books.frameworks.get(id);
+    if (fw === undefined) return;
+    fw.active = false;
+    this.#sync(fw, false);
   }
 
-  /** Forgets a framework; its allocations must have been recovered first. */
+  /** Forgets a framework; what it still holds goes back to the agents. */
   removeFramework(id: string): void {
-    this.#frameworks.delete(id);
-    this.#filters.clear(id);
-    for (const [agentId, agent] of this.#agents) if (agent.allocated.delete(id)) this.#touched.add(agentId);
+    const fw = this.#books.frameworks.get(id);
+    if (fw === undefined) return;
+    fw.active = false;
+    let recovered = false;
+    for (const agentId of [...fw.agents]) {
+      const agent = this.#books.agents.get(agentId)!;
+      const held = agent.allocated.get(id);
+      if (held === undefined) continue;
+      this.#books.recover(agent, id, held);
+      this.#changed(agent);
+      recovered = true;
+    }
+    for (const c of [...fw.clients.values()]) {
+      this.#filters.clear(c);
+      this.#able.delete(c);
+      this.#books.dropClient(c);
+    }
+    this.#books.frameworks.delete(id);
+    if (recovered) {
+      this.#consumptionFell();
+      this.requestAllocation(this.allocationIntervalMs);
+    }
   }
 
   suppress(id: string, roles: readonly string[]): void {
-    const fw = this.#frameworks.get(id);
+    const fw = this.#books.frameworks.get(id);
     if (fw === undefined) return;
     for (const role of roles.length === 0 ? fw.roles : roles) fw.suppressed.add(role);
+    this.#sync(fw, false);
   }
 
   revive(id: string, roles: readonly string[]): void {
-    const fw = this.#frameworks.get(id);
+    const fw = this.#books.frameworks.get(id);
     if (fw === undefined) return;
     const target = roles.length === 0 ? [...fw.roles] : [...roles];
-    for (const role of target) fw.suppressed.delete(role);
-    this.#filters.clear(id, target);
+    for (const role of target) {
+      fw.suppressed.delete(role);
+      this.#clearFilters(fw, role);
+      const c = fw.clients.get(role);
+      if (c !== undefined && fw.roles.has(role)) this.#able.add(c);
+    }
+    this.#sync(fw, false);
     this.requestAllocation();
   }
 
+  // ---- quota and weights ----
+
+  /** Sets a role's quota (limits and guarantees, milli by name); empty maps remove it. */
+  setQuota(role: string, config: QuotaConfig): void {
+    this.#books.quota.set(role, config);
+    this.#quotaChanged(role);
+  }
+
+  removeQuota(role: string): void {
+    this.#books.quota.remove(role);
+    this.#quotaChanged(role);
+  }
+
+  quota(role: string): QuotaConfig | undefined {
+    return this.#books.quota.get(role);
+  }
+
+  /** Roles with a quota, sorted. */
+  quotaRoles(): string[] {
+    return this.#books.quota.roles();
+  }
+
+  /**
+   * Scalar consumption of a role and its descendants, milli by name:
+   * unreserved resources allocated to them (offered or used) plus their
+   * reservations. What the master checks a new limit against.
+   */
+  quotaConsumption(role: string): Map<string, number> {
+    return this.#books.quota.consumption(role);
+  }
+
+  /** Sets the weights of the roles named (others keep theirs); weight 1 is the default. */
+  setWeights(weights: ReadonlyMap<string, number>): void {
+    for (const [role, weight] of weights) {
+      if (!(weight > 0)) throw new Error(`allocator: weight of '${role}' must be positive, got ${weight}`);
+      if (weight === 1) this.#books.weights.delete(role);
+      else this.#books.weights.set(role, weight);
+      const state = this.#books.roles.get(role);
+      if (state !== undefined) this.#books.roleSorter.setWeight(state, weight);
+    }
+    // A weight orders the roles; it makes no framework want what it declined,
+    // so there is nothing to visit until something changes.
+  }
+
+  weight(role: string): number {
+    return this.#books.weights.get(role) ?? 1;
+  }
+
+  /** Roles with a weight other than 1. */
+  weights(): ReadonlyMap<string, number> {
+    return this.#books.weights;
+  }
+
+  // ---- allocation ----
+
   /** Returns resources (tagged with their allocation role) to the pool. */
   recoverResources(frameworkId: string, agentId: string, resources: Resources, refuseMs = 0): void {
-    const agent = this.#agents.get(agentId);
+    const agent = this.#books.agents.get(agentId);
     if (agent === undefined || isEmpty(resources)) return;
-    this.#touched.add(agentId);
-    const held = agent.allocated.get(frameworkId) ?? [];
-    const left = subtract(held, resources);
-    if (isEmpty(left)) agent.allocated.delete(frameworkId);
-    else agent.allocated.set(frameworkId, left);
-    if (refuseMs > 0 && this.#frameworks.has(frameworkId)) this.#addFilter(frameworkId, agentId, resources, refuseMs);
+    const byRole = this.#books.recover(agent, frameworkId, resources);
+    this.#changed(agent);
+    this.#consumptionFell();
+    const fw = this.#books.frameworks.get(frameworkId);
+    if (refuseMs > 0 && fw !== undefined) {
+      const expiresAtMs = this.ctx.loop.now() + refuseMs;
+      for (const [role, bag] of byRole) {
+        const c = fw.clients.get(role);
+        if (c !== undefined) this.#filters.add(c, agentId, bag, expiresAtMs);
+      }
+      this.#scheduleExpiry();
+    }
     this.requestAllocation(this.allocationIntervalMs);
-  }
-
-  /** Quota enforcement arrives with the incremental allocator; until then the limits are stored only. */
-  setQuota(role: string, quota: QuotaConfig | undefined): void {
-    if (quota === undefined) this.#quotas.delete(role);
-    else this.#quotas.set(role, quota);
-  }
-
-  setWeights(weights: ReadonlyMap<string, number>): void {
-    this.#weights = new Map(weights);
   }
 
   /** Schedules one allocation run `delayMs` from now, coalescing requests. */
@@ -209,143 +357,124 @@ export class Allocator {
   }
 
   /**
-   * An agent's total changed (an operation reserved, unreserved, created
-   * or destroyed some of it). What is allocated stays as it is; the caller
-   * keeps it within the new total.
+   * One allocation pass: the agents to visit in a seeded random order, DRF
+   * within each. Returns the decisions (and applies them to the books).
    */
-  updateAgentTotal(agentId: string, total: Resources): void {
-    const agent = this.#agents.get(agentId);
-    if (agent === undefined) return;
-    this.#agents.set(agentId, { ...agent, total });
-    this.#totals = undefined;
-    this.#touched.add(agentId);
+  allocate(): OfferDecision[] {
+    this.#expireFilters();
+    if (this.#dirty.size === 0 && this.#able.size === 0) return [];
+    const able = this.#ableByRole();
+    const visits: AgentState[] = [];
+    const full = new Set<AgentState>();
+    for (const agent of this.#dirty) {
+      if (this.#free.has(agent)) {
+        visits.push(agent);
+        full.add(agent);
+      }
+    }
+    if (able.size > 0) for (const agent of this.#free) if (!full.has(agent)) visits.push(agent);
+    this.#dirty = new Set();
+    this.#able = new Set();
+    const pass = new Pass(this.#books, this.#filters, able);
+    for (const agent of this.#rng.shuffle(visits)) {
+      pass.visit(agent, full.has(agent));
+      this.#refreshFree(agent);
+    }
+    for (const role of pass.cutRoles) this.#cutRoles.add(role);
+    return pass.decisions;
+  }
+
+  // ---- internals ----
+
+  /** The able clients still eligible, as bit sets per role. */
+  #ableByRole(): Map<RoleState, BitSet> {
+    const out = new Map<RoleState, BitSet>();
+    for (const c of this.#able) {
+      if (!c.inOrder) continue;
+      let bits = out.get(c.roleState);
+      if (bits === undefined) out.set(c.roleState, (bits = new BitSet()));
+      bits.add(c.index);
+    }
+    return out;
+  }
+
+  /** Free resources of an agent changed (or it came back): visit it fully. */
+  #changed(agent: AgentState): void {
+    this.#refreshFree(agent);
+    if (agent.active) this.#dirty.add(agent);
+  }
+
+  #refreshFree(agent: AgentState): void {
+    if (agent.active && allocatable(agent.available)) this.#free.add(agent);
+    else this.#free.delete(agent);
+  }
+
+  /**
+   * Puts a framework's clients in or out of their roles' orders: a client
+   * takes offers when the framework is active, in the role and not
+   * suppressed in it. `all` marks every eligible client able, else only
+   * those that came in.
+   */
+  #sync(fw: FrameworkState, all: boolean): void {
+    for (const c of fw.clients.values()) {
+      const eligible = fw.active && fw.roles.has(c.role) && !fw.suppressed.has(c.role);
+      const cameIn = this.#books.setEligible(c, eligible);
+      if (eligible && (all || cameIn)) this.#able.add(c);
+    }
+  }
+
+  #clearFilters(fw: FrameworkState, role: string): void {
+    const c = fw.clients.get(role);
+    if (c !== undefined) this.#filters.clear(c);
+  }
+
+  #chargeReservations(total: Resources, sign: 1 | -1): void {
+    for (const [role, q] of reservedScalars(total)) this.#books.quota.charge(role, q, sign);
+  }
+
+  /**
+   * Some consumption fell: roles a limit cut are able again (the roles of
+   * one tree share their limits, so any fall may give them room).
+   */
+  #consumptionFell(): void {
+    if (this.#cutRoles.size === 0) return;
+    for (const role of this.#cutRoles) this.#markRoleAble(role);
+    this.#cutRoles.clear();
+  }
+
+  #quotaChanged(role: string): void {
+    const top = role.split('/')[0]!;
+    for (const name of this.#books.roles.keys()) {
+      if (name === top || name.startsWith(`${top}/`)) this.#markRoleAble(name);
+    }
+    this.#cutRoles.delete(role);
     this.requestAllocation();
   }
 
-  /**
-   * An operation in an ACCEPT changed resources a framework holds on an
-   * agent: `consumed` (tagged with their allocation role) are replaced by
-   * `converted` in its allocation. The agent's total follows separately.
-   */
-  updateAllocation(frameworkId: string, agentId: string, consumed: Resources, converted: Resources): void {
-    const agent = this.#agents.get(agentId);
-    if (agent === undefined) return;
-    agent.allocated.set(frameworkId, add(subtract(agent.allocated.get(frameworkId) ?? [], consumed), converted));
-    this.#touched.add(agentId);
+  #markRoleAble(role: string): void {
+    const state = this.#books.roles.get(role);
+    if (state === undefined) return;
+    for (const c of state.sorter.order()) this.#able.add(c);
   }
 
-  /** What is allocated on an agent (offered or used), by framework. */
-  allocation(agentId: string): ReadonlyMap<string, Resources> {
-    return this.#agents.get(agentId)?.allocated ?? new Map();
-  }
-
-  /** One allocation run: agents in a seeded random order, DRF within each. */
-  allocate(): OfferDecision[] {
-    const now = this.ctx.loop.now();
-    this.#filters.expire(now);
-    const decisions: OfferDecision[] = [];
-    const roleAlloc = this.#allocationsBy((_fw, role) => role);
-    const fwAlloc = this.#allocationsBy((fw, role) => `${fw}\u0000${role}`);
-    const agentIds = this.#rng.shuffle([...this.#agents.keys()].sort());
-    for (const agentId of agentIds) {
-      const agent = this.#agents.get(agentId)!;
-      if (!agent.active) continue;
-      let available = this.#available(agent);
-      const roles = this.#sorter.sort(this.#activeRoles(), (r) => roleAlloc.get(r) ?? new Map());
-      for (const role of roles) {
-        const offerable = available.filter((r) => r.role === '*' || r.role === role);
-        if (!allocatable(offerable)) continue;
-        const frameworks = this.#sorter.sort(this.#frameworksIn(role), (f) => fwAlloc.get(`${f}\u0000${role}`) ?? new Map());
-        const chosen = frameworks.find((id) => this.#wants(id, role, agentId, agent, offerable, now));
-        if (chosen === undefined) continue;
-        decisions.push({ frameworkId: chosen, agentId, role, resources: offerable });
-        const tagged = withAllocationRole(offerable, role);
-        agent.allocated.set(chosen, add(agent.allocated.get(chosen) ?? [], tagged));
-        this.#touched.add(agentId);
-        bump(roleAlloc, role, tagged);
-        bump(fwAlloc, `${chosen}\u0000${role}`, tagged);
-        available = subtract(available, offerable);
-      }
+  #expireFilters(): void {
+    const agents = this.#filters.expire(this.ctx.loop.now(), (role, index) => this.#books.roles.get(role)?.byIndex[index]);
+    for (const id of agents) {
+      const agent = this.#books.agents.get(id);
+      if (agent !== undefined && agent.active) this.#dirty.add(agent);
     }
-    return decisions;
   }
 
-  /**
-   * Agents with GPUs go only to frameworks that declare GPU_RESOURCES, so
-   * that GPU machines are not filled with work that cannot use them
-   * (upstream's `--filter_gpu_resources`, on by default).
-   */
-  #wants(id: string, role: string, agentId: string, agent: AllocAgent, offerable: Resources, now: number): boolean {
-    const fw = this.#frameworks.get(id)!;
-    return (
-      !fw.suppressed.has(role) &&
-      (fw.gpuAware || scalarMilli(agent.total, 'gpus') === 0) &&
-      satisfies(fw.constraints, role, agent.facts) &&
-      !this.#filters.filtered(id, role, agentId, offerable, now)
-    );
-  }
-
-  #addFilter(frameworkId: string, agentId: string, resources: Resources, refuseMs: number): void {
-    const byRole = new Map<string, Resources>();
-    for (const r of resources) {
-      const role = r.allocationRole ?? '*';
-      byRole.set(role, add(byRole.get(role) ?? [], withAllocationRole([r], undefined)));
-    }
-    const expiresAtMs = this.ctx.loop.now() + refuseMs;
-    for (const [role, bag] of byRole) this.#filters.add(frameworkId, role, agentId, bag, expiresAtMs);
-    this.ctx.loop.schedule(refuseMs, 'allocator:filter-expiry', () => {
-      this.#filters.expire(this.ctx.loop.now());
+  #scheduleExpiry(): void {
+    const next = this.#filters.nextExpiryMs();
+    if (next === undefined || (this.#expiryTimerAtMs !== undefined && this.#expiryTimerAtMs <= next)) return;
+    this.#expiryTimerAtMs = next;
+    this.ctx.loop.schedule(next - this.ctx.loop.now(), 'allocator:filter-expiry', () => {
+      if (this.#expiryTimerAtMs !== next) return;
+      this.#expiryTimerAtMs = undefined;
+      this.#expireFilters();
+      this.#scheduleExpiry();
       this.requestAllocation();
     });
   }
-
-  #available(agent: AllocAgent): Resources {
-    let used: Resources = [];
-    for (const bag of agent.allocated.values()) used = add(used, withAllocationRole(bag, undefined));
-    return subtract(agent.total, used);
-  }
-
-  #activeRoles(): Set<string> {
-    const roles = new Set<string>();
-    for (const fw of this.#frameworks.values()) if (fw.active) for (const r of fw.roles) roles.add(r);
-    return roles;
-  }
-
-  #frameworksIn(role: string): string[] {
-    const out: string[] = [];
-    for (const [id, fw] of this.#frameworks) if (fw.active && fw.roles.has(role)) out.push(id);
-    return out;
-  }
-
-  #allocationsBy(key: (frameworkId: string, role: string) => string): Map<string, Map<string, number>> {
-    const out = new Map<string, Map<string, number>>();
-    for (const agent of this.#agents.values()) {
-      for (const [fw, bag] of agent.allocated) {
-        for (const r of bag) bump(out, key(fw, r.allocationRole ?? '*'), [r]);
-      }
-    }
-    return out;
-  }
-
-  #clusterTotals(): Map<string, number> {
-    if (this.#totals === undefined) {
-      let total: Resources = [];
-      for (const agent of this.#agents.values()) total = add(total, agent.total);
-      this.#totals = scalarQuantities(total);
-    }
-    return this.#totals;
-  }
-}
-
-function allocatable(bag: Resources): boolean {
-  return scalarMilli(bag, 'cpus') >= MIN_CPUS_MILLI || scalarMilli(bag, 'mem') >= MIN_MEM_MILLI;
-}
-
-function bump(target: Map<string, Map<string, number>>, key: string, bag: Resources): void {
-  let q = target.get(key);
-  if (q === undefined) {
-    q = new Map();
-    target.set(key, q);
-  }
-  for (const [name, milli] of scalarQuantities(bag)) q.set(name, (q.get(name) ?? 0) + milli);
 }

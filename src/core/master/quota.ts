@@ -46,7 +46,8 @@ export function updateQuota(m: MasterOps, update: QuotaUpdate, authorized: (role
     if (reset) m.quotas.delete(config.role);
     else m.quotas.set(config.role, config);
     m.ctx.trace.append('quota:update', { role: config.role, limits: text(config.limits), guarantees: text(config.guarantees) });
-    m.allocator.setQuota(config.role, reset ? undefined : config);
+    if (reset) m.allocator.removeQuota(config.role);
+    else m.allocator.setQuota(config.role, config);
   }
   for (const config of configs) rescindForQuota(m, config);
   return done;
