@@ -246,7 +246,12 @@ export class Cluster {
    * master first, and the agent follows when their message arrives.
    */
   #agentTotals(): (agentId: string) => Resources | undefined {
-    return (agentId) => this.#master.agents.get(agentId)?.info.resources ?? this.#agents.get(agentId)?.config.resources;
+    return (agentId) => {
+      const record = this.#master.agents.get(agentId);
+      // A gone agent has left the cluster: nothing of it may be held or counted.
+      if (record?.state === 'gone') return [];
+      return record?.info.resources ?? this.#agents.get(agentId)?.config.resources;
+    };
   }
 
   #agent(agentId: string): Agent {

@@ -110,6 +110,9 @@ export function markAgentGone(m: MasterOps, agentId: string): Outcome {
     for (const [key, executor] of [...fw.executors]) if (executor.agentId === agentId) m.removeExecutor(fw, key);
     fw.send({ type: 'FAILURE', agentId });
   }
+  // Everything on it is recovered now: the allocator forgets it, so its
+  // resources no longer count in the cluster's totals and shares.
+  m.allocator.removeAgent(agentId);
   m.toAgent(agentId, { type: 'SHUTDOWN_AGENT', message: 'Agent has been marked gone' });
   m.feed.emit(() => ({ type: 'AGENT_REMOVED', agentId }));
   return done;
