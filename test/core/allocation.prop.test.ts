@@ -1,7 +1,9 @@
 /**
- * Allocation under random sequences of subscriptions, launches, declines
- * with filters, suppression, revival, quota and weight updates, agents
- * joining, crashing and restarting, and time. After every command:
+ * Allocation under random sequences of subscriptions, launches (alone, or
+ * after reserving resources and creating a volume in the same ACCEPT),
+ * declines with filters, suppression, revival, quota and weight updates,
+ * agents joining, crashing, restarting and marked gone, and time. After
+ * every command:
  *
  *   - resources are conserved (`cluster.checkAllInvariants()`), and per
  *     agent no resource is in two outstanding offers or tasks
@@ -19,10 +21,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { allocate, contains, format, scalarQuantities, type Resources } from '../../src/core/resources.js';
-import type { OfferView } from '../../src/core/types.js';
-import { AGENT_RESOURCES, commandTask, connect, makeCluster, resources, sumDisjoint, type TestCluster, type TestScheduler } from './helpers.js';
+import type { OfferView, Operation, TaskSpec } from '../../src/core/types.js';
+import { AGENT_RESOURCES, commandTask, connect, makeCluster, resources, sumDisjoint, traceKinds, type TestCluster, type TestScheduler } from './helpers.js';
+import { reserved, volume } from './operations-helpers.js';
 
 const ROLES = ['a', 'b', 'c'] as const;
+const PRINCIPAL = 'ops';
 
 interface Model {
   frameworks: number;
@@ -77,7 +81,8 @@ class Real {
       for (const fw of this.cluster.view.frameworks()) {
         for (const offer of fw.offers.values()) {
           if (offer.role !== quota.role) continue;
-          for (const [name, milli] of scalarQuantities(offer.resources)) offered.set(name, (offered.get(name) ?? 0) + milli);
+          // Reserved resources are consumed already, offered or not.
+          for (const [name, milli] of scalarQuantities(offer.resources.filter((res) => res.role === '*'))) offered.set(name, (offered.get(name) ?? 0) + milli);
         }
       }
       let over = false;
@@ -148,7 +153,8 @@ class Subscribe implements Cmd {
   run(m: Model, r: Real): void {
     m.frameworks++;
     const suppressedRoles = this.suppressed.filter((role) => this.roles.includes(role));
-    const s = connect(r.cluster, { name: `fw${r.schedulers.length}`, roles: [...this.roles], capabilities: ['MULTI_ROLE'] }, { suppressedRoles });
+    const info = { name: `fw${r.schedulers.length}`, principal: PRINCIPAL, roles: [...this.roles], capabilities: ['MULTI_ROLE' as const, 'RESERVATION_REFINEMENT' as const] };
+    const s = connect(r.cluster, info, { suppressedRoles });
     r.schedulers.push(s);
     r.check();
   }
@@ -161,6 +167,7 @@ class Accept extends Step {
   constructor(
     readonly fw: number,
     readonly offer: number,
+    readonly how: 'launch' | 'reserve' | 'volume',
     readonly cpusTenths: readonly number[],
     readonly refuseSeconds: number,
   ) {
@@ -171,10 +178,18 @@ class Accept extends Step {
     const offer = s?.offers()[this.offer % Math.max(1, s.offers().length)];
     if (s === undefined || offer === undefined) return;
     const tasks = this.cpusTenths.map((tenths) => commandTask(`t${r.nextTask++}`, offer.agentId, 'sleep 20', `cpus:${tenths / 10};mem:64`));
-    s.accept(offer.id, tasks, this.refuseSeconds * 1000);
+    s.call({ type: 'ACCEPT', offerIds: [offer.id], operations: this.#operations(offer.role, tasks), filters: { refuseMs: this.refuseSeconds * 1000 } });
+  }
+  /** Launches; or reserves a cpu (and 100 MB of disk for a volume) to the offer's role first, then launches on what is left. */
+  #operations(role: string, tasks: TaskSpec[]): Operation[] {
+    if (this.how === 'launch') return [{ type: 'LAUNCH', tasks }];
+    const disk = reserved(resources('disk:100'), role, PRINCIPAL);
+    const reserve: Operation = { type: 'RESERVE', resources: allocate([...reserved(resources('cpus:1'), role, PRINCIPAL), ...disk], role) };
+    if (this.how === 'reserve') return [reserve, { type: 'LAUNCH', tasks: tasks.slice(1) }];
+    return [reserve, { type: 'CREATE', resources: allocate(volume(disk, `v${this.offer}`, 'data', PRINCIPAL), role) }, { type: 'LAUNCH', tasks: tasks.slice(1) }];
   }
   toString(): string {
-    return `accept(fw ${this.fw}, offer ${this.offer}, cpus [${this.cpusTenths.map((t) => t / 10).join(',')}], refuse ${this.refuseSeconds} s)`;
+    return `accept(fw ${this.fw}, offer ${this.offer}, ${this.how}, cpus [${this.cpusTenths.map((t) => t / 10).join(',')}], refuse ${this.refuseSeconds} s)`;
   }
 }
 
@@ -261,7 +276,7 @@ class Weight extends Step {
 
 class AgentStep extends Step {
   constructor(
-    readonly what: 'add' | 'crash' | 'restart',
+    readonly what: 'add' | 'crash' | 'restart' | 'gone',
     readonly agent: number,
   ) {
     super();
@@ -275,6 +290,11 @@ class AgentStep extends Step {
       return;
     }
     const agentId = agents[this.agent % agents.length]!.id;
+    if (this.what === 'gone') {
+      expect(r.cluster.operator({ type: 'MARK_AGENT_GONE', agentId }).ok).toBe(true);
+      return;
+    }
+    if (r.cluster.view.agent(agentId) === undefined) return;
     const state = r.cluster.view.agentProcessState(agentId);
     if (this.what === 'crash' && state !== 'crashed') r.cluster.crashAgent(agentId);
     if (this.what === 'restart' && state === 'crashed') r.cluster.restartAgent(agentId);
@@ -302,12 +322,17 @@ const roles = fc.subarray([...ROLES]);
 const commands = fc.commands(
   [
     fc.oneof(
-      { arbitrary: fc.tuple(fw, fc.nat(4), fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 3 }), fc.constantFrom(0, 5)).map((a) => new Accept(...a)), weight: 5 },
+      {
+        arbitrary: fc
+          .tuple(fw, fc.nat(4), fc.constantFrom('launch', 'launch', 'reserve', 'volume' as const), fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 3 }), fc.constantFrom(0, 5))
+          .map((a) => new Accept(...a)),
+        weight: 5,
+      },
       { arbitrary: fc.tuple(fw, fc.nat(4), fc.constantFrom(0, 1, 5, 60)).map((a) => new Decline(...a)), weight: 3 },
       { arbitrary: fc.tuple(fw, fc.constantFrom('SUPPRESS', 'REVIVE' as const), roles).map((a) => new SuppressOrRevive(...a)), weight: 2 },
       { arbitrary: fc.tuple(role, fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined }), fc.option(fc.constantFrom(0, 256, 4096, 20000), { nil: undefined }), fc.boolean()).map((a) => new Quota(...a)), weight: 2 },
       { arbitrary: fc.tuple(role, fc.constantFrom(0.5, 1, 2, 5)).map((a) => new Weight(...a)), weight: 1 },
-      { arbitrary: fc.tuple(fc.constantFrom('add', 'crash', 'restart', 'restart' as const), fc.nat(4)).map((a) => new AgentStep(...a)), weight: 1 },
+      { arbitrary: fc.tuple(fc.constantFrom('add', 'crash', 'restart', 'restart', 'gone' as const), fc.nat(4)).map((a) => new AgentStep(...a)), weight: 1 },
       { arbitrary: fc.tuple(fc.subarray([...ROLES], { minLength: 1 }), roles).map((a) => new Subscribe(...a)), weight: 1 },
       { arbitrary: fc.integer({ min: 0, max: 30_000 }).map((ms) => new Advance(ms)), weight: 3 },
     ),
@@ -317,12 +342,22 @@ const commands = fc.commands(
 
 describe('allocation under random calls, quota, weights and agent changes', () => {
   it('keeps resources, quota limits, suppression and filters', () => {
+    const seen = { applied: 0, dropped: 0, gone: 0 };
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 1, max: 3 }), commands, (seed, agents, cmds) => {
-        const setup = () => ({ model: { frameworks: 0 }, real: new Real(makeCluster({ agents, seed })) });
+        let cluster: TestCluster | undefined;
+        const setup = () => ({ model: { frameworks: 0 }, real: new Real((cluster = makeCluster({ agents, seed }))) });
         fc.modelRun(setup, cmds);
+        for (const kind of traceKinds(cluster!)) {
+          if (kind === 'operation:apply') seen.applied++;
+          if (kind === 'operation:drop') seen.dropped++;
+          if (kind === 'agent:gone') seen.gone++;
+        }
       }),
       { numRuns: 200 },
     );
+    // The runs reserved, created volumes and removed agents, not only launched.
+    expect(seen.applied).toBeGreaterThan(50);
+    expect(seen.gone).toBeGreaterThan(10);
   });
 });
