@@ -28,6 +28,8 @@ export const READ_CALLS = [
   'GET_TASKS',
   'GET_ROLES',
   'GET_MASTER',
+  'GET_MAINTENANCE_STATUS',
+  'GET_MAINTENANCE_SCHEDULE',
 ] as const;
 export type ReadCallType = (typeof READ_CALLS)[number];
 
@@ -35,8 +37,8 @@ export type ReadCallType = (typeof READ_CALLS)[number];
  * Features this master does not have, and upstream's answer without them:
  * no log directory or sandbox is served (LIST_FILES and READ_FILE find no
  * file: 404), the logging level cannot be toggled, and maintenance
- * schedules, volume resizing and the deprecated quota calls are not
- * implemented (501).
+ * schedules (read as empty), volume resizing and the deprecated quota
+ * calls cannot be changed or used (501).
  */
 export type Unsupported = 'FILE_NOT_FOUND' | 'NOT_IMPLEMENTED';
 
@@ -101,8 +103,6 @@ export function operatorRequestFromWire(call: Call): OperatorRequest | string {
       return { kind: 'unsupported', answer: 'FILE_NOT_FOUND' };
     case 'UNKNOWN':
     case 'SET_LOGGING_LEVEL':
-    case 'GET_MAINTENANCE_STATUS':
-    case 'GET_MAINTENANCE_SCHEDULE':
     case 'UPDATE_MAINTENANCE_SCHEDULE':
     case 'START_MAINTENANCE':
     case 'STOP_MAINTENANCE':

@@ -63,6 +63,11 @@ export function readResponse(view: ClusterView, type: ReadCallType): Response {
       return { type, get_tasks: getTasks(view) };
     case 'GET_ROLES':
       return { type, get_roles: getRoles(view) };
+    // No maintenance windows can be scheduled here: the status and the schedule are empty.
+    case 'GET_MAINTENANCE_STATUS':
+      return { type, get_maintenance_status: { status: {} } };
+    case 'GET_MAINTENANCE_SCHEDULE':
+      return { type, get_maintenance_schedule: { schedule: {} } };
     case 'GET_MASTER': {
       const startTime = view.startTimeMs / 1000;
       return { type, get_master: { master_info: masterInfoToWire(view.masterInfo), start_time: startTime, elected_time: startTime } };

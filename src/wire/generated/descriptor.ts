@@ -1749,8 +1749,14 @@ export const descriptor = {
                         "elected_time": {"type":"double","id":3}
                       }
                     },
-                    "GetMaintenanceStatus": {"fields":{}},
-                    "GetMaintenanceSchedule": {"fields":{}},
+                    "GetMaintenanceStatus": {
+                      "fields": {"status":{"rule":"required","type":"ClusterStatus","id":1}},
+                      "nested": {"ClusterStatus":{"fields":{}}}
+                    },
+                    "GetMaintenanceSchedule": {
+                      "fields": {"schedule":{"rule":"required","type":"Schedule","id":1}},
+                      "nested": {"Schedule":{"fields":{}}}
+                    },
                     "GetQuota": {"fields":{"status":{"rule":"required","type":"quota.QuotaStatus","id":1}}},
                     "GetOperations": {"fields":{"operations":{"rule":"repeated","type":"Operation","id":1}}}
                   }

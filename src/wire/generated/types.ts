@@ -1512,8 +1512,18 @@ export declare namespace mesos {
           start_time?: number;
           elected_time?: number;
         }
-        interface GetMaintenanceStatus {}
-        interface GetMaintenanceSchedule {}
+        interface GetMaintenanceStatus {
+          status: mesos.v1.master.Response.GetMaintenanceStatus.ClusterStatus;
+        }
+        namespace GetMaintenanceStatus {
+          interface ClusterStatus {}
+        }
+        interface GetMaintenanceSchedule {
+          schedule: mesos.v1.master.Response.GetMaintenanceSchedule.Schedule;
+        }
+        namespace GetMaintenanceSchedule {
+          interface Schedule {}
+        }
         interface GetQuota {
           status: mesos.v1.quota.QuotaStatus;
         }
