@@ -26,6 +26,7 @@ export interface UpArgs {
   'stream-buffer-budget': number;
   credentials?: string;
   acls?: string;
+  'authenticate-http-readonly': boolean;
 }
 
 const L = DEFAULT_LIMITS;
@@ -61,6 +62,11 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('acls', {
       type: 'string',
       describe: 'File of ACLs (upstream JSON: permissive, register_frameworks, teardown_frameworks, update_quotas, view_*) deciding what principals may do',
+    })
+    .option('authenticate-http-readonly', {
+      type: 'boolean',
+      default: false,
+      describe: 'HTTP Basic (with --credentials) on the read-only endpoints too (/state, /frameworks, /flags, /metrics/snapshot, ...), so view_* ACLs see who reads',
     })
     .group(LIMIT_FLAGS, 'Limits (README.md, "Limits"):')
     .option('idle-timeout', { type: 'number', default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' })
@@ -103,6 +109,7 @@ export async function runUp(args: UpArgs): Promise<void> {
       streamBufferBudgetMiB: args['stream-buffer-budget'],
       ...(args.credentials === undefined ? {} : { credentials: args.credentials }),
       ...(args.acls === undefined ? {} : { acls: args.acls }),
+      authenticateHttpReadonly: args['authenticate-http-readonly'],
       time: 'realtime',
       logger,
       // A failed core is a bug: the fatal line is logged; stop with a non-zero status.
