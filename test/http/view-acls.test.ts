@@ -278,6 +278,26 @@ describe.each<Encoding>(['json', 'protobuf'])('view ACLs on the operator reads i
     expect((await call(BOB, 'GET_WEIGHTS')).weight_infos).toEqual([{ role: 'dev', weight: 2 }, { role: 'prod', weight: 3 }]);
   });
 
+  it('GET_OPERATIONS shows alice the operations whose consumed resources she may view', async () => {
+    const r = await start({ credentials: CREDENTIALS, acls: ACLS, agents: 1 });
+    const reserve = async (headers: Record<string, string>, principal: string, role: string) => {
+      const client = await subscribed(r, headers, { user: `${principal}-user`, name: role, role, principal });
+      const [offer] = await offers(r, client);
+      const cpus = { name: 'cpus', type: 'SCALAR', scalar: { value: 1 }, allocation_info: { role } };
+      const op = { type: 'RESERVE', id: { value: `op-${role}` }, reserve: { resources: [{ ...cpus, reservations: [{ type: 'DYNAMIC', role, principal }] }] } };
+      expect((await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer!.id], operations: [op], filters: { refuse_seconds: 3600 } } })).status).toBe(202);
+      await client.next('UPDATE_OPERATION_STATUS');
+    };
+    await reserve(BOB, 'bob', 'prod');
+    await reserve(ALICE, 'alice', 'dev');
+    const listed = async (headers: Record<string, string>) => {
+      const answer = await operatorCall(r.masterUrl, { type: 'GET_OPERATIONS' }, encoding, '/api/v1', headers);
+      return ((answer.response!.get_operations.operations ?? []) as Json[]).map((o) => o.info.id.value as string).sort();
+    };
+    expect(await listed(ALICE)).toEqual(['op-dev']);
+    expect(await listed(BOB)).toEqual(['op-dev', 'op-prod']);
+  });
+
   it('GET_FLAGS: 403 to alice, the flags to bob', async () => {
     const refused = await operatorCall(s.r.masterUrl, { type: 'GET_FLAGS' }, encoding, '/api/v1', ALICE);
     expect([refused.status, refused.body]).toEqual([403, '403 Forbidden.']);
