@@ -86,13 +86,13 @@ export class OperatorStream {
     private readonly masterUrl: string,
     readonly encoding: Encoding,
     /** Sent with the SUBSCRIBE, e.g. `authorization`. */
-    private readonly headers: Record<string, string> = {},
+    private readonly requestHeaders: Record<string, string> = {},
   ) {}
 
   open(path = '/api/v1'): Promise<void> {
     const media = MEDIA[this.encoding];
     return new Promise((resolve, reject) => {
-      const req = http.request(new URL(path, this.masterUrl), { method: 'POST', headers: { ...this.headers, 'content-type': media, accept: media }, agent: false }, (res) => {
+      const req = http.request(new URL(path, this.masterUrl), { method: 'POST', headers: { ...this.requestHeaders, 'content-type': media, accept: media }, agent: false }, (res) => {
         this.status = res.statusCode ?? 0;
         this.headers = res.headers;
         const reader = new RecordReader();
