@@ -80,7 +80,8 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('stream-buffer-budget', { type: 'number', default: L.streamBufferBudgetMiB, describe: 'MiB waiting on all event streams before the fullest is cut' })
     .example('$0 up', 'A master on 127.0.0.1:5050 with 3 agents')
     .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port')
-    .example('$0 up --credentials creds.json --acls acls.json', 'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow') as unknown as Argv<UpArgs>;
+    .example('$0 up --credentials creds.json --acls acls.json', 'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow')
+    .example('$0 up --credentials creds.json --acls acls.json --authenticate-http-readonly', '/state and the other read endpoints ask for credentials too, and show each reader what view_* allows') as unknown as Argv<UpArgs>;
 }
 
 export async function runUp(args: UpArgs): Promise<void> {
