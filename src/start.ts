@@ -12,6 +12,7 @@ import type { MasterOptions } from './core/master/ops.js';
 import type { Attribute } from './core/types.js';
 import type { Acls } from './core/authz.js';
 import { parseResources, type Resources } from './core/resources.js';
+import { READONLY_REALM } from './http/auth.js';
 import { buildAgentApp } from './http/agent-app.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './http/event-stream.js';
 import { DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './http/limits.js';
@@ -112,6 +113,12 @@ export interface StartClusterOptions extends LimitOptions {
    * A file path, the JSON text, or the parsed JSON.
    */
   readonly acls?: AuthFileSource;
+  /**
+   * `--authenticate-http-readonly`: HTTP Basic on the read-only endpoints
+   * too (`/state`, `/frameworks`, `/flags`, `/metrics/snapshot`, ...), so
+   * that the ACLs' `view_*` rules see who reads. Needs `credentials`.
+   */
+  readonly authenticateHttpReadonly?: boolean;
 }
 
 export interface AgentEndpoint {
@@ -165,6 +172,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       ...limits.master,
       ...(options.streamKeepaliveMs === undefined ? {} : { keepaliveMs: options.streamKeepaliveMs }),
       ...(credentials === undefined ? {} : { credentials }),
+      authenticateReadonly: options.authenticateHttpReadonly === true,
     });
     servers.push(masterApp);
     const masterPort = await listen(masterApp, host, options.port ?? 0);
@@ -278,6 +286,10 @@ function limitsOf(options: LimitOptions): { master: Omit<MasterAppOptions, 'driv
 /** The credentials and ACLs, read and checked; a bad file stops the start with one line naming it. */
 function authOf(options: StartClusterOptions): { credentials?: Map<string, string>; acls?: Acls } {
   const out: { credentials?: Map<string, string>; acls?: Acls } = {};
+  if (options.authenticateHttpReadonly === true && options.credentials === undefined) {
+    // Upstream's master does not start either: its basic authenticator has no credentials for the realm.
+    throw new StartError(`--authenticate-http-readonly needs --credentials: no credentials for the realm '${READONLY_REALM}'`);
+  }
   if (options.credentials !== undefined) {
     const loaded = loadCredentials(options.credentials);
     if (!loaded.ok) throw new StartError(loaded.error);

@@ -26,6 +26,7 @@ export interface UpArgs {
   'stream-buffer-budget': number;
   credentials?: string;
   acls?: string;
+  'authenticate-http-readonly': boolean;
 }
 
 const L = DEFAULT_LIMITS;
@@ -62,6 +63,11 @@ export function upOptions(y: Argv): Argv<UpArgs> {
       type: 'string',
       describe: 'File of ACLs (upstream JSON: permissive, register_frameworks, teardown_frameworks, update_quotas, view_*) deciding what principals may do',
     })
+    .option('authenticate-http-readonly', {
+      type: 'boolean',
+      default: false,
+      describe: 'HTTP Basic (with --credentials) on the read-only endpoints too (/state, /frameworks, /flags, /metrics/snapshot, ...), so view_* ACLs see who reads',
+    })
     .group(LIMIT_FLAGS, 'Limits (README.md, "Limits"):')
     .option('idle-timeout', { type: 'number', default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' })
     .option('headers-timeout', { type: 'number', default: L.headersTimeoutSeconds, describe: "Seconds a client has to send a request's headers" })
@@ -74,7 +80,8 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('stream-buffer-budget', { type: 'number', default: L.streamBufferBudgetMiB, describe: 'MiB waiting on all event streams before the fullest is cut' })
     .example('$0 up', 'A master on 127.0.0.1:5050 with 3 agents')
     .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port')
-    .example('$0 up --credentials creds.json --acls acls.json', 'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow') as unknown as Argv<UpArgs>;
+    .example('$0 up --credentials creds.json --acls acls.json', 'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow')
+    .example('$0 up --credentials creds.json --acls acls.json --authenticate-http-readonly', '/state and the other read endpoints ask for credentials too, and show each reader what view_* allows') as unknown as Argv<UpArgs>;
 }
 
 export async function runUp(args: UpArgs): Promise<void> {
@@ -103,6 +110,7 @@ export async function runUp(args: UpArgs): Promise<void> {
       streamBufferBudgetMiB: args['stream-buffer-budget'],
       ...(args.credentials === undefined ? {} : { credentials: args.credentials }),
       ...(args.acls === undefined ? {} : { acls: args.acls }),
+      authenticateHttpReadonly: args['authenticate-http-readonly'],
       time: 'realtime',
       logger,
       // A failed core is a bug: the fatal line is logged; stop with a non-zero status.

@@ -29,6 +29,7 @@
  * stands for every role strictly below it (`eng/a`, `eng/a/b`, not `eng`),
  * and becomes a rule of its own whose objects count as ANY for those roles.
  */
+import type { Resource } from './resources.js';
 import type { FrameworkInfo } from './types.js';
 
 export type AclEntity =
@@ -165,6 +166,17 @@ export function principalMismatch(authenticated: string, declared: string): stri
 }
 
 /**
+ * Whether a resource may be seen, given who may see which role: its
+ * reservation role, each role of its reservation stack and the role it is
+ * allocated to must all be (upstream's VIEW_ROLE on a Resource).
+ */
+export function viewableResource(r: Resource, mayViewRole: (role: string) => boolean): boolean {
+  if (r.role !== '*' && !mayViewRole(r.role)) return false;
+  for (const reservation of r.reservations ?? []) if (!mayViewRole(reservation.role)) return false;
+  return r.allocationRole === undefined || mayViewRole(r.allocationRole);
+}
+
+/**
  * The decisions, one per question the cluster asks. Without ACLs every
  * answer is yes, as upstream without an authorizer.
  */
@@ -214,6 +226,11 @@ export class Authorizer {
 
   mayViewRole(principal: string | undefined, role: string): boolean {
     return !this.enabled || decideRole(this.#viewRole, this.#acls.permissive, subjectOf(principal), role);
+  }
+
+  /** A resource, by every role it names (`viewableResource`). */
+  mayViewResource(principal: string | undefined, r: Resource): boolean {
+    return !this.enabled || viewableResource(r, (role) => this.mayViewRole(principal, role));
   }
 
   /** A framework, by its FrameworkInfo.user. */

@@ -7,7 +7,7 @@
  */
 import type { AgentDescription } from './messages.js';
 import type { Resources } from './resources.js';
-import type { FrameworkInfo, OfferConstraints, QuotaConfig, QuotaUpdate, TaskState, TaskStatus, WeightInfo } from './types.js';
+import type { FrameworkInfo, OfferConstraints, QuotaConfig, QuotaUpdate, TaskSpec, TaskState, TaskStatus, WeightInfo } from './types.js';
 import type { OperationRecord } from './master/operation-store.js';
 import type { FrameworkState, Offer, Task } from './master/framework.js';
 
@@ -77,7 +77,15 @@ export type OperatorEvent =
   /** The first record: the wire layer renders the whole state from the read model at delivery. */
   | { readonly type: 'SUBSCRIBED'; readonly heartbeatIntervalSeconds: number }
   | { readonly type: 'TASK_ADDED'; readonly task: Task; readonly user: string }
-  | { readonly type: 'TASK_UPDATED'; readonly frameworkId: string; readonly status: TaskStatus; readonly state: TaskState }
+  /** `spec` and `user` (the framework's) are not sent: they let the wire layer ask the view ACLs about the task. */
+  | {
+      readonly type: 'TASK_UPDATED';
+      readonly frameworkId: string;
+      readonly status: TaskStatus;
+      readonly state: TaskState;
+      readonly spec: TaskSpec;
+      readonly user: string;
+    }
   | { readonly type: 'AGENT_ADDED'; readonly agent: AgentSnapshot }
   | { readonly type: 'AGENT_REMOVED'; readonly agentId: string }
   | { readonly type: 'FRAMEWORK_ADDED' | 'FRAMEWORK_UPDATED'; readonly framework: FrameworkSnapshot }

@@ -14,7 +14,9 @@
  * comes before every other check of the request, the method included, and
  * its refusal closes the connection: the body is not read, and it may have
  * been a SUBSCRIBE waiting for its stream. Read endpoints stay open, as
- * upstream's are without `--authenticate_http_readonly`.
+ * upstream's are without `--authenticate_http_readonly`; with it
+ * (`--authenticate-http-readonly`), those upstream puts in its read-only
+ * realm ask for credentials too (read-routes.ts lists them).
  *
  * The principal reaches the core with the input (`cluster.subscribe(...,
  * principal)`), which asks the ACLs; no decision is made here.
@@ -29,6 +31,8 @@ export type Credentials = ReadonlyMap<string, string>;
 export const SCHEDULER_REALM = 'mesos-master-scheduler';
 /** Upstream's realm of the master's read-write endpoints, the operator API among them. */
 export const READWRITE_REALM = 'mesos-master-readwrite';
+/** Upstream's realm of the master's read-only endpoints (`/state`, `/flags`, ...) and of `/metrics/snapshot`. */
+export const READONLY_REALM = 'mesos-master-readonly';
 
 /** The routes that require authentication, by their URL, with their realm. */
 export const AUTHENTICATED_ROUTES: ReadonlyMap<string, string> = new Map([

@@ -30,7 +30,8 @@ export const HTTP_ERRORS = {
   /** Unknown path, on any server; fastify finds no route before anything else. */
   NOT_FOUND: { status: 404, text: () => '404 Not Found.' },
   /**
-   * With `--credentials`, a request to the scheduler or operator API without
+   * With `--credentials`, a request to the scheduler or operator API (and,
+   * with `--authenticate-http-readonly`, to a read-only endpoint) without
    * valid HTTP Basic credentials, before anything else about it is looked
    * at (upstream authenticates before its handler runs). libprocess's
    * default body; `auth.ts` adds `WWW-Authenticate` with the realm.

@@ -63,7 +63,8 @@ export class HttpEventStream<E extends { readonly type: string } = SchedulerEven
 
   constructor(
     private readonly res: ServerResponse,
-    private readonly encode: (event: E) => Uint8Array | string,
+    /** The record of an event; undefined for one this stream's reader may not see, which is skipped. */
+    private readonly encode: (event: E) => Uint8Array | string | undefined,
     options: EventStreamOptions,
   ) {
     this.#budget = options.budget;
@@ -151,7 +152,9 @@ export class HttpEventStream<E extends { readonly type: string } = SchedulerEven
 
   send(event: E): void {
     if (this.closed) return;
-    const chunk = chunkOf(this.encode(event));
+    const payload = this.encode(event);
+    if (payload === undefined) return;
+    const chunk = chunkOf(payload);
     if (this.#early !== undefined) {
       this.#early.push(chunk);
       return;

@@ -5,9 +5,9 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { ClusterDriver } from '../runtime/driver.js';
-import { requireAuthentication, type Credentials } from './auth.js';
+import { AUTHENTICATED_ROUTES, requireAuthentication, type Credentials } from './auth.js';
 import { Connections } from './connections.js';
-import { registerReadRoutes } from './read-routes.js';
+import { readonlyRoutes, registerReadRoutes } from './read-routes.js';
 import { sendError } from './errors.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './event-stream.js';
 import { capConnections, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from './limits.js';
@@ -42,6 +42,8 @@ export interface MasterAppOptions {
   readonly keepaliveMs?: number;
   /** `--credentials`: HTTP Basic on the scheduler and operator APIs; open without. */
   readonly credentials?: Credentials;
+  /** `--authenticate-http-readonly`: HTTP Basic on the read-only endpoints too (needs `credentials`). */
+  readonly authenticateReadonly?: boolean;
 }
 
 export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
@@ -59,7 +61,10 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
   router.attach(app);
   capConnections(app, 'master', limits.maxConnections, app.log);
   acceptRawBodies(app);
-  if (options.credentials !== undefined) requireAuthentication(app, options.credentials);
+  if (options.credentials !== undefined) {
+    const routes = options.authenticateReadonly === true ? new Map([...AUTHENTICATED_ROUTES, ...readonlyRoutes()]) : AUTHENTICATED_ROUTES;
+    requireAuthentication(app, options.credentials, routes);
+  }
   const connections = new Connections();
   options.driver.setOutput(connections.deliver);
   const budget = new StreamBudget({

@@ -38,6 +38,7 @@ import { sendCallError, sendError } from './errors.js';
 import { HttpEventStream } from './event-stream.js';
 import { serveMethods } from './methods.js';
 import { JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from './negotiate.js';
+import { viewerOf } from '../wire/view-filter.js';
 import { sendBody } from './read-routes.js';
 import { sendEmpty } from './replies.js';
 import { CAPACITY_RETRY_AFTER_SECONDS } from './scheduler-route.js';
@@ -70,8 +71,11 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: OperatorRoute
   if (typeof request === 'string') return sendError(reply, 'OPERATOR_CALL_INVALID', request);
   const { driver } = options;
   switch (request.kind) {
-    case 'read':
-      return sendResponse(req, reply, accepted, driver.read((view) => readResponse(view, request.type)));
+    case 'read': {
+      const principal = principalOf(req);
+      const response = driver.read((view) => readResponse(view, request.type, viewerOf(view.authorizer, principal)));
+      return response === 'FORBIDDEN' ? sendError(reply, 'FORBIDDEN', '') : sendResponse(req, reply, accepted, response);
+    }
     case 'core': {
       const principal = principalOf(req);
       const outcome = driver.input((cluster) => cluster.operator(request.call, principal));
@@ -81,7 +85,7 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: OperatorRoute
     case 'unsupported':
       return request.answer === 'FILE_NOT_FOUND' ? sendError(reply, 'NOT_FOUND') : sendError(reply, 'NOT_IMPLEMENTED');
     case 'subscribe':
-      return subscribe(reply, accepted, options);
+      return subscribe(reply, accepted, options, principalOf(req));
   }
 }
 
@@ -90,16 +94,19 @@ function sendResponse(req: FastifyRequest, reply: FastifyReply, type: MessageTyp
   return sendBody(req, reply, type, body);
 }
 
-function subscribe(reply: FastifyReply, accepted: MessageType, options: OperatorRouteOptions): FastifyReply | undefined {
+function subscribe(reply: FastifyReply, accepted: MessageType, options: OperatorRouteOptions, principal: string | undefined): FastifyReply | undefined {
   const { driver, connections, budget, maxSubscriptions } = options;
   if (connections.size >= maxSubscriptions) {
     return sendError(reply.header('retry-after', String(CAPACITY_RETRY_AFTER_SECONDS)), 'TOO_MANY_SUBSCRIPTIONS', maxSubscriptions);
   }
   reply.hijack();
   const res = reply.raw;
-  // Events are rendered when delivered, at the end of the input that made them.
+  // Events are rendered when delivered, at the end of the input that made
+  // them, with what the subscriber may view; one it may not view is skipped.
+  const viewer = viewerOf(driver.cluster.view.authorizer, principal);
   const encode = (event: OperatorEvent) => {
-    const wire = operatorEventToWire(driver.cluster.view, event);
+    const wire = operatorEventToWire(driver.cluster.view, event, viewer);
+    if (wire === undefined) return undefined;
     return accepted === JSON_TYPE ? encodeEventJson(wire) : encodeEventProto(wire);
   };
   const stream = new HttpEventStream<OperatorEvent>(res, encode, { budget, keepaliveMs: 0 });

@@ -1,6 +1,9 @@
 /**
- * Legacy read-only endpoints of the master (JSON), under `/` and `/master/`:
- * GET and HEAD only, their query checked before anything is read.
+ * Legacy read-only endpoints of the master (JSON), under `/` and `/master/`,
+ * their query checked before anything is read. Each reader sees what the
+ * ACLs let its principal view (view-filter.ts): the authenticated one with
+ * `--authenticate-http-readonly`, else none, which the ACLs take as ANY.
+ * `/flags` is all or nothing: 403 to a reader who may not view the flags.
  */
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
@@ -10,6 +13,7 @@ import {
   decodeQuery,
   frameworksQuery,
   jsonpQuery,
+  renderFlags,
   renderFrameworks,
   renderMetrics,
   renderRoles,
@@ -26,32 +30,45 @@ import {
   type QueryResult,
 } from '../wire/legacy/index.js';
 import { VERSION } from '../wire/version.js';
+import { principalOf, READONLY_REALM } from './auth.js';
 import { sendError } from './errors.js';
+import { viewerOf, type Viewer } from '../wire/view-filter.js';
 import { everyMethod, serveMethods } from './methods.js';
 import { askedOwnPath } from './routing.js';
 
 /** Checks a request's parameters into the query its renderer takes. */
 type ParseQuery<Q> = (params: QueryParams) => QueryResult<Q>;
 
+/** The endpoints upstream puts in its read-only realm, under both prefixes; `/metrics/snapshot` is its own process's. */
+const READONLY_PATHS = ['/state', '/state.json', '/state-summary', '/slaves', '/frameworks', '/tasks', '/roles', '/flags'];
+
+/** The routes `--authenticate-http-readonly` guards, by URL, with their realm (for `requireAuthentication`). */
+export function readonlyRoutes(): Map<string, string> {
+  const urls = ['', '/master'].flatMap((prefix) => READONLY_PATHS.map((path) => `${prefix}${path}`));
+  return new Map([...urls, '/metrics/snapshot'].map((url) => [url, READONLY_REALM]));
+}
+
 export function registerReadRoutes(app: FastifyInstance, prefix: string, driver: ClusterDriver): void {
   const json =
-    <Q extends JsonpQuery>(parse: ParseQuery<Q>, render: (view: ClusterView, q: Q) => unknown) =>
+    <Q extends JsonpQuery>(parse: ParseQuery<Q>, render: (view: ClusterView, q: Q, viewer: Viewer) => unknown) =>
     (req: FastifyRequest, reply: FastifyReply) => {
       const query = queryOf(req, parse);
       if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
+      const principal = principalOf(req);
       // Reading lets due timers run first, so the view is current.
-      const body = driver.read((view) => render(view, query.value));
+      const body = driver.read((view) => render(view, query.value, viewerOf(view.authorizer, principal)));
       return sendJson(req, reply, body, query.value.jsonp);
     };
   // Upstream's read handlers do not check the method (wire facts, legacy endpoints).
   const read = (path: string, handler: RouteHandlerMethod) => serveMethods(app, `${prefix}${path}`, everyMethod(app), handler);
-  read('/state', json(jsonpQuery, (view) => renderState(view)));
-  read('/state.json', json(jsonpQuery, (view) => renderState(view)));
-  read('/state-summary', json(jsonpQuery, (view) => renderStateSummary(view)));
-  read('/slaves', json(slavesQuery, (view, q) => renderSlaves(view, q)));
-  read('/frameworks', json(frameworksQuery, (view, q) => renderFrameworks(view, q)));
-  read('/tasks', json(tasksQuery, (view, q) => renderTasks(view, q)));
-  read('/roles', json(jsonpQuery, (view) => renderRoles(view)));
+  read('/state', json(jsonpQuery, (view, _q, viewer) => renderState(view, {}, viewer)));
+  read('/state.json', json(jsonpQuery, (view, _q, viewer) => renderState(view, {}, viewer)));
+  read('/state-summary', json(jsonpQuery, (view, _q, viewer) => renderStateSummary(view, viewer)));
+  read('/slaves', json(slavesQuery, renderSlaves));
+  read('/frameworks', json(frameworksQuery, renderFrameworks));
+  read('/tasks', json(tasksQuery, renderTasks));
+  read('/roles', json(jsonpQuery, (view, _q, viewer) => renderRoles(view, viewer)));
+  read('/flags', flags(driver, json(jsonpQuery, (view) => renderFlags(view))));
   if (prefix === '') {
     // Metrics belong to their own process upstream: /metrics/snapshot only.
     read('/metrics/snapshot', json(jsonpQuery, (view) => renderMetrics(view)));
@@ -68,6 +85,23 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
       return reply.code(307).header('location', `//${hostname}:${port}`);
     }),
   );
+}
+
+/**
+ * `/flags`: with ACLs, upstream serves GET only (405 otherwise) and answers
+ * 403 to a reader who may not view the flags; without, any method reads.
+ */
+function flags(driver: ClusterDriver, answer: RouteHandlerMethod) {
+  return function (this: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
+    const principal = principalOf(req);
+    const decision = driver.read((view) => {
+      if (!view.authorizer.enabled) return 'open';
+      return viewerOf(view.authorizer, principal).flags() ? 'allowed' : 'forbidden';
+    });
+    if (decision !== 'open' && req.method !== 'GET') return sendError(reply.header('allow', 'GET'), 'METHOD_NOT_ALLOWED', ['GET'], req.method);
+    if (decision === 'forbidden') return sendError(reply, 'FORBIDDEN', '');
+    return answer.call(this, req, reply);
+  };
 }
 
 /**

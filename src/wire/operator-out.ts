@@ -5,7 +5,7 @@
  * the whole state, rendered from the view when the event is delivered,
  * which is at the end of the input that subscribed.
  */
-import type { OperatorEvent, OperatorValue } from '../core/operator-types.js';
+import type { AgentSnapshot, FrameworkSnapshot, OperatorEvent, OperatorValue } from '../core/operator-types.js';
 import { fromMilli } from '../core/resources.js';
 import type { ClusterView } from '../core/view.js';
 import type { mesos } from './generated/types.js';
@@ -22,6 +22,7 @@ import type { Quantities, QuotaConfig, ResourceOperation } from '../core/types.j
 import { resourcesToWire } from './convert-common.js';
 import type { ReadCallType } from './operator-in.js';
 import { agentToWire, frameworkInfoToWire, frameworkToWire, getAgents, getExecutors, getFrameworks, getState, getTasks, taskToWire } from './operator-state.js';
+import { SHOW_ALL, visibleResources, type Viewer } from './view-filter.js';
 
 type Response = mesos.v1.master.Response;
 type Event = mesos.v1.master.Event;
@@ -29,11 +30,17 @@ type Event = mesos.v1.master.Event;
 /** The glog verbosity upstream reports when nobody has raised it. */
 export const LOGGING_LEVEL = 0;
 
-export function readResponse(view: ClusterView, type: ReadCallType): Response {
+/**
+ * The answer to a read call, with what the reader may view (view-filter.ts);
+ * `FORBIDDEN` for GET_FLAGS to a reader the ACLs do not let see the flags,
+ * which upstream answers 403.
+ */
+export function readResponse(view: ClusterView, type: ReadCallType, viewer: Viewer = SHOW_ALL): Response | 'FORBIDDEN' {
   switch (type) {
     case 'GET_HEALTH':
       return { type, get_health: { healthy: true } };
     case 'GET_FLAGS':
+      if (!viewer.flags()) return 'FORBIDDEN';
       return { type, get_flags: { flags: Object.entries(masterFlags(view)).map(([name, value]) => ({ name, value })) } };
     case 'GET_VERSION':
       return {
@@ -52,17 +59,17 @@ export function readResponse(view: ClusterView, type: ReadCallType): Response {
     case 'GET_LOGGING_LEVEL':
       return { type, get_logging_level: { level: LOGGING_LEVEL } };
     case 'GET_STATE':
-      return { type, get_state: getState(view) };
+      return { type, get_state: getState(view, viewer) };
     case 'GET_AGENTS':
-      return { type, get_agents: getAgents(view) };
+      return { type, get_agents: getAgents(view, viewer) };
     case 'GET_FRAMEWORKS':
-      return { type, get_frameworks: getFrameworks(view) };
+      return { type, get_frameworks: getFrameworks(view, viewer) };
     case 'GET_EXECUTORS':
-      return { type, get_executors: getExecutors(view) };
+      return { type, get_executors: getExecutors(view, viewer) };
     case 'GET_TASKS':
-      return { type, get_tasks: getTasks(view) };
+      return { type, get_tasks: getTasks(view, viewer) };
     case 'GET_ROLES':
-      return { type, get_roles: getRoles(view) };
+      return { type, get_roles: getRoles(view, viewer) };
     // No maintenance windows can be scheduled here: the status and the schedule are empty.
     case 'GET_MAINTENANCE_STATUS':
       return { type, get_maintenance_status: { status: {} } };
@@ -75,9 +82,10 @@ export function readResponse(view: ClusterView, type: ReadCallType): Response {
   }
 }
 
-function getRoles(view: ClusterView): mesos.v1.master.Response.GetRoles {
+function getRoles(view: ClusterView, viewer: Viewer): mesos.v1.master.Response.GetRoles {
+  const roles = view.roles();
   return {
-    roles: view.roles().map((role) => ({
+    roles: (viewer.all ? roles : roles.filter((role) => viewer.role(role.name))).map((role) => ({
       name: role.name,
       weight: role.weight,
       frameworks: role.frameworks.map((value) => ({ value })),
@@ -140,30 +148,53 @@ function offerOperationToWire(op: ResourceOperation): mesos.v1.Offer.Operation {
   }
 }
 
-export function operatorEventToWire(view: ClusterView, event: OperatorEvent): Event {
+/**
+ * An event as the subscriber sees it, or nothing when the ACLs hide it
+ * from the subscriber, as upstream's subscriber filters: SUBSCRIBED holds
+ * what GET_STATE shows the reader; a task event goes only to one who may
+ * view the task and its framework, a framework event only to one who may
+ * view the framework, with the resources of roles it may view; AGENT_ADDED
+ * goes to all, its total resources filtered.
+ */
+export function operatorEventToWire(view: ClusterView, event: OperatorEvent, viewer: Viewer = SHOW_ALL): Event | undefined {
   switch (event.type) {
     case 'SUBSCRIBED':
-      return { type: 'SUBSCRIBED', subscribed: { get_state: getState(view), heartbeat_interval_seconds: event.heartbeatIntervalSeconds } };
+      return { type: 'SUBSCRIBED', subscribed: { get_state: getState(view, viewer), heartbeat_interval_seconds: event.heartbeatIntervalSeconds } };
     case 'TASK_ADDED':
+      if (!viewer.framework(event.user) || !viewer.task(event.task.spec, event.user)) return undefined;
       return { type: 'TASK_ADDED', task_added: { task: taskToWire(event.task, event.user) } };
     case 'TASK_UPDATED':
+      if (!viewer.framework(event.user) || !viewer.task(event.spec, event.user)) return undefined;
       return {
         type: 'TASK_UPDATED',
         task_updated: { framework_id: { value: event.frameworkId }, status: taskStatusToWire(event.status), state: event.state },
       };
     case 'AGENT_ADDED':
-      return { type: 'AGENT_ADDED', agent_added: { agent: agentToWire(view, event.agent) } };
+      return { type: 'AGENT_ADDED', agent_added: { agent: agentAdded(view, event.agent, viewer) } };
     case 'AGENT_REMOVED':
       return { type: 'AGENT_REMOVED', agent_removed: { agent_id: { value: event.agentId } } };
     case 'FRAMEWORK_ADDED':
-      return { type: 'FRAMEWORK_ADDED', framework_added: { framework: frameworkToWire(view, event.framework) } };
     case 'FRAMEWORK_UPDATED':
-      return { type: 'FRAMEWORK_UPDATED', framework_updated: { framework: frameworkToWire(view, event.framework) } };
+      return frameworkEvent(view, event.type, event.framework, viewer);
     case 'FRAMEWORK_REMOVED':
+      if (!viewer.framework(event.info.user)) return undefined;
       return { type: 'FRAMEWORK_REMOVED', framework_removed: { framework_info: frameworkInfoToWire(event.info) } };
     case 'HEARTBEAT':
       return { type: 'HEARTBEAT' };
   }
+}
+
+/** Upstream filters only the agent's total resources in this event. */
+function agentAdded(view: ClusterView, agent: AgentSnapshot, viewer: Viewer): mesos.v1.master.Response.GetAgents.Agent {
+  const wire = agentToWire(view, agent);
+  return viewer.all ? wire : { ...wire, total_resources: resourcesToWire(visibleResources(agent.info.resources, viewer)) };
+}
+
+function frameworkEvent(view: ClusterView, type: 'FRAMEWORK_ADDED' | 'FRAMEWORK_UPDATED', fw: FrameworkSnapshot, viewer: Viewer): Event | undefined {
+  if (!viewer.framework(fw.info.user)) return undefined;
+  const seen = viewer.all ? fw : { ...fw, allocated: visibleResources(fw.allocated, viewer), offered: visibleResources(fw.offered, viewer) };
+  const framework = frameworkToWire(view, seen);
+  return type === 'FRAMEWORK_ADDED' ? { type, framework_added: { framework } } : { type, framework_updated: { framework } };
 }
 
 export const encodeResponseJson = (response: Response): string => encodeJson('mesos.v1.master.Response', response);

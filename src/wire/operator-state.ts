@@ -7,6 +7,7 @@
  */
 import type { Task } from '../core/master/framework.js';
 import type { AgentSnapshot, FrameworkSnapshot } from '../core/operator-types.js';
+import type { Resources } from '../core/resources.js';
 import type { FrameworkInfo } from '../core/types.js';
 import type { ClusterView, FrameworkView } from '../core/view.js';
 import { hexToBytes } from './bytes.js';
@@ -16,6 +17,7 @@ import { executorSpecOf } from './legacy/executors.js';
 import { offerConstraintsJson } from './legacy/frameworks.js';
 import { AGENT_CAPABILITIES } from './legacy/slaves.js';
 import { taskStatusToWire } from './scheduler-out.js';
+import { SHOW_ALL, visibleResources, type Viewer } from './view-filter.js';
 
 export const timeInfo = (ms: number): mesos.v1.TimeInfo => ({ nanoseconds: Math.round(ms * 1e6) });
 
@@ -63,14 +65,16 @@ export function frameworkToWire(view: ClusterView, fw: FrameworkSnapshot): mesos
   };
 }
 
-export function agentToWire(view: ClusterView, agent: AgentSnapshot): mesos.v1.master.Response.GetAgents.Agent {
+/** The resources are those the reader may view (`view_roles`), in every list. */
+export function agentToWire(view: ClusterView, agent: AgentSnapshot, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetAgents.Agent {
   const { info } = agent;
+  const resources = (bag: Resources) => resourcesToWire(visibleResources(bag, viewer));
   return {
     agent_info: {
       id: { value: agent.id },
       hostname: info.hostname,
       port: info.port,
-      resources: resourcesToWire(info.resources),
+      resources: resources(info.resources),
       attributes: info.attributes.map(attributeToWire),
     },
     active: agent.active,
@@ -79,9 +83,9 @@ export function agentToWire(view: ClusterView, agent: AgentSnapshot): mesos.v1.m
     pid: agent.pid,
     registered_time: timeInfo(agent.registeredTimeMs),
     ...(agent.reregisteredTimeMs === undefined ? {} : { reregistered_time: timeInfo(agent.reregisteredTimeMs) }),
-    total_resources: resourcesToWire(info.resources),
-    allocated_resources: resourcesToWire(agent.allocated),
-    offered_resources: resourcesToWire(agent.offered),
+    total_resources: resources(info.resources),
+    allocated_resources: resources(agent.allocated),
+    offered_resources: resources(agent.offered),
     capabilities: AGENT_CAPABILITIES.map((type) => ({ type })),
     ...(agent.drain === undefined
       ? {}
@@ -122,36 +126,52 @@ export function taskToWire(task: Task, user: string): mesos.v1.Task {
   };
 }
 
-const allFrameworks = (view: ClusterView): FrameworkView[] => [...view.frameworks(), ...view.completedFrameworks()];
+/** The registered and the completed frameworks the reader may view. */
+function viewedFrameworks(view: ClusterView, viewer: Viewer): FrameworkView[] {
+  const all = [...view.frameworks(), ...view.completedFrameworks()];
+  return viewer.all ? all : all.filter((fw) => viewer.framework(fw.info.user));
+}
 
-export function getAgents(view: ClusterView): mesos.v1.master.Response.GetAgents {
-  const agents = [...view.agents()].map((a) => agentToWire(view, view.agentSnapshot(a.id)!));
+export function getAgents(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetAgents {
+  const agents = [...view.agents()].map((a) => agentToWire(view, view.agentSnapshot(a.id)!, viewer));
   return { agents, recovered_agents: [] };
 }
 
-export function getFrameworks(view: ClusterView): mesos.v1.master.Response.GetFrameworks {
+/** The frameworks the reader may view, whole: upstream filters neither their offers nor their resources here. */
+export function getFrameworks(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetFrameworks {
   const render = (fw: FrameworkView) => frameworkToWire(view, view.frameworkSnapshot(fw));
-  return { frameworks: [...view.frameworks()].map(render), completed_frameworks: view.completedFrameworks().map(render) };
+  const seen = (fw: FrameworkView) => viewer.framework(fw.info.user);
+  return { frameworks: [...view.frameworks()].filter(seen).map(render), completed_frameworks: view.completedFrameworks().filter(seen).map(render) };
 }
 
-/** Unreachable tasks stay among the live ones in the master but are listed apart, as upstream lists them. */
-export function getTasks(view: ClusterView): mesos.v1.master.Response.GetTasks {
+/**
+ * The tasks the reader may view, of frameworks it may view. Unreachable
+ * tasks stay among the live ones in the master but are listed apart, as
+ * upstream lists them.
+ */
+export function getTasks(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetTasks {
   const tasks: mesos.v1.Task[] = [];
   const unreachable: mesos.v1.Task[] = [];
   const completed: mesos.v1.Task[] = [];
-  for (const fw of allFrameworks(view)) {
-    for (const task of fw.tasks.values()) (task.state === 'TASK_UNREACHABLE' ? unreachable : tasks).push(taskToWire(task, fw.info.user));
-    for (const task of fw.completedTasks) completed.push(taskToWire(task, fw.info.user));
+  for (const fw of viewedFrameworks(view, viewer)) {
+    const { user } = fw.info;
+    const seen = (task: Task) => viewer.task(task.spec, user);
+    for (const task of fw.tasks.values()) if (seen(task)) (task.state === 'TASK_UNREACHABLE' ? unreachable : tasks).push(taskToWire(task, user));
+    for (const task of fw.completedTasks) if (seen(task)) completed.push(taskToWire(task, user));
   }
   return { tasks, unreachable_tasks: unreachable, completed_tasks: completed };
 }
 
-/** Executors other than command executors, which the master does not track, as upstream. */
-export function getExecutors(view: ClusterView): mesos.v1.master.Response.GetExecutors {
+/**
+ * Executors other than command executors, which the master does not track,
+ * as upstream; those the reader may view, of frameworks it may view.
+ */
+export function getExecutors(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetExecutors {
   const executors: mesos.v1.master.Response.GetExecutors.Executor[] = [];
-  for (const fw of view.frameworks()) {
+  for (const fw of viewedFrameworks(view, viewer)) {
     for (const record of fw.executors.values()) {
       const spec = executorSpecOf(fw, record);
+      if (!viewer.executor(spec, fw.info.user)) continue;
       const raw = spec.raw as mesos.v1.ExecutorInfo | undefined;
       const info: mesos.v1.ExecutorInfo = raw ?? { executor_id: { value: record.executorId }, type: 'DEFAULT' };
       executors.push({ executor_info: { ...info, framework_id: { value: fw.id } }, agent_id: { value: record.agentId } });
@@ -160,6 +180,11 @@ export function getExecutors(view: ClusterView): mesos.v1.master.Response.GetExe
   return { executors };
 }
 
-export function getState(view: ClusterView): mesos.v1.master.Response.GetState {
-  return { get_tasks: getTasks(view), get_executors: getExecutors(view), get_frameworks: getFrameworks(view), get_agents: getAgents(view) };
+export function getState(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetState {
+  return {
+    get_tasks: getTasks(view, viewer),
+    get_executors: getExecutors(view, viewer),
+    get_frameworks: getFrameworks(view, viewer),
+    get_agents: getAgents(view, viewer),
+  };
 }

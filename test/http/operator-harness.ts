@@ -27,10 +27,16 @@ export interface OperatorAnswer extends CallResult {
   readonly response: Json | undefined;
 }
 
-/** Posts an operator call to `path` (default `/api/v1`), accepting the same encoding. */
-export async function operatorCall(masterUrl: string, call: Json, encoding: Encoding, path = '/api/v1'): Promise<OperatorAnswer> {
+/** Posts an operator call to `path` (default `/api/v1`), accepting the same encoding; `headers` adds e.g. `authorization`. */
+export async function operatorCall(
+  masterUrl: string,
+  call: Json,
+  encoding: Encoding,
+  path = '/api/v1',
+  headers: Record<string, string> = {},
+): Promise<OperatorAnswer> {
   const media = MEDIA[encoding];
-  const raw = await postBinary(new URL(path, masterUrl), encodeCall(call, encoding), { 'content-type': media, accept: media });
+  const raw = await postBinary(new URL(path, masterUrl), encodeCall(call, encoding), { ...headers, 'content-type': media, accept: media });
   const type = raw.headers['content-type'];
   let response: Json | undefined;
   if (raw.status === 200 && type === media && raw.bytes.length > 0) {
@@ -79,12 +85,14 @@ export class OperatorStream {
   constructor(
     private readonly masterUrl: string,
     readonly encoding: Encoding,
+    /** Sent with the SUBSCRIBE, e.g. `authorization`. */
+    private readonly requestHeaders: Record<string, string> = {},
   ) {}
 
   open(path = '/api/v1'): Promise<void> {
     const media = MEDIA[this.encoding];
     return new Promise((resolve, reject) => {
-      const req = http.request(new URL(path, this.masterUrl), { method: 'POST', headers: { 'content-type': media, accept: media }, agent: false }, (res) => {
+      const req = http.request(new URL(path, this.masterUrl), { method: 'POST', headers: { ...this.requestHeaders, 'content-type': media, accept: media }, agent: false }, (res) => {
         this.status = res.statusCode ?? 0;
         this.headers = res.headers;
         const reader = new RecordReader();

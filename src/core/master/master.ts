@@ -32,7 +32,7 @@ import { frameworkSnapshot, taskSnapshot } from './snapshots.js';
 import { OperationStore } from './operation-store.js';
 import { removeFrameworkOperations } from './operations.js';
 import { immutableFieldError, subscriptionError } from './validation.js';
-import type { OperatorCall, OperatorValue } from '../operator-types.js';
+import type { OperatorCall, OperatorEvent, OperatorValue } from '../operator-types.js';
 
 export type { MasterOptions } from './ops.js';
 
@@ -464,7 +464,12 @@ export class Master implements MasterOps, SimNode {
     task.statusUpdateState = status.state;
     task.statusUpdateUuid = status.uuid;
     if (isTerminal(task.state)) this.recoverTaskResources(task);
-    if (changed) this.feed.emit(() => ({ type: 'TASK_UPDATED', frameworkId: task.frameworkId, status, state: task.state }));
+    if (changed) this.feed.emit(() => this.#taskUpdated(task, status));
+  }
+
+  #taskUpdated(task: Task, status: TaskStatus): OperatorEvent {
+    const user = this.frameworks.get(task.frameworkId)?.info.user ?? '';
+    return { type: 'TASK_UPDATED', frameworkId: task.frameworkId, status, state: task.state, spec: task.spec, user };
   }
 
   recoverTaskResources(task: Task): void {

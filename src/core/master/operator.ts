@@ -19,6 +19,7 @@ import { done, fail, ok, type Outcome } from '../errors.js';
 import type { Resources } from '../resources.js';
 import type { ResourceOperationType } from '../types.js';
 import type { OperatorCall, OperatorValue } from '../operator-types.js';
+import type { OperationRecord } from './operation-store.js';
 import { deactivateAgent, drainAgent, markAgentGone, reactivateAgent, transitionDrained } from './agent-admin.js';
 import type { MasterOps } from './ops.js';
 import { operatorOperation } from './operations.js';
@@ -44,8 +45,10 @@ export function onOperatorCall(m: MasterOps, call: OperatorCall, principal?: str
       return ok({ type: 'GET_QUOTA', configs: [...m.quotas.values()].filter((q) => m.authorizer.mayGetQuota(principal, q.role)).sort(byRole) });
     case 'UPDATE_WEIGHTS':
       return updateWeights(m, call.weights);
-    case 'GET_WEIGHTS':
-      return ok({ type: 'GET_WEIGHTS', weights: [...m.weights].map(([role, weight]) => ({ role, weight })).sort(byRole) });
+    case 'GET_WEIGHTS': {
+      const weights = [...m.weights].filter(([role]) => m.authorizer.mayViewRole(principal, role));
+      return ok({ type: 'GET_WEIGHTS', weights: weights.map(([role, weight]) => ({ role, weight })).sort(byRole) });
+    }
     case 'RESERVE_RESOURCES':
       return resourceOperation(m, 'RESERVE', call.agentId, call.resources);
     case 'UNRESERVE_RESOURCES':
@@ -55,7 +58,7 @@ export function onOperatorCall(m: MasterOps, call: OperatorCall, principal?: str
     case 'DESTROY_VOLUMES':
       return resourceOperation(m, 'DESTROY', call.agentId, call.volumes);
     case 'GET_OPERATIONS':
-      return ok({ type: 'GET_OPERATIONS', operations: m.operations.all() });
+      return ok({ type: 'GET_OPERATIONS', operations: m.operations.all().filter((op) => mayViewOperation(m, principal, op)) });
   }
 }
 
@@ -66,6 +69,19 @@ function teardown(m: MasterOps, frameworkId: string, principal: string | undefin
   if (!m.authorizer.mayTeardown(principal, fw.info.principal)) return fail('FORBIDDEN', '');
   m.removeFramework(fw, 'Framework torn down by the operator');
   return done;
+}
+
+/**
+ * Upstream shows an operation to whoever may see every resource it consumed
+ * (VIEW_ROLE on each, the allocation role included): a RESERVE of
+ * unreserved resources is seen by all, its UNRESERVE only by those who may
+ * see the role.
+ */
+function mayViewOperation(m: MasterOps, principal: string | undefined, op: OperationRecord): boolean {
+  if (!m.authorizer.enabled) return true;
+  const allocation = op.info.resources[0]?.allocationRole;
+  if (allocation !== undefined && !m.authorizer.mayViewRole(principal, allocation)) return false;
+  return op.conversions.every((c) => c.consumed.every((r) => m.authorizer.mayViewResource(principal, r)));
 }
 
 function resourceOperation(m: MasterOps, type: ResourceOperationType, agentId: string, resources: Resources): Outcome {

@@ -5,6 +5,7 @@ import { add } from '../../core/resources.js';
 import type { Task } from '../../core/master/framework.js';
 import type { AttributeConstraint, OfferConstraints } from '../../core/types.js';
 import type { ClusterView, FrameworkView } from '../../core/view.js';
+import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { executorSpecOf } from './executors.js';
 import { Double } from './legacy-json.js';
 import { executorObject, offerObject, taskObject } from './objects.js';
@@ -14,10 +15,13 @@ export interface FrameworksQuery {
   readonly framework_id?: string;
 }
 
-/** `framework_id` narrows both lists; an unknown id gives empty ones. */
-export function renderFrameworks(view: ClusterView, query: FrameworksQuery): JsonObject {
-  const wanted = (fw: FrameworkView) => query.framework_id === undefined || fw.id === query.framework_id;
-  const render = (fw: FrameworkView) => frameworkObject(view, fw);
+/**
+ * `framework_id` narrows both lists; an unknown id gives empty ones. So do
+ * the ACLs: a framework the reader may not view is left out.
+ */
+export function renderFrameworks(view: ClusterView, query: FrameworksQuery, viewer: Viewer = SHOW_ALL): JsonObject {
+  const wanted = (fw: FrameworkView) => (query.framework_id === undefined || fw.id === query.framework_id) && viewer.framework(fw.info.user);
+  const render = (fw: FrameworkView) => frameworkObject(view, fw, viewer);
   return {
     frameworks: [...view.frameworks()].filter(wanted).map(render),
     completed_frameworks: view.completedFrameworks().filter(wanted).map(render),
@@ -28,9 +32,11 @@ export function renderFrameworks(view: ClusterView, query: FrameworksQuery): Jso
 /**
  * One framework. Subscribed means active and connected; a disconnected
  * framework waiting out its failover timeout and a removed one are
- * neither. Nothing is ever recovered from a registry here.
+ * neither. Nothing is ever recovered from a registry here. Its tasks and
+ * executors are those the reader may view; an executor it may not is an
+ * empty object in the list, as upstream writes it.
  */
-export function frameworkObject(view: ClusterView, fw: FrameworkView): JsonObject {
+export function frameworkObject(view: ClusterView, fw: FrameworkView, viewer: Viewer = SHOW_ALL): JsonObject {
   const { info } = fw;
   const { used, offered } = view.frameworkBooks(fw.id);
   const subscribed = fw.state === 'subscribed';
@@ -54,22 +60,28 @@ export function frameworkObject(view: ClusterView, fw: FrameworkView): JsonObjec
     resources: resourcesSummary(add(used, offered)),
     ...(fw.reregisteredTimeMs === undefined ? {} : { reregistered_time: secondsOf(fw.reregisteredTimeMs) }),
     ...(fw.has('MULTI_ROLE') ? { roles: [...info.roles] } : { role: info.role ?? '*' }),
-    ...taskLists(fw),
+    ...taskLists(fw, viewer),
     offers: [...fw.offers.values()].map(offerObject),
-    executors: [...fw.executors.values()].map((e) => executorObject(fw, e, executorSpecOf(fw, e))),
+    executors: [...fw.executors.values()].map((e) => {
+      const spec = executorSpecOf(fw, e);
+      return viewer.executor(spec, info.user) ? executorObject(fw, e, spec) : {};
+    }),
     ...(info.labels.length === 0 ? {} : { labels: labelsJson(info.labels) }),
     offer_constraints: offerConstraintsJson(fw.constraints),
   };
 }
 
 /** Unreachable tasks stay among the master's live tasks but are listed apart. */
-function taskLists(fw: FrameworkView): JsonObject {
-  const live = [...fw.tasks.values()];
-  const render = (task: Task) => taskObject(task, fw.info.user);
+function taskLists(fw: FrameworkView, viewer: Viewer): JsonObject {
+  const { user } = fw.info;
+  const seen = (task: Task) => viewer.task(task.spec, user);
+  const live = viewer.all ? [...fw.tasks.values()] : [...fw.tasks.values()].filter(seen);
+  const completed = viewer.all ? fw.completedTasks : fw.completedTasks.filter(seen);
+  const render = (task: Task) => taskObject(task, user);
   return {
     tasks: live.filter((t) => t.state !== 'TASK_UNREACHABLE').map(render),
     unreachable_tasks: live.filter((t) => t.state === 'TASK_UNREACHABLE').map(render),
-    completed_tasks: fw.completedTasks.map(render),
+    completed_tasks: completed.map(render),
   };
 }
 

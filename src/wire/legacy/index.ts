@@ -4,7 +4,7 @@
  */
 export { renderFrameworks, type FrameworksQuery } from './frameworks.js';
 export { renderSlaves, type SlavesQuery } from './slaves.js';
-export { renderState, type StateClock } from './state.js';
+export { renderFlags, renderState, type StateClock } from './state.js';
 export { attributesObject, resourceJson, resourcesSummary, type Json, type JsonObject } from './summary.js';
 export { renderTasks, type TasksQuery } from './tasks.js';
 export { renderVersion } from './version.js';

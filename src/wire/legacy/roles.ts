@@ -11,12 +11,15 @@ import { add, fromMilli, scalarQuantities } from '../../core/resources.js';
 import type { Quantities } from '../../core/types.js';
 import type { ClusterView, RoleView } from '../../core/view.js';
 import { Double } from './legacy-json.js';
+import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { resourcesSummary, type JsonObject } from './summary.js';
 
 const EMPTY_BOOKS: RoleView['books'] = { offered: [], used: [] };
 
-export function renderRoles(view: ClusterView): JsonObject {
-  return { roles: view.roles().map((role) => roleJson(view, role)) };
+/** Only the roles the reader may view (`view_roles`). */
+export function renderRoles(view: ClusterView, viewer: Viewer = SHOW_ALL): JsonObject {
+  const roles = view.roles();
+  return { roles: (viewer.all ? roles : roles.filter((role) => viewer.role(role.name))).map((role) => roleJson(view, role)) };
 }
 
 function roleJson(view: ClusterView, role: RoleView): JsonObject {

@@ -4,6 +4,7 @@
  */
 import { normalise, type Resources } from '../../core/resources.js';
 import type { AgentView, ClusterView } from '../../core/view.js';
+import { SHOW_ALL, visibleResources, type Viewer } from '../view-filter.js';
 import { attributesObject, resourceJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';
 
 /**
@@ -24,10 +25,10 @@ export interface SlavesQuery {
 }
 
 /** `slave_id` narrows the list; an unknown id gives an empty one. */
-export function renderSlaves(view: ClusterView, query: SlavesQuery): JsonObject {
+export function renderSlaves(view: ClusterView, query: SlavesQuery, viewer: Viewer = SHOW_ALL): JsonObject {
   const records = [...view.agents()].filter((r) => query.slave_id === undefined || r.id === query.slave_id);
   return {
-    slaves: records.map((r) => ({ ...slaveObject(view, r), ...fullResources(view, r) })),
+    slaves: records.map((r) => ({ ...slaveObject(view, r, viewer), ...fullResources(view, r, viewer) })),
     recovered_slaves: [],
   };
 }
@@ -35,13 +36,15 @@ export function renderSlaves(view: ClusterView, query: SlavesQuery): JsonObject 
 /**
  * One agent as `/state` prints it. Agents run the master's version. No
  * operator can deactivate or drain an agent yet, so `deactivated` is false.
+ * `reserved_resources` lists the roles the reader may view; the summaries
+ * beside it are whole, as upstream's.
  */
-export function slaveObject(view: ClusterView, record: AgentView): JsonObject {
+export function slaveObject(view: ClusterView, record: AgentView, viewer: Viewer = SHOW_ALL): JsonObject {
   const { info } = record;
   const total = info.resources;
   const { used, offered } = view.agentBooks(record.id);
   const reserved: JsonObject = {};
-  for (const [role, bag] of reservations(total)) reserved[role] = resourcesSummary(bag);
+  for (const [role, bag] of reservations(total)) if (viewer.role(role)) reserved[role] = resourcesSummary(bag);
   return {
     id: record.id,
     hostname: info.hostname,
@@ -61,17 +64,21 @@ export function slaveObject(view: ClusterView, record: AgentView): JsonObject {
   };
 }
 
-/** Only `/slaves` adds the full Resource objects, which operators need to name reservations. */
-function fullResources(view: ClusterView, record: AgentView): JsonObject {
+/**
+ * Only `/slaves` adds the full Resource objects, which operators need to
+ * name reservations: those the reader may view, by role and by resource.
+ */
+function fullResources(view: ClusterView, record: AgentView, viewer: Viewer): JsonObject {
   const total = record.info.resources;
   const { used, offered } = view.agentBooks(record.id);
+  const full = (bag: Resources) => visibleResources(bag, viewer).map(resourceJson);
   const reservedFull: JsonObject = {};
-  for (const [role, bag] of reservations(total)) reservedFull[role] = bag.map(resourceJson);
+  for (const [role, bag] of reservations(total)) if (viewer.role(role)) reservedFull[role] = full(bag);
   return {
     reserved_resources_full: reservedFull,
-    unreserved_resources_full: unreserved(total).map(resourceJson),
-    used_resources_full: used.map(resourceJson),
-    offered_resources_full: offered.map(resourceJson),
+    unreserved_resources_full: full(unreserved(total)),
+    used_resources_full: full(used),
+    offered_resources_full: full(offered),
   };
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Task } from '../../core/master/framework.js';
 import type { ClusterView, FrameworkView } from '../../core/view.js';
+import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { slaveObject } from './slaves.js';
 import { resourcesSummary, type JsonObject } from './summary.js';
 
@@ -20,7 +21,11 @@ const COUNTED_STATES = [
   'TASK_ERROR',
 ] as const;
 
-export function renderStateSummary(view: ClusterView): JsonObject {
+/**
+ * The reader sees the frameworks it may view and the reservations of the
+ * roles it may; the counts and ids are of every framework, as upstream's.
+ */
+export function renderStateSummary(view: ClusterView, viewer: Viewer = SHOW_ALL): JsonObject {
   const frameworks = [...view.frameworks()];
   const tasks = frameworks.flatMap((fw) => [...fw.tasks.values(), ...fw.completedTasks]);
   return {
@@ -28,12 +33,12 @@ export function renderStateSummary(view: ClusterView): JsonObject {
     slaves: [...view.agents()].map((record) => {
       const agentTasks = tasks.filter((t) => t.agentId === record.id);
       return {
-        ...pick(slaveObject(view, record), SLAVE_KEYS),
+        ...pick(slaveObject(view, record, viewer), SLAVE_KEYS),
         ...counts(agentTasks),
         framework_ids: unique(agentTasks.map((t) => t.frameworkId)),
       };
     }),
-    frameworks: frameworks.map((fw) => frameworkSummary(view, fw)),
+    frameworks: frameworks.filter((fw) => viewer.framework(fw.info.user)).map((fw) => frameworkSummary(view, fw)),
   };
 }
 

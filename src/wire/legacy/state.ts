@@ -7,6 +7,7 @@ import { DEFAULT_ALLOCATION_INTERVAL_MS } from '../../core/allocator/allocator.j
 import { MAX_COMPLETED_TASKS_PER_FRAMEWORK } from '../../core/master/framework.js';
 import { MAX_COMPLETED_FRAMEWORKS } from '../../core/master/master.js';
 import type { ClusterView, FrameworkView } from '../../core/view.js';
+import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { frameworkObject } from './frameworks.js';
 import { Double } from './legacy-json.js';
 import { slaveObject } from './slaves.js';
@@ -24,14 +25,17 @@ export interface StateClock {
 /**
  * This master is the only one and the leader from its start, so it is its
  * own `leader` and was elected when it started. Unreachable agents, orphan
- * tasks and unregistered frameworks do not exist in this model.
+ * tasks and unregistered frameworks do not exist in this model. What the
+ * reader may not view is left out: the flags, frameworks (with their tasks
+ * and executors), the reservations of roles.
  */
-export function renderState(view: ClusterView, now: StateClock = {}): JsonObject {
+export function renderState(view: ClusterView, now: StateClock = {}, viewer: Viewer = SHOW_ALL): JsonObject {
   const info = view.masterInfo;
   const startTime = now.startTimeSeconds === undefined ? secondsOf(view.startTimeMs) : new Double(now.startTimeSeconds);
   const records = [...view.agents()];
   const activated = records.filter((r) => r.active).length;
-  const framework = (fw: FrameworkView) => frameworkObject(view, fw);
+  const framework = (fw: FrameworkView) => frameworkObject(view, fw, viewer);
+  const seen = (fw: FrameworkView) => viewer.framework(fw.info.user);
   return {
     ...renderVersion(info.version),
     start_time: startTime,
@@ -45,14 +49,19 @@ export function renderState(view: ClusterView, now: StateClock = {}): JsonObject
     unreachable_slaves: 0,
     leader: info.pid,
     leader_info: { id: info.id, pid: info.pid, port: info.port, hostname: info.hostname },
-    flags: masterFlags(view),
-    slaves: records.map((r) => slaveObject(view, r)),
+    ...(viewer.flags() ? { flags: masterFlags(view) } : {}),
+    slaves: records.map((r) => slaveObject(view, r, viewer)),
     recovered_slaves: [],
-    frameworks: [...view.frameworks()].map(framework),
-    completed_frameworks: view.completedFrameworks().map(framework),
+    frameworks: [...view.frameworks()].filter(seen).map(framework),
+    completed_frameworks: view.completedFrameworks().filter(seen).map(framework),
     orphan_tasks: [],
     unregistered_frameworks: [],
   };
+}
+
+/** `/flags`: the flags alone, for a reader the ACLs let see them. */
+export function renderFlags(view: ClusterView): JsonObject {
+  return { flags: masterFlags(view) };
 }
 
 /**

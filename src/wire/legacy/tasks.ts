@@ -4,6 +4,7 @@
  */
 import type { Task } from '../../core/master/framework.js';
 import type { ClusterView, FrameworkView } from '../../core/view.js';
+import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { taskObject } from './objects.js';
 import type { JsonObject } from './summary.js';
 
@@ -19,14 +20,16 @@ export interface TasksQuery {
   readonly task_id?: string;
 }
 
-export function renderTasks(view: ClusterView, query: TasksQuery): JsonObject {
+/** Tasks of frameworks the reader may not view, and tasks it may not view, are left out before paging. */
+export function renderTasks(view: ClusterView, query: TasksQuery, viewer: Viewer = SHOW_ALL): JsonObject {
   const limit = query.limit ?? DEFAULT_TASKS_LIMIT;
   const offset = query.offset ?? 0;
   const entries: { task: Task; user: string }[] = [];
   for (const fw of [...view.frameworks(), ...view.completedFrameworks()]) {
-    if (query.framework_id !== undefined && fw.id !== query.framework_id) continue;
+    const { user } = fw.info;
+    if ((query.framework_id !== undefined && fw.id !== query.framework_id) || !viewer.framework(user)) continue;
     for (const task of tasksOf(fw)) {
-      if (query.task_id === undefined || task.spec.taskId === query.task_id) entries.push({ task, user: fw.info.user });
+      if ((query.task_id === undefined || task.spec.taskId === query.task_id) && viewer.task(task.spec, user)) entries.push({ task, user });
     }
   }
   entries.sort((a, b) => compareAscending(a.task, b.task));
