@@ -82,6 +82,7 @@ describe('the fuzz harness', () => {
       followUp: false,
       hold: false,
       abort: 'no',
+      operator: false,
     });
     try {
       const judged = async (target: string) => verdict({ ...SPEC, target }, wire(target), await send(wire(target), 300));

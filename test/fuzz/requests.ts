@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { decodeJson } from '../../src/wire/json.js';
 import { encodeProto } from '../../src/wire/proto-codec.js';
 import { CALL_TYPE, oddString, schemaCall, templateCall, token } from './calls.js';
+import { OPERATOR_CALL_TYPE, operatorSchemaCall, operatorTemplateCall } from './operator-calls.js';
 import type { LiveFramework } from './live.js';
 import { mutateBytes, mutateJson, mutateProto, type ByteMutation, type Json, type JsonMutation, type ProtoMutation } from './mutate.js';
 import { byteMutations, jsonMutations, protoMutations } from './mutations.js';
@@ -23,6 +24,8 @@ export type BodySpec =
   | { readonly kind: 'bytes'; readonly bytes: readonly number[] }
   | {
       readonly kind: 'call';
+      /** The message the call is: the scheduler's or the master's `Call`. */
+      readonly message: string;
       readonly encoding: Encoding;
       readonly call: Json;
       readonly json: readonly JsonMutation[];
@@ -55,6 +58,8 @@ const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'a
 export const SCHEDULER_PATHS = ['/api/v1/scheduler', '/master/api/v1/scheduler'];
 const READS = ['/state', '/state.json', '/slaves', '/frameworks', '/tasks', '/roles', '/state-summary', '/version', '/health', '/redirect'];
 export const MASTER_READ_PATHS = [...READS, ...READS.map((p) => `/master${p}`), '/metrics/snapshot'];
+/** The master operator API: its paths and the paths below them that it serves too. */
+export const OPERATOR_PATHS = ['/api/v1', '/master/api/v1', '/api/v1/operator', '/master/api/v1/operator', '/api/v1/', '/api/v1/operator/x'];
 export const AGENT_PATHS = ['/health', '/version', '/slave(1)/health', '/slave(1)/version'];
 
 const unknownPath = fc.oneof(
@@ -141,9 +146,10 @@ const streamId = fc.oneof(
 const encodings = fc.constantFrom('gzip', '*', 'gzip;q=0', 'identity', 'br', 'gzip, deflate, br', 'gzip;q=NaN', '*;q=0', 'GZIP', '');
 const acceptEncoding = fc.oneof(w(3, none), w(2, header('Accept-Encoding', fc.oneof(encodings, headerValue))));
 
-const bodyOf = (encoding: Encoding, call: fc.Arbitrary<Json>, mutated: boolean): fc.Arbitrary<BodySpec> =>
+const bodyOf = (encoding: Encoding, call: fc.Arbitrary<Json>, mutated: boolean, message = CALL_TYPE): fc.Arbitrary<BodySpec> =>
   fc.record({
     kind: fc.constant('call' as const),
+    message: fc.constant(message),
     encoding: fc.constant(encoding),
     call,
     json: mutated ? jsonMutations : fc.constant([]),
@@ -163,6 +169,19 @@ const schedulerBody = fc.oneof(
     fc
       .tuple(fc.constantFrom<Encoding>('json', 'json', 'protobuf'), fc.oneof(w(3, templateCall), w(2, schemaCall)), fc.nat({ max: 2 }))
       .chain(([encoding, call, m]) => bodyOf(encoding, fc.constant(call), m === 0)),
+  ),
+  w(1, fc.constant({ kind: 'none' } as const)),
+  w(2, fc.oneof(fc.string({ maxLength: 40 }), oddText).map((text) => ({ kind: 'text', text }) as const)),
+  w(1, fc.uint8Array({ maxLength: 64 }).map((b) => ({ kind: 'bytes', bytes: [...b] }) as const)),
+);
+
+/** A body for the operator API: a template or schema call, as JSON or protobuf, mutated a third of the time. */
+const operatorBody = fc.oneof(
+  w(
+    30,
+    fc
+      .tuple(fc.constantFrom<Encoding>('json', 'json', 'protobuf'), fc.oneof(w(3, operatorTemplateCall), w(2, operatorSchemaCall)), fc.nat({ max: 2 }))
+      .chain(([encoding, call, m]) => bodyOf(encoding, fc.constant(call), m === 0, OPERATOR_CALL_TYPE)),
   ),
   w(1, fc.constant({ kind: 'none' } as const)),
   w(2, fc.oneof(fc.string({ maxLength: 40 }), oddText).map((text) => ({ kind: 'text', text }) as const)),
@@ -230,6 +249,20 @@ const schedulerRequest = fc
     return headers.map((h) => assemble({ ...r, server: 0, headers: h }));
   });
 
+/** A request to the operator API, mostly a POST with a call in it; a SUBSCRIBE's stream is held open half the time. */
+const operatorRequest = fc
+  .oneof(
+    fc.record({ target: fc.constantFrom(...OPERATOR_PATHS.slice(0, 2)), body: operatorBody, plain: fc.constant(true), ...plainRequest }),
+    fc.record({ target: fc.constantFrom(...OPERATOR_PATHS), body: operatorBody, plain: fc.constant(false), ...fuzzyRequest }),
+  )
+  .chain(({ plain, ...r }) => {
+    const encoding: Encoding = r.body.kind === 'call' ? r.body.encoding : 'json';
+    const headers = plain
+      ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]]]), accept, acceptEncoding)
+      : fc.tuple(contentType(encoding), accept, acceptEncoding, randomHeaders, fc.oneof(w(6, none), w(1, streamId)));
+    return headers.map((h) => assemble({ ...r, server: 0, headers: h }));
+  });
+
 /** A read of the master, mostly a GET, with a query a third of the time. */
 const readRequest = fc
   .record({
@@ -263,7 +296,7 @@ const agentRequest = fc
   })
   .map(({ path, query: q, ...r }) => assemble({ ...r, target: `${path}${q ?? ''}` }));
 
-export const requestSpec: fc.Arbitrary<RequestSpec> = fc.oneof(w(12, schedulerRequest), w(4, readRequest), w(2, agentRequest));
+export const requestSpec: fc.Arbitrary<RequestSpec> = fc.oneof(w(12, schedulerRequest), w(6, operatorRequest), w(4, readRequest), w(2, agentRequest));
 
 /** The body's bytes, tokens resolved, mutations applied. */
 export function renderBody(body: BodySpec, live: LiveFramework): Buffer {
@@ -283,9 +316,9 @@ function callBytes(body: Extract<BodySpec, { kind: 'call' }>, live: LiveFramewor
   const text = mutateJson(live.resolveJson(body.call), body.json);
   if (body.encoding === 'json') return Buffer.from(text, 'utf8');
   // A mutation may leave JSON that no longer converts: it is sent as it is, JSON posing as protobuf.
-  const decoded = decodeJson<object>(CALL_TYPE, text);
+  const decoded = decodeJson<object>(body.message, text);
   if (!decoded.ok) return Buffer.from(text, 'utf8');
-  return mutateProto(Buffer.from(encodeProto(CALL_TYPE, decoded.value)), body.proto);
+  return mutateProto(Buffer.from(encodeProto(body.message, decoded.value)), body.proto);
 }
 
 /** The framework a call template names, once resolved: its stream id goes into `@@stream`. */
@@ -313,5 +346,12 @@ export function render(spec: RequestSpec, live: LiveFramework, ports: readonly n
     followUp: spec.followUp,
     hold: spec.hold,
     abort: spec.abort,
+    operator: spec.server === 0 && isOperatorPath(spec.target),
   };
+}
+
+/** Whether the master's operator API serves this target (the route takes the paths below its own too). */
+export function isOperatorPath(target: string): boolean {
+  const path = `/${target.split('?', 1)[0]!.split('/').filter((p) => p !== '').join('/')}`;
+  return /^(\/master)?\/api\/v1(\/(?!scheduler(\/|$)).*)?$/.test(path);
 }

@@ -22,7 +22,9 @@ import { httpError } from '../../src/http/errors.js';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
 import { startCluster, type RunningCluster } from '../../src/start.js';
 import { LiveFramework } from './live.js';
-import { render, requestSpec, SCHEDULER_PATHS, type RequestSpec } from './requests.js';
+import { operatorVerdict, reopen } from './operator-judge.js';
+import { isOperatorPath, render, requestSpec, SCHEDULER_PATHS, type RequestSpec } from './requests.js';
+import type { StreamCheck } from './stream-check.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
 import type { Watchdog } from './watchdog.js';
 
@@ -77,13 +79,14 @@ export class Stats {
   }
 }
 
-/** `ACCEPT`, `ACCEPT (mutated)` or the server and path of a request without a call. */
+/** `ACCEPT`, `ACCEPT (mutated)`, `operator GET_STATE` or the server and path of a request without a call. */
 function kindOf(spec: RequestSpec): string {
   const { body } = spec;
-  if (body.kind === 'call' && spec.server === 0 && SCHEDULER_PATHS.includes(spec.target)) {
+  const api = spec.server !== 0 ? undefined : SCHEDULER_PATHS.includes(spec.target) ? '' : isOperatorPath(spec.target) ? 'operator ' : undefined;
+  if (body.kind === 'call' && api !== undefined) {
     const type = body.call !== null && typeof body.call === 'object' && !Array.isArray(body.call) ? body.call['type'] : undefined;
     const mutated = body.json.length + body.proto.length + body.bytes.length > 0;
-    return `${typeof type === 'string' ? type : '(no type)'}${mutated ? ' (mutated)' : ''}`;
+    return `${api}${typeof type === 'string' ? type : '(no type)'}${mutated ? ' (mutated)' : ''}`;
   }
   return `${spec.server === 0 ? 'master' : 'agent'} ${spec.target.split('?')[0]!.slice(0, 40)}`;
 }
@@ -126,8 +129,8 @@ interface Context {
   readonly logLines: string[];
   /** Set by `onFailure` when the core stops the cluster. */
   readonly seen: { failure?: ClusterFailure };
-  /** Event streams of generated SUBSCRIBEs kept open, oldest first. */
-  readonly held: Socket[];
+  /** Event streams of generated SUBSCRIBEs kept open, oldest first, each read on as it goes. */
+  readonly held: { readonly socket: Socket; readonly check: StreamCheck | undefined }[];
 }
 
 /**
@@ -162,7 +165,7 @@ export async function runOnce(input: RunInput, options: RunOptions): Promise<voi
     throw error;
   } finally {
     ctx.live.close();
-    for (const socket of ctx.held) socket.destroy();
+    for (const { socket } of ctx.held) socket.destroy();
     options.watchdog?.note(`${where(ctx, input.steps.length)}: closing the cluster`);
     // A failed cluster's close() rejects with the failure, which a step has already reported.
     const closed = within(running.close().catch(() => undefined), 10_000, () => `${where(ctx, input.steps.length)}: closing the cluster`);
@@ -178,7 +181,7 @@ async function runStep(ctx: Context, index: number, s: Step, options: RunOptions
       guard(ctx, index, () => ctx.running.advance(s.ms));
       break;
     case 'release':
-      for (const socket of ctx.held.splice(0, Math.ceil(ctx.held.length * s.share))) socket.destroy();
+      for (const { socket } of ctx.held.splice(0, Math.ceil(ctx.held.length * s.share))) socket.destroy();
       break;
     case 'request':
     case 'burst': {
@@ -210,19 +213,26 @@ function guard(ctx: Context, index: number, apply: () => void): void {
 function judge(ctx: Context, index: number, spec: RequestSpec, wire: WireRequest, res: WireResponse, options: RunOptions): void {
   options.stats.record(spec, res);
   if (res.held !== undefined) {
-    ctx.held.push(res.held);
+    ctx.held.push({ socket: res.held, check: res.check });
     // A JSON stream starts with SUBSCRIBED: later calls may speak for this framework too.
     const framework = /"framework_id":\{"value":"([^"]+)"\}/.exec(res.body.toString('utf8'))?.[1];
     const stream = res.headers['mesos-stream-id'];
     if (framework !== undefined && stream !== undefined) ctx.live.addOther(framework, stream);
   }
-  const broken = verdict(spec, wire, res);
+  const broken = verdict(spec, wire, res) ?? heldStreamsBroken(ctx);
   const failure = ctx.seen.failure ?? ctx.running.driver.failure;
   if (broken !== undefined || failure !== undefined) {
     const what = broken ?? `the cluster failed: ${failure!.message}\n  last trace entries:\n    ${failure!.lastEntries.join('\n    ')}`;
     throw new FuzzFailure(`${where(ctx, index)}: ${what}\n${describe(wire, res)}${logOf(ctx)}`);
   }
   if (spec.body.kind === 'call') ctx.live.afterCall(spec.body.call, res.status);
+}
+
+/** The first held event stream whose records stopped making sense since it was opened. */
+function heldStreamsBroken(ctx: Context): string | undefined {
+  const broken = ctx.held.find(({ check }) => check?.problem !== undefined);
+  if (broken === undefined) return undefined;
+  return `a held ${broken.check!.api} event stream broke: ${broken.check!.problem} (its first events: ${broken.check!.types.join(', ')})`;
 }
 
 const NOT_IMPLEMENTED = httpError('NOT_IMPLEMENTED');
@@ -236,7 +246,12 @@ export function verdict(spec: RequestSpec, wire: WireRequest, res: WireResponse)
   const body = res.body.toString('utf8');
   if (status >= 500 && !expectedServerError(spec, status, body)) return `answered ${status}`;
   // SUBSCRIBED (or the ERROR of a refused subscription) is written at once, in virtual time too.
-  if (res.stream && res.body.length === 0) return 'an event stream opened and ended without an event';
+  if (res.stream && res.check?.problem !== undefined) return `the event stream is unreadable: ${res.check.problem}`;
+  if (res.stream && res.check?.records === 0) return 'an event stream opened and ended without an event';
+  if (spec.server === 0 && isOperatorPath(spec.target)) {
+    const broken = operatorVerdict(wire, res);
+    if (broken !== undefined) return broken;
+  }
   if (res.followUp === 'timeout') return `answered ${status}, then GET /health on the same kept-alive connection got no answer (a hang)`;
   return undefined;
 }
@@ -258,23 +273,27 @@ function closeIsExpected(wire: WireRequest): boolean {
   return head > MAX_HEAD_BYTES;
 }
 
-/** The 5xx answers the error catalogue gives on purpose: an UNKNOWN call, a master at its capacity. */
+/** The 5xx answers the error catalogue gives on purpose: an UNKNOWN or unsupported call, a master at its capacity. */
 function expectedServerError(spec: RequestSpec, status: number, body: string): boolean {
-  const onScheduler = spec.server === 0 && SCHEDULER_PATHS.includes(spec.target);
-  if (onScheduler && status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) return true;
-  return onScheduler && status === 503 && /^Too many (subscriptions|frameworks)\b/.test(body);
+  const onApi = spec.server === 0 && (SCHEDULER_PATHS.includes(spec.target) || isOperatorPath(spec.target));
+  if (onApi && status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) return true;
+  return onApi && status === 503 && /^Too many (subscriptions|frameworks)\b/.test(body);
 }
 
 async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   const end = ctx.input.steps.length;
   options.watchdog?.note(`${where(ctx, end)}`);
   guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
+  const broken = heldStreamsBroken(ctx);
+  if (broken !== undefined) throw new FuzzFailure(`${where(ctx, end)}: ${broken}${logOf(ctx)}`);
   ctx.live.close();
-  for (const socket of ctx.held.splice(0)) socket.destroy();
+  for (const { socket } of ctx.held.splice(0)) socket.destroy();
   // The streams' ends reach the master as disconnections before time moves on.
   await settle();
   // Past every failover timeout a template subscribes with, and every executor's grace period.
   guard(ctx, end, () => ctx.running.advance(60_000));
+  const closed = await within(reopen(ctx.running.masterUrl), options.timeoutMs, () => `${where(ctx, end)}: lifting quotas and deactivations`);
+  if (closed !== undefined) throw new FuzzFailure(`${where(ctx, end)}: lifting quotas and deactivations: ${closed}${logOf(ctx)}`);
   const client = new SchedulerClient(ctx.running.masterUrl);
   try {
     const res = await within(client.subscribe({ user: 'fuzz', name: 'after' }), options.timeoutMs, () => `${where(ctx, end)}: a normal SUBSCRIBE afterwards`);
@@ -311,11 +330,13 @@ async function offersArrive(ctx: Context, client: SchedulerClient, options: RunO
   }
 }
 
-/** Whether some agent has a cpu and 128 MB neither offered nor used. */
+/** Whether some agent that may offer (registered, connected, not deactivated nor gone) has a cpu and 128 MB neither offered nor used. */
 function roomForATask(running: RunningCluster): boolean {
   const free = (resources: Resources, name: string) =>
     resources.filter((r) => r.name === name && r.role === '*' && r.type === 'SCALAR').reduce((sum, r) => sum + (r.milli ?? 0), 0) / 1000;
-  return running.driver.read((view) => running.agents.some((a) => free(view.unallocated(a.id), 'cpus') >= 1 && free(view.unallocated(a.id), 'mem') >= 128));
+  return running.driver.read((view) =>
+    [...view.agents()].some((a) => view.agentSnapshot(a.id)?.active === true && free(view.unallocated(a.id), 'cpus') >= 1 && free(view.unallocated(a.id), 'mem') >= 128),
+  );
 }
 
 function where(ctx: Context, index: number): string {
