@@ -36,6 +36,8 @@ export const token = {
   usedOffer: (i: number) => `@@used-offer:${i}`,
   offerAgent: (i: number) => `@@offer-agent:${i}`,
   agent: (i: number) => `@@agent:${i}`,
+  /** An agent the operator deactivated (or drained), if there is one; else any. */
+  deactivatedAgent: (i: number) => `@@deactivated-agent:${i}`,
   task: (i: number) => `@@task:${i}`,
   updateTask: (i: number) => `@@update-task:${i}`,
   updateAgent: (i: number) => `@@update-agent:${i}`,

@@ -164,6 +164,8 @@ export class LiveFramework {
         return (at(this.#offers) ?? at(this.#usedOffers))?.agentId ?? at(agents) ?? 'no-agent';
       case 'agent':
         return at(agents) ?? 'no-agent';
+      case 'deactivated-agent':
+        return at(this.running.driver.read((view) => agents.filter((id) => view.agentSnapshot(id)?.deactivated === true))) ?? at(agents) ?? 'no-agent';
       case 'task':
         return at(this.#tasks) ?? `t${i}`;
       case 'update-task':

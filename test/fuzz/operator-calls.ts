@@ -75,7 +75,7 @@ const updateWeights = fc.record({ weight_infos: fc.array(some({ role, weight }, 
 const oddReservation = some({ type: fc.constantFrom('DYNAMIC', 'STATIC', 'UNKNOWN'), role: reservedRole, principal }, ['type']);
 /** Mostly one a later call can undo: the same few roles and principals. */
 const reservation = fc.oneof(
-  w(8, fc.record({ type: fc.constant('DYNAMIC'), role: fc.constantFrom('r1', 'r2'), principal: fc.constantFrom('p', 'p', 'ops') }) as fc.Arbitrary<J>),
+  w(8, fc.record({ type: fc.constant('DYNAMIC'), role: fc.constantFrom('r1', 'r2'), principal: fc.constantFrom('p', 'p', 'p', 'ops') }) as fc.Arbitrary<J>),
   w(1, oddReservation),
 );
 /** A stack of reservations: one mostly, refined (`r1` then `r1/sub`) now and then, none or odd. */
@@ -89,7 +89,7 @@ const scalar = (name: fc.Arbitrary<string>, amounts: readonly number[]) =>
 const unreserved = fc.oneof(
   w(4, scalar(fc.constant('cpus'), [0.5, 1, 1, 4, 5])),
   w(4, scalar(fc.constant('mem'), [64, 128, 128, 9000])),
-  w(3, scalar(fc.constant('disk'), [64, 256, 256, 100_000])),
+  w(5, scalar(fc.constant('disk'), [64, 256, 256, 100_000])),
   w(1, scalar(fc.oneof(fc.constantFrom('gpus', 'ports', ''), oddString), [1])),
 );
 const reserved = fc.tuple(unreserved, reservations).map(([r, rs]): J => ({ ...r, reservations: rs }));
@@ -113,14 +113,23 @@ const unreserve = some(
 );
 
 const persistenceId = fc.oneof(w(8, fc.constantFrom('v0', 'v1', 'v2')), w(1, oddString));
-const volume = fc
-  .tuple(scalar(fc.constant('disk'), [16, 64, 64, 256, 100_000]), reservations, persistenceId, principal, fc.nat({ max: 11 }))
+/** The one volume of each id a CREATE makes and a DESTROY names alike, on disk reserved to `r1` by `p`. */
+const plainVolume = (id: string): J => ({
+  name: 'disk',
+  type: 'SCALAR',
+  scalar: { value: 48 },
+  reservations: [{ type: 'DYNAMIC', role: 'r1', principal: 'p' }],
+  disk: { persistence: { id, principal: 'p' }, volume: { container_path: 'data', mode: 'RW' } },
+});
+const oddVolume = fc
+  .tuple(scalar(fc.constant('disk'), [16, 64, 100_000]), reservations, persistenceId, principal, fc.nat({ max: 5 }))
   .map(([disk, rs, id, p, shape]): J => {
-    const info: J = { persistence: { id, principal: p }, volume: { container_path: shape === 11 ? '/abs' : 'data', mode: shape === 10 ? 'RO' : 'RW' } };
-    // Mostly reserved disk; unreserved disk, and a volume without a persistence id, now and then.
-    if (shape === 9) return { ...disk, disk: { volume: { container_path: 'data', mode: 'RW' } }, reservations: rs };
-    return shape === 8 ? { ...disk, disk: info } : { ...disk, disk: info, reservations: rs };
+    const info: J = { persistence: { id, principal: p }, volume: { container_path: shape === 5 ? '/abs' : 'data', mode: shape === 4 ? 'RO' : 'RW' } };
+    // Unreserved disk, and a volume without a persistence id, now and then.
+    if (shape === 3) return { ...disk, disk: { volume: { container_path: 'data', mode: 'RW' } }, reservations: rs };
+    return shape === 2 ? { ...disk, disk: info } : { ...disk, disk: info, reservations: rs };
   });
+const volume = fc.oneof(w(3, fc.constantFrom('v0', 'v1', 'v2').map(plainVolume)), w(2, oddVolume));
 const volumes = some({ agent_id: value(agent), volumes: fc.array(volume, { minLength: 1, maxLength: 2 }) }, ['agent_id', 'volumes']);
 
 // ---- agents ----
@@ -142,7 +151,7 @@ const PAYLOADS: Record<string, fc.Arbitrary<J | undefined>> = {
   TEARDOWN: fc.record({ framework_id: value(framework) }),
   MARK_AGENT_GONE: fc.record({ agent_id: value(rareAgent) }),
   DEACTIVATE_AGENT: fc.record({ agent_id: value(agent) }),
-  REACTIVATE_AGENT: fc.record({ agent_id: value(agent) }),
+  REACTIVATE_AGENT: fc.record({ agent_id: value(fc.oneof(w(3, idx.map(token.deactivatedAgent)), w(1, agent))) }),
   DRAIN_AGENT: drain,
   GET_METRICS: some({ timeout: some({ nanoseconds: fc.constantFrom(0, 1_000_000_000, -1) }) }),
   SUBSCRIBE: fc.constant(undefined),

@@ -130,6 +130,8 @@ const acceptValue = fc.oneof(
   headerValue,
 );
 const accept = fc.oneof(w(4, none), w(2, header('Accept', acceptValue)));
+/** What an ordinary client accepts: nothing said, or an encoding the master writes. */
+const plainAccept = fc.oneof(w(4, none), w(2, header('Accept', fc.constantFrom(...Object.values(MEDIA), '*/*', 'application/*'))));
 const streamIdValue = fc.oneof(
   w(10, fc.constant(token.stream)),
   w(2, fc.uuid()),
@@ -258,7 +260,7 @@ const operatorRequest = fc
   .chain(({ plain, ...r }) => {
     const encoding: Encoding = r.body.kind === 'call' ? r.body.encoding : 'json';
     const headers = plain
-      ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]]]), accept, acceptEncoding)
+      ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]]]), plainAccept, acceptEncoding)
       : fc.tuple(contentType(encoding), accept, acceptEncoding, randomHeaders, fc.oneof(w(6, none), w(1, streamId)));
     return headers.map((h) => assemble({ ...r, server: 0, headers: h }));
   });

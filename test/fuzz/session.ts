@@ -91,8 +91,17 @@ function kindOf(spec: RequestSpec): string {
   return `${spec.server === 0 ? 'master' : 'agent'} ${spec.target.split('?')[0]!.slice(0, 40)}`;
 }
 
+/** What a failure was, for the figures: the cluster or the process failed, something never ended, a 5xx, another broken rule. */
+export type FailureKind = 'crash' | 'hang' | 'unexpected 5xx' | 'other';
+
 export class FuzzFailure extends Error {
   override name = 'FuzzFailure';
+  constructor(
+    message: string,
+    readonly kind: FailureKind = 'other',
+  ) {
+    super(message);
+  }
 }
 
 export interface RunOptions {
@@ -141,7 +150,7 @@ interface Context {
 export function within<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new FuzzFailure(`${what()}: no end within ${ms} ms (a hang)`)), ms);
+    timer = setTimeout(() => reject(new FuzzFailure(`${what()}: no end within ${ms} ms (a hang)`, 'hang')), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -206,7 +215,7 @@ function guard(ctx: Context, index: number, apply: () => void): void {
   try {
     apply();
   } catch (error) {
-    throw new FuzzFailure(`${where(ctx, index)}: the cluster failed: ${(error as Error).message}${logOf(ctx)}`);
+    throw new FuzzFailure(`${where(ctx, index)}: the cluster failed: ${(error as Error).message}${logOf(ctx)}`, 'crash');
   }
 }
 
@@ -223,7 +232,9 @@ function judge(ctx: Context, index: number, spec: RequestSpec, wire: WireRequest
   const failure = ctx.seen.failure ?? ctx.running.driver.failure;
   if (broken !== undefined || failure !== undefined) {
     const what = broken ?? `the cluster failed: ${failure!.message}\n  last trace entries:\n    ${failure!.lastEntries.join('\n    ')}`;
-    throw new FuzzFailure(`${where(ctx, index)}: ${what}\n${describe(wire, res)}${logOf(ctx)}`);
+    const kind: FailureKind =
+      broken === undefined ? 'crash' : res.outcome === 'timeout' || res.followUp === 'timeout' ? 'hang' : (res.status ?? 0) >= 500 ? 'unexpected 5xx' : 'other';
+    throw new FuzzFailure(`${where(ctx, index)}: ${what}\n${describe(wire, res)}${logOf(ctx)}`, kind);
   }
   if (spec.body.kind === 'call') ctx.live.afterCall(spec.body.call, res.status);
 }

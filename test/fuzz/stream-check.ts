@@ -47,25 +47,24 @@ export class StreamCheck {
     }
     this.#chunked = Buffer.concat([this.#chunked, bytes]);
     try {
-      for (const payload of this.#dechunk()) for (const record of this.#records.push(payload)) this.#see(record);
+      this.#dechunk();
     } catch (error) {
       this.problem = `after ${this.records} events: ${(error as Error).message}`;
     }
   }
 
-  /** The chunks complete so far; the rest waits for more bytes. */
-  #dechunk(): Buffer[] {
-    const out: Buffer[] = [];
+  /** Reads the chunks complete so far, each record in them as it completes; the rest waits for more bytes. */
+  #dechunk(): void {
     for (;;) {
       const eol = this.#chunked.indexOf('\r\n');
       if (eol < 0) {
         if (this.#chunked.length > 32) throw new Error('chunk size line too long');
-        return out;
+        return;
       }
       const line = this.#chunked.subarray(0, eol).toString('latin1');
       if (!/^[0-9a-fA-F]{1,8}$/.test(line)) throw new Error(`bad chunk size line ${JSON.stringify(line.slice(0, 40))}`);
       const size = Number.parseInt(line, 16);
-      if (this.#chunked.length < eol + 2 + size + 2) return out;
+      if (this.#chunked.length < eol + 2 + size + 2) return;
       if (this.#chunked.subarray(eol + 2 + size, eol + 4 + size).toString('latin1') !== '\r\n') throw new Error('chunk not followed by CRLF');
       const payload = this.#chunked.subarray(eol + 2, eol + 2 + size);
       this.#chunked = this.#chunked.subarray(eol + 4 + size);
@@ -73,9 +72,9 @@ export class StreamCheck {
         this.ended = true;
         if (this.#records.pending > 0) throw new Error(`the stream ended inside a record (${this.#records.pending} bytes held)`);
         if (this.#chunked.length > 0) throw new Error(`${this.#chunked.length} bytes after the stream's last chunk`);
-        return out;
+        return;
       }
-      out.push(payload);
+      for (const record of this.#records.push(payload)) this.#see(record);
     }
   }
 
