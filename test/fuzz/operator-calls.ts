@@ -99,10 +99,17 @@ const legacyReserved = fc
   .map(([r, ro, p]): J => ({ ...r, role: ro, reservation: { principal: p } }));
 const resourceList = (one: fc.Arbitrary<J>) => fc.array(one, { minLength: 1, maxLength: 3 }).map((l) => l as Json[]);
 
+/** Disk for the volumes below: reserved to `r1` by `p`. */
+const volumeDisk: J = { name: 'disk', type: 'SCALAR', scalar: { value: 256 }, reservations: [{ type: 'DYNAMIC', role: 'r1', principal: 'p' }] };
 const reserve = some(
   {
     agent_id: value(agent),
-    resources: fc.oneof(w(8, resourceList(reserved)), w(1, resourceList(legacyReserved)), w(1, resourceList(unreserved))),
+    resources: fc.oneof(
+      w(8, resourceList(reserved)),
+      w(3, fc.constant<Json[]>([volumeDisk])),
+      w(1, resourceList(legacyReserved)),
+      w(1, resourceList(unreserved)),
+    ),
     source: resourceList(unreserved),
   },
   ['agent_id', 'resources'],
@@ -163,7 +170,7 @@ const PAYLOADS: Record<string, fc.Arbitrary<J | undefined>> = {
 /** How often each type is drawn; the rest weigh 1. */
 const WEIGHTS: Record<string, number> = {
   UPDATE_QUOTA: 12, UPDATE_WEIGHTS: 6, RESERVE_RESOURCES: 10, UNRESERVE_RESOURCES: 8, CREATE_VOLUMES: 8, DESTROY_VOLUMES: 6,
-  TEARDOWN: 3, MARK_AGENT_GONE: 1, DEACTIVATE_AGENT: 3, REACTIVATE_AGENT: 5, DRAIN_AGENT: 3, SUBSCRIBE: 5,
+  TEARDOWN: 3, MARK_AGENT_GONE: 1, DEACTIVATE_AGENT: 4, REACTIVATE_AGENT: 8, DRAIN_AGENT: 3, SUBSCRIBE: 5,
   GET_STATE: 3, GET_QUOTA: 3, GET_ROLES: 2, GET_OPERATIONS: 2, GET_AGENTS: 2, GET_FRAMEWORKS: 2, GET_TASKS: 2,
 };
 
