@@ -38,6 +38,8 @@ export const token = {
   agent: (i: number) => `@@agent:${i}`,
   /** An agent the operator deactivated (or drained), if there is one; else any. */
   deactivatedAgent: (i: number) => `@@deactivated-agent:${i}`,
+  /** An `Authorization` value of a principal (`secured.ts`). */
+  auth: (i: number) => `@@auth:${i}`,
   task: (i: number) => `@@task:${i}`,
   updateTask: (i: number) => `@@update-task:${i}`,
   updateAgent: (i: number) => `@@update-agent:${i}`,

@@ -47,6 +47,7 @@ export function operatorVerdict(wire: WireRequest, res: WireResponse): string | 
   if (status === 501 && body !== NOT_IMPLEMENTED.body) return `answered 501 with ${JSON.stringify(body)}, not the catalogue's text`;
   if (status === 503 && !CAPACITY.test(body)) return `answered 503 with ${JSON.stringify(body)}, not at the master's capacity`;
   // A HEAD's answer has a head only.
+  if (status === 401 && res.headers['www-authenticate'] === undefined) return 'answered 401 without a WWW-Authenticate challenge';
   if (status >= 400) return wire.method === 'HEAD' ? undefined : reasonError(wire, res, body);
   if (status !== 200) return undefined;
   if (res.stream) return res.check?.api === 'operator' ? undefined : 'an operator event stream answered as a scheduler stream';
@@ -104,10 +105,10 @@ function callType(wire: WireRequest): string | undefined {
 }
 
 /** Posts an operator call as JSON; the answer's status and body. */
-async function post(masterUrl: string, call: object): Promise<{ status: number; body: string }> {
+async function postCall(masterUrl: string, call: object, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   const res = await fetch(new URL('/api/v1', masterUrl), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
     body: JSON.stringify(call),
   });
   return { status: res.status, body: await res.text() };
@@ -118,20 +119,21 @@ async function post(masterUrl: string, call: object): Promise<{ status: number; 
  * reactivated, through the operator API; a refusal is a failure of the
  * calls as much as anything the fuzzer sent. Returns what went wrong, if anything.
  */
-export async function reopen(masterUrl: string): Promise<string | undefined> {
-  const quota = await post(masterUrl, { type: 'GET_QUOTA' });
+export async function reopen(masterUrl: string, headers: Record<string, string>): Promise<string | undefined> {
+  const post = (call: object) => postCall(masterUrl, call, headers);
+  const quota = await post({ type: 'GET_QUOTA' });
   if (quota.status !== 200) return `GET_QUOTA got ${quota.status} ${quota.body}`;
   const configs = ((JSON.parse(quota.body) as { get_quota?: { status?: { configs?: { role: string }[] } } }).get_quota?.status?.configs ?? []);
   if (configs.length > 0) {
-    const reset = await post(masterUrl, { type: 'UPDATE_QUOTA', update_quota: { force: true, quota_configs: configs.map((c) => ({ role: c.role })) } });
+    const reset = await post({ type: 'UPDATE_QUOTA', update_quota: { force: true, quota_configs: configs.map((c) => ({ role: c.role })) } });
     if (reset.status !== 200) return `resetting the quotas got ${reset.status} ${reset.body}`;
   }
-  const agents = await post(masterUrl, { type: 'GET_AGENTS' });
+  const agents = await post({ type: 'GET_AGENTS' });
   if (agents.status !== 200) return `GET_AGENTS got ${agents.status} ${agents.body}`;
   type Agent = { agent_info: { id: { value: string } }; deactivated?: boolean; drain_info?: { state?: string } };
   for (const agent of (JSON.parse(agents.body) as { get_agents?: { agents?: Agent[] } }).get_agents?.agents ?? []) {
     if (agent.deactivated !== true || agent.drain_info?.state === 'DRAINING') continue;
-    const res = await post(masterUrl, { type: 'REACTIVATE_AGENT', reactivate_agent: { agent_id: agent.agent_info.id } });
+    const res = await post({ type: 'REACTIVATE_AGENT', reactivate_agent: { agent_id: agent.agent_info.id } });
     if (res.status !== 200) return `REACTIVATE_AGENT of ${agent.agent_info.id.value} got ${res.status} ${res.body}`;
   }
   return undefined;

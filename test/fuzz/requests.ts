@@ -145,6 +145,16 @@ const streamId = fc.oneof(
   w(1, fc.tuple(streamIdValue, streamIdValue).map(([a, b]): Headers => [['Mesos-Stream-Id', a], ['Cluster-Stream-Id', b]])),
   w(1, fc.tuple(streamIdValue, streamIdValue).map(([a, b]): Headers => [['Mesos-Stream-Id', a], ['Mesos-Stream-Id', b]])),
 );
+/** Credentials of a secured run (`secured.ts`): mostly the operator's, sometimes a refused principal's or a wrong secret. */
+const operatorCredentials = fc
+  .oneof(w(6, fc.constant(1)), w(2, fc.constant(2)), w(1, fc.constant(0)), w(1, fc.constant(3)))
+  .map((i): Headers => [['Authorization', token.auth(i)]]);
+const credentials = fc.oneof(
+  w(3, operatorCredentials),
+  w(2, fc.constant<Headers>([['Authorization', token.auth(0)]])),
+  w(1, none),
+  w(1, header('Authorization', fc.constantFrom('Basic', 'Basic ', 'Basic  b3BzOnNlY3JldA==', 'basic b3BzOnNlY3JldA==', 'Basic b3BzOnNlY3JldA', 'Bearer x', 'Basic Og=='))),
+);
 const encodings = fc.constantFrom('gzip', '*', 'gzip;q=0', 'identity', 'br', 'gzip, deflate, br', 'gzip;q=NaN', '*;q=0', 'GZIP', '');
 const acceptEncoding = fc.oneof(w(3, none), w(2, header('Accept-Encoding', fc.oneof(encodings, headerValue))));
 
@@ -246,8 +256,8 @@ const schedulerRequest = fc
     // An ordinary scheduler sends no stream id with its SUBSCRIBE, and its stream's id with anything else.
     const plainStreamId: Headers = subscribe ? [] : [['Mesos-Stream-Id', token.stream]];
     const headers = plain
-      ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]]]), fc.constant(plainStreamId), accept)
-      : fc.tuple(contentType(encoding), accept, streamId, acceptEncoding, randomHeaders);
+      ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]], ['Authorization', token.auth(0)]]), fc.constant(plainStreamId), accept)
+      : fc.tuple(contentType(encoding), accept, streamId, acceptEncoding, randomHeaders, credentials);
     return headers.map((h) => assemble({ ...r, server: 0, headers: h }));
   });
 
@@ -260,8 +270,8 @@ const operatorRequest = fc
   .chain(({ plain, ...r }) => {
     const encoding: Encoding = r.body.kind === 'call' ? r.body.encoding : 'json';
     const headers = plain
-      ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]]]), plainAccept, acceptEncoding)
-      : fc.tuple(contentType(encoding), accept, acceptEncoding, randomHeaders, fc.oneof(w(6, none), w(1, streamId)));
+      ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]]]), plainAccept, acceptEncoding, operatorCredentials)
+      : fc.tuple(contentType(encoding), accept, acceptEncoding, randomHeaders, fc.oneof(w(6, none), w(1, streamId)), credentials);
     return headers.map((h) => assemble({ ...r, server: 0, headers: h }));
   });
 

@@ -26,6 +26,7 @@ import { operatorVerdict, reopen } from './operator-judge.js';
 import { isOperatorPath, render, requestSpec, SCHEDULER_PATHS, type RequestSpec } from './requests.js';
 import type { StreamCheck } from './stream-check.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
+import { ACLS, authorization, CREDENTIALS } from './secured.js';
 import type { Watchdog } from './watchdog.js';
 
 export type Step =
@@ -38,6 +39,8 @@ export type Step =
 
 export interface RunInput {
   readonly clusterSeed: number;
+  /** Credentials and ACLs on the master (`secured.ts`). */
+  readonly secured: boolean;
   readonly steps: readonly Step[];
 }
 
@@ -54,7 +57,11 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 
 /** A run of up to `maxSteps` steps on a cluster of its own seed. */
 export function runInput(maxSteps: number): fc.Arbitrary<RunInput> {
-  return fc.record({ clusterSeed: fc.nat(), steps: fc.array(step, { minLength: 1, maxLength: maxSteps, size: 'max' }) });
+  return fc.record({
+    clusterSeed: fc.nat(),
+    secured: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+    steps: fc.array(step, { minLength: 1, maxLength: maxSteps, size: 'max' }),
+  });
 }
 
 /** What runs have sent and got, for the figures. */
@@ -158,10 +165,12 @@ export function within<T>(promise: Promise<T>, ms: number, what: () => string): 
 export async function runOnce(input: RunInput, options: RunOptions): Promise<void> {
   const { logger, lines } = errorLog();
   const seen: Context['seen'] = {};
-  const start = startCluster({ port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, onFailure: (f) => (seen.failure = f) });
+  const auth = input.secured ? { credentials: CREDENTIALS, acls: ACLS } : {};
+  const start = startCluster({ port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, onFailure: (f) => (seen.failure = f), ...auth });
   const running = await within(start, 10_000, () => `cluster seed ${input.clusterSeed}: starting the cluster`);
   const ports = [new URL(running.masterUrl).port, ...running.agents.map((a) => String(a.port))].map(Number);
-  const ctx: Context = { input, running, live: new LiveFramework(running, options.timeoutMs), ports, logLines: lines, seen, held: [] };
+  const live = new LiveFramework(running, options.timeoutMs, liveHeaders(input));
+  const ctx: Context = { input, running, live, ports, logLines: lines, seen, held: [] };
   options.stats.runs++;
   let failed = true;
   try {
@@ -303,9 +312,10 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   await settle();
   // Past every failover timeout a template subscribes with, and every executor's grace period.
   guard(ctx, end, () => ctx.running.advance(60_000));
-  const closed = await within(reopen(ctx.running.masterUrl), options.timeoutMs, () => `${where(ctx, end)}: lifting quotas and deactivations`);
+  const operator: Record<string, string> = ctx.input.secured ? { authorization: authorization(1) } : {};
+  const closed = await within(reopen(ctx.running.masterUrl, operator), options.timeoutMs, () => `${where(ctx, end)}: lifting quotas and deactivations`);
   if (closed !== undefined) throw new FuzzFailure(`${where(ctx, end)}: lifting quotas and deactivations: ${closed}${logOf(ctx)}`);
-  const client = new SchedulerClient(ctx.running.masterUrl);
+  const client = new SchedulerClient(ctx.running.masterUrl, 'json', liveHeaders(ctx.input));
   try {
     const res = await within(client.subscribe({ user: 'fuzz', name: 'after' }), options.timeoutMs, () => `${where(ctx, end)}: a normal SUBSCRIBE afterwards`);
     if (res.status !== 200) throw new FuzzFailure(`${where(ctx, end)}: a normal SUBSCRIBE afterwards got ${res.status} ${res.body}${logOf(ctx)}`);
@@ -348,6 +358,11 @@ function roomForATask(running: RunningCluster): boolean {
   return running.driver.read((view) =>
     [...view.agents()].some((a) => view.agentSnapshot(a.id)?.active === true && free(view.unallocated(a.id), 'cpus') >= 1 && free(view.unallocated(a.id), 'mem') >= 128),
   );
+}
+
+/** What the live framework and the final checks send: the live principal's credentials on a secured run. */
+function liveHeaders(input: RunInput): Record<string, string> {
+  return input.secured ? { authorization: authorization(0) } : {};
 }
 
 function where(ctx: Context, index: number): string {
