@@ -161,6 +161,8 @@ describe('the operator API verdict', () => {
     expect(operatorVerdict(health, answer(200, '{"type":"GET_STATE"}', json))).toMatch(/Response of type GET_STATE/);
     expect(operatorVerdict(health, answer(200, ''))).toMatch(/Content-Type/);
     expect(operatorVerdict(request({ type: 'SUBSCRIBE' }), answer(200, '', json))).toMatch(/without an event stream/);
+    const protobufOnly = { ...health, headers: [...health.headers, ['Accept', 'application/x-protobuf']] as const };
+    expect(operatorVerdict(protobufOnly, answer(200, '{"type":"GET_HEALTH","get_health":{"healthy":true}}', json))).toMatch(/asked for application\/x-protobuf alone/);
   });
 
   it('reads an event stream chunk by chunk and record by record, and reports the first break', () => {

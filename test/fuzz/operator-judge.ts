@@ -8,10 +8,12 @@
  *              503 only at the master's capacity
  *   errors     a reason: plain text, one line, never empty; but for the
  *              answers node and fastify give before any route runs
+ *   401        with its challenge (WWW-Authenticate)
  *   200        empty for the calls that have no Response (TEARDOWN,
  *              UPDATE_QUOTA, RESERVE_RESOURCES...); for the others a
- *              Response of the call's type in the negotiated encoding;
- *              for SUBSCRIBE an event stream whose records decode
+ *              Response of the call's type in the negotiated encoding (the
+ *              one asked for, when the request accepts only one); for
+ *              SUBSCRIBE an event stream whose records decode
  *
  * The call the master answered is read back from the request's bytes as
  * the master reads them; a body the fuzzer cannot decode leaves only the
@@ -50,6 +52,10 @@ export function operatorVerdict(wire: WireRequest, res: WireResponse): string | 
   if (status === 401 && res.headers['www-authenticate'] === undefined) return 'answered 401 without a WWW-Authenticate challenge';
   if (status >= 400) return wire.method === 'HEAD' ? undefined : reasonError(wire, res, body);
   if (status !== 200) return undefined;
+  const asked = askedFor(wire);
+  if (asked !== undefined && res.body.length > 0 && res.headers['content-type'] !== asked) {
+    return `asked for ${asked} alone, answered ${JSON.stringify(res.headers['content-type'])}`;
+  }
   if (res.stream) return res.check?.api === 'operator' ? undefined : 'an operator event stream answered as a scheduler stream';
   const type = callType(wire);
   if (type === undefined) return undefined;
@@ -90,6 +96,12 @@ function responseError(type: string, res: WireResponse): string | undefined {
   if (!decoded.ok) return `a 200 to ${type} that is no Response: ${decoded.error}`;
   if (decoded.value.type !== type) return `a 200 to ${type} with a Response of type ${String(decoded.value.type)}`;
   return undefined;
+}
+
+/** The encoding a request accepting exactly one of the two must get. */
+function askedFor(wire: WireRequest): string | undefined {
+  const accepts = wire.headers.filter(([n]) => n.toLowerCase() === 'accept');
+  return accepts.length === 1 && MESSAGE_TYPES.includes(accepts[0]![1]) ? accepts[0]![1] : undefined;
 }
 
 /** The type of the call in the request, read as the master reads it (the first Content-Type, compared whole). */
