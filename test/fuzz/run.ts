@@ -35,6 +35,7 @@ function figures(stats: Stats, started: number): string {
     '  by status:',
     ...statuses,
     `  then GET /health on the same connection: ${followUps.join(', ') || 'none sent'}`,
+    `  event streams read: scheduler ${stats.streams.scheduler} (${stats.events.scheduler} events), operator ${stats.streams.operator} (${stats.events.operator} events)`,
   ];
   if (process.env['FUZZ_BY_KIND'] === '1') {
     lines.push('  by call type or path, and status:');

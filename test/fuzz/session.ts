@@ -73,6 +73,9 @@ export class Stats {
   readonly byKind = new Map<string, number>();
   /** What a second request on a kept-alive connection got, after the first was answered. */
   readonly followUps = new Map<string, number>();
+  /** Event streams read, and the events read from them (a held stream's until it is dropped), by API. */
+  readonly streams = { scheduler: 0, operator: 0 };
+  readonly events = { scheduler: 0, operator: 0 };
   onCase: ((stats: Stats) => void) | undefined;
 
   record(spec: RequestSpec, res: WireResponse): void {
@@ -82,7 +85,13 @@ export class Stats {
     const kind = `${kindOf(spec)} ${status}`;
     this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + 1);
     if (res.followUp !== undefined) this.followUps.set(String(res.followUp), (this.followUps.get(String(res.followUp)) ?? 0) + 1);
+    if (res.check !== undefined && res.held === undefined) this.streamRead(res.check);
     this.onCase?.(this);
+  }
+
+  streamRead(check: StreamCheck): void {
+    this.streams[check.api]++;
+    this.events[check.api] += check.records;
   }
 }
 
@@ -183,7 +192,7 @@ export async function runOnce(input: RunInput, options: RunOptions): Promise<voi
     throw error;
   } finally {
     ctx.live.close();
-    for (const { socket } of ctx.held) socket.destroy();
+    drop(ctx.held.splice(0), options.stats);
     options.watchdog?.note(`${where(ctx, input.steps.length)}: closing the cluster`);
     // A failed cluster's close() rejects with the failure, which a step has already reported.
     const closed = within(running.close().catch(() => undefined), 10_000, () => `${where(ctx, input.steps.length)}: closing the cluster`);
@@ -199,7 +208,7 @@ async function runStep(ctx: Context, index: number, s: Step, options: RunOptions
       guard(ctx, index, () => ctx.running.advance(s.ms));
       break;
     case 'release':
-      for (const { socket } of ctx.held.splice(0, Math.ceil(ctx.held.length * s.share))) socket.destroy();
+      drop(ctx.held.splice(0, Math.ceil(ctx.held.length * s.share)), options.stats);
       break;
     case 'request':
     case 'burst': {
@@ -213,6 +222,14 @@ async function runStep(ctx: Context, index: number, s: Step, options: RunOptions
     }
   }
   await settle();
+}
+
+/** Closes held event streams, counting what was read from them. */
+function drop(held: Context['held'], stats: Stats): void {
+  for (const { socket, check } of held) {
+    socket.destroy();
+    if (check !== undefined) stats.streamRead(check);
+  }
 }
 
 /** Lets the bytes written by the cluster reach the live subscription. */
@@ -253,6 +270,11 @@ function heldStreamsBroken(ctx: Context): string | undefined {
   const broken = ctx.held.find(({ check }) => check?.problem !== undefined);
   if (broken === undefined) return undefined;
   return `a held ${broken.check!.api} event stream broke: ${broken.check!.problem} (its first events: ${broken.check!.types.join(', ')})`;
+}
+
+function checkHeldStreams(ctx: Context): void {
+  const broken = heldStreamsBroken(ctx);
+  if (broken !== undefined) throw new FuzzFailure(`${where(ctx, ctx.input.steps.length)}: ${broken}${logOf(ctx)}`);
 }
 
 const NOT_IMPLEMENTED = httpError('NOT_IMPLEMENTED');
@@ -304,10 +326,12 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   const end = ctx.input.steps.length;
   options.watchdog?.note(`${where(ctx, end)}`);
   guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
-  const broken = heldStreamsBroken(ctx);
-  if (broken !== undefined) throw new FuzzFailure(`${where(ctx, end)}: ${broken}${logOf(ctx)}`);
+  checkHeldStreams(ctx);
   ctx.live.close();
-  for (const { socket } of ctx.held.splice(0)) socket.destroy();
+  // Operator streams stay to the end, and read what the last minute brings (removals, heartbeats, the last framework).
+  const operatorStreams = ctx.held.filter(({ check }) => check?.api === 'operator');
+  drop(ctx.held.splice(0).filter((h) => !operatorStreams.includes(h)), options.stats);
+  ctx.held.push(...operatorStreams);
   // The streams' ends reach the master as disconnections before time moves on.
   await settle();
   // Past every failover timeout a template subscribes with, and every executor's grace period.
@@ -324,6 +348,8 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
     });
     await offersArrive(ctx, client, options);
     guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
+    await settle();
+    checkHeldStreams(ctx);
   } finally {
     client.disconnect();
   }

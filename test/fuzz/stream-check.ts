@@ -1,9 +1,10 @@
 /**
  * An event stream read as a client reads it: HTTP chunks, then RecordIO
  * records (`<length>\n<bytes>`), then each record decoded as an `Event` of
- * its API in the encoding the response's Content-Type names. The first
- * problem is kept (the stream cannot be read past it), with the number of
- * records read well before it.
+ * its API in the encoding the response's Content-Type names; the operator
+ * stream's events must also tell one story (`operator-feed-check.ts`). The
+ * first problem is kept (the stream cannot be read past it), with the
+ * number of records read well before it.
  *
  * A scheduler stream starts with SUBSCRIBED, or with ERROR when the master
  * refuses the subscription; an operator stream with SUBSCRIBED.
@@ -11,6 +12,7 @@
 import { decodeJson } from '../../src/wire/json.js';
 import { decodeProto } from '../../src/wire/proto-codec.js';
 import { RecordReader } from '../../src/wire/recordio.js';
+import { OperatorFeedCheck, type OperatorEventValue } from './operator-feed-check.js';
 
 export type StreamApi = 'scheduler' | 'operator';
 
@@ -29,12 +31,14 @@ export class StreamCheck {
   #chunked = Buffer.alloc(0);
   readonly #records = new RecordReader();
   readonly #json: boolean;
+  readonly #feed: OperatorFeedCheck | undefined;
 
   constructor(
     readonly api: StreamApi,
     contentType: string | undefined,
   ) {
     this.#json = contentType === 'application/json';
+    this.#feed = api === 'operator' ? new OperatorFeedCheck() : undefined;
     if (!this.#json && contentType !== 'application/x-protobuf') this.problem = `an event stream of Content-Type ${JSON.stringify(contentType)}`;
   }
 
@@ -84,6 +88,8 @@ export class StreamCheck {
     if (!decoded.ok) throw new Error(`a record that is no ${type}: ${decoded.error}`);
     const name = decoded.value.type ?? '(no type)';
     if (this.records === 0 && !FIRST[this.api].includes(name)) throw new Error(`the first event is ${name}, not ${FIRST[this.api].join(' or ')}`);
+    const untold = this.#feed?.see(decoded.value as OperatorEventValue);
+    if (untold !== undefined) throw new Error(`${name}: ${untold}`);
     this.records++;
     if (this.types.length < 5) this.types.push(name);
   }
