@@ -139,7 +139,14 @@ const oddVolume = fc
     return shape === 2 ? { ...disk, disk: info } : { ...disk, disk: info, reservations: rs };
   });
 const volume = fc.oneof(w(3, fc.constantFrom('v0', 'v1', 'v2').map(plainVolume)), w(2, oddVolume));
-const volumes = some({ agent_id: value(storageAgent), volumes: fc.array(volume, { minLength: 1, maxLength: 2 }) }, ['agent_id', 'volumes']);
+/** Thousands of tiny volumes, each of its own id: what a CREATE makes, a DESTROY finds again, on the disk reserved for them. */
+const manyVolumes = fc.constantFrom(200, 3_000, 12_000).map((n): Json[] =>
+  Array.from({ length: n }, (_, i) => ({ ...plainVolume(`m${i}`), scalar: { value: 0.001 } })),
+);
+const volumes = some(
+  { agent_id: value(storageAgent), volumes: fc.oneof(w(30, fc.array(volume, { minLength: 1, maxLength: 2 })), w(1, manyVolumes)) },
+  ['agent_id', 'volumes'],
+);
 
 // ---- agents ----
 
