@@ -5,7 +5,8 @@
  *   templates   valid calls, or nearly: quota and weights with odd roles
  *               and values, reservations and volumes on the live agents
  *               (`@@agent:1`), teardowns of live and unknown frameworks,
- *               the agent calls, every GET_*, SUBSCRIBE.
+ *               the agent calls, every GET_*, SUBSCRIBE; now and then
+ *               thousands of volumes in one call.
  *   schema      any call of the schema by reflection, the type matching
  *               its payload, an agent or framework id made live half the time.
  *
@@ -21,9 +22,7 @@ import { idx, oddString, schemaJson, some, token, value, w, type J } from './cal
 import type { Json } from './mutate.js';
 
 export const OPERATOR_CALL_TYPE = 'mesos.v1.master.Call';
-export const OPERATOR_EVENT_TYPE = 'mesos.v1.master.Event';
 export const OPERATOR_RESPONSE_TYPE = 'mesos.v1.master.Response';
-
 
 /** The calls that answer an empty 200: no Response of their own. */
 export const EMPTY_ANSWER_CALLS: readonly string[] = [
