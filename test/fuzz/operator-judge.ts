@@ -48,8 +48,8 @@ export function operatorVerdict(wire: WireRequest, res: WireResponse): string | 
   if (!STATUSES.has(status)) return `the operator API answered ${status}`;
   if (status === 501 && body !== NOT_IMPLEMENTED.body) return `answered 501 with ${JSON.stringify(body)}, not the catalogue's text`;
   if (status === 503 && !CAPACITY.test(body)) return `answered 503 with ${JSON.stringify(body)}, not at the master's capacity`;
-  // A HEAD's answer has a head only.
   if (status === 401 && res.headers['www-authenticate'] === undefined) return 'answered 401 without a WWW-Authenticate challenge';
+  // A HEAD's answer has a head only.
   if (status >= 400) return wire.method === 'HEAD' ? undefined : reasonError(wire, res, body);
   if (status !== 200) return undefined;
   const asked = askedFor(wire);
