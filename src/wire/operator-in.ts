@@ -171,12 +171,16 @@ function resourceCallFromWire(call: Call): OperatorCall | string {
   }
 }
 
+const MAX_INT64 = 2 ** 63;
+
 function drainFromWire(drain: mesos.v1.master.Call.DrainAgent): OperatorCall | string {
   const period = drain.max_grace_period;
   let maxGracePeriodMs: number | undefined;
   if (period !== undefined) {
     const ms = (period.seconds ?? 0) * 1000 + (period.nanos ?? 0) / 1e6;
     if (!Number.isFinite(ms) || ms < 0) return "'max_grace_period' must not be negative";
+    // Echoed as a DurationInfo (int64 nanoseconds) in GET_AGENTS and the operator events.
+    if (Math.round(ms) * 1e6 >= MAX_INT64) return "'max_grace_period' is too large";
     maxGracePeriodMs = Math.round(ms);
   }
   return {

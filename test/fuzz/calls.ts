@@ -36,18 +36,24 @@ export const token = {
   usedOffer: (i: number) => `@@used-offer:${i}`,
   offerAgent: (i: number) => `@@offer-agent:${i}`,
   agent: (i: number) => `@@agent:${i}`,
+  /** An agent the operator deactivated (or drained), if there is one; else any. */
+  deactivatedAgent: (i: number) => `@@deactivated-agent:${i}`,
+  /** An `Authorization` value of a principal (`secured.ts`). */
+  auth: (i: number) => `@@auth:${i}`,
   task: (i: number) => `@@task:${i}`,
   updateTask: (i: number) => `@@update-task:${i}`,
   updateAgent: (i: number) => `@@update-agent:${i}`,
   updateUuid: (i: number) => `@@update-uuid:${i}`,
 } as const;
 
-type J = Record<string, Json>;
-const w = <T>(weight: number, arbitrary: fc.Arbitrary<T>) => ({ weight, arbitrary });
-const idx = fc.nat({ max: 7 });
-const value = (arb: fc.Arbitrary<string>) => arb.map((v) => ({ value: v }));
+export type J = Record<string, Json>;
+/** An arbitrary with its weight, for `fc.oneof`. */
+export const w = <T>(weight: number, arbitrary: fc.Arbitrary<T>) => ({ weight, arbitrary });
+/** The index a token takes, modulo what exists. */
+export const idx = fc.nat({ max: 7 });
+export const value = (arb: fc.Arbitrary<string>) => arb.map((v) => ({ value: v }));
 /** A record whose keys are optional but the `required` ones. */
-const some = (model: Record<string, fc.Arbitrary<Json>>, required: string[] = []) =>
+export const some = (model: Record<string, fc.Arbitrary<Json>>, required: string[] = []) =>
   fc.record(model, { requiredKeys: required }) as fc.Arbitrary<J>;
 
 /** Strings a validator must survive: empty, dots, slashes, control and lone surrogate characters, long. */

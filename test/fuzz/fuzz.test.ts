@@ -14,9 +14,11 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeProto, encodeProto } from '../../src/wire/proto-codec.js';
 import { mutateJson, mutateProto } from './mutate.js';
+import { operatorVerdict } from './operator-judge.js';
+import { StreamCheck } from './stream-check.js';
 import type { RequestSpec } from './requests.js';
 import { fuzzParameters, runInput, runOnce, Stats, verdict } from './session.js';
-import { send, type WireRequest } from './transport.js';
+import { send, type WireRequest, type WireResponse } from './transport.js';
 import { Watchdog } from './watchdog.js';
 
 const RUNS = Number(process.env['FUZZ_RUNS'] ?? 200);
@@ -82,6 +84,7 @@ describe('the fuzz harness', () => {
       followUp: false,
       hold: false,
       abort: 'no',
+      operator: false,
     });
     try {
       const judged = async (target: string) => verdict({ ...SPEC, target }, wire(target), await send(wire(target), 300));
@@ -110,5 +113,77 @@ describe('the fuzz harness', () => {
     expect(bad.length).toBe(call.length);
     expect(bad.subarray(0, -3)).toEqual(call.subarray(0, -3));
     expect(decodeProto('mesos.v1.scheduler.Call', bad).ok).toBe(false);
+  });
+});
+
+describe('the operator API verdict', () => {
+  const request = (call: object): WireRequest => ({
+    port: 1,
+    method: 'POST',
+    target: '/api/v1',
+    version: 'HTTP/1.1',
+    headers: [['Host', 'x'], ['Content-Type', 'application/json']],
+    body: Buffer.from(JSON.stringify(call)),
+    framing: 'length',
+    followUp: false,
+    hold: false,
+    abort: 'no',
+    operator: true,
+  });
+  const answer = (status: number, body: string | Buffer, headers: Record<string, string> = {}): WireResponse => ({
+    outcome: 'response',
+    status,
+    headers,
+    body: Buffer.from(body),
+    stream: false,
+    followUp: undefined,
+    ms: 1,
+  });
+  const TEXT = { 'content-type': 'text/plain; charset=utf-8' };
+
+  it('passes the answers upstream gives and flags the others', () => {
+    const quota = request({ type: 'UPDATE_QUOTA', update_quota: { quota_configs: [] } });
+    expect(operatorVerdict(quota, answer(200, ''))).toBeUndefined();
+    expect(operatorVerdict(quota, answer(200, '{}'))).toMatch(/a 200 to UPDATE_QUOTA with a body/);
+    expect(operatorVerdict(quota, answer(400, 'Invalid QuotaConfig: x', TEXT))).toBeUndefined();
+    expect(operatorVerdict(quota, answer(400, 'two\nlines', TEXT))).toMatch(/more than one line/);
+    expect(operatorVerdict(quota, answer(400, '', TEXT))).toMatch(/no reason/);
+    expect(operatorVerdict(quota, answer(409, 'busy', { 'content-type': 'application/json' }))).toMatch(/Content-Type/);
+    expect(operatorVerdict(quota, answer(500, '500 Internal Server Error.', TEXT))).toMatch(/answered 500/);
+    expect(operatorVerdict(quota, answer(503, 'Service Unavailable', TEXT))).toMatch(/not at the master's capacity/);
+    expect(operatorVerdict(quota, answer(202, ''))).toMatch(/answered 202/);
+  });
+
+  it('wants a Response of the type called to a read, and a stream to a SUBSCRIBE', () => {
+    const health = request({ type: 'GET_HEALTH' });
+    const json = { 'content-type': 'application/json' };
+    expect(operatorVerdict(health, answer(200, '{"type":"GET_HEALTH","get_health":{"healthy":true}}', json))).toBeUndefined();
+    expect(operatorVerdict(health, answer(200, '{"type":"GET_STATE"}', json))).toMatch(/Response of type GET_STATE/);
+    expect(operatorVerdict(health, answer(200, ''))).toMatch(/Content-Type/);
+    expect(operatorVerdict(request({ type: 'SUBSCRIBE' }), answer(200, '', json))).toMatch(/without an event stream/);
+    const protobufOnly = { ...health, headers: [...health.headers, ['Accept', 'application/x-protobuf']] as const };
+    expect(operatorVerdict(protobufOnly, answer(200, '{"type":"GET_HEALTH","get_health":{"healthy":true}}', json))).toMatch(/asked for application\/x-protobuf alone/);
+  });
+
+  it('reads an event stream chunk by chunk and record by record, and reports the first break', () => {
+    const record = (event: object) => {
+      const text = JSON.stringify(event);
+      return `${Buffer.byteLength(text)}\n${text}`;
+    };
+    const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+    const good = new StreamCheck('operator', 'application/json');
+    const bytes = Buffer.from(chunk(record({ type: 'SUBSCRIBED', subscribed: {} })) + chunk(record({ type: 'HEARTBEAT' })));
+    // Byte by byte: a record or a chunk cut anywhere is only incomplete.
+    for (const byte of bytes) good.push(Buffer.from([byte]));
+    expect([good.records, good.types, good.problem]).toEqual([2, ['SUBSCRIBED', 'HEARTBEAT'], undefined]);
+    const badLength = new StreamCheck('operator', 'application/json');
+    badLength.push(Buffer.from(chunk('x\n{}')));
+    expect(badLength.problem).toMatch(/bad length prefix/);
+    const notFirst = new StreamCheck('operator', 'application/json');
+    notFirst.push(Buffer.from(chunk(record({ type: 'HEARTBEAT' }))));
+    expect(notFirst.problem).toMatch(/first event is HEARTBEAT/);
+    const cut = new StreamCheck('scheduler', 'application/json');
+    cut.push(Buffer.from(`${chunk('40\n{"type":')}0\r\n\r\n`));
+    expect(cut.problem).toMatch(/ended inside a record/);
   });
 });

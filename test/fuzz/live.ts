@@ -13,6 +13,7 @@ import { SchedulerClient, type JsonEvent } from '../../src/client/scheduler-clie
 import type { RunningCluster } from '../../src/start.js';
 import { LIVE_FRAMEWORK_INFO } from './calls.js';
 import type { Json } from './mutate.js';
+import { authorization } from './secured.js';
 
 interface OfferRef {
   readonly id: string;
@@ -46,6 +47,8 @@ export class LiveFramework {
   constructor(
     private readonly running: RunningCluster,
     private readonly timeoutMs: number,
+    /** Sent with the subscription: the credentials of a secured run. */
+    private readonly headers: Readonly<Record<string, string>> = {},
   ) {}
 
   get frameworkId(): string | undefined {
@@ -64,7 +67,7 @@ export class LiveFramework {
     }
     this.#client?.disconnect();
     this.#offers.length = 0;
-    const client = new SchedulerClient(this.running.masterUrl);
+    const client = new SchedulerClient(this.running.masterUrl, 'json', this.headers);
     this.#client = client;
     const res = await client.subscribe({ ...LIVE_FRAMEWORK_INFO, capabilities: [...LIVE_FRAMEWORK_INFO.capabilities] });
     if (res.status !== 200) throw new Error(`the live subscription was refused: ${res.status} ${res.body}`);
@@ -164,12 +167,16 @@ export class LiveFramework {
         return (at(this.#offers) ?? at(this.#usedOffers))?.agentId ?? at(agents) ?? 'no-agent';
       case 'agent':
         return at(agents) ?? 'no-agent';
+      case 'deactivated-agent':
+        return at(this.running.driver.read((view) => agents.filter((id) => view.agentSnapshot(id)?.deactivated === true))) ?? at(agents) ?? 'no-agent';
       case 'task':
         return at(this.#tasks) ?? `t${i}`;
       case 'update-task':
         return at(updates)?.taskId ?? at(this.#tasks) ?? `t${i}`;
       case 'update-agent':
         return at(updates)?.agentId ?? at(agents) ?? 'no-agent';
+      case 'auth':
+        return authorization(i);
       case 'update-uuid':
         return at(updates)?.uuid ?? Buffer.alloc(16, i).toString('base64');
       default:

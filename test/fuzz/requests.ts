@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { decodeJson } from '../../src/wire/json.js';
 import { encodeProto } from '../../src/wire/proto-codec.js';
 import { CALL_TYPE, oddString, schemaCall, templateCall, token } from './calls.js';
+import { OPERATOR_CALL_TYPE, operatorSchemaCall, operatorTemplateCall } from './operator-calls.js';
 import type { LiveFramework } from './live.js';
 import { mutateBytes, mutateJson, mutateProto, type ByteMutation, type Json, type JsonMutation, type ProtoMutation } from './mutate.js';
 import { byteMutations, jsonMutations, protoMutations } from './mutations.js';
@@ -23,6 +24,8 @@ export type BodySpec =
   | { readonly kind: 'bytes'; readonly bytes: readonly number[] }
   | {
       readonly kind: 'call';
+      /** The message the call is: the scheduler's or the master's `Call`. */
+      readonly message: string;
       readonly encoding: Encoding;
       readonly call: Json;
       readonly json: readonly JsonMutation[];
@@ -55,6 +58,8 @@ const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'a
 export const SCHEDULER_PATHS = ['/api/v1/scheduler', '/master/api/v1/scheduler'];
 const READS = ['/state', '/state.json', '/slaves', '/frameworks', '/tasks', '/roles', '/state-summary', '/version', '/health', '/redirect'];
 export const MASTER_READ_PATHS = [...READS, ...READS.map((p) => `/master${p}`), '/metrics/snapshot'];
+/** The master operator API: its paths and the paths below them that it serves too. */
+export const OPERATOR_PATHS = ['/api/v1', '/master/api/v1', '/api/v1/operator', '/master/api/v1/operator', '/api/v1/', '/api/v1/operator/x'];
 export const AGENT_PATHS = ['/health', '/version', '/slave(1)/health', '/slave(1)/version'];
 
 const unknownPath = fc.oneof(
@@ -125,6 +130,8 @@ const acceptValue = fc.oneof(
   headerValue,
 );
 const accept = fc.oneof(w(4, none), w(2, header('Accept', acceptValue)));
+/** What an ordinary client accepts: nothing said, or an encoding the master writes. */
+const plainAccept = fc.oneof(w(4, none), w(2, header('Accept', fc.constantFrom(...Object.values(MEDIA), '*/*', 'application/*'))));
 const streamIdValue = fc.oneof(
   w(10, fc.constant(token.stream)),
   w(2, fc.uuid()),
@@ -138,12 +145,23 @@ const streamId = fc.oneof(
   w(1, fc.tuple(streamIdValue, streamIdValue).map(([a, b]): Headers => [['Mesos-Stream-Id', a], ['Cluster-Stream-Id', b]])),
   w(1, fc.tuple(streamIdValue, streamIdValue).map(([a, b]): Headers => [['Mesos-Stream-Id', a], ['Mesos-Stream-Id', b]])),
 );
+/** Credentials of a secured run (`secured.ts`): mostly the operator's, sometimes a refused principal's or a wrong secret. */
+const operatorCredentials = fc
+  .oneof(w(6, fc.constant(1)), w(2, fc.constant(2)), w(1, fc.constant(0)), w(1, fc.constant(3)))
+  .map((i): Headers => [['Authorization', token.auth(i)]]);
+const credentials = fc.oneof(
+  w(3, operatorCredentials),
+  w(2, fc.constant<Headers>([['Authorization', token.auth(0)]])),
+  w(1, none),
+  w(1, header('Authorization', fc.constantFrom('Basic', 'Basic ', 'Basic  b3BzOnNlY3JldA==', 'basic b3BzOnNlY3JldA==', 'Basic b3BzOnNlY3JldA', 'Bearer x', 'Basic Og=='))),
+);
 const encodings = fc.constantFrom('gzip', '*', 'gzip;q=0', 'identity', 'br', 'gzip, deflate, br', 'gzip;q=NaN', '*;q=0', 'GZIP', '');
 const acceptEncoding = fc.oneof(w(3, none), w(2, header('Accept-Encoding', fc.oneof(encodings, headerValue))));
 
-const bodyOf = (encoding: Encoding, call: fc.Arbitrary<Json>, mutated: boolean): fc.Arbitrary<BodySpec> =>
+const bodyOf = (encoding: Encoding, call: fc.Arbitrary<Json>, mutated: boolean, message = CALL_TYPE): fc.Arbitrary<BodySpec> =>
   fc.record({
     kind: fc.constant('call' as const),
+    message: fc.constant(message),
     encoding: fc.constant(encoding),
     call,
     json: mutated ? jsonMutations : fc.constant([]),
@@ -163,6 +181,19 @@ const schedulerBody = fc.oneof(
     fc
       .tuple(fc.constantFrom<Encoding>('json', 'json', 'protobuf'), fc.oneof(w(3, templateCall), w(2, schemaCall)), fc.nat({ max: 2 }))
       .chain(([encoding, call, m]) => bodyOf(encoding, fc.constant(call), m === 0)),
+  ),
+  w(1, fc.constant({ kind: 'none' } as const)),
+  w(2, fc.oneof(fc.string({ maxLength: 40 }), oddText).map((text) => ({ kind: 'text', text }) as const)),
+  w(1, fc.uint8Array({ maxLength: 64 }).map((b) => ({ kind: 'bytes', bytes: [...b] }) as const)),
+);
+
+/** A body for the operator API: a template or schema call, as JSON or protobuf, mutated a third of the time. */
+const operatorBody = fc.oneof(
+  w(
+    30,
+    fc
+      .tuple(fc.constantFrom<Encoding>('json', 'json', 'protobuf'), fc.oneof(w(3, operatorTemplateCall), w(2, operatorSchemaCall)), fc.nat({ max: 2 }))
+      .chain(([encoding, call, m]) => bodyOf(encoding, fc.constant(call), m === 0, OPERATOR_CALL_TYPE)),
   ),
   w(1, fc.constant({ kind: 'none' } as const)),
   w(2, fc.oneof(fc.string({ maxLength: 40 }), oddText).map((text) => ({ kind: 'text', text }) as const)),
@@ -225,8 +256,25 @@ const schedulerRequest = fc
     // An ordinary scheduler sends no stream id with its SUBSCRIBE, and its stream's id with anything else.
     const plainStreamId: Headers = subscribe ? [] : [['Mesos-Stream-Id', token.stream]];
     const headers = plain
-      ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]]]), fc.constant(plainStreamId), accept)
-      : fc.tuple(contentType(encoding), accept, streamId, acceptEncoding, randomHeaders);
+      ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]], ['Authorization', token.auth(0)]]), fc.constant(plainStreamId), accept)
+      : fc.tuple(contentType(encoding), accept, streamId, acceptEncoding, randomHeaders, credentials);
+    return headers.map((h) => assemble({ ...r, server: 0, headers: h }));
+  });
+
+/** An operator stream costs the master little: most are held, and read to the end of the run. */
+const holdMostly = fc.oneof(w(3, fc.constant(true)), w(1, fc.constant(false)));
+
+/** A request to the operator API, mostly a POST with a call in it; a SUBSCRIBE's stream is held open half the time. */
+const operatorRequest = fc
+  .oneof(
+    fc.record({ target: fc.constantFrom(...OPERATOR_PATHS.slice(0, 2)), body: operatorBody, plain: fc.constant(true), ...plainRequest, hold: holdMostly }),
+    fc.record({ target: fc.constantFrom(...OPERATOR_PATHS), body: operatorBody, plain: fc.constant(false), ...fuzzyRequest, hold: holdMostly }),
+  )
+  .chain(({ plain, ...r }) => {
+    const encoding: Encoding = r.body.kind === 'call' ? r.body.encoding : 'json';
+    const headers = plain
+      ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]]]), plainAccept, acceptEncoding, operatorCredentials)
+      : fc.tuple(contentType(encoding), accept, acceptEncoding, randomHeaders, fc.oneof(w(6, none), w(1, streamId)), credentials);
     return headers.map((h) => assemble({ ...r, server: 0, headers: h }));
   });
 
@@ -263,7 +311,7 @@ const agentRequest = fc
   })
   .map(({ path, query: q, ...r }) => assemble({ ...r, target: `${path}${q ?? ''}` }));
 
-export const requestSpec: fc.Arbitrary<RequestSpec> = fc.oneof(w(12, schedulerRequest), w(4, readRequest), w(2, agentRequest));
+export const requestSpec: fc.Arbitrary<RequestSpec> = fc.oneof(w(12, schedulerRequest), w(6, operatorRequest), w(4, readRequest), w(2, agentRequest));
 
 /** The body's bytes, tokens resolved, mutations applied. */
 export function renderBody(body: BodySpec, live: LiveFramework): Buffer {
@@ -283,9 +331,9 @@ function callBytes(body: Extract<BodySpec, { kind: 'call' }>, live: LiveFramewor
   const text = mutateJson(live.resolveJson(body.call), body.json);
   if (body.encoding === 'json') return Buffer.from(text, 'utf8');
   // A mutation may leave JSON that no longer converts: it is sent as it is, JSON posing as protobuf.
-  const decoded = decodeJson<object>(CALL_TYPE, text);
+  const decoded = decodeJson<object>(body.message, text);
   if (!decoded.ok) return Buffer.from(text, 'utf8');
-  return mutateProto(Buffer.from(encodeProto(CALL_TYPE, decoded.value)), body.proto);
+  return mutateProto(Buffer.from(encodeProto(body.message, decoded.value)), body.proto);
 }
 
 /** The framework a call template names, once resolved: its stream id goes into `@@stream`. */
@@ -313,5 +361,12 @@ export function render(spec: RequestSpec, live: LiveFramework, ports: readonly n
     followUp: spec.followUp,
     hold: spec.hold,
     abort: spec.abort,
+    operator: spec.server === 0 && isOperatorPath(spec.target),
   };
+}
+
+/** Whether the master's operator API serves this target (the route takes the paths below its own too). */
+export function isOperatorPath(target: string): boolean {
+  const path = `/${target.split('?', 1)[0]!.split('/').filter((p) => p !== '').join('/')}`;
+  return /^(\/master)?\/api\/v1(\/(?!scheduler(\/|$)).*)?$/.test(path);
 }

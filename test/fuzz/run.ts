@@ -2,9 +2,11 @@
  * `npm run fuzz`: the generators of the fuzz test, at length. Sends
  * FUZZ_CASES requests (default 100,000) in runs of up to FUZZ_MAX_STEPS
  * steps, each run on a fresh cluster; prints progress every few thousand
- * cases, and at the end the figures: cases, counts by status, wall time.
- * Exits 1 on the first failure, after fast-check's report (its seed, path
- * and shrunk counterexample, the cluster seed among them).
+ * cases, and at the end the figures: cases, wall time, failures by kind
+ * (crashes, hangs, unexpected 5xx, other), counts by status. Exits 1 on the
+ * first failure, after fast-check's report (its seed, path and shrunk
+ * counterexample, the cluster seed among them); the cases counted then
+ * include the re-runs of shrinking.
  *
  * FUZZ_SEED and FUZZ_PATH replay a failure; FUZZ_TIMEOUT_MS sets the
  * per-request hang limit (default 5,000), FUZZ_STALL_MS the watchdog's
@@ -12,7 +14,7 @@
  * FUZZ_BY_KIND=1 adds the counts by call type and path.
  */
 import fc from 'fast-check';
-import { fuzzParameters, runInput, runOnce, Stats } from './session.js';
+import { FuzzFailure, fuzzParameters, runInput, runOnce, Stats, type FailureKind } from './session.js';
 import { Watchdog } from './watchdog.js';
 
 const target = Number(process.env['FUZZ_CASES'] ?? 100_000);
@@ -20,15 +22,20 @@ const maxSteps = Number(process.env['FUZZ_MAX_STEPS'] ?? 40);
 const timeoutMs = Number(process.env['FUZZ_TIMEOUT_MS'] ?? 5_000);
 const PROGRESS_EVERY = 5_000;
 
+/** The failure found, by kind: a run stops at its first, so each count is 0 or 1. */
+const failures: Record<FailureKind, number> = { crash: 0, hang: 0, 'unexpected 5xx': 0, other: 0 };
+
 function figures(stats: Stats, started: number): string {
   const seconds = (performance.now() - started) / 1000;
   const statuses = [...stats.byStatus].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `    ${s.padEnd(14)} ${n}`);
   const followUps = [...stats.followUps].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s}: ${n}`);
   const lines = [
-    `fuzz: ${stats.cases} cases in ${stats.runs} runs, ${seconds.toFixed(1)} s wall time (${Math.round(stats.cases / seconds)} cases/s)`,
+    `fuzz: ${stats.cases} cases in ${stats.runs} runs, ${seconds.toFixed(1)} s wall time (${Math.round(stats.cases / seconds)} cases/s); ` +
+      `crashes ${failures.crash}, hangs ${failures.hang}, unexpected 5xx ${failures['unexpected 5xx']}, other failures ${failures.other}`,
     '  by status:',
     ...statuses,
     `  then GET /health on the same connection: ${followUps.join(', ') || 'none sent'}`,
+    `  event streams read: scheduler ${stats.streams.scheduler} (${stats.events.scheduler} events), operator ${stats.streams.operator} (${stats.events.operator} events)`,
   ];
   if (process.env['FUZZ_BY_KIND'] === '1') {
     lines.push('  by call type or path, and status:');
@@ -43,6 +50,7 @@ async function main(): Promise<number> {
   const watchdog = new Watchdog(Number(process.env['FUZZ_STALL_MS'] ?? 30_000));
   // A throw nobody catches is a crash of the server too (it runs in this process): report it with the figures.
   const crash = (error: unknown) => {
+    failures.crash++;
     console.error(`fuzz: the process crashed: ${(error as Error)?.stack ?? String(error)}`);
     console.log(figures(stats, started));
     process.exit(1);
@@ -61,6 +69,7 @@ let reported = false;
 function firstFailure(error: unknown): void {
   if (reported) return;
   reported = true;
+  failures[error instanceof FuzzFailure ? error.kind : 'crash']++;
   console.error(`fuzz: failure found, shrinking it now:\n${(error as Error)?.message ?? String(error)}`);
 }
 

@@ -22,8 +22,11 @@ import { httpError } from '../../src/http/errors.js';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
 import { startCluster, type RunningCluster } from '../../src/start.js';
 import { LiveFramework } from './live.js';
-import { render, requestSpec, SCHEDULER_PATHS, type RequestSpec } from './requests.js';
+import { operatorVerdict, reopen } from './operator-judge.js';
+import { isOperatorPath, render, requestSpec, SCHEDULER_PATHS, type RequestSpec } from './requests.js';
+import type { StreamCheck } from './stream-check.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
+import { ACLS, authorization, CREDENTIALS } from './secured.js';
 import type { Watchdog } from './watchdog.js';
 
 export type Step =
@@ -36,6 +39,8 @@ export type Step =
 
 export interface RunInput {
   readonly clusterSeed: number;
+  /** Credentials and ACLs on the master (`secured.ts`). */
+  readonly secured: boolean;
   readonly steps: readonly Step[];
 }
 
@@ -52,7 +57,11 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 
 /** A run of up to `maxSteps` steps on a cluster of its own seed. */
 export function runInput(maxSteps: number): fc.Arbitrary<RunInput> {
-  return fc.record({ clusterSeed: fc.nat(), steps: fc.array(step, { minLength: 1, maxLength: maxSteps, size: 'max' }) });
+  return fc.record({
+    clusterSeed: fc.nat(),
+    secured: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+    steps: fc.array(step, { minLength: 1, maxLength: maxSteps, size: 'max' }),
+  });
 }
 
 /** What runs have sent and got, for the figures. */
@@ -64,6 +73,9 @@ export class Stats {
   readonly byKind = new Map<string, number>();
   /** What a second request on a kept-alive connection got, after the first was answered. */
   readonly followUps = new Map<string, number>();
+  /** Event streams read, and the events read from them (a held stream's until it is dropped), by API. */
+  readonly streams = { scheduler: 0, operator: 0 };
+  readonly events = { scheduler: 0, operator: 0 };
   onCase: ((stats: Stats) => void) | undefined;
 
   record(spec: RequestSpec, res: WireResponse): void {
@@ -73,23 +85,39 @@ export class Stats {
     const kind = `${kindOf(spec)} ${status}`;
     this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + 1);
     if (res.followUp !== undefined) this.followUps.set(String(res.followUp), (this.followUps.get(String(res.followUp)) ?? 0) + 1);
+    if (res.check !== undefined && res.held === undefined) this.streamRead(res.check);
     this.onCase?.(this);
+  }
+
+  streamRead(check: StreamCheck): void {
+    this.streams[check.api]++;
+    this.events[check.api] += check.records;
   }
 }
 
-/** `ACCEPT`, `ACCEPT (mutated)` or the server and path of a request without a call. */
+/** `ACCEPT`, `ACCEPT (mutated)`, `operator GET_STATE` or the server and path of a request without a call. */
 function kindOf(spec: RequestSpec): string {
   const { body } = spec;
-  if (body.kind === 'call' && spec.server === 0 && SCHEDULER_PATHS.includes(spec.target)) {
+  const api = spec.server !== 0 ? undefined : SCHEDULER_PATHS.includes(spec.target) ? '' : isOperatorPath(spec.target) ? 'operator ' : undefined;
+  if (body.kind === 'call' && api !== undefined) {
     const type = body.call !== null && typeof body.call === 'object' && !Array.isArray(body.call) ? body.call['type'] : undefined;
     const mutated = body.json.length + body.proto.length + body.bytes.length > 0;
-    return `${typeof type === 'string' ? type : '(no type)'}${mutated ? ' (mutated)' : ''}`;
+    return `${api}${typeof type === 'string' ? type : '(no type)'}${mutated ? ' (mutated)' : ''}`;
   }
   return `${spec.server === 0 ? 'master' : 'agent'} ${spec.target.split('?')[0]!.slice(0, 40)}`;
 }
 
+/** What a failure was, for the figures: the cluster or the process failed, something never ended, a 5xx, another broken rule. */
+export type FailureKind = 'crash' | 'hang' | 'unexpected 5xx' | 'other';
+
 export class FuzzFailure extends Error {
   override name = 'FuzzFailure';
+  constructor(
+    message: string,
+    readonly kind: FailureKind = 'other',
+  ) {
+    super(message);
+  }
 }
 
 export interface RunOptions {
@@ -126,8 +154,8 @@ interface Context {
   readonly logLines: string[];
   /** Set by `onFailure` when the core stops the cluster. */
   readonly seen: { failure?: ClusterFailure };
-  /** Event streams of generated SUBSCRIBEs kept open, oldest first. */
-  readonly held: Socket[];
+  /** Event streams of generated SUBSCRIBEs kept open, oldest first, each read on as it goes. */
+  readonly held: { readonly socket: Socket; readonly check: StreamCheck | undefined }[];
 }
 
 /**
@@ -138,7 +166,7 @@ interface Context {
 export function within<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new FuzzFailure(`${what()}: no end within ${ms} ms (a hang)`)), ms);
+    timer = setTimeout(() => reject(new FuzzFailure(`${what()}: no end within ${ms} ms (a hang)`, 'hang')), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
@@ -146,10 +174,12 @@ export function within<T>(promise: Promise<T>, ms: number, what: () => string): 
 export async function runOnce(input: RunInput, options: RunOptions): Promise<void> {
   const { logger, lines } = errorLog();
   const seen: Context['seen'] = {};
-  const start = startCluster({ port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, onFailure: (f) => (seen.failure = f) });
+  const auth = input.secured ? { credentials: CREDENTIALS, acls: ACLS } : {};
+  const start = startCluster({ port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, onFailure: (f) => (seen.failure = f), ...auth });
   const running = await within(start, 10_000, () => `cluster seed ${input.clusterSeed}: starting the cluster`);
   const ports = [new URL(running.masterUrl).port, ...running.agents.map((a) => String(a.port))].map(Number);
-  const ctx: Context = { input, running, live: new LiveFramework(running, options.timeoutMs), ports, logLines: lines, seen, held: [] };
+  const live = new LiveFramework(running, options.timeoutMs, liveHeaders(input));
+  const ctx: Context = { input, running, live, ports, logLines: lines, seen, held: [] };
   options.stats.runs++;
   let failed = true;
   try {
@@ -162,7 +192,7 @@ export async function runOnce(input: RunInput, options: RunOptions): Promise<voi
     throw error;
   } finally {
     ctx.live.close();
-    for (const socket of ctx.held) socket.destroy();
+    drop(ctx.held.splice(0), options.stats);
     options.watchdog?.note(`${where(ctx, input.steps.length)}: closing the cluster`);
     // A failed cluster's close() rejects with the failure, which a step has already reported.
     const closed = within(running.close().catch(() => undefined), 10_000, () => `${where(ctx, input.steps.length)}: closing the cluster`);
@@ -178,7 +208,7 @@ async function runStep(ctx: Context, index: number, s: Step, options: RunOptions
       guard(ctx, index, () => ctx.running.advance(s.ms));
       break;
     case 'release':
-      for (const socket of ctx.held.splice(0, Math.ceil(ctx.held.length * s.share))) socket.destroy();
+      drop(ctx.held.splice(0, Math.ceil(ctx.held.length * s.share)), options.stats);
       break;
     case 'request':
     case 'burst': {
@@ -194,6 +224,14 @@ async function runStep(ctx: Context, index: number, s: Step, options: RunOptions
   await settle();
 }
 
+/** Closes held event streams, counting what was read from them. */
+function drop(held: Context['held'], stats: Stats): void {
+  for (const { socket, check } of held) {
+    socket.destroy();
+    if (check !== undefined) stats.streamRead(check);
+  }
+}
+
 /** Lets the bytes written by the cluster reach the live subscription. */
 async function settle(): Promise<void> {
   for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
@@ -203,26 +241,40 @@ function guard(ctx: Context, index: number, apply: () => void): void {
   try {
     apply();
   } catch (error) {
-    throw new FuzzFailure(`${where(ctx, index)}: the cluster failed: ${(error as Error).message}${logOf(ctx)}`);
+    throw new FuzzFailure(`${where(ctx, index)}: the cluster failed: ${(error as Error).message}${logOf(ctx)}`, 'crash');
   }
 }
 
 function judge(ctx: Context, index: number, spec: RequestSpec, wire: WireRequest, res: WireResponse, options: RunOptions): void {
   options.stats.record(spec, res);
   if (res.held !== undefined) {
-    ctx.held.push(res.held);
+    ctx.held.push({ socket: res.held, check: res.check });
     // A JSON stream starts with SUBSCRIBED: later calls may speak for this framework too.
     const framework = /"framework_id":\{"value":"([^"]+)"\}/.exec(res.body.toString('utf8'))?.[1];
     const stream = res.headers['mesos-stream-id'];
     if (framework !== undefined && stream !== undefined) ctx.live.addOther(framework, stream);
   }
-  const broken = verdict(spec, wire, res);
+  const broken = verdict(spec, wire, res) ?? heldStreamsBroken(ctx);
   const failure = ctx.seen.failure ?? ctx.running.driver.failure;
   if (broken !== undefined || failure !== undefined) {
     const what = broken ?? `the cluster failed: ${failure!.message}\n  last trace entries:\n    ${failure!.lastEntries.join('\n    ')}`;
-    throw new FuzzFailure(`${where(ctx, index)}: ${what}\n${describe(wire, res)}${logOf(ctx)}`);
+    const kind: FailureKind =
+      broken === undefined ? 'crash' : res.outcome === 'timeout' || res.followUp === 'timeout' ? 'hang' : (res.status ?? 0) >= 500 ? 'unexpected 5xx' : 'other';
+    throw new FuzzFailure(`${where(ctx, index)}: ${what}\n${describe(wire, res)}${logOf(ctx)}`, kind);
   }
   if (spec.body.kind === 'call') ctx.live.afterCall(spec.body.call, res.status);
+}
+
+/** The first held event stream whose records stopped making sense since it was opened. */
+function heldStreamsBroken(ctx: Context): string | undefined {
+  const broken = ctx.held.find(({ check }) => check?.problem !== undefined);
+  if (broken === undefined) return undefined;
+  return `a held ${broken.check!.api} event stream broke: ${broken.check!.problem} (its first events: ${broken.check!.types.join(', ')})`;
+}
+
+function checkHeldStreams(ctx: Context): void {
+  const broken = heldStreamsBroken(ctx);
+  if (broken !== undefined) throw new FuzzFailure(`${where(ctx, ctx.input.steps.length)}: ${broken}${logOf(ctx)}`);
 }
 
 const NOT_IMPLEMENTED = httpError('NOT_IMPLEMENTED');
@@ -236,7 +288,12 @@ export function verdict(spec: RequestSpec, wire: WireRequest, res: WireResponse)
   const body = res.body.toString('utf8');
   if (status >= 500 && !expectedServerError(spec, status, body)) return `answered ${status}`;
   // SUBSCRIBED (or the ERROR of a refused subscription) is written at once, in virtual time too.
-  if (res.stream && res.body.length === 0) return 'an event stream opened and ended without an event';
+  if (res.stream && res.check?.problem !== undefined) return `the event stream is unreadable: ${res.check.problem}`;
+  if (res.stream && res.check?.records === 0) return 'an event stream opened and ended without an event';
+  if (spec.server === 0 && isOperatorPath(spec.target)) {
+    const broken = operatorVerdict(wire, res);
+    if (broken !== undefined) return broken;
+  }
   if (res.followUp === 'timeout') return `answered ${status}, then GET /health on the same kept-alive connection got no answer (a hang)`;
   return undefined;
 }
@@ -258,24 +315,31 @@ function closeIsExpected(wire: WireRequest): boolean {
   return head > MAX_HEAD_BYTES;
 }
 
-/** The 5xx answers the error catalogue gives on purpose: an UNKNOWN call, a master at its capacity. */
+/** The 5xx answers the error catalogue gives on purpose: an UNKNOWN or unsupported call, a master at its capacity. */
 function expectedServerError(spec: RequestSpec, status: number, body: string): boolean {
-  const onScheduler = spec.server === 0 && SCHEDULER_PATHS.includes(spec.target);
-  if (onScheduler && status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) return true;
-  return onScheduler && status === 503 && /^Too many (subscriptions|frameworks)\b/.test(body);
+  const onApi = spec.server === 0 && (SCHEDULER_PATHS.includes(spec.target) || isOperatorPath(spec.target));
+  if (onApi && status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) return true;
+  return onApi && status === 503 && /^Too many (subscriptions|frameworks)\b/.test(body);
 }
 
 async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   const end = ctx.input.steps.length;
   options.watchdog?.note(`${where(ctx, end)}`);
   guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
+  checkHeldStreams(ctx);
   ctx.live.close();
-  for (const socket of ctx.held.splice(0)) socket.destroy();
+  // Operator streams stay to the end, and read what the last minute brings (removals, heartbeats, the last framework).
+  const operatorStreams = ctx.held.filter(({ check }) => check?.api === 'operator');
+  drop(ctx.held.splice(0).filter((h) => !operatorStreams.includes(h)), options.stats);
+  ctx.held.push(...operatorStreams);
   // The streams' ends reach the master as disconnections before time moves on.
   await settle();
   // Past every failover timeout a template subscribes with, and every executor's grace period.
   guard(ctx, end, () => ctx.running.advance(60_000));
-  const client = new SchedulerClient(ctx.running.masterUrl);
+  const operator: Record<string, string> = ctx.input.secured ? { authorization: authorization(1) } : {};
+  const closed = await within(reopen(ctx.running.masterUrl, operator), options.timeoutMs, () => `${where(ctx, end)}: lifting quotas and deactivations`);
+  if (closed !== undefined) throw new FuzzFailure(`${where(ctx, end)}: lifting quotas and deactivations: ${closed}${logOf(ctx)}`);
+  const client = new SchedulerClient(ctx.running.masterUrl, 'json', liveHeaders(ctx.input));
   try {
     const res = await within(client.subscribe({ user: 'fuzz', name: 'after' }), options.timeoutMs, () => `${where(ctx, end)}: a normal SUBSCRIBE afterwards`);
     if (res.status !== 200) throw new FuzzFailure(`${where(ctx, end)}: a normal SUBSCRIBE afterwards got ${res.status} ${res.body}${logOf(ctx)}`);
@@ -284,6 +348,8 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
     });
     await offersArrive(ctx, client, options);
     guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
+    await settle();
+    checkHeldStreams(ctx);
   } finally {
     client.disconnect();
   }
@@ -311,11 +377,18 @@ async function offersArrive(ctx: Context, client: SchedulerClient, options: RunO
   }
 }
 
-/** Whether some agent has a cpu and 128 MB neither offered nor used. */
+/** Whether some agent that may offer (registered, connected, not deactivated nor gone) has a cpu and 128 MB neither offered nor used. */
 function roomForATask(running: RunningCluster): boolean {
   const free = (resources: Resources, name: string) =>
     resources.filter((r) => r.name === name && r.role === '*' && r.type === 'SCALAR').reduce((sum, r) => sum + (r.milli ?? 0), 0) / 1000;
-  return running.driver.read((view) => running.agents.some((a) => free(view.unallocated(a.id), 'cpus') >= 1 && free(view.unallocated(a.id), 'mem') >= 128));
+  return running.driver.read((view) =>
+    [...view.agents()].some((a) => view.agentSnapshot(a.id)?.active === true && free(view.unallocated(a.id), 'cpus') >= 1 && free(view.unallocated(a.id), 'mem') >= 128),
+  );
+}
+
+/** What the live framework and the final checks send: the live principal's credentials on a secured run. */
+function liveHeaders(input: RunInput): Record<string, string> {
+  return input.secured ? { authorization: authorization(0) } : {};
 }
 
 function where(ctx: Context, index: number): string {

@@ -10,6 +10,7 @@
  * that a kept-alive connection is still in step after an odd request.
  */
 import net from 'node:net';
+import { StreamCheck } from './stream-check.js';
 
 /**
  * How the body is framed. `short` declares fewer bytes than it sends (the
@@ -33,6 +34,8 @@ export interface WireRequest {
   readonly hold: boolean;
   /** A client that gives up: the socket is destroyed right after the request, or a turn of the event loop later. */
   readonly abort: 'no' | 'now' | 'soon';
+  /** Sent to the master operator API: a chunked 200 is its event stream, which has no stream id header. */
+  readonly operator: boolean;
 }
 
 /** `aborted`: the client dropped the connection itself, so there is no answer to judge. */
@@ -45,6 +48,8 @@ export interface WireResponse {
   readonly body: Buffer;
   /** A 200 that opened an event stream; `body` holds its first bytes, and the socket was dropped then (unless held). */
   readonly stream: boolean;
+  /** An event stream's records as read so far: its first one at least, or the problem that stopped the reading. */
+  readonly check?: StreamCheck;
   /** What the follow-up `GET /health` got, when one was sent. */
   readonly followUp: Outcome | number | undefined;
   readonly ms: number;
@@ -95,6 +100,7 @@ interface Parsed {
   readonly headers: Record<string, string>;
   readonly body: Buffer;
   readonly stream: boolean;
+  readonly check?: StreamCheck;
 }
 
 /**
@@ -104,8 +110,15 @@ interface Parsed {
 class ResponseParser {
   #buffer = Buffer.alloc(0);
   #head: { status: number; headers: Record<string, string> } | undefined;
+  /** The event stream's reader, once the head says the body is one. */
+  #check: StreamCheck | undefined;
+  /** An event stream's first bytes, as they came (chunk-encoded). */
+  #streamBytes = Buffer.alloc(0);
 
-  constructor(private readonly headRequest: boolean) {}
+  constructor(
+    private readonly headRequest: boolean,
+    private readonly operator = false,
+  ) {}
 
   push(chunk: Buffer): Parsed | undefined {
     this.#buffer = Buffer.concat([this.#buffer, chunk]);
@@ -138,9 +151,16 @@ class ResponseParser {
     const done = (body: Buffer, stream = false): Parsed => ({ status, headers, body, stream });
     if (this.headRequest || status === 204 || status === 304) return done(Buffer.alloc(0));
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
-      // An event stream never ends: it is seen through its first bytes (its first event), or its end.
-      if (status === 200 && headers['mesos-stream-id'] !== undefined) {
-        return this.#buffer.length > 0 || closed ? done(this.#buffer, true) : undefined;
+      // An event stream never ends: it is seen through its first event, or its end.
+      const api = status !== 200 ? undefined : headers['mesos-stream-id'] !== undefined ? 'scheduler' : this.operator ? 'operator' : undefined;
+      if (api !== undefined) {
+        this.#check ??= new StreamCheck(api, headers['content-type']);
+        this.#check.push(this.#buffer);
+        this.#streamBytes = Buffer.concat([this.#streamBytes, this.#buffer.subarray(0, 4096 - this.#streamBytes.length)]);
+        this.#buffer = Buffer.alloc(0);
+        const check = this.#check;
+        const first = check.records > 0 || check.problem !== undefined || check.ended || closed;
+        return first ? { ...done(this.#streamBytes, true), check } : undefined;
       }
       const body = dechunk(this.#buffer);
       return body === undefined ? undefined : done(body);
@@ -191,7 +211,7 @@ export function send(req: WireRequest, timeoutMs: number): Promise<WireResponse>
   const started = performance.now();
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port: req.port });
-    let parser = new ResponseParser(req.method === 'HEAD');
+    let parser = new ResponseParser(req.method === 'HEAD', req.operator);
     let first: Parsed | undefined;
     let settled = false;
     const finish = (outcome: Outcome, parsed: Parsed | undefined, followUp?: Outcome | number) => {
@@ -200,7 +220,8 @@ export function send(req: WireRequest, timeoutMs: number): Promise<WireResponse>
       clearTimeout(timer);
       const held = parsed?.stream === true && req.hold ? socket : undefined;
       if (held === undefined) socket.destroy();
-      else held.removeAllListeners('data').on('data', () => undefined);
+      // A held stream is read to its end: every record must be framed and decode.
+      else held.removeAllListeners('data').on('data', (chunk: Buffer) => parsed?.check?.push(chunk));
       const base = parsed ?? EMPTY;
       resolve({ ...base, outcome: parsed === undefined ? outcome : 'response', followUp, ms: performance.now() - started, ...(held ? { held } : {}) });
     };

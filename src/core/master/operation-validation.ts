@@ -166,10 +166,19 @@ function createError(volumes: Resources, ctx: OperationContext): string | undefi
 function destroyError(volumes: Resources, ctx: OperationContext): string | undefined {
   const notVolume = volumeError(volumes);
   if (notVolume !== undefined) return notVolume;
-  const sameVolume = (a: Resource, b: Resource) => a.role === b.role && a.disk?.persistence?.id === b.disk?.persistence?.id;
+  // By role and persistence id, each list read once: a DESTROY may name every volume of an agent that has thousands.
+  const have = volumeKeys(ctx.total);
+  const inUse = volumeKeys(ctx.used);
   for (const v of volumes) {
-    if (!ctx.total.some((t) => sameVolume(t, v))) return 'Persistent volumes not found';
-    if (ctx.used.some((u) => sameVolume(u, v))) return 'Persistent volumes in use';
+    if (!have.has(volumeKey(v))) return 'Persistent volumes not found';
+    if (inUse.has(volumeKey(v))) return 'Persistent volumes in use';
   }
   return undefined;
+}
+
+/** A volume's identity on its agent: role and persistence id. */
+const volumeKey = (r: Resource): string => `${r.role}\u0000${r.disk!.persistence!.id}`;
+
+function volumeKeys(bag: Resources): Set<string> {
+  return new Set(bag.filter((r) => r.disk?.persistence !== undefined).map(volumeKey));
 }
