@@ -30,6 +30,8 @@ export class PathRouter {
   /** fastify's `rewriteUrl`: the route a request target goes to, its query kept. */
   readonly rewrite = (req: IncomingMessage): string => {
     const target = req.url ?? '/';
+    // The common case, a route's own path without a query, is left as it is.
+    if (this.#paths.has(target)) return target;
     const q = target.indexOf('?');
     const path = normalisePath(q < 0 ? target : target.slice(0, q));
     const query = q < 0 ? '' : target.slice(q);
