@@ -302,7 +302,7 @@ async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: Ag
   const port = listener.port;
   return addresses.map((ip) => {
     const agent = driver.input((c) => c.addAgent({ hostname: ip, ip, port, resources, attributes }));
-    directory.add(ip, port, agent.id);
+    directory.add(ip, agent.id);
     return { id: agent.id, url: `http://${ip}:${port}`, pid: agent.pid, hostname: ip, port };
   });
 }

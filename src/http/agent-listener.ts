@@ -48,21 +48,17 @@ function localAddressOf(socket: net.Socket): string {
   return address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
 }
 
-/** Which agent an endpoint `ip:port` belongs to, for the handlers of a shared app. */
+/** Which agent an address belongs to, for the handlers of a shared app (its agents share one port). */
 export class AgentDirectory {
-  readonly #byEndpoint = new Map<string, string>();
+  readonly #byAddress = new Map<string, string>();
 
-  add(ip: string, port: number, agentId: string): void {
-    this.#byEndpoint.set(`${ip}:${port}`, agentId);
+  add(ip: string, agentId: string): void {
+    this.#byAddress.set(ip, agentId);
   }
 
-  /** The agent a connection arrived for, by the address and port it reached. */
+  /** The agent a connection arrived for, by the address it reached. */
   agentOf(socket: net.Socket): string | undefined {
-    return this.#byEndpoint.get(`${localAddressOf(socket)}:${socket.localPort ?? 0}`);
-  }
-
-  get size(): number {
-    return this.#byEndpoint.size;
+    return this.#byAddress.get(localAddressOf(socket));
   }
 }
 
@@ -87,15 +83,25 @@ export async function listenOnAddresses(app: FastifyInstance, addresses: readonl
   });
   await app.listen({ host: first, port });
   const shared = (app.server.address() as net.AddressInfo).port;
+  // One pair of handlers for every socket: thousands of closures would cost heap per agent.
+  const feed: Feed = {
+    connection: (socket) => app.server.emit('connection', socket),
+    drop: (data) => app.server.emit('drop', data),
+  };
   // Binding is synchronous in libuv; waiting for each in turn only adds ticks, so they listen together.
-  await Promise.all(rest.map((address) => listenFeeding(app, address, shared, maxConnections, extra)));
+  await Promise.all(rest.map((address) => listenFeeding(feed, address, shared, maxConnections, extra)));
   return { port: shared };
 }
 
-function listenFeeding(app: FastifyInstance, host: string, port: number, maxConnections: number, into: net.Server[]): Promise<void> {
-  const server = net.createServer({ noDelay: true }, (socket) => app.server.emit('connection', socket));
+interface Feed {
+  readonly connection: (socket: net.Socket) => void;
+  readonly drop: (data?: net.DropArgument) => void;
+}
+
+function listenFeeding(feed: Feed, host: string, port: number, maxConnections: number, into: net.Server[]): Promise<void> {
+  const server = net.createServer({ noDelay: true }, feed.connection);
   server.maxConnections = maxConnections;
-  server.on('drop', (data) => app.server.emit('drop', data));
+  server.on('drop', feed.drop);
   into.push(server);
   return new Promise((resolve, reject) => {
     server.once('error', reject);

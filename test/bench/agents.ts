@@ -13,7 +13,8 @@ import { progress } from './stats.js';
 
 export interface AgentsRow {
   readonly agents: number;
-  readonly addressing: AgentAddressing;
+  /** `loopback` on 127.0.0.1 (a socket per agent address), on 0.0.0.0 (one socket), or `ports`. */
+  readonly addressing: AgentAddressing | 'loopback, 0.0.0.0';
   readonly startMs: number;
   /** Heap held by the idle cluster, bytes per agent. */
   readonly heapPerAgent: number;
@@ -44,20 +45,28 @@ async function emptyClusterHeap(gc: () => void): Promise<number> {
   return held;
 }
 
-export async function benchAgents(counts: readonly number[], portsMax: number): Promise<AgentsRow[]> {
+const MODES = {
+  loopback: { agentAddressing: 'loopback', host: '127.0.0.1' },
+  'loopback, 0.0.0.0': { agentAddressing: 'loopback', host: '0.0.0.0' },
+  ports: { agentAddressing: 'ports', host: '127.0.0.1' },
+} as const;
+
+/** `wildcard` adds rows on 0.0.0.0, which listen beyond loopback while they run. */
+export async function benchAgents(counts: readonly number[], portsMax: number, wildcard: boolean): Promise<AgentsRow[]> {
   const gc = collector();
   // The first start loads and compiles code; it is not part of any row.
   await emptyClusterHeap(gc);
   const empty = await emptyClusterHeap(gc);
   const rows: AgentsRow[] = [];
   for (const agents of counts) {
-    for (const addressing of ['loopback', 'ports'] as const) {
+    for (const addressing of Object.keys(MODES) as (keyof typeof MODES)[]) {
       if (addressing === 'ports' && agents > portsMax) continue;
+      if (addressing === 'loopback, 0.0.0.0' && !wildcard) continue;
       progress(`agents: ${agents} agents, ${addressing} addressing`);
       gc();
       const before = process.memoryUsage().heapUsed;
       const t0 = performance.now();
-      const cluster = await startCluster({ port: 0, agents, agentAddressing: addressing, time: 'realtime', logLevel: 'silent' });
+      const cluster = await startCluster({ port: 0, agents, ...MODES[addressing], time: 'realtime', logLevel: 'silent' });
       const startMs = performance.now() - t0;
       try {
         gc();

@@ -45,6 +45,8 @@
  *                          (default 1000000: it takes that many declines)
  *   BENCH_AGENTS           agent counts of the agents part (default 100,1000,10000)
  *   BENCH_AGENTS_PORTS_MAX largest count started with a port per agent too (default 1000)
+ *   BENCH_AGENTS_WILDCARD  1: rows of loopback addressing on host 0.0.0.0 (one socket for all
+ *                          agents) too; they listen on every interface while they run (default 0)
  *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants,allocator,agents
  *                          (default all), e.g. to profile one part with `node --cpu-prof --import tsx`
  *                          (the server threads of part 1 inherit the flag and write profiles of their own)
@@ -314,12 +316,13 @@ function agentsTable(rows: readonly AgentsRow[]): string {
 async function benchAgentsPart(): Promise<string[]> {
   const counts = envList('BENCH_AGENTS', [100, 1000, 10_000]);
   const portsMax = Math.round(envNumber('BENCH_AGENTS_PORTS_MAX', 1000));
-  const rows = await benchAgents(counts, portsMax);
+  const wildcard = process.env.BENCH_AGENTS_WILDCARD === '1';
+  const rows = await benchAgents(counts, portsMax, wildcard);
   return [
     '',
     `7. large clusters: startCluster() until every agent listens and is in the core, realtime, default agent resources;`,
     `heap held by the idle cluster per agent after full collections, all of it and over that of a cluster of no agents;`,
-    `ports addressing up to ${num(portsMax)} agents`,
+    `loopback: a socket per agent address on 127.0.0.1${wildcard ? ', one socket on 0.0.0.0' : ''}; ports addressing up to ${num(portsMax)} agents`,
     agentsTable(rows),
   ];
 }

@@ -141,7 +141,7 @@ describe('one socket for all agent addresses', () => {
     // The wildcard address would listen beyond loopback; one loopback address shows the dispatch.
     const { port } = await listenWildcard(app, directory, 0, 8, '127.0.0.1');
     expect(await rawGet('127.0.0.1', port, '/health')).toBe('');
-    directory.add('127.0.0.1', port, 'agent-1');
+    directory.add('127.0.0.1', 'agent-1');
     expect(await rawGet('127.0.0.1', port, '/health')).toMatch(/^HTTP\/1\.1 200 /);
     expect(seen).toEqual(['agent-1']);
   });
@@ -153,7 +153,7 @@ describe('one socket for all agent addresses', () => {
     app.get('/whoami', async (req) => directory.agentOf(req.socket) ?? 'nobody');
     const addresses = loopbackAddresses(3, '127.0.0.1');
     const { port } = await listenOnAddresses(app, addresses, 0, 8);
-    addresses.forEach((ip, i) => directory.add(ip, port, `agent-${i}`));
+    addresses.forEach((ip, i) => directory.add(ip, `agent-${i}`));
     const replies = await Promise.all(addresses.map((ip) => rawGet(ip, port, '/whoami')));
     expect(replies.map((r) => r.split('\r\n\r\n')[1])).toEqual(['agent-0', 'agent-1', 'agent-2']);
   });
