@@ -279,8 +279,10 @@ async function startAgentsAddressed(
   try {
     return await startLoopbackAgents(driver, host, spec, servers, logger);
   } catch (error) {
+    const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
+    if (code === 'EADDRINUSE') throw new StartError(`--agent-port: port ${port} is in use on ${address}, an agent's address`);
     // Only Linux routes all of 127.0.0.0/8 to loopback; elsewhere 127.0.0.2 cannot be bound.
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL') throw error;
+    if (code !== 'EADDRNOTAVAIL') throw error;
     logger.warn({ host }, 'agent addressing: loopback addresses other than 127.0.0.1 cannot be bound here; agents take a port each');
     return startAgents(driver, host, spec, servers, logger);
   }
