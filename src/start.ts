@@ -279,13 +279,22 @@ async function startAgentsAddressed(
   try {
     return await startLoopbackAgents(driver, host, spec, servers, logger);
   } catch (error) {
-    const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
-    if (code === 'EADDRINUSE') throw new StartError(`--agent-port: port ${port} is in use on ${address}, an agent's address`);
     // Only Linux routes all of 127.0.0.0/8 to loopback; elsewhere 127.0.0.2 cannot be bound.
-    if (code !== 'EADDRNOTAVAIL') throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL') throw bindError(error, spec.count);
     logger.warn({ host }, 'agent addressing: loopback addresses other than 127.0.0.1 cannot be bound here; agents take a port each');
     return startAgents(driver, host, spec, servers, logger);
   }
+}
+
+/** A failure to bind agent addresses, as a StartError naming the flag where a user can act. */
+function bindError(error: unknown, count: number): unknown {
+  const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (code === 'EADDRINUSE') return new StartError(`--agent-port: port ${port} is in use on ${address}, an agent's address`);
+  if (code !== 'EMFILE') return error;
+  return new StartError(
+    `--agent-addressing loopback: out of file descriptors for ${count} agent addresses, a socket each on a loopback host; ` +
+      `raise the limit (ulimit -n) or use --host ${WILDCARD_HOST}, one socket for all`,
+  );
 }
 
 /**
