@@ -106,6 +106,18 @@ describe('loopback addressing', () => {
     expect(await rawGet(b!.hostname, b!.port, '/health')).toMatch(/^HTTP\/1\.1 200 /);
   });
 
+  it("holds every agent address to the listener's timeouts, not only the first", async () => {
+    const cluster = await start({ agents: 2, agentAddressing: 'loopback', headersTimeoutSeconds: 0.1, requestTimeoutSeconds: 0.1 });
+    const second = cluster.agents[1]!;
+    const socket = await connect(second.hostname, second.port);
+    let data = '';
+    socket.on('data', (chunk) => (data += String(chunk)));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write('GET /health HTTP/1.1\r\nHost: x\r\n');
+    await closed;
+    expect(data).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
   it('falls back to a port per agent on a host that is not an IPv4 loopback address', async () => {
     expect(loopbackHost('127.0.0.1')).toBe(true);
     expect(loopbackHost('0.0.0.0')).toBe(true);
