@@ -15,6 +15,7 @@ import { parseResources, type Resources } from './core/resources.js';
 import { READONLY_REALM } from './http/auth.js';
 import { buildAgentApp } from './http/agent-app.js';
 import {
+  AGENT_ADDRESSINGS,
   AgentDirectory,
   listenOnAddresses,
   listenWildcard,
@@ -271,6 +272,7 @@ async function startAgentsAddressed(
   servers: FastifyInstance[],
   logger: Logger,
 ): Promise<AgentEndpoint[]> {
+  if (!AGENT_ADDRESSINGS.includes(addressing)) throw new StartError(`--agent-addressing must be one of ${AGENT_ADDRESSINGS.join(', ')}, got ${addressing}`);
   if (addressing === 'ports' || spec.count === 0) return startAgents(driver, host, spec, servers, logger);
   if (!loopbackHost(host)) {
     logger.warn({ host }, 'agent addressing: loopback needs an IPv4 loopback host or 0.0.0.0; agents take a port each');

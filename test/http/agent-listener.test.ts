@@ -129,6 +129,13 @@ describe('loopback addressing', () => {
   });
 });
 
+describe('an unknown addressing', () => {
+  it('stops the start with a StartError naming the choices', async () => {
+    const options = { port: 0, time: 'virtual', agents: 1, agentAddressing: 'nat' } as unknown as StartClusterOptions;
+    await expect(startCluster(options)).rejects.toThrow('--agent-addressing must be one of ports, loopback, got nat');
+  });
+});
+
 describe('ports addressing (the default)', () => {
   it('gives each agent a port of its own on the host', async () => {
     const cluster = await start({ agents: 3 });
