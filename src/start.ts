@@ -1,7 +1,8 @@
 /**
  * The composition root of the library: starting a whole cluster in this
- * process wires the core, a time driver, the master's HTTP server and one
- * server per agent, all on the given host. Nothing below imports this.
+ * process wires the core, a time driver, the master's HTTP server and the
+ * agents' (one per agent, or one for all with `loopback` addressing), all
+ * on the given host. Nothing below imports this.
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
