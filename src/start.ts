@@ -1,7 +1,8 @@
 /**
  * The composition root of the library: starting a whole cluster in this
- * process wires the core, a time driver, the master's HTTP server and one
- * server per agent, all on the given host. Nothing below imports this.
+ * process wires the core, a time driver, the master's HTTP server and the
+ * agents' (one per agent, or one for all with `loopback` addressing), all
+ * on the given host. Nothing below imports this.
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -14,6 +15,16 @@ import type { Acls } from './core/authz.js';
 import { parseResources, type Resources } from './core/resources.js';
 import { READONLY_REALM } from './http/auth.js';
 import { buildAgentApp } from './http/agent-app.js';
+import {
+  AGENT_ADDRESSINGS,
+  AgentDirectory,
+  listenOnAddresses,
+  listenWildcard,
+  loopbackAddresses,
+  loopbackHost,
+  WILDCARD_HOST,
+  type AgentAddressing,
+} from './http/agent-listener.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './http/event-stream.js';
 import { DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './http/limits.js';
 import {
@@ -81,8 +92,20 @@ export interface StartClusterOptions extends LimitOptions {
   readonly agents?: number;
   readonly agentResources?: string;
   readonly agentAttributes?: string;
-  /** Port of the first agent, the next ones follow; 0 = ephemeral (default). */
+  /**
+   * Port of the first agent, the next ones follow; 0 = ephemeral (default).
+   * With `loopback` addressing, the one port of every agent.
+   */
   readonly agentPort?: number;
+  /**
+   * `ports` (default): each agent listens on `host` with a port and a server
+   * of its own. `loopback`: each agent has an address of its own in
+   * 127.0.0.0/8 (127.0.0.2 and up), all on one port and served by one app;
+   * on a loopback host one socket per address, on 0.0.0.0 one socket for
+   * all. Where the host or the system cannot give agents their own
+   * addresses, agents fall back to ports (and the log says so).
+   */
+  readonly agentAddressing?: AgentAddressing;
   readonly seed?: string | number;
   readonly heartbeatIntervalSeconds?: number;
   /** Seconds between batched allocations of recovered resources (upstream `--allocation_interval`, default 1). */
@@ -179,7 +202,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     // A port of 0 is known only now.
     driver.input((c) => c.bindMasterPort(masterPort));
     const agentSpec = { count: agentCount, firstPort: options.agentPort ?? 0, resources, attributes, listener: limits.agentListener };
-    const agents = await startAgents(driver, host, agentSpec, servers, logger);
+    const agents = await startAgentsAddressed(options.agentAddressing ?? 'ports', driver, host, agentSpec, servers, logger);
     return {
       masterUrl: `http://${host}:${masterPort}`,
       agents,
@@ -239,6 +262,63 @@ interface AgentsSpec {
   readonly resources: Resources;
   readonly attributes: Attribute[];
   readonly listener: ListenerLimits;
+}
+
+/** Agents by the addressing asked for, falling back to ports where loopback addresses are not available. */
+async function startAgentsAddressed(
+  addressing: AgentAddressing,
+  driver: ClusterDriver,
+  host: string,
+  spec: AgentsSpec,
+  servers: FastifyInstance[],
+  logger: Logger,
+): Promise<AgentEndpoint[]> {
+  if (!AGENT_ADDRESSINGS.includes(addressing)) throw new StartError(`--agent-addressing must be one of ${AGENT_ADDRESSINGS.join(', ')}, got ${addressing}`);
+  if (addressing === 'ports' || spec.count === 0) return startAgents(driver, host, spec, servers, logger);
+  if (!loopbackHost(host)) {
+    logger.warn({ host }, 'agent addressing: loopback needs an IPv4 loopback host or 0.0.0.0; agents take a port each');
+    return startAgents(driver, host, spec, servers, logger);
+  }
+  try {
+    return await startLoopbackAgents(driver, host, spec, servers, logger);
+  } catch (error) {
+    // Only Linux routes all of 127.0.0.0/8 to loopback; elsewhere 127.0.0.2 cannot be bound.
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL') throw bindError(error, spec.count);
+    logger.warn({ host }, 'agent addressing: loopback addresses other than 127.0.0.1 cannot be bound here; agents take a port each');
+    return startAgents(driver, host, spec, servers, logger);
+  }
+}
+
+/** A failure to bind agent addresses, as a StartError naming the flag where a user can act. */
+function bindError(error: unknown, count: number): unknown {
+  const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (code === 'EADDRINUSE') return new StartError(`--agent-port: port ${port} is in use on ${address}, an agent's address`);
+  if (code !== 'EMFILE') return error;
+  return new StartError(
+    `--agent-addressing loopback: out of file descriptors for ${count} agent addresses, a socket each on a loopback host; ` +
+      `raise the limit (ulimit -n) or use --host ${WILDCARD_HOST}, one socket for all`,
+  );
+}
+
+/**
+ * One app for every agent, each at an address of its own on one port
+ * (agent-listener.ts); the agents join the core once the port is known.
+ */
+async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
+  const addresses = loopbackAddresses(spec.count, host);
+  const directory = new AgentDirectory();
+  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener });
+  servers.push(app);
+  const cap = spec.listener.maxConnections;
+  const listener =
+    host === WILDCARD_HOST ? await listenWildcard(app, directory, spec.firstPort, cap) : await listenOnAddresses(app, addresses, spec.firstPort, cap);
+  const { resources, attributes } = spec;
+  const port = listener.port;
+  return addresses.map((ip) => {
+    const agent = driver.input((c) => c.addAgent({ hostname: ip, ip, port, resources, attributes }));
+    directory.add(ip, agent.id);
+    return { id: agent.id, url: `http://${ip}:${port}`, pid: agent.pid, hostname: ip, port };
+  });
 }
 
 /** One listener per agent, then the agent itself; each server joins `servers` before it listens, to be closed on failure. */

@@ -1,6 +1,7 @@
 /** `clustersim up`: a cluster on real sockets, in real time, until a signal. */
 import type { Argv } from 'yargs';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
+import { AGENT_ADDRESSINGS, type AgentAddressing } from '../http/agent-listener.js';
 import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, StartError } from '../start.js';
 
 export interface UpArgs {
@@ -10,6 +11,7 @@ export interface UpArgs {
   'agent-resources': string;
   'agent-attributes': string;
   'agent-port': number;
+  'agent-addressing': AgentAddressing;
   seed: string;
   'heartbeat-interval': number;
   'allocation-interval': number;
@@ -50,6 +52,11 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('agent-resources', { type: 'string', default: DEFAULT_AGENT_RESOURCES, describe: 'Resources of each agent' })
     .option('agent-attributes', { type: 'string', default: '', describe: "Attributes of each agent, e.g. 'rack:r1;zone:z1'" })
     .option('agent-port', { type: 'number', default: 0, describe: 'Port of the first agent, the next ones follow (0 = ephemeral)' })
+    .option('agent-addressing', {
+      choices: AGENT_ADDRESSINGS,
+      default: 'ports' as AgentAddressing,
+      describe: 'ports: a port and listener per agent; loopback: an address per agent (127.0.0.2 and up, Linux) on one port, one listener',
+    })
     .option('seed', { type: 'string', default: '0', describe: 'Seed of every random choice (ids, allocation order)' })
     .option('heartbeat-interval', { type: 'number', default: 15, describe: 'Seconds between HEARTBEAT events' })
     .option('allocation-interval', { type: 'number', default: 1, describe: 'Seconds between batched allocations of declined and freed resources' })
@@ -80,6 +87,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('stream-buffer-budget', { type: 'number', default: L.streamBufferBudgetMiB, describe: 'MiB waiting on all event streams before the fullest is cut' })
     .example('$0 up', 'A master on 127.0.0.1:5050 with 3 agents')
     .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port')
+    .example('$0 up --agents 10000 --agent-addressing loopback', 'Ten thousand agents at 127.0.0.2:P and up, served by one listener')
     .example('$0 up --credentials creds.json --acls acls.json', 'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow')
     .example('$0 up --credentials creds.json --acls acls.json --authenticate-http-readonly', '/state and the other read endpoints ask for credentials too, and show each reader what view_* allows') as unknown as Argv<UpArgs>;
 }
@@ -95,6 +103,7 @@ export async function runUp(args: UpArgs): Promise<void> {
       agentResources: args['agent-resources'],
       agentAttributes: args['agent-attributes'],
       agentPort: args['agent-port'],
+      agentAddressing: args['agent-addressing'],
       seed: args.seed,
       heartbeatIntervalSeconds: args['heartbeat-interval'],
       allocationIntervalSeconds: args['allocation-interval'],

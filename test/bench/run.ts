@@ -21,6 +21,8 @@
  *   allocator   6. one allocation pass for 1k/10k/50k agents x 10/100/1k frameworks, with
  *                  quota, weights, refuse filters, suppression and ports in play, and a core
  *                  Cluster of 10,000 agents subscribing 100 frameworks (allocator.ts)
+ *   agents      7. startCluster() time and heap per idle agent for 100, 1,000 and 10,000
+ *                  agents, loopback and ports addressing (agents.ts)
  *
  *   BENCH_SECONDS          measured seconds per HTTP target (default 3)
  *   BENCH_WARMUP_SECONDS   warm-up before each measurement (default 2: clustersim
@@ -41,11 +43,16 @@
  *   BENCH_ALLOCATOR_FRAMEWORKS  framework counts of the allocator part (default 10,100,1000)
  *   BENCH_ALLOCATOR_FILTERED_MAX  largest agents x frameworks whose filtered state is built
  *                          (default 1000000: it takes that many declines)
- *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants,allocator
+ *   BENCH_AGENTS           agent counts of the agents part (default 100,1000,10000)
+ *   BENCH_AGENTS_PORTS_MAX largest count started with a port per agent too (default 1000)
+ *   BENCH_AGENTS_WILDCARD  1: rows of loopback addressing on host 0.0.0.0 (one socket for all
+ *                          agents) too; they listen on every interface while they run (default 0)
+ *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants,allocator,agents
  *                          (default all), e.g. to profile one part with `node --cpu-prof --import tsx`
  *                          (the server threads of part 1 inherit the flag and write profiles of their own)
  */
 import os from 'node:os';
+import { benchAgents, type AgentsRow } from './agents.js';
 import { allocatorTables, benchAllocator, benchCoreScaling } from './allocator.js';
 import { benchCallCost, CALL_TYPES, type CallCostResult } from './call-cost.js';
 import { benchCoreLifecycles, type CoreResult } from './core-lifecycles.js';
@@ -219,7 +226,7 @@ async function benchEvents(measuredEvents: number, batch: number): Promise<strin
   ];
 }
 
-const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events', 'allocator'] as const;
+const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events', 'allocator', 'agents'] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(raw: string | undefined): ReadonlySet<Part> {
@@ -292,6 +299,34 @@ function benchAllocatorPart(): string[] {
   ];
 }
 
+function agentsTable(rows: readonly AgentsRow[]): string {
+  return table(
+    ['agents', 'addressing', 'startCluster() ms', 'heap KB per agent', 'over 0 agents, KB/agent', 'last agent /health'],
+    rows.map((r) => [
+      num(r.agents),
+      r.addressing,
+      num(r.startMs),
+      num(r.heapPerAgent / 1024, 2),
+      num(r.marginalPerAgent / 1024, 2),
+      String(r.lastAgentHealth),
+    ]),
+  );
+}
+
+async function benchAgentsPart(): Promise<string[]> {
+  const counts = envList('BENCH_AGENTS', [100, 1000, 10_000]);
+  const portsMax = Math.round(envNumber('BENCH_AGENTS_PORTS_MAX', 1000));
+  const wildcard = process.env.BENCH_AGENTS_WILDCARD === '1';
+  const rows = await benchAgents(counts, portsMax, wildcard);
+  return [
+    '',
+    `7. large clusters: startCluster() until every agent listens and is in the core, realtime, default agent resources;`,
+    `heap held by the idle cluster per agent after full collections, all of it and over that of a cluster of no agents;`,
+    `loopback: a socket per agent address on 127.0.0.1${wildcard ? ', one socket on 0.0.0.0' : ''}; ports addressing up to ${num(portsMax)} agents`,
+    agentsTable(rows),
+  ];
+}
+
 async function main(): Promise<void> {
   const seconds = envNumber('BENCH_SECONDS', 3);
   const warmupSeconds = envNumber('BENCH_WARMUP_SECONDS', 2);
@@ -317,6 +352,7 @@ async function main(): Promise<void> {
   if (only.has('events')) out.push(...(await benchEvents(streamEvents, streamBatch)));
   if (only.has('invariants')) out.push(...benchInvariants(coreSeconds));
   if (only.has('allocator')) out.push(...benchAllocatorPart());
+  if (only.has('agents')) out.push(...(await benchAgentsPart()));
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
