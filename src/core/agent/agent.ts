@@ -141,6 +141,11 @@ export class Agent implements SimNode, ExecutorHost {
     return [...this.#frameworks.values()].flatMap((f) => [...f.executors.values()]);
   }
 
+  /** The frameworks the agent knows, in the order it learnt of them. */
+  frameworks(): FrameworkRef[] {
+    return [...this.#frameworks.values()].map((f) => f.info);
+  }
+
   pendingUpdates(): number {
     return this.#updates.size;
   }

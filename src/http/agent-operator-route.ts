@@ -1,0 +1,43 @@
+/**
+ * POST /api/v1 on an agent: the agent operator API. The same checks, in the
+ * same order, as the master's (operator-route.ts): method, Content-Type,
+ * body, call validation, Accept; then a read answers 200 from the agent's
+ * own state in the read model, and a feature this agent lacks gets
+ * upstream's answer for it (NOT_FOUND for files, NOT_IMPLEMENTED else).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ClusterDriver } from '../runtime/driver.js';
+import { agentCallError, agentRequestFromWire } from '../wire/agent-in.js';
+import { agentReadResponse, encodeAgentResponseJson, encodeAgentResponseProto } from '../wire/agent-out.js';
+import type { mesos } from '../wire/generated/types.js';
+import { decodeCallBody } from './call-body.js';
+import { sendError } from './errors.js';
+import { serveMethods } from './methods.js';
+import { JSON_TYPE, MESSAGE_TYPES, negotiate } from './negotiate.js';
+import { sendBody } from './read-routes.js';
+
+/** The agent an app serves; undefined until the agent exists. */
+export type AgentBinding = { readonly driver: ClusterDriver; readonly agentId: () => string | undefined };
+
+export function registerAgentOperatorRoute(app: FastifyInstance, prefix: string, binding: AgentBinding): void {
+  serveMethods(app, `${prefix}/api/v1`, ['POST'], (req, reply) => handle(req, reply, binding));
+}
+
+function handle(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding): FastifyReply {
+  const call = decodeCallBody<mesos.v1.agent.Call>(req, reply, 'mesos.v1.agent.Call');
+  if (call === undefined) return reply;
+  const invalid = agentCallError(call);
+  if (invalid !== undefined) return sendError(reply, 'AGENT_CALL_INVALID', invalid);
+  const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
+  if (accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
+  const request = agentRequestFromWire(call);
+  if (request.kind === 'unsupported') return request.answer === 'FILE_NOT_FOUND' ? sendError(reply, 'NOT_FOUND') : sendError(reply, 'NOT_IMPLEMENTED');
+  const agentId = binding.agentId();
+  const response = binding.driver.read((view) => {
+    const node = agentId === undefined ? undefined : view.agentNode(agentId);
+    return node === undefined ? undefined : agentReadResponse(view, node, request.type);
+  });
+  if (response === undefined) return sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery');
+  const body = accepted === JSON_TYPE ? Buffer.from(encodeAgentResponseJson(response)) : Buffer.from(encodeAgentResponseProto(response));
+  return sendBody(req, reply, accepted, body);
+}

@@ -1,0 +1,147 @@
+/**
+ * An agent's own view of itself as the agent operator API's messages, as
+ * upstream's agent builds them: its frameworks, executors, tasks and
+ * containers (GET_FRAMEWORKS, GET_EXECUTORS, GET_TASKS, GET_STATE,
+ * GET_CONTAINERS, GET_AGENT). Everything comes from the agent process'
+ * state in the read model (`view.agentNode`), not from the master's books.
+ *
+ * Task lists: a live executor's tasks are launched, or terminated once
+ * terminal; a terminated executor's tasks are completed. This agent has no
+ * pending or queued tasks: a task reaches its simulated executor at once.
+ *
+ * Container statistics are simulated: the limits are the executor's and its
+ * live tasks' cpus and mem; the usage figures (cpu times, resident memory)
+ * are zero, because a simulated executor runs no process.
+ */
+import { add, fromMilli, type Resources } from '../core/resources.js';
+import type { AgentExecutorView, AgentNodeView, AgentTaskView } from '../core/view.js';
+import type { FrameworkRef } from '../core/messages.js';
+import { isTerminal } from '../core/task-state.js';
+import { attributeToWire, labelsToWire, resourcesToWire } from './convert-common.js';
+import type { mesos } from './generated/types.js';
+import { frameworkInfoToWire, taskInfoExtras } from './operator-state.js';
+
+
+export function agentInfoToWire(node: AgentNodeView): mesos.v1.AgentInfo {
+  const { config } = node;
+  return {
+    id: { value: config.id },
+    hostname: config.hostname,
+    port: config.port,
+    resources: resourcesToWire(node.resources),
+    attributes: config.attributes.map(attributeToWire),
+  };
+}
+
+export function agentGetAgent(node: AgentNodeView): mesos.v1.agent.Response.GetAgent {
+  return { agent_info: agentInfoToWire(node) };
+}
+
+export function agentGetFrameworks(node: AgentNodeView): mesos.v1.agent.Response.GetFrameworks {
+  return { frameworks: node.frameworks().map((info) => ({ framework_info: frameworkInfoToWire(info) })), completed_frameworks: [] };
+}
+
+/** The ExecutorInfo the executor was launched with; a command executor's is the one the agent makes for its task. */
+export function executorInfoOf(executor: AgentExecutorView): mesos.v1.ExecutorInfo {
+  const first = executor.tasks.values().next().value as AgentTaskView | undefined;
+  const spec = first?.spec.executor;
+  const base = { executor_id: { value: executor.executorId }, framework_id: { value: executor.frameworkId } };
+  if (spec !== undefined) {
+    const raw = spec.raw as mesos.v1.ExecutorInfo | undefined;
+    return { ...(raw ?? { type: spec.type, resources: resourcesToWire(spec.resources) }), ...base };
+  }
+  const rawTask = first?.spec.raw as mesos.v1.TaskInfo | undefined;
+  return {
+    ...base,
+    ...(rawTask?.command === undefined ? {} : { command: rawTask.command }),
+    ...(first === undefined ? {} : { source: first.spec.taskId, resources: resourcesToWire(first.spec.resources) }),
+  };
+}
+
+export function agentGetExecutors(node: AgentNodeView): mesos.v1.agent.Response.GetExecutors {
+  const render = (executor: AgentExecutorView) => ({ executor_info: executorInfoOf(executor) });
+  const executors = node.executors();
+  return { executors: executors.filter((e) => e.alive).map(render), completed_executors: executors.filter((e) => !e.alive).map(render) };
+}
+
+function taskToWire(node: AgentNodeView, executor: AgentExecutorView, task: AgentTaskView, user: string): mesos.v1.Task {
+  const raw = task.spec.raw as mesos.v1.TaskInfo | undefined;
+  return {
+    name: task.spec.name,
+    task_id: { value: task.spec.taskId },
+    framework_id: { value: executor.frameworkId },
+    executor_id: { value: executor.executorId },
+    agent_id: { value: node.config.id },
+    state: task.state,
+    resources: resourcesToWire(task.spec.resources),
+    statuses: [],
+    ...(task.spec.labels.length === 0 ? {} : { labels: labelsToWire(task.spec.labels)! }),
+    ...taskInfoExtras(raw, user),
+  };
+}
+
+export function agentGetTasks(node: AgentNodeView): mesos.v1.agent.Response.GetTasks {
+  const users = new Map(node.frameworks().map((f: FrameworkRef) => [f.id, f.user] as const));
+  const launched: mesos.v1.Task[] = [];
+  const terminated: mesos.v1.Task[] = [];
+  const completed: mesos.v1.Task[] = [];
+  for (const executor of node.executors()) {
+    const user = users.get(executor.frameworkId) ?? '';
+    for (const task of executor.tasks.values()) {
+      const list = !executor.alive ? completed : isTerminal(task.state) ? terminated : launched;
+      list.push(taskToWire(node, executor, task, user));
+    }
+  }
+  return { pending_tasks: [], queued_tasks: [], launched_tasks: launched, terminated_tasks: terminated, completed_tasks: completed };
+}
+
+export function agentGetState(node: AgentNodeView): mesos.v1.agent.Response.GetState {
+  return { get_tasks: agentGetTasks(node), get_executors: agentGetExecutors(node), get_frameworks: agentGetFrameworks(node) };
+}
+
+/** What a container is allotted: its executor's resources and those of its live tasks. */
+export function containerResources(executor: AgentExecutorView): Resources {
+  const first = executor.tasks.values().next().value as AgentTaskView | undefined;
+  let total: Resources = first?.spec.executor?.resources ?? [];
+  for (const task of executor.tasks.values()) if (!isTerminal(task.state)) total = add(total, task.spec.resources);
+  return total;
+}
+
+const MiB = 1024 * 1024;
+
+/** Simulated statistics: limits from the allotted resources, no usage (see the file comment). */
+export function resourceStatistics(executor: AgentExecutorView, nowSeconds: number): mesos.v1.ResourceStatistics {
+  let cpusMilli = 0;
+  let memMilli = 0;
+  for (const r of containerResources(executor)) {
+    if (r.name === 'cpus') cpusMilli += r.milli ?? 0;
+    if (r.name === 'mem') memMilli += r.milli ?? 0;
+  }
+  const [cpus, mem] = [fromMilli(cpusMilli), fromMilli(memMilli)];
+  return {
+    timestamp: nowSeconds,
+    cpus_user_time_secs: 0,
+    cpus_system_time_secs: 0,
+    cpus_limit: cpus,
+    mem_rss_bytes: 0,
+    mem_limit_bytes: Math.round(mem * MiB),
+  };
+}
+
+/** The running executors' containers (upstream lists those whose executor runs). */
+export function agentGetContainers(node: AgentNodeView, nowSeconds: number): mesos.v1.agent.Response.GetContainers {
+  const containers = node.executors().filter((e) => e.alive);
+  return {
+    containers: containers.map((executor) => {
+      const info = executorInfoOf(executor);
+      return {
+        framework_id: { value: executor.frameworkId },
+        executor_id: { value: executor.executorId },
+        executor_name: info.name ?? '',
+        container_id: { value: executor.containerId },
+        container_status: { container_id: { value: executor.containerId } },
+        resource_statistics: resourceStatistics(executor, nowSeconds),
+      };
+    }),
+  };
+}
