@@ -9,11 +9,13 @@
  * terminal; a terminated executor's tasks are completed. This agent has no
  * pending or queued tasks: a task reaches its simulated executor at once.
  *
- * Container statistics are simulated: the limits are the executor's and its
- * live tasks' cpus and mem; the usage figures (cpu times, resident memory)
+ * Container statistics are simulated: the limits are the executor's (for a
+ * command executor upstream's allowance, 0.1 cpus and 32 MB) and its live
+ * tasks' cpus and mem; the usage figures (cpu times, resident memory)
  * are zero, because a simulated executor runs no process.
  */
-import { add, fromMilli, type Resources } from '../core/resources.js';
+import { add, fromMilli, scalar, scalarMilli, type Resources } from '../core/resources.js';
+import type { CommandSpec } from '../core/types.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView } from '../core/view.js';
 import type { FrameworkRef } from '../core/messages.js';
 import { isTerminal } from '../core/task-state.js';
@@ -41,21 +43,42 @@ export function agentGetFrameworks(node: AgentNodeView): mesos.v1.agent.Response
   return { frameworks: node.frameworks().map((info) => ({ framework_info: frameworkInfoToWire(info) })), completed_frameworks: [] };
 }
 
+/**
+ * What the agent adds to a command task for its command executor, as
+ * upstream does (0.1 cpus, 32 MB): the executor's own resources.
+ */
+export const COMMAND_EXECUTOR_RESOURCES: Resources = [scalar('cpus', 0.1), scalar('mem', 32)];
+
+/** How upstream names a command executor: its task, and the command it runs. */
+function commandExecutorName(taskId: string, command: CommandSpec | undefined): string {
+  const text =
+    command?.value === undefined ? 'NO EXECUTABLE' : command.shell ? `sh -c '${command.value}'` : `[${[command.value, ...command.arguments].join(', ')}]`;
+  return `Command Executor (Task: ${taskId}) (Command: ${text})`;
+}
+
+/** The executor's first task, whose TaskInfo launched it. */
+const firstTask = (executor: AgentExecutorView): AgentTaskView | undefined => executor.tasks.values().next().value;
+
 /** The ExecutorInfo the executor was launched with; a command executor's is the one the agent makes for its task. */
 export function executorInfoOf(executor: AgentExecutorView): mesos.v1.ExecutorInfo {
-  const first = executor.tasks.values().next().value as AgentTaskView | undefined;
+  const first = firstTask(executor);
   const spec = first?.spec.executor;
   const base = { executor_id: { value: executor.executorId }, framework_id: { value: executor.frameworkId } };
   if (spec !== undefined) {
     const raw = spec.raw as mesos.v1.ExecutorInfo | undefined;
     return { ...(raw ?? { type: spec.type, resources: resourcesToWire(spec.resources) }), ...base };
   }
-  const rawTask = first?.spec.raw as mesos.v1.TaskInfo | undefined;
   return {
     ...base,
-    ...(rawTask?.command === undefined ? {} : { command: rawTask.command }),
-    ...(first === undefined ? {} : { source: first.spec.taskId, resources: resourcesToWire(first.spec.resources) }),
+    name: commandExecutorName(executor.executorId, first?.spec.command),
+    resources: resourcesToWire(COMMAND_EXECUTOR_RESOURCES),
+    source: executor.executorId,
   };
+}
+
+/** The executor's own resources: its ExecutorInfo's, or a command executor's allowance. */
+export function executorResources(executor: AgentExecutorView): Resources {
+  return executor.kind === 'command' ? COMMAND_EXECUTOR_RESOURCES : (firstTask(executor)?.spec.executor?.resources ?? []);
 }
 
 export function agentGetExecutors(node: AgentNodeView): mesos.v1.agent.Response.GetExecutors {
@@ -70,7 +93,8 @@ function taskToWire(node: AgentNodeView, executor: AgentExecutorView, task: Agen
     name: task.spec.name,
     task_id: { value: task.spec.taskId },
     framework_id: { value: executor.frameworkId },
-    executor_id: { value: executor.executorId },
+    // A command task names no executor.
+    ...(executor.kind === 'command' ? {} : { executor_id: { value: executor.executorId } }),
     agent_id: { value: node.config.id },
     state: task.state,
     resources: resourcesToWire(task.spec.resources),
@@ -101,8 +125,7 @@ export function agentGetState(node: AgentNodeView): mesos.v1.agent.Response.GetS
 
 /** What a container is allotted: its executor's resources and those of its live tasks. */
 export function containerResources(executor: AgentExecutorView): Resources {
-  const first = executor.tasks.values().next().value as AgentTaskView | undefined;
-  let total: Resources = first?.spec.executor?.resources ?? [];
+  let total = executorResources(executor);
   for (const task of executor.tasks.values()) if (!isTerminal(task.state)) total = add(total, task.spec.resources);
   return total;
 }
@@ -111,13 +134,8 @@ const MiB = 1024 * 1024;
 
 /** Simulated statistics: limits from the allotted resources, no usage (see the file comment). */
 export function resourceStatistics(executor: AgentExecutorView, nowSeconds: number): mesos.v1.ResourceStatistics {
-  let cpusMilli = 0;
-  let memMilli = 0;
-  for (const r of containerResources(executor)) {
-    if (r.name === 'cpus') cpusMilli += r.milli ?? 0;
-    if (r.name === 'mem') memMilli += r.milli ?? 0;
-  }
-  const [cpus, mem] = [fromMilli(cpusMilli), fromMilli(memMilli)];
+  const allotted = containerResources(executor);
+  const [cpus, mem] = [fromMilli(scalarMilli(allotted, 'cpus')), fromMilli(scalarMilli(allotted, 'mem'))];
   return {
     timestamp: nowSeconds,
     cpus_user_time_secs: 0,

@@ -106,8 +106,8 @@ describe.each(['json', 'protobuf'] as const)('agent operator API (%s)', (encodin
     expect(custom.name).toBe('my executor');
     expect(custom.framework_id.value).toBe(frameworkId);
     const tasks = (await agentCall({ type: 'GET_TASKS' }, encoding)).response?.get_tasks;
-    expect(tasks.launched_tasks.map((t: Json) => [t.task_id.value, t.state, t.executor_id.value]).sort()).toEqual([
-      ['cmd', 'TASK_RUNNING', 'cmd'],
+    expect(tasks.launched_tasks.map((t: Json) => [t.task_id.value, t.state, t.executor_id?.value]).sort()).toEqual([
+      ['cmd', 'TASK_RUNNING', undefined],
       ['exe', 'TASK_RUNNING', 'exec-1'],
     ]);
     const state = (await agentCall({ type: 'GET_STATE' }, encoding)).response?.get_state;
@@ -123,8 +123,11 @@ describe.each(['json', 'protobuf'] as const)('agent operator API (%s)', (encodin
     expect(custom.resource_statistics.mem_limit_bytes).toBe(48 * 1024 * 1024);
     expect(custom.resource_statistics.mem_rss_bytes).toBe(0);
     expect(custom.container_status.container_id).toEqual(custom.container_id);
+    // A command executor adds upstream's allowance (0.1 cpus, 32 MB) to its task's resources.
     const cmd = containers.find((c) => c.executor_id.value === 'cmd')!;
-    expect(cmd.resource_statistics.cpus_limit).toBeCloseTo(0.5);
+    expect(cmd.resource_statistics.cpus_limit).toBeCloseTo(0.6);
+    expect(cmd.resource_statistics.mem_limit_bytes).toBe(96 * 1024 * 1024);
+    expect(cmd.executor_name).toBe("Command Executor (Task: cmd) (Command: sh -c 'sleep 3600')");
   });
 
   it('checks calls as upstream and answers calls for missing features', async () => {
@@ -148,7 +151,11 @@ describe('agent legacy endpoints', () => {
       expect(fw.id).toBe(frameworkId);
       expect(fw.executors.map((e: Json) => e.id).sort()).toEqual(['cmd', 'exec-1']);
       const exe = fw.executors.find((e: Json) => e.id === 'exec-1');
-      expect(exe.tasks.map((t: Json) => [t.id, t.state])).toEqual([['exe', 'TASK_RUNNING']]);
+      expect(exe.tasks.map((t: Json) => [t.id, t.state, t.executor_id])).toEqual([['exe', 'TASK_RUNNING', 'exec-1']]);
+      // A command task names no executor, as upstream's agent shows it.
+      const cmd = fw.executors.find((e: Json) => e.id === 'cmd');
+      expect(cmd.tasks.map((t: Json) => [t.id, t.executor_id])).toEqual([['cmd', '']]);
+      expect(cmd.source).toBe('cmd');
     }
   });
 

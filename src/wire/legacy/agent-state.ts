@@ -7,7 +7,7 @@
 import { isTerminal } from '../../core/task-state.js';
 import type { FrameworkRef } from '../../core/messages.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView, ClusterView } from '../../core/view.js';
-import { executorInfoOf, resourceStatistics } from '../agent-state.js';
+import { executorInfoOf, executorResources, resourceStatistics } from '../agent-state.js';
 import { agentFlags } from '../agent-out.js';
 import { Double } from './legacy-json.js';
 import { AGENT_CAPABILITIES } from './slaves.js';
@@ -25,7 +25,7 @@ function taskJson(node: AgentNodeView, executor: AgentExecutorView, task: AgentT
     id: spec.taskId,
     name: spec.name,
     framework_id: executor.frameworkId,
-    executor_id: executor.executorId,
+    executor_id: executor.kind === 'command' ? '' : executor.executorId,
     slave_id: node.config.id,
     state: task.state,
     resources: resourcesSummary(spec.resources),
@@ -42,13 +42,12 @@ function executorJson(node: AgentNodeView, executor: AgentExecutorView, user: st
   for (const task of executor.tasks.values()) {
     (executor.alive && !isTerminal(task.state) ? tasks : completed).push(taskJson(node, executor, task, user));
   }
-  const resources = executor.tasks.values().next().value?.spec.executor?.resources ?? [];
   return {
     id: executor.executorId,
     name: info.name ?? '',
     source: info.source ?? '',
     container: executor.containerId,
-    resources: resourcesSummary(resources),
+    resources: resourcesSummary(executorResources(executor)),
     type: executor.kind === 'custom' ? 'CUSTOM' : 'DEFAULT',
     tasks,
     queued_tasks: [],
