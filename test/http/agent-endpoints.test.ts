@@ -168,3 +168,19 @@ describe('agent legacy endpoints', () => {
     expect(custom.statistics.cpus_user_time_secs).toBe(0);
   });
 });
+
+describe('a crashed agent', () => {
+  it('answers 503 until it restarts, then serves what its checkpoint and surviving executors hold', async () => {
+    const agentId = r.agents[0]!.id;
+    r.driver.input((c) => c.crashAgent(agentId));
+    for (const encoding of ['json', 'protobuf'] as const) {
+      expect(await agentCall({ type: 'GET_TASKS' }, encoding)).toMatchObject({ status: 503, body: 'Agent has not finished recovery' });
+    }
+    expect((await fetch(new URL('/state', agentUrl))).status).toBe(503);
+    r.driver.input((c) => c.restartAgent(agentId));
+    // The framework checkpoints, so its executors outlived the crash.
+    const tasks = (await agentCall({ type: 'GET_TASKS' }, 'json')).response?.get_tasks;
+    expect(tasks.launched_tasks.map((t: Json) => t.task_id.value).sort()).toEqual(['cmd', 'exe']);
+    expect((await getJson('/state')).frameworks.map((f: Json) => f.id)).toEqual([frameworkId]);
+  });
+});
