@@ -156,6 +156,13 @@ describe('agent legacy endpoints', () => {
       const cmd = fw.executors.find((e: Json) => e.id === 'cmd');
       expect(cmd.tasks.map((t: Json) => [t.id, t.executor_id])).toEqual([['cmd', '']]);
       expect(cmd.source).toBe('cmd');
+      // An executor's resources are its own and its live tasks'.
+      expect(cmd.resources.cpus).toBeCloseTo(0.6);
+      expect(exe.resources.mem).toBe(48);
+      expect(fw.role).toBe('*');
+      expect(fw.capabilities).toBeUndefined();
+      expect(state.unreserved_resources_allocated.mem).toBe(96 + 48);
+      expect(state.resource_providers).toEqual([]);
     }
   });
 

@@ -7,11 +7,12 @@
 import { isTerminal } from '../../core/task-state.js';
 import type { FrameworkRef } from '../../core/messages.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView, ClusterView } from '../../core/view.js';
-import { executorInfoOf, executorResources, resourceStatistics } from '../agent-state.js';
+import { containerResources, executorInfoOf, resourceStatistics } from '../agent-state.js';
+import { add, type Resources } from '../../core/resources.js';
 import { agentFlags } from '../agent-out.js';
 import { Double } from './legacy-json.js';
-import { AGENT_CAPABILITIES } from './slaves.js';
-import { attributesObject, labelsJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';
+import { AGENT_CAPABILITIES, reservations, unreserved } from './slaves.js';
+import { attributesObject, labelsJson, resourceJson, resourcesSummary, secondsOf, type Json, type JsonObject } from './summary.js';
 import { BUILD_INFO } from './version.js';
 import { VERSION } from '../version.js';
 
@@ -47,8 +48,9 @@ function executorJson(node: AgentNodeView, executor: AgentExecutorView, user: st
     name: info.name ?? '',
     source: info.source ?? '',
     container: executor.containerId,
-    resources: resourcesSummary(executorResources(executor)),
-    type: executor.kind === 'custom' ? 'CUSTOM' : 'DEFAULT',
+    resources: resourcesSummary(containerResources(executor)),
+    ...(info.labels?.labels === undefined ? {} : { labels: info.labels.labels.map((l): JsonObject => (l.value === undefined ? { key: l.key } : { key: l.key, value: l.value })) }),
+    ...(info.type === undefined ? {} : { type: info.type }),
     tasks,
     queued_tasks: [],
     completed_tasks: completed,
@@ -64,11 +66,32 @@ function frameworkJson(node: AgentNodeView, fw: FrameworkRef): JsonObject {
     failover_timeout: new Double(fw.failoverTimeoutMs / 1000),
     checkpoint: fw.checkpoint,
     hostname: fw.hostname ?? '',
-    role: fw.role ?? '*',
-    roles: [...fw.roles],
-    capabilities: [...fw.capabilities],
+    ...(fw.principal === undefined ? {} : { principal: fw.principal }),
+    // A multi-role framework's `role` is unset, so upstream writes `roles` instead.
+    ...(fw.capabilities.includes('MULTI_ROLE') ? { roles: [...fw.roles] } : { role: fw.role ?? '*' }),
     executors: executors.filter((e) => e.alive).map((e) => executorJson(node, e, fw.user)),
     completed_executors: executors.filter((e) => !e.alive).map((e) => executorJson(node, e, fw.user)),
+  };
+}
+
+/** The agent's total by reservation, and what its running executors hold of it. */
+function agentResourcesJson(node: AgentNodeView): JsonObject {
+  const total = node.resources;
+  const allocated = node
+    .executors()
+    .filter((e) => e.alive)
+    .reduce<Resources>((sum, e) => add(sum, containerResources(e)), []);
+  const byRole = (bag: Resources, render: (part: Resources) => Json) => Object.fromEntries([...reservations(bag)].map(([role, part]) => [role, render(part)]));
+  const full = (part: Resources) => part.map(resourceJson);
+  return {
+    resources: resourcesSummary(total),
+    reserved_resources: byRole(total, resourcesSummary),
+    unreserved_resources: resourcesSummary(unreserved(total)),
+    reserved_resources_full: byRole(total, full),
+    unreserved_resources_full: full(unreserved(total)),
+    reserved_resources_allocated: byRole(allocated, resourcesSummary),
+    unreserved_resources_allocated: resourcesSummary(unreserved(allocated)),
+    resource_providers: [],
   };
 }
 
@@ -85,7 +108,7 @@ export function renderAgentState(view: ClusterView, node: AgentNodeView): JsonOb
     pid: node.pid,
     hostname: config.hostname,
     capabilities: [...AGENT_CAPABILITIES],
-    resources: resourcesSummary(node.resources),
+    ...agentResourcesJson(node),
     attributes: attributesObject(config.attributes),
     master_hostname: view.masterInfo.hostname,
     flags: agentFlags(view, node),
