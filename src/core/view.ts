@@ -62,6 +62,8 @@ export interface AgentNodeView {
   readonly resources: Resources;
   frameworks(): readonly FrameworkRef[];
   executors(): readonly AgentExecutorView[];
+  /** Executors that exited while the agent ran, oldest first. */
+  completedExecutors(): readonly AgentExecutorView[];
 }
 
 export interface RoleView {

@@ -23,6 +23,11 @@ import { attributeToWire, labelsToWire, resourcesToWire } from './convert-common
 import type { mesos } from './generated/types.js';
 import { frameworkInfoToWire, taskInfoExtras } from './operator-state.js';
 
+/** The executors the agent runs, then those that exited; an executor still listed but dead counts as exited. */
+export function agentExecutors(node: AgentNodeView): { running: AgentExecutorView[]; exited: AgentExecutorView[] } {
+  const listed = node.executors();
+  return { running: listed.filter((e) => e.alive), exited: [...listed.filter((e) => !e.alive), ...node.completedExecutors()] };
+}
 
 export function agentInfoToWire(node: AgentNodeView): mesos.v1.AgentInfo {
   const { config } = node;
@@ -83,8 +88,8 @@ export function executorResources(executor: AgentExecutorView): Resources {
 
 export function agentGetExecutors(node: AgentNodeView): mesos.v1.agent.Response.GetExecutors {
   const render = (executor: AgentExecutorView) => ({ executor_info: executorInfoOf(executor) });
-  const executors = node.executors();
-  return { executors: executors.filter((e) => e.alive).map(render), completed_executors: executors.filter((e) => !e.alive).map(render) };
+  const { running, exited } = agentExecutors(node);
+  return { executors: running.map(render), completed_executors: exited.map(render) };
 }
 
 function taskToWire(node: AgentNodeView, executor: AgentExecutorView, task: AgentTaskView, user: string): mesos.v1.Task {
@@ -109,7 +114,8 @@ export function agentGetTasks(node: AgentNodeView): mesos.v1.agent.Response.GetT
   const launched: mesos.v1.Task[] = [];
   const terminated: mesos.v1.Task[] = [];
   const completed: mesos.v1.Task[] = [];
-  for (const executor of node.executors()) {
+  const { running, exited } = agentExecutors(node);
+  for (const executor of [...running, ...exited]) {
     const user = users.get(executor.frameworkId) ?? '';
     for (const task of executor.tasks.values()) {
       const list = !executor.alive ? completed : isTerminal(task.state) ? terminated : launched;
@@ -148,9 +154,8 @@ export function resourceStatistics(executor: AgentExecutorView, nowSeconds: numb
 
 /** The running executors' containers (upstream lists those whose executor runs). */
 export function agentGetContainers(node: AgentNodeView, nowSeconds: number): mesos.v1.agent.Response.GetContainers {
-  const containers = node.executors().filter((e) => e.alive);
   return {
-    containers: containers.map((executor) => {
+    containers: agentExecutors(node).running.map((executor) => {
       const info = executorInfoOf(executor);
       return {
         framework_id: { value: executor.frameworkId },

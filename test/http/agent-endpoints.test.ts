@@ -14,6 +14,7 @@ import { MEDIA, postBinary, type Encoding, type Json } from './operator-harness.
 let r: RunningCluster;
 let frameworkId: string;
 let agentUrl: string;
+let client: SchedulerClient;
 
 const cpusMem = (cpus: number, mem: number) => [
   { name: 'cpus', type: 'SCALAR', scalar: { value: cpus } },
@@ -47,7 +48,7 @@ async function getJson(path: string): Promise<Json> {
 beforeAll(async () => {
   r = await startCluster({ port: 0, agents: 1, time: 'virtual', seed: 3 });
   agentUrl = r.agents[0]!.url;
-  const client = new SchedulerClient(r.masterUrl, 'json');
+  client = new SchedulerClient(r.masterUrl, 'json');
   expect((await client.subscribe({ user: 'alice', name: 'agent-endpoints', checkpoint: true })).status).toBe(200);
   frameworkId = (await client.next('SUBSCRIBED')).subscribed.framework_id.value;
   for (let i = 0; i < 30 && !client.events.some((e) => e.type === 'OFFERS'); i++) {
@@ -176,6 +177,28 @@ describe('agent legacy endpoints', () => {
   });
 });
 
+describe('an ended task', () => {
+  it('moves its command executor to the completed ones, and its container away', async () => {
+    expect((await client.call({ type: 'KILL', kill: { task_id: { value: 'cmd' }, agent_id: { value: r.agents[0]!.id } } })).status).toBe(202);
+    for (;;) {
+      const { status } = (await client.next((e) => e.type === 'UPDATE' && e.update.status.task_id.value === 'cmd')).update;
+      if (status.uuid !== undefined) await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+      if (status.state === 'TASK_KILLED') break;
+    }
+    r.advance(1_000);
+    const executors = (await agentCall({ type: 'GET_EXECUTORS' }, 'protobuf')).response?.get_executors;
+    expect(executors.executors.map((e: Json) => e.executor_info.executor_id.value)).toEqual(['exec-1']);
+    expect(executors.completed_executors.map((e: Json) => e.executor_info.executor_id.value)).toEqual(['cmd']);
+    const tasks = (await agentCall({ type: 'GET_TASKS' }, 'json')).response?.get_tasks;
+    expect(tasks.completed_tasks.map((t: Json) => [t.task_id.value, t.state])).toEqual([['cmd', 'TASK_KILLED']]);
+    expect(tasks.launched_tasks.map((t: Json) => t.task_id.value)).toEqual(['exe']);
+    const containers = (await getJson('/containers')) as unknown as Json[];
+    expect(containers.map((c) => c.executor_id)).toEqual(['exec-1']);
+    const fw = (await getJson('/state')).frameworks[0];
+    expect(fw.completed_executors.map((e: Json) => [e.id, e.completed_tasks.map((t: Json) => t.state)])).toEqual([['cmd', ['TASK_KILLED']]]);
+  });
+});
+
 describe('a crashed agent', () => {
   it('answers 503 until it restarts, then serves what its checkpoint and surviving executors hold', async () => {
     const agentId = r.agents[0]!.id;
@@ -187,7 +210,7 @@ describe('a crashed agent', () => {
     r.driver.input((c) => c.restartAgent(agentId));
     // The framework checkpoints, so its executors outlived the crash.
     const tasks = (await agentCall({ type: 'GET_TASKS' }, 'json')).response?.get_tasks;
-    expect(tasks.launched_tasks.map((t: Json) => t.task_id.value).sort()).toEqual(['cmd', 'exe']);
+    expect(tasks.launched_tasks.map((t: Json) => t.task_id.value)).toEqual(['exe']);
     expect((await getJson('/state')).frameworks.map((f: Json) => f.id)).toEqual([frameworkId]);
   });
 });

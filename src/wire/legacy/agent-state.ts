@@ -7,7 +7,7 @@
 import { isTerminal } from '../../core/task-state.js';
 import type { FrameworkRef } from '../../core/messages.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView, ClusterView } from '../../core/view.js';
-import { containerResources, executorInfoOf, resourceStatistics } from '../agent-state.js';
+import { agentExecutors, containerResources, executorInfoOf, resourceStatistics } from '../agent-state.js';
 import { add, type Resources } from '../../core/resources.js';
 import { agentFlags } from '../agent-out.js';
 import { Double } from './legacy-json.js';
@@ -58,7 +58,8 @@ function executorJson(node: AgentNodeView, executor: AgentExecutorView, user: st
 }
 
 function frameworkJson(node: AgentNodeView, fw: FrameworkRef): JsonObject {
-  const executors = node.executors().filter((e) => e.frameworkId === fw.id);
+  const { running, exited } = agentExecutors(node);
+  const own = (list: readonly AgentExecutorView[]) => list.filter((e) => e.frameworkId === fw.id).map((e) => executorJson(node, e, fw.user));
   return {
     id: fw.id,
     name: fw.name,
@@ -69,18 +70,15 @@ function frameworkJson(node: AgentNodeView, fw: FrameworkRef): JsonObject {
     ...(fw.principal === undefined ? {} : { principal: fw.principal }),
     // A multi-role framework's `role` is unset, so upstream writes `roles` instead.
     ...(fw.capabilities.includes('MULTI_ROLE') ? { roles: [...fw.roles] } : { role: fw.role ?? '*' }),
-    executors: executors.filter((e) => e.alive).map((e) => executorJson(node, e, fw.user)),
-    completed_executors: executors.filter((e) => !e.alive).map((e) => executorJson(node, e, fw.user)),
+    executors: own(running),
+    completed_executors: own(exited),
   };
 }
 
 /** The agent's total by reservation, and what its running executors hold of it. */
 function agentResourcesJson(node: AgentNodeView): JsonObject {
   const total = node.resources;
-  const allocated = node
-    .executors()
-    .filter((e) => e.alive)
-    .reduce<Resources>((sum, e) => add(sum, containerResources(e)), []);
+  const allocated = agentExecutors(node).running.reduce<Resources>((sum, e) => add(sum, containerResources(e)), []);
   const byRole = (bag: Resources, render: (part: Resources) => Json) => Object.fromEntries([...reservations(bag)].map(([role, part]) => [role, render(part)]));
   const full = (part: Resources) => part.map(resourceJson);
   return {
@@ -120,27 +118,24 @@ export function renderAgentState(view: ClusterView, node: AgentNodeView): JsonOb
 /** `/containers`: each running executor's container with its simulated statistics. */
 export function renderAgentContainers(view: ClusterView, node: AgentNodeView): JsonObject[] {
   const now = view.wallTimeMs() / 1000;
-  return node
-    .executors()
-    .filter((e) => e.alive)
-    .map((executor) => {
-      const info = executorInfoOf(executor);
-      const stats = resourceStatistics(executor, now);
-      return {
-        container_id: executor.containerId,
-        executor_id: executor.executorId,
-        executor_name: info.name ?? '',
-        framework_id: executor.frameworkId,
-        source: info.source ?? '',
-        statistics: {
-          cpus_limit: new Double(stats.cpus_limit!),
-          cpus_system_time_secs: new Double(0),
-          cpus_user_time_secs: new Double(0),
-          mem_limit_bytes: stats.mem_limit_bytes!,
-          mem_rss_bytes: 0,
-          timestamp: new Double(stats.timestamp),
-        },
-        status: { container_id: { value: executor.containerId } },
-      };
-    });
+  return agentExecutors(node).running.map((executor) => {
+    const info = executorInfoOf(executor);
+    const stats = resourceStatistics(executor, now);
+    return {
+      container_id: executor.containerId,
+      executor_id: executor.executorId,
+      executor_name: info.name ?? '',
+      framework_id: executor.frameworkId,
+      source: info.source ?? '',
+      statistics: {
+        cpus_limit: new Double(stats.cpus_limit!),
+        cpus_system_time_secs: new Double(0),
+        cpus_user_time_secs: new Double(0),
+        mem_limit_bytes: stats.mem_limit_bytes!,
+        mem_rss_bytes: 0,
+        timestamp: new Double(stats.timestamp),
+      },
+      status: { container_id: { value: executor.containerId } },
+    };
+  });
 }
