@@ -326,10 +326,13 @@ async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec
   const agents: AgentEndpoint[] = [];
   const { resources, attributes } = spec;
   for (let i = 0; i < spec.count; i++) {
-    const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener });
+    // The agent is added once its port is known; until then its endpoints answer as a recovering agent.
+    let agentId: string | undefined;
+    const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener, agent: { driver, agentId: () => agentId } });
     servers.push(app);
     const port = await listen(app, host, spec.firstPort === 0 ? 0 : spec.firstPort + i);
     const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port, resources, attributes }));
+    agentId = agent.id;
     agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname: host, port });
   }
   return agents;

@@ -5,9 +5,10 @@
  * books, kept as things change. Nothing here changes state, and nothing is
  * computed from a walk over the whole cluster.
  */
-import type { Agent } from './agent/agent.js';
+import type { Agent, AgentConfig, AgentState } from './agent/agent.js';
 import type { Authorizer } from './authz.js';
-import type { SimExecutor } from './agent/executor.js';
+import type { SimExecutor, SimTask } from './agent/executor.js';
+import type { FrameworkRef } from './messages.js';
 import { wallTimeMs, type SimContext } from './context.js';
 import type { AgentRecord } from './master/agents.js';
 import type { ExecutorRecord, Framework, FrameworkState, Offer, Task } from './master/framework.js';
@@ -43,6 +44,27 @@ export interface FrameworkView {
 export type AgentView = Pick<AgentRecord, 'id' | 'info' | 'state' | 'active' | 'pid' | 'registeredTimeMs' | 'reregisteredTimeMs'>;
 
 export type ExecutorView = Pick<SimExecutor, 'executorId' | 'frameworkId' | 'kind' | 'alive' | 'containerId' | 'state'>;
+
+/** A task as the agent process holds it: its TaskInfo and its latest state. */
+export type AgentTaskView = Pick<SimTask, 'spec' | 'state'>;
+
+/** An executor as the agent process holds it, with its tasks. */
+export interface AgentExecutorView extends ExecutorView {
+  readonly tasks: ReadonlyMap<string, AgentTaskView>;
+}
+
+/** The agent process, as it knows itself (its own endpoints read this). */
+export interface AgentNodeView {
+  readonly config: AgentConfig;
+  readonly state: AgentState;
+  readonly pid: string;
+  /** Its total, as its checkpointed resources hold it. */
+  readonly resources: Resources;
+  frameworks(): readonly FrameworkRef[];
+  executors(): readonly AgentExecutorView[];
+  /** Executors that exited while the agent ran, oldest first. */
+  completedExecutors(): readonly AgentExecutorView[];
+}
 
 export interface RoleView {
   readonly name: string;
@@ -175,6 +197,11 @@ export class ClusterView {
   /** The agent process' own state (registering, active, crashed), which the master may not know yet. */
   agentProcessState(agentId: string): Agent['state'] | undefined {
     return this.nodes.get(agentId)?.state;
+  }
+
+  /** The agent process of a node, read-only; undefined for an unknown id. */
+  agentNode(agentId: string): AgentNodeView | undefined {
+    return this.nodes.get(agentId);
   }
 
   /** The executors an agent runs, as the agent knows them. */

@@ -9,6 +9,8 @@ import { acceptRawBodies, installErrorReplies } from './master-app.js';
 import { everyMethod, serveMethods } from './methods.js';
 import { PathRouter } from './routing.js';
 import { VERSION } from '../wire/version.js';
+import { registerAgentOperatorRoute, type AgentBinding } from './agent-operator-route.js';
+import { registerAgentReadRoutes } from './agent-read-routes.js';
 
 export interface AgentAppOptions {
   readonly logger?: FastifyBaseLogger;
@@ -16,6 +18,8 @@ export interface AgentAppOptions {
   readonly name?: string;
   /** The master's timeouts, with a connection cap of its own. */
   readonly listener?: Partial<ListenerLimits>;
+  /** The cluster and the agent this server belongs to; without, only `/health` and `/version` are served. */
+  readonly agent?: AgentBinding;
 }
 
 export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
@@ -38,6 +42,10 @@ export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
     serveMethods(app, `${prefix}/version`, everyMethod(app), (_req, reply) =>
       reply.header('content-type', 'application/json').send(JSON.stringify({ version: VERSION, build_date: '', build_time: 0.0, build_user: '' })),
     );
+    if (options.agent !== undefined) {
+      registerAgentReadRoutes(app, prefix, options.agent);
+      registerAgentOperatorRoute(app, prefix, options.agent);
+    }
   }
   installErrorReplies(app);
   return app;

@@ -78,6 +78,8 @@ export const HTTP_ERRORS = {
   CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate scheduler::Call: ${detail}` },
   /** The same, on the operator API (`/api/v1`), whose message names the master's call. */
   OPERATOR_CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate master::Call: ${detail}` },
+  /** The agent operator API's: `Failed to validate agent::Call: …`. */
+  AGENT_CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate agent::Call: ${detail}` },
   /** No encoding the endpoint writes is acceptable; upstream names protobuf first. */
   NOT_ACCEPTABLE: {
     status: 406,

@@ -37,7 +37,7 @@ import { everyMethod, serveMethods } from './methods.js';
 import { askedOwnPath } from './routing.js';
 
 /** Checks a request's parameters into the query its renderer takes. */
-type ParseQuery<Q> = (params: QueryParams) => QueryResult<Q>;
+export type ParseQuery<Q> = (params: QueryParams) => QueryResult<Q>;
 
 /** The endpoints upstream puts in its read-only realm, under both prefixes; `/metrics/snapshot` is its own process's. */
 const READONLY_PATHS = ['/state', '/state.json', '/state-summary', '/slaves', '/frameworks', '/tasks', '/roles', '/flags'];
@@ -118,7 +118,7 @@ function bodiless(answer: (reply: FastifyReply, req: FastifyRequest) => FastifyR
 }
 
 /** The raw request target, not fastify's parsed query: upstream's rules decide repeated names and separators. */
-function queryOf<Q>(req: FastifyRequest, parse: ParseQuery<Q>): QueryResult<Q> {
+export function queryOf<Q>(req: FastifyRequest, parse: ParseQuery<Q>): QueryResult<Q> {
   const params = decodeQuery(req.url);
   return params.ok ? parse(params.value) : params;
 }
@@ -127,7 +127,7 @@ function queryOf<Q>(req: FastifyRequest, parse: ParseQuery<Q>): QueryResult<Q> {
  * JSON, or `cb(<json>)` as JavaScript when `?jsonp=cb` is given. Doubles are
  * written as upstream does, with a decimal point when whole.
  */
-function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown, callback: string | undefined): FastifyReply {
+export function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown, callback: string | undefined): FastifyReply {
   const text = toLegacyJson(body);
   if (callback !== undefined) {
     return sendBody(req, reply, 'text/javascript', Buffer.from(`${callback}(${text});`));

@@ -76,11 +76,18 @@ const PAYLOADS: Partial<Record<OperatorCallType, keyof Call>> = {
 
 /** Upstream's `validation::master::call::validate`: the reason a decoded call is invalid, if it is. */
 export function operatorCallError(call: Call): string | undefined {
-  if (call.type === undefined) return "Expecting 'type' to be present";
-  const payload = PAYLOADS[call.type];
-  if (payload !== undefined && call[payload] === undefined) return `Expecting '${payload}' to be present`;
+  const missing = missingPayload(call, PAYLOADS);
+  if (missing !== undefined) return missing;
   if (call.type === 'RESERVE_RESOURCES') return resourcesError(call.reserve_resources!.resources);
   if (call.type === 'UNRESERVE_RESOURCES') return resourcesError(call.unreserve_resources!.resources);
+  return undefined;
+}
+
+/** Upstream's first checks of a call, the master's or an agent's: its type, then the payload that type needs. */
+export function missingPayload<C extends { readonly type?: string }>(call: C, payloads: Partial<Record<string, keyof C>>): string | undefined {
+  if (call.type === undefined) return "Expecting 'type' to be present";
+  const payload = payloads[call.type];
+  if (payload !== undefined && call[payload] === undefined) return `Expecting '${String(payload)}' to be present`;
   return undefined;
 }
 

@@ -117,6 +117,13 @@ export function taskToWire(task: Task, user: string): mesos.v1.Task {
     ...(task.statusUpdateState === undefined ? {} : { status_update_state: task.statusUpdateState }),
     ...(task.statusUpdateUuid === undefined ? {} : { status_update_uuid: hexToBytes(task.statusUpdateUuid) }),
     ...(task.spec.labels.length === 0 ? {} : { labels: labelsToWire(task.spec.labels)! }),
+    ...taskInfoExtras(raw, user),
+  };
+}
+
+/** What a Task shows of its TaskInfo that the core does not interpret, with the user it runs as. */
+export function taskInfoExtras(raw: mesos.v1.TaskInfo | undefined, user: string): Partial<mesos.v1.Task> {
+  return {
     ...(raw?.discovery === undefined ? {} : { discovery: raw.discovery }),
     ...(raw?.container === undefined ? {} : { container: raw.container }),
     user,

@@ -46,6 +46,9 @@ export const REGISTRATION_RETRY_MS = 2_000;
 /** How many finished tasks an agent remembers, to ignore repeated launches of them. */
 export const MAX_FINISHED_TASKS = 1_000;
 
+/** How many exited executors an agent shows per framework (upstream's `--max_completed_executors_per_framework` default). */
+export const MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK = 150;
+
 export type AgentState = 'registering' | 'active' | 'crashed';
 
 const AGENT_PROCESS_NEXT: Readonly<Record<AgentState, readonly AgentState[]>> = {
@@ -68,6 +71,8 @@ interface AgentFramework {
   readonly executors: Map<string, SimExecutor>;
   /** The executor each task was handed to, known before the executor has it. */
   readonly tasks: Map<string, SimExecutor>;
+  /** Executors that exited, oldest first, for the agent's own endpoints. */
+  readonly completed: SimExecutor[];
 }
 
 /** What the agent keeps on disk. */
@@ -141,6 +146,16 @@ export class Agent implements SimNode, ExecutorHost {
     return [...this.#frameworks.values()].flatMap((f) => [...f.executors.values()]);
   }
 
+  /** Executors that exited while the agent ran, oldest first, the newest kept per framework. */
+  completedExecutors(): SimExecutor[] {
+    return [...this.#frameworks.values()].flatMap((f) => f.completed);
+  }
+
+  /** The frameworks the agent knows, in the order it learnt of them. */
+  frameworks(): FrameworkRef[] {
+    return [...this.#frameworks.values()].map((f) => f.info);
+  }
+
   pendingUpdates(): number {
     return this.#updates.size;
   }
@@ -196,7 +211,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#disk = undefined;
     this.#moveTo('registering');
     this.#restarted = true;
-    for (const info of disk.frameworks) this.#frameworks.set(info.id, { info, executors: new Map(), tasks: new Map() });
+    for (const info of disk.frameworks) this.#frameworks.set(info.id, { info, executors: new Map(), tasks: new Map(), completed: [] });
     this.#updates.recover(disk.updates);
     this.#resources = disk.resources;
     this.#operationUpdates.recover(disk.operationUpdates);
@@ -427,6 +442,8 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
     const fw = this.#frameworks.get(executor.frameworkId);
     if (fw?.executors.get(executor.executorId) === executor) fw.executors.delete(executor.executorId);
+    fw?.completed.push(executor);
+    if (fw !== undefined && fw.completed.length > MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK) fw.completed.shift();
     for (const [taskId, runner] of fw?.tasks ?? []) {
       if (runner !== executor) continue;
       fw!.tasks.delete(taskId);
@@ -447,7 +464,7 @@ export class Agent implements SimNode, ExecutorHost {
   #executorFor(framework: FrameworkRef, executorId: string, kind: ExecutorKind): SimExecutor {
     let fw = this.#frameworks.get(framework.id);
     if (fw === undefined) {
-      fw = { info: framework, executors: new Map(), tasks: new Map() };
+      fw = { info: framework, executors: new Map(), tasks: new Map(), completed: [] };
       this.#frameworks.set(framework.id, fw);
     }
     let executor = fw.executors.get(executorId);

@@ -83,7 +83,7 @@ function fullResources(view: ClusterView, record: AgentView, viewer: Viewer): Js
 }
 
 /** Reserved resources by reservation role, roles sorted for a stable order. */
-function reservations(total: Resources): Map<string, Resources> {
+export function reservations(total: Resources): Map<string, Resources> {
   const byRole = new Map<string, Resources>();
   for (const r of normalise(total)) {
     if (r.role !== '*') byRole.set(r.role, [...(byRole.get(r.role) ?? []), r]);
@@ -91,6 +91,6 @@ function reservations(total: Resources): Map<string, Resources> {
   return new Map([...byRole.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-function unreserved(total: Resources): Resources {
+export function unreserved(total: Resources): Resources {
   return normalise(total).filter((r) => r.role === '*');
 }

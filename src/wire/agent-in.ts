@@ -1,0 +1,70 @@
+/**
+ * Agent operator calls (`POST /api/v1` on an agent) from wire messages:
+ * upstream's validation (`validation::agent::call::validate`), then what
+ * the call is for the route: a read answered from the agent's own state,
+ * or upstream's answer for a feature this agent does not have.
+ */
+import type { mesos } from './generated/types.js';
+import { missingPayload, type Unsupported } from './operator-in.js';
+
+type Call = mesos.v1.agent.Call;
+export type AgentCallType = mesos.v1.agent.Call.Type;
+
+/** Calls answered from the agent's own state in the read model. */
+export const AGENT_READ_CALLS = [
+  'GET_HEALTH',
+  'GET_FLAGS',
+  'GET_VERSION',
+  'GET_LOGGING_LEVEL',
+  'GET_STATE',
+  'GET_CONTAINERS',
+  'GET_FRAMEWORKS',
+  'GET_EXECUTORS',
+  'GET_TASKS',
+  'GET_AGENT',
+  'GET_RESOURCE_PROVIDERS',
+] as const;
+export type AgentReadCall = (typeof AGENT_READ_CALLS)[number];
+
+export type AgentRequest = { readonly kind: 'read'; readonly type: AgentReadCall; readonly call: Call } | { readonly kind: 'unsupported'; readonly answer: Unsupported };
+
+/** The payload each call must carry, as upstream's validation requires it. */
+const PAYLOADS: Partial<Record<AgentCallType, keyof Call>> = {
+  GET_METRICS: 'get_metrics',
+  SET_LOGGING_LEVEL: 'set_logging_level',
+  LIST_FILES: 'list_files',
+  READ_FILE: 'read_file',
+  LAUNCH_NESTED_CONTAINER: 'launch_nested_container',
+  WAIT_NESTED_CONTAINER: 'wait_nested_container',
+  KILL_NESTED_CONTAINER: 'kill_nested_container',
+  REMOVE_NESTED_CONTAINER: 'remove_nested_container',
+  LAUNCH_NESTED_CONTAINER_SESSION: 'launch_nested_container_session',
+  ATTACH_CONTAINER_INPUT: 'attach_container_input',
+  ATTACH_CONTAINER_OUTPUT: 'attach_container_output',
+  LAUNCH_CONTAINER: 'launch_container',
+  WAIT_CONTAINER: 'wait_container',
+  KILL_CONTAINER: 'kill_container',
+  REMOVE_CONTAINER: 'remove_container',
+  ADD_RESOURCE_PROVIDER_CONFIG: 'add_resource_provider_config',
+  UPDATE_RESOURCE_PROVIDER_CONFIG: 'update_resource_provider_config',
+  REMOVE_RESOURCE_PROVIDER_CONFIG: 'remove_resource_provider_config',
+  MARK_RESOURCE_PROVIDER_GONE: 'mark_resource_provider_gone',
+};
+
+/** Upstream's agent call validation: the reason a decoded call is invalid, if it is. */
+export function agentCallError(call: Call): string | undefined {
+  return missingPayload(call, PAYLOADS);
+}
+
+/**
+ * What a valid call is for the route. This agent serves no sandbox or log
+ * files (LIST_FILES and READ_FILE find none: 404); metrics, the logging
+ * level toggle, container launches and attachments, operations and
+ * resource provider configuration are features it lacks (501).
+ */
+export function agentRequestFromWire(call: Call): AgentRequest {
+  const type = call.type!;
+  if ((AGENT_READ_CALLS as readonly string[]).includes(type)) return { kind: 'read', type: type as AgentReadCall, call };
+  if (type === 'LIST_FILES' || type === 'READ_FILE') return { kind: 'unsupported', answer: 'FILE_NOT_FOUND' };
+  return { kind: 'unsupported', answer: 'NOT_IMPLEMENTED' };
+}

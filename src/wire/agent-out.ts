@@ -1,0 +1,74 @@
+/**
+ * Agent operator responses from the agent's own state in the read model,
+ * and their encodings. The flags are those this agent honours, under their
+ * upstream names and in their upstream text form, sorted by name.
+ */
+import { EXECUTOR_SHUTDOWN_GRACE_MS } from '../core/agent/agent.js';
+import { format } from '../core/resources.js';
+import type { AgentNodeView, ClusterView } from '../core/view.js';
+import type { AgentReadCall } from './agent-in.js';
+import {
+  agentGetAgent,
+  agentGetContainers,
+  agentGetExecutors,
+  agentGetFrameworks,
+  agentGetState,
+  agentGetTasks,
+} from './agent-state.js';
+import type { mesos } from './generated/types.js';
+import { encodeJson } from './json-encode.js';
+import { formatDuration } from './legacy/state.js';
+import { BUILD_INFO } from './legacy/version.js';
+import { LOGGING_LEVEL } from './operator-out.js';
+import { encodeProto } from './proto-codec.js';
+import { VERSION } from './version.js';
+
+type Response = mesos.v1.agent.Response;
+
+export function agentFlags(view: ClusterView, node: AgentNodeView): Record<string, string> {
+  const { hostname, port } = view.masterInfo;
+  const { config } = node;
+  return {
+    executor_shutdown_grace_period: formatDuration(EXECUTOR_SHUTDOWN_GRACE_MS),
+    hostname: config.hostname,
+    ip: config.ip,
+    master: `${hostname}:${port}`,
+    port: String(config.port),
+    resources: format(config.resources),
+  };
+}
+
+/** The answer to a read call of the agent operator API. */
+export function agentReadResponse(view: ClusterView, node: AgentNodeView, type: AgentReadCall): Response {
+  switch (type) {
+    case 'GET_HEALTH':
+      return { type, get_health: { healthy: true } };
+    case 'GET_FLAGS':
+      return { type, get_flags: { flags: Object.entries(agentFlags(view, node)).map(([name, value]) => ({ name, value })) } };
+    case 'GET_VERSION':
+      return {
+        type,
+        get_version: { version_info: { version: VERSION, build_date: BUILD_INFO.buildDate, build_time: BUILD_INFO.buildTimeSeconds, build_user: BUILD_INFO.buildUser } },
+      };
+    case 'GET_LOGGING_LEVEL':
+      return { type, get_logging_level: { level: LOGGING_LEVEL } };
+    case 'GET_STATE':
+      return { type, get_state: agentGetState(node) };
+    case 'GET_CONTAINERS':
+      return { type, get_containers: agentGetContainers(node, view.wallTimeMs() / 1000) };
+    case 'GET_FRAMEWORKS':
+      return { type, get_frameworks: agentGetFrameworks(node) };
+    case 'GET_EXECUTORS':
+      return { type, get_executors: agentGetExecutors(node) };
+    case 'GET_TASKS':
+      return { type, get_tasks: agentGetTasks(node) };
+    case 'GET_AGENT':
+      return { type, get_agent: agentGetAgent(node) };
+    case 'GET_RESOURCE_PROVIDERS':
+      // This agent has no resource providers.
+      return { type, get_resource_providers: {} };
+  }
+}
+
+export const encodeAgentResponseJson = (response: Response): string => encodeJson('mesos.v1.agent.Response', response);
+export const encodeAgentResponseProto = (response: Response): Uint8Array => encodeProto('mesos.v1.agent.Response', response);

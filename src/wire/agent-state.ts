@@ -1,0 +1,170 @@
+/**
+ * An agent's own view of itself as the agent operator API's messages, as
+ * upstream's agent builds them: its frameworks, executors, tasks and
+ * containers (GET_FRAMEWORKS, GET_EXECUTORS, GET_TASKS, GET_STATE,
+ * GET_CONTAINERS, GET_AGENT). Everything comes from the agent process'
+ * state in the read model (`view.agentNode`), not from the master's books.
+ *
+ * Task lists: a live executor's tasks are launched, or terminated once
+ * terminal; a terminated executor's tasks are completed. This agent has no
+ * pending or queued tasks: a task reaches its simulated executor at once.
+ *
+ * Container statistics are simulated: the limits are the executor's (for a
+ * command executor upstream's allowance, 0.1 cpus and 32 MB) and its live
+ * tasks' cpus and mem; the usage figures (cpu times, resident memory)
+ * are zero, because a simulated executor runs no process.
+ */
+import { add, fromMilli, scalar, scalarMilli, type Resources } from '../core/resources.js';
+import type { CommandSpec } from '../core/types.js';
+import type { AgentExecutorView, AgentNodeView, AgentTaskView } from '../core/view.js';
+import type { FrameworkRef } from '../core/messages.js';
+import { isTerminal } from '../core/task-state.js';
+import { attributeToWire, labelsToWire, resourcesToWire } from './convert-common.js';
+import type { mesos } from './generated/types.js';
+import { frameworkInfoToWire, taskInfoExtras } from './operator-state.js';
+
+/** The executors the agent runs, then those that exited; an executor still listed but dead counts as exited. */
+export function agentExecutors(node: AgentNodeView): { running: AgentExecutorView[]; exited: AgentExecutorView[] } {
+  const listed = node.executors();
+  return { running: listed.filter((e) => e.alive), exited: [...listed.filter((e) => !e.alive), ...node.completedExecutors()] };
+}
+
+export function agentInfoToWire(node: AgentNodeView): mesos.v1.AgentInfo {
+  const { config } = node;
+  return {
+    id: { value: config.id },
+    hostname: config.hostname,
+    port: config.port,
+    resources: resourcesToWire(node.resources),
+    attributes: config.attributes.map(attributeToWire),
+  };
+}
+
+export function agentGetAgent(node: AgentNodeView): mesos.v1.agent.Response.GetAgent {
+  return { agent_info: agentInfoToWire(node) };
+}
+
+export function agentGetFrameworks(node: AgentNodeView): mesos.v1.agent.Response.GetFrameworks {
+  return { frameworks: node.frameworks().map((info) => ({ framework_info: frameworkInfoToWire(info) })), completed_frameworks: [] };
+}
+
+/**
+ * What the agent adds to a command task for its command executor, as
+ * upstream does (0.1 cpus, 32 MB): the executor's own resources.
+ */
+export const COMMAND_EXECUTOR_RESOURCES: Resources = [scalar('cpus', 0.1), scalar('mem', 32)];
+
+/** How upstream names a command executor: its task, and the command it runs. */
+function commandExecutorName(taskId: string, command: CommandSpec | undefined): string {
+  const text =
+    command?.value === undefined ? 'NO EXECUTABLE' : command.shell ? `sh -c '${command.value}'` : `[${[command.value, ...command.arguments].join(', ')}]`;
+  return `Command Executor (Task: ${taskId}) (Command: ${text})`;
+}
+
+/** The executor's first task, whose TaskInfo launched it. */
+const firstTask = (executor: AgentExecutorView): AgentTaskView | undefined => executor.tasks.values().next().value;
+
+/** The ExecutorInfo the executor was launched with; a command executor's is the one the agent makes for its task. */
+export function executorInfoOf(executor: AgentExecutorView): mesos.v1.ExecutorInfo {
+  const first = firstTask(executor);
+  const spec = first?.spec.executor;
+  const base = { executor_id: { value: executor.executorId }, framework_id: { value: executor.frameworkId } };
+  if (spec !== undefined) {
+    const raw = spec.raw as mesos.v1.ExecutorInfo | undefined;
+    return { ...(raw ?? { type: spec.type, resources: resourcesToWire(spec.resources) }), ...base };
+  }
+  return {
+    ...base,
+    name: commandExecutorName(executor.executorId, first?.spec.command),
+    resources: resourcesToWire(COMMAND_EXECUTOR_RESOURCES),
+    source: executor.executorId,
+  };
+}
+
+/** The executor's own resources: its ExecutorInfo's, or a command executor's allowance. */
+export function executorResources(executor: AgentExecutorView): Resources {
+  return executor.kind === 'command' ? COMMAND_EXECUTOR_RESOURCES : (firstTask(executor)?.spec.executor?.resources ?? []);
+}
+
+export function agentGetExecutors(node: AgentNodeView): mesos.v1.agent.Response.GetExecutors {
+  const render = (executor: AgentExecutorView) => ({ executor_info: executorInfoOf(executor) });
+  const { running, exited } = agentExecutors(node);
+  return { executors: running.map(render), completed_executors: exited.map(render) };
+}
+
+function taskToWire(node: AgentNodeView, executor: AgentExecutorView, task: AgentTaskView, user: string): mesos.v1.Task {
+  const raw = task.spec.raw as mesos.v1.TaskInfo | undefined;
+  return {
+    name: task.spec.name,
+    task_id: { value: task.spec.taskId },
+    framework_id: { value: executor.frameworkId },
+    // A command task names no executor.
+    ...(executor.kind === 'command' ? {} : { executor_id: { value: executor.executorId } }),
+    agent_id: { value: node.config.id },
+    state: task.state,
+    resources: resourcesToWire(task.spec.resources),
+    statuses: [],
+    ...(task.spec.labels.length === 0 ? {} : { labels: labelsToWire(task.spec.labels)! }),
+    ...taskInfoExtras(raw, user),
+  };
+}
+
+export function agentGetTasks(node: AgentNodeView): mesos.v1.agent.Response.GetTasks {
+  const users = new Map(node.frameworks().map((f: FrameworkRef) => [f.id, f.user] as const));
+  const launched: mesos.v1.Task[] = [];
+  const terminated: mesos.v1.Task[] = [];
+  const completed: mesos.v1.Task[] = [];
+  const { running, exited } = agentExecutors(node);
+  for (const executor of [...running, ...exited]) {
+    const user = users.get(executor.frameworkId) ?? '';
+    for (const task of executor.tasks.values()) {
+      const list = !executor.alive ? completed : isTerminal(task.state) ? terminated : launched;
+      list.push(taskToWire(node, executor, task, user));
+    }
+  }
+  return { pending_tasks: [], queued_tasks: [], launched_tasks: launched, terminated_tasks: terminated, completed_tasks: completed };
+}
+
+export function agentGetState(node: AgentNodeView): mesos.v1.agent.Response.GetState {
+  return { get_tasks: agentGetTasks(node), get_executors: agentGetExecutors(node), get_frameworks: agentGetFrameworks(node) };
+}
+
+/** What a container is allotted: its executor's resources and those of its live tasks. */
+export function containerResources(executor: AgentExecutorView): Resources {
+  let total = executorResources(executor);
+  for (const task of executor.tasks.values()) if (!isTerminal(task.state)) total = add(total, task.spec.resources);
+  return total;
+}
+
+const MiB = 1024 * 1024;
+
+/** Simulated statistics: limits from the allotted resources, no usage (see the file comment). */
+export function resourceStatistics(executor: AgentExecutorView, nowSeconds: number): mesos.v1.ResourceStatistics {
+  const allotted = containerResources(executor);
+  const [cpus, mem] = [fromMilli(scalarMilli(allotted, 'cpus')), fromMilli(scalarMilli(allotted, 'mem'))];
+  return {
+    timestamp: nowSeconds,
+    cpus_user_time_secs: 0,
+    cpus_system_time_secs: 0,
+    cpus_limit: cpus,
+    mem_rss_bytes: 0,
+    mem_limit_bytes: Math.round(mem * MiB),
+  };
+}
+
+/** The running executors' containers (upstream lists those whose executor runs). */
+export function agentGetContainers(node: AgentNodeView, nowSeconds: number): mesos.v1.agent.Response.GetContainers {
+  return {
+    containers: agentExecutors(node).running.map((executor) => {
+      const info = executorInfoOf(executor);
+      return {
+        framework_id: { value: executor.frameworkId },
+        executor_id: { value: executor.executorId },
+        executor_name: info.name ?? '',
+        container_id: { value: executor.containerId },
+        container_status: { container_id: { value: executor.containerId } },
+        resource_statistics: resourceStatistics(executor, nowSeconds),
+      };
+    }),
+  };
+}

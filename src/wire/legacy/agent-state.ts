@@ -1,0 +1,141 @@
+/**
+ * The legacy read endpoints of an agent (`/state`, `/flags`, `/containers`),
+ * from the agent process' own state in the read model, with upstream's
+ * keys. Tasks carry no status history: the agent keeps only each task's
+ * latest state. Container statistics are simulated (see ../agent-state.ts).
+ */
+import { isTerminal } from '../../core/task-state.js';
+import type { FrameworkRef } from '../../core/messages.js';
+import type { AgentExecutorView, AgentNodeView, AgentTaskView, ClusterView } from '../../core/view.js';
+import { agentExecutors, containerResources, executorInfoOf, resourceStatistics } from '../agent-state.js';
+import { add, type Resources } from '../../core/resources.js';
+import { agentFlags } from '../agent-out.js';
+import { Double } from './legacy-json.js';
+import { AGENT_CAPABILITIES, reservations, unreserved } from './slaves.js';
+import { attributesObject, labelsJson, resourceJson, resourcesSummary, secondsOf, type Json, type JsonObject } from './summary.js';
+import { BUILD_INFO } from './version.js';
+import { VERSION } from '../version.js';
+
+export function renderAgentFlags(view: ClusterView, node: AgentNodeView): JsonObject {
+  return { flags: agentFlags(view, node) };
+}
+
+function taskJson(node: AgentNodeView, executor: AgentExecutorView, task: AgentTaskView, user: string): JsonObject {
+  const { spec } = task;
+  return {
+    id: spec.taskId,
+    name: spec.name,
+    framework_id: executor.frameworkId,
+    executor_id: executor.kind === 'command' ? '' : executor.executorId,
+    slave_id: node.config.id,
+    state: task.state,
+    resources: resourcesSummary(spec.resources),
+    statuses: [],
+    user,
+    ...(spec.labels.length === 0 ? {} : { labels: labelsJson(spec.labels) }),
+  };
+}
+
+function executorJson(node: AgentNodeView, executor: AgentExecutorView, user: string): JsonObject {
+  const info = executorInfoOf(executor);
+  const tasks: JsonObject[] = [];
+  const completed: JsonObject[] = [];
+  for (const task of executor.tasks.values()) {
+    (executor.alive && !isTerminal(task.state) ? tasks : completed).push(taskJson(node, executor, task, user));
+  }
+  return {
+    id: executor.executorId,
+    name: info.name ?? '',
+    source: info.source ?? '',
+    container: executor.containerId,
+    resources: resourcesSummary(containerResources(executor)),
+    ...(info.labels?.labels === undefined ? {} : { labels: info.labels.labels.map((l): JsonObject => (l.value === undefined ? { key: l.key } : { key: l.key, value: l.value })) }),
+    ...(info.type === undefined ? {} : { type: info.type }),
+    tasks,
+    queued_tasks: [],
+    completed_tasks: completed,
+  };
+}
+
+function frameworkJson(node: AgentNodeView, fw: FrameworkRef): JsonObject {
+  const { running, exited } = agentExecutors(node);
+  const own = (list: readonly AgentExecutorView[]) => list.filter((e) => e.frameworkId === fw.id).map((e) => executorJson(node, e, fw.user));
+  return {
+    id: fw.id,
+    name: fw.name,
+    user: fw.user,
+    failover_timeout: new Double(fw.failoverTimeoutMs / 1000),
+    checkpoint: fw.checkpoint,
+    hostname: fw.hostname ?? '',
+    ...(fw.principal === undefined ? {} : { principal: fw.principal }),
+    // A multi-role framework's `role` is unset, so upstream writes `roles` instead.
+    ...(fw.capabilities.includes('MULTI_ROLE') ? { roles: [...fw.roles] } : { role: fw.role ?? '*' }),
+    executors: own(running),
+    completed_executors: own(exited),
+  };
+}
+
+/** The agent's total by reservation, and what its running executors hold of it. */
+function agentResourcesJson(node: AgentNodeView): JsonObject {
+  const total = node.resources;
+  const allocated = agentExecutors(node).running.reduce<Resources>((sum, e) => add(sum, containerResources(e)), []);
+  const byRole = (bag: Resources, render: (part: Resources) => Json) => Object.fromEntries([...reservations(bag)].map(([role, part]) => [role, render(part)]));
+  const full = (part: Resources) => part.map(resourceJson);
+  return {
+    resources: resourcesSummary(total),
+    reserved_resources: byRole(total, resourcesSummary),
+    unreserved_resources: resourcesSummary(unreserved(total)),
+    reserved_resources_full: byRole(total, full),
+    unreserved_resources_full: full(unreserved(total)),
+    reserved_resources_allocated: byRole(allocated, resourcesSummary),
+    unreserved_resources_allocated: resourcesSummary(unreserved(allocated)),
+    resource_providers: [],
+  };
+}
+
+/** `/state` of an agent: itself, its flags, and the frameworks it runs executors of. */
+export function renderAgentState(view: ClusterView, node: AgentNodeView): JsonObject {
+  const { config } = node;
+  return {
+    version: VERSION,
+    build_date: BUILD_INFO.buildDate,
+    build_time: new Double(BUILD_INFO.buildTimeSeconds),
+    build_user: BUILD_INFO.buildUser,
+    start_time: secondsOf(view.startTimeMs),
+    id: config.id,
+    pid: node.pid,
+    hostname: config.hostname,
+    capabilities: [...AGENT_CAPABILITIES],
+    ...agentResourcesJson(node),
+    attributes: attributesObject(config.attributes),
+    master_hostname: view.masterInfo.hostname,
+    flags: agentFlags(view, node),
+    frameworks: node.frameworks().map((fw) => frameworkJson(node, fw)),
+    completed_frameworks: [],
+  };
+}
+
+/** `/containers`: each running executor's container with its simulated statistics. */
+export function renderAgentContainers(view: ClusterView, node: AgentNodeView): JsonObject[] {
+  const now = view.wallTimeMs() / 1000;
+  return agentExecutors(node).running.map((executor) => {
+    const info = executorInfoOf(executor);
+    const stats = resourceStatistics(executor, now);
+    return {
+      container_id: executor.containerId,
+      executor_id: executor.executorId,
+      executor_name: info.name ?? '',
+      framework_id: executor.frameworkId,
+      source: info.source ?? '',
+      statistics: {
+        cpus_limit: new Double(stats.cpus_limit!),
+        cpus_system_time_secs: new Double(0),
+        cpus_user_time_secs: new Double(0),
+        mem_limit_bytes: stats.mem_limit_bytes!,
+        mem_rss_bytes: 0,
+        timestamp: new Double(stats.timestamp),
+      },
+      status: { container_id: { value: executor.containerId } },
+    };
+  });
+}
