@@ -307,7 +307,7 @@ function bindError(error: unknown, count: number): unknown {
 async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
   const addresses = loopbackAddresses(spec.count, host);
   const directory = new AgentDirectory();
-  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener });
+  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener, agent: { driver, agentId: (req) => directory.agentOf(req.socket) } });
   servers.push(app);
   const cap = spec.listener.maxConnections;
   const listener =

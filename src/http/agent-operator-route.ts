@@ -18,8 +18,12 @@ import { serveMethods } from './methods.js';
 import { JSON_TYPE, MESSAGE_TYPES, negotiate } from './negotiate.js';
 import { sendBody } from './read-routes.js';
 
-/** The agent an app serves; undefined until the agent exists. */
-export type AgentBinding = { readonly driver: ClusterDriver; readonly agentId: () => string | undefined };
+/**
+ * The agent a request is for; undefined until the agent exists. An app of
+ * its own per agent knows it; one app shared by agents on their own
+ * loopback addresses finds it by the address the connection arrived on.
+ */
+export type AgentBinding = { readonly driver: ClusterDriver; readonly agentId: (req: FastifyRequest) => string | undefined };
 
 /** Upstream's answer while its agent cannot serve its state. */
 export const NOT_RECOVERED = 'Agent has not finished recovery';
@@ -29,8 +33,8 @@ export const NOT_RECOVERED = 'Agent has not finished recovery';
  * process to ask: before it is added, and while it is crashed (until it
  * restarts from its checkpoint).
  */
-export function readAgent<T>(binding: AgentBinding, render: (view: ClusterView, node: AgentNodeView) => T): T | undefined {
-  const agentId = binding.agentId();
+export function readAgent<T>(binding: AgentBinding, req: FastifyRequest, render: (view: ClusterView, node: AgentNodeView) => T): T | undefined {
+  const agentId = binding.agentId(req);
   return binding.driver.read((view) => {
     const node = agentId === undefined ? undefined : view.agentNode(agentId);
     return node === undefined || node.state === 'crashed' ? undefined : render(view, node);
@@ -50,7 +54,7 @@ function handle(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding)
   if (accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
   const request = agentRequestFromWire(call);
   if (request.kind === 'unsupported') return request.answer === 'FILE_NOT_FOUND' ? sendError(reply, 'NOT_FOUND') : sendError(reply, 'NOT_IMPLEMENTED');
-  const response = readAgent(binding, (view, node) => agentReadResponse(view, node, request.type));
+  const response = readAgent(binding, req, (view, node) => agentReadResponse(view, node, request.type));
   if (response === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
   const body = accepted === JSON_TYPE ? Buffer.from(encodeAgentResponseJson(response)) : Buffer.from(encodeAgentResponseProto(response));
   return sendBody(req, reply, accepted, body);

@@ -20,7 +20,7 @@ export function registerAgentReadRoutes(app: FastifyInstance, prefix: string, bi
   const json = (render: Render) => (req: FastifyRequest, reply: FastifyReply) => {
     const query = queryOf(req, jsonpQuery);
     if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
-    const body = readAgent(binding, render);
+    const body = readAgent(binding, req, render);
     if (body === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
     return sendJson(req, reply, body, query.value.jsonp);
   };

@@ -86,6 +86,20 @@ describe('loopback addressing', () => {
     expect(await rawGet('127.0.0.9', port, '/health')).toBe('error ECONNREFUSED');
   });
 
+  it('answers each agent\'s own state and operator calls through the one shared app', async () => {
+    const cluster = await start({ agents: 3, agentAddressing: 'loopback' });
+    for (const agent of cluster.agents) {
+      const state = (await (await fetch(`${agent.url}/state`)).json()) as Json;
+      expect([state.id, state.hostname]).toEqual([agent.id, agent.hostname]);
+      const reply = await fetch(`${agent.url}/api/v1`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ type: 'GET_AGENT' }),
+      });
+      expect(((await reply.json()) as Json).get_agent.agent_info.id.value).toBe(agent.id);
+    }
+  });
+
   it('skips the master host and takes the port asked for', async () => {
     expect(loopbackAddresses(3, '127.0.0.3')).toEqual(['127.0.0.2', '127.0.0.4', '127.0.0.5']);
     expect(loopbackAddresses(300, '127.0.0.1').slice(253, 256)).toEqual(['127.0.0.255', '127.0.1.0', '127.0.1.1']);
