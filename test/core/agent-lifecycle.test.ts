@@ -9,7 +9,8 @@ import { Double } from '../../src/wire/legacy/legacy-json.js';
 import { renderMetrics } from '../../src/wire/legacy/metrics.js';
 import { renderState } from '../../src/wire/legacy/state.js';
 import { getTasks } from '../../src/wire/operator-state.js';
-import { commandTask, connect, makeCluster, traceKinds, type TestScheduler } from './helpers.js';
+import { taskStatusToWire } from '../../src/wire/scheduler-out.js';
+import { commandTask, connect, makeCluster, OperatorSink, traceKinds, type TestScheduler } from './helpers.js';
 
 const UNREACHABLE_AFTER_MS = AGENT_PING_TIMEOUT_MS * MAX_AGENT_PING_TIMEOUTS;
 /** Five missed pings take 75 s to 90 s from the last answer: the count starts with the first ping lost. */
@@ -138,5 +139,37 @@ describe('an agent partitioned from the master', () => {
     // Without checkpointing the task died with the agent: the master learns it on re-registration.
     expect(last(aware, 'a')).toMatchObject({ state: 'TASK_DROPPED', reason: 'REASON_TASK_UNKNOWN' });
     cluster.checkAllInvariants();
+  });
+});
+
+describe('what frameworks and operators see of an unreachable agent', () => {
+  it('reconciliation answers TASK_UNREACHABLE for partition-aware frameworks, TASK_LOST for others, both with unreachable_time', () => {
+    const { cluster, aware, plain, agentId } = twoFrameworks();
+    cluster.partition(agentId, 'master');
+    cluster.advance(MARKED_BY_MS + 1_000);
+    const since = last(aware, 'a').unreachableTimeMs;
+    aware.call({ type: 'RECONCILE', tasks: [{ taskId: 'a', agentId }, { taskId: 'ghost', agentId }] });
+    expect(last(aware, 'a')).toMatchObject({ state: 'TASK_UNREACHABLE', reason: 'REASON_RECONCILIATION', unreachableTimeMs: since });
+    expect(last(aware, 'ghost')).toMatchObject({
+      state: 'TASK_UNREACHABLE',
+      message: 'Reconciliation: Task is unreachable',
+      unreachableTimeMs: since,
+    });
+    plain.call({ type: 'RECONCILE', tasks: [{ taskId: 'p', agentId }] });
+    expect(last(plain, 'p')).toMatchObject({ state: 'TASK_LOST', reason: 'REASON_RECONCILIATION' });
+    expect(last(plain, 'p').unreachableTimeMs).toBe(since);
+    expect(taskStatusToWire(last(aware, 'a')).unreachable_time).toEqual({ nanoseconds: since! * 1e6 });
+  });
+
+  it('operator subscribers see the agent removed, then added again when it comes back', () => {
+    const { cluster, agentId } = twoFrameworks();
+    const sink = new OperatorSink();
+    cluster.subscribeOperatorWith(sink);
+    cluster.partition(agentId, 'master');
+    cluster.advance(MARKED_BY_MS + 1_000);
+    expect(sink.events.filter((e) => e.type === 'AGENT_REMOVED')).toEqual([{ type: 'AGENT_REMOVED', agentId }]);
+    cluster.heal(agentId, 'master');
+    cluster.advance(5_000);
+    expect(sink.types().filter((t) => t.startsWith('AGENT_'))).toEqual(['AGENT_REMOVED', 'AGENT_ADDED']);
   });
 });

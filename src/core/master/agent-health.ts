@@ -62,6 +62,12 @@ function ping(m: MasterOps, record: AgentRecord): void {
   });
 }
 
+/** When the agent was marked unreachable, if it is now. */
+export function unreachableSince(m: MasterOps, agentId: string | undefined): number | undefined {
+  const record = agentId === undefined ? undefined : m.agents.get(agentId);
+  return record?.state === 'unreachable' ? record.unreachableTimeMs : undefined;
+}
+
 /** A PONG: the agent is alive. */
 export function onPong(record: AgentRecord): void {
   if (record.pings === undefined) return;
