@@ -173,3 +173,19 @@ describe('what frameworks and operators see of an unreachable agent', () => {
     expect(sink.types().filter((t) => t.startsWith('AGENT_'))).toEqual(['AGENT_REMOVED', 'AGENT_ADDED']);
   });
 });
+
+describe('determinism', () => {
+  it('a partition, its marking and its healing give the same trace for the same seed', () => {
+    const run = () => {
+      const { cluster, agentId } = twoFrameworks();
+      cluster.partition(agentId, 'master');
+      cluster.advance(MARKED_BY_MS + 1_000);
+      cluster.heal(agentId, 'master');
+      cluster.advance(5_000);
+      return JSON.stringify(cluster.trace.entries());
+    };
+    const first = run();
+    expect(first).toContain('agent:unreachable');
+    expect(run()).toBe(first);
+  });
+});
