@@ -105,7 +105,7 @@ describe('agent lifecycle under random partitions, crashes and time', () => {
   it('keeps the books and the task state table, and every agent comes back once faults are repaired', () => {
     const seen = { unreachable: 0, reachable: 0, launched: 0 };
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000 }), fc.array(step, { minLength: 1, maxLength: 40 }), (seed, steps) => {
+      fc.property(fc.integer({ min: 0, max: 1_000 }), fc.array(step, { minLength: 1, maxLength: 40, size: 'medium' }), (seed, steps) => {
         const cluster = makeCluster({ agents: 2, seed });
         const schedulers = [connect(cluster, { name: 'aware', capabilities: ['PARTITION_AWARE'] }), connect(cluster, { name: 'plain' })];
         const world = new World(cluster, schedulers);
@@ -127,8 +127,8 @@ describe('agent lifecycle under random partitions, crashes and time', () => {
       { numRuns: 150 },
     );
     // The runs reach what they test.
-    expect(seen.unreachable).toBeGreaterThan(10);
-    expect(seen.reachable).toBeGreaterThan(10);
-    expect(seen.launched).toBeGreaterThan(10);
+    expect(seen.unreachable).toBeGreaterThan(20);
+    expect(seen.reachable).toBeGreaterThan(20);
+    expect(seen.launched).toBeGreaterThan(20);
   });
 });
