@@ -92,6 +92,11 @@ describe('an agent partitioned from the master', () => {
     expect(state.activated_slaves).toBe(0);
     expect(state.slaves).toEqual([]);
     expect(renderMetrics(cluster.view)['master/slaves_unreachable']).toEqual(new Double(1));
+    expect(renderMetrics(cluster.view)['master/tasks_unreachable']).toEqual(new Double(1));
+    const frameworks = state.frameworks as { name: string; unreachable_tasks: { id: string; state: string }[] }[];
+    const unreachableOf = (name: string) => frameworks.find((f) => f.name === name)!.unreachable_tasks.map((t) => [t.id, t.state]);
+    expect(unreachableOf('aware')).toEqual([['a', 'TASK_UNREACHABLE']]);
+    expect(unreachableOf('plain')).toEqual([]);
     const tasks = getTasks(cluster.view);
     expect(tasks.unreachable_tasks?.map((t) => [t.task_id.value, t.state])).toEqual([['a', 'TASK_UNREACHABLE']]);
     expect(tasks.completed_tasks?.map((t) => [t.task_id.value, t.state])).toEqual([['p', 'TASK_LOST']]);
