@@ -38,6 +38,7 @@ export type StatusReason =
   | 'REASON_TASK_KILLED_DURING_LAUNCH'
   | 'REASON_CONTAINER_LAUNCH_FAILED'
   | 'REASON_EXECUTOR_UNREGISTERED'
+  | 'REASON_AGENT_REMOVED'
   | 'REASON_AGENT_REMOVED_BY_OPERATOR'
   | 'REASON_AGENT_DRAINING';
 
@@ -55,6 +56,8 @@ export interface TaskStatus {
   readonly uuid?: string;
   readonly data?: Uint8Array;
   readonly containerId?: string;
+  /** When the master marked the task's agent unreachable (TASK_UNREACHABLE, TASK_LOST), in cluster wall time. */
+  readonly unreachableTimeMs?: number;
 }
 
 export interface Label {

@@ -117,9 +117,16 @@ export class ClusterView {
     return this.master.completedFrameworks as readonly Framework[];
   }
 
-  /** The registered agents; one marked gone is no longer listed. */
+  /** The registered agents; one marked gone or unreachable is no longer listed. */
   *agents(): Iterable<AgentView> {
-    for (const record of this.master.agents.values()) if (record.state !== 'gone') yield record;
+    for (const record of this.master.agents.values()) if (record.state !== 'gone' && record.state !== 'unreachable') yield record;
+  }
+
+  /** Agents the master marked unreachable that have not come back. */
+  unreachableAgentCount(): number {
+    let n = 0;
+    for (const record of this.master.agents.values()) if (record.state === 'unreachable') n++;
+    return n;
   }
 
   agent(id: string): AgentView | undefined {

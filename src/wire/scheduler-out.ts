@@ -91,6 +91,7 @@ export function taskStatusToWire(s: TaskStatus): mesos.v1.TaskStatus {
     timestamp: s.timestampMs / 1000,
     ...(s.uuid === undefined ? {} : { uuid: hexToBytes(s.uuid) }),
     ...(s.containerId === undefined ? {} : { container_status: { container_id: { value: s.containerId } } }),
+    ...(s.unreachableTimeMs === undefined ? {} : { unreachable_time: { nanoseconds: Math.round(s.unreachableTimeMs * 1e6) } }),
   };
 }
 

@@ -115,7 +115,7 @@ describe('agent crash and restart', () => {
 
   it('agents move only along their transition tables: a crashed agent cannot crash again', () => {
     expect(AGENT_NEXT.gone).toEqual([]);
-    expect(AGENT_NEXT.active).not.toContain('unreachable');
+    expect(AGENT_NEXT.unreachable).not.toContain('disconnected');
     const { cluster, agentId } = launched(false);
     cluster.crashAgent(agentId);
     expect(() => cluster.crashAgent(agentId)).toThrow(/illegal transition crashed -> crashed/);

@@ -6,6 +6,7 @@
  * Lifecycle of the agent process:
  *
  *   registering --AGENT_REGISTERED / AGENT_REREGISTERED--> active
+ *   active --no PING from the master for 75 s--> registering (it re-registers)
  *   registering/active --crash--> crashed --restart--> registering
  *
  * A crash loses everything in memory. What a real agent keeps on disk
@@ -42,6 +43,8 @@ import { StatusUpdateManager, type StreamCheckpoint } from './status-update-mana
 export const EXECUTOR_SHUTDOWN_GRACE_MS = 5_000;
 /** How often a registering agent repeats its (re-)registration until answered. */
 export const REGISTRATION_RETRY_MS = 2_000;
+/** Upstream's master ping timeout: `--agent_ping_timeout` times `--max_agent_ping_timeouts`. */
+export const MASTER_PING_TIMEOUT_MS = 75_000;
 
 /** How many finished tasks an agent remembers, to ignore repeated launches of them. */
 export const MAX_FINISHED_TASKS = 1_000;
@@ -53,7 +56,7 @@ export type AgentState = 'registering' | 'active' | 'crashed';
 
 const AGENT_PROCESS_NEXT: Readonly<Record<AgentState, readonly AgentState[]>> = {
   registering: ['active', 'crashed'],
-  active: ['active', 'crashed'],
+  active: ['active', 'crashed', 'registering'],
   crashed: ['registering'],
 };
 
@@ -97,6 +100,8 @@ export class Agent implements SimNode, ExecutorHost {
   readonly #rng: Rng;
   #shutdownTimers = new Map<SimExecutor, TimerId>();
   #registrationTimer: TimerId | undefined;
+  /** Fires when the master has not pinged for too long. */
+  #pingTimer: TimerId | undefined;
   /** The newest state of every task with updates still in flight. */
   #latest = new Map<string, TaskState>();
   /** Executor processes that outlived a crash, until the agent is back. */
@@ -105,7 +110,8 @@ export class Agent implements SimNode, ExecutorHost {
   readonly #finished = new Set<string>();
   /** The checkpoint, read back on restart. */
   #disk: Checkpoint | undefined;
-  #restarted = false;
+  /** Registered before (it restarted, or lost its master): it re-registers with what it runs. */
+  #reregisters = false;
   /** Kept on disk at once: a real agent checkpoints its resources before it acknowledges an operation. */
   #resources: CheckpointedResources;
   #operationUpdates: OperationUpdates;
@@ -185,6 +191,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#updates.pause();
     this.#operationUpdates.pause();
     this.ctx.loop.cancel(this.#registrationTimer);
+    this.ctx.loop.cancel(this.#pingTimer);
     for (const timer of this.#shutdownTimers.values()) this.ctx.loop.cancel(timer);
     for (const executor of this.executors()) {
       if (!executor.alive) continue;
@@ -210,7 +217,7 @@ export class Agent implements SimNode, ExecutorHost {
     const disk = this.#disk ?? { frameworks: [], updates: [], latest: new Map(), resources: this.#resources, operationUpdates: [] };
     this.#disk = undefined;
     this.#moveTo('registering');
-    this.#restarted = true;
+    this.#reregisters = true;
     for (const info of disk.frameworks) this.#frameworks.set(info.id, { info, executors: new Map(), tasks: new Map(), completed: [] });
     this.#updates.recover(disk.updates);
     this.#resources = disk.resources;
@@ -230,7 +237,7 @@ export class Agent implements SimNode, ExecutorHost {
   }
 
   #register(): void {
-    const message: AgentToMaster = this.#restarted
+    const message: AgentToMaster = this.#reregisters
       ? {
           type: 'REREGISTER_AGENT',
           agent: this.#description(),
@@ -282,6 +289,7 @@ export class Agent implements SimNode, ExecutorHost {
       case 'FRAMEWORK_TO_EXECUTOR':
         return this.#onFrameworkMessage(m.frameworkId, m.executorId, m.data);
       case 'PING':
+        this.#awaitPing();
         return this.#toMaster({ type: 'PONG' });
       case 'APPLY_OPERATION':
         return this.#onApplyOperation(m);
@@ -339,10 +347,27 @@ export class Agent implements SimNode, ExecutorHost {
   #onRegistered(): void {
     this.ctx.loop.cancel(this.#registrationTimer);
     this.#registrationTimer = undefined;
+    this.#awaitPing();
     if (this.#state === 'active') return;
     this.#moveTo('active');
     this.#updates.resume();
     this.#operationUpdates.resume();
+  }
+
+  /**
+   * As upstream's agent: a master that stops pinging (a partition) is taken
+   * for lost, and the agent registers again, as often as it must.
+   */
+  #awaitPing(): void {
+    this.ctx.loop.cancel(this.#pingTimer);
+    this.#pingTimer = this.ctx.loop.schedule(MASTER_PING_TIMEOUT_MS, 'agent:master-ping-timeout', () => {
+      this.#pingTimer = undefined;
+      if (this.#state !== 'active') return;
+      this.ctx.trace.append('agent:master-lost', { agentId: this.id });
+      this.#moveTo('registering');
+      this.#reregisters = true;
+      this.#register();
+    });
   }
 
   /**

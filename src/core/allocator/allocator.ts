@@ -28,7 +28,7 @@ import type { AgentFacts } from './constraints.js';
 import { RefuseFilters } from './filters.js';
 import { Pass, type OfferDecision } from './pass.js';
 import { reservedScalars, type QuotaConfig } from './quota.js';
-import { allocatable, Books, type AgentState, type Client, type FrameworkState, type RoleState } from './state.js';
+import { allocatable, Books, splitByAllocationRole, type AgentState, type Client, type FrameworkState, type RoleState } from './state.js';
 
 export type { OfferDecision } from './pass.js';
 export type { QuotaConfig } from './quota.js';
@@ -323,6 +323,21 @@ export class Allocator {
   }
 
   // ---- allocation ----
+
+  /**
+   * Resources (tagged with their allocation role) a framework holds on an
+   * agent without an offer: tasks of an agent that comes back from being
+   * unreachable. They leave the free pool and count in shares and quota.
+   */
+  holdUsed(frameworkId: string, agentId: string, resources: Resources): void {
+    const agent = this.#books.agents.get(agentId);
+    const fw = this.#books.frameworks.get(frameworkId);
+    if (agent === undefined || fw === undefined || isEmpty(resources)) return;
+    for (const [role, bag] of splitByAllocationRole(resources)) {
+      this.#books.allocate(agent, this.#books.client(fw, role), bag);
+    }
+    this.#changed(agent);
+  }
 
   /** Returns resources (tagged with their allocation role) to the pool. */
   recoverResources(frameworkId: string, agentId: string, resources: Resources, refuseMs = 0): void {

@@ -8,6 +8,7 @@ import { wallTimeMs } from '../context.js';
 import type { AgentDescription, AgentToMaster, Exited, ReportedTask } from '../messages.js';
 import { isTerminal } from '../task-state.js';
 import type { TaskStatus } from '../types.js';
+import { onPong, restoreReachable, startPinging } from './agent-health.js';
 import { AgentRecord } from './agents.js';
 import { refOf } from './framework.js';
 import type { MasterOps } from './ops.js';
@@ -18,6 +19,11 @@ export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaste
   // A gone agent is never heard again: upstream shuts it down when it calls.
   if (m.agents.get(from)?.state === 'gone') {
     m.ctx.trace.append('agent:gone-message-dropped', { agentId: from, type: message.type });
+    return;
+  }
+  // Upstream's master ignores what an unreachable agent sends until it re-registers.
+  if (m.agents.get(from)?.state === 'unreachable' && message.type !== 'REREGISTER_AGENT' && message.type !== 'EXITED') {
+    m.ctx.trace.append('agent:unreachable-message-dropped', { agentId: from, type: message.type });
     return;
   }
   switch (message.type) {
@@ -33,8 +39,11 @@ export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaste
       return onStatusUpdate(m, message.agentId, message.frameworkId, message.status, message.latestState);
     case 'EXITED_EXECUTOR':
       return onExitedExecutor(m, message.agentId, message.frameworkId, message.executorId, message.waitStatus);
-    case 'PONG':
+    case 'PONG': {
+      const record = m.agents.get(from);
+      if (record !== undefined) onPong(record);
       return;
+    }
     case 'EXITED':
       return onAgentExited(m, message.node);
   }
@@ -54,6 +63,7 @@ function onRegister(m: MasterOps, agent: AgentDescription): void {
   m.allocator.addAgent(agent.agentId, agent.resources, { hostname: agent.hostname, attributes: agent.attributes });
   m.toAgent(agent.agentId, { type: 'AGENT_REGISTERED', agentId: agent.agentId });
   const record = m.agents.get(agent.agentId)!;
+  startPinging(m, record);
   m.feed.emit(() => ({ type: 'AGENT_ADDED', agent: agentSnapshot(record, m.ledger) }));
 }
 
@@ -80,12 +90,15 @@ function onReregister(
     return;
   }
   const wasActive = record.active;
+  const wasUnreachable = record.state === 'unreachable';
   record.moveTo('active');
   record.reregisteredTimeMs = wallTimeMs(m.ctx);
   m.ctx.trace.append('agent:reregistered', { agentId: agent.agentId, tasks: reported.length, wasActive });
   // An agent the operator deactivated stays unoffered across reconnections.
   if (!wasActive && !record.deactivated) m.allocator.activateAgent(agent.agentId);
   m.toAgent(agent.agentId, { type: 'AGENT_REREGISTERED', agentId: agent.agentId });
+  startPinging(m, record);
+  if (wasUnreachable) restoreReachable(m, record, reported, executors);
   reconcileTasks(m, agent.agentId, reported);
   reconcileExecutors(m, agent.agentId, executors);
   const removed = new Set(m.completedFrameworks.map((f) => f.id));

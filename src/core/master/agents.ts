@@ -5,7 +5,7 @@
  *   (REGISTER_AGENT) ----------------------> active
  *   active --connection breaks (EXITED)----> disconnected
  *   active/disconnected/unreachable --REREGISTER_AGENT--> active
- *   disconnected --pings or re-registration time out--> unreachable
+ *   active/disconnected --misses its pings (agent-health.ts)--> unreachable
  *   any but gone --marked gone by the operator--> gone
  *
  * Only an active agent's resources are offered, and only while the operator
@@ -13,16 +13,25 @@
  * kept beside the state, as upstream keeps it across disconnections.
  */
 import type { AgentDescription } from '../messages.js';
+import type { TimerId } from '../event-loop.js';
 import type { DrainInfo } from '../operator-types.js';
+import type { ExecutorRecord } from './framework.js';
 
 export type AgentRecordState = 'active' | 'disconnected' | 'unreachable' | 'gone';
 
 export const AGENT_NEXT: Readonly<Record<AgentRecordState, readonly AgentRecordState[]>> = {
-  active: ['active', 'disconnected', 'gone'],
+  active: ['active', 'disconnected', 'unreachable', 'gone'],
   disconnected: ['active', 'unreachable', 'gone'],
   unreachable: ['active', 'gone'],
   gone: [],
 };
+
+/** A PING is out and unanswered (`awaiting`); `missed` pings in a row went unanswered. */
+export interface PingState {
+  awaiting: boolean;
+  missed: number;
+  timer: TimerId | undefined;
+}
 
 export class AgentRecord {
   state: AgentRecordState = 'active';
@@ -32,6 +41,12 @@ export class AgentRecord {
   drain: DrainInfo | undefined;
   /** When the drain started, in cluster wall time. */
   drainStartTimeMs: number | undefined;
+  /** When the master marked it unreachable, in cluster wall time. */
+  unreachableTimeMs: number | undefined;
+  /** The master's pinger of the agent (agent-health.ts); undefined while it does not ping it. */
+  pings: PingState | undefined;
+  /** The executors of PARTITION_AWARE frameworks it ran when it became unreachable, `frameworkId\0key`. */
+  parkedExecutors: ReadonlyMap<string, ExecutorRecord> = new Map();
 
   constructor(
     public info: AgentDescription,

@@ -8,6 +8,7 @@ import { isTerminal } from '../task-state.js';
 import type { SchedulerCall, TaskState } from '../types.js';
 import { killDuringLaunch, onAccept, onDecline } from './accept.js';
 import { refOf, type Framework, type Task } from './framework.js';
+import { unreachableSince } from './agent-health.js';
 import type { MasterOps } from './ops.js';
 import { onAcknowledgeOperation, onReconcileOperations } from './operations.js';
 import { roleError } from './validation.js';
@@ -156,23 +157,31 @@ function onReconcile(m: MasterOps, fw: Framework, call: Call<'RECONCILE'>): Outc
 
 function sendLatest(m: MasterOps, fw: Framework, task: Task): void {
   const status = m.masterStatus(refOf(task), task.state, 'Reconciliation: Latest task state', 'REASON_RECONCILIATION');
-  fw.send({ type: 'UPDATE', status });
+  const unreachableTimeMs = task.state === 'TASK_UNREACHABLE' ? unreachableSince(m, task.agentId) : undefined;
+  fw.send({ type: 'UPDATE', status: unreachableTimeMs === undefined ? status : { ...status, unreachableTimeMs } });
 }
 
 /**
  * An unknown task: TASK_LOST for frameworks without PARTITION_AWARE; for
- * those with it, TASK_GONE when the agent is registered, else TASK_UNKNOWN.
+ * those with it, TASK_UNREACHABLE (with `unreachable_time`) when the agent
+ * is unreachable, TASK_GONE when it is registered, else TASK_UNKNOWN.
  */
 function reconcileUnknown(m: MasterOps, fw: Framework, taskId: string, named: string | undefined): void {
   // A task that completed is unknown too, but its agent is known: the status names it.
   const agentId = named ?? lastAgentOf(fw, taskId);
+  const unreachableTimeMs = unreachableSince(m, agentId);
   let state: TaskState = 'TASK_LOST';
   if (fw.has('PARTITION_AWARE')) {
-    state = agentId !== undefined && m.agents.has(agentId) ? 'TASK_GONE' : 'TASK_UNKNOWN';
+    state = unreachableTimeMs !== undefined ? 'TASK_UNREACHABLE' : agentId !== undefined && m.agents.has(agentId) ? 'TASK_GONE' : 'TASK_UNKNOWN';
   }
-  const message = agentId !== undefined && m.agents.has(agentId) ? 'Reconciliation: Task is unknown to the agent' : 'Reconciliation: Task is unknown';
+  const message =
+    unreachableTimeMs !== undefined
+      ? 'Reconciliation: Task is unreachable'
+      : agentId !== undefined && m.agents.has(agentId)
+        ? 'Reconciliation: Task is unknown to the agent'
+        : 'Reconciliation: Task is unknown';
   const status = m.masterStatus({ taskId, agentId }, state, message, 'REASON_RECONCILIATION');
-  fw.send({ type: 'UPDATE', status });
+  fw.send({ type: 'UPDATE', status: unreachableTimeMs === undefined ? status : { ...status, unreachableTimeMs } });
 }
 
 function lastAgentOf(fw: Framework, taskId: string): string | undefined {

@@ -29,7 +29,7 @@ export function renderMetrics(view: ClusterView): Record<string, Json> {
   m.set('master/slaves_inactive', agents.length - active);
   m.set('master/slaves_connected', active);
   m.set('master/slaves_disconnected', agents.length - active);
-  m.set('master/slaves_unreachable', 0);
+  m.set('master/slaves_unreachable', view.unreachableAgentCount());
   m.set('master/outstanding_offers', frameworks.reduce((n, f) => n + f.offers.size, 0));
   taskCounts(view, m);
   usage(view, m);

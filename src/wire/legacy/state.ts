@@ -46,7 +46,7 @@ export function renderState(view: ClusterView, now: StateClock = {}, viewer: Vie
     capabilities: [...MASTER_CAPABILITIES],
     activated_slaves: activated,
     deactivated_slaves: records.length - activated,
-    unreachable_slaves: 0,
+    unreachable_slaves: view.unreachableAgentCount(),
     leader: info.pid,
     leader_info: { id: info.id, pid: info.pid, port: info.port, hostname: info.hostname },
     ...(viewer.flags() ? { flags: masterFlags(view) } : {}),

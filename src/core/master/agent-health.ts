@@ -1,0 +1,156 @@
+/**
+ * The master's health checks of agents, as upstream's agent observer does
+ * them. Every `--agent_ping_timeout` (15 s) the master sends a registered
+ * agent a PING, and a PONG answers it; once `--max_agent_ping_timeouts` (5)
+ * pings in a row went unanswered (a partition, a crashed agent that did not
+ * come back), 75 s to 90 s after the agent last answered, it is unreachable:
+ *
+ *   - its tasks end for the master: TASK_UNREACHABLE for PARTITION_AWARE
+ *     frameworks (kept, listed as unreachable tasks), TASK_LOST for the
+ *     others (completed), both from SOURCE_MASTER with REASON_AGENT_REMOVED
+ *     and `unreachable_time`;
+ *   - its offers are rescinded, its executors set aside, and what its tasks
+ *     and executors held is recovered (the agent is not offered meanwhile);
+ *   - every framework gets FAILURE with the agent's id; operator
+ *     subscribers get AGENT_REMOVED.
+ *
+ * An unreachable agent that re-registers is taken back: the tasks of
+ * PARTITION_AWARE frameworks it still runs return in the state it reports,
+ * with their executors; frameworks that are not partition-aware, whose
+ * tasks were reported lost, are shut down on it.
+ */
+import { wallTimeMs } from '../context.js';
+import type { ReportedTask } from '../messages.js';
+import { isTerminal } from '../task-state.js';
+import type { AgentRecord } from './agents.js';
+import { refOf, type ExecutorRecord } from './framework.js';
+import type { MasterOps } from './ops.js';
+import { agentSnapshot } from './snapshots.js';
+
+export const AGENT_PING_TIMEOUT_MS = 15_000;
+export const MAX_AGENT_PING_TIMEOUTS = 5;
+
+/** Upstream's message for tasks of an agent that failed its health checks. */
+const UNREACHABLE_MESSAGE = 'health check timed out';
+
+/** Starts (or starts again) pinging an agent that registered or re-registered. */
+export function startPinging(m: MasterOps, record: AgentRecord): void {
+  stopPinging(m, record);
+  record.pings = { awaiting: false, missed: 0, timer: undefined };
+  ping(m, record);
+}
+
+function stopPinging(m: MasterOps, record: AgentRecord): void {
+  m.ctx.loop.cancel(record.pings?.timer);
+  record.pings = undefined;
+}
+
+function ping(m: MasterOps, record: AgentRecord): void {
+  const pings = record.pings!;
+  pings.awaiting = true;
+  m.toAgent(record.id, { type: 'PING' });
+  pings.timer = m.ctx.loop.schedule(AGENT_PING_TIMEOUT_MS, 'agent:ping-timeout', () => {
+    pings.timer = undefined;
+    // The operator marked it gone meanwhile: it is never pinged again.
+    if (record.state === 'gone') {
+      record.pings = undefined;
+      return;
+    }
+    if (pings.awaiting) pings.missed++;
+    if (pings.missed >= MAX_AGENT_PING_TIMEOUTS) markUnreachable(m, record);
+    else ping(m, record);
+  });
+}
+
+/** When the agent was marked unreachable, if it is now. */
+export function unreachableSince(m: MasterOps, agentId: string | undefined): number | undefined {
+  const record = agentId === undefined ? undefined : m.agents.get(agentId);
+  return record?.state === 'unreachable' ? record.unreachableTimeMs : undefined;
+}
+
+/** A PONG: the agent is alive. */
+export function onPong(record: AgentRecord): void {
+  if (record.pings === undefined) return;
+  record.pings.awaiting = false;
+  record.pings.missed = 0;
+}
+
+export function markUnreachable(m: MasterOps, record: AgentRecord): void {
+  const agentId = record.id;
+  stopPinging(m, record);
+  record.moveTo('unreachable');
+  const unreachableTimeMs = wallTimeMs(m.ctx);
+  record.unreachableTimeMs = unreachableTimeMs;
+  m.ctx.trace.append('agent:unreachable', { agentId, missedPings: MAX_AGENT_PING_TIMEOUTS });
+  m.allocator.deactivateAgent(agentId);
+  for (const fw of m.frameworks.values()) {
+    for (const offer of [...fw.offers.values()]) if (offer.agentId === agentId) m.removeOffer(offer, { rescind: true });
+  }
+  const executors = new Map<string, ExecutorRecord>();
+  for (const fw of m.frameworks.values()) {
+    const partitionAware = fw.has('PARTITION_AWARE');
+    for (const task of [...fw.tasks.values()]) {
+      if (task.agentId !== agentId || isTerminal(task.state)) continue;
+      // A launch still on its way is never delivered now.
+      task.pending = false;
+      const state = partitionAware ? 'TASK_UNREACHABLE' : 'TASK_LOST';
+      const status = { ...m.masterStatus(refOf(task), state, UNREACHABLE_MESSAGE, 'REASON_AGENT_REMOVED'), unreachableTimeMs };
+      m.updateTaskState(task, status);
+      m.recoverTaskResources(task);
+      if (!partitionAware) fw.completeTask(task);
+      fw.send({ type: 'UPDATE', status });
+    }
+    for (const [key, executor] of [...fw.executors]) {
+      if (executor.agentId !== agentId) continue;
+      if (partitionAware) executors.set(`${fw.id}\u0000${key}`, executor);
+      m.removeExecutor(fw, key);
+    }
+    fw.send({ type: 'FAILURE', agentId });
+  }
+  record.parkedExecutors = executors;
+  m.feed.emit(() => ({ type: 'AGENT_REMOVED', agentId }));
+}
+
+/**
+ * An unreachable agent re-registered (the master has moved it to active):
+ * what it still runs of PARTITION_AWARE frameworks comes back, the other
+ * frameworks are shut down on it. Tasks it no longer reports are left to
+ * the re-registration's reconciliation.
+ */
+export function restoreReachable(
+  m: MasterOps,
+  record: AgentRecord,
+  reported: readonly ReportedTask[],
+  executors: readonly { readonly frameworkId: string; readonly executorId: string }[],
+): void {
+  const agentId = record.id;
+  m.ctx.trace.append('agent:reachable', { agentId, unreachableTimeMs: record.unreachableTimeMs, tasks: reported.length });
+  record.unreachableTimeMs = undefined;
+  const shutdown = new Set<string>();
+  for (const t of reported) {
+    const fw = m.frameworks.get(t.frameworkId);
+    if (fw === undefined) continue;
+    if (!fw.has('PARTITION_AWARE')) {
+      shutdown.add(fw.id);
+      continue;
+    }
+    const task = fw.tasks.get(t.taskId);
+    if (task === undefined || task.agentId !== agentId || task.state !== 'TASK_UNREACHABLE' || isTerminal(t.state)) continue;
+    // A terminal state reaches the master as the agent's own update, which it sends again.
+    task.state = t.state;
+    task.resourcesRecovered = false;
+    m.allocator.holdUsed(fw.id, agentId, task.resources);
+    m.ledger.hold('used', task, task.resources);
+  }
+  const running = new Set(executors.map((e) => `${e.frameworkId}\u0000${agentId}/${e.executorId}`));
+  for (const [id, executor] of record.parkedExecutors) {
+    const fw = m.frameworks.get(id.split('\u0000')[0]!);
+    if (fw === undefined || !running.has(id)) continue;
+    const key = id.slice(fw.id.length + 1);
+    m.addExecutor(fw, key, executor);
+    m.allocator.holdUsed(fw.id, agentId, executor.resources);
+  }
+  record.parkedExecutors = new Map();
+  for (const frameworkId of shutdown) m.toAgent(agentId, { type: 'SHUTDOWN_FRAMEWORK', frameworkId });
+  m.feed.emit(() => ({ type: 'AGENT_ADDED', agent: agentSnapshot(record, m.ledger) }));
+}
