@@ -21,6 +21,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { allocate, contains, format, scalarQuantities, type Resources } from '../../src/core/resources.js';
+import type { Offer } from '../../src/core/master/framework.js';
 import type { OfferView, Operation, TaskSpec } from '../../src/core/types.js';
 import { AGENT_RESOURCES, commandTask, connect, makeCluster, resources, sumDisjoint, traceKinds, type TestCluster, type TestScheduler } from './helpers.js';
 import { reserved, volume } from './operations-helpers.js';
@@ -52,6 +53,13 @@ class Real {
 
   pick(index: number): TestScheduler | undefined {
     return this.schedulers[index % Math.max(1, this.schedulers.length)];
+  }
+
+  /** A framework by index, and one of its outstanding offers by index. */
+  offer(fw: number, index: number): { s: TestScheduler | undefined; offer: Offer | undefined } {
+    const s = this.pick(fw);
+    const offers = s?.offers() ?? [];
+    return { s, offer: offers[index % Math.max(1, offers.length)] };
   }
 
   check(): void {
@@ -174,8 +182,7 @@ class Accept extends Step {
     super();
   }
   act(r: Real): void {
-    const s = r.pick(this.fw);
-    const offer = s?.offers()[this.offer % Math.max(1, s.offers().length)];
+    const { s, offer } = r.offer(this.fw, this.offer);
     if (s === undefined || offer === undefined) return;
     const tasks = this.cpusTenths.map((tenths) => commandTask(`t${r.nextTask++}`, offer.agentId, 'sleep 20', `cpus:${tenths / 10};mem:64`));
     s.call({ type: 'ACCEPT', offerIds: [offer.id], operations: this.#operations(offer.role, tasks), filters: { refuseMs: this.refuseSeconds * 1000 } });
@@ -202,8 +209,7 @@ class Decline extends Step {
     super();
   }
   act(r: Real): void {
-    const s = r.pick(this.fw);
-    const offer = s?.offers()[this.offer % Math.max(1, s.offers().length)];
+    const { s, offer } = r.offer(this.fw, this.offer);
     if (s === undefined || offer === undefined) return;
     const refuseMs = this.refuseSeconds * 1000;
     if (s.decline([offer.id], refuseMs).ok && refuseMs > 0) {
