@@ -248,8 +248,8 @@ export class Cluster {
   #agentTotals(): (agentId: string) => Resources | undefined {
     return (agentId) => {
       const record = this.#master.agents.get(agentId);
-      // A gone agent has left the cluster: nothing of it may be held or counted.
-      if (record?.state === 'gone') return [];
+      // A gone or unreachable agent is out of the cluster: nothing of it may be held or counted.
+      if (record?.state === 'gone' || record?.state === 'unreachable') return [];
       return record?.info.resources ?? this.#agents.get(agentId)?.config.resources;
     };
   }

@@ -194,3 +194,21 @@ describe('determinism', () => {
     expect(run()).toBe(first);
   });
 });
+
+describe('an unreachable agent and the cluster totals', () => {
+  it('leaves the capacity quota is checked against until it re-registers', () => {
+    const cluster = makeCluster({ agents: 2 });
+    const [lost] = cluster.agents;
+    const guarantee = (cpus: number) => ({ force: false, configs: [{ role: 'dev', limits: new Map([['cpus', cpus]]), guarantees: new Map([['cpus', cpus]]) }] });
+    cluster.partition(lost!.id, 'master');
+    cluster.advance(MARKED_BY_MS + 1_000);
+    expect(cluster.view.agent(lost!.id)?.state).toBe('unreachable');
+    const refused = cluster.updateQuota(guarantee(6));
+    expect(refused.ok ? '' : refused.error.message).toMatch(/exceed cluster capacity 'cpus:4;/);
+    cluster.heal(lost!.id, 'master');
+    cluster.advance(30_000);
+    expect(cluster.view.agent(lost!.id)?.state).toBe('active');
+    expect(cluster.updateQuota(guarantee(6)).ok).toBe(true);
+    cluster.checkAllInvariants();
+  });
+});

@@ -108,6 +108,11 @@ export function markUnreachable(m: MasterOps, record: AgentRecord): void {
     fw.send({ type: 'FAILURE', agentId });
   }
   record.parkedExecutors = executors;
+  // Everything on it is recovered now: as upstream removes the agent from
+  // its allocator, its resources stop counting in the totals and shares
+  // (and in the capacity quota guarantees are checked against).
+  m.allocator.removeAgent(agentId);
+  m.totals.set(agentId, undefined);
   m.feed.emit(() => ({ type: 'AGENT_REMOVED', agentId }));
 }
 

@@ -67,6 +67,14 @@ function onRegister(m: MasterOps, agent: AgentDescription): void {
   m.feed.emit(() => ({ type: 'AGENT_ADDED', agent: agentSnapshot(record, m.ledger) }));
 }
 
+/** An unreachable agent is back: the allocator and the cluster's totals count it again. */
+function rejoin(m: MasterOps, record: AgentRecord): void {
+  const { info } = record;
+  m.totals.set(record.id, info.resources);
+  m.allocator.addAgent(record.id, info.resources, { hostname: info.hostname, attributes: info.attributes });
+  if (record.deactivated) m.allocator.deactivateAgent(record.id);
+}
+
 /**
  * An agent came back (it restarted, or its connection did). Tasks the
  * master placed on it that it no longer reports are lost, as upstream
@@ -94,8 +102,9 @@ function onReregister(
   record.moveTo('active');
   record.reregisteredTimeMs = wallTimeMs(m.ctx);
   m.ctx.trace.append('agent:reregistered', { agentId: agent.agentId, tasks: reported.length, wasActive });
+  if (wasUnreachable) rejoin(m, record);
   // An agent the operator deactivated stays unoffered across reconnections.
-  if (!wasActive && !record.deactivated) m.allocator.activateAgent(agent.agentId);
+  else if (!wasActive && !record.deactivated) m.allocator.activateAgent(agent.agentId);
   m.toAgent(agent.agentId, { type: 'AGENT_REREGISTERED', agentId: agent.agentId });
   startPinging(m, record);
   if (wasUnreachable) restoreReachable(m, record, reported, executors);
