@@ -6,6 +6,8 @@
  * to break them, so a run is a pure function of its seed and its inputs.
  */
 
+import { heapPop, heapPush } from './heap.js';
+
 export type TimerId = number;
 
 interface Entry {
@@ -36,7 +38,7 @@ export class EventLoop {
     const delay = Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
     const seq = ++this.#seq;
     this.#live.add(seq);
-    heapPush(this.#heap, { dueMs: this.#nowMs + delay, seq, label, action });
+    heapPush(this.#heap, { dueMs: this.#nowMs + delay, seq, label, action }, before);
     return seq;
   }
 
@@ -62,7 +64,7 @@ export class EventLoop {
   /** Runs the next timer, moving the clock to its due time. False when idle. */
   step(): boolean {
     this.#dropCancelledHead();
-    const entry = heapPop(this.#heap);
+    const entry = heapPop(this.#heap, before);
     if (entry === undefined) return false;
     this.#live.delete(entry.seq);
     this.#nowMs = entry.dueMs;
@@ -111,42 +113,11 @@ export class EventLoop {
       const head = this.#heap[0];
       if (head === undefined || !this.#cancelled.has(head.seq)) return;
       this.#cancelled.delete(head.seq);
-      heapPop(this.#heap);
+      heapPop(this.#heap, before);
     }
   }
 }
 
 function before(a: Entry, b: Entry): boolean {
   return a.dueMs < b.dueMs || (a.dueMs === b.dueMs && a.seq < b.seq);
-}
-
-function heapPush(heap: Entry[], entry: Entry): void {
-  heap.push(entry);
-  let i = heap.length - 1;
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    const p = heap[parent]!;
-    if (!before(entry, p)) break;
-    heap[i] = p;
-    i = parent;
-  }
-  heap[i] = entry;
-}
-
-function heapPop(heap: Entry[]): Entry | undefined {
-  const top = heap[0];
-  const last = heap.pop();
-  if (top === undefined || last === undefined || heap.length === 0) return top;
-  let i = 0;
-  for (;;) {
-    const left = 2 * i + 1;
-    if (left >= heap.length) break;
-    const right = left + 1;
-    const child = right < heap.length && before(heap[right]!, heap[left]!) ? right : left;
-    if (!before(heap[child]!, last)) break;
-    heap[i] = heap[child]!;
-    i = child;
-  }
-  heap[i] = last;
-  return top;
 }

@@ -11,6 +11,7 @@
  * operations, whatever the number of frameworks. Expiries wait in a heap
  * ordered by (time, sequence); only the earliest one has a timer.
  */
+import { heapPop, heapPush } from '../heap.js';
 import type { Resources } from '../resources.js';
 import { within } from './bags.js';
 import { BitSet } from './bitset.js';
@@ -70,7 +71,7 @@ export class RefuseFilters {
     group.expiries.set(holder.index, expiresAtMs);
     group.members.add(holder.index);
     holder.groups.add(group);
-    heapPush(this.#heap, { atMs: expiresAtMs, seq: ++this.#seq, group, index: holder.index });
+    heapPush(this.#heap, { atMs: expiresAtMs, seq: ++this.#seq, group, index: holder.index }, earlier);
   }
 
   /** The groups of a role on an agent (empty when none). */
@@ -93,7 +94,7 @@ export class RefuseFilters {
   expire(nowMs: number, holderOf: (role: string, index: number) => FilterHolder | undefined): Set<string> {
     const agents = new Set<string>();
     while (this.#heap.length > 0 && this.#heap[0]!.atMs <= nowMs) {
-      const { atMs, group, index } = heapPop(this.#heap);
+      const { atMs, group, index } = heapPop(this.#heap, earlier)!;
       if (group.expiries.get(index) !== atMs) continue;
       const holder = holderOf(group.role, index);
       this.#drop(group, index, holder);
@@ -139,35 +140,4 @@ export function groupKey(resources: Resources): string {
 
 function earlier(a: Expiry, b: Expiry): boolean {
   return a.atMs < b.atMs || (a.atMs === b.atMs && a.seq < b.seq);
-}
-
-function heapPush(heap: Expiry[], item: Expiry): void {
-  heap.push(item);
-  let i = heap.length - 1;
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if (!earlier(heap[i]!, heap[parent]!)) break;
-    [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
-    i = parent;
-  }
-}
-
-function heapPop(heap: Expiry[]): Expiry {
-  const top = heap[0]!;
-  const last = heap.pop()!;
-  if (heap.length > 0) {
-    heap[0] = last;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let m = i;
-      if (l < heap.length && earlier(heap[l]!, heap[m]!)) m = l;
-      if (r < heap.length && earlier(heap[r]!, heap[m]!)) m = r;
-      if (m === i) break;
-      [heap[i], heap[m]] = [heap[m]!, heap[i]!];
-      i = m;
-    }
-  }
-  return top;
 }
