@@ -3,7 +3,8 @@
  * from an executor process, checked in upstream's order (wire-facts §3):
  * the agent must be up (503), the framework known (400 `Framework cannot be
  * found`), the executor known (400 `Executor cannot be found`), and every
- * call but SUBSCRIBE needs a subscribed executor (403). What the call
+ * call but SUBSCRIBE needs an executor that has subscribed once (403); one
+ * whose stream broke may still send updates, as upstream's may. What the call
  * carries was validated on the wire already.
  *
  * A SUBSCRIBE after a disconnection is reconciled as upstream's agent does
@@ -77,7 +78,7 @@ export function executorCall(host: ExecutorEndpointHost, envelope: ExecutorCallE
   const found = findExecutor(host, envelope.frameworkId, envelope.executorId);
   if (!found.ok) return found;
   const executor = found.value;
-  if (!executor.subscribed) return fail('FORBIDDEN', 'Executor is not subscribed');
+  if (executor.registering) return fail('FORBIDDEN', 'Executor is not subscribed');
   const { call } = envelope;
   switch (call.type) {
     case 'SUBSCRIBE':

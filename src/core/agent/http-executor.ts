@@ -103,9 +103,9 @@ export class HttpExecutor extends ExecutorIdentified<HttpTask> implements SimNod
     return this.#connectionId;
   }
 
-  /** Whether it has subscribed at least once (so calls other than SUBSCRIBE are allowed). */
-  get subscribed(): boolean {
-    return this.#state === 'subscribed';
+  /** Whether it has not subscribed yet: upstream's REGISTERING, where only SUBSCRIBE is allowed. */
+  get registering(): boolean {
+    return this.#state === 'launched';
   }
 
   receive(_from: string, message: Message): void {
