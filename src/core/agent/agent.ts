@@ -30,16 +30,15 @@ import {
   type ApplyOperation,
   type MasterToAgent,
   type Message,
-  type ReportedTask,
   type SimNode,
 } from '../messages.js';
 import type { Outbox } from '../outbox.js';
 import { formatDuration } from '../duration.js';
 import { toHex, type Rng } from '../rng.js';
 import type { Resources } from '../resources.js';
-import type { CustomExecutors, ExecutorAgentInfo, ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
+import type { ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
 import type { Outcome } from '../errors.js';
-import type { Attribute, ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
+import type { ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
