@@ -29,9 +29,12 @@
  * The key is 32 random bytes made once per process, unless a file gives it
  * (upstream's `--jwt_secret_key`: the file's bytes, as they are). Signing
  * and checking go through `jose`; the key is imported once, so a check is
- * one HMAC and no key setup.
+ * one HMAC and no key setup. `signSync` is for a caller that cannot wait
+ * (a container host starting a process): jose signs only asynchronously, so
+ * it lays out the same three parts itself around Node's HMAC-SHA256, and a
+ * test holds its tokens byte-equal to jose's. Checking is jose's alone.
  */
-import { randomBytes, webcrypto } from 'node:crypto';
+import { createHmac, randomBytes, webcrypto } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { httpError, type HttpError } from './errors.js';
@@ -66,13 +69,16 @@ const PROCESS_SECRET = new Uint8Array(randomBytes(32));
 const HEADER = { alg: 'HS256', typ: 'JWT' } as const;
 
 export class ExecutorTokens {
-  private constructor(private readonly key: webcrypto.CryptoKey) {}
+  private constructor(
+    private readonly key: webcrypto.CryptoKey,
+    private readonly secret: Uint8Array,
+  ) {}
 
   /** Tokens signed with `secret`, or with this process's random secret when none is given. */
   static async create(secret: Uint8Array = PROCESS_SECRET): Promise<ExecutorTokens> {
     if (secret.length === 0) throw new Error('The executor token secret is empty');
     const key = await webcrypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
-    return new ExecutorTokens(key);
+    return new ExecutorTokens(key, Uint8Array.from(secret));
   }
 
   /** Tokens signed with the bytes of a file (upstream's `--jwt_secret_key`). */
@@ -84,8 +90,14 @@ export class ExecutorTokens {
 
   /** A compact token for one executor's container, claims in upstream's order (`cid`, `eid`, `fid`). */
   async sign(identity: ExecutorIdentity): Promise<string> {
-    const claims: JWTPayload = { cid: identity.containerId, eid: identity.executorId, fid: identity.frameworkId };
-    return new SignJWT(claims).setProtectedHeader(HEADER).sign(this.key);
+    return new SignJWT(claimsOf(identity)).setProtectedHeader(HEADER).sign(this.key);
+  }
+
+  /** The same token as `sign`, at once. */
+  signSync(identity: ExecutorIdentity): string {
+    const base64url = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const signingInput = `${base64url(HEADER)}.${base64url(claimsOf(identity))}`;
+    return `${signingInput}.${createHmac('sha256', this.secret).update(signingInput).digest('base64url')}`;
   }
 
   /** The claims of a token signed with this key, or why it is refused. */
@@ -117,6 +129,11 @@ export class ExecutorTokens {
     const description = verdict.fault === 'missing-claims' ? verdict.message : `Invalid JWT: ${verdict.message}`;
     return unauthorized(invalidToken(description));
   }
+}
+
+/** Upstream's claims, in its order (its JSON objects are sorted maps). */
+function claimsOf(identity: ExecutorIdentity): JWTPayload {
+  return { cid: identity.containerId, eid: identity.executorId, fid: identity.frameworkId };
 }
 
 /**

@@ -28,6 +28,16 @@ describe('ExecutorTokens.sign', () => {
     expect(Buffer.from(payload, 'base64url').toString()).toBe('{"cid":"c-0001","eid":"exec-1","fid":"fw-1"}');
   });
 
+  it('signs the same token at once with signSync, for callers that cannot wait', async () => {
+    const tokens = await ExecutorTokens.create(SECRET);
+    const identities: ExecutorIdentity[] = [ID, { frameworkId: 'fw-ü', executorId: 'e "quoted"', containerId: '' }];
+    for (const identity of identities) {
+      const token = tokens.signSync(identity);
+      expect(token).toBe(await tokens.sign(identity));
+      expect(await tokens.verify(token)).toMatchObject({ ok: true, claims: { fid: identity.frameworkId, eid: identity.executorId } });
+    }
+  });
+
   it('refuses an empty secret', async () => {
     await expect(ExecutorTokens.create(new Uint8Array())).rejects.toThrow('empty');
   });
