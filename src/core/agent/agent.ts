@@ -230,9 +230,10 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.trace.append('agent:restart', { agentId: this.id, executors: this.#orphans.length, recover });
     const orphans = this.#orphans.filter((e) => e.alive);
     this.#orphans = [];
+    // Simulated executors find the new process by themselves (their library retries), in either mode.
+    for (const executor of orphans) this.ctx.network.send(this.id, executor.nodeId, { type: 'AGENT_RECONNECTED' });
     if (recover === 'cleanup') return this.#cleanup(orphans);
     this.#register();
-    for (const executor of orphans) this.ctx.network.send(this.id, executor.nodeId, { type: 'AGENT_RECONNECTED' });
     const waiting = orphans.filter((e): e is HttpExecutor => e instanceof HttpExecutor);
     if (waiting.length === 0) return;
     const timeoutMs = this.config.flags.executorReregistrationTimeoutMs;
