@@ -50,17 +50,17 @@ export interface ExecutorIdentity {
 }
 
 /** The claims of a verified token, each value a string as upstream's authenticator makes it. */
-export type ExecutorClaims = Readonly<Record<string, string>>;
+export type TokenClaims = Readonly<Record<string, string>>;
 
 /** Why a token does not verify; `message` is upstream's wording of it. */
 export type TokenFault = 'malformed' | 'bad-signature' | 'expired' | 'missing-claims';
 
 export type TokenVerdict =
-  | { readonly ok: true; readonly claims: ExecutorClaims }
+  | { readonly ok: true; readonly claims: TokenClaims }
   | { readonly ok: false; readonly fault: TokenFault; readonly message: string };
 
 export type ExecutorAuthentication =
-  | { readonly ok: true; readonly claims: ExecutorClaims }
+  | { readonly ok: true; readonly claims: TokenClaims }
   | { readonly ok: false; readonly error: HttpError; readonly challenge: string };
 
 /** Made once, when the module loads: every agent of this process shares it unless a file gives another. */
@@ -141,7 +141,7 @@ function claimsOf(identity: ExecutorIdentity): JWTPayload {
  * active container; otherwise the 403's text, in upstream's words, which
  * quote the principal as JSON.
  */
-export function authorizeExecutor(claims: ExecutorClaims, call: ExecutorIdentity): string | undefined {
+export function authorizeExecutor(claims: TokenClaims, call: ExecutorIdentity): string | undefined {
   const principal = `Authenticated principal '${principalText(claims)}' does not contain`;
   if (claims.fid !== call.frameworkId) {
     return `${principal} an 'fid' claim with the framework ID ${call.frameworkId}, which is set in the call`;
@@ -153,7 +153,7 @@ export function authorizeExecutor(claims: ExecutorClaims, call: ExecutorIdentity
   return undefined;
 }
 
-function principalText(claims: ExecutorClaims): string {
+function principalText(claims: TokenClaims): string {
   const sorted = Object.fromEntries(Object.entries(claims).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   return JSON.stringify({ claims: sorted });
 }

@@ -2,7 +2,9 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sendUnauthorized } from '../../src/http/auth.js';
 import { authorizeExecutor, EXECUTOR_REALM, ExecutorTokens, type ExecutorIdentity } from '../../src/http/executor-token.js';
 
 const SECRET = new TextEncoder().encode('a secret of the agent, 32 bytes!');
@@ -150,6 +152,26 @@ describe('ExecutorTokens.authenticate (401 with a Bearer challenge)', () => {
     const tokens = await ExecutorTokens.create(SECRET);
     const result = await tokens.authenticate(`Bearer ${await tokens.sign(ID)}`);
     expect(result).toEqual({ ok: true, claims: { cid: 'c-0001', eid: 'exec-1', fid: 'fw-1' } });
+  });
+});
+
+describe('a route guarded by ExecutorTokens', () => {
+  it("answers 401 with upstream's challenge and body through auth.ts's sendUnauthorized, and lets a valid token through", async () => {
+    const tokens = await ExecutorTokens.create(SECRET);
+    const app = Fastify();
+    app.addHook('onRequest', async (req, reply) => {
+      const result = await tokens.authenticate(req.headers.authorization);
+      return result.ok ? undefined : sendUnauthorized(reply, result);
+    });
+    app.post('/api/v1/executor', async () => 'through');
+    const without = await app.inject({ method: 'POST', url: '/api/v1/executor' });
+    expect([without.statusCode, without.headers['www-authenticate'], without.body]).toEqual([401, 'Bearer realm="mesos-agent-executor"', '401 Unauthorized.']);
+    const bad = await app.inject({ method: 'POST', url: '/api/v1/executor', headers: { authorization: 'Bearer a.b.c' } });
+    expect(bad.statusCode).toBe(401);
+    expect(bad.headers['www-authenticate']).toMatch(/^Bearer realm="mesos-agent-executor", error="invalid_token", error_description="Invalid JWT: /);
+    const good = await app.inject({ method: 'POST', url: '/api/v1/executor', headers: { authorization: `Bearer ${tokens.signSync(ID)}` } });
+    expect([good.statusCode, good.body]).toEqual([200, 'through']);
+    await app.close();
   });
 });
 
