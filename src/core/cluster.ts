@@ -199,10 +199,11 @@ export class Cluster {
     });
   }
 
-  /** The agent process dies; its connection to the master breaks. */
+  /** The agent process dies; its connection to the master breaks. An agent not running is left as it is. */
   crashAgent(agentId: string): void {
     this.#input(() => {
       const agent = this.#agent(agentId);
+      if (agent.state === 'crashed') return;
       agent.crash();
       this.#ctx.network.setUp(agentId, false);
       if (!this.#ctx.network.isCut(agentId, MASTER_NODE)) {
@@ -211,10 +212,11 @@ export class Cluster {
     });
   }
 
-  /** The agent process starts again from its checkpoint; see `Agent.restart` for the recover modes. */
+  /** The agent process starts again from its checkpoint (see `Agent.restart` for the recover modes); a running one is left as it is. */
   restartAgent(agentId: string, recover: RecoverMode = 'reconnect'): void {
     this.#input(() => {
       const agent = this.#agent(agentId);
+      if (agent.state !== 'crashed') return;
       this.#ctx.network.setUp(agentId, true);
       agent.restart(recover);
     });
