@@ -189,4 +189,20 @@ describe('executors outside the core under random calls, faults and time', () =>
     expect(seen.timeouts).toBeGreaterThan(10);
     expect(seen.cleanups).toBeGreaterThan(3);
   });
+
+  it('gives the same trace for the same seed and inputs, byte for byte', () => {
+    const runOnce = (seed: number, steps: readonly Step[]): string => {
+      const cluster = makeCluster({ agents: 1, seed, agentFlags: { customExecutors: 'await' } });
+      const world = new World(cluster, [connect(cluster, { name: 'checkpointing', checkpoint: true }), connect(cluster, { name: 'plain' })]);
+      for (const s of steps) world.run(s);
+      cluster.advance(120_000);
+      return cluster.trace.hash();
+    };
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1_000 }), fc.array(step, { minLength: 1, maxLength: 60 }), (seed, steps) => {
+        expect(runOnce(seed, steps)).toBe(runOnce(seed, steps));
+      }),
+      { numRuns: 50 },
+    );
+  });
 });
