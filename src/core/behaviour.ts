@@ -12,6 +12,7 @@
  *
  * The plan is data: how long the task runs and how it ends.
  */
+import { parse as parseScript } from './shell.js';
 import type { CommandSpec } from './types.js';
 
 export type TaskPlan = (
@@ -88,46 +89,9 @@ function runSteps(steps: readonly Step[]): TaskPlan {
   return { kind: 'exits', runMs, exitCode: code, output };
 }
 
-/** Splits on `;`, `&&`, `||` and newlines, then into words (quotes respected). */
+/** The script's commands; a pipe runs its commands one after the other here. */
 function parse(script: string): Step[] {
-  const steps: Step[] = [];
-  let op: Step['op'] = ';';
-  let words: string[] = [];
-  let word = '';
-  let quote: string | undefined;
-  let inWord = false;
-  const endWord = () => {
-    if (inWord) words.push(word);
-    word = '';
-    inWord = false;
-  };
-  const endStep = (next: Step['op']) => {
-    endWord();
-    if (words.length > 0) steps.push({ op, words });
-    words = [];
-    op = next;
-  };
-  for (let i = 0; i < script.length; i++) {
-    const c = script[i]!;
-    if (quote !== undefined) {
-      if (c === quote) quote = undefined;
-      else word += c;
-      continue;
-    }
-    if (c === '"' || c === "'") {
-      quote = c;
-      inWord = true;
-    } else if (c === ';' || c === '\n') endStep(';');
-    else if (c === '&' && script[i + 1] === '&') endStep('&&'), i++;
-    else if (c === '|' && script[i + 1] === '|') endStep('||'), i++;
-    else if (c === ' ' || c === '\t') endWord();
-    else {
-      word += c;
-      inWord = true;
-    }
-  }
-  endStep(';');
-  return steps;
+  return parseScript(script).map((c) => ({ op: c.op === '|' ? ';' : c.op, words: c.words }));
 }
 
 function basename(path: string): string {
