@@ -1,16 +1,21 @@
 /**
- * `npm run test:go`: a third-party client against `clustersim up`. Builds the
- * Go scheduler in ./scheduler (written on mesos-go's v1 HTTP client, the
- * Debian package golang-github-mesos-mesos-go-dev) in GOPATH mode and offline,
+ * `npm run test:go`: third-party clients against `clustersim up`. Builds the
+ * Go scheduler in ./scheduler and the Go executor in ./executor (written on
+ * mesos-go's v1 HTTP client and executor library, the Debian package
+ * golang-github-mesos-mesos-go-dev) in GOPATH mode and offline,
  * starts a cluster of 2 agents from the sources, runs the scheduler against
  * it once per codec (protobuf, then JSON), then starts a second cluster with
  * `--credentials` and `--acls` and runs it there: once authenticated (HTTP
  * Basic through mesos-go) through the whole scenario, and as its refused
  * twins (a wrong secret and no credentials: 401 with the realm; a role the
- * ACLs do not allow: ERROR event first, then the stream ends). It relays
- * the output and prints
+ * ACLs do not allow: ERROR event first, then the stream ends). Last, a
+ * cluster with `--custom-executors spawn`, where the scheduler launches its
+ * tasks on the Go executor of ./executor (mesos-go's executor library),
+ * which the agents run as child processes: once per codec, the executor
+ * speaking the same codec. On a failed run it shows the executors' stderr
+ * files from the cluster's work directory. It relays the output and prints
  *
- *   go client suite: 6 passed, 0 failed (44 steps)
+ *   go client suite: 8 passed, 0 failed (68 steps)
  *
  * Exit code 0 only if every run passed and each cluster stopped cleanly on
  * SIGTERM; 2 if Go or mesos-go is missing (with how to install them).
@@ -19,14 +24,17 @@
  *   GO_E2E_TIMEOUT  overall time limit of one scheduler run, Go duration (default 60s)
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startUp, type UpProcess } from '../cli-process.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const SCHEDULER_DIR = path.join(HERE, 'scheduler');
+/** The Go programs, by name: each is built from the directory of that name. */
+const PROGRAMS = ['scheduler', 'executor'] as const;
+type Program = (typeof PROGRAMS)[number];
+type Binaries = Record<Program, string>;
 const GOCODE = process.env.GO_E2E_GOPATH ?? '/usr/share/gocode';
 const MESOS_GO = path.join(GOCODE, 'src/github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched');
 const RUN_TIMEOUT = process.env.GO_E2E_TIMEOUT ?? '60s';
@@ -42,6 +50,8 @@ const ROLE = 'go-e2e';
 interface Run {
   readonly label: string;
   readonly args: readonly string[];
+  /** Runs the custom executor scenario, with the executor binary. */
+  readonly executor?: true;
 }
 
 interface Cluster {
@@ -69,7 +79,15 @@ const CLUSTERS: readonly Cluster[] = [
       { label: 'protobuf, role not allowed', args: ['-codec', 'protobuf', ...as(SECRET), '-role', 'go-denied', '-expect', 'unauthorized'] },
     ],
   },
+  {
+    name: 'with --custom-executors spawn',
+    upArgs: (tmp) => ['--custom-executors', 'spawn', '--work-dir', workDir(tmp)],
+    runs: CODECS.map((codec) => ({ label: `${codec}, custom executor`, args: ['-codec', codec], executor: true })),
+  },
 ];
+
+/** The agents' work directory (sandboxes) of the spawning cluster. */
+const workDir = (tmp: string) => path.join(tmp, 'work');
 
 const CREDENTIALS = { credentials: [{ principal: PRINCIPAL, secret: SECRET }] };
 /** Only the role ROLE, for PRINCIPAL; nothing else is allowed. */
@@ -117,18 +135,40 @@ function goEnv(tmp: string): NodeJS.ProcessEnv {
   return env;
 }
 
-function build(tmp: string): string | undefined {
-  const binary = path.join(tmp, 'scheduler');
+function build(tmp: string, program: Program): string | undefined {
+  const binary = path.join(tmp, program);
   const started = Date.now();
-  const result = spawnSync('go', ['build', '-o', binary, '.'], { cwd: SCHEDULER_DIR, env: goEnv(tmp), encoding: 'utf8' });
+  const result = spawnSync('go', ['build', '-o', binary, '.'], { cwd: path.join(HERE, program), env: goEnv(tmp), encoding: 'utf8' });
   if (result.error !== undefined || result.status !== 0) {
     process.stdout.write(result.stdout ?? '');
     process.stdout.write(result.stderr ?? '');
-    log(`go client suite: the scheduler does not build: ${result.error?.message ?? `go build exited with ${result.status}`}`);
+    log(`go client suite: the ${program} does not build: ${result.error?.message ?? `go build exited with ${result.status}`}`);
     return undefined;
   }
-  log(`go client suite: built the scheduler in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  log(`go client suite: built the ${program} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return binary;
+}
+
+function buildAll(tmp: string): Binaries | undefined {
+  const binaries: Partial<Binaries> = {};
+  for (const program of PROGRAMS) {
+    const binary = build(tmp, program);
+    if (binary === undefined) return undefined;
+    binaries[program] = binary;
+  }
+  return binaries as Binaries;
+}
+
+/** Relays the stderr files of the executors run under the work directory, if any. */
+function showExecutorLogs(dir: string): void {
+  if (!existsSync(dir)) return;
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((file) => path.basename(file) === 'stderr')
+    .sort();
+  for (const file of files) {
+    log(`go client suite: executor stderr ${path.relative(dir, path.join(dir, file))}:`);
+    for (const line of readFileSync(path.join(dir, file), 'utf8').trimEnd().split('\n')) log(`  | ${line}`);
+  }
 }
 
 interface RunResult {
@@ -138,10 +178,12 @@ interface RunResult {
 }
 
 /** Runs the binary once, relaying its output line by line with a prefix. */
-function runScheduler(binary: string, masterUrl: string, run: Run): Promise<RunResult> {
+function runScheduler(binaries: Binaries, masterUrl: string, run: Run): Promise<RunResult> {
   const codec = run.label;
+  const args = ['-master', masterUrl, ...run.args, '-timeout', RUN_TIMEOUT];
+  if (run.executor === true) args.push('-executor', binaries.executor);
   return new Promise((resolve) => {
-    const child = spawn(binary, ['-master', masterUrl, ...run.args, '-timeout', RUN_TIMEOUT], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(binaries.scheduler, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let steps = 0;
     let verdict = '';
     const relay = (stream: NodeJS.ReadableStream) => {
@@ -175,14 +217,14 @@ function runScheduler(binary: string, masterUrl: string, run: Run): Promise<RunR
 }
 
 /** Runs every run of the cluster against it, then stops it; a dirty stop counts as a failure. */
-async function runCluster(binary: string, up: UpProcess, cluster: Cluster): Promise<{ passed: number; failed: number; steps: number }> {
+async function runCluster(binaries: Binaries, up: UpProcess, cluster: Cluster, tmp: string): Promise<{ passed: number; failed: number; steps: number }> {
   log(`go client suite: clustersim up (${cluster.name}) at ${up.masterUrl}`);
   let passed = 0;
   let failed = 0;
   let steps = 0;
   for (const run of cluster.runs) {
     log(`go client suite: scheduler, ${run.label}`);
-    const result = await runScheduler(binary, up.masterUrl, run);
+    const result = await runScheduler(binaries, up.masterUrl, run);
     steps += result.steps;
     if (result.passed) passed++;
     else {
@@ -196,6 +238,7 @@ async function runCluster(binary: string, up: UpProcess, cluster: Cluster): Prom
     log(`go client suite: clustersim up (${cluster.name}) exited with ${code} on SIGTERM`);
   }
   if (failed > 0 && up.stderr().trim() !== '') log(`go client suite: clustersim stderr:\n${up.stderr().trimEnd()}`);
+  if (failed > 0) showExecutorLogs(workDir(tmp));
   return { passed, failed, steps };
 }
 
@@ -215,15 +258,15 @@ async function main(): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const binary = build(tmp);
-    if (binary === undefined) {
+    const binaries = buildAll(tmp);
+    if (binaries === undefined) {
       log('go client suite: 0 passed, 1 failed (0 steps)');
       return 1;
     }
     const total = { passed: 0, failed: 0, steps: 0 };
     for (const cluster of CLUSTERS) {
       up = await startUp(['--agents', '2', '--log-level', 'warn', ...cluster.upArgs(tmp)]);
-      const result = await runCluster(binary, up, cluster);
+      const result = await runCluster(binaries, up, cluster, tmp);
       up = undefined;
       total.passed += result.passed;
       total.failed += result.failed;
