@@ -15,7 +15,7 @@
  * speaking the same codec. On a failed run it shows the executors' stderr
  * files from the cluster's work directory. It relays the output and prints
  *
- *   go client suite: 8 passed, 0 failed (68 steps)
+ *   go client suite: 8 passed, 0 failed (70 steps)
  *
  * Exit code 0 only if every run passed and each cluster stopped cleanly on
  * SIGTERM; 2 if Go or mesos-go is missing (with how to install them).
