@@ -20,8 +20,8 @@
 // it. When the event stream ends, an executor of a checkpointing framework
 // subscribes again with backoff (each wait at most
 // MESOS_SUBSCRIPTION_BACKOFF_MAX) for up to MESOS_RECOVERY_TIMEOUT, carrying
-// its unacknowledged tasks and updates; without checkpointing it exits. It
-// exits 0 once it has launched tasks, none of them is running and every
+// its unacknowledged tasks and updates; without checkpointing it exits (0).
+// It exits 0 once it has launched tasks, none of them is running and every
 // update has been acknowledged, or after a SHUTDOWN; 1 when it gives up.
 // With MESOS_EXECUTOR_AUTHENTICATION_TOKEN set, every call carries it as a
 // bearer token. It logs one line per event and call on stderr.
@@ -130,8 +130,12 @@ func (s *state) run() int {
 			disconnectedAt = time.Now()
 			backoff = firstBackoff
 		}
-		if !s.cfg.Checkpoint {
+		if !s.cfg.Checkpoint && subscribed {
 			log.Printf("the framework does not checkpoint: exiting")
+			return 0
+		}
+		if !s.cfg.Checkpoint {
+			log.Printf("cannot subscribe, and the framework does not checkpoint: exiting")
 			return 1
 		}
 		if time.Since(disconnectedAt) >= s.cfg.RecoveryTimeout {
