@@ -5,7 +5,7 @@
  * on the given host. Nothing below imports this.
  */
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { parseWeights } from './core/master/weights.js';
 import { Cluster } from './core/cluster.js';
@@ -15,6 +15,12 @@ import type { Acls } from './core/authz.js';
 import { parseResources, type Resources } from './core/resources.js';
 import { READONLY_REALM } from './http/auth.js';
 import { buildAgentApp } from './http/agent-app.js';
+import type { AgentBinding } from './http/agent-operator-route.js';
+import { Connections } from './http/connections.js';
+import { StreamBudget } from './http/stream-budget.js';
+import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './core/agent/flags.js';
+import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from './core/executor-api.js';
+import { ProcessContainers } from './runtime/containers.js';
 import {
   AGENT_ADDRESSINGS,
   AgentDirectory,
@@ -142,6 +148,20 @@ export interface StartClusterOptions extends LimitOptions {
    * that the ACLs' `view_*` rules see who reads. Needs `credentials`.
    */
   readonly authenticateHttpReadonly?: boolean;
+  /**
+   * `--custom-executors`: how a task's custom executor (an ExecutorInfo of
+   * its own) exists. `simulate` (default): the agent plays it. `spawn`: the
+   * agent runs its command as a real process in a sandbox under `workDir`,
+   * which subscribes on the agent's executor API. `await`: the agent waits
+   * for an outside process to subscribe as it (a test harness, a debugger).
+   */
+  readonly customExecutors?: CustomExecutors;
+  /** `--work-dir`: where executor sandboxes go (spawn); a temporary directory, removed on close, without. */
+  readonly workDir?: string;
+  /** `--executor-registration-timeout`: seconds a launched executor has to subscribe (default 60). */
+  readonly executorRegistrationTimeoutSeconds?: number;
+  /** `--executor-shutdown-grace-period`: seconds an executor has to exit after SHUTDOWN (default 5). */
+  readonly executorShutdownGracePeriodSeconds?: number;
 }
 
 export interface AgentEndpoint {
@@ -154,6 +174,8 @@ export interface AgentEndpoint {
 
 export interface RunningCluster {
   readonly masterUrl: string;
+  /** Where spawned executors' sandboxes are (spawn mode). */
+  readonly workDir: string | undefined;
   readonly agents: readonly AgentEndpoint[];
   readonly cluster: Cluster;
   readonly driver: ClusterDriver;
@@ -166,12 +188,7 @@ export class StartError extends Error {}
 
 export async function startCluster(options: StartClusterOptions = {}): Promise<RunningCluster> {
   const host = options.host ?? '127.0.0.1';
-  const resources = parseResources(options.agentResources ?? DEFAULT_AGENT_RESOURCES);
-  if (typeof resources === 'string') throw new StartError(`--agent-resources: ${resources}`);
-  const attributes = parseAttributes(options.agentAttributes ?? '');
-  if (typeof attributes === 'string') throw new StartError(`--agent-attributes: ${attributes}`);
-  const agentCount = options.agents ?? 3;
-  if (!Number.isInteger(agentCount) || agentCount < 0) throw new StartError(`--agents must be a whole number, got ${agentCount}`);
+  const { count: agentCount, machine } = agentsOf(options);
   const limits = limitsOf(options);
   const { credentials, acls } = authOf(options);
 
@@ -188,10 +205,18 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
 
   const servers: FastifyInstance[] = [];
   stopOnFailure(driver, servers, logger, options.onFailure);
+  const { connections, streamBudget, containers } = outputsOf(driver, limits.master, machine.flags, options, logger);
+  const stop = async (): Promise<void> => {
+    driver.close();
+    await Promise.all(servers.map((s) => s.close()));
+    await containers?.close();
+  };
   try {
     const masterApp = buildMasterApp({
       driver,
       logger,
+      connections,
+      streamBudget,
       ...limits.master,
       ...(options.streamKeepaliveMs === undefined ? {} : { keepaliveMs: options.streamKeepaliveMs }),
       ...(credentials === undefined ? {} : { credentials }),
@@ -201,23 +226,28 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     const masterPort = await listen(masterApp, host, options.port ?? 0);
     // A port of 0 is known only now.
     driver.input((c) => c.bindMasterPort(masterPort));
-    const agentSpec = { count: agentCount, firstPort: options.agentPort ?? 0, resources, attributes, listener: limits.agentListener };
+    const agentSpec: AgentsSpec = {
+      count: agentCount,
+      firstPort: options.agentPort ?? 0,
+      machine,
+      listener: limits.agentListener,
+      executors: { connections, budget: streamBudget },
+    };
     const agents = await startAgentsAddressed(options.agentAddressing ?? 'ports', driver, host, agentSpec, servers, logger);
     return {
       masterUrl: `http://${host}:${masterPort}`,
+      workDir: containers?.workDir,
       agents,
       cluster,
       driver,
       advance: (ms) => driver.advance(ms),
       close: async () => {
-        driver.close();
-        await Promise.all(servers.map((s) => s.close()));
+        await stop();
         if (driver.failure !== undefined) throw driver.failure;
       },
     };
   } catch (error) {
-    driver.close();
-    await Promise.all(servers.map((s) => s.close()));
+    await stop();
     throw error;
   }
 }
@@ -259,9 +289,60 @@ interface AgentsSpec {
   readonly count: number;
   /** Port of the first agent, the next ones follow; 0 = ephemeral. */
   readonly firstPort: number;
-  readonly resources: Resources;
-  readonly attributes: Attribute[];
+  /** What every agent is: its resources, attributes and flags. */
+  readonly machine: { readonly resources: Resources; readonly attributes: Attribute[]; readonly flags: AgentFlags };
   readonly listener: ListenerLimits;
+  /** Where the agents' executor streams go. */
+  readonly executors: NonNullable<AgentBinding['executors']>;
+}
+
+/** How many agents, and what each is, from the library's options, checked; a StartError names the flag at fault. */
+function agentsOf(options: StartClusterOptions): { count: number; machine: AgentsSpec['machine'] } {
+  const resources = parseResources(options.agentResources ?? DEFAULT_AGENT_RESOURCES);
+  if (typeof resources === 'string') throw new StartError(`--agent-resources: ${resources}`);
+  const attributes = parseAttributes(options.agentAttributes ?? '');
+  if (typeof attributes === 'string') throw new StartError(`--agent-attributes: ${attributes}`);
+  const count = options.agents ?? 3;
+  if (!Number.isInteger(count) || count < 0) throw new StartError(`--agents must be a whole number, got ${count}`);
+  return { count, machine: { resources, attributes, flags: agentFlagsOf(options) } };
+}
+
+/** The agents' executor flags from the library's options, checked; a StartError names the flag at fault. */
+function agentFlagsOf(options: StartClusterOptions): AgentFlags {
+  const mode = options.customExecutors ?? 'simulate';
+  if (!CUSTOM_EXECUTOR_MODES.includes(mode)) throw new StartError(`--custom-executors must be one of ${CUSTOM_EXECUTOR_MODES.join(', ')}, got ${mode}`);
+  const seconds = (flag: string, value: number | undefined, fallbackMs: number): number => {
+    if (value === undefined) return fallbackMs;
+    if (!(value > 0) || !Number.isFinite(value)) throw new StartError(`--${flag} must be a positive number of seconds, got ${value}`);
+    return Math.round(value * 1000);
+  };
+  return {
+    ...DEFAULT_AGENT_FLAGS,
+    customExecutors: mode,
+    executorRegistrationTimeoutMs: seconds('executor-registration-timeout', options.executorRegistrationTimeoutSeconds, DEFAULT_AGENT_FLAGS.executorRegistrationTimeoutMs),
+    executorShutdownGracePeriodMs: seconds('executor-shutdown-grace-period', options.executorShutdownGracePeriodSeconds, DEFAULT_AGENT_FLAGS.executorShutdownGracePeriodMs),
+  };
+}
+
+/**
+ * Where the core's output goes: the streams of every server in one id
+ * space (the master's, and the agents' executor streams), and in spawn
+ * mode the executor processes.
+ */
+function outputsOf(
+  driver: ClusterDriver,
+  master: { readonly maxBufferedBytes?: number; readonly streamBudgetBytes?: number },
+  agentFlags: AgentFlags,
+  options: StartClusterOptions,
+  logger: Logger,
+): { connections: Connections; streamBudget: StreamBudget; containers: ProcessContainers | undefined } {
+  const connections = new Connections();
+  const streamBudget = new StreamBudget({ perStreamBytes: master.maxBufferedBytes!, totalBytes: master.streamBudgetBytes!, log: logger });
+  driver.setOutput(connections.deliver);
+  const workDir = options.workDir === undefined ? {} : { workDir: options.workDir };
+  const containers = agentFlags.customExecutors === 'spawn' ? new ProcessContainers({ driver, logger, ...workDir }) : undefined;
+  if (containers !== undefined) driver.setContainerHost(containers.handle);
+  return { connections, streamBudget, containers };
 }
 
 /** Agents by the addressing asked for, falling back to ports where loopback addresses are not available. */
@@ -307,15 +388,15 @@ function bindError(error: unknown, count: number): unknown {
 async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
   const addresses = loopbackAddresses(spec.count, host);
   const directory = new AgentDirectory();
-  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener, agent: { driver, agentId: (req) => directory.agentOf(req.socket) } });
+  const binding = { driver, agentId: (req: FastifyRequest) => directory.agentOf(req.socket), executors: spec.executors };
+  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener, agent: binding });
   servers.push(app);
   const cap = spec.listener.maxConnections;
   const listener =
     host === WILDCARD_HOST ? await listenWildcard(app, directory, spec.firstPort, cap) : await listenOnAddresses(app, addresses, spec.firstPort, cap);
-  const { resources, attributes } = spec;
   const port = listener.port;
   return addresses.map((ip) => {
-    const agent = driver.input((c) => c.addAgent({ hostname: ip, ip, port, resources, attributes }));
+    const agent = driver.input((c) => c.addAgent({ hostname: ip, ip, port, ...spec.machine }));
     directory.add(ip, agent.id);
     return { id: agent.id, url: `http://${ip}:${port}`, pid: agent.pid, hostname: ip, port };
   });
@@ -324,14 +405,13 @@ async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: Ag
 /** One listener per agent, then the agent itself; each server joins `servers` before it listens, to be closed on failure. */
 async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
   const agents: AgentEndpoint[] = [];
-  const { resources, attributes } = spec;
   for (let i = 0; i < spec.count; i++) {
     // The agent is added once its port is known; until then its endpoints answer as a recovering agent.
     let agentId: string | undefined;
-    const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener, agent: { driver, agentId: () => agentId } });
+    const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener, agent: { driver, agentId: () => agentId, executors: spec.executors } });
     servers.push(app);
     const port = await listen(app, host, spec.firstPort === 0 ? 0 : spec.firstPort + i);
-    const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port, resources, attributes }));
+    const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port, ...spec.machine }));
     agentId = agent.id;
     agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname: host, port });
   }

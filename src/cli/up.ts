@@ -2,6 +2,7 @@
 import type { Argv } from 'yargs';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
 import { AGENT_ADDRESSINGS, type AgentAddressing } from '../http/agent-listener.js';
+import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from '../core/executor-api.js';
 import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, StartError } from '../start.js';
 
 export interface UpArgs {
@@ -29,6 +30,10 @@ export interface UpArgs {
   credentials?: string;
   acls?: string;
   'authenticate-http-readonly': boolean;
+  'custom-executors': CustomExecutors;
+  'work-dir': string | undefined;
+  'executor-registration-timeout': number;
+  'executor-shutdown-grace-period': number;
 }
 
 const L = DEFAULT_LIMITS;
@@ -75,6 +80,15 @@ export function upOptions(y: Argv): Argv<UpArgs> {
       default: false,
       describe: 'HTTP Basic (with --credentials) on the read-only endpoints too (/state, /frameworks, /flags, /metrics/snapshot, ...), so view_* ACLs see who reads',
     })
+    .option('custom-executors', {
+      choices: CUSTOM_EXECUTOR_MODES,
+      default: 'simulate' as CustomExecutors,
+      describe:
+        "A task's own executor (ExecutorInfo): simulate: the agent plays it; spawn: its command runs as a real process that speaks the executor API; await: the agent waits for an outside process to subscribe as it",
+    })
+    .option('work-dir', { type: 'string', describe: 'Where spawned executors get their sandboxes (default: a temporary directory, removed on exit)' })
+    .option('executor-registration-timeout', { type: 'number', default: 60, describe: 'Seconds a launched executor has to subscribe before it is destroyed and its tasks fail' })
+    .option('executor-shutdown-grace-period', { type: 'number', default: 5, describe: 'Seconds an executor has to exit after SHUTDOWN before it is destroyed and its tasks are lost' })
     .group(LIMIT_FLAGS, 'Limits (README.md, "Limits"):')
     .option('idle-timeout', { type: 'number', default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' })
     .option('headers-timeout', { type: 'number', default: L.headersTimeoutSeconds, describe: "Seconds a client has to send a request's headers" })
@@ -88,6 +102,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .example('$0 up', 'A master on 127.0.0.1:5050 with 3 agents')
     .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port')
     .example('$0 up --agents 10000 --agent-addressing loopback', 'Ten thousand agents at 127.0.0.2:P and up, served by one listener')
+    .example('$0 up --custom-executors spawn --work-dir /tmp/sandboxes', "Tasks' own executors run as real processes, each in a sandbox with its stdout and stderr")
     .example('$0 up --credentials creds.json --acls acls.json', 'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow')
     .example('$0 up --credentials creds.json --acls acls.json --authenticate-http-readonly', '/state and the other read endpoints ask for credentials too, and show each reader what view_* allows') as unknown as Argv<UpArgs>;
 }
@@ -120,6 +135,10 @@ export async function runUp(args: UpArgs): Promise<void> {
       ...(args.credentials === undefined ? {} : { credentials: args.credentials }),
       ...(args.acls === undefined ? {} : { acls: args.acls }),
       authenticateHttpReadonly: args['authenticate-http-readonly'],
+      customExecutors: args['custom-executors'],
+      ...(args['work-dir'] === undefined ? {} : { workDir: args['work-dir'] }),
+      executorRegistrationTimeoutSeconds: args['executor-registration-timeout'],
+      executorShutdownGracePeriodSeconds: args['executor-shutdown-grace-period'],
       time: 'realtime',
       logger,
       // A failed core is a bug: the fatal line is logged; stop with a non-zero status.

@@ -8,6 +8,7 @@
  *
  *   scheduler   subscribe, call, disconnect
  *   operators   operator (every operator call the read model cannot answer), subscribeOperator (and disconnect)
+ *   executors   executorSubscribe, executorCall, containerExited (and disconnect)
  *   cluster     addAgent
  *   faults      crashAgent, restartAgent, addNetworkRule, removeNetworkRule,
  *               partition, heal
@@ -15,6 +16,8 @@
  *   output      drainOutbox
  */
 import { Agent } from './agent/agent.js';
+import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './agent/flags.js';
+import type { ExecutorCallEnvelope, RecoverMode } from './executor-api.js';
 import type { SimContext } from './context.js';
 import type { Outcome } from './errors.js';
 import { EventLoop } from './event-loop.js';
@@ -22,7 +25,7 @@ import { checkAgents, InvariantError } from './invariants.js';
 import { MASTER_NODE } from './messages.js';
 import { Master, type MasterOptions, type Subscribed } from './master/master.js';
 import { Network, type NetworkRule } from './network.js';
-import { Outbox, type OutboxRecord } from './outbox.js';
+import { Outbox, type ContainerRecord, type OutboxRecord } from './outbox.js';
 import type { Attribute } from './types.js';
 import type { Resources } from './resources.js';
 import { Rng } from './rng.js';
@@ -52,6 +55,8 @@ export interface AgentSpec {
   readonly port: number;
   readonly resources: Resources;
   readonly attributes: readonly Attribute[];
+  /** The agent's flags; upstream's defaults for those not given. */
+  readonly flags?: Partial<AgentFlags>;
 }
 
 export interface AddedAgent {
@@ -66,6 +71,8 @@ export class Cluster {
   readonly #master: Master;
   readonly #agents = new Map<string, Agent>();
   readonly #outbox = new Outbox();
+  /** Open executor streams, by connection, and the agent each is on. */
+  readonly #executorConnections = new Map<string, string>();
   readonly #checkInvariants: boolean;
   #inInput = false;
 
@@ -117,9 +124,39 @@ export class Cluster {
     return this.#input(() => this.#master.call(frameworkId, streamId, call, principal));
   }
 
-  /** A subscriber's connection closed (a scheduler's or an operator's). */
+  /** A subscriber's connection closed (a scheduler's, an operator's or an executor's). */
   disconnect(connectionId: string): void {
-    this.#input(() => this.#master.disconnected(connectionId));
+    this.#input(() => {
+      const agentId = this.#executorConnections.get(connectionId);
+      if (agentId === undefined) return this.#master.disconnected(connectionId);
+      this.#executorConnections.delete(connectionId);
+      this.#agents.get(agentId)?.executorDisconnected(connectionId);
+    });
+  }
+
+  // ---- inputs: executors ----
+
+  /**
+   * An executor's SUBSCRIBE on a new connection to its agent's
+   * `/api/v1/executor`; on success its events follow in the outbox, first
+   * SUBSCRIBED (or SHUTDOWN, for an executor being shut down).
+   */
+  executorSubscribe(connectionId: string, agentId: string, envelope: ExecutorCallEnvelope): Outcome {
+    return this.#input(() => {
+      const outcome = this.#agent(agentId).executorSubscribe(connectionId, envelope);
+      if (outcome.ok) this.#executorConnections.set(connectionId, agentId);
+      return outcome;
+    });
+  }
+
+  /** An executor's UPDATE or MESSAGE on its agent. */
+  executorCall(agentId: string, envelope: ExecutorCallEnvelope): Outcome {
+    return this.#input(() => this.#agent(agentId).executorCall(envelope));
+  }
+
+  /** The process of a spawned executor exited, with its wait(2) status. */
+  containerExited(agentId: string, containerId: string, waitStatus: number): void {
+    this.#input(() => this.#agent(agentId).containerExited(containerId, waitStatus));
   }
 
   // ---- inputs: operators ----
@@ -148,7 +185,9 @@ export class Cluster {
   /** Boots an agent; with no network latency it is registered when this returns. */
   addAgent(spec: AgentSpec): AddedAgent {
     return this.#input(() => {
-      const agent = new Agent(this.#ctx, { ...spec, id: this.#master.ids.agent() });
+      const { flags, ...machine } = spec;
+      const config = { ...machine, id: this.#master.ids.agent(), flags: { ...DEFAULT_AGENT_FLAGS, ...flags } };
+      const agent = new Agent(this.#ctx, config, this.#outbox);
       this.#agents.set(agent.id, agent);
       this.#ctx.network.attach(agent);
       agent.start();
@@ -168,12 +207,12 @@ export class Cluster {
     });
   }
 
-  /** The agent process starts again from its checkpoint and re-registers. */
-  restartAgent(agentId: string): void {
+  /** The agent process starts again from its checkpoint; see `Agent.restart` for the recover modes. */
+  restartAgent(agentId: string, recover: RecoverMode = 'reconnect'): void {
     this.#input(() => {
       const agent = this.#agent(agentId);
       this.#ctx.network.setUp(agentId, true);
-      agent.restart();
+      agent.restart(recover);
     });
   }
 
@@ -211,6 +250,11 @@ export class Cluster {
   /** Events and closes for subscribers' connections since the last drain. */
   drainOutbox(): OutboxRecord[] {
     return this.#outbox.drain();
+  }
+
+  /** Executor containers to start or destroy since the last drain (spawn mode). */
+  drainContainers(): ContainerRecord[] {
+    return this.#outbox.drainContainers();
   }
 
   /**

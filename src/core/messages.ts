@@ -10,7 +10,7 @@
  *                      AGENT_REGISTERED, AGENT_REREGISTERED, PING,
  *                      APPLY_OPERATION, OPERATION_STATUS_ACK
  *   agent -> master    REGISTER_AGENT, REREGISTER_AGENT, STATUS_UPDATE,
- *                      EXITED_EXECUTOR, PONG, UPDATE_OPERATION_STATUS
+ *                      EXITED_EXECUTOR, EXECUTOR_TO_FRAMEWORK, PONG, UPDATE_OPERATION_STATUS
  *   agent -> executor  LAUNCH, LAUNCH_GROUP, KILL, SHUTDOWN, ACKNOWLEDGED,
  *                      FRAMEWORK_MESSAGE, AGENT_RECONNECTED
  *   executor -> agent  EXECUTOR_UPDATE, EXECUTOR_SUBSCRIBE
@@ -45,7 +45,8 @@ export interface ReportedTask {
 export type MasterToAgent =
   | { readonly type: 'RUN_TASK'; readonly framework: FrameworkRef; readonly task: TaskSpec }
   | { readonly type: 'RUN_TASK_GROUP'; readonly framework: FrameworkRef; readonly executor: ExecutorSpec; readonly tasks: readonly TaskSpec[] }
-  | { readonly type: 'KILL_TASK'; readonly frameworkId: string; readonly taskId: string }
+  /** `gracePeriodMs`: the KILL call's kill policy, which overrides the task's. */
+  | { readonly type: 'KILL_TASK'; readonly frameworkId: string; readonly taskId: string; readonly gracePeriodMs?: number }
   | { readonly type: 'SHUTDOWN_EXECUTOR'; readonly frameworkId: string; readonly executorId: string }
   | { readonly type: 'SHUTDOWN_FRAMEWORK'; readonly frameworkId: string }
   /** The operator marked the agent gone: it shuts down every framework's executors. */
@@ -94,12 +95,14 @@ export type AgentToMaster =
     }
   | { readonly type: 'STATUS_UPDATE'; readonly agentId: string; readonly frameworkId: string; readonly status: TaskStatus; readonly latestState: TaskState }
   | { readonly type: 'EXITED_EXECUTOR'; readonly agentId: string; readonly frameworkId: string; readonly executorId: string; readonly waitStatus: number }
+  /** An executor's MESSAGE call, on its way to the framework's scheduler. */
+  | { readonly type: 'EXECUTOR_TO_FRAMEWORK'; readonly agentId: string; readonly frameworkId: string; readonly executorId: string; readonly data: Uint8Array }
   | { readonly type: 'PONG' };
 
 export type AgentToExecutor =
   | { readonly type: 'LAUNCH'; readonly task: TaskSpec }
   | { readonly type: 'LAUNCH_GROUP'; readonly tasks: readonly TaskSpec[] }
-  | { readonly type: 'KILL'; readonly taskId: string }
+  | { readonly type: 'KILL'; readonly taskId: string; readonly gracePeriodMs?: number }
   | { readonly type: 'SHUTDOWN' }
   | { readonly type: 'ACKNOWLEDGED'; readonly taskId: string; readonly uuid: string }
   | { readonly type: 'FRAMEWORK_MESSAGE'; readonly data: Uint8Array }
@@ -148,6 +151,8 @@ export function messageSummary(message: Message): Record<string, unknown> {
     case 'FRAMEWORK_TO_EXECUTOR':
     case 'FRAMEWORK_MESSAGE':
       return { bytes: message.data.length };
+    case 'EXECUTOR_TO_FRAMEWORK':
+      return { executorId: message.executorId, bytes: message.data.length };
     case 'LAUNCH':
       return { taskId: message.task.taskId };
     case 'LAUNCH_GROUP':

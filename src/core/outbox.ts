@@ -4,6 +4,7 @@
  * collected during an input and drained by the caller (the HTTP layer)
  * once the input returns. The core never holds a socket or a sink.
  */
+import type { ContainerLaunch, ExecutorEvent } from './executor-api.js';
 import type { OperatorEvent } from './operator-types.js';
 import type { SchedulerEvent } from './types.js';
 
@@ -11,10 +12,18 @@ export type OutboxRecord =
   | { readonly kind: 'event'; readonly connectionId: string; readonly event: SchedulerEvent }
   /** An event of the operator event stream, for an operator subscriber's connection. */
   | { readonly kind: 'operator'; readonly connectionId: string; readonly event: OperatorEvent }
+  /** An event of the executor API, for an executor's connection to its agent. */
+  | { readonly kind: 'executor'; readonly connectionId: string; readonly event: ExecutorEvent }
   | { readonly kind: 'close'; readonly connectionId: string; readonly reason: string };
+
+/** What the agents ask of the host: start an executor's process, or kill its container. */
+export type ContainerRecord =
+  | { readonly kind: 'launch'; readonly launch: ContainerLaunch }
+  | { readonly kind: 'destroy'; readonly agentId: string; readonly containerId: string };
 
 export class Outbox {
   #records: OutboxRecord[] = [];
+  #containers: ContainerRecord[] = [];
 
   event(connectionId: string, event: SchedulerEvent): void {
     this.#records.push({ kind: 'event', connectionId, event });
@@ -22,6 +31,14 @@ export class Outbox {
 
   operator(connectionId: string, event: OperatorEvent): void {
     this.#records.push({ kind: 'operator', connectionId, event });
+  }
+
+  executor(connectionId: string, event: ExecutorEvent): void {
+    this.#records.push({ kind: 'executor', connectionId, event });
+  }
+
+  container(record: ContainerRecord): void {
+    this.#containers.push(record);
   }
 
   close(connectionId: string, reason: string): void {
@@ -32,6 +49,13 @@ export class Outbox {
   drain(): OutboxRecord[] {
     const out = this.#records;
     this.#records = [];
+    return out;
+  }
+
+  /** The containers to launch and destroy since the last drain, in order. */
+  drainContainers(): ContainerRecord[] {
+    const out = this.#containers;
+    this.#containers = [];
     return out;
   }
 }

@@ -5,9 +5,11 @@
  * books, kept as things change. Nothing here changes state, and nothing is
  * computed from a walk over the whole cluster.
  */
-import type { Agent, AgentConfig, AgentState } from './agent/agent.js';
+import type { Agent, AgentState } from './agent/agent.js';
+import type { AgentConfig } from './agent/flags.js';
 import type { Authorizer } from './authz.js';
 import type { SimExecutor, SimTask } from './agent/executor.js';
+import type { HttpExecutor } from './agent/http-executor.js';
 import type { FrameworkRef } from './messages.js';
 import { wallTimeMs, type SimContext } from './context.js';
 import type { AgentRecord } from './master/agents.js';
@@ -43,7 +45,7 @@ export interface FrameworkView {
 
 export type AgentView = Pick<AgentRecord, 'id' | 'info' | 'state' | 'active' | 'pid' | 'registeredTimeMs' | 'reregisteredTimeMs'>;
 
-export type ExecutorView = Pick<SimExecutor, 'executorId' | 'frameworkId' | 'kind' | 'alive' | 'containerId' | 'state'>;
+export type ExecutorView = Pick<SimExecutor | HttpExecutor, 'executorId' | 'frameworkId' | 'kind' | 'alive' | 'containerId' | 'state'>;
 
 /** A task as the agent process holds it: its TaskInfo and its latest state. */
 export type AgentTaskView = Pick<SimTask, 'spec' | 'state'>;

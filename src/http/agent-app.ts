@@ -1,7 +1,7 @@
 /**
  * An agent's own HTTP server. Each agent is reachable at its own address
- * (shown as `slave(1)@host:port`); the executor and operator endpoints are
- * served here as they are built.
+ * (shown as `slave(1)@host:port`): its own state, its operator API and
+ * the executor API.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { capConnections, DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from './limits.js';
@@ -11,6 +11,7 @@ import { PathRouter } from './routing.js';
 import { VERSION } from '../wire/version.js';
 import { registerAgentOperatorRoute, type AgentBinding } from './agent-operator-route.js';
 import { registerAgentReadRoutes } from './agent-read-routes.js';
+import { registerExecutorRoute } from './executor-route.js';
 
 export interface AgentAppOptions {
   readonly logger?: FastifyBaseLogger;
@@ -45,6 +46,8 @@ export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
     if (options.agent !== undefined) {
       registerAgentReadRoutes(app, prefix, options.agent);
       registerAgentOperatorRoute(app, prefix, options.agent);
+      const { executors, driver, agentId } = options.agent;
+      if (executors !== undefined) registerExecutorRoute(app, prefix, { driver, agentId, ...executors });
     }
   }
   installErrorReplies(app);

@@ -9,6 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentNodeView, ClusterView } from '../core/view.js';
 import type { ClusterDriver } from '../runtime/driver.js';
+import type { ExecutorRouteOptions } from './executor-route.js';
 import { agentCallError, agentRequestFromWire } from '../wire/agent-in.js';
 import { agentReadResponse, encodeAgentResponseJson, encodeAgentResponseProto } from '../wire/agent-out.js';
 import type { mesos } from '../wire/generated/types.js';
@@ -23,7 +24,12 @@ import { sendBody } from './read-routes.js';
  * its own per agent knows it; one app shared by agents on their own
  * loopback addresses finds it by the address the connection arrived on.
  */
-export type AgentBinding = { readonly driver: ClusterDriver; readonly agentId: (req: FastifyRequest) => string | undefined };
+export interface AgentBinding {
+  readonly driver: ClusterDriver;
+  readonly agentId: (req: FastifyRequest) => string | undefined;
+  /** Where executor streams go; without, the executor API is not served. */
+  readonly executors?: Pick<ExecutorRouteOptions, 'connections' | 'budget' | 'claimsOf'>;
+}
 
 /** Upstream's answer while its agent cannot serve its state. */
 export const NOT_RECOVERED = 'Agent has not finished recovery';

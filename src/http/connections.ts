@@ -4,6 +4,7 @@
  * records here after every input. A record for a connection that has gone
  * is dropped (the core learns of the close through `disconnect`).
  */
+import type { ExecutorEvent } from '../core/executor-api.js';
 import type { OperatorEvent } from '../core/operator-types.js';
 import type { OutboxRecord } from '../core/outbox.js';
 import type { SchedulerEvent } from '../core/types.js';
@@ -14,8 +15,9 @@ export interface EventStream<E = SchedulerEvent> {
   close(): void;
 }
 
-/** A scheduler's event stream or an operator's: the core addresses each kind of record only to its own kind. */
-type AnyStream = EventStream<SchedulerEvent> | EventStream<OperatorEvent>;
+/** A scheduler's, an operator's or an executor's event stream: the core addresses each kind of record only to its own kind. */
+type AnyEvent = SchedulerEvent | OperatorEvent | ExecutorEvent;
+type AnyStream = EventStream<SchedulerEvent> | EventStream<OperatorEvent> | EventStream<ExecutorEvent>;
 
 export class Connections {
   readonly #streams = new Map<string, AnyStream>();
@@ -40,7 +42,7 @@ export class Connections {
     for (const record of records) {
       const stream = this.#streams.get(record.connectionId);
       if (stream === undefined) continue;
-      if (record.kind !== 'close') (stream as EventStream<SchedulerEvent | OperatorEvent>).send(record.event);
+      if (record.kind !== 'close') (stream as EventStream<AnyEvent>).send(record.event);
       else {
         stream.close();
         this.#streams.delete(record.connectionId);

@@ -80,6 +80,8 @@ export const HTTP_ERRORS = {
   OPERATOR_CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate master::Call: ${detail}` },
   /** The agent operator API's: `Failed to validate agent::Call: …`. */
   AGENT_CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate agent::Call: ${detail}` },
+  /** The executor API's: `Failed to validate executor::Call: …`. */
+  EXECUTOR_CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate executor::Call: ${detail}` },
   /** No encoding the endpoint writes is acceptable; upstream names protobuf first. */
   NOT_ACCEPTABLE: {
     status: 406,
@@ -92,6 +94,8 @@ export const HTTP_ERRORS = {
    * order stay upstream's.
    */
   FRAMEWORK_NOT_FOUND: { status: 403, text: () => 'Framework cannot be found' },
+  /** The executor API's: a framework its agent does not know; upstream's 400 (wire-facts §3). */
+  EXECUTOR_FRAMEWORK_NOT_FOUND: { status: 400, text: () => 'Framework cannot be found' },
   /** Disconnected, within its failover timeout. */
   FRAMEWORK_NOT_SUBSCRIBED: { status: 403, text: () => 'Framework is not subscribed' },
   STREAM_ID_MISSING: { status: 400, text: () => "All non-subscribe calls should include the 'Mesos-Stream-Id' header" },

@@ -44,6 +44,14 @@ export interface MasterAppOptions {
   readonly credentials?: Credentials;
   /** `--authenticate-http-readonly`: HTTP Basic on the read-only endpoints too (needs `credentials`). */
   readonly authenticateReadonly?: boolean;
+  /**
+   * The streams of every server of the cluster, when the agents' servers
+   * have streams too (the executor API); the caller then routes the
+   * driver's output. Without, the master's own, fed by the driver.
+   */
+  readonly connections?: Connections;
+  /** The bytes waiting on those streams; the master's own without. */
+  readonly streamBudget?: StreamBudget;
 }
 
 export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
@@ -65,13 +73,15 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     const routes = options.authenticateReadonly === true ? new Map([...AUTHENTICATED_ROUTES, ...readonlyRoutes()]) : AUTHENTICATED_ROUTES;
     requireAuthentication(app, options.credentials, routes);
   }
-  const connections = new Connections();
-  options.driver.setOutput(connections.deliver);
-  const budget = new StreamBudget({
-    perStreamBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
-    totalBytes: options.streamBudgetBytes ?? DEFAULT_STREAM_BUDGET_BYTES,
-    log: app.log,
-  });
+  const connections = options.connections ?? new Connections();
+  if (options.connections === undefined) options.driver.setOutput(connections.deliver);
+  const budget =
+    options.streamBudget ??
+    new StreamBudget({
+      perStreamBytes: options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+      totalBytes: options.streamBudgetBytes ?? DEFAULT_STREAM_BUDGET_BYTES,
+      log: app.log,
+    });
   const route = {
     driver: options.driver,
     connections,

@@ -7,12 +7,15 @@
  * the output consumer (the HTTP layer's streams).
  */
 import type { Cluster } from '../core/cluster.js';
-import type { OutboxRecord } from '../core/outbox.js';
+import type { ContainerRecord, OutboxRecord } from '../core/outbox.js';
 import type { ClusterView } from '../core/view.js';
 
 export type TimeMode = 'realtime' | 'virtual';
 
 export type OutputConsumer = (records: readonly OutboxRecord[]) => void;
+
+/** Starts and kills executor processes for the agents (spawn mode). */
+export type ContainerHost = (records: readonly ContainerRecord[]) => void;
 
 /**
  * The core threw: an invariant broke or a transition was illegal. That is
@@ -44,6 +47,8 @@ export interface ClusterDriver {
   advance(ms: number): void;
   /** Where the outbox's records go; one consumer per driver. */
   setOutput(consumer: OutputConsumer): void;
+  /** Who runs executor containers; without one, container records are dropped. */
+  setContainerHost(host: ContainerHost): void;
   /** Called once if the core fails; the driver refuses every input after. */
   onFailure(listener: FailureListener): void;
   /** The failure that stopped the cluster, if any. */
@@ -56,6 +61,7 @@ const FAILURE_TRACE_ENTRIES = 20;
 
 abstract class BaseDriver {
   #output: OutputConsumer | undefined;
+  #containers: ContainerHost | undefined;
   #failure: ClusterFailure | undefined;
   readonly #failureListeners: FailureListener[] = [];
 
@@ -67,6 +73,10 @@ abstract class BaseDriver {
 
   setOutput(consumer: OutputConsumer): void {
     this.#output = consumer;
+  }
+
+  setContainerHost(host: ContainerHost): void {
+    this.#containers = host;
   }
 
   onFailure(listener: FailureListener): void {
@@ -87,6 +97,8 @@ abstract class BaseDriver {
     if (this.#failure !== undefined) return;
     const records = this.cluster.drainOutbox();
     if (records.length > 0) this.#output?.(records);
+    const containers = this.cluster.drainContainers();
+    if (containers.length > 0) this.#containers?.(containers);
   }
 
   #fail(error: unknown): ClusterFailure {

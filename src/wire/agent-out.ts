@@ -3,7 +3,6 @@
  * and their encodings. The flags are those this agent honours, under their
  * upstream names and in their upstream text form, sorted by name.
  */
-import { EXECUTOR_SHUTDOWN_GRACE_MS } from '../core/agent/agent.js';
 import { format } from '../core/resources.js';
 import type { AgentNodeView, ClusterView } from '../core/view.js';
 import type { AgentReadCall } from './agent-in.js';
@@ -28,12 +27,16 @@ type Response = mesos.v1.agent.Response;
 export function agentFlags(view: ClusterView, node: AgentNodeView): Record<string, string> {
   const { hostname, port } = view.masterInfo;
   const { config } = node;
+  const { flags } = config;
   return {
-    executor_shutdown_grace_period: formatDuration(EXECUTOR_SHUTDOWN_GRACE_MS),
+    executor_registration_timeout: formatDuration(flags.executorRegistrationTimeoutMs),
+    executor_reregistration_timeout: formatDuration(flags.executorReregistrationTimeoutMs),
+    executor_shutdown_grace_period: formatDuration(flags.executorShutdownGracePeriodMs),
     hostname: config.hostname,
     ip: config.ip,
     master: `${hostname}:${port}`,
     port: String(config.port),
+    recovery_timeout: formatDuration(flags.recoveryTimeoutMs),
     resources: format(config.resources),
   };
 }

@@ -15,6 +15,7 @@
  * are zero, because a simulated executor runs no process.
  */
 import { add, fromMilli, scalar, scalarMilli, type Resources } from '../core/resources.js';
+import type { ExecutorAgentInfo } from '../core/executor-api.js';
 import type { CommandSpec } from '../core/types.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView } from '../core/view.js';
 import type { FrameworkRef } from '../core/messages.js';
@@ -30,13 +31,18 @@ export function agentExecutors(node: AgentNodeView): { running: AgentExecutorVie
 }
 
 export function agentInfoToWire(node: AgentNodeView): mesos.v1.AgentInfo {
-  const { config } = node;
+  const { id: agentId, hostname, port, attributes } = node.config;
+  return agentDescriptionToWire({ agentId, hostname, port, resources: node.resources, attributes });
+}
+
+/** AgentInfo from what the agent says of itself (its id, address, total and attributes). */
+export function agentDescriptionToWire(agent: ExecutorAgentInfo): mesos.v1.AgentInfo {
   return {
-    id: { value: config.id },
-    hostname: config.hostname,
-    port: config.port,
-    resources: resourcesToWire(node.resources),
-    attributes: config.attributes.map(attributeToWire),
+    id: { value: agent.agentId },
+    hostname: agent.hostname,
+    port: agent.port,
+    resources: resourcesToWire(agent.resources),
+    attributes: agent.attributes.map(attributeToWire),
   };
 }
 

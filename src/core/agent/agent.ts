@@ -33,24 +33,21 @@ import {
   type ReportedTask,
   type SimNode,
 } from '../messages.js';
+import type { Outbox } from '../outbox.js';
+import { formatDuration } from '../duration.js';
 import { toHex, type Rng } from '../rng.js';
-import { applyConversions, type Resources } from '../resources.js';
+import type { Resources } from '../resources.js';
+import type { CustomExecutors, ExecutorAgentInfo, ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
+import type { Outcome } from '../errors.js';
 import type { Attribute, ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
-import { OperationUpdates, type OperationUpdate } from './operation-updates.js';
+import { HttpExecutor } from './http-executor.js';
+import { HttpExecutors } from './http-executors.js';
+import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
+import { recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
+import { applyOperation, OperationUpdates, type CheckpointedResources, type OperationUpdate } from './operation-updates.js';
+import { reportedExecutors, reportedTasks } from './reports.js';
 import { StatusUpdateManager, type StreamCheckpoint } from './status-update-manager.js';
-
-export const EXECUTOR_SHUTDOWN_GRACE_MS = 5_000;
-/** How often a registering agent repeats its (re-)registration until answered. */
-export const REGISTRATION_RETRY_MS = 2_000;
-/** Upstream's master ping timeout: `--agent_ping_timeout` times `--max_agent_ping_timeouts`. */
-export const MASTER_PING_TIMEOUT_MS = 75_000;
-
-/** How many finished tasks an agent remembers, to ignore repeated launches of them. */
-export const MAX_FINISHED_TASKS = 1_000;
-
-/** How many exited executors an agent shows per framework (upstream's `--max_completed_executors_per_framework` default). */
-export const MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK = 150;
 
 export type AgentState = 'registering' | 'active' | 'crashed';
 
@@ -59,24 +56,6 @@ const AGENT_PROCESS_NEXT: Readonly<Record<AgentState, readonly AgentState[]>> = 
   active: ['active', 'crashed', 'registering'],
   crashed: ['registering'],
 };
-
-export interface AgentConfig {
-  readonly id: string;
-  readonly hostname: string;
-  readonly ip: string;
-  readonly port: number;
-  readonly resources: Resources;
-  readonly attributes: readonly Attribute[];
-}
-
-interface AgentFramework {
-  readonly info: FrameworkRef;
-  readonly executors: Map<string, SimExecutor>;
-  /** The executor each task was handed to, known before the executor has it. */
-  readonly tasks: Map<string, SimExecutor>;
-  /** Executors that exited, oldest first, for the agent's own endpoints. */
-  readonly completed: SimExecutor[];
-}
 
 /** What the agent keeps on disk. */
 interface Checkpoint {
@@ -87,25 +66,21 @@ interface Checkpoint {
   readonly operationUpdates: readonly OperationUpdate[];
 }
 
-/** The agent's resources as operations left them, and the last operation version they include. */
-interface CheckpointedResources {
-  readonly total: Resources;
-  readonly version: number;
-}
-
 export class Agent implements SimNode, ExecutorHost {
   #state: AgentState = 'registering';
   #frameworks = new Map<string, AgentFramework>();
   #updates: StatusUpdateManager;
   readonly #rng: Rng;
-  #shutdownTimers = new Map<SimExecutor, TimerId>();
+  #shutdownTimers = new Map<AgentExecutor, TimerId>();
   #registrationTimer: TimerId | undefined;
   /** Fires when the master has not pinged for too long. */
   #pingTimer: TimerId | undefined;
   /** The newest state of every task with updates still in flight. */
   #latest = new Map<string, TaskState>();
   /** Executor processes that outlived a crash, until the agent is back. */
-  #orphans: SimExecutor[] = [];
+  #orphans: AgentExecutor[] = [];
+  /** `--recover=cleanup`: the agent kills what it finds, then exits once its executors have. */
+  #cleaningUp = false;
   /** Tasks whose executor has exited, `frameworkId\0taskId`, the newest kept. */
   readonly #finished = new Set<string>();
   /** The checkpoint, read back on restart. */
@@ -115,15 +90,30 @@ export class Agent implements SimNode, ExecutorHost {
   /** Kept on disk at once: a real agent checkpoints its resources before it acknowledges an operation. */
   #resources: CheckpointedResources;
   #operationUpdates: OperationUpdates;
+  /** The hand for executors that run outside the core. */
+  readonly #http: HttpExecutors;
 
   constructor(
     private readonly ctx: SimContext,
     readonly config: AgentConfig,
+    readonly outbox: Outbox,
   ) {
     this.#rng = ctx.rng.fork(`agent/${config.id}`);
     this.#updates = this.#newUpdateManager();
     this.#resources = { total: config.resources, version: 0 };
     this.#operationUpdates = this.#newOperationUpdates();
+    this.#http = new HttpExecutors({
+      ctx,
+      config,
+      outbox,
+      up: () => this.#state !== 'crashed',
+      resources: () => this.#resources.total,
+      framework: (frameworkId) => this.#frameworks.get(frameworkId),
+      emit: (frameworkId, taskId, executor, state, message, reason) => this.#emit(frameworkId, taskId, executor, state, message, reason),
+      take: (frameworkId, status) => this.#take(frameworkId, status),
+      exited: (executor, waitStatus) => this.exited(executor, waitStatus),
+      toMaster: (message) => this.#toMaster(message),
+    });
   }
 
   /** The agent's total: its resources flag, changed by the operations applied since. */
@@ -148,12 +138,12 @@ export class Agent implements SimNode, ExecutorHost {
     return `slave(1)@${this.config.ip}:${this.config.port}`;
   }
 
-  executors(): SimExecutor[] {
+  executors(): AgentExecutor[] {
     return [...this.#frameworks.values()].flatMap((f) => [...f.executors.values()]);
   }
 
   /** Executors that exited while the agent ran, oldest first, the newest kept per framework. */
-  completedExecutors(): SimExecutor[] {
+  completedExecutors(): AgentExecutor[] {
     return [...this.#frameworks.values()].flatMap((f) => f.completed);
   }
 
@@ -195,11 +185,11 @@ export class Agent implements SimNode, ExecutorHost {
     for (const timer of this.#shutdownTimers.values()) this.ctx.loop.cancel(timer);
     for (const executor of this.executors()) {
       if (!executor.alive) continue;
+      executor.agentLost();
       if (checkpointing.has(executor.frameworkId)) {
-        executor.agentLost();
         this.#orphans.push(executor);
       } else {
-        executor.destroy();
+        this.#http.destroyContainer(executor);
         this.ctx.network.detach(executor.nodeId);
       }
     }
@@ -212,8 +202,16 @@ export class Agent implements SimNode, ExecutorHost {
     this.#operationUpdates = this.#newOperationUpdates();
   }
 
-  /** Starts the process again from its checkpoint; it re-registers. */
-  restart(): void {
+  /**
+   * Starts the process again from its checkpoint. `reconnect` (upstream's
+   * default): the executors that outlived it subscribe again, and those
+   * that have not within `--executor_reregistration_timeout` are destroyed;
+   * the agent re-registers. `cleanup`: it shuts down every executor it
+   * finds (one that subscribes again gets SHUTDOWN at once; one still
+   * there after the grace period is destroyed), then exits without
+   * registering.
+   */
+  restart(recover: RecoverMode = 'reconnect'): void {
     const disk = this.#disk ?? { frameworks: [], updates: [], latest: new Map(), resources: this.#resources, operationUpdates: [] };
     this.#disk = undefined;
     this.#moveTo('registering');
@@ -229,20 +227,47 @@ export class Agent implements SimNode, ExecutorHost {
       fw?.executors.set(executor.executorId, executor);
       for (const taskId of executor.tasks.keys()) fw?.tasks.set(taskId, executor);
     }
-    this.ctx.trace.append('agent:restart', { agentId: this.id, executors: this.#orphans.length });
-    const orphans = this.#orphans;
+    this.ctx.trace.append('agent:restart', { agentId: this.id, executors: this.#orphans.length, recover });
+    const orphans = this.#orphans.filter((e) => e.alive);
     this.#orphans = [];
+    if (recover === 'cleanup') return this.#cleanup(orphans);
     this.#register();
     for (const executor of orphans) this.ctx.network.send(this.id, executor.nodeId, { type: 'AGENT_RECONNECTED' });
+    const waiting = orphans.filter((e): e is HttpExecutor => e instanceof HttpExecutor);
+    if (waiting.length === 0) return;
+    const timeoutMs = this.config.flags.executorReregistrationTimeoutMs;
+    this.ctx.loop.schedule(timeoutMs, 'agent:executor-reregistration-timeout', () => {
+      for (const executor of waiting) {
+        if (executor.state !== 'disconnected' || this.#state === 'crashed') continue;
+        const message = `Executor did not reregister within ${formatDuration(timeoutMs)}`;
+        this.#http.terminate(executor, 'TASK_FAILED', message, 'REASON_EXECUTOR_REREGISTRATION_TIMEOUT');
+      }
+    });
+  }
+
+  /** `--recover=cleanup`: every executor found is shut down; the agent exits when none is left. */
+  #cleanup(orphans: readonly AgentExecutor[]): void {
+    this.#cleaningUp = true;
+    this.ctx.loop.cancel(this.#registrationTimer);
+    for (const executor of orphans) this.#onShutdownExecutor(executor.frameworkId, executor.executorId);
+    this.#exitIfCleanedUp();
+  }
+
+  #exitIfCleanedUp(): void {
+    if (!this.#cleaningUp || this.executors().some((e) => e.alive)) return;
+    this.#cleaningUp = false;
+    this.ctx.trace.append('agent:cleanup-done', { agentId: this.id });
+    this.crash();
   }
 
   #register(): void {
+    if (this.#cleaningUp) return;
     const message: AgentToMaster = this.#reregisters
       ? {
           type: 'REREGISTER_AGENT',
           agent: this.#description(),
-          tasks: this.#reportedTasks(),
-          executors: this.#reportedExecutors(),
+          tasks: reportedTasks(this.executors(), this.#updates.heads(), this.#latest),
+          executors: reportedExecutors(this.executors()),
           resourceVersion: this.#resources.version,
         }
       : { type: 'REGISTER_AGENT', agent: this.#description() };
@@ -275,7 +300,7 @@ export class Agent implements SimNode, ExecutorHost {
       case 'RUN_TASK_GROUP':
         return this.#onRunTaskGroup(m.framework, m.executor, m.tasks);
       case 'KILL_TASK':
-        return this.#onKillTask(m.frameworkId, m.taskId);
+        return this.#onKillTask(m.frameworkId, m.taskId, m.gracePeriodMs);
       case 'SHUTDOWN_EXECUTOR':
         return this.#onShutdownExecutor(m.frameworkId, m.executorId);
       case 'SHUTDOWN_FRAMEWORK':
@@ -301,35 +326,8 @@ export class Agent implements SimNode, ExecutorHost {
     }
   }
 
-  /**
-   * Applies a speculative operation to the checkpointed resources and
-   * reports it finished. An operation the resources already include (sent
-   * again after a re-registration) is reported again, not applied twice.
-   * When an earlier operation never arrived (its message was lost), this
-   * one cannot be applied on its own: the agent takes the master's total,
-   * which includes both, as the master is the source of truth for
-   * checkpointed resources.
-   */
   #onApplyOperation(m: ApplyOperation): void {
-    const { version, total } = this.#resources;
-    if (m.version <= version) {
-      this.#operationUpdates.resend(m.operationUuid);
-      if (this.#operationUpdates.get(m.operationUuid) !== undefined) return;
-    } else {
-      const applied = m.version === version + 1 ? applyConversions(total, m.conversions) : m.total;
-      this.#resources = { total: typeof applied === 'string' ? m.total : applied, version: m.version };
-      this.ctx.trace.append('agent:apply-operation', { agentId: this.id, operationUuid: m.operationUuid, version: m.version });
-    }
-    this.#operationUpdates.update({
-      ...(m.frameworkId === undefined ? {} : { frameworkId: m.frameworkId }),
-      operationUuid: m.operationUuid,
-      status: {
-        ...(m.operationId === undefined ? {} : { operationId: m.operationId }),
-        state: 'OPERATION_FINISHED',
-        agentId: this.id,
-        uuid: toHex(this.#rng.bytes(16)),
-      },
-    });
+    this.#resources = applyOperation(this.ctx, this.id, this.#resources, m, this.#operationUpdates, toHex(this.#rng.bytes(16)));
   }
 
   #fromExecutor(m: ExecutorToAgent): void {
@@ -391,7 +389,7 @@ export class Agent implements SimNode, ExecutorHost {
     if (this.#refuseRun(framework.id, [task.taskId])) return;
     const kind: ExecutorKind = task.executor === undefined ? 'command' : 'custom';
     const executorId = task.executor?.executorId ?? task.taskId;
-    const executor = this.#executorFor(framework, executorId, kind);
+    const executor = this.#executorFor(framework, executorId, kind, task.executor);
     this.#frameworks.get(framework.id)!.tasks.set(task.taskId, executor);
     this.ctx.network.send(this.id, executor.nodeId, { type: 'LAUNCH', task });
   }
@@ -403,10 +401,12 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.network.send(this.id, executor.nodeId, { type: 'LAUNCH_GROUP', tasks });
   }
 
-  #onKillTask(frameworkId: string, taskId: string): void {
+  /** Forwards a kill to the task's executor, with the kill policy's grace period: the call's, else the task's. */
+  #onKillTask(frameworkId: string, taskId: string, callGracePeriodMs: number | undefined): void {
     const executor = this.#executorOfTask(frameworkId, taskId);
     if (executor !== undefined) {
-      this.ctx.network.send(this.id, executor.nodeId, { type: 'KILL', taskId });
+      const gracePeriodMs = callGracePeriodMs ?? executor.tasks.get(taskId)?.spec.killGracePeriodMs;
+      this.ctx.network.send(this.id, executor.nodeId, { type: 'KILL', taskId, ...(gracePeriodMs === undefined ? {} : { gracePeriodMs }) });
       return;
     }
     // Unknown here: tell the master it is lost so the framework hears of it.
@@ -423,7 +423,7 @@ export class Agent implements SimNode, ExecutorHost {
     // The grace period bounds how long a hung executor may take to exit.
     this.#shutdownTimers.set(
       executor,
-      this.ctx.loop.schedule(EXECUTOR_SHUTDOWN_GRACE_MS, 'executor:shutdown-grace', () => this.#destroy(executor)),
+      this.ctx.loop.schedule(this.config.flags.executorShutdownGracePeriodMs, 'executor:shutdown-grace', () => this.#destroy(executor)),
     );
     this.ctx.network.send(this.id, executor.nodeId, { type: 'SHUTDOWN' });
   }
@@ -431,9 +431,7 @@ export class Agent implements SimNode, ExecutorHost {
   #onShutdownFramework(frameworkId: string): void {
     const fw = this.#frameworks.get(frameworkId);
     if (fw === undefined) return;
-    for (const executor of fw.executors.values()) {
-      if (executor.alive) this.ctx.network.send(this.id, executor.nodeId, { type: 'SHUTDOWN' });
-    }
+    for (const executor of fw.executors.values()) this.#onShutdownExecutor(frameworkId, executor.executorId);
     this.#updates.removeFramework(frameworkId);
     this.#frameworks.delete(frameworkId);
     for (const key of this.#latest.keys()) if (key.startsWith(`${frameworkId}\u0000`)) this.#latest.delete(key);
@@ -459,34 +457,32 @@ export class Agent implements SimNode, ExecutorHost {
 
   // ---- ExecutorHost ----
 
-  exited(executor: SimExecutor, waitStatus: number): void {
+  exited(executor: AgentExecutor, waitStatus: number): void {
     this.ctx.network.detach(executor.nodeId);
-    if (this.#state === 'crashed') return;
+    if (this.#state === 'crashed') {
+      this.#orphans = this.#orphans.filter((e) => e !== executor);
+      return;
+    }
+    // Tasks its process left running end with it, as upstream's agent reports them.
+    for (const task of executor.liveTasks()) {
+      this.#emit(executor.frameworkId, task.spec.taskId, executor, 'TASK_FAILED', 'Executor terminated', 'REASON_EXECUTOR_TERMINATED');
+      task.state = 'TASK_FAILED';
+    }
     this.ctx.loop.cancel(this.#shutdownTimers.get(executor));
     this.#shutdownTimers.delete(executor);
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
     const fw = this.#frameworks.get(executor.frameworkId);
-    if (fw?.executors.get(executor.executorId) === executor) fw.executors.delete(executor.executorId);
-    fw?.completed.push(executor);
-    if (fw !== undefined && fw.completed.length > MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK) fw.completed.shift();
-    for (const [taskId, runner] of fw?.tasks ?? []) {
-      if (runner !== executor) continue;
-      fw!.tasks.delete(taskId);
-      this.#finished.add(`${executor.frameworkId}\u0000${taskId}`);
-    }
-    // Oldest first: a Set iterates in insertion order.
-    for (const key of this.#finished) {
-      if (this.#finished.size <= MAX_FINISHED_TASKS) break;
-      this.#finished.delete(key);
-    }
+    if (fw !== undefined) recordExit(fw, executor, this.#finished);
     // The command executor is an implementation detail; upstream reports only the others.
-    if (executor.kind === 'command') return;
-    this.#toMaster({ type: 'EXITED_EXECUTOR', agentId: this.id, frameworkId: executor.frameworkId, executorId: executor.executorId, waitStatus });
+    if (executor.kind !== 'command') {
+      this.#toMaster({ type: 'EXITED_EXECUTOR', agentId: this.id, frameworkId: executor.frameworkId, executorId: executor.executorId, waitStatus });
+    }
+    this.#exitIfCleanedUp();
   }
 
   // ---- internals ----
 
-  #executorFor(framework: FrameworkRef, executorId: string, kind: ExecutorKind): SimExecutor {
+  #executorFor(framework: FrameworkRef, executorId: string, kind: ExecutorKind, spec?: ExecutorSpec): AgentExecutor {
     let fw = this.#frameworks.get(framework.id);
     if (fw === undefined) {
       fw = { info: framework, executors: new Map(), tasks: new Map(), completed: [] };
@@ -496,32 +492,59 @@ export class Agent implements SimNode, ExecutorHost {
     if (executor === undefined || !executor.alive) {
       const killingCapable = framework.capabilities.includes('TASK_KILLING_STATE');
       const identity = { agentId: this.id, executorId, frameworkId: framework.id, kind, containerId: this.#rng.uuid(), killingCapable };
-      executor = new SimExecutor(this.ctx, this, identity);
+      const mode = this.config.flags.customExecutors;
+      executor =
+        kind === 'custom' && spec !== undefined && mode !== 'simulate'
+          ? this.#http.launch(identity, spec, framework, mode === 'spawn')
+          : new SimExecutor(this.ctx, this, identity);
       this.ctx.network.attach(executor, this.id);
       fw.executors.set(executorId, executor);
-      this.ctx.trace.append('executor:launch', { agentId: this.id, frameworkId: framework.id, executorId, kind });
+      this.ctx.trace.append('executor:launch', { agentId: this.id, frameworkId: framework.id, executorId, kind, mode });
     }
     return executor;
   }
 
-  #executorOfTask(frameworkId: string, taskId: string): SimExecutor | undefined {
+  // ---- inputs from executor processes ----
+
+  /** SUBSCRIBE on a new stream. */
+  executorSubscribe(connectionId: string, envelope: ExecutorCallEnvelope): Outcome {
+    return this.#http.subscribe(connectionId, envelope);
+  }
+
+  /** UPDATE or MESSAGE. */
+  executorCall(envelope: ExecutorCallEnvelope): Outcome {
+    return this.#http.call(envelope);
+  }
+
+  /** An executor's stream closed; true if it was one of this agent's. */
+  executorDisconnected(connectionId: string): boolean {
+    const executor = [...this.executors(), ...this.#orphans].find((e) => e instanceof HttpExecutor && e.connectionId === connectionId);
+    if (!(executor instanceof HttpExecutor)) return false;
+    executor.disconnected(connectionId);
+    return true;
+  }
+
+  /** The process of an executor's container exited (spawn mode), with its wait(2) status. */
+  containerExited(containerId: string, waitStatus: number): void {
+    const executor = [...this.executors(), ...this.#orphans].find((e) => e.containerId === containerId);
+    if (executor === undefined || !executor.alive) return;
+    this.ctx.loop.cancel(this.#shutdownTimers.get(executor));
+    executor.destroy();
+    this.exited(executor, waitStatus);
+  }
+
+  #executorOfTask(frameworkId: string, taskId: string): AgentExecutor | undefined {
     const executor = this.#frameworks.get(frameworkId)?.tasks.get(taskId);
     return executor?.alive === true ? executor : undefined;
   }
 
   /** A hung executor outlived its grace period: destroy its container. */
-  #destroy(executor: SimExecutor): void {
-    for (const task of executor.liveTasks()) {
-      task.state = 'TASK_LOST';
-      const message = 'Executor did not exit within its grace period';
-      this.#emit(executor.frameworkId, task.spec.taskId, executor, 'TASK_LOST', message, 'REASON_EXECUTOR_TERMINATED');
-    }
-    executor.destroy();
-    this.exited(executor, 9);
+  #destroy(executor: AgentExecutor): void {
+    this.#http.terminate(executor, 'TASK_LOST', 'Executor did not exit within its grace period', 'REASON_EXECUTOR_TERMINATED');
   }
 
   /** An update the agent makes itself (not its executors'). */
-  #emit(frameworkId: string, taskId: string, executor: SimExecutor | undefined, state: TaskState, message: string, reason: StatusReason): void {
+  #emit(frameworkId: string, taskId: string, executor: AgentExecutor | undefined, state: TaskState, message: string, reason: StatusReason): void {
     this.#take(frameworkId, {
       taskId,
       state,
@@ -535,16 +558,17 @@ export class Agent implements SimNode, ExecutorHost {
     });
   }
 
-  /** Takes an update into the status update manager, unless it has it already. */
-  #take(frameworkId: string, status: TaskStatus): void {
-    if (!this.#frameworks.has(frameworkId)) return;
+  /** Takes an update into the status update manager, unless it has it already (then false). */
+  #take(frameworkId: string, status: TaskStatus): boolean {
+    if (!this.#frameworks.has(frameworkId)) return false;
     const key = `${frameworkId}\u0000${status.taskId}`;
     // Set before queueing: the manager may forward at once, with the latest state.
     const before = this.#latest.get(key);
     this.#latest.set(key, status.state);
-    if (this.#updates.update(frameworkId, status)) return;
+    if (this.#updates.update(frameworkId, status)) return true;
     if (before === undefined) this.#latest.delete(key);
     else this.#latest.set(key, before);
+    return false;
   }
 
   #newUpdateManager(): StatusUpdateManager {
@@ -567,24 +591,4 @@ export class Agent implements SimNode, ExecutorHost {
     return { agentId, hostname, ip, port, resources: this.#resources.total, attributes };
   }
 
-  /** Tasks of live executors, and tasks whose updates the agent still holds (their executor may be gone). */
-  #reportedTasks(): ReportedTask[] {
-    const reported = this.executors().flatMap((e) =>
-      [...e.tasks.values()].map((t) => ({ frameworkId: e.frameworkId, taskId: t.spec.taskId, executorId: e.executorId, state: t.state })),
-    );
-    const listed = new Set(reported.map((t) => `${t.frameworkId}\u0000${t.taskId}`));
-    for (const { frameworkId, status } of this.#updates.heads()) {
-      const key = `${frameworkId}\u0000${status.taskId}`;
-      if (listed.has(key)) continue;
-      const state = this.#latest.get(key) ?? status.state;
-      reported.push({ frameworkId, taskId: status.taskId, executorId: status.executorId ?? status.taskId, state });
-    }
-    return reported;
-  }
-
-  #reportedExecutors(): { frameworkId: string; executorId: string }[] {
-    return this.executors()
-      .filter((e) => e.alive && e.kind !== 'command')
-      .map((e) => ({ frameworkId: e.frameworkId, executorId: e.executorId }));
-  }
 }

@@ -56,26 +56,13 @@ export interface ExecutorIdentity {
   readonly killingCapable: boolean;
 }
 
-export class SimExecutor implements SimNode {
+/** What every executor record has: who it is, and its node id on the network (`executor:<containerId>`). */
+export abstract class ExecutorIdentified<T extends { readonly state: TaskState }> {
   readonly nodeId: string;
-  readonly tasks = new Map<string, SimTask>();
-  #state: ExecutorState = 'running';
-  #lastExitCode = 0;
-  #groups = 0;
-  /** Updates sent and not acknowledged yet, by uuid, oldest first. */
-  readonly #unacknowledged = new Map<string, TaskStatus>();
-  readonly #rng: Rng;
-  /** An exit waiting for the agent to come back and take the updates. */
-  #exitDeferred = false;
-  #agentUp = true;
+  readonly tasks = new Map<string, T>();
 
-  constructor(
-    private readonly ctx: SimContext,
-    private readonly host: ExecutorHost,
-    readonly id: ExecutorIdentity,
-  ) {
+  constructor(readonly id: ExecutorIdentity) {
     this.nodeId = `executor:${id.containerId}`;
-    this.#rng = ctx.rng.fork(`executor/${id.containerId}`);
   }
 
   get executorId(): string {
@@ -94,16 +81,37 @@ export class SimExecutor implements SimNode {
     return this.id.containerId;
   }
 
+  liveTasks(): T[] {
+    return [...this.tasks.values()].filter((t) => !isTerminal(t.state));
+  }
+}
+
+export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode {
+  #state: ExecutorState = 'running';
+  #lastExitCode = 0;
+  #groups = 0;
+  /** Updates sent and not acknowledged yet, by uuid, oldest first. */
+  readonly #unacknowledged = new Map<string, TaskStatus>();
+  readonly #rng: Rng;
+  /** An exit waiting for the agent to come back and take the updates. */
+  #exitDeferred = false;
+  #agentUp = true;
+
+  constructor(
+    private readonly ctx: SimContext,
+    private readonly host: ExecutorHost,
+    id: ExecutorIdentity,
+  ) {
+    super(id);
+    this.#rng = ctx.rng.fork(`executor/${id.containerId}`);
+  }
+
   get alive(): boolean {
     return this.#state !== 'terminated';
   }
 
   get state(): ExecutorState {
     return this.#state;
-  }
-
-  liveTasks(): SimTask[] {
-    return [...this.tasks.values()].filter((t) => !isTerminal(t.state));
   }
 
   receive(_from: string, message: Message): void {

@@ -11,6 +11,8 @@
  */
 import type { SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
+import type { ApplyOperation } from '../messages.js';
+import { applyConversions, type Resources } from '../resources.js';
 import type { OperationStatus } from '../types.js';
 import { RETRY_MAX_MS, RETRY_MIN_MS } from './status-update-manager.js';
 
@@ -102,4 +104,45 @@ export class OperationUpdates {
       this.#send(pending);
     });
   }
+}
+
+/** The agent's resources as operations left them, and the last operation version they include. */
+export interface CheckpointedResources {
+  readonly total: Resources;
+  readonly version: number;
+}
+
+/**
+ * Applies a speculative operation to the checkpointed resources and
+ * reports it finished (status `uuid`); returns the resources after it. An
+ * operation the resources already include (sent again after a
+ * re-registration) is reported again, not applied twice. When an earlier
+ * operation never arrived (its message was lost), this one cannot be
+ * applied on its own: the agent takes the master's total, which includes
+ * both, as the master is the source of truth for checkpointed resources.
+ */
+export function applyOperation(
+  ctx: SimContext,
+  agentId: string,
+  current: CheckpointedResources,
+  m: ApplyOperation,
+  updates: OperationUpdates,
+  uuid: string,
+): CheckpointedResources {
+  const { version, total } = current;
+  let next = current;
+  if (m.version <= version) {
+    updates.resend(m.operationUuid);
+    if (updates.get(m.operationUuid) !== undefined) return current;
+  } else {
+    const applied = m.version === version + 1 ? applyConversions(total, m.conversions) : m.total;
+    next = { total: typeof applied === 'string' ? m.total : applied, version: m.version };
+    ctx.trace.append('agent:apply-operation', { agentId, operationUuid: m.operationUuid, version: m.version });
+  }
+  updates.update({
+    ...(m.frameworkId === undefined ? {} : { frameworkId: m.frameworkId }),
+    operationUuid: m.operationUuid,
+    status: { ...(m.operationId === undefined ? {} : { operationId: m.operationId }), state: 'OPERATION_FINISHED', agentId, uuid },
+  });
+  return next;
 }

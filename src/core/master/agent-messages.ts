@@ -39,6 +39,13 @@ export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaste
       return onStatusUpdate(m, message.agentId, message.frameworkId, message.status, message.latestState);
     case 'EXITED_EXECUTOR':
       return onExitedExecutor(m, message.agentId, message.frameworkId, message.executorId, message.waitStatus);
+    case 'EXECUTOR_TO_FRAMEWORK': {
+      // No delivery guarantee: a framework that is not connected misses it, as upstream's does.
+      const { agentId, frameworkId, executorId, data } = message;
+      m.ctx.trace.append('executor:message-to-framework', { agentId, frameworkId, executorId, bytes: data.length });
+      m.frameworks.get(frameworkId)?.send({ type: 'MESSAGE', agentId, executorId, data });
+      return;
+    }
     case 'PONG': {
       const record = m.agents.get(from);
       if (record !== undefined) onPong(record);

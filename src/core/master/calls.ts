@@ -120,7 +120,8 @@ function onKill(m: MasterOps, fw: Framework, call: Call<'KILL'>): Outcome {
     return done;
   }
   if (!isTerminal(task.state)) {
-    m.toAgent(task.agentId, { type: 'KILL_TASK', frameworkId: fw.id, taskId: task.spec.taskId });
+    const gracePeriodMs = call.gracePeriodMs;
+    m.toAgent(task.agentId, { type: 'KILL_TASK', frameworkId: fw.id, taskId: task.spec.taskId, ...(gracePeriodMs === undefined ? {} : { gracePeriodMs }) });
   }
   return done;
 }

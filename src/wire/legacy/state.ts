@@ -2,7 +2,10 @@
  * `/state` (also served as `/master/state`): the master, its flags, agents
  * and frameworks in one object.
  */
-import { EXECUTOR_SHUTDOWN_GRACE_MS } from '../../core/agent/agent.js';
+import { DEFAULT_AGENT_FLAGS } from '../../core/agent/flags.js';
+import { formatDuration } from '../../core/duration.js';
+
+export { formatDuration };
 import { DEFAULT_ALLOCATION_INTERVAL_MS } from '../../core/allocator/allocator.js';
 import { MAX_COMPLETED_TASKS_PER_FRAMEWORK } from '../../core/master/framework.js';
 import { MAX_COMPLETED_FRAMEWORKS } from '../../core/master/master.js';
@@ -73,7 +76,7 @@ export function masterFlags(view: ClusterView): Record<string, string> {
   const options = view.masterOptions;
   const flags: Record<string, string> = {
     allocation_interval: formatDuration(options.allocationIntervalMs ?? DEFAULT_ALLOCATION_INTERVAL_MS),
-    executor_shutdown_grace_period: formatDuration(EXECUTOR_SHUTDOWN_GRACE_MS),
+    executor_shutdown_grace_period: formatDuration(DEFAULT_AGENT_FLAGS.executorShutdownGracePeriodMs),
     hostname: options.hostname,
     ip: options.ip,
     max_completed_frameworks: String(MAX_COMPLETED_FRAMEWORKS),
@@ -88,24 +91,3 @@ export function masterFlags(view: ClusterView): Record<string, string> {
   return Object.fromEntries(Object.entries(flags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/**
- * A duration as upstream prints it: in the largest unit it reaches, as a
- * decimal (`1secs`, `1.5mins`, `500ms`, `0ns`).
- */
-export function formatDuration(ms: number): string {
-  const units: readonly [string, number][] = [
-    ['weeks', 604_800_000],
-    ['days', 86_400_000],
-    ['hrs', 3_600_000],
-    ['mins', 60_000],
-    ['secs', 1_000],
-    ['ms', 1],
-    ['us', 0.001],
-  ];
-  const sign = ms < 0 ? '-' : '';
-  const abs = Math.abs(ms);
-  for (const [unit, size] of units) {
-    if (abs >= size) return `${sign}${Number((abs / size).toPrecision(15))}${unit}`;
-  }
-  return `${sign}${Number((abs * 1_000_000).toPrecision(15))}ns`;
-}

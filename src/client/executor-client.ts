@@ -1,0 +1,105 @@
+/**
+ * A small executor client of the agent's `/api/v1/executor`, in JSON or
+ * protobuf: SUBSCRIBE on a connection of its own, the RecordIO event
+ * stream read into a queue (events handed out as upstream JSON objects),
+ * and calls that carry the executor's and framework's ids. What a test
+ * harness uses in `await` mode, or as a model of an executor library.
+ */
+import http from 'node:http';
+import { decodeJson, encodeJson } from '../wire/json.js';
+import { decodeProto, encodeProto } from '../wire/proto-codec.js';
+import { EventQueue, openStream, type CallResult, type EventMatch, type JsonEvent } from './event-queue.js';
+import { postRaw, type Encoding } from './scheduler-client.js';
+
+const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
+
+export interface ExecutorIds {
+  readonly frameworkId: string;
+  readonly executorId: string;
+}
+
+export class ExecutorClient {
+  #queue = new EventQueue();
+  #request: http.ClientRequest | undefined;
+  readonly #agent = new http.Agent({ keepAlive: true });
+  readonly #url: URL;
+
+  constructor(
+    /** `http://ip:port` of the agent, or its `ip:port` (the executor's AGENT_ENDPOINT). */
+    agent: string,
+    readonly ids: ExecutorIds,
+    readonly encoding: Encoding = 'json',
+    /** Sent with every request, e.g. `authorization: Bearer <token>`. */
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    this.#url = new URL('/api/v1/executor', agent.includes('://') ? agent : `http://${agent}`);
+  }
+
+  get events(): JsonEvent[] {
+    return this.#queue.events;
+  }
+
+  get closed(): boolean {
+    return this.#queue.closed;
+  }
+
+  /** An upstream JSON call with this executor's ids, in this client's encoding. */
+  encodeCall(call: Record<string, unknown>): string | Buffer {
+    const text = JSON.stringify({ framework_id: { value: this.ids.frameworkId }, executor_id: { value: this.ids.executorId }, ...call });
+    if (this.encoding === 'json') return text;
+    const decoded = decodeJson<object>('mesos.v1.executor.Call', text);
+    if (!decoded.ok) throw new Error(decoded.error);
+    return Buffer.from(encodeProto('mesos.v1.executor.Call', decoded.value));
+  }
+
+  /**
+   * SUBSCRIBE; resolves once the response headers arrive. After a
+   * disconnection, `subscribe` carries `unacknowledged_tasks` and
+   * `unacknowledged_updates`. A new subscription starts a new queue.
+   */
+  async subscribe(subscribe: Record<string, unknown> = {}): Promise<CallResult> {
+    this.#queue = new EventQueue();
+    const queue = this.#queue;
+    const body = this.encodeCall({ type: 'SUBSCRIBE', subscribe });
+    const media = MEDIA[this.encoding];
+    const { request, answer } = openStream(this.#url, { ...this.headers, 'content-type': media, accept: media }, body, {
+      record: (record) => queue.push(this.#decodeEvent(record)),
+      closed: () => queue.close(),
+    });
+    this.#request = request;
+    const result = await answer;
+    if (result.status !== 200) queue.close();
+    return result;
+  }
+
+  /** Posts a call (an upstream JSON object without the ids) on a connection other than the stream's. */
+  call(call: Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
+    return postRaw(this.#url, this.encodeCall(call), { ...this.headers, 'content-type': MEDIA[this.encoding], ...headers }, this.#agent);
+  }
+
+  /** UPDATE with a status from this executor; `uuid` is 16 bytes, Base64 in the JSON form. */
+  update(status: Record<string, unknown>): Promise<CallResult> {
+    return this.call({ type: 'UPDATE', update: { status: { source: 'SOURCE_EXECUTOR', executor_id: { value: this.ids.executorId }, ...status } } });
+  }
+
+  next(match?: EventMatch, timeoutMs = 5_000): Promise<JsonEvent> {
+    return this.#queue.next(match, timeoutMs);
+  }
+
+  /** Drops the stream's connection (as a crashed executor, or a broken network, would). */
+  disconnect(): void {
+    this.#request?.destroy();
+  }
+
+  close(): void {
+    this.disconnect();
+    this.#agent.destroy();
+  }
+
+  #decodeEvent(record: Buffer): JsonEvent {
+    if (this.encoding === 'json') return JSON.parse(record.toString('utf8')) as JsonEvent;
+    const decoded = decodeProto<object>('mesos.v1.executor.Event', record, 'Event');
+    if (!decoded.ok) throw new Error(decoded.error);
+    return JSON.parse(encodeJson('mesos.v1.executor.Event', decoded.value)) as JsonEvent;
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * What an agent holds per framework: its executors, the executor of each
+ * task, and the executors that exited, for the agent's own endpoints.
+ */
+import type { FrameworkRef } from '../messages.js';
+import type { SimExecutor } from './executor.js';
+import { MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK, MAX_FINISHED_TASKS } from './flags.js';
+import type { HttpExecutor } from './http-executor.js';
+
+/** An executor the agent runs: one it plays itself, or a process that speaks the executor HTTP API. */
+export type AgentExecutor = SimExecutor | HttpExecutor;
+
+export interface AgentFramework {
+  readonly info: FrameworkRef;
+  readonly executors: Map<string, AgentExecutor>;
+  /** The executor each task was handed to, known before the executor has it. */
+  readonly tasks: Map<string, AgentExecutor>;
+  /** Executors that exited, oldest first, for the agent's own endpoints. */
+  readonly completed: AgentExecutor[];
+}
+
+/**
+ * Books an executor's exit: it moves to the completed ones (the newest
+ * kept), and its tasks to `finished` (`frameworkId\0taskId`, the newest
+ * kept), so that a repeated launch of one of them is ignored.
+ */
+export function recordExit(fw: AgentFramework, executor: AgentExecutor, finished: Set<string>): void {
+  if (fw.executors.get(executor.executorId) === executor) fw.executors.delete(executor.executorId);
+  fw.completed.push(executor);
+  if (fw.completed.length > MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK) fw.completed.shift();
+  for (const [taskId, runner] of fw.tasks) {
+    if (runner !== executor) continue;
+    fw.tasks.delete(taskId);
+    finished.add(`${executor.frameworkId}\u0000${taskId}`);
+  }
+  // Oldest first: a Set iterates in insertion order.
+  for (const key of finished) {
+    if (finished.size <= MAX_FINISHED_TASKS) break;
+    finished.delete(key);
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * The agent's work for executors that run outside the core (`spawn` and
+ * `await`): starting and destroying their containers through the host,
+ * answering their calls (executor-calls.ts), and the agent's own updates
+ * when one never subscribes, is killed before it got its task, or loses
+ * its only connection. The agent owns the records; this is its hand for
+ * them, reached through a narrow port.
+ */
+import { formatDuration } from '../duration.js';
+import type { ExecutorAgentInfo, ExecutorCallEnvelope } from '../executor-api.js';
+import type { Outcome } from '../errors.js';
+import type { AgentToMaster, FrameworkRef } from '../messages.js';
+import type { Outbox } from '../outbox.js';
+import type { SimContext } from '../context.js';
+import type { Resources } from '../resources.js';
+import type { ExecutorSpec, StatusReason, TaskState, TaskStatus } from '../types.js';
+import { executorCall, executorSubscribe, type ExecutorEndpointHost } from './executor-calls.js';
+import type { ExecutorIdentity } from './executor.js';
+import type { AgentConfig } from './flags.js';
+import type { AgentExecutor, AgentFramework } from './frameworks.js';
+import { HttpExecutor, type HttpExecutorHost } from './http-executor.js';
+
+/** What the agent lends its executors' hand. */
+export interface AgentPort {
+  readonly ctx: SimContext;
+  readonly config: AgentConfig;
+  readonly outbox: Outbox;
+  /** Whether the agent process runs. */
+  up(): boolean;
+  resources(): Resources;
+  framework(frameworkId: string): AgentFramework | undefined;
+  /** An update the agent makes itself about a task. */
+  emit(frameworkId: string, taskId: string, executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason): void;
+  take(frameworkId: string, status: TaskStatus): boolean;
+  exited(executor: AgentExecutor, waitStatus: number): void;
+  toMaster(message: AgentToMaster): void;
+}
+
+export class HttpExecutors implements HttpExecutorHost {
+  constructor(private readonly agent: AgentPort) {}
+
+  get outbox(): Outbox {
+    return this.agent.outbox;
+  }
+
+  /** A custom executor run by a process outside the core: spawned by the host, or awaited. */
+  launch(identity: ExecutorIdentity, spec: ExecutorSpec, framework: FrameworkRef, spawned: boolean): HttpExecutor {
+    const { flags, ip, port } = this.agent.config;
+    const executor = new HttpExecutor(this.agent.ctx, this, identity, spec, framework, flags.executorRegistrationTimeoutMs, spawned);
+    if (!spawned) return executor;
+    this.outbox.container({
+      kind: 'launch',
+      launch: {
+        agentId: identity.agentId,
+        containerId: identity.containerId,
+        framework,
+        executor: spec,
+        agentEndpoint: `${ip}:${port}`,
+        checkpoint: framework.checkpoint,
+        shutdownGracePeriodMs: flags.executorShutdownGracePeriodMs,
+        recoveryTimeoutMs: flags.recoveryTimeoutMs,
+        subscriptionBackoffMaxMs: flags.executorReregistrationTimeoutMs,
+      },
+    });
+    return executor;
+  }
+
+  /** Ends an executor's container; a spawned process is killed by the host. */
+  destroyContainer(executor: AgentExecutor): void {
+    if (!executor.alive) return;
+    executor.destroy();
+    if (executor instanceof HttpExecutor && executor.spawned) {
+      this.outbox.container({ kind: 'destroy', agentId: this.agent.config.id, containerId: executor.containerId });
+    }
+  }
+
+  /** Destroys an executor's container, its live tasks ending as `state` with the agent's reason. */
+  terminate(executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason): void {
+    for (const task of executor.liveTasks()) {
+      this.agent.emit(executor.frameworkId, task.spec.taskId, executor, state, message, reason);
+      task.state = state;
+    }
+    this.destroyContainer(executor);
+    this.agent.exited(executor, 9);
+  }
+
+  subscribe(connectionId: string, envelope: ExecutorCallEnvelope): Outcome {
+    return executorSubscribe(this.#endpoint(), connectionId, envelope);
+  }
+
+  call(envelope: ExecutorCallEnvelope): Outcome {
+    return executorCall(this.#endpoint(), envelope);
+  }
+
+  // ---- HttpExecutorHost ----
+
+  agentInfo(): ExecutorAgentInfo {
+    const { id: agentId, hostname, port, attributes } = this.agent.config;
+    return { agentId, hostname, port, resources: this.agent.resources(), attributes };
+  }
+
+  registrationTimedOut(executor: HttpExecutor): void {
+    const message = `Executor did not register within ${formatDuration(this.agent.config.flags.executorRegistrationTimeoutMs)}`;
+    this.terminate(executor, 'TASK_FAILED', message, 'REASON_EXECUTOR_REGISTRATION_TIMEOUT');
+  }
+
+  killedBeforeDelivery(executor: HttpExecutor, taskId: string): void {
+    this.agent.emit(executor.frameworkId, taskId, executor, 'TASK_KILLED', 'Killed before delivery to the executor', 'REASON_TASK_KILLED_DURING_LAUNCH');
+    executor.setTaskState(taskId, 'TASK_KILLED');
+  }
+
+  connectionLost(executor: HttpExecutor): void {
+    executor.destroy();
+    this.agent.exited(executor, 0);
+  }
+
+  #endpoint(): ExecutorEndpointHost {
+    const agent = this.agent;
+    return {
+      id: agent.config.id,
+      ctx: agent.ctx,
+      up: agent.up(),
+      framework: (frameworkId) => agent.framework(frameworkId)?.info,
+      executor: (frameworkId, executorId) => agent.framework(frameworkId)?.executors.get(executorId),
+      takeUpdate: (frameworkId, status) => agent.take(frameworkId, status),
+      agentUpdate: (executor, taskId, state, message, reason) => {
+        agent.emit(executor.frameworkId, taskId, executor, state, message, reason);
+        executor.setTaskState(taskId, state);
+      },
+      toMaster: (message) => agent.toMaster(message),
+    };
+  }
+}

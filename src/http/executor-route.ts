@@ -1,0 +1,113 @@
+/**
+ * POST {agent}/api/v1/executor: the executor HTTP API. Checks in
+ * upstream's order, each answered from the catalogue (errors.ts):
+ *
+ *   (before all, with executor authentication: a bearer token  401 / 403, executor-auth.ts)
+ *   method not POST                        METHOD_NOT_ALLOWED
+ *   Content-Type missing / other           CONTENT_TYPE_MISSING / _UNSUPPORTED
+ *   body not an executor Call              BODY_UNDECODABLE (required ids missing too)
+ *   Call fails validation                  EXECUTOR_CALL_INVALID
+ *   HEARTBEAT                              202 at once, before any lookup
+ *   SUBSCRIBE: Accept unsatisfiable        NOT_ACCEPTABLE
+ *   UNKNOWN                                NOT_IMPLEMENTED
+ *   then the agent: down (503), framework unknown (400), executor unknown
+ *   (400), not subscribed yet (403); else 202, and for SUBSCRIBE a 200
+ *   stream of RecordIO records, with no stream id header.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ExecutorEvent } from '../core/executor-api.js';
+import type { CallError } from '../core/errors.js';
+import type { ClusterDriver } from '../runtime/driver.js';
+import { executorCallError, executorCallFromWire } from '../wire/executor-in.js';
+import { executorEventToJson, executorEventToProto } from '../wire/executor-out.js';
+import type { mesos } from '../wire/generated/types.js';
+import { closing, decodeCallBody } from './call-body.js';
+import type { Connections } from './connections.js';
+import { httpError, send, sendError, type HttpError } from './errors.js';
+import { HttpEventStream } from './event-stream.js';
+import { serveMethods } from './methods.js';
+import { JSON_TYPE, MESSAGE_TYPES, negotiate } from './negotiate.js';
+import { sendEmpty } from './replies.js';
+import type { StreamBudget } from './stream-budget.js';
+
+export interface ExecutorRouteOptions {
+  readonly driver: ClusterDriver;
+  /** The agent a request is for; undefined until it exists. */
+  readonly agentId: (req: FastifyRequest) => string | undefined;
+  /** Shared with the master's server: the core addresses every stream by one id space. */
+  readonly connections: Connections;
+  readonly budget: StreamBudget;
+  /**
+   * The claims the request's token proves, when executor authentication is
+   * on: a call for another executor is refused (403).
+   */
+  readonly claimsOf?: (req: FastifyRequest) => ExecutorClaims | undefined;
+}
+
+export interface ExecutorClaims {
+  readonly frameworkId: string;
+  readonly executorId: string;
+}
+
+export function registerExecutorRoute(app: FastifyInstance, prefix: string, options: ExecutorRouteOptions): void {
+  serveMethods(app, `${prefix}/api/v1/executor`, ['POST'], (req, reply) => handle(req, reply, options));
+}
+
+function handle(req: FastifyRequest, reply: FastifyReply, options: ExecutorRouteOptions): FastifyReply | undefined {
+  const call = decodeCallBody<mesos.v1.executor.Call>(req, reply, 'mesos.v1.executor.Call');
+  if (call === undefined) return reply;
+  if (call.type === 'SUBSCRIBE') closing(reply);
+  const invalid = executorCallError(call);
+  if (invalid !== undefined) return sendError(reply, 'EXECUTOR_CALL_INVALID', invalid);
+  if (call.type === 'HEARTBEAT') return sendEmpty(reply, 202);
+  const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
+  if (call.type === 'SUBSCRIBE' && accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
+  if (call.type === 'UNKNOWN') return sendError(reply, 'NOT_IMPLEMENTED');
+  const claims = options.claimsOf?.(req);
+  if (claims !== undefined && (claims.frameworkId !== call.framework_id.value || claims.executorId !== call.executor_id.value)) {
+    return sendError(reply, 'FORBIDDEN', 'Authenticated principal is not allowed to act for this executor');
+  }
+  const agentId = options.agentId(req);
+  if (agentId === undefined) return sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery');
+  const envelope = executorCallFromWire(call);
+  if (call.type !== 'SUBSCRIBE') {
+    const outcome = options.driver.input((cluster) => cluster.executorCall(agentId, envelope));
+    return outcome.ok ? sendEmpty(reply, 202) : send(reply, executorError(outcome.error));
+  }
+
+  // The stream exists before the core answers: SUBSCRIBED is in the outbox that input fills.
+  const { driver, connections, budget } = options;
+  const encode = accepted === JSON_TYPE ? executorEventToJson : executorEventToProto;
+  // No keepalive of our own: the agent's HEARTBEAT events follow upstream's 30 minutes, and older executor libraries know no HEARTBEAT.
+  const stream = new HttpEventStream<ExecutorEvent>(reply.raw, encode, { budget, keepaliveMs: 0 });
+  const connectionId = connections.open(stream);
+  stream.connectionId = connectionId;
+  const outcome = driver.input((cluster) => cluster.executorSubscribe(connectionId, agentId, envelope));
+  if (!outcome.ok) {
+    connections.forget(connectionId);
+    return send(reply, executorError(outcome.error));
+  }
+  reply.hijack();
+  reply.raw.on('close', () => {
+    connections.forget(connectionId);
+    if (driver.failure === undefined) driver.input((cluster) => cluster.disconnect(connectionId));
+  });
+  stream.start({ 'content-type': accepted! });
+  return undefined;
+}
+
+/** The agent's refusals, in upstream's words and statuses (wire-facts §3). */
+function executorError(error: CallError): HttpError {
+  switch (error.code) {
+    case 'FRAMEWORK_NOT_FOUND':
+      return httpError('EXECUTOR_FRAMEWORK_NOT_FOUND');
+    case 'INVALID':
+      return httpError('CALL_REFUSED', error.message);
+    case 'FORBIDDEN':
+      return httpError('FORBIDDEN', error.message);
+    case 'UNAVAILABLE':
+      return httpError('UNAVAILABLE', error.message);
+    default:
+      return httpError('INTERNAL');
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * Executor containers as real child processes (`--custom-executors
+ * spawn`). For each container the agents launch, the command of its
+ * ExecutorInfo runs in a sandbox directory of its own,
+ *
+ *   <work-dir>/agents/<agent>/frameworks/<framework>/executors/<executor>/runs/<container>
+ *
+ * with its stdout and stderr in the files `stdout` and `stderr` there, and
+ * the environment upstream's agent gives an executor, under both names
+ * (`MESOS_*` and `CLUSTER_*`), over the agent's own environment and the
+ * command's. The process finds its agent at `AGENT_ENDPOINT` and speaks
+ * the executor HTTP API; when it exits, the core hears of it
+ * (`containerExited`, with its wait(2) status). Destroying a container
+ * kills its whole process group. Closing kills whatever still runs.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { formatDuration } from '../core/duration.js';
+import type { ContainerLaunch } from '../core/executor-api.js';
+import type { ContainerRecord } from '../core/outbox.js';
+import type { mesos } from '../wire/generated/types.js';
+import type { ClusterDriver } from './driver.js';
+
+/** `wait(2)` status of a process that could not be started: exit code 127, as a shell reports it. */
+const NOT_STARTED_STATUS = 127 << 8;
+
+export interface ContainersOptions {
+  readonly driver: ClusterDriver;
+  readonly logger: Logger;
+  /** Where sandboxes go; a fresh temporary directory (removed on close) without. */
+  readonly workDir?: string;
+  /** The token an executor authenticates with, when executor authentication is on. */
+  readonly tokenFor?: (launch: ContainerLaunch) => string;
+}
+
+interface Running {
+  readonly child: ChildProcess;
+  readonly launch: ContainerLaunch;
+}
+
+export class ProcessContainers {
+  readonly workDir: string;
+  readonly #ownWorkDir: boolean;
+  readonly #running = new Map<string, Running>();
+  #closed = false;
+
+  constructor(private readonly options: ContainersOptions) {
+    this.#ownWorkDir = options.workDir === undefined;
+    this.workDir = options.workDir ?? mkdtempSync(path.join(os.tmpdir(), 'clustersim-'));
+  }
+
+  /** The driver's container host. */
+  readonly handle = (records: readonly ContainerRecord[]): void => {
+    for (const record of records) {
+      if (record.kind === 'launch') this.#launch(record.launch);
+      else this.#destroy(record.containerId);
+    }
+  };
+
+  /** The sandbox of a container: its working directory and the home of its stdout and stderr. */
+  sandboxOf(launch: Pick<ContainerLaunch, 'agentId' | 'containerId' | 'framework' | 'executor'>): string {
+    const { agentId, containerId, framework, executor } = launch;
+    return path.join(this.workDir, 'agents', agentId, 'frameworks', framework.id, 'executors', executor.executorId, 'runs', containerId);
+  }
+
+  /** Kills every process still running and waits for them; removes a work directory of its own. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const exits = [...this.#running.values()].map(({ child }) => new Promise<void>((resolve) => child.once('close', () => resolve())));
+    for (const containerId of [...this.#running.keys()]) this.#destroy(containerId);
+    await Promise.all(exits);
+    if (this.#ownWorkDir) rmSync(this.workDir, { recursive: true, force: true });
+  }
+
+  #launch(launch: ContainerLaunch): void {
+    if (this.#closed) return;
+    const sandbox = this.sandboxOf(launch);
+    mkdirSync(sandbox, { recursive: true });
+    const stdout = openSync(path.join(sandbox, 'stdout'), 'a');
+    const stderr = openSync(path.join(sandbox, 'stderr'), 'a');
+    const { file, args } = commandLine(launch);
+    const child = spawn(file, args, {
+      cwd: sandbox,
+      env: { ...process.env, ...commandEnvironment(launch), ...executorEnvironment(launch, sandbox, this.options.tokenFor?.(launch)) },
+      stdio: ['ignore', stdout, stderr],
+      // A group of its own, so that destroying the container kills what it started too.
+      detached: true,
+    });
+    closeSync(stdout);
+    closeSync(stderr);
+    const { agentId, containerId } = launch;
+    this.#running.set(containerId, { child, launch });
+    this.options.logger.info({ agentId, containerId, executorId: launch.executor.executorId, pid: child.pid, sandbox }, 'executor process started');
+    child.once('error', (error) => this.options.logger.warn({ containerId, err: error }, 'executor process failed to start'));
+    child.once('close', (code, signal) => {
+      this.#running.delete(containerId);
+      const status = code === null ? (signal === null ? NOT_STARTED_STATUS : os.constants.signals[signal]) : (code & 0xff) << 8;
+      this.options.logger.info({ agentId, containerId, code, signal }, 'executor process exited');
+      if (this.options.driver.failure === undefined) this.options.driver.input((c) => c.containerExited(agentId, containerId, status));
+    });
+  }
+
+  #destroy(containerId: string): void {
+    const running = this.#running.get(containerId);
+    if (running?.child.pid === undefined) return;
+    try {
+      process.kill(-running.child.pid, 'SIGKILL');
+    } catch {
+      // Gone already; its close event reports it.
+    }
+  }
+}
+
+/** What runs: the command through `/bin/sh -c` (upstream's default, `shell` unset or true), else the file with its arguments. */
+function commandLine(launch: ContainerLaunch): { file: string; args: string[] } {
+  const command = launch.executor.command;
+  const value = command?.value ?? '';
+  if (command === undefined || command.shell) return { file: '/bin/sh', args: ['-c', value] };
+  // Upstream passes `arguments` as the whole argv, its first being the program's name.
+  return { file: value, args: command.arguments.slice(1) };
+}
+
+/** The variables of the ExecutorInfo's CommandInfo (`environment.variables`, the plain ones). */
+function commandEnvironment(launch: ContainerLaunch): Record<string, string> {
+  const raw = launch.executor.raw as mesos.v1.ExecutorInfo | undefined;
+  const out: Record<string, string> = {};
+  for (const variable of raw?.command?.environment?.variables ?? []) {
+    if (variable.value !== undefined) out[variable.name] = variable.value;
+  }
+  return out;
+}
+
+/** Upstream's executor environment, under `MESOS_` and `CLUSTER_` alike (CHECKPOINT in each one's form). */
+export function executorEnvironment(launch: ContainerLaunch, sandbox: string, token?: string): Record<string, string> {
+  const vars: Record<string, string> = {
+    FRAMEWORK_ID: launch.framework.id,
+    EXECUTOR_ID: launch.executor.executorId,
+    DIRECTORY: sandbox,
+    // No container image: the sandbox inside the container is the host's.
+    SANDBOX: sandbox,
+    AGENT_ENDPOINT: launch.agentEndpoint,
+    SLAVE_PID: `slave(1)@${launch.agentEndpoint}`,
+    EXECUTOR_SHUTDOWN_GRACE_PERIOD: formatDuration(launch.shutdownGracePeriodMs),
+    ...(launch.checkpoint
+      ? { RECOVERY_TIMEOUT: formatDuration(launch.recoveryTimeoutMs), SUBSCRIPTION_BACKOFF_MAX: formatDuration(launch.subscriptionBackoffMaxMs) }
+      : {}),
+    ...(token === undefined ? {} : { EXECUTOR_AUTHENTICATION_TOKEN: token }),
+  };
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(vars)) {
+    out[`MESOS_${name}`] = value;
+    out[`CLUSTER_${name}`] = value;
+  }
+  // The spec's `true`; upstream's executor libraries read `1` (and Go's ParseBool takes both).
+  out['CLUSTER_CHECKPOINT'] = String(launch.checkpoint);
+  out['MESOS_CHECKPOINT'] = launch.checkpoint ? '1' : '0';
+  return out;
+}
