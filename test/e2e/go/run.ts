@@ -12,10 +12,15 @@
  * cluster with `--custom-executors spawn`, where the scheduler launches its
  * tasks on the Go executor of ./executor (mesos-go's executor library),
  * which the agents run as child processes: once per codec, the executor
- * speaking the same codec. On a failed run it shows the executors' stderr
- * files from the cluster's work directory. It relays the output and prints
+ * speaking the same codec. Then the same in a cluster of `startCluster()`
+ * in this process, where the scheduler has the executor's agent restarted
+ * (`restart agent <id>` on its stdout, answered `restarted` on its stdin)
+ * while it holds back an acknowledgement; the executor's log must then show
+ * it subscribed again with its unacknowledged task and update. On a failed
+ * run it shows the executors' stderr files from the cluster's work
+ * directory. It relays the output and prints
  *
- *   go client suite: 8 passed, 0 failed (70 steps)
+ *   go client suite: 10 passed, 0 failed (90 steps)
  *
  * Exit code 0 only if every run passed and each cluster stopped cleanly on
  * SIGTERM; 2 if Go or mesos-go is missing (with how to install them).
@@ -28,7 +33,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startUp, type UpProcess } from '../cli-process.js';
+import { startCluster } from '../../../src/start.js';
+import { startUp } from '../cli-process.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** The Go programs, by name: each is built from the directory of that name. */
@@ -52,22 +58,67 @@ interface Run {
   readonly args: readonly string[];
   /** Runs the custom executor scenario, with the executor binary. */
   readonly executor?: true;
+  /** A check after a passed run, given the cluster's work directory: the reason it fails, if it does. */
+  readonly after?: (workDir: string) => string | undefined;
+}
+
+/** A cluster the runs go against, started. */
+interface Running {
+  readonly masterUrl: string;
+  readonly stderr: () => string;
+  /** Stops it; 0 when it stopped cleanly. */
+  stop(): Promise<number | null>;
+  /** Crashes the agent and starts it again from its checkpoint (--recover=reconnect). */
+  readonly restartAgent?: (agentId: string) => void;
 }
 
 interface Cluster {
   readonly name: string;
-  /** Arguments of `clustersim up`, given the run's temporary directory. */
-  readonly upArgs: (tmp: string) => string[];
+  /** Starts it, given the suite's temporary directory. */
+  readonly start: (tmp: string) => Promise<Running>;
   readonly runs: readonly Run[];
+  /** Its agents' work directory, where the sandboxes of spawned executors are. */
+  readonly workDir?: (tmp: string) => string;
+}
+
+/** `clustersim up --agents 2` with more arguments. */
+const up =
+  (args: (tmp: string) => string[] = () => []) =>
+  (tmp: string): Promise<Running> =>
+    startUp(['--agents', '2', '--log-level', 'warn', ...args(tmp)]);
+
+/**
+ * `startCluster()` in this process, in spawn mode, so that the runner can
+ * restart an agent when a run asks for it (`clustersim up` has no command
+ * for that).
+ */
+async function inProcess(tmp: string): Promise<Running> {
+  const cluster = await startCluster({ agents: 2, logLevel: 'warn', customExecutors: 'spawn', workDir: inProcessWorkDir(tmp) });
+  return {
+    masterUrl: cluster.masterUrl,
+    stderr: () => '',
+    stop: () =>
+      cluster.close().then(
+        () => 0,
+        (error: unknown) => {
+          log(`go client suite: the cluster failed: ${error instanceof Error ? error.message : String(error)}`);
+          return 1;
+        },
+      ),
+    restartAgent: (agentId) => {
+      cluster.driver.input((c) => c.crashAgent(agentId));
+      cluster.driver.input((c) => c.restartAgent(agentId, 'reconnect'));
+    },
+  };
 }
 
 const as = (secret: string) => ['-principal', PRINCIPAL, '-secret', secret];
 
 const CLUSTERS: readonly Cluster[] = [
-  { name: 'open', upArgs: () => [], runs: CODECS.map((codec) => ({ label: codec, args: ['-codec', codec] })) },
+  { name: 'clustersim up', start: up(), runs: CODECS.map((codec) => ({ label: codec, args: ['-codec', codec] })) },
   {
-    name: 'with --credentials and --acls',
-    upArgs: (tmp) => ['--credentials', authFile(tmp, 'credentials.json', CREDENTIALS), '--acls', authFile(tmp, 'acls.json', ACLS)],
+    name: 'clustersim up with --credentials and --acls',
+    start: up((tmp) => ['--credentials', authFile(tmp, 'credentials.json', CREDENTIALS), '--acls', authFile(tmp, 'acls.json', ACLS)]),
     runs: [
       { label: 'protobuf, authenticated', args: ['-codec', 'protobuf', ...as(SECRET), '-role', ROLE] },
       { label: 'json, wrong secret', args: ['-codec', 'json', ...as('not-the-secret'), '-expect', 'unauthenticated'] },
@@ -80,14 +131,27 @@ const CLUSTERS: readonly Cluster[] = [
     ],
   },
   {
-    name: 'with --custom-executors spawn',
-    upArgs: (tmp) => ['--custom-executors', 'spawn', '--work-dir', workDir(tmp)],
+    name: 'clustersim up with --custom-executors spawn',
+    start: up((tmp) => ['--custom-executors', 'spawn', '--work-dir', upWorkDir(tmp)]),
+    workDir: (tmp) => upWorkDir(tmp),
     runs: CODECS.map((codec) => ({ label: `${codec}, custom executor`, args: ['-codec', codec], executor: true })),
+  },
+  {
+    name: 'startCluster() with customExecutors spawn',
+    start: inProcess,
+    workDir: (tmp) => inProcessWorkDir(tmp),
+    runs: CODECS.map((codec) => ({
+      label: `${codec}, custom executor, agent restart`,
+      args: ['-codec', codec, '-agent-restart'],
+      executor: true,
+      after: resubscribed,
+    })),
   },
 ];
 
-/** The agents' work directory (sandboxes) of the spawning cluster. */
-const workDir = (tmp: string) => path.join(tmp, 'work');
+/** The agents' work directories (sandboxes) of the spawning clusters. */
+const upWorkDir = (tmp: string) => path.join(tmp, 'work');
+const inProcessWorkDir = (tmp: string) => path.join(tmp, 'work-in-process');
 
 const CREDENTIALS = { credentials: [{ principal: PRINCIPAL, secret: SECRET }] };
 /** Only the role ROLE, for PRINCIPAL; nothing else is allowed. */
@@ -159,16 +223,39 @@ function buildAll(tmp: string): Binaries | undefined {
   return binaries as Binaries;
 }
 
-/** Relays the stderr files of the executors run under the work directory, if any. */
-function showExecutorLogs(dir: string): void {
-  if (!existsSync(dir)) return;
-  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' })
+/** The stderr files of the executors run under the work directory, as paths relative to it. */
+function executorLogs(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((file) => path.basename(file) === 'stderr')
     .sort();
-  for (const file of files) {
-    log(`go client suite: executor stderr ${path.relative(dir, path.join(dir, file))}:`);
+}
+
+function showExecutorLogs(dir: string): void {
+  for (const file of executorLogs(dir)) {
+    log(`go client suite: executor stderr ${file}:`);
     for (const line of readFileSync(path.join(dir, file), 'utf8').trimEnd().split('\n')) log(`  | ${line}`);
   }
+}
+
+/** Executor logs already checked by `resubscribed`. */
+const checkedLogs = new Set<string>();
+
+/**
+ * After an agent restart run: the log of the run's executor (the one not
+ * checked before) shows it subscribed again carrying its unacknowledged
+ * task and update, the TASK_RUNNING whose acknowledgement the scheduler held.
+ */
+function resubscribed(dir: string): string | undefined {
+  const fresh = executorLogs(dir).filter((file) => file.includes('/executors/go-executor-recover/') && !checkedLogs.has(file));
+  fresh.forEach((file) => checkedLogs.add(file));
+  if (fresh.length !== 1) return `${fresh.length} new logs of executor go-executor-recover, want 1`;
+  const text = readFileSync(path.join(dir, fresh[0]!), 'utf8');
+  if (!/SUBSCRIBE with 1 unacknowledged tasks and 1 unacknowledged updates/.test(text)) {
+    return 'the executor did not subscribe again with its unacknowledged task and update';
+  }
+  log('go client suite: the executor subscribed again with its unacknowledged task and update');
+  return undefined;
 }
 
 interface RunResult {
@@ -178,12 +265,18 @@ interface RunResult {
 }
 
 /** Runs the binary once, relaying its output line by line with a prefix. */
-function runScheduler(binaries: Binaries, masterUrl: string, run: Run): Promise<RunResult> {
+function runScheduler(binaries: Binaries, cluster: Running, run: Run): Promise<RunResult> {
   const codec = run.label;
-  const args = ['-master', masterUrl, ...run.args, '-timeout', RUN_TIMEOUT];
+  const args = ['-master', cluster.masterUrl, ...run.args, '-timeout', RUN_TIMEOUT];
   if (run.executor === true) args.push('-executor', binaries.executor);
   return new Promise((resolve) => {
-    const child = spawn(binaries.scheduler, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(binaries.scheduler, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    // `restart agent <id>` asks for an agent restart, answered on stdin.
+    const restart = (agentId: string) => {
+      if (cluster.restartAgent === undefined) return child.stdin!.write('this cluster cannot restart agents\n');
+      cluster.restartAgent(agentId);
+      return child.stdin!.write('restarted\n');
+    };
     let steps = 0;
     let verdict = '';
     const relay = (stream: NodeJS.ReadableStream) => {
@@ -196,6 +289,8 @@ function runScheduler(binaries: Binaries, masterUrl: string, run: Run): Promise<
           log(`  [${codec}] ${line}`);
           if (/^step\s+\d+:/.test(line)) steps++;
           if (/^(PASS|FAIL):/.test(line)) verdict = line;
+          const asked = /^restart agent (\S+)$/.exec(line);
+          if (asked !== null) restart(asked[1]!);
         }
       });
       stream.on('end', () => pending !== '' && log(`  [${codec}] ${pending}`));
@@ -217,28 +312,30 @@ function runScheduler(binaries: Binaries, masterUrl: string, run: Run): Promise<
 }
 
 /** Runs every run of the cluster against it, then stops it; a dirty stop counts as a failure. */
-async function runCluster(binaries: Binaries, up: UpProcess, cluster: Cluster, tmp: string): Promise<{ passed: number; failed: number; steps: number }> {
-  log(`go client suite: clustersim up (${cluster.name}) at ${up.masterUrl}`);
+async function runCluster(binaries: Binaries, running: Running, cluster: Cluster, tmp: string): Promise<{ passed: number; failed: number; steps: number }> {
+  log(`go client suite: ${cluster.name} at ${running.masterUrl}`);
+  const workDir = cluster.workDir?.(tmp);
   let passed = 0;
   let failed = 0;
   let steps = 0;
   for (const run of cluster.runs) {
     log(`go client suite: scheduler, ${run.label}`);
-    const result = await runScheduler(binaries, up.masterUrl, run);
+    const result = await runScheduler(binaries, running, run);
+    const reason = result.passed ? run.after?.(workDir ?? tmp) : result.reason;
     steps += result.steps;
-    if (result.passed) passed++;
+    if (result.passed && reason === undefined) passed++;
     else {
       failed++;
-      log(`go client suite: ${run.label} run failed: ${result.reason}`);
+      log(`go client suite: ${run.label} run failed: ${reason}`);
     }
   }
-  const code = await up.stop('SIGTERM');
+  const code = await running.stop();
   if (code !== 0) {
     failed++;
-    log(`go client suite: clustersim up (${cluster.name}) exited with ${code} on SIGTERM`);
+    log(`go client suite: ${cluster.name} exited with ${code} on SIGTERM`);
   }
-  if (failed > 0 && up.stderr().trim() !== '') log(`go client suite: clustersim stderr:\n${up.stderr().trimEnd()}`);
-  if (failed > 0) showExecutorLogs(workDir(tmp));
+  if (failed > 0 && running.stderr().trim() !== '') log(`go client suite: clustersim stderr:\n${running.stderr().trimEnd()}`);
+  if (failed > 0 && workDir !== undefined) showExecutorLogs(workDir);
   return { passed, failed, steps };
 }
 
@@ -249,9 +346,9 @@ async function main(): Promise<number> {
     return 2;
   }
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'clustersim-go-'));
-  let up: UpProcess | undefined;
+  let running: Running | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
-    up?.child.kill('SIGTERM');
+    void running?.stop();
     rmSync(tmp, { recursive: true, force: true });
     process.exit(signal === 'SIGINT' ? 130 : 143);
   };
@@ -265,9 +362,9 @@ async function main(): Promise<number> {
     }
     const total = { passed: 0, failed: 0, steps: 0 };
     for (const cluster of CLUSTERS) {
-      up = await startUp(['--agents', '2', '--log-level', 'warn', ...cluster.upArgs(tmp)]);
-      const result = await runCluster(binaries, up, cluster, tmp);
-      up = undefined;
+      running = await cluster.start(tmp);
+      const result = await runCluster(binaries, running, cluster, tmp);
+      running = undefined;
       total.passed += result.passed;
       total.failed += result.failed;
       total.steps += result.steps;
@@ -276,7 +373,7 @@ async function main(): Promise<number> {
     log(`go client suite: ${passed} passed, ${failed} failed (${steps} steps)`);
     return failed === 0 ? 0 : 1;
   } catch (error) {
-    if (up !== undefined) await up.stop('SIGTERM');
+    if (running !== undefined) await running.stop();
     log(`go client suite: ${error instanceof Error ? error.message : String(error)}`);
     log('go client suite: 0 passed, 1 failed (0 steps)');
     return 1;

@@ -89,6 +89,8 @@ type run struct {
 	checkpoint bool                      // FrameworkInfo.checkpoint
 	messages   []scheduler.Event_Message // MESSAGE events, in order
 	failures   []scheduler.Event_Failure // FAILURE events, in order
+	holdAcks   map[string]bool           // task id -> its updates are not acknowledged for now
+	held       []mesos.TaskStatus        // updates not acknowledged because of holdAcks
 }
 
 func (r *run) step(format string, args ...interface{}) {
@@ -149,6 +151,10 @@ func (r *run) handle(got received, waitingFor string) *scheduler.Event {
 		if uuid := st.GetUUID(); len(uuid) > 0 {
 			if len(uuid) != 16 {
 				failf("update %s of %s carries a %d-byte uuid, want 16", st.GetState(), id, len(uuid))
+			}
+			if r.holdAcks[id] {
+				r.held = append(r.held, st)
+				break
 			}
 			agent := ""
 			if st.GetAgentID() != nil {
@@ -392,6 +398,7 @@ func main() {
 	secret := flag.String("secret", "", "the principal's secret")
 	expect := flag.String("expect", "pass", "pass (run the scenario), unauthenticated (401) or unauthorized (ERROR event, stream closed)")
 	executorBinary := flag.String("executor", "", "run the custom executor scenario instead, with this executor binary (given the same -codec)")
+	agentRestart := flag.Bool("agent-restart", false, "with -executor: the executor's agent restarts under a running task (asked for on stdout, confirmed on stdin)")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
@@ -405,6 +412,7 @@ func main() {
 		secret:     *secret,
 		offers:     map[string]mesos.Offer{},
 		history:    map[string][]mesos.TaskStatus{},
+		holdAcks:   map[string]bool{},
 		offersSeen: map[string]int{},
 	}
 	code := 0
@@ -425,6 +433,10 @@ func main() {
 			if *executorBinary != "" {
 				r.checkpoint = true
 				r.subscribe(endpoint, *codec)
+				if *agentRestart {
+					r.agentRestartScenario(*executorBinary, *codec)
+					break
+				}
 				r.executorScenario(*executorBinary, *codec)
 				break
 			}
