@@ -4,33 +4,25 @@
  * agents' (one per agent, or one for all with `loopback` addressing), all
  * on the given host. Nothing below imports this.
  */
-import type { AddressInfo } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { parseWeights } from './core/master/weights.js';
 import { Cluster } from './core/cluster.js';
 import type { MasterOptions } from './core/master/ops.js';
-import type { Attribute } from './core/types.js';
 import type { Acls } from './core/authz.js';
-import { parseResources, type Resources } from './core/resources.js';
+import { parseResources } from './core/resources.js';
 import { READONLY_REALM } from './http/auth.js';
-import { buildAgentApp } from './http/agent-app.js';
-import type { AgentBinding } from './http/agent-operator-route.js';
+import { startAgentsAddressed, listen, StartError, type AgentEndpoint, type AgentsSpec, type DomainSocket } from './start-agents.js';
+import { closeDomainSocket, domainSocketPath } from './http/domain-sockets.js';
 import { Connections } from './http/connections.js';
 import { StreamBudget } from './http/stream-budget.js';
 import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './core/agent/flags.js';
 import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from './core/executor-api.js';
 import { ProcessContainers } from './runtime/containers.js';
-import {
-  AGENT_ADDRESSINGS,
-  AgentDirectory,
-  listenOnAddresses,
-  listenWildcard,
-  loopbackAddresses,
-  loopbackHost,
-  WILDCARD_HOST,
-  type AgentAddressing,
-} from './http/agent-listener.js';
+import type { AgentAddressing } from './http/agent-listener.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './http/event-stream.js';
 import { DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './http/limits.js';
 import {
@@ -162,15 +154,16 @@ export interface StartClusterOptions extends LimitOptions {
   readonly executorRegistrationTimeoutSeconds?: number;
   /** `--executor-shutdown-grace-period`: seconds an executor has to exit after SHUTDOWN (default 5). */
   readonly executorShutdownGracePeriodSeconds?: number;
+  /**
+   * `--http-executor-domain-sockets`: each agent serves its executor API on
+   * a Unix domain socket too, `<workDir>/agents/<agent>/agent.sock`, given
+   * to its executors as `DOMAIN_SOCKET`.
+   */
+  readonly httpExecutorDomainSockets?: boolean;
 }
 
-export interface AgentEndpoint {
-  readonly id: string;
-  readonly url: string;
-  readonly pid: string;
-  readonly hostname: string;
-  readonly port: number;
-}
+
+export { StartError, type AgentEndpoint };
 
 export interface RunningCluster {
   readonly masterUrl: string;
@@ -184,7 +177,6 @@ export interface RunningCluster {
   close(): Promise<void>;
 }
 
-export class StartError extends Error {}
 
 export async function startCluster(options: StartClusterOptions = {}): Promise<RunningCluster> {
   const host = options.host ?? '127.0.0.1';
@@ -205,11 +197,14 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
 
   const servers: FastifyInstance[] = [];
   stopOnFailure(driver, servers, logger, options.onFailure);
-  const { connections, streamBudget, containers } = outputsOf(driver, limits.master, machine.flags, options, logger);
+  const workDir = workDirOf(options, machine.flags);
+  const sockets: DomainSocket[] = [];
+  const { connections, streamBudget, containers } = outputsOf(driver, limits.master, machine.flags, { workDir, sockets: options.httpExecutorDomainSockets === true }, logger);
   const stop = async (): Promise<void> => {
     driver.close();
-    await Promise.all(servers.map((s) => s.close()));
+    await Promise.all([...servers.map((s) => s.close()), ...sockets.map((d) => closeDomainSocket(d.server, d.path))]);
     await containers?.close();
+    if (workDir?.own === true) rmSync(workDir.path, { recursive: true, force: true });
   };
   try {
     const masterApp = buildMasterApp({
@@ -232,11 +227,12 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       machine,
       listener: limits.agentListener,
       executors: { connections, budget: streamBudget },
+      ...(options.httpExecutorDomainSockets === true ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {}),
     };
     const agents = await startAgentsAddressed(options.agentAddressing ?? 'ports', driver, host, agentSpec, servers, logger);
     return {
       masterUrl: `http://${host}:${masterPort}`,
-      workDir: containers?.workDir,
+      workDir: workDir?.path,
       agents,
       cluster,
       driver,
@@ -285,16 +281,6 @@ function stopOnFailure(driver: ClusterDriver, servers: FastifyInstance[], logger
   });
 }
 
-interface AgentsSpec {
-  readonly count: number;
-  /** Port of the first agent, the next ones follow; 0 = ephemeral. */
-  readonly firstPort: number;
-  /** What every agent is: its resources, attributes and flags. */
-  readonly machine: { readonly resources: Resources; readonly attributes: Attribute[]; readonly flags: AgentFlags };
-  readonly listener: ListenerLimits;
-  /** Where the agents' executor streams go. */
-  readonly executors: NonNullable<AgentBinding['executors']>;
-}
 
 /** How many agents, and what each is, from the library's options, checked; a StartError names the flag at fault. */
 function agentsOf(options: StartClusterOptions): { count: number; machine: AgentsSpec['machine'] } {
@@ -333,89 +319,31 @@ function outputsOf(
   driver: ClusterDriver,
   master: { readonly maxBufferedBytes?: number; readonly streamBudgetBytes?: number },
   agentFlags: AgentFlags,
-  options: StartClusterOptions,
+  where: { readonly workDir: WorkDir | undefined; readonly sockets: boolean },
   logger: Logger,
 ): { connections: Connections; streamBudget: StreamBudget; containers: ProcessContainers | undefined } {
   const connections = new Connections();
   const streamBudget = new StreamBudget({ perStreamBytes: master.maxBufferedBytes!, totalBytes: master.streamBudgetBytes!, log: logger });
   driver.setOutput(connections.deliver);
-  const workDir = options.workDir === undefined ? {} : { workDir: options.workDir };
-  const containers = agentFlags.customExecutors === 'spawn' ? new ProcessContainers({ driver, logger, ...workDir }) : undefined;
-  if (containers !== undefined) driver.setContainerHost(containers.handle);
+  if (agentFlags.customExecutors !== 'spawn' || where.workDir === undefined) return { connections, streamBudget, containers: undefined };
+  const workDir = where.workDir.path;
+  const domainSocketOf = where.sockets ? { domainSocketOf: (agentId: string) => domainSocketPath(workDir, agentId) } : {};
+  const containers = new ProcessContainers({ driver, logger, workDir, ...domainSocketOf });
+  driver.setContainerHost(containers.handle);
   return { connections, streamBudget, containers };
 }
 
-/** Agents by the addressing asked for, falling back to ports where loopback addresses are not available. */
-async function startAgentsAddressed(
-  addressing: AgentAddressing,
-  driver: ClusterDriver,
-  host: string,
-  spec: AgentsSpec,
-  servers: FastifyInstance[],
-  logger: Logger,
-): Promise<AgentEndpoint[]> {
-  if (!AGENT_ADDRESSINGS.includes(addressing)) throw new StartError(`--agent-addressing must be one of ${AGENT_ADDRESSINGS.join(', ')}, got ${addressing}`);
-  if (addressing === 'ports' || spec.count === 0) return startAgents(driver, host, spec, servers, logger);
-  if (!loopbackHost(host)) {
-    logger.warn({ host }, 'agent addressing: loopback needs an IPv4 loopback host or 0.0.0.0; agents take a port each');
-    return startAgents(driver, host, spec, servers, logger);
-  }
-  try {
-    return await startLoopbackAgents(driver, host, spec, servers, logger);
-  } catch (error) {
-    // Only Linux routes all of 127.0.0.0/8 to loopback; elsewhere 127.0.0.2 cannot be bound.
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL') throw bindError(error, spec.count);
-    logger.warn({ host }, 'agent addressing: loopback addresses other than 127.0.0.1 cannot be bound here; agents take a port each');
-    return startAgents(driver, host, spec, servers, logger);
-  }
+interface WorkDir {
+  readonly path: string;
+  /** Made for this run (a temporary directory): removed on close. */
+  readonly own: boolean;
 }
 
-/** A failure to bind agent addresses, as a StartError naming the flag where a user can act. */
-function bindError(error: unknown, count: number): unknown {
-  const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
-  if (code === 'EADDRINUSE') return new StartError(`--agent-port: port ${port} is in use on ${address}, an agent's address`);
-  if (code !== 'EMFILE') return error;
-  return new StartError(
-    `--agent-addressing loopback: out of file descriptors for ${count} agent addresses, a socket each on a loopback host; ` +
-      `raise the limit (ulimit -n) or use --host ${WILDCARD_HOST}, one socket for all`,
-  );
-}
-
-/**
- * One app for every agent, each at an address of its own on one port
- * (agent-listener.ts); the agents join the core once the port is known.
- */
-async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
-  const addresses = loopbackAddresses(spec.count, host);
-  const directory = new AgentDirectory();
-  const binding = { driver, agentId: (req: FastifyRequest) => directory.agentOf(req.socket), executors: spec.executors };
-  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener, agent: binding });
-  servers.push(app);
-  const cap = spec.listener.maxConnections;
-  const listener =
-    host === WILDCARD_HOST ? await listenWildcard(app, directory, spec.firstPort, cap) : await listenOnAddresses(app, addresses, spec.firstPort, cap);
-  const port = listener.port;
-  return addresses.map((ip) => {
-    const agent = driver.input((c) => c.addAgent({ hostname: ip, ip, port, ...spec.machine }));
-    directory.add(ip, agent.id);
-    return { id: agent.id, url: `http://${ip}:${port}`, pid: agent.pid, hostname: ip, port };
-  });
-}
-
-/** One listener per agent, then the agent itself; each server joins `servers` before it listens, to be closed on failure. */
-async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
-  const agents: AgentEndpoint[] = [];
-  for (let i = 0; i < spec.count; i++) {
-    // The agent is added once its port is known; until then its endpoints answer as a recovering agent.
-    let agentId: string | undefined;
-    const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener, agent: { driver, agentId: () => agentId, executors: spec.executors } });
-    servers.push(app);
-    const port = await listen(app, host, spec.firstPort === 0 ? 0 : spec.firstPort + i);
-    const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port, ...spec.machine }));
-    agentId = agent.id;
-    agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname: host, port });
-  }
-  return agents;
+/** The work directory, when something needs one: spawned executors' sandboxes, the agents' domain sockets. */
+function workDirOf(options: StartClusterOptions, flags: AgentFlags): WorkDir | undefined {
+  if (flags.customExecutors !== 'spawn' && options.httpExecutorDomainSockets !== true) return undefined;
+  if (options.workDir !== undefined) return { path: options.workDir, own: false };
+  return { path: mkdtempSync(path.join(os.tmpdir(), 'clustersim-')), own: true };
 }
 
 /** The limits with their defaults, checked; the flag names are those of `clustersim up`. */
@@ -469,9 +397,4 @@ function authOf(options: StartClusterOptions): { credentials?: Map<string, strin
 /** The options given a value: an `undefined` must not hide a default. */
 function definedOnly<T extends object>(options: T): Partial<T> {
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {
-  await app.listen({ host, port });
-  return (app.server.address() as AddressInfo).port;
 }

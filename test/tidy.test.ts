@@ -17,7 +17,7 @@
  *   2. Imports follow the floors of DESIGN.md ("Layers and the one dependency
  *      rule") and never form a circle:
  *
- *        floor 5  cli/, index.ts, start.ts   the composition root, one room
+ *        floor 5  cli/, index.ts, start*.ts  the composition root, one room
  *        floor 4  scenario/ | frameworks/
  *        floor 3  http/
  *        floor 2  runtime/ | client/

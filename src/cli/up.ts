@@ -34,6 +34,7 @@ export interface UpArgs {
   'work-dir': string | undefined;
   'executor-registration-timeout': number;
   'executor-shutdown-grace-period': number;
+  'http-executor-domain-sockets': boolean;
 }
 
 const L = DEFAULT_LIMITS;
@@ -89,6 +90,11 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('work-dir', { type: 'string', describe: 'Where spawned executors get their sandboxes (default: a temporary directory, removed on exit)' })
     .option('executor-registration-timeout', { type: 'number', default: 60, describe: 'Seconds a launched executor has to subscribe before it is destroyed and its tasks fail' })
     .option('executor-shutdown-grace-period', { type: 'number', default: 5, describe: 'Seconds an executor has to exit after SHUTDOWN before it is destroyed and its tasks are lost' })
+    .option('http-executor-domain-sockets', {
+      type: 'boolean',
+      default: false,
+      describe: "Each agent serves its executor API on a Unix domain socket too (<work-dir>/agents/<agent>/agent.sock), given to executors as DOMAIN_SOCKET",
+    })
     .group(LIMIT_FLAGS, 'Limits (README.md, "Limits"):')
     .option('idle-timeout', { type: 'number', default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' })
     .option('headers-timeout', { type: 'number', default: L.headersTimeoutSeconds, describe: "Seconds a client has to send a request's headers" })
@@ -139,6 +145,7 @@ export async function runUp(args: UpArgs): Promise<void> {
       ...(args['work-dir'] === undefined ? {} : { workDir: args['work-dir'] }),
       executorRegistrationTimeoutSeconds: args['executor-registration-timeout'],
       executorShutdownGracePeriodSeconds: args['executor-shutdown-grace-period'],
+      httpExecutorDomainSockets: args['http-executor-domain-sockets'],
       time: 'realtime',
       logger,
       // A failed core is a bug: the fatal line is logged; stop with a non-zero status.

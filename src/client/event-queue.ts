@@ -24,18 +24,20 @@ export interface StreamHandlers {
  * POSTs a SUBSCRIBE and reads its RecordIO stream; resolves once the
  * response headers arrive (a refusal with its body). The subscription owns
  * its connection (agent: false): a stream that ended must never hand its
- * socket to a later request.
+ * socket to a later request. With `socketPath`, over that Unix domain
+ * socket (the URL gives the path).
  */
 export function openStream(
   url: URL,
   headers: Record<string, string>,
   body: string | Buffer,
   on: StreamHandlers,
+  socketPath?: string,
 ): { readonly request: http.ClientRequest; readonly answer: Promise<CallResult> } {
   let request!: http.ClientRequest;
   const answer = new Promise<CallResult>((resolve, reject) => {
     let answered = false;
-    request = http.request(url, { method: 'POST', headers, agent: false }, (res) => {
+    request = http.request(url, { method: 'POST', headers, agent: false, ...(socketPath === undefined ? {} : { socketPath }) }, (res) => {
       answered = true;
       if (res.statusCode !== 200) {
         let text = '';

@@ -23,16 +23,22 @@ export class ExecutorClient {
   #request: http.ClientRequest | undefined;
   readonly #agent = new http.Agent({ keepAlive: true });
   readonly #url: URL;
+  readonly #socketPath: string | undefined;
 
   constructor(
-    /** `http://ip:port` of the agent, or its `ip:port` (the executor's AGENT_ENDPOINT). */
+    /**
+     * `http://ip:port` of the agent, its `ip:port` (the executor's
+     * AGENT_ENDPOINT), or the path of its Unix domain socket (DOMAIN_SOCKET).
+     */
     agent: string,
     readonly ids: ExecutorIds,
     readonly encoding: Encoding = 'json',
     /** Sent with every request, e.g. `authorization: Bearer <token>`. */
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
-    this.#url = new URL('/api/v1/executor', agent.includes('://') ? agent : `http://${agent}`);
+    this.#socketPath = agent.startsWith('/') ? agent : undefined;
+    const base = this.#socketPath !== undefined ? 'http://localhost' : agent.includes('://') ? agent : `http://${agent}`;
+    this.#url = new URL('/api/v1/executor', base);
   }
 
   get events(): JsonEvent[] {
@@ -65,7 +71,7 @@ export class ExecutorClient {
     const { request, answer } = openStream(this.#url, { ...this.headers, 'content-type': media, accept: media }, body, {
       record: (record) => queue.push(this.#decodeEvent(record)),
       closed: () => queue.close(),
-    });
+    }, this.#socketPath);
     this.#request = request;
     const result = await answer;
     if (result.status !== 200) queue.close();
@@ -74,7 +80,7 @@ export class ExecutorClient {
 
   /** Posts a call (an upstream JSON object without the ids) on a connection other than the stream's. */
   call(call: Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
-    return postRaw(this.#url, this.encodeCall(call), { ...this.headers, 'content-type': MEDIA[this.encoding], ...headers }, this.#agent);
+    return postRaw(this.#url, this.encodeCall(call), { ...this.headers, 'content-type': MEDIA[this.encoding], ...headers }, this.#agent, this.#socketPath);
   }
 
   /** UPDATE with a status from this executor; `uuid` is 16 bytes, Base64 in the JSON form. */

@@ -109,9 +109,11 @@ export class SchedulerClient {
   }
 }
 
-export function postRaw(url: URL, body: string | Buffer, headers: Record<string, string>, agent?: http.Agent): Promise<CallResult> {
+/** POSTs a body; `agent` keeps connections alive, `socketPath` goes over a Unix domain socket instead of TCP. */
+export function postRaw(url: URL, body: string | Buffer, headers: Record<string, string>, agent?: http.Agent, socketPath?: string): Promise<CallResult> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers, ...(agent === undefined ? {} : { agent }) }, (res) => {
+    const options = { method: 'POST', headers, ...(agent === undefined ? {} : { agent }), ...(socketPath === undefined ? {} : { socketPath }) };
+    const req = http.request(url, options, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));

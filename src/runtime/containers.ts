@@ -14,7 +14,7 @@
  * kills its whole process group. Closing kills whatever still runs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -30,10 +30,12 @@ const NOT_STARTED_STATUS = 127 << 8;
 export interface ContainersOptions {
   readonly driver: ClusterDriver;
   readonly logger: Logger;
-  /** Where sandboxes go; a fresh temporary directory (removed on close) without. */
-  readonly workDir?: string;
+  /** Where sandboxes go. */
+  readonly workDir: string;
   /** The token an executor authenticates with, when executor authentication is on. */
   readonly tokenFor?: (launch: ContainerLaunch) => string;
+  /** The agent's Unix domain socket for its executors, when it serves one. */
+  readonly domainSocketOf?: (agentId: string) => string;
 }
 
 interface Running {
@@ -42,14 +44,13 @@ interface Running {
 }
 
 export class ProcessContainers {
-  readonly workDir: string;
-  readonly #ownWorkDir: boolean;
   readonly #running = new Map<string, Running>();
   #closed = false;
 
-  constructor(private readonly options: ContainersOptions) {
-    this.#ownWorkDir = options.workDir === undefined;
-    this.workDir = options.workDir ?? mkdtempSync(path.join(os.tmpdir(), 'clustersim-'));
+  constructor(private readonly options: ContainersOptions) {}
+
+  get workDir(): string {
+    return this.options.workDir;
   }
 
   /** The driver's container host. */
@@ -66,13 +67,12 @@ export class ProcessContainers {
     return path.join(this.workDir, 'agents', agentId, 'frameworks', framework.id, 'executors', executor.executorId, 'runs', containerId);
   }
 
-  /** Kills every process still running and waits for them; removes a work directory of its own. */
+  /** Kills every process still running and waits for them. */
   async close(): Promise<void> {
     this.#closed = true;
     const exits = [...this.#running.values()].map(({ child }) => new Promise<void>((resolve) => child.once('close', () => resolve())));
     for (const containerId of [...this.#running.keys()]) this.#destroy(containerId);
     await Promise.all(exits);
-    if (this.#ownWorkDir) rmSync(this.workDir, { recursive: true, force: true });
   }
 
   #launch(launch: ContainerLaunch): void {
@@ -84,7 +84,7 @@ export class ProcessContainers {
     const { file, args } = commandLine(launch);
     const child = spawn(file, args, {
       cwd: sandbox,
-      env: { ...process.env, ...commandEnvironment(launch), ...executorEnvironment(launch, sandbox, this.options.tokenFor?.(launch)) },
+      env: { ...process.env, ...commandEnvironment(launch), ...executorEnvironment(launch, sandbox, this.#extras(launch)) },
       stdio: ['ignore', stdout, stderr],
       // A group of its own, so that destroying the container kills what it started too.
       detached: true,
@@ -101,6 +101,12 @@ export class ProcessContainers {
       this.options.logger.info({ agentId, containerId, code, signal }, 'executor process exited');
       if (this.options.driver.failure === undefined) this.options.driver.input((c) => c.containerExited(agentId, containerId, status));
     });
+  }
+
+  #extras(launch: ContainerLaunch): EnvironmentExtras {
+    const token = this.options.tokenFor?.(launch);
+    const domainSocket = this.options.domainSocketOf?.(launch.agentId);
+    return { ...(token === undefined ? {} : { token }), ...(domainSocket === undefined ? {} : { domainSocket }) };
   }
 
   #destroy(containerId: string): void {
@@ -134,7 +140,14 @@ function commandEnvironment(launch: ContainerLaunch): Record<string, string> {
 }
 
 /** Upstream's executor environment, under `MESOS_` and `CLUSTER_` alike (CHECKPOINT in each one's form). */
-export function executorEnvironment(launch: ContainerLaunch, sandbox: string, token?: string): Record<string, string> {
+export interface EnvironmentExtras {
+  /** EXECUTOR_AUTHENTICATION_TOKEN, with executor authentication on. */
+  readonly token?: string;
+  /** DOMAIN_SOCKET, when the agent serves its executors on one. */
+  readonly domainSocket?: string;
+}
+
+export function executorEnvironment(launch: ContainerLaunch, sandbox: string, extras: EnvironmentExtras = {}): Record<string, string> {
   const vars: Record<string, string> = {
     FRAMEWORK_ID: launch.framework.id,
     EXECUTOR_ID: launch.executor.executorId,
@@ -147,7 +160,8 @@ export function executorEnvironment(launch: ContainerLaunch, sandbox: string, to
     ...(launch.checkpoint
       ? { RECOVERY_TIMEOUT: formatDuration(launch.recoveryTimeoutMs), SUBSCRIPTION_BACKOFF_MAX: formatDuration(launch.subscriptionBackoffMaxMs) }
       : {}),
-    ...(token === undefined ? {} : { EXECUTOR_AUTHENTICATION_TOKEN: token }),
+    ...(extras.token === undefined ? {} : { EXECUTOR_AUTHENTICATION_TOKEN: extras.token }),
+    ...(extras.domainSocket === undefined ? {} : { DOMAIN_SOCKET: extras.domainSocket }),
   };
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(vars)) {

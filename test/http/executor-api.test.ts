@@ -201,3 +201,26 @@ describe('the executor state table', () => {
     expect(lost.update.status).toMatchObject({ state: 'TASK_LOST', source: 'SOURCE_AGENT', reason: 'REASON_AGENT_RESTARTED' });
   });
 });
+
+describe('--http-executor-domain-sockets', () => {
+  it('serves the executor API on the agent Unix domain socket as on TCP', async () => {
+    h = await startHarness({ customExecutors: 'await', httpExecutorDomainSockets: true });
+    const socket = h.cluster.agents[0]!.domainSocket!;
+    expect(socket).toBe(`${h.cluster.workDir}/agents/${h.agentId}/agent.sock`);
+    await h.launch('t1', 'e1');
+    const executor = new ExecutorClient(socket, { frameworkId: h.frameworkId, executorId: 'e1' }, 'protobuf');
+    try {
+      expect((await executor.subscribe()).status).toBe(200);
+      expect((await executor.next()).type).toBe('SUBSCRIBED');
+      expect((await executor.next()).launch.task.task_id.value).toBe('t1');
+      expect((await executor.update({ task_id: { value: 't1' }, state: 'TASK_RUNNING', uuid: newUuid() })).status).toBe(202);
+      expect((await h.scheduler.nextUpdate('t1')).update.status.state).toBe('TASK_RUNNING');
+      // The socket names its agent: a call for an executor of no agent's is refused as on TCP.
+      const stranger = new ExecutorClient(socket, { frameworkId: h.frameworkId, executorId: 'nobody' });
+      expect(await stranger.call({ type: 'MESSAGE', message: { data: '' } })).toMatchObject({ status: 400, body: 'Executor cannot be found' });
+      stranger.close();
+    } finally {
+      executor.close();
+    }
+  });
+});

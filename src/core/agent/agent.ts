@@ -30,16 +30,15 @@ import {
   type ApplyOperation,
   type MasterToAgent,
   type Message,
-  type ReportedTask,
   type SimNode,
 } from '../messages.js';
 import type { Outbox } from '../outbox.js';
 import { formatDuration } from '../duration.js';
 import { toHex, type Rng } from '../rng.js';
 import type { Resources } from '../resources.js';
-import type { CustomExecutors, ExecutorAgentInfo, ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
+import type { ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
 import type { Outcome } from '../errors.js';
-import type { Attribute, ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
+import type { ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
@@ -230,9 +229,10 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.trace.append('agent:restart', { agentId: this.id, executors: this.#orphans.length, recover });
     const orphans = this.#orphans.filter((e) => e.alive);
     this.#orphans = [];
+    // Simulated executors find the new process by themselves (their library retries), in either mode.
+    for (const executor of orphans) this.ctx.network.send(this.id, executor.nodeId, { type: 'AGENT_RECONNECTED' });
     if (recover === 'cleanup') return this.#cleanup(orphans);
     this.#register();
-    for (const executor of orphans) this.ctx.network.send(this.id, executor.nodeId, { type: 'AGENT_RECONNECTED' });
     const waiting = orphans.filter((e): e is HttpExecutor => e instanceof HttpExecutor);
     if (waiting.length === 0) return;
     const timeoutMs = this.config.flags.executorReregistrationTimeoutMs;

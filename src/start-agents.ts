@@ -1,0 +1,154 @@
+/**
+ * Starting the agents' servers: one per agent (`ports`), or one for all on
+ * loopback addresses of their own (`loopback`), and with
+ * `--http-executor-domain-sockets` a Unix domain socket per agent for its
+ * executors. Part of the composition root, with start.ts.
+ */
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { AgentFlags } from './core/agent/flags.js';
+import type { Resources } from './core/resources.js';
+import type { Attribute } from './core/types.js';
+import { buildAgentApp } from './http/agent-app.js';
+import {
+  AGENT_ADDRESSINGS,
+  AgentDirectory,
+  listenOnAddresses,
+  listenWildcard,
+  loopbackAddresses,
+  loopbackHost,
+  WILDCARD_HOST,
+  type AgentAddressing,
+} from './http/agent-listener.js';
+import type { AgentBinding } from './http/agent-operator-route.js';
+import { agentOfDomainSocket, domainSocketPath, listenDomainSocket, MAX_SOCKET_PATH } from './http/domain-sockets.js';
+import type { ListenerLimits } from './http/limits.js';
+import type { ClusterDriver } from './runtime/driver.js';
+
+export class StartError extends Error {}
+
+export interface AgentEndpoint {
+  readonly id: string;
+  readonly url: string;
+  readonly pid: string;
+  readonly hostname: string;
+  readonly port: number;
+  /** The Unix domain socket its executors may use, with `--http-executor-domain-sockets`. */
+  readonly domainSocket?: string;
+}
+
+export interface AgentsSpec {
+  readonly count: number;
+  /** Port of the first agent, the next ones follow; 0 = ephemeral. */
+  readonly firstPort: number;
+  /** What every agent is: its resources, attributes and flags. */
+  readonly machine: { readonly resources: Resources; readonly attributes: Attribute[]; readonly flags: AgentFlags };
+  readonly listener: ListenerLimits;
+  /** Where the agents' executor streams go. */
+  readonly executors: NonNullable<AgentBinding['executors']>;
+  /** `--http-executor-domain-sockets`: the work directory their sockets go under, and where their servers are kept for closing. */
+  readonly domainSockets?: { readonly workDir: string; readonly servers: DomainSocket[] };
+}
+
+export interface DomainSocket {
+  readonly server: http.Server;
+  readonly path: string;
+}
+
+/** Agents by the addressing asked for, falling back to ports where loopback addresses are not available. */
+export async function startAgentsAddressed(
+  addressing: AgentAddressing,
+  driver: ClusterDriver,
+  host: string,
+  spec: AgentsSpec,
+  servers: FastifyInstance[],
+  logger: Logger,
+): Promise<AgentEndpoint[]> {
+  if (!AGENT_ADDRESSINGS.includes(addressing)) throw new StartError(`--agent-addressing must be one of ${AGENT_ADDRESSINGS.join(', ')}, got ${addressing}`);
+  if (addressing === 'ports' || spec.count === 0) return startAgents(driver, host, spec, servers, logger);
+  if (!loopbackHost(host)) {
+    logger.warn({ host }, 'agent addressing: loopback needs an IPv4 loopback host or 0.0.0.0; agents take a port each');
+    return startAgents(driver, host, spec, servers, logger);
+  }
+  try {
+    return await startLoopbackAgents(driver, host, spec, servers, logger);
+  } catch (error) {
+    // Only Linux routes all of 127.0.0.0/8 to loopback; elsewhere 127.0.0.2 cannot be bound.
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL') throw bindError(error, spec.count);
+    logger.warn({ host }, 'agent addressing: loopback addresses other than 127.0.0.1 cannot be bound here; agents take a port each');
+    return startAgents(driver, host, spec, servers, logger);
+  }
+}
+
+/** A failure to bind agent addresses, as a StartError naming the flag where a user can act. */
+function bindError(error: unknown, count: number): unknown {
+  const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  if (code === 'EADDRINUSE') return new StartError(`--agent-port: port ${port} is in use on ${address}, an agent's address`);
+  if (code !== 'EMFILE') return error;
+  return new StartError(
+    `--agent-addressing loopback: out of file descriptors for ${count} agent addresses, a socket each on a loopback host; ` +
+      `raise the limit (ulimit -n) or use --host ${WILDCARD_HOST}, one socket for all`,
+  );
+}
+
+/**
+ * One app for every agent, each at an address of its own on one port
+ * (agent-listener.ts); the agents join the core once the port is known.
+ */
+async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
+  const addresses = loopbackAddresses(spec.count, host);
+  const directory = new AgentDirectory();
+  const binding = { driver, agentId: (req: FastifyRequest) => agentOfDomainSocket(req) ?? directory.agentOf(req.socket), executors: spec.executors };
+  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener, agent: binding });
+  servers.push(app);
+  const cap = spec.listener.maxConnections;
+  const listener =
+    host === WILDCARD_HOST ? await listenWildcard(app, directory, spec.firstPort, cap) : await listenOnAddresses(app, addresses, spec.firstPort, cap);
+  const port = listener.port;
+  const agents: AgentEndpoint[] = [];
+  for (const ip of addresses) {
+    const agent = driver.input((c) => c.addAgent({ hostname: ip, ip, port, ...spec.machine }));
+    directory.add(ip, agent.id);
+    const domainSocket = await serveDomainSocket(app, agent.id, spec);
+    agents.push({ id: agent.id, url: `http://${ip}:${port}`, pid: agent.pid, hostname: ip, port, ...domainSocket });
+  }
+  return agents;
+}
+
+/** One listener per agent, then the agent itself; each server joins `servers` before it listens, to be closed on failure. */
+async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
+  const agents: AgentEndpoint[] = [];
+  for (let i = 0; i < spec.count; i++) {
+    // The agent is added once its port is known; until then its endpoints answer as a recovering agent.
+    let agentId: string | undefined;
+    const binding = { driver, agentId: (req: FastifyRequest) => agentOfDomainSocket(req) ?? agentId, executors: spec.executors };
+    const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener, agent: binding });
+    servers.push(app);
+    const port = await listen(app, host, spec.firstPort === 0 ? 0 : spec.firstPort + i);
+    const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port, ...spec.machine }));
+    agentId = agent.id;
+    const domainSocket = await serveDomainSocket(app, agent.id, spec);
+    agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname: host, port, ...domainSocket });
+  }
+  return agents;
+}
+
+
+/** With domain sockets on, the agent's socket: listening, kept for closing, its path for the endpoint. */
+async function serveDomainSocket(app: FastifyInstance, agentId: string, spec: AgentsSpec): Promise<{ domainSocket?: string }> {
+  if (spec.domainSockets === undefined) return {};
+  const path = domainSocketPath(spec.domainSockets.workDir, agentId);
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
+    throw new StartError(`--work-dir: the agents' socket paths (${path}) pass the ${MAX_SOCKET_PATH} bytes a Unix socket address holds; choose a shorter one`);
+  }
+  const server = await listenDomainSocket(app, path, agentId);
+  spec.domainSockets.servers.push({ server, path });
+  return { domainSocket: path };
+}
+
+export async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {
+  await app.listen({ host, port });
+  return (app.server.address() as AddressInfo).port;
+}
