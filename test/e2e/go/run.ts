@@ -8,11 +8,12 @@
  * `--credentials` and `--acls` and runs it there: once authenticated (HTTP
  * Basic through mesos-go) through the whole scenario, and as its refused
  * twins (a wrong secret and no credentials: 401 with the realm; a role the
- * ACLs do not allow: ERROR event first, then the stream ends). Last, a
- * cluster with `--custom-executors spawn`, where the scheduler launches its
- * tasks on the Go executor of ./executor (mesos-go's executor library),
- * which the agents run as child processes: once per codec, the executor
- * speaking the same codec. Then the same in a cluster of `startCluster()`
+ * ACLs do not allow: ERROR event first, then the stream ends). Then a
+ * cluster with `--custom-executors spawn --http-executor-domain-sockets`,
+ * where the scheduler launches its tasks on the Go executor of ./executor
+ * (mesos-go's executor library), which the agents run as child processes:
+ * once per codec, the executor speaking the same codec and calling over
+ * the agent's Unix domain socket (its log must show it). Then the same in a cluster of `startCluster()`
  * in this process, where the scheduler has the executor's agent restarted
  * (`restart agent <id>` on its stdout, answered `restarted` on its stdin)
  * while it holds back an acknowledgement; the executor's log must then show
@@ -131,10 +132,10 @@ const CLUSTERS: readonly Cluster[] = [
     ],
   },
   {
-    name: 'clustersim up with --custom-executors spawn',
-    start: up((tmp) => ['--custom-executors', 'spawn', '--work-dir', upWorkDir(tmp)]),
+    name: 'clustersim up with --custom-executors spawn --http-executor-domain-sockets',
+    start: up((tmp) => ['--custom-executors', 'spawn', '--http-executor-domain-sockets', '--work-dir', upWorkDir(tmp)]),
     workDir: (tmp) => upWorkDir(tmp),
-    runs: CODECS.map((codec) => ({ label: `${codec}, custom executor`, args: ['-codec', codec], executor: true })),
+    runs: CODECS.map((codec) => ({ label: `${codec}, custom executor`, args: ['-codec', codec], executor: true, after: overDomainSocket })),
   },
   {
     name: 'startCluster() with customExecutors spawn',
@@ -238,24 +239,35 @@ function showExecutorLogs(dir: string): void {
   }
 }
 
-/** Executor logs already checked by `resubscribed`. */
+/** Executor logs already checked by an `executorLogsShow` check. */
 const checkedLogs = new Set<string>();
 
 /**
- * After an agent restart run: the log of the run's executor (the one not
- * checked before) shows it subscribed again carrying its unacknowledged
- * task and update, the TASK_RUNNING whose acknowledgement the scheduler held.
+ * A check after a run: the log of each executor, the one of this run (not
+ * checked before), has a line that matches the pattern.
  */
+const executorLogsShow =
+  (executorIds: readonly string[], pattern: RegExp, what: string) =>
+  (dir: string): string | undefined => {
+    for (const id of executorIds) {
+      const fresh = executorLogs(dir).filter((file) => file.includes(`/executors/${id}/`) && !checkedLogs.has(file));
+      fresh.forEach((file) => checkedLogs.add(file));
+      if (fresh.length !== 1) return `${fresh.length} new logs of executor ${id}, want 1`;
+      if (!pattern.test(readFileSync(path.join(dir, fresh[0]!), 'utf8'))) return `executor ${id} ${what}: not in its log`;
+    }
+    log(`go client suite: executor ${executorIds.join(', ')} ${what} (from the log)`);
+    return undefined;
+  };
+
+/** The executor of an agent restart run subscribed again with the update whose acknowledgement the scheduler held, and its task. */
 function resubscribed(dir: string): string | undefined {
-  const fresh = executorLogs(dir).filter((file) => file.includes('/executors/go-executor-recover/') && !checkedLogs.has(file));
-  fresh.forEach((file) => checkedLogs.add(file));
-  if (fresh.length !== 1) return `${fresh.length} new logs of executor go-executor-recover, want 1`;
-  const text = readFileSync(path.join(dir, fresh[0]!), 'utf8');
-  if (!/SUBSCRIBE with 1 unacknowledged tasks and 1 unacknowledged updates/.test(text)) {
-    return 'the executor did not subscribe again with its unacknowledged task and update';
-  }
-  log('go client suite: the executor subscribed again with its unacknowledged task and update');
-  return undefined;
+  const pattern = /SUBSCRIBE with 1 unacknowledged tasks and 1 unacknowledged updates/;
+  return executorLogsShow(['go-executor-recover'], pattern, 'subscribed again with its unacknowledged task and update')(dir);
+}
+/** The executors of a run on a cluster with --http-executor-domain-sockets called over the socket. */
+function overDomainSocket(dir: string): string | undefined {
+  const pattern = /calls go over the agent's Unix domain socket /;
+  return executorLogsShow(['go-executor', 'go-executor-shutdown'], pattern, "called over the agent's Unix domain socket")(dir);
 }
 
 interface RunResult {

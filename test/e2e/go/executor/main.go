@@ -24,7 +24,8 @@
 // It exits 0 once it has launched tasks, none of them is running and every
 // update has been acknowledged, or after a SHUTDOWN; 1 when it gives up.
 // With MESOS_EXECUTOR_AUTHENTICATION_TOKEN set, every call carries it as a
-// bearer token. It logs one line per event and call on stderr.
+// bearer token; with MESOS_DOMAIN_SOCKET set, every call goes over that Unix
+// domain socket instead of TCP (to the same URL). It logs one line per event and call on stderr.
 package main
 
 import (
@@ -33,6 +34,8 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
+	"net/http"
 	"os"
 	"sort"
 	"time"
@@ -102,10 +105,22 @@ func newSender(cfg config.Config, codecName string) calls.Sender {
 	if codec.Name == "" {
 		log.Fatalf("unknown codec %q: want %s or %s", codecName, codecs.NameProtobuf, codecs.NameJSON)
 	}
+	config := []httpcli.ConfigOpt{httpcli.Timeout(10 * time.Second)}
+	if socket := os.Getenv("MESOS_DOMAIN_SOCKET"); socket != "" {
+		log.Printf("calls go over the agent's Unix domain socket %s", socket)
+		config = append(config, httpcli.Transport(func(t *http.Transport) {
+			t.Proxy = nil
+			t.Dial = nil
+			t.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "unix", socket)
+			}
+		}))
+	}
 	opts := []httpcli.Opt{
 		httpcli.Endpoint("http://" + cfg.AgentEndpoint + apiPath),
 		httpcli.Codec(codec),
-		httpcli.Do(httpcli.With(httpcli.Timeout(10 * time.Second))),
+		httpcli.Do(httpcli.With(config...)),
 	}
 	if token := os.Getenv("MESOS_EXECUTOR_AUTHENTICATION_TOKEN"); token != "" {
 		opts = append(opts, httpcli.DefaultHeader("Authorization", "Bearer "+token))
