@@ -272,7 +272,10 @@ func (s *state) handlers() events.Handler {
 			return errResubscribe
 		},
 	}.Otherwise(func(_ context.Context, e *executor.Event) error {
-		// mesos-go 0.0.6 predates the HEARTBEAT event; it and any later type are ignored.
+		// mesos-go 0.0.6 predates the HEARTBEAT event: in protobuf it and any
+		// later type arrive here and are ignored; in JSON its decoder fails on
+		// the unknown name, which ends the stream (the agent sends one every
+		// 30 minutes), and the executor subscribes again or exits.
 		log.Printf("event %s ignored", e.GetType())
 		return nil
 	})
