@@ -1,5 +1,7 @@
 import { Cluster, type AddedAgent, type AgentSpec, type ClusterOptions } from '../../src/core/cluster.js';
 import type { Outcome } from '../../src/core/errors.js';
+import type { AgentFlags } from '../../src/core/agent/flags.js';
+import type { ExecutorCallEnvelope, ExecutorEvent, RecoverMode } from '../../src/core/executor-api.js';
 import type { Offer } from '../../src/core/master/framework.js';
 import type { Acls } from '../../src/core/authz.js';
 import type { NetworkRule } from '../../src/core/network.js';
@@ -37,6 +39,8 @@ export interface TestClusterOptions {
   readonly networkLatencyMs?: number;
   readonly weights?: ReadonlyMap<string, number>;
   readonly acls?: Acls;
+  /** The agents' flags (`customExecutors: 'await'` for executors driven by the test). */
+  readonly agentFlags?: Partial<AgentFlags>;
 }
 
 /**
@@ -114,8 +118,24 @@ export class TestCluster extends Cluster {
     this.#routed(() => super.crashAgent(agentId));
   }
 
-  override restartAgent(agentId: string): void {
-    this.#routed(() => super.restartAgent(agentId));
+  override restartAgent(agentId: string, recover?: RecoverMode): void {
+    this.#routed(() => super.restartAgent(agentId, recover));
+  }
+
+  /** An executor's SUBSCRIBE on a new connection whose events go to `sink`; the connection id on success. */
+  executorSubscribeWith(agentId: string, envelope: ExecutorCallEnvelope, sink: ExecutorSink): Outcome<string> {
+    const connectionId = this.#connections.open(sink);
+    const outcome = this.executorSubscribe(connectionId, agentId, envelope);
+    if (!outcome.ok) this.#connections.forget(connectionId);
+    return outcome.ok ? { ok: true, value: connectionId } : outcome;
+  }
+
+  override executorSubscribe(connectionId: string, agentId: string, envelope: ExecutorCallEnvelope): Outcome {
+    return this.#routed(() => super.executorSubscribe(connectionId, agentId, envelope));
+  }
+
+  override executorCall(agentId: string, envelope: ExecutorCallEnvelope): Outcome {
+    return this.#routed(() => super.executorCall(agentId, envelope));
   }
 
   override addNetworkRule(rule: NetworkRule): number {
@@ -170,9 +190,25 @@ export function makeCluster(options: TestClusterOptions = {}): TestCluster {
       port: 5051 + i,
       resources: resources(AGENT_RESOURCES),
       attributes: [{ name: 'rack', type: 'TEXT', text: `r${i + 1}` }],
+      ...(options.agentFlags === undefined ? {} : { flags: options.agentFlags }),
     });
   }
   return cluster;
+}
+
+/** Records what an executor's event stream receives. */
+export class ExecutorSink {
+  readonly events: ExecutorEvent[] = [];
+  closed = false;
+  send(event: ExecutorEvent): void {
+    this.events.push(event);
+  }
+  close(): void {
+    this.closed = true;
+  }
+  types(): string[] {
+    return this.events.map((e) => e.type);
+  }
 }
 
 /** Records what an operator event stream receives. */

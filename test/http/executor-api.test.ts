@@ -224,3 +224,32 @@ describe('--http-executor-domain-sockets', () => {
     }
   });
 });
+
+describe('KILL forwarding to a custom executor', () => {
+  it('carries the kill policy: the KILL call grace period, else the task own', async () => {
+    h = await startHarness({ customExecutors: 'await' }, { capabilities: [{ type: 'TASK_KILLING_STATE' }] });
+    const executor = await h.runningTask('t1', 'e1');
+    const kill = { task_id: { value: 't1' }, agent_id: { value: h.agentId }, kill_policy: { grace_period: { nanoseconds: 7_000_000_000 } } };
+    expect((await h.scheduler.call({ type: 'KILL', kill })).status).toBe(202);
+    const event = await executor.next('KILL');
+    expect(event.kill).toEqual({ task_id: { value: 't1' }, kill_policy: { grace_period: { nanoseconds: 7_000_000_000 } } });
+    // The executor decides what a kill is: here TASK_KILLING, then TASK_KILLED.
+    await executor.update({ task_id: { value: 't1' }, state: 'TASK_KILLING', uuid: newUuid() });
+    await h.acknowledge(await h.scheduler.nextUpdate('t1'));
+    await executor.update({ task_id: { value: 't1' }, state: 'TASK_KILLED', uuid: newUuid() });
+    expect((await h.scheduler.nextUpdate('t1')).update.status).toMatchObject({ state: 'TASK_KILLED', source: 'SOURCE_EXECUTOR' });
+  });
+
+  it('a task killed before its executor subscribed never reaches it: the agent reports it killed', async () => {
+    h = await startHarness({ customExecutors: 'await' });
+    await h.launch('t1', 'e1');
+    expect((await h.scheduler.call({ type: 'KILL', kill: { task_id: { value: 't1' }, agent_id: { value: h.agentId } } })).status).toBe(202);
+    const killed = await h.scheduler.nextUpdate('t1');
+    expect(killed.update.status).toMatchObject({ state: 'TASK_KILLED', source: 'SOURCE_AGENT', reason: 'REASON_TASK_KILLED_DURING_LAUNCH' });
+    const executor = h.executor('e1');
+    await executor.subscribe();
+    expect((await executor.next()).type).toBe('SUBSCRIBED');
+    await tick(50);
+    expect(executor.events.some((e) => e.type === 'LAUNCH')).toBe(false);
+  });
+});
