@@ -22,6 +22,8 @@ import { StreamBudget } from './http/stream-budget.js';
 import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './core/agent/flags.js';
 import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from './core/executor-api.js';
 import { ProcessContainers } from './runtime/containers.js';
+import { ExecutorTokens } from './http/executor-token.js';
+import type { ContainerLaunch } from './core/executor-api.js';
 import type { AgentAddressing } from './http/agent-listener.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './http/event-stream.js';
 import { DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './http/limits.js';
@@ -160,6 +162,14 @@ export interface StartClusterOptions extends LimitOptions {
    * to its executors as `DOMAIN_SOCKET`.
    */
   readonly httpExecutorDomainSockets?: boolean;
+  /**
+   * `--authenticate-http-executors`: each spawned executor gets a signed
+   * token (`EXECUTOR_AUTHENTICATION_TOKEN`), and the executor API wants it
+   * as `Authorization: Bearer` (401 without, 403 for another executor's).
+   */
+  readonly authenticateHttpExecutors?: boolean;
+  /** `--jwt-secret-key`: a file whose bytes sign the tokens (default: 32 random bytes made at start). */
+  readonly jwtSecretKey?: string;
 }
 
 
@@ -199,7 +209,8 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   stopOnFailure(driver, servers, logger, options.onFailure);
   const workDir = workDirOf(options, machine.flags);
   const sockets: DomainSocket[] = [];
-  const { connections, streamBudget, containers } = outputsOf(driver, limits.master, machine.flags, { workDir, sockets: options.httpExecutorDomainSockets === true }, logger);
+  const tokens = await tokensOf(options);
+  const { connections, streamBudget, containers } = outputsOf(driver, limits.master, machine.flags, { workDir, options, tokens }, logger);
   const stop = async (): Promise<void> => {
     driver.close();
     await Promise.all([...servers.map((s) => s.close()), ...sockets.map((d) => closeDomainSocket(d.server, d.path))]);
@@ -226,7 +237,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       firstPort: options.agentPort ?? 0,
       machine,
       listener: limits.agentListener,
-      executors: { connections, budget: streamBudget },
+      executors: { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }) },
       ...(options.httpExecutorDomainSockets === true ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {}),
     };
     const agents = await startAgentsAddressed(options.agentAddressing ?? 'ports', driver, host, agentSpec, servers, logger);
@@ -319,7 +330,7 @@ function outputsOf(
   driver: ClusterDriver,
   master: { readonly maxBufferedBytes?: number; readonly streamBudgetBytes?: number },
   agentFlags: AgentFlags,
-  where: { readonly workDir: WorkDir | undefined; readonly sockets: boolean },
+  where: { readonly workDir: WorkDir | undefined; readonly options: StartClusterOptions; readonly tokens: ExecutorTokens | undefined },
   logger: Logger,
 ): { connections: Connections; streamBudget: StreamBudget; containers: ProcessContainers | undefined } {
   const connections = new Connections();
@@ -327,10 +338,29 @@ function outputsOf(
   driver.setOutput(connections.deliver);
   if (agentFlags.customExecutors !== 'spawn' || where.workDir === undefined) return { connections, streamBudget, containers: undefined };
   const workDir = where.workDir.path;
-  const domainSocketOf = where.sockets ? { domainSocketOf: (agentId: string) => domainSocketPath(workDir, agentId) } : {};
-  const containers = new ProcessContainers({ driver, logger, workDir, ...domainSocketOf });
+  const domainSocketOf = where.options.httpExecutorDomainSockets === true ? { domainSocketOf: (agentId: string) => domainSocketPath(workDir, agentId) } : {};
+  const tokens = where.tokens;
+  const tokenFor =
+    tokens === undefined
+      ? {}
+      : { tokenFor: (l: ContainerLaunch) => tokens.signSync({ frameworkId: l.framework.id, executorId: l.executor.executorId, containerId: l.containerId }) };
+  const containers = new ProcessContainers({ driver, logger, workDir, ...domainSocketOf, ...tokenFor });
   driver.setContainerHost(containers.handle);
   return { connections, streamBudget, containers };
+}
+
+/** The executor tokens, with executor authentication on; a bad key file stops the start with one line naming it. */
+async function tokensOf(options: StartClusterOptions): Promise<ExecutorTokens | undefined> {
+  if (options.authenticateHttpExecutors !== true) {
+    if (options.jwtSecretKey !== undefined) throw new StartError('--jwt-secret-key needs --authenticate-http-executors');
+    return undefined;
+  }
+  if (options.jwtSecretKey === undefined) return ExecutorTokens.create();
+  try {
+    return await ExecutorTokens.fromFile(options.jwtSecretKey);
+  } catch (error) {
+    throw new StartError(`--jwt-secret-key: ${(error as Error).message}`);
+  }
 }
 
 interface WorkDir {

@@ -35,6 +35,8 @@ export interface UpArgs {
   'executor-registration-timeout': number;
   'executor-shutdown-grace-period': number;
   'http-executor-domain-sockets': boolean;
+  'authenticate-http-executors': boolean;
+  'jwt-secret-key': string | undefined;
 }
 
 const L = DEFAULT_LIMITS;
@@ -95,6 +97,12 @@ export function upOptions(y: Argv): Argv<UpArgs> {
       default: false,
       describe: "Each agent serves its executor API on a Unix domain socket too (<work-dir>/agents/<agent>/agent.sock), given to executors as DOMAIN_SOCKET",
     })
+    .option('authenticate-http-executors', {
+      type: 'boolean',
+      default: false,
+      describe: 'Each spawned executor gets a signed token (EXECUTOR_AUTHENTICATION_TOKEN); the executor API wants it as Authorization: Bearer',
+    })
+    .option('jwt-secret-key', { type: 'string', describe: 'File whose bytes sign executor tokens (default: 32 random bytes made at start)' })
     .group(LIMIT_FLAGS, 'Limits (README.md, "Limits"):')
     .option('idle-timeout', { type: 'number', default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' })
     .option('headers-timeout', { type: 'number', default: L.headersTimeoutSeconds, describe: "Seconds a client has to send a request's headers" })
@@ -146,6 +154,8 @@ export async function runUp(args: UpArgs): Promise<void> {
       executorRegistrationTimeoutSeconds: args['executor-registration-timeout'],
       executorShutdownGracePeriodSeconds: args['executor-shutdown-grace-period'],
       httpExecutorDomainSockets: args['http-executor-domain-sockets'],
+      authenticateHttpExecutors: args['authenticate-http-executors'],
+      ...(args['jwt-secret-key'] === undefined ? {} : { jwtSecretKey: args['jwt-secret-key'] }),
       time: 'realtime',
       logger,
       // A failed core is a bug: the fatal line is logged; stop with a non-zero status.

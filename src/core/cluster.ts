@@ -17,7 +17,7 @@
  */
 import { Agent } from './agent/agent.js';
 import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './agent/flags.js';
-import type { ExecutorCallEnvelope, RecoverMode } from './executor-api.js';
+import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from './executor-api.js';
 import type { SimContext } from './context.js';
 import type { Outcome } from './errors.js';
 import { EventLoop } from './event-loop.js';
@@ -141,17 +141,21 @@ export class Cluster {
    * `/api/v1/executor`; on success its events follow in the outbox, first
    * SUBSCRIBED (or SHUTDOWN, for an executor being shut down).
    */
-  executorSubscribe(connectionId: string, agentId: string, envelope: ExecutorCallEnvelope): Outcome {
+  executorSubscribe(connectionId: string, agentId: string, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
     return this.#input(() => {
-      const outcome = this.#agent(agentId).executorSubscribe(connectionId, envelope);
+      const outcome = this.#agent(agentId).executorSubscribe(connectionId, envelope, authorize);
       if (outcome.ok) this.#executorConnections.set(connectionId, agentId);
       return outcome;
     });
   }
 
-  /** An executor's UPDATE or MESSAGE on its agent. */
-  executorCall(agentId: string, envelope: ExecutorCallEnvelope): Outcome {
-    return this.#input(() => this.#agent(agentId).executorCall(envelope));
+  /**
+   * An executor's UPDATE or MESSAGE on its agent. `authorize`: with
+   * executor authentication on, the check of the caller's token against
+   * the executor found (for SUBSCRIBE too).
+   */
+  executorCall(agentId: string, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
+    return this.#input(() => this.#agent(agentId).executorCall(envelope, authorize));
   }
 
   /** The process of a spawned executor exited, with its wait(2) status. */

@@ -80,3 +80,10 @@ export interface ContainerLaunch {
   /** With checkpointing: the longest wait between two tries. */
   readonly subscriptionBackoffMaxMs: number;
 }
+
+/**
+ * With executor authentication on, the check of the caller's credentials
+ * against the executor the call names, made once the agent has found it:
+ * undefined to allow, else the refusal's text (a 403).
+ */
+export type ExecutorAuthorizer = (executor: { readonly frameworkId: string; readonly executorId: string; readonly containerId: string }) => string | undefined;

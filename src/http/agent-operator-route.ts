@@ -28,7 +28,7 @@ export interface AgentBinding {
   readonly driver: ClusterDriver;
   readonly agentId: (req: FastifyRequest) => string | undefined;
   /** Where executor streams go; without, the executor API is not served. */
-  readonly executors?: Pick<ExecutorRouteOptions, 'connections' | 'budget' | 'claimsOf'>;
+  readonly executors?: Pick<ExecutorRouteOptions, 'connections' | 'budget' | 'tokens'>;
 }
 
 /** Upstream's answer while its agent cannot serve its state. */

@@ -2,7 +2,7 @@
  * POST {agent}/api/v1/executor: the executor HTTP API. Checks in
  * upstream's order, each answered from the catalogue (errors.ts):
  *
- *   (before all, with executor authentication: a bearer token  401 / 403, executor-auth.ts)
+ *   (before all, with executor authentication: no good bearer token     401, executor-token.ts)
  *   method not POST                        METHOD_NOT_ALLOWED
  *   Content-Type missing / other           CONTENT_TYPE_MISSING / _UNSUPPORTED
  *   body not an executor Call              BODY_UNDECODABLE (required ids missing too)
@@ -11,17 +11,20 @@
  *   SUBSCRIBE: Accept unsatisfiable        NOT_ACCEPTABLE
  *   UNKNOWN                                NOT_IMPLEMENTED
  *   then the agent: down (503), framework unknown (400), executor unknown
- *   (400), not subscribed yet (403); else 202, and for SUBSCRIBE a 200
+ *   (400), a token made for another executor or container (403), not
+ *   subscribed yet (403); else 202, and for SUBSCRIBE a 200
  *   stream of RecordIO records, with no stream id header.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ExecutorEvent } from '../core/executor-api.js';
+import type { ExecutorAuthorizer, ExecutorEvent } from '../core/executor-api.js';
 import type { CallError } from '../core/errors.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { executorCallError, executorCallFromWire } from '../wire/executor-in.js';
 import { executorEventToJson, executorEventToProto } from '../wire/executor-out.js';
 import type { mesos } from '../wire/generated/types.js';
+import { sendUnauthorized } from './auth.js';
 import { closing, decodeCallBody } from './call-body.js';
+import { authorizeExecutor, type ExecutorTokens } from './executor-token.js';
 import type { Connections } from './connections.js';
 import { httpError, send, sendError, type HttpError } from './errors.js';
 import { HttpEventStream } from './event-stream.js';
@@ -38,22 +41,23 @@ export interface ExecutorRouteOptions {
   readonly connections: Connections;
   readonly budget: StreamBudget;
   /**
-   * The claims the request's token proves, when executor authentication is
-   * on: a call for another executor is refused (403).
+   * `--authenticate-http-executors`: every request needs a bearer token
+   * (401 without a good one), made for the executor the call names (403).
    */
-  readonly claimsOf?: (req: FastifyRequest) => ExecutorClaims | undefined;
-}
-
-export interface ExecutorClaims {
-  readonly frameworkId: string;
-  readonly executorId: string;
+  readonly tokens?: ExecutorTokens;
 }
 
 export function registerExecutorRoute(app: FastifyInstance, prefix: string, options: ExecutorRouteOptions): void {
-  serveMethods(app, `${prefix}/api/v1/executor`, ['POST'], (req, reply) => handle(req, reply, options));
+  serveMethods(app, `${prefix}/api/v1/executor`, ['POST'], async (req, reply) => {
+    if (options.tokens === undefined) return handle(req, reply, options, undefined);
+    // Authentication comes before every other check of the request, as upstream's.
+    const authenticated = await options.tokens.authenticate(req.headers.authorization);
+    if (!authenticated.ok) return sendUnauthorized(reply, authenticated);
+    return handle(req, reply, options, (executor) => authorizeExecutor(authenticated.claims, executor));
+  });
 }
 
-function handle(req: FastifyRequest, reply: FastifyReply, options: ExecutorRouteOptions): FastifyReply | undefined {
+function handle(req: FastifyRequest, reply: FastifyReply, options: ExecutorRouteOptions, authorize: ExecutorAuthorizer | undefined): FastifyReply | undefined {
   const call = decodeCallBody<mesos.v1.executor.Call>(req, reply, 'mesos.v1.executor.Call');
   if (call === undefined) return reply;
   if (call.type === 'SUBSCRIBE') closing(reply);
@@ -63,15 +67,11 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: ExecutorRoute
   const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
   if (call.type === 'SUBSCRIBE' && accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
   if (call.type === 'UNKNOWN') return sendError(reply, 'NOT_IMPLEMENTED');
-  const claims = options.claimsOf?.(req);
-  if (claims !== undefined && (claims.frameworkId !== call.framework_id.value || claims.executorId !== call.executor_id.value)) {
-    return sendError(reply, 'FORBIDDEN', 'Authenticated principal is not allowed to act for this executor');
-  }
   const agentId = options.agentId(req);
   if (agentId === undefined) return sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery');
   const envelope = executorCallFromWire(call);
   if (call.type !== 'SUBSCRIBE') {
-    const outcome = options.driver.input((cluster) => cluster.executorCall(agentId, envelope));
+    const outcome = options.driver.input((cluster) => cluster.executorCall(agentId, envelope, authorize));
     return outcome.ok ? sendEmpty(reply, 202) : send(reply, executorError(outcome.error));
   }
 
@@ -82,7 +82,7 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: ExecutorRoute
   const stream = new HttpEventStream<ExecutorEvent>(reply.raw, encode, { budget, keepaliveMs: 0 });
   const connectionId = connections.open(stream);
   stream.connectionId = connectionId;
-  const outcome = driver.input((cluster) => cluster.executorSubscribe(connectionId, agentId, envelope));
+  const outcome = driver.input((cluster) => cluster.executorSubscribe(connectionId, agentId, envelope, authorize));
   if (!outcome.ok) {
     connections.forget(connectionId);
     return send(reply, executorError(outcome.error));

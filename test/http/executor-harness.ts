@@ -26,8 +26,8 @@ export interface Harness {
   readonly frameworkId: string;
   readonly agentId: string;
   readonly agentUrl: string;
-  /** Launches one task on a fresh offer, run by the executor `executorId` with `command`. */
-  launch(taskId: string, executorId: string, command?: Record<string, unknown>): Promise<void>;
+  /** Launches one task on a fresh offer, run by the executor `executorId` with `command`; `extra` joins the TaskInfo. */
+  launch(taskId: string, executorId: string, command?: Record<string, unknown>, extra?: Record<string, unknown>): Promise<void>;
   /** An executor client for `executorId` of this framework on the agent. */
   executor(executorId: string, encoding?: Encoding, headers?: Record<string, string>): ExecutorClient;
   /** Acknowledges an UPDATE event the framework received. */
@@ -54,7 +54,7 @@ export async function startHarness(
     frameworkId,
     agentId: agent.id,
     agentUrl: agent.url,
-    launch: async (taskId, executorId, command = { value: 'run-executor' }) => {
+    launch: async (taskId, executorId, command = { value: 'run-executor' }, extra = {}) => {
       const offer = await nextOffer(cluster, scheduler);
       const task = {
         name: taskId,
@@ -62,6 +62,7 @@ export async function startHarness(
         agent_id: offer.agent_id,
         resources: cpusMem(0.25, 32),
         executor: { executor_id: { value: executorId }, type: 'CUSTOM', command, resources: cpusMem(0.1, 16) },
+        ...extra,
       };
       const accept = { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }], filters: { refuse_seconds: 0 } };
       expect((await scheduler.call({ type: 'ACCEPT', accept })).status).toBe(202);

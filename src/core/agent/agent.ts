@@ -36,7 +36,7 @@ import type { Outbox } from '../outbox.js';
 import { formatDuration } from '../duration.js';
 import { toHex, type Rng } from '../rng.js';
 import type { Resources } from '../resources.js';
-import type { ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
+import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
 import type { Outcome } from '../errors.js';
 import type { ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
@@ -507,13 +507,13 @@ export class Agent implements SimNode, ExecutorHost {
   // ---- inputs from executor processes ----
 
   /** SUBSCRIBE on a new stream. */
-  executorSubscribe(connectionId: string, envelope: ExecutorCallEnvelope): Outcome {
-    return this.#http.subscribe(connectionId, envelope);
+  executorSubscribe(connectionId: string, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
+    return this.#http.subscribe(connectionId, envelope, authorize);
   }
 
   /** UPDATE or MESSAGE. */
-  executorCall(envelope: ExecutorCallEnvelope): Outcome {
-    return this.#http.call(envelope);
+  executorCall(envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
+    return this.#http.call(envelope, authorize);
   }
 
   /** An executor's stream closed; true if it was one of this agent's. */

@@ -2,7 +2,8 @@
  * The agent's side of the executor HTTP API: SUBSCRIBE, UPDATE and MESSAGE
  * from an executor process, checked in upstream's order (wire-facts §3):
  * the agent must be up (503), the framework known (400 `Framework cannot be
- * found`), the executor known (400 `Executor cannot be found`), and every
+ * found`), the executor known (400 `Executor cannot be found`), with
+ * executor authentication the caller's token made for it (403), and every
  * call but SUBSCRIBE needs an executor that has subscribed once (403); one
  * whose stream broke may still send updates, as upstream's may. What the call
  * carries was validated on the wire already.
@@ -15,7 +16,7 @@
  */
 import { wallTimeMs, type SimContext } from '../context.js';
 import { done, fail, type Outcome } from '../errors.js';
-import type { ExecutorCallEnvelope, ExecutorStatus } from '../executor-api.js';
+import type { ExecutorAuthorizer, ExecutorCallEnvelope, ExecutorStatus } from '../executor-api.js';
 import type { AgentToMaster, FrameworkRef } from '../messages.js';
 import { canTransition, isTerminal } from '../task-state.js';
 import type { StatusReason, TaskState, TaskStatus } from '../types.js';
@@ -40,19 +41,26 @@ export interface ExecutorEndpointHost {
 }
 
 /** Who a call is from, found as upstream's agent finds it; an error answer otherwise. */
-function findExecutor(host: ExecutorEndpointHost, frameworkId: string, executorId: string): Outcome<HttpExecutor> {
+function findExecutor(host: ExecutorEndpointHost, envelope: ExecutorCallEnvelope, authorize: ExecutorAuthorizer | undefined): Outcome<HttpExecutor> {
   if (!host.up) return fail('UNAVAILABLE', AGENT_NOT_RECOVERED);
-  if (host.framework(frameworkId) === undefined) return fail('FRAMEWORK_NOT_FOUND', 'Framework cannot be found');
-  const executor = host.executor(frameworkId, executorId);
+  if (host.framework(envelope.frameworkId) === undefined) return fail('FRAMEWORK_NOT_FOUND', 'Framework cannot be found');
+  const executor = host.executor(envelope.frameworkId, envelope.executorId);
   // A simulated executor has no process to call in; to an outsider it does not exist.
   if (!(executor instanceof HttpExecutor) || !executor.alive) return fail('INVALID', 'Executor cannot be found');
+  const refused = authorize?.(executor);
+  if (refused !== undefined) return fail('FORBIDDEN', refused);
   return { ok: true, value: executor };
 }
 
-export function executorSubscribe(host: ExecutorEndpointHost, connectionId: string, envelope: ExecutorCallEnvelope): Outcome {
+export function executorSubscribe(
+  host: ExecutorEndpointHost,
+  connectionId: string,
+  envelope: ExecutorCallEnvelope,
+  authorize?: ExecutorAuthorizer,
+): Outcome {
   const { call } = envelope;
   if (call.type !== 'SUBSCRIBE') throw new Error(`executorSubscribe: a ${call.type} call`);
-  const found = findExecutor(host, envelope.frameworkId, envelope.executorId);
+  const found = findExecutor(host, envelope, authorize);
   if (!found.ok) return found;
   const executor = found.value;
   if (executor.subscribe(connectionId) !== 'again') return done;
@@ -74,8 +82,8 @@ export function executorSubscribe(host: ExecutorEndpointHost, connectionId: stri
 }
 
 /** UPDATE and MESSAGE. */
-export function executorCall(host: ExecutorEndpointHost, envelope: ExecutorCallEnvelope): Outcome {
-  const found = findExecutor(host, envelope.frameworkId, envelope.executorId);
+export function executorCall(host: ExecutorEndpointHost, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
+  const found = findExecutor(host, envelope, authorize);
   if (!found.ok) return found;
   const executor = found.value;
   if (executor.registering) return fail('FORBIDDEN', 'Executor is not subscribed');

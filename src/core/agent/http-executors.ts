@@ -7,7 +7,7 @@
  * them, reached through a narrow port.
  */
 import { formatDuration } from '../duration.js';
-import type { ExecutorAgentInfo, ExecutorCallEnvelope } from '../executor-api.js';
+import type { ExecutorAgentInfo, ExecutorAuthorizer, ExecutorCallEnvelope } from '../executor-api.js';
 import type { Outcome } from '../errors.js';
 import type { AgentToMaster, FrameworkRef } from '../messages.js';
 import type { Outbox } from '../outbox.js';
@@ -84,12 +84,12 @@ export class HttpExecutors implements HttpExecutorHost {
     this.agent.exited(executor, 9);
   }
 
-  subscribe(connectionId: string, envelope: ExecutorCallEnvelope): Outcome {
-    return executorSubscribe(this.#endpoint(), connectionId, envelope);
+  subscribe(connectionId: string, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
+    return executorSubscribe(this.#endpoint(), connectionId, envelope, authorize);
   }
 
-  call(envelope: ExecutorCallEnvelope): Outcome {
-    return executorCall(this.#endpoint(), envelope);
+  call(envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
+    return executorCall(this.#endpoint(), envelope, authorize);
   }
 
   // ---- HttpExecutorHost ----
