@@ -9,11 +9,12 @@
  * Basic through mesos-go) through the whole scenario, and as its refused
  * twins (a wrong secret and no credentials: 401 with the realm; a role the
  * ACLs do not allow: ERROR event first, then the stream ends). Then a
- * cluster with `--custom-executors spawn --http-executor-domain-sockets`,
- * where the scheduler launches its tasks on the Go executor of ./executor
- * (mesos-go's executor library), which the agents run as child processes:
- * once per codec, the executor speaking the same codec and calling over
- * the agent's Unix domain socket (its log must show it). Then the same in a cluster of `startCluster()`
+ * cluster with `--custom-executors spawn --http-executor-domain-sockets
+ * --authenticate-http-executors`, where the scheduler launches its tasks on
+ * the Go executor of ./executor (mesos-go's executor library), which the
+ * agents run as child processes: once per codec, the executor speaking the
+ * same codec and calling over the agent's Unix domain socket with its
+ * bearer token (its log must show both). Then the same in a cluster of `startCluster()`
  * in this process, where the scheduler has the executor's agent restarted
  * (`restart agent <id>` on its stdout, answered `restarted` on its stdin)
  * while it holds back an acknowledgement; the executor's log must then show
@@ -132,10 +133,10 @@ const CLUSTERS: readonly Cluster[] = [
     ],
   },
   {
-    name: 'clustersim up with --custom-executors spawn --http-executor-domain-sockets',
-    start: up((tmp) => ['--custom-executors', 'spawn', '--http-executor-domain-sockets', '--work-dir', upWorkDir(tmp)]),
+    name: 'clustersim up with --custom-executors spawn --http-executor-domain-sockets --authenticate-http-executors',
+    start: up((tmp) => ['--custom-executors', 'spawn', '--http-executor-domain-sockets', '--authenticate-http-executors', '--work-dir', upWorkDir(tmp)]),
     workDir: (tmp) => upWorkDir(tmp),
-    runs: CODECS.map((codec) => ({ label: `${codec}, custom executor`, args: ['-codec', codec], executor: true, after: overDomainSocket })),
+    runs: CODECS.map((codec) => ({ label: `${codec}, custom executor`, args: ['-codec', codec], executor: true, after: overDomainSocketWithToken })),
   },
   {
     name: 'startCluster() with customExecutors spawn',
@@ -247,13 +248,14 @@ const checkedLogs = new Set<string>();
  * checked before), has a line that matches the pattern.
  */
 const executorLogsShow =
-  (executorIds: readonly string[], pattern: RegExp, what: string) =>
+  (executorIds: readonly string[], patterns: readonly RegExp[], what: string) =>
   (dir: string): string | undefined => {
     for (const id of executorIds) {
       const fresh = executorLogs(dir).filter((file) => file.includes(`/executors/${id}/`) && !checkedLogs.has(file));
       fresh.forEach((file) => checkedLogs.add(file));
       if (fresh.length !== 1) return `${fresh.length} new logs of executor ${id}, want 1`;
-      if (!pattern.test(readFileSync(path.join(dir, fresh[0]!), 'utf8'))) return `executor ${id} ${what}: not in its log`;
+      const text = readFileSync(path.join(dir, fresh[0]!), 'utf8');
+      if (!patterns.every((pattern) => pattern.test(text))) return `executor ${id} ${what}: not in its log`;
     }
     log(`go client suite: executor ${executorIds.join(', ')} ${what} (from the log)`);
     return undefined;
@@ -262,12 +264,15 @@ const executorLogsShow =
 /** The executor of an agent restart run subscribed again with the update whose acknowledgement the scheduler held, and its task. */
 function resubscribed(dir: string): string | undefined {
   const pattern = /SUBSCRIBE with 1 unacknowledged tasks and 1 unacknowledged updates/;
-  return executorLogsShow(['go-executor-recover'], pattern, 'subscribed again with its unacknowledged task and update')(dir);
+  return executorLogsShow(['go-executor-recover'], [pattern], 'subscribed again with its unacknowledged task and update')(dir);
 }
-/** The executors of a run on a cluster with --http-executor-domain-sockets called over the socket. */
-function overDomainSocket(dir: string): string | undefined {
-  const pattern = /calls go over the agent's Unix domain socket /;
-  return executorLogsShow(['go-executor', 'go-executor-shutdown'], pattern, "called over the agent's Unix domain socket")(dir);
+/**
+ * The executors of a run on a cluster with --http-executor-domain-sockets
+ * and --authenticate-http-executors called over the socket with their token.
+ */
+function overDomainSocketWithToken(dir: string): string | undefined {
+  const patterns = [/calls go over the agent's Unix domain socket /, /calls carry the executor authentication token/];
+  return executorLogsShow(['go-executor', 'go-executor-shutdown'], patterns, "called over the agent's Unix domain socket with its token")(dir);
 }
 
 interface RunResult {

@@ -123,6 +123,7 @@ func newSender(cfg config.Config, codecName string) calls.Sender {
 		httpcli.Do(httpcli.With(config...)),
 	}
 	if token := os.Getenv("MESOS_EXECUTOR_AUTHENTICATION_TOKEN"); token != "" {
+		log.Printf("calls carry the executor authentication token")
 		opts = append(opts, httpcli.DefaultHeader("Authorization", "Bearer "+token))
 	}
 	client := httpcli.New(opts...)
