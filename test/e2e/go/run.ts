@@ -22,7 +22,7 @@
  * run it shows the executors' stderr files from the cluster's work
  * directory. It relays the output and prints
  *
- *   go client suite: 10 passed, 0 failed (90 steps)
+ *   go client suite: 10 passed, 0 failed (96 steps)
  *
  * Exit code 0 only if every run passed and each cluster stopped cleanly on
  * SIGTERM; 2 if Go or mesos-go is missing (with how to install them).

@@ -13,8 +13,10 @@ package main
 //	MESSAGE to the executor (binary data) -> 202, and a MESSAGE event from
 //	                                         it with the same bytes
 //	KILL go-exec-wait                     -> TASK_KILLED from the executor
+//	the executor, with nothing left, exits -> FAILURE event, status 0
 //	ACCEPT: go-exec-shutdown (data "wait") on a second executor -> TASK_RUNNING
-//	SHUTDOWN that executor                -> 202, TASK_KILLED from the executor
+//	SHUTDOWN that executor                -> 202, TASK_KILLED from the executor,
+//	                                         and it exits: FAILURE event, status 0
 //	TEARDOWN                              -> 202, the event stream ends
 
 import (
@@ -106,6 +108,25 @@ func (r *run) expectExecutorUpdates(task, executor string, states ...mesos.TaskS
 	r.step("%s: %s from SOURCE_EXECUTOR, executor %s, each acknowledged", task, strings.Join(names, " -> "), executor)
 }
 
+// awaitExit waits for the FAILURE event that tells the executor exited,
+// which must be with status 0: it exits by itself when it has nothing left
+// to do, or after SHUTDOWN.
+func (r *run) awaitExit(executor string) {
+	for {
+		for _, f := range r.failures {
+			if f.GetExecutorID().GetValue() != executor {
+				continue
+			}
+			if f.Status == nil || f.GetStatus() != 0 {
+				failf("FAILURE event of executor %s has status %v, want 0", executor, f.Status)
+			}
+			r.step("executor %s exited: FAILURE event, status 0", executor)
+			return
+		}
+		r.next("the FAILURE event of executor " + executor)
+	}
+}
+
 // awaitMessage waits for the next MESSAGE event.
 func (r *run) awaitMessage() scheduler.Event_Message {
 	seen := len(r.messages)
@@ -141,6 +162,7 @@ func (r *run) executorScenario(binary, codec string) {
 
 	r.call("KILL "+waitTask, calls.Kill(waitTask, agent))
 	r.expectExecutorUpdates(waitTask, executorID, mesos.TASK_KILLED)
+	r.awaitExit(executorID)
 
 	r.shutdownScenario(binary, codec, agent)
 	r.teardown()
@@ -159,4 +181,5 @@ func (r *run) shutdownScenario(binary, codec, agent string) {
 	r.call("SHUTDOWN "+shutdownExecutorID, calls.Shutdown(shutdownExecutorID, agent))
 	r.step("SHUTDOWN %s: 202", shutdownExecutorID)
 	r.expectExecutorUpdates(shutdownTask, shutdownExecutorID, mesos.TASK_KILLED)
+	r.awaitExit(shutdownExecutorID)
 }

@@ -12,7 +12,8 @@ package main
 //	ACKNOWLEDGE the held TASK_RUNNING -> 202
 //	MESSAGE to the executor, again every half second until it comes back
 //	        (messages carry no delivery guarantee) -> the same bytes back
-//	KILL go-exec-recover -> TASK_KILLED from the executor
+//	KILL go-exec-recover -> TASK_KILLED from the executor, which then exits
+//	        (FAILURE event, status 0)
 //	TEARDOWN -> 202, the event stream ends
 
 import (
@@ -68,6 +69,7 @@ func (r *run) agentRestartScenario(binary, codec string) {
 
 	r.call("KILL "+recoverTask, calls.Kill(recoverTask, agent))
 	r.expectExecutorUpdates(recoverTask, recoverExecutorID, mesos.TASK_KILLED)
+	r.awaitExit(recoverExecutorID)
 	r.teardown()
 }
 
