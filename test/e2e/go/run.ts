@@ -18,11 +18,15 @@
  * in this process, where the scheduler has the executor's agent restarted
  * (`restart agent <id>` on its stdout, answered `restarted` on its stdin)
  * while it holds back an acknowledgement; the executor's log must then show
- * it subscribed again with its unacknowledged task and update. On a failed
+ * it subscribed again with its unacknowledged task and update. Last, a
+ * cluster of `startCluster()` whose agents await their executors: the
+ * scheduler asks for each (`start executor <id> of framework <id> on agent
+ * <id>: <command>`) and the runner starts the command as an agent would,
+ * then requires each such executor to have exited 0 by itself. On a failed
  * run it shows the executors' stderr files from the cluster's work
  * directory. It relays the output and prints
  *
- *   go client suite: 10 passed, 0 failed (96 steps)
+ *   go client suite: 12 passed, 0 failed (122 steps)
  *
  * Exit code 0 only if every run passed and each cluster stopped cleanly on
  * SIGTERM; 2 if Go or mesos-go is missing (with how to install them).
@@ -35,8 +39,8 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startCluster } from '../../../src/start.js';
 import { startUp } from '../cli-process.js';
+import { inProcess, type Running } from './in-process.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 /** The Go programs, by name: each is built from the directory of that name. */
@@ -64,16 +68,6 @@ interface Run {
   readonly after?: (workDir: string) => string | undefined;
 }
 
-/** A cluster the runs go against, started. */
-interface Running {
-  readonly masterUrl: string;
-  readonly stderr: () => string;
-  /** Stops it; 0 when it stopped cleanly. */
-  stop(): Promise<number | null>;
-  /** Crashes the agent and starts it again from its checkpoint (--recover=reconnect). */
-  readonly restartAgent?: (agentId: string) => void;
-}
-
 interface Cluster {
   readonly name: string;
   /** Starts it, given the suite's temporary directory. */
@@ -88,31 +82,6 @@ const up =
   (args: (tmp: string) => string[] = () => []) =>
   (tmp: string): Promise<Running> =>
     startUp(['--agents', '2', '--log-level', 'warn', ...args(tmp)]);
-
-/**
- * `startCluster()` in this process, in spawn mode, so that the runner can
- * restart an agent when a run asks for it (`clustersim up` has no command
- * for that).
- */
-async function inProcess(tmp: string): Promise<Running> {
-  const cluster = await startCluster({ agents: 2, logLevel: 'warn', customExecutors: 'spawn', workDir: inProcessWorkDir(tmp) });
-  return {
-    masterUrl: cluster.masterUrl,
-    stderr: () => '',
-    stop: () =>
-      cluster.close().then(
-        () => 0,
-        (error: unknown) => {
-          log(`go client suite: the cluster failed: ${error instanceof Error ? error.message : String(error)}`);
-          return 1;
-        },
-      ),
-    restartAgent: (agentId) => {
-      cluster.driver.input((c) => c.crashAgent(agentId));
-      cluster.driver.input((c) => c.restartAgent(agentId, 'reconnect'));
-    },
-  };
-}
 
 const as = (secret: string) => ['-principal', PRINCIPAL, '-secret', secret];
 
@@ -140,7 +109,7 @@ const CLUSTERS: readonly Cluster[] = [
   },
   {
     name: 'startCluster() with customExecutors spawn',
-    start: inProcess,
+    start: (tmp) => inProcess(inProcessWorkDir(tmp), 'spawn', log),
     workDir: (tmp) => inProcessWorkDir(tmp),
     runs: CODECS.map((codec) => ({
       label: `${codec}, custom executor, agent restart`,
@@ -149,11 +118,18 @@ const CLUSTERS: readonly Cluster[] = [
       after: resubscribed,
     })),
   },
+  {
+    name: 'startCluster() with customExecutors await',
+    start: (tmp) => inProcess(awaitWorkDir(tmp), 'await', log),
+    workDir: (tmp) => awaitWorkDir(tmp),
+    runs: CODECS.map((codec) => ({ label: `${codec}, awaited executor`, args: ['-codec', codec, '-external'], executor: true })),
+  },
 ];
 
 /** The agents' work directories (sandboxes) of the spawning clusters. */
 const upWorkDir = (tmp: string) => path.join(tmp, 'work');
 const inProcessWorkDir = (tmp: string) => path.join(tmp, 'work-in-process');
+const awaitWorkDir = (tmp: string) => path.join(tmp, 'work-await');
 
 const CREDENTIALS = { credentials: [{ principal: PRINCIPAL, secret: SECRET }] };
 /** Only the role ROLE, for PRINCIPAL; nothing else is allowed. */
@@ -308,6 +284,8 @@ function runScheduler(binaries: Binaries, cluster: Running, run: Run): Promise<R
           if (/^(PASS|FAIL):/.test(line)) verdict = line;
           const asked = /^restart agent (\S+)$/.exec(line);
           if (asked !== null) restart(asked[1]!);
+          const start = /^start executor (\S+) of framework (\S+) on agent (\S+): (.+)$/.exec(line);
+          if (start !== null) cluster.startExecutor?.({ executorId: start[1]!, frameworkId: start[2]!, agentId: start[3]!, command: start[4]! });
         }
       });
       stream.on('end', () => pending !== '' && log(`  [${codec}] ${pending}`));

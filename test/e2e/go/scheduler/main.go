@@ -24,7 +24,9 @@
 //
 // With -executor BINARY it runs the custom executor scenario of executor.go
 // instead, the framework checkpointing, its tasks run by BINARY (the Go
-// executor of ../executor) as the agent's child process.
+// executor of ../executor) as the agent's child process; with -external as
+// a process the runner starts, which the agent awaits; with -agent-restart
+// the scenario of recovery.go.
 //
 // Output: one line per step; the last line is `PASS: N steps` or
 // `FAIL: <reason>`.
@@ -89,6 +91,7 @@ type run struct {
 	checkpoint bool                      // FrameworkInfo.checkpoint
 	messages   []scheduler.Event_Message // MESSAGE events, in order
 	failures   []scheduler.Event_Failure // FAILURE events, in order
+	external   bool                      // the agents await the executors: the runner starts them
 	holdAcks   map[string]bool           // task id -> its updates are not acknowledged for now
 	held       []mesos.TaskStatus        // updates not acknowledged because of holdAcks
 }
@@ -398,6 +401,7 @@ func main() {
 	secret := flag.String("secret", "", "the principal's secret")
 	expect := flag.String("expect", "pass", "pass (run the scenario), unauthenticated (401) or unauthorized (ERROR event, stream closed)")
 	executorBinary := flag.String("executor", "", "run the custom executor scenario instead, with this executor binary (given the same -codec)")
+	external := flag.Bool("external", false, "with -executor: the agents await the executors (--custom-executors await); after each launch the scheduler prints `start executor <id> of framework <id> on agent <id>: <command>` for the runner to start it")
 	agentRestart := flag.Bool("agent-restart", false, "with -executor: the executor's agent restarts under a running task (asked for on stdout, confirmed on stdin)")
 	flag.Parse()
 
@@ -432,6 +436,7 @@ func main() {
 		case "pass":
 			if *executorBinary != "" {
 				r.checkpoint = true
+				r.external = *external
 				r.subscribe(endpoint, *codec)
 				if *agentRestart {
 					r.agentRestartScenario(*executorBinary, *codec)
