@@ -6,6 +6,7 @@
  *   exit N        ends the script with code N
  *   true / :      code 0          false    code 1
  *   echo ...      code 0, the text is the task's output
+ *   trap '' TERM  the task ignores SIGTERM: a kill waits out its grace period (also SIGTERM, 15)
  *   a; b  a && b  a || b          sequencing with shell semantics
  *   anything else                 runs until killed
  *
@@ -13,9 +14,13 @@
  */
 import type { CommandSpec } from './types.js';
 
-export type TaskPlan =
+export type TaskPlan = (
   | { readonly kind: 'exits'; readonly runMs: number; readonly exitCode: number; readonly output: string }
-  | { readonly kind: 'forever'; readonly runMs: number; readonly output: string };
+  | { readonly kind: 'forever'; readonly runMs: number; readonly output: string }
+) & {
+  /** It ignores SIGTERM: a kill ends it only with SIGKILL, once the kill policy's grace period is over. */
+  readonly ignoresTerm?: boolean;
+};
 
 interface Step {
   readonly op: ';' | '&&' | '||';
@@ -32,6 +37,17 @@ export function planFor(command: CommandSpec | undefined): TaskPlan {
 }
 
 function run(steps: readonly Step[]): TaskPlan {
+  const plan = runSteps(steps);
+  return steps.some(ignoresTerm) ? { ...plan, ignoresTerm: true } : plan;
+}
+
+/** `trap '' TERM`: an empty action for SIGTERM. */
+function ignoresTerm(step: Step): boolean {
+  const [program, action, ...signals] = step.words;
+  return program === 'trap' && action === '' && signals.some((s) => s === 'TERM' || s === 'SIGTERM' || s === '15');
+}
+
+function runSteps(steps: readonly Step[]): TaskPlan {
   let runMs = 0;
   let code = 0;
   let output = '';
@@ -42,6 +58,7 @@ function run(steps: readonly Step[]): TaskPlan {
       case '':
       case 'true':
       case ':':
+      case 'trap':
         code = 0;
         break;
       case 'false':

@@ -71,6 +71,7 @@ export class Cluster {
   readonly #master: Master;
   readonly #agents = new Map<string, Agent>();
   readonly #outbox = new Outbox();
+  readonly #agentFlags = new WeakMap<Partial<AgentFlags>, AgentFlags>();
   /** Open executor streams, by connection, and the agent each is on. */
   readonly #executorConnections = new Map<string, string>();
   readonly #checkInvariants: boolean;
@@ -190,7 +191,7 @@ export class Cluster {
   addAgent(spec: AgentSpec): AddedAgent {
     return this.#input(() => {
       const { flags, ...machine } = spec;
-      const config = { ...machine, id: this.#master.ids.agent(), flags: { ...DEFAULT_AGENT_FLAGS, ...flags } };
+      const config = { ...machine, id: this.#master.ids.agent(), flags: this.#flags(flags) };
       const agent = new Agent(this.#ctx, config, this.#outbox);
       this.#agents.set(agent.id, agent);
       this.#ctx.network.attach(agent);
@@ -199,10 +200,11 @@ export class Cluster {
     });
   }
 
-  /** The agent process dies; its connection to the master breaks. */
+  /** The agent process dies; its connection to the master breaks. An agent not running is left as it is. */
   crashAgent(agentId: string): void {
     this.#input(() => {
       const agent = this.#agent(agentId);
+      if (agent.state === 'crashed') return;
       agent.crash();
       this.#ctx.network.setUp(agentId, false);
       if (!this.#ctx.network.isCut(agentId, MASTER_NODE)) {
@@ -211,10 +213,11 @@ export class Cluster {
     });
   }
 
-  /** The agent process starts again from its checkpoint; see `Agent.restart` for the recover modes. */
+  /** The agent process starts again from its checkpoint (see `Agent.restart` for the recover modes); a running one is left as it is. */
   restartAgent(agentId: string, recover: RecoverMode = 'reconnect'): void {
     this.#input(() => {
       const agent = this.#agent(agentId);
+      if (agent.state !== 'crashed') return;
       this.#ctx.network.setUp(agentId, true);
       agent.restart(recover);
     });
@@ -300,6 +303,14 @@ export class Cluster {
       if (record?.state === 'gone' || record?.state === 'unreachable') return [];
       return record?.info.resources ?? this.#agents.get(agentId)?.config.resources;
     };
+  }
+
+  /** One flags object for all the agents given the same flags: a large cluster has many agents. */
+  #flags(flags: Partial<AgentFlags> | undefined): AgentFlags {
+    if (flags === undefined) return DEFAULT_AGENT_FLAGS;
+    let full = this.#agentFlags.get(flags);
+    if (full === undefined) this.#agentFlags.set(flags, (full = { ...DEFAULT_AGENT_FLAGS, ...flags }));
+    return full;
   }
 
   #agent(agentId: string): Agent {

@@ -56,4 +56,14 @@ describe('task behaviour from its command', () => {
     expect(planFor({ shell: false, arguments: ['sleep', '1'] })).toMatchObject({ kind: 'exits', runMs: 1000 });
     expect(planFor({ shell: false, value: '/opt/app/server', arguments: ['server'] }).kind).toBe('forever');
   });
+
+  it("trap '' TERM: the task ignores SIGTERM, and the rest of the script runs as before", () => {
+    const sh = (value: string) => planFor({ shell: true, value, arguments: [] });
+    expect(sh("trap '' TERM; sleep 2")).toMatchObject({ kind: 'exits', runMs: 2000, exitCode: 0, ignoresTerm: true });
+    expect(sh('trap "" SIGTERM; ./serve')).toMatchObject({ kind: 'forever', ignoresTerm: true });
+    expect(sh("trap '' 15; sleep 1").ignoresTerm).toBe(true);
+    expect(sh("trap 'echo bye' TERM; sleep 1").ignoresTerm).toBeUndefined();
+    expect(sh("trap '' INT; sleep 1").ignoresTerm).toBeUndefined();
+    expect(sh('sleep 1').ignoresTerm).toBeUndefined();
+  });
 });

@@ -142,6 +142,35 @@ describe('KILL', () => {
     expect(s.sink.updates().find((u) => u.state === 'TASK_KILLED')?.source).toBe('SOURCE_EXECUTOR');
   });
 
+  it("of a task that ignores SIGTERM waits out the kill policy's grace period: the call's, else the task's, else 3 s", () => {
+    const cluster = makeCluster();
+    const s = connect(cluster, { capabilities: ['TASK_KILLING_STATE'] });
+    const offer = s.firstOffer();
+    const stubborn = (id: string, graceMs?: number) => ({
+      ...commandTask(id, offer.agentId, "trap '' TERM; sleep 3600", 'cpus:0.5;mem:64'),
+      ...(graceMs === undefined ? {} : { killGracePeriodMs: graceMs }),
+    });
+    s.accept(offer.id, [stubborn('own', 10_000), stubborn('plain'), stubborn('called', 10_000)]);
+    s.acknowledgeAll();
+    s.kill('own', offer.agentId);
+    s.kill('plain', offer.agentId);
+    s.call({ type: 'KILL', taskId: 'called', agentId: offer.agentId, gracePeriodMs: 1_000 });
+    s.acknowledgeAll();
+    for (const id of ['own', 'plain', 'called']) expect(s.states(id)).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING']);
+    cluster.advance(1_000);
+    s.acknowledgeAll();
+    expect(s.states('called').at(-1)).toBe('TASK_KILLED');
+    expect(s.states('plain').at(-1)).toBe('TASK_KILLING');
+    cluster.advance(2_000);
+    s.acknowledgeAll();
+    expect(s.states('plain').at(-1)).toBe('TASK_KILLED');
+    expect(s.states('own').at(-1)).toBe('TASK_KILLING');
+    cluster.advance(7_000);
+    s.acknowledgeAll();
+    expect(s.states('own')).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_KILLED']);
+    expect(s.sink.updates().find((u) => u.taskId === 'own' && u.state === 'TASK_KILLED')?.message).toBe('Command terminated with signal Killed');
+  });
+
   it('of a task of a custom executor is forwarded and answered TASK_KILLED; the executor stays up', () => {
     const cluster = makeCluster();
     const s = connect(cluster);

@@ -90,7 +90,7 @@ export class Agent implements SimNode, ExecutorHost {
   #resources: CheckpointedResources;
   #operationUpdates: OperationUpdates;
   /** The hand for executors that run outside the core. */
-  readonly #http: HttpExecutors;
+  #httpExecutors: HttpExecutors | undefined;
 
   constructor(
     private readonly ctx: SimContext,
@@ -101,10 +101,14 @@ export class Agent implements SimNode, ExecutorHost {
     this.#updates = this.#newUpdateManager();
     this.#resources = { total: config.resources, version: 0 };
     this.#operationUpdates = this.#newOperationUpdates();
-    this.#http = new HttpExecutors({
-      ctx,
-      config,
-      outbox,
+  }
+
+  /** Made on first use: most agents never run an executor outside the core, and a large cluster has many agents. */
+  get #http(): HttpExecutors {
+    this.#httpExecutors ??= new HttpExecutors({
+      ctx: this.ctx,
+      config: this.config,
+      outbox: this.outbox,
       up: () => this.#state !== 'crashed',
       resources: () => this.#resources.total,
       framework: (frameworkId) => this.#frameworks.get(frameworkId),
@@ -113,6 +117,7 @@ export class Agent implements SimNode, ExecutorHost {
       exited: (executor, waitStatus) => this.exited(executor, waitStatus),
       toMaster: (message) => this.#toMaster(message),
     });
+    return this.#httpExecutors;
   }
 
   /** The agent's total: its resources flag, changed by the operations applied since. */

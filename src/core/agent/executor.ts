@@ -26,6 +26,9 @@ import { isTerminal, transition } from '../task-state.js';
 import type { StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 
 export type ExecutorKind = 'command' | 'default' | 'custom';
+
+/** The grace period of a kill without a kill policy, as upstream's command and default executors use. */
+export const DEFAULT_KILL_GRACE_MS = 3_000;
 export type ExecutorState = 'running' | 'terminating' | 'terminated';
 
 const EXECUTOR_NEXT: Readonly<Record<ExecutorState, readonly ExecutorState[]>> = {
@@ -45,6 +48,8 @@ export interface SimTask {
   readonly plan: TaskPlan;
   state: TaskState;
   timer?: TimerId;
+  /** Running out the grace period of a kill it ignored. */
+  killTimer?: TimerId;
 }
 
 export interface ExecutorIdentity {
@@ -123,7 +128,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       case 'LAUNCH_GROUP':
         return this.#launch(m.tasks);
       case 'KILL':
-        return this.#killTask(m.taskId);
+        return this.#killTask(m.taskId, m.gracePeriodMs);
       case 'SHUTDOWN':
         return this.#shutdown();
       case 'ACKNOWLEDGED':
@@ -145,7 +150,10 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
   /** Killed with its container (agent crash without checkpointing, grace expiry): no more updates. */
   destroy(): void {
     if (!this.alive) return;
-    for (const task of this.tasks.values()) this.ctx.loop.cancel(task.timer);
+    for (const task of this.tasks.values()) {
+      this.ctx.loop.cancel(task.timer);
+      this.ctx.loop.cancel(task.killTimer);
+    }
     this.#moveTo('terminated');
   }
 
@@ -166,13 +174,32 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     }
   }
 
-  /** Kills a task; for the default executor, its whole group. */
-  #killTask(taskId: string): void {
+  /**
+   * Kills a task; for the default executor, its whole group. SIGTERM ends
+   * a simulated task at once, unless it ignores SIGTERM: then it is
+   * killing until the kill policy's grace period (the KILL's, else the
+   * task's, else 3 s as upstream's executors) is over, and SIGKILL ends it.
+   */
+  #killTask(taskId: string, gracePeriodMs: number | undefined): void {
     const task = this.tasks.get(taskId);
     if (task === undefined || isTerminal(task.state)) return;
     const victims = this.kind === 'default' ? this.liveTasks().filter((t) => t.groupId === task.groupId) : [task];
-    for (const victim of victims) this.#kill(victim);
+    for (const victim of victims) {
+      if (!victim.plan.ignoresTerm) this.#kill(victim);
+      else if (victim.state !== 'TASK_KILLING' || !this.id.killingCapable) this.#killAfterGrace(victim, gracePeriodMs ?? victim.spec.killGracePeriodMs ?? DEFAULT_KILL_GRACE_MS);
+    }
     this.#maybeExit();
+  }
+
+  #killAfterGrace(task: SimTask, graceMs: number): void {
+    if (task.killTimer !== undefined) return;
+    if (this.id.killingCapable) this.#set(task, 'TASK_KILLING');
+    task.killTimer = this.ctx.loop.schedule(graceMs, 'task:kill-grace', () => {
+      if (isTerminal(task.state)) return;
+      this.ctx.loop.cancel(task.timer);
+      this.#set(task, 'TASK_KILLED', 'Command terminated with signal Killed');
+      this.#maybeExit();
+    });
   }
 
   /** Kills every task, then exits. */
@@ -186,6 +213,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
 
   #kill(task: SimTask): void {
     this.ctx.loop.cancel(task.timer);
+    this.ctx.loop.cancel(task.killTimer);
     if (this.id.killingCapable && task.state !== 'TASK_KILLING') this.#set(task, 'TASK_KILLING');
     this.#set(task, 'TASK_KILLED', 'Command terminated with signal Terminated');
   }
