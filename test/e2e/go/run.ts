@@ -1,16 +1,32 @@
 /**
- * `npm run test:go`: a third-party client against `clustersim up`. Builds the
- * Go scheduler in ./scheduler (written on mesos-go's v1 HTTP client, the
- * Debian package golang-github-mesos-mesos-go-dev) in GOPATH mode and offline,
+ * `npm run test:go`: third-party clients against `clustersim up`. Builds the
+ * Go scheduler in ./scheduler and the Go executor in ./executor (written on
+ * mesos-go's v1 HTTP client and executor library, the Debian package
+ * golang-github-mesos-mesos-go-dev) in GOPATH mode and offline,
  * starts a cluster of 2 agents from the sources, runs the scheduler against
  * it once per codec (protobuf, then JSON), then starts a second cluster with
  * `--credentials` and `--acls` and runs it there: once authenticated (HTTP
  * Basic through mesos-go) through the whole scenario, and as its refused
  * twins (a wrong secret and no credentials: 401 with the realm; a role the
- * ACLs do not allow: ERROR event first, then the stream ends). It relays
- * the output and prints
+ * ACLs do not allow: ERROR event first, then the stream ends). Then a
+ * cluster with `--custom-executors spawn --http-executor-domain-sockets
+ * --authenticate-http-executors`, where the scheduler launches its tasks on
+ * the Go executor of ./executor (mesos-go's executor library), which the
+ * agents run as child processes: once per codec, the executor speaking the
+ * same codec and calling over the agent's Unix domain socket with its
+ * bearer token (its log must show both). Then the same in a cluster of `startCluster()`
+ * in this process, where the scheduler has the executor's agent restarted
+ * (`restart agent <id>` on its stdout, answered `restarted` on its stdin)
+ * while it holds back an acknowledgement; the executor's log must then show
+ * it subscribed again with its unacknowledged task and update. Last, a
+ * cluster of `startCluster()` whose agents await their executors: the
+ * scheduler asks for each (`start executor <id> of framework <id> on agent
+ * <id>: <command>`) and the runner starts the command as an agent would,
+ * then requires each such executor to have exited 0 by itself. On a failed
+ * run it shows the executors' stderr files from the cluster's work
+ * directory. It relays the output and prints
  *
- *   go client suite: 6 passed, 0 failed (44 steps)
+ *   go client suite: 12 passed, 0 failed (122 steps)
  *
  * Exit code 0 only if every run passed and each cluster stopped cleanly on
  * SIGTERM; 2 if Go or mesos-go is missing (with how to install them).
@@ -19,14 +35,18 @@
  *   GO_E2E_TIMEOUT  overall time limit of one scheduler run, Go duration (default 60s)
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startUp, type UpProcess } from '../cli-process.js';
+import { startUp } from '../cli-process.js';
+import { inProcess, type Running } from './in-process.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const SCHEDULER_DIR = path.join(HERE, 'scheduler');
+/** The Go programs, by name: each is built from the directory of that name. */
+const PROGRAMS = ['scheduler', 'executor'] as const;
+type Program = (typeof PROGRAMS)[number];
+type Binaries = Record<Program, string>;
 const GOCODE = process.env.GO_E2E_GOPATH ?? '/usr/share/gocode';
 const MESOS_GO = path.join(GOCODE, 'src/github.com/mesos/mesos-go/api/v1/lib/httpcli/httpsched');
 const RUN_TIMEOUT = process.env.GO_E2E_TIMEOUT ?? '60s';
@@ -42,22 +62,34 @@ const ROLE = 'go-e2e';
 interface Run {
   readonly label: string;
   readonly args: readonly string[];
+  /** Runs the custom executor scenario, with the executor binary. */
+  readonly executor?: true;
+  /** A check after a passed run, given the cluster's work directory: the reason it fails, if it does. */
+  readonly after?: (workDir: string) => string | undefined;
 }
 
 interface Cluster {
   readonly name: string;
-  /** Arguments of `clustersim up`, given the run's temporary directory. */
-  readonly upArgs: (tmp: string) => string[];
+  /** Starts it, given the suite's temporary directory. */
+  readonly start: (tmp: string) => Promise<Running>;
   readonly runs: readonly Run[];
+  /** Its agents' work directory, where the sandboxes of spawned executors are. */
+  readonly workDir?: (tmp: string) => string;
 }
+
+/** `clustersim up --agents 2` with more arguments. */
+const up =
+  (args: (tmp: string) => string[] = () => []) =>
+  (tmp: string): Promise<Running> =>
+    startUp(['--agents', '2', '--log-level', 'warn', ...args(tmp)]);
 
 const as = (secret: string) => ['-principal', PRINCIPAL, '-secret', secret];
 
 const CLUSTERS: readonly Cluster[] = [
-  { name: 'open', upArgs: () => [], runs: CODECS.map((codec) => ({ label: codec, args: ['-codec', codec] })) },
+  { name: 'clustersim up', start: up(), runs: CODECS.map((codec) => ({ label: codec, args: ['-codec', codec] })) },
   {
-    name: 'with --credentials and --acls',
-    upArgs: (tmp) => ['--credentials', authFile(tmp, 'credentials.json', CREDENTIALS), '--acls', authFile(tmp, 'acls.json', ACLS)],
+    name: 'clustersim up with --credentials and --acls',
+    start: up((tmp) => ['--credentials', authFile(tmp, 'credentials.json', CREDENTIALS), '--acls', authFile(tmp, 'acls.json', ACLS)]),
     runs: [
       { label: 'protobuf, authenticated', args: ['-codec', 'protobuf', ...as(SECRET), '-role', ROLE] },
       { label: 'json, wrong secret', args: ['-codec', 'json', ...as('not-the-secret'), '-expect', 'unauthenticated'] },
@@ -69,7 +101,35 @@ const CLUSTERS: readonly Cluster[] = [
       { label: 'protobuf, role not allowed', args: ['-codec', 'protobuf', ...as(SECRET), '-role', 'go-denied', '-expect', 'unauthorized'] },
     ],
   },
+  {
+    name: 'clustersim up with --custom-executors spawn --http-executor-domain-sockets --authenticate-http-executors',
+    start: up((tmp) => ['--custom-executors', 'spawn', '--http-executor-domain-sockets', '--authenticate-http-executors', '--work-dir', upWorkDir(tmp)]),
+    workDir: (tmp) => upWorkDir(tmp),
+    runs: CODECS.map((codec) => ({ label: `${codec}, custom executor`, args: ['-codec', codec], executor: true, after: overDomainSocketWithToken })),
+  },
+  {
+    name: 'startCluster() with customExecutors spawn',
+    start: (tmp) => inProcess(inProcessWorkDir(tmp), 'spawn', log),
+    workDir: (tmp) => inProcessWorkDir(tmp),
+    runs: CODECS.map((codec) => ({
+      label: `${codec}, custom executor, agent restart`,
+      args: ['-codec', codec, '-agent-restart'],
+      executor: true,
+      after: resubscribed,
+    })),
+  },
+  {
+    name: 'startCluster() with customExecutors await',
+    start: (tmp) => inProcess(awaitWorkDir(tmp), 'await', log),
+    workDir: (tmp) => awaitWorkDir(tmp),
+    runs: CODECS.map((codec) => ({ label: `${codec}, awaited executor`, args: ['-codec', codec, '-external'], executor: true })),
+  },
 ];
+
+/** The agents' work directories (sandboxes) of the spawning clusters. */
+const upWorkDir = (tmp: string) => path.join(tmp, 'work');
+const inProcessWorkDir = (tmp: string) => path.join(tmp, 'work-in-process');
+const awaitWorkDir = (tmp: string) => path.join(tmp, 'work-await');
 
 const CREDENTIALS = { credentials: [{ principal: PRINCIPAL, secret: SECRET }] };
 /** Only the role ROLE, for PRINCIPAL; nothing else is allowed. */
@@ -117,18 +177,78 @@ function goEnv(tmp: string): NodeJS.ProcessEnv {
   return env;
 }
 
-function build(tmp: string): string | undefined {
-  const binary = path.join(tmp, 'scheduler');
+function build(tmp: string, program: Program): string | undefined {
+  const binary = path.join(tmp, program);
   const started = Date.now();
-  const result = spawnSync('go', ['build', '-o', binary, '.'], { cwd: SCHEDULER_DIR, env: goEnv(tmp), encoding: 'utf8' });
+  const result = spawnSync('go', ['build', '-o', binary, '.'], { cwd: path.join(HERE, program), env: goEnv(tmp), encoding: 'utf8' });
   if (result.error !== undefined || result.status !== 0) {
     process.stdout.write(result.stdout ?? '');
     process.stdout.write(result.stderr ?? '');
-    log(`go client suite: the scheduler does not build: ${result.error?.message ?? `go build exited with ${result.status}`}`);
+    log(`go client suite: the ${program} does not build: ${result.error?.message ?? `go build exited with ${result.status}`}`);
     return undefined;
   }
-  log(`go client suite: built the scheduler in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  log(`go client suite: built the ${program} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return binary;
+}
+
+function buildAll(tmp: string): Binaries | undefined {
+  const binaries: Partial<Binaries> = {};
+  for (const program of PROGRAMS) {
+    const binary = build(tmp, program);
+    if (binary === undefined) return undefined;
+    binaries[program] = binary;
+  }
+  return binaries as Binaries;
+}
+
+/** The stderr files of the executors run under the work directory, as paths relative to it. */
+function executorLogs(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((file) => path.basename(file) === 'stderr')
+    .sort();
+}
+
+function showExecutorLogs(dir: string): void {
+  for (const file of executorLogs(dir)) {
+    log(`go client suite: executor stderr ${file}:`);
+    for (const line of readFileSync(path.join(dir, file), 'utf8').trimEnd().split('\n')) log(`  | ${line}`);
+  }
+}
+
+/** Executor logs already checked by an `executorLogsShow` check. */
+const checkedLogs = new Set<string>();
+
+/**
+ * A check after a run: the log of each executor, the one of this run (not
+ * checked before), has a line that matches the pattern.
+ */
+const executorLogsShow =
+  (executorIds: readonly string[], patterns: readonly RegExp[], what: string) =>
+  (dir: string): string | undefined => {
+    for (const id of executorIds) {
+      const fresh = executorLogs(dir).filter((file) => file.includes(`/executors/${id}/`) && !checkedLogs.has(file));
+      fresh.forEach((file) => checkedLogs.add(file));
+      if (fresh.length !== 1) return `${fresh.length} new logs of executor ${id}, want 1`;
+      const text = readFileSync(path.join(dir, fresh[0]!), 'utf8');
+      if (!patterns.every((pattern) => pattern.test(text))) return `executor ${id} ${what}: not in its log`;
+    }
+    log(`go client suite: executor ${executorIds.join(', ')} ${what} (from the log)`);
+    return undefined;
+  };
+
+/** The executor of an agent restart run subscribed again with the update whose acknowledgement the scheduler held, and its task. */
+function resubscribed(dir: string): string | undefined {
+  const pattern = /SUBSCRIBE with 1 unacknowledged tasks and 1 unacknowledged updates/;
+  return executorLogsShow(['go-executor-recover'], [pattern], 'subscribed again with its unacknowledged task and update')(dir);
+}
+/**
+ * The executors of a run on a cluster with --http-executor-domain-sockets
+ * and --authenticate-http-executors called over the socket with their token.
+ */
+function overDomainSocketWithToken(dir: string): string | undefined {
+  const patterns = [/calls go over the agent's Unix domain socket /, /calls carry the executor authentication token/];
+  return executorLogsShow(['go-executor', 'go-executor-shutdown'], patterns, "called over the agent's Unix domain socket with its token")(dir);
 }
 
 interface RunResult {
@@ -138,10 +258,18 @@ interface RunResult {
 }
 
 /** Runs the binary once, relaying its output line by line with a prefix. */
-function runScheduler(binary: string, masterUrl: string, run: Run): Promise<RunResult> {
+function runScheduler(binaries: Binaries, cluster: Running, run: Run): Promise<RunResult> {
   const codec = run.label;
+  const args = ['-master', cluster.masterUrl, ...run.args, '-timeout', RUN_TIMEOUT];
+  if (run.executor === true) args.push('-executor', binaries.executor);
   return new Promise((resolve) => {
-    const child = spawn(binary, ['-master', masterUrl, ...run.args, '-timeout', RUN_TIMEOUT], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(binaries.scheduler, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    // `restart agent <id>` asks for an agent restart, answered on stdin.
+    const restart = (agentId: string) => {
+      if (cluster.restartAgent === undefined) return child.stdin!.write('this cluster cannot restart agents\n');
+      cluster.restartAgent(agentId);
+      return child.stdin!.write('restarted\n');
+    };
     let steps = 0;
     let verdict = '';
     const relay = (stream: NodeJS.ReadableStream) => {
@@ -154,6 +282,10 @@ function runScheduler(binary: string, masterUrl: string, run: Run): Promise<RunR
           log(`  [${codec}] ${line}`);
           if (/^step\s+\d+:/.test(line)) steps++;
           if (/^(PASS|FAIL):/.test(line)) verdict = line;
+          const asked = /^restart agent (\S+)$/.exec(line);
+          if (asked !== null) restart(asked[1]!);
+          const start = /^start executor (\S+) of framework (\S+) on agent (\S+): (.+)$/.exec(line);
+          if (start !== null) cluster.startExecutor?.({ executorId: start[1]!, frameworkId: start[2]!, agentId: start[3]!, command: start[4]! });
         }
       });
       stream.on('end', () => pending !== '' && log(`  [${codec}] ${pending}`));
@@ -175,27 +307,30 @@ function runScheduler(binary: string, masterUrl: string, run: Run): Promise<RunR
 }
 
 /** Runs every run of the cluster against it, then stops it; a dirty stop counts as a failure. */
-async function runCluster(binary: string, up: UpProcess, cluster: Cluster): Promise<{ passed: number; failed: number; steps: number }> {
-  log(`go client suite: clustersim up (${cluster.name}) at ${up.masterUrl}`);
+async function runCluster(binaries: Binaries, running: Running, cluster: Cluster, tmp: string): Promise<{ passed: number; failed: number; steps: number }> {
+  log(`go client suite: ${cluster.name} at ${running.masterUrl}`);
+  const workDir = cluster.workDir?.(tmp);
   let passed = 0;
   let failed = 0;
   let steps = 0;
   for (const run of cluster.runs) {
     log(`go client suite: scheduler, ${run.label}`);
-    const result = await runScheduler(binary, up.masterUrl, run);
+    const result = await runScheduler(binaries, running, run);
+    const reason = result.passed ? run.after?.(workDir ?? tmp) : result.reason;
     steps += result.steps;
-    if (result.passed) passed++;
+    if (result.passed && reason === undefined) passed++;
     else {
       failed++;
-      log(`go client suite: ${run.label} run failed: ${result.reason}`);
+      log(`go client suite: ${run.label} run failed: ${reason}`);
     }
   }
-  const code = await up.stop('SIGTERM');
+  const code = await running.stop();
   if (code !== 0) {
     failed++;
-    log(`go client suite: clustersim up (${cluster.name}) exited with ${code} on SIGTERM`);
+    log(`go client suite: ${cluster.name} exited with ${code} on SIGTERM`);
   }
-  if (failed > 0 && up.stderr().trim() !== '') log(`go client suite: clustersim stderr:\n${up.stderr().trimEnd()}`);
+  if (failed > 0 && running.stderr().trim() !== '') log(`go client suite: clustersim stderr:\n${running.stderr().trimEnd()}`);
+  if (failed > 0 && workDir !== undefined) showExecutorLogs(workDir);
   return { passed, failed, steps };
 }
 
@@ -206,25 +341,25 @@ async function main(): Promise<number> {
     return 2;
   }
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'clustersim-go-'));
-  let up: UpProcess | undefined;
+  let running: Running | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
-    up?.child.kill('SIGTERM');
+    void running?.stop();
     rmSync(tmp, { recursive: true, force: true });
     process.exit(signal === 'SIGINT' ? 130 : 143);
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const binary = build(tmp);
-    if (binary === undefined) {
+    const binaries = buildAll(tmp);
+    if (binaries === undefined) {
       log('go client suite: 0 passed, 1 failed (0 steps)');
       return 1;
     }
     const total = { passed: 0, failed: 0, steps: 0 };
     for (const cluster of CLUSTERS) {
-      up = await startUp(['--agents', '2', '--log-level', 'warn', ...cluster.upArgs(tmp)]);
-      const result = await runCluster(binary, up, cluster);
-      up = undefined;
+      running = await cluster.start(tmp);
+      const result = await runCluster(binaries, running, cluster, tmp);
+      running = undefined;
       total.passed += result.passed;
       total.failed += result.failed;
       total.steps += result.steps;
@@ -233,7 +368,7 @@ async function main(): Promise<number> {
     log(`go client suite: ${passed} passed, ${failed} failed (${steps} steps)`);
     return failed === 0 ? 0 : 1;
   } catch (error) {
-    if (up !== undefined) await up.stop('SIGTERM');
+    if (running !== undefined) await running.stop();
     log(`go client suite: ${error instanceof Error ? error.message : String(error)}`);
     log('go client suite: 0 passed, 1 failed (0 steps)');
     return 1;

@@ -22,6 +22,12 @@
 //	unauthorized     SUBSCRIBE -> 200, then an ERROR event (not authorized to
 //	                 use the role) first, then the event stream ends
 //
+// With -executor BINARY it runs the custom executor scenario of executor.go
+// instead, the framework checkpointing, its tasks run by BINARY (the Go
+// executor of ../executor) as the agent's child process; with -external as
+// a process the runner starts, which the agent awaits; with -agent-restart
+// the scenario of recovery.go.
+//
 // Output: one line per step; the last line is `PASS: N steps` or
 // `FAIL: <reason>`.
 package main
@@ -81,6 +87,13 @@ type run struct {
 	declinedAt    time.Time      // when the DECLINE was answered
 	reoffered     []string       // offer ids for declinedAgent seen after the decline
 	offersSeen    map[string]int // agent id -> offers received
+
+	checkpoint bool                      // FrameworkInfo.checkpoint
+	messages   []scheduler.Event_Message // MESSAGE events, in order
+	failures   []scheduler.Event_Failure // FAILURE events, in order
+	external   bool                      // the agents await the executors: the runner starts them
+	holdAcks   map[string]bool           // task id -> its updates are not acknowledged for now
+	held       []mesos.TaskStatus        // updates not acknowledged because of holdAcks
 }
 
 func (r *run) step(format string, args ...interface{}) {
@@ -142,6 +155,10 @@ func (r *run) handle(got received, waitingFor string) *scheduler.Event {
 			if len(uuid) != 16 {
 				failf("update %s of %s carries a %d-byte uuid, want 16", st.GetState(), id, len(uuid))
 			}
+			if r.holdAcks[id] {
+				r.held = append(r.held, st)
+				break
+			}
 			agent := ""
 			if st.GetAgentID() != nil {
 				agent = st.GetAgentID().Value
@@ -149,6 +166,10 @@ func (r *run) handle(got received, waitingFor string) *scheduler.Event {
 			r.call("ACKNOWLEDGE "+id+" "+st.GetState().String(), calls.Acknowledge(agent, id, uuid))
 			r.acked++
 		}
+	case scheduler.Event_MESSAGE:
+		r.messages = append(r.messages, *e.GetMessage())
+	case scheduler.Event_FAILURE:
+		r.failures = append(r.failures, *e.GetFailure())
 	case scheduler.Event_ERROR:
 		failf("ERROR event while waiting for %s: %s", waitingFor, e.GetError().GetMessage())
 	}
@@ -350,7 +371,11 @@ func (r *run) scenario(declineWindow time.Duration) {
 		failf("agent %s was offered only %d times", agentA, r.offersSeen[agentA])
 	}
 	r.step("no offer from declined agent %s for %s (agent %s offered %d times)", agentB, declineWindow, agentA, r.offersSeen[agentA])
+	r.teardown()
+}
 
+// teardown sends TEARDOWN and waits for the event stream to end.
+func (r *run) teardown() {
 	r.call("TEARDOWN", &scheduler.Call{Type: scheduler.Call_TEARDOWN})
 	for !r.streamEnded {
 		select {
@@ -375,6 +400,9 @@ func main() {
 	principal := flag.String("principal", "", "authenticate (HTTP Basic) as this principal, and declare it in FrameworkInfo")
 	secret := flag.String("secret", "", "the principal's secret")
 	expect := flag.String("expect", "pass", "pass (run the scenario), unauthenticated (401) or unauthorized (ERROR event, stream closed)")
+	executorBinary := flag.String("executor", "", "run the custom executor scenario instead, with this executor binary (given the same -codec)")
+	external := flag.Bool("external", false, "with -executor: the agents await the executors (--custom-executors await); after each launch the scheduler prints `start executor <id> of framework <id> on agent <id>: <command>` for the runner to start it")
+	agentRestart := flag.Bool("agent-restart", false, "with -executor: the executor's agent restarts under a running task (asked for on stdout, confirmed on stdin)")
 	flag.Parse()
 
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
@@ -388,6 +416,7 @@ func main() {
 		secret:     *secret,
 		offers:     map[string]mesos.Offer{},
 		history:    map[string][]mesos.TaskStatus{},
+		holdAcks:   map[string]bool{},
 		offersSeen: map[string]int{},
 	}
 	code := 0
@@ -405,6 +434,17 @@ func main() {
 		endpoint := strings.TrimRight(*master, "/") + "/api/v1/scheduler"
 		switch *expect {
 		case "pass":
+			if *executorBinary != "" {
+				r.checkpoint = true
+				r.external = *external
+				r.subscribe(endpoint, *codec)
+				if *agentRestart {
+					r.agentRestartScenario(*executorBinary, *codec)
+					break
+				}
+				r.executorScenario(*executorBinary, *codec)
+				break
+			}
 			r.subscribe(endpoint, *codec)
 			r.scenario(*declineWindow)
 		case "unauthenticated":
@@ -460,6 +500,9 @@ func (r *run) connect(endpoint, codecName string) (mesos.Response, string, error
 	}
 	if r.principal != "" {
 		info.Principal = &r.principal
+	}
+	if r.checkpoint {
+		info.Checkpoint = &r.checkpoint
 	}
 	resp, err := r.caller.Call(r.ctx, calls.Subscribe(info))
 	return resp, string(mediaType), err
