@@ -9,6 +9,7 @@
  *   scheduler   subscribe, call, disconnect
  *   operators   operator (every operator call the read model cannot answer), subscribeOperator (and disconnect)
  *   executors   executorSubscribe, executorCall, containerExited (and disconnect)
+ *   containers  launchNestedContainer, containerInput, waitContainer, killContainer, removeContainer
  *   cluster     addAgent
  *   faults      crashAgent, restartAgent, addNetworkRule, removeNetworkRule,
  *               partition, heal
@@ -17,7 +18,10 @@
  */
 import { Agent } from './agent/agent.js';
 import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './agent/flags.js';
-import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from './executor-api.js';
+import type { ContainerTermination, ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from './executor-api.js';
+import { AGENT_NOT_RECOVERED } from './agent/executor-calls.js';
+import { NestedContainers, type NestedLaunch } from './agent/nested-containers.js';
+import { fail } from './errors.js';
 import type { SimContext } from './context.js';
 import type { Outcome } from './errors.js';
 import { EventLoop } from './event-loop.js';
@@ -72,6 +76,8 @@ export class Cluster {
   readonly #agents = new Map<string, Agent>();
   readonly #outbox = new Outbox();
   readonly #agentFlags = new WeakMap<Partial<AgentFlags>, AgentFlags>();
+  /** Container sessions' output streams and WAIT_CONTAINER waiters, by connection, and their agent. */
+  readonly #containerConnections = new Map<string, string>();
   /** Open executor streams, by connection, and the agent each is on. */
   readonly #executorConnections = new Map<string, string>();
   readonly #checkInvariants: boolean;
@@ -128,6 +134,13 @@ export class Cluster {
   /** A subscriber's connection closed (a scheduler's, an operator's or an executor's). */
   disconnect(connectionId: string): void {
     this.#input(() => {
+      const containerAgent = this.#containerConnections.get(connectionId);
+      if (containerAgent !== undefined) {
+        this.#containerConnections.delete(connectionId);
+        const nested = this.#agents.get(containerAgent)?.nested;
+        if (nested?.outputClosed(connectionId) !== true) nested?.waiterClosed(connectionId);
+        return;
+      }
       const agentId = this.#executorConnections.get(connectionId);
       if (agentId === undefined) return this.#master.disconnected(connectionId);
       this.#executorConnections.delete(connectionId);
@@ -157,6 +170,55 @@ export class Cluster {
    */
   executorCall(agentId: string, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
     return this.#input(() => this.#agent(agentId).executorCall(envelope, authorize));
+  }
+
+  // ---- inputs: containers (the agent operator API) ----
+
+  /**
+   * LAUNCH_NESTED_CONTAINER_SESSION (with `output`, the connection its
+   * stdout and stderr go to) or LAUNCH_NESTED_CONTAINER (without): a
+   * command in the small shell, inside a live executor's container.
+   */
+  launchNestedContainer(agentId: string, launch: NestedLaunch, output?: string): Outcome {
+    return this.#input(() => {
+      const agent = this.#agent(agentId);
+      if (agent.state === 'crashed') return fail('UNAVAILABLE', AGENT_NOT_RECOVERED);
+      const parent = agent.executors().find((e) => e.alive && e.containerId === launch.parentId);
+      if (parent === undefined) return fail('NOT_FOUND', `Container ${launch.parentId} cannot be found`);
+      const sandbox = `/var/lib/mesos/slaves/${agentId}/frameworks/${parent.frameworkId}/executors/${parent.executorId}/runs/${parent.containerId}`;
+      const env = { HOSTNAME: agent.config.hostname, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
+      const nested = (agent.nested ??= new NestedContainers(this.#ctx, this.#outbox));
+      const outcome = nested.launch(launch, { containerId: parent.containerId, hostname: agent.config.hostname, sandbox, env }, output);
+      if (outcome.ok && output !== undefined) this.#containerConnections.set(output, agentId);
+      return outcome;
+    });
+  }
+
+  /** ATTACH_CONTAINER_INPUT: standard input for a nested container; `undefined` ends it. */
+  containerInput(agentId: string, containerId: string, data: string | undefined): Outcome {
+    return this.#input(() => this.#nested(agentId, (n) => n.input(containerId, data)));
+  }
+
+  /**
+   * WAIT_CONTAINER: an ended container's termination at once; for a running
+   * one undefined, and the answer goes to `connectionId` in the outbox.
+   */
+  waitContainer(connectionId: string, agentId: string, containerId: string): Outcome<ContainerTermination | undefined> {
+    return this.#input(() => {
+      const outcome = this.#nested(agentId, (n) => n.wait(connectionId, containerId));
+      if (outcome.ok && outcome.value === undefined) this.#containerConnections.set(connectionId, agentId);
+      return outcome;
+    });
+  }
+
+  /** KILL_CONTAINER: a signal to a nested container. */
+  killContainer(agentId: string, containerId: string, signal: number): Outcome {
+    return this.#input(() => this.#nested(agentId, (n) => n.kill(containerId, signal)));
+  }
+
+  /** REMOVE_CONTAINER: forgets an ended nested container. */
+  removeContainer(agentId: string, containerId: string): Outcome {
+    return this.#input(() => this.#nested(agentId, (n) => n.remove(containerId)));
   }
 
   /** The process of a spawned executor exited, with its wait(2) status. */
@@ -311,6 +373,13 @@ export class Cluster {
     let full = this.#agentFlags.get(flags);
     if (full === undefined) this.#agentFlags.set(flags, (full = { ...DEFAULT_AGENT_FLAGS, ...flags }));
     return full;
+  }
+
+  /** A call on an agent's nested containers; an agent down answers as upstream's recovering one. */
+  #nested<T>(agentId: string, call: (nested: NestedContainers) => Outcome<T>): Outcome<T> {
+    const agent = this.#agent(agentId);
+    if (agent.state === 'crashed') return fail('UNAVAILABLE', AGENT_NOT_RECOVERED);
+    return call((agent.nested ??= new NestedContainers(this.#ctx, this.#outbox)));
   }
 
   #agent(agentId: string): Agent {

@@ -87,3 +87,16 @@ export interface ContainerLaunch {
  * undefined to allow, else the refusal's text (a 403).
  */
 export type ExecutorAuthorizer = (executor: { readonly frameworkId: string; readonly executorId: string; readonly containerId: string }) => string | undefined;
+
+/** What WAIT_CONTAINER answers about an ended container. */
+export interface ContainerTermination {
+  /** A wait(2) status: the exit code in the high byte, or the signal number. */
+  readonly exitStatus: number;
+  readonly message?: string;
+}
+
+/** A piece of a container's standard output or error. */
+export interface ProcessOutput {
+  readonly stream: 'STDOUT' | 'STDERR';
+  readonly data: string;
+}

@@ -4,7 +4,7 @@
  * collected during an input and drained by the caller (the HTTP layer)
  * once the input returns. The core never holds a socket or a sink.
  */
-import type { ContainerLaunch, ExecutorEvent } from './executor-api.js';
+import type { ContainerLaunch, ContainerTermination, ExecutorEvent, ProcessOutput } from './executor-api.js';
 import type { OperatorEvent } from './operator-types.js';
 import type { SchedulerEvent } from './types.js';
 
@@ -12,6 +12,10 @@ export type OutboxRecord =
   | { readonly kind: 'event'; readonly connectionId: string; readonly event: SchedulerEvent }
   /** An event of the operator event stream, for an operator subscriber's connection. */
   | { readonly kind: 'operator'; readonly connectionId: string; readonly event: OperatorEvent }
+  /** Output of a nested container, for the connection of the session that launched it. */
+  | { readonly kind: 'process-io'; readonly connectionId: string; readonly output: ProcessOutput }
+  /** The end of a container, for a connection waiting for it (WAIT_CONTAINER); the connection's answer. */
+  | { readonly kind: 'container-wait'; readonly connectionId: string; readonly termination: ContainerTermination }
   /** An event of the executor API, for an executor's connection to its agent. */
   | { readonly kind: 'executor'; readonly connectionId: string; readonly event: ExecutorEvent }
   | { readonly kind: 'close'; readonly connectionId: string; readonly reason: string };
@@ -35,6 +39,14 @@ export class Outbox {
 
   executor(connectionId: string, event: ExecutorEvent): void {
     this.#records.push({ kind: 'executor', connectionId, event });
+  }
+
+  processIo(connectionId: string, output: ProcessOutput): void {
+    this.#records.push({ kind: 'process-io', connectionId, output });
+  }
+
+  containerWait(connectionId: string, termination: ContainerTermination): void {
+    this.#records.push({ kind: 'container-wait', connectionId, termination });
   }
 
   container(record: ContainerRecord): void {

@@ -8,6 +8,7 @@ import { capConnections, DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS,
 import { acceptRawBodies, installErrorReplies } from './master-app.js';
 import { everyMethod, serveMethods } from './methods.js';
 import { PathRouter } from './routing.js';
+import { RECORDIO_TYPE } from './negotiate.js';
 import { VERSION } from '../wire/version.js';
 import { registerAgentOperatorRoute, type AgentBinding } from './agent-operator-route.js';
 import { registerAgentReadRoutes } from './agent-read-routes.js';
@@ -38,6 +39,8 @@ export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
   router.attach(app);
   capConnections(app, options.name ?? 'agent', limits.maxConnections, app.log);
   acceptRawBodies(app);
+  // ATTACH_CONTAINER_INPUT streams standard input: its body is read as it arrives, not buffered whole.
+  app.addContentTypeParser(RECORDIO_TYPE, (_req, payload, done) => done(null, payload));
   for (const prefix of ['', '/slave(1)']) {
     serveMethods(app, `${prefix}/health`, everyMethod(app), (_req, reply) => reply.code(200).header('content-length', '0').send());
     serveMethods(app, `${prefix}/version`, everyMethod(app), (_req, reply) =>

@@ -9,27 +9,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentNodeView, ClusterView } from '../core/view.js';
 import type { ClusterDriver } from '../runtime/driver.js';
-import type { ExecutorRouteOptions } from './executor-route.js';
+import type { AgentBinding } from './agent-binding.js';
 import { agentCallError, agentRequestFromWire } from '../wire/agent-in.js';
 import { agentReadResponse, encodeAgentResponseJson, encodeAgentResponseProto } from '../wire/agent-out.js';
 import type { mesos } from '../wire/generated/types.js';
 import { decodeCallBody } from './call-body.js';
 import { sendError } from './errors.js';
 import { serveMethods } from './methods.js';
-import { JSON_TYPE, MESSAGE_TYPES, negotiate } from './negotiate.js';
+import { JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE } from './negotiate.js';
+import { attachInput, containerCall } from './agent-container-route.js';
 import { sendBody } from './read-routes.js';
 
-/**
- * The agent a request is for; undefined until the agent exists. An app of
- * its own per agent knows it; one app shared by agents on their own
- * loopback addresses finds it by the address the connection arrived on.
- */
-export interface AgentBinding {
-  readonly driver: ClusterDriver;
-  readonly agentId: (req: FastifyRequest) => string | undefined;
-  /** Where executor streams go; without, the executor API is not served. */
-  readonly executors?: Pick<ExecutorRouteOptions, 'connections' | 'budget' | 'tokens'>;
-}
+export type { AgentBinding } from './agent-binding.js';
+
 
 /** Upstream's answer while its agent cannot serve its state. */
 export const NOT_RECOVERED = 'Agent has not finished recovery';
@@ -51,11 +43,21 @@ export function registerAgentOperatorRoute(app: FastifyInstance, prefix: string,
   serveMethods(app, `${prefix}/api/v1`, ['POST'], (req, reply) => handle(req, reply, binding));
 }
 
-function handle(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding): FastifyReply {
+function handle(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding): FastifyReply | Promise<FastifyReply> | undefined {
+  // The streaming media types belong to the container calls' streams only (wire-facts §7).
+  const streamingIn = req.headers['content-type'] === RECORDIO_TYPE;
+  if (streamingIn) return attachInput(req, reply, binding);
+  if (req.headers['message-content-type'] !== undefined) return sendError(reply, 'CONTENT_TYPE_UNSUPPORTED', MESSAGE_TYPES);
   const call = decodeCallBody<mesos.v1.agent.Call>(req, reply, 'mesos.v1.agent.Call');
   if (call === undefined) return reply;
   const invalid = agentCallError(call);
   if (invalid !== undefined) return sendError(reply, 'AGENT_CALL_INVALID', invalid);
+  if (call.type === 'ATTACH_CONTAINER_INPUT') return sendError(reply, 'CONTENT_TYPE_UNSUPPORTED', [RECORDIO_TYPE]);
+  const container = containerCall(req, reply, binding, call);
+  if (container !== undefined) return container;
+  if (req.headers['message-accept'] !== undefined || (req.headers.accept ?? '').includes(RECORDIO_TYPE)) {
+    return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
+  }
   const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
   if (accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
   const request = agentRequestFromWire(call);

@@ -4,7 +4,7 @@
  * records here after every input. A record for a connection that has gone
  * is dropped (the core learns of the close through `disconnect`).
  */
-import type { ExecutorEvent } from '../core/executor-api.js';
+import type { ContainerTermination, ExecutorEvent, ProcessOutput } from '../core/executor-api.js';
 import type { OperatorEvent } from '../core/operator-types.js';
 import type { OutboxRecord } from '../core/outbox.js';
 import type { SchedulerEvent } from '../core/types.js';
@@ -15,9 +15,18 @@ export interface EventStream<E = SchedulerEvent> {
   close(): void;
 }
 
-/** A scheduler's, an operator's or an executor's event stream: the core addresses each kind of record only to its own kind. */
-type AnyEvent = SchedulerEvent | OperatorEvent | ExecutorEvent;
-type AnyStream = EventStream<SchedulerEvent> | EventStream<OperatorEvent> | EventStream<ExecutorEvent>;
+/**
+ * A scheduler's, an operator's or an executor's event stream, a container
+ * session's output, or a WAIT_CONTAINER waiting for its answer: the core
+ * addresses each kind of record only to its own kind.
+ */
+type AnyPayload = SchedulerEvent | OperatorEvent | ExecutorEvent | ProcessOutput | ContainerTermination;
+type AnyStream =
+  | EventStream<SchedulerEvent>
+  | EventStream<OperatorEvent>
+  | EventStream<ExecutorEvent>
+  | EventStream<ProcessOutput>
+  | EventStream<ContainerTermination>;
 
 export class Connections {
   readonly #streams = new Map<string, AnyStream>();
@@ -42,11 +51,21 @@ export class Connections {
     for (const record of records) {
       const stream = this.#streams.get(record.connectionId);
       if (stream === undefined) continue;
-      if (record.kind !== 'close') (stream as EventStream<AnyEvent>).send(record.event);
-      else {
+      if (record.kind === 'close') {
         stream.close();
         this.#streams.delete(record.connectionId);
-      }
+      } else (stream as EventStream<AnyPayload>).send(payloadOf(record));
     }
   };
+}
+
+function payloadOf(record: Exclude<OutboxRecord, { kind: 'close' }>): AnyPayload {
+  switch (record.kind) {
+    case 'process-io':
+      return record.output;
+    case 'container-wait':
+      return record.termination;
+    default:
+      return record.event;
+  }
 }

@@ -39,10 +39,11 @@ export interface EventStreamOptions {
 }
 
 /**
- * The stream of any event type with a HEARTBEAT, which the scheduler's and
- * the operator's events both have.
+ * The stream of any record type; a keepalive (on by default) needs a
+ * HEARTBEAT event, which the scheduler's and the operator's events both
+ * have: streams of other records turn it off (`keepaliveMs: 0`).
  */
-export class HttpEventStream<E extends { readonly type: string } = SchedulerEvent> implements EventStream<E>, BudgetedStream {
+export class HttpEventStream<E = SchedulerEvent> implements EventStream<E>, BudgetedStream {
   /** Set by the route once known, for the log of a cut. */
   connectionId: string | undefined;
   frameworkId: string | undefined;
@@ -145,7 +146,7 @@ export class HttpEventStream<E extends { readonly type: string } = SchedulerEven
     if (period <= 0) return;
     this.#lastWriteMs = performance.now();
     this.#keepalive = setInterval(() => {
-      if (performance.now() - this.#lastWriteMs >= period) this.send({ type: 'HEARTBEAT' } as E);
+      if (performance.now() - this.#lastWriteMs >= period) this.send({ type: 'HEARTBEAT' } as unknown as E);
     }, period / 5);
     this.#keepalive.unref();
   }

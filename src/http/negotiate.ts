@@ -62,3 +62,12 @@ export function negotiate(
   const ranges = parseAccept(header);
   return offered.find((t) => quality(ranges, t) > 0);
 }
+
+/** RecordIO, the media type of the agent API's streaming calls (their messages' own type goes in `Message-*` headers). */
+export const RECORDIO_TYPE = 'application/recordio';
+
+/** Whether an Accept header allows `mediaType` (a missing header allows everything). */
+export function accepts(header: string | readonly string[] | undefined, mediaType: string): boolean {
+  if (header === undefined || (typeof header === 'string' && header.trim() === '')) return true;
+  return quality(parseAccept(header), mediaType) > 0;
+}

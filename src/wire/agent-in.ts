@@ -59,7 +59,7 @@ export function agentCallError(call: Call): string | undefined {
 /**
  * What a valid call is for the route. This agent serves no sandbox or log
  * files (LIST_FILES and READ_FILE find none: 404); metrics, the logging
- * level toggle, container launches and attachments, operations and
+ * level toggle, standalone container launches, output attachment, operations and
  * resource provider configuration are features it lacks (501).
  */
 export function agentRequestFromWire(call: Call): AgentRequest {

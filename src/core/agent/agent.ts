@@ -21,17 +21,8 @@
  */
 import { wallTimeMs, type SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
-import {
-  MASTER_NODE,
-  type AgentDescription,
-  type AgentToMaster,
-  type ExecutorToAgent,
-  type FrameworkRef,
-  type ApplyOperation,
-  type MasterToAgent,
-  type Message,
-  type SimNode,
-} from '../messages.js';
+import { MASTER_NODE, type AgentDescription, type AgentToMaster, type ApplyOperation, type ExecutorToAgent } from '../messages.js';
+import type { FrameworkRef, MasterToAgent, Message, SimNode } from '../messages.js';
 import type { Outbox } from '../outbox.js';
 import { formatDuration } from '../duration.js';
 import { toHex, type Rng } from '../rng.js';
@@ -42,6 +33,7 @@ import type { ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from
 import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
+import type { NestedContainers } from './nested-containers.js';
 import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
 import { recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
 import { applyOperation, OperationUpdates, type CheckpointedResources, type OperationUpdate } from './operation-updates.js';
@@ -91,6 +83,8 @@ export class Agent implements SimNode, ExecutorHost {
   #operationUpdates: OperationUpdates;
   /** The hand for executors that run outside the core. */
   #httpExecutors: HttpExecutors | undefined;
+  /** Containers launched inside its executors' (task exec sessions); set on first use, by the cluster. */
+  nested: NestedContainers | undefined;
 
   constructor(
     private readonly ctx: SimContext,
@@ -181,6 +175,7 @@ export class Agent implements SimNode, ExecutorHost {
       operationUpdates: this.#operationUpdates.checkpoint(),
     };
     this.#moveTo('crashed');
+    this.nested?.clear();
     this.ctx.trace.append('agent:crash', { agentId: this.id, checkpointed: disk.frameworks.length });
     this.#updates.pause();
     this.#operationUpdates.pause();
@@ -468,6 +463,7 @@ export class Agent implements SimNode, ExecutorHost {
       this.#orphans = this.#orphans.filter((e) => e !== executor);
       return;
     }
+    this.nested?.parentEnded(executor.containerId);
     // Tasks its process left running end with it, as upstream's agent reports them.
     for (const task of executor.liveTasks()) {
       this.#emit(executor.frameworkId, task.spec.taskId, executor, 'TASK_FAILED', 'Executor terminated', 'REASON_EXECUTOR_TERMINATED');

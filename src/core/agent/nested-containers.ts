@@ -1,0 +1,189 @@
+/**
+ * Nested containers of an agent: commands launched inside a running task's
+ * container by the agent operator API (task exec sessions), run by the
+ * small shell (`shell.ts`) in cluster time. A session's output goes to the
+ * connection that launched it, as ProcessIO records through the outbox;
+ * its input comes with `input`; its end is a wait(2) status, which
+ * WAIT_CONTAINER reports. A session whose output connection breaks is
+ * destroyed, as upstream's is.
+ *
+ * Lifecycle:   running --its script ends, or KILL_CONTAINER, or its parent ends--> exited
+ *              exited  --REMOVE_CONTAINER--> (forgotten)
+ */
+import type { SimContext } from '../context.js';
+import { fail, ok, type Outcome } from '../errors.js';
+import type { ContainerTermination } from '../executor-api.js';
+import type { Outbox } from '../outbox.js';
+import { ShellProcess, type ShellWorld } from '../shell.js';
+
+export interface NestedLaunch {
+  readonly containerId: string;
+  readonly parentId: string;
+  readonly argv: readonly string[];
+  /** Upstream's TTY: one merged output stream. */
+  readonly tty: boolean;
+}
+
+/** The container a nested one runs in: a live executor's, on this agent. */
+export interface ParentContainer {
+  readonly containerId: string;
+  readonly hostname: string;
+  readonly sandbox: string;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+interface Nested {
+  readonly launch: NestedLaunch;
+  /** Set once it is in the map, since it may write as it starts. */
+  process: ShellProcess | undefined;
+  /** The session's output stream, while it is open. */
+  output: string | undefined;
+  termination: ContainerTermination | undefined;
+  /** Connections waiting for its end (WAIT_CONTAINER). */
+  readonly waiters: string[];
+}
+
+/** How many ended containers an agent keeps for WAIT_CONTAINER until they are removed. */
+const MAX_ENDED = 1_000;
+
+export class NestedContainers {
+  readonly #containers = new Map<string, Nested>();
+
+  constructor(
+    private readonly ctx: SimContext,
+    private readonly outbox: Outbox,
+  ) {}
+
+  has(containerId: string): boolean {
+    return this.#containers.has(containerId);
+  }
+
+  /** Launches a nested container; with `output`, its stdout and stderr go to that connection. */
+  launch(launch: NestedLaunch, parent: ParentContainer, output: string | undefined): Outcome<undefined> {
+    if (this.#containers.has(launch.containerId)) return fail('CONFLICT', `Container ${launch.containerId} already exists`);
+    const world: ShellWorld = {
+      loop: this.ctx.loop,
+      hostname: parent.hostname,
+      cwd: parent.sandbox,
+      env: { ...parent.env, MESOS_SANDBOX: parent.sandbox, MESOS_CONTAINER_ID: launch.containerId },
+      files: new Map([
+        ['stdout', ''],
+        ['stderr', ''],
+      ]),
+    };
+    const id = launch.containerId;
+    // In the map before it starts: a command may write at once.
+    const entry: Nested = { launch, output, termination: undefined, waiters: [], process: undefined };
+    this.#containers.set(id, entry);
+    entry.process = new ShellProcess(
+      world,
+      {
+        stdout: (data) => this.#emit(id, 'STDOUT', data),
+        stderr: (data) => this.#emit(id, launch.tty ? 'STDOUT' : 'STDERR', data),
+        exit: (code) => this.#end(id, { exitStatus: (code & 0xff) << 8 }),
+      },
+      launch.argv,
+    );
+    this.ctx.trace.append('container:launch-nested', { containerId: id, parentId: launch.parentId, argv: launch.argv.join(' ') });
+    return ok(undefined);
+  }
+
+  /** Standard input for a running container; `undefined` is the end of it. */
+  input(containerId: string, data: string | undefined): Outcome<undefined> {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined) return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
+    if (data === undefined) entry.process?.close();
+    else entry.process?.write(data);
+    return ok(undefined);
+  }
+
+  /**
+   * WAIT_CONTAINER: the termination of an ended container at once; for a
+   * running one, undefined, and the answer goes to `connectionId` when it ends.
+   */
+  wait(connectionId: string, containerId: string): Outcome<ContainerTermination | undefined> {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined) return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
+    if (entry.termination !== undefined) return ok(entry.termination);
+    entry.waiters.push(connectionId);
+    return ok(undefined);
+  }
+
+  /** KILL_CONTAINER: the signal ends it (its wait status is the signal's number). */
+  kill(containerId: string, signal: number): Outcome<undefined> {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined) return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
+    if (entry.termination === undefined) {
+      entry.process?.kill();
+      this.#end(containerId, { exitStatus: signal & 0x7f, message: `Killed by signal ${signal}` });
+    }
+    return ok(undefined);
+  }
+
+  /** REMOVE_CONTAINER: forgets an ended container; a running one cannot be removed. */
+  remove(containerId: string): Outcome<undefined> {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined) return ok(undefined);
+    if (entry.termination === undefined) return fail('CONFLICT', `Container ${containerId} is still running`);
+    this.#containers.delete(containerId);
+    return ok(undefined);
+  }
+
+  /** The session's output connection broke: the container is destroyed. */
+  outputClosed(connectionId: string): boolean {
+    for (const [id, entry] of this.#containers) {
+      if (entry.output !== connectionId) continue;
+      entry.output = undefined;
+      if (entry.termination === undefined) this.kill(id, 9);
+      return true;
+    }
+    return false;
+  }
+
+  /** A waiter's connection went away. */
+  waiterClosed(connectionId: string): void {
+    for (const entry of this.#containers.values()) {
+      const i = entry.waiters.indexOf(connectionId);
+      if (i >= 0) entry.waiters.splice(i, 1);
+    }
+  }
+
+  /** The parent container ended: its nested containers end with it (SIGKILL). */
+  parentEnded(parentId: string): void {
+    for (const [id, entry] of this.#containers) if (entry.launch.parentId === parentId && entry.termination === undefined) this.kill(id, 9);
+  }
+
+  /** Everything is gone (the agent process died). */
+  clear(): void {
+    for (const id of [...this.#containers.keys()]) this.kill(id, 9);
+    this.#containers.clear();
+  }
+
+  #emit(containerId: string, stream: 'STDOUT' | 'STDERR', data: string): void {
+    const output = this.#containers.get(containerId)?.output;
+    // A record with no data would end the client's stream early.
+    if (output !== undefined && data.length > 0) this.outbox.processIo(output, { stream, data });
+  }
+
+  #end(containerId: string, termination: ContainerTermination): void {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined || entry.termination !== undefined) return;
+    entry.termination = termination;
+    this.ctx.trace.append('container:nested-exit', { containerId, exitStatus: termination.exitStatus });
+    if (entry.output !== undefined) this.outbox.close(entry.output, 'the container exited');
+    entry.output = undefined;
+    for (const waiter of entry.waiters.splice(0)) this.outbox.containerWait(waiter, termination);
+    this.#forgetOldest();
+  }
+
+  #forgetOldest(): void {
+    let ended = 0;
+    for (const entry of this.#containers.values()) if (entry.termination !== undefined) ended++;
+    for (const [id, entry] of this.#containers) {
+      if (ended <= MAX_ENDED) return;
+      if (entry.termination === undefined) continue;
+      this.#containers.delete(id);
+      ended--;
+    }
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * The container calls of the agent operator API (`POST {agent}/api/v1`):
+ * task exec sessions and the calls around them. Decoding and the checks of
+ * the agent route (agent-operator-route.ts) come first; then:
+ *
+ *   LAUNCH_NESTED_CONTAINER_SESSION  `Accept` must allow application/recordio (406); 200 and a
+ *                                    RecordIO stream of ProcessIO DATA records (`Message-Accept`
+ *                                    picks their encoding), ending when the command does
+ *   LAUNCH_NESTED_CONTAINER          200 once launched (its output goes nowhere)
+ *   ATTACH_CONTAINER_INPUT           `Content-Type: application/recordio` with `Message-Content-Type`:
+ *                                    a CONTAINER_ID record, then PROCESS_IO records (STDIN data;
+ *                                    an empty one ends the input; heartbeats); 200 when the request ends
+ *   WAIT_CONTAINER (WAIT_NESTED_…)   200 with the wait(2) status once the container has ended
+ *   KILL_CONTAINER, REMOVE_CONTAINER 200
+ *
+ * An unknown container is 404 `Container <id> cannot be found`; an agent
+ * process that is down, 503.
+ */
+import type { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CallError } from '../core/errors.js';
+import type { ContainerTermination, ProcessOutput } from '../core/executor-api.js';
+import { containerRequestFromWire, inputRecordOf, processIoToJson, processIoToProto, waitResponse, type ContainerRequest } from '../wire/agent-containers.js';
+import { encodeAgentResponseJson, encodeAgentResponseProto } from '../wire/agent-out.js';
+import type { mesos } from '../wire/generated/types.js';
+import { decodeJson } from '../wire/json.js';
+import { decodeProto } from '../wire/proto-codec.js';
+import { RecordReader } from '../wire/recordio.js';
+import type { AgentBinding } from './agent-binding.js';
+import { httpError, send, sendError, type HttpError } from './errors.js';
+import { HttpEventStream } from './event-stream.js';
+import { accepts, contentTypeOf, JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE, type MessageType } from './negotiate.js';
+import { sendBody } from './read-routes.js';
+import { sendEmpty } from './replies.js';
+
+type Call = mesos.v1.agent.Call;
+
+/** Serves `call` if it is a container call; undefined when it is not one (the route goes on). */
+export function containerCall(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding, call: Call): FastifyReply | Promise<FastifyReply> | undefined {
+  const request = containerRequestFromWire(call);
+  if (request === undefined) return undefined;
+  if (typeof request === 'string') return sendError(reply, 'AGENT_CALL_INVALID', request);
+  const agentId = binding.agentId(req);
+  if (agentId === undefined || binding.executors === undefined) return sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery');
+  if (request.kind === 'launch' && request.session) return launchSession(req, reply, binding, agentId, request);
+  if (request.kind === 'wait') return wait(req, reply, binding, agentId, request);
+  const { driver } = binding;
+  const outcome = driver.input((c) => {
+    switch (request.kind) {
+      case 'launch':
+        return c.launchNestedContainer(agentId, request.launch);
+      case 'kill':
+        return c.killContainer(agentId, request.containerId, request.signal);
+      case 'remove':
+        return c.removeContainer(agentId, request.containerId);
+    }
+  });
+  return outcome.ok ? sendEmpty(reply, 200) : send(reply, containerError(outcome.error));
+}
+
+function launchSession(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding, agentId: string, request: Extract<ContainerRequest, { kind: 'launch' }>): FastifyReply | undefined {
+  if (!accepts(req.headers.accept, RECORDIO_TYPE)) return sendError(reply, 'NOT_ACCEPTABLE', [RECORDIO_TYPE]);
+  const messageType = negotiate(req.headers['message-accept'], MESSAGE_TYPES);
+  if (messageType === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
+  const { driver, executors } = binding;
+  const encode = messageType === JSON_TYPE ? processIoToJson : processIoToProto;
+  const stream = new HttpEventStream<ProcessOutput>(reply.raw, encode, { budget: executors!.budget, keepaliveMs: 0 });
+  const connectionId = executors!.connections.open(stream);
+  const outcome = driver.input((c) => c.launchNestedContainer(agentId, request.launch, connectionId));
+  if (!outcome.ok) {
+    executors!.connections.forget(connectionId);
+    return send(reply, containerError(outcome.error));
+  }
+  reply.hijack();
+  reply.raw.on('close', () => {
+    executors!.connections.forget(connectionId);
+    if (driver.failure === undefined) driver.input((c) => c.disconnect(connectionId));
+  });
+  stream.start({ 'content-type': RECORDIO_TYPE, 'message-content-type': messageType });
+  return undefined;
+}
+
+/** WAIT_CONTAINER: answered at once for an ended container, else when it ends (the request waits). */
+async function wait(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding, agentId: string, request: Extract<ContainerRequest, { kind: 'wait' }>): Promise<FastifyReply> {
+  const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
+  if (accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
+  const { driver, executors } = binding;
+  let answer!: (termination: ContainerTermination | undefined) => void;
+  const ended = new Promise<ContainerTermination | undefined>((resolve) => (answer = resolve));
+  const connectionId = executors!.connections.open({ send: (t: ContainerTermination) => answer(t), close: () => answer(undefined) });
+  const outcome = driver.input((c) => c.waitContainer(connectionId, agentId, request.containerId));
+  if (!outcome.ok || outcome.value !== undefined) {
+    executors!.connections.forget(connectionId);
+    return outcome.ok ? sendWait(req, reply, accepted, outcome.value!, request.nested) : send(reply, containerError(outcome.error));
+  }
+  // The response's close: the client went away before the answer (a request's own close comes when its body is read).
+  reply.raw.once('close', () => {
+    executors!.connections.forget(connectionId);
+    answer(undefined);
+    if (driver.failure === undefined) driver.input((c) => c.disconnect(connectionId));
+  });
+  const termination = await ended;
+  executors!.connections.forget(connectionId);
+  return termination === undefined ? sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery') : sendWait(req, reply, accepted, termination, request.nested);
+}
+
+function sendWait(req: FastifyRequest, reply: FastifyReply, accepted: MessageType, termination: ContainerTermination, nested: boolean): FastifyReply {
+  const response = waitResponse(termination, nested);
+  const body = accepted === JSON_TYPE ? Buffer.from(encodeAgentResponseJson(response)) : Buffer.from(encodeAgentResponseProto(response));
+  return sendBody(req, reply, accepted, body);
+}
+
+/**
+ * ATTACH_CONTAINER_INPUT: a RecordIO request body read as it arrives, each
+ * record an agent Call in `Message-Content-Type`. The first names the
+ * container; the standard input that follows reaches it at once.
+ */
+export async function attachInput(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding): Promise<FastifyReply> {
+  const messageType = contentTypeOf(String(req.headers['message-content-type'] ?? ''), MESSAGE_TYPES);
+  if (messageType === undefined) return sendError(reply, 'CONTENT_TYPE_UNSUPPORTED', MESSAGE_TYPES);
+  const agentId = binding.agentId(req);
+  if (agentId === undefined) return sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery');
+  const reader = new RecordReader();
+  let containerId: string | undefined;
+  for await (const chunk of req.body as Readable) {
+    for (const record of reader.push(chunk as Buffer)) {
+      const decoded = messageType === JSON_TYPE ? decodeJson<Call>('mesos.v1.agent.Call', record.toString('utf8'), 'Call') : decodeProto<Call>('mesos.v1.agent.Call', record, 'Call');
+      if (!decoded.ok) return refuseInput(req, reply, httpError('BODY_UNDECODABLE', decoded.error));
+      const input = inputRecordOf(decoded.value);
+      if (input.kind === 'invalid') return refuseInput(req, reply, httpError('AGENT_CALL_INVALID', input.reason));
+      if (containerId === undefined && input.kind !== 'container') {
+        return refuseInput(req, reply, httpError('AGENT_CALL_INVALID', "Expecting the first record to be of type 'CONTAINER_ID'"));
+      }
+      if (input.kind === 'control') continue;
+      if (input.kind === 'container') containerId ??= input.containerId;
+      const id = containerId!;
+      const data = input.kind === 'stdin' ? input.data : input.kind === 'end' ? undefined : '';
+      const outcome = binding.driver.input((c) => c.containerInput(agentId, id, data));
+      if (!outcome.ok) return refuseInput(req, reply, containerError(outcome.error));
+    }
+  }
+  return sendEmpty(reply, 200);
+}
+
+/** A refusal in the middle of an input stream: the answer, then the connection closes (the rest is not read). */
+function refuseInput(req: FastifyRequest, reply: FastifyReply, error: HttpError): FastifyReply {
+  (req.body as Readable).resume();
+  return send(reply.header('connection', 'close'), error);
+}
+
+function containerError(error: CallError): HttpError {
+  switch (error.code) {
+    case 'NOT_FOUND':
+      return httpError('TARGET_NOT_FOUND', error.message);
+    case 'UNAVAILABLE':
+      return httpError('UNAVAILABLE', error.message);
+    case 'CONFLICT':
+      return httpError('CONFLICT', error.message);
+    default:
+      return httpError('CALL_REFUSED', error.message);
+  }
+}

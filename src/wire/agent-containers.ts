@@ -1,0 +1,99 @@
+/**
+ * The agent operator API's container calls, from and to the wire: a task
+ * exec session (LAUNCH_NESTED_CONTAINER_SESSION, its ProcessIO output, the
+ * ATTACH_CONTAINER_INPUT records), WAIT_CONTAINER, KILL_CONTAINER,
+ * REMOVE_CONTAINER, and their deprecated *_NESTED_CONTAINER forms.
+ */
+import type { NestedLaunch } from '../core/agent/nested-containers.js';
+import type { ContainerTermination, ProcessOutput } from '../core/executor-api.js';
+import type { mesos } from './generated/types.js';
+import { encodeJson } from './json-encode.js';
+import { encodeProto } from './proto-codec.js';
+
+type Call = mesos.v1.agent.Call;
+
+/** SIGKILL, upstream's signal for KILL_CONTAINER without one. */
+const SIGKILL = 9;
+
+export type ContainerRequest =
+  | { readonly kind: 'launch'; readonly launch: NestedLaunch; readonly session: boolean }
+  | { readonly kind: 'wait'; readonly containerId: string; readonly nested: boolean }
+  | { readonly kind: 'kill'; readonly containerId: string; readonly signal: number }
+  | { readonly kind: 'remove'; readonly containerId: string };
+
+/** The container call a decoded agent Call is, if it is one this agent serves; a string says why it is refused (400). */
+export function containerRequestFromWire(call: Call): ContainerRequest | string | undefined {
+  switch (call.type) {
+    case 'LAUNCH_NESTED_CONTAINER_SESSION': {
+      const { container_id, command, container } = call.launch_nested_container_session!;
+      return launchOf(container_id, command, container?.tty_info !== undefined, true);
+    }
+    case 'LAUNCH_NESTED_CONTAINER': {
+      const { container_id, command, container } = call.launch_nested_container!;
+      return launchOf(container_id, command, container?.tty_info !== undefined, false);
+    }
+    case 'WAIT_CONTAINER':
+      return { kind: 'wait', containerId: call.wait_container!.container_id.value, nested: false };
+    case 'WAIT_NESTED_CONTAINER':
+      return { kind: 'wait', containerId: call.wait_nested_container!.container_id.value, nested: true };
+    case 'KILL_CONTAINER':
+      return { kind: 'kill', containerId: call.kill_container!.container_id.value, signal: call.kill_container!.signal ?? SIGKILL };
+    case 'KILL_NESTED_CONTAINER':
+      return { kind: 'kill', containerId: call.kill_nested_container!.container_id.value, signal: call.kill_nested_container!.signal ?? SIGKILL };
+    case 'REMOVE_CONTAINER':
+      return { kind: 'remove', containerId: call.remove_container!.container_id.value };
+    case 'REMOVE_NESTED_CONTAINER':
+      return { kind: 'remove', containerId: call.remove_nested_container!.container_id.value };
+    default:
+      return undefined;
+  }
+}
+
+function launchOf(id: mesos.v1.ContainerID, command: mesos.v1.CommandInfo | undefined, tty: boolean, session: boolean): ContainerRequest | string {
+  if (id.parent === undefined) return `Expecting 'container_id.parent' to be present`;
+  if (command === undefined) return `Expecting 'command' to be present`;
+  const shell = command.shell ?? true;
+  const argv = shell ? ['sh', '-c', command.value ?? ''] : (command.arguments ?? []).length > 0 ? [...command.arguments!] : [command.value ?? ''];
+  return { kind: 'launch', launch: { containerId: id.value, parentId: id.parent.value, argv, tty }, session };
+}
+
+/** The answer to WAIT_CONTAINER (or the deprecated WAIT_NESTED_CONTAINER). */
+export function waitResponse(termination: ContainerTermination, nested: boolean): mesos.v1.agent.Response {
+  const body = { exit_status: termination.exitStatus, ...(termination.message === undefined ? {} : { message: termination.message }) };
+  return nested ? { type: 'WAIT_NESTED_CONTAINER', wait_nested_container: body } : { type: 'WAIT_CONTAINER', wait_container: body };
+}
+
+function processIoOf(output: ProcessOutput): mesos.v1.agent.ProcessIO {
+  return { type: 'DATA', data: { type: output.stream, data: new TextEncoder().encode(output.data) } };
+}
+
+export function processIoToJson(output: ProcessOutput): string {
+  return encodeJson('mesos.v1.agent.ProcessIO', processIoOf(output));
+}
+
+export function processIoToProto(output: ProcessOutput): Uint8Array {
+  return encodeProto('mesos.v1.agent.ProcessIO', processIoOf(output));
+}
+
+/** One record of an ATTACH_CONTAINER_INPUT stream, as the route acts on it. */
+export type InputRecord =
+  | { readonly kind: 'container'; readonly containerId: string }
+  | { readonly kind: 'stdin'; readonly data: string }
+  | { readonly kind: 'end' }
+  | { readonly kind: 'control' }
+  | { readonly kind: 'invalid'; readonly reason: string };
+
+/** A decoded input record (an agent Call of type ATTACH_CONTAINER_INPUT). */
+export function inputRecordOf(call: Call): InputRecord {
+  const input = call.attach_container_input;
+  if (call.type !== 'ATTACH_CONTAINER_INPUT' || input === undefined) return { kind: 'invalid', reason: "Expecting 'attach_container_input' to be present" };
+  if (input.type === 'CONTAINER_ID') {
+    return input.container_id === undefined ? { kind: 'invalid', reason: "Expecting 'container_id' to be present" } : { kind: 'container', containerId: input.container_id.value };
+  }
+  const io = input.process_io;
+  if (input.type !== 'PROCESS_IO' || io === undefined) return { kind: 'invalid', reason: "Expecting 'process_io' to be present" };
+  if (io.type === 'CONTROL') return { kind: 'control' };
+  if (io.type !== 'DATA' || io.data?.type !== 'STDIN') return { kind: 'invalid', reason: 'Expecting STDIN data or a control message' };
+  const bytes = io.data.data ?? new Uint8Array();
+  return bytes.length === 0 ? { kind: 'end' } : { kind: 'stdin', data: new TextDecoder().decode(bytes) };
+}

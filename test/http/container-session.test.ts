@@ -1,0 +1,146 @@
+/**
+ * Task exec sessions on the agent operator API over real sockets, as a
+ * real exec client makes them: LAUNCH_NESTED_CONTAINER_SESSION under a
+ * running task's container (a RecordIO stream of ProcessIO DATA records),
+ * ATTACH_CONTAINER_INPUT (a probe holding only the CONTAINER_ID record,
+ * then a chunked stream of STDIN records), WAIT_CONTAINER's wait(2)
+ * status, KILL_CONTAINER, and the streaming header rules of wire-facts §7.
+ */
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStream } from '../../src/client/event-queue.js';
+import { postRaw } from '../../src/client/scheduler-client.js';
+import { frameRecord } from '../../src/wire/recordio.js';
+import { startHarness, tick, type Harness } from './executor-harness.js';
+
+let h: Harness;
+let parent: string;
+
+beforeAll(async () => {
+  h = await startHarness({});
+  await h.launch('t1', 'e1', { value: 'sleep 3600' });
+  const starting = await h.scheduler.nextUpdate('t1');
+  await h.acknowledge(starting);
+  const running = await h.scheduler.nextUpdate('t1');
+  expect(running.update.status.state).toBe('TASK_RUNNING');
+  parent = running.update.status.container_status.container_id.value;
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const api = () => new URL('/api/v1', h.agentUrl);
+
+interface Session {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  /** Output so far, by stream. */
+  readonly out: { STDOUT: string; STDERR: string };
+  readonly ended: Promise<void>;
+  readonly id: string;
+}
+
+/** LAUNCH_NESTED_CONTAINER_SESSION with a command as real clients send it (shell false, argv). */
+async function session(argv: readonly string[], headers: Record<string, string> = {}): Promise<Session> {
+  const id = randomUUID();
+  const body = JSON.stringify({
+    type: 'LAUNCH_NESTED_CONTAINER_SESSION',
+    launch_nested_container_session: { container_id: { parent: { value: parent }, value: id }, command: { shell: false, value: argv[0], arguments: argv } },
+  });
+  const out = { STDOUT: '', STDERR: '' };
+  let done!: () => void;
+  const ended = new Promise<void>((resolve) => (done = resolve));
+  const allHeaders = { 'content-type': 'application/json', accept: 'application/recordio', 'message-accept': 'application/json', ...headers };
+  const { answer } = openStream(api(), allHeaders, body, {
+    record: (record) => {
+      const io = JSON.parse(record.toString('utf8'));
+      expect(io.type).toBe('DATA');
+      expect(io.data.data).not.toBe('');
+      out[io.data.type as 'STDOUT' | 'STDERR'] += Buffer.from(io.data.data, 'base64').toString('utf8');
+    },
+    closed: () => done(),
+  });
+  const result = await answer;
+  if (result.status !== 200) done();
+  return { status: result.status, headers: result.headers, out, ended, id };
+}
+
+async function waitContainer(id: string): Promise<{ status: number; body: string }> {
+  const body = JSON.stringify({ type: 'WAIT_CONTAINER', wait_container: { container_id: { parent: { value: parent }, value: id } } });
+  return postRaw(api(), body, { 'content-type': 'application/json', accept: 'application/json' });
+}
+
+const inputRecord = (process: Record<string, unknown>) => frameRecord(Buffer.from(JSON.stringify({ type: 'ATTACH_CONTAINER_INPUT', attach_container_input: process })));
+const containerIdRecord = (id: string) => inputRecord({ type: 'CONTAINER_ID', container_id: { parent: { value: parent }, value: id } });
+const stdin = (text: string) => inputRecord({ type: 'PROCESS_IO', process_io: { type: 'DATA', data: { type: 'STDIN', data: Buffer.from(text).toString('base64') } } });
+
+describe('a task exec session', () => {
+  it('runs a command in the task container and streams its output; WAIT_CONTAINER gives its status', async () => {
+    const s = await session(['echo', 'hello']);
+    expect(s.status).toBe(200);
+    expect(s.headers['content-type']).toBe('application/recordio');
+    expect(s.headers['message-content-type']).toBe('application/json');
+    await s.ended;
+    expect(s.out).toEqual({ STDOUT: 'hello\n', STDERR: '' });
+    expect(await waitContainer(s.id)).toMatchObject({ status: 200, body: JSON.stringify({ type: 'WAIT_CONTAINER', wait_container: { exit_status: 0 } }) });
+  });
+
+  it("gives the raw wait status: exit 3 is 768, and an unknown command 127 with dash's words", async () => {
+    const three = await session(['sh', '-c', 'exit 3']);
+    await three.ended;
+    expect(JSON.parse((await waitContainer(three.id)).body).wait_container.exit_status).toBe(768);
+    const unknown = await session(['frobnicate']);
+    await unknown.ended;
+    expect(unknown.out.STDERR).toBe('sh: 1: frobnicate: not found\n');
+    expect(JSON.parse((await waitContainer(unknown.id)).body).wait_container.exit_status).toBe(127 << 8);
+  });
+
+  it('takes standard input as it is typed: a probe with the CONTAINER_ID record, then a chunked stream', async () => {
+    const cat = await session(['cat']);
+    expect((await postRaw(api(), containerIdRecord(cat.id), { 'content-type': 'application/recordio', 'message-content-type': 'application/json', accept: 'application/json' })).status).toBe(200);
+    const req = http.request(api(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/recordio', 'message-content-type': 'application/json', accept: 'application/json', 'transfer-encoding': 'chunked' },
+    });
+    const answered = new Promise<number>((resolve) => req.on('response', (res) => (res.resume(), resolve(res.statusCode ?? 0))));
+    req.write(containerIdRecord(cat.id));
+    req.write(stdin('typed line\n'));
+    for (let i = 0; i < 100 && cat.out.STDOUT === ''; i++) await tick(10);
+    // Echoed while the input is still open.
+    expect(cat.out.STDOUT).toBe('typed line\n');
+    req.end(stdin(''));
+    expect(await answered).toBe(200);
+    await cat.ended;
+    expect(JSON.parse((await waitContainer(cat.id)).body).wait_container.exit_status).toBe(0);
+  });
+
+  it('sleeps in cluster time; WAIT_CONTAINER waits for the end; KILL_CONTAINER ends it with its signal', async () => {
+    const sleeper = await session(['sleep', '100']);
+    const waiting = waitContainer(sleeper.id);
+    await tick(50);
+    const kill = JSON.stringify({ type: 'KILL_CONTAINER', kill_container: { container_id: { parent: { value: parent }, value: sleeper.id }, signal: 15 } });
+    expect((await postRaw(api(), kill, { 'content-type': 'application/json' })).status).toBe(200);
+    const waited = JSON.parse((await waiting).body);
+    expect(waited.wait_container.exit_status).toBe(15);
+    await sleeper.ended;
+  });
+});
+
+describe('the container calls refuse as upstream does', () => {
+  it('404 for an unknown container, 406 and 415 for the streaming media types used wrongly', async () => {
+    expect(await waitContainer('no-such-container')).toMatchObject({ status: 404, body: 'Container no-such-container cannot be found' });
+    expect((await session(['echo', 'x'], { accept: 'application/json' })).status).toBe(406);
+    const getState = JSON.stringify({ type: 'GET_STATE' });
+    expect((await postRaw(api(), getState, { 'content-type': 'application/json', accept: 'application/recordio' })).status).toBe(406);
+    expect((await postRaw(api(), getState, { 'content-type': 'application/json', 'message-content-type': 'application/json' })).status).toBe(415);
+    const input = JSON.stringify({ type: 'ATTACH_CONTAINER_INPUT', attach_container_input: { type: 'CONTAINER_ID', container_id: { value: 'x' } } });
+    expect((await postRaw(api(), input, { 'content-type': 'application/json' })).status).toBe(415);
+    const unknownParent = JSON.stringify({
+      type: 'LAUNCH_NESTED_CONTAINER_SESSION',
+      launch_nested_container_session: { container_id: { parent: { value: 'nobody' }, value: randomUUID() }, command: { value: 'true' } },
+    });
+    const res = await postRaw(api(), unknownParent, { 'content-type': 'application/json', accept: 'application/recordio' });
+    expect(res).toMatchObject({ status: 404, body: 'Container nobody cannot be found' });
+  });
+});
