@@ -2,12 +2,15 @@
 /** The `clustersim` command line. */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { taskCommands } from './task.js';
 import { runUp, upOptions } from './up.js';
 
 await yargs(hideBin(process.argv))
+  .parserConfiguration({ 'populate--': true })
   .scriptName('clustersim')
   .usage('$0 <command> [options]')
   .command('up', 'Start a cluster: a master and its agents, serving the HTTP APIs', upOptions, runUp)
+  .command('task', 'The tasks of a running cluster: list them, or run a command inside one', taskCommands)
   .demandCommand(1, 'Name a command; see --help')
   .strict()
   .help()
