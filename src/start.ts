@@ -4,7 +4,7 @@
  * agents' (one per agent, or one for all with `loopback` addressing), all
  * on the given host. Nothing below imports this.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -23,6 +23,7 @@ import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './core/agent/flags.js';
 import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from './core/executor-api.js';
 import { ProcessContainers } from './runtime/containers.js';
 import { ExecutorTokens } from './http/executor-token.js';
+import { createEngineServer, type EngineOptions } from './http/engine-socket.js';
 import type { ContainerLaunch } from './core/executor-api.js';
 import type { AgentAddressing } from './http/agent-listener.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './http/event-stream.js';
@@ -163,6 +164,13 @@ export interface StartClusterOptions extends LimitOptions {
    */
   readonly httpExecutorDomainSockets?: boolean;
   /**
+   * `--containerizers`: `mesos,docker` (default) runs the simulated
+   * container engine for DOCKER tasks; `mesos` leaves it out.
+   */
+  readonly containerizers?: string;
+  /** `--engine-socket`: the engine API's Unix socket (default `<workDir>/engine.sock`), mode 0600. */
+  readonly engineSocket?: string;
+  /**
    * `--authenticate-http-executors`: each spawned executor gets a signed
    * token (`EXECUTOR_AUTHENTICATION_TOKEN`), and the executor API wants it
    * as `Authorization: Bearer` (401 without, 403 for another executor's).
@@ -179,6 +187,8 @@ export interface RunningCluster {
   readonly masterUrl: string;
   /** Where spawned executors' sandboxes are (spawn mode). */
   readonly workDir: string | undefined;
+  /** The container engine's Unix socket, when it runs. */
+  readonly engineSocket: string | undefined;
   readonly agents: readonly AgentEndpoint[];
   readonly cluster: Cluster;
   readonly driver: ClusterDriver;
@@ -211,9 +221,10 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const sockets: DomainSocket[] = [];
   const tokens = await tokensOf(options);
   const { connections, streamBudget, containers } = outputsOf(driver, limits.master, machine.flags, { workDir, options, tokens }, logger);
+  const engine = await startEngine(options, { driver, connections }, workDir);
   const stop = async (): Promise<void> => {
     driver.close();
-    await Promise.all([...servers.map((s) => s.close()), ...sockets.map((d) => closeDomainSocket(d.server, d.path))]);
+    await Promise.all([...servers.map((s) => s.close()), ...sockets.map((d) => closeDomainSocket(d.server, d.path)), engine?.close()]);
     await containers?.close();
     if (workDir?.own === true) rmSync(workDir.path, { recursive: true, force: true });
   };
@@ -232,18 +243,14 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     const masterPort = await listen(masterApp, host, options.port ?? 0);
     // A port of 0 is known only now.
     driver.input((c) => c.bindMasterPort(masterPort));
-    const agentSpec: AgentsSpec = {
-      count: agentCount,
-      firstPort: options.agentPort ?? 0,
-      machine,
-      listener: limits.agentListener,
-      executors: { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }) },
-      ...(options.httpExecutorDomainSockets === true ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {}),
-    };
+    const executors = { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }) };
+    const domainSockets = options.httpExecutorDomainSockets === true ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {};
+    const agentSpec: AgentsSpec = { count: agentCount, firstPort: options.agentPort ?? 0, machine, listener: limits.agentListener, executors, ...domainSockets };
     const agents = await startAgentsAddressed(options.agentAddressing ?? 'ports', driver, host, agentSpec, servers, logger);
     return {
       masterUrl: `http://${host}:${masterPort}`,
       workDir: workDir?.path,
+      engineSocket: engine?.path,
       agents,
       cluster,
       driver,
@@ -371,9 +378,35 @@ interface WorkDir {
 
 /** The work directory, when something needs one: spawned executors' sandboxes, the agents' domain sockets. */
 function workDirOf(options: StartClusterOptions, flags: AgentFlags): WorkDir | undefined {
-  if (flags.customExecutors !== 'spawn' && options.httpExecutorDomainSockets !== true) return undefined;
+  const engineNeedsOne = engineOn(options) && options.engineSocket === undefined;
+  if (flags.customExecutors !== 'spawn' && options.httpExecutorDomainSockets !== true && !engineNeedsOne) return undefined;
   if (options.workDir !== undefined) return { path: options.workDir, own: false };
   return { path: mkdtempSync(path.join(os.tmpdir(), 'clustersim-')), own: true };
+}
+
+function engineOn(options: StartClusterOptions): boolean {
+  const containerizers = (options.containerizers ?? 'mesos,docker').split(',').map((c) => c.trim());
+  const unknown = containerizers.find((c) => c !== 'mesos' && c !== 'docker');
+  if (unknown !== undefined) throw new StartError(`--containerizers takes mesos and docker, got '${unknown}'`);
+  return containerizers.includes('docker');
+}
+
+/** The simulated container engine on its Unix socket (mode 0600), unless --containerizers leaves it out. */
+async function startEngine(options: StartClusterOptions, engine: EngineOptions, workDir: WorkDir | undefined): Promise<{ path: string; close: () => Promise<void> } | undefined> {
+  if (!engineOn(options)) return undefined;
+  const socketPath = options.engineSocket ?? path.join(workDir!.path, 'engine.sock');
+  const server = createEngineServer(engine);
+  rmSync(socketPath, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: NodeJS.ErrnoException) => reject(new StartError(`--engine-socket: cannot listen on ${socketPath}: ${error.code ?? error.message}`)));
+    server.listen(socketPath, () => resolve());
+  });
+  chmodSync(socketPath, 0o600);
+  const close = async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(socketPath, { force: true });
+  };
+  return { path: socketPath, close };
 }
 
 /** The limits with their defaults, checked; the flag names are those of `clustersim up`. */

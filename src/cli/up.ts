@@ -37,6 +37,8 @@ export interface UpArgs {
   'http-executor-domain-sockets': boolean;
   'authenticate-http-executors': boolean;
   'jwt-secret-key': string | undefined;
+  containerizers: string;
+  'engine-socket': string | undefined;
 }
 
 const L = DEFAULT_LIMITS;
@@ -102,6 +104,8 @@ export function upOptions(y: Argv): Argv<UpArgs> {
       default: false,
       describe: 'Each spawned executor gets a signed token (EXECUTOR_AUTHENTICATION_TOKEN); the executor API wants it as Authorization: Bearer',
     })
+    .option('containerizers', { type: 'string', default: 'mesos,docker', describe: 'mesos,docker runs the simulated container engine for DOCKER tasks; mesos leaves it out' })
+    .option('engine-socket', { type: 'string', describe: "The container engine API's Unix socket (default <work-dir>/engine.sock), mode 0600" })
     .option('jwt-secret-key', { type: 'string', describe: 'File whose bytes sign executor tokens (default: 32 random bytes made at start)' })
     .group(LIMIT_FLAGS, 'Limits (README.md, "Limits"):')
     .option('idle-timeout', { type: 'number', default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' })
@@ -155,6 +159,8 @@ export async function runUp(args: UpArgs): Promise<void> {
       executorShutdownGracePeriodSeconds: args['executor-shutdown-grace-period'],
       httpExecutorDomainSockets: args['http-executor-domain-sockets'],
       authenticateHttpExecutors: args['authenticate-http-executors'],
+      containerizers: args.containerizers,
+      ...(args['engine-socket'] === undefined ? {} : { engineSocket: args['engine-socket'] }),
       ...(args['jwt-secret-key'] === undefined ? {} : { jwtSecretKey: args['jwt-secret-key'] }),
       time: 'realtime',
       logger,

@@ -107,6 +107,8 @@ export interface TaskSpec {
   readonly killGracePeriodMs?: number;
   /** Limits by resource name; `Infinity` means unlimited. */
   readonly limits?: Readonly<Record<string, number>>;
+  /** Run by the container engine (`container.type` DOCKER), from this image. */
+  readonly engine?: { readonly image: string };
   /** Set when the wire message could not be turned into a valid task. */
   readonly invalid?: string;
   readonly raw?: unknown;

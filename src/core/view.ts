@@ -10,6 +10,7 @@ import type { AgentConfig } from './agent/flags.js';
 import type { Authorizer } from './authz.js';
 import type { SimExecutor, SimTask } from './agent/executor.js';
 import type { HttpExecutor } from './agent/http-executor.js';
+import type { NestedContainers } from './agent/nested-containers.js';
 import type { FrameworkRef } from './messages.js';
 import { wallTimeMs, type SimContext } from './context.js';
 import type { AgentRecord } from './master/agents.js';
@@ -44,6 +45,15 @@ export interface FrameworkView {
 }
 
 export type AgentView = Pick<AgentRecord, 'id' | 'info' | 'state' | 'active' | 'pid' | 'registeredTimeMs' | 'reregisteredTimeMs'>;
+
+/** A container of the container engine. */
+export interface EngineContainerView {
+  readonly name: string;
+  readonly agentId: string;
+  readonly containerId: string;
+  readonly image: string;
+  readonly command: string;
+}
 
 export type ExecutorView = Pick<SimExecutor | HttpExecutor, 'executorId' | 'frameworkId' | 'kind' | 'alive' | 'containerId' | 'state'>;
 
@@ -216,6 +226,28 @@ export class ClusterView {
   /** The executors an agent runs, as the agent knows them. */
   agentExecutors(agentId: string): readonly ExecutorView[] {
     return this.nodes.get(agentId)?.executors() ?? [];
+  }
+
+  /**
+   * The containers the container engine runs: the live executors whose
+   * tasks are DOCKER tasks, each named `cluster-<ContainerID>` on its agent.
+   */
+  engineContainers(): EngineContainerView[] {
+    const out: EngineContainerView[] = [];
+    for (const [agentId, agent] of this.nodes) {
+      for (const executor of agent.executors()) {
+        const task = executor.tasks.values().next().value;
+        if (task?.spec.engine === undefined || !executor.alive) continue;
+        const { containerId } = executor;
+        out.push({ name: `cluster-${containerId}`, agentId, containerId, image: task.spec.engine.image, command: task.spec.command?.value ?? '' });
+      }
+    }
+    return out;
+  }
+
+  /** A nested container of an agent (an exec session, an engine exec), if it knows it. */
+  nestedContainer(agentId: string, containerId: string): ReturnType<NestedContainers['status']> {
+    return this.nodes.get(agentId)?.nested?.status(containerId);
   }
 
   /**

@@ -158,6 +158,7 @@ export function taskFromWire(t: mesos.v1.TaskInfo): TaskSpec {
     labels: labelsFromWire(t.labels),
     ...(grace === undefined ? {} : { killGracePeriodMs: grace }),
     ...(limits === undefined ? {} : { limits }),
+    ...(t.container?.type === 'DOCKER' ? { engine: { image: t.container.docker?.image ?? '' } } : {}),
     ...(invalid === undefined ? {} : { invalid }),
     raw: t,
   };

@@ -58,6 +58,12 @@ export class NestedContainers {
     return this.#containers.has(containerId);
   }
 
+  /** A nested container as its readers see it: running, or ended with its termination. */
+  status(containerId: string): { readonly parentId: string; readonly argv: readonly string[]; readonly tty: boolean; readonly termination: ContainerTermination | undefined } | undefined {
+    const entry = this.#containers.get(containerId);
+    return entry === undefined ? undefined : { parentId: entry.launch.parentId, argv: entry.launch.argv, tty: entry.launch.tty, termination: entry.termination };
+  }
+
   /** Launches a nested container; with `output`, its stdout and stderr go to that connection. */
   launch(launch: NestedLaunch, parent: ParentContainer, output: string | undefined): Outcome<undefined> {
     if (this.#containers.has(launch.containerId)) return fail('CONFLICT', `Container ${launch.containerId} already exists`);

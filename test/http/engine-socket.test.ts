@@ -1,0 +1,120 @@
+/**
+ * The simulated container engine's API on its Unix socket, with a plain
+ * HTTP client as the spec's exec helper uses it: ping and version, a DOCKER
+ * task's container `cluster-<ContainerID>`, exec create, start (the
+ * connection becomes the exec's stream: multiplexed frames, or raw with a
+ * terminal, input from the client's writes), and inspect until ExitCode.
+ */
+import { statSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from './executor-harness.js';
+
+let h: Harness;
+let engineTask: string;
+let commandTask: string;
+
+async function runningContainer(taskId: string): Promise<string> {
+  await h.acknowledge(await h.scheduler.nextUpdate(taskId));
+  const running = await h.scheduler.nextUpdate(taskId);
+  expect(running.update.status.state).toBe('TASK_RUNNING');
+  return running.update.status.container_status.container_id.value;
+}
+
+beforeAll(async () => {
+  h = await startHarness({});
+  const docker = { container: { type: 'DOCKER', docker: { image: 'alpine:3.19' } } };
+  await h.launch('web', 'unused', undefined, { executor: undefined, command: { value: './serve' }, ...docker });
+  engineTask = await runningContainer('web');
+  await h.launch('plain', 'unused', undefined, { executor: undefined, command: { value: './serve' } });
+  commandTask = await runningContainer('plain');
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+function request(method: string, path: string, body?: object): Promise<{ status: number; json: any; text: string }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers = { host: 'localhost', ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) };
+    const req = http.request({ socketPath: h.cluster.engineSocket!, path, method, headers }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, json: res.headers['content-type'] === 'application/json' ? JSON.parse(text) : undefined }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** POST /exec/{id}/start on a raw connection; writes `input`, half-closes, and collects what comes back. */
+function start(id: string, tty: boolean, input?: string): Promise<{ head: string; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(h.cluster.engineSocket!);
+    const body = JSON.stringify({ Detach: false, Tty: tty });
+    let raw = Buffer.alloc(0);
+    socket.on('data', (c: Buffer) => (raw = Buffer.concat([raw, c])));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const end = raw.indexOf('\r\n\r\n');
+      const head = raw.subarray(0, end).toString();
+      let rest = raw.subarray(end + 4);
+      const out = { head, stdout: '', stderr: '' };
+      if (tty) return resolve({ ...out, stdout: rest.toString() });
+      while (rest.length >= 8) {
+        const size = rest.readUInt32BE(4);
+        const text = rest.subarray(8, 8 + size).toString();
+        if (rest[0] === 1) out.stdout += text;
+        else out.stderr += text;
+        rest = rest.subarray(8 + size);
+      }
+      resolve(out);
+    });
+    socket.write(`POST /v1.43/exec/${id}/start HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    if (input !== undefined) socket.end(input);
+  });
+}
+
+async function exec(cmd: readonly string[], tty = false, stdin = false): Promise<string> {
+  const created = await request('POST', `/containers/cluster-${engineTask}/exec`, { AttachStdin: stdin, AttachStdout: true, AttachStderr: true, Tty: tty, Cmd: cmd, Env: [] });
+  expect(created.status).toBe(201);
+  return created.json.Id;
+}
+
+describe('the container engine socket', () => {
+  it('answers ping and version, and is open to its owner only', async () => {
+    expect(await request('GET', '/_ping')).toMatchObject({ status: 200, text: 'OK' });
+    expect((await request('GET', '/version')).json).toMatchObject({ ApiVersion: '1.43' });
+    expect(statSync(h.cluster.engineSocket!).mode & 0o777).toBe(0o600);
+  });
+
+  it('knows the containers of DOCKER tasks only, by the name cluster-<ContainerID>', async () => {
+    const found = await request('GET', `/containers/cluster-${engineTask}/json`);
+    expect(found.status).toBe(200);
+    expect(found.json).toMatchObject({ Id: engineTask, Name: `/cluster-${engineTask}`, State: { Running: true }, Config: { Image: 'alpine:3.19' } });
+    expect(await request('GET', `/containers/cluster-${commandTask}/json`)).toMatchObject({ status: 404, json: { message: `No such container: cluster-${commandTask}` } });
+    expect((await request('POST', `/containers/cluster-${commandTask}/exec`, { Cmd: ['true'] })).status).toBe(404);
+  });
+
+  it('runs an exec: its output multiplexed on the start connection, its exit code on inspect', async () => {
+    const id = await exec(['sh', '-c', 'echo out; nothing-here; exit 3']);
+    expect((await request('GET', `/exec/${id}/json`)).json).toMatchObject({ Running: false, ExitCode: null });
+    const streamed = await start(id, false);
+    expect(streamed.head).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(streamed).toMatchObject({ stdout: 'out\n', stderr: 'sh: 1: nothing-here: not found\n' });
+    expect((await request('GET', `/exec/${id}/json`)).json).toMatchObject({ Running: false, ExitCode: 3 });
+    expect((await request('POST', `/exec/${id}/start`, { Detach: false })).status).toBe(409);
+  });
+
+  it('with a terminal and standard input: the client writes are the input, the output is raw', async () => {
+    const id = await exec(['cat'], true, true);
+    expect(await start(id, true, 'typed on the socket\n')).toMatchObject({ stdout: 'typed on the socket\n' });
+    expect((await request('GET', `/exec/${id}/json`)).json.ExitCode).toBe(0);
+  });
+
+  it('refuses an exec without a command, and unknown exec instances', async () => {
+    expect((await request('POST', `/containers/cluster-${engineTask}/exec`, { Cmd: [] })).json).toEqual({ message: 'No exec command specified' });
+    expect((await request('GET', '/exec/0123/json')).status).toBe(404);
+  });
+});
