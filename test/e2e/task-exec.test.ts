@@ -20,18 +20,23 @@ beforeAll(async () => {
   client = new SchedulerClient(up.masterUrl);
   expect((await client.subscribe({ user: 'root', name: 'exec' })).status).toBe(200);
   const offer = (await client.next('OFFERS', 10_000)).offers.offers[0];
-  const task = {
-    name: 'server',
-    task_id: { value: 'server' },
+  const task = (id: string, extra: Record<string, unknown> = {}) => ({
+    name: id,
+    task_id: { value: id },
     agent_id: offer.agent_id,
     resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } }, { name: 'mem', type: 'SCALAR', scalar: { value: 64 } }],
     command: { value: './serve --forever' },
-  };
-  expect((await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] } })).status).toBe(202);
-  for (;;) {
-    const { status } = (await client.nextUpdate('server', 10_000)).update;
-    await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
-    if (status.state === 'TASK_RUNNING') break;
+    ...extra,
+  });
+  // A command task, and an engine task (container.type DOCKER).
+  const tasks = [task('server'), task('engine', { container: { type: 'DOCKER', docker: { image: 'nginx:1.25' } } })];
+  expect((await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }] } })).status).toBe(202);
+  for (const id of ['server', 'engine']) {
+    for (;;) {
+      const { status } = (await client.nextUpdate(id, 10_000)).update;
+      await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+      if (status.state === 'TASK_RUNNING') break;
+    }
   }
 });
 
@@ -52,9 +57,12 @@ function cli(args: readonly string[], input?: string): Promise<{ code: number | 
 }
 
 describe('clustersim task', () => {
-  it('exec prints the output of a command in a running task and exits with its code', async () => {
-    expect(await cli(['task', 'exec', '--master', up.masterUrl, 'server', '--', 'echo', 'hello'])).toMatchObject({ code: 0, stdout: 'hello\n' });
-    expect((await cli(['task', 'exec', '--master', up.masterUrl, 'server', '--', 'sh', '-c', 'exit 3'])).code).toBe(3);
+  it.each(['server', 'engine'])('exec prints the output of a command in the running task %s and exits with its code', async (taskId) => {
+    expect(await cli(['task', 'exec', '--master', up.masterUrl, taskId, '--', 'echo', 'hello'])).toMatchObject({ code: 0, stdout: 'hello\n' });
+    expect((await cli(['task', 'exec', '--master', up.masterUrl, taskId, '--', 'sh', '-c', 'exit 3'])).code).toBe(3);
+  }, 60_000);
+
+  it('exec passes on a command not found', async () => {
     const missing = await cli(['task', 'exec', '--master', up.masterUrl, 'server', '--', 'frobnicate']);
     expect(missing).toMatchObject({ code: 127, stderr: 'sh: 1: frobnicate: not found\n' });
   }, 60_000);
