@@ -86,6 +86,16 @@ describe.each(['CLUSTER', 'MESOS'])('a spawned executor reading the %s_* environ
   }, 60_000);
 });
 
+describe('a spawned executor on an agent with an address of its own (--agent-addressing loopback)', () => {
+  it('finds its agent at AGENT_ENDPOINT, one listener serving every agent', async () => {
+    h = await startHarness({ customExecutors: 'spawn', agentAddressing: 'loopback' });
+    expect(h.agentUrl).toMatch(/^http:\/\/127\.0\.0\.\d+:\d+$/);
+    await h.launch('t1', 'e1', command(), behaviour('finish:50'));
+    await h.acknowledge(await update(h, 't1', 'TASK_RUNNING'));
+    expect((await update(h, 't1', 'TASK_FINISHED')).update.status.source).toBe('SOURCE_EXECUTOR');
+  }, 60_000);
+});
+
 describe('a spawned executor that ignores SHUTDOWN', () => {
   it('is destroyed after the grace period, its task lost', async () => {
     h = await startHarness({ customExecutors: 'spawn', executorShutdownGracePeriodSeconds: 2 });
