@@ -205,10 +205,23 @@ export class Cluster {
    */
   waitContainer(connectionId: string, agentId: string, containerId: string): Outcome<ContainerTermination | undefined> {
     return this.#input(() => {
-      const outcome = this.#nested(agentId, (n) => n.wait(connectionId, containerId));
+      const outcome = this.#nested(agentId, (n) => (n.has(containerId) ? n.wait(connectionId, containerId) : this.#waitTopLevel(connectionId, agentId, containerId, n)));
       if (outcome.ok && outcome.value === undefined) this.#containerConnections.set(connectionId, agentId);
       return outcome;
     });
+  }
+
+  /** WAIT_CONTAINER on an executor's own container: its status once it has exited, or a wait while it runs. */
+  #waitTopLevel(connectionId: string, agentId: string, containerId: string, nested: NestedContainers): Outcome<ContainerTermination | undefined> {
+    const agent = this.#agent(agentId);
+    const live = agent.executors().find((e) => e.alive && e.containerId === containerId);
+    if (live !== undefined) {
+      nested.waitTopLevel(connectionId, containerId);
+      return { ok: true, value: undefined };
+    }
+    const ended = [...agent.executors(), ...agent.completedExecutors()].find((e) => e.containerId === containerId && e.exitStatus !== undefined);
+    if (ended === undefined) return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
+    return { ok: true, value: { exitStatus: ended.exitStatus! } };
   }
 
   /** KILL_CONTAINER: a signal to a nested container. */

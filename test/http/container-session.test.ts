@@ -127,6 +127,30 @@ describe('a task exec session', () => {
   });
 });
 
+describe("WAIT_CONTAINER on a task's own container", () => {
+  it('waits while the task runs, and answers at once once it has ended', async () => {
+    // A command task: its executor ends with it.
+    await h.launch('t2', 'unused', undefined, { executor: undefined, command: { value: 'sleep 3600' } });
+    await h.acknowledge(await h.scheduler.nextUpdate('t2'));
+    const running = await h.scheduler.nextUpdate('t2');
+    await h.acknowledge(running);
+    const own = running.update.status.container_status.container_id.value as string;
+    const body = JSON.stringify({ type: 'WAIT_CONTAINER', wait_container: { container_id: { value: own } } });
+    const headers = { 'content-type': 'application/json', accept: 'application/json' };
+    let answered = false;
+    const waiting = postRaw(api(), body, headers).then((r) => ((answered = true), r));
+    await tick(50);
+    expect(answered).toBe(false);
+    expect((await h.scheduler.call({ type: 'KILL', kill: { task_id: { value: 't2' }, agent_id: { value: h.agentId } } })).status).toBe(202);
+    const first = await waiting;
+    expect(first.status).toBe(200);
+    const status = JSON.parse(first.body).wait_container.exit_status;
+    expect(typeof status).toBe('number');
+    // Ended: the same answer at once.
+    expect(JSON.parse((await postRaw(api(), body, headers)).body).wait_container.exit_status).toBe(status);
+  });
+});
+
 describe('the container calls refuse as upstream does', () => {
   it('404 for an unknown container, 406 and 415 for the streaming media types used wrongly', async () => {
     expect(await waitContainer('no-such-container')).toMatchObject({ status: 404, body: 'Container no-such-container cannot be found' });

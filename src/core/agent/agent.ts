@@ -463,7 +463,8 @@ export class Agent implements SimNode, ExecutorHost {
       this.#orphans = this.#orphans.filter((e) => e !== executor);
       return;
     }
-    this.nested?.parentEnded(executor.containerId);
+    executor.exitStatus = waitStatus;
+    this.nested?.parentEnded(executor.containerId, waitStatus);
     // Tasks its process left running end with it, as upstream's agent reports them.
     for (const task of executor.liveTasks()) {
       this.#emit(executor.frameworkId, task.spec.taskId, executor, 'TASK_FAILED', 'Executor terminated', 'REASON_EXECUTOR_TERMINATED');

@@ -65,6 +65,8 @@ export interface ExecutorIdentity {
 export abstract class ExecutorIdentified<T extends { readonly state: TaskState }> {
   readonly nodeId: string;
   readonly tasks = new Map<string, T>();
+  /** Its wait(2) status, once its agent has seen it exit. */
+  exitStatus: number | undefined;
 
   constructor(readonly id: ExecutorIdentity) {
     this.nodeId = `executor:${id.containerId}`;

@@ -48,6 +48,8 @@ const MAX_ENDED = 1_000;
 
 export class NestedContainers {
   readonly #containers = new Map<string, Nested>();
+  /** Connections waiting for a running executor's container to end, by its container id. */
+  readonly #topLevelWaiters = new Map<string, string[]>();
 
   constructor(
     private readonly ctx: SimContext,
@@ -148,15 +150,24 @@ export class NestedContainers {
 
   /** A waiter's connection went away. */
   waiterClosed(connectionId: string): void {
-    for (const entry of this.#containers.values()) {
-      const i = entry.waiters.indexOf(connectionId);
-      if (i >= 0) entry.waiters.splice(i, 1);
+    for (const waiters of [...[...this.#containers.values()].map((e) => e.waiters), ...this.#topLevelWaiters.values()]) {
+      const i = waiters.indexOf(connectionId);
+      if (i >= 0) waiters.splice(i, 1);
     }
   }
 
-  /** The parent container ended: its nested containers end with it (SIGKILL). */
-  parentEnded(parentId: string): void {
+  /** The parent container ended: its nested containers end with it (SIGKILL), and who waited for it hears its status. */
+  parentEnded(parentId: string, exitStatus: number): void {
     for (const [id, entry] of this.#containers) if (entry.launch.parentId === parentId && entry.termination === undefined) this.kill(id, 9);
+    for (const waiter of this.#topLevelWaiters.get(parentId) ?? []) this.outbox.containerWait(waiter, { exitStatus });
+    this.#topLevelWaiters.delete(parentId);
+  }
+
+  /** WAIT_CONTAINER on a running executor's own container: the answer comes when it ends. */
+  waitTopLevel(connectionId: string, containerId: string): void {
+    const waiters = this.#topLevelWaiters.get(containerId) ?? [];
+    waiters.push(connectionId);
+    this.#topLevelWaiters.set(containerId, waiters);
   }
 
   /** Everything is gone (the agent process died). */
