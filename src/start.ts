@@ -24,6 +24,7 @@ import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from './core/executor-api
 import { ProcessContainers } from './runtime/containers.js';
 import { ExecutorTokens } from './http/executor-token.js';
 import { createEngineServer, type EngineOptions } from './http/engine-socket.js';
+import { EngineHelpers } from './http/engine-helper.js';
 import type { ContainerLaunch } from './core/executor-api.js';
 import type { AgentAddressing } from './http/agent-listener.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './http/event-stream.js';
@@ -243,7 +244,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     const masterPort = await listen(masterApp, host, options.port ?? 0);
     // A port of 0 is known only now.
     driver.input((c) => c.bindMasterPort(masterPort));
-    const executors = { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }) };
+    const executors = { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }), ...(engine === undefined ? {} : { engine: engine.helpers }) };
     const domainSockets = options.httpExecutorDomainSockets === true ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {};
     const agentSpec: AgentsSpec = { count: agentCount, firstPort: options.agentPort ?? 0, machine, listener: limits.agentListener, executors, ...domainSockets };
     const agents = await startAgentsAddressed(options.agentAddressing ?? 'ports', driver, host, agentSpec, servers, logger);
@@ -392,7 +393,11 @@ function engineOn(options: StartClusterOptions): boolean {
 }
 
 /** The simulated container engine on its Unix socket (mode 0600), unless --containerizers leaves it out. */
-async function startEngine(options: StartClusterOptions, engine: EngineOptions, workDir: WorkDir | undefined): Promise<{ path: string; close: () => Promise<void> } | undefined> {
+async function startEngine(
+  options: StartClusterOptions,
+  engine: EngineOptions,
+  workDir: WorkDir | undefined,
+): Promise<{ path: string; helpers: EngineHelpers; close: () => Promise<void> } | undefined> {
   if (!engineOn(options)) return undefined;
   const socketPath = options.engineSocket ?? path.join(workDir!.path, 'engine.sock');
   const server = createEngineServer(engine);
@@ -406,7 +411,7 @@ async function startEngine(options: StartClusterOptions, engine: EngineOptions, 
     await new Promise<void>((resolve) => server.close(() => resolve()));
     rmSync(socketPath, { force: true });
   };
-  return { path: socketPath, close };
+  return { path: socketPath, helpers: new EngineHelpers(socketPath, engine.driver), close };
 }
 
 /** The limits with their defaults, checked; the flag names are those of `clustersim up`. */

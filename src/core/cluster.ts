@@ -194,6 +194,11 @@ export class Cluster {
     });
   }
 
+  /** The process outside the core running an external nested container (an engine exec) ended. */
+  nestedContainerExited(agentId: string, containerId: string, exitStatus: number): Outcome {
+    return this.#input(() => this.#nested(agentId, (n) => n.externalExited(containerId, exitStatus)));
+  }
+
   /** ATTACH_CONTAINER_INPUT: standard input for a nested container; `undefined` ends it. */
   containerInput(agentId: string, containerId: string, data: string | undefined): Outcome {
     return this.#input(() => this.#nested(agentId, (n) => n.input(containerId, data)));

@@ -1,6 +1,7 @@
 /** What an agent's routes are bound to: the cluster, and how a request finds its agent. */
 import type { FastifyRequest } from 'fastify';
 import type { ClusterDriver } from '../runtime/driver.js';
+import type { EngineHelpers } from './engine-helper.js';
 import type { ExecutorRouteOptions } from './executor-route.js';
 
 /**
@@ -12,5 +13,8 @@ export interface AgentBinding {
   readonly driver: ClusterDriver;
   readonly agentId: (req: FastifyRequest) => string | undefined;
   /** Where executor streams go; without, the executor API is not served. */
-  readonly executors?: Pick<ExecutorRouteOptions, 'connections' | 'budget' | 'tokens'>;
+  readonly executors?: Pick<ExecutorRouteOptions, 'connections' | 'budget' | 'tokens'> & {
+    /** The exec helper of engine tasks, when the container engine runs. */
+    readonly engine?: EngineHelpers;
+  };
 }

@@ -66,7 +66,12 @@ function launchSession(req: FastifyRequest, reply: FastifyReply, binding: AgentB
   const encode = messageType === JSON_TYPE ? processIoToJson : processIoToProto;
   const stream = new HttpEventStream<ProcessOutput>(reply.raw, encode, { budget: executors!.budget, keepaliveMs: 0 });
   const connectionId = executors!.connections.open(stream);
-  const outcome = driver.input((c) => c.launchNestedContainer(agentId, request.launch, connectionId));
+  // Into an engine task, the session goes through the engine, as upstream's helper does.
+  const { parentId } = request.launch;
+  const engine = executors!.engine;
+  const engineContainer = engine === undefined ? undefined : driver.read((v) => v.engineContainers().find((c) => c.agentId === agentId && c.containerId === parentId));
+  const launch = { ...request.launch, ...(engineContainer === undefined ? {} : { external: true }) };
+  const outcome = driver.input((c) => c.launchNestedContainer(agentId, launch, connectionId));
   if (!outcome.ok) {
     executors!.connections.forget(connectionId);
     return send(reply, containerError(outcome.error));
@@ -74,9 +79,14 @@ function launchSession(req: FastifyRequest, reply: FastifyReply, binding: AgentB
   reply.hijack();
   reply.raw.on('close', () => {
     executors!.connections.forget(connectionId);
+    engine?.abandon(launch.containerId);
     if (driver.failure === undefined) driver.input((c) => c.disconnect(connectionId));
   });
   stream.start({ 'content-type': RECORDIO_TYPE, 'message-content-type': messageType });
+  if (engineContainer !== undefined) {
+    const { containerId, argv, tty } = launch;
+    void engine!.run({ agentId, containerId, engineContainer: engineContainer.name, argv, tty }, (piece) => stream.send(piece));
+  }
   return undefined;
 }
 
@@ -135,6 +145,11 @@ export async function attachInput(req: FastifyRequest, reply: FastifyReply, bind
       if (input.kind === 'container') containerId ??= input.containerId;
       const id = containerId!;
       const data = input.kind === 'stdin' ? input.data : input.kind === 'end' ? undefined : '';
+      const engine = binding.executors?.engine;
+      if (engine?.has(id) === true) {
+        if (input.kind !== 'container') engine.input(id, data);
+        continue;
+      }
       const outcome = binding.driver.input((c) => c.containerInput(agentId, id, data));
       if (!outcome.ok) return refuseInput(req, reply, containerError(outcome.error));
     }

@@ -9,6 +9,9 @@ import { statSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { openStream } from '../../src/client/event-queue.js';
+import { postRaw } from '../../src/client/scheduler-client.js';
 import { startHarness, type Harness } from './executor-harness.js';
 
 let h: Harness;
@@ -23,7 +26,7 @@ async function runningContainer(taskId: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  h = await startHarness({});
+  h = await startHarness({ recordTrace: true });
   const docker = { container: { type: 'DOCKER', docker: { image: 'alpine:3.19' } } };
   await h.launch('web', 'unused', undefined, { executor: undefined, command: { value: './serve' }, ...docker });
   engineTask = await runningContainer('web');
@@ -116,5 +119,33 @@ describe('the container engine socket', () => {
   it('refuses an exec without a command, and unknown exec instances', async () => {
     expect((await request('POST', `/containers/cluster-${engineTask}/exec`, { Cmd: [] })).json).toEqual({ message: 'No exec command specified' });
     expect((await request('GET', '/exec/0123/json')).status).toBe(404);
+  });
+});
+
+describe('a task exec session into an engine task', () => {
+  it('goes through the engine socket, as the exec helper does: create, start, inspect', async () => {
+    const id = randomUUID();
+    const call = {
+      type: 'LAUNCH_NESTED_CONTAINER_SESSION',
+      launch_nested_container_session: { container_id: { parent: { value: engineTask }, value: id }, command: { shell: false, value: 'sh', arguments: ['sh', '-c', 'echo via engine; exit 4'] } },
+    };
+    let out = '';
+    let ended!: () => void;
+    const done = new Promise<void>((resolve) => (ended = resolve));
+    const headers = { 'content-type': 'application/json', accept: 'application/recordio', 'message-accept': 'application/json' };
+    const { answer } = openStream(new URL('/api/v1', h.agentUrl), headers, JSON.stringify(call), {
+      record: (record) => (out += Buffer.from(JSON.parse(record.toString()).data.data, 'base64').toString()),
+      closed: () => ended(),
+    });
+    expect((await answer).status).toBe(200);
+    await done;
+    expect(out).toBe('via engine\n');
+    const wait = JSON.stringify({ type: 'WAIT_CONTAINER', wait_container: { container_id: { parent: { value: engineTask }, value: id } } });
+    const waited = await postRaw(new URL('/api/v1', h.agentUrl), wait, { 'content-type': 'application/json', accept: 'application/json' });
+    expect(JSON.parse(waited.body).wait_container.exit_status).toBe(4 << 8);
+    // The session is the helper's; the command ran as an exec of the engine, a container of its own.
+    const launches = h.cluster.cluster.trace.entries().filter((e) => e.line.includes('container:launch-nested')).map((e) => e.line);
+    expect(launches.some((l) => l.includes(id) && l.includes('"external":true'))).toBe(true);
+    expect(launches.some((l) => !l.includes(id) && l.includes('echo via engine'))).toBe(true);
   });
 });

@@ -22,6 +22,12 @@ export interface NestedLaunch {
   readonly argv: readonly string[];
   /** Upstream's TTY: one merged output stream. */
   readonly tty: boolean;
+  /**
+   * Run by a process outside the core (an engine exec, through the agent's
+   * helper): no shell here; its output goes straight to the session's
+   * stream, and its end comes with `externalExited`.
+   */
+  readonly external?: boolean;
 }
 
 /** The container a nested one runs in: a live executor's, on this agent. */
@@ -83,6 +89,8 @@ export class NestedContainers {
     // In the map before it starts: a command may write at once.
     const entry: Nested = { launch, output, termination: undefined, waiters: [], process: undefined };
     this.#containers.set(id, entry);
+    this.ctx.trace.append('container:launch-nested', { containerId: id, parentId: launch.parentId, argv: launch.argv.join(' '), external: launch.external === true });
+    if (launch.external === true) return ok(undefined);
     entry.process = new ShellProcess(
       world,
       {
@@ -92,7 +100,14 @@ export class NestedContainers {
       },
       launch.argv,
     );
-    this.ctx.trace.append('container:launch-nested', { containerId: id, parentId: launch.parentId, argv: launch.argv.join(' ') });
+    return ok(undefined);
+  }
+
+  /** The process outside the core that runs an external container ended, with this wait status. */
+  externalExited(containerId: string, exitStatus: number): Outcome<undefined> {
+    const entry = this.#containers.get(containerId);
+    if (entry?.launch.external !== true) return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
+    this.#end(containerId, { exitStatus });
     return ok(undefined);
   }
 
