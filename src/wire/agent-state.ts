@@ -14,11 +14,14 @@
  * tasks' cpus and mem; the usage figures (cpu times, resident memory)
  * are zero, because a simulated executor runs no process.
  */
-import { add, fromMilli, scalar, scalarMilli, type Resources } from '../core/resources.js';
+import { COMMAND_EXECUTOR_RESOURCES, containerResources } from '../core/agent/allotment.js';
+import { fromMilli, scalarMilli } from '../core/resources.js';
 import type { ExecutorAgentInfo } from '../core/executor-api.js';
 import type { CommandSpec } from '../core/types.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView } from '../core/view.js';
 import type { FrameworkRef } from '../core/messages.js';
+
+export { COMMAND_EXECUTOR_RESOURCES, containerResources, executorResources } from '../core/agent/allotment.js';
 import { isTerminal } from '../core/task-state.js';
 import { attributeToWire, labelsToWire, resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
@@ -54,12 +57,6 @@ export function agentGetFrameworks(node: AgentNodeView): mesos.v1.agent.Response
   return { frameworks: node.frameworks().map((info) => ({ framework_info: frameworkInfoToWire(info) })), completed_frameworks: [] };
 }
 
-/**
- * What the agent adds to a command task for its command executor, as
- * upstream does (0.1 cpus, 32 MB): the executor's own resources.
- */
-export const COMMAND_EXECUTOR_RESOURCES: Resources = [scalar('cpus', 0.1), scalar('mem', 32)];
-
 /** How upstream names a command executor: its task, and the command it runs. */
 function commandExecutorName(taskId: string, command: CommandSpec | undefined): string {
   const text =
@@ -85,11 +82,6 @@ export function executorInfoOf(executor: AgentExecutorView): mesos.v1.ExecutorIn
     resources: resourcesToWire(COMMAND_EXECUTOR_RESOURCES),
     source: executor.executorId,
   };
-}
-
-/** The executor's own resources: its ExecutorInfo's, or a command executor's allowance. */
-export function executorResources(executor: AgentExecutorView): Resources {
-  return executor.kind === 'command' ? COMMAND_EXECUTOR_RESOURCES : (firstTask(executor)?.spec.executor?.resources ?? []);
 }
 
 export function agentGetExecutors(node: AgentNodeView): mesos.v1.agent.Response.GetExecutors {
@@ -133,13 +125,6 @@ export function agentGetTasks(node: AgentNodeView): mesos.v1.agent.Response.GetT
 
 export function agentGetState(node: AgentNodeView): mesos.v1.agent.Response.GetState {
   return { get_tasks: agentGetTasks(node), get_executors: agentGetExecutors(node), get_frameworks: agentGetFrameworks(node) };
-}
-
-/** What a container is allotted: its executor's resources and those of its live tasks. */
-export function containerResources(executor: AgentExecutorView): Resources {
-  let total = executorResources(executor);
-  for (const task of executor.tasks.values()) if (!isTerminal(task.state)) total = add(total, task.spec.resources);
-  return total;
 }
 
 const MiB = 1024 * 1024;

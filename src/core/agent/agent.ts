@@ -21,24 +21,15 @@
  */
 import { wallTimeMs, type SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
-import {
-  MASTER_NODE,
-  type AgentDescription,
-  type AgentToMaster,
-  type ExecutorToAgent,
-  type FrameworkRef,
-  type ApplyOperation,
-  type MasterToAgent,
-  type Message,
-  type SimNode,
-} from '../messages.js';
+import { MASTER_NODE, type AgentDescription, type AgentToMaster, type ExecutorToAgent, type FrameworkRef } from '../messages.js';
+import type { ApplyOperation, MasterToAgent, Message, SimNode } from '../messages.js';
 import type { Outbox } from '../outbox.js';
-import { formatDuration } from '../duration.js';
 import { toHex, type Rng } from '../rng.js';
 import type { Resources } from '../resources.js';
 import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
 import type { Outcome } from '../errors.js';
 import type { ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
+import { AgentCgroups } from './cgroups.js';
 import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
@@ -91,6 +82,8 @@ export class Agent implements SimNode, ExecutorHost {
   #operationUpdates: OperationUpdates;
   /** The hand for executors that run outside the core. */
   #httpExecutors: HttpExecutors | undefined;
+  /** Its containers' memory cgroups. */
+  readonly cgroups: AgentCgroups;
 
   constructor(
     private readonly ctx: SimContext,
@@ -101,6 +94,9 @@ export class Agent implements SimNode, ExecutorHost {
     this.#updates = this.#newUpdateManager();
     this.#resources = { total: config.resources, version: 0 };
     this.#operationUpdates = this.#newOperationUpdates();
+    this.cgroups = new AgentCgroups(ctx, config, () => this.executors(), (executor, message, limitation) =>
+      this.#http.terminate(executor, 'TASK_FAILED', message, 'REASON_CONTAINER_LIMITATION_MEMORY', limitation),
+    );
   }
 
   /** Made on first use: most agents never run an executor outside the core, and a large cluster has many agents. */
@@ -112,7 +108,7 @@ export class Agent implements SimNode, ExecutorHost {
       up: () => this.#state !== 'crashed',
       resources: () => this.#resources.total,
       framework: (frameworkId) => this.#frameworks.get(frameworkId),
-      emit: (frameworkId, taskId, executor, state, message, reason) => this.#emit(frameworkId, taskId, executor, state, message, reason),
+      emit: (frameworkId, taskId, executor, state, message, reason, limitation) => this.#emit(frameworkId, taskId, executor, state, message, reason, limitation),
       take: (frameworkId, status) => this.#take(frameworkId, status),
       exited: (executor, waitStatus) => this.exited(executor, waitStatus),
       toMaster: (message) => this.#toMaster(message),
@@ -197,6 +193,7 @@ export class Agent implements SimNode, ExecutorHost {
         this.ctx.network.detach(executor.nodeId);
       }
     }
+    this.cgroups.suspend();
     this.#disk = disk;
     this.#finished.clear();
     this.#frameworks = new Map();
@@ -234,20 +231,13 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.trace.append('agent:restart', { agentId: this.id, executors: this.#orphans.length, recover });
     const orphans = this.#orphans.filter((e) => e.alive);
     this.#orphans = [];
+    this.cgroups.recover();
     // Simulated executors find the new process by themselves (their library retries), in either mode.
     for (const executor of orphans) this.ctx.network.send(this.id, executor.nodeId, { type: 'AGENT_RECONNECTED' });
     if (recover === 'cleanup') return this.#cleanup(orphans);
     this.#register();
     const waiting = orphans.filter((e): e is HttpExecutor => e instanceof HttpExecutor);
-    if (waiting.length === 0) return;
-    const timeoutMs = this.config.flags.executorReregistrationTimeoutMs;
-    this.ctx.loop.schedule(timeoutMs, 'agent:executor-reregistration-timeout', () => {
-      for (const executor of waiting) {
-        if (executor.state !== 'disconnected' || this.#state === 'crashed') continue;
-        const message = `Executor did not reregister within ${formatDuration(timeoutMs)}`;
-        this.#http.terminate(executor, 'TASK_FAILED', message, 'REASON_EXECUTOR_REREGISTRATION_TIMEOUT');
-      }
-    });
+    if (waiting.length > 0) this.#http.awaitReregistration(waiting);
   }
 
   /** `--recover=cleanup`: every executor found is shut down; the agent exits when none is left. */
@@ -353,6 +343,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#awaitPing();
     if (this.#state === 'active') return;
     this.#moveTo('active');
+    this.cgroups.recover();
     this.#updates.resume();
     this.#operationUpdates.resume();
   }
@@ -464,6 +455,7 @@ export class Agent implements SimNode, ExecutorHost {
 
   exited(executor: AgentExecutor, waitStatus: number): void {
     this.ctx.network.detach(executor.nodeId);
+    this.cgroups.remove(executor);
     if (this.#state === 'crashed') {
       this.#orphans = this.#orphans.filter((e) => e !== executor);
       return;
@@ -549,8 +541,9 @@ export class Agent implements SimNode, ExecutorHost {
   }
 
   /** An update the agent makes itself (not its executors'). */
-  #emit(frameworkId: string, taskId: string, executor: AgentExecutor | undefined, state: TaskState, message: string, reason: StatusReason): void {
+  #emit(frameworkId: string, taskId: string, executor: AgentExecutor | undefined, state: TaskState, message: string, reason: StatusReason, limitation?: Resources): void {
     this.#take(frameworkId, {
+      ...(limitation === undefined ? {} : { limitation }),
       taskId,
       state,
       source: 'SOURCE_AGENT',
@@ -570,7 +563,10 @@ export class Agent implements SimNode, ExecutorHost {
     // Set before queueing: the manager may forward at once, with the latest state.
     const before = this.#latest.get(key);
     this.#latest.set(key, status.state);
-    if (this.#updates.update(frameworkId, status)) return true;
+    if (this.#updates.update(frameworkId, status)) {
+      this.cgroups.observe(frameworkId, status);
+      return true;
+    }
     if (before === undefined) this.#latest.delete(key);
     else this.#latest.set(key, before);
     return false;
@@ -595,5 +591,4 @@ export class Agent implements SimNode, ExecutorHost {
     const { id: agentId, hostname, ip, port, attributes } = this.config;
     return { agentId, hostname, ip, port, resources: this.#resources.total, attributes };
   }
-
 }

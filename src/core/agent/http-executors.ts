@@ -30,7 +30,7 @@ export interface AgentPort {
   resources(): Resources;
   framework(frameworkId: string): AgentFramework | undefined;
   /** An update the agent makes itself about a task. */
-  emit(frameworkId: string, taskId: string, executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason): void;
+  emit(frameworkId: string, taskId: string, executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason, limitation?: Resources): void;
   take(frameworkId: string, status: TaskStatus): boolean;
   exited(executor: AgentExecutor, waitStatus: number): void;
   toMaster(message: AgentToMaster): void;
@@ -74,14 +74,26 @@ export class HttpExecutors implements HttpExecutorHost {
     }
   }
 
-  /** Destroys an executor's container, its live tasks ending as `state` with the agent's reason. */
-  terminate(executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason): void {
+  /** Destroys an executor's container, its live tasks ending as `state` with the agent's reason (and the limitation it passed). */
+  terminate(executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason, limitation?: Resources): void {
     for (const task of executor.liveTasks()) {
-      this.agent.emit(executor.frameworkId, task.spec.taskId, executor, state, message, reason);
+      this.agent.emit(executor.frameworkId, task.spec.taskId, executor, state, message, reason, limitation);
       task.state = state;
     }
     this.destroyContainer(executor);
     this.agent.exited(executor, 9);
+  }
+
+  /** After a restart: executors that have not subscribed again within `--executor_reregistration_timeout` are destroyed. */
+  awaitReregistration(waiting: readonly HttpExecutor[]): void {
+    const timeoutMs = this.agent.config.flags.executorReregistrationTimeoutMs;
+    this.agent.ctx.loop.schedule(timeoutMs, 'agent:executor-reregistration-timeout', () => {
+      for (const executor of waiting) {
+        if (executor.state !== 'disconnected' || !this.agent.up()) continue;
+        const message = `Executor did not reregister within ${formatDuration(timeoutMs)}`;
+        this.terminate(executor, 'TASK_FAILED', message, 'REASON_EXECUTOR_REREGISTRATION_TIMEOUT');
+      }
+    });
   }
 
   subscribe(connectionId: string, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
