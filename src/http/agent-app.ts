@@ -12,6 +12,7 @@ import { VERSION } from '../wire/version.js';
 import { registerAgentOperatorRoute, type AgentBinding } from './agent-operator-route.js';
 import { registerAgentReadRoutes } from './agent-read-routes.js';
 import { registerExecutorRoute } from './executor-route.js';
+import { AGENT_READWRITE_ROUTES, requireAuthentication, type Credentials } from './auth.js';
 
 export interface AgentAppOptions {
   readonly logger?: FastifyBaseLogger;
@@ -21,6 +22,8 @@ export interface AgentAppOptions {
   readonly listener?: Partial<ListenerLimits>;
   /** The cluster and the agent this server belongs to; without, only `/health` and `/version` are served. */
   readonly agent?: AgentBinding;
+  /** `--authenticate-http-readwrite`: HTTP Basic with these credentials on the operator API (`/api/v1`). */
+  readonly credentials?: Credentials;
 }
 
 export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
@@ -38,6 +41,7 @@ export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
   router.attach(app);
   capConnections(app, options.name ?? 'agent', limits.maxConnections, app.log);
   acceptRawBodies(app);
+  if (options.credentials !== undefined) requireAuthentication(app, options.credentials, AGENT_READWRITE_ROUTES);
   for (const prefix of ['', '/slave(1)']) {
     serveMethods(app, `${prefix}/health`, everyMethod(app), (_req, reply) => reply.code(200).header('content-length', '0').send());
     serveMethods(app, `${prefix}/version`, everyMethod(app), (_req, reply) =>

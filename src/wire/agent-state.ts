@@ -9,10 +9,10 @@
  * terminal; a terminated executor's tasks are completed. This agent has no
  * pending or queued tasks: a task reaches its simulated executor at once.
  *
- * Container statistics are simulated: the limits are the executor's (for a
- * command executor upstream's allowance, 0.1 cpus and 32 MB) and its live
- * tasks' cpus and mem; the usage figures (cpu times, resident memory)
- * are zero, because a simulated executor runs no process.
+ * Container statistics are simulated: the cpu limit is the executor's (for
+ * a command executor upstream's allowance, 0.1 cpus and 32 MB) and its live
+ * tasks' cpus; memory comes from the container's cgroup model
+ * (core/agent/cgroups.ts); cpu times are zero.
  */
 import { COMMAND_EXECUTOR_RESOURCES, containerResources } from '../core/agent/allotment.js';
 import { fromMilli, scalarMilli } from '../core/resources.js';
@@ -129,17 +129,28 @@ export function agentGetState(node: AgentNodeView): mesos.v1.agent.Response.GetS
 
 const MiB = 1024 * 1024;
 
-/** Simulated statistics: limits from the allotted resources, no usage (see the file comment). */
-export function resourceStatistics(executor: AgentExecutorView, nowSeconds: number): mesos.v1.ResourceStatistics {
+/**
+ * Statistics from the container's allotment and its memory cgroup: the
+ * hard limit (unset when unlimited), the soft limit and the usage while the
+ * memory files exist; without memory isolation, the allotted memory as the
+ * limit, as upstream's containerizer reports it. Cpu times are zero: a
+ * simulated executor runs no process.
+ */
+export function resourceStatistics(node: AgentNodeView, executor: AgentExecutorView, nowSeconds: number): mesos.v1.ResourceStatistics {
   const allotted = containerResources(executor);
   const [cpus, mem] = [fromMilli(scalarMilli(allotted, 'cpus')), fromMilli(scalarMilli(allotted, 'mem'))];
+  const cgroup = node.cgroups.view(executor.containerId);
+  const isolated = cgroup?.isolated === true;
+  const hard = isolated ? cgroup.hardLimitBytes : Math.round(mem * MiB);
   return {
     timestamp: nowSeconds,
     cpus_user_time_secs: 0,
     cpus_system_time_secs: 0,
     cpus_limit: cpus,
-    mem_rss_bytes: 0,
-    mem_limit_bytes: Math.round(mem * MiB),
+    ...(isolated ? { mem_total_bytes: cgroup.usageBytes } : {}),
+    ...(hard === Infinity ? {} : { mem_limit_bytes: hard }),
+    ...(isolated ? { mem_soft_limit_bytes: cgroup.softLimitBytes } : {}),
+    mem_rss_bytes: cgroup?.usageBytes ?? 0,
   };
 }
 
@@ -154,7 +165,7 @@ export function agentGetContainers(node: AgentNodeView, nowSeconds: number): mes
         executor_name: info.name ?? '',
         container_id: { value: executor.containerId },
         container_status: { container_id: { value: executor.containerId } },
-        resource_statistics: resourceStatistics(executor, nowSeconds),
+        resource_statistics: resourceStatistics(node, executor, nowSeconds),
       };
     }),
   };
