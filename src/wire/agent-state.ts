@@ -131,7 +131,7 @@ const MiB = 1024 * 1024;
 
 /**
  * Statistics from the container's allotment and its memory cgroup: the
- * hard limit (unset when unlimited), the soft limit and the usage while the
+ * hard and soft limits (each unset when unlimited) and the usage while the
  * memory files exist; without memory isolation, the allotted memory as the
  * limit, as upstream's containerizer reports it. Cpu times are zero: a
  * simulated executor runs no process.
@@ -149,7 +149,7 @@ export function resourceStatistics(node: AgentNodeView, executor: AgentExecutorV
     cpus_limit: cpus,
     ...(isolated ? { mem_total_bytes: cgroup.usageBytes } : {}),
     ...(hard === Infinity ? {} : { mem_limit_bytes: hard }),
-    ...(isolated ? { mem_soft_limit_bytes: cgroup.softLimitBytes } : {}),
+    ...(isolated && cgroup.softLimitBytes !== Infinity ? { mem_soft_limit_bytes: cgroup.softLimitBytes } : {}),
     mem_rss_bytes: cgroup?.usageBytes ?? 0,
   };
 }

@@ -190,6 +190,9 @@ describe('UPDATE_CONTAINER_MEMORY_LIMIT', () => {
     expect(files()).toMatchObject({ 'memory.limit_in_bytes': String(1024 * MIB), 'memory.soft_limit_in_bytes': String(1024 * MIB) });
     expect(cluster.updateContainerMemoryLimit(agentId, containerId, 1).ok).toBe(true);
     expect(files()).toMatchObject({ 'memory.limit_in_bytes': String(32 * MIB) });
+    // Past what the kernel's page counter holds: unlimited.
+    expect(cluster.updateContainerMemoryLimit(agentId, containerId, 1e300).ok).toBe(true);
+    expect(files()).toMatchObject({ 'memory.limit_in_bytes': V1_UNLIMITED, 'memory.soft_limit_in_bytes': V1_UNLIMITED });
   });
 
   it('moves the OOM instant of a growing task', () => {

@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 /** A cluster whose first agent runs command tasks `sleep 3600` of 64 MiB each, using 50 MiB (`memory=constant:50`). */
-async function launch(options: Partial<StartClusterOptions>, taskIds: readonly string[]): Promise<Launched> {
+async function launch(options: Partial<StartClusterOptions>, taskIds: readonly string[], extra: Json = {}): Promise<Launched> {
   const r = await startCluster({ port: 0, agents: 1, time: 'virtual', seed: 7, ...options });
   opened.push(r);
   const client = new SchedulerClient(r.masterUrl, 'json');
@@ -48,6 +48,7 @@ async function launch(options: Partial<StartClusterOptions>, taskIds: readonly s
     resources: cpusMem(0.1, 64),
     command: { value: 'sleep 3600' },
     labels: { labels: [{ key: 'memory', value: 'constant:50' }] },
+    ...extra,
   });
   const accept = { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: taskIds.map(task) } }] };
   expect((await client.call({ type: 'ACCEPT', accept })).status).toBe(202);
@@ -183,6 +184,22 @@ describe('UPDATE_CONTAINER_MEMORY_LIMIT and the agent flags', () => {
     const env = await launch({ cgroups: 'v2', memoryControllerDelegated: false }, ['t']);
     const answer = await agentOperatorCall(env.agentUrl, update({ value: env.containers.get('t')! }, 100), 'protobuf');
     expect(answer.status).toBe(500);
+  });
+
+  it('an unlimited container (limits.mem Infinity) reads max and has no mem_limit_bytes until a limit is set', async () => {
+    const env = await launch({}, ['u'], { limits: { mem: 'Infinity' } });
+    const id = env.containers.get('u')!;
+    const stats = async () =>
+      ((await agentOperatorCall(env.agentUrl, { type: 'GET_CONTAINERS' }, 'protobuf')).response!.get_containers.containers as Json[])[0]!.resource_statistics;
+    expect((await getJson(env.agentUrl, `/containers/cgroup?container_id=${id}`)).body.files['memory.max']).toBe('max');
+    expect(await stats()).not.toHaveProperty('mem_limit_bytes');
+    expect((await stats()).mem_soft_limit_bytes).toBe(96 * MIB);
+    expect((await agentOperatorCall(env.agentUrl, update({ value: id }, 200), 'protobuf')).status).toBe(200);
+    expect((await stats()).mem_limit_bytes).toBe(200 * MIB);
+    // Past what the kernel's page counter holds: unlimited again, both files.
+    expect((await agentOperatorCall(env.agentUrl, update({ value: id }, 1e300), 'protobuf')).status).toBe(200);
+    expect(await stats()).not.toHaveProperty('mem_soft_limit_bytes');
+    expect((await getJson(env.agentUrl, `/containers/cgroup?container_id=${id}`)).body.files).toMatchObject({ 'memory.max': 'max', 'memory.low': 'max' });
   });
 
   it('404 on an agent that does not run the container', async () => {

@@ -94,7 +94,8 @@ export class Agent implements SimNode, ExecutorHost {
     this.#updates = this.#newUpdateManager();
     this.#resources = { total: config.resources, version: 0 };
     this.#operationUpdates = this.#newOperationUpdates();
-    this.cgroups = new AgentCgroups(ctx, config, () => this.executors(), (executor, message, limitation) =>
+    const executorOf = (frameworkId: string, taskId: string) => this.#executorOfTask(frameworkId, taskId);
+    this.cgroups = new AgentCgroups(ctx, config, () => this.executors(), executorOf, (executor, message, limitation) =>
       this.#http.terminate(executor, 'TASK_FAILED', message, 'REASON_CONTAINER_LIMITATION_MEMORY', limitation),
     );
   }

@@ -38,9 +38,15 @@ import type { AgentExecutor } from './frameworks.js';
 export const MIN_MEMORY_BYTES = 32 * MIB;
 /** What cgroups v1 reads back for an unlimited `memory.limit_in_bytes` (on 4 KiB pages). */
 export const V1_UNLIMITED = '9223372036854771712';
+const UNLIMITED_BYTES = Number(V1_UNLIMITED);
 
-/** The agent's executors, and what happens to one the OOM killer ends (its tasks fail with `message` and the limitation). */
+/**
+ * The agent's executors, the live one running a framework's task, and what
+ * happens to one the OOM killer ends (its tasks fail with `message` and the
+ * limitation).
+ */
 type Executors = () => readonly AgentExecutor[];
+type ExecutorOf = (frameworkId: string, taskId: string) => AgentExecutor | undefined;
 type OomKilled = (executor: AgentExecutor, message: string, limitation: Resources) => void;
 
 /** A container's memory cgroup as its agent's endpoints show it. */
@@ -82,6 +88,7 @@ export class AgentCgroups {
     ctx: SimContext,
     config: AgentConfig,
     private readonly executors: Executors,
+    private readonly executorOf: ExecutorOf,
     private readonly oomKilled: OomKilled,
   ) {
     this.#ctx = ctx;
@@ -97,8 +104,8 @@ export class AgentCgroups {
 
   /** A status the agent took: a task started or ended in its container, whose limits are computed again. */
   observe(frameworkId: string, status: TaskStatus): void {
-    const executor = this.executors().find((e) => e.alive && e.frameworkId === frameworkId && e.tasks.has(status.taskId));
-    if (executor === undefined) return;
+    const executor = this.executorOf(frameworkId, status.taskId);
+    if (executor === undefined || !executor.alive) return;
     const container = this.#container(executor);
     const known = container.tasks.has(status.taskId);
     if (isTerminal(status.state) === known) {
@@ -144,7 +151,7 @@ export class AgentCgroups {
     }
     if (!this.#flags.memoryIsolation) return fail('FAILED', `Memory isolation is not enabled on agent ${this.#agentId}`);
     if (!this.isolated) return fail('FAILED', `The memory controller is not delegated to the cgroup hierarchy of agent ${this.#agentId}`);
-    container.override = Math.max(MIN_MEMORY_BYTES, Math.round(mib * MIB));
+    container.override = limitBytes(mib);
     this.#ctx.trace.append('container:memory-limit', { agentId: this.#agentId, containerId, bytes: container.override });
     this.#arm(container);
     return done;
@@ -164,13 +171,11 @@ export class AgentCgroups {
   #files(soft: number, hard: number, usage: number): Record<string, string> {
     if (!this.isolated) return {};
     if (this.#flags.cgroups === 'v2') {
-      return { 'memory.current': String(usage), 'memory.low': String(soft), 'memory.max': hard === Infinity ? 'max' : String(hard) };
+      const v2 = (bytes: number) => (bytes === Infinity ? 'max' : String(bytes));
+      return { 'memory.current': String(usage), 'memory.low': v2(soft), 'memory.max': v2(hard) };
     }
-    return {
-      'memory.limit_in_bytes': hard === Infinity ? V1_UNLIMITED : String(hard),
-      'memory.soft_limit_in_bytes': String(soft),
-      'memory.usage_in_bytes': String(usage),
-    };
+    const v1 = (bytes: number) => (bytes === Infinity ? V1_UNLIMITED : String(bytes));
+    return { 'memory.limit_in_bytes': v1(hard), 'memory.soft_limit_in_bytes': v1(soft), 'memory.usage_in_bytes': String(usage) };
   }
 
   #container(executor: AgentExecutor): Container {
@@ -206,8 +211,7 @@ export class AgentCgroups {
       soft += mem;
       hard += spec.limits?.mem === undefined ? mem : spec.limits.mem * 1000;
     }
-    const bytes = (milli: number) => (milli === Infinity ? Infinity : Math.max(MIN_MEMORY_BYTES, Math.round((milli / 1000) * MIB)));
-    return { soft: bytes(soft), hard: bytes(hard) };
+    return { soft: limitBytes(soft / 1000), hard: limitBytes(hard / 1000) };
   }
 
   #usage(container: Container, t: number): number {
@@ -262,6 +266,12 @@ export class AgentCgroups {
     }
     return undefined;
   }
+}
+
+/** A limit of `mib` MiB in bytes, as the kernel keeps it: at least upstream's minimum, and unlimited past what a page counter holds. */
+function limitBytes(mib: number): number {
+  const bytes = Math.round(mib * MIB);
+  return bytes >= UNLIMITED_BYTES ? Infinity : Math.max(MIN_MEMORY_BYTES, bytes);
 }
 
 /** Bytes as upstream prints them: the largest unit that loses nothing (`64MB`, `1536KB`, `100B`). */
