@@ -244,6 +244,40 @@ describe('UPDATE_CONTAINER_MEMORY_LIMIT', () => {
   });
 });
 
+describe('the override and the agent lifecycle', () => {
+  it('is lost when the agent re-registers after losing its master', () => {
+    const cluster = makeCluster({ agents: 1 });
+    const s = connect(cluster, { capabilities: ['PARTITION_AWARE'] });
+    const offer = s.firstOffer();
+    s.accept(offer.id, [withMemory(commandTask('t', offer.agentId, 'sleep 36000', 'cpus:0.5;mem:64'), 'constant:50')]);
+    s.acknowledgeAll();
+    const node = cluster.view.agentNode(offer.agentId)!;
+    const id = node.executors()[0]!.containerId;
+    cluster.updateContainerMemoryLimit(offer.agentId, id, 400);
+    cluster.partition(offer.agentId, 'master');
+    cluster.advance(80_000);
+    expect(node.cgroups.view(id)?.hardLimitBytes).toBe(400 * MIB);
+    cluster.heal(offer.agentId, 'master');
+    cluster.advance(5_000);
+    expect(traceKinds(cluster)).toContain('agent:master-lost');
+    expect(node.state).toBe('active');
+    expect(node.cgroups.view(id)?.hardLimitBytes).toBe(96 * MIB);
+  });
+
+  it('the same seed and inputs give the same trace, OOM kills included', () => {
+    const run = () => {
+      const { cluster, agentId, containerId } = running('growing:3/s,spike:40@20s/2s', 64);
+      cluster.advance(4_000);
+      cluster.updateContainerMemoryLimit(agentId, containerId, 70);
+      cluster.advance(60_000);
+      return cluster.trace.entries().map((e) => JSON.stringify(e));
+    };
+    const first = run();
+    expect(first.some((e) => e.includes('container:oom'))).toBe(true);
+    expect(run()).toEqual(first);
+  });
+});
+
 it('prints bytes as upstream does', () => {
   expect([0, 100, 1024, 1536, 96 * MIB, 3 * 1024 * MIB].map(formatBytes)).toEqual(['0B', '100B', '1KB', '1536B', '96MB', '3GB']);
 });
