@@ -6,3 +6,5 @@ export { ClusterFailure } from './runtime/driver.js';
 export { Cluster } from './core/cluster.js';
 export type { ClusterOptions } from './core/cluster.js';
 export type { AuthFileSource, CredentialsJson } from './runtime/auth-files.js';
+export type { CgroupsVersion } from './core/agent/flags.js';
+export type { ContainerMemoryView } from './core/agent/cgroups.js';

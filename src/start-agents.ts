@@ -12,6 +12,7 @@ import type { AgentFlags } from './core/agent/flags.js';
 import type { Resources } from './core/resources.js';
 import type { Attribute } from './core/types.js';
 import { buildAgentApp } from './http/agent-app.js';
+import type { Credentials } from './http/auth.js';
 import {
   AGENT_ADDRESSINGS,
   AgentDirectory,
@@ -48,6 +49,8 @@ export interface AgentsSpec {
   readonly listener: ListenerLimits;
   /** Where the agents' executor streams go. */
   readonly executors: NonNullable<AgentBinding['executors']>;
+  /** `--authenticate-http-readwrite`: the credentials each agent's operator API asks for. */
+  readonly credentials?: Credentials;
   /** `--http-executor-domain-sockets`: the work directory their sockets go under, and where their servers are kept for closing. */
   readonly domainSockets?: { readonly workDir: string; readonly servers: DomainSocket[] };
 }
@@ -101,7 +104,7 @@ async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: Ag
   const addresses = loopbackAddresses(spec.count, host);
   const directory = new AgentDirectory();
   const binding = { driver, agentId: (req: FastifyRequest) => agentOfDomainSocket(req) ?? directory.agentOf(req.socket), executors: spec.executors };
-  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener, agent: binding });
+  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener, agent: binding, ...credentialsOf(spec) });
   servers.push(app);
   const cap = spec.listener.maxConnections;
   const listener =
@@ -124,7 +127,7 @@ async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec
     // The agent is added once its port is known; until then its endpoints answer as a recovering agent.
     let agentId: string | undefined;
     const binding = { driver, agentId: (req: FastifyRequest) => agentOfDomainSocket(req) ?? agentId, executors: spec.executors };
-    const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener, agent: binding });
+    const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener, agent: binding, ...credentialsOf(spec) });
     servers.push(app);
     const port = await listen(app, host, spec.firstPort === 0 ? 0 : spec.firstPort + i);
     const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port, ...spec.machine }));
@@ -147,6 +150,8 @@ async function serveDomainSocket(app: FastifyInstance, agentId: string, spec: Ag
   spec.domainSockets.servers.push({ server, path });
   return { domainSocket: path };
 }
+
+const credentialsOf = (spec: AgentsSpec) => (spec.credentials === undefined ? {} : { credentials: spec.credentials });
 
 export async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {
   await app.listen({ host, port });

@@ -14,7 +14,8 @@ import { Cluster } from './core/cluster.js';
 import type { MasterOptions } from './core/master/ops.js';
 import type { Acls } from './core/authz.js';
 import { parseResources } from './core/resources.js';
-import { READONLY_REALM } from './http/auth.js';
+import { AGENT_READWRITE_REALM, READONLY_REALM } from './http/auth.js';
+import { containerFlagsOf, type ContainerOptions } from './start-cgroups.js';
 import { startAgentsAddressed, listen, StartError, type AgentEndpoint, type AgentsSpec, type DomainSocket } from './start-agents.js';
 import { closeDomainSocket, domainSocketPath } from './http/domain-sockets.js';
 import { Connections } from './http/connections.js';
@@ -86,7 +87,7 @@ export interface LimitOptions {
   readonly streamBufferBudgetMiB?: number;
 }
 
-export interface StartClusterOptions extends LimitOptions {
+export interface StartClusterOptions extends LimitOptions, ContainerOptions {
   /** Address every server binds to (default 127.0.0.1). */
   readonly host?: string;
   /** Master port; 0 picks a free one (default 0). */
@@ -144,6 +145,11 @@ export interface StartClusterOptions extends LimitOptions {
    * that the ACLs' `view_*` rules see who reads. Needs `credentials`.
    */
   readonly authenticateHttpReadonly?: boolean;
+  /**
+   * `--authenticate-http-readwrite`: HTTP Basic with the `credentials` on
+   * each agent's operator API (`/api/v1`, realm `mesos-agent-readwrite`).
+   */
+  readonly authenticateHttpReadwrite?: boolean;
   /**
    * `--custom-executors`: how a task's custom executor (an ExecutorInfo of
    * its own) exists. `simulate` (default): the agent plays it. `spawn`: the
@@ -246,7 +252,8 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     driver.input((c) => c.bindMasterPort(masterPort));
     const executors = { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }), ...(engine === undefined ? {} : { engine: engine.helpers }) };
     const domainSockets = options.httpExecutorDomainSockets === true ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {};
-    const agentSpec: AgentsSpec = { count: agentCount, firstPort: options.agentPort ?? 0, machine, listener: limits.agentListener, executors, ...domainSockets };
+    const readwrite = options.authenticateHttpReadwrite === true ? { credentials: credentials! } : {};
+    const agentSpec: AgentsSpec = { count: agentCount, firstPort: options.agentPort ?? 0, machine, listener: limits.agentListener, executors, ...readwrite, ...domainSockets };
     const agents = await startAgentsAddressed(options.agentAddressing ?? 'ports', driver, host, agentSpec, servers, logger);
     return {
       masterUrl: `http://${host}:${masterPort}`,
@@ -326,6 +333,7 @@ function agentFlagsOf(options: StartClusterOptions): AgentFlags {
     customExecutors: mode,
     executorRegistrationTimeoutMs: seconds('executor-registration-timeout', options.executorRegistrationTimeoutSeconds, DEFAULT_AGENT_FLAGS.executorRegistrationTimeoutMs),
     executorShutdownGracePeriodMs: seconds('executor-shutdown-grace-period', options.executorShutdownGracePeriodSeconds, DEFAULT_AGENT_FLAGS.executorShutdownGracePeriodMs),
+    ...containerFlagsOf(options),
   };
 }
 
@@ -448,6 +456,9 @@ function authOf(options: StartClusterOptions): { credentials?: Map<string, strin
   if (options.authenticateHttpReadonly === true && options.credentials === undefined) {
     // Upstream's master does not start either: its basic authenticator has no credentials for the realm.
     throw new StartError(`--authenticate-http-readonly needs --credentials: no credentials for the realm '${READONLY_REALM}'`);
+  }
+  if (options.authenticateHttpReadwrite === true && options.credentials === undefined) {
+    throw new StartError(`--authenticate-http-readwrite needs --credentials: no credentials for the realm '${AGENT_READWRITE_REALM}'`);
   }
   if (options.credentials !== undefined) {
     const loaded = loadCredentials(options.credentials);

@@ -4,6 +4,8 @@ import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
 import { AGENT_ADDRESSINGS, type AgentAddressing } from '../http/agent-listener.js';
 import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from '../core/executor-api.js';
 import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, StartError } from '../start.js';
+import { DEFAULT_ISOLATION, ISOLATORS } from '../start-cgroups.js';
+import { CGROUPS_VERSIONS, type CgroupsVersion } from '../core/agent/flags.js';
 
 export interface UpArgs {
   host: string;
@@ -39,6 +41,10 @@ export interface UpArgs {
   'jwt-secret-key': string | undefined;
   containerizers: string;
   'engine-socket': string | undefined;
+  'authenticate-http-readwrite': boolean;
+  cgroups: CgroupsVersion;
+  isolation: string;
+  'memory-controller-delegated': boolean;
 }
 
 const L = DEFAULT_LIMITS;
@@ -54,8 +60,65 @@ const LIMIT_FLAGS = [
   'stream-buffer-budget',
 ];
 
-export function upOptions(y: Argv): Argv<UpArgs> {
+/** The agents' containers: cgroups version, isolators, delegation of the v2 memory controller. */
+function containerOptions(y: Argv): Argv {
   return y
+    .option('cgroups', { choices: CGROUPS_VERSIONS, default: 'v2' as CgroupsVersion, describe: "The cgroups version of the agents' hosts: the memory files each container has" })
+    .option('isolation', {
+      type: 'string',
+      default: DEFAULT_ISOLATION,
+      describe: `The agents' isolators (${ISOLATORS.join(', ')}); with cgroups/mem, memory limits are enforced (OOM kill) and UPDATE_CONTAINER_MEMORY_LIMIT can change them`,
+    })
+    .option('memory-controller-delegated', {
+      type: 'boolean',
+      default: true,
+      describe: "cgroups v2: the memory controller is delegated to the agents' hierarchy (--no-memory-controller-delegated: no memory files, limits cannot be changed)",
+    })
+    .group(['cgroups', 'isolation', 'memory-controller-delegated'], 'Containers (README.md, "Containers and cgroups"):');
+}
+
+/** How executors exist and are reached, and the container engine. */
+function executorOptions(y: Argv): Argv {
+  return y
+    .option('custom-executors', {
+      choices: CUSTOM_EXECUTOR_MODES,
+      default: 'simulate' as CustomExecutors,
+      describe:
+        "A task's own executor (ExecutorInfo): simulate: the agent plays it; spawn: its command runs as a real process that speaks the executor API; await: the agent waits for an outside process to subscribe as it",
+    })
+    .option('work-dir', { type: 'string', describe: 'Where spawned executors get their sandboxes (default: a temporary directory, removed on exit)' })
+    .option('executor-registration-timeout', { type: 'number', default: 60, describe: 'Seconds a launched executor has to subscribe before it is destroyed and its tasks fail' })
+    .option('executor-shutdown-grace-period', { type: 'number', default: 5, describe: 'Seconds an executor has to exit after SHUTDOWN before it is destroyed and its tasks are lost' })
+    .option('http-executor-domain-sockets', {
+      type: 'boolean',
+      default: false,
+      describe: "Each agent serves its executor API on a Unix domain socket too (<work-dir>/agents/<agent>/agent.sock), given to executors as DOMAIN_SOCKET",
+    })
+    .option('authenticate-http-executors', {
+      type: 'boolean',
+      default: false,
+      describe: 'Each spawned executor gets a signed token (EXECUTOR_AUTHENTICATION_TOKEN); the executor API wants it as Authorization: Bearer',
+    })
+    .option('containerizers', { type: 'string', default: 'mesos,docker', describe: 'mesos,docker runs the simulated container engine for DOCKER tasks; mesos leaves it out' })
+    .option('engine-socket', { type: 'string', describe: "The container engine API's Unix socket (default <work-dir>/engine.sock), mode 0600" })
+    .option('jwt-secret-key', { type: 'string', describe: 'File whose bytes sign executor tokens (default: 32 random bytes made at start)' })
+    .group(EXECUTOR_FLAGS, 'Executors (README.md, "Executor API", "Container engine"):');
+}
+
+const EXECUTOR_FLAGS = [
+  'custom-executors',
+  'work-dir',
+  'executor-registration-timeout',
+  'executor-shutdown-grace-period',
+  'http-executor-domain-sockets',
+  'authenticate-http-executors',
+  'containerizers',
+  'engine-socket',
+  'jwt-secret-key',
+];
+
+export function upOptions(y: Argv): Argv<UpArgs> {
+  return executorOptions(containerOptions(y))
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address the master and agents listen on' })
     .option('port', { type: 'number', default: 5050, describe: 'Master port (0 picks a free port)' })
     .option('agents', { type: 'number', default: 3, describe: 'Number of agents' })
@@ -85,28 +148,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
       default: false,
       describe: 'HTTP Basic (with --credentials) on the read-only endpoints too (/state, /frameworks, /flags, /metrics/snapshot, ...), so view_* ACLs see who reads',
     })
-    .option('custom-executors', {
-      choices: CUSTOM_EXECUTOR_MODES,
-      default: 'simulate' as CustomExecutors,
-      describe:
-        "A task's own executor (ExecutorInfo): simulate: the agent plays it; spawn: its command runs as a real process that speaks the executor API; await: the agent waits for an outside process to subscribe as it",
-    })
-    .option('work-dir', { type: 'string', describe: 'Where spawned executors get their sandboxes (default: a temporary directory, removed on exit)' })
-    .option('executor-registration-timeout', { type: 'number', default: 60, describe: 'Seconds a launched executor has to subscribe before it is destroyed and its tasks fail' })
-    .option('executor-shutdown-grace-period', { type: 'number', default: 5, describe: 'Seconds an executor has to exit after SHUTDOWN before it is destroyed and its tasks are lost' })
-    .option('http-executor-domain-sockets', {
-      type: 'boolean',
-      default: false,
-      describe: "Each agent serves its executor API on a Unix domain socket too (<work-dir>/agents/<agent>/agent.sock), given to executors as DOMAIN_SOCKET",
-    })
-    .option('authenticate-http-executors', {
-      type: 'boolean',
-      default: false,
-      describe: 'Each spawned executor gets a signed token (EXECUTOR_AUTHENTICATION_TOKEN); the executor API wants it as Authorization: Bearer',
-    })
-    .option('containerizers', { type: 'string', default: 'mesos,docker', describe: 'mesos,docker runs the simulated container engine for DOCKER tasks; mesos leaves it out' })
-    .option('engine-socket', { type: 'string', describe: "The container engine API's Unix socket (default <work-dir>/engine.sock), mode 0600" })
-    .option('jwt-secret-key', { type: 'string', describe: 'File whose bytes sign executor tokens (default: 32 random bytes made at start)' })
+    .option('authenticate-http-readwrite', { type: 'boolean', default: false, describe: "HTTP Basic (with --credentials) on each agent's operator API /api/v1 (realm mesos-agent-readwrite)" })
     .group(LIMIT_FLAGS, 'Limits (README.md, "Limits"):')
     .option('idle-timeout', { type: 'number', default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' })
     .option('headers-timeout', { type: 'number', default: L.headersTimeoutSeconds, describe: "Seconds a client has to send a request's headers" })
@@ -122,6 +164,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .example('$0 up --agents 10000 --agent-addressing loopback', 'Ten thousand agents at 127.0.0.2:P and up, served by one listener')
     .example('$0 up --custom-executors spawn --work-dir /tmp/sandboxes', "Tasks' own executors run as real processes, each in a sandbox with its stdout and stderr")
     .example('$0 up --credentials creds.json --acls acls.json', 'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow')
+    .example('$0 up --cgroups v1 --agents 1', 'Containers get cgroups v1 memory files (memory.limit_in_bytes, memory.soft_limit_in_bytes)')
     .example('$0 up --credentials creds.json --acls acls.json --authenticate-http-readonly', '/state and the other read endpoints ask for credentials too, and show each reader what view_* allows') as unknown as Argv<UpArgs>;
 }
 
@@ -162,6 +205,10 @@ export async function runUp(args: UpArgs): Promise<void> {
       containerizers: args.containerizers,
       ...(args['engine-socket'] === undefined ? {} : { engineSocket: args['engine-socket'] }),
       ...(args['jwt-secret-key'] === undefined ? {} : { jwtSecretKey: args['jwt-secret-key'] }),
+      authenticateHttpReadwrite: args['authenticate-http-readwrite'],
+      cgroups: args.cgroups,
+      isolation: args.isolation,
+      memoryControllerDelegated: args['memory-controller-delegated'],
       time: 'realtime',
       logger,
       // A failed core is a bug: the fatal line is logged; stop with a non-zero status.

@@ -7,7 +7,8 @@
  * caller drains it. Reads go through `view`, the read model.
  *
  *   scheduler   subscribe, call, disconnect
- *   operators   operator (every operator call the read model cannot answer), subscribeOperator (and disconnect)
+ *   operators   operator (every operator call the read model cannot answer), subscribeOperator (and disconnect),
+ *               updateContainerMemoryLimit (on an agent)
  *   executors   executorSubscribe, executorCall, containerExited (and disconnect)
  *   containers  launchNestedContainer, containerInput, waitContainer, killContainer, removeContainer
  *   cluster     addAgent
@@ -21,9 +22,8 @@ import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './agent/flags.js';
 import type { ContainerTermination, ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from './executor-api.js';
 import { AGENT_NOT_RECOVERED } from './agent/executor-calls.js';
 import { NestedContainers, type NestedLaunch } from './agent/nested-containers.js';
-import { fail } from './errors.js';
 import type { SimContext } from './context.js';
-import type { Outcome } from './errors.js';
+import { fail, type Outcome } from './errors.js';
 import { EventLoop } from './event-loop.js';
 import { checkAgents, InvariantError } from './invariants.js';
 import { MASTER_NODE } from './messages.js';
@@ -253,6 +253,20 @@ export class Cluster {
    */
   operator(call: OperatorCall, principal?: string): Outcome<OperatorValue | undefined> {
     return this.#input(() => this.#master.operator(call, principal));
+  }
+
+  /**
+   * UPDATE_CONTAINER_MEMORY_LIMIT on an agent: both memory files of a
+   * running task container set to `mib` MiB (positive and finite, checked
+   * by the caller), until the agent computes them again (agent/cgroups.ts).
+   * Nothing the master books changes.
+   */
+  updateContainerMemoryLimit(agentId: string, containerId: string, mib: number): Outcome {
+    return this.#input(() => {
+      const agent = this.#agent(agentId);
+      if (agent.state === 'crashed') return fail('UNAVAILABLE', 'Agent has not finished recovery');
+      return agent.cgroups.updateMemoryLimit(containerId, mib);
+    });
   }
 
   /** SUBSCRIBE to the operator event stream on a new connection: SUBSCRIBED, then events and heartbeats. */

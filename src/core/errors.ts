@@ -23,7 +23,9 @@ export type ErrorCode =
   /** Operator calls: the target is in a state that forbids the call now (409). */
   | 'CONFLICT'
   /** Operator calls: retry later, another transition is under way (503). */
-  | 'UNAVAILABLE';
+  | 'UNAVAILABLE'
+  /** The node could not do what a valid call asks (a cgroup it cannot write) (500); the message is for the log. */
+  | 'FAILED';
 
 export interface CallError {
   readonly code: ErrorCode;

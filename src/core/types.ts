@@ -43,7 +43,8 @@ export type StatusReason =
   | 'REASON_AGENT_DRAINING'
   | 'REASON_AGENT_RESTARTED'
   | 'REASON_EXECUTOR_REGISTRATION_TIMEOUT'
-  | 'REASON_EXECUTOR_REREGISTRATION_TIMEOUT';
+  | 'REASON_EXECUTOR_REREGISTRATION_TIMEOUT'
+  | 'REASON_CONTAINER_LIMITATION_MEMORY';
 
 export interface TaskStatus {
   readonly taskId: string;
@@ -61,6 +62,8 @@ export interface TaskStatus {
   readonly containerId?: string;
   /** When the master marked the task's agent unreachable (TASK_UNREACHABLE, TASK_LOST), in cluster wall time. */
   readonly unreachableTimeMs?: number;
+  /** The resources whose limit the container passed (REASON_CONTAINER_LIMITATION_*). */
+  readonly limitation?: Resources;
 }
 
 export interface Label {

@@ -6,6 +6,7 @@
  * computed from a walk over the whole cluster.
  */
 import type { Agent, AgentState } from './agent/agent.js';
+import type { AgentCgroups } from './agent/cgroups.js';
 import type { AgentConfig } from './agent/flags.js';
 import type { Authorizer } from './authz.js';
 import type { SimExecutor, SimTask } from './agent/executor.js';
@@ -76,6 +77,8 @@ export interface AgentNodeView {
   executors(): readonly AgentExecutorView[];
   /** Executors that exited while the agent ran, oldest first. */
   completedExecutors(): readonly AgentExecutorView[];
+  /** Its containers' memory cgroups (`view(containerId)`). */
+  readonly cgroups: Pick<AgentCgroups, 'view'>;
 }
 
 export interface RoleView {

@@ -13,6 +13,7 @@ import { VERSION } from '../wire/version.js';
 import { registerAgentOperatorRoute, type AgentBinding } from './agent-operator-route.js';
 import { registerAgentReadRoutes } from './agent-read-routes.js';
 import { registerExecutorRoute } from './executor-route.js';
+import { AGENT_READWRITE_ROUTES, requireAuthentication, type Credentials } from './auth.js';
 
 export interface AgentAppOptions {
   readonly logger?: FastifyBaseLogger;
@@ -22,6 +23,8 @@ export interface AgentAppOptions {
   readonly listener?: Partial<ListenerLimits>;
   /** The cluster and the agent this server belongs to; without, only `/health` and `/version` are served. */
   readonly agent?: AgentBinding;
+  /** `--authenticate-http-readwrite`: HTTP Basic with these credentials on the operator API (`/api/v1`). */
+  readonly credentials?: Credentials;
 }
 
 export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
@@ -39,6 +42,7 @@ export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
   router.attach(app);
   capConnections(app, options.name ?? 'agent', limits.maxConnections, app.log);
   acceptRawBodies(app);
+  if (options.credentials !== undefined) requireAuthentication(app, options.credentials, AGENT_READWRITE_ROUTES);
   // ATTACH_CONTAINER_INPUT streams standard input: its body is read as it arrives, not buffered whole.
   app.addContentTypeParser(RECORDIO_TYPE, (_req, payload, done) => done(null, payload));
   for (const prefix of ['', '/slave(1)']) {

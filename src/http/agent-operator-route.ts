@@ -4,17 +4,19 @@
  * body, call validation, Accept; then a read answers 200 from the agent's
  * own state in the read model, and a feature this agent lacks gets
  * upstream's answer for it (NOT_FOUND for files, NOT_IMPLEMENTED else).
+ * UPDATE_CONTAINER_MEMORY_LIMIT, a local extension, is an input of the core.
  * With no agent process to ask (crashed), UNAVAILABLE.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentNodeView, ClusterView } from '../core/view.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { AgentBinding } from './agent-binding.js';
-import { agentCallError, agentRequestFromWire } from '../wire/agent-in.js';
+import { agentCallError, agentRequestFromWire, type AgentRequest } from '../wire/agent-in.js';
 import { agentReadResponse, encodeAgentResponseJson, encodeAgentResponseProto } from '../wire/agent-out.js';
 import type { mesos } from '../wire/generated/types.js';
 import { decodeCallBody } from './call-body.js';
-import { sendError } from './errors.js';
+import { sendCallError, sendError } from './errors.js';
+import { sendEmpty } from './replies.js';
 import { serveMethods } from './methods.js';
 import { JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE } from './negotiate.js';
 import { attachInput, containerCall } from './agent-container-route.js';
@@ -39,6 +41,8 @@ export function readAgent<T>(binding: AgentBinding, req: FastifyRequest, render:
   });
 }
 
+type MemoryLimitRequest = Extract<AgentRequest, { kind: 'memory-limit' }>;
+
 export function registerAgentOperatorRoute(app: FastifyInstance, prefix: string, binding: AgentBinding): void {
   serveMethods(app, `${prefix}/api/v1`, ['POST'], (req, reply) => handle(req, reply, binding));
 }
@@ -62,8 +66,25 @@ function handle(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding)
   if (accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
   const request = agentRequestFromWire(call);
   if (request.kind === 'unsupported') return request.answer === 'FILE_NOT_FOUND' ? sendError(reply, 'NOT_FOUND') : sendError(reply, 'NOT_IMPLEMENTED');
+  if (request.kind === 'memory-limit') return updateMemoryLimit(req, reply, binding, request);
   const response = readAgent(binding, req, (view, node) => agentReadResponse(view, node, request.type));
   if (response === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
   const body = accepted === JSON_TYPE ? Buffer.from(encodeAgentResponseJson(response)) : Buffer.from(encodeAgentResponseProto(response));
   return sendBody(req, reply, accepted, body);
+}
+
+/**
+ * UPDATE_CONTAINER_MEMORY_LIMIT: the core sets the container's memory
+ * files; 200 with an empty body. A failure to do so (no memory isolation,
+ * no delegated controller) is 500 with its reason in the log, as upstream's
+ * agent logs it.
+ */
+function updateMemoryLimit(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding, request: MemoryLimitRequest): FastifyReply {
+  const agentId = binding.agentId(req);
+  if (agentId === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
+  const { containerId, mib } = request;
+  const outcome = binding.driver.input((c) => c.updateContainerMemoryLimit(agentId, containerId, mib));
+  if (outcome.ok) return sendEmpty(reply, 200);
+  if (outcome.error.code === 'FAILED') req.log.error({ agentId, containerId, reason: outcome.error.message }, 'Failed to update the memory limit of a container');
+  return sendCallError(reply, outcome.error, { frameworkId: '', streamId: undefined });
 }

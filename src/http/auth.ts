@@ -34,6 +34,15 @@ export const READWRITE_REALM = 'mesos-master-readwrite';
 /** Upstream's realm of the master's read-only endpoints (`/state`, `/flags`, ...) and of `/metrics/snapshot`. */
 export const READONLY_REALM = 'mesos-master-readonly';
 
+/** Upstream's realm of an agent's read-write endpoints, its operator API among them. */
+export const AGENT_READWRITE_REALM = 'mesos-agent-readwrite';
+
+/** An agent's routes that require authentication with `--authenticate-http-readwrite`. */
+export const AGENT_READWRITE_ROUTES: ReadonlyMap<string, string> = new Map([
+  ['/api/v1', AGENT_READWRITE_REALM],
+  ['/slave(1)/api/v1', AGENT_READWRITE_REALM],
+]);
+
 /** The routes that require authentication, by their URL, with their realm. */
 export const AUTHENTICATED_ROUTES: ReadonlyMap<string, string> = new Map([
   ['/api/v1/scheduler', SCHEDULER_REALM],

@@ -119,6 +119,12 @@ export const HTTP_ERRORS = {
   /** A bug: the server logs the error and tells the client nothing more. */
   INTERNAL: { status: 500, text: () => '500 Internal Server Error.' },
   /**
+   * A valid call the node could not carry out (UPDATE_CONTAINER_MEMORY_LIMIT
+   * without memory isolation, or on cgroups v2 without the memory controller
+   * delegated): upstream's default body; the reason goes to the log.
+   */
+  CALL_FAILED: { status: 500, text: () => '500 Internal Server Error.' },
+  /**
    * Capacity: a SUBSCRIBE past a cap of the master, checked after
    * SUBSCRIBE_WITH_STREAM_ID. 503 with `Retry-After`, not a 4xx: the call is
    * valid and the cause is the server's load, not the client's (429 would
@@ -219,6 +225,8 @@ export function callError(error: CallError, call: CallFacts): HttpError {
       return httpError('CONFLICT', error.message);
     case 'UNAVAILABLE':
       return httpError('UNAVAILABLE', error.message);
+    case 'FAILED':
+      return httpError('CALL_FAILED');
   }
 }
 

@@ -26,7 +26,11 @@ export const AGENT_READ_CALLS = [
 ] as const;
 export type AgentReadCall = (typeof AGENT_READ_CALLS)[number];
 
-export type AgentRequest = { readonly kind: 'read'; readonly type: AgentReadCall; readonly call: Call } | { readonly kind: 'unsupported'; readonly answer: Unsupported };
+export type AgentRequest =
+  | { readonly kind: 'read'; readonly type: AgentReadCall; readonly call: Call }
+  /** UPDATE_CONTAINER_MEMORY_LIMIT (a local extension), validated: a top-level ContainerID and a positive finite MiB. */
+  | { readonly kind: 'memory-limit'; readonly containerId: string; readonly mib: number }
+  | { readonly kind: 'unsupported'; readonly answer: Unsupported };
 
 /** The payload each call must carry, as upstream's validation requires it. */
 const PAYLOADS: Partial<Record<AgentCallType, keyof Call>> = {
@@ -49,11 +53,28 @@ const PAYLOADS: Partial<Record<AgentCallType, keyof Call>> = {
   UPDATE_RESOURCE_PROVIDER_CONFIG: 'update_resource_provider_config',
   REMOVE_RESOURCE_PROVIDER_CONFIG: 'remove_resource_provider_config',
   MARK_RESOURCE_PROVIDER_GONE: 'mark_resource_provider_gone',
+  UPDATE_CONTAINER_MEMORY_LIMIT: 'update_container_memory_limit',
 };
 
 /** Upstream's agent call validation: the reason a decoded call is invalid, if it is. */
 export function agentCallError(call: Call): string | undefined {
-  return missingPayload(call, PAYLOADS);
+  return missingPayload(call, PAYLOADS) ?? (call.type === 'UPDATE_CONTAINER_MEMORY_LIMIT' ? memoryLimitError(call.update_container_memory_limit!) : undefined);
+}
+
+/**
+ * UPDATE_CONTAINER_MEMORY_LIMIT (spec rules 2 and 3): the ContainerID of a
+ * top-level container (a nested one is refused) and a limit that is a
+ * positive finite number of MiB.
+ */
+function memoryLimitError(payload: mesos.v1.agent.Call.UpdateContainerMemoryLimit): string | undefined {
+  const field = 'update_container_memory_limit';
+  if (payload.container_id.value === '') return `Expecting '${field}.container_id.value' to be non-empty`;
+  if (payload.container_id.parent !== undefined && payload.container_id.parent !== null) {
+    return `'${field}.container_id' is a nested ContainerID; only a top-level task container's memory limit can be updated`;
+  }
+  const mib = payload.memory_limit.value;
+  if (!(Number.isFinite(mib) && mib > 0)) return `Expecting '${field}.memory_limit.value' to be a positive finite number of MiB, got ${mib}`;
+  return undefined;
 }
 
 /**
@@ -65,6 +86,10 @@ export function agentCallError(call: Call): string | undefined {
 export function agentRequestFromWire(call: Call): AgentRequest {
   const type = call.type!;
   if ((AGENT_READ_CALLS as readonly string[]).includes(type)) return { kind: 'read', type: type as AgentReadCall, call };
+  if (type === 'UPDATE_CONTAINER_MEMORY_LIMIT') {
+    const payload = call.update_container_memory_limit!;
+    return { kind: 'memory-limit', containerId: payload.container_id.value, mib: payload.memory_limit.value };
+  }
   if (type === 'LIST_FILES' || type === 'READ_FILE') return { kind: 'unsupported', answer: 'FILE_NOT_FOUND' };
   return { kind: 'unsupported', answer: 'NOT_IMPLEMENTED' };
 }

@@ -9,16 +9,19 @@
  * terminal; a terminated executor's tasks are completed. This agent has no
  * pending or queued tasks: a task reaches its simulated executor at once.
  *
- * Container statistics are simulated: the limits are the executor's (for a
- * command executor upstream's allowance, 0.1 cpus and 32 MB) and its live
- * tasks' cpus and mem; the usage figures (cpu times, resident memory)
- * are zero, because a simulated executor runs no process.
+ * Container statistics are simulated: the cpu limit is the executor's (for
+ * a command executor upstream's allowance, 0.1 cpus and 32 MB) and its live
+ * tasks' cpus; memory comes from the container's cgroup model
+ * (core/agent/cgroups.ts); cpu times are zero.
  */
-import { add, fromMilli, scalar, scalarMilli, type Resources } from '../core/resources.js';
+import { COMMAND_EXECUTOR_RESOURCES, containerResources } from '../core/agent/allotment.js';
+import { fromMilli, scalarMilli } from '../core/resources.js';
 import type { ExecutorAgentInfo } from '../core/executor-api.js';
 import type { CommandSpec } from '../core/types.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView } from '../core/view.js';
 import type { FrameworkRef } from '../core/messages.js';
+
+export { COMMAND_EXECUTOR_RESOURCES, containerResources, executorResources } from '../core/agent/allotment.js';
 import { isTerminal } from '../core/task-state.js';
 import { attributeToWire, labelsToWire, resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
@@ -54,12 +57,6 @@ export function agentGetFrameworks(node: AgentNodeView): mesos.v1.agent.Response
   return { frameworks: node.frameworks().map((info) => ({ framework_info: frameworkInfoToWire(info) })), completed_frameworks: [] };
 }
 
-/**
- * What the agent adds to a command task for its command executor, as
- * upstream does (0.1 cpus, 32 MB): the executor's own resources.
- */
-export const COMMAND_EXECUTOR_RESOURCES: Resources = [scalar('cpus', 0.1), scalar('mem', 32)];
-
 /** How upstream names a command executor: its task, and the command it runs. */
 function commandExecutorName(taskId: string, command: CommandSpec | undefined): string {
   const text =
@@ -85,11 +82,6 @@ export function executorInfoOf(executor: AgentExecutorView): mesos.v1.ExecutorIn
     resources: resourcesToWire(COMMAND_EXECUTOR_RESOURCES),
     source: executor.executorId,
   };
-}
-
-/** The executor's own resources: its ExecutorInfo's, or a command executor's allowance. */
-export function executorResources(executor: AgentExecutorView): Resources {
-  return executor.kind === 'command' ? COMMAND_EXECUTOR_RESOURCES : (firstTask(executor)?.spec.executor?.resources ?? []);
 }
 
 export function agentGetExecutors(node: AgentNodeView): mesos.v1.agent.Response.GetExecutors {
@@ -135,26 +127,30 @@ export function agentGetState(node: AgentNodeView): mesos.v1.agent.Response.GetS
   return { get_tasks: agentGetTasks(node), get_executors: agentGetExecutors(node), get_frameworks: agentGetFrameworks(node) };
 }
 
-/** What a container is allotted: its executor's resources and those of its live tasks. */
-export function containerResources(executor: AgentExecutorView): Resources {
-  let total = executorResources(executor);
-  for (const task of executor.tasks.values()) if (!isTerminal(task.state)) total = add(total, task.spec.resources);
-  return total;
-}
-
 const MiB = 1024 * 1024;
 
-/** Simulated statistics: limits from the allotted resources, no usage (see the file comment). */
-export function resourceStatistics(executor: AgentExecutorView, nowSeconds: number): mesos.v1.ResourceStatistics {
+/**
+ * Statistics from the container's allotment and its memory cgroup: the
+ * hard and soft limits (each unset when unlimited) and the usage while the
+ * memory files exist; without memory isolation, the allotted memory as the
+ * limit, as upstream's containerizer reports it. Cpu times are zero: a
+ * simulated executor runs no process.
+ */
+export function resourceStatistics(node: AgentNodeView, executor: AgentExecutorView, nowSeconds: number): mesos.v1.ResourceStatistics {
   const allotted = containerResources(executor);
   const [cpus, mem] = [fromMilli(scalarMilli(allotted, 'cpus')), fromMilli(scalarMilli(allotted, 'mem'))];
+  const cgroup = node.cgroups.view(executor.containerId);
+  const isolated = cgroup?.isolated === true;
+  const hard = isolated ? cgroup.hardLimitBytes : Math.round(mem * MiB);
   return {
     timestamp: nowSeconds,
     cpus_user_time_secs: 0,
     cpus_system_time_secs: 0,
     cpus_limit: cpus,
-    mem_rss_bytes: 0,
-    mem_limit_bytes: Math.round(mem * MiB),
+    ...(isolated ? { mem_total_bytes: cgroup.usageBytes } : {}),
+    ...(hard === Infinity ? {} : { mem_limit_bytes: hard }),
+    ...(isolated && cgroup.softLimitBytes !== Infinity ? { mem_soft_limit_bytes: cgroup.softLimitBytes } : {}),
+    mem_rss_bytes: cgroup?.usageBytes ?? 0,
   };
 }
 
@@ -169,7 +165,7 @@ export function agentGetContainers(node: AgentNodeView, nowSeconds: number): mes
         executor_name: info.name ?? '',
         container_id: { value: executor.containerId },
         container_status: { container_id: { value: executor.containerId } },
-        resource_statistics: resourceStatistics(executor, nowSeconds),
+        resource_statistics: resourceStatistics(node, executor, nowSeconds),
       };
     }),
   };

@@ -92,6 +92,7 @@ export function taskStatusToWire(s: TaskStatus): mesos.v1.TaskStatus {
     ...(s.uuid === undefined ? {} : { uuid: hexToBytes(s.uuid) }),
     ...(s.containerId === undefined ? {} : { container_status: { container_id: { value: s.containerId } } }),
     ...(s.unreachableTimeMs === undefined ? {} : { unreachable_time: { nanoseconds: Math.round(s.unreachableTimeMs * 1e6) } }),
+    ...(s.limitation === undefined ? {} : { limitation: { resources: resourcesToWire(s.limitation) } }),
   };
 }
 

@@ -114,6 +114,10 @@ export class TestCluster extends Cluster {
     return agent;
   }
 
+  override updateContainerMemoryLimit(agentId: string, containerId: string, mib: number): Outcome {
+    return this.#routed(() => super.updateContainerMemoryLimit(agentId, containerId, mib));
+  }
+
   override crashAgent(agentId: string): void {
     this.#routed(() => super.crashAgent(agentId));
   }

@@ -137,6 +137,7 @@ describe('the error catalogue', () => {
       NOT_FOUND: ['TARGET_NOT_FOUND', 404],
       CONFLICT: ['CONFLICT', 409],
       UNAVAILABLE: ['UNAVAILABLE', 503],
+      FAILED: ['CALL_FAILED', 500],
     };
     for (const [code, [entry, status]] of Object.entries(expected) as [ErrorCode, readonly [HttpErrorCode, number]][]) {
       const error = callError({ code, message: 'm' }, { frameworkId: 'f-1', streamId: undefined });

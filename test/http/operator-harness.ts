@@ -14,12 +14,15 @@ export type Encoding = 'json' | 'protobuf';
 export const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 export type Json = Record<string, any>;
 
-export function encodeCall(call: Json, encoding: Encoding): string | Buffer {
+/** The master's operator API, or an agent's. */
+type Api = 'master' | 'agent';
+
+export function encodeCall(call: Json, encoding: Encoding, api: Api = 'master'): string | Buffer {
   const text = JSON.stringify(call);
   if (encoding === 'json') return text;
-  const decoded = decodeJson<object>('mesos.v1.master.Call', text);
+  const decoded = decodeJson<object>(`mesos.v1.${api}.Call`, text);
   if (!decoded.ok) throw new Error(decoded.error);
-  return Buffer.from(encodeProto('mesos.v1.master.Call', decoded.value));
+  return Buffer.from(encodeProto(`mesos.v1.${api}.Call`, decoded.value));
 }
 
 export interface OperatorAnswer extends CallResult {
@@ -34,15 +37,21 @@ export async function operatorCall(
   encoding: Encoding,
   path = '/api/v1',
   headers: Record<string, string> = {},
+  api: Api = 'master',
 ): Promise<OperatorAnswer> {
   const media = MEDIA[encoding];
-  const raw = await postBinary(new URL(path, masterUrl), encodeCall(call, encoding), { ...headers, 'content-type': media, accept: media });
+  const raw = await postBinary(new URL(path, masterUrl), encodeCall(call, encoding, api), { ...headers, 'content-type': media, accept: media });
   const type = raw.headers['content-type'];
   let response: Json | undefined;
   if (raw.status === 200 && type === media && raw.bytes.length > 0) {
-    response = encoding === 'json' ? (JSON.parse(raw.bytes.toString('utf8')) as Json) : protoToJson('mesos.v1.master.Response', raw.bytes);
+    response = encoding === 'json' ? (JSON.parse(raw.bytes.toString('utf8')) as Json) : protoToJson(`mesos.v1.${api}.Response`, raw.bytes);
   }
   return { status: raw.status, body: raw.bytes.toString('utf8'), headers: raw.headers, response };
+}
+
+/** The same for an agent's operator API (`<agentUrl>/api/v1`). */
+export function agentOperatorCall(agentUrl: string, call: Json, encoding: Encoding, headers: Record<string, string> = {}): Promise<OperatorAnswer> {
+  return operatorCall(agentUrl, call, encoding, '/api/v1', headers, 'agent');
 }
 
 function protoToJson(type: string, bytes: Uint8Array): Json {

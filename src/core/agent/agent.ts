@@ -24,12 +24,12 @@ import type { TimerId } from '../event-loop.js';
 import { MASTER_NODE, type AgentDescription, type AgentToMaster, type ApplyOperation, type ExecutorToAgent } from '../messages.js';
 import type { FrameworkRef, MasterToAgent, Message, SimNode } from '../messages.js';
 import type { Outbox } from '../outbox.js';
-import { formatDuration } from '../duration.js';
 import { toHex, type Rng } from '../rng.js';
 import type { Resources } from '../resources.js';
 import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
 import type { Outcome } from '../errors.js';
 import type { ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
+import { AgentCgroups } from './cgroups.js';
 import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
@@ -85,6 +85,8 @@ export class Agent implements SimNode, ExecutorHost {
   #httpExecutors: HttpExecutors | undefined;
   /** Containers launched inside its executors' (task exec sessions); set on first use, by the cluster. */
   nested: NestedContainers | undefined;
+  /** Its containers' memory cgroups. */
+  readonly cgroups: AgentCgroups;
 
   constructor(
     private readonly ctx: SimContext,
@@ -95,6 +97,10 @@ export class Agent implements SimNode, ExecutorHost {
     this.#updates = this.#newUpdateManager();
     this.#resources = { total: config.resources, version: 0 };
     this.#operationUpdates = this.#newOperationUpdates();
+    const executorOf = (frameworkId: string, taskId: string) => this.#executorOfTask(frameworkId, taskId);
+    this.cgroups = new AgentCgroups(ctx, config, () => this.executors(), executorOf, (executor, message, limitation) =>
+      this.#http.terminate(executor, 'TASK_FAILED', message, 'REASON_CONTAINER_LIMITATION_MEMORY', limitation),
+    );
   }
 
   /** Made on first use: most agents never run an executor outside the core, and a large cluster has many agents. */
@@ -106,7 +112,7 @@ export class Agent implements SimNode, ExecutorHost {
       up: () => this.#state !== 'crashed',
       resources: () => this.#resources.total,
       framework: (frameworkId) => this.#frameworks.get(frameworkId),
-      emit: (frameworkId, taskId, executor, state, message, reason) => this.#emit(frameworkId, taskId, executor, state, message, reason),
+      emit: (frameworkId, taskId, executor, state, message, reason, limitation) => this.#emit(frameworkId, taskId, executor, state, message, reason, limitation),
       take: (frameworkId, status) => this.#take(frameworkId, status),
       exited: (executor, waitStatus) => this.exited(executor, waitStatus),
       toMaster: (message) => this.#toMaster(message),
@@ -176,6 +182,7 @@ export class Agent implements SimNode, ExecutorHost {
     };
     this.#moveTo('crashed');
     this.nested?.clear();
+    this.#httpExecutors?.agentLost();
     this.ctx.trace.append('agent:crash', { agentId: this.id, checkpointed: disk.frameworks.length });
     this.#updates.pause();
     this.#operationUpdates.pause();
@@ -185,13 +192,11 @@ export class Agent implements SimNode, ExecutorHost {
     for (const executor of this.executors()) {
       if (!executor.alive) continue;
       executor.agentLost();
-      if (checkpointing.has(executor.frameworkId)) {
-        this.#orphans.push(executor);
-      } else {
-        this.#http.destroyContainer(executor);
-        this.ctx.network.detach(executor.nodeId);
-      }
+      // A framework's executors outlive the agent only if it checkpoints.
+      if (checkpointing.has(executor.frameworkId)) this.#orphans.push(executor);
+      else this.#http.destroyWithAgent(executor);
     }
+    this.cgroups.suspend();
     this.#disk = disk;
     this.#finished.clear();
     this.#frameworks = new Map();
@@ -205,7 +210,7 @@ export class Agent implements SimNode, ExecutorHost {
    * Starts the process again from its checkpoint. `reconnect` (upstream's
    * default): the executors that outlived it subscribe again, and those
    * that have not within `--executor_reregistration_timeout` are destroyed;
-   * the agent re-registers. `cleanup`: it shuts down every executor it
+   * then the agent re-registers, so no task reaches an executor still away. `cleanup`: it shuts down every executor it
    * finds (one that subscribes again gets SHUTDOWN at once; one still
    * there after the grace period is destroyed), then exits without
    * registering.
@@ -229,20 +234,14 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.trace.append('agent:restart', { agentId: this.id, executors: this.#orphans.length, recover });
     const orphans = this.#orphans.filter((e) => e.alive);
     this.#orphans = [];
+    this.cgroups.recover();
     // Simulated executors find the new process by themselves (their library retries), in either mode.
     for (const executor of orphans) this.ctx.network.send(this.id, executor.nodeId, { type: 'AGENT_RECONNECTED' });
     if (recover === 'cleanup') return this.#cleanup(orphans);
-    this.#register();
+    // As upstream's: it registers once its executors have subscribed again, or the timeout has passed.
     const waiting = orphans.filter((e): e is HttpExecutor => e instanceof HttpExecutor);
-    if (waiting.length === 0) return;
-    const timeoutMs = this.config.flags.executorReregistrationTimeoutMs;
-    this.ctx.loop.schedule(timeoutMs, 'agent:executor-reregistration-timeout', () => {
-      for (const executor of waiting) {
-        if (executor.state !== 'disconnected' || this.#state === 'crashed') continue;
-        const message = `Executor did not reregister within ${formatDuration(timeoutMs)}`;
-        this.#http.terminate(executor, 'TASK_FAILED', message, 'REASON_EXECUTOR_REREGISTRATION_TIMEOUT');
-      }
-    });
+    if (waiting.length > 0) this.#http.awaitReregistration(waiting, () => this.#register());
+    else this.#register();
   }
 
   /** `--recover=cleanup`: every executor found is shut down; the agent exits when none is left. */
@@ -348,6 +347,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#awaitPing();
     if (this.#state === 'active') return;
     this.#moveTo('active');
+    this.cgroups.recover();
     this.#updates.resume();
     this.#operationUpdates.resume();
   }
@@ -459,12 +459,12 @@ export class Agent implements SimNode, ExecutorHost {
 
   exited(executor: AgentExecutor, waitStatus: number): void {
     this.ctx.network.detach(executor.nodeId);
+    this.cgroups.remove(executor);
     if (this.#state === 'crashed') {
       this.#orphans = this.#orphans.filter((e) => e !== executor);
       return;
     }
-    executor.exitStatus = waitStatus;
-    this.nested?.parentEnded(executor.containerId, waitStatus);
+    this.nested?.parentEnded(executor.containerId, (executor.exitStatus = waitStatus));
     // Tasks its process left running end with it, as upstream's agent reports them.
     for (const task of executor.liveTasks()) {
       this.#emit(executor.frameworkId, task.spec.taskId, executor, 'TASK_FAILED', 'Executor terminated', 'REASON_EXECUTOR_TERMINATED');
@@ -546,8 +546,9 @@ export class Agent implements SimNode, ExecutorHost {
   }
 
   /** An update the agent makes itself (not its executors'). */
-  #emit(frameworkId: string, taskId: string, executor: AgentExecutor | undefined, state: TaskState, message: string, reason: StatusReason): void {
+  #emit(frameworkId: string, taskId: string, executor: AgentExecutor | undefined, state: TaskState, message: string, reason: StatusReason, limitation?: Resources): void {
     this.#take(frameworkId, {
+      ...(limitation === undefined ? {} : { limitation }),
       taskId,
       state,
       source: 'SOURCE_AGENT',
@@ -567,7 +568,10 @@ export class Agent implements SimNode, ExecutorHost {
     // Set before queueing: the manager may forward at once, with the latest state.
     const before = this.#latest.get(key);
     this.#latest.set(key, status.state);
-    if (this.#updates.update(frameworkId, status)) return true;
+    if (this.#updates.update(frameworkId, status)) {
+      this.cgroups.observe(frameworkId, status);
+      return true;
+    }
     if (before === undefined) this.#latest.delete(key);
     else this.#latest.set(key, before);
     return false;
@@ -592,5 +596,4 @@ export class Agent implements SimNode, ExecutorHost {
     const { id: agentId, hostname, ip, port, attributes } = this.config;
     return { agentId, hostname, ip, port, resources: this.#resources.total, attributes };
   }
-
 }

@@ -17,7 +17,16 @@ export interface AgentFlags {
   readonly executorReregistrationTimeoutMs: number;
   /** `--recovery_timeout`: how long an executor of a checkpointing framework keeps trying to reach its agent. */
   readonly recoveryTimeoutMs: number;
+  /** `--cgroups`: the cgroups version of the agent's host (cgroups.ts). */
+  readonly cgroups: CgroupsVersion;
+  /** `--isolation`: whether the memory isolator runs: memory limits are written to each container's cgroup and enforced. */
+  readonly memoryIsolation: boolean;
+  /** cgroups v2: whether the memory controller is delegated to the agent's hierarchy (without, no memory files). */
+  readonly memoryControllerDelegated: boolean;
 }
+
+export type CgroupsVersion = 'v1' | 'v2';
+export const CGROUPS_VERSIONS: readonly CgroupsVersion[] = ['v1', 'v2'];
 
 export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   customExecutors: 'simulate',
@@ -25,6 +34,9 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   executorShutdownGracePeriodMs: 5_000,
   executorReregistrationTimeoutMs: 2_000,
   recoveryTimeoutMs: 15 * 60_000,
+  cgroups: 'v2',
+  memoryIsolation: true,
+  memoryControllerDelegated: true,
 };
 
 export const EXECUTOR_SHUTDOWN_GRACE_MS = DEFAULT_AGENT_FLAGS.executorShutdownGracePeriodMs;

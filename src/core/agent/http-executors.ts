@@ -12,6 +12,7 @@ import type { Outcome } from '../errors.js';
 import type { AgentToMaster, FrameworkRef } from '../messages.js';
 import type { Outbox } from '../outbox.js';
 import type { SimContext } from '../context.js';
+import type { TimerId } from '../event-loop.js';
 import type { Resources } from '../resources.js';
 import type { ExecutorSpec, StatusReason, TaskState, TaskStatus } from '../types.js';
 import { executorCall, executorSubscribe, type ExecutorEndpointHost } from './executor-calls.js';
@@ -30,13 +31,16 @@ export interface AgentPort {
   resources(): Resources;
   framework(frameworkId: string): AgentFramework | undefined;
   /** An update the agent makes itself about a task. */
-  emit(frameworkId: string, taskId: string, executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason): void;
+  emit(frameworkId: string, taskId: string, executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason, limitation?: Resources): void;
   take(frameworkId: string, status: TaskStatus): boolean;
   exited(executor: AgentExecutor, waitStatus: number): void;
   toMaster(message: AgentToMaster): void;
 }
 
 export class HttpExecutors implements HttpExecutorHost {
+  /** A restarted agent waiting for its executors to subscribe again before it registers. */
+  #awaiting: { readonly waiting: readonly HttpExecutor[]; readonly then: () => void; readonly timer: TimerId } | undefined;
+
   constructor(private readonly agent: AgentPort) {}
 
   get outbox(): Outbox {
@@ -74,18 +78,57 @@ export class HttpExecutors implements HttpExecutorHost {
     }
   }
 
-  /** Destroys an executor's container, its live tasks ending as `state` with the agent's reason. */
-  terminate(executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason): void {
+  /** Destroys an executor's container, its live tasks ending as `state` with the agent's reason (and the limitation it passed). */
+  terminate(executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason, limitation?: Resources): void {
     for (const task of executor.liveTasks()) {
-      this.agent.emit(executor.frameworkId, task.spec.taskId, executor, state, message, reason);
+      this.agent.emit(executor.frameworkId, task.spec.taskId, executor, state, message, reason, limitation);
       task.state = state;
     }
     this.destroyContainer(executor);
     this.agent.exited(executor, 9);
   }
 
+  /**
+   * After a restart: `then` once every executor that outlived the agent
+   * has subscribed again, or when `--executor_reregistration_timeout` has
+   * passed, the executors still away destroyed first.
+   */
+  awaitReregistration(waiting: readonly HttpExecutor[], then: () => void): void {
+    const timeoutMs = this.agent.config.flags.executorReregistrationTimeoutMs;
+    const timer = this.agent.ctx.loop.schedule(timeoutMs, 'agent:executor-reregistration-timeout', () => {
+      this.#awaiting = undefined;
+      if (!this.agent.up()) return;
+      for (const executor of waiting) {
+        if (executor.state !== 'disconnected') continue;
+        const message = `Executor did not reregister within ${formatDuration(timeoutMs)}`;
+        this.terminate(executor, 'TASK_FAILED', message, 'REASON_EXECUTOR_REREGISTRATION_TIMEOUT');
+      }
+      then();
+    });
+    this.#awaiting = { waiting, then, timer };
+  }
+
+  /** An executor of a framework that does not checkpoint dies with its agent. */
+  destroyWithAgent(executor: AgentExecutor): void {
+    this.destroyContainer(executor);
+    this.agent.ctx.network.detach(executor.nodeId);
+  }
+
+  /** The agent's process is gone again: nothing waits for its executors any more. */
+  agentLost(): void {
+    if (this.#awaiting !== undefined) this.agent.ctx.loop.cancel(this.#awaiting.timer);
+    this.#awaiting = undefined;
+  }
+
   subscribe(connectionId: string, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
-    return executorSubscribe(this.#endpoint(), connectionId, envelope, authorize);
+    const outcome = executorSubscribe(this.#endpoint(), connectionId, envelope, authorize);
+    const awaiting = this.#awaiting;
+    if (outcome.ok && awaiting !== undefined && awaiting.waiting.every((e) => e.state !== 'disconnected')) {
+      this.agent.ctx.loop.cancel(awaiting.timer);
+      this.#awaiting = undefined;
+      awaiting.then();
+    }
+    return outcome;
   }
 
   call(envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {

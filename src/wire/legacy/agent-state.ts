@@ -120,7 +120,7 @@ export function renderAgentContainers(view: ClusterView, node: AgentNodeView): J
   const now = view.wallTimeMs() / 1000;
   return agentExecutors(node).running.map((executor) => {
     const info = executorInfoOf(executor);
-    const stats = resourceStatistics(executor, now);
+    const stats = resourceStatistics(node, executor, now);
     return {
       container_id: executor.containerId,
       executor_id: executor.executorId,
@@ -131,11 +131,31 @@ export function renderAgentContainers(view: ClusterView, node: AgentNodeView): J
         cpus_limit: new Double(stats.cpus_limit!),
         cpus_system_time_secs: new Double(0),
         cpus_user_time_secs: new Double(0),
-        mem_limit_bytes: stats.mem_limit_bytes!,
-        mem_rss_bytes: 0,
+        ...(stats.mem_limit_bytes === undefined ? {} : { mem_limit_bytes: stats.mem_limit_bytes }),
+        mem_rss_bytes: stats.mem_rss_bytes!,
+        ...(stats.mem_soft_limit_bytes === undefined ? {} : { mem_soft_limit_bytes: stats.mem_soft_limit_bytes }),
+        ...(stats.mem_total_bytes === undefined ? {} : { mem_total_bytes: stats.mem_total_bytes }),
         timestamp: new Double(stats.timestamp),
       },
       status: { container_id: { value: executor.containerId } },
     };
+  });
+}
+
+/**
+ * `/containers/cgroup`: a debug view of each running container's memory
+ * cgroup, the control files with what they read (none without memory
+ * isolation); `container_id` picks one, and NOT_FOUND says it is not here.
+ */
+export function renderAgentCgroups(node: AgentNodeView, containerId: string | undefined): JsonObject | JsonObject[] | 'NOT_FOUND' {
+  const render = (id: string): JsonObject | undefined => {
+    const cgroup = node.cgroups.view(id);
+    if (cgroup === undefined) return undefined;
+    return { container_id: id, cgroups_version: cgroup.version, memory_isolation: cgroup.isolated, files: { ...cgroup.files } };
+  };
+  if (containerId !== undefined) return render(containerId) ?? 'NOT_FOUND';
+  return agentExecutors(node).running.flatMap((executor): JsonObject[] => {
+    const one = render(executor.containerId);
+    return one === undefined ? [] : [one];
   });
 }

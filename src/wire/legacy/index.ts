@@ -13,6 +13,7 @@ export { Double, toLegacyJson } from './legacy-json.js';
 export { renderMetrics } from './metrics.js';
 export { renderStateSummary } from './state-summary.js';
 export {
+  containerQuery,
   decodeQuery,
   frameworksQuery,
   jsonpQuery,

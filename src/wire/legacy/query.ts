@@ -109,6 +109,13 @@ export function slavesQuery(params: QueryParams): QueryResult<SlavesQuery & Json
   return { ok: true, value: { ...base.value, ...defined('slave_id', params.get('slave_id')) } };
 }
 
+/** The agent's `/containers/cgroup`: `container_id` picks one container. */
+export function containerQuery(params: QueryParams): QueryResult<{ readonly container_id?: string } & JsonpQuery> {
+  const base = jsonpQuery(params);
+  if (!base.ok) return base;
+  return { ok: true, value: { ...base.value, ...defined('container_id', params.get('container_id')) } };
+}
+
 const isOrder = (text: string): text is NonNullable<TasksQuery['order']> => text === 'asc' || text === 'des';
 
 /** A non-negative decimal integer (surrounding blanks and a `+` allowed), else none: the endpoint's default. */
