@@ -39,7 +39,7 @@ export interface AgentPort {
 
 export class HttpExecutors implements HttpExecutorHost {
   /** A restarted agent waiting for its executors to subscribe again before it registers. */
-  #awaiting: { readonly waiting: readonly HttpExecutor[]; readonly then: () => void; readonly timer: TimerId } | undefined;
+  #awaiting: { readonly waiting: readonly HttpExecutor[]; readonly proceed: () => void; readonly timer: TimerId } | undefined;
 
   constructor(private readonly agent: AgentPort) {}
 
@@ -89,11 +89,11 @@ export class HttpExecutors implements HttpExecutorHost {
   }
 
   /**
-   * After a restart: `then` once every executor that outlived the agent
+   * After a restart: `proceed` once every executor that outlived the agent
    * has subscribed again, or when `--executor_reregistration_timeout` has
    * passed, the executors still away destroyed first.
    */
-  awaitReregistration(waiting: readonly HttpExecutor[], then: () => void): void {
+  awaitReregistration(waiting: readonly HttpExecutor[], proceed: () => void): void {
     const timeoutMs = this.agent.config.flags.executorReregistrationTimeoutMs;
     const timer = this.agent.ctx.loop.schedule(timeoutMs, 'agent:executor-reregistration-timeout', () => {
       this.#awaiting = undefined;
@@ -103,9 +103,9 @@ export class HttpExecutors implements HttpExecutorHost {
         const message = `Executor did not reregister within ${formatDuration(timeoutMs)}`;
         this.terminate(executor, 'TASK_FAILED', message, 'REASON_EXECUTOR_REREGISTRATION_TIMEOUT');
       }
-      then();
+      proceed();
     });
-    this.#awaiting = { waiting, then, timer };
+    this.#awaiting = { waiting, proceed, timer };
   }
 
   /** An executor of a framework that does not checkpoint dies with its agent. */
@@ -126,7 +126,7 @@ export class HttpExecutors implements HttpExecutorHost {
     if (outcome.ok && awaiting !== undefined && awaiting.waiting.every((e) => e.state !== 'disconnected')) {
       this.agent.ctx.loop.cancel(awaiting.timer);
       this.#awaiting = undefined;
-      awaiting.then();
+      awaiting.proceed();
     }
     return outcome;
   }
