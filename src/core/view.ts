@@ -12,6 +12,7 @@ import type { Authorizer } from './authz.js';
 import type { SimExecutor, SimTask } from './agent/executor.js';
 import type { HttpExecutor } from './agent/http-executor.js';
 import type { NestedContainers } from './agent/nested-containers.js';
+import { engineContainerId, engineContainerName } from './engine-ids.js';
 import type { FrameworkRef } from './messages.js';
 import { wallTimeMs, type SimContext } from './context.js';
 import type { AgentRecord } from './master/agents.js';
@@ -50,6 +51,8 @@ export type AgentView = Pick<AgentRecord, 'id' | 'info' | 'state' | 'active' | '
 /** A container of the container engine. */
 export interface EngineContainerView {
   readonly name: string;
+  /** The engine's own id of the container (not the ContainerID). */
+  readonly engineId: string;
   readonly agentId: string;
   readonly containerId: string;
   readonly image: string;
@@ -242,7 +245,8 @@ export class ClusterView {
         const task = executor.tasks.values().next().value;
         if (task?.spec.engine === undefined || !executor.alive) continue;
         const { containerId } = executor;
-        out.push({ name: `cluster-${containerId}`, agentId, containerId, image: task.spec.engine.image, command: task.spec.command?.value ?? '' });
+        const ids = { name: engineContainerName(containerId), engineId: engineContainerId(containerId) };
+        out.push({ ...ids, agentId, containerId, image: task.spec.engine.image, command: task.spec.command?.value ?? '' });
       }
     }
     return out;

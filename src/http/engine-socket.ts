@@ -105,7 +105,7 @@ function route(options: EngineOptions, execs: Map<string, ExecInstance>, request
   const container = /^\/containers\/([^/]+)\/(json|exec)$/.exec(path);
   if (container !== null) {
     const name = decodeURIComponent(container[1]!).replace(/^\//, '');
-    const found = driver.read((view) => view.engineContainers().find((c) => c.name === name || c.containerId === name));
+    const found = driver.read((view) => view.engineContainers().find((c) => c.name === name || c.engineId === name || (name.length >= 12 && c.engineId.startsWith(name))));
     if (found === undefined) return json(res, 404, { message: `No such container: ${name}` });
     if (container[2] === 'json' && method === 'GET') return json(res, 200, containerJson(found));
     if (container[2] === 'exec' && method === 'POST') return createExec(execs, found, body, res);
@@ -134,7 +134,7 @@ const STATUS_TEXT: Readonly<Record<number, string>> = { 200: 'OK', 201: 'Created
 
 function containerJson(c: EngineContainerView): object {
   return {
-    Id: c.containerId,
+    Id: c.engineId,
     Name: `/${c.name}`,
     State: { Status: 'running', Running: true, Paused: false, ExitCode: 0 },
     Config: { Image: c.image, Cmd: c.command === '' ? null : ['/bin/sh', '-c', c.command] },

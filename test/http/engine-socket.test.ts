@@ -95,7 +95,10 @@ describe('the container engine socket', () => {
   it('knows the containers of DOCKER tasks only, by the name cluster-<ContainerID>', async () => {
     const found = await request('GET', `/containers/cluster-${engineTask}/json`);
     expect(found.status).toBe(200);
-    expect(found.json).toMatchObject({ Id: engineTask, Name: `/cluster-${engineTask}`, State: { Running: true }, Config: { Image: 'alpine:3.19' } });
+    expect(found.json).toMatchObject({ Name: `/cluster-${engineTask}`, State: { Running: true }, Config: { Image: 'alpine:3.19' } });
+    // The engine's own id: 64 hex digits, not the ContainerID; it names the container too.
+    expect(found.json.Id).toMatch(/^[0-9a-f]{64}$/);
+    expect((await request('GET', `/containers/${found.json.Id}/json`)).json.Name).toBe(`/cluster-${engineTask}`);
     expect(await request('GET', `/containers/cluster-${commandTask}/json`)).toMatchObject({ status: 404, json: { message: `No such container: cluster-${commandTask}` } });
     expect((await request('POST', `/containers/cluster-${commandTask}/exec`, { Cmd: ['true'] })).status).toBe(404);
   });
@@ -147,5 +150,27 @@ describe('a task exec session into an engine task', () => {
     const launches = h.cluster.cluster.trace.entries().filter((e) => e.line.includes('container:launch-nested')).map((e) => e.line);
     expect(launches.some((l) => l.includes(id) && l.includes('"external":true'))).toBe(true);
     expect(launches.some((l) => !l.includes(id) && l.includes('echo via engine'))).toBe(true);
+  });
+});
+
+describe('UPDATE_CONTAINER_MEMORY_LIMIT on an engine task', () => {
+  it('takes the ContainerID only: the engine container id, its name and the image are refused (400)', async () => {
+    const engineId = (await request('GET', `/containers/cluster-${engineTask}/json`)).json.Id as string;
+    const update = (value: string) =>
+      postRaw(
+        new URL('/api/v1', h.agentUrl),
+        JSON.stringify({ type: 'UPDATE_CONTAINER_MEMORY_LIMIT', update_container_memory_limit: { container_id: { value }, memory_limit: { value: 256 } } }),
+        { 'content-type': 'application/json', accept: 'application/json' },
+      );
+    for (const [id, what] of [
+      [engineId, 'an engine container id'],
+      [`cluster-${engineTask}`, 'an engine container name'],
+      ['alpine:3.19', 'an engine image'],
+    ]) {
+      const res = await update(id!);
+      expect(res.status, id).toBe(400);
+      expect(res.body).toContain(`is ${what}`);
+    }
+    expect((await update(engineTask)).status).toBe(200);
   });
 });

@@ -25,6 +25,7 @@
 import type { Outcome } from '../errors.js';
 import { done, fail } from '../errors.js';
 import type { SimContext } from '../context.js';
+import { engineContainerId, engineContainerName } from '../engine-ids.js';
 import type { TimerId } from '../event-loop.js';
 import { bytesAt, firstExceeding, MEMORY_LABEL, MIB, parseMemoryCurve, shifted, type MemoryCurve } from '../memory-curve.js';
 import { scalar, scalarMilli, type Resources } from '../resources.js';
@@ -261,8 +262,13 @@ export class AgentCgroups {
     for (const executor of this.executors()) {
       if (!executor.alive) continue;
       if (executor.executorId === id) return 'an executor id';
-      if (id === `cluster-${executor.containerId}` || id === `mesos-${executor.containerId}`) return 'an engine container name';
-      for (const task of executor.tasks.values()) if (task.spec.taskId === id) return 'a task id';
+      if (id === engineContainerName(executor.containerId) || id === `mesos-${executor.containerId}`) return 'an engine container name';
+      for (const task of executor.tasks.values()) {
+        if (task.spec.taskId === id) return 'a task id';
+        if (task.spec.engine === undefined) continue;
+        if (id === engineContainerId(executor.containerId)) return 'an engine container id';
+        if (id === task.spec.engine.image || id.startsWith('sha256:')) return 'an engine image';
+      }
     }
     return undefined;
   }
