@@ -37,7 +37,7 @@ export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
     logController: new LogController({ disableRequestLogging: true }),
     // Event streams never end by themselves; closing the server must not wait for them.
     forceCloseConnections: true,
-    ...listenerServerOptions(limits),
+    ...listenerServerOptions(limits, true),
   }) as unknown as FastifyInstance;
   router.attach(app);
   capConnections(app, options.name ?? 'agent', limits.maxConnections, app.log);

@@ -57,18 +57,27 @@ const DROP_LOG_INTERVAL_MS = 10_000;
 
 const millis = (seconds: number): number => Math.max(1, Math.round(seconds * 1000));
 
-/** The fastify options that carry the timeouts of `limits`. */
-export function listenerServerOptions(limits: ListenerLimits): {
+/**
+ * The fastify options that carry the timeouts of `limits`. `streamingBodies`:
+ * the listener takes request bodies that last as long as a session (an
+ * agent's ATTACH_CONTAINER_INPUT), so no request timeout applies; the
+ * headers timeout and the idle timeout still do (a live input stream sends
+ * a heartbeat every 30 s).
+ */
+export function listenerServerOptions(
+  limits: ListenerLimits,
+  streamingBodies = false,
+): {
   connectionTimeout: number;
   keepAliveTimeout: number;
   requestTimeout: number;
   http: ServerOptions;
 } {
   const idleMs = millis(limits.idleTimeoutSeconds);
-  const requestMs = millis(limits.requestTimeoutSeconds);
-  // Node refuses a headers timeout longer than the request timeout.
-  const headersMs = Math.min(millis(limits.headersTimeoutSeconds), requestMs);
-  const checkMs = Math.min(1000, Math.max(10, Math.floor(Math.min(headersMs, requestMs) / 4)));
+  const requestMs = streamingBodies ? 0 : millis(limits.requestTimeoutSeconds);
+  // Node refuses a headers timeout longer than the request timeout (0 is none).
+  const headersMs = requestMs === 0 ? millis(limits.headersTimeoutSeconds) : Math.min(millis(limits.headersTimeoutSeconds), requestMs);
+  const checkMs = Math.min(1000, Math.max(10, Math.floor((requestMs === 0 ? headersMs : Math.min(headersMs, requestMs)) / 4)));
   return {
     connectionTimeout: idleMs,
     keepAliveTimeout: idleMs,
