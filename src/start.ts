@@ -334,6 +334,7 @@ function agentFlagsOf(options: StartClusterOptions): AgentFlags {
     executorRegistrationTimeoutMs: seconds('executor-registration-timeout', options.executorRegistrationTimeoutSeconds, DEFAULT_AGENT_FLAGS.executorRegistrationTimeoutMs),
     executorShutdownGracePeriodMs: seconds('executor-shutdown-grace-period', options.executorShutdownGracePeriodSeconds, DEFAULT_AGENT_FLAGS.executorShutdownGracePeriodMs),
     ...containerFlagsOf(options),
+    containerEngine: engineOn(options),
   };
 }
 

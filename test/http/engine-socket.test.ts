@@ -174,3 +174,20 @@ describe('UPDATE_CONTAINER_MEMORY_LIMIT on an engine task', () => {
     expect((await update(engineTask)).status).toBe(200);
   });
 });
+
+describe('--containerizers mesos', () => {
+  it('runs no engine: a DOCKER task fails to launch, as no containerizer of the agent supports it', async () => {
+    const bare = await startHarness({ containerizers: 'mesos' });
+    try {
+      expect(bare.cluster.engineSocket).toBeUndefined();
+      await bare.launch('web', 'unused', undefined, { executor: undefined, command: { value: './serve' }, container: { type: 'DOCKER', docker: { image: 'alpine' } } });
+      const failed = await bare.scheduler.nextUpdate('web');
+      expect(failed.update.status).toMatchObject({ state: 'TASK_FAILED', source: 'SOURCE_AGENT', reason: 'REASON_CONTAINER_LAUNCH_FAILED' });
+      // A task without a container runs as before.
+      await bare.launch('plain', 'unused', undefined, { executor: undefined, command: { value: './serve' } });
+      expect((await bare.scheduler.nextUpdate('plain')).update.status.state).toBe('TASK_STARTING');
+    } finally {
+      await bare.close();
+    }
+  });
+});

@@ -492,8 +492,8 @@ export class Agent implements SimNode, ExecutorHost {
     }
     let executor = fw.executors.get(executorId);
     if (executor === undefined || !executor.alive) {
-      const killingCapable = framework.capabilities.includes('TASK_KILLING_STATE');
-      const identity = { agentId: this.id, executorId, frameworkId: framework.id, kind, containerId: this.#rng.uuid(), killingCapable };
+      const [killingCapable, engine] = [framework.capabilities.includes('TASK_KILLING_STATE'), this.config.flags.containerEngine];
+      const identity = { agentId: this.id, executorId, frameworkId: framework.id, kind, containerId: this.#rng.uuid(), killingCapable, engine };
       const mode = this.config.flags.customExecutors;
       executor =
         kind === 'custom' && spec !== undefined && mode !== 'simulate'

@@ -27,6 +27,9 @@ import type { StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js'
 
 export type ExecutorKind = 'command' | 'default' | 'custom';
 
+/** Why a DOCKER task cannot start on an agent without the container engine. */
+const NO_ENGINE_MESSAGE = "Failed to launch container: no containerizer of this agent supports ContainerInfo type 'DOCKER' (--containerizers)";
+
 /** The grace period of a kill without a kill policy, as upstream's command and default executors use. */
 export const DEFAULT_KILL_GRACE_MS = 3_000;
 export type ExecutorState = 'running' | 'terminating' | 'terminated';
@@ -59,6 +62,8 @@ export interface ExecutorIdentity {
   readonly kind: ExecutorKind;
   readonly containerId: string;
   readonly killingCapable: boolean;
+  /** Whether its agent runs the container engine (`--containerizers` with docker): DOCKER tasks need it. */
+  readonly engine?: boolean;
 }
 
 /** What every executor record has: who it is, and its node id on the network (`executor:<containerId>`). */
@@ -168,6 +173,12 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       const plan = planFor(spec.command ?? (this.kind === 'custom' ? undefined : spec.executor?.command));
       const task: SimTask = { spec, groupId, plan, state: 'TASK_STAGING' };
       this.tasks.set(spec.taskId, task);
+      if (spec.engine !== undefined && this.id.engine === false) {
+        // No containerizer of the agent's can launch a DOCKER container: its launch fails, as upstream's does.
+        this.#set(task, 'TASK_FAILED', NO_ENGINE_MESSAGE, 'REASON_CONTAINER_LAUNCH_FAILED', 'SOURCE_AGENT');
+        this.#maybeExit();
+        continue;
+      }
       this.#set(task, 'TASK_STARTING');
       this.#set(task, 'TASK_RUNNING');
       if (plan.kind === 'exits') {
@@ -228,12 +239,12 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     this.#maybeExit();
   }
 
-  #set(task: SimTask, state: TaskState, message?: string, reason?: StatusReason): void {
+  #set(task: SimTask, state: TaskState, message?: string, reason?: StatusReason, source: TaskStatus['source'] = 'SOURCE_EXECUTOR'): void {
     task.state = transition(task.spec.taskId, task.state, state);
     const status: TaskStatus = {
       taskId: task.spec.taskId,
       state,
-      source: 'SOURCE_EXECUTOR',
+      source,
       ...(reason === undefined ? {} : { reason }),
       ...(message === undefined ? {} : { message }),
       agentId: this.id.agentId,

@@ -23,6 +23,8 @@ export interface AgentFlags {
   readonly memoryIsolation: boolean;
   /** cgroups v2: whether the memory controller is delegated to the agent's hierarchy (without, no memory files). */
   readonly memoryControllerDelegated: boolean;
+  /** `--containerizers` with `docker`: the agent runs the container engine, which DOCKER tasks need. */
+  readonly containerEngine: boolean;
 }
 
 export type CgroupsVersion = 'v1' | 'v2';
@@ -37,6 +39,7 @@ export const DEFAULT_AGENT_FLAGS: AgentFlags = {
   cgroups: 'v2',
   memoryIsolation: true,
   memoryControllerDelegated: true,
+  containerEngine: true,
 };
 
 export const EXECUTOR_SHUTDOWN_GRACE_MS = DEFAULT_AGENT_FLAGS.executorShutdownGracePeriodMs;
