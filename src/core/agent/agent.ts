@@ -21,7 +21,7 @@
  */
 import { wallTimeMs, type SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
-import { MASTER_NODE, type AgentDescription, type AgentToMaster, type ApplyOperation, type ExecutorToAgent } from '../messages.js';
+import { MASTER_NODE, type AgentDescription, type AgentToMaster, type ExecutorToAgent } from '../messages.js';
 import type { FrameworkRef, MasterToAgent, Message, SimNode } from '../messages.js';
 import type { Outbox } from '../outbox.js';
 import { toHex, type Rng } from '../rng.js';
@@ -316,17 +316,14 @@ export class Agent implements SimNode, ExecutorHost {
         this.#awaitPing();
         return this.#toMaster({ type: 'PONG' });
       case 'APPLY_OPERATION':
-        return this.#onApplyOperation(m);
+        this.#resources = applyOperation(this.ctx, this.id, this.#resources, m, this.#operationUpdates, toHex(this.#rng.bytes(16)));
+        return;
       case 'OPERATION_STATUS_ACK':
         if (!this.#operationUpdates.acknowledge(m.operationUuid, m.statusUuid)) {
           this.ctx.trace.append('operation-update:ack-ignored', { agentId: this.id, operationUuid: m.operationUuid });
         }
         return;
     }
-  }
-
-  #onApplyOperation(m: ApplyOperation): void {
-    this.#resources = applyOperation(this.ctx, this.id, this.#resources, m, this.#operationUpdates, toHex(this.#rng.bytes(16)));
   }
 
   #fromExecutor(m: ExecutorToAgent): void {
