@@ -7,17 +7,24 @@
  * number of records read well before it.
  *
  * A scheduler stream starts with SUBSCRIBED, or with ERROR when the master
- * refuses the subscription; an operator stream with SUBSCRIBED.
+ * refuses the subscription; an operator stream with SUBSCRIBED; an
+ * executor's with SUBSCRIBED (SHUTDOWN for one being shut down), and never
+ * has a second SUBSCRIBED.
  */
 import { decodeJson } from '../../src/wire/json.js';
 import { decodeProto } from '../../src/wire/proto-codec.js';
 import { RecordReader } from '../../src/wire/recordio.js';
 import { OperatorFeedCheck, type OperatorEventValue } from './operator-feed-check.js';
 
-export type StreamApi = 'scheduler' | 'operator';
+export type StreamApi = 'scheduler' | 'operator' | 'executor';
 
-const EVENT_TYPES: Record<StreamApi, string> = { scheduler: 'mesos.v1.scheduler.Event', operator: 'mesos.v1.master.Event' };
-const FIRST: Record<StreamApi, readonly string[]> = { scheduler: ['SUBSCRIBED', 'ERROR'], operator: ['SUBSCRIBED'] };
+const EVENT_TYPES: Record<StreamApi, string> = {
+  scheduler: 'mesos.v1.scheduler.Event',
+  operator: 'mesos.v1.master.Event',
+  executor: 'mesos.v1.executor.Event',
+};
+// An executor the agent is shutting down gets SHUTDOWN instead of SUBSCRIBED.
+const FIRST: Record<StreamApi, readonly string[]> = { scheduler: ['SUBSCRIBED', 'ERROR'], operator: ['SUBSCRIBED'], executor: ['SUBSCRIBED', 'SHUTDOWN'] };
 
 export class StreamCheck {
   /** Records read and decoded so far. */
@@ -88,6 +95,7 @@ export class StreamCheck {
     if (!decoded.ok) throw new Error(`a record that is no ${type}: ${decoded.error}`);
     const name = decoded.value.type ?? '(no type)';
     if (this.records === 0 && !FIRST[this.api].includes(name)) throw new Error(`the first event is ${name}, not ${FIRST[this.api].join(' or ')}`);
+    if (this.records > 0 && this.api === 'executor' && name === 'SUBSCRIBED') throw new Error(`SUBSCRIBED again after ${this.records} events`);
     const untold = this.#feed?.see(decoded.value as OperatorEventValue);
     if (untold !== undefined) throw new Error(`${name}: ${untold}`);
     this.records++;

@@ -1,0 +1,319 @@
+/**
+ * One executor fuzz run: a fresh cluster on 127.0.0.1 (two agents that
+ * await their custom executors, virtual time, a generated seed), a
+ * framework that launches tasks with custom executors on them, then the
+ * generated steps: requests to the agents' executor API, one at a time or
+ * in bursts; moves of virtual time (registration timeouts, grace periods,
+ * heartbeats); executor streams dropped; agents crashed and restarted
+ * (`reconnect` or `cleanup`); the framework's KILL, SHUTDOWN, MESSAGE and
+ * ACKNOWLEDGE; more launches. Every answer is judged (`verdict` of
+ * `session.ts`, then `executor-judge.ts`, exactly for a request sent as an
+ * executor library sends it); every executor stream is read to its end.
+ * At the end the invariants hold, every agent comes back, and a new
+ * executor still subscribes, gets its task and reports it running.
+ */
+import type { Socket } from 'node:net';
+import fc from 'fast-check';
+import { ExecutorClient } from '../../src/client/executor-client.js';
+import type { ClusterFailure } from '../../src/runtime/driver.js';
+import { startCluster, type RunningCluster } from '../../src/start.js';
+import { executorVerdict, agentState, expectedAnswer, type Expected } from './executor-judge.js';
+import { ExecutorPool, type FrameworkAction } from './executor-live.js';
+import { executorRequestSpec, renderExecutorRequest } from './executor-requests.js';
+import type { RequestSpec } from './requests.js';
+import {
+  closeCluster,
+  describe,
+  describeRequest,
+  errorLog,
+  FuzzFailure,
+  guardedRun,
+  settle,
+  verdict,
+  within,
+  type FailureKind,
+  type RunOptions,
+} from './session.js';
+import type { StreamCheck } from './stream-check.js';
+import { send, type WireRequest, type WireResponse } from './transport.js';
+
+export type ExecutorStep =
+  | { readonly kind: 'request'; readonly spec: RequestSpec }
+  | { readonly kind: 'burst'; readonly specs: readonly RequestSpec[] }
+  | { readonly kind: 'advance'; readonly ms: number }
+  /** The executor streams held open so far are dropped, the oldest `share` of them. */
+  | { readonly kind: 'release'; readonly share: number }
+  /** The agent crashes if it runs, else it starts again in this recover mode. */
+  | { readonly kind: 'agent'; readonly agent: number; readonly recover: 'reconnect' | 'cleanup' }
+  | { readonly kind: 'launch'; readonly count: number; readonly reuse: boolean }
+  | { readonly kind: 'framework'; readonly action: FrameworkAction; readonly index: number };
+
+export interface ExecutorRunInput {
+  readonly clusterSeed: number;
+  readonly checkpoint: boolean;
+  /** The framework has TASK_KILLING_STATE. */
+  readonly killing: boolean;
+  /** Tasks launched before the first step. */
+  readonly initial: number;
+  readonly steps: readonly ExecutorStep[];
+}
+
+const w = <T>(weight: number, arbitrary: fc.Arbitrary<T>) => ({ weight, arbitrary });
+// A reconnect's wait (2 s), a grace period (5 s), a registration timeout (1 min), an executor HEARTBEAT (30 min).
+const advance = fc
+  .oneof(fc.integer({ min: 0, max: 3_000 }), fc.constantFrom(1_000, 2_000, 5_000, 6_000, 15_000, 60_000, 30 * 60_000))
+  .map((ms): ExecutorStep => ({ kind: 'advance', ms }));
+const step: fc.Arbitrary<ExecutorStep> = fc.oneof(
+  w(24, executorRequestSpec.map((spec): ExecutorStep => ({ kind: 'request', spec }))),
+  w(2, fc.array(executorRequestSpec, { minLength: 2, maxLength: 5 }).map((specs): ExecutorStep => ({ kind: 'burst', specs }))),
+  w(3, advance),
+  w(1, fc.constantFrom(0.5, 1).map((share): ExecutorStep => ({ kind: 'release', share }))),
+  w(1, fc.record({ kind: fc.constant('agent' as const), agent: fc.nat({ max: 1 }), recover: fc.constantFrom('reconnect' as const, 'cleanup' as const) })),
+  w(1, fc.record({ kind: fc.constant('launch' as const), count: fc.integer({ min: 1, max: 3 }), reuse: fc.boolean() })),
+  w(3, fc.record({ kind: fc.constant('framework' as const), action: fc.constantFrom<FrameworkAction>('acknowledge', 'acknowledge', 'kill', 'shutdown', 'message'), index: fc.nat({ max: 7 }) })),
+);
+
+export function executorRunInput(maxSteps: number): fc.Arbitrary<ExecutorRunInput> {
+  return fc.record({
+    clusterSeed: fc.nat(),
+    checkpoint: fc.oneof(w(3, fc.constant(true)), w(1, fc.constant(false))),
+    killing: fc.boolean(),
+    initial: fc.integer({ min: 1, max: 4 }),
+    steps: fc.array(step, { minLength: 1, maxLength: maxSteps, size: 'max' }),
+  });
+}
+
+/** An executor's event stream held open: the executor lives on it until it is dropped or the agent ends it. */
+interface Held {
+  readonly socket: Socket;
+  readonly check: StreamCheck | undefined;
+  readonly executorId: string | undefined;
+}
+
+interface Context {
+  readonly input: ExecutorRunInput;
+  readonly running: RunningCluster;
+  readonly pool: ExecutorPool;
+  readonly agentPorts: number[];
+  readonly logLines: string[];
+  readonly seen: { failure?: ClusterFailure };
+  readonly held: Held[];
+  /** The state the agents may not have caught up with: the next request is judged by the general rules only. */
+  unsettled: boolean;
+}
+
+export async function runExecutorsOnce(input: ExecutorRunInput, options: RunOptions): Promise<void> {
+  const { logger, lines } = errorLog();
+  const seen: Context['seen'] = {};
+  const start = startCluster({ port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, customExecutors: 'await', onFailure: (f) => (seen.failure = f) });
+  const running = await within(start, 10_000, () => `cluster seed ${input.clusterSeed}: starting the cluster`);
+  const pool = new ExecutorPool(running, options.timeoutMs, { checkpoint: input.checkpoint, killing: input.killing });
+  const ctx: Context = { input, running, pool, agentPorts: running.agents.map((a) => a.port), logLines: lines, seen, held: [], unsettled: false };
+  options.stats.runs++;
+  const run = async () => {
+    await within(pool.start(), options.timeoutMs, () => `${where(ctx, -1)}: the executors' framework`);
+    const first = pool.launch(input.initial, false, (ms) => guard(ctx, -1, () => running.advance(ms)));
+    await within(first, options.timeoutMs, () => `${where(ctx, -1)}: the first launch`);
+    for (const [index, s] of input.steps.entries()) await runStep(ctx, index, s, options);
+    await finalChecks(ctx, options);
+  };
+  await guardedRun(options, run, async (failed) => {
+    pool.close();
+    drop(ctx.held.splice(0), options);
+    await closeCluster(running, failed, () => where(ctx, input.steps.length), options);
+  });
+}
+
+async function runStep(ctx: Context, index: number, s: ExecutorStep, options: RunOptions): Promise<void> {
+  options.watchdog?.note(`${where(ctx, index)}: ${s.kind === 'request' || s.kind === 'burst' ? 'requests' : JSON.stringify(s)}`);
+  switch (s.kind) {
+    case 'advance':
+      guard(ctx, index, () => ctx.running.advance(s.ms));
+      break;
+    case 'release':
+      drop(ctx.held.splice(0, Math.ceil(ctx.held.length * s.share)), options);
+      break;
+    case 'agent':
+      toggleAgent(ctx, index, s.agent, s.recover);
+      break;
+    case 'launch':
+      await within(ctx.pool.launch(s.count, s.reuse, (ms) => guard(ctx, index, () => ctx.running.advance(ms))), options.timeoutMs, () => `${where(ctx, index)}: a launch`);
+      break;
+    case 'framework':
+      await within(ctx.pool.act(s.action, s.index), options.timeoutMs, () => `${where(ctx, index)}: the framework's ${s.action}`).catch((e: Error) => {
+        throw e instanceof FuzzFailure ? e : new FuzzFailure(`${where(ctx, index)}: ${e.message}${logOf(ctx)}`);
+      });
+      break;
+    case 'request':
+    case 'burst':
+      await requests(ctx, index, s.kind === 'request' ? [s.spec] : s.specs, options);
+      break;
+  }
+  await settle();
+  await quiet(ctx, options);
+  checkFailure(ctx, index);
+}
+
+/** Sends the requests (at once, each on its own connection), then judges each answer. */
+async function requests(ctx: Context, index: number, specs: readonly RequestSpec[], options: RunOptions): Promise<void> {
+  ctx.pool.drain();
+  const wires = specs.map((spec) => renderExecutorRequest(spec, ctx.pool, ctx.agentPorts));
+  options.watchdog?.note(`${where(ctx, index)}:\n${wires.map(describeRequest).join('\n')}`);
+  // Only a request alone on a quiet cluster has one right answer.
+  const exact = specs.length === 1 && !ctx.unsettled;
+  const expected = exact ? expectedAnswer(wires[0]!, agentState(ctx.running, agentIdOf(ctx, wires[0]!))) : undefined;
+  const answers = await Promise.all(wires.map((wire) => send(wire, options.timeoutMs)));
+  // A request given up on may reach the agent after the next one has been judged.
+  ctx.unsettled = wires.some((wire) => wire.abort !== 'no');
+  specs.forEach((spec, i) => judge(ctx, index, spec, wires[i]!, answers[i]!, i === 0 ? expected : undefined, options));
+}
+
+/** The executor a request subscribed as, when it opened a stream: read back from what the agent sent first. */
+function subscribedExecutor(wire: WireRequest, res: WireResponse): string | undefined {
+  if (!res.stream || res.status !== 200) return undefined;
+  const call = wire.body.toString('latin1');
+  // The live ids are plain ASCII, in JSON and in protobuf alike: the one the pool knows is the one in the body.
+  return /fuzz-executor-\d+/.exec(call)?.[0];
+}
+
+function judge(ctx: Context, index: number, spec: RequestSpec, wire: WireRequest, res: WireResponse, expected: Expected | undefined, options: RunOptions): void {
+  options.stats.record(spec, res);
+  if (res.held !== undefined) ctx.held.push({ socket: res.held, check: res.check, executorId: subscribedExecutor(wire, res) });
+  const broken = verdict(spec, wire, res) ?? (res.outcome === 'response' ? executorVerdict(wire, res, expected) : undefined) ?? heldStreamsBroken(ctx);
+  const failure = ctx.seen.failure ?? ctx.running.driver.failure;
+  if (broken === undefined && failure === undefined) return;
+  const what = broken ?? `the cluster failed: ${failure!.message}\n  last trace entries:\n    ${failure!.lastEntries.join('\n    ')}`;
+  const kind: FailureKind =
+    broken === undefined ? 'crash' : res.outcome === 'timeout' || res.followUp === 'timeout' ? 'hang' : (res.status ?? 0) >= 500 ? 'unexpected 5xx' : 'other';
+  throw new FuzzFailure(`${where(ctx, index)}: ${what}\n${describe(wire, res)}${logOf(ctx)}`, kind);
+}
+
+function agentIdOf(ctx: Context, wire: WireRequest): string {
+  return ctx.running.agents[ctx.agentPorts.indexOf(wire.port)]!.id;
+}
+
+/**
+ * A dropped stream reaches the agent as a disconnection a little later, and
+ * a stream the agent ends reaches the client a little later: until every
+ * executor the agent has as subscribed has a stream open here, the agent's
+ * answers may not yet be those of the state it is heading for.
+ */
+async function quiet(ctx: Context, options: RunOptions): Promise<void> {
+  const open = (h: Held) => h.check?.ended !== true && !h.socket.destroyed;
+  const unheard = () =>
+    ctx.running.driver.read((view) =>
+      ctx.running.agents.flatMap((a) =>
+        (view.agentNode(a.id)?.executors() ?? [])
+          .filter((e) => e.kind === 'custom' && e.state === 'subscribed' && !ctx.held.some((h) => h.executorId === e.executorId && open(h)))
+          .map((e) => e.executorId),
+      ),
+    );
+  const deadline = performance.now() + options.timeoutMs;
+  for (let left = unheard(); left.length > 0 && ctx.running.driver.failure === undefined; left = unheard()) {
+    if (performance.now() > deadline) {
+      throw new FuzzFailure(`${where(ctx, ctx.input.steps.length)}: the agents still have ${left.join(', ')} subscribed on streams long dropped (a hang)${logOf(ctx)}`, 'hang');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+function drop(held: Held[], options: RunOptions): void {
+  for (const { socket, check } of held) {
+    socket.destroy();
+    if (check !== undefined) options.stats.streamRead(check);
+  }
+}
+
+/** Crashes the agent, or starts it again when it is down. */
+function toggleAgent(ctx: Context, index: number, agent: number, recover: 'reconnect' | 'cleanup'): void {
+  const id = ctx.running.agents[agent % ctx.running.agents.length]!.id;
+  const crashed = ctx.running.driver.read((view) => view.agentNode(id)?.state === 'crashed');
+  guard(ctx, index, () => ctx.running.driver.input((c) => (crashed ? c.restartAgent(id, recover) : c.crashAgent(id))));
+}
+
+function guard(ctx: Context, index: number, apply: () => void): void {
+  try {
+    apply();
+  } catch (error) {
+    throw new FuzzFailure(`${where(ctx, index)}: the cluster failed: ${(error as Error).message}${logOf(ctx)}`, 'crash');
+  }
+}
+
+function checkFailure(ctx: Context, index: number): void {
+  const broken = heldStreamsBroken(ctx);
+  if (broken !== undefined) throw new FuzzFailure(`${where(ctx, index)}: ${broken}${logOf(ctx)}`);
+  const failure = ctx.seen.failure ?? ctx.running.driver.failure;
+  if (failure !== undefined) {
+    throw new FuzzFailure(`${where(ctx, index)}: the cluster failed: ${failure.message}\n  last trace entries:\n    ${failure.lastEntries.join('\n    ')}${logOf(ctx)}`, 'crash');
+  }
+}
+
+function heldStreamsBroken(ctx: Context): string | undefined {
+  const broken = ctx.held.find(({ check }) => check?.problem !== undefined);
+  if (broken === undefined) return undefined;
+  return `a held executor event stream broke: ${broken.check!.problem} (its first events: ${broken.check!.types.join(', ')})`;
+}
+
+/**
+ * The end: the invariants hold; with every stream dropped and every agent
+ * back (`reconnect`), past every timeout, they still hold; and a new
+ * executor subscribes, gets its task and reports it running to its framework.
+ */
+async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
+  const end = ctx.input.steps.length;
+  options.watchdog?.note(`${where(ctx, end)}`);
+  guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
+  drop(ctx.held.splice(0), options);
+  await quiet(ctx, options);
+  for (const [agent] of ctx.running.agents.entries()) {
+    const crashed = ctx.running.driver.read((view) => view.agentNode(ctx.running.agents[agent]!.id)?.state === 'crashed');
+    if (crashed) toggleAgent(ctx, end, agent, 'reconnect');
+  }
+  for (let i = 0; i < 4; i++) {
+    guard(ctx, end, () => ctx.running.advance(30_000));
+    await settle();
+  }
+  guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
+  checkFailure(ctx, end);
+  await within(aNewExecutorRuns(ctx), options.timeoutMs * 3, () => `${where(ctx, end)}: a new executor afterwards`);
+  guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
+  checkFailure(ctx, end);
+}
+
+async function aNewExecutorRuns(ctx: Context): Promise<void> {
+  const end = ctx.input.steps.length;
+  const fail = (what: string) => new FuzzFailure(`${where(ctx, end)}: a new executor afterwards: ${what}${logOf(ctx)}`);
+  await ctx.pool.declineAll();
+  const before = ctx.pool.executors.length;
+  const launched = await ctx.pool.launch(1, false, (ms) => guard(ctx, end, () => ctx.running.advance(ms)));
+  const executor = ctx.pool.executors[before];
+  if (!launched || executor === undefined) {
+    // Every executor slot used is no fault of the cluster; no offer at all is.
+    if (launched) return;
+    throw fail('no offer came');
+  }
+  const taskId = executor.tasks[0]!;
+  const client = new ExecutorClient(ctx.running.agents.find((a) => a.id === executor.agentId)!.url, { frameworkId: ctx.pool.frameworkId!, executorId: executor.executorId });
+  try {
+    const sub = await client.subscribe();
+    if (sub.status !== 200) throw fail(`SUBSCRIBE got ${sub.status} ${sub.body}`);
+    await client.next('SUBSCRIBED').catch((e: Error) => Promise.reject(fail(`no SUBSCRIBED: ${e.message}`)));
+    await client.next('LAUNCH').catch((e: Error) => Promise.reject(fail(`no LAUNCH: ${e.message}`)));
+    const update = await client.update({ task_id: { value: taskId }, state: 'TASK_RUNNING', uuid: Buffer.alloc(16, 7).toString('base64') });
+    if (update.status !== 202) throw fail(`UPDATE got ${update.status} ${update.body}`);
+    const seen = await ctx.pool.scheduler.nextUpdate(taskId).catch((e: Error) => Promise.reject(fail(`the framework got no update: ${e.message}`)));
+    if (seen.update.status.state !== 'TASK_RUNNING') throw fail(`the framework got ${seen.update.status.state}`);
+  } finally {
+    client.close();
+  }
+}
+
+function where(ctx: Context, index: number): string {
+  const steps = ctx.input.steps.length;
+  const at = index < 0 ? 'before the first step' : index >= steps ? 'the final checks' : `step ${index + 1} of ${steps}`;
+  return `executor fuzz, cluster seed ${ctx.input.clusterSeed}, ${at}`;
+}
+
+function logOf(ctx: Context): string {
+  return ctx.logLines.length === 0 ? '' : `\n  cluster error log:\n    ${ctx.logLines.join('\n    ')}`;
+}
