@@ -108,6 +108,15 @@ describe('the executor API verdict', () => {
     // A stream's records are checked as they come: one SUBSCRIBED only, and first.
     expect(stream(subscribed, subscribed).problem).toMatch(/SUBSCRIBED again/);
     expect(stream({ type: 'HEARTBEAT' }).problem).toMatch(/the first event is HEARTBEAT/);
+    // And they tell one story: the tasks launched are this executor's, once each, and none after SHUTDOWN.
+    const launch = (taskId: string, executorId: string) => ({
+      type: 'LAUNCH',
+      launch: { task: { name: 't', task_id: { value: taskId }, agent_id: { value: 'a' }, executor: { executor_id: { value: executorId } } } },
+    });
+    expect(stream(subscribed, launch('t1', 'ex'), launch('t2', 'ex')).problem).toBeUndefined();
+    expect(stream(subscribed, launch('t1', 'other')).problem).toMatch(/task t1 of executor other launched on the stream of ex/);
+    expect(stream(subscribed, launch('t1', 'ex'), launch('t1', 'ex')).problem).toMatch(/launched twice/);
+    expect(stream(subscribed, { type: 'SHUTDOWN' }, launch('t1', 'ex')).problem).toMatch(/launched after SHUTDOWN/);
   });
 
   it('holds a request it cannot tell the answer to to the rules every answer keeps', () => {

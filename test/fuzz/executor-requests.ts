@@ -36,7 +36,8 @@ const ODD_PATHS = ['/api/v1/executor/', '/api/v1//executor', '/slave(1)/api/v1/e
 /** The Accept values whose answer to a SUBSCRIBE the judge knows: a stream, or 406. */
 export const PLAIN_ACCEPT = ['application/json', 'application/x-protobuf', '*/*', 'application/*', 'text/html', 'application/json;q=0'];
 
-const executorBody = callBody(executorTemplateCall, executorSchemaCall, EXECUTOR_CALL_TYPE);
+// Most schema calls stop at validation: the templates reach the agent.
+const executorBody = callBody(executorTemplateCall, executorSchemaCall, EXECUTOR_CALL_TYPE, 1);
 
 /** Mostly to the executor's own agent. */
 const server = fc.oneof(w(10, fc.constant(-1)), w(1, fc.integer({ min: 1, max: 2 })));

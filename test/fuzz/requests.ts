@@ -174,13 +174,13 @@ const oddText = fc.constantFrom(
   '{"type":"TEARDOWN","framework_id":{"value":"x"}}/*c*/',
 );
 
-/** A body for an API: a template or schema call of `message`, as JSON or protobuf, mutated a third of the time; now and then no call at all. */
-export const callBody = (template: fc.Arbitrary<Json>, schema: fc.Arbitrary<Json>, message: string): fc.Arbitrary<BodySpec> =>
+/** A body for an API: a template or (`schemaWeight` in 3 + `schemaWeight`) schema call of `message`, as JSON or protobuf, mutated a third of the time; now and then no call at all. */
+export const callBody = (template: fc.Arbitrary<Json>, schema: fc.Arbitrary<Json>, message: string, schemaWeight = 2): fc.Arbitrary<BodySpec> =>
   fc.oneof(
     w(
       30,
       fc
-        .tuple(fc.constantFrom<Encoding>('json', 'json', 'protobuf'), fc.oneof(w(3, template), w(2, schema)), fc.nat({ max: 2 }))
+        .tuple(fc.constantFrom<Encoding>('json', 'json', 'protobuf'), fc.oneof(w(3, template), w(schemaWeight, schema)), fc.nat({ max: 2 }))
         .chain(([encoding, call, m]) => bodyOf(encoding, fc.constant(call), m === 0, message)),
     ),
     w(1, fc.constant({ kind: 'none' } as const)),

@@ -2,7 +2,8 @@
  * An event stream read as a client reads it: HTTP chunks, then RecordIO
  * records (`<length>\n<bytes>`), then each record decoded as an `Event` of
  * its API in the encoding the response's Content-Type names; the operator
- * stream's events must also tell one story (`operator-feed-check.ts`). The
+ * stream's events must also tell one story (`operator-feed-check.ts`), and
+ * so must an executor's (`executor-feed-check.ts`). The
  * first problem is kept (the stream cannot be read past it), with the
  * number of records read well before it.
  *
@@ -14,6 +15,7 @@
 import { decodeJson } from '../../src/wire/json.js';
 import { decodeProto } from '../../src/wire/proto-codec.js';
 import { RecordReader } from '../../src/wire/recordio.js';
+import { ExecutorFeedCheck, type ExecutorEventValue } from './executor-feed-check.js';
 import { OperatorFeedCheck, type OperatorEventValue } from './operator-feed-check.js';
 
 export type StreamApi = 'scheduler' | 'operator' | 'executor';
@@ -38,14 +40,16 @@ export class StreamCheck {
   #chunked = Buffer.alloc(0);
   readonly #records = new RecordReader();
   readonly #json: boolean;
-  readonly #feed: OperatorFeedCheck | undefined;
+  /** The story the events tell, for the APIs whose events must tell one. */
+  readonly #feed: ((event: object) => string | undefined) | undefined;
 
   constructor(
     readonly api: StreamApi,
     contentType: string | undefined,
   ) {
     this.#json = contentType === 'application/json';
-    this.#feed = api === 'operator' ? new OperatorFeedCheck() : undefined;
+    const feed = api === 'operator' ? new OperatorFeedCheck() : api === 'executor' ? new ExecutorFeedCheck() : undefined;
+    this.#feed = feed === undefined ? undefined : (event) => feed.see(event as OperatorEventValue & ExecutorEventValue);
     if (!this.#json && contentType !== 'application/x-protobuf') this.problem = `an event stream of Content-Type ${JSON.stringify(contentType)}`;
   }
 
@@ -96,7 +100,7 @@ export class StreamCheck {
     const name = decoded.value.type ?? '(no type)';
     if (this.records === 0 && !FIRST[this.api].includes(name)) throw new Error(`the first event is ${name}, not ${FIRST[this.api].join(' or ')}`);
     if (this.records > 0 && this.api === 'executor' && name === 'SUBSCRIBED') throw new Error(`SUBSCRIBED again after ${this.records} events`);
-    const untold = this.#feed?.see(decoded.value as OperatorEventValue);
+    const untold = this.#feed?.(decoded.value);
     if (untold !== undefined) throw new Error(`${name}: ${untold}`);
     this.records++;
     if (this.types.length < 5) this.types.push(name);
