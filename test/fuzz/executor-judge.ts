@@ -17,8 +17,8 @@
  *              just before: validation, HEARTBEAT, 406, UNKNOWN, agent down,
  *              framework unknown, executor unknown, SUBSCRIBE (a stream
  *              whose first event is SUBSCRIBED, or SHUTDOWN for an executor
- *              being shut down), not subscribed, a task of another
- *              executor, else 202
+ *              being shut down, in the encoding asked for, else JSON), not
+ *              subscribed, a task of another executor, else 202
  */
 import { httpError } from '../../src/http/errors.js';
 import type { RunningCluster } from '../../src/start.js';
@@ -70,7 +70,7 @@ export function agentState(running: RunningCluster, agentId: string): AgentState
 export interface Expected {
   readonly status: number;
   readonly body?: string | RegExp;
-  /** A SUBSCRIBE's stream: its first event, and its Content-Type when the request asked for one. */
+  /** A SUBSCRIBE's stream: its first event, and its Content-Type. */
   readonly first?: string;
   readonly contentType?: string;
 }
@@ -108,8 +108,9 @@ function fromAgent(call: Call, agent: AgentState, accept: string | undefined): E
   const executor = agent.executors.get(`${call.framework_id.value}\u0000${call.executor_id.value}`);
   if (executor === undefined || !executor.custom || !executor.alive) return { status: 400, body: 'Executor cannot be found' };
   if (call.type === 'SUBSCRIBE') {
-    const contentType = accept !== undefined && MESSAGE_TYPES.includes(accept) ? accept : undefined;
-    return { status: 200, first: executor.state === 'terminating' ? 'SHUTDOWN' : 'SUBSCRIBED', ...(contentType === undefined ? {} : { contentType }) };
+    // Upstream's agent tries JSON first: what accepts anything gets JSON.
+    const contentType = accept !== undefined && MESSAGE_TYPES.includes(accept) ? accept : 'application/json';
+    return { status: 200, first: executor.state === 'terminating' ? 'SHUTDOWN' : 'SUBSCRIBED', contentType };
   }
   if (executor.state === 'launched') return { status: 403, body: NOT_SUBSCRIBED };
   const taskId = call.update?.status.task_id.value;

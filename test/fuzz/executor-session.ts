@@ -150,7 +150,7 @@ async function runStep(ctx: Context, index: number, s: ExecutorStep, options: Ru
       break;
   }
   await settle();
-  await quiet(ctx, options);
+  await quiet(ctx, index, options);
   checkFailure(ctx, index);
 }
 
@@ -194,27 +194,41 @@ function agentIdOf(ctx: Context, wire: WireRequest): string {
 
 /**
  * A dropped stream reaches the agent as a disconnection a little later, and
- * a stream the agent ends reaches the client a little later: until every
- * executor the agent has as subscribed has a stream open here, the agent's
- * answers may not yet be those of the state it is heading for.
+ * a stream the agent ends reaches the client a little later. Until both
+ * sides agree (an executor the agent has as subscribed has one stream open
+ * here; an executor with a stream open here is subscribed, or being shut
+ * down), the agent's answers may not be those of the state it is heading
+ * for; and a stream the agent leaves open for an executor that is gone, or
+ * a second one, is a stream no executor library would ever see end.
  */
-async function quiet(ctx: Context, options: RunOptions): Promise<void> {
-  const open = (h: Held) => h.check?.ended !== true && !h.socket.destroyed;
-  const unheard = () =>
-    ctx.running.driver.read((view) =>
-      ctx.running.agents.flatMap((a) =>
-        (view.agentNode(a.id)?.executors() ?? [])
-          .filter((e) => e.kind === 'custom' && e.state === 'subscribed' && !ctx.held.some((h) => h.executorId === e.executorId && open(h)))
-          .map((e) => e.executorId),
-      ),
-    );
+async function quiet(ctx: Context, index: number, options: RunOptions): Promise<void> {
   const deadline = performance.now() + options.timeoutMs;
-  for (let left = unheard(); left.length > 0 && ctx.running.driver.failure === undefined; left = unheard()) {
+  for (let left = disagreements(ctx); left.length > 0 && ctx.running.driver.failure === undefined; left = disagreements(ctx)) {
     if (performance.now() > deadline) {
-      throw new FuzzFailure(`${where(ctx, ctx.input.steps.length)}: the agents still have ${left.join(', ')} subscribed on streams long dropped (a hang)${logOf(ctx)}`, 'hang');
+      throw new FuzzFailure(`${where(ctx, index)}: the agents and their executors' streams disagree: ${left.join('; ')}${logOf(ctx)}`, 'hang');
     }
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
+}
+
+function disagreements(ctx: Context): string[] {
+  const open = new Map<string, number>();
+  for (const h of ctx.held) {
+    if (h.executorId !== undefined && h.check?.ended !== true && !h.socket.destroyed) open.set(h.executorId, (open.get(h.executorId) ?? 0) + 1);
+  }
+  const states = ctx.running.driver.read((view) =>
+    new Map(ctx.running.agents.flatMap((a) => (view.agentNode(a.id)?.executors() ?? []).filter((e) => e.kind === 'custom').map((e) => [e.executorId, e.state] as const))),
+  );
+  const found: string[] = [];
+  for (const [executorId, state] of states) {
+    if (state === 'subscribed' && !open.has(executorId)) found.push(`${executorId} is subscribed on a stream dropped here`);
+  }
+  for (const [executorId, streams] of open) {
+    const state = states.get(executorId) ?? 'gone';
+    if (streams > 1) found.push(`${executorId} has ${streams} streams open`);
+    if (state !== 'subscribed' && state !== 'terminating') found.push(`the stream of ${executorId} is open, the executor ${state}`);
+  }
+  return found;
 }
 
 function drop(held: Held[], options: RunOptions): void {
@@ -264,7 +278,7 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   options.watchdog?.note(`${where(ctx, end)}`);
   guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
   drop(ctx.held.splice(0), options);
-  await quiet(ctx, options);
+  await quiet(ctx, end, options);
   for (const [agent] of ctx.running.agents.entries()) {
     const crashed = ctx.running.driver.read((view) => view.agentNode(ctx.running.agents[agent]!.id)?.state === 'crashed');
     if (crashed) toggleAgent(ctx, end, agent, 'reconnect');
