@@ -47,7 +47,12 @@ const plain = { ...plainRequest, abort: fc.constant('no' as const) };
 /** A SUBSCRIBE's stream is held open most of the time: the executor lives on it. */
 const hold = fc.oneof(w(3, fc.constant(true)), w(1, fc.constant(false)));
 
-export const executorRequestSpec: fc.Arbitrary<RequestSpec> = fc
+/** A request to the executor API: over TCP, or over the agent's Unix domain socket when the agents serve one. */
+export type ExecutorRequestSpec = RequestSpec & { readonly socket: boolean };
+
+const overSocket = fc.oneof(w(2, fc.constant(false)), w(1, fc.constant(true)));
+
+export const executorRequestSpec: fc.Arbitrary<ExecutorRequestSpec> = fc
   .oneof(
     fc.record({ target: fc.constantFrom(...EXECUTOR_PATHS), body: executorBody, plain: fc.constant(true), server, ...plain, hold }),
     fc.record({
@@ -64,7 +69,7 @@ export const executorRequestSpec: fc.Arbitrary<RequestSpec> = fc
     const headers = isPlain
       ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]]]), plainAccept)
       : fc.tuple(contentType(encoding), accept, acceptEncoding, randomHeaders);
-    return headers.map((h) => assemble({ ...r, headers: h }));
+    return fc.tuple(headers, overSocket).map(([h, socket]) => ({ ...assemble({ ...r, headers: h }), socket }));
   });
 
 /** The executor a call names, read back from its resolved JSON before any mutation. */
@@ -77,8 +82,11 @@ function namedExecutor(pool: ExecutorPool, spec: RequestSpec): string | undefine
   return typeof value === 'string' ? value : undefined;
 }
 
-/** The request as it goes on the wire to the agent it is for. */
-export function renderExecutorRequest(spec: RequestSpec, pool: ExecutorPool, agentPorts: readonly number[]): WireRequest {
+/**
+ * The request as it goes on the wire to the agent it is for: to its port,
+ * or through its domain socket (`socketPaths`, when the agents serve them).
+ */
+export function renderExecutorRequest(spec: ExecutorRequestSpec, pool: ExecutorPool, agentPorts: readonly number[], socketPaths?: readonly string[]): WireRequest {
   const named = namedExecutor(pool, spec);
   const agentIds = pool.running.agents.map((a) => a.id);
   const ofExecutor = agentIds.indexOf(pool.executors.find((e) => e.executorId === named)?.agentId ?? '');
@@ -99,5 +107,6 @@ export function renderExecutorRequest(spec: RequestSpec, pool: ExecutorPool, age
     abort: spec.abort,
     operator: false,
     executor: true,
+    ...(spec.socket && socketPaths !== undefined ? { socketPath: socketPaths[agent]! } : {}),
   };
 }

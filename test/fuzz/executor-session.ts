@@ -16,11 +16,11 @@ import type { Socket } from 'node:net';
 import fc from 'fast-check';
 import { ExecutorClient } from '../../src/client/executor-client.js';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
+import { domainSocketPath } from '../../src/http/domain-sockets.js';
 import { startCluster, type RunningCluster } from '../../src/start.js';
 import { executorVerdict, agentState, expectedAnswer, type Expected } from './executor-judge.js';
 import { ExecutorPool, type FrameworkAction } from './executor-live.js';
-import { executorRequestSpec, renderExecutorRequest } from './executor-requests.js';
-import type { RequestSpec } from './requests.js';
+import { executorRequestSpec, renderExecutorRequest, type ExecutorRequestSpec } from './executor-requests.js';
 import {
   closeCluster,
   describe,
@@ -38,8 +38,8 @@ import type { StreamCheck } from './stream-check.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
 
 export type ExecutorStep =
-  | { readonly kind: 'request'; readonly spec: RequestSpec }
-  | { readonly kind: 'burst'; readonly specs: readonly RequestSpec[] }
+  | { readonly kind: 'request'; readonly spec: ExecutorRequestSpec }
+  | { readonly kind: 'burst'; readonly specs: readonly ExecutorRequestSpec[] }
   | { readonly kind: 'advance'; readonly ms: number }
   /** The executor streams held open so far are dropped, the oldest `share` of them. */
   | { readonly kind: 'release'; readonly share: number }
@@ -53,6 +53,8 @@ export interface ExecutorRunInput {
   readonly checkpoint: boolean;
   /** The framework has TASK_KILLING_STATE. */
   readonly killing: boolean;
+  /** The agents serve their executor API on Unix domain sockets too (`--http-executor-domain-sockets`). */
+  readonly sockets: boolean;
   /** Tasks launched before the first step. */
   readonly initial: number;
   readonly steps: readonly ExecutorStep[];
@@ -78,6 +80,7 @@ export function executorRunInput(maxSteps: number): fc.Arbitrary<ExecutorRunInpu
     clusterSeed: fc.nat(),
     checkpoint: fc.oneof(w(3, fc.constant(true)), w(1, fc.constant(false))),
     killing: fc.boolean(),
+    sockets: fc.oneof(w(2, fc.constant(false)), w(1, fc.constant(true))),
     initial: fc.integer({ min: 1, max: 4 }),
     steps: fc.array(step, { minLength: 1, maxLength: maxSteps, size: 'max' }),
   });
@@ -95,6 +98,8 @@ interface Context {
   readonly running: RunningCluster;
   readonly pool: ExecutorPool;
   readonly agentPorts: number[];
+  /** The agents' domain sockets, by agent, when they serve them. */
+  readonly socketPaths: string[] | undefined;
   readonly logLines: string[];
   readonly seen: { failure?: ClusterFailure };
   readonly held: Held[];
@@ -105,10 +110,10 @@ interface Context {
 export async function runExecutorsOnce(input: ExecutorRunInput, options: RunOptions): Promise<void> {
   const { logger, lines } = errorLog();
   const seen: Context['seen'] = {};
-  const start = startCluster({ port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, customExecutors: 'await', onFailure: (f) => (seen.failure = f) });
+  const start = startCluster({ port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, customExecutors: 'await', httpExecutorDomainSockets: input.sockets, onFailure: (f) => (seen.failure = f) });
   const running = await within(start, 10_000, () => `cluster seed ${input.clusterSeed}: starting the cluster`);
   const pool = new ExecutorPool(running, options.timeoutMs, { checkpoint: input.checkpoint, killing: input.killing });
-  const ctx: Context = { input, running, pool, agentPorts: running.agents.map((a) => a.port), logLines: lines, seen, held: [], unsettled: false };
+  const ctx: Context = { input, running, pool, agentPorts: running.agents.map((a) => a.port), socketPaths: socketsOf(running, input), logLines: lines, seen, held: [], unsettled: false };
   options.stats.runs++;
   const run = async () => {
     await within(pool.start(), options.timeoutMs, () => `${where(ctx, -1)}: the executors' framework`);
@@ -122,6 +127,10 @@ export async function runExecutorsOnce(input: ExecutorRunInput, options: RunOpti
     drop(ctx.held.splice(0), options);
     await closeCluster(running, failed, () => where(ctx, input.steps.length), options);
   });
+}
+
+function socketsOf(running: RunningCluster, input: ExecutorRunInput): string[] | undefined {
+  return input.sockets && running.workDir !== undefined ? running.agents.map((a) => domainSocketPath(running.workDir!, a.id)) : undefined;
 }
 
 async function runStep(ctx: Context, index: number, s: ExecutorStep, options: RunOptions): Promise<void> {
@@ -155,9 +164,9 @@ async function runStep(ctx: Context, index: number, s: ExecutorStep, options: Ru
 }
 
 /** Sends the requests (at once, each on its own connection), then judges each answer. */
-async function requests(ctx: Context, index: number, specs: readonly RequestSpec[], options: RunOptions): Promise<void> {
+async function requests(ctx: Context, index: number, specs: readonly ExecutorRequestSpec[], options: RunOptions): Promise<void> {
   ctx.pool.drain();
-  const wires = specs.map((spec) => renderExecutorRequest(spec, ctx.pool, ctx.agentPorts));
+  const wires = specs.map((spec) => renderExecutorRequest(spec, ctx.pool, ctx.agentPorts, ctx.socketPaths));
   options.watchdog?.note(`${where(ctx, index)}:\n${wires.map(describeRequest).join('\n')}`);
   // Only a request alone on a quiet cluster has one right answer.
   const exact = specs.length === 1 && !ctx.unsettled;
@@ -176,7 +185,7 @@ function subscribedExecutor(wire: WireRequest, res: WireResponse): string | unde
   return /fuzz-executor-\d+/.exec(call)?.[0];
 }
 
-function judge(ctx: Context, index: number, spec: RequestSpec, wire: WireRequest, res: WireResponse, expected: Expected | undefined, options: RunOptions): void {
+function judge(ctx: Context, index: number, spec: ExecutorRequestSpec, wire: WireRequest, res: WireResponse, expected: Expected | undefined, options: RunOptions): void {
   options.stats.record(spec, res);
   if (res.held !== undefined) ctx.held.push({ socket: res.held, check: res.check, executorId: subscribedExecutor(wire, res) });
   const broken = verdict(spec, wire, res) ?? (res.outcome === 'response' ? executorVerdict(wire, res, expected) : undefined) ?? heldStreamsBroken(ctx);

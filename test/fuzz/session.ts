@@ -451,7 +451,7 @@ const MAX_SHOWN = 1_500;
 
 /** The request as sent, short enough to read. */
 export function describeRequest(wire: WireRequest): string {
-  const head = [`  request: ${JSON.stringify(wire.method)} ${JSON.stringify(shorten(wire.target))} ${wire.version} to port ${wire.port}, framing ${wire.framing}`];
+  const head = [`  request: ${JSON.stringify(wire.method)} ${JSON.stringify(shorten(wire.target))} ${wire.version} to port ${wire.port}${wire.socketPath === undefined ? '' : ` over ${wire.socketPath}`}, framing ${wire.framing}`];
   for (const [n, v] of wire.headers) head.push(`    ${JSON.stringify(n)}: ${JSON.stringify(shorten(v))}`);
   head.push(`    body (${wire.body.length} bytes): ${bodyText(wire.body)}`);
   return head.join('\n');

@@ -38,6 +38,8 @@ export interface WireRequest {
   readonly operator: boolean;
   /** Sent to an agent's executor API: a chunked 200 is an executor's event stream, which has no stream id header either. */
   readonly executor?: boolean;
+  /** Sent over this Unix domain socket (an agent's, for its executors) instead of TCP to `port`. */
+  readonly socketPath?: string;
 }
 
 /** `aborted`: the client dropped the connection itself, so there is no answer to judge. */
@@ -213,7 +215,7 @@ const EMPTY: Omit<WireResponse, 'outcome' | 'ms' | 'followUp'> = { status: undef
 export function send(req: WireRequest, timeoutMs: number): Promise<WireResponse> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port: req.port });
+    const socket = net.connect(req.socketPath !== undefined ? { path: req.socketPath } : { host: '127.0.0.1', port: req.port });
     let parser = new ResponseParser(req.method === 'HEAD', req.operator, req.executor === true);
     let first: Parsed | undefined;
     let settled = false;
