@@ -27,7 +27,7 @@ interface OfferRef {
   readonly agentId: string;
 }
 
-export type FrameworkAction = 'kill' | 'shutdown' | 'message' | 'acknowledge';
+export type FrameworkAction = 'kill' | 'shutdown' | 'message' | 'acknowledge' | 'teardown';
 
 const cpusMem = (cpus: number, mem: number) => [
   { name: 'cpus', type: 'SCALAR', scalar: { value: cpus } },
@@ -39,7 +39,7 @@ export const MAX_EXECUTORS = 12;
 
 export class ExecutorPool {
   readonly executors: LiveExecutor[] = [];
-  readonly #client: SchedulerClient;
+  #client: SchedulerClient;
   readonly #offers: OfferRef[] = [];
   /** Updates the framework received and has not acknowledged. */
   readonly #updates: JsonEvent[] = [];
@@ -120,6 +120,7 @@ export class ExecutorPool {
 
   /** What the framework does to its executors and tasks: the `index`-th of them, modulo. */
   async act(action: FrameworkAction, index: number): Promise<void> {
+    if (action === 'teardown') return this.#replace();
     this.drain();
     const executor = this.executors.length === 0 ? undefined : this.executors[index % this.executors.length]!;
     const who = executor === undefined ? undefined : { agent_id: { value: executor.agentId }, executor_id: { value: executor.executorId } };
@@ -173,6 +174,21 @@ export class ExecutorPool {
 
   close(): void {
     this.#client.disconnect();
+  }
+
+  /**
+   * The framework tears itself down, which shuts its executors down on
+   * every agent, and a new one takes its place with executors of its own.
+   */
+  async #replace(): Promise<void> {
+    const res = await this.#client.call({ type: 'TEARDOWN' });
+    if (res.status !== 202) throw new Error(`the executors' framework's TEARDOWN got ${res.status} ${res.body}`);
+    this.#client.disconnect();
+    this.#client = new SchedulerClient(this.running.masterUrl, 'json');
+    this.#offers.length = 0;
+    this.#updates.length = 0;
+    this.executors.length = 0;
+    await this.start();
   }
 
   #newExecutor(agentId: string, executorId: string): LiveExecutor {

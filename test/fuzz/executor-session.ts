@@ -17,6 +17,7 @@ import fc from 'fast-check';
 import { ExecutorClient } from '../../src/client/executor-client.js';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
 import { domainSocketPath } from '../../src/http/domain-sockets.js';
+import { MASTER_NODE } from '../../src/core/messages.js';
 import { startCluster, type RunningCluster } from '../../src/start.js';
 import { executorVerdict, agentState, expectedAnswer, type Expected } from './executor-judge.js';
 import { ExecutorPool, type FrameworkAction } from './executor-live.js';
@@ -43,8 +44,11 @@ export type ExecutorStep =
   | { readonly kind: 'advance'; readonly ms: number }
   /** The executor streams held open so far are dropped, the oldest `share` of them. */
   | { readonly kind: 'release'; readonly share: number }
-  /** The agent crashes if it runs, else it starts again in this recover mode. */
-  | { readonly kind: 'agent'; readonly agent: number; readonly recover: 'reconnect' | 'cleanup' }
+  /**
+   * `process`: the agent crashes if it runs, else it starts again in this
+   * recover mode. `link`: its link to the master breaks, or heals if broken.
+   */
+  | { readonly kind: 'agent'; readonly agent: number; readonly fault: 'process' | 'link'; readonly recover: 'reconnect' | 'cleanup' }
   | { readonly kind: 'launch'; readonly count: number; readonly reuse: boolean }
   | { readonly kind: 'framework'; readonly action: FrameworkAction; readonly index: number };
 
@@ -70,9 +74,17 @@ const step: fc.Arbitrary<ExecutorStep> = fc.oneof(
   w(2, fc.array(executorRequestSpec, { minLength: 2, maxLength: 5 }).map((specs): ExecutorStep => ({ kind: 'burst', specs }))),
   w(3, advance),
   w(1, fc.constantFrom(0.5, 1).map((share): ExecutorStep => ({ kind: 'release', share }))),
-  w(1, fc.record({ kind: fc.constant('agent' as const), agent: fc.nat({ max: 1 }), recover: fc.constantFrom('reconnect' as const, 'cleanup' as const) })),
+  w(
+    2,
+    fc.record({
+      kind: fc.constant('agent' as const),
+      agent: fc.nat({ max: 1 }),
+      fault: fc.constantFrom('process' as const, 'process' as const, 'link' as const),
+      recover: fc.constantFrom('reconnect' as const, 'cleanup' as const),
+    }),
+  ),
   w(1, fc.record({ kind: fc.constant('launch' as const), count: fc.integer({ min: 1, max: 3 }), reuse: fc.boolean() })),
-  w(3, fc.record({ kind: fc.constant('framework' as const), action: fc.constantFrom<FrameworkAction>('acknowledge', 'acknowledge', 'kill', 'shutdown', 'message'), index: fc.nat({ max: 7 }) })),
+  w(3, fc.record({ kind: fc.constant('framework' as const), action: fc.constantFrom<FrameworkAction>('acknowledge', 'acknowledge', 'kill', 'kill', 'shutdown', 'message', 'message', 'teardown'), index: fc.nat({ max: 7 }) })),
 );
 
 export function executorRunInput(maxSteps: number): fc.Arbitrary<ExecutorRunInput> {
@@ -103,6 +115,8 @@ interface Context {
   readonly logLines: string[];
   readonly seen: { failure?: ClusterFailure };
   readonly held: Held[];
+  /** Agents cut off from the master. */
+  readonly cut: Set<string>;
   /** The state the agents may not have caught up with: the next request is judged by the general rules only. */
   unsettled: boolean;
 }
@@ -113,7 +127,7 @@ export async function runExecutorsOnce(input: ExecutorRunInput, options: RunOpti
   const start = startCluster({ port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, customExecutors: 'await', httpExecutorDomainSockets: input.sockets, onFailure: (f) => (seen.failure = f) });
   const running = await within(start, 10_000, () => `cluster seed ${input.clusterSeed}: starting the cluster`);
   const pool = new ExecutorPool(running, options.timeoutMs, { checkpoint: input.checkpoint, killing: input.killing });
-  const ctx: Context = { input, running, pool, agentPorts: running.agents.map((a) => a.port), socketPaths: socketsOf(running, input), logLines: lines, seen, held: [], unsettled: false };
+  const ctx: Context = { input, running, pool, agentPorts: running.agents.map((a) => a.port), socketPaths: socketsOf(running, input), logLines: lines, seen, held: [], cut: new Set(), unsettled: false };
   options.stats.runs++;
   const run = async () => {
     await within(pool.start(), options.timeoutMs, () => `${where(ctx, -1)}: the executors' framework`);
@@ -143,7 +157,8 @@ async function runStep(ctx: Context, index: number, s: ExecutorStep, options: Ru
       drop(ctx.held.splice(0, Math.ceil(ctx.held.length * s.share)), options);
       break;
     case 'agent':
-      toggleAgent(ctx, index, s.agent, s.recover);
+      if (s.fault === 'process') toggleAgent(ctx, index, s.agent, s.recover);
+      else toggleLink(ctx, index, s.agent);
       break;
     case 'launch':
       await within(ctx.pool.launch(s.count, s.reuse, (ms) => guard(ctx, index, () => ctx.running.advance(ms))), options.timeoutMs, () => `${where(ctx, index)}: a launch`);
@@ -254,6 +269,15 @@ function toggleAgent(ctx: Context, index: number, agent: number, recover: 'recon
   guard(ctx, index, () => ctx.running.driver.input((c) => (crashed ? c.restartAgent(id, recover) : c.crashAgent(id))));
 }
 
+/** Cuts the agent off from the master, or heals the cut. */
+function toggleLink(ctx: Context, index: number, agent: number): void {
+  const id = ctx.running.agents[agent % ctx.running.agents.length]!.id;
+  const cut = ctx.cut.has(id);
+  guard(ctx, index, () => ctx.running.driver.input((c) => (cut ? c.heal(id, MASTER_NODE) : c.partition(id, MASTER_NODE))));
+  if (cut) ctx.cut.delete(id);
+  else ctx.cut.add(id);
+}
+
 function guard(ctx: Context, index: number, apply: () => void): void {
   try {
     apply();
@@ -288,9 +312,10 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
   drop(ctx.held.splice(0), options);
   await quiet(ctx, end, options);
-  for (const [agent] of ctx.running.agents.entries()) {
-    const crashed = ctx.running.driver.read((view) => view.agentNode(ctx.running.agents[agent]!.id)?.state === 'crashed');
+  for (const [agent, { id }] of ctx.running.agents.entries()) {
+    const crashed = ctx.running.driver.read((view) => view.agentNode(id)?.state === 'crashed');
     if (crashed) toggleAgent(ctx, end, agent, 'reconnect');
+    if (ctx.cut.has(id)) toggleLink(ctx, end, agent);
   }
   for (let i = 0; i < 4; i++) {
     guard(ctx, end, () => ctx.running.advance(30_000));

@@ -17,6 +17,17 @@ export interface AgentFramework {
   readonly tasks: Map<string, AgentExecutor>;
   /** Executors that exited, oldest first, for the agent's own endpoints. */
   readonly completed: AgentExecutor[];
+  /**
+   * Shut down (upstream's TERMINATING): kept until its last executor is
+   * gone, so that its executors are still heard (their updates dropped)
+   * and still ended; it takes no new updates.
+   */
+  terminating: boolean;
+}
+
+/** Forgets a framework being shut down once none of its executors is left. */
+export function forgetIfDone(frameworks: Map<string, AgentFramework>, fw: AgentFramework): void {
+  if (fw.terminating && ![...fw.executors.values()].some((e) => e.alive)) frameworks.delete(fw.info.id);
 }
 
 /**

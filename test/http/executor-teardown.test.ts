@@ -1,0 +1,41 @@
+/**
+ * A framework torn down while its custom executor runs: the agent keeps
+ * the framework, as upstream's does (TERMINATING), until its executors are
+ * gone, so that the executor can still be heard during its shutdown grace
+ * period and the agent still ends its stream, even if its own process dies
+ * meanwhile.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { newUuid, startHarness, tick, type Harness } from './executor-harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+describe('an executor whose framework is torn down', () => {
+  it('gets SHUTDOWN, is still heard during its grace period, and its stream ends with the grace period', async () => {
+    h = await startHarness({ customExecutors: 'await' });
+    const executor = await h.runningTask('t1', 'e1');
+    expect((await h.scheduler.call({ type: 'TEARDOWN' })).status).toBe(202);
+    await executor.next('SHUTDOWN');
+    // The executor kills its task and says so, as an executor library does on SHUTDOWN.
+    expect((await executor.update({ task_id: { value: 't1' }, state: 'TASK_KILLED', uuid: newUuid() })).status).toBe(202);
+    expect((await executor.call({ type: 'MESSAGE', message: { data: '' } })).status).toBe(202);
+    h.cluster.advance(5_000);
+    await tick();
+    expect(executor.closed).toBe(true);
+    expect((await executor.call({ type: 'MESSAGE', message: { data: '' } })).body).toBe('Framework cannot be found');
+  });
+
+  it('has its stream ended when the agent process dies during the grace period', async () => {
+    h = await startHarness({ customExecutors: 'await' });
+    const executor = await h.runningTask('t1', 'e1');
+    expect((await h.scheduler.call({ type: 'TEARDOWN' })).status).toBe(202);
+    await executor.next('SHUTDOWN');
+    h.cluster.driver.input((c) => c.crashAgent(h!.agentId));
+    await tick();
+    expect(executor.closed).toBe(true);
+  });
+});
