@@ -24,11 +24,12 @@ describe('fuzzing the executor API', () => {
   it(`answers ${RUNS} runs of up to ${MAX_STEPS} generated steps as upstream's agent does, without a 5xx, a hang or a crash`, async () => {
     const stats = await assertRuns(executorRunInput(MAX_STEPS), runExecutorsOnce, RUNS);
     const statuses = [...stats.byStatus].sort().map(([s, n]) => `${s}: ${n}`);
-    console.log(`fuzz: ${stats.cases} executor API cases in ${stats.runs} runs (${statuses.join(', ')}); ${stats.streams.executor} executor streams, ${stats.events.executor} events`);
+    console.log(`fuzz: ${stats.cases} executor API cases in ${stats.runs} runs (${statuses.join(', ')}); ${stats.streams.executor} executor streams, ${stats.events.executor} events; ${stats.exact} answers held to the one right answer`);
     expect(stats.cases).toBeGreaterThan(RUNS);
     // The runs reach the deep paths: streams opened, updates taken.
     expect(stats.byStatus.get('200 (stream)') ?? 0).toBeGreaterThan(0);
     expect(stats.byStatus.get('202') ?? 0).toBeGreaterThan(0);
+    expect(stats.exact).toBeGreaterThan(RUNS);
   }, 600_000);
 });
 

@@ -1,16 +1,19 @@
 /**
  * One executor fuzz run: a fresh cluster on 127.0.0.1 (two agents that
- * await their custom executors, virtual time, a generated seed), a
- * framework that launches tasks with custom executors on them, then the
- * generated steps: requests to the agents' executor API, one at a time or
- * in bursts; moves of virtual time (registration timeouts, grace periods,
- * heartbeats); executor streams dropped; agents crashed and restarted
- * (`reconnect` or `cleanup`); the framework's KILL, SHUTDOWN, MESSAGE and
- * ACKNOWLEDGE; more launches. Every answer is judged (`verdict` of
- * `session.ts`, then `executor-judge.ts`, exactly for a request sent as an
- * executor library sends it); every executor stream is read to its end.
- * At the end the invariants hold, every agent comes back, and a new
- * executor still subscribes, gets its task and reports it running.
+ * await their custom executors, virtual time, a generated seed, in a third
+ * of the runs Unix domain sockets too), a framework that launches tasks
+ * with custom executors on them, then the generated steps: requests to the
+ * agents' executor API, one at a time or in bursts, over TCP or a socket;
+ * moves of virtual time (registration timeouts, grace periods, heartbeats);
+ * executor streams dropped; agents crashed and restarted (`reconnect` or
+ * `cleanup`), or cut off from the master and healed; the framework's KILL,
+ * SHUTDOWN, MESSAGE, ACKNOWLEDGE and TEARDOWN; more launches. Every answer
+ * is judged (`verdict` of `session.ts`, then `executor-judge.ts`, exactly
+ * for a request sent as an executor library sends it); every executor
+ * stream is read to its end; after every step the agents and the streams
+ * held here must come to agree. At the end the invariants hold, every
+ * agent comes back, and a new executor still subscribes, gets its task and
+ * reports it running.
  */
 import type { Socket } from 'node:net';
 import fc from 'fast-check';
@@ -192,7 +195,7 @@ async function requests(ctx: Context, index: number, specs: readonly ExecutorReq
   specs.forEach((spec, i) => judge(ctx, index, spec, wires[i]!, answers[i]!, i === 0 ? expected : undefined, options));
 }
 
-/** The executor a request subscribed as, when it opened a stream: read back from what the agent sent first. */
+/** The executor a request subscribed as, when it opened a stream: read from the request's body. */
 function subscribedExecutor(wire: WireRequest, res: WireResponse): string | undefined {
   if (!res.stream || res.status !== 200) return undefined;
   const call = wire.body.toString('latin1');
@@ -202,6 +205,7 @@ function subscribedExecutor(wire: WireRequest, res: WireResponse): string | unde
 
 function judge(ctx: Context, index: number, spec: ExecutorRequestSpec, wire: WireRequest, res: WireResponse, expected: Expected | undefined, options: RunOptions): void {
   options.stats.record(spec, res);
+  if (expected !== undefined && res.outcome === 'response') options.stats.exact++;
   if (res.held !== undefined) ctx.held.push({ socket: res.held, check: res.check, executorId: subscribedExecutor(wire, res) });
   const broken = verdict(spec, wire, res) ?? (res.outcome === 'response' ? executorVerdict(wire, res, expected) : undefined) ?? heldStreamsBroken(ctx);
   const failure = ctx.seen.failure ?? ctx.running.driver.failure;

@@ -53,6 +53,7 @@ function figures(stats: Stats, started: number): string {
     `  then GET /health on the same connection: ${followUps.join(', ') || 'none sent'}`,
     `  event streams read: scheduler ${stats.streams.scheduler} (${stats.events.scheduler} events), operator ${stats.streams.operator} (${stats.events.operator} events), ` +
       `executor ${stats.streams.executor} (${stats.events.executor} events)`,
+    `  answers held to the one answer upstream gives: ${stats.exact}`,
   ];
   if (process.env['FUZZ_BY_KIND'] === '1') {
     lines.push('  by call type or path, and status:');

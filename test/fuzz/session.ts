@@ -77,6 +77,8 @@ export class Stats {
   /** Event streams read, and the events read from them (a held stream's until it is dropped), by API. */
   readonly streams = { scheduler: 0, operator: 0, executor: 0 };
   readonly events = { scheduler: 0, operator: 0, executor: 0 };
+  /** Answers held to the one answer upstream gives (the executor API's requests sent as a library sends them). */
+  exact = 0;
   onCase: ((stats: Stats) => void) | undefined;
 
   record(spec: RequestSpec, res: WireResponse): void {
