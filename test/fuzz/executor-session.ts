@@ -307,8 +307,9 @@ function heldStreamsBroken(ctx: Context): string | undefined {
 
 /**
  * The end: the invariants hold; with every stream dropped and every agent
- * back (`reconnect`), past every timeout, they still hold; and a new
- * executor subscribes, gets its task and reports it running to its framework.
+ * back (`reconnect`), past every timeout, they still hold and no executor
+ * is still being shut down; and a new executor subscribes, gets its task
+ * and reports it running to its framework.
  */
 async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   const end = ctx.input.steps.length;
@@ -327,9 +328,18 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   }
   guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
   checkFailure(ctx, end);
+  const stuck = stillShuttingDown(ctx);
+  if (stuck.length > 0) throw new FuzzFailure(`${where(ctx, end)}: executors still shutting down long after their grace period: ${stuck.join(', ')}${logOf(ctx)}`);
   await within(aNewExecutorRuns(ctx), options.timeoutMs * 3, () => `${where(ctx, end)}: a new executor afterwards`);
   guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
   checkFailure(ctx, end);
+}
+
+/** Executors the agents are shutting down: none may be left once every grace period is long past. */
+function stillShuttingDown(ctx: Context): string[] {
+  return ctx.running.driver.read((view) =>
+    ctx.running.agents.flatMap((a) => (view.agentNode(a.id)?.executors() ?? []).filter((e) => e.alive && e.state === 'terminating').map((e) => e.executorId)),
+  );
 }
 
 async function aNewExecutorRuns(ctx: Context): Promise<void> {

@@ -232,6 +232,8 @@ export class Agent implements SimNode, ExecutorHost {
     this.#orphans = [];
     // Simulated executors find the new process by themselves (their library retries), in either mode.
     for (const executor of orphans) this.ctx.network.send(this.id, executor.nodeId, { type: 'AGENT_RECONNECTED' });
+    // A shutdown the crash cut short goes on: the grace period starts again.
+    for (const executor of orphans) if (executor.state === 'terminating') this.#onShutdownExecutor(executor.frameworkId, executor.executorId);
     if (recover === 'cleanup') return this.#cleanup(orphans);
     this.#register();
     const waiting = orphans.filter((e): e is HttpExecutor => e instanceof HttpExecutor);

@@ -1,9 +1,11 @@
 /**
- * A framework torn down while its custom executor runs: the agent keeps
- * the framework, as upstream's does (TERMINATING), until its executors are
- * gone, so that the executor can still be heard during its shutdown grace
- * period and the agent still ends its stream, even if its own process dies
- * meanwhile.
+ * Custom executors being shut down. A framework torn down while its
+ * executor runs: the agent keeps the framework, as upstream's does
+ * (TERMINATING), until its executors are gone, so that the executor can
+ * still be heard during its shutdown grace period and the agent still ends
+ * its stream, even if its own process dies meanwhile. An executor whose
+ * shutdown an agent crash cut short: the restarted agent does not leave it
+ * running for ever.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { newUuid, startHarness, tick, type Harness } from './executor-harness.js';
@@ -37,5 +39,23 @@ describe('an executor whose framework is torn down', () => {
     h.cluster.driver.input((c) => c.crashAgent(h!.agentId));
     await tick();
     expect(executor.closed).toBe(true);
+  });
+});
+
+describe('an executor shut down just before its agent crashed', () => {
+  it('is destroyed by the restarted agent when it does not exit, its task lost', async () => {
+    h = await startHarness({ customExecutors: 'await' });
+    const executor = await h.runningTask('t1', 'e1');
+    const shutdown = { executor_id: { value: 'e1' }, agent_id: { value: h.agentId } };
+    expect((await h.scheduler.call({ type: 'SHUTDOWN', shutdown })).status).toBe(202);
+    await executor.next('SHUTDOWN');
+    h.cluster.driver.input((c) => c.crashAgent(h!.agentId));
+    await tick();
+    h.cluster.driver.input((c) => c.restartAgent(h!.agentId, 'reconnect'));
+    h.cluster.advance(5_000);
+    await tick();
+    const lost = await h.scheduler.nextUpdate('t1');
+    expect(lost.update.status).toMatchObject({ state: 'TASK_LOST', source: 'SOURCE_AGENT', reason: 'REASON_EXECUTOR_TERMINATED' });
+    expect(h.cluster.driver.read((view) => view.agentNode(h!.agentId)!.executors().filter((e) => e.alive))).toEqual([]);
   });
 });
