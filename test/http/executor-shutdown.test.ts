@@ -5,9 +5,11 @@
  * still be heard during its shutdown grace period and the agent still ends
  * its stream, even if its own process dies meanwhile. An executor whose
  * shutdown an agent crash cut short: the restarted agent does not leave it
- * running for ever.
+ * running for ever. A framework shut down on one agent only (not partition
+ * aware, on an agent back from a partition): its new tasks there run.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { MASTER_NODE } from '../../src/core/messages.js';
 import { newUuid, startHarness, tick, type Harness } from './executor-harness.js';
 
 let h: Harness | undefined;
@@ -57,5 +59,28 @@ describe('an executor shut down just before its agent crashed', () => {
     const lost = await h.scheduler.nextUpdate('t1');
     expect(lost.update.status).toMatchObject({ state: 'TASK_LOST', source: 'SOURCE_AGENT', reason: 'REASON_EXECUTOR_TERMINATED' });
     expect(h.cluster.driver.read((view) => view.agentNode(h!.agentId)!.executors().filter((e) => e.alive))).toEqual([]);
+  });
+});
+
+describe('a framework shut down on an agent back from a partition', () => {
+  it('runs its new tasks there, and their updates reach it', async () => {
+    h = await startHarness({ customExecutors: 'await' });
+    await h.runningTask('t1', 'e1');
+    h.cluster.driver.input((c) => c.partition(h!.agentId, MASTER_NODE));
+    for (let i = 0; i < 3; i++) {
+      h.cluster.advance(60_000);
+      await tick(2);
+    }
+    expect((await h.scheduler.nextUpdate('t1')).update.status.state).toBe('TASK_LOST');
+    // Back: the master shuts the framework down on the agent, which still runs t1 for it.
+    h.cluster.driver.input((c) => c.heal(h!.agentId, MASTER_NODE));
+    // The offers seen before the partition were rescinded: the launch takes one made after it.
+    h.scheduler.events.splice(0);
+    await h.launch('t2', 'e2');
+    const e2 = h.executor('e2');
+    expect((await e2.subscribe()).status).toBe(200);
+    await e2.next('LAUNCH');
+    expect((await e2.update({ task_id: { value: 't2' }, state: 'TASK_RUNNING', uuid: newUuid() })).status).toBe(202);
+    expect((await h.scheduler.nextUpdate('t2')).update.status.state).toBe('TASK_RUNNING');
   });
 });

@@ -43,7 +43,7 @@ import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
 import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
-import { forgetIfDone, recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
+import { forgetIfDone, frameworkEntry, recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
 import { applyOperation, OperationUpdates, type CheckpointedResources, type OperationUpdate } from './operation-updates.js';
 import { reportedExecutors, reportedTasks } from './reports.js';
 import { StatusUpdateManager, type StreamCheckpoint } from './status-update-manager.js';
@@ -488,11 +488,9 @@ export class Agent implements SimNode, ExecutorHost {
   // ---- internals ----
 
   #executorFor(framework: FrameworkRef, executorId: string, kind: ExecutorKind, spec?: ExecutorSpec): AgentExecutor {
-    let fw = this.#frameworks.get(framework.id);
-    if (fw === undefined) {
-      fw = { info: framework, executors: new Map(), tasks: new Map(), completed: [], terminating: false };
-      this.#frameworks.set(framework.id, fw);
-    }
+    const fw = frameworkEntry(this.#frameworks, framework);
+    // A task for a framework shut down here (on an agent back from a partition): the master still runs it, so it runs again.
+    fw.terminating = false;
     let executor = fw.executors.get(executorId);
     if (executor === undefined || !executor.alive) {
       const killingCapable = framework.capabilities.includes('TASK_KILLING_STATE');

@@ -25,6 +25,13 @@ export interface AgentFramework {
   terminating: boolean;
 }
 
+/** The agent's entry of a framework, made with its first task. */
+export function frameworkEntry(frameworks: Map<string, AgentFramework>, info: FrameworkRef): AgentFramework {
+  let fw = frameworks.get(info.id);
+  if (fw === undefined) frameworks.set(info.id, (fw = { info, executors: new Map(), tasks: new Map(), completed: [], terminating: false }));
+  return fw;
+}
+
 /** Forgets a framework being shut down once none of its executors is left. */
 export function forgetIfDone(frameworks: Map<string, AgentFramework>, fw: AgentFramework): void {
   if (fw.terminating && ![...fw.executors.values()].some((e) => e.alive)) frameworks.delete(fw.info.id);
