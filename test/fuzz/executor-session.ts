@@ -317,12 +317,13 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
   drop(ctx.held.splice(0), options);
   await quiet(ctx, end, options);
-  for (const [agent, { id }] of ctx.running.agents.entries()) {
-    const crashed = ctx.running.driver.read((view) => view.agentNode(id)?.state === 'crashed');
-    if (crashed) toggleAgent(ctx, end, agent, 'reconnect');
-    if (ctx.cut.has(id)) toggleLink(ctx, end, agent);
-  }
+  // An agent still cleaning up exits once its executors are gone: it is started again after that.
   for (let i = 0; i < 4; i++) {
+    for (const [agent, { id }] of ctx.running.agents.entries()) {
+      const crashed = ctx.running.driver.read((view) => view.agentNode(id)?.state === 'crashed');
+      if (crashed) toggleAgent(ctx, end, agent, 'reconnect');
+      if (ctx.cut.has(id)) toggleLink(ctx, end, agent);
+    }
     guard(ctx, end, () => ctx.running.advance(30_000));
     await settle();
   }
