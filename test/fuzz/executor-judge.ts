@@ -173,8 +173,9 @@ export function executorVerdict(wire: WireRequest, res: WireResponse, expected: 
   if (status === 202 && res.body.length > 0) return `a 202 with a body of ${res.body.length} bytes`;
   if (status === 200 && !res.stream) return 'a 200 without an event stream';
   if (res.stream && res.check?.api !== 'executor') return 'an executor event stream not read as one';
-  // Node's own refusal of a request it cannot parse, on a domain socket whose server fastify does not own (`domain-sockets.ts`).
-  if (status === 400 && body === '' && wire.socketPath !== undefined && res.headers['connection'] === 'close') return undefined;
+  // Node's own refusal of a request it cannot parse or whose head is over its limit, on a domain socket whose server fastify does not own.
+  const nodeRefusal = (status === 400 || status === 431) && body === '' && res.headers['connection'] === 'close';
+  if (nodeRefusal && wire.socketPath !== undefined) return undefined;
   if (status >= 400 && wire.method !== 'HEAD') return reasonError(wire, res, body);
   return undefined;
 }
