@@ -75,7 +75,7 @@ const offerId = fc.oneof(w(8, idx.map(token.offer)), w(2, idx.map(token.usedOffe
 const executorId = fc.oneof(w(3, fc.constantFrom('e0', 'e1')), w(3, idx.map(token.task)), w(1, oddString));
 const role = fc.oneof(w(4, fc.constantFrom('*', 'r1', 'r2', 'r1/sub')), w(1, oddString));
 
-const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+export const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 const uuid = fc.oneof(
   w(6, idx.map(token.updateUuid)),
   w(3, fc.uint8Array({ minLength: 16, maxLength: 16 }).map(base64)),

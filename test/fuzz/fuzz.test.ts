@@ -10,38 +10,21 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeProto, encodeProto } from '../../src/wire/proto-codec.js';
 import { mutateJson, mutateProto } from './mutate.js';
 import { operatorVerdict } from './operator-judge.js';
 import { StreamCheck } from './stream-check.js';
 import type { RequestSpec } from './requests.js';
-import { fuzzParameters, runInput, runOnce, Stats, verdict } from './session.js';
+import { assertRuns, runInput, runOnce, verdict } from './session.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
-import { Watchdog } from './watchdog.js';
 
 const RUNS = Number(process.env['FUZZ_RUNS'] ?? 200);
 const MAX_STEPS = 40;
 
 describe('fuzzing the master and its agents', () => {
   it(`answers ${RUNS} runs of up to ${MAX_STEPS} generated steps without a 5xx, a hang or a crash`, async () => {
-    const stats = new Stats();
-    const watchdog = new Watchdog(30_000);
-    let reported = false;
-    // Shrinking runs with hangs in them may take minutes: the failure as found is shown at once.
-    const onFailure = (error: unknown) => {
-      if (!reported) console.error(`fuzz: failure found, shrinking it now:\n${(error as Error)?.message ?? String(error)}`);
-      reported = true;
-    };
-    try {
-      await fc.assert(
-        fc.asyncProperty(runInput(MAX_STEPS), (input) => runOnce(input, { timeoutMs: 5_000, stats, watchdog, onFailure })),
-        fuzzParameters(RUNS),
-      );
-    } finally {
-      await watchdog.stop();
-    }
+    const stats = await assertRuns(runInput(MAX_STEPS), runOnce, RUNS);
     const statuses = [...stats.byStatus].sort().map(([s, n]) => `${s}: ${n}`);
     console.log(`fuzz: ${stats.cases} cases in ${stats.runs} runs (${statuses.join(', ')})`);
     expect(stats.cases).toBeGreaterThan(RUNS);

@@ -64,7 +64,8 @@ export function operatorVerdict(wire: WireRequest, res: WireResponse): string | 
   return responseError(type, res);
 }
 
-function reasonError(wire: WireRequest, res: WireResponse, body: string): string | undefined {
+/** What is wrong with the reason of an error answer: none, more than one line, not plain text. */
+export function reasonError(wire: WireRequest, res: WireResponse, body: string): string | undefined {
   const type = res.headers['content-type'];
   if (type === 'application/json' && CLIENT_ERROR.test(body)) return undefined;
   // Node answers an Expect other than 100-continue itself, and an HTTP/1.1 request without Host, with no body.

@@ -53,7 +53,7 @@ export interface RequestSpec {
 }
 
 const w = <T>(weight: number, arbitrary: fc.Arbitrary<T>) => ({ weight, arbitrary });
-const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
+export const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 
 export const SCHEDULER_PATHS = ['/api/v1/scheduler', '/master/api/v1/scheduler'];
 const READS = ['/state', '/state.json', '/slaves', '/frameworks', '/tasks', '/roles', '/state-summary', '/version', '/health', '/redirect'];
@@ -94,10 +94,10 @@ const query = fc
   // A parameter is repeated by drawing its name twice; `false` leaves out the `=`.
   .map(([params, sep]) => `?${params.map(([k, v, eq]) => (eq ? `${k}=${v}` : k)).join(sep)}`);
 
-type Headers = [string, string][];
-const none = fc.constant<Headers>([]);
+export type Headers = [string, string][];
+export const none = fc.constant<Headers>([]);
 /** One header of this name, with each value drawn. */
-const header = (name: string, values: fc.Arbitrary<string>) => values.map((v): Headers => [[name, v]]);
+export const header = (name: string, values: fc.Arbitrary<string>) => values.map((v): Headers => [[name, v]]);
 
 const headerValue = fc.oneof(
   w(6, fc.string({ maxLength: 20 })),
@@ -109,13 +109,13 @@ const headerName = fc.oneof(
   w(1, fc.stringMatching(/^[\w!#$%&'*+.^`|~-]{1,12}$/)),
   w(1, fc.constantFrom('', 'a b', 'x:y')),
 );
-const randomHeaders = fc.oneof(w(3, none), w(1, fc.array(fc.tuple(headerName, headerValue), { minLength: 1, maxLength: 2 })));
+export const randomHeaders = fc.oneof(w(3, none), w(1, fc.array(fc.tuple(headerName, headerValue), { minLength: 1, maxLength: 2 })));
 
 const oddMedia = fc.constantFrom(
   'application/json; charset=utf-8', 'APPLICATION/JSON', 'json', '', '*/*', 'text/plain', 'application/x-protobuf;x=1',
   'application/jsonx', 'application/json, application/x-protobuf', 'multipart/form-data; boundary=x', 'application/',
 );
-const contentType = (encoding: Encoding) =>
+export const contentType = (encoding: Encoding) =>
   fc.oneof(
     w(12, fc.constant<Headers>([['Content-Type', MEDIA[encoding]]])),
     w(1, none),
@@ -129,7 +129,7 @@ const acceptValue = fc.oneof(
   fc.constantFrom('application/json;q=abc', 'application/json;q=1e999', 'application/json;q=-1', 'application/json;q=NaN', ',,,', ';q=1'),
   headerValue,
 );
-const accept = fc.oneof(w(4, none), w(2, header('Accept', acceptValue)));
+export const accept = fc.oneof(w(4, none), w(2, header('Accept', acceptValue)));
 /** What an ordinary client accepts: nothing said, or an encoding the master writes. */
 const plainAccept = fc.oneof(w(4, none), w(2, header('Accept', fc.constantFrom(...Object.values(MEDIA), '*/*', 'application/*'))));
 const streamIdValue = fc.oneof(
@@ -156,7 +156,7 @@ const credentials = fc.oneof(
   w(1, header('Authorization', fc.constantFrom('Basic', 'Basic ', 'Basic  b3BzOnNlY3JldA==', 'basic b3BzOnNlY3JldA==', 'Basic b3BzOnNlY3JldA', 'Bearer x', 'Basic Og=='))),
 );
 const encodings = fc.constantFrom('gzip', '*', 'gzip;q=0', 'identity', 'br', 'gzip, deflate, br', 'gzip;q=NaN', '*;q=0', 'GZIP', '');
-const acceptEncoding = fc.oneof(w(3, none), w(2, header('Accept-Encoding', fc.oneof(encodings, headerValue))));
+export const acceptEncoding = fc.oneof(w(3, none), w(2, header('Accept-Encoding', fc.oneof(encodings, headerValue))));
 
 const bodyOf = (encoding: Encoding, call: fc.Arbitrary<Json>, mutated: boolean, message = CALL_TYPE): fc.Arbitrary<BodySpec> =>
   fc.record({
@@ -174,43 +174,33 @@ const oddText = fc.constantFrom(
   '{"type":"TEARDOWN","framework_id":{"value":"x"}}/*c*/',
 );
 
-/** A body for the scheduler API: a template or schema call, as JSON or protobuf, mutated a third of the time. */
-const schedulerBody = fc.oneof(
-  w(
-    30,
-    fc
-      .tuple(fc.constantFrom<Encoding>('json', 'json', 'protobuf'), fc.oneof(w(3, templateCall), w(2, schemaCall)), fc.nat({ max: 2 }))
-      .chain(([encoding, call, m]) => bodyOf(encoding, fc.constant(call), m === 0)),
-  ),
-  w(1, fc.constant({ kind: 'none' } as const)),
-  w(2, fc.oneof(fc.string({ maxLength: 40 }), oddText).map((text) => ({ kind: 'text', text }) as const)),
-  w(1, fc.uint8Array({ maxLength: 64 }).map((b) => ({ kind: 'bytes', bytes: [...b] }) as const)),
-);
+/** A body for an API: a template or (`schemaWeight` in 3 + `schemaWeight`) schema call of `message`, as JSON or protobuf, mutated a third of the time; now and then no call at all. */
+export const callBody = (template: fc.Arbitrary<Json>, schema: fc.Arbitrary<Json>, message: string, schemaWeight = 2): fc.Arbitrary<BodySpec> =>
+  fc.oneof(
+    w(
+      30,
+      fc
+        .tuple(fc.constantFrom<Encoding>('json', 'json', 'protobuf'), fc.oneof(w(3, template), w(schemaWeight, schema)), fc.nat({ max: 2 }))
+        .chain(([encoding, call, m]) => bodyOf(encoding, fc.constant(call), m === 0, message)),
+    ),
+    w(1, fc.constant({ kind: 'none' } as const)),
+    w(2, fc.oneof(fc.string({ maxLength: 40 }), oddText).map((text) => ({ kind: 'text', text }) as const)),
+    w(1, fc.uint8Array({ maxLength: 64 }).map((b) => ({ kind: 'bytes', bytes: [...b] }) as const)),
+  );
+const schedulerBody = callBody(templateCall, schemaCall, CALL_TYPE);
+const operatorBody = callBody(operatorTemplateCall, operatorSchemaCall, OPERATOR_CALL_TYPE);
 
-/** A body for the operator API: a template or schema call, as JSON or protobuf, mutated a third of the time. */
-const operatorBody = fc.oneof(
-  w(
-    30,
-    fc
-      .tuple(fc.constantFrom<Encoding>('json', 'json', 'protobuf'), fc.oneof(w(3, operatorTemplateCall), w(2, operatorSchemaCall)), fc.nat({ max: 2 }))
-      .chain(([encoding, call, m]) => bodyOf(encoding, fc.constant(call), m === 0, OPERATOR_CALL_TYPE)),
-  ),
-  w(1, fc.constant({ kind: 'none' } as const)),
-  w(2, fc.oneof(fc.string({ maxLength: 40 }), oddText).map((text) => ({ kind: 'text', text }) as const)),
-  w(1, fc.uint8Array({ maxLength: 64 }).map((b) => ({ kind: 'bytes', bytes: [...b] }) as const)),
-);
-
-const framing = fc.oneof(w(20, fc.constant<Framing>('length')), w(3, fc.constant<Framing>('chunked')), w(1, fc.constantFrom<Framing>('none', 'short', 'long')));
-const version = fc.oneof(w(20, fc.constant('HTTP/1.1' as const)), w(1, fc.constant('HTTP/1.0' as const)));
-const host = fc.oneof(w(30, fc.constant('normal' as const)), w(1, fc.constantFrom('missing' as const, 'odd' as const)));
-const method = (usual: fc.Arbitrary<string>) =>
+export const framing = fc.oneof(w(20, fc.constant<Framing>('length')), w(3, fc.constant<Framing>('chunked')), w(1, fc.constantFrom<Framing>('none', 'short', 'long')));
+export const version = fc.oneof(w(20, fc.constant('HTTP/1.1' as const)), w(1, fc.constant('HTTP/1.0' as const)));
+export const host = fc.oneof(w(30, fc.constant('normal' as const)), w(1, fc.constantFrom('missing' as const, 'odd' as const)));
+export const method = (usual: fc.Arbitrary<string>) =>
   fc.oneof(
     w(30, usual),
     w(3, fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'QUERY', 'PROPFIND', 'SEARCH', 'CONNECT')),
     w(1, fc.oneof(fc.constantFrom('get', 'Post', 'M-SEARCH', 'BREW', 'G(T', ''), fc.stringMatching(/^[A-Z]{1,10}$/))),
   );
 
-function assemble(parts: {
+export function assemble(parts: {
   server: number;
   method: string;
   target: string;
@@ -230,10 +220,10 @@ function assemble(parts: {
   return { ...parts, headers, hold: parts.hold ?? false };
 }
 
-const abort = fc.oneof(w(30, fc.constant('no' as const)), w(1, fc.constantFrom('now' as const, 'soon' as const)));
-const fuzzyRequest = { method: method(fc.constant('POST')), framing, version, host, followUp: fc.boolean(), hold: fc.boolean(), abort };
+export const abort = fc.oneof(w(30, fc.constant('no' as const)), w(1, fc.constantFrom('now' as const, 'soon' as const)));
+export const fuzzyRequest = { method: method(fc.constant('POST')), framing, version, host, followUp: fc.boolean(), hold: fc.boolean(), abort };
 /** What an ordinary client sends, so that half of the calls are judged on their bodies alone. */
-const plainRequest = {
+export const plainRequest = {
   method: fc.constant('POST'),
   framing: fc.constant<Framing>('length'),
   version: fc.constant('HTTP/1.1' as const),
@@ -313,8 +303,14 @@ const agentRequest = fc
 
 export const requestSpec: fc.Arbitrary<RequestSpec> = fc.oneof(w(12, schedulerRequest), w(6, operatorRequest), w(4, readRequest), w(2, agentRequest));
 
+/** What resolves the tokens of a body: the live framework, or the live executors. */
+export interface TokenResolver {
+  resolveText(text: string): string;
+  resolveJson(value: Json): Json;
+}
+
 /** The body's bytes, tokens resolved, mutations applied. */
-export function renderBody(body: BodySpec, live: LiveFramework): Buffer {
+export function renderBody(body: BodySpec, live: TokenResolver): Buffer {
   switch (body.kind) {
     case 'none':
       return Buffer.alloc(0);
@@ -327,7 +323,7 @@ export function renderBody(body: BodySpec, live: LiveFramework): Buffer {
   }
 }
 
-function callBytes(body: Extract<BodySpec, { kind: 'call' }>, live: LiveFramework): Buffer {
+function callBytes(body: Extract<BodySpec, { kind: 'call' }>, live: TokenResolver): Buffer {
   const text = mutateJson(live.resolveJson(body.call), body.json);
   if (body.encoding === 'json') return Buffer.from(text, 'utf8');
   // A mutation may leave JSON that no longer converts: it is sent as it is, JSON posing as protobuf.
@@ -362,11 +358,21 @@ export function render(spec: RequestSpec, live: LiveFramework, ports: readonly n
     hold: spec.hold,
     abort: spec.abort,
     operator: spec.server === 0 && isOperatorPath(spec.target),
+    executor: spec.server !== 0 && isExecutorPath(spec.target),
   };
+}
+
+/** Whether an agent's executor API serves this target (the route takes the paths below its own too). */
+export function isExecutorPath(target: string): boolean {
+  return /^(\/slave\(1\))?\/api\/v1\/executor(\/.*)?$/.test(routedPath(target));
 }
 
 /** Whether the master's operator API serves this target (the route takes the paths below its own too). */
 export function isOperatorPath(target: string): boolean {
-  const path = `/${target.split('?', 1)[0]!.split('/').filter((p) => p !== '').join('/')}`;
-  return /^(\/master)?\/api\/v1(\/(?!scheduler(\/|$)).*)?$/.test(path);
+  return /^(\/master)?\/api\/v1(\/(?!scheduler(\/|$)).*)?$/.test(routedPath(target));
+}
+
+/** The target's path as the servers route it: no query, no empty segments. */
+function routedPath(target: string): string {
+  return `/${target.split('?', 1)[0]!.split('/').filter((p) => p !== '').join('/')}`;
 }

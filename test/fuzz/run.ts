@@ -8,19 +8,35 @@
  * counterexample, the cluster seed among them); the cases counted then
  * include the re-runs of shrinking.
  *
+ * FUZZ_API picks what is fuzzed: `master` (the master's APIs and the
+ * agents' other endpoints), `executor` (the agents' executor API, on agents
+ * that await their custom executors), or `all` (default: runs of both,
+ * two of the master's to one of the executor API's).
+ *
  * FUZZ_SEED and FUZZ_PATH replay a failure; FUZZ_TIMEOUT_MS sets the
  * per-request hang limit (default 5,000), FUZZ_STALL_MS the watchdog's
  * limit for a process that stops answering altogether (default 30,000);
  * FUZZ_BY_KIND=1 adds the counts by call type and path.
  */
 import fc from 'fast-check';
-import { FuzzFailure, fuzzParameters, runInput, runOnce, Stats, type FailureKind } from './session.js';
+import { executorRunInput, runExecutorsOnce, type ExecutorRunInput } from './executor-session.js';
+import { FuzzFailure, fuzzParameters, runInput, runOnce, Stats, type FailureKind, type RunInput, type RunOptions } from './session.js';
 import { Watchdog } from './watchdog.js';
 
 const target = Number(process.env['FUZZ_CASES'] ?? 100_000);
 const maxSteps = Number(process.env['FUZZ_MAX_STEPS'] ?? 40);
 const timeoutMs = Number(process.env['FUZZ_TIMEOUT_MS'] ?? 5_000);
 const PROGRESS_EVERY = 5_000;
+const api = process.env['FUZZ_API'] ?? 'all';
+if (!['all', 'master', 'executor'].includes(api)) throw new Error(`FUZZ_API must be all, master or executor, not ${api}`);
+
+/** A run of either kind, tagged with the API it fuzzes. */
+type AnyRun = { readonly api: 'master'; readonly input: RunInput } | { readonly api: 'executor'; readonly input: ExecutorRunInput };
+const masterRuns = runInput(maxSteps).map((input): AnyRun => ({ api: 'master', input }));
+const executorRuns = executorRunInput(maxSteps).map((input): AnyRun => ({ api: 'executor', input }));
+const runs: fc.Arbitrary<AnyRun> =
+  api === 'master' ? masterRuns : api === 'executor' ? executorRuns : fc.oneof({ weight: 2, arbitrary: masterRuns }, { weight: 1, arbitrary: executorRuns });
+const runAny = (run: AnyRun, options: RunOptions) => (run.api === 'master' ? runOnce(run.input, options) : runExecutorsOnce(run.input, options));
 
 /** The failure found, by kind: a run stops at its first, so each count is 0 or 1. */
 const failures: Record<FailureKind, number> = { crash: 0, hang: 0, 'unexpected 5xx': 0, other: 0 };
@@ -35,7 +51,9 @@ function figures(stats: Stats, started: number): string {
     '  by status:',
     ...statuses,
     `  then GET /health on the same connection: ${followUps.join(', ') || 'none sent'}`,
-    `  event streams read: scheduler ${stats.streams.scheduler} (${stats.events.scheduler} events), operator ${stats.streams.operator} (${stats.events.operator} events)`,
+    `  event streams read: scheduler ${stats.streams.scheduler} (${stats.events.scheduler} events), operator ${stats.streams.operator} (${stats.events.operator} events), ` +
+      `executor ${stats.streams.executor} (${stats.events.executor} events)`,
+    `  answers held to the one answer upstream gives: ${stats.exact}`,
   ];
   if (process.env['FUZZ_BY_KIND'] === '1') {
     lines.push('  by call type or path, and status:');
@@ -82,7 +100,7 @@ async function fuzz(stats: Stats, started: number, watchdog: Watchdog): Promise<
     console.log(`fuzz: ${s.cases} / ${target} cases, ${s.runs} runs, ${seconds.toFixed(1)} s`);
   };
   const baseSeed = Number(process.env['FUZZ_SEED'] ?? (Date.now() ^ (Math.random() * 2 ** 31)) | 0);
-  console.log(`fuzz: ${target} cases, runs of up to ${maxSteps} steps, fast-check seed ${baseSeed} (FUZZ_SEED=${baseSeed} to replay)`);
+  console.log(`fuzz: ${target} cases of ${api === 'all' ? 'every API' : `the ${api} API`}, runs of up to ${maxSteps} steps, fast-check seed ${baseSeed} (FUZZ_SEED=${baseSeed} to replay)`);
   // Runs vary in length, so the number of runs is a guess; batches top it up until the cases are there.
   for (let batch = 0; stats.cases < target; batch++) {
     // A first guess a little over the mean run, so that the first batch falls short rather than far over.
@@ -92,8 +110,8 @@ async function fuzz(stats: Stats, started: number, watchdog: Watchdog): Promise<
     if (batch > 0) console.log(`fuzz: batch ${batch + 1}, ${numRuns} more runs, fast-check seed ${seed}`);
     try {
       await fc.assert(
-        fc.asyncProperty(runInput(maxSteps), (input) => runOnce(input, { timeoutMs, stats, watchdog, onFailure: firstFailure })),
-        fuzzParameters(numRuns, seed),
+        fc.asyncProperty(runs, (run) => runAny(run, { timeoutMs, stats, watchdog, onFailure: firstFailure })),
+        fuzzParameters<AnyRun>(numRuns, seed),
       );
     } catch (error) {
       console.error((error as Error).message);

@@ -23,11 +23,12 @@ import type { ClusterFailure } from '../../src/runtime/driver.js';
 import { startCluster, type RunningCluster } from '../../src/start.js';
 import { LiveFramework } from './live.js';
 import { operatorVerdict, reopen } from './operator-judge.js';
-import { isOperatorPath, render, requestSpec, SCHEDULER_PATHS, type RequestSpec } from './requests.js';
+import { AGENT_DOWN } from './executor-judge.js';
+import { isExecutorPath, isOperatorPath, render, requestSpec, SCHEDULER_PATHS, type RequestSpec } from './requests.js';
 import type { StreamCheck } from './stream-check.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
 import { ACLS, authorization, CREDENTIALS } from './secured.js';
-import type { Watchdog } from './watchdog.js';
+import { Watchdog } from './watchdog.js';
 
 export type Step =
   | { readonly kind: 'request'; readonly spec: RequestSpec }
@@ -74,8 +75,10 @@ export class Stats {
   /** What a second request on a kept-alive connection got, after the first was answered. */
   readonly followUps = new Map<string, number>();
   /** Event streams read, and the events read from them (a held stream's until it is dropped), by API. */
-  readonly streams = { scheduler: 0, operator: 0 };
-  readonly events = { scheduler: 0, operator: 0 };
+  readonly streams = { scheduler: 0, operator: 0, executor: 0 };
+  readonly events = { scheduler: 0, operator: 0, executor: 0 };
+  /** Answers held to the one answer upstream gives (the executor API's requests sent as a library sends them). */
+  exact = 0;
   onCase: ((stats: Stats) => void) | undefined;
 
   record(spec: RequestSpec, res: WireResponse): void {
@@ -98,7 +101,8 @@ export class Stats {
 /** `ACCEPT`, `ACCEPT (mutated)`, `operator GET_STATE` or the server and path of a request without a call. */
 function kindOf(spec: RequestSpec): string {
   const { body } = spec;
-  const api = spec.server !== 0 ? undefined : SCHEDULER_PATHS.includes(spec.target) ? '' : isOperatorPath(spec.target) ? 'operator ' : undefined;
+  const onMaster = SCHEDULER_PATHS.includes(spec.target) ? '' : isOperatorPath(spec.target) ? 'operator ' : undefined;
+  const api = spec.server !== 0 ? (isExecutorPath(spec.target) ? 'executor ' : undefined) : onMaster;
   if (body.kind === 'call' && api !== undefined) {
     const type = body.call !== null && typeof body.call === 'object' && !Array.isArray(body.call) ? body.call['type'] : undefined;
     const mutated = body.json.length + body.proto.length + body.bytes.length > 0;
@@ -134,7 +138,7 @@ export interface RunOptions {
 }
 
 /** The cluster's error and fatal log lines: a 500 or a failure explains itself there. */
-function errorLog(): { logger: pino.Logger; lines: string[] } {
+export function errorLog(): { logger: pino.Logger; lines: string[] } {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -181,24 +185,62 @@ export async function runOnce(input: RunInput, options: RunOptions): Promise<voi
   const live = new LiveFramework(running, options.timeoutMs, liveHeaders(input));
   const ctx: Context = { input, running, live, ports, logLines: lines, seen, held: [] };
   options.stats.runs++;
-  let failed = true;
-  try {
+  const run = async () => {
     await within(ctx.live.ensure(), options.timeoutMs, () => `${where(ctx, -1)}: the live subscription`);
     for (const [index, s] of input.steps.entries()) await runStep(ctx, index, s, options);
     await finalChecks(ctx, options);
+  };
+  await guardedRun(options, run, async (failed) => {
+    ctx.live.close();
+    drop(ctx.held.splice(0), options.stats);
+    await closeCluster(running, failed, () => where(ctx, input.steps.length), options);
+  });
+}
+
+/**
+ * `runs` fuzz runs as one fast-check property, as the tests run them: a
+ * watchdog for synchronous hangs, the failure shown as soon as it is found
+ * (shrinking runs with hangs in them may take minutes). Returns the figures.
+ */
+export async function assertRuns<T>(input: fc.Arbitrary<T>, run: (input: T, options: RunOptions) => Promise<void>, runs: number): Promise<Stats> {
+  const stats = new Stats();
+  const watchdog = new Watchdog(30_000);
+  let reported = false;
+  const onFailure = (error: unknown) => {
+    if (!reported) console.error(`fuzz: failure found, shrinking it now:\n${(error as Error)?.message ?? String(error)}`);
+    reported = true;
+  };
+  try {
+    await fc.assert(
+      fc.asyncProperty(input, (i) => run(i, { timeoutMs: 5_000, stats, watchdog, onFailure })),
+      fuzzParameters<T>(runs),
+    );
+  } finally {
+    await watchdog.stop();
+  }
+  return stats;
+}
+
+/** Runs a fuzz run's body, tells `onFailure` what it throws, and always ends with `cleanup`, told whether the run failed. */
+export async function guardedRun(options: RunOptions, body: () => Promise<void>, cleanup: (failed: boolean) => Promise<void>): Promise<void> {
+  let failed = true;
+  try {
+    await body();
     failed = false;
   } catch (error) {
     options.onFailure?.(error);
     throw error;
   } finally {
-    ctx.live.close();
-    drop(ctx.held.splice(0), options.stats);
-    options.watchdog?.note(`${where(ctx, input.steps.length)}: closing the cluster`);
-    // A failed cluster's close() rejects with the failure, which a step has already reported.
-    const closed = within(running.close().catch(() => undefined), 10_000, () => `${where(ctx, input.steps.length)}: closing the cluster`);
-    // A close that hangs is worth reporting only when nothing went wrong before it.
-    await (failed ? closed.catch(() => undefined) : closed);
+    await cleanup(failed);
   }
+}
+
+/** Closes a run's cluster; a close that hangs is a failure when nothing went wrong before it. */
+export async function closeCluster(running: RunningCluster, failed: boolean, where: () => string, options: RunOptions): Promise<void> {
+  options.watchdog?.note(`${where()}: closing the cluster`);
+  // A failed cluster's close() rejects with the failure, which a step has already reported.
+  const closed = within(running.close().catch(() => undefined), 10_000, () => `${where()}: closing the cluster`);
+  await (failed ? closed.catch(() => undefined) : closed);
 }
 
 async function runStep(ctx: Context, index: number, s: Step, options: RunOptions): Promise<void> {
@@ -233,7 +275,7 @@ function drop(held: Context['held'], stats: Stats): void {
 }
 
 /** Lets the bytes written by the cluster reach the live subscription. */
-async function settle(): Promise<void> {
+export async function settle(): Promise<void> {
   for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
@@ -315,8 +357,14 @@ function closeIsExpected(wire: WireRequest): boolean {
   return head > MAX_HEAD_BYTES;
 }
 
-/** The 5xx answers the error catalogue gives on purpose: an UNKNOWN or unsupported call, a master at its capacity. */
+/**
+ * The 5xx answers the error catalogue gives on purpose: an UNKNOWN or
+ * unsupported call, a master at its capacity, an agent that is down.
+ */
 function expectedServerError(spec: RequestSpec, status: number, body: string): boolean {
+  if (spec.server !== 0 && isExecutorPath(spec.target)) {
+    return (status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) || (status === 503 && body === AGENT_DOWN);
+  }
   const onApi = spec.server === 0 && (SCHEDULER_PATHS.includes(spec.target) || isOperatorPath(spec.target));
   if (onApi && status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) return true;
   return onApi && status === 503 && /^Too many (subscriptions|frameworks)\b/.test(body);
@@ -405,7 +453,7 @@ const MAX_SHOWN = 1_500;
 
 /** The request as sent, short enough to read. */
 export function describeRequest(wire: WireRequest): string {
-  const head = [`  request: ${JSON.stringify(wire.method)} ${JSON.stringify(shorten(wire.target))} ${wire.version} to port ${wire.port}, framing ${wire.framing}`];
+  const head = [`  request: ${JSON.stringify(wire.method)} ${JSON.stringify(shorten(wire.target))} ${wire.version} to port ${wire.port}${wire.socketPath === undefined ? '' : ` over ${wire.socketPath}`}, framing ${wire.framing}`];
   for (const [n, v] of wire.headers) head.push(`    ${JSON.stringify(n)}: ${JSON.stringify(shorten(v))}`);
   head.push(`    body (${wire.body.length} bytes): ${bodyText(wire.body)}`);
   return head.join('\n');
@@ -440,7 +488,7 @@ function bodyText(body: Buffer): string {
  * clusters, so it stops after a few minutes with the smallest
  * counterexample found so far.
  */
-export function fuzzParameters(numRuns: number, seed?: number): fc.Parameters<[RunInput]> {
+export function fuzzParameters<T = RunInput>(numRuns: number, seed?: number): fc.Parameters<[T]> {
   const envSeed = process.env['FUZZ_SEED'];
   const path = process.env['FUZZ_PATH'];
   const chosen = seed ?? (envSeed === undefined ? undefined : Number(envSeed));

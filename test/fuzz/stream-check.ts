@@ -2,22 +2,31 @@
  * An event stream read as a client reads it: HTTP chunks, then RecordIO
  * records (`<length>\n<bytes>`), then each record decoded as an `Event` of
  * its API in the encoding the response's Content-Type names; the operator
- * stream's events must also tell one story (`operator-feed-check.ts`). The
+ * stream's events must also tell one story (`operator-feed-check.ts`), and
+ * so must an executor's (`executor-feed-check.ts`). The
  * first problem is kept (the stream cannot be read past it), with the
  * number of records read well before it.
  *
  * A scheduler stream starts with SUBSCRIBED, or with ERROR when the master
- * refuses the subscription; an operator stream with SUBSCRIBED.
+ * refuses the subscription; an operator stream with SUBSCRIBED; an
+ * executor's with SUBSCRIBED (SHUTDOWN for one being shut down), and never
+ * has a second SUBSCRIBED.
  */
 import { decodeJson } from '../../src/wire/json.js';
 import { decodeProto } from '../../src/wire/proto-codec.js';
 import { RecordReader } from '../../src/wire/recordio.js';
+import { ExecutorFeedCheck, type ExecutorEventValue } from './executor-feed-check.js';
 import { OperatorFeedCheck, type OperatorEventValue } from './operator-feed-check.js';
 
-export type StreamApi = 'scheduler' | 'operator';
+export type StreamApi = 'scheduler' | 'operator' | 'executor';
 
-const EVENT_TYPES: Record<StreamApi, string> = { scheduler: 'mesos.v1.scheduler.Event', operator: 'mesos.v1.master.Event' };
-const FIRST: Record<StreamApi, readonly string[]> = { scheduler: ['SUBSCRIBED', 'ERROR'], operator: ['SUBSCRIBED'] };
+const EVENT_TYPES: Record<StreamApi, string> = {
+  scheduler: 'mesos.v1.scheduler.Event',
+  operator: 'mesos.v1.master.Event',
+  executor: 'mesos.v1.executor.Event',
+};
+// An executor the agent is shutting down gets SHUTDOWN instead of SUBSCRIBED.
+const FIRST: Record<StreamApi, readonly string[]> = { scheduler: ['SUBSCRIBED', 'ERROR'], operator: ['SUBSCRIBED'], executor: ['SUBSCRIBED', 'SHUTDOWN'] };
 
 export class StreamCheck {
   /** Records read and decoded so far. */
@@ -31,14 +40,16 @@ export class StreamCheck {
   #chunked = Buffer.alloc(0);
   readonly #records = new RecordReader();
   readonly #json: boolean;
-  readonly #feed: OperatorFeedCheck | undefined;
+  /** The story the events tell, for the APIs whose events must tell one. */
+  readonly #feed: ((event: object) => string | undefined) | undefined;
 
   constructor(
     readonly api: StreamApi,
     contentType: string | undefined,
   ) {
     this.#json = contentType === 'application/json';
-    this.#feed = api === 'operator' ? new OperatorFeedCheck() : undefined;
+    const feed = api === 'operator' ? new OperatorFeedCheck() : api === 'executor' ? new ExecutorFeedCheck() : undefined;
+    this.#feed = feed === undefined ? undefined : (event) => feed.see(event as OperatorEventValue & ExecutorEventValue);
     if (!this.#json && contentType !== 'application/x-protobuf') this.problem = `an event stream of Content-Type ${JSON.stringify(contentType)}`;
   }
 
@@ -88,7 +99,8 @@ export class StreamCheck {
     if (!decoded.ok) throw new Error(`a record that is no ${type}: ${decoded.error}`);
     const name = decoded.value.type ?? '(no type)';
     if (this.records === 0 && !FIRST[this.api].includes(name)) throw new Error(`the first event is ${name}, not ${FIRST[this.api].join(' or ')}`);
-    const untold = this.#feed?.see(decoded.value as OperatorEventValue);
+    if (this.records > 0 && this.api === 'executor' && name === 'SUBSCRIBED') throw new Error(`SUBSCRIBED again after ${this.records} events`);
+    const untold = this.#feed?.(decoded.value);
     if (untold !== undefined) throw new Error(`${name}: ${untold}`);
     this.records++;
     if (this.types.length < 5) this.types.push(name);

@@ -36,6 +36,10 @@ export interface WireRequest {
   readonly abort: 'no' | 'now' | 'soon';
   /** Sent to the master operator API: a chunked 200 is its event stream, which has no stream id header. */
   readonly operator: boolean;
+  /** Sent to an agent's executor API: a chunked 200 is an executor's event stream, which has no stream id header either. */
+  readonly executor?: boolean;
+  /** Sent over this Unix domain socket (an agent's, for its executors) instead of TCP to `port`. */
+  readonly socketPath?: string;
 }
 
 /** `aborted`: the client dropped the connection itself, so there is no answer to judge. */
@@ -118,6 +122,7 @@ class ResponseParser {
   constructor(
     private readonly headRequest: boolean,
     private readonly operator = false,
+    private readonly executor = false,
   ) {}
 
   push(chunk: Buffer): Parsed | undefined {
@@ -152,7 +157,7 @@ class ResponseParser {
     if (this.headRequest || status === 204 || status === 304) return done(Buffer.alloc(0));
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
       // An event stream never ends: it is seen through its first event, or its end.
-      const api = status !== 200 ? undefined : headers['mesos-stream-id'] !== undefined ? 'scheduler' : this.operator ? 'operator' : undefined;
+      const api = status !== 200 ? undefined : headers['mesos-stream-id'] !== undefined ? 'scheduler' : this.operator ? 'operator' : this.executor ? 'executor' : undefined;
       if (api !== undefined) {
         this.#check ??= new StreamCheck(api, headers['content-type']);
         this.#check.push(this.#buffer);
@@ -210,8 +215,8 @@ const EMPTY: Omit<WireResponse, 'outcome' | 'ms' | 'followUp'> = { status: undef
 export function send(req: WireRequest, timeoutMs: number): Promise<WireResponse> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port: req.port });
-    let parser = new ResponseParser(req.method === 'HEAD', req.operator);
+    const socket = net.connect(req.socketPath !== undefined ? { path: req.socketPath } : { host: '127.0.0.1', port: req.port });
+    let parser = new ResponseParser(req.method === 'HEAD', req.operator, req.executor === true);
     let first: Parsed | undefined;
     let settled = false;
     const finish = (outcome: Outcome, parsed: Parsed | undefined, followUp?: Outcome | number) => {

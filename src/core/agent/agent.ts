@@ -35,7 +35,7 @@ import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
 import type { NestedContainers } from './nested-containers.js';
 import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
-import { recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
+import { forgetIfDone, frameworkEntry, recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
 import { applyOperation, OperationUpdates, type CheckpointedResources, type OperationUpdate } from './operation-updates.js';
 import { reportedExecutors, reportedTasks } from './reports.js';
 import { StatusUpdateManager, type StreamCheckpoint } from './status-update-manager.js';
@@ -172,7 +172,8 @@ export class Agent implements SimNode, ExecutorHost {
   // ---- lifecycle ----
 
   crash(): void {
-    const checkpointing = new Set([...this.#frameworks.values()].filter((f) => f.info.checkpoint).map((f) => f.info.id));
+    // A framework being shut down is not recovered: its executors end with the process.
+    const checkpointing = new Set([...this.#frameworks.values()].filter((f) => f.info.checkpoint && !f.terminating).map((f) => f.info.id));
     const disk: Checkpoint = {
       frameworks: [...this.#frameworks.values()].filter((f) => checkpointing.has(f.info.id)).map((f) => f.info),
       updates: this.#updates.checkpoint((id) => checkpointing.has(id)),
@@ -220,7 +221,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#disk = undefined;
     this.#moveTo('registering');
     this.#reregisters = true;
-    for (const info of disk.frameworks) this.#frameworks.set(info.id, { info, executors: new Map(), tasks: new Map(), completed: [] });
+    for (const info of disk.frameworks) this.#frameworks.set(info.id, { info, executors: new Map(), tasks: new Map(), completed: [], terminating: false });
     this.#updates.recover(disk.updates);
     this.#resources = disk.resources;
     this.#operationUpdates.recover(disk.operationUpdates);
@@ -237,6 +238,8 @@ export class Agent implements SimNode, ExecutorHost {
     this.cgroups.recover();
     // Simulated executors find the new process by themselves (their library retries), in either mode.
     for (const executor of orphans) this.ctx.network.send(this.id, executor.nodeId, { type: 'AGENT_RECONNECTED' });
+    // A shutdown the crash cut short goes on: the grace period starts again.
+    for (const executor of orphans) if (executor.state === 'terminating') this.#onShutdownExecutor(executor.frameworkId, executor.executorId);
     if (recover === 'cleanup') return this.#cleanup(orphans);
     // As upstream's: it registers once its executors have subscribed again, or the timeout has passed.
     const waiting = orphans.filter((e): e is HttpExecutor => e instanceof HttpExecutor);
@@ -427,10 +430,11 @@ export class Agent implements SimNode, ExecutorHost {
 
   #onShutdownFramework(frameworkId: string): void {
     const fw = this.#frameworks.get(frameworkId);
-    if (fw === undefined) return;
+    if (fw === undefined || fw.terminating) return;
+    fw.terminating = true;
     for (const executor of fw.executors.values()) this.#onShutdownExecutor(frameworkId, executor.executorId);
     this.#updates.removeFramework(frameworkId);
-    this.#frameworks.delete(frameworkId);
+    forgetIfDone(this.#frameworks, fw);
     for (const key of this.#latest.keys()) if (key.startsWith(`${frameworkId}\u0000`)) this.#latest.delete(key);
   }
 
@@ -472,6 +476,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
     const fw = this.#frameworks.get(executor.frameworkId);
     if (fw !== undefined) recordExit(fw, executor, this.#finished);
+    if (fw !== undefined) forgetIfDone(this.#frameworks, fw);
     // The command executor is an implementation detail; upstream reports only the others.
     if (executor.kind !== 'command') {
       this.#toMaster({ type: 'EXITED_EXECUTOR', agentId: this.id, frameworkId: executor.frameworkId, executorId: executor.executorId, waitStatus });
@@ -482,11 +487,9 @@ export class Agent implements SimNode, ExecutorHost {
   // ---- internals ----
 
   #executorFor(framework: FrameworkRef, executorId: string, kind: ExecutorKind, spec?: ExecutorSpec): AgentExecutor {
-    let fw = this.#frameworks.get(framework.id);
-    if (fw === undefined) {
-      fw = { info: framework, executors: new Map(), tasks: new Map(), completed: [] };
-      this.#frameworks.set(framework.id, fw);
-    }
+    const fw = frameworkEntry(this.#frameworks, framework);
+    // A task for a framework shut down here (on an agent back from a partition): the master still runs it, so it runs again.
+    fw.terminating = false;
     let executor = fw.executors.get(executorId);
     if (executor === undefined || !executor.alive) {
       const [killingCapable, engine] = [framework.capabilities.includes('TASK_KILLING_STATE'), this.config.flags.containerEngine];
@@ -560,7 +563,7 @@ export class Agent implements SimNode, ExecutorHost {
 
   /** Takes an update into the status update manager, unless it has it already (then false). */
   #take(frameworkId: string, status: TaskStatus): boolean {
-    if (!this.#frameworks.has(frameworkId)) return false;
+    if (this.#frameworks.get(frameworkId)?.terminating !== false) return false;
     const key = `${frameworkId}\u0000${status.taskId}`;
     // Set before queueing: the manager may forward at once, with the latest state.
     const before = this.#latest.get(key);

@@ -17,6 +17,24 @@ export interface AgentFramework {
   readonly tasks: Map<string, AgentExecutor>;
   /** Executors that exited, oldest first, for the agent's own endpoints. */
   readonly completed: AgentExecutor[];
+  /**
+   * Shut down (upstream's TERMINATING): kept until its last executor is
+   * gone, so that its executors are still heard (their updates dropped)
+   * and still ended; it takes no new updates.
+   */
+  terminating: boolean;
+}
+
+/** The agent's entry of a framework, made with its first task. */
+export function frameworkEntry(frameworks: Map<string, AgentFramework>, info: FrameworkRef): AgentFramework {
+  let fw = frameworks.get(info.id);
+  if (fw === undefined) frameworks.set(info.id, (fw = { info, executors: new Map(), tasks: new Map(), completed: [], terminating: false }));
+  return fw;
+}
+
+/** Forgets a framework being shut down once none of its executors is left. */
+export function forgetIfDone(frameworks: Map<string, AgentFramework>, fw: AgentFramework): void {
+  if (fw.terminating && ![...fw.executors.values()].some((e) => e.alive)) frameworks.delete(fw.info.id);
 }
 
 /**
