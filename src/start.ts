@@ -4,7 +4,7 @@
  * agents' (one per agent, or one for all with `loopback` addressing), all
  * on the given host. Nothing below imports this.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -390,7 +390,11 @@ interface WorkDir {
 function workDirOf(options: StartClusterOptions, flags: AgentFlags): WorkDir | undefined {
   const engineNeedsOne = engineOn(options) && options.engineSocket === undefined;
   if (flags.customExecutors !== 'spawn' && options.httpExecutorDomainSockets !== true && !engineNeedsOne) return undefined;
-  if (options.workDir !== undefined) return { path: options.workDir, own: false };
+  if (options.workDir !== undefined) {
+    // Made if it is not there yet, as upstream's agent makes its --work_dir.
+    mkdirSync(options.workDir, { recursive: true });
+    return { path: options.workDir, own: false };
+  }
   return { path: mkdtempSync(path.join(os.tmpdir(), 'clustersim-')), own: true };
 }
 
@@ -410,6 +414,7 @@ async function startEngine(
   if (!engineOn(options)) return undefined;
   const socketPath = options.engineSocket ?? path.join(workDir!.path, 'engine.sock');
   const server = createEngineServer(engine);
+  mkdirSync(path.dirname(socketPath), { recursive: true });
   rmSync(socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(new StartError(`--engine-socket: cannot listen on ${socketPath}: ${error.code ?? error.message}`)));

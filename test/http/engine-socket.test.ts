@@ -5,7 +5,9 @@
  * connection becomes the exec's stream: multiplexed frames, or raw with a
  * terminal, input from the client's writes), and inspect until ExitCode.
  */
-import { statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -188,6 +190,21 @@ describe('--containerizers mesos', () => {
       expect((await bare.scheduler.nextUpdate('plain')).update.status.state).toBe('TASK_STARTING');
     } finally {
       await bare.close();
+    }
+  });
+});
+
+describe('--work-dir', () => {
+  it('is made when it is not there yet, the engine socket in it', async () => {
+    const base = mkdtempSync(path.join(os.tmpdir(), 'clustersim-test-'));
+    const workDir = path.join(base, 'not', 'yet');
+    const started = await startHarness({ workDir });
+    try {
+      expect(started.cluster.engineSocket).toBe(path.join(workDir, 'engine.sock'));
+      expect(statSync(started.cluster.engineSocket!).isSocket()).toBe(true);
+    } finally {
+      await started.close();
+      rmSync(base, { recursive: true, force: true });
     }
   });
 });
