@@ -224,6 +224,7 @@ export async function runUp(args: UpArgs): Promise<void> {
     return;
   }
   process.stdout.write(`clustersim: master at ${running.masterUrl} with ${running.agents.length} agents\n`);
+  if (running.engineSocket !== undefined) process.stdout.write(`clustersim: container engine at ${running.engineSocket}\n`);
   const stop = (signal: string) => {
     logger.info({ signal }, 'stopping');
     void running.close().then(() => process.exit(0));
