@@ -35,10 +35,10 @@ import { sendEmpty } from './replies.js';
 
 type Call = mesos.v1.agent.Call;
 
-/** Serves `call` if it is a container call; undefined when it is not one (the route goes on). */
+/** Serves a container call (`isContainerCall`); undefined once a session's stream has taken the reply over. */
 export function containerCall(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding, call: Call): FastifyReply | Promise<FastifyReply> | undefined {
   const request = containerRequestFromWire(call);
-  if (request === undefined) return undefined;
+  if (request === undefined) throw new Error(`containerCall: ${call.type} is not a container call`);
   if (typeof request === 'string') return sendError(reply, 'AGENT_CALL_INVALID', request);
   const agentId = binding.agentId(req);
   if (agentId === undefined || binding.executors === undefined) return sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery');

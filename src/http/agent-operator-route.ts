@@ -20,6 +20,7 @@ import { sendEmpty } from './replies.js';
 import { serveMethods } from './methods.js';
 import { JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE } from './negotiate.js';
 import { attachInput, containerCall } from './agent-container-route.js';
+import { isContainerCall } from '../wire/agent-containers.js';
 import { sendBody } from './read-routes.js';
 
 export type { AgentBinding } from './agent-binding.js';
@@ -57,8 +58,7 @@ function handle(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding)
   const invalid = agentCallError(call);
   if (invalid !== undefined) return sendError(reply, 'AGENT_CALL_INVALID', invalid);
   if (call.type === 'ATTACH_CONTAINER_INPUT') return sendError(reply, 'CONTENT_TYPE_UNSUPPORTED', [RECORDIO_TYPE]);
-  const container = containerCall(req, reply, binding, call);
-  if (container !== undefined) return container;
+  if (isContainerCall(call)) return containerCall(req, reply, binding, call);
   if (req.headers['message-accept'] !== undefined || (req.headers.accept ?? '').includes(RECORDIO_TYPE)) {
     return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
   }

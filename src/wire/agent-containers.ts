@@ -21,6 +21,11 @@ export type ContainerRequest =
   | { readonly kind: 'kill'; readonly containerId: string; readonly signal: number }
   | { readonly kind: 'remove'; readonly containerId: string };
 
+/** Whether a decoded agent Call is one of the container calls this agent serves. */
+export function isContainerCall(call: Call): boolean {
+  return containerRequestFromWire(call) !== undefined;
+}
+
 /** The container call a decoded agent Call is, if it is one this agent serves; a string says why it is refused (400). */
 export function containerRequestFromWire(call: Call): ContainerRequest | string | undefined {
   switch (call.type) {

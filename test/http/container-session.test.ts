@@ -8,6 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStream } from '../../src/client/event-queue.js';
 import { postRaw } from '../../src/client/scheduler-client.js';
@@ -16,9 +18,12 @@ import { startHarness, tick, type Harness } from './executor-harness.js';
 
 let h: Harness;
 let parent: string;
+/** What the cluster logged at warn and above: a session must not leave its route answering twice. */
+const warnings: string[] = [];
 
 beforeAll(async () => {
-  h = await startHarness({});
+  const sink = new Writable({ write: (chunk: Buffer, _encoding, done) => (warnings.push(chunk.toString()), done()) });
+  h = await startHarness({ logger: pino({ level: 'warn' }, sink) });
   await h.launch('t1', 'e1', { value: 'sleep 3600' });
   const starting = await h.scheduler.nextUpdate('t1');
   await h.acknowledge(starting);
@@ -84,6 +89,8 @@ describe('a task exec session', () => {
     await s.ended;
     expect(s.out).toEqual({ STDOUT: 'hello\n', STDERR: '' });
     expect(await waitContainer(s.id)).toMatchObject({ status: 200, body: JSON.stringify({ type: 'WAIT_CONTAINER', wait_container: { exit_status: 0 } }) });
+    // The stream took the reply over: nothing tried to answer again.
+    expect(warnings).toEqual([]);
   });
 
   it("gives the raw wait status: exit 3 is 768, and an unknown command 127 with dash's words", async () => {
