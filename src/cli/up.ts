@@ -224,7 +224,8 @@ export async function runUp(args: UpArgs): Promise<void> {
     return;
   }
   process.stdout.write(`clustersim: master at ${running.masterUrl} with ${running.agents.length} agents\n`);
-  if (running.engineSocket !== undefined) process.stdout.write(`clustersim: container engine at ${running.engineSocket}\n`);
+  // The ready line stays the one line on stdout; where the engine listens is a log line.
+  if (running.engineSocket !== undefined) logger.info({ engineSocket: running.engineSocket, workDir: running.workDir }, 'container engine listening');
   const stop = (signal: string) => {
     logger.info({ signal }, 'stopping');
     void running.close().then(() => process.exit(0));
