@@ -115,6 +115,8 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
   readonly allocationIntervalSeconds?: number;
   /** Role weights, upstream's `--weights` form: `role1=2.5,role2=1`. */
   readonly weights?: string;
+  /** Cluster time zero, ms since the Unix epoch (`--epoch`); default the wall clock at start in real time, a constant in virtual time. */
+  readonly epochMs?: number;
   /** `realtime` (default) follows the wall clock; `virtual` moves only on `advance()`. */
   readonly time?: TimeMode;
   readonly logLevel?: LogLevel;
@@ -214,7 +216,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const time = options.time ?? 'realtime';
   const cluster = new Cluster({
     seed: options.seed ?? 0,
-    ...(time === 'realtime' ? { epochMs: Date.now() } : {}),
+    ...(options.epochMs !== undefined ? { epochMs: options.epochMs } : time === 'realtime' ? { epochMs: Date.now() } : {}),
     recordTrace: options.recordTrace ?? false,
     master: { ...masterOptionsOf(options, host), ...(acls === undefined ? {} : { acls }) },
   });

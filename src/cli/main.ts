@@ -16,5 +16,5 @@ await yargs(hideBin(process.argv))
   .help()
   .alias('help', 'h')
   .version()
-  .epilogue('Docs: README.md. Every run replays from its --seed.')
+  .epilogue('Docs: README.md. A run in virtual time (up --time virtual) replays from its --seed and --epoch.')
   .parseAsync();

@@ -1,6 +1,7 @@
 /** `clustersim up`: a cluster on real sockets, in real time, until a signal. */
 import type { Argv } from 'yargs';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
+import type { TimeMode } from '../runtime/driver.js';
 import { AGENT_ADDRESSINGS, type AgentAddressing } from '../http/agent-listener.js';
 import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from '../core/executor-api.js';
 import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, StartError } from '../start.js';
@@ -37,6 +38,8 @@ export interface UpArgs {
   'executor-registration-timeout': number;
   'executor-shutdown-grace-period': number;
   'http-executor-domain-sockets': boolean;
+  time: TimeMode;
+  epoch: number | undefined;
   'authenticate-http-executors': boolean;
   'jwt-secret-key': string | undefined;
   containerizers: string;
@@ -131,6 +134,12 @@ export function upOptions(y: Argv): Argv<UpArgs> {
       describe: 'ports: a port and listener per agent; loopback: an address per agent (127.0.0.2 and up, Linux) on one port, one listener',
     })
     .option('seed', { type: 'string', default: '0', describe: 'Seed of every random choice (ids, allocation order)' })
+    .option('time', {
+      choices: ['realtime', 'virtual'] as const,
+      default: 'realtime' as TimeMode,
+      describe: 'realtime: cluster time follows the wall clock; virtual: it moves only through the control API (POST /sim/v1/advance), and a run replays from its seed',
+    })
+    .option('epoch', { type: 'number', describe: 'Cluster time zero, ms since the Unix epoch (default: the wall clock at start in real time, 1700000000000 in virtual time)' })
     .option('heartbeat-interval', { type: 'number', default: 15, describe: 'Seconds between HEARTBEAT events' })
     .option('allocation-interval', { type: 'number', default: 1, describe: 'Seconds between batched allocations of declined and freed resources' })
     .option('weights', { type: 'string', default: '', describe: "Role weights for fair sharing, e.g. 'dev=2,prod=3.5' (default 1 each)" })
@@ -160,6 +169,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('stream-buffer-limit', { type: 'number', default: L.streamBufferLimitMiB, describe: 'MiB waiting on one event stream before it is cut' })
     .option('stream-buffer-budget', { type: 'number', default: L.streamBufferBudgetMiB, describe: 'MiB waiting on all event streams before the fullest is cut' })
     .example('$0 up', 'A master on 127.0.0.1:5050 with 3 agents')
+    .example('$0 up --time virtual', 'Cluster time moves only when told: POST /sim/v1/advance with {"ms": 15000}')
     .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port')
     .example('$0 up --agents 10000 --agent-addressing loopback', 'Ten thousand agents at 127.0.0.2:P and up, served by one listener')
     .example('$0 up --custom-executors spawn --work-dir /tmp/sandboxes', "Tasks' own executors run as real processes, each in a sandbox with its stdout and stderr")
@@ -209,7 +219,8 @@ export async function runUp(args: UpArgs): Promise<void> {
       cgroups: args.cgroups,
       isolation: args.isolation,
       memoryControllerDelegated: args['memory-controller-delegated'],
-      time: 'realtime',
+      time: args.time,
+      ...(args.epoch === undefined ? {} : { epochMs: args.epoch }),
       logger,
       // A failed core is a bug: the fatal line is logged; stop with a non-zero status.
       onFailure: (failure) => {

@@ -80,6 +80,8 @@ export const HTTP_ERRORS = {
   OPERATOR_CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate master::Call: ${detail}` },
   /** The agent operator API's: `Failed to validate agent::Call: …`. */
   AGENT_CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate agent::Call: ${detail}` },
+  /** The control API (`/sim/v1/`): a body that is not the JSON the call takes. */
+  SIM_REQUEST_INVALID: { status: 400, text: (detail: string) => detail },
   /** The executor API's: `Failed to validate executor::Call: …`. */
   EXECUTOR_CALL_INVALID: { status: 400, text: (detail: string) => `Failed to validate executor::Call: ${detail}` },
   /** No encoding the endpoint writes is acceptable; upstream names protobuf first. */

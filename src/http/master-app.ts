@@ -13,6 +13,7 @@ import { DEFAULT_MAX_BUFFERED_BYTES } from './event-stream.js';
 import { capConnections, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from './limits.js';
 import { registerSchedulerRoute } from './scheduler-route.js';
 import { registerOperatorRoute } from './operator-route.js';
+import { registerSimRoutes } from './sim-route.js';
 import { PathRouter } from './routing.js';
 import { StreamBudget } from './stream-budget.js';
 
@@ -90,6 +91,7 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     maxFrameworks: options.maxFrameworks ?? DEFAULT_MAX_FRAMEWORKS,
     ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
   };
+  registerSimRoutes(app, options.driver);
   for (const prefix of ['', '/master']) {
     registerSchedulerRoute(app, prefix, route);
     registerOperatorRoute(app, prefix, route);

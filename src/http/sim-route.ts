@@ -1,0 +1,91 @@
+/**
+ * The control API of the simulation, on the master's port under
+ * `/sim/v1/` (JSON): the clock and faults, so that a test or a script can
+ * drive a cluster started with `clustersim up --time virtual` from outside.
+ *
+ *   GET  /sim/v1/clock     {"time_ms", "epoch_ms", "mode", "next_due_ms"}
+ *   POST /sim/v1/advance   {"ms": N}: cluster time moves N ms on, running all that falls due
+ *                          (virtual time only: 409 while the clock follows the wall clock)
+ *   POST /sim/v1/faults    {"type": "crash_agent" | "restart_agent" | "partition" | "heal",
+ *                           "agent_id", "recover": "reconnect" | "cleanup" (restart_agent)}
+ *                          partition and heal cut and mend the agent's link to the master
+ *
+ * A body that is not such JSON is 400 with the reason; an unknown agent 404.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ClusterDriver } from '../runtime/driver.js';
+import { sendError } from './errors.js';
+import { serveMethods } from './methods.js';
+
+/** The largest step one advance may take: a day of cluster time. */
+export const MAX_ADVANCE_MS = 86_400_000;
+
+const FAULTS = ['crash_agent', 'restart_agent', 'partition', 'heal'] as const;
+type FaultType = (typeof FAULTS)[number];
+
+export function registerSimRoutes(app: FastifyInstance, driver: ClusterDriver): void {
+  serveMethods(app, '/sim/v1/clock', ['GET'], (_req, reply) => json(reply, clock(driver)));
+  serveMethods(app, '/sim/v1/advance', ['POST'], (req, reply) => advance(req, reply, driver));
+  serveMethods(app, '/sim/v1/faults', ['POST'], (req, reply) => fault(req, reply, driver));
+}
+
+function clock(driver: ClusterDriver): object {
+  return driver.read(() => {
+    const { cluster } = driver;
+    return { time_ms: cluster.now(), epoch_ms: cluster.epochMs, mode: driver.mode, next_due_ms: cluster.nextDueMs() ?? null };
+  });
+}
+
+function advance(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver): FastifyReply {
+  const body = bodyOf(req);
+  const ms = body?.['ms'];
+  if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > MAX_ADVANCE_MS) {
+    return sendError(reply, 'SIM_REQUEST_INVALID', `Expecting 'ms' to be a whole number of milliseconds from 0 to ${MAX_ADVANCE_MS}`);
+  }
+  if (driver.mode !== 'virtual') return sendError(reply, 'CONFLICT', 'The clock follows the wall clock: advance needs a cluster in virtual time (--time virtual)');
+  driver.advance(ms);
+  return json(reply, clock(driver));
+}
+
+function fault(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver): FastifyReply {
+  const body = bodyOf(req);
+  const type = body?.['type'];
+  if (typeof type !== 'string' || !(FAULTS as readonly string[]).includes(type)) {
+    return sendError(reply, 'SIM_REQUEST_INVALID', `Expecting 'type' to be one of ${FAULTS.join(', ')}`);
+  }
+  const agentId = body!['agent_id'];
+  if (typeof agentId !== 'string') return sendError(reply, 'SIM_REQUEST_INVALID', "Expecting 'agent_id' to be present");
+  const recover = body!['recover'] ?? 'reconnect';
+  if (recover !== 'reconnect' && recover !== 'cleanup') return sendError(reply, 'SIM_REQUEST_INVALID', "Expecting 'recover' to be reconnect or cleanup");
+  if (driver.read((view) => view.agentNode(agentId)) === undefined) return sendError(reply, 'TARGET_NOT_FOUND', `Agent '${agentId}' not found`);
+  driver.input((c) => apply(c, type as FaultType, agentId, recover));
+  return json(reply, { agent_id: agentId, state: driver.read((view) => view.agentProcessState(agentId)) });
+}
+
+function apply(cluster: ClusterDriver['cluster'], type: FaultType, agentId: string, recover: 'reconnect' | 'cleanup'): void {
+  switch (type) {
+    case 'crash_agent':
+      return cluster.crashAgent(agentId);
+    case 'restart_agent':
+      return cluster.restartAgent(agentId, recover);
+    case 'partition':
+      return cluster.partition(agentId, 'master');
+    case 'heal':
+      return cluster.heal(agentId, 'master');
+  }
+}
+
+/** The body as a JSON object, or undefined. */
+function bodyOf(req: FastifyRequest): Record<string, unknown> | undefined {
+  const raw = req.body instanceof Buffer ? req.body.toString('utf8') : '';
+  try {
+    const value: unknown = JSON.parse(raw);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function json(reply: FastifyReply, value: object): FastifyReply {
+  return reply.code(200).header('content-type', 'application/json').send(JSON.stringify(value));
+}

@@ -1,0 +1,75 @@
+/**
+ * The control API (`/sim/v1/`) over real sockets: the clock of a cluster
+ * in virtual time read and moved on from outside, faults injected on
+ * agents, and the refusals; and `clustersim up --time virtual --epoch`.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { postRaw, SchedulerClient } from '../../src/client/scheduler-client.js';
+import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startUp } from '../e2e/cli-process.js';
+
+let r: RunningCluster | undefined;
+afterEach(async () => {
+  await r?.close();
+  r = undefined;
+});
+
+const post = (path: string, body: unknown) => postRaw(new URL(path, r!.masterUrl), JSON.stringify(body), { 'content-type': 'application/json' });
+const clock = async () => (await (await fetch(new URL('/sim/v1/clock', r!.masterUrl))).json()) as { time_ms: number; epoch_ms: number; mode: string };
+
+describe('the control API', () => {
+  it('reads and moves the clock of a cluster in virtual time; events fall due on the way', async () => {
+    r = await startCluster({ port: 0, agents: 1, time: 'virtual', epochMs: 1_800_000_000_000 });
+    expect(await clock()).toMatchObject({ time_ms: 0, epoch_ms: 1_800_000_000_000, mode: 'virtual' });
+    const client = new SchedulerClient(r.masterUrl);
+    await client.subscribe({ user: 'u', name: 'clocked' });
+    await client.next('SUBSCRIBED');
+    await client.next('HEARTBEAT');
+    const moved = await post('/sim/v1/advance', { ms: 15_000 });
+    expect(moved.status).toBe(200);
+    expect(JSON.parse(moved.body)).toMatchObject({ time_ms: 15_000 });
+    // The next heartbeat is due 15 s after the first.
+    expect((await client.next('HEARTBEAT')).type).toBe('HEARTBEAT');
+    client.disconnect();
+  });
+
+  it('injects faults: a crashed agent is down, a partitioned one becomes unreachable once time passes', async () => {
+    r = await startCluster({ port: 0, agents: 2, time: 'virtual' });
+    const [a, b] = r.agents;
+    expect(JSON.parse((await post('/sim/v1/faults', { type: 'crash_agent', agent_id: a!.id })).body)).toEqual({ agent_id: a!.id, state: 'crashed' });
+    expect(JSON.parse((await post('/sim/v1/faults', { type: 'restart_agent', agent_id: a!.id, recover: 'reconnect' })).body).state).not.toBe('crashed');
+    expect((await post('/sim/v1/faults', { type: 'partition', agent_id: b!.id })).status).toBe(200);
+    await post('/sim/v1/advance', { ms: 90_000 });
+    const slaves = (await (await fetch(new URL('/master/state', r.masterUrl))).json()) as { unreachable_slaves?: unknown[]; slaves: { id: string }[] };
+    expect(slaves.slaves.map((s) => s.id)).not.toContain(b!.id);
+    expect((await post('/sim/v1/faults', { type: 'heal', agent_id: b!.id })).status).toBe(200);
+  });
+
+  it('refuses what it cannot do, with the reason', async () => {
+    r = await startCluster({ port: 0, agents: 1, time: 'virtual' });
+    expect(await post('/sim/v1/advance', { ms: -1 })).toMatchObject({ status: 400, body: "Expecting 'ms' to be a whole number of milliseconds from 0 to 86400000" });
+    expect(await post('/sim/v1/faults', { type: 'explode', agent_id: 'x' })).toMatchObject({ status: 400 });
+    expect(await post('/sim/v1/faults', { type: 'crash_agent', agent_id: 'nobody' })).toMatchObject({ status: 404, body: "Agent 'nobody' not found" });
+    expect((await postRaw(new URL('/sim/v1/advance', r.masterUrl), 'not json', { 'content-type': 'application/json' })).status).toBe(400);
+    await r.close();
+    r = await startCluster({ port: 0, agents: 0 });
+    expect((await post('/sim/v1/advance', { ms: 10 })).status).toBe(409);
+    expect((await clock()).mode).toBe('realtime');
+  });
+});
+
+describe('clustersim up --time virtual --epoch', () => {
+  it('starts a cluster whose clock moves only through the control API, from the epoch given', async () => {
+    const up = await startUp(['--agents', '1', '--time', 'virtual', '--epoch', '1750000000000', '--log-level', 'silent']);
+    try {
+      const read = async () => (await (await fetch(new URL('/sim/v1/clock', up.masterUrl))).json()) as { time_ms: number; epoch_ms: number };
+      expect(await read()).toMatchObject({ time_ms: 0, epoch_ms: 1_750_000_000_000 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await read()).time_ms).toBe(0);
+      await postRaw(new URL('/sim/v1/advance', up.masterUrl), JSON.stringify({ ms: 2_500 }), { 'content-type': 'application/json' });
+      expect((await read()).time_ms).toBe(2_500);
+    } finally {
+      expect(await up.stop()).toBe(0);
+    }
+  }, 30_000);
+});
