@@ -68,6 +68,11 @@ export class Trace {
     this.#listeners.push(listener);
   }
 
+  offEntry(listener: TraceListener): void {
+    const i = this.#listeners.indexOf(listener);
+    if (i >= 0) this.#listeners.splice(i, 1);
+  }
+
   /** Number of entries appended so far. */
   get length(): number {
     return this.#seq;

@@ -9,10 +9,15 @@
  *   POST /sim/v1/faults    {"type": "crash_agent" | "restart_agent" | "partition" | "heal",
  *                           "agent_id", "recover": "reconnect" | "cleanup" (restart_agent)}
  *                          partition and heal cut and mend the agent's link to the master
+ *   GET  /sim/v1/trace     the trace as JSON lines ({"seq", "time_ms", "kind", "line"}):
+ *                          the entries kept (all when recording, else the recent ones), then the
+ *                          new ones as they come, until the client goes; a reader that falls
+ *                          more than 16 MiB behind is cut
  *
  * A body that is not such JSON is 400 with the reason; an unknown agent 404.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TraceEntry } from '../core/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { sendError } from './errors.js';
 import { serveMethods } from './methods.js';
@@ -27,6 +32,27 @@ export function registerSimRoutes(app: FastifyInstance, driver: ClusterDriver): 
   serveMethods(app, '/sim/v1/clock', ['GET'], (_req, reply) => json(reply, clock(driver)));
   serveMethods(app, '/sim/v1/advance', ['POST'], (req, reply) => advance(req, reply, driver));
   serveMethods(app, '/sim/v1/faults', ['POST'], (req, reply) => fault(req, reply, driver));
+  serveMethods(app, '/sim/v1/trace', ['GET'], (_req, reply) => streamTrace(reply, driver));
+}
+
+/** How far a trace reader may fall behind before its stream is cut. */
+const MAX_TRACE_BACKLOG_BYTES = 16 * 1024 * 1024;
+
+function streamTrace(reply: FastifyReply, driver: ClusterDriver): undefined {
+  const trace = driver.cluster.trace;
+  const res = reply.raw;
+  reply.hijack();
+  res.writeHead(200, { 'content-type': 'application/x-ndjson', 'transfer-encoding': 'chunked' });
+  res.socket?.setTimeout(0);
+  const write = (entry: TraceEntry): void => {
+    if (res.writableLength > MAX_TRACE_BACKLOG_BYTES) return void res.destroy(new Error('trace reader too far behind'));
+    res.write(`${JSON.stringify({ seq: entry.seq, time_ms: entry.timeMs, kind: entry.kind, line: entry.line })}\n`);
+  };
+  for (const entry of trace.entries()) write(entry);
+  const listener = (entry: TraceEntry): void => write(entry);
+  trace.onEntry(listener);
+  res.once('close', () => trace.offEntry(listener));
+  return undefined;
 }
 
 function clock(driver: ClusterDriver): object {

@@ -58,6 +58,36 @@ describe('the control API', () => {
   });
 });
 
+describe('the trace stream', () => {
+  it('gives the entries kept, then the new ones as they come, as JSON lines', async () => {
+    r = await startCluster({ port: 0, agents: 1, time: 'virtual', recordTrace: true });
+    const lines: { seq: number; time_ms: number; kind: string; line: string }[] = [];
+    const controller = new AbortController();
+    const res = await fetch(new URL('/sim/v1/trace', r.masterUrl), { signal: controller.signal });
+    expect(res.headers.get('content-type')).toBe('application/x-ndjson');
+    const reader = res.body!.getReader();
+    let buffered = '';
+    const readUntil = async (test: () => boolean) => {
+      while (!test()) {
+        const { value } = await reader.read();
+        buffered += new TextDecoder().decode(value);
+        const parts = buffered.split('\n');
+        buffered = parts.pop()!;
+        for (const part of parts) lines.push(JSON.parse(part));
+      }
+    };
+    await readUntil(() => lines.some((l) => l.kind === 'agent:add'));
+    expect(lines[0]).toMatchObject({ seq: 1, time_ms: 0, kind: 'cluster:start' });
+    const before = lines.length;
+    await post('/sim/v1/faults', { type: 'crash_agent', agent_id: r.agents[0]!.id });
+    await readUntil(() => lines.some((l) => l.kind === 'agent:crash'));
+    expect(lines.length).toBeGreaterThan(before);
+    // Entries in order, one each.
+    expect(lines.map((l) => l.seq)).toEqual(lines.map((_, i) => i + 1));
+    controller.abort();
+  });
+});
+
 describe('clustersim up --time virtual --epoch', () => {
   it('starts a cluster whose clock moves only through the control API, from the epoch given', async () => {
     const up = await startUp(['--agents', '1', '--time', 'virtual', '--epoch', '1750000000000', '--log-level', 'silent']);
