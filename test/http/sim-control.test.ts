@@ -58,6 +58,31 @@ describe('the control API', () => {
   });
 });
 
+describe('network rules through the control API', () => {
+  it('drops the messages a rule names until it is removed', async () => {
+    r = await startCluster({ port: 0, agents: 1, time: 'virtual', recordTrace: true });
+    const agentId = r.agents[0]!.id;
+    const added = await post('/sim/v1/faults', { type: 'network_rule', action: 'drop', from: agentId, to: 'master', messages: ['PONG'] });
+    expect(added.status).toBe(200);
+    const ruleId = JSON.parse(added.body).rule_id as number;
+    // Pings unanswered, 15 s apart: after five, at the next ping (90 s), the master takes the agent for unreachable.
+    await post('/sim/v1/advance', { ms: 90_000 });
+    expect(r.cluster.trace.entries().filter((e) => e.kind === 'net:drop')).toHaveLength(5);
+    const kinds = () => r!.cluster.trace.entries().map((e) => e.kind);
+    expect(kinds()).toContain('agent:unreachable');
+    expect(await post('/sim/v1/faults', { type: 'remove_network_rule', rule_id: ruleId })).toMatchObject({ status: 200 });
+    expect(kinds()).toContain('net:rule-remove');
+  });
+
+  it('refuses a rule it cannot read', async () => {
+    r = await startCluster({ port: 0, agents: 1, time: 'virtual' });
+    expect(await post('/sim/v1/faults', { type: 'network_rule', action: 'shred' })).toMatchObject({ status: 400, body: "Expecting 'action' to be one of drop, delay, duplicate" });
+    expect((await post('/sim/v1/faults', { type: 'network_rule', action: 'delay', delay_ms: -5 })).status).toBe(400);
+    expect((await post('/sim/v1/faults', { type: 'network_rule', action: 'drop', probability: 2 })).status).toBe(400);
+    expect((await post('/sim/v1/faults', { type: 'network_rule', action: 'drop', messages: ['pong'] })).status).toBe(400);
+  });
+});
+
 describe('the trace stream', () => {
   it('gives the entries kept, then the new ones as they come, as JSON lines', async () => {
     r = await startCluster({ port: 0, agents: 1, time: 'virtual', recordTrace: true });
