@@ -18,7 +18,6 @@
  */
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CallError } from '../core/errors.js';
 import type { ContainerTermination, ProcessOutput } from '../core/executor-api.js';
 import { containerRequestFromWire, inputRecordOf, processIoToJson, processIoToProto, waitResponse, type ContainerRequest } from '../wire/agent-containers.js';
 import { encodeAgentResponseJson, encodeAgentResponseProto } from '../wire/agent-out.js';
@@ -27,7 +26,7 @@ import { decodeJson } from '../wire/json.js';
 import { decodeProto } from '../wire/proto-codec.js';
 import { RecordReader } from '../wire/recordio.js';
 import type { AgentBinding } from './agent-binding.js';
-import { httpError, send, sendError, type HttpError } from './errors.js';
+import { agentRefusal, httpError, send, sendError, type HttpError } from './errors.js';
 import { HttpEventStream } from './event-stream.js';
 import { accepts, contentTypeOf, JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE, type MessageType } from './negotiate.js';
 import { sendBody } from './read-routes.js';
@@ -55,7 +54,7 @@ export function containerCall(req: FastifyRequest, reply: FastifyReply, binding:
         return c.removeContainer(agentId, request.containerId);
     }
   });
-  return outcome.ok ? sendEmpty(reply, 200) : send(reply, containerError(outcome.error));
+  return outcome.ok ? sendEmpty(reply, 200) : send(reply, agentRefusal(outcome.error));
 }
 
 function launchSession(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding, agentId: string, request: Extract<ContainerRequest, { kind: 'launch' }>): FastifyReply | undefined {
@@ -74,7 +73,7 @@ function launchSession(req: FastifyRequest, reply: FastifyReply, binding: AgentB
   const outcome = driver.input((c) => c.launchNestedContainer(agentId, launch, connectionId));
   if (!outcome.ok) {
     executors!.connections.forget(connectionId);
-    return send(reply, containerError(outcome.error));
+    return send(reply, agentRefusal(outcome.error));
   }
   reply.hijack();
   reply.raw.on('close', () => {
@@ -101,7 +100,7 @@ async function wait(req: FastifyRequest, reply: FastifyReply, binding: AgentBind
   const outcome = driver.input((c) => c.waitContainer(connectionId, agentId, request.containerId));
   if (!outcome.ok || outcome.value !== undefined) {
     executors!.connections.forget(connectionId);
-    return outcome.ok ? sendWait(req, reply, accepted, outcome.value!, request.nested) : send(reply, containerError(outcome.error));
+    return outcome.ok ? sendWait(req, reply, accepted, outcome.value!, request.nested) : send(reply, agentRefusal(outcome.error));
   }
   // The response's close: the client went away before the answer (a request's own close comes when its body is read).
   reply.raw.once('close', () => {
@@ -151,7 +150,7 @@ export async function attachInput(req: FastifyRequest, reply: FastifyReply, bind
         continue;
       }
       const outcome = binding.driver.input((c) => c.containerInput(agentId, id, data));
-      if (!outcome.ok) return refuseInput(req, reply, containerError(outcome.error));
+      if (!outcome.ok) return refuseInput(req, reply, agentRefusal(outcome.error));
     }
   }
   return sendEmpty(reply, 200);
@@ -161,17 +160,4 @@ export async function attachInput(req: FastifyRequest, reply: FastifyReply, bind
 function refuseInput(req: FastifyRequest, reply: FastifyReply, error: HttpError): FastifyReply {
   (req.body as Readable).resume();
   return send(reply.header('connection', 'close'), error);
-}
-
-function containerError(error: CallError): HttpError {
-  switch (error.code) {
-    case 'NOT_FOUND':
-      return httpError('TARGET_NOT_FOUND', error.message);
-    case 'UNAVAILABLE':
-      return httpError('UNAVAILABLE', error.message);
-    case 'CONFLICT':
-      return httpError('CONFLICT', error.message);
-    default:
-      return httpError('CALL_REFUSED', error.message);
-  }
 }

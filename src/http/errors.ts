@@ -232,6 +232,16 @@ export function callError(error: CallError, call: CallFacts): HttpError {
   }
 }
 
+/**
+ * The refusals of an agent's APIs (the executor API, the container calls):
+ * the same entries as a scheduler call's, except that an unknown framework
+ * is upstream's 400 there. No stream ids on an agent.
+ */
+export function agentRefusal(error: CallError): HttpError {
+  if (error.code === 'FRAMEWORK_NOT_FOUND') return httpError('EXECUTOR_FRAMEWORK_NOT_FOUND');
+  return callError(error, { frameworkId: '', streamId: undefined });
+}
+
 export function sendCallError(reply: FastifyReply, error: CallError, call: CallFacts): FastifyReply {
   return send(reply, callError(error, call));
 }

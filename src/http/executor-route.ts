@@ -17,7 +17,6 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecutorAuthorizer, ExecutorEvent } from '../core/executor-api.js';
-import type { CallError } from '../core/errors.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { executorCallError, executorCallFromWire } from '../wire/executor-in.js';
 import { executorEventToJson, executorEventToProto } from '../wire/executor-out.js';
@@ -26,7 +25,7 @@ import { sendUnauthorized } from './auth.js';
 import { closing, decodeCallBody } from './call-body.js';
 import { authorizeExecutor, type ExecutorTokens } from './executor-token.js';
 import type { Connections } from './connections.js';
-import { httpError, send, sendError, type HttpError } from './errors.js';
+import { agentRefusal, send, sendError } from './errors.js';
 import { HttpEventStream } from './event-stream.js';
 import { serveMethods } from './methods.js';
 import { JSON_TYPE, MESSAGE_TYPES, negotiate } from './negotiate.js';
@@ -72,7 +71,7 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: ExecutorRoute
   const envelope = executorCallFromWire(call);
   if (call.type !== 'SUBSCRIBE') {
     const outcome = options.driver.input((cluster) => cluster.executorCall(agentId, envelope, authorize));
-    return outcome.ok ? sendEmpty(reply, 202) : send(reply, executorError(outcome.error));
+    return outcome.ok ? sendEmpty(reply, 202) : send(reply, agentRefusal(outcome.error));
   }
 
   // The stream exists before the core answers: SUBSCRIBED is in the outbox that input fills.
@@ -85,7 +84,7 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: ExecutorRoute
   const outcome = driver.input((cluster) => cluster.executorSubscribe(connectionId, agentId, envelope, authorize));
   if (!outcome.ok) {
     connections.forget(connectionId);
-    return send(reply, executorError(outcome.error));
+    return send(reply, agentRefusal(outcome.error));
   }
   reply.hijack();
   reply.raw.on('close', () => {
@@ -94,20 +93,4 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: ExecutorRoute
   });
   stream.start({ 'content-type': accepted! });
   return undefined;
-}
-
-/** The agent's refusals, in upstream's words and statuses (wire-facts §3). */
-function executorError(error: CallError): HttpError {
-  switch (error.code) {
-    case 'FRAMEWORK_NOT_FOUND':
-      return httpError('EXECUTOR_FRAMEWORK_NOT_FOUND');
-    case 'INVALID':
-      return httpError('CALL_REFUSED', error.message);
-    case 'FORBIDDEN':
-      return httpError('FORBIDDEN', error.message);
-    case 'UNAVAILABLE':
-      return httpError('UNAVAILABLE', error.message);
-    default:
-      return httpError('INTERNAL');
-  }
 }
