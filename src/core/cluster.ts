@@ -12,8 +12,8 @@
  *   executors   executorSubscribe, executorCall, containerExited (and disconnect)
  *   containers  launchNestedContainer, containerInput, waitContainer, killContainer, removeContainer
  *   cluster     addAgent
- *   faults      crashAgent, restartAgent, addNetworkRule, removeNetworkRule,
- *               partition, heal
+ *   faults      inject (any Fault of faults.ts), and its parts crashAgent, restartAgent,
+ *               addNetworkRule, removeNetworkRule, partition, heal
  *   clock       advance, advanceTo
  *   output      drainOutbox
  */
@@ -23,7 +23,8 @@ import type { ContainerTermination, ExecutorAuthorizer, ExecutorCallEnvelope, Re
 import { AGENT_NOT_RECOVERED } from './agent/executor-calls.js';
 import { NestedContainers, type NestedLaunch } from './agent/nested-containers.js';
 import type { SimContext } from './context.js';
-import { fail, type Outcome } from './errors.js';
+import { fail, ok, type Outcome } from './errors.js';
+import type { Fault, FaultResult } from './faults.js';
 import { EventLoop } from './event-loop.js';
 import { checkAgents, InvariantError } from './invariants.js';
 import { MASTER_NODE } from './messages.js';
@@ -294,6 +295,34 @@ export class Cluster {
     });
   }
 
+  /**
+   * Applies a fault. A node it names that does not exist is NOT_FOUND and
+   * changes nothing.
+   */
+  inject(fault: Fault): Outcome<FaultResult> {
+    const unknown = faultNodes(fault).find((node) => node !== MASTER_NODE && !this.#agents.has(node));
+    if (unknown !== undefined) return fail('NOT_FOUND', `Agent '${unknown}' not found`);
+    switch (fault.type) {
+      case 'crash_agent':
+        this.crashAgent(fault.agentId);
+        return ok({});
+      case 'restart_agent':
+        this.restartAgent(fault.agentId, fault.recover);
+        return ok({});
+      case 'partition':
+        this.partition(...fault.nodes);
+        return ok({});
+      case 'heal':
+        this.heal(...fault.nodes);
+        return ok({});
+      case 'network_rule':
+        return ok({ ruleId: this.addNetworkRule(fault.rule) });
+      case 'remove_network_rule':
+        this.removeNetworkRule(fault.ruleId);
+        return ok({});
+    }
+  }
+
   /** The agent process dies; its connection to the master breaks. An agent not running is left as it is. */
   crashAgent(agentId: string): void {
     this.#input(() => {
@@ -418,5 +447,20 @@ export class Cluster {
     const agent = this.#agents.get(agentId);
     if (agent === undefined) throw new Error(`cluster: no agent '${agentId}'`);
     return agent;
+  }
+}
+
+/** The nodes a fault names, which must exist. */
+function faultNodes(fault: Fault): readonly string[] {
+  switch (fault.type) {
+    case 'crash_agent':
+    case 'restart_agent':
+      return [fault.agentId];
+    case 'partition':
+    case 'heal':
+      return fault.nodes;
+    case 'network_rule':
+    case 'remove_network_rule':
+      return [];
   }
 }

@@ -6,12 +6,8 @@
  *   GET  /sim/v1/clock     {"time_ms", "epoch_ms", "mode", "next_due_ms"}
  *   POST /sim/v1/advance   {"ms": N}: cluster time moves N ms on, running all that falls due
  *                          (virtual time only: 409 while the clock follows the wall clock)
- *   POST /sim/v1/faults    {"type": "crash_agent" | "restart_agent" | "partition" | "heal",
- *                           "agent_id", "recover": "reconnect" | "cleanup" (restart_agent)}
- *                          partition and heal cut and mend the agent's link to the master;
- *                          {"type": "network_rule", "action": "drop" | "delay" | "duplicate", "from", "to",
- *                           "messages": [TYPE...], "delay_ms", "jitter_ms", "probability"} -> {"rule_id"};
- *                          {"type": "remove_network_rule", "rule_id"}
+ *   POST /sim/v1/faults    a fault as fault-body.ts reads it -> {"type", ...}: "rule_id" for a rule,
+ *                          "agent_id" and the agent's process "state" for a crash or restart
  *   GET  /sim/v1/trace     the trace as JSON lines ({"seq", "time_ms", "kind", "line"}):
  *                          the entries kept (all when recording, else the recent ones), then the
  *                          new ones as they come, until the client goes; a reader that falls
@@ -22,16 +18,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TraceEntry } from '../core/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
+import type { Fault, FaultResult } from '../core/faults.js';
 import { sendError } from './errors.js';
+import { MAX_SPAN_MS, parseFault } from './fault-body.js';
 import { serveMethods } from './methods.js';
 
 /** The largest step one advance may take: a day of cluster time. */
-export const MAX_ADVANCE_MS = 86_400_000;
+export const MAX_ADVANCE_MS = MAX_SPAN_MS;
 
-const AGENT_FAULTS = ['crash_agent', 'restart_agent', 'partition', 'heal'] as const;
-const FAULTS = [...AGENT_FAULTS, 'network_rule', 'remove_network_rule'] as const;
-type FaultType = (typeof AGENT_FAULTS)[number];
-const RULE_ACTIONS = ['drop', 'delay', 'duplicate'] as const;
 
 export function registerSimRoutes(app: FastifyInstance, driver: ClusterDriver): void {
   serveMethods(app, '/sim/v1/clock', ['GET'], (_req, reply) => json(reply, clock(driver)));
@@ -80,62 +74,21 @@ function advance(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver
 
 function fault(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver): FastifyReply {
   const body = bodyOf(req);
-  const type = body?.['type'];
-  if (typeof type !== 'string' || !(FAULTS as readonly string[]).includes(type)) {
-    return sendError(reply, 'SIM_REQUEST_INVALID', `Expecting 'type' to be one of ${FAULTS.join(', ')}`);
-  }
-  if (type === 'network_rule') return networkRule(reply, driver, body!);
-  if (type === 'remove_network_rule') {
-    const ruleId = body!['rule_id'];
-    if (typeof ruleId !== 'number' || !Number.isInteger(ruleId)) return sendError(reply, 'SIM_REQUEST_INVALID', "Expecting 'rule_id' to be present");
-    driver.input((c) => c.removeNetworkRule(ruleId));
-    return json(reply, { rule_id: ruleId });
-  }
-  const agentId = body!['agent_id'];
-  if (typeof agentId !== 'string') return sendError(reply, 'SIM_REQUEST_INVALID', "Expecting 'agent_id' to be present");
-  const recover = body!['recover'] ?? 'reconnect';
-  if (recover !== 'reconnect' && recover !== 'cleanup') return sendError(reply, 'SIM_REQUEST_INVALID', "Expecting 'recover' to be reconnect or cleanup");
-  if (driver.read((view) => view.agentNode(agentId)) === undefined) return sendError(reply, 'TARGET_NOT_FOUND', `Agent '${agentId}' not found`);
-  driver.input((c) => apply(c, type as FaultType, agentId, recover));
-  return json(reply, { agent_id: agentId, state: driver.read((view) => view.agentProcessState(agentId)) });
+  const parsed = body === undefined ? 'Expecting a JSON object' : parseFault(body);
+  if (typeof parsed === 'string') return sendError(reply, 'SIM_REQUEST_INVALID', parsed);
+  const outcome = driver.input((c) => c.inject(parsed));
+  if (!outcome.ok) return sendError(reply, 'TARGET_NOT_FOUND', outcome.error.message);
+  return json(reply, { type: parsed.type, ...answerOf(parsed, outcome.value, driver) });
 }
 
-/** A network rule: messages matching it (sender, receiver, types) are dropped, delayed or repeated, with a probability. */
-function networkRule(reply: FastifyReply, driver: ClusterDriver, body: Record<string, unknown>): FastifyReply {
-  const { action, from, to, messages, delay_ms: delayMs, jitter_ms: jitterMs, probability } = body;
-  const millis = (v: unknown) => v === undefined || (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_ADVANCE_MS);
-  const checks: readonly (readonly [boolean, string])[] = [
-    [typeof action === 'string' && (RULE_ACTIONS as readonly string[]).includes(action), `Expecting 'action' to be one of ${RULE_ACTIONS.join(', ')}`],
-    [[from, to].every((v) => v === undefined || typeof v === 'string'), "Expecting 'from' and 'to' to be node ids ('master', or an agent id)"],
-    [messages === undefined || (Array.isArray(messages) && messages.every((m) => typeof m === 'string' && /^[A-Z_]+$/.test(m))), "Expecting 'messages' to be message types (RUN_TASK, STATUS_UPDATE, ...)"],
-    [millis(delayMs) && millis(jitterMs), `Expecting 'delay_ms' and 'jitter_ms' to be whole numbers of milliseconds from 0 to ${MAX_ADVANCE_MS}`],
-    [probability === undefined || (typeof probability === 'number' && probability >= 0 && probability <= 1), "Expecting 'probability' to be a number from 0 to 1"],
-  ];
-  const invalid = checks.find(([valid]) => !valid)?.[1];
-  if (invalid !== undefined) return sendError(reply, 'SIM_REQUEST_INVALID', invalid);
-  const rule = {
-    action: action as (typeof RULE_ACTIONS)[number],
-    ...(from === undefined ? {} : { from: from as string }),
-    ...(to === undefined ? {} : { to: to as string }),
-    ...(messages === undefined ? {} : { types: messages as never[] }),
-    ...(delayMs === undefined ? {} : { delayMs: delayMs as number }),
-    ...(jitterMs === undefined ? {} : { jitterMs: jitterMs as number }),
-    ...(probability === undefined ? {} : { probability: probability as number }),
-  };
-  return json(reply, { rule_id: driver.input((c) => c.addNetworkRule(rule)) });
-}
-
-function apply(cluster: ClusterDriver['cluster'], type: FaultType, agentId: string, recover: 'reconnect' | 'cleanup'): void {
-  switch (type) {
-    case 'crash_agent':
-      return cluster.crashAgent(agentId);
-    case 'restart_agent':
-      return cluster.restartAgent(agentId, recover);
-    case 'partition':
-      return cluster.partition(agentId, 'master');
-    case 'heal':
-      return cluster.heal(agentId, 'master');
+/** What the answer to a fault says beyond its type: the rule added, the agent's process state. */
+function answerOf(fault: Fault, result: FaultResult, driver: ClusterDriver): object {
+  if (result.ruleId !== undefined) return { rule_id: result.ruleId };
+  if (fault.type === 'remove_network_rule') return { rule_id: fault.ruleId };
+  if (fault.type === 'crash_agent' || fault.type === 'restart_agent') {
+    return { agent_id: fault.agentId, state: driver.read((view) => view.agentProcessState(fault.agentId)) };
   }
+  return {};
 }
 
 /** The body as a JSON object, or undefined. */

@@ -36,7 +36,7 @@ describe('the control API', () => {
   it('injects faults: a crashed agent is down, a partitioned one becomes unreachable once time passes', async () => {
     r = await startCluster({ port: 0, agents: 2, time: 'virtual' });
     const [a, b] = r.agents;
-    expect(JSON.parse((await post('/sim/v1/faults', { type: 'crash_agent', agent_id: a!.id })).body)).toEqual({ agent_id: a!.id, state: 'crashed' });
+    expect(JSON.parse((await post('/sim/v1/faults', { type: 'crash_agent', agent_id: a!.id })).body)).toEqual({ type: 'crash_agent', agent_id: a!.id, state: 'crashed' });
     expect(JSON.parse((await post('/sim/v1/faults', { type: 'restart_agent', agent_id: a!.id, recover: 'reconnect' })).body).state).not.toBe('crashed');
     expect((await post('/sim/v1/faults', { type: 'partition', agent_id: b!.id })).status).toBe(200);
     await post('/sim/v1/advance', { ms: 90_000 });
