@@ -45,7 +45,11 @@ export interface AgentsSpec {
   /** Port of the first agent, the next ones follow; 0 = ephemeral. */
   readonly firstPort: number;
   /** What every agent is: its resources, attributes and flags. */
-  readonly machine: { readonly resources: Resources; readonly attributes: Attribute[]; readonly flags: AgentFlags };
+  readonly machine: Machine;
+  /** What the agent of each index is, where agents differ (`agentGroups`); `machine` for the rest. */
+  readonly machines?: readonly Machine[];
+  /** The port the first agent advertises, the next ones following, instead of their listeners' (`advertisePorts`). */
+  readonly advertiseFirstPort?: number;
   readonly listener: ListenerLimits;
   /** Where the agents' executor streams go. */
   readonly executors: NonNullable<AgentBinding['executors']>;
@@ -53,6 +57,12 @@ export interface AgentsSpec {
   readonly credentials?: Credentials;
   /** `--http-executor-domain-sockets`: the work directory their sockets go under, and where their servers are kept for closing. */
   readonly domainSockets?: { readonly workDir: string; readonly servers: DomainSocket[] };
+}
+
+export interface Machine {
+  readonly resources: Resources;
+  readonly attributes: Attribute[];
+  readonly flags: AgentFlags;
 }
 
 export interface DomainSocket {
@@ -111,8 +121,8 @@ async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: Ag
     host === WILDCARD_HOST ? await listenWildcard(app, directory, spec.firstPort, cap) : await listenOnAddresses(app, addresses, spec.firstPort, cap);
   const port = listener.port;
   const agents: AgentEndpoint[] = [];
-  for (const ip of addresses) {
-    const agent = driver.input((c) => c.addAgent({ hostname: ip, ip, port, ...spec.machine }));
+  for (const [i, ip] of addresses.entries()) {
+    const agent = driver.input((c) => c.addAgent({ hostname: ip, ip, port: advertised(spec, i, port), ...(spec.machines?.[i] ?? spec.machine) }));
     directory.add(ip, agent.id);
     const domainSocket = await serveDomainSocket(app, agent.id, spec);
     agents.push({ id: agent.id, url: `http://${ip}:${port}`, pid: agent.pid, hostname: ip, port, ...domainSocket });
@@ -130,7 +140,7 @@ async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec
     const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener, agent: binding, ...credentialsOf(spec) });
     servers.push(app);
     const port = await listen(app, host, spec.firstPort === 0 ? 0 : spec.firstPort + i);
-    const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port, ...spec.machine }));
+    const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port: advertised(spec, i, port), ...(spec.machines?.[i] ?? spec.machine) }));
     agentId = agent.id;
     const domainSocket = await serveDomainSocket(app, agent.id, spec);
     agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname: host, port, ...domainSocket });
@@ -156,4 +166,8 @@ const credentialsOf = (spec: AgentsSpec) => (spec.credentials === undefined ? {}
 export async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {
   await app.listen({ host, port });
   return (app.server.address() as AddressInfo).port;
+}
+
+function advertised(spec: AgentsSpec, index: number, port: number): number {
+  return spec.advertiseFirstPort === undefined ? port : spec.advertiseFirstPort + index;
 }

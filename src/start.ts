@@ -16,7 +16,7 @@ import type { Acls } from './core/authz.js';
 import { parseResources } from './core/resources.js';
 import { AGENT_READWRITE_REALM, READONLY_REALM } from './http/auth.js';
 import { containerFlagsOf, type ContainerOptions } from './start-cgroups.js';
-import { startAgentsAddressed, listen, StartError, type AgentEndpoint, type AgentsSpec, type DomainSocket } from './start-agents.js';
+import { startAgentsAddressed, listen, StartError, type AgentEndpoint, type AgentsSpec, type DomainSocket, type Machine } from './start-agents.js';
 import { closeDomainSocket, domainSocketPath } from './http/domain-sockets.js';
 import { Connections } from './http/connections.js';
 import { StreamBudget } from './http/stream-budget.js';
@@ -92,9 +92,23 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
   readonly host?: string;
   /** Master port; 0 picks a free one (default 0). */
   readonly port?: number;
+  /**
+   * The ports the cluster advertises (upstream's `--advertise_port`): the
+   * master's in MasterInfo, and the first agent's in AgentInfo and its pid
+   * (the next agents follow), whatever ports the listeners got. Scenario
+   * runs use it so that ephemeral ports stay out of the trace; clients must
+   * then be given the listeners' real URLs.
+   */
+  readonly advertisePorts?: { readonly master: number; readonly firstAgent: number };
   readonly agents?: number;
   readonly agentResources?: string;
   readonly agentAttributes?: string;
+  /**
+   * Agents that differ: each group's count of agents with its own resources
+   * and attributes (the defaults above where a group gives none). Replaces
+   * `agents` when given.
+   */
+  readonly agentGroups?: readonly AgentGroupOptions[];
   /**
    * Port of the first agent, the next ones follow; 0 = ephemeral (default).
    * With `loopback` addressing, the one port of every agent.
@@ -192,6 +206,12 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
 
 export { StartError, type AgentEndpoint };
 
+export interface AgentGroupOptions {
+  readonly count: number;
+  readonly resources?: string;
+  readonly attributes?: string;
+}
+
 export interface RunningCluster {
   readonly masterUrl: string;
   /** Where spawned executors' sandboxes are (spawn mode). */
@@ -209,7 +229,7 @@ export interface RunningCluster {
 
 export async function startCluster(options: StartClusterOptions = {}): Promise<RunningCluster> {
   const host = options.host ?? '127.0.0.1';
-  const { count: agentCount, machine } = agentsOf(options);
+  const { count: agentCount, machine, machines } = agentsOf(options);
   const limits = limitsOf(options);
   const { credentials, acls } = authOf(options);
 
@@ -251,11 +271,11 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     servers.push(masterApp);
     const masterPort = await listen(masterApp, host, options.port ?? 0);
     // A port of 0 is known only now.
-    driver.input((c) => c.bindMasterPort(masterPort));
+    driver.input((c) => c.bindMasterPort(options.advertisePorts?.master ?? masterPort));
     const executors = { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }), ...(engine === undefined ? {} : { engine: engine.helpers }) };
     const domainSockets = options.httpExecutorDomainSockets === true ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {};
     const readwrite = options.authenticateHttpReadwrite === true ? { credentials: credentials! } : {};
-    const agentSpec: AgentsSpec = { count: agentCount, firstPort: options.agentPort ?? 0, machine, listener: limits.agentListener, executors, ...readwrite, ...domainSockets };
+    const agentSpec: AgentsSpec = { count: agentCount, firstPort: options.agentPort ?? 0, machine, ...(machines === undefined ? {} : { machines }), ...(options.advertisePorts === undefined ? {} : { advertiseFirstPort: options.advertisePorts.firstAgent }), listener: limits.agentListener, executors, ...readwrite, ...domainSockets };
     const agents = await startAgentsAddressed(options.agentAddressing ?? 'ports', driver, host, agentSpec, servers, logger);
     return {
       masterUrl: `http://${host}:${masterPort}`,
@@ -311,14 +331,26 @@ function stopOnFailure(driver: ClusterDriver, servers: FastifyInstance[], logger
 
 
 /** How many agents, and what each is, from the library's options, checked; a StartError names the flag at fault. */
-function agentsOf(options: StartClusterOptions): { count: number; machine: AgentsSpec['machine'] } {
-  const resources = parseResources(options.agentResources ?? DEFAULT_AGENT_RESOURCES);
-  if (typeof resources === 'string') throw new StartError(`--agent-resources: ${resources}`);
-  const attributes = parseAttributes(options.agentAttributes ?? '');
-  if (typeof attributes === 'string') throw new StartError(`--agent-attributes: ${attributes}`);
+function agentsOf(options: StartClusterOptions): { count: number; machine: Machine; machines?: Machine[] } {
+  const flags = agentFlagsOf(options);
+  const machineOf = (resourceText: string | undefined, attributeText: string | undefined, where: string): Machine => {
+    const resources = parseResources(resourceText ?? options.agentResources ?? DEFAULT_AGENT_RESOURCES);
+    if (typeof resources === 'string') throw new StartError(`${where === '' ? '--agent-resources' : `${where}.resources`}: ${resources}`);
+    const attributes = parseAttributes(attributeText ?? options.agentAttributes ?? '');
+    if (typeof attributes === 'string') throw new StartError(`${where === '' ? '--agent-attributes' : `${where}.attributes`}: ${attributes}`);
+    return { resources, attributes, flags };
+  };
+  const machine = machineOf(undefined, undefined, '');
+  if (options.agentGroups !== undefined) {
+    const machines = options.agentGroups.flatMap((group, i) => {
+      if (!Number.isInteger(group.count) || group.count < 0) throw new StartError(`agentGroups[${i}].count must be a whole number, got ${group.count}`);
+      return Array<Machine>(group.count).fill(machineOf(group.resources, group.attributes, `agentGroups[${i}]`));
+    });
+    return { count: machines.length, machine, machines };
+  }
   const count = options.agents ?? 3;
   if (!Number.isInteger(count) || count < 0) throw new StartError(`--agents must be a whole number, got ${count}`);
-  return { count, machine: { resources, attributes, flags: agentFlagsOf(options) } };
+  return { count, machine };
 }
 
 /** The agents' executor flags from the library's options, checked; a StartError names the flag at fault. */

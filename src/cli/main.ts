@@ -4,12 +4,20 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { taskCommands } from './task.js';
 import { runUp, upOptions } from './up.js';
+import { runCheckDeterminism, runOptions, runRun, type CheckArgs, type RunArgs } from './run.js';
 
 await yargs(hideBin(process.argv))
   .parserConfiguration({ 'populate--': true })
   .scriptName('clustersim')
   .usage('$0 <command> [options]')
   .command('up', 'Start a cluster: a master and its agents, serving the HTTP APIs', upOptions, runUp)
+  .command('run <files..>', 'Run scenario files in virtual time: each expectation with PASS or FAIL, and the command that replays the run', runOptions, (args) => runRun(args as unknown as RunArgs))
+  .command(
+    'check-determinism <files..>',
+    'Run each scenario twice with one seed and compare the traces',
+    (y) => y.positional('files', { type: 'string', array: true, demandOption: true, describe: 'Scenario files' }).option('seed', { type: 'string', describe: "The seed (default the file's)" }),
+    (args) => runCheckDeterminism(args as unknown as CheckArgs),
+  )
   .command('task', 'The tasks of a running cluster: list them, or run a command inside one', taskCommands)
   .demandCommand(1, 'Name a command; see --help')
   .strict()

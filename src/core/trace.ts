@@ -108,3 +108,8 @@ export function firstDivergence(a: readonly TraceEntry[], b: readonly TraceEntry
   for (let i = 0; i < n; i++) if (a[i]?.line !== b[i]?.line) return i;
   return -1;
 }
+
+/** An entry as one line of JSON (`{"seq","time_ms","kind","line"}`): the trace files and the control API's stream. */
+export function traceJsonLine(entry: TraceEntry): string {
+  return JSON.stringify({ seq: entry.seq, time_ms: entry.timeMs, kind: entry.kind, line: entry.line });
+}

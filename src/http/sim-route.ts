@@ -16,7 +16,7 @@
  * A body that is not such JSON is 400 with the reason; an unknown agent 404.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { TraceEntry } from '../core/trace.js';
+import { traceJsonLine, type TraceEntry } from '../core/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { Fault, FaultResult } from '../core/faults.js';
 import { sendError } from './errors.js';
@@ -45,7 +45,7 @@ function streamTrace(reply: FastifyReply, driver: ClusterDriver): undefined {
   res.socket?.setTimeout(0);
   const write = (entry: TraceEntry): void => {
     if (res.writableLength > MAX_TRACE_BACKLOG_BYTES) return void res.destroy(new Error('trace reader too far behind'));
-    res.write(`${JSON.stringify({ seq: entry.seq, time_ms: entry.timeMs, kind: entry.kind, line: entry.line })}\n`);
+    res.write(`${traceJsonLine(entry)}\n`);
   };
   for (const entry of trace.entries()) write(entry);
   const listener = (entry: TraceEntry): void => write(entry);

@@ -1,0 +1,66 @@
+/**
+ * Expectations of a scenario, checked at their time or at the end: the
+ * conditions, a framework's event sequence, its re-subscriptions, a metric,
+ * the full invariant check.
+ */
+import { holds, within, type Observed, type Verdict } from './conditions.js';
+import type { Expectation } from './scenario.js';
+import { formatSpan } from './duration.js';
+
+/** What the expectations read beyond the conditions. */
+export interface Evidence extends Observed {
+  /** A framework's events in order (`TYPE` or `UPDATE TASK_STATE`). */
+  sequence(frameworkName: string): readonly string[];
+  /** When a framework lost its subscription, and when it had one again, in cluster time. */
+  subscriptions(frameworkName: string): { readonly lost: readonly number[]; readonly subscribed: readonly number[] };
+  /** A figure of /metrics/snapshot. */
+  metric(name: string): number | undefined;
+  /** The full invariant check: undefined when it passes, else why not. */
+  invariants(): string | undefined;
+}
+
+export interface ExpectationResult extends Verdict {
+  readonly line: number;
+  readonly atMs: number;
+}
+
+export function check(e: Expectation, seen: Evidence, nowMs: number): ExpectationResult {
+  return { ...verdict(e, seen), line: e.line, atMs: nowMs };
+}
+
+function verdict(e: Expectation, seen: Evidence): Verdict {
+  if ('events' in e) return inOrder(e.events.framework, e.events.sequence, seen.sequence(e.events.framework));
+  if ('resubscribed' in e) return resubscribed(e.resubscribed, seen.subscriptions(e.resubscribed.framework));
+  if ('metric' in e) {
+    const { name, ...bounds } = e.metric;
+    const value = seen.metric(name);
+    if (value === undefined) return { ok: false, what: `metric ${name}`, found: 'no such metric' };
+    return within(bounds, value, `(metric ${name})`);
+  }
+  if ('invariants' in e) {
+    const broken = seen.invariants();
+    return { ok: broken === undefined, what: 'the invariants hold', found: broken ?? 'they hold' };
+  }
+  return holds(e, seen);
+}
+
+/** The expected events appear in this order, others between them allowed. */
+function inOrder(framework: string, expected: readonly string[], events: readonly string[]): Verdict {
+  let i = 0;
+  for (const event of events) if (i < expected.length && event === expected[i]) i++;
+  const what = `${framework} receives ${expected.join(', ')} in this order`;
+  if (i === expected.length) return { ok: true, what, found: `${events.length} events` };
+  return { ok: false, what, found: `no ${expected[i]} after ${i === 0 ? 'the start' : expected[i - 1]} (${events.length} events: ${events.slice(0, 12).join(', ')}${events.length > 12 ? ', ...' : ''})` };
+}
+
+function resubscribed(
+  e: { readonly framework: string; readonly within: number; readonly min?: number },
+  history: { readonly lost: readonly number[]; readonly subscribed: readonly number[] },
+): Verdict {
+  const what = `${e.framework} subscribed again within ${formatSpan(e.within)} of each loss${e.min === undefined ? '' : `, at least ${e.min} times`}`;
+  const gaps = history.lost.map((t) => (history.subscribed.find((s) => s >= t) ?? Infinity) - t);
+  const slow = gaps.findIndex((g) => g > e.within);
+  const found = `${gaps.length} losses${gaps.length === 0 ? '' : `, longest gap ${Number.isFinite(Math.max(...gaps)) ? formatSpan(Math.max(...gaps)) : 'never'}`}`;
+  if (slow >= 0) return { ok: false, what, found: `${found}; the loss at ${formatSpan(history.lost[slow]!)} was not followed in time` };
+  return { ok: gaps.length >= (e.min ?? 1), what, found };
+}

@@ -1,0 +1,232 @@
+/**
+ * A scripted framework: a scheduler that speaks to the master over HTTP
+ * with the project's public client, as a user's framework would. It keeps
+ * its task plan going through offers, acknowledges updates, reconciles
+ * after each subscription, follows a non-leader's redirect, subscribes
+ * again after losing its stream, and fails over on a schedule.
+ *
+ * It never acts on its own: the runner hands it its events and its timers
+ * (in cluster time) and awaits each reaction, one framework after
+ * another, so a run is a function of its seed.
+ */
+import { SchedulerClient, type JsonEvent } from '../client/scheduler-client.js';
+import type { FrameworkSpec } from './scenario.js';
+import { isTerminalState, tasksFor, wanted } from './workload.js';
+
+/** What a framework needs of the runner. */
+export interface FrameworkHost {
+  /** The masters to try, in order (a non-leader's redirect is followed). */
+  readonly masterUrls: readonly string[];
+  /** Waits until the test holds (the cluster's answer to something this framework did). */
+  until(what: string, test: () => boolean): Promise<void>;
+  /** Whether the master holds this framework subscribed on the given stream. */
+  subscribedOn(frameworkId: string, streamId: string | undefined): boolean;
+}
+
+/** Offers declined while the plan needs nothing are refused for this long. */
+const IDLE_REFUSE_SECONDS = 10;
+
+export class ScriptedFramework {
+  id: string | undefined;
+  /** Why it stopped for good (the master removed it), if it did. */
+  stopped: string | undefined;
+  /** Answers of the master that were not 2xx, for the report. */
+  readonly notes: string[] = [];
+  /** Cluster times its stream ended (broken, or by its own failover), and it was subscribed again. */
+  readonly lostAt: number[] = [];
+  readonly subscribedAt: number[] = [];
+  #client: SchedulerClient | undefined;
+  #masterIndex = 0;
+  #url: string;
+  /** Events counted: received, and lost with a stream that broke before they arrived. */
+  #received = 0;
+  #lost = 0;
+  #pending: JsonEvent[] = [];
+  #subscribeAtMs: number | undefined;
+  #failoverAtMs: number | undefined;
+  #subscriptions = 0;
+  readonly #live = new Set<string>();
+  #launched = 0;
+
+  constructor(
+    readonly spec: FrameworkSpec,
+    private readonly host: FrameworkHost,
+  ) {
+    this.#url = host.masterUrls[0]!;
+    this.#subscribeAtMs = spec.startAtMs;
+    this.#failoverAtMs = spec.failoverEveryMs === undefined ? undefined : spec.startAtMs + spec.failoverEveryMs;
+  }
+
+  get connected(): boolean {
+    return this.#client !== undefined && !this.#client.closed;
+  }
+
+  /** The next instant it has something to do on its own, if any. */
+  nextWakeMs(): number | undefined {
+    if (this.stopped !== undefined) return undefined;
+    if (!this.connected) return this.#subscribeAtMs;
+    return this.#failoverAtMs;
+  }
+
+  /** Does what falls due at `now`: subscribe, or fail over. */
+  async wake(now: number): Promise<void> {
+    if (this.stopped !== undefined) return;
+    if (!this.connected && this.#subscribeAtMs !== undefined && this.#subscribeAtMs <= now) return this.#subscribe(now);
+    if (this.connected && this.#failoverAtMs !== undefined && this.#failoverAtMs <= now) {
+      this.#failoverAtMs = now + this.spec.failoverEveryMs!;
+      const client = this.#client!;
+      client.disconnect();
+      this.lostAt.push(now);
+      await this.host.until(`${this.spec.name} disconnected`, () => !this.host.subscribedOn(this.id!, client.streamId));
+      this.#forget(client);
+      await this.#subscribe(now);
+    }
+  }
+
+  /**
+   * Takes the events that arrived; `traced` is how many (heartbeats aside)
+   * the master has sent it. A stream that ended is forgotten, with whatever
+   * it lost, and a subscription is planned.
+   */
+  collect(traced: number, now: number): void {
+    const client = this.#client;
+    if (client === undefined) return;
+    for (const event of client.events.splice(0)) {
+      if (event.type === 'HEARTBEAT') continue;
+      this.#received++;
+      this.#pending.push(event);
+    }
+    if (client.closed) {
+      this.#lost = Math.max(this.#lost, traced - this.#received);
+      this.#forget(client);
+      this.lostAt.push(now);
+      this.#subscribeAtMs = now + this.spec.reconnectAfterMs;
+    }
+  }
+
+  /** Whether every event the master sent has arrived, and the stream is as the master holds it. */
+  synced(traced: number): boolean {
+    if (this.#received + this.#lost < traced) return false;
+    if (this.id === undefined || this.#client === undefined) return true;
+    // A stream the master let go must be seen to end before anyone acts.
+    return this.host.subscribedOn(this.id, this.#client.streamId) || this.#client.closed;
+  }
+
+  get hasPending(): boolean {
+    return this.#pending.length > 0;
+  }
+
+  /** Reacts to the events taken, one call at a time. */
+  async react(now: number): Promise<void> {
+    while (this.#pending.length > 0) {
+      const event = this.#pending.shift()!;
+      await this.#on(event, now);
+    }
+  }
+
+  async #on(event: JsonEvent, now: number): Promise<void> {
+    switch (event.type) {
+      case 'SUBSCRIBED':
+        this.id = event['subscribed'].framework_id.value;
+        this.subscribedAt.push(now);
+        this.#subscriptions++;
+        if (this.spec.reconcile && this.#subscriptions > 1) await this.#call({ type: 'RECONCILE', reconcile: { tasks: [] } });
+        return;
+      case 'OFFERS':
+        return this.#offers(event['offers'].offers);
+      case 'UPDATE':
+        return this.#update(event['update'].status);
+      case 'ERROR':
+        // An ERROR is the end of a framework: upstream's scheduler driver aborts on it.
+        this.stopped = `ERROR event: ${event['error']?.message ?? event['message']}`;
+        return;
+    }
+  }
+
+  async #offers(offers: JsonEvent[]): Promise<void> {
+    const plan = this.spec.tasks;
+    const declined: unknown[] = [];
+    for (const offer of offers) {
+      const want = plan === undefined ? 0 : wanted(plan, { live: this.#live.size, launched: this.#launched });
+      const tasks = want === 0 ? [] : tasksFor(offer, plan!, want, () => `${this.spec.name}-${this.#launched++}`);
+      if (tasks.length === 0) {
+        declined.push(offer['id']);
+        continue;
+      }
+      for (const task of tasks) this.#live.add((task['task_id'] as { value: string }).value);
+      await this.#call({ type: 'ACCEPT', accept: { offer_ids: [offer['id']], operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }], filters: { refuse_seconds: 1 } } });
+    }
+    if (declined.length > 0) await this.#call({ type: 'DECLINE', decline: { offer_ids: declined, filters: { refuse_seconds: IDLE_REFUSE_SECONDS } } });
+  }
+
+  async #update(status: Record<string, any>): Promise<void> {
+    const taskId: string = status['task_id'].value;
+    if (isTerminalState(status['state'])) this.#live.delete(taskId);
+    else if (taskId.startsWith(`${this.spec.name}-`)) this.#live.add(taskId);
+    if (status['uuid'] !== undefined && this.spec.acknowledge) {
+      await this.#call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status['agent_id'], task_id: status['task_id'], uuid: status['uuid'] } });
+    }
+    if (isTerminalState(status['state']) && this.spec.tasks !== undefined) await this.#call({ type: 'REVIVE', revive: {} });
+  }
+
+  async #call(call: Record<string, unknown>): Promise<void> {
+    const client = this.#client;
+    if (client === undefined || client.closed) return;
+    const answer = await client.call(call).catch((e: Error) => ({ status: 0, body: e.message }));
+    if (answer.status < 200 || answer.status > 299) this.notes.push(`${String(call['type'])}: ${answer.status} ${answer.body}`);
+  }
+
+  #frameworkInfo(): Record<string, unknown> {
+    const capabilities = [{ type: 'MULTI_ROLE' }, ...(this.spec.partitionAware ? [{ type: 'PARTITION_AWARE' }] : [])];
+    return {
+      user: 'clustersim',
+      name: this.spec.name,
+      roles: [this.spec.role],
+      capabilities,
+      checkpoint: this.spec.checkpoint,
+      ...(this.spec.failoverTimeoutMs === undefined ? {} : { failover_timeout: this.spec.failoverTimeoutMs / 1000 }),
+      ...(this.id === undefined ? {} : { id: { value: this.id } }),
+    };
+  }
+
+  /** SUBSCRIBE, following redirects; a master that cannot be reached is tried again later, the next one first. */
+  async #subscribe(now: number): Promise<void> {
+    this.#subscribeAtMs = undefined;
+    for (let hop = 0; hop < 3; hop++) {
+      const client = new SchedulerClient(this.#url, this.spec.encoding);
+      const answer = await client.subscribe(this.#frameworkInfo()).catch((e: Error) => ({ status: 0, body: e.message, headers: {} as Record<string, unknown> }));
+      if (answer.status === 307 && typeof answer.headers['location'] === 'string') {
+        this.#url = new URL(answer.headers['location'], this.#url).origin;
+        continue;
+      }
+      if (answer.status === 200) {
+        this.#client = client;
+        if (this.id !== undefined) client.frameworkId = this.id;
+        await this.host.until(`${this.spec.name} SUBSCRIBED`, () => client.events.length > 0 || client.closed);
+        return;
+      }
+      return this.#refused(answer.status, answer.body, now);
+    }
+    this.#refused(307, 'too many redirects', now);
+  }
+
+  #refused(status: number, body: string, now: number): void {
+    this.notes.push(`SUBSCRIBE: ${status === 0 ? body : `${status} ${body}`}`);
+    if (status === 403 || status === 400) {
+      this.stopped = `SUBSCRIBE refused: ${status} ${body}`;
+      return;
+    }
+    this.#masterIndex = (this.#masterIndex + 1) % this.host.masterUrls.length;
+    this.#url = this.host.masterUrls[this.#masterIndex]!;
+    this.#subscribeAtMs = now + this.spec.reconnectAfterMs;
+  }
+
+  #forget(client: SchedulerClient): void {
+    if (this.#client === client) this.#client = undefined;
+  }
+
+  close(): void {
+    this.#client?.disconnect();
+    this.#client = undefined;
+  }
+}

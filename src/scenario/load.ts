@@ -1,0 +1,211 @@
+/**
+ * Reading a scenario file: YAML parsed with positions, checked against the
+ * JSON Schema (ajv), then against what the schema cannot say (a framework
+ * named by a fault exists, an agent index is in range, each fault reads as
+ * the control API would read it). Every error names the file, the line and
+ * the field: `scenarios/x.yaml:12:7: timeline[0].fault.type: must be one of ...`.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject } from 'ajv';
+import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { parseFault } from '../http/fault-body.js';
+import { parseDuration } from './duration.js';
+import { isDurationSchema, SCENARIO_SCHEMA } from './schema.js';
+import type { AgentGroup, Expectation, FrameworkSpec, Scenario, TaskPlan, TimelineEntry } from './scenario.js';
+import { agentCount } from './scenario.js';
+
+export class ScenarioError extends Error {
+  override readonly name = 'ScenarioError';
+}
+
+const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
+const validate = ajv.compile(SCENARIO_SCHEMA);
+
+type Path = readonly (string | number)[];
+type Raw = Record<string, any>;
+
+export function loadScenario(file: string): Scenario {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ScenarioError(`${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  return parseScenario(file, text);
+}
+
+export function parseScenario(file: string, text: string): Scenario {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  const where = (path: Path, key?: string): string => position(file, doc, lines, path, key);
+  const syntax = doc.errors[0];
+  if (syntax !== undefined) {
+    const { line, col } = lines.linePos(syntax.pos[0]);
+    throw new ScenarioError(`${file}:${line}:${col}: ${syntax.message.split('\n')[0]}`);
+  }
+  const raw: unknown = doc.toJS();
+  if (!validate(raw)) throw new ScenarioError(schemaError(validate.errors ?? [], where));
+  return build(file, raw as Raw, where, (path) => lines.linePos(nodeAt(doc, path)?.range?.[0] ?? 0).line);
+}
+
+function build(file: string, raw: Raw, where: (path: Path, key?: string) => string, lineOf: (path: Path) => number): Scenario {
+  const frameworks = (raw['frameworks'] ?? []).map(frameworkOf);
+  const names = new Set<string>();
+  frameworks.forEach((f: FrameworkSpec, i: number) => {
+    if (names.has(f.name)) throw new ScenarioError(`${where(['frameworks', i, 'name'])}: frameworks[${i}].name: '${f.name}' is named twice`);
+    names.add(f.name);
+  });
+  const cluster = raw['cluster'];
+  const scenario: Scenario = {
+    file,
+    name: raw['name'],
+    description: raw['description'] ?? '',
+    seed: raw['seed'] ?? 0,
+    durationMs: parseDuration(raw['duration'])!,
+    cluster: {
+      masters: cluster['masters'] ?? 1,
+      agents: cluster['agents'] as AgentGroup[],
+      ...optionalMs('heartbeatIntervalMs', cluster['heartbeat_interval']),
+      ...optionalMs('allocationIntervalMs', cluster['allocation_interval']),
+      ...(cluster['weights'] === undefined ? {} : { weights: cluster['weights'] }),
+      quota: cluster['quota'] ?? [],
+    },
+    frameworks,
+    timeline: (raw['timeline'] ?? []).map((entry: Raw, i: number): TimelineEntry => ({
+      ...optionalMs('at', entry['at']),
+      ...(entry['when'] === undefined ? {} : { when: entry['when'] }),
+      fault: entry['fault'],
+      line: lineOf(['timeline', i]),
+    })),
+    expect: raw['expect'].map((e: Raw, i: number) => expectationOf(e, lineOf(['expect', i]))),
+  };
+  checkReferences(scenario, where);
+  return scenario;
+}
+
+function optionalMs<K extends string>(key: K, value: unknown): { [P in K]?: number } {
+  return (value === undefined ? {} : { [key]: parseDuration(value) }) as { [P in K]?: number };
+}
+
+function frameworkOf(raw: Raw): FrameworkSpec {
+  const tasks = raw['tasks'] as Raw | undefined;
+  const plan: TaskPlan | undefined =
+    tasks === undefined
+      ? undefined
+      : {
+          ...(tasks['keep_running'] === undefined ? {} : { keepRunning: tasks['keep_running'] }),
+          ...(tasks['total'] === undefined ? {} : { total: tasks['total'] }),
+          command: tasks['command'] ?? 'sleep 3600',
+          cpus: tasks['cpus'] ?? 0.1,
+          mem: tasks['mem'] ?? 32,
+          disk: tasks['disk'] ?? 0,
+        };
+  return {
+    name: raw['name'],
+    role: raw['role'] ?? '*',
+    encoding: raw['encoding'] ?? 'json',
+    checkpoint: raw['checkpoint'] ?? false,
+    failoverTimeoutMs: parseDuration(raw['failover_timeout']),
+    partitionAware: raw['partition_aware'] ?? false,
+    startAtMs: parseDuration(raw['start_at']) ?? 0,
+    tasks: plan,
+    failoverEveryMs: parseDuration(raw['failover_every']),
+    reconnectAfterMs: parseDuration(raw['reconnect_after']) ?? 1_000,
+    acknowledge: raw['acknowledge'] ?? true,
+    reconcile: raw['reconcile'] ?? true,
+  };
+}
+
+function expectationOf(raw: Raw, line: number): Expectation {
+  const { at, ...rest } = raw;
+  const durations = rest['resubscribed'] === undefined ? {} : { resubscribed: { ...rest['resubscribed'], within: parseDuration(rest['resubscribed'].within) } };
+  return { ...rest, ...durations, ...optionalMs('at', at), line } as Expectation;
+}
+
+/** What the schema cannot check: names and indexes that must exist, faults that must read. */
+function checkReferences(scenario: Scenario, where: (path: Path, key?: string) => string): void {
+  const names = new Set(scenario.frameworks.map((f) => f.name));
+  const agents = agentCount(scenario);
+  const named = (value: unknown, path: Path, field: string): void => {
+    if (value !== undefined && !names.has(value as string)) {
+      throw new ScenarioError(`${where(path)}: ${field}: no framework named '${String(value)}' in this file`);
+    }
+  };
+  scenario.timeline.forEach((entry, i) => {
+    const fault = entry.fault;
+    named(fault['framework'], ['timeline', i, 'fault', 'framework'], `timeline[${i}].fault.framework`);
+    if (typeof fault['agent'] === 'number' && fault['agent'] >= agents) {
+      throw new ScenarioError(`${where(['timeline', i, 'fault', 'agent'])}: timeline[${i}].fault.agent: the cluster has ${agents} agents (0 to ${agents - 1})`);
+    }
+    const parsed = parseFault(resolveFault(fault, (n) => `agent-${n}`, (name) => `framework-${name}`));
+    if (typeof parsed === 'string') throw new ScenarioError(`${where(['timeline', i, 'fault'])}: timeline[${i}].fault: ${parsed}`);
+    const when = entry.when as { tasks?: { framework?: string } } | undefined;
+    named(when?.tasks?.framework, ['timeline', i, 'when', 'tasks', 'framework'], `timeline[${i}].when.tasks.framework`);
+  });
+  scenario.expect.forEach((e, i) => {
+    const ref = (e as Raw)[Object.keys(e).find((k) => k !== 'at' && k !== 'line')!] as Raw | undefined;
+    named(ref?.['framework'], ['expect', i], `expect[${i}].framework`);
+  });
+}
+
+/**
+ * A timeline fault with `agent: N` as `agent_id` and `framework: NAME` as
+ * `framework_id`, by the functions given (the runner's, once ids are known).
+ */
+export function resolveFault(fault: Readonly<Raw>, agentId: (index: number) => string, frameworkId: (name: string) => string): Raw {
+  const { agent, framework, ...rest } = fault;
+  const nodes = Array.isArray(rest['nodes'])
+    ? { nodes: rest['nodes'].map((n: unknown) => (typeof n === 'number' ? agentId(n) : n)) }
+    : {};
+  return {
+    ...rest,
+    ...nodes,
+    ...(typeof agent === 'number' ? { agent_id: agentId(agent) } : {}),
+    ...(typeof framework === 'string' ? { framework_id: frameworkId(framework) } : {}),
+  };
+}
+
+// ---- positions and messages ----
+
+function nodeAt(doc: Document, path: Path): Node | undefined {
+  return (path.length === 0 ? doc.contents : doc.getIn(path, true)) as Node | undefined;
+}
+
+function position(file: string, doc: Document, lines: LineCounter, path: Path, key?: string): string {
+  let node = nodeAt(doc, path);
+  if (key !== undefined && isMap(node)) {
+    const pair = node.items.find((p) => (p.key as { value?: unknown } | null)?.value === key);
+    node = (pair?.key as Node | undefined) ?? node;
+  }
+  const { line, col } = lines.linePos(node?.range?.[0] ?? 0);
+  return `${file}:${line}:${col}`;
+}
+
+function schemaError(errors: readonly ErrorObject[], where: (path: Path, key?: string) => string): string {
+  const error = errors.find((e) => e.keyword === 'oneOf' && isDurationSchema(e.parentSchema)) ?? errors[0]!;
+  const path: Path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s.replaceAll('~1', '/').replaceAll('~0', '~')));
+  const extra = error.keyword === 'additionalProperties' ? (error.params as { additionalProperty: string }).additionalProperty : undefined;
+  const field = fieldName(extra === undefined ? path : [...path, extra]);
+  return `${where(path, extra)}: ${field === '' ? 'the file' : field}: ${messageOf(error)}`;
+}
+
+function messageOf(error: ErrorObject): string {
+  switch (error.keyword) {
+    case 'oneOf':
+      if (isDurationSchema(error.parentSchema)) return 'must be a duration: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d';
+      return 'must have exactly one of the forms allowed here (at or when)';
+    case 'additionalProperties':
+      return `is not a field here (allowed: ${Object.keys((error.parentSchema as { properties?: object }).properties ?? {}).join(', ')})`;
+    case 'enum':
+      return `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    default:
+      return error.message ?? error.keyword;
+  }
+}
+
+function fieldName(path: Path): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+}

@@ -1,0 +1,57 @@
+/**
+ * A run's outcome for people (text) and for CI (JUnit XML), and the trace
+ * as JSON lines in the control API's form.
+ */
+import { formatSpan } from './duration.js';
+import type { RunResult } from './runner.js';
+
+/** The command that runs the same scenario with the same seed again. */
+export function replayCommand(result: RunResult): string {
+  return `clustersim run ${result.scenario.file} --seed ${quote(result.seed)}`;
+}
+
+function quote(text: string): string {
+  return /^[\w.-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+export function textReport(result: RunResult): string[] {
+  const { scenario } = result;
+  const lines = [`scenario ${scenario.name} (${scenario.file}), seed ${result.seed}`];
+  for (const r of result.results) {
+    const when = Number.isFinite(r.atMs) ? `at ${formatSpan(r.atMs)}` : 'at the end';
+    lines.push(`  ${r.ok ? 'PASS' : 'FAIL'}  line ${r.line}, ${when}: ${r.what} (found ${r.found})`);
+  }
+  for (const problem of result.problems) lines.push(`  PROBLEM  ${problem}`);
+  const failed = result.results.filter((r) => !r.ok).length;
+  lines.push(
+    `  ${result.results.length} expectations: ${result.results.length - failed} passed, ${failed} failed` +
+      `${result.problems.length === 0 ? '' : `, ${result.problems.length} problems`}` +
+      ` · ${formatSpan(result.endMs)} of cluster time in ${(result.wallMs / 1000).toFixed(2)} s` +
+      ` · trace ${result.traceLength} entries, hash ${result.traceHash}`,
+  );
+  lines.push(`  replay: ${replayCommand(result)}`);
+  return lines;
+}
+
+export function junitReport(results: readonly RunResult[]): string {
+  const esc = (s: string): string => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const suites = results.map((result) => {
+    const cases = result.results.map((r) => {
+      const name = esc(`line ${r.line}: ${r.what}`);
+      const body = r.ok ? '' : `<failure message="${esc(`found ${r.found}`)}"/>`;
+      return `    <testcase classname="${esc(result.scenario.name)}" name="${name}" time="0">${body}</testcase>`;
+    });
+    const problems = result.problems.map(
+      (p) => `    <testcase classname="${esc(result.scenario.name)}" name="run problem"><error message="${esc(p)}"/></testcase>`,
+    );
+    const failures = result.results.filter((r) => !r.ok).length;
+    return [
+      `  <testsuite name="${esc(result.scenario.name)}" tests="${cases.length + problems.length}" failures="${failures}" errors="${problems.length}" time="${(result.wallMs / 1000).toFixed(3)}">`,
+      `    <properties><property name="seed" value="${esc(result.seed)}"/><property name="trace_hash" value="${result.traceHash}"/><property name="replay" value="${esc(replayCommand(result))}"/></properties>`,
+      ...cases,
+      ...problems,
+      '  </testsuite>',
+    ].join('\n');
+  });
+  return ['<?xml version="1.0" encoding="UTF-8"?>', '<testsuites name="clustersim scenarios">', ...suites, '</testsuites>', ''].join('\n');
+}

@@ -1,0 +1,300 @@
+/**
+ * Runs a scenario in virtual time. The cluster is a real one (the master's
+ * HTTP API, the agents), started by the caller's function; the scripted
+ * frameworks talk to it over HTTP. Time moves only here: to the next
+ * instant something falls due (a timer of the cluster, a framework's own,
+ * a timeline entry, a check), and at each instant the frameworks take
+ * every event sent to them and react, one after another in file order,
+ * before anything else happens. So the inputs reach the cluster in one
+ * order for one seed, and the trace is the same byte for byte.
+ */
+import { postRaw } from '../client/scheduler-client.js';
+import type { TraceEntry } from '../core/trace.js';
+import { parseFault } from '../http/fault-body.js';
+import type { ClusterDriver } from '../runtime/driver.js';
+import { Double } from '../wire/legacy/legacy-json.js';
+import { renderMetrics } from '../wire/legacy/metrics.js';
+import { check, type Evidence, type ExpectationResult } from './expect.js';
+import { holds } from './conditions.js';
+import { formatSpan } from './duration.js';
+import { ScriptedFramework, type FrameworkHost } from './framework.js';
+import { resolveFault } from './load.js';
+import { observed, RunRecord } from './observe.js';
+import type { AgentGroup, Condition, Scenario } from './scenario.js';
+
+/** What the runner asks of the cluster it is given. */
+export interface ClusterRequest {
+  readonly seed: string | number;
+  readonly masters: number;
+  readonly agents: readonly AgentGroup[];
+  readonly heartbeatIntervalMs?: number;
+  readonly allocationIntervalMs?: number;
+  readonly weights?: string;
+}
+
+export interface ScenarioCluster {
+  readonly masterUrls: readonly string[];
+  readonly agentIds: readonly string[];
+  readonly driver: ClusterDriver;
+  close(): Promise<void>;
+}
+
+export type StartScenarioCluster = (request: ClusterRequest) => Promise<ScenarioCluster>;
+
+export interface RunOptions {
+  readonly start: StartScenarioCluster;
+  /** Overrides the file's seed. */
+  readonly seed?: string | number;
+  /** Called as cluster time moves (at most every few hundred steps). */
+  readonly onProgress?: (nowMs: number, durationMs: number) => void;
+  /** Keep the whole trace in the result (for --trace and replay). */
+  readonly keepTrace?: boolean;
+}
+
+export interface RunResult {
+  readonly scenario: Scenario;
+  readonly seed: string;
+  readonly results: readonly ExpectationResult[];
+  /** What went wrong outside the expectations: a fault that could not apply, a framework stopped. */
+  readonly problems: readonly string[];
+  readonly passed: boolean;
+  readonly traceHash: string;
+  readonly traceLength: number;
+  readonly endMs: number;
+  readonly wallMs: number;
+  readonly trace?: readonly TraceEntry[];
+}
+
+/** How long (wall clock) the runner waits for an answer of the cluster before it calls the run broken. */
+const SYNC_TIMEOUT_MS = 10_000;
+
+export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunResult> {
+  const seed = options.seed ?? scenario.seed;
+  const started = performance.now();
+  const cluster = await options.start({
+    seed,
+    masters: scenario.cluster.masters,
+    agents: scenario.cluster.agents,
+    ...pick(scenario.cluster, ['heartbeatIntervalMs', 'allocationIntervalMs', 'weights']),
+  });
+  const run = new Run(scenario, cluster, options);
+  const trace = cluster.driver.cluster.trace;
+  let kept: { hash: string; length: number; entries: readonly TraceEntry[] };
+  try {
+    await run.execute();
+  } finally {
+    // The run ends here: what closing the frameworks' streams adds is not part of it.
+    kept = { hash: trace.hash(), length: trace.length, entries: options.keepTrace === true ? trace.entries().slice() : [] };
+    run.close();
+    await cluster.close().catch((e: Error) => run.problems.push(`closing the cluster: ${e.message}`));
+  }
+  const passed = run.results.every((r) => r.ok) && run.problems.length === 0;
+  return {
+    scenario,
+    seed: String(seed),
+    results: run.results,
+    problems: run.problems,
+    passed,
+    traceHash: kept.hash,
+    traceLength: kept.length,
+    endMs: cluster.driver.cluster.now(),
+    wallMs: performance.now() - started,
+    ...(options.keepTrace === true ? { trace: kept.entries } : {}),
+  };
+}
+
+function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Partial<Pick<T, K>> {
+  return Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]])) as Partial<Pick<T, K>>;
+}
+
+class Run {
+  readonly results: ExpectationResult[] = [];
+  readonly problems: string[] = [];
+  readonly #frameworks: ScriptedFramework[];
+  readonly #record: RunRecord;
+  readonly #evidence: Evidence;
+  readonly #driver: ClusterDriver;
+  readonly #fired = new Set<number>();
+  readonly #checked = new Set<number>();
+
+  constructor(
+    private readonly scenario: Scenario,
+    private readonly cluster: ScenarioCluster,
+    private readonly options: RunOptions,
+  ) {
+    this.#driver = cluster.driver;
+    this.#record = new RunRecord(this.#driver.cluster.trace, watchedKinds(scenario));
+    const host: FrameworkHost = {
+      masterUrls: cluster.masterUrls,
+      until: (what, test) => until(what, test),
+      subscribedOn: (id, streamId) => this.#driver.read((view) => {
+        const fw = view.framework(id);
+        return fw !== undefined && fw.state === 'subscribed' && fw.streamId === streamId;
+      }),
+    };
+    this.#frameworks = scenario.frameworks.map((spec) => new ScriptedFramework(spec, host));
+    this.#evidence = this.#evidenceOf();
+  }
+
+  async execute(): Promise<void> {
+    await this.#setUp();
+    const end = this.scenario.durationMs;
+    let steps = 0;
+    for (;;) {
+      const now = this.#now();
+      await this.#instant(now);
+      if (++steps % 200 === 0) this.options.onProgress?.(now, end);
+      if (now >= end) break;
+      this.#driver.input((c) => c.advanceTo(this.#next(now, end)));
+    }
+    this.options.onProgress?.(this.#now(), end);
+    this.#checkAt(Infinity);
+    for (const fw of this.#frameworks) {
+      for (const note of fw.notes) this.problems.push(`${fw.spec.name}: ${note}`);
+      if (fw.stopped !== undefined) this.problems.push(`${fw.spec.name} stopped: ${fw.stopped}`);
+    }
+  }
+
+  close(): void {
+    for (const fw of this.#frameworks) fw.close();
+    this.#record.close();
+  }
+
+  /** Everything due at one instant, until nothing more is. */
+  async #instant(now: number): Promise<void> {
+    for (;;) {
+      await this.#quiesce(now);
+      const due = this.#frameworks.filter((fw) => (fw.nextWakeMs() ?? Infinity) <= now);
+      for (const fw of due) {
+        await fw.wake(now);
+        await this.#quiesce(now);
+      }
+      const fired = this.#fireTimeline(now);
+      if (due.length === 0 && !fired) break;
+    }
+    this.#checkAt(now);
+  }
+
+  /** Frameworks take their events and react, in file order, until none has any. */
+  async #quiesce(now: number): Promise<void> {
+    for (;;) {
+      await this.#settle(now);
+      const busy = this.#frameworks.filter((fw) => fw.hasPending);
+      if (busy.length === 0) return;
+      for (const fw of busy) await fw.react(now);
+    }
+  }
+
+  /** Waits until every event the master sent has reached its framework. */
+  async #settle(now: number): Promise<void> {
+    const synced = (): boolean =>
+      this.#frameworks.every((fw) => {
+        const sent = this.#record.eventsSent(fw.id);
+        fw.collect(sent, now);
+        return fw.synced(sent);
+      });
+    if (!synced()) await until('every framework to receive its events', synced);
+  }
+
+  #fireTimeline(now: number): boolean {
+    let fired = false;
+    this.scenario.timeline.forEach((entry, i) => {
+      if (this.#fired.has(i)) return;
+      const due = entry.at !== undefined ? entry.at <= now : holds(entry.when as Condition, this.#evidence).ok;
+      if (!due) return;
+      this.#fired.add(i);
+      fired = true;
+      this.#inject(entry.fault, `timeline[${i}] (line ${entry.line})`);
+    });
+    return fired;
+  }
+
+  #inject(raw: Readonly<Record<string, unknown>>, where: string): void {
+    const missing: string[] = [];
+    const body = resolveFault(
+      raw,
+      (n) => this.cluster.agentIds[n] ?? (missing.push(`agent ${n}`), ''),
+      (name) => this.#idOf(name) ?? (missing.push(`framework ${name} (not subscribed yet)`), ''),
+    );
+    if (missing.length > 0) return void this.problems.push(`${where}: no ${missing.join(', ')}`);
+    const fault = parseFault(body);
+    if (typeof fault === 'string') return void this.problems.push(`${where}: ${fault}`);
+    const outcome = this.#driver.input((c) => c.inject(fault));
+    if (!outcome.ok) this.problems.push(`${where}: ${outcome.error.message}`);
+  }
+
+  #checkAt(now: number): void {
+    this.scenario.expect.forEach((e, i) => {
+      if (this.#checked.has(i) || (e.at ?? Infinity) > now) return;
+      this.#checked.add(i);
+      this.results.push(check(e, this.#evidence, this.#now()));
+    });
+  }
+
+  /** The next instant anything falls due, after `now`. */
+  #next(now: number, end: number): number {
+    const candidates = [
+      this.#driver.cluster.nextDueMs(),
+      ...this.#frameworks.map((fw) => fw.nextWakeMs()),
+      ...this.scenario.timeline.filter((e, i) => !this.#fired.has(i) && e.at !== undefined).map((e) => e.at),
+      ...this.scenario.expect.filter((e, i) => !this.#checked.has(i) && e.at !== undefined).map((e) => e.at),
+    ];
+    let next = end;
+    for (const t of candidates) if (t !== undefined && t > now && t < next) next = t;
+    return next;
+  }
+
+  #now(): number {
+    return this.#driver.cluster.now();
+  }
+
+  #idOf(name: string): string | undefined {
+    return this.#frameworks.find((fw) => fw.spec.name === name)?.id;
+  }
+
+  async #setUp(): Promise<void> {
+    for (const { role, limits } of this.scenario.cluster.quota) {
+      const quantities = Object.fromEntries(Object.entries(limits).map(([name, value]) => [name, { value }]));
+      const call = { type: 'UPDATE_QUOTA', update_quota: { force: true, quota_configs: [{ role, limits: quantities }] } };
+      const answer = await postRaw(new URL('/api/v1', this.cluster.masterUrls[0]), JSON.stringify(call), { 'content-type': 'application/json' });
+      if (answer.status !== 200) this.problems.push(`quota for ${role}: ${answer.status} ${answer.body}`);
+    }
+  }
+
+  #evidenceOf(): Evidence {
+    const base = observed(this.#driver, this.cluster.agentIds, this.#record, (name) => this.#idOf(name));
+    const fw = (name: string): ScriptedFramework | undefined => this.#frameworks.find((f) => f.spec.name === name);
+    return {
+      ...base,
+      sequence: (name) => this.#record.sequence(fw(name)?.id),
+      subscriptions: (name) => ({ lost: fw(name)?.lostAt ?? [], subscribed: fw(name)?.subscribedAt ?? [] }),
+      metric: (name) => {
+        const value = this.#driver.read((view) => renderMetrics(view))[name];
+        return value instanceof Double ? value.value : typeof value === 'number' ? value : undefined;
+      },
+      invariants: () => {
+        try {
+          this.#driver.cluster.checkAllInvariants();
+          return undefined;
+        } catch (error) {
+          return error instanceof Error ? error.message : String(error);
+        }
+      },
+    };
+  }
+}
+
+/** The trace kinds the file's conditions count. */
+function watchedKinds(scenario: Scenario): { kind: string; contains?: string }[] {
+  const conditions = [...scenario.timeline.map((e) => e.when), ...scenario.expect] as ({ trace?: { kind: string; contains?: string } } | undefined)[];
+  return conditions.flatMap((c) => (c?.trace === undefined ? [] : [{ kind: c.trace.kind, ...(c.trace.contains === undefined ? {} : { contains: c.trace.contains }) }]));
+}
+
+/** Polls a test until it holds, turn by turn of the event loop, for at most SYNC_TIMEOUT_MS. */
+async function until(what: string, test: () => boolean): Promise<void> {
+  const deadline = performance.now() + SYNC_TIMEOUT_MS;
+  while (!test()) {
+    if (performance.now() > deadline) throw new Error(`scenario runner: waited ${formatSpan(SYNC_TIMEOUT_MS)} of wall time for ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}

@@ -1,0 +1,80 @@
+/** A scenario as the runner takes it: the file read, checked and typed. */
+
+export type Bounds = { readonly count?: number; readonly min?: number; readonly max?: number };
+
+/** What holds at an instant (schema.ts `condition`). */
+export type Condition =
+  | { readonly tasks: { readonly framework?: string; readonly state: string } & Bounds }
+  | { readonly agents: { readonly state: string } & Bounds }
+  | { readonly frameworks: { readonly state: string } & Bounds }
+  | { readonly trace: { readonly kind: string; readonly contains?: string } & Bounds };
+
+export type Expectation = (
+  | Condition
+  | { readonly events: { readonly framework: string; readonly sequence: readonly string[] } }
+  | { readonly resubscribed: { readonly framework: string; readonly within: number; readonly min?: number } }
+  | { readonly metric: { readonly name: string } & Bounds }
+  | { readonly invariants: true }
+) & { readonly at?: number; readonly line: number };
+
+export interface TaskPlan {
+  /** Keep this many running (replace those that end), or launch `total` in all. */
+  readonly keepRunning?: number;
+  readonly total?: number;
+  readonly command: string;
+  readonly cpus: number;
+  readonly mem: number;
+  readonly disk: number;
+}
+
+export interface FrameworkSpec {
+  readonly name: string;
+  readonly role: string;
+  readonly encoding: 'json' | 'protobuf';
+  readonly checkpoint: boolean;
+  readonly failoverTimeoutMs: number | undefined;
+  readonly partitionAware: boolean;
+  readonly startAtMs: number;
+  readonly tasks: TaskPlan | undefined;
+  readonly failoverEveryMs: number | undefined;
+  readonly reconnectAfterMs: number;
+  readonly acknowledge: boolean;
+  readonly reconcile: boolean;
+}
+
+export interface AgentGroup {
+  readonly count: number;
+  readonly resources?: string;
+  readonly attributes?: string;
+}
+
+export interface TimelineEntry {
+  readonly at?: number;
+  readonly when?: Condition;
+  /** The fault as the control API takes it, with `agent: N` and `framework: NAME` still to resolve. */
+  readonly fault: Readonly<Record<string, unknown>>;
+  readonly line: number;
+}
+
+export interface Scenario {
+  readonly file: string;
+  readonly name: string;
+  readonly description: string;
+  readonly seed: string | number;
+  readonly durationMs: number;
+  readonly cluster: {
+    readonly masters: number;
+    readonly agents: readonly AgentGroup[];
+    readonly heartbeatIntervalMs?: number;
+    readonly allocationIntervalMs?: number;
+    readonly weights?: string;
+    readonly quota: readonly { readonly role: string; readonly limits: Readonly<Record<string, number>> }[];
+  };
+  readonly frameworks: readonly FrameworkSpec[];
+  readonly timeline: readonly TimelineEntry[];
+  readonly expect: readonly Expectation[];
+}
+
+export function agentCount(scenario: Scenario): number {
+  return scenario.cluster.agents.reduce((n, g) => n + g.count, 0);
+}

@@ -1,0 +1,206 @@
+/**
+ * The JSON Schema of a scenario file (draft-07). `scenarios/scenario.schema.json`
+ * is this object written out (a test keeps the two equal); editors that
+ * understand `# yaml-language-server: $schema=...` check files as they are typed.
+ */
+import { FAULT_TYPES } from '../http/fault-body.js';
+import { DURATION_PATTERN } from './duration.js';
+
+const DURATION_FORMS = [
+  { type: 'integer', minimum: 0 },
+  { type: 'string', pattern: DURATION_PATTERN },
+];
+
+const duration = {
+  description: 'Cluster time: whole milliseconds, or a number with a unit: 500ms, 30s, 10m, 2h, 1d',
+  oneOf: DURATION_FORMS,
+};
+
+/** Whether a (sub)schema is a duration, for the loader's messages. */
+export function isDurationSchema(schema: unknown): boolean {
+  return (schema as { oneOf?: unknown } | undefined)?.oneOf === DURATION_FORMS;
+}
+
+const bounds = {
+  count: { type: 'integer', minimum: 0, description: 'exactly this many' },
+  min: { type: 'integer', minimum: 0, description: 'at least this many' },
+  max: { type: 'integer', minimum: 0, description: 'at most this many' },
+};
+
+const TASK_STATES = [
+  'TASK_STAGING', 'TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED',
+  'TASK_ERROR', 'TASK_LOST', 'TASK_DROPPED', 'TASK_UNREACHABLE', 'TASK_GONE', 'TASK_GONE_BY_OPERATOR', 'TASK_UNKNOWN',
+];
+
+/** What holds at an instant, over the read model and the trace. */
+const condition = {
+  type: 'object',
+  minProperties: 1,
+  maxProperties: 1,
+  additionalProperties: false,
+  properties: {
+    tasks: {
+      description: "Tasks in a state (the master's latest), of one framework or all",
+      type: 'object',
+      additionalProperties: false,
+      required: ['state'],
+      properties: { framework: { type: 'string' }, state: { enum: TASK_STATES }, ...bounds },
+    },
+    agents: {
+      description: 'Agents in a state as the master books them',
+      type: 'object',
+      additionalProperties: false,
+      required: ['state'],
+      properties: { state: { enum: ['active', 'disconnected', 'unreachable', 'gone'] }, ...bounds },
+    },
+    frameworks: {
+      description: 'Frameworks in a state as the master books them',
+      type: 'object',
+      additionalProperties: false,
+      required: ['state'],
+      properties: { state: { enum: ['subscribed', 'disconnected', 'removed'] }, ...bounds },
+    },
+    trace: {
+      description: 'Trace entries of a kind (optionally whose line contains a text), so far',
+      type: 'object',
+      additionalProperties: false,
+      required: ['kind'],
+      properties: { kind: { type: 'string', minLength: 1 }, contains: { type: 'string' }, ...bounds },
+    },
+  },
+};
+
+const fault = {
+  description: "A fault as POST /sim/v1/faults takes it; 'agent: N' names the N-th agent (from 0), 'framework: NAME' a framework of this file",
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { enum: [...FAULT_TYPES] },
+    agent: { type: 'integer', minimum: 0 },
+    framework: { type: 'string' },
+  },
+};
+
+const framework = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
+    role: { type: 'string', description: "The framework's role (default '*')" },
+    encoding: { enum: ['json', 'protobuf'], description: 'How it speaks to the master (default json)' },
+    checkpoint: { type: 'boolean' },
+    failover_timeout: duration,
+    partition_aware: { type: 'boolean' },
+    start_at: { ...duration, description: 'When it subscribes (default at once)' },
+    tasks: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        keep_running: { type: 'integer', minimum: 0, description: 'Keep this many tasks running: a task that ends is replaced' },
+        total: { type: 'integer', minimum: 0, description: 'Launch this many tasks in all, then no more' },
+        command: { type: 'string', description: "The tasks' shell command (default 'sleep 3600')" },
+        cpus: { type: 'number', exclusiveMinimum: 0 },
+        mem: { type: 'number', exclusiveMinimum: 0 },
+        disk: { type: 'number', minimum: 0 },
+      },
+    },
+    failover_every: { ...duration, description: 'Drop its connection and subscribe again with its id this often' },
+    reconnect_after: { ...duration, description: 'How long it waits before subscribing again after losing its stream (default 1s)' },
+    acknowledge: { type: 'boolean', description: 'Acknowledge status updates (default true)' },
+    reconcile: { type: 'boolean', description: 'Reconcile its tasks after each subscription (default true)' },
+  },
+};
+
+const expectation = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    ...condition.properties,
+    at: { ...duration, description: 'When to check (default at the end of the run)' },
+    events: {
+      description: "Event types (or 'UPDATE TASK_STATE') that reach a framework in this order, others between them allowed",
+      type: 'object',
+      additionalProperties: false,
+      required: ['framework', 'sequence'],
+      properties: { framework: { type: 'string' }, sequence: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^[A-Z_]+( TASK_[A-Z_]+)?$' } } },
+    },
+    resubscribed: {
+      description: 'Every time the framework lost its subscription, it subscribed again within this time',
+      type: 'object',
+      additionalProperties: false,
+      required: ['framework', 'within'],
+      properties: { framework: { type: 'string' }, within: duration, min: { type: 'integer', minimum: 0, description: 'and at least this many times' } },
+    },
+    metric: {
+      description: 'A figure of /metrics/snapshot at the end of the run',
+      type: 'object',
+      additionalProperties: false,
+      required: ['name'],
+      properties: { name: { type: 'string' }, ...bounds },
+    },
+    invariants: { const: true, description: 'The full invariant check passes' },
+  },
+};
+
+export const SCENARIO_SCHEMA = {
+  $schema: 'http://json-schema.org/draft-07/schema#',
+  $id: 'https://clustersim.dev/scenario.schema.json',
+  title: 'clustersim scenario',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'duration', 'cluster', 'expect'],
+  properties: {
+    name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
+    description: { type: 'string' },
+    seed: { type: ['integer', 'string'], description: 'The default seed (--seed overrides it)' },
+    duration: { ...duration, description: 'How much cluster time the run covers' },
+    cluster: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['agents'],
+      properties: {
+        masters: { type: 'integer', minimum: 1, maximum: 7 },
+        agents: {
+          type: 'array',
+          minItems: 1,
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['count'],
+            properties: {
+              count: { type: 'integer', minimum: 1 },
+              resources: { type: 'string', description: "Upstream's --resources form, e.g. cpus:4;mem:8192" },
+              attributes: { type: 'string', description: "Upstream's --attributes form, e.g. rack:r1;zone:a" },
+            },
+          },
+        },
+        heartbeat_interval: duration,
+        allocation_interval: duration,
+        weights: { type: 'string', description: 'role=weight,...' },
+        quota: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['role', 'limits'],
+            properties: { role: { type: 'string' }, limits: { type: 'object', additionalProperties: { type: 'number', minimum: 0 } } },
+          },
+        },
+      },
+    },
+    frameworks: { type: 'array', items: framework },
+    timeline: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['fault'],
+        properties: { at: duration, when: condition, fault },
+        oneOf: [{ required: ['at'] }, { required: ['when'] }],
+      },
+    },
+    expect: { type: 'array', minItems: 1, items: expectation },
+  },
+} as const;

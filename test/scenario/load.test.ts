@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parseScenario, ScenarioError } from '../../src/scenario/load.js';
+import { parseDuration } from '../../src/scenario/duration.js';
+import { SCHEMA_FILE, schemaText } from './write-schema.js';
+
+const BASE = `name: t
+duration: 1m
+cluster:
+  agents:
+    - count: 2
+frameworks:
+  - name: web
+    tasks: { keep_running: 1 }
+expect:
+  - invariants: true
+`;
+
+function error(text: string): string {
+  try {
+    parseScenario('s.yaml', text);
+  } catch (e) {
+    if (e instanceof ScenarioError) return e.message;
+    throw e;
+  }
+  throw new Error('expected a ScenarioError');
+}
+
+describe('scenario files', () => {
+  it('reads a valid file into a typed scenario, with defaults', () => {
+    const s = parseScenario('s.yaml', BASE);
+    expect(s).toMatchObject({ name: 't', durationMs: 60_000, seed: 0, cluster: { masters: 1, agents: [{ count: 2 }] } });
+    expect(s.frameworks[0]).toMatchObject({ name: 'web', role: '*', encoding: 'json', acknowledge: true, reconcile: true, reconnectAfterMs: 1000 });
+    expect(s.frameworks[0]!.tasks).toMatchObject({ keepRunning: 1, command: 'sleep 3600' });
+    expect(s.expect[0]).toMatchObject({ invariants: true, line: 10 });
+  });
+
+  it('names the file, line, column and field of every error', () => {
+    expect(error(BASE.replace('duration: 1m', 'duration: soon'))).toBe('s.yaml:2:11: duration: must be a duration: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d');
+    expect(error(BASE.replace('    - count: 2', '    - count: 2\n      colour: red'))).toMatch(/^s\.yaml:6:7: cluster\.agents\[0\]\.colour: is not a field here \(allowed: count, resources, attributes\)$/);
+    expect(error(`${BASE}timeline:\n  - at: 10s\n    fault: { type: explode }\n`)).toMatch(/^s\.yaml:13:20: timeline\[0\]\.fault\.type: must be one of crash_agent, /);
+    expect(error(BASE.replace('name: t\n', ''))).toBe("s.yaml:1:1: the file: must have required property 'name'");
+    expect(error('name: [unclosed')).toMatch(/^s\.yaml:1:/);
+  });
+
+  it('checks what the schema cannot: names, agent indexes, and each fault as the control API reads it', () => {
+    expect(error(`${BASE}timeline:\n  - at: 10s\n    fault: { type: crash_agent, agent: 2 }\n`)).toBe('s.yaml:13:40: timeline[0].fault.agent: the cluster has 2 agents (0 to 1)');
+    expect(error(`${BASE}timeline:\n  - at: 10s\n    fault: { type: crash_agent }\n`)).toBe("s.yaml:13:12: timeline[0].fault: Expecting 'agent_id' to be present");
+    expect(error(BASE.replace('  - invariants: true', '  - tasks: { framework: db, state: TASK_RUNNING }'))).toBe("s.yaml:10:5: expect[0].framework: no framework named 'db' in this file");
+    expect(error(BASE.replace('  - name: web\n', '  - name: web\n    role: a\n  - name: web\n'))).toMatch(/'web' is named twice/);
+  });
+
+  it('reads durations with units', () => {
+    expect([parseDuration('500ms'), parseDuration('30s'), parseDuration('1.5m'), parseDuration('2h'), parseDuration('1d'), parseDuration(250)]).toEqual([
+      500, 30_000, 90_000, 7_200_000, 86_400_000, 250,
+    ]);
+    expect([parseDuration('10'), parseDuration(-1), parseDuration('1 m')]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('ships the schema as written by npm run gen:schema', () => {
+    expect(readFileSync(SCHEMA_FILE, 'utf8')).toBe(schemaText());
+  });
+});
