@@ -23,6 +23,9 @@ export interface FrameworkHost {
   subscribedOn(frameworkId: string, streamId: string | undefined): boolean;
 }
 
+/** How long after a task ended the framework asks for offers again. */
+const REVIVE_BACKOFF_MS = 1_000;
+
 /** Offers declined while the plan needs nothing are refused for this long. */
 const IDLE_REFUSE_SECONDS = 10;
 
@@ -30,6 +33,8 @@ export class ScriptedFramework {
   id: string | undefined;
   /** Why it stopped for good (the master removed it), if it did. */
   stopped: string | undefined;
+  /** Its process ended as the scenario says (`stop_at`): it never subscribes again. */
+  ended = false;
   /** Answers of the master that were not 2xx, for the report. */
   readonly notes: string[] = [];
   /** Cluster times its stream ended (broken, or by its own failover), and it was subscribed again. */
@@ -44,6 +49,8 @@ export class ScriptedFramework {
   #pending: JsonEvent[] = [];
   #subscribeAtMs: number | undefined;
   #failoverAtMs: number | undefined;
+  /** When it asks for offers again after tasks ended: one REVIVE a second at most, as a backoff. */
+  #reviveAtMs: number | undefined;
   #subscriptions = 0;
   readonly #live = new Set<string>();
   #launched = 0;
@@ -63,15 +70,20 @@ export class ScriptedFramework {
 
   /** The next instant it has something to do on its own, if any. */
   nextWakeMs(): number | undefined {
-    if (this.stopped !== undefined) return undefined;
-    if (!this.connected) return this.#subscribeAtMs;
-    return this.#failoverAtMs;
+    if (this.stopped !== undefined || this.ended) return undefined;
+    if (!this.connected) return earliest(this.#subscribeAtMs, this.spec.stopAtMs);
+    return earliest(this.#failoverAtMs, this.#reviveAtMs, this.spec.stopAtMs);
   }
 
   /** Does what falls due at `now`: subscribe, or fail over. */
   async wake(now: number): Promise<void> {
-    if (this.stopped !== undefined) return;
+    if (this.stopped !== undefined || this.ended) return;
+    if (this.spec.stopAtMs !== undefined && this.spec.stopAtMs <= now) return this.#end(now);
     if (!this.connected && this.#subscribeAtMs !== undefined && this.#subscribeAtMs <= now) return this.#subscribe(now);
+    if (this.connected && this.#reviveAtMs !== undefined && this.#reviveAtMs <= now) {
+      this.#reviveAtMs = undefined;
+      await this.#call({ type: 'REVIVE', revive: {} });
+    }
     if (this.connected && this.#failoverAtMs !== undefined && this.#failoverAtMs <= now) {
       this.#failoverAtMs = now + this.spec.failoverEveryMs!;
       const client = this.#client!;
@@ -81,6 +93,17 @@ export class ScriptedFramework {
       this.#forget(client);
       await this.#subscribe(now);
     }
+  }
+
+  /** The framework's process exits: its connection breaks and nothing subscribes again. */
+  async #end(now: number): Promise<void> {
+    this.ended = true;
+    const client = this.#client;
+    if (client === undefined || client.closed) return;
+    client.disconnect();
+    this.lostAt.push(now);
+    await this.host.until(`${this.spec.name} disconnected`, () => !this.host.subscribedOn(this.id!, client.streamId));
+    this.#forget(client);
   }
 
   /**
@@ -135,7 +158,7 @@ export class ScriptedFramework {
       case 'OFFERS':
         return this.#offers(event['offers'].offers);
       case 'UPDATE':
-        return this.#update(event['update'].status);
+        return this.#update(event['update'].status, now);
       case 'ERROR':
         // An ERROR is the end of a framework: upstream's scheduler driver aborts on it.
         this.stopped = `ERROR event: ${event['error']?.message ?? event['message']}`;
@@ -159,14 +182,14 @@ export class ScriptedFramework {
     if (declined.length > 0) await this.#call({ type: 'DECLINE', decline: { offer_ids: declined, filters: { refuse_seconds: IDLE_REFUSE_SECONDS } } });
   }
 
-  async #update(status: Record<string, any>): Promise<void> {
+  async #update(status: Record<string, any>, now: number): Promise<void> {
     const taskId: string = status['task_id'].value;
     if (isTerminalState(status['state'])) this.#live.delete(taskId);
     else if (taskId.startsWith(`${this.spec.name}-`)) this.#live.add(taskId);
     if (status['uuid'] !== undefined && this.spec.acknowledge) {
       await this.#call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status['agent_id'], task_id: status['task_id'], uuid: status['uuid'] } });
     }
-    if (isTerminalState(status['state']) && this.spec.tasks !== undefined) await this.#call({ type: 'REVIVE', revive: {} });
+    if (isTerminalState(status['state']) && this.spec.tasks !== undefined) this.#reviveAtMs ??= now + REVIVE_BACKOFF_MS;
   }
 
   async #call(call: Record<string, unknown>): Promise<void> {
@@ -229,4 +252,9 @@ export class ScriptedFramework {
     this.#client?.disconnect();
     this.#client = undefined;
   }
+}
+
+function earliest(...times: readonly (number | undefined)[]): number | undefined {
+  const known = times.filter((t): t is number => t !== undefined);
+  return known.length === 0 ? undefined : Math.min(...known);
 }

@@ -110,6 +110,7 @@ function frameworkOf(raw: Raw): FrameworkSpec {
     startAtMs: parseDuration(raw['start_at']) ?? 0,
     tasks: plan,
     failoverEveryMs: parseDuration(raw['failover_every']),
+    stopAtMs: parseDuration(raw['stop_at']),
     reconnectAfterMs: parseDuration(raw['reconnect_after']) ?? 1_000,
     acknowledge: raw['acknowledge'] ?? true,
     reconcile: raw['reconcile'] ?? true,

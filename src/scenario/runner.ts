@@ -162,14 +162,16 @@ class Run {
 
   /** Everything due at one instant, until nothing more is. */
   async #instant(now: number): Promise<void> {
+    // Faults due at an instant come first: a framework acts on the cluster they leave.
     for (;;) {
       await this.#quiesce(now);
+      const fired = this.#fireTimeline(now);
+      if (fired) await this.#quiesce(now);
       const due = this.#frameworks.filter((fw) => (fw.nextWakeMs() ?? Infinity) <= now);
       for (const fw of due) {
         await fw.wake(now);
         await this.#quiesce(now);
       }
-      const fired = this.#fireTimeline(now);
       if (due.length === 0 && !fired) break;
     }
     this.#checkAt(now);

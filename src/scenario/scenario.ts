@@ -37,6 +37,8 @@ export interface FrameworkSpec {
   readonly startAtMs: number;
   readonly tasks: TaskPlan | undefined;
   readonly failoverEveryMs: number | undefined;
+  /** When its process exits for good, if it does. */
+  readonly stopAtMs: number | undefined;
   readonly reconnectAfterMs: number;
   readonly acknowledge: boolean;
   readonly reconcile: boolean;

@@ -106,6 +106,7 @@ const framework = {
       },
     },
     failover_every: { ...duration, description: 'Drop its connection and subscribe again with its id this often' },
+    stop_at: { ...duration, description: 'When its process exits for good: the connection breaks and it never subscribes again' },
     reconnect_after: { ...duration, description: 'How long it waits before subscribing again after losing its stream (default 1s)' },
     acknowledge: { type: 'boolean', description: 'Acknowledge status updates (default true)' },
     reconcile: { type: 'boolean', description: 'Reconcile its tasks after each subscription (default true)' },
