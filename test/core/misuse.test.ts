@@ -4,7 +4,11 @@
  * well-behaved framework whose report stays empty.
  */
 import { describe, expect, it } from 'vitest';
-import { formatMisuse, type MisuseEntry, type MisuseKind } from '../../src/core/master/misuse-report.js';
+import type { SimContext } from '../../src/core/context.js';
+import { EventLoop } from '../../src/core/event-loop.js';
+import type { Offer } from '../../src/core/master/framework.js';
+import { MisuseLog } from '../../src/core/master/misuse.js';
+import { formatMisuse, MAX_EXAMPLES, type MisuseEntry, type MisuseKind } from '../../src/core/master/misuse-report.js';
 import { commandTask, connect, makeCluster, type TestCluster, type TestScheduler } from './helpers.js';
 
 function entries(cluster: TestCluster, frameworkId: string): readonly MisuseEntry[] {
@@ -271,5 +275,48 @@ describe('the report as text', () => {
     expect(lines[1]).toBe(`  framework '${s.frameworkId}' (sloppy): offer_held x1, at 60.000 s`);
     expect(lines[2]).toMatch(/^ {4}e\.g\. at 60\.000 s: offer outstanding for 61\.000 s, not answered \[agent '.+', offer '.+'\]$/);
     expect(lines[3]).toMatch(/^ {4}why: An outstanding offer keeps its resources/);
+  });
+});
+
+describe('the log itself', () => {
+  it('keeps a count and the first few examples, not every instance', () => {
+    const cluster = makeCluster();
+    const s = connect(cluster, { failoverTimeoutMs: 600_000 });
+    const old = s.streamId;
+    s.resubscribe();
+    for (let i = 0; i < 10; i++) {
+      cluster.advance(1_000);
+      cluster.call(s.frameworkId, old, { type: 'REVIVE', roles: [] });
+    }
+    const e = entry(cluster, s.frameworkId, 'stale_stream_id')!;
+    expect(e).toMatchObject({ count: 10, firstTimeMs: 1_000, lastTimeMs: 10_000 });
+    expect(e.examples).toHaveLength(MAX_EXAMPLES);
+  });
+
+  it('gives the same report for the same seed and inputs', () => {
+    const run = () => {
+      const cluster = makeCluster({ seed: 7, agents: 2 });
+      const s = connect(cluster);
+      for (let i = 0; i < 6; i++) {
+        s.decline(s.offers().map((o) => o.id), 1_000);
+        cluster.advance(2_000);
+      }
+      cluster.advance(70_000);
+      return JSON.stringify(cluster.view.misuse());
+    };
+    const first = run();
+    expect(first).toContain('decline_loop');
+    expect(run()).toBe(first);
+  });
+
+  it('forgets the offers of a master that no longer leads', () => {
+    const loop = new EventLoop();
+    const log = new MisuseLog({ loop } as unknown as SimContext);
+    const offer = { id: 'o1', frameworkId: 'f1', agentId: 'a1', role: '*', resources: [] } satisfies Offer;
+    log.offerMade(offer);
+    loop.runUntil(61_000);
+    expect(log.report(() => undefined).frameworks.map((f) => f.misuses.map((m) => m.kind))).toEqual([['offer_held']]);
+    log.masterChanged();
+    expect(log.report(() => undefined).frameworks).toEqual([]);
   });
 });
