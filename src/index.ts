@@ -5,6 +5,8 @@ export type { TimeMode, ClusterDriver } from './runtime/driver.js';
 export { ClusterFailure } from './runtime/driver.js';
 export { Cluster } from './core/cluster.js';
 export type { ClusterOptions } from './core/cluster.js';
+export type { MisuseReport, MisuseKind, MisuseEntry, MisuseExample, FrameworkMisuse } from './core/master/misuse-report.js';
+export { formatMisuse } from './core/master/misuse-report.js';
 export type { AuthFileSource, CredentialsJson } from './runtime/auth-files.js';
 export type { CgroupsVersion } from './core/agent/flags.js';
 export type { ContainerMemoryView } from './core/agent/cgroups.js';

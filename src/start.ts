@@ -42,6 +42,7 @@ import { createLogger, logTrace, type LogLevel } from './runtime/logging.js';
 import { loadAcls, loadCredentials, type AuthFileSource } from './runtime/auth-files.js';
 import { parseAttributes } from './wire/convert-common.js';
 import { VERSION } from './wire/version.js';
+import type { MisuseReport } from './core/master/misuse-report.js';
 
 export const DEFAULT_AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
 
@@ -223,6 +224,8 @@ export interface RunningCluster {
   readonly driver: ClusterDriver;
   /** Moves virtual time forward (virtual time only). */
   advance(ms: number): void;
+  /** The protocol-misuse report: what the frameworks did that the cluster tolerates but they should not. */
+  misuse(): MisuseReport;
   close(): Promise<void>;
 }
 
@@ -285,6 +288,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       cluster,
       driver,
       advance: (ms) => driver.advance(ms),
+      misuse: () => driver.read((view) => view.misuse()),
       close: async () => {
         await stop();
         if (driver.failure !== undefined) throw driver.failure;

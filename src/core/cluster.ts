@@ -6,7 +6,7 @@
  * its outcome as data. Events for subscribers wait in the outbox until the
  * caller drains it. Reads go through `view`, the read model.
  *
- *   scheduler   subscribe, call, disconnect
+ *   scheduler   subscribe, call, disconnect, acknowledgeRefused (for the misuse report)
  *   operators   operator (every operator call the read model cannot answer), subscribeOperator (and disconnect),
  *               updateContainerMemoryLimit (on an agent)
  *   executors   executorSubscribe, executorCall, containerExited (and disconnect)
@@ -29,6 +29,7 @@ import { EventLoop } from './event-loop.js';
 import { checkAgents, InvariantError } from './invariants.js';
 import { MASTER_NODE } from './messages.js';
 import { Master, type MasterOptions, type Subscribed } from './master/master.js';
+import { MisuseLog } from './master/misuse.js';
 import { Network, type NetworkRule } from './network.js';
 import { Outbox, type ContainerRecord, type OutboxRecord } from './outbox.js';
 import type { Attribute } from './types.js';
@@ -93,7 +94,7 @@ export class Cluster {
     this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS };
     this.#checkInvariants = options.checkInvariants ?? true;
     trace.append('cluster:start', { seed: this.seed, epochMs: this.#ctx.epochMs });
-    this.#master = new Master(this.#ctx, options.master, this.#outbox);
+    this.#master = new Master(this.#ctx, options.master, this.#outbox, new MisuseLog(this.#ctx));
     network.attach(this.#master);
     this.view = new ClusterView(this.#master, this.#agents, this.#ctx);
   }
@@ -130,6 +131,17 @@ export class Cluster {
   /** A scheduler call other than SUBSCRIBE; `principal` as for `subscribe`. */
   call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
     return this.#input(() => this.#master.call(frameworkId, streamId, call, principal));
+  }
+
+  /**
+   * An ACKNOWLEDGE the HTTP layer refused for its uuid (missing, or not 16
+   * bytes): the answer stays the layer's 400; the misuse report counts it.
+   */
+  acknowledgeRefused(frameworkId: string, taskId?: string, agentId?: string): void {
+    this.#input(() => {
+      this.#ctx.trace.append('input:acknowledge-refused', { frameworkId, taskId, agentId });
+      if (this.#master.frameworks.has(frameworkId)) this.#master.misuse.acknowledgeRefused(frameworkId, taskId, agentId);
+    });
   }
 
   /** A subscriber's connection closed (a scheduler's, an operator's or an executor's). */

@@ -25,6 +25,7 @@ import type { Capability, FrameworkInfo, MasterInfo, OfferConstraints, Quantitie
 import type { AgentSnapshot, FrameworkSnapshot } from './operator-types.js';
 import { agentSnapshot, frameworkSnapshot } from './master/snapshots.js';
 import { consumedQuota } from './master/quota.js';
+import type { MisuseReport } from './master/misuse-report.js';
 import { DEFAULT_WEIGHT } from './master/weights.js';
 
 /** A framework as the read model shows it. */
@@ -164,6 +165,12 @@ export class ClusterView {
   agentSnapshot(agentId: string): AgentSnapshot | undefined {
     const record = this.master.agents.get(agentId);
     return record === undefined ? undefined : agentSnapshot(record, this.master.ledger);
+  }
+
+  /** The protocol-misuse report: what the frameworks did that a cluster tolerates but they should not. */
+  misuse(): MisuseReport {
+    const { frameworks, completedFrameworks } = this.master;
+    return this.master.misuse.report((id) => frameworks.get(id) ?? completedFrameworks.find((f) => f.id === id));
   }
 
   /** Open operator event streams. */

@@ -35,6 +35,7 @@ import { sendCallError, sendError } from './errors.js';
 import { JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from './negotiate.js';
 import { closing, decodeCallBody } from './call-body.js';
 import { serveMethods } from './methods.js';
+import { noteRefusedAcknowledge } from './sim-misuse.js';
 import { sendEmpty } from './replies.js';
 
 type Call = mesos.v1.scheduler.Call;
@@ -72,11 +73,17 @@ function streamIdOf(req: FastifyRequest): string | undefined {
 
 function handle(req: FastifyRequest, reply: FastifyReply, options: SchedulerRouteOptions): FastifyReply | undefined {
   const call = decodeCallBody<Call>(req, reply, 'mesos.v1.scheduler.Call');
-  if (call === undefined) return reply;
+  if (call === undefined) {
+    noteRefusedAcknowledge(options.driver, req, undefined);
+    return reply;
+  }
   // From here on, only a SUBSCRIBE's refusals close.
   if (call.type === 'SUBSCRIBE') closing(reply);
   const invalid = schedulerCallError(call) ?? declaredPrincipalError(principalOf(req), call);
-  if (invalid !== undefined) return sendError(reply, 'CALL_INVALID', invalid);
+  if (invalid !== undefined) {
+    noteRefusedAcknowledge(options.driver, req, call);
+    return sendError(reply, 'CALL_INVALID', invalid);
+  }
   if (call.type === 'SUBSCRIBE') return subscribe(req, reply, call, options);
   // Of the other calls, only RECONCILE_OPERATIONS has a body to negotiate.
   if (call.type === 'RECONCILE_OPERATIONS' && negotiate(req.headers.accept, MESSAGE_TYPES) === undefined) {

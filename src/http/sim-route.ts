@@ -12,6 +12,7 @@
  *                          the entries kept (all when recording, else the recent ones), then the
  *                          new ones as they come, until the client goes; a reader that falls
  *                          more than 16 MiB behind is cut
+ *   GET  /sim/v1/misuse    the protocol-misuse report (sim-misuse.ts)
  *
  * A body that is not such JSON is 400 with the reason; an unknown agent 404.
  */
@@ -22,6 +23,7 @@ import type { Fault, FaultResult } from '../core/faults.js';
 import { sendError } from './errors.js';
 import { MAX_SPAN_MS, parseFault } from './fault-body.js';
 import { serveMethods } from './methods.js';
+import { registerMisuseRoute } from './sim-misuse.js';
 
 /** The largest step one advance may take: a day of cluster time. */
 export const MAX_ADVANCE_MS = MAX_SPAN_MS;
@@ -32,6 +34,7 @@ export function registerSimRoutes(app: FastifyInstance, driver: ClusterDriver): 
   serveMethods(app, '/sim/v1/advance', ['POST'], (req, reply) => advance(req, reply, driver));
   serveMethods(app, '/sim/v1/faults', ['POST'], (req, reply) => fault(req, reply, driver));
   serveMethods(app, '/sim/v1/trace', ['GET'], (_req, reply) => streamTrace(reply, driver));
+  registerMisuseRoute(app, driver);
 }
 
 /** How far a trace reader may fall behind before its stream is cut. */

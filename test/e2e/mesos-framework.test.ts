@@ -172,5 +172,8 @@ describe('mesos-framework (npm) against clustersim up', () => {
         [shortId, 'TASK_FINISHED'],
       ].sort(),
     );
+    // Every update acknowledged with its uuid, none of the master's, offers answered: no protocol misuse.
+    const misuse = (await (await fetch(new URL('/sim/v1/misuse', up.masterUrl))).json()) as { frameworks: unknown[] };
+    expect(misuse.frameworks).toEqual([]);
   });
 });

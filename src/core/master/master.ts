@@ -24,6 +24,7 @@ import { AgentRecord } from './agents.js';
 import { dispatch } from './calls.js';
 import { Framework, refOf, type ExecutorRecord, type Offer, type Task, type TaskRef } from './framework.js';
 import { Ledger } from './ledger.js';
+import { MisuseLog } from './misuse.js';
 import type { MasterOps, MasterOptions } from './ops.js';
 import { onAgentMessage } from './agent-messages.js';
 import { checkDraining, onOperatorCall } from './operator.js';
@@ -72,6 +73,8 @@ export class Master implements MasterOps, SimNode {
     readonly ctx: SimContext,
     readonly options: MasterOptions,
     private readonly outbox: Outbox,
+    /** The protocol-misuse log; the cluster's own, so that it outlives a master. */
+    readonly misuse: MisuseLog = new MisuseLog(ctx),
   ) {
     const rng = ctx.rng.fork('master');
     const id = rng.uuid();
@@ -154,6 +157,7 @@ export class Master implements MasterOps, SimNode {
     framework.streamId = streamId;
     this.#byConnection.set(connectionId, framework);
     this.ctx.trace.append('framework:subscribed', { frameworkId: framework.id, streamId, failover: existing !== undefined });
+    this.misuse.subscribed(framework, requestedId !== undefined);
     framework.send({
       type: 'SUBSCRIBED',
       frameworkId: framework.id,
@@ -175,6 +179,7 @@ export class Master implements MasterOps, SimNode {
     if (fw.state !== 'subscribed' || fw.connectionId !== connectionId) return;
     const frameworkId = fw.id;
     this.ctx.trace.append('framework:disconnected', { frameworkId, streamId: fw.streamId });
+    this.misuse.disconnected(fw);
     fw.moveTo('disconnected');
     fw.connectionId = undefined;
     fw.streamId = undefined;
@@ -218,6 +223,7 @@ export class Master implements MasterOps, SimNode {
       return fail('INVALID', principalMismatch(principal, fw.info.principal ?? ''));
     }
     if (fw.state !== 'subscribed') return fail('FRAMEWORK_NOT_SUBSCRIBED', 'Framework is not subscribed');
+    if (streamId !== fw.streamId) this.misuse.staleStream(fw, streamId, call.type);
     if (streamId === undefined) {
       return fail('STREAM_ID', "All non-subscribe calls should include the 'Mesos-Stream-Id' header");
     }
@@ -229,6 +235,7 @@ export class Master implements MasterOps, SimNode {
     }
     // Upstream answers a bare 501; the HTTP layer writes the default body.
     if (call.type === 'UNKNOWN') return fail('NOT_IMPLEMENTED', '');
+    this.misuse.call(fw, call);
     return dispatch(this, fw, call);
   }
 
@@ -239,6 +246,7 @@ export class Master implements MasterOps, SimNode {
     const fw = new Framework(id, { ...sub.info, id }, wallTimeMs(this.ctx), (connectionId, frameworkId, event) => {
       this.ctx.trace.appendText(`event:${event.type.toLowerCase()}`, `${frameworkId} ${eventSummary(event)}`);
       this.outbox.event(connectionId, event);
+      this.misuse.sent(frameworkId, event);
     });
     this.#applySubscription(fw, sub);
     this.frameworks.set(id, fw);
@@ -315,6 +323,7 @@ export class Master implements MasterOps, SimNode {
   removeFramework(fw: Framework, reason: string): void {
     if (fw.state === 'removed') return;
     this.ctx.trace.append('framework:remove', { frameworkId: fw.id, reason });
+    this.misuse.frameworkRemoved(fw.id);
     this.ctx.loop.cancel(fw.heartbeatTimer);
     this.ctx.loop.cancel(fw.failoverTimer);
     if (fw.connectionId !== undefined) {
@@ -358,6 +367,7 @@ export class Master implements MasterOps, SimNode {
         resources: withAllocationRole(d.resources, d.role),
       };
       fw.offers.set(offer.id, offer);
+      this.misuse.offerMade(offer);
       this.ledger.hold('offered', offer, offer.resources);
       if (this.options.offerTimeoutMs !== undefined) {
         offer.timer = this.ctx.loop.schedule(this.options.offerTimeoutMs, 'offer:timeout', () =>
@@ -394,6 +404,7 @@ export class Master implements MasterOps, SimNode {
   removeOffer(offer: Offer, how: { readonly rescind: boolean; readonly refuseMs?: number }): void {
     const fw = this.frameworks.get(offer.frameworkId);
     this.#dropOffer(offer);
+    this.misuse.offerEnded(offer, how.rescind ? 'rescinded' : 'withdrawn');
     this.allocator.recoverResources(offer.frameworkId, offer.agentId, offer.resources, how.refuseMs ?? 0);
     this.ctx.trace.append(how.rescind ? 'offer:rescind' : 'offer:remove', { offerId: offer.id });
     if (how.rescind) fw?.send({ type: 'RESCIND', offerId: offer.id });
@@ -401,6 +412,7 @@ export class Master implements MasterOps, SimNode {
 
   useOffer(offer: Offer): void {
     this.#dropOffer(offer);
+    this.misuse.offerEnded(offer, 'accepted');
     this.ctx.trace.append('offer:use', { offerId: offer.id });
   }
 
