@@ -30,7 +30,8 @@ import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from '../e
 import type { Outcome } from '../errors.js';
 import type { ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 import { AgentCgroups } from './cgroups.js';
-import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
+import { Containerizer } from './containerizer.js';
+import type { ExecutorHost, ExecutorKind } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
 import type { NestedContainers } from './nested-containers.js';
@@ -87,6 +88,7 @@ export class Agent implements SimNode, ExecutorHost {
   nested: NestedContainers | undefined;
   /** Its containers' memory cgroups. */
   readonly cgroups: AgentCgroups;
+  readonly #containerizer: Containerizer;
 
   constructor(
     private readonly ctx: SimContext,
@@ -101,6 +103,8 @@ export class Agent implements SimNode, ExecutorHost {
     this.cgroups = new AgentCgroups(ctx, config, () => this.executors(), executorOf, (executor, message, limitation) =>
       this.#http.terminate(executor, 'TASK_FAILED', message, 'REASON_CONTAINER_LIMITATION_MEMORY', limitation),
     );
+    const all = () => [...this.executors(), ...this.#orphans];
+    this.#containerizer = new Containerizer({ ctx, config, host: this, http: () => this.#http, all, containerId: () => this.#rng.uuid() });
   }
 
   /** Made on first use: most agents never run an executor outside the core, and a large cluster has many agents. */
@@ -491,18 +495,7 @@ export class Agent implements SimNode, ExecutorHost {
     // A task for a framework shut down here (on an agent back from a partition): the master still runs it, so it runs again.
     fw.terminating = false;
     let executor = fw.executors.get(executorId);
-    if (executor === undefined || !executor.alive) {
-      const [killingCapable, engine] = [framework.capabilities.includes('TASK_KILLING_STATE'), this.config.flags.containerEngine];
-      const identity = { agentId: this.id, executorId, frameworkId: framework.id, kind, containerId: this.#rng.uuid(), killingCapable, engine };
-      const mode = this.config.flags.customExecutors;
-      executor =
-        kind === 'custom' && spec !== undefined && mode !== 'simulate'
-          ? this.#http.launch(identity, spec, framework, mode === 'spawn')
-          : new SimExecutor(this.ctx, this, identity);
-      this.ctx.network.attach(executor, this.id);
-      fw.executors.set(executorId, executor);
-      this.ctx.trace.append('executor:launch', { agentId: this.id, frameworkId: framework.id, executorId, kind, mode });
-    }
+    if (executor === undefined || !executor.alive) fw.executors.set(executorId, (executor = this.#containerizer.launch(framework, executorId, kind, spec)));
     return executor;
   }
 
@@ -520,19 +513,24 @@ export class Agent implements SimNode, ExecutorHost {
 
   /** An executor's stream closed; true if it was one of this agent's. */
   executorDisconnected(connectionId: string): boolean {
-    const executor = [...this.executors(), ...this.#orphans].find((e) => e instanceof HttpExecutor && e.connectionId === connectionId);
-    if (!(executor instanceof HttpExecutor)) return false;
-    executor.disconnected(connectionId);
-    return true;
+    const executor = this.#containerizer.byConnection(connectionId);
+    executor?.disconnected(connectionId);
+    return executor !== undefined;
   }
 
   /** The process of an executor's container exited (spawn mode), with its wait(2) status. */
   containerExited(containerId: string, waitStatus: number): void {
-    const executor = [...this.executors(), ...this.#orphans].find((e) => e.containerId === containerId);
-    if (executor === undefined || !executor.alive) return;
-    this.ctx.loop.cancel(this.#shutdownTimers.get(executor));
-    executor.destroy();
-    this.exited(executor, waitStatus);
+    this.#containerizer.exited(containerId, waitStatus);
+  }
+
+  /** The process of the executor running a task, if the agent runs it. */
+  executorOfTask(frameworkId: string, taskId: string): AgentExecutor | undefined {
+    return this.#executorOfTask(frameworkId, taskId);
+  }
+
+  /** The executor's process dies (SIGKILL); its live tasks fail as an executor's termination. */
+  killExecutor(executor: AgentExecutor): void {
+    this.#containerizer.kill(executor);
   }
 
   #executorOfTask(frameworkId: string, taskId: string): AgentExecutor | undefined {
