@@ -13,6 +13,8 @@ export interface EventStream<E = SchedulerEvent> {
   send(event: E): void;
   /** Ends the stream; nothing is sent afterwards. */
   close(): void;
+  /** The core holds the stream's events (a stalled connection) or lets them go again: no keepalives of its own meanwhile. */
+  stall?(stalled: boolean): void;
 }
 
 /**
@@ -54,12 +56,13 @@ export class Connections {
       if (record.kind === 'close') {
         stream.close();
         this.#streams.delete(record.connectionId);
-      } else (stream as EventStream<AnyPayload>).send(payloadOf(record));
+      } else if (record.kind === 'stall') stream.stall?.(record.stalled);
+      else (stream as EventStream<AnyPayload>).send(payloadOf(record));
     }
   };
 }
 
-function payloadOf(record: Exclude<OutboxRecord, { kind: 'close' }>): AnyPayload {
+function payloadOf(record: Exclude<OutboxRecord, { kind: 'close' | 'stall' }>): AnyPayload {
   switch (record.kind) {
     case 'process-io':
       return record.output;

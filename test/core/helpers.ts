@@ -5,6 +5,7 @@ import type { ExecutorCallEnvelope, ExecutorEvent, RecoverMode } from '../../src
 import type { Offer } from '../../src/core/master/framework.js';
 import type { Acls } from '../../src/core/authz.js';
 import type { NetworkRule } from '../../src/core/network.js';
+import type { Fault, FaultResult } from '../../src/core/faults.js';
 import type { FrameworkView } from '../../src/core/view.js';
 import { Connections } from '../../src/http/connections.js';
 import type { OperatorCall, OperatorEvent, OperatorValue } from '../../src/core/operator-types.js';
@@ -116,6 +117,10 @@ export class TestCluster extends Cluster {
 
   override updateContainerMemoryLimit(agentId: string, containerId: string, mib: number): Outcome {
     return this.#routed(() => super.updateContainerMemoryLimit(agentId, containerId, mib));
+  }
+
+  override inject(fault: Fault): Outcome<FaultResult> {
+    return this.#routed(() => super.inject(fault));
   }
 
   override crashAgent(agentId: string): void {
