@@ -15,9 +15,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Fault } from '../../src/core/faults.js';
-import { canTransition, isTerminal } from '../../src/core/task-state.js';
-import type { TaskSpec, TaskState } from '../../src/core/types.js';
-import { commandTask, connect, customExecutor, executorTask, makeCluster, traceKinds, type RecordingSink, type TestCluster, type TestScheduler } from './helpers.js';
+import { FAULT_TYPES as ALL_FAULT_TYPES } from '../../src/http/fault-body.js';
+import type { TaskSpec } from '../../src/core/types.js';
+import { commandTask, connect, customExecutor, executorTask, expectLegalTransitions, makeCluster, traceKinds, type RecordingSink, type TestCluster, type TestScheduler } from './helpers.js';
 
 type Step =
   | { readonly kind: 'fault'; readonly fault: FaultPick }
@@ -35,19 +35,8 @@ interface FaultPick {
   readonly amount: number;
 }
 
-const FAULT_TYPES: readonly Fault['type'][] = [
-  'drop_framework_connection',
-  'stall_heartbeats',
-  'resume_heartbeats',
-  'crash_executor',
-  'fail_task',
-  'hang_task',
-  'memory_spike',
-  'set_memory_limit',
-  'clock_jump',
-  'crash_agent',
-  'restart_agent',
-];
+/** Every fault type but those of the network, which the other property tests draw. */
+const FAULT_TYPES = ALL_FAULT_TYPES.filter((t) => !['partition', 'heal', 'network_rule', 'remove_network_rule'].includes(t));
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -153,17 +142,7 @@ class World {
 
   /** Every task's states, as its framework saw them over all its streams, follow the table; nothing follows a terminal state. */
   checkTransitions(): void {
-    for (const sinks of this.sinks) {
-      const last = new Map<string, TaskState>();
-      for (const u of sinks.flatMap((sink) => sink.updates())) {
-        if (u.reason === 'REASON_RECONCILIATION') continue;
-        const before = last.get(u.taskId);
-        if (before !== undefined && before !== u.state && !isTerminal(before)) {
-          expect(canTransition(before, u.state), `${u.taskId}: ${before} -> ${u.state}`).toBe(true);
-        }
-        if (before === undefined || !isTerminal(before)) last.set(u.taskId, u.state);
-      }
-    }
+    for (const sinks of this.sinks) expectLegalTransitions(sinks.flatMap((sink) => sink.updates()));
   }
 }
 
