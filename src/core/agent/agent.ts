@@ -63,7 +63,6 @@ export class Agent implements SimNode, ExecutorHost {
   #frameworks = new Map<string, AgentFramework>();
   #updates: StatusUpdateManager;
   readonly #rng: Rng;
-  #shutdownTimers = new Map<AgentExecutor, TimerId>();
   #registrationTimer: TimerId | undefined;
   /** Fires when the master has not pinged for too long. */
   #pingTimer: TimerId | undefined;
@@ -193,7 +192,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#operationUpdates.pause();
     this.ctx.loop.cancel(this.#registrationTimer);
     this.ctx.loop.cancel(this.#pingTimer);
-    for (const timer of this.#shutdownTimers.values()) this.ctx.loop.cancel(timer);
+    this.#containerizer.cancelShutdowns();
     for (const executor of this.executors()) {
       if (!executor.alive) continue;
       executor.agentLost();
@@ -205,7 +204,6 @@ export class Agent implements SimNode, ExecutorHost {
     this.#disk = disk;
     this.#finished.clear();
     this.#frameworks = new Map();
-    this.#shutdownTimers = new Map();
     this.#latest = new Map();
     this.#updates = this.#newUpdateManager();
     this.#operationUpdates = this.#newOperationUpdates();
@@ -422,14 +420,7 @@ export class Agent implements SimNode, ExecutorHost {
 
   #onShutdownExecutor(frameworkId: string, executorId: string): void {
     const executor = this.#frameworks.get(frameworkId)?.executors.get(executorId);
-    if (executor === undefined || !executor.alive || this.#shutdownTimers.has(executor)) return;
-    this.ctx.trace.append('executor:shutdown', { agentId: this.id, frameworkId, executorId });
-    // The grace period bounds how long a hung executor may take to exit.
-    this.#shutdownTimers.set(
-      executor,
-      this.ctx.loop.schedule(this.config.flags.executorShutdownGracePeriodMs, 'executor:shutdown-grace', () => this.#destroy(executor)),
-    );
-    this.ctx.network.send(this.id, executor.nodeId, { type: 'SHUTDOWN' });
+    if (executor !== undefined) this.#containerizer.shutdown(executor);
   }
 
   #onShutdownFramework(frameworkId: string): void {
@@ -475,8 +466,7 @@ export class Agent implements SimNode, ExecutorHost {
       this.#emit(executor.frameworkId, task.spec.taskId, executor, 'TASK_FAILED', 'Executor terminated', 'REASON_EXECUTOR_TERMINATED');
       task.state = 'TASK_FAILED';
     }
-    this.ctx.loop.cancel(this.#shutdownTimers.get(executor));
-    this.#shutdownTimers.delete(executor);
+    this.#containerizer.cancelShutdown(executor);
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
     const fw = this.#frameworks.get(executor.frameworkId);
     if (fw !== undefined) recordExit(fw, executor, this.#finished);
@@ -536,11 +526,6 @@ export class Agent implements SimNode, ExecutorHost {
   #executorOfTask(frameworkId: string, taskId: string): AgentExecutor | undefined {
     const executor = this.#frameworks.get(frameworkId)?.tasks.get(taskId);
     return executor?.alive === true ? executor : undefined;
-  }
-
-  /** A hung executor outlived its grace period: destroy its container. */
-  #destroy(executor: AgentExecutor): void {
-    this.#http.terminate(executor, 'TASK_LOST', 'Executor did not exit within its grace period', 'REASON_EXECUTOR_TERMINATED');
   }
 
   /** An update the agent makes itself (not its executors'). */

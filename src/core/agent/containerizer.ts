@@ -1,13 +1,15 @@
 /**
  * The agent's containerizer: it starts an executor's container (an
  * executor the agent plays itself, or a process outside the core through
- * its host), finds containers by id or by their executor's connection, and
- * reaps them: an exit the host reports, or a kill the agent orders (SIGKILL
- * of the executor's process, as when it crashes). The agent keeps the
- * records of which framework runs which executor; this is its hand on the
- * processes.
+ * its host), finds containers by id or by their executor's connection,
+ * shuts executors down (SHUTDOWN, then destruction once the grace period
+ * is over), and reaps them: an exit the host reports, or a kill the agent
+ * orders (SIGKILL of the executor's process, as when it crashes). The
+ * agent keeps the records of which framework runs which executor; this is
+ * its hand on the processes.
  */
 import type { SimContext } from '../context.js';
+import type { TimerId } from '../event-loop.js';
 import type { FrameworkRef } from '../messages.js';
 import type { ExecutorSpec } from '../types.js';
 import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
@@ -33,7 +35,32 @@ export interface ContainerizerPort {
 }
 
 export class Containerizer {
+  /** Executors asked to shut down, with the timer that destroys each once its grace period is over. */
+  readonly #shutdowns = new Map<AgentExecutor, TimerId>();
+
   constructor(private readonly port: ContainerizerPort) {}
+
+  /** SHUTDOWN to a live executor (once); the grace period bounds how long a hung one may take to exit. */
+  shutdown(executor: AgentExecutor): void {
+    if (!executor.alive || this.#shutdowns.has(executor)) return;
+    const { ctx, config } = this.port;
+    ctx.trace.append('executor:shutdown', { agentId: config.id, frameworkId: executor.frameworkId, executorId: executor.executorId });
+    const destroy = () => this.port.http().terminate(executor, 'TASK_LOST', 'Executor did not exit within its grace period', 'REASON_EXECUTOR_TERMINATED');
+    this.#shutdowns.set(executor, ctx.loop.schedule(config.flags.executorShutdownGracePeriodMs, 'executor:shutdown-grace', destroy));
+    ctx.network.send(config.id, executor.nodeId, { type: 'SHUTDOWN' });
+  }
+
+  /** The executor exited: no grace period runs for it any more. */
+  cancelShutdown(executor: AgentExecutor): void {
+    this.port.ctx.loop.cancel(this.#shutdowns.get(executor));
+    this.#shutdowns.delete(executor);
+  }
+
+  /** The agent process died: its grace periods die with it (a restarted agent starts them again). */
+  cancelShutdowns(): void {
+    for (const timer of this.#shutdowns.values()) this.port.ctx.loop.cancel(timer);
+    this.#shutdowns.clear();
+  }
 
   /** Starts the container of a new executor of `framework` and attaches it to the network. */
   launch(framework: FrameworkRef, executorId: string, kind: ExecutorKind, spec?: ExecutorSpec): AgentExecutor {
