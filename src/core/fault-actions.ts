@@ -122,7 +122,7 @@ export class FaultActions {
     return ok(() => {
       this.#release(fw.id);
       this.port.outbox.discard(connectionId);
-      this.port.outbox.close(connectionId, CONNECTION_LOST);
+      this.port.outbox.close(connectionId, CONNECTION_LOST, true);
       this.port.master.disconnected(connectionId);
     });
   }

@@ -24,7 +24,8 @@ export type OutboxRecord =
   | { readonly kind: 'container-wait'; readonly connectionId: string; readonly termination: ContainerTermination }
   /** An event of the executor API, for an executor's connection to its agent. */
   | { readonly kind: 'executor'; readonly connectionId: string; readonly event: ExecutorEvent }
-  | { readonly kind: 'close'; readonly connectionId: string; readonly reason: string }
+  /** `abort`: the connection dies (a reset) rather than ending cleanly. */
+  | { readonly kind: 'close'; readonly connectionId: string; readonly reason: string; readonly abort?: boolean }
   /** The connection stalls (nothing reaches its reader until released) or is released. */
   | { readonly kind: 'stall'; readonly connectionId: string; readonly stalled: boolean };
 
@@ -63,8 +64,8 @@ export class Outbox {
     this.#containers.push(record);
   }
 
-  close(connectionId: string, reason: string): void {
-    this.#push({ kind: 'close', connectionId, reason });
+  close(connectionId: string, reason: string, abort = false): void {
+    this.#push(abort ? { kind: 'close', connectionId, reason, abort } : { kind: 'close', connectionId, reason });
   }
 
   /** Holds the connection's records from now on, until `release`. */

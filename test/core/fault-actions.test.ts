@@ -256,3 +256,23 @@ describe('clock_jump', () => {
     expect(traceKinds(cluster)).toContain('fault:clock_jump');
   });
 });
+
+describe('the trace of faults', () => {
+  it('every fault applied through inject is an entry fault:<type> with its parameters, the fault record without its type', () => {
+    const { cluster, agentId } = running((a) => [commandTask('t', a, 'sleep 3600')]);
+    const faults: Fault[] = [
+      { type: 'network_rule', rule: { action: 'drop', types: ['PONG'] } },
+      { type: 'partition', nodes: [agentId, 'master'] },
+      { type: 'heal', nodes: [agentId, 'master'] },
+      { type: 'clock_jump', ms: 1_000 },
+      { type: 'hang_task', taskId: 't' },
+      { type: 'crash_agent', agentId },
+      { type: 'restart_agent', agentId, recover: 'reconnect' },
+    ];
+    for (const fault of faults) injected(cluster, fault);
+    const entries = cluster.trace.entries().filter((e) => e.kind.startsWith('fault:'));
+    expect(entries.map((e) => e.kind)).toEqual(faults.map((f) => `fault:${f.type}`));
+    const { type: _type, ...parameters } = faults[6]!;
+    expect(entries[6]!.line).toContain(JSON.stringify(parameters));
+  });
+});
