@@ -9,8 +9,8 @@
  * task's states, as its framework saw them over all its streams, follow
  * the task state table.
  *
- * fast-check prints the seed and the shrunk steps on failure; pass them
- * back to `fc.assert` to replay.
+ * It prints its fast-check seed (FC_SEED replays it); on failure fast-check
+ * prints the shrunk steps too.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -150,6 +150,8 @@ describe('faults as inputs, in any order', () => {
   it('keep the books and the task state table; a refused fault changes nothing', () => {
     const applied = new Set<string>();
     const seen = { oom: 0, refused: 0 };
+    const fcSeed = Number(process.env.FC_SEED ?? Date.now() % 1_000_000);
+    console.log(`fault property test: fast-check seed ${fcSeed} (FC_SEED replays it)`);
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 1_000 }), fc.array(step, { minLength: 1, maxLength: 50, size: 'medium' }), (seed, steps) => {
         const cluster = makeCluster({ agents: 2, seed });
@@ -177,7 +179,7 @@ describe('faults as inputs, in any order', () => {
         if (traceKinds(cluster).includes('container:oom')) seen.oom++;
         seen.refused += world.refused;
       }),
-      { numRuns: 120 },
+      { seed: fcSeed, numRuns: 120 },
     );
     // The runs reach what they test: every fault type applied at least once, OOM kills, refusals.
     expect([...applied].sort()).toEqual([...FAULT_TYPES].sort());
