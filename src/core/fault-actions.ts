@@ -120,8 +120,9 @@ export class FaultActions {
     if (fw.state !== 'subscribed' || connectionId === undefined) return fail('CONFLICT', `Framework '${fw.id}' has no subscription stream open`);
     if (fault.type === 'stall_heartbeats') return ok(() => this.#stall(fw.id, connectionId, fault.durationMs));
     return ok(() => {
-      this.#release(fw.id);
+      // What a stall held dies with the connection.
       this.port.outbox.discard(connectionId);
+      this.#release(fw.id);
       this.port.outbox.close(connectionId, CONNECTION_LOST, true);
       this.port.master.disconnected(connectionId);
     });

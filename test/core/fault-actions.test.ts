@@ -101,6 +101,20 @@ describe('stall_heartbeats', () => {
     expect(s.sink.of('HEARTBEAT').length).toBeGreaterThanOrEqual(8);
   });
 
+  it('a stalled stream whose connection dies loses what was held', () => {
+    const { cluster, s } = running(() => []);
+    injected(cluster, { type: 'stall_heartbeats', frameworkId: s.frameworkId, durationMs: 60_000 });
+    cluster.advance(30_000);
+    const held = s.sink.events.length;
+    injected(cluster, { type: 'drop_framework_connection', frameworkId: s.frameworkId });
+    expect(s.sink.closed).toBe(true);
+    expect(s.sink.events).toHaveLength(held);
+    // The stall's end finds nothing to release.
+    cluster.advance(30_000);
+    expect(s.framework?.state).toBe('disconnected');
+    expect(traceKinds(cluster)).not.toContain('fault:stall-released');
+  });
+
   it('a framework that closes its silent stream loses what was held, and subscribes again', () => {
     const { cluster, s } = running(() => []);
     injected(cluster, { type: 'stall_heartbeats', frameworkId: s.frameworkId, durationMs: 60_000 });
