@@ -130,7 +130,10 @@ export class FaultActions {
 
   #stall(frameworkId: string, connectionId: string, durationMs: number | undefined): void {
     const { ctx, outbox } = this.port;
-    ctx.loop.cancel(this.#stalls.get(frameworkId)?.timer);
+    const previous = this.#stalls.get(frameworkId);
+    // A stall of the framework's earlier stream (it subscribed again since) ends; one of this stream starts over.
+    if (previous?.connectionId !== connectionId) this.#release(frameworkId);
+    else ctx.loop.cancel(previous.timer);
     outbox.stall(connectionId);
     const timer = durationMs === undefined ? undefined : ctx.loop.schedule(durationMs, 'fault:stall-end', () => this.#release(frameworkId));
     this.#stalls.set(frameworkId, { connectionId, timer });

@@ -101,6 +101,18 @@ describe('stall_heartbeats', () => {
     expect(s.sink.of('HEARTBEAT').length).toBeGreaterThanOrEqual(8);
   });
 
+  it('stalling the stream a framework subscribed again on lets its old, stalled stream end', () => {
+    const { cluster, s } = running(() => []);
+    injected(cluster, { type: 'stall_heartbeats', frameworkId: s.frameworkId });
+    const old = s.sink;
+    s.resubscribe();
+    // The master closed the old stream after an ERROR; both wait behind the stall.
+    expect(old.closed).toBe(false);
+    injected(cluster, { type: 'stall_heartbeats', frameworkId: s.frameworkId });
+    expect(old.of('ERROR').map((e) => e.message)).toEqual(['Framework failed over']);
+    expect(old.closed).toBe(true);
+  });
+
   it('a stalled stream whose connection dies loses what was held', () => {
     const { cluster, s } = running(() => []);
     injected(cluster, { type: 'stall_heartbeats', frameworkId: s.frameworkId, durationMs: 60_000 });
