@@ -88,12 +88,17 @@ export class EventQueue {
     if (found !== undefined) return Promise.resolve(found);
     if (this.#closed) return Promise.reject(new Error(`stream closed while waiting for ${what}`));
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
-      this.#waiters.push({
+      const waiter: Waiter = {
         match,
         resolve: (e) => (clearTimeout(timer), resolve(e)),
         reject: (e) => (clearTimeout(timer), reject(e)),
-      });
+      };
+      // A waiter that timed out leaves: the event it waited for, if it comes later, stays for the next taker.
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w !== waiter);
+        reject(new Error(`timed out waiting for ${what}`));
+      }, timeoutMs);
+      this.#waiters.push(waiter);
     });
   }
 

@@ -13,7 +13,8 @@
  *   containers  launchNestedContainer, containerInput, waitContainer, killContainer, removeContainer
  *   cluster     addAgent
  *   faults      inject (any Fault of faults.ts), and its parts crashAgent, restartAgent,
- *               addNetworkRule, removeNetworkRule, partition, heal
+ *               addNetworkRule, removeNetworkRule, partition, heal; the faults of streams,
+ *               executors, tasks and the wall clock are fault-actions.ts's
  *   clock       advance, advanceTo
  *   output      drainOutbox
  */
@@ -25,6 +26,7 @@ import { NestedContainers, type NestedLaunch } from './agent/nested-containers.j
 import type { SimContext } from './context.js';
 import { fail, ok, type Outcome } from './errors.js';
 import type { Fault, FaultResult } from './faults.js';
+import { FaultActions, isNodeFault, type NodeFault } from './fault-actions.js';
 import { EventLoop } from './event-loop.js';
 import { checkAgents, InvariantError } from './invariants.js';
 import { MASTER_NODE } from './messages.js';
@@ -83,6 +85,7 @@ export class Cluster {
   /** Open executor streams, by connection, and the agent each is on. */
   readonly #executorConnections = new Map<string, string>();
   readonly #checkInvariants: boolean;
+  readonly #faults: FaultActions;
   #inInput = false;
 
   constructor(options: ClusterOptions) {
@@ -91,12 +94,14 @@ export class Cluster {
     const rng = new Rng(this.seed);
     const trace = new Trace(loop, { record: options.recordTrace ?? false });
     const network = new Network(loop, trace, rng.fork('network'), { latencyMs: options.networkLatencyMs ?? 0 });
-    this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS };
+    const wallClock = { stepMs: 0 };
+    this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS, wallClock };
     this.#checkInvariants = options.checkInvariants ?? true;
     trace.append('cluster:start', { seed: this.seed, epochMs: this.#ctx.epochMs });
     this.#master = new Master(this.#ctx, options.master, this.#outbox, new MisuseLog(this.#ctx));
     network.attach(this.#master);
     this.view = new ClusterView(this.#master, this.#agents, this.#ctx);
+    this.#faults = new FaultActions({ ctx: this.#ctx, wallClock, master: this.#master, agents: this.#agents, outbox: this.#outbox });
   }
 
   get trace(): Trace {
@@ -147,6 +152,7 @@ export class Cluster {
   /** A subscriber's connection closed (a scheduler's, an operator's or an executor's). */
   disconnect(connectionId: string): void {
     this.#input(() => {
+      this.#faults.connectionClosed(connectionId);
       const containerAgent = this.#containerConnections.get(connectionId);
       if (containerAgent !== undefined) {
         this.#containerConnections.delete(connectionId);
@@ -308,12 +314,16 @@ export class Cluster {
   }
 
   /**
-   * Applies a fault. A node it names that does not exist is NOT_FOUND and
-   * changes nothing.
+   * Applies a fault. A node it names that does not exist is NOT_FOUND (so
+   * is a framework, executor, task or container) and changes nothing; one
+   * applied appears in the trace as `fault:<type>` with its parameters.
    */
   inject(fault: Fault): Outcome<FaultResult> {
+    if (isNodeFault(fault)) return this.#input(() => this.#faults.apply(fault));
     const unknown = faultNodes(fault).find((node) => node !== MASTER_NODE && !this.#agents.has(node));
     if (unknown !== undefined) return fail('NOT_FOUND', `Agent '${unknown}' not found`);
+    const { type, ...parameters } = fault;
+    this.#ctx.trace.append(`fault:${type}`, parameters);
     switch (fault.type) {
       case 'crash_agent':
         this.crashAgent(fault.agentId);
@@ -462,8 +472,8 @@ export class Cluster {
   }
 }
 
-/** The nodes a fault names, which must exist. */
-function faultNodes(fault: Fault): readonly string[] {
+/** The nodes a fault of the network or of an agent's process names, which must exist. */
+function faultNodes(fault: Exclude<Fault, { type: NodeFault['type'] }>): readonly string[] {
   switch (fault.type) {
     case 'crash_agent':
     case 'restart_agent':

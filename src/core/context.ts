@@ -11,9 +11,16 @@ export interface SimContext {
   readonly network: Network;
   /** Cluster time zero as milliseconds since the Unix epoch. */
   readonly epochMs: number;
+  /** Steps of the wall clock since the start (clock_jump faults); none when absent. */
+  readonly wallClock?: WallClock;
 }
 
-/** Cluster time now, in milliseconds since the Unix epoch. */
+export interface WallClock {
+  /** How far the wall clock reads ahead of epoch + elapsed cluster time. */
+  stepMs: number;
+}
+
+/** Cluster time now, in milliseconds since the Unix epoch, as the nodes' wall clocks read it. */
 export function wallTimeMs(ctx: SimContext): number {
-  return ctx.epochMs + ctx.loop.now();
+  return ctx.epochMs + (ctx.wallClock?.stepMs ?? 0) + ctx.loop.now();
 }

@@ -17,7 +17,44 @@ export type Fault =
   | { readonly type: 'heal'; readonly nodes: readonly [string, string] }
   /** Messages matching the rule are dropped, delayed or repeated. */
   | { readonly type: 'network_rule'; readonly rule: NetworkRule }
-  | { readonly type: 'remove_network_rule'; readonly ruleId: number };
+  | { readonly type: 'remove_network_rule'; readonly ruleId: number }
+  | SubscriberFault
+  | ProcessFault
+  /** The cluster's wall clock steps `ms` forward (an NTP step); see fault-actions.ts. */
+  | { readonly type: 'clock_jump'; readonly ms: number };
+
+/** Faults of a framework's subscription stream. */
+export type SubscriberFault =
+  /** The stream breaks as if its TCP connection died: the master takes the framework for disconnected. */
+  | { readonly type: 'drop_framework_connection'; readonly frameworkId: string }
+  /** The stream stays open, but nothing (heartbeats included) reaches the framework for `durationMs`, or until resumed. */
+  | { readonly type: 'stall_heartbeats'; readonly frameworkId: string; readonly durationMs?: number }
+  | { readonly type: 'resume_heartbeats'; readonly frameworkId: string };
+
+/**
+ * Faults of executors and tasks. A task is named by its id, with its
+ * framework's where two frameworks use the same task id.
+ */
+export type ProcessFault =
+  /** The executor's process dies (SIGKILL): named by executor id (on an agent, of a framework), or by a task it runs. */
+  | ({ readonly type: 'crash_executor' } & ExecutorTarget)
+  /** The task's process exits now with `exitCode` (non-zero). */
+  | ({ readonly type: 'fail_task'; readonly exitCode: number; readonly message?: string } & TaskTarget)
+  /** The task stops progressing: it never ends by itself, and only SIGKILL after a kill's grace period ends it. */
+  | ({ readonly type: 'hang_task' } & TaskTarget)
+  /** The task's memory use rises by `mib` MiB, for `durationMs` or for good. */
+  | ({ readonly type: 'memory_spike'; readonly mib: number; readonly durationMs?: number } & TaskTarget)
+  /** UPDATE_CONTAINER_MEMORY_LIMIT of a container (or the container of a task) on an agent. */
+  | { readonly type: 'set_memory_limit'; readonly agentId: string; readonly containerId?: string; readonly taskId?: string; readonly mib: number };
+
+export interface TaskTarget {
+  readonly taskId: string;
+  readonly frameworkId?: string;
+}
+
+export type ExecutorTarget =
+  | { readonly executorId: string; readonly agentId?: string; readonly frameworkId?: string; readonly taskId?: undefined }
+  | (TaskTarget & { readonly executorId?: undefined; readonly agentId?: undefined });
 
 export type FaultType = Fault['type'];
 
@@ -39,5 +76,21 @@ export function describeFault(fault: Fault): string {
       return `network rule: ${fault.rule.action} ${fault.rule.from ?? '*'} -> ${fault.rule.to ?? '*'}`;
     case 'remove_network_rule':
       return `remove network rule ${fault.ruleId}`;
+    case 'drop_framework_connection':
+    case 'stall_heartbeats':
+    case 'resume_heartbeats':
+      return `${fault.type.replaceAll('_', ' ')} of framework ${fault.frameworkId}${'durationMs' in fault && fault.durationMs !== undefined ? ` for ${fault.durationMs} ms` : ''}`;
+    case 'crash_executor':
+      return fault.executorId === undefined ? `crash the executor of task ${fault.taskId}` : `crash executor ${fault.executorId}`;
+    case 'fail_task':
+      return `fail task ${fault.taskId} with exit code ${fault.exitCode}`;
+    case 'hang_task':
+      return `hang task ${fault.taskId}`;
+    case 'memory_spike':
+      return `memory spike of ${fault.mib} MiB in task ${fault.taskId}`;
+    case 'set_memory_limit':
+      return `memory limit of ${fault.containerId ?? `the container of task ${fault.taskId}`} set to ${fault.mib} MiB`;
+    case 'clock_jump':
+      return `wall clock jumps ${fault.ms} ms forward`;
   }
 }

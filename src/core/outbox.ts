@@ -3,6 +3,12 @@
  * connection (an event on its stream, or "close it, for this reason"),
  * collected during an input and drained by the caller (the HTTP layer)
  * once the input returns. The core never holds a socket or a sink.
+ *
+ * A connection can be stalled (a fault: the stream stays open, nothing
+ * reaches its reader): its records wait here, in order, behind a `stall`
+ * record that tells the reader's end to stop its own keepalives, and leave
+ * together when it is released, as bytes queued on a live TCP connection
+ * do. A connection that dies while stalled loses them.
  */
 import type { ContainerLaunch, ContainerTermination, ExecutorEvent, ProcessOutput } from './executor-api.js';
 import type { OperatorEvent } from './operator-types.js';
@@ -18,7 +24,10 @@ export type OutboxRecord =
   | { readonly kind: 'container-wait'; readonly connectionId: string; readonly termination: ContainerTermination }
   /** An event of the executor API, for an executor's connection to its agent. */
   | { readonly kind: 'executor'; readonly connectionId: string; readonly event: ExecutorEvent }
-  | { readonly kind: 'close'; readonly connectionId: string; readonly reason: string };
+  /** `abort`: the connection dies (a reset) rather than ending cleanly. */
+  | { readonly kind: 'close'; readonly connectionId: string; readonly reason: string; readonly abort?: boolean }
+  /** The connection stalls (nothing reaches its reader until released) or is released. */
+  | { readonly kind: 'stall'; readonly connectionId: string; readonly stalled: boolean };
 
 /** What the agents ask of the host: start an executor's process, or kill its container. */
 export type ContainerRecord =
@@ -28,33 +37,65 @@ export type ContainerRecord =
 export class Outbox {
   #records: OutboxRecord[] = [];
   #containers: ContainerRecord[] = [];
+  /** The records of stalled connections, held until released. */
+  readonly #held = new Map<string, OutboxRecord[]>();
 
   event(connectionId: string, event: SchedulerEvent): void {
-    this.#records.push({ kind: 'event', connectionId, event });
+    this.#push({ kind: 'event', connectionId, event });
   }
 
   operator(connectionId: string, event: OperatorEvent): void {
-    this.#records.push({ kind: 'operator', connectionId, event });
+    this.#push({ kind: 'operator', connectionId, event });
   }
 
   executor(connectionId: string, event: ExecutorEvent): void {
-    this.#records.push({ kind: 'executor', connectionId, event });
+    this.#push({ kind: 'executor', connectionId, event });
   }
 
   processIo(connectionId: string, output: ProcessOutput): void {
-    this.#records.push({ kind: 'process-io', connectionId, output });
+    this.#push({ kind: 'process-io', connectionId, output });
   }
 
   containerWait(connectionId: string, termination: ContainerTermination): void {
-    this.#records.push({ kind: 'container-wait', connectionId, termination });
+    this.#push({ kind: 'container-wait', connectionId, termination });
   }
 
   container(record: ContainerRecord): void {
     this.#containers.push(record);
   }
 
-  close(connectionId: string, reason: string): void {
-    this.#records.push({ kind: 'close', connectionId, reason });
+  close(connectionId: string, reason: string, abort = false): void {
+    this.#push(abort ? { kind: 'close', connectionId, reason, abort } : { kind: 'close', connectionId, reason });
+  }
+
+  /** Holds the connection's records from now on, until `release`. */
+  stall(connectionId: string): void {
+    if (this.#held.has(connectionId)) return;
+    this.#records.push({ kind: 'stall', connectionId, stalled: true });
+    this.#held.set(connectionId, []);
+  }
+
+  /** Whether the connection's records are held. */
+  stalled(connectionId: string): boolean {
+    return this.#held.has(connectionId);
+  }
+
+  /** The held records go out, in order, after the connection's release. */
+  release(connectionId: string): void {
+    const held = this.#held.get(connectionId);
+    if (held === undefined) return;
+    this.#held.delete(connectionId);
+    this.#records.push({ kind: 'stall', connectionId, stalled: false }, ...held);
+  }
+
+  /** The connection died: what was held for it is lost. */
+  discard(connectionId: string): void {
+    this.#held.delete(connectionId);
+  }
+
+  #push(record: OutboxRecord): void {
+    const held = this.#held.size === 0 ? undefined : this.#held.get(record.connectionId);
+    (held ?? this.#records).push(record);
   }
 
   /** Everything queued since the last drain, in order. */

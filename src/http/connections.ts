@@ -13,6 +13,10 @@ export interface EventStream<E = SchedulerEvent> {
   send(event: E): void;
   /** Ends the stream; nothing is sent afterwards. */
   close(): void;
+  /** The connection dies (reset, not a clean end); `close` where a stream cannot. */
+  cut?(reason: string): void;
+  /** The core holds the stream's events (a stalled connection) or lets them go again: no keepalives of its own meanwhile. */
+  stall?(stalled: boolean): void;
 }
 
 /**
@@ -52,14 +56,16 @@ export class Connections {
       const stream = this.#streams.get(record.connectionId);
       if (stream === undefined) continue;
       if (record.kind === 'close') {
-        stream.close();
+        if (record.abort === true && stream.cut !== undefined) stream.cut(record.reason);
+        else stream.close();
         this.#streams.delete(record.connectionId);
-      } else (stream as EventStream<AnyPayload>).send(payloadOf(record));
+      } else if (record.kind === 'stall') stream.stall?.(record.stalled);
+      else (stream as EventStream<AnyPayload>).send(payloadOf(record));
     }
   };
 }
 
-function payloadOf(record: Exclude<OutboxRecord, { kind: 'close' }>): AnyPayload {
+function payloadOf(record: Exclude<OutboxRecord, { kind: 'close' | 'stall' }>): AnyPayload {
   switch (record.kind) {
     case 'process-io':
       return record.output;

@@ -20,7 +20,8 @@
  * mesos-framework, proxies) drop the stream and exit. An extra HEARTBEAT is
  * harmless to a scheduler (it only resets its liveness timer); the cost is a
  * few bytes every 5 s on an idle stream. These transport heartbeats are not
- * in the trace.
+ * in the trace. A stream the core stalls (the `stall_heartbeats` fault)
+ * writes none: its reader must see the silence.
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -48,6 +49,7 @@ export class HttpEventStream<E = SchedulerEvent> implements EventStream<E>, Budg
   connectionId: string | undefined;
   frameworkId: string | undefined;
   #closed = false;
+  #stalled = false;
   #ended = false;
   /** Records produced before the response headers are known. */
   #early: Buffer[] | undefined = [];
@@ -78,6 +80,12 @@ export class HttpEventStream<E = SchedulerEvent> implements EventStream<E>, Budg
 
   get closed(): boolean {
     return this.#closed || this.res.destroyed;
+  }
+
+  /** The core holds this stream's events: no keepalive either, until released. */
+  stall(stalled: boolean): void {
+    this.#stalled = stalled;
+    this.#lastWriteMs = performance.now();
   }
 
   get bufferedBytes(): number {
@@ -146,7 +154,7 @@ export class HttpEventStream<E = SchedulerEvent> implements EventStream<E>, Budg
     if (period <= 0) return;
     this.#lastWriteMs = performance.now();
     this.#keepalive = setInterval(() => {
-      if (performance.now() - this.#lastWriteMs >= period) this.send({ type: 'HEARTBEAT' } as unknown as E);
+      if (!this.#stalled && performance.now() - this.#lastWriteMs >= period) this.send({ type: 'HEARTBEAT' } as unknown as E);
     }, period / 5);
     this.#keepalive.unref();
   }

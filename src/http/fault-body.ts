@@ -10,6 +10,18 @@
  *   {"type": "network_rule", "action": "drop" | "delay" | "duplicate", "from", "to",
  *    "messages": [TYPE...], "delay_ms", "jitter_ms", "probability"}
  *   {"type": "remove_network_rule", "rule_id"}
+ *   {"type": "drop_framework_connection", "framework_id"}
+ *   {"type": "stall_heartbeats", "framework_id", "duration_ms"?}   until "resume_heartbeats" without a duration
+ *   {"type": "resume_heartbeats", "framework_id"}
+ *   {"type": "crash_executor", "executor_id", "agent_id"?, "framework_id"?}  or  {"type": "crash_executor", "task_id", "framework_id"?}
+ *   {"type": "fail_task", "task_id", "framework_id"?, "exit_code"? (1 to 255, default 1), "message"?}
+ *   {"type": "hang_task", "task_id", "framework_id"?}
+ *   {"type": "memory_spike", "task_id", "framework_id"?, "mib", "duration_ms"?}
+ *   {"type": "set_memory_limit", "agent_id", "container_id" | "task_id", "mib"}
+ *   {"type": "clock_jump", "ms"}                         the wall clock steps forward, at most a day
+ *
+ * A task is named by its id, with its framework's where two frameworks use
+ * the same id.
  */
 import type { Fault } from '../core/faults.js';
 import { MASTER_NODE, type MessageType } from '../core/messages.js';
@@ -17,7 +29,23 @@ import { MASTER_NODE, type MessageType } from '../core/messages.js';
 /** The largest span of time a fault or a clock move may name: a day. */
 export const MAX_SPAN_MS = 86_400_000;
 
-export const FAULT_TYPES = ['crash_agent', 'restart_agent', 'partition', 'heal', 'network_rule', 'remove_network_rule'] as const;
+export const FAULT_TYPES = [
+  'crash_agent',
+  'restart_agent',
+  'partition',
+  'heal',
+  'network_rule',
+  'remove_network_rule',
+  'drop_framework_connection',
+  'stall_heartbeats',
+  'resume_heartbeats',
+  'crash_executor',
+  'fail_task',
+  'hang_task',
+  'memory_spike',
+  'set_memory_limit',
+  'clock_jump',
+] as const;
 const RULE_ACTIONS = ['drop', 'delay', 'duplicate'] as const;
 
 type Body = Readonly<Record<string, unknown>>;
@@ -42,6 +70,22 @@ export function parseFault(body: Body): Parsed {
       const ruleId = body['rule_id'];
       if (typeof ruleId !== 'number' || !Number.isInteger(ruleId)) return "Expecting 'rule_id' to be present";
       return { type: 'remove_network_rule', ruleId };
+    }
+    case 'drop_framework_connection':
+    case 'stall_heartbeats':
+    case 'resume_heartbeats':
+      return subscriberFault(body, type as 'drop_framework_connection' | 'stall_heartbeats' | 'resume_heartbeats');
+    case 'crash_executor':
+      return crashExecutor(body);
+    case 'fail_task':
+    case 'hang_task':
+    case 'memory_spike':
+      return taskFault(body, type as 'fail_task' | 'hang_task' | 'memory_spike');
+    case 'set_memory_limit':
+      return memoryLimit(body);
+    case 'clock_jump': {
+      const ms = body['ms'];
+      return positiveSpanError('ms', ms, true) ?? { type: 'clock_jump', ms: ms as number };
     }
   }
 }
@@ -94,3 +138,80 @@ function networkRule(body: Body): Parsed {
 function isSpan(v: unknown): boolean {
   return v === undefined || (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_SPAN_MS);
 }
+
+/** A string id, present (`required`) or absent; undefined when it is neither. */
+function idOf(body: Body, key: string, required: boolean): string | null | undefined {
+  const value = body[key];
+  if (value === undefined) return required ? undefined : null;
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function subscriberFault(body: Body, type: 'drop_framework_connection' | 'stall_heartbeats' | 'resume_heartbeats'): Parsed {
+  const frameworkId = idOf(body, 'framework_id', true);
+  if (typeof frameworkId !== 'string') return "Expecting 'framework_id' to be present";
+  if (type !== 'stall_heartbeats') return { type, frameworkId };
+  const durationMs = body['duration_ms'];
+  const invalid = positiveSpanError('duration_ms', durationMs);
+  if (invalid !== undefined) return invalid;
+  return { type, frameworkId, ...(durationMs === undefined ? {} : { durationMs: durationMs as number }) };
+}
+
+/** `task_id` and, if given, `framework_id`. */
+function taskTarget(body: Body): { taskId: string; frameworkId?: string } | string {
+  const [taskId, frameworkId] = [idOf(body, 'task_id', true), idOf(body, 'framework_id', false)];
+  if (typeof taskId !== 'string') return "Expecting 'task_id' to be present";
+  if (frameworkId === undefined) return "Expecting 'framework_id' to be a framework id";
+  return { taskId, ...(frameworkId === null ? {} : { frameworkId }) };
+}
+
+function crashExecutor(body: Body): Parsed {
+  if (body['executor_id'] === undefined) {
+    if (body['agent_id'] !== undefined) return "Expecting 'executor_id' with 'agent_id' (or 'task_id' alone)";
+    const target = taskTarget(body);
+    return typeof target === 'string' ? "Expecting 'executor_id' or 'task_id' to be present" : { type: 'crash_executor', ...target };
+  }
+  const [executorId, agentId, frameworkId] = [idOf(body, 'executor_id', true), idOf(body, 'agent_id', false), idOf(body, 'framework_id', false)];
+  if (typeof executorId !== 'string') return "Expecting 'executor_id' to be an executor id";
+  if (body['task_id'] !== undefined) return "Expecting one of 'executor_id' and 'task_id', not both";
+  if (agentId === undefined || frameworkId === undefined) return "Expecting 'agent_id' and 'framework_id' to be ids";
+  return { type: 'crash_executor', executorId, ...(agentId === null ? {} : { agentId }), ...(frameworkId === null ? {} : { frameworkId }) };
+}
+
+function taskFault(body: Body, type: 'fail_task' | 'hang_task' | 'memory_spike'): Parsed {
+  const target = taskTarget(body);
+  if (typeof target === 'string') return target;
+  if (type === 'hang_task') return { type, ...target };
+  if (type === 'fail_task') {
+    const { exit_code: exitCode = 1, message } = body;
+    if (typeof exitCode !== 'number' || !Number.isInteger(exitCode) || exitCode < 1 || exitCode > 255) return "Expecting 'exit_code' to be a whole number from 1 to 255";
+    if (message !== undefined && typeof message !== 'string') return "Expecting 'message' to be a string";
+    return { type, ...target, exitCode, ...(message === undefined ? {} : { message }) };
+  }
+  const { mib, duration_ms: durationMs } = body;
+  if (!isMib(mib)) return "Expecting 'mib' to be a positive number of MiB";
+  const invalid = positiveSpanError('duration_ms', durationMs);
+  if (invalid !== undefined) return invalid;
+  return { type, ...target, mib, ...(durationMs === undefined ? {} : { durationMs: durationMs as number }) };
+}
+
+function memoryLimit(body: Body): Parsed {
+  const [agentId, containerId, taskId] = [idOf(body, 'agent_id', true), idOf(body, 'container_id', false), idOf(body, 'task_id', false)];
+  if (typeof agentId !== 'string') return "Expecting 'agent_id' to be present";
+  if (containerId === undefined || taskId === undefined || (containerId === null) === (taskId === null)) return "Expecting one of 'container_id' and 'task_id'";
+  const mib = body['mib'];
+  if (!isMib(mib)) return "Expecting 'mib' to be a positive number of MiB";
+  return { type: 'set_memory_limit', agentId, mib, ...(containerId === null ? {} : { containerId }), ...(taskId === null ? {} : { taskId: taskId as string }) };
+}
+
+/** Why `value` is not a span of 1 ms or more (or absent, unless `required`), if it is not. */
+function positiveSpanError(key: string, value: unknown, required = false): string | undefined {
+  if (value === undefined ? !required : isSpan(value) && value !== 0) return undefined;
+  return `Expecting '${key}' to be a whole number of milliseconds from 1 to ${MAX_SPAN_MS}`;
+}
+
+function isMib(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= MAX_MIB;
+}
+
+/** The largest amount of memory a fault may name: a PiB, in MiB. */
+const MAX_MIB = 1024 ** 3;

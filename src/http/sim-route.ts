@@ -7,18 +7,24 @@
  *   POST /sim/v1/advance   {"ms": N}: cluster time moves N ms on, running all that falls due
  *                          (virtual time only: 409 while the clock follows the wall clock)
  *   POST /sim/v1/faults    a fault as fault-body.ts reads it -> {"type", ...}: "rule_id" for a rule,
- *                          "agent_id" and the agent's process "state" for a crash or restart
+ *                          "agent_id" and the agent's process "state" for a crash or restart,
+ *                          "framework_id" for a fault of a framework's stream, "wall_time_ms" after
+ *                          a clock jump
  *   GET  /sim/v1/trace     the trace as JSON lines ({"seq", "time_ms", "kind", "line"}):
  *                          the entries kept (all when recording, else the recent ones), then the
  *                          new ones as they come, until the client goes; a reader that falls
  *                          more than 16 MiB behind is cut
  *   GET  /sim/v1/misuse    the protocol-misuse report (sim-misuse.ts)
  *
- * A body that is not such JSON is 400 with the reason; an unknown agent 404.
+ * A body that is not such JSON is 400 with the reason (so is an ambiguous id);
+ * an unknown agent, framework, executor, task or container 404; a fault its
+ * target's state rules out now (a framework with no stream open, a task not
+ * running, an agent down, memory limits not enforced) 409.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { traceJsonLine, type TraceEntry } from '../core/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
+import type { ErrorCode } from '../core/errors.js';
 import type { Fault, FaultResult } from '../core/faults.js';
 import { sendError } from './errors.js';
 import { MAX_SPAN_MS, parseFault } from './fault-body.js';
@@ -80,13 +86,23 @@ function fault(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver):
   const parsed = body === undefined ? 'Expecting a JSON object' : parseFault(body);
   if (typeof parsed === 'string') return sendError(reply, 'SIM_REQUEST_INVALID', parsed);
   const outcome = driver.input((c) => c.inject(parsed));
-  if (!outcome.ok) return sendError(reply, 'TARGET_NOT_FOUND', outcome.error.message);
+  if (!outcome.ok) return sendError(reply, faultRefusal(outcome.error.code), outcome.error.message);
   return json(reply, { type: parsed.type, ...answerOf(parsed, outcome.value, driver) });
 }
 
-/** What the answer to a fault says beyond its type: the rule added, the agent's process state. */
+/** The answer to a fault the core refused: unknown ids 404, an ambiguous one 400, the rest the target's state forbids (409). */
+function faultRefusal(code: ErrorCode): 'TARGET_NOT_FOUND' | 'SIM_REQUEST_INVALID' | 'CONFLICT' {
+  if (code === 'NOT_FOUND') return 'TARGET_NOT_FOUND';
+  return code === 'INVALID' ? 'SIM_REQUEST_INVALID' : 'CONFLICT';
+}
+
+/** What the answer to a fault says beyond its type: the rule added, the agent's process state, the framework, the wall clock. */
 function answerOf(fault: Fault, result: FaultResult, driver: ClusterDriver): object {
   if (result.ruleId !== undefined) return { rule_id: result.ruleId };
+  if (fault.type === 'drop_framework_connection' || fault.type === 'stall_heartbeats' || fault.type === 'resume_heartbeats') {
+    return { framework_id: fault.frameworkId };
+  }
+  if (fault.type === 'clock_jump') return { wall_time_ms: driver.read((view) => view.wallTimeMs()) };
   if (fault.type === 'remove_network_rule') return { rule_id: fault.ruleId };
   if (fault.type === 'crash_agent' || fault.type === 'restart_agent') {
     return { agent_id: fault.agentId, state: driver.read((view) => view.agentProcessState(fault.agentId)) };

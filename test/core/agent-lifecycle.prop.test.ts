@@ -11,9 +11,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canTransition, isTerminal } from '../../src/core/task-state.js';
-import type { TaskState } from '../../src/core/types.js';
-import { commandTask, connect, makeCluster, traceKinds, type TestCluster, type TestScheduler } from './helpers.js';
+import { commandTask, connect, expectLegalTransitions, makeCluster, traceKinds, type TestCluster, type TestScheduler } from './helpers.js';
 
 type Step =
   | { readonly kind: 'partition' | 'heal' | 'crash' | 'restart'; readonly agent: number }
@@ -87,17 +85,7 @@ class World {
 
   /** Every task's states, as its framework saw them, follow the table; nothing follows a terminal state. */
   checkTransitions(): void {
-    for (const sc of this.schedulers) {
-      const last = new Map<string, TaskState>();
-      for (const u of sc.sink.updates()) {
-        if (u.reason === 'REASON_RECONCILIATION') continue;
-        const before = last.get(u.taskId);
-        if (before !== undefined && before !== u.state && !isTerminal(before)) {
-          expect(canTransition(before, u.state), `${u.taskId}: ${before} -> ${u.state}`).toBe(true);
-        }
-        if (before === undefined || !isTerminal(before)) last.set(u.taskId, u.state);
-      }
-    }
+    for (const sc of this.schedulers) expectLegalTransitions(sc.sink.updates());
   }
 }
 

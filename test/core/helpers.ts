@@ -1,3 +1,5 @@
+import { expect } from 'vitest';
+import { canTransition, isTerminal } from '../../src/core/task-state.js';
 import { Cluster, type AddedAgent, type AgentSpec, type ClusterOptions } from '../../src/core/cluster.js';
 import type { Outcome } from '../../src/core/errors.js';
 import type { AgentFlags } from '../../src/core/agent/flags.js';
@@ -5,6 +7,7 @@ import type { ExecutorCallEnvelope, ExecutorEvent, RecoverMode } from '../../src
 import type { Offer } from '../../src/core/master/framework.js';
 import type { Acls } from '../../src/core/authz.js';
 import type { NetworkRule } from '../../src/core/network.js';
+import type { Fault, FaultResult } from '../../src/core/faults.js';
 import type { FrameworkView } from '../../src/core/view.js';
 import { Connections } from '../../src/http/connections.js';
 import type { OperatorCall, OperatorEvent, OperatorValue } from '../../src/core/operator-types.js';
@@ -116,6 +119,10 @@ export class TestCluster extends Cluster {
 
   override updateContainerMemoryLimit(agentId: string, containerId: string, mib: number): Outcome {
     return this.#routed(() => super.updateContainerMemoryLimit(agentId, containerId, mib));
+  }
+
+  override inject(fault: Fault): Outcome<FaultResult> {
+    return this.#routed(() => super.inject(fault));
   }
 
   override crashAgent(agentId: string): void {
@@ -394,6 +401,23 @@ export class TestScheduler {
 export function connect(cluster: TestCluster, info: Partial<FrameworkInfo> = {}, extra: Partial<Subscription> = {}): TestScheduler {
   const { sink, frameworkId, streamId, connectionId } = subscribe(cluster, info, extra);
   return new TestScheduler(cluster, sink, frameworkId, streamId, connectionId);
+}
+
+/**
+ * Every task's states in `updates` (as a framework saw them, in order)
+ * follow the task state table, and nothing follows a terminal state;
+ * reconciliation answers are skipped.
+ */
+export function expectLegalTransitions(updates: readonly TaskStatus[]): void {
+  const last = new Map<string, TaskState>();
+  for (const u of updates) {
+    if (u.reason === 'REASON_RECONCILIATION') continue;
+    const before = last.get(u.taskId);
+    if (before !== undefined && before !== u.state && !isTerminal(before)) {
+      expect(canTransition(before, u.state), `${u.taskId}: ${before} -> ${u.state}`).toBe(true);
+    }
+    if (before === undefined || !isTerminal(before)) last.set(u.taskId, u.state);
+  }
 }
 
 /** Kinds of the trace entries, in order. */

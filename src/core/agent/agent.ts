@@ -30,7 +30,8 @@ import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from '../e
 import type { Outcome } from '../errors.js';
 import type { ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 import { AgentCgroups } from './cgroups.js';
-import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
+import { Containerizer } from './containerizer.js';
+import type { ExecutorHost, ExecutorKind } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
 import type { NestedContainers } from './nested-containers.js';
@@ -62,7 +63,6 @@ export class Agent implements SimNode, ExecutorHost {
   #frameworks = new Map<string, AgentFramework>();
   #updates: StatusUpdateManager;
   readonly #rng: Rng;
-  #shutdownTimers = new Map<AgentExecutor, TimerId>();
   #registrationTimer: TimerId | undefined;
   /** Fires when the master has not pinged for too long. */
   #pingTimer: TimerId | undefined;
@@ -87,6 +87,7 @@ export class Agent implements SimNode, ExecutorHost {
   nested: NestedContainers | undefined;
   /** Its containers' memory cgroups. */
   readonly cgroups: AgentCgroups;
+  readonly #containerizer: Containerizer;
 
   constructor(
     private readonly ctx: SimContext,
@@ -101,6 +102,8 @@ export class Agent implements SimNode, ExecutorHost {
     this.cgroups = new AgentCgroups(ctx, config, () => this.executors(), executorOf, (executor, message, limitation) =>
       this.#http.terminate(executor, 'TASK_FAILED', message, 'REASON_CONTAINER_LIMITATION_MEMORY', limitation),
     );
+    const all = () => [...this.executors(), ...this.#orphans];
+    this.#containerizer = new Containerizer({ ctx, config, host: this, http: () => this.#http, all, containerId: () => this.#rng.uuid() });
   }
 
   /** Made on first use: most agents never run an executor outside the core, and a large cluster has many agents. */
@@ -189,7 +192,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#operationUpdates.pause();
     this.ctx.loop.cancel(this.#registrationTimer);
     this.ctx.loop.cancel(this.#pingTimer);
-    for (const timer of this.#shutdownTimers.values()) this.ctx.loop.cancel(timer);
+    this.#containerizer.cancelShutdowns();
     for (const executor of this.executors()) {
       if (!executor.alive) continue;
       executor.agentLost();
@@ -201,7 +204,6 @@ export class Agent implements SimNode, ExecutorHost {
     this.#disk = disk;
     this.#finished.clear();
     this.#frameworks = new Map();
-    this.#shutdownTimers = new Map();
     this.#latest = new Map();
     this.#updates = this.#newUpdateManager();
     this.#operationUpdates = this.#newOperationUpdates();
@@ -418,14 +420,7 @@ export class Agent implements SimNode, ExecutorHost {
 
   #onShutdownExecutor(frameworkId: string, executorId: string): void {
     const executor = this.#frameworks.get(frameworkId)?.executors.get(executorId);
-    if (executor === undefined || !executor.alive || this.#shutdownTimers.has(executor)) return;
-    this.ctx.trace.append('executor:shutdown', { agentId: this.id, frameworkId, executorId });
-    // The grace period bounds how long a hung executor may take to exit.
-    this.#shutdownTimers.set(
-      executor,
-      this.ctx.loop.schedule(this.config.flags.executorShutdownGracePeriodMs, 'executor:shutdown-grace', () => this.#destroy(executor)),
-    );
-    this.ctx.network.send(this.id, executor.nodeId, { type: 'SHUTDOWN' });
+    if (executor !== undefined) this.#containerizer.shutdown(executor);
   }
 
   #onShutdownFramework(frameworkId: string): void {
@@ -471,8 +466,7 @@ export class Agent implements SimNode, ExecutorHost {
       this.#emit(executor.frameworkId, task.spec.taskId, executor, 'TASK_FAILED', 'Executor terminated', 'REASON_EXECUTOR_TERMINATED');
       task.state = 'TASK_FAILED';
     }
-    this.ctx.loop.cancel(this.#shutdownTimers.get(executor));
-    this.#shutdownTimers.delete(executor);
+    this.#containerizer.cancelShutdown(executor);
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
     const fw = this.#frameworks.get(executor.frameworkId);
     if (fw !== undefined) recordExit(fw, executor, this.#finished);
@@ -491,18 +485,7 @@ export class Agent implements SimNode, ExecutorHost {
     // A task for a framework shut down here (on an agent back from a partition): the master still runs it, so it runs again.
     fw.terminating = false;
     let executor = fw.executors.get(executorId);
-    if (executor === undefined || !executor.alive) {
-      const [killingCapable, engine] = [framework.capabilities.includes('TASK_KILLING_STATE'), this.config.flags.containerEngine];
-      const identity = { agentId: this.id, executorId, frameworkId: framework.id, kind, containerId: this.#rng.uuid(), killingCapable, engine };
-      const mode = this.config.flags.customExecutors;
-      executor =
-        kind === 'custom' && spec !== undefined && mode !== 'simulate'
-          ? this.#http.launch(identity, spec, framework, mode === 'spawn')
-          : new SimExecutor(this.ctx, this, identity);
-      this.ctx.network.attach(executor, this.id);
-      fw.executors.set(executorId, executor);
-      this.ctx.trace.append('executor:launch', { agentId: this.id, frameworkId: framework.id, executorId, kind, mode });
-    }
+    if (executor === undefined || !executor.alive) fw.executors.set(executorId, (executor = this.#containerizer.launch(framework, executorId, kind, spec)));
     return executor;
   }
 
@@ -520,29 +503,29 @@ export class Agent implements SimNode, ExecutorHost {
 
   /** An executor's stream closed; true if it was one of this agent's. */
   executorDisconnected(connectionId: string): boolean {
-    const executor = [...this.executors(), ...this.#orphans].find((e) => e instanceof HttpExecutor && e.connectionId === connectionId);
-    if (!(executor instanceof HttpExecutor)) return false;
-    executor.disconnected(connectionId);
-    return true;
+    const executor = this.#containerizer.byConnection(connectionId);
+    executor?.disconnected(connectionId);
+    return executor !== undefined;
   }
 
   /** The process of an executor's container exited (spawn mode), with its wait(2) status. */
   containerExited(containerId: string, waitStatus: number): void {
-    const executor = [...this.executors(), ...this.#orphans].find((e) => e.containerId === containerId);
-    if (executor === undefined || !executor.alive) return;
-    this.ctx.loop.cancel(this.#shutdownTimers.get(executor));
-    executor.destroy();
-    this.exited(executor, waitStatus);
+    this.#containerizer.exited(containerId, waitStatus);
+  }
+
+  /** The process of the executor running a task, if the agent runs it. */
+  executorOfTask(frameworkId: string, taskId: string): AgentExecutor | undefined {
+    return this.#executorOfTask(frameworkId, taskId);
+  }
+
+  /** The executor's process dies (SIGKILL); its live tasks fail as an executor's termination. */
+  killExecutor(executor: AgentExecutor): void {
+    this.#containerizer.kill(executor);
   }
 
   #executorOfTask(frameworkId: string, taskId: string): AgentExecutor | undefined {
     const executor = this.#frameworks.get(frameworkId)?.tasks.get(taskId);
     return executor?.alive === true ? executor : undefined;
-  }
-
-  /** A hung executor outlived its grace period: destroy its container. */
-  #destroy(executor: AgentExecutor): void {
-    this.#http.terminate(executor, 'TASK_LOST', 'Executor did not exit within its grace period', 'REASON_EXECUTOR_TERMINATED');
   }
 
   /** An update the agent makes itself (not its executors'). */

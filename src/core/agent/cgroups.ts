@@ -144,18 +144,45 @@ export class AgentCgroups {
 
   /** UPDATE_CONTAINER_MEMORY_LIMIT, once the call is valid: `mib` is positive and finite, the id top-level. */
   updateMemoryLimit(containerId: string, mib: number): Outcome {
-    const container = this.#running(containerId);
-    if (container === undefined) {
+    const refusal = this.memoryLimitRefusal(containerId);
+    if (refusal !== undefined) return refusal;
+    const container = this.#running(containerId)!;
+    container.override = limitBytes(mib);
+    this.#ctx.trace.append('container:memory-limit', { agentId: this.#agentId, containerId, bytes: container.override });
+    this.#arm(container);
+    return done;
+  }
+
+  /**
+   * The task's memory use rises by `mib` MiB from now on, for `durationMs`
+   * or for good (a fault); past the hard limit the OOM killer ends the
+   * container as for any curve. Only for a task the container `counts`.
+   */
+  spike(executor: AgentExecutor, taskId: string, mib: number, durationMs?: number): void {
+    const container = this.#containers.get(executor.containerId)!;
+    const task = container.tasks.get(taskId)!;
+    const now = this.#ctx.loop.now();
+    const piece = { from: now, until: durationMs === undefined ? Infinity : now + durationMs, level: mib, rate: 0 };
+    container.tasks.set(taskId, { spec: task.spec, curve: [...task.curve, piece] });
+    this.#arm(container);
+  }
+
+  /** Why UPDATE_CONTAINER_MEMORY_LIMIT of the container would be refused now, if it would. */
+  memoryLimitRefusal(containerId: string): ReturnType<typeof fail> | undefined {
+    if (this.#running(containerId) === undefined) {
       const other = this.#otherId(containerId);
       if (other !== undefined) return fail('INVALID', `'${containerId}' is ${other}, not the ContainerID of a running task container`);
       return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
     }
     if (!this.#flags.memoryIsolation) return fail('FAILED', `Memory isolation is not enabled on agent ${this.#agentId}`);
     if (!this.isolated) return fail('FAILED', `The memory controller is not delegated to the cgroup hierarchy of agent ${this.#agentId}`);
-    container.override = limitBytes(mib);
-    this.#ctx.trace.append('container:memory-limit', { agentId: this.#agentId, containerId, bytes: container.override });
-    this.#arm(container);
-    return done;
+    return undefined;
+  }
+
+  /** Whether the task's container counts its memory (it has started there and not ended). */
+  counts(executor: AgentExecutor, taskId: string): boolean {
+    const container = this.#containers.get(executor.containerId);
+    return container?.executor === executor && container.tasks.has(taskId);
   }
 
   /** The container's cgroup now; undefined for a container this agent does not run. */

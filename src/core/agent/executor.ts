@@ -53,6 +53,8 @@ export interface SimTask {
   timer?: TimerId;
   /** Running out the grace period of a kill it ignored. */
   killTimer?: TimerId;
+  /** It stopped progressing (a fault): it never ends by itself, and a kill waits out its grace period. */
+  hung?: boolean;
 }
 
 export interface ExecutorIdentity {
@@ -164,6 +166,29 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     this.#moveTo('terminated');
   }
 
+  /** Whether the task runs here and has not ended. */
+  runs(taskId: string): boolean {
+    const task = this.tasks.get(taskId);
+    return task !== undefined && !isTerminal(task.state);
+  }
+
+  /** The task's process exits now with `exitCode` (a fault), if it `runs`. */
+  failTask(taskId: string, exitCode: number, message?: string): void {
+    const task = this.tasks.get(taskId);
+    if (task === undefined) return;
+    this.ctx.loop.cancel(task.timer);
+    this.ctx.loop.cancel(task.killTimer);
+    this.#finish(task, exitCode, message);
+  }
+
+  /** The task stops progressing (a fault), if it `runs`. */
+  hangTask(taskId: string): void {
+    const task = this.tasks.get(taskId);
+    if (task === undefined) return;
+    this.ctx.loop.cancel(task.timer);
+    task.hung = true;
+  }
+
   /** Starts a group of tasks (a single task for LAUNCH); a task it already runs is ignored. */
   #launch(specs: readonly TaskSpec[]): void {
     const fresh = specs.filter((s) => !this.tasks.has(s.taskId));
@@ -198,7 +223,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     if (task === undefined || isTerminal(task.state)) return;
     const victims = this.kind === 'default' ? this.liveTasks().filter((t) => t.groupId === task.groupId) : [task];
     for (const victim of victims) {
-      if (!victim.plan.ignoresTerm) this.#kill(victim);
+      if (victim.plan.ignoresTerm !== true && victim.hung !== true) this.#kill(victim);
       else if (victim.state !== 'TASK_KILLING' || !this.id.killingCapable) this.#killAfterGrace(victim, gracePeriodMs ?? victim.spec.killGracePeriodMs ?? DEFAULT_KILL_GRACE_MS);
     }
     this.#maybeExit();
@@ -231,11 +256,11 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     this.#set(task, 'TASK_KILLED', 'Command terminated with signal Terminated');
   }
 
-  #finish(task: SimTask, exitCode: number): void {
+  #finish(task: SimTask, exitCode: number, message = `Command exited with status ${exitCode}`): void {
     if (isTerminal(task.state)) return;
     this.#lastExitCode = exitCode;
-    if (exitCode === 0) this.#set(task, 'TASK_FINISHED', 'Command exited with status 0');
-    else this.#set(task, 'TASK_FAILED', `Command exited with status ${exitCode}`);
+    if (exitCode === 0) this.#set(task, 'TASK_FINISHED', message);
+    else this.#set(task, 'TASK_FAILED', message);
     this.#maybeExit();
   }
 
