@@ -16,6 +16,8 @@ export async function startScenarioCluster(request: ClusterRequest, extra: Start
     advertisePorts: { master: 5050, firstAgent: 5051 },
     time: 'virtual',
     recordTrace: true,
+    // No wall-clock keepalives: every event a framework gets is the cluster's, in the trace.
+    streamKeepaliveMs: 0,
     seed: request.seed,
     agentGroups: request.agents,
     ...(request.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalSeconds: request.heartbeatIntervalMs / 1000 }),

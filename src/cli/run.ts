@@ -51,8 +51,9 @@ async function runOne(file: string, args: { readonly seed: string | undefined })
   try {
     return await runScenarioFile(file, { ...(args.seed === undefined ? {} : { seed: args.seed }), keepTrace: true, onProgress: progress(file) });
   } catch (error) {
-    if (!(error instanceof ScenarioError)) throw error;
-    process.stderr.write(`clustersim: ${error.message}\n`);
+    // A file that does not read names itself; a run that broke says where.
+    const message = error instanceof ScenarioError ? error.message : `${file}: the run broke: ${error instanceof Error ? error.message : String(error)}`;
+    process.stderr.write(`clustersim: ${message}\n`);
     return undefined;
   } finally {
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');

@@ -117,6 +117,11 @@ export class Cluster {
     return this.#ctx.loop.now();
   }
 
+  /** Whether a framework's event stream is stalled by a fault (`stall_heartbeats`): what it is sent waits. */
+  streamStalled(frameworkId: string): boolean {
+    return this.#faults.stalled(frameworkId);
+  }
+
   /** When the next timer falls due, or undefined when nothing is scheduled. */
   nextDueMs(): number | undefined {
     return this.#ctx.loop.nextDueMs();

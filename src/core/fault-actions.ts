@@ -128,6 +128,12 @@ export class FaultActions {
     });
   }
 
+  /** Whether a framework's stream is stalled now (its events held back). */
+  stalled(frameworkId: string): boolean {
+    const stall = this.#stalls.get(frameworkId);
+    return stall !== undefined && this.port.outbox.stalled(stall.connectionId);
+  }
+
   #stall(frameworkId: string, connectionId: string, durationMs: number | undefined): void {
     const { ctx, outbox } = this.port;
     const previous = this.#stalls.get(frameworkId);

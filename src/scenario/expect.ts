@@ -17,6 +17,8 @@ export interface Evidence extends Observed {
   metric(name: string): number | undefined;
   /** The full invariant check: undefined when it passes, else why not. */
   invariants(): string | undefined;
+  /** Protocol misuses counted so far, of a framework (by name) or all, of a kind or all. */
+  misuses(frameworkName: string | undefined, kind: string | undefined): number;
 }
 
 export interface ExpectationResult extends Verdict {
@@ -36,6 +38,11 @@ function verdict(e: Expectation, seen: Evidence): Verdict {
     const value = seen.metric(name);
     if (value === undefined) return { ok: false, what: `metric ${name}`, found: 'no such metric' };
     return within(bounds, value, `(metric ${name})`);
+  }
+  if ('misuse' in e) {
+    const { framework, kind, ...bounds } = e.misuse;
+    const bound = bounds.count === undefined && bounds.min === undefined && bounds.max === undefined ? { count: 0 } : bounds;
+    return within(bound, seen.misuses(framework, kind), `protocol misuses${kind === undefined ? '' : ` of kind ${kind}`}${framework === undefined ? '' : ` by ${framework}`}`);
   }
   if ('invariants' in e) {
     const broken = seen.invariants();

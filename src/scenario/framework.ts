@@ -21,7 +21,12 @@ export interface FrameworkHost {
   until(what: string, test: () => boolean): Promise<void>;
   /** Whether the master holds this framework subscribed on the given stream. */
   subscribedOn(frameworkId: string, streamId: string | undefined): boolean;
+  /** Events (heartbeats too) the master has sent the framework so far. */
+  eventsSent(frameworkId: string): number;
 }
+
+/** Heartbeat intervals of silence after which a framework takes its connection for dead. */
+const HEARTBEATS_MISSED = 3;
 
 /** How long after a task ended the framework asks for offers again. */
 const REVIVE_BACKOFF_MS = 1_000;
@@ -51,6 +56,9 @@ export class ScriptedFramework {
   #failoverAtMs: number | undefined;
   /** When it asks for offers again after tasks ended: one REVIVE a second at most, as a backoff. */
   #reviveAtMs: number | undefined;
+  /** When its stream last carried anything, and how long a silence it takes for a dead connection. */
+  #lastHeardMs = 0;
+  #silenceLimitMs: number | undefined;
   #subscriptions = 0;
   readonly #live = new Set<string>();
   #launched = 0;
@@ -72,7 +80,7 @@ export class ScriptedFramework {
   nextWakeMs(): number | undefined {
     if (this.stopped !== undefined || this.ended) return undefined;
     if (!this.connected) return earliest(this.#subscribeAtMs, this.spec.stopAtMs);
-    return earliest(this.#failoverAtMs, this.#reviveAtMs, this.spec.stopAtMs);
+    return earliest(this.#failoverAtMs, this.#reviveAtMs, this.spec.stopAtMs, this.#silentAtMs());
   }
 
   /** Does what falls due at `now`: subscribe, or fail over. */
@@ -84,25 +92,39 @@ export class ScriptedFramework {
       this.#reviveAtMs = undefined;
       await this.#call({ type: 'REVIVE', revive: {} });
     }
-    if (this.connected && this.#failoverAtMs !== undefined && this.#failoverAtMs <= now) {
-      this.#failoverAtMs = now + this.spec.failoverEveryMs!;
-      const client = this.#client!;
-      client.disconnect();
-      this.lostAt.push(now);
-      await this.host.until(`${this.spec.name} disconnected`, () => !this.host.subscribedOn(this.id!, client.streamId));
-      this.#forget(client);
+    const silent = (this.#silentAtMs() ?? Infinity) <= now;
+    if (this.connected && (silent || (this.#failoverAtMs !== undefined && this.#failoverAtMs <= now))) {
+      if (!silent) this.#failoverAtMs = now + this.spec.failoverEveryMs!;
+      else this.notes.push(`no event for ${(now - this.#lastHeardMs) / 1000} s: took the connection for dead at ${now / 1000} s`);
+      await this.#hangUp(now);
       await this.#subscribe(now);
     }
+  }
+
+  /**
+   * When a silent stream counts as dead: after missing heartbeats for
+   * `HEARTBEATS_MISSED` intervals, as the scheduler libraries do.
+   */
+  #silentAtMs(): number | undefined {
+    return this.#silenceLimitMs === undefined || !this.connected ? undefined : this.#lastHeardMs + this.#silenceLimitMs;
   }
 
   /** The framework's process exits: its connection breaks and nothing subscribes again. */
   async #end(now: number): Promise<void> {
     this.ended = true;
-    const client = this.#client;
-    if (client === undefined || client.closed) return;
+    if (this.connected) await this.#hangUp(now);
+  }
+
+  /**
+   * Closes its stream and waits for the master to see it; what the master
+   * sent that never arrived (held by a stall) is lost with it.
+   */
+  async #hangUp(now: number): Promise<void> {
+    const client = this.#client!;
     client.disconnect();
     this.lostAt.push(now);
     await this.host.until(`${this.spec.name} disconnected`, () => !this.host.subscribedOn(this.id!, client.streamId));
+    this.#lost = this.host.eventsSent(this.id!) - this.#received;
     this.#forget(client);
   }
 
@@ -115,9 +137,9 @@ export class ScriptedFramework {
     const client = this.#client;
     if (client === undefined) return;
     for (const event of client.events.splice(0)) {
-      if (event.type === 'HEARTBEAT') continue;
       this.#received++;
-      this.#pending.push(event);
+      this.#lastHeardMs = now;
+      if (event.type !== 'HEARTBEAT') this.#pending.push(event);
     }
     if (client.closed) {
       this.#lost = Math.max(this.#lost, traced - this.#received);
@@ -152,6 +174,7 @@ export class ScriptedFramework {
       case 'SUBSCRIBED':
         this.id = event['subscribed'].framework_id.value;
         this.subscribedAt.push(now);
+        this.#silenceLimitMs = HEARTBEATS_MISSED * 1000 * (event['subscribed'].heartbeat_interval_seconds ?? 15);
         this.#subscriptions++;
         if (this.spec.reconcile && this.#subscriptions > 1) await this.#call({ type: 'RECONCILE', reconcile: { tasks: [] } });
         return;

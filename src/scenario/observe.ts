@@ -1,8 +1,8 @@
 /**
  * What the runner keeps of a run as it goes, from the trace: events sent to
- * each framework (heartbeats aside: those are the counts a framework's
- * stream is synced against, and its event sequence), and counts of the
- * trace kinds conditions ask about. Bounded by what the scenario asks for.
+ * each framework (the counts its stream is synced against), its event
+ * sequence (heartbeats aside), and counts of the trace kinds conditions ask
+ * about. Bounded by what the scenario asks for.
  */
 import type { Trace, TraceEntry } from '../core/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
@@ -27,7 +27,7 @@ export class RunRecord {
     trace.onEntry(this.#listener);
   }
 
-  /** Events (heartbeats aside) the master has sent to a framework. */
+  /** Events (heartbeats too) the master has sent to a framework. */
   eventsSent(frameworkId: string | undefined): number {
     return frameworkId === undefined ? 0 : (this.#events.get(frameworkId) ?? 0);
   }
@@ -48,11 +48,12 @@ export class RunRecord {
   #on(entry: TraceEntry, data: Readonly<Record<string, unknown>>): void {
     const counted = this.#kinds.get(entry.kind);
     if (counted !== undefined) for (const c of counted) if (c.contains === undefined || entry.line.includes(c.contains)) c.count++;
-    if (!entry.kind.startsWith('event:') || entry.kind === 'event:heartbeat') return;
+    if (!entry.kind.startsWith('event:')) return;
     const text = String(data['text'] ?? '');
     const space = text.indexOf(' ');
     const frameworkId = space < 0 ? text : text.slice(0, space);
     this.#events.set(frameworkId, (this.#events.get(frameworkId) ?? 0) + 1);
+    if (entry.kind === 'event:heartbeat') return;
     const type = entry.kind.slice('event:'.length).toUpperCase();
     const sequence = this.#sequences.get(frameworkId) ?? [];
     sequence.push(type === 'UPDATE' ? `UPDATE ${text.split(' ')[2] ?? ''}` : type);

@@ -2,8 +2,12 @@
  * A run's outcome for people (text) and for CI (JUnit XML), and the trace
  * as JSON lines in the control API's form.
  */
+import { formatMisuse } from '../core/master/misuse-report.js';
 import { formatSpan } from './duration.js';
 import type { RunResult } from './runner.js';
+
+/** Notes printed per run; the rest are counted. */
+const MAX_NOTES = 10;
 
 /** The command that runs the same scenario with the same seed again. */
 export function replayCommand(result: RunResult): string {
@@ -22,6 +26,9 @@ export function textReport(result: RunResult): string[] {
     lines.push(`  ${r.ok ? 'PASS' : 'FAIL'}  line ${r.line}, ${when}: ${r.what} (found ${r.found})`);
   }
   for (const problem of result.problems) lines.push(`  PROBLEM  ${problem}`);
+  for (const note of result.notes.slice(0, MAX_NOTES)) lines.push(`  note  ${note}`);
+  if (result.notes.length > MAX_NOTES) lines.push(`  note  ... and ${result.notes.length - MAX_NOTES} more`);
+  for (const line of formatMisuse(result.misuse)) lines.push(`  ${line}`);
   const failed = result.results.filter((r) => !r.ok).length;
   lines.push(
     `  ${result.results.length} expectations: ${result.results.length - failed} passed, ${failed} failed` +

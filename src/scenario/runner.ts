@@ -9,6 +9,7 @@
  * order for one seed, and the trace is the same byte for byte.
  */
 import { postRaw } from '../client/scheduler-client.js';
+import type { MisuseReport } from '../core/master/misuse-report.js';
 import type { TraceEntry } from '../core/trace.js';
 import { parseFault } from '../http/fault-body.js';
 import type { ClusterDriver } from '../runtime/driver.js';
@@ -57,7 +58,11 @@ export interface RunResult {
   readonly results: readonly ExpectationResult[];
   /** What went wrong outside the expectations: a fault that could not apply, a framework stopped. */
   readonly problems: readonly string[];
+  /** What the frameworks met on the way (refused calls, connections taken for dead): for the reader, not failures. */
+  readonly notes: readonly string[];
   readonly passed: boolean;
+  /** What the frameworks did that a cluster tolerates but they should not, at the end of the run. */
+  readonly misuse: MisuseReport;
   readonly traceHash: string;
   readonly traceLength: number;
   readonly endMs: number;
@@ -79,12 +84,17 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   });
   const run = new Run(scenario, cluster, options);
   const trace = cluster.driver.cluster.trace;
-  let kept: { hash: string; length: number; entries: readonly TraceEntry[] };
+  let kept: { hash: string; length: number; entries: readonly TraceEntry[]; misuse: MisuseReport };
   try {
     await run.execute();
   } finally {
     // The run ends here: what closing the frameworks' streams adds is not part of it.
-    kept = { hash: trace.hash(), length: trace.length, entries: options.keepTrace === true ? trace.entries().slice() : [] };
+    kept = {
+      hash: trace.hash(),
+      length: trace.length,
+      entries: options.keepTrace === true ? trace.entries().slice() : [],
+      misuse: cluster.driver.read((view) => view.misuse()),
+    };
     run.close();
     await cluster.close().catch((e: Error) => run.problems.push(`closing the cluster: ${e.message}`));
   }
@@ -94,7 +104,9 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     seed: String(seed),
     results: run.results,
     problems: run.problems,
+    notes: run.notes,
     passed,
+    misuse: kept.misuse,
     traceHash: kept.hash,
     traceLength: kept.length,
     endMs: cluster.driver.cluster.now(),
@@ -110,6 +122,7 @@ function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]):
 class Run {
   readonly results: ExpectationResult[] = [];
   readonly problems: string[] = [];
+  readonly notes: string[] = [];
   readonly #frameworks: ScriptedFramework[];
   readonly #record: RunRecord;
   readonly #evidence: Evidence;
@@ -127,6 +140,7 @@ class Run {
     const host: FrameworkHost = {
       masterUrls: cluster.masterUrls,
       until: (what, test) => until(what, test),
+      eventsSent: (id) => this.#record.eventsSent(id),
       subscribedOn: (id, streamId) => this.#driver.read((view) => {
         const fw = view.framework(id);
         return fw !== undefined && fw.state === 'subscribed' && fw.streamId === streamId;
@@ -150,7 +164,7 @@ class Run {
     this.options.onProgress?.(this.#now(), end);
     this.#checkAt(Infinity);
     for (const fw of this.#frameworks) {
-      for (const note of fw.notes) this.problems.push(`${fw.spec.name}: ${note}`);
+      for (const note of fw.notes) this.notes.push(`${fw.spec.name}: ${note}`);
       if (fw.stopped !== undefined) this.problems.push(`${fw.spec.name} stopped: ${fw.stopped}`);
     }
   }
@@ -193,7 +207,8 @@ class Run {
       this.#frameworks.every((fw) => {
         const sent = this.#record.eventsSent(fw.id);
         fw.collect(sent, now);
-        return fw.synced(sent);
+        // A stalled stream's events wait in the cluster: they arrive when the stall ends.
+        return fw.synced(sent) || (fw.id !== undefined && this.#driver.cluster.streamStalled(fw.id));
       });
     if (!synced()) await until('every framework to receive its events', synced);
   }
@@ -273,6 +288,16 @@ class Run {
       metric: (name) => {
         const value = this.#driver.read((view) => renderMetrics(view))[name];
         return value instanceof Double ? value.value : typeof value === 'number' ? value : undefined;
+      },
+      misuses: (name, kind) => {
+        const id = name === undefined ? undefined : this.#idOf(name);
+        if (name !== undefined && id === undefined) return 0;
+        const report = this.#driver.read((view) => view.misuse());
+        return report.frameworks
+          .filter((f) => id === undefined || f.frameworkId === id)
+          .flatMap((f) => f.misuses)
+          .filter((m) => kind === undefined || m.kind === kind)
+          .reduce((n, m) => n + m.count, 0);
       },
       invariants: () => {
         try {

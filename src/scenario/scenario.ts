@@ -15,6 +15,7 @@ export type Expectation = (
   | { readonly resubscribed: { readonly framework: string; readonly within: number; readonly min?: number } }
   | { readonly metric: { readonly name: string } & Bounds }
   | { readonly invariants: true }
+  | { readonly misuse: { readonly framework?: string; readonly kind?: string } & Bounds }
 ) & { readonly at?: number; readonly line: number };
 
 export interface TaskPlan {

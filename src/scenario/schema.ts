@@ -4,6 +4,7 @@
  * understand `# yaml-language-server: $schema=...` check files as they are typed.
  */
 import { FAULT_TYPES } from '../http/fault-body.js';
+import { MISUSE_KINDS } from '../core/master/misuse-report.js';
 import { DURATION_PATTERN } from './duration.js';
 
 const DURATION_FORMS = [
@@ -142,6 +143,12 @@ const expectation = {
       properties: { name: { type: 'string' }, ...bounds },
     },
     invariants: { const: true, description: 'The full invariant check passes' },
+    misuse: {
+      description: 'Protocol misuses the master saw (GET /sim/v1/misuse), of one framework or all, of one kind or all',
+      type: 'object',
+      additionalProperties: false,
+      properties: { framework: { type: 'string' }, kind: { enum: [...MISUSE_KINDS] }, ...bounds },
+    },
   },
 };
 
