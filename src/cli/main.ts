@@ -4,6 +4,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { taskCommands } from './task.js';
 import { runUp, upOptions } from './up.js';
+import { chaosOptions, runChaos, type ChaosArgs } from './chaos.js';
 import { runCheckDeterminism, runOptions, runRun, type CheckArgs, type RunArgs } from './run.js';
 
 await yargs(hideBin(process.argv))
@@ -18,6 +19,7 @@ await yargs(hideBin(process.argv))
     (y) => y.positional('files', { type: 'string', array: true, demandOption: true, describe: 'Scenario files' }).option('seed', { type: 'string', describe: "The seed (default the file's)" }),
     (args) => runCheckDeterminism(args as unknown as CheckArgs),
   )
+  .command('chaos <file>', 'Run a scenario under random fault schedules; shrink a failing one and write it out as a scenario', chaosOptions, (args) => runChaos(args as unknown as ChaosArgs))
   .command('task', 'The tasks of a running cluster: list them, or run a command inside one', taskCommands)
   .demandCommand(1, 'Name a command; see --help')
   .strict()

@@ -50,6 +50,8 @@ export interface RunOptions {
   readonly onProgress?: (nowMs: number, durationMs: number) => void;
   /** Keep the whole trace in the result (for --trace and replay). */
   readonly keepTrace?: boolean;
+  /** A fault that does not apply (its target gone, or in no state for it) is a note, not a problem: random schedules. */
+  readonly lenientFaults?: boolean;
 }
 
 export interface RunResult {
@@ -233,11 +235,12 @@ class Run {
       (n) => this.cluster.agentIds[n] ?? (missing.push(`agent ${n}`), ''),
       (name) => this.#idOf(name) ?? (missing.push(`framework ${name} (not subscribed yet)`), ''),
     );
-    if (missing.length > 0) return void this.problems.push(`${where}: no ${missing.join(', ')}`);
+    const report = (text: string): void => void (this.options.lenientFaults === true ? this.notes : this.problems).push(`${where}: ${text}`);
+    if (missing.length > 0) return report(`no ${missing.join(', ')}`);
     const fault = parseFault(body);
-    if (typeof fault === 'string') return void this.problems.push(`${where}: ${fault}`);
+    if (typeof fault === 'string') return report(fault);
     const outcome = this.#driver.input((c) => c.inject(fault));
-    if (!outcome.ok) this.problems.push(`${where}: ${outcome.error.message}`);
+    if (!outcome.ok) report(outcome.error.message);
   }
 
   #checkAt(now: number): void {

@@ -1,0 +1,62 @@
+/**
+ * `clustersim chaos <file> --runs N`: the scenario under random fault
+ * schedules; on a failing expectation, the schedule shrunk to a minimal one
+ * and written out as a scenario file, with the command that replays it.
+ */
+import { writeFileSync } from 'node:fs';
+import type { Argv } from 'yargs';
+import { describeSchedule, scenarioWithSchedule, searchFaults } from '../scenario/chaos.js';
+import { loadScenario, ScenarioError } from '../scenario/load.js';
+import { textReport } from '../scenario/report.js';
+import { runScenario } from '../scenario/runner.js';
+import { startScenarioCluster } from '../start-scenario.js';
+
+export interface ChaosArgs {
+  file: string;
+  runs: number;
+  seed: number;
+  out: string | undefined;
+}
+
+export function chaosOptions(yargs: Argv): Argv<ChaosArgs> {
+  return yargs
+    .positional('file', { type: 'string', demandOption: true, describe: 'The scenario file' })
+    .option('runs', { type: 'number', default: 20, describe: 'Random schedules to try (shrinking runs come on top)' })
+    .option('seed', { type: 'number', default: 1, describe: 'The seed the schedules are drawn from' })
+    .option('out', { type: 'string', describe: 'Where the minimal failing scenario goes (default NAME-chaos-SEED.yaml in the current directory)' })
+    .check((args) => {
+      if (!Number.isInteger(args.runs) || args.runs < 1) throw new Error(`--runs must be a whole number of at least 1, got ${args.runs}`);
+      if (!Number.isInteger(args.seed)) throw new Error(`--seed must be a whole number, got ${args.seed}`);
+      return true;
+    })
+    .example('$0 chaos scenarios/steady-state.yaml --runs 50', 'Fifty random schedules of faults') as unknown as Argv<ChaosArgs>;
+}
+
+export async function runChaos(args: ChaosArgs): Promise<void> {
+  let scenario;
+  try {
+    scenario = loadScenario(args.file);
+  } catch (error) {
+    if (!(error instanceof ScenarioError)) throw error;
+    process.stderr.write(`clustersim: ${error.message}\n`);
+    process.exitCode = 2;
+    return;
+  }
+  const outcome = await searchFaults(scenario, {
+    runs: args.runs,
+    seed: args.seed,
+    run: (s) => runScenario(s, { start: (request) => startScenarioCluster(request), lenientFaults: true }),
+    onRun: (n, schedule, result) => process.stderr.write(`run ${n}: ${describeSchedule(schedule)}: ${result.passed ? 'pass' : 'FAIL'}\n`),
+  });
+  if (outcome.failure === undefined) {
+    process.stdout.write(`${args.file}: ${outcome.runs} runs under random faults (seed ${args.seed}), every expectation held\n`);
+    return;
+  }
+  const { schedule, result } = outcome.failure;
+  const out = args.out ?? `${scenario.name}-chaos-${args.seed}.yaml`;
+  writeFileSync(out, scenarioWithSchedule(scenario, schedule, args.seed));
+  process.stdout.write(`${args.file}: a schedule of ${schedule.length} fault entries makes it fail (found in ${outcome.runs} runs, seed ${args.seed}, shrunk):\n`);
+  for (const line of textReport(result).slice(1, -1)) if (!line.includes('PASS')) process.stdout.write(`${line}\n`);
+  process.stdout.write(`written to ${out}\nreplay: clustersim run ${out}\n`);
+  process.exitCode = 1;
+}

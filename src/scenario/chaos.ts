@@ -1,0 +1,100 @@
+/**
+ * Fault-schedule search: a scenario run again and again under random
+ * schedules of faults (agents crashed and restarted, partitions healed
+ * later, framework connections dropped, streams stalled, clock steps),
+ * drawn by fast-check from a seed. When a run fails an expectation,
+ * fast-check shrinks the schedule to a minimal one that still fails, and
+ * the result is written out as a scenario file that replays it.
+ *
+ * The cluster's own seed stays the file's: the schedule is the only thing
+ * that changes from run to run, so a written-out failure reproduces with
+ * `clustersim run` alone.
+ */
+import fc from 'fast-check';
+import { parse, stringify } from 'yaml';
+import { readFileSync } from 'node:fs';
+import { agentCount, type Scenario, type TimelineEntry } from './scenario.js';
+import { formatSpan } from './duration.js';
+import type { RunOptions, RunResult } from './runner.js';
+
+/** One drawn fault: one timeline entry, or two (a crash and its restart, a partition and its heal). */
+export type ChaosFault = readonly TimelineEntry[];
+
+export interface ChaosOptions {
+  readonly runs: number;
+  /** The fast-check seed the schedules are drawn from. */
+  readonly seed: number;
+  /** Runs the scenario with faults added to its timeline. */
+  readonly run: (scenario: Scenario) => Promise<RunResult>;
+  /** Told after each run (shrinking runs too). */
+  readonly onRun?: (n: number, schedule: readonly ChaosFault[], result: RunResult) => void;
+}
+
+export interface ChaosOutcome {
+  readonly runs: number;
+  /** The minimal failing schedule and its run, if a run failed. */
+  readonly failure?: { readonly schedule: readonly TimelineEntry[]; readonly result: RunResult; readonly counterexamplePath: string };
+}
+
+export async function searchFaults(scenario: Scenario, options: ChaosOptions): Promise<ChaosOutcome> {
+  let n = 0;
+  let last: { schedule: readonly TimelineEntry[]; result: RunResult } | undefined;
+  const property = fc.asyncProperty(scheduleOf(scenario), async (schedule) => {
+    const timeline = schedule.flat();
+    const result = await options.run({ ...scenario, timeline: [...scenario.timeline, ...timeline] });
+    options.onRun?.(++n, schedule, result);
+    if (!result.passed) last = { schedule: timeline, result };
+    return result.passed;
+  });
+  const details = await fc.check(property, { numRuns: options.runs, seed: options.seed, endOnFailure: false });
+  if (!details.failed || last === undefined) return { runs: n };
+  return { runs: n, failure: { ...last, counterexamplePath: details.counterexamplePath ?? '' } };
+}
+
+/** Schedules of one to six faults within the first 80% of the run, in whole seconds. */
+function scheduleOf(scenario: Scenario): fc.Arbitrary<ChaosFault[]> {
+  const latest = Math.max(1, Math.floor((scenario.durationMs * 0.8) / 1000));
+  const at = fc.integer({ min: 0, max: latest }).map((s) => s * 1000);
+  const span = fc.integer({ min: 1, max: 180 }).map((s) => s * 1000);
+  const entry = (atMs: number, fault: Record<string, unknown>): TimelineEntry => ({ at: atMs, fault, line: 0 });
+  const faults: fc.Arbitrary<ChaosFault>[] = [fc.record({ at, ms: span }).map(({ at, ms }) => [entry(at, { type: 'clock_jump', ms })])];
+  const agents = agentCount(scenario);
+  if (agents > 0) {
+    const agent = fc.integer({ min: 0, max: agents - 1 });
+    faults.push(
+      fc.record({ at, agent, down: span, recover: fc.constantFrom('reconnect', 'cleanup') }).map(({ at, agent, down, recover }) => [
+        entry(at, { type: 'crash_agent', agent }),
+        entry(at + down, { type: 'restart_agent', agent, recover }),
+      ]),
+      fc.record({ at, agent, cut: span }).map(({ at, agent, cut }) => [entry(at, { type: 'partition', agent }), entry(at + cut, { type: 'heal', agent })]),
+    );
+  }
+  const names = scenario.frameworks.map((f) => f.name);
+  if (names.length > 0) {
+    const framework = fc.constantFrom(...names);
+    faults.push(
+      fc.record({ at, framework }).map(({ at, framework }) => [entry(at, { type: 'drop_framework_connection', framework })]),
+      fc.record({ at, framework, ms: span }).map(({ at, framework, ms }) => [entry(at, { type: 'stall_heartbeats', framework, duration_ms: ms })]),
+    );
+  }
+  return fc.array(fc.oneof(...faults), { minLength: 1, maxLength: 6 });
+}
+
+/**
+ * The scenario file with a schedule added to its timeline, as YAML: the
+ * minimal failing run, to be run with `clustersim run`.
+ */
+export function scenarioWithSchedule(scenario: Scenario, schedule: readonly TimelineEntry[], seed: number): string {
+  const raw = parse(readFileSync(scenario.file, 'utf8')) as Record<string, unknown>;
+  const timeline = [...((raw['timeline'] as unknown[]) ?? []), ...schedule.map((e) => ({ at: formatSpan(e.at!), fault: e.fault }))];
+  const description = `Found by clustersim chaos ${scenario.file} --seed ${seed}: the smallest schedule of faults found that makes an expectation fail.`;
+  return `${stringify({ ...raw, name: `${scenario.name}-chaos-${seed}`, description, timeline })}`;
+}
+
+/** A schedule in one line per fault, for the progress output. */
+export function describeSchedule(schedule: readonly ChaosFault[]): string {
+  return schedule
+    .flat()
+    .map((e) => `${formatSpan(e.at!)} ${String(e.fault['type'])}${e.fault['agent'] === undefined ? '' : ` agent ${String(e.fault['agent'])}`}${e.fault['framework'] === undefined ? '' : ` ${String(e.fault['framework'])}`}`)
+    .join(', ');
+}

@@ -1,0 +1,83 @@
+/**
+ * The scenario commands as a user runs them: `run` with its reports and
+ * exit codes, `check-determinism`, and `chaos` finding, shrinking and
+ * writing out a failing schedule that `run` then replays.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../e2e/cli-process.js';
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'clustersim-scenario-'));
+
+const FAILING = `name: failing
+duration: 1m
+cluster:
+  agents:
+    - count: 1
+frameworks:
+  - name: web
+    tasks: { keep_running: 2 }
+expect:
+  - tasks: { framework: web, state: TASK_RUNNING, count: 2 }
+  - tasks: { framework: web, state: TASK_RUNNING, count: 3 }
+`;
+
+describe('clustersim run', () => {
+  it('prints each expectation, a summary and the replay command; writes the trace; exit 0 when all pass', { timeout: 60_000 }, async () => {
+    const trace = path.join(dir, 'steady.jsonl');
+    const { code, stdout } = await runCli(['run', 'scenarios/steady-state.yaml', '--trace', trace]).output;
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^scenario steady-state \(scenarios\/steady-state\.yaml\), seed 1$/m);
+    expect(stdout).toMatch(/^ {2}PASS {2}line \d+, at 30s: exactly 5 TASK_RUNNING tasks of web \(found 5\)$/m);
+    expect(stdout).toContain('replay: clustersim run scenarios/steady-state.yaml --seed 1');
+    expect(stdout).toMatch(/^1 scenario: 1 passed, 0 failed$/m);
+    const first = JSON.parse(readFileSync(trace, 'utf8').split('\n')[0]!) as { seq: number; kind: string };
+    expect(first).toMatchObject({ seq: 1, kind: 'cluster:start' });
+  });
+
+  it('exits 1 when an expectation fails, and writes JUnit XML for CI', { timeout: 60_000 }, async () => {
+    const file = path.join(dir, 'failing.yaml');
+    writeFileSync(file, FAILING);
+    const { code, stdout, stderr } = await runCli(['run', file, '--reporter', 'junit', '--seed', '9']).output;
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/FAIL {2}line 11, at 1m: exactly 3 TASK_RUNNING tasks of web \(found 2\)/);
+    expect(stdout).toMatch(/^<\?xml/);
+    expect(stdout).toContain('<testsuite name="failing" tests="2" failures="1" errors="0"');
+    expect(stdout).toContain('<failure message="found 2"/>');
+    expect(stdout).toContain(`<property name="replay" value="clustersim run ${file} --seed 9"/>`);
+  });
+
+  it('names the file, line and field of an invalid file, without a help dump', async () => {
+    const file = path.join(dir, 'invalid.yaml');
+    writeFileSync(file, FAILING.replace('duration: 1m', 'duration: later'));
+    const { code, stderr } = await runCli(['run', file]).output;
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')[0]).toBe(`clustersim: ${file}:2:11: duration: must be a duration: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d`);
+    expect(stderr).not.toContain('Options:');
+  });
+
+  it('check-determinism runs a scenario twice and finds the same trace', { timeout: 60_000 }, async () => {
+    const { code, stdout } = await runCli(['check-determinism', 'scenarios/agent-crash-reconnect.yaml']).output;
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/agent-crash-reconnect\.yaml: seed 2, two runs, the same trace \(\d+ entries, hash [0-9a-f]{16}\)/);
+  });
+});
+
+describe('clustersim chaos', () => {
+  it('finds a failing schedule, shrinks it, and writes a scenario that run replays', { timeout: 180_000 }, async () => {
+    const out = path.join(dir, 'found.yaml');
+    const chaos = await runCli(['chaos', 'scenarios/steady-state.yaml', '--runs', '5', '--seed', '3', '--out', out]).output;
+    expect(chaos.code).toBe(1);
+    expect(chaos.stderr).toMatch(/^run 1: .*: (pass|FAIL)$/m);
+    expect(chaos.stdout).toContain(`written to ${out}`);
+    const written = readFileSync(out, 'utf8');
+    expect(written).toContain('name: steady-state-chaos-3');
+    // Shrunk: one agent crash and its restart are enough to break "exactly 5 launches".
+    expect(written.match(/type: /g)?.length).toBe(2);
+    const replay = await runCli(['run', out]).output;
+    expect(replay.code).toBe(1);
+    expect(replay.stdout).toMatch(/FAIL .*task:launch/);
+  });
+});
