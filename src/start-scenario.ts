@@ -23,6 +23,7 @@ export async function startScenarioCluster(request: ClusterRequest, extra: Start
     ...(request.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalSeconds: request.heartbeatIntervalMs / 1000 }),
     ...(request.allocationIntervalMs === undefined ? {} : { allocationIntervalSeconds: request.allocationIntervalMs / 1000 }),
     ...(request.weights === undefined ? {} : { weights: request.weights }),
+    ...agentFlagOptions(request),
   });
   return {
     masterUrls: [running.masterUrl],
@@ -35,4 +36,16 @@ export async function startScenarioCluster(request: ClusterRequest, extra: Start
 /** Loads a scenario file and runs it on a cluster of this process. */
 export async function runScenarioFile(file: string, options: Omit<RunOptions, 'start'> = {}): Promise<RunResult> {
   return runScenario(loadScenario(file), { ...options, start: (request) => startScenarioCluster(request) });
+}
+
+function agentFlagOptions({ agentFlags: flags }: ClusterRequest): StartClusterOptions {
+  if (flags === undefined) return {};
+  const seconds = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : ms / 1000);
+  const options = {
+    isolation: flags.isolation,
+    cgroups: flags.cgroups,
+    executorRegistrationTimeoutSeconds: seconds(flags.executorRegistrationTimeoutMs),
+    executorShutdownGracePeriodSeconds: seconds(flags.executorShutdownGracePeriodMs),
+  };
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as StartClusterOptions;
 }

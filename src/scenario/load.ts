@@ -11,7 +11,7 @@ import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yam
 import { parseFault } from '../http/fault-body.js';
 import { parseDuration } from './duration.js';
 import { isDurationSchema, SCENARIO_SCHEMA } from './schema.js';
-import type { AgentGroup, Expectation, FrameworkSpec, Scenario, TaskPlan, TimelineEntry } from './scenario.js';
+import type { AgentFlagsSpec, AgentGroup, Expectation, FrameworkSpec, Scenario, TaskPlan, TimelineEntry } from './scenario.js';
 import { agentCount } from './scenario.js';
 
 export class ScenarioError extends Error {
@@ -65,6 +65,7 @@ function build(file: string, raw: Raw, where: (path: Path, key?: string) => stri
     cluster: {
       masters: cluster['masters'] ?? 1,
       agents: cluster['agents'] as AgentGroup[],
+      ...(cluster['agent_flags'] === undefined ? {} : { agentFlags: agentFlagsOf(cluster['agent_flags']) }),
       ...optionalMs('heartbeatIntervalMs', cluster['heartbeat_interval']),
       ...optionalMs('allocationIntervalMs', cluster['allocation_interval']),
       ...(cluster['weights'] === undefined ? {} : { weights: cluster['weights'] }),
@@ -85,6 +86,15 @@ function build(file: string, raw: Raw, where: (path: Path, key?: string) => stri
 
 function optionalMs<K extends string>(key: K, value: unknown): { [P in K]?: number } {
   return (value === undefined ? {} : { [key]: parseDuration(value) }) as { [P in K]?: number };
+}
+
+function agentFlagsOf(raw: Raw): AgentFlagsSpec {
+  return {
+    ...(raw['isolation'] === undefined ? {} : { isolation: raw['isolation'] }),
+    ...(raw['cgroups'] === undefined ? {} : { cgroups: raw['cgroups'] }),
+    ...optionalMs('executorRegistrationTimeoutMs', raw['executor_registration_timeout']),
+    ...optionalMs('executorShutdownGracePeriodMs', raw['executor_shutdown_grace_period']),
+  };
 }
 
 function frameworkOf(raw: Raw): FrameworkSpec {

@@ -21,13 +21,14 @@ import { formatSpan } from './duration.js';
 import { ScriptedFramework, type FrameworkHost } from './framework.js';
 import { resolveFault } from './load.js';
 import { observed, RunRecord } from './observe.js';
-import type { AgentGroup, Condition, Scenario } from './scenario.js';
+import type { AgentFlagsSpec, AgentGroup, Condition, Scenario } from './scenario.js';
 
 /** What the runner asks of the cluster it is given. */
 export interface ClusterRequest {
   readonly seed: string | number;
   readonly masters: number;
   readonly agents: readonly AgentGroup[];
+  readonly agentFlags?: AgentFlagsSpec;
   readonly heartbeatIntervalMs?: number;
   readonly allocationIntervalMs?: number;
   readonly weights?: string;
@@ -82,7 +83,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     seed,
     masters: scenario.cluster.masters,
     agents: scenario.cluster.agents,
-    ...pick(scenario.cluster, ['heartbeatIntervalMs', 'allocationIntervalMs', 'weights']),
+    ...pick(scenario.cluster, ['agentFlags', 'heartbeatIntervalMs', 'allocationIntervalMs', 'weights']),
   });
   const run = new Run(scenario, cluster, options);
   const trace = cluster.driver.cluster.trace;

@@ -51,6 +51,13 @@ export interface AgentGroup {
   readonly attributes?: string;
 }
 
+export interface AgentFlagsSpec {
+  readonly isolation?: string;
+  readonly cgroups?: 'v1' | 'v2';
+  readonly executorRegistrationTimeoutMs?: number;
+  readonly executorShutdownGracePeriodMs?: number;
+}
+
 export interface TimelineEntry {
   readonly at?: number;
   readonly when?: Condition;
@@ -68,6 +75,7 @@ export interface Scenario {
   readonly cluster: {
     readonly masters: number;
     readonly agents: readonly AgentGroup[];
+    readonly agentFlags?: AgentFlagsSpec;
     readonly heartbeatIntervalMs?: number;
     readonly allocationIntervalMs?: number;
     readonly weights?: string;

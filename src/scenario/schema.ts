@@ -184,6 +184,17 @@ export const SCENARIO_SCHEMA = {
             },
           },
         },
+        agent_flags: {
+          description: "Flags of every agent, as upstream's agent takes them",
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            isolation: { type: 'string', description: 'e.g. cgroups/cpu,cgroups/mem (default); posix/mem does not enforce memory limits' },
+            cgroups: { enum: ['v1', 'v2'] },
+            executor_registration_timeout: duration,
+            executor_shutdown_grace_period: duration,
+          },
+        },
         heartbeat_interval: duration,
         allocation_interval: duration,
         weights: { type: 'string', description: 'role=weight,...' },
