@@ -162,6 +162,22 @@ describe('POST /sim/v1/snapshot and /sim/v1/restore', () => {
   });
 });
 
+describe('rewinds in real time', () => {
+  it('restores and resets a cluster that follows the wall clock, when it records its inputs', async () => {
+    r = await startCluster({ port: 0, agents: 1, recordInputs: true });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const snapshot = (await post('/sim/v1/snapshot')).json!;
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const restored = (await post('/sim/v1/restore', { snapshot_id: snapshot['snapshot_id'] })).json!;
+    expect(restored['time_ms']).toBe(snapshot['time_ms']);
+    // The clock goes on with the wall clock from there.
+    expect(r.now()).toBeGreaterThanOrEqual(snapshot['time_ms'] as number);
+    expect((await post('/sim/v1/reset', { seed: 'again' })).json).toMatchObject({ seed: 'again' });
+    expect((await state()).slaves.map((s) => s.id)).toEqual([r.agents[0]!.id]);
+    expect(() => r!.advanceTo(10_000_000)).toThrow(/virtual time/);
+  });
+});
+
 describe('POST /sim/v1/reset', () => {
   it('starts the cluster again with a new seed, the same agents and options; clients subscribe again', async () => {
     r = await startCluster({ port: 0, agents: 2, time: 'virtual', seed: 5 });
