@@ -107,7 +107,8 @@ export class Cluster {
     this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS };
     this.#checkInvariants = options.checkInvariants ?? true;
     this.#inputs = (options.recordInputs ?? options.recordTrace ?? false) ? [] : undefined;
-    trace.appendText('cluster:start', encodeValue(startRecord(this.seed, this.#ctx.epochMs, options)));
+    // As plain data (maps tagged), so that log lines show its fields.
+    trace.append('cluster:start', JSON.parse(encodeValue(startRecord(this.seed, this.#ctx.epochMs, options))) as Record<string, unknown>);
     this.#master = new Master(this.#ctx, options.master, this.#outbox);
     network.attach(this.#master);
     this.view = new ClusterView(this.#master, this.#agents, this.#ctx);

@@ -131,6 +131,8 @@ function applyEntry(cluster: Cluster, entry: TraceLine): void {
   const args = decodeArgs(textOf(entry), authorizerOf);
   try {
     cluster.applyInput(name, args);
+  } catch (error) {
+    throw new ReplayError(`entry ${entry.seq} (${entry.kind}) failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     cluster.drainOutbox();
     cluster.drainContainers();
