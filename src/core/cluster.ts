@@ -433,19 +433,6 @@ export class Cluster {
     return this.#inputs !== undefined;
   }
 
-  /**
-   * Applies a recorded input again: the method of that name with those
-   * arguments. A name that is not an input of the port throws.
-   */
-  applyInput(name: string, args: readonly unknown[]): unknown {
-    const method: unknown = name === 'constructor' || name.startsWith('#') ? undefined : (this as unknown as Record<string, unknown>)[name];
-    const before = this.#inputs?.length;
-    if (typeof method !== 'function' || before === undefined) throw new Error(`cluster: '${name}' is not an input (or inputs are not recorded)`);
-    const result: unknown = method.apply(this, args);
-    if (this.#inputs!.length === before) throw new Error(`cluster: '${name}' is not an input`);
-    return result;
-  }
-
   // ---- output ----
 
   /** Events and closes for subscribers' connections since the last drain. */

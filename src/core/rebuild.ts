@@ -17,13 +17,26 @@ export function rebuildCluster(options: ClusterOptions, inputs: readonly InputRe
   for (let i = 0; i < count && i < inputs.length; i++) {
     const input = inputs[i]!;
     try {
-      cluster.applyInput(input.name, input.args);
+      applyInput(cluster, input.name, input.args);
     } finally {
       cluster.drainOutbox();
       cluster.drainContainers();
     }
   }
   return cluster;
+}
+
+/**
+ * Applies a recorded input again: the cluster's method of that name with
+ * those arguments. A name that is not an input of the port throws.
+ */
+export function applyInput(cluster: Cluster, name: string, args: readonly unknown[]): unknown {
+  const method: unknown = name === 'constructor' ? undefined : (cluster as unknown as Record<string, unknown>)[name];
+  if (typeof method !== 'function' || !cluster.recordsInputs) throw new Error(`cluster: '${name}' is not an input (or inputs are not recorded)`);
+  const before = cluster.inputs().length;
+  const result: unknown = method.apply(cluster, args);
+  if (cluster.inputs().length === before) throw new Error(`cluster: '${name}' is not an input`);
+  return result;
 }
 
 /** Which argument of an input opens a connection (a stream, a session's output, a waiter). */

@@ -12,6 +12,7 @@
 import { Cluster, type ClusterOptions } from '../core/cluster.js';
 import { decodeArgs, decodeValue, INPUT_KIND_PREFIX, type AuthorizerOf } from '../core/input-record.js';
 import type { TraceEntry } from '../core/trace.js';
+import { applyInput } from '../core/rebuild.js';
 import type { ExecutorAuthorizer } from '../core/executor-api.js';
 import { claimsAuthorizer } from '../http/executor-token.js';
 
@@ -130,7 +131,7 @@ function applyEntry(cluster: Cluster, entry: TraceLine): void {
   const name = entry.kind.slice(INPUT_KIND_PREFIX.length);
   const args = decodeArgs(textOf(entry), authorizerOf);
   try {
-    cluster.applyInput(name, args);
+    applyInput(cluster, name, args);
   } catch (error) {
     throw new ReplayError(`entry ${entry.seq} (${entry.kind}) failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
