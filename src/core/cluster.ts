@@ -461,7 +461,7 @@ export class Cluster {
    * invariants are checked. A fault (`inject`) is one input whose parts
    * run inside it.
    */
-  #input<T>(name: string, args: readonly unknown[], apply: () => T): T {
+  #input<K extends keyof Cluster & string, T>(name: K, args: InputArgs<K>, apply: () => T): T {
     if (this.#inInput !== undefined) {
       if (this.#inInput === 'inject') return apply();
       throw new Error('cluster: an input started while another was running');
@@ -522,6 +522,9 @@ export class Cluster {
     return agent;
   }
 }
+
+/** The arguments of the input `K`: the method's own, in order, so that a replay can call it with them. */
+type InputArgs<K extends keyof Cluster> = Cluster[K] extends (...args: infer P) => unknown ? Readonly<P> : never;
 
 /** What the first trace entry says: all that builds the same cluster again (see `rebuildOptions`). */
 function startRecord(seed: string, epochMs: number, options: ClusterOptions): object {

@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { postRaw, SchedulerClient } from '../../src/client/scheduler-client.js';
 import { startCluster } from '../../src/start.js';
 import { runCli } from '../e2e/cli-process.js';
+import { parseTraceLine, replay, type TraceLine } from '../../src/scenario/replay.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'replay-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -35,10 +36,10 @@ function readTrace(masterUrl: string, count: number): Promise<string[]> {
   });
 }
 
-async function recordedRun(): Promise<{ lines: string[]; hash: string }> {
+async function recordedRun(encoding: 'json' | 'protobuf' = 'json'): Promise<{ lines: string[]; hash: string }> {
   const r = await startCluster({ port: 0, agents: 2, time: 'virtual', recordTrace: true, seed: 11 });
   const post = (p: string, body: unknown) => postRaw(new URL(p, r.masterUrl), JSON.stringify(body), { 'content-type': 'application/json' });
-  const client = new SchedulerClient(r.masterUrl);
+  const client = new SchedulerClient(r.masterUrl, encoding);
   try {
     await client.subscribe({ user: 'u', name: 'recorded', checkpoint: true, failover_timeout: 60 });
     await client.next('SUBSCRIBED');
@@ -92,6 +93,12 @@ describe('clustersim replay', () => {
     expect(diverged.stdout).toContain(`replay: diverged at entry ${entry.seq} (time ${entry.time_ms} ms), after ${at} entries that agree`);
     expect(diverged.stdout).toContain(`  expected: ${entry.line.replace('TASK_', 'TASK_NOT_')}`);
     expect(diverged.stdout).toContain(`  produced: ${entry.line}`);
+  });
+
+  it('replays a run whose scheduler spoke protobuf (bytes in its calls)', async () => {
+    const { lines, hash } = await recordedRun('protobuf');
+    const entries = lines.map((l) => parseTraceLine(l) as TraceLine);
+    expect(await replay(entries)).toEqual({ entries: lines.length, hash, divergence: undefined });
   });
 
   it('refuses a file that is not a whole trace, and has --help', async () => {
