@@ -13,6 +13,7 @@ import { parseTraceLine, replay, ReplayError, type ReplayResult, type TraceLine 
 export interface ReplayArgs {
   trace: string;
   quiet: boolean;
+  invariants: boolean;
 }
 
 export function replayOptions(y: Argv): Argv<ReplayArgs> {
@@ -23,6 +24,11 @@ export function replayOptions(y: Argv): Argv<ReplayArgs> {
       describe: "the trace's JSON lines: GET /sim/v1/trace of a cluster that records (virtual time, or --record-trace), or a run's --trace file; - for standard input",
     })
     .option('quiet', { type: 'boolean', default: false, describe: 'no progress line on standard error' })
+    .option('invariants', {
+      type: 'boolean',
+      default: true,
+      describe: 'check the invariants after every input; --no-invariants is faster and gives the same trace, but misses a broken invariant',
+    })
     .example('$0 replay run.jsonl', 'replays run.jsonl and reports the first divergence, if any') as unknown as Argv<ReplayArgs>;
 }
 
@@ -31,9 +37,10 @@ const PROGRESS_EVERY = 100_000;
 
 export async function runReplay(args: ReplayArgs): Promise<void> {
   const progress = args.quiet ? {} : { onProgress: (n: number) => process.stderr.write(`replay: ${n} entries, no divergence so far\r`), progressEvery: PROGRESS_EVERY };
+  const invariants = { checkInvariants: args.invariants };
   let result: ReplayResult;
   try {
-    result = await replay(readTrace(args.trace), progress);
+    result = await replay(readTrace(args.trace), { ...progress, ...invariants });
   } catch (error) {
     if (!(error instanceof ReplayError) && !(error instanceof SyntaxError) && (error as NodeJS.ErrnoException).code === undefined) throw error;
     process.stderr.write(`replay: ${args.trace}: ${(error as Error).message}\n`);

@@ -528,7 +528,8 @@ type InputArgs<K extends keyof Cluster> = Cluster[K] extends (...args: infer P) 
 
 /** What the first trace entry says: all that builds the same cluster again (see `rebuildOptions`). */
 function startRecord(seed: string, epochMs: number, options: ClusterOptions): object {
-  return { seed, epochMs, networkLatencyMs: options.networkLatencyMs ?? 0, checkInvariants: options.checkInvariants ?? true, master: options.master };
+  // Invariant checks write nothing into the trace: a replay chooses its own.
+  return { seed, epochMs, networkLatencyMs: options.networkLatencyMs ?? 0, master: options.master };
 }
 
 /** The nodes a fault names, which must exist. */
