@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { parseWeights } from './core/master/weights.js';
 import { Cluster } from './core/cluster.js';
+import { controlMethods, controlOf, type ControlMethods } from './start-control.js';
 import type { MasterOptions } from './core/master/ops.js';
 import type { Acls } from './core/authz.js';
 import { parseResources } from './core/resources.js';
@@ -138,6 +139,12 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
   readonly logger?: Logger;
   readonly recordTrace?: boolean;
   /**
+   * Record every input (the trace gets an `input:` entry for each), so that
+   * snapshot, restore and reset work and a recorded trace replays. Default:
+   * on in virtual time or with `recordTrace`.
+   */
+  readonly recordInputs?: boolean;
+  /**
    * Called once if the core fails (a broken invariant is a bug): the
    * cluster has stopped serving, its listeners are closing, and `close()`
    * will reject with the same error. `clustersim up` exits non-zero.
@@ -213,14 +220,13 @@ export interface AgentGroupOptions {
   readonly attributes?: string;
 }
 
-export interface RunningCluster {
+export interface RunningCluster extends ControlMethods {
   readonly masterUrl: string;
   /** Where spawned executors' sandboxes are (spawn mode). */
   readonly workDir: string | undefined;
   /** The container engine's Unix socket, when it runs. */
   readonly engineSocket: string | undefined;
   readonly agents: readonly AgentEndpoint[];
-  readonly cluster: Cluster;
   readonly driver: ClusterDriver;
   /** Moves virtual time forward (virtual time only). */
   advance(ms: number): void;
@@ -237,15 +243,11 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const { credentials, acls } = authOf(options);
 
   const time = options.time ?? 'realtime';
-  const cluster = new Cluster({
-    seed: options.seed ?? 0,
-    ...(options.epochMs !== undefined ? { epochMs: options.epochMs } : time === 'realtime' ? { epochMs: Date.now() } : {}),
-    recordTrace: options.recordTrace ?? false,
-    master: { ...masterOptionsOf(options, host), ...(acls === undefined ? {} : { acls }) },
-  });
-  const logger = options.logger ?? createLogger(options.logLevel ?? 'silent', time === 'virtual' ? () => cluster.epochMs + cluster.now() : undefined);
-  logTrace(cluster, logger);
+  const cluster = clusterOf(options, time, { ...masterOptionsOf(options, host), ...(acls === undefined ? {} : { acls }) });
   const driver: ClusterDriver = time === 'virtual' ? new VirtualDriver(cluster) : new RealtimeDriver(cluster);
+  // The driver's cluster: a reset or a restore swaps it.
+  const logger = options.logger ?? createLogger(options.logLevel ?? 'silent', time === 'virtual' ? () => driver.cluster.epochMs + driver.cluster.now() : undefined);
+  logTrace(cluster, logger);
 
   const servers: FastifyInstance[] = [];
   stopOnFailure(driver, servers, logger, options.onFailure);
@@ -254,6 +256,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const tokens = await tokensOf(options);
   const { connections, streamBudget, containers } = outputsOf(driver, limits.master, machine.flags, { workDir, options, tokens }, logger);
   const engine = await startEngine(options, { driver, connections }, workDir);
+  const control = controlOf(driver, connections, logger);
   const stop = async (): Promise<void> => {
     driver.close();
     await Promise.all([...servers.map((s) => s.close()), ...sockets.map((d) => closeDomainSocket(d.server, d.path)), engine?.close()]);
@@ -263,6 +266,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   try {
     const masterApp = buildMasterApp({
       driver,
+      simControl: control,
       logger,
       connections,
       streamBudget,
@@ -280,24 +284,36 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     const readwrite = options.authenticateHttpReadwrite === true ? { credentials: credentials! } : {};
     const agentSpec: AgentsSpec = { count: agentCount, firstPort: options.agentPort ?? 0, machine, ...(machines === undefined ? {} : { machines }), ...(options.advertisePorts === undefined ? {} : { advertiseFirstPort: options.advertisePorts.firstAgent }), listener: limits.agentListener, executors, ...readwrite, ...domainSockets };
     const agents = await startAgentsAddressed(options.agentAddressing ?? 'ports', driver, host, agentSpec, servers, logger);
-    return {
+    control.markStarted();
+    // Assigned onto the control methods, so that `cluster` stays their getter.
+    return Object.assign(controlMethods(driver, control), {
       masterUrl: `http://${host}:${masterPort}`,
       workDir: workDir?.path,
       engineSocket: engine?.path,
       agents,
-      cluster,
       driver,
-      advance: (ms) => driver.advance(ms),
+      advance: (ms: number) => driver.advance(ms),
       misuse: () => driver.read((view) => view.misuse()),
       close: async () => {
         await stop();
         if (driver.failure !== undefined) throw driver.failure;
       },
-    };
+    });
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/** The core, as the library's options make it. */
+function clusterOf(options: StartClusterOptions, time: TimeMode, master: MasterOptions): Cluster {
+  return new Cluster({
+    seed: options.seed ?? 0,
+    ...(options.epochMs !== undefined ? { epochMs: options.epochMs } : time === 'realtime' ? { epochMs: Date.now() } : {}),
+    recordTrace: options.recordTrace ?? false,
+    recordInputs: options.recordInputs ?? (options.recordTrace === true || time === 'virtual'),
+    master,
+  });
 }
 
 /** The master's options from the library's, checked; a StartError names the flag at fault. */

@@ -40,6 +40,7 @@ export interface UpArgs {
   'http-executor-domain-sockets': boolean;
   time: TimeMode;
   epoch: number | undefined;
+  'record-trace': boolean | undefined;
   'authenticate-http-executors': boolean;
   'jwt-secret-key': string | undefined;
   containerizers: string;
@@ -139,6 +140,10 @@ export function upOptions(y: Argv): Argv<UpArgs> {
       default: 'realtime' as TimeMode,
       describe: 'realtime: cluster time follows the wall clock; virtual: it moves only through the control API (POST /sim/v1/advance), and a run replays from its seed',
     })
+    .option('record-trace', {
+      type: 'boolean',
+      describe: 'Keep the whole trace, so that GET /sim/v1/trace replays with clustersim replay (default: on in virtual time; --no-record-trace keeps only the recent entries)',
+    })
     .option('epoch', { type: 'number', describe: 'Cluster time zero, ms since the Unix epoch (default: the wall clock at start in real time, 1700000000000 in virtual time)' })
     .option('heartbeat-interval', { type: 'number', default: 15, describe: 'Seconds between HEARTBEAT events' })
     .option('allocation-interval', { type: 'number', default: 1, describe: 'Seconds between batched allocations of declined and freed resources' })
@@ -220,6 +225,7 @@ export async function runUp(args: UpArgs): Promise<void> {
       isolation: args.isolation,
       memoryControllerDelegated: args['memory-controller-delegated'],
       time: args.time,
+      recordTrace: args['record-trace'] ?? args.time === 'virtual',
       ...(args.epoch === undefined ? {} : { epochMs: args.epoch }),
       logger,
       // A failed core is a bug: the fatal line is logged; stop with a non-zero status.

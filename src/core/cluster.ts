@@ -38,6 +38,8 @@ import type { Attribute } from './types.js';
 import type { Resources } from './resources.js';
 import { Rng } from './rng.js';
 import { Trace } from './trace.js';
+import { encodeArgs, encodeValue, INPUT_KIND_PREFIX, type InputRecord } from './input-record.js';
+import { watchCondition, type Condition } from './conditions.js';
 import type { ResourceOperationType, SchedulerCall, Subscription } from './types.js';
 import type { OperatorCall, OperatorValue } from './operator-types.js';
 import { ClusterView } from './view.js';
@@ -52,6 +54,12 @@ export interface ClusterOptions {
   readonly recordTrace?: boolean;
   /** Check the invariants after every input (on unless turned off). */
   readonly checkInvariants?: boolean;
+  /**
+   * Keep the record of every input (`inputs()`) and write each into the
+   * trace as an `input:<method>` entry, so the run can be replayed and
+   * rebuilt (default: as `recordTrace`). Off, inputs cost nothing more.
+   */
+  readonly recordInputs?: boolean;
 }
 
 /** 2023-11-14T22:13:20Z: a fixed epoch, so that virtual runs are replayable. */
@@ -74,6 +82,8 @@ export interface AddedAgent {
 
 export class Cluster {
   readonly seed: string;
+  /** What the cluster was built with: the same options and the recorded inputs build it again. */
+  readonly options: ClusterOptions;
   readonly view: ClusterView;
   readonly #ctx: SimContext;
   readonly #master: Master;
@@ -86,10 +96,14 @@ export class Cluster {
   readonly #executorConnections = new Map<string, string>();
   readonly #checkInvariants: boolean;
   readonly #faults: FaultActions;
-  #inInput = false;
+  /** The input running now, if any. */
+  #inInput: string | undefined;
+  /** Every input so far, when recording them. */
+  readonly #inputs: InputRecord[] | undefined;
 
   constructor(options: ClusterOptions) {
     this.seed = String(options.seed ?? 0);
+    this.options = options;
     const loop = new EventLoop();
     const rng = new Rng(this.seed);
     const trace = new Trace(loop, { record: options.recordTrace ?? false });
@@ -97,7 +111,9 @@ export class Cluster {
     const wallClock = { stepMs: 0 };
     this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS, wallClock };
     this.#checkInvariants = options.checkInvariants ?? true;
-    trace.append('cluster:start', { seed: this.seed, epochMs: this.#ctx.epochMs });
+    this.#inputs = (options.recordInputs ?? options.recordTrace ?? false) ? [] : undefined;
+    // As plain data (maps tagged), so that log lines show its fields.
+    trace.append('cluster:start', JSON.parse(encodeValue(startRecord(this.seed, this.#ctx.epochMs, options))) as Record<string, unknown>);
     this.#master = new Master(this.#ctx, options.master, this.#outbox, new MisuseLog(this.#ctx));
     network.attach(this.#master);
     this.view = new ClusterView(this.#master, this.#agents, this.#ctx);
@@ -135,12 +151,12 @@ export class Cluster {
    * `principal`: the one the request authenticated as, if authentication is on.
    */
   subscribe(connectionId: string, sub: Subscription, principal?: string): Subscribed {
-    return this.#input(() => this.#master.subscribe(connectionId, sub, principal));
+    return this.#input('subscribe', [connectionId, sub, principal], () => this.#master.subscribe(connectionId, sub, principal));
   }
 
   /** A scheduler call other than SUBSCRIBE; `principal` as for `subscribe`. */
   call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
-    return this.#input(() => this.#master.call(frameworkId, streamId, call, principal));
+    return this.#input('call', [frameworkId, streamId, call, principal], () => this.#master.call(frameworkId, streamId, call, principal));
   }
 
   /**
@@ -148,15 +164,15 @@ export class Cluster {
    * bytes): the answer stays the layer's 400; the misuse report counts it.
    */
   acknowledgeRefused(frameworkId: string, taskId?: string, agentId?: string): void {
-    this.#input(() => {
-      this.#ctx.trace.append('input:acknowledge-refused', { frameworkId, taskId, agentId });
+    this.#input('acknowledgeRefused', [frameworkId, taskId, agentId], () => {
+      this.#ctx.trace.append('call:acknowledge-refused', { frameworkId, taskId, agentId });
       if (this.#master.frameworks.has(frameworkId)) this.#master.misuse.acknowledgeRefused(frameworkId, taskId, agentId);
     });
   }
 
   /** A subscriber's connection closed (a scheduler's, an operator's or an executor's). */
   disconnect(connectionId: string): void {
-    this.#input(() => {
+    this.#input('disconnect', [connectionId], () => {
       this.#faults.connectionClosed(connectionId);
       const containerAgent = this.#containerConnections.get(connectionId);
       if (containerAgent !== undefined) {
@@ -180,7 +196,7 @@ export class Cluster {
    * SUBSCRIBED (or SHUTDOWN, for an executor being shut down).
    */
   executorSubscribe(connectionId: string, agentId: string, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
-    return this.#input(() => {
+    return this.#input('executorSubscribe', [connectionId, agentId, envelope, authorize], () => {
       const outcome = this.#agent(agentId).executorSubscribe(connectionId, envelope, authorize);
       if (outcome.ok) this.#executorConnections.set(connectionId, agentId);
       return outcome;
@@ -193,7 +209,7 @@ export class Cluster {
    * the executor found (for SUBSCRIBE too).
    */
   executorCall(agentId: string, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
-    return this.#input(() => this.#agent(agentId).executorCall(envelope, authorize));
+    return this.#input('executorCall', [agentId, envelope, authorize], () => this.#agent(agentId).executorCall(envelope, authorize));
   }
 
   // ---- inputs: containers (the agent operator API) ----
@@ -204,7 +220,7 @@ export class Cluster {
    * command in the small shell, inside a live executor's container.
    */
   launchNestedContainer(agentId: string, launch: NestedLaunch, output?: string): Outcome {
-    return this.#input(() => {
+    return this.#input('launchNestedContainer', [agentId, launch, output], () => {
       const agent = this.#agent(agentId);
       if (agent.state === 'crashed') return fail('UNAVAILABLE', AGENT_NOT_RECOVERED);
       const parent = agent.executors().find((e) => e.alive && e.containerId === launch.parentId);
@@ -220,12 +236,12 @@ export class Cluster {
 
   /** The process outside the core running an external nested container (an engine exec) ended. */
   nestedContainerExited(agentId: string, containerId: string, exitStatus: number): Outcome {
-    return this.#input(() => this.#nested(agentId, (n) => n.externalExited(containerId, exitStatus)));
+    return this.#input('nestedContainerExited', [agentId, containerId, exitStatus], () => this.#nested(agentId, (n) => n.externalExited(containerId, exitStatus)));
   }
 
   /** ATTACH_CONTAINER_INPUT: standard input for a nested container; `undefined` ends it. */
   containerInput(agentId: string, containerId: string, data: string | undefined): Outcome {
-    return this.#input(() => this.#nested(agentId, (n) => n.input(containerId, data)));
+    return this.#input('containerInput', [agentId, containerId, data], () => this.#nested(agentId, (n) => n.input(containerId, data)));
   }
 
   /**
@@ -233,7 +249,7 @@ export class Cluster {
    * one undefined, and the answer goes to `connectionId` in the outbox.
    */
   waitContainer(connectionId: string, agentId: string, containerId: string): Outcome<ContainerTermination | undefined> {
-    return this.#input(() => {
+    return this.#input('waitContainer', [connectionId, agentId, containerId], () => {
       const outcome = this.#nested(agentId, (n) => (n.has(containerId) ? n.wait(connectionId, containerId) : this.#waitTopLevel(connectionId, agentId, containerId, n)));
       if (outcome.ok && outcome.value === undefined) this.#containerConnections.set(connectionId, agentId);
       return outcome;
@@ -255,17 +271,17 @@ export class Cluster {
 
   /** KILL_CONTAINER: a signal to a nested container. */
   killContainer(agentId: string, containerId: string, signal: number): Outcome {
-    return this.#input(() => this.#nested(agentId, (n) => n.kill(containerId, signal)));
+    return this.#input('killContainer', [agentId, containerId, signal], () => this.#nested(agentId, (n) => n.kill(containerId, signal)));
   }
 
   /** REMOVE_CONTAINER: forgets an ended nested container. */
   removeContainer(agentId: string, containerId: string): Outcome {
-    return this.#input(() => this.#nested(agentId, (n) => n.remove(containerId)));
+    return this.#input('removeContainer', [agentId, containerId], () => this.#nested(agentId, (n) => n.remove(containerId)));
   }
 
   /** The process of a spawned executor exited, with its wait(2) status. */
   containerExited(agentId: string, containerId: string, waitStatus: number): void {
-    this.#input(() => this.#agent(agentId).containerExited(containerId, waitStatus));
+    this.#input('containerExited', [agentId, containerId, waitStatus], () => this.#agent(agentId).containerExited(containerId, waitStatus));
   }
 
   // ---- inputs: operators ----
@@ -276,7 +292,7 @@ export class Cluster {
    * authentication is on (the ACLs decide TEARDOWN and UPDATE_QUOTA by it).
    */
   operator(call: OperatorCall, principal?: string): Outcome<OperatorValue | undefined> {
-    return this.#input(() => this.#master.operator(call, principal));
+    return this.#input('operator', [call, principal], () => this.#master.operator(call, principal));
   }
 
   /**
@@ -286,7 +302,7 @@ export class Cluster {
    * Nothing the master books changes.
    */
   updateContainerMemoryLimit(agentId: string, containerId: string, mib: number): Outcome {
-    return this.#input(() => {
+    return this.#input('updateContainerMemoryLimit', [agentId, containerId, mib], () => {
       const agent = this.#agent(agentId);
       if (agent.state === 'crashed') return fail('UNAVAILABLE', 'Agent has not finished recovery');
       return agent.cgroups.updateMemoryLimit(containerId, mib);
@@ -295,19 +311,19 @@ export class Cluster {
 
   /** SUBSCRIBE to the operator event stream on a new connection: SUBSCRIBED, then events and heartbeats. */
   subscribeOperator(connectionId: string): void {
-    this.#input(() => this.#master.subscribeOperator(connectionId));
+    this.#input('subscribeOperator', [connectionId], () => this.#master.subscribeOperator(connectionId));
   }
 
   // ---- inputs: the cluster and its faults ----
 
   /** The master's listener is bound: its port goes into MasterInfo and its pid. */
   bindMasterPort(port: number): void {
-    this.#input(() => this.#master.bindPort(port));
+    this.#input('bindMasterPort', [port], () => this.#master.bindPort(port));
   }
 
   /** Boots an agent; with no network latency it is registered when this returns. */
   addAgent(spec: AgentSpec): AddedAgent {
-    return this.#input(() => {
+    return this.#input('addAgent', [spec], () => {
       const { flags, ...machine } = spec;
       const config = { ...machine, id: this.#master.ids.agent(), flags: this.#flags(flags) };
       const agent = new Agent(this.#ctx, config, this.#outbox);
@@ -324,7 +340,12 @@ export class Cluster {
    * applied appears in the trace as `fault:<type>` with its parameters.
    */
   inject(fault: Fault): Outcome<FaultResult> {
-    if (isNodeFault(fault)) return this.#input(() => this.#faults.apply(fault));
+    return this.#input('inject', [fault], () => this.#inject(fault));
+  }
+
+  /** A fault applied: the inputs it is made of run as parts of it. */
+  #inject(fault: Fault): Outcome<FaultResult> {
+    if (isNodeFault(fault)) return this.#faults.apply(fault);
     const unknown = faultNodes(fault).find((node) => node !== MASTER_NODE && !this.#agents.has(node));
     if (unknown !== undefined) return fail('NOT_FOUND', `Agent '${unknown}' not found`);
     const { type, ...parameters } = fault;
@@ -352,7 +373,7 @@ export class Cluster {
 
   /** The agent process dies; its connection to the master breaks. An agent not running is left as it is. */
   crashAgent(agentId: string): void {
-    this.#input(() => {
+    this.#input('crashAgent', [agentId], () => {
       const agent = this.#agent(agentId);
       if (agent.state === 'crashed') return;
       agent.crash();
@@ -365,7 +386,7 @@ export class Cluster {
 
   /** The agent process starts again from its checkpoint (see `Agent.restart` for the recover modes); a running one is left as it is. */
   restartAgent(agentId: string, recover: RecoverMode = 'reconnect'): void {
-    this.#input(() => {
+    this.#input('restartAgent', [agentId, recover], () => {
       const agent = this.#agent(agentId);
       if (agent.state !== 'crashed') return;
       this.#ctx.network.setUp(agentId, true);
@@ -374,20 +395,20 @@ export class Cluster {
   }
 
   addNetworkRule(rule: NetworkRule): number {
-    return this.#input(() => this.#ctx.network.addRule(rule));
+    return this.#input('addNetworkRule', [rule], () => this.#ctx.network.addRule(rule));
   }
 
   removeNetworkRule(ruleId: number): void {
-    this.#input(() => this.#ctx.network.removeRule(ruleId));
+    this.#input('removeNetworkRule', [ruleId], () => this.#ctx.network.removeRule(ruleId));
   }
 
   /** Messages between two nodes are lost both ways until `heal`. */
   partition(a: string, b: string): void {
-    this.#input(() => this.#ctx.network.cut(a, b));
+    this.#input('partition', [a, b], () => this.#ctx.network.cut(a, b));
   }
 
   heal(a: string, b: string): void {
-    this.#input(() => this.#ctx.network.heal(a, b));
+    this.#input('heal', [a, b], () => this.#ctx.network.heal(a, b));
   }
 
   // ---- inputs: the clock ----
@@ -399,7 +420,44 @@ export class Cluster {
 
   /** Moves virtual time to `timeMs` (never backwards). */
   advanceTo(timeMs: number): void {
-    this.#input(() => this.#ctx.loop.runUntil(timeMs));
+    this.#input('advanceTo', [timeMs], () => this.#ctx.loop.runUntil(timeMs));
+  }
+
+  /**
+   * Runs the cluster until it is idle: no timer left but heartbeats, pings
+   * and retries waiting for an answer from outside (`BACKGROUND_TIMERS`),
+   * or until `untilMs`. True when idle, the clock at the last timer run.
+   */
+  runUntilIdle(untilMs: number): boolean {
+    return this.#input('runUntilIdle', [untilMs], () => this.#ctx.loop.runUntilQuiet(Math.max(untilMs, this.now())));
+  }
+
+  /**
+   * Runs the cluster until `condition` holds at the end of an instant
+   * (true, the clock there) or until `untilMs` (false). Conditions are
+   * data (conditions.ts), evaluated over the read model.
+   */
+  runUntil(condition: Condition, untilMs: number): boolean {
+    return this.#input('runUntil', [condition, untilMs], () => {
+      const watch = watchCondition(condition, this.view, this.#ctx.trace);
+      try {
+        return this.#ctx.loop.runUntilHolds(Math.max(untilMs, this.now()), watch.holds);
+      } finally {
+        watch.stop();
+      }
+    });
+  }
+
+  // ---- replay ----
+
+  /** Every input so far, in order, when recording them (`recordInputs`); else empty. */
+  inputs(): readonly InputRecord[] {
+    return this.#inputs ?? [];
+  }
+
+  /** Whether inputs are recorded (`recordInputs`). */
+  get recordsInputs(): boolean {
+    return this.#inputs !== undefined;
   }
 
   // ---- output ----
@@ -424,18 +482,33 @@ export class Cluster {
 
   // ---- internals ----
 
-  #input<T>(apply: () => T): T {
-    if (this.#inInput) throw new Error('cluster: an input started while another was running');
-    this.#inInput = true;
+  /**
+   * Every input goes through here by its method's name and arguments: it is
+   * recorded (when recording), applied, what it made due runs, and the
+   * invariants are checked. A fault (`inject`) is one input whose parts
+   * run inside it.
+   */
+  #input<K extends keyof Cluster & string, T>(name: K, args: InputArgs<K>, apply: () => T): T {
+    if (this.#inInput !== undefined) {
+      if (this.#inInput === 'inject') return apply();
+      throw new Error('cluster: an input started while another was running');
+    }
+    this.#inInput = name;
     try {
+      if (this.#inputs !== undefined) this.#record(name, args);
       const result = apply();
       this.#ctx.loop.runDue();
       this.#master.afterInput();
       if (this.#checkInvariants) this.#check(checkAgents(this.#master, this.#agentTotals(), 'touched'));
       return result;
     } finally {
-      this.#inInput = false;
+      this.#inInput = undefined;
     }
+  }
+
+  #record(name: string, args: readonly unknown[]): void {
+    this.#inputs!.push({ name, args, timeMs: this.#ctx.loop.now() });
+    this.#ctx.trace.appendText(INPUT_KIND_PREFIX + name, encodeArgs(args));
   }
 
   #check(failure: string | undefined): void {
@@ -475,6 +548,15 @@ export class Cluster {
     if (agent === undefined) throw new Error(`cluster: no agent '${agentId}'`);
     return agent;
   }
+}
+
+/** The arguments of the input `K`: the method's own, in order, so that a replay can call it with them. */
+type InputArgs<K extends keyof Cluster> = Cluster[K] extends (...args: infer P) => unknown ? Readonly<P> : never;
+
+/** What the first trace entry says: all that builds the same cluster again (see `rebuildOptions`). */
+function startRecord(seed: string, epochMs: number, options: ClusterOptions): object {
+  // Invariant checks write nothing into the trace: a replay chooses its own.
+  return { seed, epochMs, networkLatencyMs: options.networkLatencyMs ?? 0, master: options.master };
 }
 
 /** The nodes a fault of the network or of an agent's process names, which must exist. */

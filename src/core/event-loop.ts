@@ -17,6 +17,25 @@ interface Entry {
   readonly action: () => void;
 }
 
+/**
+ * Timers that keep a quiet cluster alive rather than do work of their own:
+ * heartbeats, pings and their messages, and retries that wait for an
+ * answer from outside the cluster (an acknowledgement, a reachable
+ * master). A cluster with only these left is idle (`runUntilQuiet`).
+ */
+export const BACKGROUND_TIMERS: ReadonlySet<string> = new Set([
+  'framework:heartbeat',
+  'operator:heartbeat',
+  'executor:heartbeat',
+  'agent:ping-timeout',
+  'agent:master-ping-timeout',
+  'agent:register-retry',
+  'status-update:retry',
+  'operation-update:retry',
+  'net:PING',
+  'net:PONG',
+]);
+
 /** A guard against a zero-delay loop that would never let time move. */
 const MAX_STEPS_PER_INSTANT = 1_000_000;
 
@@ -24,8 +43,10 @@ export class EventLoop {
   #nowMs = 0;
   #seq = 0;
   #heap: Entry[] = [];
-  /** Timers scheduled and neither run nor cancelled yet. */
-  #live = new Set<number>();
+  /** Timers scheduled and neither run nor cancelled yet, and whether each is in the foreground (not a background timer). */
+  #live = new Map<number, boolean>();
+  /** How many live timers are in the foreground. */
+  #foreground = 0;
   /** Cancelled timers still sitting in the heap, dropped when they reach its head. */
   #cancelled = new Set<number>();
 
@@ -37,7 +58,9 @@ export class EventLoop {
   schedule(delayMs: number, label: string, action: () => void): TimerId {
     const delay = Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
     const seq = ++this.#seq;
-    this.#live.add(seq);
+    const foreground = !BACKGROUND_TIMERS.has(label);
+    this.#live.set(seq, foreground);
+    if (foreground) this.#foreground++;
     heapPush(this.#heap, { dueMs: this.#nowMs + delay, seq, label, action }, before);
     return seq;
   }
@@ -48,7 +71,12 @@ export class EventLoop {
    * cancelled forever (handlers routinely cancel their own, running timer).
    */
   cancel(timer: TimerId | undefined): void {
-    if (timer !== undefined && this.#live.delete(timer)) this.#cancelled.add(timer);
+    if (timer === undefined) return;
+    const foreground = this.#live.get(timer);
+    if (foreground === undefined) return;
+    this.#live.delete(timer);
+    if (foreground) this.#foreground--;
+    this.#cancelled.add(timer);
   }
 
   /** Due time of the next live timer, or undefined when the queue is empty. */
@@ -66,6 +94,7 @@ export class EventLoop {
     this.#dropCancelledHead();
     const entry = heapPop(this.#heap, before);
     if (entry === undefined) return false;
+    if (this.#live.get(entry.seq) === true) this.#foreground--;
     this.#live.delete(entry.seq);
     this.#nowMs = entry.dueMs;
     entry.action();
@@ -97,6 +126,37 @@ export class EventLoop {
   /** Runs everything already due without moving the clock. */
   runDue(): void {
     this.runUntil(this.#nowMs);
+  }
+
+  /** Live timers that are not background timers (`BACKGROUND_TIMERS`). */
+  foregroundPending(): number {
+    return this.#foreground;
+  }
+
+  /**
+   * Runs timers in order until only background timers are left (true, the
+   * clock at the last timer run) or the next foreground one falls after
+   * `untilMs` (false, the clock at `untilMs`, everything due by then run).
+   */
+  runUntilQuiet(untilMs: number): boolean {
+    return this.runUntilHolds(untilMs, () => this.#foreground === 0);
+  }
+
+  /**
+   * Runs timers in order, asking `holds` at the start and after each
+   * instant's timers have all run; stops at the first instant it holds
+   * (true) or, when it never does, at `untilMs` (false).
+   */
+  runUntilHolds(untilMs: number, holds: () => boolean): boolean {
+    if (holds()) return true;
+    for (;;) {
+      const due = this.nextDueMs();
+      if (due === undefined || due > untilMs) break;
+      this.runUntil(due);
+      if (holds()) return true;
+    }
+    this.runUntil(untilMs);
+    return holds();
   }
 
   /** Runs until the queue is empty or `limitMs` of virtual time is reached. */

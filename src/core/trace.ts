@@ -4,7 +4,9 @@
  * rolling 64-bit hash (two FNV-1a lanes), so two runs can be compared by
  * hash and, when recording, diffed entry by entry to the first divergence.
  * Data holds plain JSON values (ids, states, counts; byte lengths rather
- * than bytes), so the text is stable.
+ * than bytes), so the text is stable. A cluster that records its inputs
+ * adds an `input:<method>` entry for each, its arguments in full
+ * (input-record.ts): those lines alone re-run it.
  */
 
 export interface TraceEntry {

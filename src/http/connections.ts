@@ -51,6 +51,13 @@ export class Connections {
     return this.#streams.size;
   }
 
+  /** Ends every open stream (the cluster behind them was swapped: its subscribers must subscribe again). */
+  closeAll(): void {
+    const streams = [...this.#streams.values()];
+    this.#streams.clear();
+    for (const stream of streams) stream.close();
+  }
+
   readonly deliver = (records: readonly OutboxRecord[]): void => {
     for (const record of records) {
       const stream = this.#streams.get(record.connectionId);

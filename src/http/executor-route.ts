@@ -23,7 +23,7 @@ import { executorEventToJson, executorEventToProto } from '../wire/executor-out.
 import type { mesos } from '../wire/generated/types.js';
 import { sendUnauthorized } from './auth.js';
 import { closing, decodeCallBody } from './call-body.js';
-import { authorizeExecutor, type ExecutorTokens } from './executor-token.js';
+import { claimsAuthorizer, type ExecutorTokens } from './executor-token.js';
 import type { Connections } from './connections.js';
 import { agentRefusal, send, sendError } from './errors.js';
 import { HttpEventStream } from './event-stream.js';
@@ -52,7 +52,7 @@ export function registerExecutorRoute(app: FastifyInstance, prefix: string, opti
     // Authentication comes before every other check of the request, as upstream's.
     const authenticated = await options.tokens.authenticate(req.headers.authorization);
     if (!authenticated.ok) return sendUnauthorized(reply, authenticated);
-    return handle(req, reply, options, (executor) => authorizeExecutor(authenticated.claims, executor));
+    return handle(req, reply, options, claimsAuthorizer(authenticated.claims));
   });
 }
 

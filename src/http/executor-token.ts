@@ -38,6 +38,7 @@ import { createHmac, randomBytes, webcrypto } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { httpError, type HttpError } from './errors.js';
+import type { ExecutorAuthorizer } from '../core/executor-api.js';
 
 /** Upstream's realm of the executor API (`EXECUTOR_HTTP_AUTHENTICATION_REALM`). */
 export const EXECUTOR_REALM = 'mesos-agent-executor';
@@ -151,6 +152,11 @@ export function authorizeExecutor(claims: TokenClaims, call: ExecutorIdentity): 
   }
   if (claims.cid !== call.containerId) return `${principal} a 'cid' claim with the correct active ContainerID`;
   return undefined;
+}
+
+/** The check of a token's claims as the core takes it, carrying the claims so that an input record can name them. */
+export function claimsAuthorizer(claims: TokenClaims): ExecutorAuthorizer {
+  return Object.assign((executor: ExecutorIdentity) => authorizeExecutor(claims, executor), { claims });
 }
 
 function principalText(claims: TokenClaims): string {

@@ -14,6 +14,7 @@ import { capConnections, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type Li
 import { registerSchedulerRoute } from './scheduler-route.js';
 import { registerOperatorRoute } from './operator-route.js';
 import { registerSimRoutes } from './sim-route.js';
+import type { SimControl } from '../runtime/sim-control.js';
 import { PathRouter } from './routing.js';
 import { StreamBudget } from './stream-budget.js';
 
@@ -31,6 +32,8 @@ export const DEFAULT_MAX_FRAMEWORKS = 1000;
 
 export interface MasterAppOptions {
   readonly driver: ClusterDriver;
+  /** The control API's runs and rewinds (one of its own over `driver` without). */
+  readonly simControl?: SimControl;
   readonly logger?: FastifyBaseLogger;
   readonly bodyLimitBytes?: number;
   /** Bytes waiting on one event stream before it is cut. */
@@ -91,7 +94,7 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     maxFrameworks: options.maxFrameworks ?? DEFAULT_MAX_FRAMEWORKS,
     ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
   };
-  registerSimRoutes(app, options.driver);
+  registerSimRoutes(app, options.driver, options.simControl);
   for (const prefix of ['', '/master']) {
     registerSchedulerRoute(app, prefix, route);
     registerOperatorRoute(app, prefix, route);

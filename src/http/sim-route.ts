@@ -16,6 +16,8 @@
  *                          more than 16 MiB behind is cut
  *   GET  /sim/v1/misuse    the protocol-misuse report (sim-misuse.ts)
  *
+ * and, in sim-control-route.ts, run_until_idle, run_until, reset, snapshot and restore.
+ *
  * A body that is not such JSON is 400 with the reason (so is an ambiguous id);
  * an unknown agent, framework, executor, task or container 404; a fault its
  * target's state rules out now (a framework with no stream open, a task not
@@ -30,23 +32,30 @@ import { sendError } from './errors.js';
 import { MAX_SPAN_MS, parseFault } from './fault-body.js';
 import { serveMethods } from './methods.js';
 import { registerMisuseRoute } from './sim-misuse.js';
+import { registerSimControlRoutes } from './sim-control-route.js';
+import { SimControl } from '../runtime/sim-control.js';
+import type { ServerResponse } from 'node:http';
 
 /** The largest step one advance may take: a day of cluster time. */
 export const MAX_ADVANCE_MS = MAX_SPAN_MS;
 
 
-export function registerSimRoutes(app: FastifyInstance, driver: ClusterDriver): void {
+export function registerSimRoutes(app: FastifyInstance, driver: ClusterDriver, control: SimControl = new SimControl(driver)): void {
   serveMethods(app, '/sim/v1/clock', ['GET'], (_req, reply) => json(reply, clock(driver)));
   serveMethods(app, '/sim/v1/advance', ['POST'], (req, reply) => advance(req, reply, driver));
   serveMethods(app, '/sim/v1/faults', ['POST'], (req, reply) => fault(req, reply, driver));
-  serveMethods(app, '/sim/v1/trace', ['GET'], (_req, reply) => streamTrace(reply, driver));
+  const traceReaders = new Set<ServerResponse>();
+  // A trace reader reads one cluster's trace: when a reset or a restore swaps it, the stream ends.
+  driver.onReplace(() => [...traceReaders].forEach((res) => res.end()));
+  serveMethods(app, '/sim/v1/trace', ['GET'], (_req, reply) => streamTrace(reply, driver, traceReaders));
+  registerSimControlRoutes(app, control);
   registerMisuseRoute(app, driver);
 }
 
 /** How far a trace reader may fall behind before its stream is cut. */
 const MAX_TRACE_BACKLOG_BYTES = 16 * 1024 * 1024;
 
-function streamTrace(reply: FastifyReply, driver: ClusterDriver): undefined {
+function streamTrace(reply: FastifyReply, driver: ClusterDriver, readers: Set<ServerResponse>): undefined {
   const trace = driver.cluster.trace;
   const res = reply.raw;
   reply.hijack();
@@ -59,7 +68,11 @@ function streamTrace(reply: FastifyReply, driver: ClusterDriver): undefined {
   for (const entry of trace.entries()) write(entry);
   const listener = (entry: TraceEntry): void => write(entry);
   trace.onEntry(listener);
-  res.once('close', () => trace.offEntry(listener));
+  readers.add(res);
+  res.once('close', () => {
+    readers.delete(res);
+    trace.offEntry(listener);
+  });
   return undefined;
 }
 

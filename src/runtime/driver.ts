@@ -36,8 +36,20 @@ export class ClusterFailure extends Error {
 
 export type FailureListener = (failure: ClusterFailure) => void;
 
+/** Told when the driver swaps its cluster for another (reset, restore). */
+export type ReplaceListener = (cluster: Cluster, previous: Cluster) => void;
+
 export interface ClusterDriver {
+  /** The cluster now: `replace` may swap it, so hold the driver, not the cluster. */
   readonly cluster: Cluster;
+  /**
+   * Swaps the cluster for another (a reset or a restore built it): later
+   * inputs and reads go to it, and the replace listeners are told (they
+   * close the streams of the old one). Whatever the old one had not
+   * delivered is dropped.
+   */
+  replace(cluster: Cluster): void;
+  onReplace(listener: ReplaceListener): void;
   readonly mode: TimeMode;
   /** Applies an input to the core at the current time, then delivers its output. */
   input<T>(apply: (cluster: Cluster) => T): T;
@@ -64,8 +76,31 @@ abstract class BaseDriver {
   #containers: ContainerHost | undefined;
   #failure: ClusterFailure | undefined;
   readonly #failureListeners: FailureListener[] = [];
+  readonly #replaceListeners: ReplaceListener[] = [];
+  #cluster: Cluster;
 
-  constructor(readonly cluster: Cluster) {}
+  constructor(cluster: Cluster) {
+    this.#cluster = cluster;
+  }
+
+  get cluster(): Cluster {
+    return this.#cluster;
+  }
+
+  replace(cluster: Cluster): void {
+    if (this.#failure !== undefined) throw this.#failure;
+    const previous = this.#cluster;
+    this.#cluster = cluster;
+    this.replaced();
+    for (const listener of this.#replaceListeners) listener(cluster, previous);
+  }
+
+  onReplace(listener: ReplaceListener): void {
+    this.#replaceListeners.push(listener);
+  }
+
+  /** A subclass's own part of a swap. */
+  protected replaced(): void {}
 
   get failure(): ClusterFailure | undefined {
     return this.#failure;
@@ -134,7 +169,7 @@ export class VirtualDriver extends BaseDriver implements ClusterDriver {
 
 export class RealtimeDriver extends BaseDriver implements ClusterDriver {
   readonly mode = 'realtime';
-  readonly #originMs: number;
+  #originMs: number;
   #timer: NodeJS.Timeout | undefined;
   /** The virtual time the armed timer wakes up for. */
   #armedForMs: number | undefined;
@@ -173,6 +208,14 @@ export class RealtimeDriver extends BaseDriver implements ClusterDriver {
   close(): void {
     this.#closed = true;
     clearTimeout(this.#timer);
+  }
+
+  /** The new cluster's clock goes on from its own time, with the wall clock from now. */
+  protected override replaced(): void {
+    this.#originMs = this.wallMs() - this.cluster.now();
+    clearTimeout(this.#timer);
+    this.#armedForMs = undefined;
+    this.#arm();
   }
 
   #catchUp(): void {

@@ -101,7 +101,7 @@ describe('determinism', () => {
 
     // The script did reach the interesting paths.
     const kinds = new Set(a.map((e) => e.kind));
-    const expected = ['task:launch', 'task:status', 'input:kill', 'input:reconcile', 'input:decline', 'framework:failover-expired'];
+    const expected = ['task:launch', 'task:status', 'call:kill', 'call:reconcile', 'call:decline', 'framework:failover-expired'];
     for (const kind of [...expected, 'net:delay', 'net:duplicate', 'agent:crash', 'agent:reregistered']) {
       expect(kinds, `seed ${seed}: no '${kind}' entry`).toContain(kind);
     }

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExecutorClient } from '../../src/client/executor-client.js';
 import type { JsonEvent } from '../../src/client/scheduler-client.js';
+import { replay } from '../../src/scenario/replay.js';
 import { ExecutorTokens } from '../../src/http/executor-token.js';
 import { startHarness, tick, type Harness } from '../http/executor-harness.js';
 
@@ -134,7 +135,7 @@ describe('--authenticate-http-executors', () => {
     const keyFile = path.join(dir, 'jwt.key');
     writeFileSync(keyFile, 'a secret of the test, long enough for HS256 keys');
     try {
-      h = await startHarness({ customExecutors: 'spawn', authenticateHttpExecutors: true, jwtSecretKey: keyFile });
+      h = await startHarness({ customExecutors: 'spawn', authenticateHttpExecutors: true, jwtSecretKey: keyFile, recordTrace: true });
       await h.launch('t1', 'e1', command());
       const running = await update(h, 't1', 'TASK_RUNNING');
       await h.acknowledge(running);
@@ -155,6 +156,11 @@ describe('--authenticate-http-executors', () => {
       expect(stale.body).toContain("a 'cid' claim with the correct active ContainerID");
       expect((await as('e1', containerId)).status).toBe(202);
       expect((await h.scheduler.next('MESSAGE', WAIT_MS)).message.data).toBe(Buffer.from('hi').toString('base64'));
+      // The input record keeps each call's token claims: a replay checks them again and refuses the same calls.
+      const trace = h.cluster.trace();
+      expect(trace.some((e) => e.kind === 'input:executorCall' && e.line.includes('"$authorizer":{'))).toBe(true);
+      const replayed = await replay(trace.map((e) => ({ seq: e.seq, timeMs: e.timeMs, kind: e.kind, line: e.line })));
+      expect(replayed).toEqual({ entries: trace.length, hash: h.cluster.cluster.trace.hash(), divergence: undefined });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -324,7 +324,8 @@ describe('scheduler endpoint: a call sequence in JSON and in protobuf', () => {
       const [json, protobuf] = await runParity({
         endpoint: SCHEDULER,
         agents: 2,
-        start: (ports) => startCluster({ port: ports.master, agentPort: ports.agentBase, agents: 2, time: 'virtual', seed: s.seed }),
+        // Inputs unrecorded: an input's record holds the call as its encoding decoded it (`raw`), which JSON and protobuf word differently.
+        start: (ports) => startCluster({ port: ports.master, agentPort: ports.agentBase, agents: 2, time: 'virtual', seed: s.seed, recordInputs: false }),
         steps: stepsOf(viaSchedulerClient ? { ...s, teardown: false } : s),
         ...(viaSchedulerClient ? { client: schedulerClient } : {}),
       });

@@ -16,7 +16,7 @@ import { roleError } from './validation.js';
 type Call<T extends SchedulerCall['type']> = Extract<SchedulerCall, { type: T }>;
 
 export function dispatch(m: MasterOps, fw: Framework, call: SchedulerCall): Outcome {
-  m.ctx.trace.append(`input:${call.type.toLowerCase()}`, traceOf(call));
+  m.ctx.trace.append(`call:${call.type.toLowerCase()}`, traceOf(call));
   switch (call.type) {
     case 'TEARDOWN':
       m.removeFramework(fw, 'Framework teardown');

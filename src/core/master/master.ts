@@ -77,7 +77,8 @@ export class Master implements MasterOps, SimNode {
     readonly misuse: MisuseLog = new MisuseLog(ctx),
   ) {
     const rng = ctx.rng.fork('master');
-    const id = rng.uuid();
+    const drawn = rng.uuid();
+    const id = options.masterId ?? drawn;
     this.#streamIds = ctx.rng.fork('stream-ids');
     this.operationUuids = ctx.rng.fork('operations');
     this.info = {
@@ -135,7 +136,7 @@ export class Master implements MasterOps, SimNode {
       principal !== undefined && requested.info.principal === undefined ? { ...requested, info: { ...requested.info, principal } } : requested;
     const streamId = this.#streamIds.uuid();
     const requestedId = sub.info.id;
-    this.ctx.trace.append('input:subscribe', { frameworkId: requestedId, name: sub.info.name, streamId });
+    this.ctx.trace.append('call:subscribe', { frameworkId: requestedId, name: sub.info.name, streamId });
     const existing = requestedId === undefined ? undefined : this.frameworks.get(requestedId);
     const error =
       subscriptionError(sub) ??

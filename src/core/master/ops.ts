@@ -34,6 +34,8 @@ export interface MasterOptions {
   readonly weights?: ReadonlyMap<string, number>;
   /** `--acls`: what principals may do; without them everything is allowed. */
   readonly acls?: Acls;
+  /** The master's id; drawn from the seed without (a reset keeps the first one, so agent ids stay). */
+  readonly masterId?: string;
 }
 
 export interface MasterOps {
