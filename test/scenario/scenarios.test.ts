@@ -1,10 +1,12 @@
 /**
- * Every shipped scenario passes, and two runs with its seed give the same
- * trace, byte for byte.
+ * Every shipped scenario passes, two runs with its seed give the same
+ * trace, byte for byte, and a replay of that trace in the core alone (what
+ * `clustersim replay` does) finds no divergence.
  */
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { firstDivergence } from '../../src/core/trace.js';
+import { replay } from '../../src/scenario/replay.js';
 import { textReport } from '../../src/scenario/report.js';
 import { runScenarioFile } from '../../src/start-scenario.js';
 
@@ -17,13 +19,16 @@ describe('shipped scenarios', () => {
   });
 
   for (const file of FILES) {
-    it(`${file} passes, and runs the same twice`, { timeout: 60_000 }, async () => {
+    it(`${file} passes, runs the same twice, and replays`, { timeout: 60_000 }, async () => {
       const first = await runScenarioFile(`${DIR}/${file}`, { keepTrace: true });
       expect(first.passed, textReport(first).join('\n')).toBe(true);
       const second = await runScenarioFile(`${DIR}/${file}`, { keepTrace: true });
       const at = firstDivergence(first.trace!, second.trace!);
       expect(at, `first divergence:\n${first.trace![at]?.line}\n${second.trace![at]?.line}`).toBe(-1);
       expect(second.traceHash).toBe(first.traceHash);
+      const replayed = await replay(first.trace!);
+      expect(replayed.divergence).toBeUndefined();
+      expect(replayed).toMatchObject({ entries: first.traceLength, hash: first.traceHash });
     });
   }
 });
