@@ -13,7 +13,8 @@
  *   containers  launchNestedContainer, containerInput, waitContainer, killContainer, removeContainer
  *   cluster     addAgent
  *   faults      inject (any Fault of faults.ts), and its parts crashAgent, restartAgent,
- *               addNetworkRule, removeNetworkRule, partition, heal
+ *               addNetworkRule, removeNetworkRule, partition, heal, crashMaster, restartMaster
+ *   masters     bindMasterPort, masters (the group: seats, leader; master-group.ts)
  *   clock       advance, advanceTo
  *   output      drainOutbox
  */
@@ -25,10 +26,12 @@ import { NestedContainers, type NestedLaunch } from './agent/nested-containers.j
 import type { SimContext } from './context.js';
 import { fail, ok, type Outcome } from './errors.js';
 import type { Fault, FaultResult } from './faults.js';
+import { injectMasterFault, isMasterFault, NO_LEADER } from './master-faults.js';
 import { EventLoop } from './event-loop.js';
 import { checkAgents, InvariantError } from './invariants.js';
 import { MASTER_NODE } from './messages.js';
-import { Master, type MasterOptions, type Subscribed } from './master/master.js';
+import type { Master, MasterOptions, Subscribed } from './master/master.js';
+import { DEFAULT_ELECTION_DELAY_MS, MasterGroup } from './master-group.js';
 import { Network, type NetworkRule } from './network.js';
 import { Outbox, type ContainerRecord, type OutboxRecord } from './outbox.js';
 import type { Attribute } from './types.js';
@@ -44,6 +47,10 @@ export interface ClusterOptions {
   /** Cluster time zero, in milliseconds since the Unix epoch. */
   readonly epochMs?: number;
   readonly master: MasterOptions;
+  /** Masters with a leader (default 1); master `i` listens on `master.port + i`. */
+  readonly masters?: number;
+  /** From a leader's death to its successor's election (`--zk_session_timeout`, default 10 s). */
+  readonly electionDelayMs?: number;
   readonly networkLatencyMs?: number;
   /** Keep the whole trace in memory (tests and scenarios). */
   readonly recordTrace?: boolean;
@@ -73,7 +80,8 @@ export class Cluster {
   readonly seed: string;
   readonly view: ClusterView;
   readonly #ctx: SimContext;
-  readonly #master: Master;
+  readonly #loop: EventLoop;
+  readonly #masters: MasterGroup;
   readonly #agents = new Map<string, Agent>();
   readonly #outbox = new Outbox();
   readonly #agentFlags = new WeakMap<Partial<AgentFlags>, AgentFlags>();
@@ -91,11 +99,23 @@ export class Cluster {
     const trace = new Trace(loop, { record: options.recordTrace ?? false });
     const network = new Network(loop, trace, rng.fork('network'), { latencyMs: options.networkLatencyMs ?? 0 });
     this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS };
+    this.#loop = loop;
     this.#checkInvariants = options.checkInvariants ?? true;
     trace.append('cluster:start', { seed: this.seed, epochMs: this.#ctx.epochMs });
-    this.#master = new Master(this.#ctx, options.master, this.#outbox);
-    network.attach(this.#master);
-    this.view = new ClusterView(this.#master, this.#agents, this.#ctx);
+    this.#masters = new MasterGroup(this.#ctx, options.master, this.#outbox, {
+      seed: this.seed,
+      count: options.masters ?? 1,
+      electionDelayMs: options.electionDelayMs ?? DEFAULT_ELECTION_DELAY_MS,
+      elected: () => {
+        for (const agent of this.#agents.values()) agent.masterDetected();
+      },
+    });
+    this.view = new ClusterView(() => this.#masters.current, this.#agents, this.#ctx, this.#masters);
+  }
+
+  /** The leading master, or the one that led last while an election is on. */
+  get #master(): Master {
+    return this.#masters.current;
   }
 
   get trace(): Trace {
@@ -113,7 +133,7 @@ export class Cluster {
 
   /** When the next timer falls due, or undefined when nothing is scheduled. */
   nextDueMs(): number | undefined {
-    return this.#ctx.loop.nextDueMs();
+    return this.#loop.nextDueMs();
   }
 
   // ---- inputs: schedulers ----
@@ -124,12 +144,17 @@ export class Cluster {
    * `principal`: the one the request authenticated as, if authentication is on.
    */
   subscribe(connectionId: string, sub: Subscription, principal?: string): Subscribed {
-    return this.#input(() => this.#master.subscribe(connectionId, sub, principal));
+    return this.#input(() => {
+      const leader = this.#masters.leader;
+      if (leader !== undefined) return leader.subscribe(connectionId, sub, principal);
+      this.#outbox.close(connectionId, NO_LEADER);
+      return { frameworkId: sub.info.id ?? '', streamId: '' };
+    });
   }
 
   /** A scheduler call other than SUBSCRIBE; `principal` as for `subscribe`. */
   call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
-    return this.#input(() => this.#master.call(frameworkId, streamId, call, principal));
+    return this.#input(() => this.#masters.leader?.call(frameworkId, streamId, call, principal) ?? fail('UNAVAILABLE', NO_LEADER));
   }
 
   /** A subscriber's connection closed (a scheduler's, an operator's or an executor's). */
@@ -143,7 +168,7 @@ export class Cluster {
         return;
       }
       const agentId = this.#executorConnections.get(connectionId);
-      if (agentId === undefined) return this.#master.disconnected(connectionId);
+      if (agentId === undefined) return this.#masters.leader?.disconnected(connectionId);
       this.#executorConnections.delete(connectionId);
       this.#agents.get(agentId)?.executorDisconnected(connectionId);
     });
@@ -253,7 +278,7 @@ export class Cluster {
    * authentication is on (the ACLs decide TEARDOWN and UPDATE_QUOTA by it).
    */
   operator(call: OperatorCall, principal?: string): Outcome<OperatorValue | undefined> {
-    return this.#input(() => this.#master.operator(call, principal));
+    return this.#input(() => this.#masters.leader?.operator(call, principal) ?? fail('UNAVAILABLE', NO_LEADER));
   }
 
   /**
@@ -272,14 +297,22 @@ export class Cluster {
 
   /** SUBSCRIBE to the operator event stream on a new connection: SUBSCRIBED, then events and heartbeats. */
   subscribeOperator(connectionId: string): void {
-    this.#input(() => this.#master.subscribeOperator(connectionId));
+    this.#input(() => {
+      if (this.#masters.leader === undefined) this.#outbox.close(connectionId, NO_LEADER);
+      else this.#masters.leader.subscribeOperator(connectionId);
+    });
   }
 
   // ---- inputs: the cluster and its faults ----
 
-  /** The master's listener is bound: its port goes into MasterInfo and its pid. */
-  bindMasterPort(port: number): void {
-    this.#input(() => this.#master.bindPort(port));
+  /** Master `index`'s listener is bound: its port goes into its MasterInfo and pid. */
+  bindMasterPort(port: number, index = 0): void {
+    this.#input(() => this.#masters.bindPort(index, port));
+  }
+
+  /** The masters: their seats (index, port, state) and which one leads. */
+  get masters(): Pick<MasterGroup, 'seats' | 'leaderIndex'> {
+    return this.#masters;
   }
 
   /** Boots an agent; with no network latency it is registered when this returns. */
@@ -302,6 +335,7 @@ export class Cluster {
   inject(fault: Fault): Outcome<FaultResult> {
     const unknown = faultNodes(fault).find((node) => node !== MASTER_NODE && !this.#agents.has(node));
     if (unknown !== undefined) return fail('NOT_FOUND', `Agent '${unknown}' not found`);
+    if (isMasterFault(fault)) return injectMasterFault(this, this.#masters, fault);
     switch (fault.type) {
       case 'crash_agent':
         this.crashAgent(fault.agentId);
@@ -321,6 +355,19 @@ export class Cluster {
         this.removeNetworkRule(fault.ruleId);
         return ok({});
     }
+  }
+
+  /** A master process dies (the leader when no index is given); see master-group.ts. */
+  crashMaster(index?: number): void {
+    this.#input(() => {
+      const target = index ?? this.#masters.leaderIndex();
+      if (target !== undefined) this.#masters.crash(target);
+    });
+  }
+
+  /** A master process that is down starts again, as a standby contender. */
+  restartMaster(index: number): void {
+    this.#input(() => this.#masters.restart(index));
   }
 
   /** The agent process dies; its connection to the master breaks. An agent not running is left as it is. */
@@ -367,12 +414,12 @@ export class Cluster {
 
   /** Moves virtual time forward by `ms`, running every timer on the way. */
   advance(ms: number): void {
-    this.advanceTo(this.#ctx.loop.now() + ms);
+    this.advanceTo(this.#loop.now() + ms);
   }
 
   /** Moves virtual time to `timeMs` (never backwards). */
   advanceTo(timeMs: number): void {
-    this.#input(() => this.#ctx.loop.runUntil(timeMs));
+    this.#input(() => this.#loop.runUntil(timeMs));
   }
 
   // ---- output ----
@@ -392,7 +439,8 @@ export class Cluster {
    * Tests and scenarios run it; inputs run the check of what they touched.
    */
   checkAllInvariants(): void {
-    this.#check(checkAgents(this.#master, this.#agentTotals(), 'full'));
+    const leader = this.#masters.leader;
+    if (leader !== undefined) this.#check(checkAgents(leader, this.#agentTotals(), 'full'));
   }
 
   // ---- internals ----
@@ -402,9 +450,10 @@ export class Cluster {
     this.#inInput = true;
     try {
       const result = apply();
-      this.#ctx.loop.runDue();
-      this.#master.afterInput();
-      if (this.#checkInvariants) this.#check(checkAgents(this.#master, this.#agentTotals(), 'touched'));
+      this.#loop.runDue();
+      const leader = this.#masters.leader;
+      leader?.afterInput();
+      if (this.#checkInvariants && leader !== undefined) this.#check(checkAgents(leader, this.#agentTotals(), 'touched'));
       return result;
     } finally {
       this.#inInput = false;
@@ -412,7 +461,7 @@ export class Cluster {
   }
 
   #check(failure: string | undefined): void {
-    if (failure !== undefined) throw new InvariantError(this.seed, this.#ctx.loop.now(), failure);
+    if (failure !== undefined) throw new InvariantError(this.seed, this.#loop.now(), failure);
   }
 
   /**
@@ -461,6 +510,9 @@ function faultNodes(fault: Fault): readonly string[] {
       return fault.nodes;
     case 'network_rule':
     case 'remove_network_rule':
+    case 'crash_master':
+    case 'restart_master':
+    case 'master_failover':
       return [];
   }
 }

@@ -17,13 +17,21 @@ export type Fault =
   | { readonly type: 'heal'; readonly nodes: readonly [string, string] }
   /** Messages matching the rule are dropped, delayed or repeated. */
   | { readonly type: 'network_rule'; readonly rule: NetworkRule }
-  | { readonly type: 'remove_network_rule'; readonly ruleId: number };
+  | { readonly type: 'remove_network_rule'; readonly ruleId: number }
+  /** A master process dies: the leader unless `master` (an index) names another. */
+  | { readonly type: 'crash_master'; readonly master?: number }
+  /** A master that is down starts again, as a standby (`master` required: the leader is never down). */
+  | { readonly type: 'restart_master'; readonly master: number }
+  /** The leader (or `master`) dies and starts again at once: a new one is elected after the election delay. */
+  | { readonly type: 'master_failover'; readonly master?: number };
 
 export type FaultType = Fault['type'];
 
 /** What a fault gives back: the id of a rule it added, or nothing. */
 export interface FaultResult {
   readonly ruleId?: number;
+  /** The index of the master a master fault applied to. */
+  readonly master?: number;
 }
 
 export function describeFault(fault: Fault): string {
@@ -39,5 +47,10 @@ export function describeFault(fault: Fault): string {
       return `network rule: ${fault.rule.action} ${fault.rule.from ?? '*'} -> ${fault.rule.to ?? '*'}`;
     case 'remove_network_rule':
       return `remove network rule ${fault.ruleId}`;
+    case 'crash_master':
+    case 'master_failover':
+      return `${fault.type === 'crash_master' ? 'crash' : 'fail over'} master ${fault.master ?? '(the leader)'}`;
+    case 'restart_master':
+      return `restart master ${fault.master}`;
   }
 }
