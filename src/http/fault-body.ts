@@ -10,6 +10,9 @@
  *   {"type": "network_rule", "action": "drop" | "delay" | "duplicate", "from", "to",
  *    "messages": [TYPE...], "delay_ms", "jitter_ms", "probability"}
  *   {"type": "remove_network_rule", "rule_id"}
+ *   {"type": "crash_master", "master"?}     the leader, or the master of that index (0, 1, ...)
+ *   {"type": "restart_master", "master"}    a master that is down starts again, as a standby
+ *   {"type": "master_failover", "master"?}  the leader (or that master) dies and starts again at once
  */
 import type { Fault } from '../core/faults.js';
 import { MASTER_NODE, type MessageType } from '../core/messages.js';
@@ -17,7 +20,17 @@ import { MASTER_NODE, type MessageType } from '../core/messages.js';
 /** The largest span of time a fault or a clock move may name: a day. */
 export const MAX_SPAN_MS = 86_400_000;
 
-export const FAULT_TYPES = ['crash_agent', 'restart_agent', 'partition', 'heal', 'network_rule', 'remove_network_rule'] as const;
+export const FAULT_TYPES = [
+  'crash_agent',
+  'restart_agent',
+  'partition',
+  'heal',
+  'network_rule',
+  'remove_network_rule',
+  'crash_master',
+  'restart_master',
+  'master_failover',
+] as const;
 const RULE_ACTIONS = ['drop', 'delay', 'duplicate'] as const;
 
 type Body = Readonly<Record<string, unknown>>;
@@ -43,7 +56,19 @@ export function parseFault(body: Body): Parsed {
       if (typeof ruleId !== 'number' || !Number.isInteger(ruleId)) return "Expecting 'rule_id' to be present";
       return { type: 'remove_network_rule', ruleId };
     }
+    case 'crash_master':
+    case 'restart_master':
+    case 'master_failover':
+      return masterFault(body, type as 'crash_master' | 'restart_master' | 'master_failover');
   }
+}
+
+/** A master fault: `master` is the index of a master (required to restart one, which is never the leader). */
+function masterFault(body: Body, type: 'crash_master' | 'restart_master' | 'master_failover'): Parsed {
+  const master = body['master'];
+  if (master === undefined && type !== 'restart_master') return { type };
+  if (typeof master !== 'number' || !Number.isInteger(master) || master < 0) return "Expecting 'master' to be the index of a master (0, 1, ...)";
+  return type === 'restart_master' ? { type, master } : { type, master };
 }
 
 function withAgent(body: Body, build: (agentId: string) => Parsed): Parsed {

@@ -75,7 +75,7 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
   }
   read('/version', json(jsonpQuery, () => renderVersion(VERSION)));
   read('/health', bodiless((reply) => reply.code(200)));
-  // This master is always the leader: the redirect points at itself, protocol-relative.
+  // The leader gate (leader-gate.ts) answers `/redirect` itself on every master; what reaches here is a path below it.
   read(
     '/redirect',
     bodiless((reply, req) => {

@@ -7,7 +7,8 @@
  *   POST /sim/v1/advance   {"ms": N}: cluster time moves N ms on, running all that falls due
  *                          (virtual time only: 409 while the clock follows the wall clock)
  *   POST /sim/v1/faults    a fault as fault-body.ts reads it -> {"type", ...}: "rule_id" for a rule,
- *                          "agent_id" and the agent's process "state" for a crash or restart
+ *                          "agent_id" and the agent's process "state" for a crash or restart,
+ *                          "master" and the "leader" (an index, null during an election) for a master fault
  *   GET  /sim/v1/trace     the trace as JSON lines ({"seq", "time_ms", "kind", "line"}):
  *                          the entries kept (all when recording, else the recent ones), then the
  *                          new ones as they come, until the client goes; a reader that falls
@@ -77,7 +78,7 @@ function fault(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver):
   const parsed = body === undefined ? 'Expecting a JSON object' : parseFault(body);
   if (typeof parsed === 'string') return sendError(reply, 'SIM_REQUEST_INVALID', parsed);
   const outcome = driver.input((c) => c.inject(parsed));
-  if (!outcome.ok) return sendError(reply, 'TARGET_NOT_FOUND', outcome.error.message);
+  if (!outcome.ok) return outcome.error.code === 'UNAVAILABLE' ? sendError(reply, 'NO_LEADER') : sendError(reply, 'TARGET_NOT_FOUND', outcome.error.message);
   return json(reply, { type: parsed.type, ...answerOf(parsed, outcome.value, driver) });
 }
 
@@ -85,6 +86,7 @@ function fault(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver):
 function answerOf(fault: Fault, result: FaultResult, driver: ClusterDriver): object {
   if (result.ruleId !== undefined) return { rule_id: result.ruleId };
   if (fault.type === 'remove_network_rule') return { rule_id: fault.ruleId };
+  if (result.master !== undefined) return { master: result.master, leader: driver.read((view) => view.leaderIndex() ?? null) };
   if (fault.type === 'crash_agent' || fault.type === 'restart_agent') {
     return { agent_id: fault.agentId, state: driver.read((view) => view.agentProcessState(fault.agentId)) };
   }

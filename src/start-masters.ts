@@ -1,0 +1,30 @@
+/**
+ * The masters' listeners: one app and one listener per master of the
+ * group, on consecutive ports from the first (each a free one with port
+ * 0). Every app serves the whole API, but only the leader's answers; the
+ * others redirect to it (http/leader-gate.ts), so that the master elected
+ * after a failover serves at once from its own port.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildMasterApp, type MasterAppOptions } from './http/master-app.js';
+import type { ClusterDriver } from './runtime/driver.js';
+import { listen } from './start-agents.js';
+
+export async function listenMasters(
+  count: number,
+  host: string,
+  firstPort: number,
+  app: Omit<MasterAppOptions, 'masterIndex'> & { readonly driver: ClusterDriver },
+  servers: FastifyInstance[],
+): Promise<string[]> {
+  const urls: string[] = [];
+  for (let index = 0; index < count; index++) {
+    const masterApp = buildMasterApp({ ...app, masterIndex: index });
+    servers.push(masterApp);
+    const port = await listen(masterApp, host, firstPort === 0 ? 0 : firstPort + index);
+    // A port of 0 is known only now.
+    app.driver.input((c) => c.bindMasterPort(port, index));
+    urls.push(`http://${host}:${port}`);
+  }
+  return urls;
+}
