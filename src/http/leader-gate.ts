@@ -9,12 +9,15 @@
  * closed as soon as a request arrives on it, as a refused connection
  * would be. What is not a master's is served by all of them, down or not:
  * the simulator's control API (`/sim/v1/`), `/health` and `/version`
- * (upstream's version endpoint is a process of its own).
+ * (upstream's version endpoint is a process of its own). A standby's
+ * `/metrics/snapshot` (a process of its own too) is its own, not elected.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MasterSeat } from '../core/master-group.js';
 import type { ClusterDriver } from '../runtime/driver.js';
+import { renderStandbyMetrics } from '../wire/legacy/metrics.js';
 import { sendError } from './errors.js';
+import { sendJson } from './read-routes.js';
 import { normalisePath } from './routing.js';
 
 const EVERY_MASTER = new Set(['/health', '/version', '/master/health']);
@@ -37,8 +40,12 @@ export function gateToLeader(app: FastifyInstance, driver: ClusterDriver, index:
       return { own: seats[index], leader: leaderIndex === undefined ? undefined : seats[leaderIndex], hostname: view.masterInfo.hostname };
     });
     if (leadership.own?.state === 'down') return refuse(req, reply);
-    const askedRedirect = REDIRECT.has(path) && normalisePath(req.originalUrl.split('?', 1)[0] ?? '/') === path;
+    const ownPath = normalisePath(req.originalUrl.split('?', 1)[0] ?? '/') === path;
+    // Below its own path the redirect endpoint answers 404 on every master (the route does).
+    if (REDIRECT.has(path) && !ownPath) return undefined;
+    const askedRedirect = REDIRECT.has(path);
     if (!askedRedirect && leadership.own?.state === 'leading') return undefined;
+    if (path === '/metrics/snapshot') return sendJson(req, reply, renderStandbyMetrics(), undefined);
     if (leadership.leader === undefined) return sendError(reply, 'NO_LEADER');
     const base = `//${leadership.hostname}:${leadership.leader.port}`;
     return reply.code(307).header('location', askedRedirect ? base : `${base}${req.originalUrl}`).send();

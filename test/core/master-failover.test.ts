@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterOptions } from '../../src/core/cluster.js';
 import type { FrameworkInfo } from '../../src/core/types.js';
-import { AGENT_RESOURCES, commandTask, connect, resources, TestCluster, type TestScheduler } from './helpers.js';
+import { AGENT_RESOURCES, commandTask, connect, OperatorSink, resources, TestCluster, type TestScheduler } from './helpers.js';
 
 const MINUTE = 60_000;
 
@@ -64,9 +64,13 @@ describe('masters with a leader', () => {
     const before = cluster.view.masterInfo.id;
     expect([...s.framework!.tasks.values()].map((t) => t.state)).toEqual(['TASK_RUNNING', 'TASK_RUNNING']);
 
+    const operator = new OperatorSink();
+    cluster.subscribeOperatorWith(operator);
     cluster.crashMaster();
     cluster.advance(0);
     expect(s.sink.closed).toBe(true);
+    expect(operator.closed).toBe(true);
+    expect(cluster.operator({ type: 'GET_QUOTA' })).toEqual({ ok: false, error: { code: 'UNAVAILABLE', message: 'No leader elected' } });
     expect(cluster.view.leaderIndex()).toBeUndefined();
     expect(cluster.call(s.frameworkId, s.streamId, { type: 'REVIVE', roles: [] })).toEqual({ ok: false, error: { code: 'UNAVAILABLE', message: 'No leader elected' } });
 
@@ -134,6 +138,30 @@ describe('masters with a leader', () => {
     three.crashMaster(1);
     three.advance(10_000);
     expect(three.view.leaderIndex()).toBe(2);
+  });
+
+  it('the registry keeps quotas, weights and unreachable and gone agents; frameworks, offers and completed tasks are gone', () => {
+    const cluster = makeMasters({ agents: 3 });
+    const [a, b, c] = cluster.agents.map((x) => x.id) as [string, string, string];
+    expect(cluster.updateQuota({ force: true, configs: [{ role: 'r1', guarantees: new Map(), limits: new Map([['cpus', 2]]) }] }).ok).toBe(true);
+    expect(cluster.updateWeights([{ role: 'r1', weight: 3 }]).ok).toBe(true);
+    const s = runOnEachAgent(cluster, {}, 'sleep 1');
+    cluster.advance(5_000);
+    s.acknowledgeAll();
+    expect(cluster.view.framework(s.frameworkId)!.completedTasks.length).toBeGreaterThan(0);
+    cluster.partition(b, 'master');
+    cluster.advance(100_000);
+    expect(cluster.operator({ type: 'MARK_AGENT_GONE', agentId: c }).ok).toBe(true);
+    cluster.crashMaster();
+    cluster.advance(10_000);
+    expect(cluster.view.quotas().map((q) => q.role)).toEqual(['r1']);
+    expect(cluster.view.weights()).toEqual([{ role: 'r1', weight: 3 }]);
+    expect([...cluster.view.agents()].map((x) => x.id)).toEqual([a]);
+    expect(cluster.view.unreachableAgentCount()).toBe(1);
+    expect(cluster.view.agent(c)?.state).toBe('gone');
+    // No task runs any more, so no agent reported the framework: the new leader does not know it.
+    expect(cluster.view.framework(s.frameworkId)).toBeUndefined();
+    cluster.checkAllInvariants();
   });
 
   it('no leader is elected while every master is down; the first to restart after the timeout leads', () => {

@@ -11,6 +11,7 @@ import { postRaw, SchedulerClient } from '../../src/client/scheduler-client.js';
 import type { JsonEvent } from '../../src/client/event-queue.js';
 import { startCluster, type RunningCluster } from '../../src/start.js';
 import { decodeJson } from '../../src/wire/json.js';
+import { runCli } from '../e2e/cli-process.js';
 import { encodeProto } from '../../src/wire/proto-codec.js';
 
 let r: RunningCluster | undefined;
@@ -70,7 +71,6 @@ describe('masters with a leader', () => {
       ['GET', '/master/state?jsonp=cb', undefined, {}, '/master/state?jsonp=cb'],
       ['GET', '/slaves', undefined, {}, '/slaves'],
       ['GET', '/master/frameworks', undefined, {}, '/master/frameworks'],
-      ['GET', '/metrics/snapshot', undefined, {}, '/metrics/snapshot'],
     ];
     for (const [method, path, body, headers, location] of cases) {
       const answer = await request(`${standby}${path}`, method, body, headers);
@@ -82,6 +82,9 @@ describe('masters with a leader', () => {
     // The simulator's own API and the process endpoints answer on every master.
     expect((await request(`${standby}/sim/v1/clock`, 'GET')).status).toBe(200);
     expect((await request(`${standby}/health`, 'GET')).status).toBe(200);
+    expect(await request(`${standby}/metrics/snapshot`, 'GET')).toMatchObject({ status: 200, body: '{"master/elected":0.0}' });
+    expect(JSON.parse((await request(`${leader}/metrics/snapshot`, 'GET')).body)['master/elected']).toBe(1);
+    expect((await request(`${standby}/master/redirect/x`, 'GET')).status).toBe(404);
     const state = JSON.parse((await request(`${leader}/state`, 'GET')).body) as { leader: string; leader_info: { port: number } };
     expect(state.leader_info.port).toBe(Number(portOf(leader)));
   });
@@ -126,5 +129,26 @@ describe('masters with a leader', () => {
     const tasks = JSON.parse((await request(`${second}/tasks`, 'GET')).body) as { tasks: { id: string; state: string }[] };
     expect(tasks.tasks.map((t) => [t.id, t.state])).toEqual([['nap', 'TASK_RUNNING']]);
     again.disconnect();
+  });
+
+  it('clustersim up --masters 2 prints the leader and its standby, which redirects', async () => {
+    const { child, output } = runCli(['up', '--port', '0', '--masters', '2', '--agents', '1', '--log-level', 'warn']);
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let stdout = '';
+        child.stdout!.on('data', (c: Buffer) => {
+          stdout += c.toString();
+          if (stdout.includes('\n')) resolve(stdout);
+        });
+        void output.then(({ stderr }) => reject(new Error(stderr)));
+      });
+      const m = /^clustersim: master at (http:\/\/\S+) \(leader; standby masters at (http:\/\/\S+)\) with 1 agents\n$/.exec(line);
+      expect(m, line).not.toBeNull();
+      const [, leader, standby] = m!;
+      expect(await request(`${standby}/state`, 'GET')).toMatchObject({ status: 307, location: `//127.0.0.1:${portOf(leader!)}/state` });
+    } finally {
+      child.kill('SIGTERM');
+      expect((await output).code).toBe(0);
+    }
   });
 });

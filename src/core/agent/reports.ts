@@ -52,12 +52,15 @@ export interface HeldState {
 
 /** REREGISTER_AGENT: the agent, what it runs, and its frameworks (which a master that failed over does not know). */
 export function reregistration(agent: AgentDescription, executors: readonly AgentExecutor[], held: HeldState): AgentToMaster {
+  const tasks = reportedTasks(executors, held.heads, held.latest);
+  // As upstream's agent: the frameworks it still runs something of (one whose executors have all exited is forgotten).
+  const running = new Set([...tasks.map((t) => t.frameworkId), ...executors.filter((e) => e.alive).map((e) => e.frameworkId)]);
   return {
     type: 'REREGISTER_AGENT',
     agent,
-    tasks: reportedTasks(executors, held.heads, held.latest),
+    tasks,
     executors: reportedExecutors(executors),
     resourceVersion: held.resourceVersion,
-    frameworks: held.frameworks,
+    frameworks: held.frameworks.filter((f) => running.has(f.id)),
   };
 }
