@@ -120,9 +120,12 @@ class World {
   }
 }
 
+/** Trace entries that a good share of the runs must reach. */
+const REACHED = ['master:elected', 'agent:readmitted', 'task:status'] as const;
+
 describe('masters with a leader under random master and agent faults', () => {
   it('keeps the books; once repaired, one leader knows every agent, framework and running task', () => {
-    const seen = { elected: 0, readmitted: 0, launched: 0 };
+    const reached = new Map<string, number>();
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 1_000 }), fc.array(step, { minLength: 1, maxLength: 30, size: 'medium' }), (seed, steps) => {
         const { cluster, schedulers } = makeWorld(seed);
@@ -163,15 +166,11 @@ describe('masters with a leader under random master and agent faults', () => {
         }
         cluster.checkAllInvariants();
         const kinds = new Set(traceKinds(cluster));
-        if (kinds.has('master:elected')) seen.elected++;
-        if (kinds.has('agent:readmitted')) seen.readmitted++;
-        if (world.launched > 0) seen.launched++;
+        for (const kind of REACHED) if (kinds.has(kind)) reached.set(kind, (reached.get(kind) ?? 0) + 1);
       }),
       { numRuns: 150 },
     );
-    // The runs reach what they test.
-    expect(seen.elected).toBeGreaterThan(20);
-    expect(seen.readmitted).toBeGreaterThan(20);
-    expect(seen.launched).toBeGreaterThan(10);
+    // The runs reach what they test: elections, agents taken in by a new leader, tasks launched.
+    expect(Object.fromEntries(reached)).toEqual(Object.fromEntries(REACHED.map((k) => [k, expect.toSatisfy((n: number) => n > 20)])));
   });
 });
