@@ -264,6 +264,24 @@ describe('agents that never return', () => {
   });
 });
 
+describe('an agent whose registration crossed the failover', () => {
+  it('registers with the new leader and is not taken for missing', () => {
+    const cluster = makeMasters({ agents: 1 });
+    const rule = cluster.addNetworkRule({ action: 'drop', types: ['AGENT_REGISTERED'] });
+    cluster.addAgent({ hostname: 'late', ip: '127.0.0.1', port: 5060, resources: resources(AGENT_RESOURCES), attributes: [] });
+    const late = cluster.agents[1]!.id;
+    cluster.crashMaster();
+    cluster.removeNetworkRule(rule);
+    cluster.advance(12_000);
+    // It registered (its retries of the first registration go on), so it is no longer expected back.
+    expect(cluster.view.recoveredAgents()).toEqual([]);
+    cluster.advance(10 * MINUTE);
+    expect(cluster.view.agent(late)?.state).toBe('active');
+    expect(cluster.view.unreachableAgentCount()).toBe(0);
+    cluster.checkAllInvariants();
+  });
+});
+
 describe('determinism', () => {
   it('the same seed and inputs give the same trace through a failover', () => {
     const run = (): string => {

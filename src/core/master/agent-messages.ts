@@ -67,6 +67,8 @@ function onRegister(m: MasterOps, agent: AgentDescription): void {
     return;
   }
   m.agents.set(agent.agentId, new AgentRecord(agent, wallTimeMs(m.ctx)));
+  // An agent whose first registration crossed a failover is back, though it registers anew.
+  m.recovery.recovered.delete(agent.agentId);
   m.totals.set(agent.agentId, agent.resources);
   m.ctx.trace.append('agent:add', { agentId: agent.agentId, hostname: agent.hostname, port: agent.port });
   m.allocator.addAgent(agent.agentId, agent.resources, { hostname: agent.hostname, attributes: agent.attributes });

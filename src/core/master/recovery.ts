@@ -70,6 +70,8 @@ function pauseAllocator(m: MasterOps, recovered: number): void {
 function markRecoveredUnreachable(m: MasterOps): void {
   const unreachableTimeMs = wallTimeMs(m.ctx);
   for (const [agentId, info] of m.recovery.recovered) {
+    // Registered meanwhile (without re-registering): it is not missing.
+    if (m.agents.has(agentId)) continue;
     const record = new AgentRecord(info, unreachableTimeMs);
     record.moveTo('unreachable');
     record.unreachableTimeMs = unreachableTimeMs;
