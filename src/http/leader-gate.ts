@@ -40,15 +40,15 @@ export function gateToLeader(app: FastifyInstance, driver: ClusterDriver, index:
       return { own: seats[index], leader: leaderIndex === undefined ? undefined : seats[leaderIndex], hostname: view.masterInfo.hostname };
     });
     if (leadership.own?.state === 'down') return refuse(req, reply);
-    const ownPath = normalisePath(req.originalUrl.split('?', 1)[0] ?? '/') === path;
+    // The leader serves everything itself, its own `/redirect` included.
+    if (leadership.own?.state === 'leading') return undefined;
+    const redirect = REDIRECT.has(path);
     // Below its own path the redirect endpoint answers 404 on every master (the route does).
-    if (REDIRECT.has(path) && !ownPath) return undefined;
-    const askedRedirect = REDIRECT.has(path);
-    if (!askedRedirect && leadership.own?.state === 'leading') return undefined;
+    if (redirect && normalisePath(req.originalUrl.split('?', 1)[0] ?? '/') !== path) return undefined;
     if (path === '/metrics/snapshot') return sendJson(req, reply, renderStandbyMetrics(), undefined);
     if (leadership.leader === undefined) return sendError(reply, 'NO_LEADER');
     const base = `//${leadership.hostname}:${leadership.leader.port}`;
-    return reply.code(307).header('location', askedRedirect ? base : `${base}${req.originalUrl}`).send();
+    return reply.code(307).header('location', redirect ? base : `${base}${req.originalUrl}`).header('content-length', '0').send();
   });
 }
 
