@@ -203,6 +203,8 @@ export interface RunningCluster {
   readonly masterUrl: string;
   /** Every master's URL, by index (`--masters`). */
   readonly masterUrls: readonly string[];
+  /** The URL of the master that leads now; undefined while an election is on. */
+  leaderUrl(): string | undefined;
   /** Where spawned executors' sandboxes are (spawn mode). */
   readonly workDir: string | undefined;
   /** The container engine's Unix socket, when it runs. */
@@ -266,6 +268,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     return {
       masterUrl: masterUrls[0]!,
       masterUrls,
+      leaderUrl: () => driver.read((view) => masterUrls[view.leaderIndex() ?? -1]),
       workDir: workDir?.path,
       engineSocket: engine?.path,
       agents,

@@ -28,7 +28,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The leader's task list, read over the API (a standby would redirect). */
 async function leaderTasks(r: RunningCluster): Promise<{ id: string; state: string; framework_id: string }[]> {
-  const leader = r.masterUrls[r.cluster.masters.leaderIndex()!]!;
+  const leader = r.leaderUrl()!;
   const res = await fetch(new URL('/tasks', leader));
   return ((await res.json()) as { tasks: { id: string; state: string; framework_id: string }[] }).tasks;
 }

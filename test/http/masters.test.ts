@@ -113,7 +113,9 @@ describe('masters with a leader', () => {
     expect(await request(`${second}/state`, 'GET')).toMatchObject({ status: 503, body: 'No leader elected' });
     expect(await request(`${third}/master/redirect`, 'GET')).toMatchObject({ status: 503, body: 'No leader elected' });
 
+    expect(r.leaderUrl()).toBeUndefined();
     await post(second, '/sim/v1/advance', { ms: 10_000 });
+    expect(r.leaderUrl()).toBe(second);
     expect(await request(`${third}/api/v1/scheduler`, 'POST', '{}', { 'content-type': 'application/json' })).toMatchObject({ status: 307, location: `//127.0.0.1:${portOf(second)}/api/v1/scheduler` });
     const state = JSON.parse((await request(`${second}/master/state`, 'GET')).body) as { frameworks: { id: string; active: boolean; recovered: boolean; tasks: { id: string; state: string }[] }[] };
     expect(state.frameworks.map((f) => [f.id, f.active, f.recovered, f.tasks.map((t) => [t.id, t.state])])).toEqual([[frameworkId, false, true, [['nap', 'TASK_RUNNING']]]]);
