@@ -14,14 +14,17 @@ export async function listenMasters(
   count: number,
   host: string,
   firstPort: number,
-  app: Omit<MasterAppOptions, 'masterIndex'> & { readonly driver: ClusterDriver },
+  app: Omit<MasterAppOptions, 'masterIndex' | 'masterPorts'> & { readonly driver: ClusterDriver },
   servers: FastifyInstance[],
 ): Promise<string[]> {
   const urls: string[] = [];
+  // Filled as the listeners are bound; every app's redirects read it.
+  const ports: number[] = [];
   for (let index = 0; index < count; index++) {
-    const masterApp = buildMasterApp({ ...app, masterIndex: index });
+    const masterApp = buildMasterApp({ ...app, masterIndex: index, masterPorts: ports });
     servers.push(masterApp);
     const port = await listen(masterApp, host, firstPort === 0 ? 0 : firstPort + index);
+    ports.push(port);
     // A port of 0 is known only now.
     app.driver.input((c) => c.bindMasterPort(port, index));
     urls.push(`http://${host}:${port}`);

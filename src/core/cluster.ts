@@ -30,7 +30,7 @@ import { injectMasterFault, isMasterFault, NO_LEADER } from './master-faults.js'
 import { EventLoop } from './event-loop.js';
 import { checkAgents, InvariantError } from './invariants.js';
 import { MASTER_NODE } from './messages.js';
-import type { Master, MasterOptions, Subscribed } from './master/master.js';
+import { Master, type MasterOptions, type Subscribed } from './master/master.js';
 import { DEFAULT_ELECTION_DELAY_MS, MasterGroup } from './master-group.js';
 import { Network, type NetworkRule } from './network.js';
 import { Outbox, type ContainerRecord, type OutboxRecord } from './outbox.js';
@@ -106,6 +106,7 @@ export class Cluster {
       seed: this.seed,
       count: options.masters ?? 1,
       electionDelayMs: options.electionDelayMs ?? DEFAULT_ELECTION_DELAY_MS,
+      create: (ctx, master) => new Master(ctx, master, this.#outbox),
       elected: () => {
         for (const agent of this.#agents.values()) agent.masterDetected();
       },

@@ -20,7 +20,7 @@
  */
 import type { SimContext } from './context.js';
 import { TimerScope } from './event-loop.js';
-import { Master } from './master/master.js';
+import type { Master } from './master/master.js';
 import type { MasterOptions } from './master/ops.js';
 import { recoverFromRegistry } from './master/recovery.js';
 import { Registry } from './master/registry.js';
@@ -53,6 +53,8 @@ export interface MasterGroupOptions {
   readonly seed: string;
   readonly count: number;
   readonly electionDelayMs: number;
+  /** Starts a master process with its context (its own timers, and streams of its own for a later leader). */
+  readonly create: (ctx: SimContext, options: MasterOptions) => Master;
   /** A new leader was elected: the agents' detectors learn of it. */
   readonly elected: (master: Master) => void;
 }
@@ -85,7 +87,7 @@ export class MasterGroup {
     this.#contenders = this.#seats.map((s) => s.index);
     this.#scope = new TimerScope(ctx.loop);
     // The first leader draws from the cluster's own streams, so that a cluster of one master replays as it always has.
-    this.#leader = this.#last = new Master({ ...ctx, loop: this.#scope }, masterOptions, outbox);
+    this.#leader = this.#last = options.create({ ...ctx, loop: this.#scope }, masterOptions);
     ctx.network.attach(this.#leader);
   }
 
@@ -160,7 +162,7 @@ export class MasterGroup {
     this.#generation++;
     this.#scope = new TimerScope(this.ctx.loop);
     const rng = new Rng(this.options.seed, `master-${this.#generation}`);
-    const master = new Master({ ...this.ctx, rng, loop: this.#scope }, { ...this.masterOptions, port: seat.port }, this.outbox);
+    const master = this.options.create({ ...this.ctx, rng, loop: this.#scope }, { ...this.masterOptions, port: seat.port });
     this.ctx.trace.append('master:elected', { index, masterId: master.info.id, generation: this.#generation });
     recoverFromRegistry(master, this.#registry);
     this.ctx.network.attach(master);

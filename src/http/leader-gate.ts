@@ -29,8 +29,14 @@ interface Leadership {
   readonly hostname: string;
 }
 
-/** Puts the gate in front of every route of master `index`'s app; after authentication, as upstream checks the principal first. */
-export function gateToLeader(app: FastifyInstance, driver: ClusterDriver, index: number): void {
+/**
+ * Puts the gate in front of every route of master `index`'s app; after
+ * authentication, as upstream checks the principal first. `listenerPorts`:
+ * the port each master's listener got, by index, where the redirect sends
+ * clients (the port a master advertises may differ); the MasterInfo's
+ * port without.
+ */
+export function gateToLeader(app: FastifyInstance, driver: ClusterDriver, index: number, listenerPorts?: readonly number[]): void {
   app.addHook('onRequest', async (req, reply) => {
     const path = normalisePath(req.url.split('?', 1)[0] ?? '/');
     if (path.startsWith('/sim/v1/') || EVERY_MASTER.has(path)) return undefined;
@@ -47,7 +53,7 @@ export function gateToLeader(app: FastifyInstance, driver: ClusterDriver, index:
     if (redirect && normalisePath(req.originalUrl.split('?', 1)[0] ?? '/') !== path) return undefined;
     if (path === '/metrics/snapshot') return sendJson(req, reply, renderStandbyMetrics(), undefined);
     if (leadership.leader === undefined) return sendError(reply, 'NO_LEADER');
-    const base = `//${leadership.hostname}:${leadership.leader.port}`;
+    const base = `//${leadership.hostname}:${listenerPorts?.[leadership.leader.index] ?? leadership.leader.port}`;
     return reply.code(307).header('location', redirect ? base : `${base}${req.originalUrl}`).header('content-length', '0').send();
   });
 }

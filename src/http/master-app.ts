@@ -56,6 +56,8 @@ export interface MasterAppOptions {
   readonly streamBudget?: StreamBudget;
   /** Which master of the group this app serves (default 0): only the leader serves, the others redirect (leader-gate.ts). */
   readonly masterIndex?: number;
+  /** The port of each master's listener, by index, as they are bound: where redirects send clients. */
+  readonly masterPorts?: readonly number[];
 }
 
 export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
@@ -77,7 +79,7 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     const routes = options.authenticateReadonly === true ? new Map([...AUTHENTICATED_ROUTES, ...readonlyRoutes()]) : AUTHENTICATED_ROUTES;
     requireAuthentication(app, options.credentials, routes);
   }
-  gateToLeader(app, options.driver, options.masterIndex ?? 0);
+  gateToLeader(app, options.driver, options.masterIndex ?? 0, options.masterPorts);
   const connections = options.connections ?? new Connections();
   if (options.connections === undefined) options.driver.setOutput(connections.deliver);
   const budget =
