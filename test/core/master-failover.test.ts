@@ -164,6 +164,22 @@ describe('masters with a leader', () => {
     cluster.checkAllInvariants();
   });
 
+  it('an agent the operator deactivated stays unoffered under the new leader', () => {
+    const cluster = makeMasters({ agents: 2 });
+    const [a, b] = cluster.agents.map((x) => x.id) as [string, string];
+    expect(cluster.operator({ type: 'DEACTIVATE_AGENT', agentId: b }).ok).toBe(true);
+    const s = connect(cluster, { failoverTimeoutMs: 3_600_000 });
+    cluster.crashMaster();
+    cluster.advance(10_000);
+    const sink = s.resubscribe();
+    cluster.advance(5_000);
+    expect(new Set(sink.of('OFFERS').flatMap((e) => e.offers.map((o) => o.agentId)))).toEqual(new Set([a]));
+    expect(cluster.view.agentSnapshot(b)?.deactivated).toBe(true);
+    expect(cluster.operator({ type: 'REACTIVATE_AGENT', agentId: b }).ok).toBe(true);
+    cluster.advance(5_000);
+    expect(new Set(sink.of('OFFERS').flatMap((e) => e.offers.map((o) => o.agentId)))).toEqual(new Set([a, b]));
+  });
+
   it('no leader is elected while every master is down; the first to restart after the timeout leads', () => {
     const cluster = makeMasters({ masters: 2 });
     cluster.crashMaster(1);

@@ -34,11 +34,14 @@ export function readmit(m: MasterOps, message: Reregistration): void {
   const wasUnreachable = m.recovery.unlearnt.delete(agentId);
   m.recovery.recovered.delete(agentId);
   const now = wallTimeMs(m.ctx);
-  const record = new AgentRecord(agent, m.agents.get(agentId)?.registeredTimeMs ?? now);
+  const previous = m.agents.get(agentId);
+  const record = new AgentRecord(agent, previous?.registeredTimeMs ?? now);
   record.reregisteredTimeMs = now;
+  record.deactivated = m.recovery.deactivated.delete(agentId) || previous?.deactivated === true;
   m.agents.set(agentId, record);
   m.totals.set(agentId, agent.resources);
   m.allocator.addAgent(agentId, agent.resources, { hostname: agent.hostname, attributes: agent.attributes });
+  if (record.deactivated) m.allocator.deactivateAgent(agentId);
   m.ctx.trace.append('agent:readmitted', { agentId, tasks: message.tasks.length, executors: message.executors.length, wasUnreachable });
   const removed = new Set(m.completedFrameworks.map((f) => f.id));
   for (const info of message.frameworks ?? []) {

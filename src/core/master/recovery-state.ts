@@ -6,4 +6,6 @@ export class MasterRecovery {
   readonly recovered = new Map<string, AgentDescription>();
   /** Unreachable agents whose tasks this master never learnt: their re-registration tells it. */
   readonly unlearnt = new Set<string>();
+  /** Agents of the registry the operator had deactivated, until they are back. */
+  readonly deactivated = new Set<string>();
 }

@@ -37,12 +37,14 @@ export function recoverFromRegistry(m: MasterOps, registry: Registry): void {
   for (const [role, weight] of registry.weights) m.weights.set(role, weight);
   if (registry.weights.size > 0) m.allocator.setWeights(m.weights);
   for (const [id, agent] of registry.agents) {
+    if (agent.deactivated === true) m.recovery.deactivated.add(id);
     if (agent.state === 'admitted') {
       m.recovery.recovered.set(id, agent.info);
       continue;
     }
     const record = new AgentRecord(agent.info, now);
     record.moveTo(agent.state);
+    record.deactivated = agent.deactivated === true;
     if (agent.state === 'unreachable') {
       record.unreachableTimeMs = agent.unreachableTimeMs;
       m.recovery.unlearnt.add(id);
@@ -74,6 +76,7 @@ function markRecoveredUnreachable(m: MasterOps): void {
     if (m.agents.has(agentId)) continue;
     const record = new AgentRecord(info, unreachableTimeMs);
     record.moveTo('unreachable');
+    record.deactivated = m.recovery.deactivated.has(agentId);
     record.unreachableTimeMs = unreachableTimeMs;
     m.agents.set(agentId, record);
     m.recovery.unlearnt.add(agentId);

@@ -1,9 +1,10 @@
 /**
  * The master's registry: what upstream's registrar keeps in its replicated
  * log, and so what survives the leading master's death. It holds the
- * agents the cluster admitted (their AgentInfo), those marked unreachable
- * (with the time) and those marked gone, the operator's quotas and the
- * role weights, and nothing else: frameworks, offers, tasks, executors and
+ * agents the cluster admitted (their AgentInfo, and whether the operator
+ * deactivated them), those marked unreachable (with the time) and those
+ * marked gone, the operator's quotas and the role weights, and nothing
+ * else (a drain in progress is not kept): frameworks, offers, tasks, executors and
  * operations live in the master's memory only, and a new leader learns
  * them again from re-registering agents and re-subscribing frameworks.
  *
@@ -24,6 +25,8 @@ export interface RegisteredAgent {
   readonly state: RegisteredAgentState;
   /** When it was marked unreachable, in cluster wall time. */
   readonly unreachableTimeMs?: number;
+  /** The operator deactivated it (DEACTIVATE_AGENT, DRAIN_AGENT): it stays unoffered. */
+  readonly deactivated?: boolean;
 }
 
 export class Registry {
@@ -42,12 +45,12 @@ export class Registry {
    */
   static of(m: MasterOps, recovering: ReadonlyMap<string, AgentDescription>): Registry {
     const agents = new Map<string, RegisteredAgent>();
-    for (const [id, info] of recovering) agents.set(id, { info, state: 'admitted' });
+    for (const [id, info] of recovering) agents.set(id, { info, state: 'admitted', deactivated: m.recovery.deactivated.has(id) });
     for (const record of m.agents.values()) {
-      const { info } = record;
+      const { info, deactivated } = record;
       if (record.state === 'gone') agents.set(record.id, { info, state: 'gone' });
-      else if (record.state === 'unreachable') agents.set(record.id, { info, state: 'unreachable', unreachableTimeMs: record.unreachableTimeMs ?? 0 });
-      else agents.set(record.id, { info, state: 'admitted' });
+      else if (record.state === 'unreachable') agents.set(record.id, { info, state: 'unreachable', unreachableTimeMs: record.unreachableTimeMs ?? 0, deactivated });
+      else agents.set(record.id, { info, state: 'admitted', deactivated });
     }
     return new Registry(agents, new Map(m.quotas), new Map(m.weights));
   }
