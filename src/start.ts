@@ -17,7 +17,8 @@ import type { Acls } from './core/authz.js';
 import { parseResources } from './core/resources.js';
 import { AGENT_READWRITE_REALM, READONLY_REALM } from './http/auth.js';
 import { containerFlagsOf, type ContainerOptions } from './start-cgroups.js';
-import { startAgentsAddressed, listen, StartError, type AgentEndpoint, type AgentsSpec, type DomainSocket, type Machine } from './start-agents.js';
+import { listenMasters } from './start-masters.js';
+import { startAgentsAddressed, StartError, type AgentEndpoint, type AgentsSpec, type DomainSocket, type Machine } from './start-agents.js';
 import { closeDomainSocket, domainSocketPath } from './http/domain-sockets.js';
 import { Connections } from './http/connections.js';
 import { StreamBudget } from './http/stream-budget.js';
@@ -32,7 +33,6 @@ import type { AgentAddressing } from './http/agent-listener.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './http/event-stream.js';
 import { DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './http/limits.js';
 import {
-  buildMasterApp,
   DEFAULT_MAX_FRAMEWORKS,
   DEFAULT_MAX_SUBSCRIPTIONS,
   DEFAULT_STREAM_BUDGET_BYTES,
@@ -92,7 +92,7 @@ export interface LimitOptions {
 export interface StartClusterOptions extends LimitOptions, ContainerOptions {
   /** Address every server binds to (default 127.0.0.1). */
   readonly host?: string;
-  /** Master port; 0 picks a free one (default 0). */
+  /** Master port; 0 picks a free one (default 0). With several masters, the first one's; the others follow. */
   readonly port?: number;
   /**
    * The ports the cluster advertises (upstream's `--advertise_port`): the
@@ -102,6 +102,12 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
    * then be given the listeners' real URLs.
    */
   readonly advertisePorts?: { readonly master: number; readonly firstAgent: number };
+  /** Masters with a leader (`--masters`, default 1): master `i` on `port + i`; only the leader serves, the others redirect. */
+  readonly masters?: number;
+  /** From a leader's death to the next election, in seconds (upstream's `--zk_session_timeout`, default 10). */
+  readonly electionDelaySeconds?: number;
+  /** How long a new leader waits for the agents it recovered before they are unreachable (`--agent_reregister_timeout`, default 600). */
+  readonly agentReregisterTimeoutSeconds?: number;
   readonly agents?: number;
   readonly agentResources?: string;
   readonly agentAttributes?: string;
@@ -221,7 +227,12 @@ export interface AgentGroupOptions {
 }
 
 export interface RunningCluster extends ControlMethods {
+  /** The first master's URL (the leader at start). */
   readonly masterUrl: string;
+  /** Every master's URL, by index (`--masters`). */
+  readonly masterUrls: readonly string[];
+  /** The URL of the master that leads now; undefined while an election is on. */
+  leaderUrl(): string | undefined;
   /** Where spawned executors' sandboxes are (spawn mode). */
   readonly workDir: string | undefined;
   /** The container engine's Unix socket, when it runs. */
@@ -264,7 +275,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     if (workDir?.own === true) rmSync(workDir.path, { recursive: true, force: true });
   };
   try {
-    const masterApp = buildMasterApp({
+    const masterUrls = await listenMasters(options.masters ?? 1, host, options.port ?? 0, {
       driver,
       simControl: control,
       logger,
@@ -274,11 +285,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       ...(options.streamKeepaliveMs === undefined ? {} : { keepaliveMs: options.streamKeepaliveMs }),
       ...(credentials === undefined ? {} : { credentials }),
       authenticateReadonly: options.authenticateHttpReadonly === true,
-    });
-    servers.push(masterApp);
-    const masterPort = await listen(masterApp, host, options.port ?? 0);
-    // A port of 0 is known only now.
-    driver.input((c) => c.bindMasterPort(options.advertisePorts?.master ?? masterPort));
+    }, servers, options.advertisePorts?.master);
     const executors = { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }), ...(engine === undefined ? {} : { engine: engine.helpers }) };
     const domainSockets = options.httpExecutorDomainSockets === true ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {};
     const readwrite = options.authenticateHttpReadwrite === true ? { credentials: credentials! } : {};
@@ -287,7 +294,9 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     control.markStarted();
     // Assigned onto the control methods, so that `cluster` stays their getter.
     return Object.assign(controlMethods(driver, control), {
-      masterUrl: `http://${host}:${masterPort}`,
+      masterUrl: masterUrls[0]!,
+      masterUrls,
+      leaderUrl: () => driver.read((view) => masterUrls[view.leaderIndex() ?? -1]),
       workDir: workDir?.path,
       engineSocket: engine?.path,
       agents,
@@ -313,7 +322,17 @@ function clusterOf(options: StartClusterOptions, time: TimeMode, master: MasterO
     recordTrace: options.recordTrace ?? false,
     recordInputs: options.recordInputs ?? (options.recordTrace === true || time === 'virtual'),
     master,
+    ...mastersOf(options),
   });
+}
+
+/** The group of masters, checked; a StartError names the flag at fault. */
+function mastersOf(options: StartClusterOptions): { masters: number; electionDelayMs: number } {
+  const masters = options.masters ?? 1;
+  if (!Number.isInteger(masters) || masters < 1 || masters > 64) throw new StartError(`--masters must be a whole number from 1 to 64, got ${masters}`);
+  const delay = options.electionDelaySeconds ?? 10;
+  if (!(delay >= 0)) throw new StartError(`--election-delay must not be negative, got ${delay}`);
+  return { masters, electionDelayMs: delay * 1000 };
 }
 
 /** The master's options from the library's, checked; a StartError names the flag at fault. */
@@ -332,6 +351,7 @@ function masterOptionsOf(options: StartClusterOptions, host: string): MasterOpti
     heartbeatIntervalMs: heartbeat * 1000,
     allocationIntervalMs: allocation * 1000,
     weights: new Map(weights.map((w) => [w.role, w.weight])),
+    ...(options.agentReregisterTimeoutSeconds === undefined ? {} : { agentReregisterTimeoutMs: options.agentReregisterTimeoutSeconds * 1000 }),
   };
 }
 

@@ -1,16 +1,20 @@
 /** `clustersim up`: a cluster on real sockets, in real time, until a signal. */
 import type { Argv } from 'yargs';
+import type { Logger } from 'pino';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
 import type { TimeMode } from '../runtime/driver.js';
 import { AGENT_ADDRESSINGS, type AgentAddressing } from '../http/agent-listener.js';
 import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from '../core/executor-api.js';
-import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, StartError } from '../start.js';
+import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, StartError, type StartClusterOptions } from '../start.js';
 import { DEFAULT_ISOLATION, ISOLATORS } from '../start-cgroups.js';
 import { CGROUPS_VERSIONS, type CgroupsVersion } from '../core/agent/flags.js';
 
 export interface UpArgs {
   host: string;
   port: number;
+  masters: number;
+  'election-delay': number;
+  'agent-reregister-timeout': number;
   agents: number;
   'agent-resources': string;
   'agent-attributes': string;
@@ -124,7 +128,10 @@ const EXECUTOR_FLAGS = [
 export function upOptions(y: Argv): Argv<UpArgs> {
   return executorOptions(containerOptions(y))
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address the master and agents listen on' })
-    .option('port', { type: 'number', default: 5050, describe: 'Master port (0 picks a free port)' })
+    .option('port', { type: 'number', default: 5050, describe: 'Master port (0 picks a free port); with --masters N, the first of N consecutive ones' })
+    .option('masters', { type: 'number', default: 1, describe: 'Masters with a leader: only the leader serves, the others answer 307 to it' })
+    .option('election-delay', { type: 'number', default: 10, describe: "Seconds from a leader's death to the next election (upstream's --zk_session_timeout)" })
+    .option('agent-reregister-timeout', { type: 'number', default: 600, describe: 'Seconds a new leader waits for the agents it recovered before they are unreachable' })
     .option('agents', { type: 'number', default: 3, describe: 'Number of agents' })
     .option('agent-resources', { type: 'string', default: DEFAULT_AGENT_RESOURCES, describe: 'Resources of each agent' })
     .option('agent-attributes', { type: 'string', default: '', describe: "Attributes of each agent, e.g. 'rack:r1;zone:z1'" })
@@ -175,6 +182,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('stream-buffer-budget', { type: 'number', default: L.streamBufferBudgetMiB, describe: 'MiB waiting on all event streams before the fullest is cut' })
     .example('$0 up', 'A master on 127.0.0.1:5050 with 3 agents')
     .example('$0 up --time virtual', 'Cluster time moves only when told: POST /sim/v1/advance with {"ms": 15000}')
+    .example('$0 up --masters 3', 'Three masters on 5050-5052: 5050 leads, the others redirect; POST /sim/v1/faults {"type":"crash_master"} fails it over')
     .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port')
     .example('$0 up --agents 10000 --agent-addressing loopback', 'Ten thousand agents at 127.0.0.2:P and up, served by one listener')
     .example('$0 up --custom-executors spawn --work-dir /tmp/sandboxes', "Tasks' own executors run as real processes, each in a sandbox with its stdout and stderr")
@@ -187,60 +195,15 @@ export async function runUp(args: UpArgs): Promise<void> {
   const logger = createLogger(args['log-level']);
   let running;
   try {
-    running = await startCluster({
-      host: args.host,
-      port: args.port,
-      agents: args.agents,
-      agentResources: args['agent-resources'],
-      agentAttributes: args['agent-attributes'],
-      agentPort: args['agent-port'],
-      agentAddressing: args['agent-addressing'],
-      seed: args.seed,
-      heartbeatIntervalSeconds: args['heartbeat-interval'],
-      allocationIntervalSeconds: args['allocation-interval'],
-      weights: args.weights,
-      idleTimeoutSeconds: args['idle-timeout'],
-      headersTimeoutSeconds: args['headers-timeout'],
-      requestTimeoutSeconds: args['request-timeout'],
-      maxConnections: args['max-connections'],
-      agentMaxConnections: args['agent-max-connections'],
-      maxSubscriptions: args['max-subscriptions'],
-      maxFrameworks: args['max-frameworks'],
-      streamBufferLimitMiB: args['stream-buffer-limit'],
-      streamBufferBudgetMiB: args['stream-buffer-budget'],
-      ...(args.credentials === undefined ? {} : { credentials: args.credentials }),
-      ...(args.acls === undefined ? {} : { acls: args.acls }),
-      authenticateHttpReadonly: args['authenticate-http-readonly'],
-      customExecutors: args['custom-executors'],
-      ...(args['work-dir'] === undefined ? {} : { workDir: args['work-dir'] }),
-      executorRegistrationTimeoutSeconds: args['executor-registration-timeout'],
-      executorShutdownGracePeriodSeconds: args['executor-shutdown-grace-period'],
-      httpExecutorDomainSockets: args['http-executor-domain-sockets'],
-      authenticateHttpExecutors: args['authenticate-http-executors'],
-      containerizers: args.containerizers,
-      ...(args['engine-socket'] === undefined ? {} : { engineSocket: args['engine-socket'] }),
-      ...(args['jwt-secret-key'] === undefined ? {} : { jwtSecretKey: args['jwt-secret-key'] }),
-      authenticateHttpReadwrite: args['authenticate-http-readwrite'],
-      cgroups: args.cgroups,
-      isolation: args.isolation,
-      memoryControllerDelegated: args['memory-controller-delegated'],
-      time: args.time,
-      recordTrace: args['record-trace'] ?? args.time === 'virtual',
-      ...(args.epoch === undefined ? {} : { epochMs: args.epoch }),
-      logger,
-      // A failed core is a bug: the fatal line is logged; stop with a non-zero status.
-      onFailure: (failure) => {
-        process.stderr.write(`clustersim: ${failure.message}\n`);
-        process.exit(70);
-      },
-    });
+    running = await startCluster(clusterOptionsOf(args, logger));
   } catch (error) {
     const message = error instanceof StartError ? error.message : `Cannot start: ${(error as Error).message}`;
     process.stderr.write(`clustersim: ${message}\n`);
     process.exitCode = 1;
     return;
   }
-  process.stdout.write(`clustersim: master at ${running.masterUrl} with ${running.agents.length} agents\n`);
+  const standbys = running.masterUrls.length > 1 ? ` (leader; standby masters at ${running.masterUrls.slice(1).join(', ')})` : '';
+  process.stdout.write(`clustersim: master at ${running.masterUrl}${standbys} with ${running.agents.length} agents\n`);
   // The ready line stays the one line on stdout; where the engine listens is a log line.
   if (running.engineSocket !== undefined) logger.info({ engineSocket: running.engineSocket, workDir: running.workDir }, 'container engine listening');
   const stop = (signal: string) => {
@@ -249,4 +212,58 @@ export async function runUp(args: UpArgs): Promise<void> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** The library's options from the command's. */
+function clusterOptionsOf(args: UpArgs, logger: Logger): StartClusterOptions {
+  return {
+    host: args.host,
+    port: args.port,
+    masters: args.masters,
+    electionDelaySeconds: args['election-delay'],
+    agentReregisterTimeoutSeconds: args['agent-reregister-timeout'],
+    agents: args.agents,
+    agentResources: args['agent-resources'],
+    agentAttributes: args['agent-attributes'],
+    agentPort: args['agent-port'],
+    agentAddressing: args['agent-addressing'],
+    seed: args.seed,
+    heartbeatIntervalSeconds: args['heartbeat-interval'],
+    allocationIntervalSeconds: args['allocation-interval'],
+    weights: args.weights,
+    idleTimeoutSeconds: args['idle-timeout'],
+    headersTimeoutSeconds: args['headers-timeout'],
+    requestTimeoutSeconds: args['request-timeout'],
+    maxConnections: args['max-connections'],
+    agentMaxConnections: args['agent-max-connections'],
+    maxSubscriptions: args['max-subscriptions'],
+    maxFrameworks: args['max-frameworks'],
+    streamBufferLimitMiB: args['stream-buffer-limit'],
+    streamBufferBudgetMiB: args['stream-buffer-budget'],
+    ...(args.credentials === undefined ? {} : { credentials: args.credentials }),
+    ...(args.acls === undefined ? {} : { acls: args.acls }),
+    authenticateHttpReadonly: args['authenticate-http-readonly'],
+    customExecutors: args['custom-executors'],
+    ...(args['work-dir'] === undefined ? {} : { workDir: args['work-dir'] }),
+    executorRegistrationTimeoutSeconds: args['executor-registration-timeout'],
+    executorShutdownGracePeriodSeconds: args['executor-shutdown-grace-period'],
+    httpExecutorDomainSockets: args['http-executor-domain-sockets'],
+    authenticateHttpExecutors: args['authenticate-http-executors'],
+    containerizers: args.containerizers,
+    ...(args['engine-socket'] === undefined ? {} : { engineSocket: args['engine-socket'] }),
+    ...(args['jwt-secret-key'] === undefined ? {} : { jwtSecretKey: args['jwt-secret-key'] }),
+    authenticateHttpReadwrite: args['authenticate-http-readwrite'],
+    cgroups: args.cgroups,
+    isolation: args.isolation,
+    memoryControllerDelegated: args['memory-controller-delegated'],
+    time: args.time,
+    recordTrace: args['record-trace'] ?? args.time === 'virtual',
+    ...(args.epoch === undefined ? {} : { epochMs: args.epoch }),
+    logger,
+    // A failed core is a bug: the fatal line is logged; stop with a non-zero status.
+    onFailure: (failure) => {
+      process.stderr.write(`clustersim: ${failure.message}\n`);
+      process.exit(70);
+    },
+  };
 }

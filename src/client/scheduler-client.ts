@@ -2,6 +2,9 @@
  * A small scheduler client of the HTTP API, in JSON: subscribes, reads the
  * RecordIO event stream, and sends calls with the stream id. Events are
  * upstream JSON objects; `next()` waits for the next event of a type.
+ * Like a client written against the spec, it repeats a request that a
+ * master which does not lead answers `307` at the `Location` given (the
+ * leader), and keeps talking to the leader from then on (`url`).
  */
 import http from 'node:http';
 import { decodeJson, encodeJson } from '../wire/json.js';
@@ -15,6 +18,9 @@ export type Encoding = 'json' | 'protobuf';
 
 const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 
+/** Redirects one request follows before it gives up (masters that redirect in a loop). */
+const MAX_REDIRECTS = 5;
+
 export class SchedulerClient {
   readonly #queue = new EventQueue();
   readonly events = this.#queue.events;
@@ -22,7 +28,7 @@ export class SchedulerClient {
   frameworkId: string | undefined;
   #request: http.ClientRequest | undefined;
   readonly #agent = new http.Agent({ keepAlive: true });
-  readonly #url: URL;
+  #url: URL;
 
   constructor(
     masterUrl: string,
@@ -52,9 +58,32 @@ export class SchedulerClient {
     return event;
   }
 
-  /** Sends SUBSCRIBE and resolves once the response headers arrive. */
-  subscribe(frameworkInfo: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<CallResult> {
+  /** Where the scheduler API is: the master given, or the leader a redirect named. */
+  get url(): URL {
+    return this.#url;
+  }
+
+  /** Sends SUBSCRIBE (following redirects to the leader) and resolves once the response headers arrive. */
+  async subscribe(frameworkInfo: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<CallResult> {
     const body = this.encodeCall({ type: 'SUBSCRIBE', subscribe: { framework_info: frameworkInfo, ...extra } });
+    for (let hops = 0; ; hops++) {
+      const answer = await this.#subscribeHere(body);
+      if (answer.status !== 307 || hops === MAX_REDIRECTS || !this.#follow(answer)) return answer;
+    }
+  }
+
+  /** Moves to the master a 307 names; false without a usable `Location`. */
+  #follow(answer: CallResult): boolean {
+    const location = answer.headers.location;
+    if (typeof location !== 'string' || location === '') return false;
+    // Upstream writes it protocol-relative (`//host:port/path`): the scheme stays the one asked.
+    const next = new URL(location.startsWith('//') ? `${this.#url.protocol}${location}` : location, this.#url);
+    if (next.pathname === '/') next.pathname = this.#url.pathname;
+    this.#url = next;
+    return true;
+  }
+
+  #subscribeHere(body: string | Buffer): Promise<CallResult> {
     const media = MEDIA[this.encoding];
     const { request, answer } = openStream(this.#url, { ...this.headers, 'content-type': media, accept: media }, body, {
       opened: (headers) => {
@@ -68,15 +97,18 @@ export class SchedulerClient {
     return answer;
   }
 
-  /** Posts a call (an upstream JSON object); adds framework_id and the stream id header. */
-  call(call: Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
+  /** Posts a call (an upstream JSON object), following redirects to the leader; adds framework_id and the stream id header. */
+  async call(call: Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
     const body = this.encodeCall({ framework_id: { value: this.frameworkId }, ...call });
-    return postRaw(this.#url, body, {
-      ...this.headers,
-      'content-type': MEDIA[this.encoding],
-      ...(this.streamId === undefined ? {} : { 'mesos-stream-id': this.streamId }),
-      ...headers,
-    }, this.#agent);
+    for (let hops = 0; ; hops++) {
+      const answer = await postRaw(this.#url, body, {
+        ...this.headers,
+        'content-type': MEDIA[this.encoding],
+        ...(this.streamId === undefined ? {} : { 'mesos-stream-id': this.streamId }),
+        ...headers,
+      }, this.#agent);
+      if (answer.status !== 307 || hops === MAX_REDIRECTS || !this.#follow(answer)) return answer;
+    }
   }
 
   /** The next event not yet taken that matches (a type, or a test; any if omitted). */

@@ -13,8 +13,9 @@
  *   containers  launchNestedContainer, containerInput, waitContainer, killContainer, removeContainer
  *   cluster     addAgent
  *   faults      inject (any Fault of faults.ts), and its parts crashAgent, restartAgent,
- *               addNetworkRule, removeNetworkRule, partition, heal; the faults of streams,
- *               executors, tasks and the wall clock are fault-actions.ts's
+ *               addNetworkRule, removeNetworkRule, partition, heal, crashMaster, restartMaster;
+ *               the faults of streams, executors, tasks and the wall clock are fault-actions.ts's
+ *   masters     bindMasterPort, masters (the group: seats, leader; master-group.ts)
  *   clock       advance, advanceTo
  *   output      drainOutbox
  */
@@ -22,23 +23,26 @@ import { Agent } from './agent/agent.js';
 import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './agent/flags.js';
 import type { ContainerTermination, ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from './executor-api.js';
 import { AGENT_NOT_RECOVERED } from './agent/executor-calls.js';
-import { NestedContainers, type NestedLaunch } from './agent/nested-containers.js';
+import { NestedContainers, parentContainer, waitExecutorContainer, type NestedLaunch } from './agent/nested-containers.js';
 import type { SimContext } from './context.js';
 import { fail, ok, type Outcome } from './errors.js';
 import type { Fault, FaultResult } from './faults.js';
-import { FaultActions, isNodeFault, type NodeFault } from './fault-actions.js';
+import { FaultActions, isNodeFault } from './fault-actions.js';
+import { injectMasterFault, isMasterFault, NO_LEADER } from './master-faults.js';
+import { injectNetworkFault } from './network-faults.js';
 import { EventLoop } from './event-loop.js';
 import { checkAgents, InvariantError } from './invariants.js';
 import { MASTER_NODE } from './messages.js';
 import { Master, type MasterOptions, type Subscribed } from './master/master.js';
 import { MisuseLog } from './master/misuse.js';
+import { DEFAULT_ELECTION_DELAY_MS, MasterGroup } from './master-group.js';
 import { Network, type NetworkRule } from './network.js';
 import { Outbox, type ContainerRecord, type OutboxRecord } from './outbox.js';
 import type { Attribute } from './types.js';
 import type { Resources } from './resources.js';
 import { Rng } from './rng.js';
 import { Trace } from './trace.js';
-import { encodeArgs, encodeValue, INPUT_KIND_PREFIX, type InputRecord } from './input-record.js';
+import { encodeArgs, encodeValue, INPUT_KIND_PREFIX, startRecord, type InputRecord } from './input-record.js';
 import { watchCondition, type Condition } from './conditions.js';
 import type { ResourceOperationType, SchedulerCall, Subscription } from './types.js';
 import type { OperatorCall, OperatorValue } from './operator-types.js';
@@ -49,6 +53,10 @@ export interface ClusterOptions {
   /** Cluster time zero, in milliseconds since the Unix epoch. */
   readonly epochMs?: number;
   readonly master: MasterOptions;
+  /** Masters with a leader (default 1); master `i` listens on `master.port + i`. */
+  readonly masters?: number;
+  /** From a leader's death to its successor's election (`--zk_session_timeout`, default 10 s). */
+  readonly electionDelayMs?: number;
   readonly networkLatencyMs?: number;
   /** Keep the whole trace in memory (tests and scenarios). */
   readonly recordTrace?: boolean;
@@ -86,7 +94,8 @@ export class Cluster {
   readonly options: ClusterOptions;
   readonly view: ClusterView;
   readonly #ctx: SimContext;
-  readonly #master: Master;
+  readonly #loop: EventLoop;
+  readonly #masters: MasterGroup;
   readonly #agents = new Map<string, Agent>();
   readonly #outbox = new Outbox();
   readonly #agentFlags = new WeakMap<Partial<AgentFlags>, AgentFlags>();
@@ -110,14 +119,40 @@ export class Cluster {
     const network = new Network(loop, trace, rng.fork('network'), { latencyMs: options.networkLatencyMs ?? 0 });
     const wallClock = { stepMs: 0 };
     this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS, wallClock };
+    this.#loop = loop;
     this.#checkInvariants = options.checkInvariants ?? true;
     this.#inputs = (options.recordInputs ?? options.recordTrace ?? false) ? [] : undefined;
     // As plain data (maps tagged), so that log lines show its fields.
     trace.append('cluster:start', JSON.parse(encodeValue(startRecord(this.seed, this.#ctx.epochMs, options))) as Record<string, unknown>);
-    this.#master = new Master(this.#ctx, options.master, this.#outbox, new MisuseLog(this.#ctx));
-    network.attach(this.#master);
-    this.view = new ClusterView(this.#master, this.#agents, this.#ctx);
-    this.#faults = new FaultActions({ ctx: this.#ctx, wallClock, master: this.#master, agents: this.#agents, outbox: this.#outbox });
+    // One misuse log across failovers: what a framework did to the old leader still counts.
+    const misuse = new MisuseLog(this.#ctx);
+    this.#masters = new MasterGroup(this.#ctx, options.master, this.#outbox, {
+      seed: this.seed,
+      count: options.masters ?? 1,
+      electionDelayMs: options.electionDelayMs ?? DEFAULT_ELECTION_DELAY_MS,
+      create: (ctx, master) => new Master(ctx, master, this.#outbox, misuse),
+      elected: () => {
+        misuse.masterChanged();
+        for (const agent of this.#agents.values()) agent.masterDetected();
+      },
+    });
+    this.view = new ClusterView(() => this.#masters.current, this.#agents, this.#ctx, this.#masters);
+    const masters = this.#masters;
+    // The faults act on whichever master leads when they come.
+    this.#faults = new FaultActions({
+      ctx: this.#ctx,
+      wallClock,
+      get master() {
+        return masters.current;
+      },
+      agents: this.#agents,
+      outbox: this.#outbox,
+    });
+  }
+
+  /** The leading master, or the one that led last while an election is on. */
+  get #master(): Master {
+    return this.#masters.current;
   }
 
   get trace(): Trace {
@@ -140,7 +175,7 @@ export class Cluster {
 
   /** When the next timer falls due, or undefined when nothing is scheduled. */
   nextDueMs(): number | undefined {
-    return this.#ctx.loop.nextDueMs();
+    return this.#loop.nextDueMs();
   }
 
   // ---- inputs: schedulers ----
@@ -151,12 +186,17 @@ export class Cluster {
    * `principal`: the one the request authenticated as, if authentication is on.
    */
   subscribe(connectionId: string, sub: Subscription, principal?: string): Subscribed {
-    return this.#input('subscribe', [connectionId, sub, principal], () => this.#master.subscribe(connectionId, sub, principal));
+    return this.#input('subscribe', [connectionId, sub, principal], () => {
+      const leader = this.#masters.leader;
+      if (leader !== undefined) return leader.subscribe(connectionId, sub, principal);
+      this.#outbox.close(connectionId, NO_LEADER);
+      return { frameworkId: sub.info.id ?? '', streamId: '' };
+    });
   }
 
   /** A scheduler call other than SUBSCRIBE; `principal` as for `subscribe`. */
   call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
-    return this.#input('call', [frameworkId, streamId, call, principal], () => this.#master.call(frameworkId, streamId, call, principal));
+    return this.#input('call', [frameworkId, streamId, call, principal], () => this.#masters.leader?.call(frameworkId, streamId, call, principal) ?? fail('UNAVAILABLE', NO_LEADER));
   }
 
   /**
@@ -182,7 +222,7 @@ export class Cluster {
         return;
       }
       const agentId = this.#executorConnections.get(connectionId);
-      if (agentId === undefined) return this.#master.disconnected(connectionId);
+      if (agentId === undefined) return this.#masters.leader?.disconnected(connectionId);
       this.#executorConnections.delete(connectionId);
       this.#agents.get(agentId)?.executorDisconnected(connectionId);
     });
@@ -223,12 +263,10 @@ export class Cluster {
     return this.#input('launchNestedContainer', [agentId, launch, output], () => {
       const agent = this.#agent(agentId);
       if (agent.state === 'crashed') return fail('UNAVAILABLE', AGENT_NOT_RECOVERED);
-      const parent = agent.executors().find((e) => e.alive && e.containerId === launch.parentId);
-      if (parent === undefined) return fail('NOT_FOUND', `Container ${launch.parentId} cannot be found`);
-      const sandbox = `/var/lib/mesos/slaves/${agentId}/frameworks/${parent.frameworkId}/executors/${parent.executorId}/runs/${parent.containerId}`;
-      const env = { HOSTNAME: agent.config.hostname, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
+      const parent = parentContainer(agent, launch.parentId);
+      if (!parent.ok) return parent;
       const nested = (agent.nested ??= new NestedContainers(this.#ctx, this.#outbox));
-      const outcome = nested.launch(launch, { containerId: parent.containerId, hostname: agent.config.hostname, sandbox, env }, output);
+      const outcome = nested.launch(launch, parent.value, output);
       if (outcome.ok && output !== undefined) this.#containerConnections.set(output, agentId);
       return outcome;
     });
@@ -250,23 +288,10 @@ export class Cluster {
    */
   waitContainer(connectionId: string, agentId: string, containerId: string): Outcome<ContainerTermination | undefined> {
     return this.#input('waitContainer', [connectionId, agentId, containerId], () => {
-      const outcome = this.#nested(agentId, (n) => (n.has(containerId) ? n.wait(connectionId, containerId) : this.#waitTopLevel(connectionId, agentId, containerId, n)));
+      const outcome = this.#nested(agentId, (n) => (n.has(containerId) ? n.wait(connectionId, containerId) : waitExecutorContainer(this.#agent(agentId), n, connectionId, containerId)));
       if (outcome.ok && outcome.value === undefined) this.#containerConnections.set(connectionId, agentId);
       return outcome;
     });
-  }
-
-  /** WAIT_CONTAINER on an executor's own container: its status once it has exited, or a wait while it runs. */
-  #waitTopLevel(connectionId: string, agentId: string, containerId: string, nested: NestedContainers): Outcome<ContainerTermination | undefined> {
-    const agent = this.#agent(agentId);
-    const live = agent.executors().find((e) => e.alive && e.containerId === containerId);
-    if (live !== undefined) {
-      nested.waitTopLevel(connectionId, containerId);
-      return { ok: true, value: undefined };
-    }
-    const ended = [...agent.executors(), ...agent.completedExecutors()].find((e) => e.containerId === containerId && e.exitStatus !== undefined);
-    if (ended === undefined) return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
-    return { ok: true, value: { exitStatus: ended.exitStatus! } };
   }
 
   /** KILL_CONTAINER: a signal to a nested container. */
@@ -292,7 +317,7 @@ export class Cluster {
    * authentication is on (the ACLs decide TEARDOWN and UPDATE_QUOTA by it).
    */
   operator(call: OperatorCall, principal?: string): Outcome<OperatorValue | undefined> {
-    return this.#input('operator', [call, principal], () => this.#master.operator(call, principal));
+    return this.#input('operator', [call, principal], () => this.#masters.leader?.operator(call, principal) ?? fail('UNAVAILABLE', NO_LEADER));
   }
 
   /**
@@ -311,14 +336,22 @@ export class Cluster {
 
   /** SUBSCRIBE to the operator event stream on a new connection: SUBSCRIBED, then events and heartbeats. */
   subscribeOperator(connectionId: string): void {
-    this.#input('subscribeOperator', [connectionId], () => this.#master.subscribeOperator(connectionId));
+    this.#input('subscribeOperator', [connectionId], () => {
+      if (this.#masters.leader === undefined) this.#outbox.close(connectionId, NO_LEADER);
+      else this.#masters.leader.subscribeOperator(connectionId);
+    });
   }
 
   // ---- inputs: the cluster and its faults ----
 
-  /** The master's listener is bound: its port goes into MasterInfo and its pid. */
-  bindMasterPort(port: number): void {
-    this.#input('bindMasterPort', [port], () => this.#master.bindPort(port));
+  /** Master `index`'s listener is bound: its port goes into its MasterInfo and pid. */
+  bindMasterPort(port: number, index = 0): void {
+    this.#input('bindMasterPort', [port, index], () => this.#masters.bindPort(index, port));
+  }
+
+  /** The masters: their seats (index, port, state) and which one leads. */
+  get masters(): Pick<MasterGroup, 'seats' | 'leaderIndex'> {
+    return this.#masters;
   }
 
   /** Boots an agent; with no network latency it is registered when this returns. */
@@ -345,30 +378,32 @@ export class Cluster {
 
   /** A fault applied: the inputs it is made of run as parts of it. */
   #inject(fault: Fault): Outcome<FaultResult> {
-    if (isNodeFault(fault)) return this.#faults.apply(fault);
-    const unknown = faultNodes(fault).find((node) => node !== MASTER_NODE && !this.#agents.has(node));
-    if (unknown !== undefined) return fail('NOT_FOUND', `Agent '${unknown}' not found`);
-    const { type, ...parameters } = fault;
-    this.#ctx.trace.append(`fault:${type}`, parameters);
-    switch (fault.type) {
-      case 'crash_agent':
-        this.crashAgent(fault.agentId);
-        return ok({});
-      case 'restart_agent':
-        this.restartAgent(fault.agentId, fault.recover);
-        return ok({});
-      case 'partition':
-        this.partition(...fault.nodes);
-        return ok({});
-      case 'heal':
-        this.heal(...fault.nodes);
-        return ok({});
-      case 'network_rule':
-        return ok({ ruleId: this.addNetworkRule(fault.rule) });
-      case 'remove_network_rule':
-        this.removeNetworkRule(fault.ruleId);
-        return ok({});
+    if (isMasterFault(fault)) {
+      const outcome = injectMasterFault(this, this.#masters, fault);
+      const { type, ...parameters } = fault;
+      if (outcome.ok) this.#ctx.trace.append(`fault:${type}`, { ...parameters, master: outcome.value.master });
+      return outcome;
     }
+    if (isNodeFault(fault)) return this.#faults.apply(fault);
+    return injectNetworkFault(this, this.#ctx.trace, fault);
+  }
+
+  /** Whether an agent of this id was ever added (a crashed one too). */
+  hasAgent(agentId: string): boolean {
+    return this.#agents.has(agentId);
+  }
+
+  /** A master process dies (the leader when no index is given); see master-group.ts. */
+  crashMaster(index?: number): void {
+    this.#input('crashMaster', [index], () => {
+      const target = index ?? this.#masters.leaderIndex();
+      if (target !== undefined) this.#masters.crash(target);
+    });
+  }
+
+  /** A master process that is down starts again, as a standby contender. */
+  restartMaster(index: number): void {
+    this.#input('restartMaster', [index], () => this.#masters.restart(index));
   }
 
   /** The agent process dies; its connection to the master breaks. An agent not running is left as it is. */
@@ -415,12 +450,12 @@ export class Cluster {
 
   /** Moves virtual time forward by `ms`, running every timer on the way. */
   advance(ms: number): void {
-    this.advanceTo(this.#ctx.loop.now() + ms);
+    this.advanceTo(this.#loop.now() + ms);
   }
 
   /** Moves virtual time to `timeMs` (never backwards). */
   advanceTo(timeMs: number): void {
-    this.#input('advanceTo', [timeMs], () => this.#ctx.loop.runUntil(timeMs));
+    this.#input('advanceTo', [timeMs], () => this.#loop.runUntil(timeMs));
   }
 
   /**
@@ -429,7 +464,7 @@ export class Cluster {
    * or until `untilMs`. True when idle, the clock at the last timer run.
    */
   runUntilIdle(untilMs: number): boolean {
-    return this.#input('runUntilIdle', [untilMs], () => this.#ctx.loop.runUntilQuiet(Math.max(untilMs, this.now())));
+    return this.#input('runUntilIdle', [untilMs], () => this.#loop.runUntilQuiet(Math.max(untilMs, this.now())));
   }
 
   /**
@@ -441,7 +476,7 @@ export class Cluster {
     return this.#input('runUntil', [condition, untilMs], () => {
       const watch = watchCondition(condition, this.view, this.#ctx.trace);
       try {
-        return this.#ctx.loop.runUntilHolds(Math.max(untilMs, this.now()), watch.holds);
+        return this.#loop.runUntilHolds(Math.max(untilMs, this.now()), watch.holds);
       } finally {
         watch.stop();
       }
@@ -477,7 +512,8 @@ export class Cluster {
    * Tests and scenarios run it; inputs run the check of what they touched.
    */
   checkAllInvariants(): void {
-    this.#check(checkAgents(this.#master, this.#agentTotals(), 'full'));
+    const leader = this.#masters.leader;
+    if (leader !== undefined) this.#check(checkAgents(leader, this.#agentTotals(), 'full'));
   }
 
   // ---- internals ----
@@ -497,9 +533,10 @@ export class Cluster {
     try {
       if (this.#inputs !== undefined) this.#record(name, args);
       const result = apply();
-      this.#ctx.loop.runDue();
-      this.#master.afterInput();
-      if (this.#checkInvariants) this.#check(checkAgents(this.#master, this.#agentTotals(), 'touched'));
+      this.#loop.runDue();
+      const leader = this.#masters.leader;
+      leader?.afterInput();
+      if (this.#checkInvariants && leader !== undefined) this.#check(checkAgents(leader, this.#agentTotals(), 'touched'));
       return result;
     } finally {
       this.#inInput = undefined;
@@ -512,7 +549,7 @@ export class Cluster {
   }
 
   #check(failure: string | undefined): void {
-    if (failure !== undefined) throw new InvariantError(this.seed, this.#ctx.loop.now(), failure);
+    if (failure !== undefined) throw new InvariantError(this.seed, this.#loop.now(), failure);
   }
 
   /**
@@ -552,24 +589,3 @@ export class Cluster {
 
 /** The arguments of the input `K`: the method's own, in order, so that a replay can call it with them. */
 type InputArgs<K extends keyof Cluster> = Cluster[K] extends (...args: infer P) => unknown ? Readonly<P> : never;
-
-/** What the first trace entry says: all that builds the same cluster again (see `rebuildOptions`). */
-function startRecord(seed: string, epochMs: number, options: ClusterOptions): object {
-  // Invariant checks write nothing into the trace: a replay chooses its own.
-  return { seed, epochMs, networkLatencyMs: options.networkLatencyMs ?? 0, master: options.master };
-}
-
-/** The nodes a fault of the network or of an agent's process names, which must exist. */
-function faultNodes(fault: Exclude<Fault, { type: NodeFault['type'] }>): readonly string[] {
-  switch (fault.type) {
-    case 'crash_agent':
-    case 'restart_agent':
-      return [fault.agentId];
-    case 'partition':
-    case 'heal':
-      return fault.nodes;
-    case 'network_rule':
-    case 'remove_network_rule':
-      return [];
-  }
-}

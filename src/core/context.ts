@@ -1,11 +1,12 @@
-import type { EventLoop } from './event-loop.js';
+import type { Timers } from './event-loop.js';
 import type { Network } from './network.js';
 import type { Rng } from './rng.js';
 import type { Trace } from './trace.js';
 
 /** What every node of the simulation is handed: time, randomness, trace, links. */
 export interface SimContext {
-  readonly loop: EventLoop;
+  /** The clock and timers (the cluster runs the loop itself). */
+  readonly loop: Timers;
   readonly rng: Rng;
   readonly trace: Trace;
   readonly network: Network;

@@ -10,6 +10,13 @@ import { heapPop, heapPush } from './heap.js';
 
 export type TimerId = number;
 
+/** What a node uses of the loop: the clock and its own timers. */
+export interface Timers {
+  now(): number;
+  schedule(delayMs: number, label: string, action: () => void): TimerId;
+  cancel(timer: TimerId | undefined): void;
+}
+
 interface Entry {
   readonly dueMs: number;
   readonly seq: number;
@@ -39,7 +46,7 @@ export const BACKGROUND_TIMERS: ReadonlySet<string> = new Set([
 /** A guard against a zero-delay loop that would never let time move. */
 const MAX_STEPS_PER_INSTANT = 1_000_000;
 
-export class EventLoop {
+export class EventLoop implements Timers {
   #nowMs = 0;
   #seq = 0;
   #heap: Entry[] = [];
@@ -180,4 +187,42 @@ export class EventLoop {
 
 function before(a: Entry, b: Entry): boolean {
   return a.dueMs < b.dueMs || (a.dueMs === b.dueMs && a.seq < b.seq);
+}
+
+/**
+ * A node's timers on the loop, all cancelled at once when the process
+ * dies: a crashed master's heartbeats, pings, failover and offer timers
+ * and allocation runs never fire after it. A closed scope schedules
+ * nothing.
+ */
+export class TimerScope implements Timers {
+  readonly #live = new Set<TimerId>();
+  #closed = false;
+
+  constructor(private readonly loop: Timers) {}
+
+  now(): number {
+    return this.loop.now();
+  }
+
+  schedule(delayMs: number, label: string, action: () => void): TimerId {
+    if (this.#closed) return -1;
+    const id = this.loop.schedule(delayMs, label, () => {
+      this.#live.delete(id);
+      action();
+    });
+    this.#live.add(id);
+    return id;
+  }
+
+  cancel(timer: TimerId | undefined): void {
+    if (timer !== undefined && this.#live.delete(timer)) this.loop.cancel(timer);
+  }
+
+  /** Cancels every timer still pending; nothing is scheduled afterwards. */
+  close(): void {
+    this.#closed = true;
+    for (const timer of this.#live) this.loop.cancel(timer);
+    this.#live.clear();
+  }
 }

@@ -21,7 +21,13 @@ export type Fault =
   | SubscriberFault
   | ProcessFault
   /** The cluster's wall clock steps `ms` forward (an NTP step); see fault-actions.ts. */
-  | { readonly type: 'clock_jump'; readonly ms: number };
+  | { readonly type: 'clock_jump'; readonly ms: number }
+  /** A master process dies: the leader unless `master` (an index) names another. */
+  | { readonly type: 'crash_master'; readonly master?: number }
+  /** A master that is down starts again, as a standby (`master` required: the leader is never down). */
+  | { readonly type: 'restart_master'; readonly master: number }
+  /** The leader (or `master`) dies and starts again at once: a new one is elected after the election delay. */
+  | { readonly type: 'master_failover'; readonly master?: number };
 
 /** Faults of a framework's subscription stream. */
 export type SubscriberFault =
@@ -61,6 +67,8 @@ export type FaultType = Fault['type'];
 /** What a fault gives back: the id of a rule it added, or nothing. */
 export interface FaultResult {
   readonly ruleId?: number;
+  /** The index of the master a master fault applied to. */
+  readonly master?: number;
 }
 
 export function describeFault(fault: Fault): string {
@@ -92,5 +100,10 @@ export function describeFault(fault: Fault): string {
       return `memory limit of ${fault.containerId ?? `the container of task ${fault.taskId}`} set to ${fault.mib} MiB`;
     case 'clock_jump':
       return `wall clock jumps ${fault.ms} ms forward`;
+    case 'crash_master':
+    case 'master_failover':
+      return `${fault.type === 'crash_master' ? 'crash' : 'fail over'} master ${fault.master ?? '(the leader)'}`;
+    case 'restart_master':
+      return `restart master ${fault.master}`;
   }
 }

@@ -117,3 +117,24 @@ export function fromBase64(text: string): Uint8Array {
   }
   return out;
 }
+
+/** What of a cluster's options the first trace entry keeps. */
+export interface StartOptions {
+  readonly networkLatencyMs?: number;
+  readonly master: unknown;
+  readonly masters?: number;
+  readonly electionDelayMs?: number;
+}
+
+/** What the first trace entry says: all that builds the same cluster again (see `optionsFromStart` of the replay). */
+export function startRecord(seed: string, epochMs: number, options: StartOptions): object {
+  // Invariant checks write nothing into the trace: a replay chooses its own.
+  return {
+    seed,
+    epochMs,
+    networkLatencyMs: options.networkLatencyMs ?? 0,
+    master: options.master,
+    masters: options.masters ?? 1,
+    ...(options.electionDelayMs === undefined ? {} : { electionDelayMs: options.electionDelayMs }),
+  };
+}

@@ -40,6 +40,17 @@ export interface ReportedTask {
   readonly taskId: string;
   readonly executorId: string;
   readonly state: TaskState;
+  /** The task as it was launched, for a master that must learn it anew (after a failover); absent when only an update is left of it. */
+  readonly spec?: TaskSpec;
+  /** Run by a command executor (the master knows such a task without an executor). */
+  readonly command?: boolean;
+}
+
+/** An executor as a re-registering agent reports it; `resources` as launched, when the agent still has them. */
+export interface ReportedExecutor {
+  readonly frameworkId: string;
+  readonly executorId: string;
+  readonly resources?: Resources;
 }
 
 export type MasterToAgent =
@@ -82,7 +93,9 @@ export type AgentToMaster =
       readonly type: 'REREGISTER_AGENT';
       readonly agent: AgentDescription;
       readonly tasks: readonly ReportedTask[];
-      readonly executors: readonly { readonly frameworkId: string; readonly executorId: string }[];
+      readonly executors: readonly ReportedExecutor[];
+      /** The frameworks it runs something of (upstream's ReregisterSlaveMessage carries them for a new master). */
+      readonly frameworks?: readonly FrameworkRef[];
       /** The last operation version the agent's checkpointed resources include. */
       readonly resourceVersion: number;
     }

@@ -47,6 +47,8 @@ export interface DrainInfo {
 export interface FrameworkSnapshot {
   readonly info: FrameworkInfo & { readonly id: string };
   readonly state: FrameworkState;
+  /** Learnt from its agents after a master failover, not re-subscribed since. */
+  readonly recovered: boolean;
   readonly registeredTimeMs: number;
   readonly reregisteredTimeMs: number | undefined;
   readonly unregisteredTimeMs: number | undefined;

@@ -18,10 +18,10 @@
  * Anything else exits 127 with `sh: 1: NAME: not found` on standard error,
  * as dash says it. Words split on blanks, with '…' and "…" quoting.
  */
-import type { EventLoop, TimerId } from './event-loop.js';
+import type { Timers, TimerId } from './event-loop.js';
 
 export interface ShellWorld {
-  readonly loop: EventLoop;
+  readonly loop: Timers;
   readonly hostname: string;
   /** The working directory, and the sandbox `ls` lists. */
   readonly cwd: string;

@@ -20,6 +20,8 @@ import type { ExecutorRecord, Framework, FrameworkState, Offer, Task } from './m
 import type { Books } from './master/ledger.js';
 import type { OperationRecord } from './master/operation-store.js';
 import type { Master, MasterOptions } from './master/master.js';
+import type { MasterGroup, MasterSeat } from './master-group.js';
+import type { AgentDescription } from './messages.js';
 import { add, allocate as withAllocationRole, subtract, type Resources } from './resources.js';
 import type { Capability, FrameworkInfo, MasterInfo, OfferConstraints, Quantities, QuotaConfig } from './types.js';
 import type { AgentSnapshot, FrameworkSnapshot } from './operator-types.js';
@@ -42,6 +44,8 @@ export interface FrameworkView {
   readonly executors: ReadonlyMap<string, ExecutorRecord>;
   readonly registeredTimeMs: number;
   readonly reregisteredTimeMs: number | undefined;
+  /** Learnt from its agents after a master failover, not re-subscribed since. */
+  readonly recovered: boolean;
   readonly unregisteredTimeMs: number | undefined;
   roles(): string[];
   has(capability: Capability): boolean;
@@ -97,10 +101,31 @@ export interface RoleView {
 
 export class ClusterView {
   constructor(
-    private readonly master: Master,
+    private readonly masterOf: () => Master,
     private readonly nodes: ReadonlyMap<string, Agent>,
     private readonly ctx: SimContext,
+    private readonly group: MasterGroup,
   ) {}
+
+  /** The leading master, or the one that led last while an election is on. */
+  private get master(): Master {
+    return this.masterOf();
+  }
+
+  /** Every master process: its index, port and state (`leading`, `standby`, `down`). */
+  masterSeats(): MasterSeat[] {
+    return this.group.seats();
+  }
+
+  /** The index of the leading master; undefined while none leads (an election is on). */
+  leaderIndex(): number | undefined {
+    return this.group.leaderIndex();
+  }
+
+  /** Agents a leader recovered from the registry that have not re-registered with it yet. */
+  recoveredAgents(): readonly AgentDescription[] {
+    return [...this.master.recovery.recovered.values()];
+  }
 
   get masterInfo(): MasterInfo {
     return this.master.info;

@@ -114,6 +114,8 @@ export const HTTP_ERRORS = {
   TARGET_NOT_FOUND: { status: 404, text: (detail: string) => detail },
   /** Operator calls: the target's state forbids the call now. */
   CONFLICT: { status: 409, text: (detail: string) => detail || '409 Conflict.' },
+  /** A master asked while none leads (the election after a leader's death is on); upstream's text. */
+  NO_LEADER: { status: 503, text: () => 'No leader elected' },
   /** Operator calls: another transition of the target is under way; retry. */
   UNAVAILABLE: { status: 503, text: (detail: string) => detail || '503 Service Unavailable.' },
   /** Authorization declined by the ACLs (`--acls`): the core's text, else the default body. */

@@ -19,6 +19,9 @@
  *   {"type": "memory_spike", "task_id", "framework_id"?, "mib", "duration_ms"?}
  *   {"type": "set_memory_limit", "agent_id", "container_id" | "task_id", "mib"}
  *   {"type": "clock_jump", "ms"}                         the wall clock steps forward, at most a day
+ *   {"type": "crash_master", "master"?}     the leader, or the master of that index (0, 1, ...)
+ *   {"type": "restart_master", "master"}    a master that is down starts again, as a standby
+ *   {"type": "master_failover", "master"?}  the leader (or that master) dies and starts again at once
  *
  * A task is named by its id, with its framework's where two frameworks use
  * the same id.
@@ -45,6 +48,9 @@ export const FAULT_TYPES = [
   'memory_spike',
   'set_memory_limit',
   'clock_jump',
+  'crash_master',
+  'restart_master',
+  'master_failover',
 ] as const;
 const RULE_ACTIONS = ['drop', 'delay', 'duplicate'] as const;
 
@@ -87,7 +93,19 @@ export function parseFault(body: Body): Parsed {
       const ms = body['ms'];
       return positiveSpanError('ms', ms, true) ?? { type: 'clock_jump', ms: ms as number };
     }
+    case 'crash_master':
+    case 'restart_master':
+    case 'master_failover':
+      return masterFault(body, type as 'crash_master' | 'restart_master' | 'master_failover');
   }
+}
+
+/** A master fault: `master` is the index of a master (required to restart one, which is never the leader). */
+function masterFault(body: Body, type: 'crash_master' | 'restart_master' | 'master_failover'): Parsed {
+  const master = body['master'];
+  if (master === undefined && type !== 'restart_master') return { type };
+  if (typeof master !== 'number' || !Number.isInteger(master) || master < 0) return "Expecting 'master' to be the index of a master (0, 1, ...)";
+  return type === 'restart_master' ? { type, master } : { type, master };
 }
 
 function withAgent(body: Body, build: (agentId: string) => Parsed): Parsed {

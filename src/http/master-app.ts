@@ -16,6 +16,7 @@ import { registerOperatorRoute } from './operator-route.js';
 import { registerSimRoutes } from './sim-route.js';
 import type { SimControl } from '../runtime/sim-control.js';
 import { PathRouter } from './routing.js';
+import { gateToLeader } from './leader-gate.js';
 import { StreamBudget } from './stream-budget.js';
 
 export const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
@@ -56,6 +57,10 @@ export interface MasterAppOptions {
   readonly connections?: Connections;
   /** The bytes waiting on those streams; the master's own without. */
   readonly streamBudget?: StreamBudget;
+  /** Which master of the group this app serves (default 0): only the leader serves, the others redirect (leader-gate.ts). */
+  readonly masterIndex?: number;
+  /** The port of each master's listener, by index, as they are bound: where redirects send clients. */
+  readonly masterPorts?: readonly number[];
 }
 
 export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
@@ -77,6 +82,7 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     const routes = options.authenticateReadonly === true ? new Map([...AUTHENTICATED_ROUTES, ...readonlyRoutes()]) : AUTHENTICATED_ROUTES;
     requireAuthentication(app, options.credentials, routes);
   }
+  gateToLeader(app, options.driver, options.masterIndex ?? 0, options.masterPorts);
   const connections = options.connections ?? new Connections();
   if (options.connections === undefined) options.driver.setOutput(connections.deliver);
   const budget =

@@ -75,7 +75,7 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
   }
   read('/version', json(jsonpQuery, () => renderVersion(VERSION)));
   read('/health', bodiless((reply) => reply.code(200)));
-  // This master is always the leader: the redirect points at itself, protocol-relative.
+  // The leader answers here, with itself; a master that does not lead answers in the leader gate (leader-gate.ts).
   read(
     '/redirect',
     bodiless((reply, req) => {

@@ -10,6 +10,7 @@
  *                          "agent_id" and the agent's process "state" for a crash or restart,
  *                          "framework_id" for a fault of a framework's stream, "wall_time_ms" after
  *                          a clock jump
+ *                          "master" and the "leader" (an index, null during an election) for a master fault
  *   GET  /sim/v1/trace     the trace as JSON lines ({"seq", "time_ms", "kind", "line"}):
  *                          the entries kept (all when recording, else the recent ones), then the
  *                          new ones as they come, until the client goes; a reader that falls
@@ -26,7 +27,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { traceJsonLine, type TraceEntry } from '../core/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
-import type { ErrorCode } from '../core/errors.js';
+import type { CallError } from '../core/errors.js';
+import { NO_LEADER } from '../core/master-faults.js';
 import type { Fault, FaultResult } from '../core/faults.js';
 import { sendError } from './errors.js';
 import { MAX_SPAN_MS, parseFault } from './fault-body.js';
@@ -99,13 +101,14 @@ function fault(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver):
   const parsed = body === undefined ? 'Expecting a JSON object' : parseFault(body);
   if (typeof parsed === 'string') return sendError(reply, 'SIM_REQUEST_INVALID', parsed);
   const outcome = driver.input((c) => c.inject(parsed));
-  if (!outcome.ok) return sendError(reply, faultRefusal(outcome.error.code), outcome.error.message);
+  if (!outcome.ok) return sendError(reply, faultRefusal(outcome.error), outcome.error.message);
   return json(reply, { type: parsed.type, ...answerOf(parsed, outcome.value, driver) });
 }
 
 /** The answer to a fault the core refused: unknown ids 404, an ambiguous one 400, the rest the target's state forbids (409). */
-function faultRefusal(code: ErrorCode): 'TARGET_NOT_FOUND' | 'SIM_REQUEST_INVALID' | 'CONFLICT' {
+function faultRefusal({ code, message }: CallError): 'TARGET_NOT_FOUND' | 'SIM_REQUEST_INVALID' | 'CONFLICT' | 'NO_LEADER' {
   if (code === 'NOT_FOUND') return 'TARGET_NOT_FOUND';
+  if (code === 'UNAVAILABLE' && message === NO_LEADER) return 'NO_LEADER';
   return code === 'INVALID' ? 'SIM_REQUEST_INVALID' : 'CONFLICT';
 }
 
@@ -117,6 +120,7 @@ function answerOf(fault: Fault, result: FaultResult, driver: ClusterDriver): obj
   }
   if (fault.type === 'clock_jump') return { wall_time_ms: driver.read((view) => view.wallTimeMs()) };
   if (fault.type === 'remove_network_rule') return { rule_id: fault.ruleId };
+  if (result.master !== undefined) return { master: result.master, leader: driver.read((view) => view.leaderIndex() ?? null) };
   if (fault.type === 'crash_agent' || fault.type === 'restart_agent') {
     return { agent_id: fault.agentId, state: driver.read((view) => view.agentProcessState(fault.agentId)) };
   }

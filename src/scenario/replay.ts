@@ -88,7 +88,7 @@ export class ReplayError extends Error {
 export function optionsFromStart(entry: TraceLine): ClusterOptions {
   if (entry.kind !== 'cluster:start') throw new ReplayError(`the trace starts with '${entry.kind}', not 'cluster:start': a replay needs the whole trace`);
   const start = decodeValue(textOf(entry), authorizerOf) as Record<string, unknown>;
-  const { seed, epochMs, networkLatencyMs, master } = start;
+  const { seed, epochMs, networkLatencyMs, master, masters, electionDelayMs } = start;
   if (typeof seed !== 'string' || typeof epochMs !== 'number' || typeof master !== 'object' || master === null) {
     throw new ReplayError("the 'cluster:start' entry does not name the seed, the epoch and the master's options");
   }
@@ -97,6 +97,8 @@ export function optionsFromStart(entry: TraceLine): ClusterOptions {
     epochMs,
     master: master as ClusterOptions['master'],
     ...(typeof networkLatencyMs === 'number' ? { networkLatencyMs } : {}),
+    ...(typeof masters === 'number' ? { masters } : {}),
+    ...(typeof electionDelayMs === 'number' ? { electionDelayMs } : {}),
     recordInputs: true,
   };
 }

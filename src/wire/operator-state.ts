@@ -47,7 +47,7 @@ export function frameworkToWire(view: ClusterView, fw: FrameworkSnapshot): mesos
     framework_info: frameworkInfoToWire(fw.info),
     active: subscribed,
     connected: subscribed,
-    recovered: false,
+    recovered: fw.recovered,
     registered_time: timeInfo(fw.registeredTimeMs),
     ...(fw.reregisteredTimeMs === undefined ? {} : { reregistered_time: timeInfo(fw.reregisteredTimeMs) }),
     ...(fw.unregisteredTimeMs === undefined ? {} : { unregistered_time: timeInfo(fw.unregisteredTimeMs) }),
@@ -141,7 +141,8 @@ function viewedFrameworks(view: ClusterView, viewer: Viewer): FrameworkView[] {
 
 export function getAgents(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetAgents {
   const agents = [...view.agents()].map((a) => agentToWire(view, view.agentSnapshot(a.id)!, viewer));
-  return { agents, recovered_agents: [] };
+  const recovered = view.recoveredAgents().map((a) => ({ id: { value: a.agentId }, hostname: a.hostname, port: a.port, attributes: a.attributes.map(attributeToWire) }));
+  return { agents, recovered_agents: recovered };
 }
 
 /** The frameworks the reader may view, whole: upstream filters neither their offers nor their resources here. */

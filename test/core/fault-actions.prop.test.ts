@@ -35,8 +35,8 @@ interface FaultPick {
   readonly amount: number;
 }
 
-/** Every fault type but those of the network, which the other property tests draw. */
-const FAULT_TYPES = ALL_FAULT_TYPES.filter((t) => !['partition', 'heal', 'network_rule', 'remove_network_rule'].includes(t));
+/** Every fault type but those of the network and the masters, which the other property tests draw. */
+const FAULT_TYPES = ALL_FAULT_TYPES.filter((t) => !['partition', 'heal', 'network_rule', 'remove_network_rule', 'crash_master', 'restart_master', 'master_failover'].includes(t));
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   {

@@ -38,7 +38,7 @@ import type { NestedContainers } from './nested-containers.js';
 import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
 import { forgetIfDone, frameworkEntry, recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
 import { applyOperation, OperationUpdates, type CheckpointedResources, type OperationUpdate } from './operation-updates.js';
-import { reportedExecutors, reportedTasks } from './reports.js';
+import { reregistration } from './reports.js';
 import { StatusUpdateManager, type StreamCheckpoint } from './status-update-manager.js';
 
 export type AgentState = 'registering' | 'active' | 'crashed';
@@ -266,16 +266,9 @@ export class Agent implements SimNode, ExecutorHost {
 
   #register(): void {
     if (this.#cleaningUp) return;
-    const message: AgentToMaster = this.#reregisters
-      ? {
-          type: 'REREGISTER_AGENT',
-          agent: this.#description(),
-          tasks: reportedTasks(this.executors(), this.#updates.heads(), this.#latest),
-          executors: reportedExecutors(this.executors()),
-          resourceVersion: this.#resources.version,
-        }
-      : { type: 'REGISTER_AGENT', agent: this.#description() };
-    this.#toMaster(message);
+    const agent = this.#description();
+    const held = { heads: this.#updates.heads(), latest: this.#latest, resourceVersion: this.#resources.version, frameworks: this.frameworks() };
+    this.#toMaster(this.#reregisters ? reregistration(agent, this.executors(), held) : { type: 'REGISTER_AGENT', agent });
     this.#registrationTimer = this.ctx.loop.schedule(REGISTRATION_RETRY_MS, 'agent:register-retry', () => this.#register());
   }
 
@@ -362,12 +355,20 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.loop.cancel(this.#pingTimer);
     this.#pingTimer = this.ctx.loop.schedule(MASTER_PING_TIMEOUT_MS, 'agent:master-ping-timeout', () => {
       this.#pingTimer = undefined;
-      if (this.#state !== 'active') return;
-      this.ctx.trace.append('agent:master-lost', { agentId: this.id });
-      this.#moveTo('registering');
-      this.#reregisters = true;
-      this.#register();
+      if (this.#state === 'active') this.#reregister('agent:master-lost');
     });
+  }
+
+  /** The master detector names a new leader (upstream's ZooKeeper watch): a registered agent re-registers with it at once. */
+  masterDetected(): void {
+    if (this.#state === 'active') this.#reregister('agent:master-detected');
+  }
+
+  #reregister(event: string): void {
+    this.ctx.trace.append(event, { agentId: this.id });
+    this.#moveTo('registering');
+    this.#reregisters = true;
+    this.#register();
   }
 
   /**

@@ -219,3 +219,39 @@ export class NestedContainers {
     }
   }
 }
+
+/** An executor as nested containers see it: the container they run in, or wait for. */
+interface HostExecutor {
+  readonly alive: boolean;
+  readonly containerId: string;
+  readonly frameworkId: string;
+  readonly executorId: string;
+  readonly exitStatus: number | undefined;
+}
+
+/** What of an agent its nested containers need. */
+export interface ContainerHost {
+  readonly config: { readonly id: string; readonly hostname: string };
+  executors(): readonly HostExecutor[];
+  completedExecutors(): readonly HostExecutor[];
+}
+
+/** The live executor container a nested launch names as its parent, with its sandbox and environment. */
+export function parentContainer(agent: ContainerHost, parentId: string): Outcome<ParentContainer> {
+  const parent = agent.executors().find((e) => e.alive && e.containerId === parentId);
+  if (parent === undefined) return fail('NOT_FOUND', `Container ${parentId} cannot be found`);
+  const sandbox = `/var/lib/mesos/slaves/${agent.config.id}/frameworks/${parent.frameworkId}/executors/${parent.executorId}/runs/${parent.containerId}`;
+  const env = { HOSTNAME: agent.config.hostname, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
+  return ok({ containerId: parent.containerId, hostname: agent.config.hostname, sandbox, env });
+}
+
+/** WAIT_CONTAINER on an executor's own container: its status once it has exited, or a wait while it runs. */
+export function waitExecutorContainer(agent: ContainerHost, nested: NestedContainers, connectionId: string, containerId: string): Outcome<ContainerTermination | undefined> {
+  if (agent.executors().some((e) => e.alive && e.containerId === containerId)) {
+    nested.waitTopLevel(connectionId, containerId);
+    return ok(undefined);
+  }
+  const ended = [...agent.executors(), ...agent.completedExecutors()].find((e) => e.containerId === containerId && e.exitStatus !== undefined);
+  if (ended === undefined) return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
+  return ok({ exitStatus: ended.exitStatus! });
+}

@@ -3,7 +3,7 @@
  * live executors, the tasks whose updates it still holds (their executor
  * may be gone), and its executors other than command executors.
  */
-import type { ReportedTask } from '../messages.js';
+import type { AgentDescription, AgentToMaster, FrameworkRef, ReportedExecutor, ReportedTask } from '../messages.js';
 import type { TaskState, TaskStatus } from '../types.js';
 import type { AgentExecutor } from './frameworks.js';
 
@@ -12,8 +12,15 @@ export function reportedTasks(
   heads: readonly { readonly frameworkId: string; readonly status: TaskStatus }[],
   latest: ReadonlyMap<string, TaskState>,
 ): ReportedTask[] {
-  const reported = executors.flatMap((e) =>
-    [...e.tasks.values()].map((t) => ({ frameworkId: e.frameworkId, taskId: t.spec.taskId, executorId: e.executorId, state: t.state })),
+  const reported: ReportedTask[] = executors.flatMap((e) =>
+    [...e.tasks.values()].map((t) => ({
+      frameworkId: e.frameworkId,
+      taskId: t.spec.taskId,
+      executorId: e.executorId,
+      state: t.state,
+      spec: t.spec,
+      command: e.kind === 'command',
+    })),
   );
   const listed = new Set(reported.map((t) => `${t.frameworkId}\u0000${t.taskId}`));
   for (const { frameworkId, status } of heads) {
@@ -25,6 +32,35 @@ export function reportedTasks(
   return reported;
 }
 
-export function reportedExecutors(executors: readonly AgentExecutor[]): { frameworkId: string; executorId: string }[] {
-  return executors.filter((e) => e.alive && e.kind !== 'command').map((e) => ({ frameworkId: e.frameworkId, executorId: e.executorId }));
+export function reportedExecutors(executors: readonly AgentExecutor[]): ReportedExecutor[] {
+  return executors
+    .filter((e) => e.alive && e.kind !== 'command')
+    .map((e) => {
+      // The executor's own resources travel with each task launched on it.
+      const spec = [...e.tasks.values()].find((t) => t.spec.executor !== undefined)?.spec.executor;
+      return { frameworkId: e.frameworkId, executorId: e.executorId, ...(spec === undefined ? {} : { resources: spec.resources }) };
+    });
+}
+
+/** What the agent still holds besides its executors, for its re-registration. */
+export interface HeldState {
+  readonly heads: readonly { readonly frameworkId: string; readonly status: TaskStatus }[];
+  readonly latest: ReadonlyMap<string, TaskState>;
+  readonly resourceVersion: number;
+  readonly frameworks: readonly FrameworkRef[];
+}
+
+/** REREGISTER_AGENT: the agent, what it runs, and its frameworks (which a master that failed over does not know). */
+export function reregistration(agent: AgentDescription, executors: readonly AgentExecutor[], held: HeldState): AgentToMaster {
+  const tasks = reportedTasks(executors, held.heads, held.latest);
+  // As upstream's agent: the frameworks it still runs something of (one whose executors have all exited is forgotten).
+  const running = new Set([...tasks.map((t) => t.frameworkId), ...executors.filter((e) => e.alive).map((e) => e.frameworkId)]);
+  return {
+    type: 'REREGISTER_AGENT',
+    agent,
+    tasks,
+    executors: reportedExecutors(executors),
+    resourceVersion: held.resourceVersion,
+    frameworks: held.frameworks.filter((f) => running.has(f.id)),
+  };
 }

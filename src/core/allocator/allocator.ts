@@ -59,6 +59,8 @@ export class Allocator {
   readonly #free = new Set<AgentState>();
   /** Roles a quota limit cut an offer for: they are able again when consumption falls. */
   readonly #cutRoles = new Set<string>();
+  /** Paused after a master failover until this many agents are added (recovery.ts); no pass runs meanwhile. */
+  #pausedUntilAgents: number | undefined;
 
   constructor(
     private readonly ctx: SimContext,
@@ -86,6 +88,7 @@ export class Allocator {
     this.#books.countTotal(total, 1);
     this.#chargeReservations(total, 1);
     this.#changed(agent);
+    if (this.#pausedUntilAgents !== undefined && this.#books.agents.size >= this.#pausedUntilAgents) this.resume();
     this.requestAllocation();
   }
 
@@ -358,6 +361,27 @@ export class Allocator {
     this.requestAllocation(this.allocationIntervalMs);
   }
 
+  get paused(): boolean {
+    return this.#pausedUntilAgents !== undefined;
+  }
+
+  /**
+   * Upstream's allocator recovery: no allocation pass runs until
+   * `expectedAgents` agents are known to it, or `resume()`. What changes
+   * meanwhile is remembered, and the first pass after offers it.
+   */
+  pause(expectedAgents: number): void {
+    this.#pausedUntilAgents = expectedAgents;
+    this.ctx.trace.append('allocator:pause', { expectedAgents });
+  }
+
+  resume(): void {
+    if (this.#pausedUntilAgents === undefined) return;
+    this.#pausedUntilAgents = undefined;
+    this.ctx.trace.append('allocator:resume', { agents: this.#books.agents.size });
+    this.requestAllocation();
+  }
+
   /** Schedules one allocation run `delayMs` from now, coalescing requests. */
   requestAllocation(delayMs = 0): void {
     const at = this.ctx.loop.now() + delayMs;
@@ -366,6 +390,7 @@ export class Allocator {
     this.ctx.loop.schedule(delayMs, 'allocator:allocate', () => {
       if (this.#scheduledAtMs !== at) return;
       this.#scheduledAtMs = undefined;
+      if (this.paused) return;
       const decisions = this.allocate();
       if (decisions.length > 0) this.onDecisions(decisions);
     });

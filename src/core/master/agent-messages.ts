@@ -14,6 +14,7 @@ import { refOf } from './framework.js';
 import type { MasterOps } from './ops.js';
 import { agentSnapshot } from './snapshots.js';
 import { onOperationStatus, resendOperations } from './operations.js';
+import { mustReadmit, readmit } from './readmit.js';
 
 export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaster | Exited): void {
   // A gone agent is never heard again: upstream shuts it down when it calls.
@@ -30,6 +31,7 @@ export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaste
     case 'REGISTER_AGENT':
       return onRegister(m, message.agent);
     case 'REREGISTER_AGENT':
+      if (mustReadmit(m, message.agent.agentId)) return readmit(m, message);
       onReregister(m, message.agent, message.tasks, message.executors);
       if (m.agents.get(message.agent.agentId)?.active === true) resendOperations(m, message.agent.agentId, message.resourceVersion);
       return;
@@ -65,6 +67,8 @@ function onRegister(m: MasterOps, agent: AgentDescription): void {
     return;
   }
   m.agents.set(agent.agentId, new AgentRecord(agent, wallTimeMs(m.ctx)));
+  // An agent whose first registration crossed a failover is back, though it registers anew.
+  m.recovery.recovered.delete(agent.agentId);
   m.totals.set(agent.agentId, agent.resources);
   m.ctx.trace.append('agent:add', { agentId: agent.agentId, hostname: agent.hostname, port: agent.port });
   m.allocator.addAgent(agent.agentId, agent.resources, { hostname: agent.hostname, attributes: agent.attributes });

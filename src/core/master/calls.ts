@@ -170,6 +170,8 @@ function sendLatest(m: MasterOps, fw: Framework, task: Task): void {
 function reconcileUnknown(m: MasterOps, fw: Framework, taskId: string, named: string | undefined): void {
   // A task that completed is unknown too, but its agent is known: the status names it.
   const agentId = named ?? lastAgentOf(fw, taskId);
+  // An agent the new leader expects back may still report it: upstream answers nothing until it has.
+  if (agentId !== undefined && m.recovery.recovered.has(agentId)) return;
   const unreachableTimeMs = unreachableSince(m, agentId);
   let state: TaskState = 'TASK_LOST';
   if (fw.has('PARTITION_AWARE')) {

@@ -79,6 +79,8 @@ export class Framework {
   failoverTimer: TimerId | undefined;
   reregisteredTimeMs: number | undefined;
   unregisteredTimeMs: number | undefined;
+  /** Learnt from an agent after a master failover and not re-subscribed since (upstream's recovered framework). */
+  recovered = false;
 
   constructor(
     readonly id: string,

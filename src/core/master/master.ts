@@ -13,7 +13,7 @@ import { Authorizer, notAuthorizedForRoles, principalMismatch, rolesOf } from '.
 import { wallTimeMs, type SimContext } from '../context.js';
 import { done, fail, type Outcome } from '../errors.js';
 import { IdGenerator } from '../ids.js';
-import { MASTER_NODE, type AgentToMaster, type Message, type MasterToAgent, type SimNode } from '../messages.js';
+import { MASTER_NODE, type AgentToMaster, type FrameworkRef, type Message, type MasterToAgent, type SimNode } from '../messages.js';
 import type { Outbox } from '../outbox.js';
 import { allocate as withAllocationRole } from '../resources.js';
 import type { Rng } from '../rng.js';
@@ -31,6 +31,7 @@ import { checkDraining, onOperatorCall } from './operator.js';
 import { OperatorFeed } from './operator-feed.js';
 import { frameworkSnapshot, taskSnapshot } from './snapshots.js';
 import { OperationStore } from './operation-store.js';
+import { MasterRecovery } from './recovery-state.js';
 import { removeFrameworkOperations } from './operations.js';
 import { immutableFieldError, subscriptionError } from './validation.js';
 import type { OperatorCall, OperatorEvent, OperatorValue } from '../operator-types.js';
@@ -60,6 +61,7 @@ export class Master implements MasterOps, SimNode {
   readonly weights: Map<string, number>;
   readonly authorizer: Authorizer;
   readonly operations = new OperationStore();
+  readonly recovery = new MasterRecovery();
   readonly operationUuids: Rng;
   readonly startTimeMs: number;
   readonly heartbeatIntervalMs: number;
@@ -244,14 +246,31 @@ export class Master implements MasterOps, SimNode {
 
   #addFramework(sub: Subscription): Framework {
     const id = sub.info.id ?? this.ids.framework((candidate) => this.#knownFramework(candidate));
-    const fw = new Framework(id, { ...sub.info, id }, wallTimeMs(this.ctx), (connectionId, frameworkId, event) => {
+    const fw = this.#newFramework({ ...sub.info, id });
+    this.#applySubscription(fw, sub);
+    this.frameworks.set(id, fw);
+    this.allocator.addFramework(id, this.#allocationInfo(fw));
+    return fw;
+  }
+
+  #newFramework(info: FrameworkRef): Framework {
+    return new Framework(info.id, info, wallTimeMs(this.ctx), (connectionId, frameworkId, event) => {
       this.ctx.trace.appendText(`event:${event.type.toLowerCase()}`, `${frameworkId} ${eventSummary(event)}`);
       this.outbox.event(connectionId, event);
       this.misuse.sent(frameworkId, event);
     });
-    this.#applySubscription(fw, sub);
-    this.frameworks.set(id, fw);
-    this.allocator.addFramework(id, this.#allocationInfo(fw));
+  }
+
+  recoverFramework(info: FrameworkRef): Framework {
+    const fw = this.#newFramework(info);
+    fw.recovered = true;
+    fw.moveTo('disconnected');
+    this.frameworks.set(fw.id, fw);
+    this.ledger.setFrameworkRoles(fw.id, fw.roles());
+    this.allocator.addFramework(fw.id, this.#allocationInfo(fw));
+    this.allocator.deactivateFramework(fw.id);
+    this.ctx.trace.append('framework:recovered', { frameworkId: fw.id });
+    this.feed.emit(() => ({ type: 'FRAMEWORK_ADDED', framework: frameworkSnapshot(fw, this.ledger) }));
     return fw;
   }
 
@@ -275,6 +294,7 @@ export class Master implements MasterOps, SimNode {
     fw.info = { ...sub.info, id: fw.id, user: fw.info.user, checkpoint: fw.info.checkpoint };
     this.#applySubscription(fw, sub);
     fw.moveTo('subscribed');
+    fw.recovered = false;
     fw.reregisteredTimeMs = wallTimeMs(this.ctx);
     this.allocator.updateFramework(fw.id, this.#allocationInfo(fw));
     this.allocator.activateFramework(fw.id);

@@ -46,6 +46,15 @@ export class OperatorFeed {
     return true;
   }
 
+  /** The master process died: every subscriber's stream breaks. */
+  closeAll(reason: string): void {
+    for (const [connectionId, timer] of this.#subscribers) {
+      this.ctx.loop.cancel(timer);
+      this.outbox.close(connectionId, reason);
+    }
+    this.#subscribers.clear();
+  }
+
   /** Sends an event to every subscriber; `build` runs only if there is one. */
   emit(build: () => OperatorEvent): void {
     if (this.#subscribers.size === 0) return;

@@ -9,7 +9,8 @@ import type { Acls, Authorizer } from '../authz.js';
 import type { SimContext } from '../context.js';
 import type { Outcome } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
-import type { MasterToAgent } from '../messages.js';
+import type { FrameworkRef, MasterToAgent } from '../messages.js';
+import type { MasterRecovery } from './recovery-state.js';
 import type { OfferView, QuotaConfig, Subscription, TaskState, TaskStatus } from '../types.js';
 import type { AgentTotals } from './agent-totals.js';
 import type { AgentRecord } from './agents.js';
@@ -36,6 +37,12 @@ export interface MasterOptions {
   readonly acls?: Acls;
   /** The master's id; drawn from the seed without (a reset keeps the first one, so agent ids stay). */
   readonly masterId?: string;
+  /** `--agent_reregister_timeout`: how long a new leader waits for the agents of its registry (default 10 min). */
+  readonly agentReregisterTimeoutMs?: number;
+  /** `--allocator_recovery_timeout`: the longest allocator pause after a failover (default 10 min). */
+  readonly allocatorRecoveryTimeoutMs?: number;
+  /** `--allocator_agent_recovery_factor`: the share of recovered agents that ends the pause (default 0.8). */
+  readonly allocatorAgentRecoveryFactor?: number;
 }
 
 export interface MasterOps {
@@ -63,6 +70,10 @@ export interface MasterOps {
   readonly draining: Set<string>;
   readonly frameworks: ReadonlyMap<string, Framework>;
   readonly completedFrameworks: readonly Framework[];
+  /** What a leader built from the registry still expects back (empty for a first master). */
+  readonly recovery: MasterRecovery;
+  /** A framework a re-registering agent runs that this master does not know: added inactive, as recovered. */
+  recoverFramework(info: FrameworkRef): Framework;
   /** Sends a message to an agent; false when the master does not know it. */
   toAgent(agentId: string, message: MasterToAgent): boolean;
   removeFramework(fw: Framework, reason: string): void;

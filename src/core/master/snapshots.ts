@@ -12,7 +12,7 @@ import type { Ledger } from './ledger.js';
 /** What a snapshot reads of a framework: the master's record, as the read model hands it out. */
 export type FrameworkRecord = Pick<
   Framework,
-  'id' | 'info' | 'state' | 'registeredTimeMs' | 'reregisteredTimeMs' | 'unregisteredTimeMs' | 'offers' | 'constraints'
+  'id' | 'info' | 'state' | 'registeredTimeMs' | 'reregisteredTimeMs' | 'unregisteredTimeMs' | 'offers' | 'constraints' | 'recovered'
 >;
 
 export function frameworkSnapshot(fw: FrameworkRecord, ledger: Ledger): FrameworkSnapshot {
@@ -20,6 +20,7 @@ export function frameworkSnapshot(fw: FrameworkRecord, ledger: Ledger): Framewor
   return {
     info: fw.info,
     state: fw.state,
+    recovered: fw.recovered,
     registeredTimeMs: fw.registeredTimeMs,
     reregisteredTimeMs: fw.reregisteredTimeMs,
     unregisteredTimeMs: fw.unregisteredTimeMs,

@@ -32,7 +32,8 @@ export function renderFrameworks(view: ClusterView, query: FrameworksQuery, view
 /**
  * One framework. Subscribed means active and connected; a disconnected
  * framework waiting out its failover timeout and a removed one are
- * neither. Nothing is ever recovered from a registry here. Its tasks and
+ * neither, and so is one a new leader learnt from its agents after a
+ * failover (`recovered`) until it subscribes again. Its tasks and
  * executors are those the reader may view; an executor it may not is an
  * empty object in the list, as upstream writes it.
  */
@@ -50,7 +51,7 @@ export function frameworkObject(view: ClusterView, fw: FrameworkView, viewer: Vi
     webui_url: info.webuiUrl ?? '',
     active: subscribed,
     connected: subscribed,
-    recovered: false,
+    recovered: fw.recovered,
     user: info.user,
     failover_timeout: secondsOf(info.failoverTimeoutMs),
     checkpoint: info.checkpoint,

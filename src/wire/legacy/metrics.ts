@@ -12,6 +12,15 @@ import type { ClusterView } from '../../core/view.js';
 import { Double } from './legacy-json.js';
 import type { Json } from './summary.js';
 
+/**
+ * A standby master's metrics: it is not elected, and it holds no state of
+ * the cluster (upstream's standby reports its own, empty, books; only the
+ * fact this one can state is listed).
+ */
+export function renderStandbyMetrics(): Record<string, Json> {
+  return { 'master/elected': new Double(0) };
+}
+
 /** Uptime counts from the master's start, in cluster time. */
 export function renderMetrics(view: ClusterView): Record<string, Json> {
   const m = new Map<string, number>();

@@ -29,8 +29,13 @@ export function renderSlaves(view: ClusterView, query: SlavesQuery, viewer: View
   const records = [...view.agents()].filter((r) => query.slave_id === undefined || r.id === query.slave_id);
   return {
     slaves: records.map((r) => ({ ...slaveObject(view, r, viewer), ...fullResources(view, r, viewer) })),
-    recovered_slaves: [],
+    recovered_slaves: recoveredSlaves(view).filter((a) => query.slave_id === undefined || a['id'] === query.slave_id),
   };
+}
+
+/** Agents of a new leader's registry that have not re-registered yet: what the registry knows of them. */
+export function recoveredSlaves(view: ClusterView): JsonObject[] {
+  return view.recoveredAgents().map((a) => ({ id: a.agentId, hostname: a.hostname, port: a.port, attributes: attributesObject(a.attributes) }));
 }
 
 /**

@@ -15,6 +15,7 @@ import { frameworkObject } from './frameworks.js';
 import { Double } from './legacy-json.js';
 import { slaveObject } from './slaves.js';
 import { secondsOf, type JsonObject } from './summary.js';
+import { recoveredSlaves } from './slaves.js';
 import { renderVersion } from './version.js';
 
 /** MasterInfo capabilities, in enum order. */
@@ -26,9 +27,10 @@ export interface StateClock {
 }
 
 /**
- * This master is the only one and the leader from its start, so it is its
- * own `leader` and was elected when it started. Unreachable agents, orphan
- * tasks and unregistered frameworks do not exist in this model. What the
+ * Only the leader serves (the other masters redirect to it), so it is its
+ * own `leader`, elected when its process started. `recovered_slaves` are
+ * the agents of its registry not re-registered yet after a failover.
+ * Orphan tasks and unregistered frameworks do not exist in this model. What the
  * reader may not view is left out: the flags, frameworks (with their tasks
  * and executors), the reservations of roles.
  */
@@ -54,7 +56,7 @@ export function renderState(view: ClusterView, now: StateClock = {}, viewer: Vie
     leader_info: { id: info.id, pid: info.pid, port: info.port, hostname: info.hostname },
     ...(viewer.flags() ? { flags: masterFlags(view) } : {}),
     slaves: records.map((r) => slaveObject(view, r, viewer)),
-    recovered_slaves: [],
+    recovered_slaves: recoveredSlaves(view),
     frameworks: [...view.frameworks()].filter(seen).map(framework),
     completed_frameworks: view.completedFrameworks().filter(seen).map(framework),
     orphan_tasks: [],

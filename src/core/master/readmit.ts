@@ -1,0 +1,101 @@
+/**
+ * An agent re-registers with a master that does not know what it runs: a
+ * leader elected after a failover (the agent is one it recovered from the
+ * registry, or one marked unreachable before it learnt of its tasks), or
+ * any master for an agent it has never seen. As upstream's master does
+ * with a ReregisterSlaveMessage, it takes the agent in with everything it
+ * reports: the frameworks it does not know yet are added as recovered
+ * (inactive, not connected, offered nothing until they re-subscribe), and
+ * the agent's tasks and executors are rebuilt, holding their resources.
+ * An agent that was unreachable keeps only the tasks of partition-aware
+ * frameworks; the others are shut down on it, as upstream does.
+ */
+import { wallTimeMs } from '../context.js';
+import type { AgentToMaster, ReportedExecutor, ReportedTask } from '../messages.js';
+import { allocate as withAllocationRole, type Resources } from '../resources.js';
+import { isTerminal } from '../task-state.js';
+import { startPinging } from './agent-health.js';
+import { AgentRecord } from './agents.js';
+import type { Framework, Task } from './framework.js';
+import type { MasterOps } from './ops.js';
+import { agentSnapshot } from './snapshots.js';
+
+export type Reregistration = Extract<AgentToMaster, { readonly type: 'REREGISTER_AGENT' }>;
+
+/** Whether the master must learn the agent's tasks from its re-registration. */
+export function mustReadmit(m: MasterOps, agentId: string): boolean {
+  const record = m.agents.get(agentId);
+  return record === undefined || (record.state === 'unreachable' && m.recovery.unlearnt.has(agentId));
+}
+
+export function readmit(m: MasterOps, message: Reregistration): void {
+  const { agent } = message;
+  const agentId = agent.agentId;
+  const wasUnreachable = m.recovery.unlearnt.delete(agentId);
+  m.recovery.recovered.delete(agentId);
+  const now = wallTimeMs(m.ctx);
+  const previous = m.agents.get(agentId);
+  const record = new AgentRecord(agent, previous?.registeredTimeMs ?? now);
+  record.reregisteredTimeMs = now;
+  record.deactivated = m.recovery.deactivated.delete(agentId) || previous?.deactivated === true;
+  m.agents.set(agentId, record);
+  m.totals.set(agentId, agent.resources);
+  m.allocator.addAgent(agentId, agent.resources, { hostname: agent.hostname, attributes: agent.attributes });
+  if (record.deactivated) m.allocator.deactivateAgent(agentId);
+  m.ctx.trace.append('agent:readmitted', { agentId, tasks: message.tasks.length, executors: message.executors.length, wasUnreachable });
+  const removed = new Set(m.completedFrameworks.map((f) => f.id));
+  for (const info of message.frameworks ?? []) {
+    if (!m.frameworks.has(info.id) && !removed.has(info.id)) m.recoverFramework(info);
+  }
+  const shutdown = new Set<string>();
+  for (const reported of message.tasks) {
+    const fw = m.frameworks.get(reported.frameworkId);
+    if (removed.has(reported.frameworkId) || (fw !== undefined && wasUnreachable && !fw.has('PARTITION_AWARE'))) shutdown.add(reported.frameworkId);
+    else if (fw !== undefined) learnTask(m, fw, agentId, reported);
+  }
+  for (const executor of message.executors) {
+    const fw = m.frameworks.get(executor.frameworkId);
+    if (fw !== undefined && !shutdown.has(fw.id)) learnExecutor(m, fw, agentId, executor);
+  }
+  m.toAgent(agentId, { type: 'AGENT_REREGISTERED', agentId });
+  for (const frameworkId of shutdown) m.toAgent(agentId, { type: 'SHUTDOWN_FRAMEWORK', frameworkId });
+  startPinging(m, record);
+  m.feed.emit(() => ({ type: 'AGENT_ADDED', agent: agentSnapshot(record, m.ledger) }));
+}
+
+/** The role a reported task's resources were allocated to: its own tag, else the framework's (first) role. */
+function roleOf(fw: Framework, resources: Resources): string {
+  return resources.find((r) => r.allocationRole !== undefined)?.allocationRole ?? fw.roles()[0] ?? '*';
+}
+
+function learnTask(m: MasterOps, fw: Framework, agentId: string, reported: ReportedTask): void {
+  const spec = reported.spec;
+  // Only an update is left of a task whose executor is gone: the update itself tells the master.
+  if (spec === undefined || fw.tasks.has(reported.taskId)) return;
+  const role = roleOf(fw, spec.resources);
+  const resources = withAllocationRole(spec.resources, role);
+  const task: Task = {
+    spec,
+    frameworkId: fw.id,
+    agentId,
+    ...(reported.command === true ? {} : { executorId: reported.executorId }),
+    role,
+    resources,
+    state: reported.state,
+    statuses: [],
+    pending: false,
+    resourcesRecovered: false,
+  };
+  m.addTask(fw, task);
+  m.allocator.holdUsed(fw.id, agentId, resources);
+  if (isTerminal(task.state)) m.recoverTaskResources(task);
+}
+
+function learnExecutor(m: MasterOps, fw: Framework, agentId: string, reported: ReportedExecutor): void {
+  const key = `${agentId}/${reported.executorId}`;
+  if (fw.executors.has(key)) return;
+  const own = reported.resources ?? [];
+  const resources = withAllocationRole(own, roleOf(fw, own));
+  m.addExecutor(fw, key, { executorId: reported.executorId, agentId, resources });
+  m.allocator.holdUsed(fw.id, agentId, resources);
+}

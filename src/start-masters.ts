@@ -1,0 +1,35 @@
+/**
+ * The masters' listeners: one app and one listener per master of the
+ * group, on consecutive ports from the first (each a free one with port
+ * 0). Every app serves the whole API, but only the leader's answers; the
+ * others redirect to it (http/leader-gate.ts), so that the master elected
+ * after a failover serves at once from its own port.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildMasterApp, type MasterAppOptions } from './http/master-app.js';
+import type { ClusterDriver } from './runtime/driver.js';
+import { listen } from './start-agents.js';
+
+export async function listenMasters(
+  count: number,
+  host: string,
+  firstPort: number,
+  app: Omit<MasterAppOptions, 'masterIndex' | 'masterPorts'> & { readonly driver: ClusterDriver },
+  servers: FastifyInstance[],
+  /** The port the first master advertises, the next ones following (`advertisePorts`); else their listeners'. */
+  advertiseFirstPort?: number,
+): Promise<string[]> {
+  const urls: string[] = [];
+  // Filled as the listeners are bound; every app's redirects read it.
+  const ports: number[] = [];
+  for (let index = 0; index < count; index++) {
+    const masterApp = buildMasterApp({ ...app, masterIndex: index, masterPorts: ports });
+    servers.push(masterApp);
+    const port = await listen(masterApp, host, firstPort === 0 ? 0 : firstPort + index);
+    ports.push(port);
+    // A port of 0 is known only now.
+    app.driver.input((c) => c.bindMasterPort(advertiseFirstPort === undefined ? port : advertiseFirstPort + index, index));
+    urls.push(`http://${host}:${port}`);
+  }
+  return urls;
+}
