@@ -19,6 +19,7 @@ export async function startScenarioCluster(request: ClusterRequest, extra: Start
     // No wall-clock keepalives: every event a framework gets is the cluster's, in the trace.
     streamKeepaliveMs: 0,
     seed: request.seed,
+    masters: request.masters,
     agentGroups: request.agents,
     ...(request.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalSeconds: request.heartbeatIntervalMs / 1000 }),
     ...(request.allocationIntervalMs === undefined ? {} : { allocationIntervalSeconds: request.allocationIntervalMs / 1000 }),
@@ -26,7 +27,7 @@ export async function startScenarioCluster(request: ClusterRequest, extra: Start
     ...agentFlagOptions(request),
   });
   return {
-    masterUrls: [running.masterUrl],
+    masterUrls: running.masterUrls,
     agentIds: running.agents.map((a) => a.id),
     driver: running.driver,
     close: () => running.close(),

@@ -257,7 +257,7 @@ export class ScriptedFramework {
   }
 
   #refused(status: number, body: string, now: number): void {
-    this.notes.push(`SUBSCRIBE: ${status === 0 ? body : `${status} ${body}`}`);
+    this.notes.push(`SUBSCRIBE to ${this.#url} at ${now / 1000} s: ${status === 0 ? body : `${status} ${body}`}`);
     if (status === 403 || status === 400) {
       this.stopped = `SUBSCRIBE refused: ${status} ${body}`;
       return;

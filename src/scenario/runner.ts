@@ -144,10 +144,12 @@ class Run {
       masterUrls: cluster.masterUrls,
       until: (what, test) => until(what, test),
       eventsSent: (id) => this.#record.eventsSent(id),
-      subscribedOn: (id, streamId) => this.#driver.read((view) => {
-        const fw = view.framework(id);
-        return fw !== undefined && fw.state === 'subscribed' && fw.streamId === streamId;
-      }),
+      // No framework is subscribed while no master leads: the dead leader's streams are closing.
+      subscribedOn: (id, streamId) =>
+        this.#driver.read((view) => {
+          const fw = view.leaderIndex() === undefined ? undefined : view.framework(id);
+          return fw !== undefined && fw.state === 'subscribed' && fw.streamId === streamId;
+        }),
     };
     this.#frameworks = scenario.frameworks.map((spec) => new ScriptedFramework(spec, host));
     this.#evidence = this.#evidenceOf();
