@@ -1,7 +1,8 @@
 /**
  * Fault-schedule search: a scenario run again and again under random
  * schedules of faults (agents crashed and restarted, partitions healed
- * later, framework connections dropped, streams stalled, clock steps),
+ * later, framework connections dropped, streams stalled, clock steps, and
+ * with several masters the leader failed over or the first master down for a while),
  * drawn by fast-check from a seed. When a run fails an expectation,
  * fast-check shrinks the schedule to a minimal one that still fails, and
  * the result is written out as a scenario file that replays it.
@@ -69,6 +70,12 @@ function scheduleOf(scenario: Scenario): fc.Arbitrary<ChaosFault[]> {
       fc.record({ at, agent, cut: span }).map(({ at, agent, cut }) => [entry(at, { type: 'partition', agent }), entry(at + cut, { type: 'heal', agent })]),
     );
   }
+  if (scenario.cluster.masters > 1) {
+    faults.push(
+      at.map((at) => [entry(at, { type: 'master_failover' })]),
+      fc.record({ at, down: span }).map(({ at, down }) => [entry(at, { type: 'crash_master', master: 0 }), entry(at + down, { type: 'restart_master', master: 0 })]),
+    );
+  }
   const names = scenario.frameworks.map((f) => f.name);
   if (names.length > 0) {
     const framework = fc.constantFrom(...names);
@@ -95,6 +102,10 @@ export function scenarioWithSchedule(scenario: Scenario, schedule: readonly Time
 export function describeSchedule(schedule: readonly ChaosFault[]): string {
   return schedule
     .flat()
-    .map((e) => `${formatSpan(e.at!)} ${String(e.fault['type'])}${e.fault['agent'] === undefined ? '' : ` agent ${String(e.fault['agent'])}`}${e.fault['framework'] === undefined ? '' : ` ${String(e.fault['framework'])}`}`)
+    .map((e) => {
+      const { type, ...rest } = e.fault;
+      const details = Object.entries(rest).map(([k, v]) => `${k} ${String(v)}`);
+      return `${formatSpan(e.at!)} ${String(type)}${details.length === 0 ? '' : ` (${details.join(', ')})`}`;
+    })
     .join(', ');
 }

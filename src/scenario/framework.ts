@@ -205,14 +205,25 @@ export class ScriptedFramework {
     if (declined.length > 0) await this.#call({ type: 'DECLINE', decline: { offer_ids: declined, filters: { refuse_seconds: IDLE_REFUSE_SECONDS } } });
   }
 
+  /**
+   * Tracks a task's state and acknowledges the update. A task unreachable
+   * counts as gone, so that a replacement runs; one that comes back past
+   * the plan's count is killed, the newest first.
+   */
   async #update(status: Record<string, any>, now: number): Promise<void> {
     const taskId: string = status['task_id'].value;
-    if (isTerminalState(status['state'])) this.#live.delete(taskId);
+    const gone = isTerminalState(status['state']) || status['state'] === 'TASK_UNREACHABLE';
+    if (gone) this.#live.delete(taskId);
     else if (taskId.startsWith(`${this.spec.name}-`)) this.#live.add(taskId);
     if (status['uuid'] !== undefined && this.spec.acknowledge) {
       await this.#call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status['agent_id'], task_id: status['task_id'], uuid: status['uuid'] } });
     }
-    if (isTerminalState(status['state']) && this.spec.tasks !== undefined) this.#reviveAtMs ??= now + REVIVE_BACKOFF_MS;
+    if (gone && this.spec.tasks !== undefined) this.#reviveAtMs ??= now + REVIVE_BACKOFF_MS;
+    const keep = this.spec.tasks?.keepRunning;
+    if (!gone && keep !== undefined && this.#live.size > keep && this.#live.has(taskId)) {
+      this.#live.delete(taskId);
+      await this.#call({ type: 'KILL', kill: { task_id: status['task_id'], agent_id: status['agent_id'] } });
+    }
   }
 
   async #call(call: Record<string, unknown>): Promise<void> {
