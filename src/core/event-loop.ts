@@ -11,10 +11,23 @@ import { heapPop, heapPush } from './heap.js';
 export type TimerId = number;
 
 interface Entry {
-  readonly dueMs: number;
   readonly seq: number;
   readonly label: string;
   readonly action: () => void;
+  cancelled: boolean;
+}
+
+/**
+ * The timers due at one instant, in the order scheduled (so by `seq`):
+ * clusters schedule many timers for the same instant (the master's pings of
+ * agents that registered together, messages on links without latency), and
+ * one heap entry per instant makes scheduling those a push on an array.
+ */
+interface Bucket {
+  readonly dueMs: number;
+  readonly entries: Entry[];
+  /** The index of the next entry to run. */
+  next: number;
 }
 
 /** A guard against a zero-delay loop that would never let time move. */
@@ -23,11 +36,11 @@ const MAX_STEPS_PER_INSTANT = 1_000_000;
 export class EventLoop {
   #nowMs = 0;
   #seq = 0;
-  #heap: Entry[] = [];
+  /** The instants that have a bucket, as a min-heap. */
+  #heap: number[] = [];
+  #buckets = new Map<number, Bucket>();
   /** Timers scheduled and neither run nor cancelled yet. */
-  #live = new Set<number>();
-  /** Cancelled timers still sitting in the heap, dropped when they reach its head. */
-  #cancelled = new Set<number>();
+  #live = new Map<number, Entry>();
 
   now(): number {
     return this.#nowMs;
@@ -37,24 +50,35 @@ export class EventLoop {
   schedule(delayMs: number, label: string, action: () => void): TimerId {
     const delay = Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
     const seq = ++this.#seq;
-    this.#live.add(seq);
-    heapPush(this.#heap, { dueMs: this.#nowMs + delay, seq, label, action }, before);
+    const entry: Entry = { seq, label, action, cancelled: false };
+    this.#live.set(seq, entry);
+    const dueMs = this.#nowMs + delay;
+    let bucket = this.#buckets.get(dueMs);
+    if (bucket === undefined) {
+      bucket = { dueMs, entries: [], next: 0 };
+      this.#buckets.set(dueMs, bucket);
+      heapPush(this.#heap, dueMs, earlier);
+    }
+    bucket.entries.push(entry);
     return seq;
   }
 
   /**
    * Cancels a timer that has not run yet. Cancelling one that already ran or
-   * was already cancelled does nothing: otherwise it would be counted as
-   * cancelled forever (handlers routinely cancel their own, running timer).
+   * was already cancelled does nothing (handlers routinely cancel their own,
+   * running timer).
    */
   cancel(timer: TimerId | undefined): void {
-    if (timer !== undefined && this.#live.delete(timer)) this.#cancelled.add(timer);
+    if (timer === undefined) return;
+    const entry = this.#live.get(timer);
+    if (entry === undefined) return;
+    this.#live.delete(timer);
+    entry.cancelled = true;
   }
 
   /** Due time of the next live timer, or undefined when the queue is empty. */
   nextDueMs(): number | undefined {
-    this.#dropCancelledHead();
-    return this.#heap[0]?.dueMs;
+    return this.#head()?.dueMs;
   }
 
   pending(): number {
@@ -63,11 +87,11 @@ export class EventLoop {
 
   /** Runs the next timer, moving the clock to its due time. False when idle. */
   step(): boolean {
-    this.#dropCancelledHead();
-    const entry = heapPop(this.#heap, before);
-    if (entry === undefined) return false;
+    const bucket = this.#head();
+    if (bucket === undefined) return false;
+    const entry = bucket.entries[bucket.next++]!;
     this.#live.delete(entry.seq);
-    this.#nowMs = entry.dueMs;
+    this.#nowMs = bucket.dueMs;
     entry.action();
     return true;
   }
@@ -108,16 +132,21 @@ export class EventLoop {
     }
   }
 
-  #dropCancelledHead(): void {
+  /** The bucket of the next live timer, its cancelled and spent entries passed over. */
+  #head(): Bucket | undefined {
     for (;;) {
-      const head = this.#heap[0];
-      if (head === undefined || !this.#cancelled.has(head.seq)) return;
-      this.#cancelled.delete(head.seq);
-      heapPop(this.#heap, before);
+      const dueMs = this.#heap[0];
+      if (dueMs === undefined) return undefined;
+      const bucket = this.#buckets.get(dueMs)!;
+      const { entries } = bucket;
+      while (bucket.next < entries.length && entries[bucket.next]!.cancelled) bucket.next++;
+      if (bucket.next < entries.length) return bucket;
+      this.#buckets.delete(dueMs);
+      heapPop(this.#heap, earlier);
     }
   }
 }
 
-function before(a: Entry, b: Entry): boolean {
-  return a.dueMs < b.dueMs || (a.dueMs === b.dueMs && a.seq < b.seq);
+function earlier(a: number, b: number): boolean {
+  return a < b;
 }

@@ -53,6 +53,11 @@ export class Network {
   readonly #rules = new Map<number, NetworkRule>();
   /** Per link, by sender then receiver: when its last message arrives, which later ones may not precede. */
   readonly #lastArrivalMs = new Map<string, Map<string, number>>();
+  /**
+   * The latest arrival any link holds back: once the clock has passed it,
+   * no link holds back anything and sending needs no look-up of its link.
+   */
+  #latestArrivalMs = 0;
   readonly #latencyMs: number;
   #nextRuleId = 1;
 
@@ -104,7 +109,7 @@ export class Network {
   }
 
   isCut(a: string, b: string): boolean {
-    return this.#cut.has(linkKey(a, b));
+    return this.#cut.size > 0 && this.#cut.has(linkKey(a, b));
   }
 
   /** Sends `message` from `from` to `to`, subject to latency, rules and cuts. */
@@ -124,12 +129,26 @@ export class Network {
       this.trace.append(`net:${rule.action}`, { ruleId, from, to, message: message.type, extraMs });
     }
     const now = this.loop.now();
-    const links = this.#links(from, to);
-    for (const extraMs of [0, ...copies]) {
-      const arrivalMs = Math.max(now + delayMs + extraMs, links.get(to) ?? 0);
-      links.set(to, arrivalMs);
+    for (const extraMs of copies.length === 0 ? NO_COPIES : [0, ...copies]) {
+      const arrivalMs = this.#arrival(from, to, now + delayMs + extraMs, now);
       this.loop.schedule(arrivalMs - now, `net:${message.type}`, () => this.#deliver(from, to, message));
     }
+  }
+
+  /**
+   * When a message sent now for `earliestMs` arrives: not before the last
+   * one on its link. Only arrivals later than now are kept: a message
+   * arriving now holds back nothing that is sent from now on.
+   */
+  #arrival(from: string, to: string, earliestMs: number, now: number): number {
+    if (earliestMs <= now && this.#latestArrivalMs <= now) return now;
+    const links = this.#links(from, to);
+    const arrivalMs = Math.max(earliestMs, links.get(to) ?? 0);
+    if (arrivalMs > now) {
+      links.set(to, arrivalMs);
+      if (arrivalMs > this.#latestArrivalMs) this.#latestArrivalMs = arrivalMs;
+    }
+    return arrivalMs;
   }
 
   #deliver(from: string, to: string, message: Message): void {
@@ -155,6 +174,7 @@ export class Network {
   }
 
   #latency(from: string, to: string): number {
+    if (this.#latencyMs === 0) return 0;
     const a = this.#nodes.get(from)?.host ?? from;
     const b = this.#nodes.get(to)?.host ?? to;
     return a === b ? 0 : this.#latencyMs;
@@ -165,6 +185,8 @@ export class Network {
     return p >= 1 || (p > 0 && this.rng.next() < p);
   }
 }
+
+const NO_COPIES: readonly number[] = [0];
 
 function matches(rule: NetworkRule, from: string, to: string, message: Message): boolean {
   return (

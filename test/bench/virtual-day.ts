@@ -51,6 +51,8 @@ export interface VirtualDayResult {
   readonly options: VirtualDayOptions;
   readonly setupSeconds: number;
   readonly wallSeconds: number;
+  /** CPU time of the process over the same span (user and system). */
+  readonly cpuSeconds: number;
   readonly virtualSeconds: number;
   readonly launched: number;
   /** Tasks that reached a terminal state (and whose update was acknowledged). */
@@ -159,6 +161,7 @@ export function runVirtualDay(options: VirtualDayOptions = VIRTUAL_DAY): Virtual
   const plan = new FaultPlan(day.agentIds, new Rng(options.seed, 'virtual-day-faults'));
   const setupSeconds = (performance.now() - setupStart) / 1000;
   const startMs = performance.now();
+  const startCpu = process.cpuUsage();
   const startVirtualMs = cluster.now();
   const endMs = startVirtualMs + options.hours * HOUR_MS;
   let nextReconcileMs = startVirtualMs + RECONCILE_EVERY_MS;
@@ -180,12 +183,14 @@ export function runVirtualDay(options: VirtualDayOptions = VIRTUAL_DAY): Virtual
     if (next > now) day.input((c) => c.advanceTo(next));
   }
   const wallSeconds = (performance.now() - startMs) / 1000;
+  const cpu = process.cpuUsage(startCpu);
   if (options.checkInvariants) cluster.checkAllInvariants();
   const memory = process.memoryUsage();
   return {
     options,
     setupSeconds,
     wallSeconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
     virtualSeconds: (cluster.now() - startVirtualMs) / 1000,
     launched: day.frameworks.reduce((n, fw) => n + fw.counts.launched, 0),
     lifecycles: day.frameworks.reduce((n, fw) => n + fw.ended, 0),
@@ -222,7 +227,7 @@ export function virtualDayLines(r: VirtualDayResult): string[] {
     `${num(o.agents)} agents of ${AGENT_RESOURCES}, ${o.frameworks} frameworks keeping up to ${num(o.keep)} tasks of 'sleep ${o.durationSeconds[0]}..${o.durationSeconds[1]}' each`,
     `until ${num(o.tasks)} are launched, every update acknowledged, hourly reconciliation; a fault every virtual minute (seed ${o.seed});`,
     `invariants ${o.checkInvariants ? 'on (what each input touched; the full check once at the end)' : 'off'}; set-up (agents added, frameworks subscribed) ${num(r.setupSeconds, 1)} s, not counted`,
-    `virtual time:        ${num(r.virtualSeconds / 3600, 1)} h in ${num(r.wallSeconds, 1)} s wall, ${num(realtime)} times real time (target: 24 h in 60 s, 1,440x)`,
+    `virtual time:        ${num(r.virtualSeconds / 3600, 1)} h in ${num(r.wallSeconds, 1)} s wall (${num(r.cpuSeconds, 1)} s CPU), ${num(realtime)} times real time (target: 24 h in 60 s, 1,440x)`,
     `task lifecycles:     ${num(r.lifecycles)} ended of ${num(r.launched)} launched (${countsLine(r.endedByState)}); ${num(r.acknowledged)} updates acknowledged, ${num(r.offers)} offers`,
     `faults:              ${num(started)} started (${countsLine(r.faultsStarted)}), ${num(r.faultSteps)} fault inputs with the ends of those that ended`,
     `core:                ${num(r.inputs)} inputs, ${num(r.traceEntries)} events traced, trace hash ${r.traceHash}`,
