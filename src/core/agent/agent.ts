@@ -319,7 +319,8 @@ export class Agent implements SimNode, ExecutorHost {
         return this.#onFrameworkMessage(m.frameworkId, m.executorId, m.data);
       case 'PING':
         this.#pingWatch.heard();
-        return this.#toMaster({ type: 'PONG' });
+        if (!this.ctx.network.sendNow(this.id, MASTER_NODE, { type: 'PONG' })) this.#toMaster({ type: 'PONG' });
+        return;
       case 'APPLY_OPERATION':
         this.#resources = applyOperation(this.ctx, this.id, this.#resources, m, this.#operationUpdates, toHex(this.#rng.bytes(16)));
         return;

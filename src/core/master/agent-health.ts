@@ -20,9 +20,9 @@
  * tasks were reported lost, are shut down on it.
  */
 import { wallTimeMs } from '../context.js';
-import type { ReportedTask } from '../messages.js';
+import { MASTER_NODE, type ReportedTask } from '../messages.js';
 import { isTerminal } from '../task-state.js';
-import type { AgentRecord } from './agents.js';
+import type { AgentRecord, PingState } from './agents.js';
 import { refOf, type ExecutorRecord } from './framework.js';
 import type { MasterOps } from './ops.js';
 import { agentSnapshot } from './snapshots.js';
@@ -33,33 +33,76 @@ export const MAX_AGENT_PING_TIMEOUTS = 5;
 /** Upstream's message for tasks of an agent that failed its health checks. */
 const UNREACHABLE_MESSAGE = 'health check timed out';
 
+/**
+ * The agents that started pinging at one instant are pinged together, by
+ * one timer every 15 s, in the order they started: each is handled as its
+ * own timer would have handled it, and a large cluster has one timer per
+ * instant agents registered at rather than one per agent.
+ */
+export interface PingRound {
+  /** A set: an agent that starts pinging twice at one instant is pinged once. */
+  readonly members: Set<AgentRecord>;
+  dueMs: number;
+}
+
 /** Starts (or starts again) pinging an agent that registered or re-registered. */
 export function startPinging(m: MasterOps, record: AgentRecord): void {
-  stopPinging(m, record);
-  record.pings = { awaiting: false, missed: 0, timer: undefined };
+  stopPinging(record);
+  const pings: PingState = { awaiting: false, missed: 0, round: joinRound(m, m.ctx.loop.now() + AGENT_PING_TIMEOUT_MS, [record]) };
+  record.pings = pings;
   ping(m, record);
 }
 
-function stopPinging(m: MasterOps, record: AgentRecord): void {
-  m.ctx.loop.cancel(record.pings?.timer);
+/** Its round drops it when it next comes round. */
+function stopPinging(record: AgentRecord): void {
   record.pings = undefined;
 }
 
-function ping(m: MasterOps, record: AgentRecord): void {
-  const pings = record.pings!;
-  pings.awaiting = true;
-  m.toAgent(record.id, { type: 'PING' });
-  pings.timer = m.ctx.loop.schedule(AGENT_PING_TIMEOUT_MS, 'agent:ping-timeout', () => {
-    pings.timer = undefined;
+/** Adds agents to the round due at `dueMs`, made and scheduled if there is none. */
+function joinRound(m: MasterOps, dueMs: number, records: readonly AgentRecord[]): PingRound {
+  let round = m.pingRounds.get(dueMs);
+  if (round === undefined) {
+    const made: PingRound = { members: new Set(), dueMs };
+    m.pingRounds.set(dueMs, (round = made));
+    m.ctx.loop.schedule(dueMs - m.ctx.loop.now(), 'agent:ping-timeout', () => runRound(m, made));
+  }
+  for (const record of records) round.members.add(record);
+  return round;
+}
+
+/** Each member still in the round: a missed ping counted, then unreachable or pinged again. */
+function runRound(m: MasterOps, round: PingRound): void {
+  m.pingRounds.delete(round.dueMs);
+  const next: AgentRecord[] = [];
+  for (const record of round.members) {
+    const pings = record.pings;
+    if (pings?.round !== round) continue;
     // The operator marked it gone meanwhile: it is never pinged again.
     if (record.state === 'gone') {
       record.pings = undefined;
-      return;
+      continue;
     }
     if (pings.awaiting) pings.missed++;
-    if (pings.missed >= MAX_AGENT_PING_TIMEOUTS) markUnreachable(m, record);
-    else ping(m, record);
-  });
+    if (pings.missed >= MAX_AGENT_PING_TIMEOUTS) {
+      markUnreachable(m, record);
+      continue;
+    }
+    ping(m, record);
+    if (record.pings === pings) next.push(record);
+  }
+  if (next.length === 0) return;
+  const joined = joinRound(m, round.dueMs + AGENT_PING_TIMEOUT_MS, next);
+  for (const record of next) record.pings!.round = joined;
+}
+
+/**
+ * A PING, answered at once (inside this call) when nothing on the link
+ * could delay or lose it or its PONG (see `Network.sendNow`).
+ */
+function ping(m: MasterOps, record: AgentRecord): void {
+  record.pings!.awaiting = true;
+  const message = { type: 'PING' } as const;
+  if (!m.ctx.network.sendNow(MASTER_NODE, record.id, message)) m.toAgent(record.id, message);
 }
 
 /** When the agent was marked unreachable, if it is now. */
@@ -77,7 +120,7 @@ export function onPong(record: AgentRecord): void {
 
 export function markUnreachable(m: MasterOps, record: AgentRecord): void {
   const agentId = record.id;
-  stopPinging(m, record);
+  stopPinging(record);
   record.moveTo('unreachable');
   const unreachableTimeMs = wallTimeMs(m.ctx);
   record.unreachableTimeMs = unreachableTimeMs;

@@ -13,8 +13,8 @@
  * kept beside the state, as upstream keeps it across disconnections.
  */
 import type { AgentDescription } from '../messages.js';
-import type { TimerId } from '../event-loop.js';
 import type { DrainInfo } from '../operator-types.js';
+import type { PingRound } from './agent-health.js';
 import type { ExecutorRecord } from './framework.js';
 
 export type AgentRecordState = 'active' | 'disconnected' | 'unreachable' | 'gone';
@@ -30,7 +30,8 @@ export const AGENT_NEXT: Readonly<Record<AgentRecordState, readonly AgentRecordS
 export interface PingState {
   awaiting: boolean;
   missed: number;
-  timer: TimerId | undefined;
+  /** The round it is pinged in (agent-health.ts). */
+  round: PingRound;
 }
 
 export class AgentRecord {

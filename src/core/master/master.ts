@@ -19,6 +19,7 @@ import { allocate as withAllocationRole } from '../resources.js';
 import type { Rng } from '../rng.js';
 import { canTransition, isTerminal } from '../task-state.js';
 import type { MasterInfo, OfferView, QuotaConfig, SchedulerCall, SchedulerEvent, Subscription, TaskState, TaskStatus } from '../types.js';
+import type { PingRound } from './agent-health.js';
 import { AgentTotals } from './agent-totals.js';
 import { AgentRecord } from './agents.js';
 import { dispatch } from './calls.js';
@@ -51,6 +52,7 @@ export class Master implements MasterOps, SimNode {
   readonly frameworks = new Map<string, Framework>();
   readonly completedFrameworks: Framework[] = [];
   readonly agents = new Map<string, AgentRecord>();
+  readonly pingRounds = new Map<number, PingRound>();
   readonly draining = new Set<string>();
   readonly allocator: Allocator;
   readonly ledger = new Ledger();

@@ -11,6 +11,7 @@ import type { Outcome } from '../errors.js';
 import type { IdGenerator } from '../ids.js';
 import type { MasterToAgent } from '../messages.js';
 import type { OfferView, QuotaConfig, Subscription, TaskState, TaskStatus } from '../types.js';
+import type { PingRound } from './agent-health.js';
 import type { AgentTotals } from './agent-totals.js';
 import type { AgentRecord } from './agents.js';
 import type { ExecutorRecord, Framework, Offer, Task, TaskRef } from './framework.js';
@@ -57,6 +58,8 @@ export interface MasterOps {
   /** The stream the uuids of operations come from. */
   readonly operationUuids: Rng;
   readonly agents: Map<string, AgentRecord>;
+  /** The master's rounds of agent pings, by the instant each is due (agent-health.ts). */
+  readonly pingRounds: Map<number, PingRound>;
   /** Agents in the DRAINING state, checked after every input. */
   readonly draining: Set<string>;
   readonly frameworks: ReadonlyMap<string, Framework>;
