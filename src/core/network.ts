@@ -60,6 +60,13 @@ export class Network {
   #latestArrivalMs = 0;
   readonly #latencyMs: number;
   #nextRuleId = 1;
+  /** Counts the changes that could delay or lose a message: rules added, links cut, nodes attached, up or down. */
+  #epoch = 0;
+  /** The change that last touched a node's links, by node; and one that touched every node's. */
+  readonly #changedAt = new Map<string, number>();
+  #allChangedAt = 0;
+  /** The pings a node was given by its master without messages (agent-health.ts), by node. */
+  #quietPings: (nodeId: string) => number | undefined = () => undefined;
 
   constructor(
     private readonly loop: EventLoop,
@@ -73,10 +80,12 @@ export class Network {
   /** Puts a node on the network (up), on `host` (its own id by default). */
   attach(node: SimNode, host = node.nodeId): void {
     this.#nodes.set(node.nodeId, { node, host, up: true });
+    this.#changed(node.nodeId);
   }
 
   detach(nodeId: string): void {
     this.#nodes.delete(nodeId);
+    this.#changed(nodeId);
     for (const to of this.#lastArrivalMs.get(nodeId)?.keys() ?? []) this.#lastArrivalMs.get(to)?.delete(nodeId);
     this.#lastArrivalMs.delete(nodeId);
   }
@@ -85,11 +94,14 @@ export class Network {
   setUp(nodeId: string, up: boolean): void {
     const attached = this.#nodes.get(nodeId);
     if (attached !== undefined) attached.up = up;
+    this.#changed(nodeId);
   }
 
   addRule(rule: NetworkRule): number {
     const id = this.#nextRuleId++;
     this.#rules.set(id, rule);
+    if (rule.from === undefined && rule.to === undefined) this.#allChangedAt = ++this.#epoch;
+    else this.#changed(rule.from, rule.to);
     this.trace.append('net:rule-add', { ruleId: id, ...rule });
     return id;
   }
@@ -101,6 +113,7 @@ export class Network {
   /** Messages between `a` and `b` are lost both ways until `heal`. */
   cut(a: string, b: string): void {
     this.#cut.add(linkKey(a, b));
+    this.#changed(a, b);
     this.trace.append('net:cut', { a, b });
   }
 
@@ -163,10 +176,48 @@ export class Network {
     const source = this.#nodes.get(from);
     const target = this.#nodes.get(to);
     if (source === undefined || target === undefined || !source.up || !target.up) return false;
-    if (this.#latency(from, to) !== 0 || this.#latestArrivalMs > this.loop.now() || this.isCut(from, to)) return false;
+    if (this.#latency(from, to) !== 0 || this.#holdsBack(from, to) || this.isCut(from, to)) return false;
     for (const rule of this.#rules.values()) if (matches(rule, from, to, message)) return false;
     target.node.receive(from, message);
     return true;
+  }
+
+  /** The count of changes so far; see `unchangedSince`. */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /**
+   * Whether nothing that could delay or lose a message between `a` and `b`
+   * (a rule, a cut, either end down or replaced) happened since `epoch`.
+   * Healing and removing rules are not changes: they lose nothing.
+   */
+  unchangedSince(a: string, b: string, epoch: number): boolean {
+    return this.#allChangedAt <= epoch && (this.#changedAt.get(a) ?? 0) <= epoch && (this.#changedAt.get(b) ?? 0) <= epoch;
+  }
+
+  /**
+   * The master's health checks skip the messages of pings that nothing
+   * could delay or lose (agent-health.ts): it tells here when it last
+   * pinged a node so, and the node's watch on its pings asks.
+   */
+  reportQuietPings(lastQuietPingMs: (nodeId: string) => number | undefined): void {
+    this.#quietPings = lastQuietPingMs;
+  }
+
+  quietPingMs(nodeId: string): number | undefined {
+    return this.#quietPings(nodeId);
+  }
+
+  #changed(...nodes: (string | undefined)[]): void {
+    const epoch = ++this.#epoch;
+    for (const node of nodes) if (node !== undefined) this.#changedAt.set(node, epoch);
+  }
+
+  /** Whether a message on the link arrives later than now. */
+  #holdsBack(from: string, to: string): boolean {
+    const now = this.loop.now();
+    return this.#latestArrivalMs > now && (this.#lastArrivalMs.get(from)?.get(to) ?? 0) > now;
   }
 
   #deliver(from: string, to: string, message: Message): void {

@@ -177,7 +177,7 @@ export function runVirtualDay(options: VirtualDayOptions = VIRTUAL_DAY): Virtual
     }
     if (nextHourMs <= now) {
       nextHourMs += HOUR_MS;
-      if (options.quiet !== true) hourLine(day, plan, (now - startVirtualMs) / HOUR_MS, startMs);
+      if (options.quiet !== true) hourLine(day, plan, (now - startVirtualMs) / HOUR_MS, startMs, startCpu);
     }
     const next = Math.min(cluster.nextDueMs() ?? Number.POSITIVE_INFINITY, plan.nextMs(), nextReconcileMs, nextHourMs, endMs);
     if (next > now) day.input((c) => c.advanceTo(next));
@@ -207,11 +207,12 @@ export function runVirtualDay(options: VirtualDayOptions = VIRTUAL_DAY): Virtual
   };
 }
 
-function hourLine(day: Day, plan: FaultPlan, hours: number, startMs: number): void {
+function hourLine(day: Day, plan: FaultPlan, hours: number, startMs: number, startCpu: NodeJS.CpuUsage): void {
   const ended = day.frameworks.reduce((n, fw) => n + fw.ended, 0);
   const live = day.frameworks.reduce((n, fw) => n + fw.live, 0);
   const wall = (performance.now() - startMs) / 1000;
-  progress(`virtual day: ${num(hours)} h of ${num(day.options.hours)} after ${num(wall, 1)} s wall; tasks ended ${num(ended)}, live ${num(live)}; fault steps ${num(plan.total)}`);
+  const cpu = process.cpuUsage(startCpu);
+  progress(`virtual day: ${num(hours)} h of ${num(day.options.hours)} after ${num(wall, 1)} s wall, ${num((cpu.user + cpu.system) / 1e6, 1)} s CPU; tasks ended ${num(ended)}, live ${num(live)}; fault steps ${num(plan.total)}`);
 }
 
 function countsLine<K extends string>(counts: ReadonlyMap<K, number>): string {

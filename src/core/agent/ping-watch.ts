@@ -5,6 +5,7 @@
  * its time; the one timer, when it fires before the silence is long enough,
  * waits for the rest of it. So a ping every 15 s costs no timer of its own,
  * and the watch fires at the same instant as a timer restarted by every ping.
+ * Quiet pings (master/agent-health.ts) count as pings heard.
  */
 import type { EventLoop, TimerId } from '../event-loop.js';
 
@@ -16,6 +17,8 @@ export class PingWatch {
     private readonly loop: EventLoop,
     private readonly timeoutMs: number,
     private readonly onSilent: () => void,
+    /** When the master last pinged without messages (`Network.quietPingMs`). */
+    private readonly lastQuietPingMs: () => number | undefined,
   ) {}
 
   /** A PING (or the registration that starts the watch). */
@@ -33,7 +36,7 @@ export class PingWatch {
   #arm(delayMs: number): void {
     this.#timer = this.loop.schedule(delayMs, 'agent:master-ping-timeout', () => {
       this.#timer = undefined;
-      const silentMs = this.loop.now() - this.#lastMs;
+      const silentMs = this.loop.now() - Math.max(this.#lastMs, this.lastQuietPingMs() ?? 0);
       if (silentMs < this.timeoutMs) this.#arm(this.timeoutMs - silentMs);
       else this.onSilent();
     });

@@ -38,6 +38,12 @@ const UNREACHABLE_MESSAGE = 'health check timed out';
  * one timer every 15 s, in the order they started: each is handled as its
  * own timer would have handled it, and a large cluster has one timer per
  * instant agents registered at rather than one per agent.
+ *
+ * Quiet pings: a PING and its PONG that went through at once (nothing on
+ * the link could delay or lose them) go through the same way every 15 s
+ * until something changes on the link (`Network.unchangedSince`). Until
+ * then a round only notes that it pinged the agent: no messages, and the
+ * agent's watch asks the network when its master last pinged it so.
  */
 export interface PingRound {
   /** A set: an agent that starts pinging twice at one instant is pinged once. */
@@ -48,14 +54,32 @@ export interface PingRound {
 /** Starts (or starts again) pinging an agent that registered or re-registered. */
 export function startPinging(m: MasterOps, record: AgentRecord): void {
   stopPinging(record);
-  const pings: PingState = { awaiting: false, missed: 0, round: joinRound(m, m.ctx.loop.now() + AGENT_PING_TIMEOUT_MS, [record]) };
-  record.pings = pings;
+  const round = joinRound(m, m.ctx.loop.now() + AGENT_PING_TIMEOUT_MS, [record]);
+  record.pings = { awaiting: false, missed: 0, round, quietEpoch: undefined };
   ping(m, record);
 }
 
 /** Its round drops it when it next comes round. */
 function stopPinging(record: AgentRecord): void {
+  leaveQuiet(record);
   record.pings = undefined;
+}
+
+/** When the master last pinged the agent without messages (see `Network.reportQuietPings`). */
+export function lastQuietPingMs(m: MasterOps, agentId: string): number | undefined {
+  const record = m.agents.get(agentId);
+  const pings = record?.pings;
+  // A quiet agent was pinged when its round last came round (or at its one loud ping, which it heard).
+  if (pings?.quietEpoch !== undefined) return pings.round.dueMs - AGENT_PING_TIMEOUT_MS;
+  return record?.quietPingMs;
+}
+
+/** Pings of the agent are loud again: the last quiet one is kept for its watch. */
+function leaveQuiet(record: AgentRecord): void {
+  const pings = record.pings;
+  if (pings?.quietEpoch === undefined) return;
+  record.quietPingMs = pings.round.dueMs - AGENT_PING_TIMEOUT_MS;
+  pings.quietEpoch = undefined;
 }
 
 /** Adds agents to the round due at `dueMs`, made and scheduled if there is none. */
@@ -74,12 +98,17 @@ function joinRound(m: MasterOps, dueMs: number, records: readonly AgentRecord[])
 function runRound(m: MasterOps, round: PingRound): void {
   m.pingRounds.delete(round.dueMs);
   const next: AgentRecord[] = [];
+  const { network } = m.ctx;
   for (const record of round.members) {
     const pings = record.pings;
     if (pings?.round !== round) continue;
     // The operator marked it gone meanwhile: it is never pinged again.
     if (record.state === 'gone') {
-      record.pings = undefined;
+      stopPinging(record);
+      continue;
+    }
+    if (pings.quietEpoch !== undefined && network.unchangedSince(MASTER_NODE, record.id, pings.quietEpoch)) {
+      next.push(record);
       continue;
     }
     if (pings.awaiting) pings.missed++;
@@ -97,12 +126,16 @@ function runRound(m: MasterOps, round: PingRound): void {
 
 /**
  * A PING, answered at once (inside this call) when nothing on the link
- * could delay or lose it or its PONG (see `Network.sendNow`).
+ * could delay or lose it or its PONG (see `Network.sendNow`): the agent's
+ * pings are quiet from then on.
  */
 function ping(m: MasterOps, record: AgentRecord): void {
-  record.pings!.awaiting = true;
+  leaveQuiet(record);
+  const pings = record.pings!;
+  pings.awaiting = true;
   const message = { type: 'PING' } as const;
   if (!m.ctx.network.sendNow(MASTER_NODE, record.id, message)) m.toAgent(record.id, message);
+  else if (!pings.awaiting && record.pings === pings) pings.quietEpoch = m.ctx.network.epoch;
 }
 
 /** When the agent was marked unreachable, if it is now. */

@@ -32,6 +32,8 @@ export interface PingState {
   missed: number;
   /** The round it is pinged in (agent-health.ts). */
   round: PingRound;
+  /** Set while its pings are quiet: the network's count of changes when they became so. */
+  quietEpoch: number | undefined;
 }
 
 export class AgentRecord {
@@ -46,6 +48,8 @@ export class AgentRecord {
   unreachableTimeMs: number | undefined;
   /** The master's pinger of the agent (agent-health.ts); undefined while it does not ping it. */
   pings: PingState | undefined;
+  /** The last ping it was given without messages, once its pings are loud again (agent-health.ts). */
+  quietPingMs: number | undefined;
   /** The executors of PARTITION_AWARE frameworks it ran when it became unreachable, `frameworkId\0key`. */
   parkedExecutors: ReadonlyMap<string, ExecutorRecord> = new Map();
 
