@@ -22,7 +22,7 @@
 import { wallTimeMs } from '../context.js';
 import { MASTER_NODE, type ReportedTask } from '../messages.js';
 import { isTerminal } from '../task-state.js';
-import type { AgentRecord, PingState } from './agents.js';
+import type { AgentRecord, PingRound } from './agents.js';
 import { refOf, type ExecutorRecord } from './framework.js';
 import type { MasterOps } from './ops.js';
 import { agentSnapshot } from './snapshots.js';
@@ -33,7 +33,7 @@ export const MAX_AGENT_PING_TIMEOUTS = 5;
 /** Upstream's message for tasks of an agent that failed its health checks. */
 const UNREACHABLE_MESSAGE = 'health check timed out';
 
-/**
+/*
  * The agents that started pinging at one instant are pinged together, by
  * one timer every 15 s, in the order they started: each is handled as its
  * own timer would have handled it, and a large cluster has one timer per
@@ -45,12 +45,6 @@ const UNREACHABLE_MESSAGE = 'health check timed out';
  * then a round only notes that it pinged the agent: no messages, and the
  * agent's watch asks the network when its master last pinged it so.
  */
-export interface PingRound {
-  /** A set: an agent that starts pinging twice at one instant is pinged once. */
-  readonly members: Set<AgentRecord>;
-  dueMs: number;
-}
-
 /** Starts (or starts again) pinging an agent that registered or re-registered. */
 export function startPinging(m: MasterOps, record: AgentRecord): void {
   stopPinging(record);

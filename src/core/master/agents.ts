@@ -14,7 +14,6 @@
  */
 import type { AgentDescription } from '../messages.js';
 import type { DrainInfo } from '../operator-types.js';
-import type { PingRound } from './agent-health.js';
 import type { ExecutorRecord } from './framework.js';
 
 export type AgentRecordState = 'active' | 'disconnected' | 'unreachable' | 'gone';
@@ -25,6 +24,14 @@ export const AGENT_NEXT: Readonly<Record<AgentRecordState, readonly AgentRecordS
   unreachable: ['active', 'gone'],
   gone: [],
 };
+
+/** The agents pinged together by one timer (agent-health.ts). */
+export interface PingRound {
+  /** A set: an agent that starts pinging twice at one instant is pinged once. */
+  readonly members: Set<AgentRecord>;
+  dueMs: number;
+}
+
 
 /** A PING is out and unanswered (`awaiting`); `missed` pings in a row went unanswered. */
 export interface PingState {
