@@ -32,7 +32,6 @@ export interface PingRound {
   dueMs: number;
 }
 
-
 /** A PING is out and unanswered (`awaiting`); `missed` pings in a row went unanswered. */
 export interface PingState {
   awaiting: boolean;
