@@ -27,6 +27,14 @@ export interface NetworkOptions {
   readonly latencyMs?: number;
 }
 
+/** Pings given without messages, and what must end them (see `Network.reportQuietPings`). */
+export interface QuietPings {
+  /** When the node was last pinged without messages. */
+  lastPingMs(nodeId: string): number | undefined;
+  /** Something that could delay or lose messages touched the node's links; every node's when undefined. */
+  linkChanged(nodeId: string | undefined): void;
+}
+
 export interface NetworkRule {
   /** Sender node id; any sender when absent. */
   readonly from?: string;
@@ -60,13 +68,8 @@ export class Network {
   #latestArrivalMs = 0;
   readonly #latencyMs: number;
   #nextRuleId = 1;
-  /** Counts the changes that could delay or lose a message: rules added, links cut, nodes attached, up or down. */
-  #epoch = 0;
-  /** The change that last touched a node's links, by node; and one that touched every node's. */
-  readonly #changedAt = new Map<string, number>();
-  #allChangedAt = 0;
-  /** The pings a node was given by its master without messages (agent-health.ts), by node. */
-  #quietPings: (nodeId: string) => number | undefined = () => undefined;
+  /** The master's quiet pings (agent-health.ts): told of every change on links, asked by the agents. */
+  #quietPings: QuietPings | undefined;
 
   constructor(
     private readonly loop: EventLoop,
@@ -100,7 +103,7 @@ export class Network {
   addRule(rule: NetworkRule): number {
     const id = this.#nextRuleId++;
     this.#rules.set(id, rule);
-    if (rule.from === undefined && rule.to === undefined) this.#allChangedAt = ++this.#epoch;
+    if (rule.from === undefined && rule.to === undefined) this.#quietPings?.linkChanged(undefined);
     else this.#changed(rule.from, rule.to);
     this.trace.append('net:rule-add', { ruleId: id, ...rule });
     return id;
@@ -182,36 +185,23 @@ export class Network {
     return true;
   }
 
-  /** The count of changes so far; see `unchangedSince`. */
-  get epoch(): number {
-    return this.#epoch;
-  }
-
-  /**
-   * Whether nothing that could delay or lose a message between `a` and `b`
-   * (a rule, a cut, either end down or replaced) happened since `epoch`.
-   * Healing and removing rules are not changes: they lose nothing.
-   */
-  unchangedSince(a: string, b: string, epoch: number): boolean {
-    return this.#allChangedAt <= epoch && (this.#changedAt.get(a) ?? 0) <= epoch && (this.#changedAt.get(b) ?? 0) <= epoch;
-  }
-
   /**
    * The master's health checks skip the messages of pings that nothing
-   * could delay or lose (agent-health.ts): it tells here when it last
-   * pinged a node so, and the node's watch on its pings asks.
+   * could delay or lose (agent-health.ts): the network tells it of every
+   * change on links (a rule added, a cut, a node attached, up or down;
+   * healing and removing a rule lose nothing), and agents ask it when their
+   * master last pinged them so.
    */
-  reportQuietPings(lastQuietPingMs: (nodeId: string) => number | undefined): void {
-    this.#quietPings = lastQuietPingMs;
+  reportQuietPings(quietPings: QuietPings): void {
+    this.#quietPings = quietPings;
   }
 
   quietPingMs(nodeId: string): number | undefined {
-    return this.#quietPings(nodeId);
+    return this.#quietPings?.lastPingMs(nodeId);
   }
 
   #changed(...nodes: (string | undefined)[]): void {
-    const epoch = ++this.#epoch;
-    for (const node of nodes) if (node !== undefined) this.#changedAt.set(node, epoch);
+    for (const node of nodes) if (node !== undefined) this.#quietPings?.linkChanged(node);
   }
 
   /** Whether a message on the link arrives later than now. */

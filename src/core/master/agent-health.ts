@@ -21,6 +21,7 @@
  */
 import { wallTimeMs } from '../context.js';
 import { MASTER_NODE, type ReportedTask } from '../messages.js';
+import type { QuietPings } from '../network.js';
 import { isTerminal } from '../task-state.js';
 import type { AgentRecord, PingRound } from './agents.js';
 import { refOf, type ExecutorRecord } from './framework.js';
@@ -41,15 +42,16 @@ const UNREACHABLE_MESSAGE = 'health check timed out';
  *
  * Quiet pings: a PING and its PONG that went through at once (nothing on
  * the link could delay or lose them) go through the same way every 15 s
- * until something changes on the link (`Network.unchangedSince`). Until
- * then a round only notes that it pinged the agent: no messages, and the
- * agent's watch asks the network when its master last pinged it so.
+ * until something changes on the link (the network tells, through
+ * `quietPings`). Until then a round only notes that it pinged the agent: no
+ * messages, and the agent's watch asks the network when its master last
+ * pinged it so.
  */
 /** Starts (or starts again) pinging an agent that registered or re-registered. */
 export function startPinging(m: MasterOps, record: AgentRecord): void {
   stopPinging(record);
   const round = joinRound(m, m.ctx.loop.now() + AGENT_PING_TIMEOUT_MS, [record]);
-  record.pings = { awaiting: false, missed: 0, round, quietEpoch: undefined };
+  record.pings = { awaiting: false, missed: 0, round, quiet: false };
   ping(m, record);
 }
 
@@ -59,21 +61,32 @@ function stopPinging(record: AgentRecord): void {
   record.pings = undefined;
 }
 
-/** When the master last pinged the agent without messages (see `Network.reportQuietPings`). */
-export function lastQuietPingMs(m: MasterOps, agentId: string): number | undefined {
-  const record = m.agents.get(agentId);
-  const pings = record?.pings;
-  // A quiet agent was pinged when its round last came round (or at its one loud ping, which it heard).
-  if (pings?.quietEpoch !== undefined) return pings.round.dueMs - AGENT_PING_TIMEOUT_MS;
-  return record?.quietPingMs;
+/** What the network asks of and tells the quiet pings (`Network.reportQuietPings`). */
+export function quietPings(m: MasterOps): QuietPings {
+  return {
+    lastPingMs(agentId) {
+      const record = m.agents.get(agentId);
+      const pings = record?.pings;
+      // A quiet agent was pinged when its round last came round (or at its one loud ping, which it heard).
+      return pings?.quiet === true ? pings.round.dueMs - AGENT_PING_TIMEOUT_MS : record?.quietPingMs;
+    },
+    linkChanged(nodeId) {
+      if (nodeId !== undefined && nodeId !== MASTER_NODE) {
+        const record = m.agents.get(nodeId);
+        if (record !== undefined) leaveQuiet(record);
+        return;
+      }
+      for (const record of m.agents.values()) leaveQuiet(record);
+    },
+  };
 }
 
 /** Pings of the agent are loud again: the last quiet one is kept for its watch. */
 function leaveQuiet(record: AgentRecord): void {
   const pings = record.pings;
-  if (pings?.quietEpoch === undefined) return;
+  if (pings?.quiet !== true) return;
   record.quietPingMs = pings.round.dueMs - AGENT_PING_TIMEOUT_MS;
-  pings.quietEpoch = undefined;
+  pings.quiet = false;
 }
 
 /** Adds agents to the round due at `dueMs`, made and scheduled if there is none. */
@@ -92,7 +105,6 @@ function joinRound(m: MasterOps, dueMs: number, records: readonly AgentRecord[])
 function runRound(m: MasterOps, round: PingRound): void {
   m.pingRounds.delete(round.dueMs);
   const next: AgentRecord[] = [];
-  const { network } = m.ctx;
   for (const record of round.members) {
     const pings = record.pings;
     if (pings?.round !== round) continue;
@@ -101,7 +113,7 @@ function runRound(m: MasterOps, round: PingRound): void {
       stopPinging(record);
       continue;
     }
-    if (pings.quietEpoch !== undefined && network.unchangedSince(MASTER_NODE, record.id, pings.quietEpoch)) {
+    if (pings.quiet) {
       next.push(record);
       continue;
     }
@@ -129,7 +141,7 @@ function ping(m: MasterOps, record: AgentRecord): void {
   pings.awaiting = true;
   const message = { type: 'PING' } as const;
   if (!m.ctx.network.sendNow(MASTER_NODE, record.id, message)) m.toAgent(record.id, message);
-  else if (!pings.awaiting && record.pings === pings) pings.quietEpoch = m.ctx.network.epoch;
+  else if (!pings.awaiting && record.pings === pings) pings.quiet = true;
 }
 
 /** When the agent was marked unreachable, if it is now. */

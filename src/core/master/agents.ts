@@ -38,8 +38,8 @@ export interface PingState {
   missed: number;
   /** The round it is pinged in (agent-health.ts). */
   round: PingRound;
-  /** Set while its pings are quiet: the network's count of changes when they became so. */
-  quietEpoch: number | undefined;
+  /** Its pings go without messages until something changes on its link (agent-health.ts). */
+  quiet: boolean;
 }
 
 export class AgentRecord {

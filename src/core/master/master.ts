@@ -19,7 +19,7 @@ import { allocate as withAllocationRole } from '../resources.js';
 import type { Rng } from '../rng.js';
 import { canTransition, isTerminal } from '../task-state.js';
 import type { MasterInfo, OfferView, QuotaConfig, SchedulerCall, SchedulerEvent, Subscription, TaskState, TaskStatus } from '../types.js';
-import { lastQuietPingMs } from './agent-health.js';
+import { quietPings } from './agent-health.js';
 import { AgentTotals } from './agent-totals.js';
 import { AgentRecord, type PingRound } from './agents.js';
 import { dispatch } from './calls.js';
@@ -99,7 +99,7 @@ export class Master implements MasterOps, SimNode {
     );
     this.weights = new Map(options.weights ?? []);
     if (this.weights.size > 0) this.allocator.setWeights(this.weights);
-    ctx.network.reportQuietPings((agentId) => lastQuietPingMs(this, agentId));
+    ctx.network.reportQuietPings(quietPings(this));
   }
 
   /** The port the master listens on, once known (a listener on port 0 learns it late). */
