@@ -31,8 +31,8 @@ export interface NetworkOptions {
 export interface QuietPings {
   /** When the node was last pinged without messages. */
   lastPingMs(nodeId: string): number | undefined;
-  /** Something that could delay or lose messages touched the node's links; every node's when undefined. */
-  linkChanged(nodeId: string | undefined): void;
+  /** Something that could delay or lose messages touched the links between `a` and `b` (undefined: any node). */
+  linkChanged(a: string | undefined, b: string | undefined): void;
 }
 
 export interface NetworkRule {
@@ -83,12 +83,12 @@ export class Network {
   /** Puts a node on the network (up), on `host` (its own id by default). */
   attach(node: SimNode, host = node.nodeId): void {
     this.#nodes.set(node.nodeId, { node, host, up: true });
-    this.#changed(node.nodeId);
+    this.#quietPings?.linkChanged(node.nodeId, undefined);
   }
 
   detach(nodeId: string): void {
     this.#nodes.delete(nodeId);
-    this.#changed(nodeId);
+    this.#quietPings?.linkChanged(nodeId, undefined);
     for (const to of this.#lastArrivalMs.get(nodeId)?.keys() ?? []) this.#lastArrivalMs.get(to)?.delete(nodeId);
     this.#lastArrivalMs.delete(nodeId);
   }
@@ -97,14 +97,13 @@ export class Network {
   setUp(nodeId: string, up: boolean): void {
     const attached = this.#nodes.get(nodeId);
     if (attached !== undefined) attached.up = up;
-    this.#changed(nodeId);
+    this.#quietPings?.linkChanged(nodeId, undefined);
   }
 
   addRule(rule: NetworkRule): number {
     const id = this.#nextRuleId++;
     this.#rules.set(id, rule);
-    if (rule.from === undefined && rule.to === undefined) this.#quietPings?.linkChanged(undefined);
-    else this.#changed(rule.from, rule.to);
+    this.#quietPings?.linkChanged(rule.from, rule.to);
     this.trace.append('net:rule-add', { ruleId: id, ...rule });
     return id;
   }
@@ -116,7 +115,7 @@ export class Network {
   /** Messages between `a` and `b` are lost both ways until `heal`. */
   cut(a: string, b: string): void {
     this.#cut.add(linkKey(a, b));
-    this.#changed(a, b);
+    this.#quietPings?.linkChanged(a, b);
     this.trace.append('net:cut', { a, b });
   }
 
@@ -198,10 +197,6 @@ export class Network {
 
   quietPingMs(nodeId: string): number | undefined {
     return this.#quietPings?.lastPingMs(nodeId);
-  }
-
-  #changed(...nodes: (string | undefined)[]): void {
-    for (const node of nodes) if (node !== undefined) this.#quietPings?.linkChanged(node);
   }
 
   /** Whether a message on the link arrives later than now. */

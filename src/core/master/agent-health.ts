@@ -70,13 +70,16 @@ export function quietPings(m: MasterOps): QuietPings {
       // A quiet agent was pinged when its round last came round (or at its one loud ping, which it heard).
       return pings?.quiet === true ? pings.round.dueMs - AGENT_PING_TIMEOUT_MS : record?.quietPingMs;
     },
-    linkChanged(nodeId) {
-      if (nodeId !== undefined && nodeId !== MASTER_NODE) {
-        const record = m.agents.get(nodeId);
-        if (record !== undefined) leaveQuiet(record);
+    linkChanged(a, b) {
+      // Only links to the master carry pings: the agent at the other end of one, or every agent.
+      const other = a === MASTER_NODE ? b : b === MASTER_NODE ? a : a === undefined ? b : b === undefined ? a : null;
+      if (other === null) return;
+      if (other === undefined) {
+        for (const record of m.agents.values()) leaveQuiet(record);
         return;
       }
-      for (const record of m.agents.values()) leaveQuiet(record);
+      const record = m.agents.get(other);
+      if (record !== undefined) leaveQuiet(record);
     },
   };
 }
