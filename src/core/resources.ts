@@ -138,18 +138,28 @@ export function isEmpty(bag: Resources): boolean {
   return bag.every(isEmptyResource);
 }
 
+/**
+ * Bags `normalise` and `subtract` returned: read-only, so already in normal
+ * form, and a bag passed through the books again and again (an agent's
+ * free resources, a task's) is normalised once.
+ */
+const NORMALISED = new WeakSet<Resources>();
+
 /** Merges entries of the same identity, drops empty ones, sorts canonically. */
 export function normalise(bag: Resources): Resources {
+  if (NORMALISED.has(bag)) return bag;
   const byId = new Map<string, Resource>();
   for (const r of bag) {
     const key = identity(r);
     const prev = byId.get(key);
     byId.set(key, prev === undefined ? r : combine(prev, r));
   }
-  return [...byId.entries()]
+  const out = [...byId.entries()]
     .filter(([, r]) => !isEmptyResource(r))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([, r]) => r);
+  NORMALISED.add(out);
+  return out;
 }
 
 function combine(a: Resource, b: Resource): Resource {
@@ -180,7 +190,9 @@ export function subtract(a: Resources, b: Resources): Resources {
     }
     left.set(key, minus(have, r));
   }
-  return [...left.values()].filter((r) => !isEmptyResource(r));
+  const out = [...left.values()].filter((r) => !isEmptyResource(r));
+  NORMALISED.add(out);
+  return out;
 }
 
 function minus(a: Resource, b: Resource): Resource {
