@@ -174,11 +174,15 @@ function combine(a: Resource, b: Resource): Resource {
 }
 
 export function add(a: Resources, b: Resources): Resources {
+  if (a.length === 0) return normalise(b);
+  if (b.length === 0) return normalise(a);
   return normalise([...a, ...b]);
 }
 
 /** `a - b`; the caller must know that `a` contains `b` (asserted). */
 export function subtract(a: Resources, b: Resources): Resources {
+  // A bag taken from itself, as a book that held one offer or task gives it back.
+  if (a === b) return [];
   // One pass: both sides normalised once, containment checked per identity.
   // The result keeps the canonical order of `a`, so it needs no new sort.
   const left = new Map(normalise(a).map((r) => [identity(r), r]));

@@ -1,11 +1,12 @@
 /**
  * A scheduler of the virtual-day benchmark, as a user's would behave: it
  * keeps up to `keep` tasks of `sleep N` alive until it has launched its
- * budget, launches into the offers it needs, declines the others with a
- * long refuse filter (so that an idle agent is offered to it again only
- * when its resources change or the filter expires), acknowledges every
- * update that asks for it, and reconciles its live tasks now and then.
- * Task durations come from its own seeded stream.
+ * budget, launches into the offers it needs, declines the others together
+ * (one DECLINE per OFFERS event) with a long refuse filter, so that an idle
+ * agent is offered to it again only when its resources change or the
+ * filter expires, acknowledges every update that asks for it, and
+ * reconciles its live tasks now and then. Task durations come from its own
+ * seeded stream.
  */
 import type { Rng } from '../../src/core/rng.js';
 import { scalarMilli, type Resources } from '../../src/core/resources.js';
@@ -64,9 +65,13 @@ export class DayFramework {
 
   react(event: SchedulerEvent, send: CallSink): void {
     switch (event.type) {
-      case 'OFFERS':
-        for (const offer of event.offers) this.#offer(offer, send);
+      case 'OFFERS': {
+        // Offers it has no use for are declined together, in one call.
+        const declined = event.offers.filter((offer) => !this.#offer(offer, send)).map((offer) => offer.id);
+        this.counts.declined += declined.length;
+        if (declined.length > 0) send({ type: 'DECLINE', offerIds: declined, filters: { refuseMs: REFUSE_MS } });
         return;
+      }
       case 'UPDATE': {
         const { taskId, state, uuid, agentId } = event.status;
         if (this.#live.has(taskId) && isTerminal(state)) {
@@ -95,7 +100,8 @@ export class DayFramework {
     send({ type: 'RECONCILE', tasks: [...this.#live].map(([taskId, agentId]) => ({ taskId, agentId })) });
   }
 
-  #offer(offer: OfferView, send: CallSink): void {
+  /** Launches what it needs into the offer; false when it needs nothing of it. */
+  #offer(offer: OfferView, send: CallSink): boolean {
     this.counts.offers++;
     const { keep, budget } = this.options;
     const wanted = Math.min(keep - this.#live.size, budget - this.counts.launched);
@@ -104,13 +110,10 @@ export class DayFramework {
       Math.floor(scalarMilli(offer.resources, 'mem') / this.#memMilli),
     );
     const count = Math.max(0, Math.min(wanted, fit));
-    if (count === 0) {
-      this.counts.declined++;
-      send({ type: 'DECLINE', offerIds: [offer.id], filters: { refuseMs: REFUSE_MS } });
-      return;
-    }
+    if (count === 0) return false;
     const tasks = Array.from({ length: count }, () => this.#task(offer.agentId));
     send({ type: 'ACCEPT', offerIds: [offer.id], operations: [{ type: 'LAUNCH', tasks }], filters: { refuseMs: REFUSE_MS } });
+    return true;
   }
 
   #task(agentId: string): TaskSpec {
