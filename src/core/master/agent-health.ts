@@ -23,7 +23,7 @@ import { wallTimeMs } from '../context.js';
 import { MASTER_NODE, type ReportedTask } from '../messages.js';
 import type { QuietPings } from '../network.js';
 import { isTerminal } from '../task-state.js';
-import type { AgentRecord, PingRound } from './agents.js';
+import type { AgentRecord, PingRound, PingState } from './agents.js';
 import { refOf, type ExecutorRecord } from './framework.js';
 import type { MasterOps } from './ops.js';
 import { agentSnapshot } from './snapshots.js';
@@ -50,7 +50,7 @@ const UNREACHABLE_MESSAGE = 'health check timed out';
 /** Starts (or starts again) pinging an agent that registered or re-registered. */
 export function startPinging(m: MasterOps, record: AgentRecord): void {
   stopPinging(record);
-  const round = joinRound(m, m.ctx.loop.now() + AGENT_PING_TIMEOUT_MS, [record]);
+  const round = joinRound(m, m.ctx.loop.now() + AGENT_PING_TIMEOUT_MS, record);
   record.pings = { awaiting: false, missed: 0, round, quiet: false };
   ping(m, record);
 }
@@ -92,45 +92,65 @@ function leaveQuiet(record: AgentRecord): void {
   pings.quiet = false;
 }
 
-/** Adds agents to the round due at `dueMs`, made and scheduled if there is none. */
-function joinRound(m: MasterOps, dueMs: number, records: readonly AgentRecord[]): PingRound {
+/** Adds an agent to the round due at `dueMs`, made and scheduled if there is none. */
+function joinRound(m: MasterOps, dueMs: number, record: AgentRecord): PingRound {
   let round = m.pingRounds.get(dueMs);
   if (round === undefined) {
     const made: PingRound = { members: new Set(), dueMs };
     m.pingRounds.set(dueMs, (round = made));
     m.ctx.loop.schedule(dueMs - m.ctx.loop.now(), 'agent:ping-timeout', () => runRound(m, made));
   }
-  for (const record of records) round.members.add(record);
+  round.members.add(record);
   return round;
 }
 
-/** Each member still in the round: a missed ping counted, then unreachable or pinged again. */
+/**
+ * Each member still in the round: a missed ping counted, then unreachable or
+ * pinged again. The round then comes round again 15 s later, the same
+ * object with the same members (those that left it dropped), unless agents
+ * started pinging at this instant: they have a round due then, which takes
+ * this one's members.
+ */
 function runRound(m: MasterOps, round: PingRound): void {
   m.pingRounds.delete(round.dueMs);
-  const next: AgentRecord[] = [];
   for (const record of round.members) {
     const pings = record.pings;
-    if (pings?.round !== round) continue;
+    if (pings?.round !== round) {
+      round.members.delete(record);
+      continue;
+    }
     // The operator marked it gone meanwhile: it is never pinged again.
     if (record.state === 'gone') {
       stopPinging(record);
+      round.members.delete(record);
       continue;
     }
-    if (pings.quiet) {
-      next.push(record);
-      continue;
-    }
-    if (pings.awaiting) pings.missed++;
-    if (pings.missed >= MAX_AGENT_PING_TIMEOUTS) {
-      markUnreachable(m, record);
-      continue;
-    }
-    ping(m, record);
-    if (record.pings === pings) next.push(record);
+    if (!pings.quiet && !pingAgain(m, record, pings)) round.members.delete(record);
   }
-  if (next.length === 0) return;
-  const joined = joinRound(m, round.dueMs + AGENT_PING_TIMEOUT_MS, next);
-  for (const record of next) record.pings!.round = joined;
+  if (round.members.size === 0) return;
+  const dueMs = round.dueMs + AGENT_PING_TIMEOUT_MS;
+  const joined = m.pingRounds.get(dueMs);
+  if (joined === undefined) {
+    round.dueMs = dueMs;
+    m.pingRounds.set(dueMs, round);
+    m.ctx.loop.schedule(AGENT_PING_TIMEOUT_MS, 'agent:ping-timeout', () => runRound(m, round));
+    return;
+  }
+  for (const record of round.members) {
+    joined.members.add(record);
+    record.pings!.round = joined;
+  }
+}
+
+/** A loud ping's turn: false when the agent leaves its round (unreachable, or pinging anew). */
+function pingAgain(m: MasterOps, record: AgentRecord, pings: PingState): boolean {
+  if (pings.awaiting) pings.missed++;
+  if (pings.missed >= MAX_AGENT_PING_TIMEOUTS) {
+    markUnreachable(m, record);
+    return false;
+  }
+  ping(m, record);
+  return record.pings === pings;
 }
 
 /**

@@ -378,7 +378,9 @@ export class Master implements MasterOps, SimNode {
   offerView(fw: Framework, offer: Offer): OfferView {
     const { info } = this.agents.get(offer.agentId)!;
     const multiRole = fw.has('MULTI_ROLE');
-    const executorIds = [...fw.executors.values()].filter((e) => e.agentId === offer.agentId).map((e) => e.executorId);
+    // One pass, no copies: a framework may run thousands of executors, and every offer looks.
+    const executorIds: string[] = [];
+    for (const e of fw.executors.values()) if (e.agentId === offer.agentId) executorIds.push(e.executorId);
     return {
       id: offer.id,
       frameworkId: fw.id,
