@@ -54,8 +54,9 @@ function checkAgent(master: Master, agentId: string, total: Resources): string |
     return `agent '${agentId}' total {${format(total)}}, allocator holds {${sum(allocated)}}, master accounts {${sum([books.offered, books.used])}}`;
   }
   const totals = quantities([total], true);
-  if (!sameQuantities(totals, quantities([master.allocator.total(agentId)], true))) {
-    return `agent '${agentId}' total {${format(total)}}, allocator's total {${format(master.allocator.total(agentId))}}`;
+  const allocatorTotal = master.allocator.total(agentId);
+  if (allocatorTotal !== total && !sameQuantities(totals, quantities([allocatorTotal], true))) {
+    return `agent '${agentId}' total {${format(total)}}, allocator's total {${format(allocatorTotal)}}`;
   }
   for (const [key, n] of quantities(allocated, true)) {
     if (n > (totals.get(key) ?? 0)) return `agent '${agentId}' allocates {${sum(allocated)}} beyond its total {${format(total)}}`;

@@ -251,6 +251,8 @@ export function scalarQuantities(bag: Resources): Map<string, number> {
 }
 
 export function allocate(bag: Resources, role: string | undefined): Resources {
+  // Already so (the allocator's decisions carry their role): the bag itself.
+  if (bag.every((r) => r.allocationRole === role)) return normalise(bag);
   return normalise(bag.map((r) => withAllocation(r, role)));
 }
 
