@@ -31,6 +31,8 @@ export interface NetworkOptions {
 export interface QuietPings {
   /** When the node was last pinged without messages. */
   lastPingMs(nodeId: string): number | undefined;
+  /** Whether its pings are quiet now (`Network.quietPingsEnded` tells when they end). */
+  goOn(nodeId: string): boolean;
   /** Something that could delay or lose messages touched the links between `a` and `b` (undefined: any node). */
   linkChanged(a: string | undefined, b: string | undefined): void;
 }
@@ -70,6 +72,8 @@ export class Network {
   #nextRuleId = 1;
   /** The master's quiet pings (agent-health.ts): told of every change on links, asked by the agents. */
   #quietPings: QuietPings | undefined;
+  /** What wakes each node's watch on its pings when its quiet pings end. */
+  readonly #quietEnded = new Map<string, () => void>();
 
   constructor(
     private readonly loop: EventLoop,
@@ -192,11 +196,28 @@ export class Network {
    * master last pinged them so.
    */
   reportQuietPings(quietPings: QuietPings): void {
+    const before = this.#quietPings;
     this.#quietPings = quietPings;
+    // Another master's pings: whatever the one before gave ends here.
+    if (before !== undefined) for (const wake of [...this.#quietEnded.values()]) wake();
   }
 
   quietPingMs(nodeId: string): number | undefined {
     return this.#quietPings?.lastPingMs(nodeId);
+  }
+
+  /** Whether the node's master pings it without messages now. */
+  quietPingsGoOn(nodeId: string): boolean {
+    return this.#quietPings?.goOn(nodeId) ?? false;
+  }
+
+  /** `wake` runs when the node's quiet pings end: they are loud again, or stopped. */
+  onQuietPingsEnded(nodeId: string, wake: () => void): void {
+    this.#quietEnded.set(nodeId, wake);
+  }
+
+  quietPingsEnded(nodeId: string): void {
+    this.#quietEnded.get(nodeId)?.();
   }
 
   /** Whether a message on the link arrives later than now. */

@@ -95,7 +95,7 @@ export class Agent implements SimNode, ExecutorHost {
     readonly outbox: Outbox,
   ) {
     this.#rng = ctx.rng.fork(`agent/${config.id}`);
-    this.#pingWatch = new PingWatch(ctx.loop, MASTER_PING_TIMEOUT_MS, () => this.#masterLost(), () => ctx.network.quietPingMs(config.id));
+    this.#pingWatch = new PingWatch(ctx.loop, ctx.network, config.id, MASTER_PING_TIMEOUT_MS, () => this.#masterLost());
     this.#updates = this.#newUpdateManager();
     this.#resources = { total: config.resources, version: 0 };
     this.#operationUpdates = this.#newOperationUpdates();

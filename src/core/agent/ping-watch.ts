@@ -5,21 +5,28 @@
  * its time; the one timer, when it fires before the silence is long enough,
  * waits for the rest of it. So a ping every 15 s costs no timer of its own,
  * and the watch fires at the same instant as a timer restarted by every ping.
- * Quiet pings (master/agent-health.ts) count as pings heard.
+ *
+ * Quiet pings (master/agent-health.ts) count as pings heard; while they go
+ * on the watch sleeps, and the network wakes it when they end, to count the
+ * silence from the last of them.
  */
 import type { EventLoop, TimerId } from '../event-loop.js';
+import type { Network } from '../network.js';
 
 export class PingWatch {
   #lastMs = 0;
   #timer: TimerId | undefined;
+  #sleeping = false;
 
   constructor(
     private readonly loop: EventLoop,
+    private readonly network: Network,
+    private readonly nodeId: string,
     private readonly timeoutMs: number,
     private readonly onSilent: () => void,
-    /** When the master last pinged without messages (`Network.quietPingMs`). */
-    private readonly lastQuietPingMs: () => number | undefined,
-  ) {}
+  ) {
+    network.onQuietPingsEnded(nodeId, () => this.#wake());
+  }
 
   /** A PING (or the registration that starts the watch). */
   heard(): void {
@@ -31,12 +38,27 @@ export class PingWatch {
   stop(): void {
     this.loop.cancel(this.#timer);
     this.#timer = undefined;
+    this.#sleeping = false;
+  }
+
+  #wake(): void {
+    if (!this.#sleeping) return;
+    this.#arm(Math.max(0, this.timeoutMs - this.#silentMs()));
+  }
+
+  #silentMs(): number {
+    return this.loop.now() - Math.max(this.#lastMs, this.network.quietPingMs(this.nodeId) ?? 0);
   }
 
   #arm(delayMs: number): void {
+    this.#sleeping = false;
     this.#timer = this.loop.schedule(delayMs, 'agent:master-ping-timeout', () => {
       this.#timer = undefined;
-      const silentMs = this.loop.now() - Math.max(this.#lastMs, this.lastQuietPingMs() ?? 0);
+      if (this.network.quietPingsGoOn(this.nodeId)) {
+        this.#sleeping = true;
+        return;
+      }
+      const silentMs = this.#silentMs();
       if (silentMs < this.timeoutMs) this.#arm(this.timeoutMs - silentMs);
       else this.onSilent();
     });

@@ -49,15 +49,15 @@ const UNREACHABLE_MESSAGE = 'health check timed out';
  */
 /** Starts (or starts again) pinging an agent that registered or re-registered. */
 export function startPinging(m: MasterOps, record: AgentRecord): void {
-  stopPinging(record);
+  stopPinging(m, record);
   const round = joinRound(m, m.ctx.loop.now() + AGENT_PING_TIMEOUT_MS, record);
   record.pings = { awaiting: false, missed: 0, round, quiet: false };
   ping(m, record);
 }
 
 /** Its round drops it when it next comes round. */
-function stopPinging(record: AgentRecord): void {
-  leaveQuiet(record);
+function stopPinging(m: MasterOps, record: AgentRecord): void {
+  leaveQuiet(m, record);
   record.pings = undefined;
 }
 
@@ -70,26 +70,28 @@ export function quietPings(m: MasterOps): QuietPings {
       // A quiet agent was pinged when its round last came round (or at its one loud ping, which it heard).
       return pings?.quiet === true ? pings.round.dueMs - AGENT_PING_TIMEOUT_MS : record?.quietPingMs;
     },
+    goOn: (agentId) => m.agents.get(agentId)?.pings?.quiet === true,
     linkChanged(a, b) {
       // Only links to the master carry pings: the agent at the other end of one, or every agent.
       const other = a === MASTER_NODE ? b : b === MASTER_NODE ? a : a === undefined ? b : b === undefined ? a : null;
       if (other === null) return;
       if (other === undefined) {
-        for (const record of m.agents.values()) leaveQuiet(record);
+        for (const record of m.agents.values()) leaveQuiet(m, record);
         return;
       }
       const record = m.agents.get(other);
-      if (record !== undefined) leaveQuiet(record);
+      if (record !== undefined) leaveQuiet(m, record);
     },
   };
 }
 
-/** Pings of the agent are loud again: the last quiet one is kept for its watch. */
-function leaveQuiet(record: AgentRecord): void {
+/** Pings of the agent are loud again: the last quiet one is kept for its watch, which wakes. */
+function leaveQuiet(m: MasterOps, record: AgentRecord): void {
   const pings = record.pings;
   if (pings?.quiet !== true) return;
   record.quietPingMs = pings.round.dueMs - AGENT_PING_TIMEOUT_MS;
   pings.quiet = false;
+  m.ctx.network.quietPingsEnded(record.id);
 }
 
 /** Adds an agent to the round due at `dueMs`, made and scheduled if there is none. */
@@ -121,7 +123,7 @@ function runRound(m: MasterOps, round: PingRound): void {
     }
     // The operator marked it gone meanwhile: it is never pinged again.
     if (record.state === 'gone') {
-      stopPinging(record);
+      stopPinging(m, record);
       round.members.delete(record);
       continue;
     }
@@ -159,7 +161,7 @@ function pingAgain(m: MasterOps, record: AgentRecord, pings: PingState): boolean
  * pings are quiet from then on.
  */
 function ping(m: MasterOps, record: AgentRecord): void {
-  leaveQuiet(record);
+  leaveQuiet(m, record);
   const pings = record.pings!;
   pings.awaiting = true;
   const message = { type: 'PING' } as const;
@@ -182,7 +184,7 @@ export function onPong(record: AgentRecord): void {
 
 export function markUnreachable(m: MasterOps, record: AgentRecord): void {
   const agentId = record.id;
-  stopPinging(record);
+  stopPinging(m, record);
   record.moveTo('unreachable');
   const unreachableTimeMs = wallTimeMs(m.ctx);
   record.unreachableTimeMs = unreachableTimeMs;
