@@ -251,10 +251,17 @@ export function scalarQuantities(bag: Resources): Map<string, number> {
 }
 
 export function allocate(bag: Resources, role: string | undefined): Resources {
-  // Already so (the allocator's decisions carry their role): the bag itself.
+  // Already so: the bag itself. The same bag is often offered again and again: the last answer is kept.
   if (bag.every((r) => r.allocationRole === role)) return normalise(bag);
-  return normalise(bag.map((r) => withAllocation(r, role)));
+  const kept = ALLOCATED.get(bag);
+  if (kept !== undefined && kept.role === role) return kept.bag;
+  const out = normalise(bag.map((r) => withAllocation(r, role)));
+  ALLOCATED.set(bag, { role, bag: out });
+  return out;
 }
+
+/** The last `allocate` of each bag (bags are never changed). */
+const ALLOCATED = new WeakMap<Resources, { readonly role: string | undefined; readonly bag: Resources }>();
 
 function withAllocation(r: Resource, role: string | undefined): Resource {
   const { allocationRole: _drop, ...rest } = r;
