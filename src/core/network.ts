@@ -196,10 +196,9 @@ export class Network {
    * master last pinged them so.
    */
   reportQuietPings(quietPings: QuietPings): void {
-    const before = this.#quietPings;
+    // Another master's pings: whatever the one before gave ends here, kept by the nodes as heard.
+    if (this.#quietPings !== undefined) for (const wake of [...this.#quietEnded.values()]) wake();
     this.#quietPings = quietPings;
-    // Another master's pings: whatever the one before gave ends here.
-    if (before !== undefined) for (const wake of [...this.#quietEnded.values()]) wake();
   }
 
   quietPingMs(nodeId: string): number | undefined {

@@ -8,6 +8,11 @@
 import { describe, expect, it } from 'vitest';
 import { AGENT_PING_TIMEOUT_MS, MAX_AGENT_PING_TIMEOUTS } from '../../src/core/master/agent-health.js';
 import { MASTER_PING_TIMEOUT_MS } from '../../src/core/agent/flags.js';
+import { PingWatch } from '../../src/core/agent/ping-watch.js';
+import { EventLoop } from '../../src/core/event-loop.js';
+import { Network } from '../../src/core/network.js';
+import { Rng } from '../../src/core/rng.js';
+import { Trace } from '../../src/core/trace.js';
 import { makeCluster } from './helpers.js';
 
 const QUIET_MS = 30 * 60_000;
@@ -68,5 +73,54 @@ describe('quiet pings', () => {
     const [unreachableMs] = timesOf(cluster, 'agent:unreachable');
     expect(unreachableMs! - crashMs).toBeLessThanOrEqual(UNREACHABLE_AFTER_MS + AGENT_PING_TIMEOUT_MS);
     expect(timesOf(cluster, 'net:lost').length).toBeGreaterThanOrEqual(MAX_AGENT_PING_TIMEOUTS);
+  });
+});
+
+describe('the ping watch', () => {
+  /** A watch heard at 0, then pinged quietly by a master that reports its last quiet ping. */
+  function watched() {
+    const loop = new EventLoop();
+    const network = new Network(loop, new Trace(loop), new Rng(1).fork('network'));
+    let lastQuietMs: number | undefined;
+    network.reportQuietPings({ lastPingMs: () => lastQuietMs, goOn: () => lastQuietMs !== undefined, linkChanged: () => {} });
+    const lost: number[] = [];
+    const watch = new PingWatch(loop, network, 'agent-1', MASTER_PING_TIMEOUT_MS, () => lost.push(loop.now()));
+    watch.heard();
+    const quietUntil = (ms: number) => {
+      for (let t = AGENT_PING_TIMEOUT_MS; t <= ms; t += AGENT_PING_TIMEOUT_MS) {
+        loop.runUntil(t);
+        lastQuietMs = t;
+      }
+    };
+    return { loop, network, lost, quietUntil, end: () => (lastQuietMs = undefined) };
+  }
+
+  it('sleeps while the pings are quiet and, woken when they end, counts the silence from the last of them', () => {
+    const { loop, network, lost, quietUntil, end } = watched();
+    quietUntil(600_000);
+    const lastMs = loop.now();
+    loop.runUntil(lastMs + 5_000);
+    network.quietPingsEnded('agent-1');
+    end();
+    loop.runUntil(lastMs + 10 * MASTER_PING_TIMEOUT_MS);
+    expect(lost).toEqual([lastMs + MASTER_PING_TIMEOUT_MS]);
+  });
+
+  it('keeps the last quiet ping of a master that another replaced', () => {
+    const { loop, network, lost, quietUntil } = watched();
+    quietUntil(300_000);
+    const lastMs = loop.now();
+    loop.runUntil(lastMs + 5_000);
+    network.reportQuietPings({ lastPingMs: () => undefined, goOn: () => false, linkChanged: () => {} });
+    loop.runUntil(lastMs + 10 * MASTER_PING_TIMEOUT_MS);
+    expect(lost).toEqual([lastMs + MASTER_PING_TIMEOUT_MS]);
+  });
+
+  it('keeps it too when the master is replaced before the watch first slept', () => {
+    const { loop, network, lost, quietUntil } = watched();
+    quietUntil(30_000);
+    network.reportQuietPings({ lastPingMs: () => undefined, goOn: () => false, linkChanged: () => {} });
+    loop.runUntil(10 * MASTER_PING_TIMEOUT_MS);
+    expect(lost).toEqual([30_000 + MASTER_PING_TIMEOUT_MS]);
   });
 });

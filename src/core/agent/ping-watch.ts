@@ -41,7 +41,9 @@ export class PingWatch {
     this.#sleeping = false;
   }
 
+  /** Quiet pings ended: the last of them is kept as heard (the master that gave them may be gone), and a sleeping watch wakes. */
   #wake(): void {
+    this.#lastMs = Math.max(this.#lastMs, this.network.quietPingMs(this.nodeId) ?? 0);
     if (!this.#sleeping) return;
     this.#arm(Math.max(0, this.timeoutMs - this.#silentMs()));
   }
