@@ -18,10 +18,25 @@ export interface Timers {
 }
 
 interface Entry {
-  readonly dueMs: number;
   readonly seq: number;
   readonly label: string;
   readonly action: () => void;
+  /** Not one of the `BACKGROUND_TIMERS`. */
+  readonly foreground: boolean;
+  cancelled: boolean;
+}
+
+/**
+ * The timers due at one instant, in the order scheduled (so by `seq`):
+ * clusters schedule many timers for the same instant (the master's pings of
+ * agents that registered together, messages on links without latency), and
+ * one heap entry per instant makes scheduling those a push on an array.
+ */
+interface Bucket {
+  readonly dueMs: number;
+  readonly entries: Entry[];
+  /** The index of the next entry to run. */
+  next: number;
 }
 
 /**
@@ -49,13 +64,13 @@ const MAX_STEPS_PER_INSTANT = 1_000_000;
 export class EventLoop implements Timers {
   #nowMs = 0;
   #seq = 0;
-  #heap: Entry[] = [];
-  /** Timers scheduled and neither run nor cancelled yet, and whether each is in the foreground (not a background timer). */
-  #live = new Map<number, boolean>();
+  /** The instants that have a bucket, as a min-heap. */
+  #heap: number[] = [];
+  #buckets = new Map<number, Bucket>();
+  /** Timers scheduled and neither run nor cancelled yet. */
+  #live = new Map<number, Entry>();
   /** How many live timers are in the foreground. */
   #foreground = 0;
-  /** Cancelled timers still sitting in the heap, dropped when they reach its head. */
-  #cancelled = new Set<number>();
 
   now(): number {
     return this.#nowMs;
@@ -66,30 +81,37 @@ export class EventLoop implements Timers {
     const delay = Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
     const seq = ++this.#seq;
     const foreground = !BACKGROUND_TIMERS.has(label);
-    this.#live.set(seq, foreground);
+    const entry: Entry = { seq, label, action, foreground, cancelled: false };
+    this.#live.set(seq, entry);
     if (foreground) this.#foreground++;
-    heapPush(this.#heap, { dueMs: this.#nowMs + delay, seq, label, action }, before);
+    const dueMs = this.#nowMs + delay;
+    let bucket = this.#buckets.get(dueMs);
+    if (bucket === undefined) {
+      bucket = { dueMs, entries: [], next: 0 };
+      this.#buckets.set(dueMs, bucket);
+      heapPush(this.#heap, dueMs, earlier);
+    }
+    bucket.entries.push(entry);
     return seq;
   }
 
   /**
    * Cancels a timer that has not run yet. Cancelling one that already ran or
-   * was already cancelled does nothing: otherwise it would be counted as
-   * cancelled forever (handlers routinely cancel their own, running timer).
+   * was already cancelled does nothing (handlers routinely cancel their own,
+   * running timer).
    */
   cancel(timer: TimerId | undefined): void {
     if (timer === undefined) return;
-    const foreground = this.#live.get(timer);
-    if (foreground === undefined) return;
+    const entry = this.#live.get(timer);
+    if (entry === undefined) return;
     this.#live.delete(timer);
-    if (foreground) this.#foreground--;
-    this.#cancelled.add(timer);
+    if (entry.foreground) this.#foreground--;
+    entry.cancelled = true;
   }
 
   /** Due time of the next live timer, or undefined when the queue is empty. */
   nextDueMs(): number | undefined {
-    this.#dropCancelledHead();
-    return this.#heap[0]?.dueMs;
+    return this.#head()?.dueMs;
   }
 
   pending(): number {
@@ -98,12 +120,12 @@ export class EventLoop implements Timers {
 
   /** Runs the next timer, moving the clock to its due time. False when idle. */
   step(): boolean {
-    this.#dropCancelledHead();
-    const entry = heapPop(this.#heap, before);
-    if (entry === undefined) return false;
-    if (this.#live.get(entry.seq) === true) this.#foreground--;
+    const bucket = this.#head();
+    if (bucket === undefined) return false;
+    const entry = bucket.entries[bucket.next++]!;
     this.#live.delete(entry.seq);
-    this.#nowMs = entry.dueMs;
+    if (entry.foreground) this.#foreground--;
+    this.#nowMs = bucket.dueMs;
     entry.action();
     return true;
   }
@@ -175,18 +197,23 @@ export class EventLoop implements Timers {
     }
   }
 
-  #dropCancelledHead(): void {
+  /** The bucket of the next live timer, its cancelled and spent entries passed over. */
+  #head(): Bucket | undefined {
     for (;;) {
-      const head = this.#heap[0];
-      if (head === undefined || !this.#cancelled.has(head.seq)) return;
-      this.#cancelled.delete(head.seq);
-      heapPop(this.#heap, before);
+      const dueMs = this.#heap[0];
+      if (dueMs === undefined) return undefined;
+      const bucket = this.#buckets.get(dueMs)!;
+      const { entries } = bucket;
+      while (bucket.next < entries.length && entries[bucket.next]!.cancelled) bucket.next++;
+      if (bucket.next < entries.length) return bucket;
+      this.#buckets.delete(dueMs);
+      heapPop(this.#heap, earlier);
     }
   }
 }
 
-function before(a: Entry, b: Entry): boolean {
-  return a.dueMs < b.dueMs || (a.dueMs === b.dueMs && a.seq < b.seq);
+function earlier(a: number, b: number): boolean {
+  return a < b;
 }
 
 /**

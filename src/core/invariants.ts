@@ -54,8 +54,9 @@ function checkAgent(master: Master, agentId: string, total: Resources): string |
     return `agent '${agentId}' total {${format(total)}}, allocator holds {${sum(allocated)}}, master accounts {${sum([books.offered, books.used])}}`;
   }
   const totals = quantities([total], true);
-  if (!sameQuantities(totals, quantities([master.allocator.total(agentId)], true))) {
-    return `agent '${agentId}' total {${format(total)}}, allocator's total {${format(master.allocator.total(agentId))}}`;
+  const allocatorTotal = master.allocator.total(agentId);
+  if (allocatorTotal !== total && !sameQuantities(totals, quantities([allocatorTotal], true))) {
+    return `agent '${agentId}' total {${format(total)}}, allocator's total {${format(allocatorTotal)}}`;
   }
   for (const [key, n] of quantities(allocated, true)) {
     if (n > (totals.get(key) ?? 0)) return `agent '${agentId}' allocates {${sum(allocated)}} beyond its total {${format(total)}}`;
@@ -125,16 +126,37 @@ function sum(bags: readonly Resources[]): string {
   return format(normalise(out));
 }
 
-/** Quantity per resource identity: scalar milli, number of range values, set size. */
-function quantities(bags: Iterable<Resources>, ignoreAllocation = false): Map<string, number> {
-  const out = new Map<string, number>();
+/** Quantity per resource identity: scalar milli, number of range values, set size. Read-only. */
+function quantities(bags: Iterable<Resources>, ignoreAllocation = false): ReadonlyMap<string, number> {
+  let out: Map<string, number> | undefined;
+  let only: ReadonlyMap<string, number> | undefined;
   for (const bag of bags) {
-    for (const r of bag) {
-      const key = identityKey(r, ignoreAllocation);
-      const n = r.type === 'SCALAR' ? (r.milli ?? 0) : r.type === 'RANGES' ? rangesSize(r.ranges ?? []) : (r.set?.length ?? 0);
-      out.set(key, (out.get(key) ?? 0) + n);
+    if (bag.length === 0) continue;
+    const counted = bagQuantities(bag, ignoreAllocation);
+    if (only === undefined && out === undefined) {
+      only = counted;
+      continue;
     }
+    out ??= new Map(only);
+    for (const [key, n] of counted) out.set(key, (out.get(key) ?? 0) + n);
   }
+  return out ?? only ?? new Map();
+}
+
+/** Bags are never changed: each is counted once per way of counting (the books check the same bags again and again). */
+const COUNTED = [new WeakMap<Resources, ReadonlyMap<string, number>>(), new WeakMap<Resources, ReadonlyMap<string, number>>()];
+
+function bagQuantities(bag: Resources, ignoreAllocation: boolean): ReadonlyMap<string, number> {
+  const cache = COUNTED[ignoreAllocation ? 1 : 0]!;
+  let out = cache.get(bag) as Map<string, number> | undefined;
+  if (out !== undefined) return out;
+  out = new Map<string, number>();
+  for (const r of bag) {
+    const key = identityKey(r, ignoreAllocation);
+    const n = r.type === 'SCALAR' ? (r.milli ?? 0) : r.type === 'RANGES' ? rangesSize(r.ranges ?? []) : (r.set?.length ?? 0);
+    out.set(key, (out.get(key) ?? 0) + n);
+  }
+  cache.set(bag, out);
   return out;
 }
 

@@ -27,6 +27,16 @@ export interface NetworkOptions {
   readonly latencyMs?: number;
 }
 
+/** Pings given without messages, and what must end them (see `Network.reportQuietPings`). */
+export interface QuietPings {
+  /** When the node was last pinged without messages. */
+  lastPingMs(nodeId: string): number | undefined;
+  /** Whether its pings are quiet now (`Network.quietPingsEnded` tells when they end). */
+  goOn(nodeId: string): boolean;
+  /** Something that could delay or lose messages touched the links between `a` and `b` (undefined: any node). */
+  linkChanged(a: string | undefined, b: string | undefined): void;
+}
+
 export interface NetworkRule {
   /** Sender node id; any sender when absent. */
   readonly from?: string;
@@ -53,8 +63,17 @@ export class Network {
   readonly #rules = new Map<number, NetworkRule>();
   /** Per link, by sender then receiver: when its last message arrives, which later ones may not precede. */
   readonly #lastArrivalMs = new Map<string, Map<string, number>>();
+  /**
+   * The latest arrival any link holds back: once the clock has passed it,
+   * no link holds back anything and sending needs no look-up of its link.
+   */
+  #latestArrivalMs = 0;
   readonly #latencyMs: number;
   #nextRuleId = 1;
+  /** The master's quiet pings (agent-health.ts): told of every change on links, asked by the agents. */
+  #quietPings: QuietPings | undefined;
+  /** What wakes each node's watch on its pings when its quiet pings end. */
+  readonly #quietEnded = new Map<string, () => void>();
 
   constructor(
     private readonly loop: EventLoop,
@@ -68,10 +87,12 @@ export class Network {
   /** Puts a node on the network (up), on `host` (its own id by default). */
   attach(node: SimNode, host = node.nodeId): void {
     this.#nodes.set(node.nodeId, { node, host, up: true });
+    this.#quietPings?.linkChanged(node.nodeId, undefined);
   }
 
   detach(nodeId: string): void {
     this.#nodes.delete(nodeId);
+    this.#quietPings?.linkChanged(nodeId, undefined);
     for (const to of this.#lastArrivalMs.get(nodeId)?.keys() ?? []) this.#lastArrivalMs.get(to)?.delete(nodeId);
     this.#lastArrivalMs.delete(nodeId);
   }
@@ -80,11 +101,13 @@ export class Network {
   setUp(nodeId: string, up: boolean): void {
     const attached = this.#nodes.get(nodeId);
     if (attached !== undefined) attached.up = up;
+    this.#quietPings?.linkChanged(nodeId, undefined);
   }
 
   addRule(rule: NetworkRule): number {
     const id = this.#nextRuleId++;
     this.#rules.set(id, rule);
+    this.#quietPings?.linkChanged(rule.from, rule.to);
     this.trace.append('net:rule-add', { ruleId: id, ...rule });
     return id;
   }
@@ -96,6 +119,7 @@ export class Network {
   /** Messages between `a` and `b` are lost both ways until `heal`. */
   cut(a: string, b: string): void {
     this.#cut.add(linkKey(a, b));
+    this.#quietPings?.linkChanged(a, b);
     this.trace.append('net:cut', { a, b });
   }
 
@@ -104,7 +128,7 @@ export class Network {
   }
 
   isCut(a: string, b: string): boolean {
-    return this.#cut.has(linkKey(a, b));
+    return this.#cut.size > 0 && this.#cut.has(linkKey(a, b));
   }
 
   /** Sends `message` from `from` to `to`, subject to latency, rules and cuts. */
@@ -124,12 +148,81 @@ export class Network {
       this.trace.append(`net:${rule.action}`, { ruleId, from, to, message: message.type, extraMs });
     }
     const now = this.loop.now();
-    const links = this.#links(from, to);
-    for (const extraMs of [0, ...copies]) {
-      const arrivalMs = Math.max(now + delayMs + extraMs, links.get(to) ?? 0);
-      links.set(to, arrivalMs);
+    for (const extraMs of copies.length === 0 ? NO_COPIES : [0, ...copies]) {
+      const arrivalMs = this.#arrival(from, to, now + delayMs + extraMs, now);
       this.loop.schedule(arrivalMs - now, `net:${message.type}`, () => this.#deliver(from, to, message));
     }
+  }
+
+  /**
+   * When a message sent now for `earliestMs` arrives: not before the last
+   * one on its link. Only arrivals later than now are kept: a message
+   * arriving now holds back nothing that is sent from now on.
+   */
+  #arrival(from: string, to: string, earliestMs: number, now: number): number {
+    if (earliestMs <= now && this.#latestArrivalMs <= now) return now;
+    const links = this.#links(from, to);
+    const arrivalMs = Math.max(earliestMs, links.get(to) ?? 0);
+    if (arrivalMs > now) {
+      links.set(to, arrivalMs);
+      if (arrivalMs > this.#latestArrivalMs) this.#latestArrivalMs = arrivalMs;
+    }
+    return arrivalMs;
+  }
+
+  /**
+   * Delivers `message` inside this call when nothing could tell it from one
+   * sent now: both ends attached and up, no latency between them, the link
+   * not cut and holding nothing back, and no rule for it. Otherwise it sends
+   * nothing and returns false, and the caller sends it as usual. Only for
+   * messages whose handling does not depend on the messages already on
+   * their way (the health pings): this one overtakes them.
+   */
+  sendNow(from: string, to: string, message: Message): boolean {
+    const source = this.#nodes.get(from);
+    const target = this.#nodes.get(to);
+    if (source === undefined || target === undefined || !source.up || !target.up) return false;
+    if (this.#latency(from, to) !== 0 || this.#holdsBack(from, to) || this.isCut(from, to)) return false;
+    for (const rule of this.#rules.values()) if (matches(rule, from, to, message)) return false;
+    target.node.receive(from, message);
+    return true;
+  }
+
+  /**
+   * The master's health checks skip the messages of pings that nothing
+   * could delay or lose (agent-health.ts): the network tells it of every
+   * change on links (a rule added, a cut, a node attached, up or down;
+   * healing and removing a rule lose nothing), and agents ask it when their
+   * master last pinged them so.
+   */
+  reportQuietPings(quietPings: QuietPings): void {
+    // Another master's pings: whatever the one before gave ends here, kept by the nodes as heard.
+    if (this.#quietPings !== undefined) for (const wake of [...this.#quietEnded.values()]) wake();
+    this.#quietPings = quietPings;
+  }
+
+  quietPingMs(nodeId: string): number | undefined {
+    return this.#quietPings?.lastPingMs(nodeId);
+  }
+
+  /** Whether the node's master pings it without messages now. */
+  quietPingsGoOn(nodeId: string): boolean {
+    return this.#quietPings?.goOn(nodeId) ?? false;
+  }
+
+  /** `wake` runs when the node's quiet pings end: they are loud again, or stopped. */
+  onQuietPingsEnded(nodeId: string, wake: () => void): void {
+    this.#quietEnded.set(nodeId, wake);
+  }
+
+  quietPingsEnded(nodeId: string): void {
+    this.#quietEnded.get(nodeId)?.();
+  }
+
+  /** Whether a message on the link arrives later than now. */
+  #holdsBack(from: string, to: string): boolean {
+    const now = this.loop.now();
+    return this.#latestArrivalMs > now && (this.#lastArrivalMs.get(from)?.get(to) ?? 0) > now;
   }
 
   #deliver(from: string, to: string, message: Message): void {
@@ -155,6 +248,7 @@ export class Network {
   }
 
   #latency(from: string, to: string): number {
+    if (this.#latencyMs === 0) return 0;
     const a = this.#nodes.get(from)?.host ?? from;
     const b = this.#nodes.get(to)?.host ?? to;
     return a === b ? 0 : this.#latencyMs;
@@ -165,6 +259,8 @@ export class Network {
     return p >= 1 || (p > 0 && this.rng.next() < p);
   }
 }
+
+const NO_COPIES: readonly number[] = [0];
 
 function matches(rule: NetworkRule, from: string, to: string, message: Message): boolean {
   return (

@@ -138,18 +138,28 @@ export function isEmpty(bag: Resources): boolean {
   return bag.every(isEmptyResource);
 }
 
+/**
+ * Bags `normalise` and `subtract` returned: read-only, so already in normal
+ * form, and a bag passed through the books again and again (an agent's
+ * free resources, a task's) is normalised once.
+ */
+const NORMALISED = new WeakSet<Resources>();
+
 /** Merges entries of the same identity, drops empty ones, sorts canonically. */
 export function normalise(bag: Resources): Resources {
+  if (NORMALISED.has(bag)) return bag;
   const byId = new Map<string, Resource>();
   for (const r of bag) {
     const key = identity(r);
     const prev = byId.get(key);
     byId.set(key, prev === undefined ? r : combine(prev, r));
   }
-  return [...byId.entries()]
+  const out = [...byId.entries()]
     .filter(([, r]) => !isEmptyResource(r))
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([, r]) => r);
+  NORMALISED.add(out);
+  return out;
 }
 
 function combine(a: Resource, b: Resource): Resource {
@@ -164,11 +174,15 @@ function combine(a: Resource, b: Resource): Resource {
 }
 
 export function add(a: Resources, b: Resources): Resources {
+  if (a.length === 0) return normalise(b);
+  if (b.length === 0) return normalise(a);
   return normalise([...a, ...b]);
 }
 
 /** `a - b`; the caller must know that `a` contains `b` (asserted). */
 export function subtract(a: Resources, b: Resources): Resources {
+  // A bag taken from itself, as a book that held one offer or task gives it back.
+  if (a === b) return [];
   // One pass: both sides normalised once, containment checked per identity.
   // The result keeps the canonical order of `a`, so it needs no new sort.
   const left = new Map(normalise(a).map((r) => [identity(r), r]));
@@ -180,7 +194,9 @@ export function subtract(a: Resources, b: Resources): Resources {
     }
     left.set(key, minus(have, r));
   }
-  return [...left.values()].filter((r) => !isEmptyResource(r));
+  const out = [...left.values()].filter((r) => !isEmptyResource(r));
+  NORMALISED.add(out);
+  return out;
 }
 
 function minus(a: Resource, b: Resource): Resource {
@@ -235,8 +251,17 @@ export function scalarQuantities(bag: Resources): Map<string, number> {
 }
 
 export function allocate(bag: Resources, role: string | undefined): Resources {
-  return normalise(bag.map((r) => withAllocation(r, role)));
+  // Already so: the bag itself. The same bag is often offered again and again: the last answer is kept.
+  if (bag.every((r) => r.allocationRole === role)) return normalise(bag);
+  const kept = ALLOCATED.get(bag);
+  if (kept !== undefined && kept.role === role) return kept.bag;
+  const out = normalise(bag.map((r) => withAllocation(r, role)));
+  ALLOCATED.set(bag, { role, bag: out });
+  return out;
 }
+
+/** The last `allocate` of each bag (bags are never changed). */
+const ALLOCATED = new WeakMap<Resources, { readonly role: string | undefined; readonly bag: Resources }>();
 
 function withAllocation(r: Resource, role: string | undefined): Resource {
   const { allocationRole: _drop, ...rest } = r;

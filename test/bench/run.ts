@@ -23,6 +23,8 @@
  *                  Cluster of 10,000 agents subscribing 100 frameworks (allocator.ts)
  *   agents      7. startCluster() time and heap per idle agent for 100, 1,000 and 10,000
  *                  agents, loopback and ports addressing (agents.ts)
+ *   virtual-day 8. virtual-time speed: 24 h of a 10,000-agent cluster, 100,000 task lifecycles,
+ *                  a fault every virtual minute, the core alone (virtual-day.ts)
  *
  *   BENCH_SECONDS          measured seconds per HTTP target (default 3)
  *   BENCH_WARMUP_SECONDS   warm-up before each measurement (default 2: clustersim
@@ -47,9 +49,13 @@
  *   BENCH_AGENTS_PORTS_MAX largest count started with a port per agent too (default 1000)
  *   BENCH_AGENTS_WILDCARD  1: rows of loopback addressing on host 0.0.0.0 (one socket for all
  *                          agents) too; they listen on every interface while they run (default 0)
- *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants,allocator,agents
- *                          (default all), e.g. to profile one part with `node --cpu-prof --import tsx`
- *                          (the server threads of part 1 inherit the flag and write profiles of their own)
+ *   BENCH_DAY_AGENTS       agents of the virtual-day part (default 10000)
+ *   BENCH_DAY_HOURS        virtual hours of the virtual-day part (default 24; the task count scales with it)
+ *   BENCH_DAY_INVARIANTS   0: the virtual-day part with invariant checks off (default 1)
+ *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants,allocator,agents,
+ *                          virtual-day (default all; `npm run bench -- <part>...` names them too), e.g. to profile
+ *                          one part with `node --cpu-prof --import tsx` (the server threads of part 1 inherit the
+ *                          flag and write profiles of their own)
  */
 import os from 'node:os';
 import { benchAgents, type AgentsRow } from './agents.js';
@@ -61,7 +67,8 @@ import { benchEventPath, type PathResult } from './event-path.js';
 import { benchEventStream, type StreamResult } from './event-stream.js';
 import { benchSchedulerCalls, type CallsResult, type LaunchResult, type TargetResult } from './scheduler-calls.js';
 import { benchStartup, type StartupResult } from './startup.js';
-import { num, table } from './stats.js';
+import { runVirtualDay, VIRTUAL_DAY, virtualDayLines } from './virtual-day.js';
+import { num, progress, table } from './stats.js';
 import type { ThreadWindow } from './thread-cpu.js';
 
 function envNumber(name: string, fallback: number): number {
@@ -226,14 +233,14 @@ async function benchEvents(measuredEvents: number, batch: number): Promise<strin
   ];
 }
 
-const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events', 'allocator', 'agents'] as const;
+const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events', 'allocator', 'agents', 'virtual-day'] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(raw: string | undefined): ReadonlySet<Part> {
   if (raw === undefined || raw.trim() === '') return new Set(PARTS);
   const names = raw.split(',').map((s) => s.trim());
   const unknown = names.filter((n) => !(PARTS as readonly string[]).includes(n));
-  if (unknown.length > 0) throw new Error(`BENCH_ONLY: unknown part(s) ${unknown.join(', ')}; expected ${PARTS.join(', ')}`);
+  if (unknown.length > 0) throw new Error(`unknown bench part(s) ${unknown.join(', ')}; expected ${PARTS.join(', ')}`);
   return new Set(names as Part[]);
 }
 
@@ -327,6 +334,16 @@ async function benchAgentsPart(): Promise<string[]> {
   ];
 }
 
+function benchVirtualDay(): string[] {
+  const agents = Math.round(envNumber('BENCH_DAY_AGENTS', VIRTUAL_DAY.agents));
+  const hours = envNumber('BENCH_DAY_HOURS', VIRTUAL_DAY.hours);
+  const checkInvariants = process.env.BENCH_DAY_INVARIANTS !== '0';
+  const tasks = Math.round((VIRTUAL_DAY.tasks * hours) / 24);
+  progress(`virtual day: ${num(agents)} agents, ${num(hours)} h, ${num(tasks)} tasks`);
+  const result = runVirtualDay({ ...VIRTUAL_DAY, agents, hours, tasks, checkInvariants });
+  return ['', `8. virtual time, the core alone: ${num(hours)} h of cluster time`, ...virtualDayLines(result)];
+}
+
 async function main(): Promise<void> {
   const seconds = envNumber('BENCH_SECONDS', 3);
   const warmupSeconds = envNumber('BENCH_WARMUP_SECONDS', 2);
@@ -335,7 +352,8 @@ async function main(): Promise<void> {
   const streamEvents = Math.round(envNumber('BENCH_STREAM_EVENTS', 300_000));
   const streamBatch = Math.round(envNumber('BENCH_STREAM_BATCH', 1000));
 
-  const only = selectedParts(process.env.BENCH_ONLY);
+  const named = process.argv.slice(2).join(',');
+  const only = selectedParts(named === '' ? process.env.BENCH_ONLY : named);
 
   const cpus = os.cpus();
   const out = [`clustersim bench: node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}), ${os.platform()}-${os.arch()}`];
@@ -353,6 +371,7 @@ async function main(): Promise<void> {
   if (only.has('invariants')) out.push(...benchInvariants(coreSeconds));
   if (only.has('allocator')) out.push(...benchAllocatorPart());
   if (only.has('agents')) out.push(...(await benchAgentsPart()));
+  if (only.has('virtual-day')) out.push(...benchVirtualDay());
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

@@ -35,6 +35,7 @@ import type { ExecutorHost, ExecutorKind } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
 import type { NestedContainers } from './nested-containers.js';
+import { PingWatch } from './ping-watch.js';
 import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
 import { forgetIfDone, frameworkEntry, recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
 import { applyOperation, OperationUpdates, type CheckpointedResources, type OperationUpdate } from './operation-updates.js';
@@ -65,7 +66,7 @@ export class Agent implements SimNode, ExecutorHost {
   readonly #rng: Rng;
   #registrationTimer: TimerId | undefined;
   /** Fires when the master has not pinged for too long. */
-  #pingTimer: TimerId | undefined;
+  readonly #pingWatch: PingWatch;
   /** The newest state of every task with updates still in flight. */
   #latest = new Map<string, TaskState>();
   /** Executor processes that outlived a crash, until the agent is back. */
@@ -95,6 +96,7 @@ export class Agent implements SimNode, ExecutorHost {
     readonly outbox: Outbox,
   ) {
     this.#rng = ctx.rng.fork(`agent/${config.id}`);
+    this.#pingWatch = new PingWatch(ctx.loop, ctx.network, config.id, MASTER_PING_TIMEOUT_MS, () => this.#masterLost());
     this.#updates = this.#newUpdateManager();
     this.#resources = { total: config.resources, version: 0 };
     this.#operationUpdates = this.#newOperationUpdates();
@@ -191,7 +193,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#updates.pause();
     this.#operationUpdates.pause();
     this.ctx.loop.cancel(this.#registrationTimer);
-    this.ctx.loop.cancel(this.#pingTimer);
+    this.#pingWatch.stop();
     this.#containerizer.cancelShutdowns();
     for (const executor of this.executors()) {
       if (!executor.alive) continue;
@@ -311,8 +313,9 @@ export class Agent implements SimNode, ExecutorHost {
       case 'FRAMEWORK_TO_EXECUTOR':
         return this.#onFrameworkMessage(m.frameworkId, m.executorId, m.data);
       case 'PING':
-        this.#awaitPing();
-        return this.#toMaster({ type: 'PONG' });
+        this.#pingWatch.heard();
+        if (!this.ctx.network.sendNow(this.id, MASTER_NODE, { type: 'PONG' })) this.#toMaster({ type: 'PONG' });
+        return;
       case 'APPLY_OPERATION':
         this.#resources = applyOperation(this.ctx, this.id, this.#resources, m, this.#operationUpdates, toHex(this.#rng.bytes(16)));
         return;
@@ -339,7 +342,7 @@ export class Agent implements SimNode, ExecutorHost {
   #onRegistered(): void {
     this.ctx.loop.cancel(this.#registrationTimer);
     this.#registrationTimer = undefined;
-    this.#awaitPing();
+    this.#pingWatch.heard();
     if (this.#state === 'active') return;
     this.#moveTo('active');
     this.cgroups.recover();
@@ -351,12 +354,8 @@ export class Agent implements SimNode, ExecutorHost {
    * As upstream's agent: a master that stops pinging (a partition) is taken
    * for lost, and the agent registers again, as often as it must.
    */
-  #awaitPing(): void {
-    this.ctx.loop.cancel(this.#pingTimer);
-    this.#pingTimer = this.ctx.loop.schedule(MASTER_PING_TIMEOUT_MS, 'agent:master-ping-timeout', () => {
-      this.#pingTimer = undefined;
-      if (this.#state === 'active') this.#reregister('agent:master-lost');
-    });
+  #masterLost(): void {
+    if (this.#state === 'active') this.#reregister('agent:master-lost');
   }
 
   /** The master detector names a new leader (upstream's ZooKeeper watch): a registered agent re-registers with it at once. */

@@ -20,9 +20,10 @@
  * tasks were reported lost, are shut down on it.
  */
 import { wallTimeMs } from '../context.js';
-import type { ReportedTask } from '../messages.js';
+import { MASTER_NODE, type ReportedTask } from '../messages.js';
+import type { QuietPings } from '../network.js';
 import { isTerminal } from '../task-state.js';
-import type { AgentRecord } from './agents.js';
+import type { AgentRecord, PingRound, PingState } from './agents.js';
 import { refOf, type ExecutorRecord } from './framework.js';
 import type { MasterOps } from './ops.js';
 import { agentSnapshot } from './snapshots.js';
@@ -33,33 +34,139 @@ export const MAX_AGENT_PING_TIMEOUTS = 5;
 /** Upstream's message for tasks of an agent that failed its health checks. */
 const UNREACHABLE_MESSAGE = 'health check timed out';
 
+/*
+ * The agents that started pinging at one instant are pinged together, by
+ * one timer every 15 s, in the order they started: each is handled as its
+ * own timer would have handled it, and a large cluster has one timer per
+ * instant agents registered at rather than one per agent.
+ *
+ * Quiet pings: a PING and its PONG that went through at once (nothing on
+ * the link could delay or lose them) go through the same way every 15 s
+ * until something changes on the link (the network tells, through
+ * `quietPings`). Until then a round only notes that it pinged the agent: no
+ * messages, and the agent's watch asks the network when its master last
+ * pinged it so.
+ */
 /** Starts (or starts again) pinging an agent that registered or re-registered. */
 export function startPinging(m: MasterOps, record: AgentRecord): void {
   stopPinging(m, record);
-  record.pings = { awaiting: false, missed: 0, timer: undefined };
+  const round = joinRound(m, m.ctx.loop.now() + AGENT_PING_TIMEOUT_MS, record);
+  record.pings = { awaiting: false, missed: 0, round, quiet: false };
   ping(m, record);
 }
 
+/** Its round drops it when it next comes round. */
 function stopPinging(m: MasterOps, record: AgentRecord): void {
-  m.ctx.loop.cancel(record.pings?.timer);
+  leaveQuiet(m, record);
   record.pings = undefined;
 }
 
-function ping(m: MasterOps, record: AgentRecord): void {
-  const pings = record.pings!;
-  pings.awaiting = true;
-  m.toAgent(record.id, { type: 'PING' });
-  pings.timer = m.ctx.loop.schedule(AGENT_PING_TIMEOUT_MS, 'agent:ping-timeout', () => {
-    pings.timer = undefined;
+/** What the network asks of and tells the quiet pings (`Network.reportQuietPings`). */
+export function quietPings(m: MasterOps): QuietPings {
+  return {
+    lastPingMs(agentId) {
+      const record = m.agents.get(agentId);
+      const pings = record?.pings;
+      // A quiet agent was pinged when its round last came round (or at its one loud ping, which it heard).
+      return pings?.quiet === true ? pings.round.dueMs - AGENT_PING_TIMEOUT_MS : record?.quietPingMs;
+    },
+    goOn: (agentId) => m.agents.get(agentId)?.pings?.quiet === true,
+    linkChanged(a, b) {
+      // Only links to the master carry pings: the agent at the other end of one, or every agent.
+      const other = a === MASTER_NODE ? b : b === MASTER_NODE ? a : a === undefined ? b : b === undefined ? a : null;
+      if (other === null) return;
+      if (other === undefined) {
+        for (const record of m.agents.values()) leaveQuiet(m, record);
+        return;
+      }
+      const record = m.agents.get(other);
+      if (record !== undefined) leaveQuiet(m, record);
+    },
+  };
+}
+
+/** Pings of the agent are loud again: the last quiet one is kept for its watch, which wakes. */
+function leaveQuiet(m: MasterOps, record: AgentRecord): void {
+  const pings = record.pings;
+  if (pings?.quiet !== true) return;
+  record.quietPingMs = pings.round.dueMs - AGENT_PING_TIMEOUT_MS;
+  pings.quiet = false;
+  m.ctx.network.quietPingsEnded(record.id);
+}
+
+/** Adds an agent to the round due at `dueMs`, made and scheduled if there is none. */
+function joinRound(m: MasterOps, dueMs: number, record: AgentRecord): PingRound {
+  let round = m.pingRounds.get(dueMs);
+  if (round === undefined) {
+    const made: PingRound = { members: new Set(), dueMs };
+    m.pingRounds.set(dueMs, (round = made));
+    m.ctx.loop.schedule(dueMs - m.ctx.loop.now(), 'agent:ping-timeout', () => runRound(m, made));
+  }
+  round.members.add(record);
+  return round;
+}
+
+/**
+ * Each member still in the round: a missed ping counted, then unreachable or
+ * pinged again. The round then comes round again 15 s later, the same
+ * object with the same members (those that left it dropped), unless agents
+ * started pinging at this instant: they have a round due then, which takes
+ * this one's members.
+ */
+function runRound(m: MasterOps, round: PingRound): void {
+  m.pingRounds.delete(round.dueMs);
+  for (const record of round.members) {
+    const pings = record.pings;
+    if (pings?.round !== round) {
+      round.members.delete(record);
+      continue;
+    }
     // The operator marked it gone meanwhile: it is never pinged again.
     if (record.state === 'gone') {
-      record.pings = undefined;
-      return;
+      stopPinging(m, record);
+      round.members.delete(record);
+      continue;
     }
-    if (pings.awaiting) pings.missed++;
-    if (pings.missed >= MAX_AGENT_PING_TIMEOUTS) markUnreachable(m, record);
-    else ping(m, record);
-  });
+    if (!pings.quiet && !pingAgain(m, record, pings)) round.members.delete(record);
+  }
+  if (round.members.size === 0) return;
+  const dueMs = round.dueMs + AGENT_PING_TIMEOUT_MS;
+  const joined = m.pingRounds.get(dueMs);
+  if (joined === undefined) {
+    round.dueMs = dueMs;
+    m.pingRounds.set(dueMs, round);
+    m.ctx.loop.schedule(AGENT_PING_TIMEOUT_MS, 'agent:ping-timeout', () => runRound(m, round));
+    return;
+  }
+  for (const record of round.members) {
+    joined.members.add(record);
+    record.pings!.round = joined;
+  }
+}
+
+/** A loud ping's turn: false when the agent leaves its round (unreachable, or pinging anew). */
+function pingAgain(m: MasterOps, record: AgentRecord, pings: PingState): boolean {
+  if (pings.awaiting) pings.missed++;
+  if (pings.missed >= MAX_AGENT_PING_TIMEOUTS) {
+    markUnreachable(m, record);
+    return false;
+  }
+  ping(m, record);
+  return record.pings === pings;
+}
+
+/**
+ * A PING, answered at once (inside this call) when nothing on the link
+ * could delay or lose it or its PONG (see `Network.sendNow`): the agent's
+ * pings are quiet from then on.
+ */
+function ping(m: MasterOps, record: AgentRecord): void {
+  leaveQuiet(m, record);
+  const pings = record.pings!;
+  pings.awaiting = true;
+  const message = { type: 'PING' } as const;
+  if (!m.ctx.network.sendNow(MASTER_NODE, record.id, message)) m.toAgent(record.id, message);
+  else if (!pings.awaiting && record.pings === pings) pings.quiet = true;
 }
 
 /** When the agent was marked unreachable, if it is now. */

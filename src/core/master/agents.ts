@@ -13,7 +13,6 @@
  * kept beside the state, as upstream keeps it across disconnections.
  */
 import type { AgentDescription } from '../messages.js';
-import type { TimerId } from '../event-loop.js';
 import type { DrainInfo } from '../operator-types.js';
 import type { ExecutorRecord } from './framework.js';
 
@@ -26,11 +25,21 @@ export const AGENT_NEXT: Readonly<Record<AgentRecordState, readonly AgentRecordS
   gone: [],
 };
 
+/** The agents pinged together by one timer (agent-health.ts). */
+export interface PingRound {
+  /** A set: an agent that starts pinging twice at one instant is pinged once. */
+  readonly members: Set<AgentRecord>;
+  dueMs: number;
+}
+
 /** A PING is out and unanswered (`awaiting`); `missed` pings in a row went unanswered. */
 export interface PingState {
   awaiting: boolean;
   missed: number;
-  timer: TimerId | undefined;
+  /** The round it is pinged in (agent-health.ts). */
+  round: PingRound;
+  /** Its pings go without messages until something changes on its link (agent-health.ts). */
+  quiet: boolean;
 }
 
 export class AgentRecord {
@@ -45,6 +54,8 @@ export class AgentRecord {
   unreachableTimeMs: number | undefined;
   /** The master's pinger of the agent (agent-health.ts); undefined while it does not ping it. */
   pings: PingState | undefined;
+  /** The last ping it was given without messages, once its pings are loud again (agent-health.ts). */
+  quietPingMs: number | undefined;
   /** The executors of PARTITION_AWARE frameworks it ran when it became unreachable, `frameworkId\0key`. */
   parkedExecutors: ReadonlyMap<string, ExecutorRecord> = new Map();
 

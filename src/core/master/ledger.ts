@@ -162,6 +162,9 @@ function apply(
 }
 
 function byAllocationRole(resources: Resources): Map<string, Resources> {
+  // Most bags are of one allocation role: the bag itself, not a copy, so it stays known as normal.
+  const first = resources[0]?.allocationRole;
+  if (resources.every((r) => r.allocationRole === first)) return new Map([[first ?? '*', resources]]);
   const out = new Map<string, Resources>();
   for (const r of resources) {
     const role = r.allocationRole ?? '*';

@@ -19,8 +19,9 @@ import { allocate as withAllocationRole } from '../resources.js';
 import type { Rng } from '../rng.js';
 import { canTransition, isTerminal } from '../task-state.js';
 import type { MasterInfo, OfferView, QuotaConfig, SchedulerCall, SchedulerEvent, Subscription, TaskState, TaskStatus } from '../types.js';
+import { quietPings } from './agent-health.js';
 import { AgentTotals } from './agent-totals.js';
-import { AgentRecord } from './agents.js';
+import { AgentRecord, type PingRound } from './agents.js';
 import { dispatch } from './calls.js';
 import { Framework, refOf, type ExecutorRecord, type Offer, type Task, type TaskRef } from './framework.js';
 import { Ledger } from './ledger.js';
@@ -53,6 +54,7 @@ export class Master implements MasterOps, SimNode {
   readonly frameworks = new Map<string, Framework>();
   readonly completedFrameworks: Framework[] = [];
   readonly agents = new Map<string, AgentRecord>();
+  readonly pingRounds = new Map<number, PingRound>();
   readonly draining = new Set<string>();
   readonly allocator: Allocator;
   readonly ledger = new Ledger();
@@ -103,6 +105,7 @@ export class Master implements MasterOps, SimNode {
     );
     this.weights = new Map(options.weights ?? []);
     if (this.weights.size > 0) this.allocator.setWeights(this.weights);
+    ctx.network.reportQuietPings(quietPings(this));
   }
 
   /** The port the master listens on, once known (a listener on port 0 learns it late). */
@@ -406,7 +409,9 @@ export class Master implements MasterOps, SimNode {
   offerView(fw: Framework, offer: Offer): OfferView {
     const { info } = this.agents.get(offer.agentId)!;
     const multiRole = fw.has('MULTI_ROLE');
-    const executorIds = [...fw.executors.values()].filter((e) => e.agentId === offer.agentId).map((e) => e.executorId);
+    // One pass, no copies: a framework may run thousands of executors, and every offer looks.
+    const executorIds: string[] = [];
+    for (const e of fw.executors.values()) if (e.agentId === offer.agentId) executorIds.push(e.executorId);
     return {
       id: offer.id,
       frameworkId: fw.id,

@@ -13,7 +13,7 @@ import type { FrameworkRef, MasterToAgent } from '../messages.js';
 import type { MasterRecovery } from './recovery-state.js';
 import type { OfferView, QuotaConfig, Subscription, TaskState, TaskStatus } from '../types.js';
 import type { AgentTotals } from './agent-totals.js';
-import type { AgentRecord } from './agents.js';
+import type { AgentRecord, PingRound } from './agents.js';
 import type { ExecutorRecord, Framework, Offer, Task, TaskRef } from './framework.js';
 import type { Rng } from '../rng.js';
 import type { Ledger } from './ledger.js';
@@ -66,6 +66,8 @@ export interface MasterOps {
   /** The stream the uuids of operations come from. */
   readonly operationUuids: Rng;
   readonly agents: Map<string, AgentRecord>;
+  /** The master's rounds of agent pings, by the instant each is due (agent-health.ts). */
+  readonly pingRounds: Map<number, PingRound>;
   /** Agents in the DRAINING state, checked after every input. */
   readonly draining: Set<string>;
   readonly frameworks: ReadonlyMap<string, Framework>;
