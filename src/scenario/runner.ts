@@ -21,18 +21,10 @@ import { formatSpan } from './duration.js';
 import { ScriptedFramework, type FrameworkHost } from './framework.js';
 import { resolveFault } from './load.js';
 import { observed, RunRecord } from './observe.js';
-import type { AgentFlagsSpec, AgentGroup, Condition, Scenario } from './scenario.js';
+import type { ClusterSpec, Condition, Scenario } from './scenario.js';
 
-/** What the runner asks of the cluster it is given. */
-export interface ClusterRequest {
-  readonly seed: string | number;
-  readonly masters: number;
-  readonly agents: readonly AgentGroup[];
-  readonly agentFlags?: AgentFlagsSpec;
-  readonly heartbeatIntervalMs?: number;
-  readonly allocationIntervalMs?: number;
-  readonly weights?: string;
-}
+/** What the runner asks of the cluster it is given: the file's cluster (its quota is set later, over HTTP) and the seed. */
+export type ClusterRequest = Omit<ClusterSpec, 'quota'> & { readonly seed: string | number };
 
 export interface ScenarioCluster {
   readonly masterUrls: readonly string[];
@@ -79,12 +71,8 @@ const SYNC_TIMEOUT_MS = 10_000;
 export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunResult> {
   const seed = options.seed ?? scenario.seed;
   const started = performance.now();
-  const cluster = await options.start({
-    seed,
-    masters: scenario.cluster.masters,
-    agents: scenario.cluster.agents,
-    ...pick(scenario.cluster, ['agentFlags', 'heartbeatIntervalMs', 'allocationIntervalMs', 'weights']),
-  });
+  const { quota: _quota, ...clusterSpec } = scenario.cluster;
+  const cluster = await options.start({ ...clusterSpec, seed });
   const run = new Run(scenario, cluster, options);
   const trace = cluster.driver.cluster.trace;
   let kept: { hash: string; length: number; entries: readonly TraceEntry[]; misuse: MisuseReport };
@@ -116,10 +104,6 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     wallMs: performance.now() - started,
     ...(options.keepTrace === true ? { trace: kept.entries } : {}),
   };
-}
-
-function pick<T extends object, K extends keyof T>(from: T, keys: readonly K[]): Partial<Pick<T, K>> {
-  return Object.fromEntries(keys.filter((k) => from[k] !== undefined).map((k) => [k, from[k]])) as Partial<Pick<T, K>>;
 }
 
 class Run {

@@ -66,21 +66,24 @@ export interface TimelineEntry {
   readonly line: number;
 }
 
+/** The cluster a scenario runs on: what its start needs, then the quota set once it runs. */
+export interface ClusterSpec {
+  readonly masters: number;
+  readonly agents: readonly AgentGroup[];
+  readonly agentFlags?: AgentFlagsSpec;
+  readonly heartbeatIntervalMs?: number;
+  readonly allocationIntervalMs?: number;
+  readonly weights?: string;
+  readonly quota: readonly { readonly role: string; readonly limits: Readonly<Record<string, number>> }[];
+}
+
 export interface Scenario {
   readonly file: string;
   readonly name: string;
   readonly description: string;
   readonly seed: string | number;
   readonly durationMs: number;
-  readonly cluster: {
-    readonly masters: number;
-    readonly agents: readonly AgentGroup[];
-    readonly agentFlags?: AgentFlagsSpec;
-    readonly heartbeatIntervalMs?: number;
-    readonly allocationIntervalMs?: number;
-    readonly weights?: string;
-    readonly quota: readonly { readonly role: string; readonly limits: Readonly<Record<string, number>> }[];
-  };
+  readonly cluster: ClusterSpec;
   readonly frameworks: readonly FrameworkSpec[];
   readonly timeline: readonly TimelineEntry[];
   readonly expect: readonly Expectation[];
