@@ -25,7 +25,7 @@ expect:
 `;
 
 describe('clustersim run', () => {
-  it('prints each expectation, a summary and the replay command; writes the trace; exit 0 when all pass', { timeout: 60_000 }, async () => {
+  it('prints each expectation, a summary and the replay command; writes the trace, which clustersim replay re-runs; exit 0 when all pass', { timeout: 60_000 }, async () => {
     const trace = path.join(dir, 'steady.jsonl');
     const { code, stdout } = await runCli(['run', 'scenarios/steady-state.yaml', '--trace', trace]).output;
     expect(code).toBe(0);
@@ -35,6 +35,10 @@ describe('clustersim run', () => {
     expect(stdout).toMatch(/^1 scenario: 1 passed, 0 failed$/m);
     const first = JSON.parse(readFileSync(trace, 'utf8').split('\n')[0]!) as { seq: number; kind: string };
     expect(first).toMatchObject({ seq: 1, kind: 'cluster:start' });
+    const hash = /hash ([0-9a-f]{16})/.exec(stdout)![1];
+    const replayed = await runCli(['replay', trace]).output;
+    expect(replayed.code).toBe(0);
+    expect(replayed.stdout).toMatch(new RegExp(`^replay: \\d+ entries, no divergence \\(hash ${hash}\\)$`, 'm'));
   });
 
   it('exits 1 when an expectation fails, and writes JUnit XML for CI', { timeout: 60_000 }, async () => {
