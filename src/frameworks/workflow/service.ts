@@ -1,0 +1,60 @@
+/**
+ * The workflow container-task service as one thing to start and stop: its
+ * framework subscribed to a master, and its local API listening.
+ */
+import type { Logger } from 'pino';
+import pino from 'pino';
+import type { Encoding } from '../../client/scheduler-client.js';
+import { buildWorkflowApp } from './api.js';
+import { DEFAULT_API_PORT, masterUrlOf, type WorkflowConfig } from './config.js';
+import { WorkflowScheduler } from './scheduler.js';
+
+export interface WorkflowServiceOptions {
+  readonly config: WorkflowConfig;
+  /** Overrides the configured master (`master`), e.g. `http://127.0.0.1:5050`. */
+  readonly masterUrl?: string;
+  /** The API's port (default 11000; 0 picks a free one). */
+  readonly port?: number;
+  readonly host?: string;
+  readonly logger?: Logger;
+  readonly encoding?: Encoding;
+  /** Subscribe as this framework (fail over onto it) instead of as a new one. */
+  readonly frameworkId?: string;
+}
+
+export interface WorkflowService {
+  /** The API's base URL, e.g. `http://127.0.0.1:11000`. */
+  readonly url: string;
+  readonly scheduler: WorkflowScheduler;
+  close(): Promise<void>;
+}
+
+export async function startWorkflowService(options: WorkflowServiceOptions): Promise<WorkflowService> {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const scheduler = new WorkflowScheduler({
+    config: options.config,
+    masterUrl: options.masterUrl ?? masterUrlOf(options.config),
+    logger,
+    ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
+    ...(options.frameworkId === undefined ? {} : { frameworkId: options.frameworkId }),
+  });
+  await scheduler.start();
+  const app = buildWorkflowApp(scheduler, options.config);
+  try {
+    await app.listen({ port: options.port ?? DEFAULT_API_PORT, host: options.host ?? '127.0.0.1' });
+  } catch (e) {
+    await scheduler.close();
+    throw e;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  const host = options.host ?? '127.0.0.1';
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    scheduler,
+    close: async () => {
+      await app.close();
+      await scheduler.close();
+    },
+  };
+}
