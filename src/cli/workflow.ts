@@ -17,6 +17,7 @@ export interface ServeWorkflowArgs {
   port: number;
   host: string;
   master: string | undefined;
+  'state-file': string | undefined;
   'log-level': LogLevel;
 }
 
@@ -26,6 +27,7 @@ export function serveWorkflowOptions(y: Argv): Argv {
     .option('port', { type: 'number', default: DEFAULT_API_PORT, describe: 'Port of the local API (0 picks a free one)' })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address the local API listens on' })
     .option('master', { type: 'string', describe: "The master, host:port or a URL (default the configuration's `master`)" })
+    .option('state-file', { type: 'string', describe: 'Keep the framework id, queue and tasks here, so that a restart fails over onto the framework and keeps them' })
     .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'Log level (JSON lines on stderr)' })
     .example('$0 serve workflow --config workflow.cfg', 'Serves the API on 11000 with the framework on the configured master');
 }
@@ -49,7 +51,14 @@ export async function runServeWorkflow(args: ServeWorkflowArgs): Promise<Workflo
   const masterUrl = args.master === undefined ? undefined : /^https?:\/\//.test(args.master) ? args.master : `http://${args.master}`;
   let service: WorkflowService;
   try {
-    service = await startWorkflowService({ config, port: args.port, host: args.host, logger, ...(masterUrl === undefined ? {} : { masterUrl }) });
+    service = await startWorkflowService({
+      config,
+      port: args.port,
+      host: args.host,
+      logger,
+      ...(masterUrl === undefined ? {} : { masterUrl }),
+      ...(args['state-file'] === undefined ? {} : { stateFile: args['state-file'] }),
+    });
   } catch (e) {
     process.stderr.write(`clustersim: cannot start the workflow service: ${(e as Error).message}\n`);
     process.exitCode = 1;

@@ -51,6 +51,16 @@ export interface WorkflowSchedulerOptions {
   readonly encoding?: Encoding;
   /** A framework id to subscribe with (a restarted service failing over onto its framework). */
   readonly frameworkId?: string;
+  /** Called after every change of the queue, a task or the framework id (to keep them on disk). */
+  readonly onChange?: () => void;
+}
+
+/** What the scheduler keeps across a restart: its framework, its queue and its tasks. */
+export interface SchedulerSnapshot {
+  readonly frameworkId: string | undefined;
+  readonly queue: readonly string[];
+  readonly runs: readonly (readonly [string, number])[];
+  readonly tasks: readonly TaskRecord[];
 }
 
 export type EnqueueResult = { readonly ok: true } | { readonly ok: false; readonly phase: TaskPhase };
@@ -92,6 +102,25 @@ export class WorkflowScheduler {
     return this.#frameworkId;
   }
 
+  snapshot(): SchedulerSnapshot {
+    return { frameworkId: this.#frameworkId, queue: [...this.#queue], runs: [...this.#runs], tasks: [...this.#tasks.values()] };
+  }
+
+  /** Takes back what a snapshot kept (before `start()`): subscribing then fails over onto the framework and reconciles. */
+  restore(snapshot: SchedulerSnapshot): void {
+    this.#frameworkId ??= snapshot.frameworkId;
+    for (const [id, run] of snapshot.runs) this.#runs.set(id, run);
+    for (const task of snapshot.tasks) {
+      this.#tasks.set(task.request.taskId, { ...task });
+      this.#byClusterId.set(task.clusterTaskId, task.request.taskId);
+    }
+    this.#queue = snapshot.queue.filter((id) => this.#tasks.get(id)?.phase === 'queued');
+  }
+
+  #changed(): void {
+    this.options.onChange?.();
+  }
+
   /** The master that leads, as the last redirect named it (the one configured before any). */
   get masterOrigin(): string {
     return this.#client?.url.origin ?? new URL(this.options.masterUrl).origin;
@@ -106,7 +135,14 @@ export class WorkflowScheduler {
 
   /** Subscribes (a refusal rejects), then keeps the event stream going until `close()`. */
   async start(): Promise<void> {
-    await this.#subscribe();
+    const failingOver = this.#frameworkId !== undefined;
+    try {
+      await this.#subscribe();
+    } catch (e) {
+      if (!failingOver || this.#frameworkId !== undefined) throw e;
+      this.#log.warn({ err: (e as Error).message }, 'workflow: subscribing as a new framework');
+      await this.#subscribe();
+    }
     this.#loop = this.#run();
   }
 
@@ -136,6 +172,7 @@ export class WorkflowScheduler {
     this.#tasks.set(request.taskId, { request, clusterTaskId, phase: 'queued', update: undefined, agentId: undefined });
     this.#queue.push(request.taskId);
     this.#log.info({ taskId: request.taskId, queued: this.#queue.length }, 'workflow: request queued');
+    this.#changed();
     // REVIVE also clears the filters of offers declined while nothing fitted.
     this.#suppressed = false;
     void this.#call({ type: 'REVIVE', revive: {} });
@@ -160,14 +197,22 @@ export class WorkflowScheduler {
     if (answer.status !== 200) throw new Error(`SUBSCRIBE answered ${answer.status}: ${answer.body.trim()}`);
     let subscribed: JsonEvent;
     try {
-      subscribed = await client.next('SUBSCRIBED', 10_000);
+      subscribed = await client.next((e) => e.type === 'SUBSCRIBED' || e.type === 'ERROR', 10_000);
     } catch (e) {
       client.disconnect();
       throw e;
     }
+    if (subscribed.type === 'ERROR') {
+      // A framework the master removed (its failover timeout passed) cannot come back: the next try is a new framework.
+      client.disconnect();
+      this.#frameworkId = undefined;
+      this.#changed();
+      throw new Error(`the master refused the framework: ${subscribed.message}`);
+    }
     this.#client = client;
     this.#failed = false;
     this.#frameworkId = subscribed.subscribed.framework_id.value;
+    this.#changed();
     this.#heartbeatMs = 1000 * Number(subscribed.subscribed.heartbeat_interval_seconds ?? 15);
     this.#log.info({ frameworkId: this.#frameworkId, master: client.url.origin }, 'workflow: subscribed');
     this.#suppressed = this.#queue.length === 0;
@@ -223,6 +268,7 @@ export class WorkflowScheduler {
         // The master ends the stream after an ERROR (the framework was removed): start again as a new framework.
         this.#log.error({ message: event.message }, 'workflow: the master sent an error');
         this.#frameworkId = undefined;
+        this.#changed();
         return;
       case 'FAILURE':
         this.#log.warn({ failure: event.failure }, 'workflow: an agent or executor failed');
@@ -271,6 +317,7 @@ export class WorkflowScheduler {
       record.agentId = offer['agent_id'].value;
     }
     this.#queue = this.#queue.filter((id) => this.#tasks.get(id)!.phase === 'queued');
+    if (picked.length > 0) this.#changed();
     return picked;
   }
 
@@ -282,6 +329,7 @@ export class WorkflowScheduler {
       record.agentId = undefined;
     }
     this.#queue = [...requests.map((r) => r.taskId), ...this.#queue];
+    this.#changed();
   }
 
   async #onUpdate(update: JsonObject): Promise<void> {
@@ -296,6 +344,7 @@ export class WorkflowScheduler {
       record.update = update;
       record.phase = isFinalState(state) ? 'final' : 'active';
       record.agentId = status['agent_id']?.value ?? record.agentId;
+      this.#changed();
     }
     if (status['uuid'] !== undefined && status['agent_id'] !== undefined) {
       await this.#call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status['agent_id'], task_id: status['task_id'], uuid: status['uuid'] } });

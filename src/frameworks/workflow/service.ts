@@ -8,6 +8,7 @@ import type { Encoding } from '../../client/scheduler-client.js';
 import { buildWorkflowApp } from './api.js';
 import { DEFAULT_API_PORT, masterUrlOf, type WorkflowConfig } from './config.js';
 import { WorkflowScheduler } from './scheduler.js';
+import { readState, writeState } from './state-file.js';
 
 export interface WorkflowServiceOptions {
   readonly config: WorkflowConfig;
@@ -20,6 +21,12 @@ export interface WorkflowServiceOptions {
   readonly encoding?: Encoding;
   /** Subscribe as this framework (fail over onto it) instead of as a new one. */
   readonly frameworkId?: string;
+  /**
+   * Where the service keeps its framework id, queue and tasks: read at
+   * start (a restarted service fails over onto its framework, reconciles,
+   * and serves what it knew), written after every change.
+   */
+  readonly stateFile?: string;
 }
 
 export interface WorkflowService {
@@ -31,13 +38,17 @@ export interface WorkflowService {
 
 export async function startWorkflowService(options: WorkflowServiceOptions): Promise<WorkflowService> {
   const logger = options.logger ?? pino({ level: 'silent' });
-  const scheduler = new WorkflowScheduler({
+  const { stateFile } = options;
+  const saved = stateFile === undefined ? undefined : readState(stateFile);
+  const scheduler: WorkflowScheduler = new WorkflowScheduler({
     config: options.config,
     masterUrl: options.masterUrl ?? masterUrlOf(options.config),
     logger,
     ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
     ...(options.frameworkId === undefined ? {} : { frameworkId: options.frameworkId }),
+    ...(stateFile === undefined ? {} : { onChange: () => writeState(stateFile, scheduler.snapshot()) }),
   });
+  if (saved !== undefined) scheduler.restore(saved);
   await scheduler.start();
   const app = buildWorkflowApp(scheduler, options.config);
   try {
