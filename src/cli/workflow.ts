@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Argv } from 'yargs';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
+import type { Encoding } from '../client/scheduler-client.js';
 import { DEFAULT_API_PORT, DEFAULT_CONFIG, loadWorkflowConfig, type WorkflowConfig } from '../frameworks/workflow/config.js';
 import { startWorkflowService, type WorkflowService } from '../frameworks/workflow/service.js';
 import { EXIT_CODES, runOperator, type OperatorOutcome } from '../frameworks/workflow/operator.js';
@@ -18,6 +19,7 @@ export interface ServeWorkflowArgs {
   host: string;
   master: string | undefined;
   'state-file': string | undefined;
+  encoding: Encoding;
   'log-level': LogLevel;
 }
 
@@ -26,8 +28,9 @@ export function serveWorkflowOptions(y: Argv): Argv {
     .option('config', { type: 'string', describe: 'INI file with a [cluster] section (README.md, "Workflow container-task service"); without it, the defaults' })
     .option('port', { type: 'number', default: DEFAULT_API_PORT, describe: 'Port of the local API (0 picks a free one)' })
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address the local API listens on' })
-    .option('master', { type: 'string', describe: "The master, host:port or a URL (default the configuration's `master`)" })
+    .option('master', { type: 'string', describe: "The master, host:port or a URL, or several comma-separated (default the configuration's `master`)" })
     .option('state-file', { type: 'string', describe: 'Keep the framework id, queue and tasks here, so that a restart fails over onto the framework and keeps them' })
+    .option('encoding', { choices: ['json', 'protobuf'] as const, default: 'json' as Encoding, describe: 'What the framework speaks to the master' })
     .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'Log level (JSON lines on stderr)' })
     .example('$0 serve workflow --config workflow.cfg', 'Serves the API on 11000 with the framework on the configured master');
 }
@@ -48,7 +51,6 @@ export async function runServeWorkflow(args: ServeWorkflowArgs): Promise<Workflo
     return undefined;
   }
   const logger = createLogger(args['log-level']);
-  const masterUrl = args.master === undefined ? undefined : /^https?:\/\//.test(args.master) ? args.master : `http://${args.master}`;
   let service: WorkflowService;
   try {
     service = await startWorkflowService({
@@ -56,7 +58,8 @@ export async function runServeWorkflow(args: ServeWorkflowArgs): Promise<Workflo
       port: args.port,
       host: args.host,
       logger,
-      ...(masterUrl === undefined ? {} : { masterUrl }),
+      encoding: args.encoding,
+      ...(args.master === undefined ? {} : { masterUrl: args.master }),
       ...(args['state-file'] === undefined ? {} : { stateFile: args['state-file'] }),
     });
   } catch (e) {

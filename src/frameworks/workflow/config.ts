@@ -11,7 +11,7 @@ import { parse } from 'ini';
 
 export interface WorkflowConfig {
   readonly clusterSsl: boolean;
-  /** `host:port` of a master (or a URL); a non-leader's redirect is followed. */
+  /** `host:port` of a master (or a URL), or several comma-separated; a non-leader's redirect is followed. */
   readonly master: string;
   readonly frameworkName: string;
   readonly checkpoint: boolean;
@@ -105,6 +105,13 @@ const networkMode: Reader = (v) => {
   return (NETWORK_MODES as readonly string[]).includes(s) ? s : undefined;
 };
 
+/** `host:port` or an http(s) URL, one or several comma-separated. */
+const masters: Reader = (v) => {
+  if (typeof v !== 'string') return undefined;
+  const each = v.split(',').map((m) => m.trim());
+  return each.every((m) => /^[^\s:/]+:\d{1,5}$/.test(m) || url(m) !== undefined) ? v : undefined;
+};
+
 const url: Reader = (v) => {
   if (typeof v !== 'string') return undefined;
   try {
@@ -158,7 +165,7 @@ export function isConstraint(s: string): boolean {
 /** Each key of the section: its field, how it reads, and what the error says it must be. */
 const KEYS: Record<string, readonly [keyof WorkflowConfig, Reader, string]> = {
   cluster_ssl: ['clusterSsl', bool, 'a boolean'],
-  master: ['master', text, 'host:port'],
+  master: ['master', masters, 'host:port (or a URL), comma-separated for several masters'],
   framework_name: ['frameworkName', text, 'a non-empty string'],
   checkpoint: ['checkpoint', bool, 'a boolean'],
   failover_timeout: ['failoverTimeoutSeconds', number(true), 'a non-negative integer (seconds)'],
@@ -217,8 +224,14 @@ export function loadWorkflowConfig(file: string): ConfigResult {
   return parseWorkflowConfig(source);
 }
 
-/** The master's base URL: `master` as given when it is a URL, else `http(s)://host:port`. */
-export function masterUrlOf(config: WorkflowConfig): string {
-  if (/^https?:\/\//.test(config.master)) return config.master.replace(/\/+$/, '');
-  return `${config.clusterSsl ? 'https' : 'http'}://${config.master}`;
+/**
+ * The masters' base URLs from `host:port[,host:port…]` (or URLs): each as
+ * given when it is a URL, else `http(s)://host:port` by `ssl`.
+ */
+export function masterUrlsOf(master: string, ssl = false): string[] {
+  return master
+    .split(',')
+    .map((m) => m.trim())
+    .filter((m) => m !== '')
+    .map((m) => (/^https?:\/\//.test(m) ? m.replace(/\/+$/, '') : `${ssl ? 'https' : 'http'}://${m}`));
 }

@@ -46,7 +46,8 @@ export interface TaskRecord {
 
 export interface WorkflowSchedulerOptions {
   readonly config: WorkflowConfig;
-  readonly masterUrl: string;
+  /** The masters to try, in turn while subscribing fails (a non-leader's redirect is followed). */
+  readonly masterUrls: readonly string[];
   readonly logger: Logger;
   readonly encoding?: Encoding;
   /** A framework id to subscribe with (a restarted service failing over onto its framework). */
@@ -87,8 +88,9 @@ export class WorkflowScheduler {
   #suppressed = false;
   #heartbeatMs = 15_000;
   #loop: Promise<void> | undefined;
-  /** The last subscription attempt failed. */
+  /** The last subscription attempt failed; attempts at the configured masters, to take them in turn. */
   #failed = false;
+  #attempts = 0;
   readonly #config: WorkflowConfig;
   readonly #log: Logger;
 
@@ -123,7 +125,7 @@ export class WorkflowScheduler {
 
   /** The master that leads, as the last redirect named it (the one configured before any). */
   get masterOrigin(): string {
-    return this.#client?.url.origin ?? new URL(this.options.masterUrl).origin;
+    return this.#client?.url.origin ?? new URL(this.options.masterUrls[0]!).origin;
   }
 
   /** HTTP Basic with the configured principal and secret, when `authenticate` is on. */
@@ -180,8 +182,9 @@ export class WorkflowScheduler {
   }
 
   async #subscribe(): Promise<void> {
-    // The leader the last redirect named, unless subscribing there failed: then the configured master again.
-    const base = this.#failed ? this.options.masterUrl : (this.#client?.url.origin ?? this.options.masterUrl);
+    // The leader the last redirect named, unless subscribing there failed: then the configured masters in turn.
+    const urls = this.options.masterUrls;
+    const base = this.#failed || this.#client === undefined ? urls[this.#attempts++ % urls.length]! : this.#client.url.origin;
     this.#failed = true;
     const client = new SchedulerClient(base, this.options.encoding ?? 'json', this.authHeaders);
     const config = this.#config;

@@ -6,13 +6,13 @@ import type { Logger } from 'pino';
 import pino from 'pino';
 import type { Encoding } from '../../client/scheduler-client.js';
 import { buildWorkflowApp } from './api.js';
-import { DEFAULT_API_PORT, masterUrlOf, type WorkflowConfig } from './config.js';
+import { DEFAULT_API_PORT, masterUrlsOf, type WorkflowConfig } from './config.js';
 import { WorkflowScheduler } from './scheduler.js';
 import { readState, writeState } from './state-file.js';
 
 export interface WorkflowServiceOptions {
   readonly config: WorkflowConfig;
-  /** Overrides the configured master (`master`), e.g. `http://127.0.0.1:5050`. */
+  /** Overrides the configured master (`master`), e.g. `http://127.0.0.1:5050`; several comma-separated. */
   readonly masterUrl?: string;
   /** The API's port (default 11000; 0 picks a free one). */
   readonly port?: number;
@@ -42,7 +42,7 @@ export async function startWorkflowService(options: WorkflowServiceOptions): Pro
   const saved = stateFile === undefined ? undefined : readState(stateFile);
   const scheduler: WorkflowScheduler = new WorkflowScheduler({
     config: options.config,
-    masterUrl: options.masterUrl ?? masterUrlOf(options.config),
+    masterUrls: masterUrlsOf(options.masterUrl ?? options.config.master, options.config.clusterSsl),
     logger,
     ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
     ...(options.frameworkId === undefined ? {} : { frameworkId: options.frameworkId }),

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG, loadWorkflowConfig, masterUrlOf, parseWorkflowConfig } from '../../../src/frameworks/workflow/config.js';
+import { DEFAULT_CONFIG, loadWorkflowConfig, masterUrlsOf, parseWorkflowConfig } from '../../../src/frameworks/workflow/config.js';
 
 const FULL = `
 [core]
@@ -80,15 +80,16 @@ describe('workflow configuration', () => {
   it('gives the defaults for what is missing, and the master as a URL', () => {
     const result = parseWorkflowConfig('[cluster]\nmaster = 127.0.0.1:5051\n');
     expect(result.ok && result.config).toEqual({ ...DEFAULT_CONFIG, master: '127.0.0.1:5051' });
-    expect(result.ok && masterUrlOf(result.config)).toBe('http://127.0.0.1:5051');
-    expect(masterUrlOf({ ...DEFAULT_CONFIG, clusterSsl: true })).toBe('https://127.0.0.1:5050');
-    expect(masterUrlOf({ ...DEFAULT_CONFIG, master: 'http://m:5050/' })).toBe('http://m:5050');
+    expect(result.ok && masterUrlsOf(result.config.master)).toEqual(['http://127.0.0.1:5051']);
+    expect(masterUrlsOf('127.0.0.1:5050', true)).toEqual(['https://127.0.0.1:5050']);
+    expect(masterUrlsOf('http://m:5050/, m2:5051')).toEqual(['http://m:5050', 'http://m2:5051']);
     expect(parseWorkflowConfig('')).toEqual({ ok: true, config: DEFAULT_CONFIG });
     expect(parseWorkflowConfig('[cluster]\ncluster_attributes = a:1, b:2\n')).toMatchObject({ ok: true, config: { clusterAttributes: ['a:1', 'b:2'] } });
   });
 
   it.each([
     ['colour = blue', '[cluster] colour: unknown key'],
+    ['master = nowhere', '[cluster] master: expected host:port (or a URL), comma-separated for several masters, got "nowhere"'],
     ['checkpoint = maybe', '[cluster] checkpoint: expected a boolean, got "maybe"'],
     ['failover_timeout = 1.5', '[cluster] failover_timeout: expected a non-negative integer (seconds), got "1.5"'],
     ['task_cpu = -1', '[cluster] task_cpu: expected a non-negative number, got "-1"'],
