@@ -212,6 +212,11 @@ export class WorkflowScheduler {
       this.#changed();
       throw new Error(`the master refused the framework: ${subscribed.message}`);
     }
+    if (this.#closed) {
+      // Closed while this subscription was on its way: it must not outlive the service.
+      client.disconnect();
+      return;
+    }
     this.#client = client;
     this.#failed = false;
     this.#frameworkId = subscribed.subscribed.framework_id.value;
