@@ -92,7 +92,8 @@ export interface WorkflowRunArgs {
   'task-id': string | undefined;
   'poll-interval': number;
   'startup-timeout': number;
-  url: string;
+  url: string | undefined;
+  config: string | undefined;
   '--'?: string[];
   cmd?: string[];
 }
@@ -114,7 +115,8 @@ function runOptions(y: Argv): Argv {
     .option('task-id', { type: 'string', describe: 'The workflow task id (default a new workflow.run.<hex>)' })
     .option('poll-interval', { type: 'number', default: 2, describe: 'Seconds between status requests' })
     .option('startup-timeout', { type: 'number', default: 300, describe: 'Seconds to wait for a final state' })
-    .option('url', { type: 'string', default: DEFAULT_CONFIG.operatorApiUrl, describe: "The service's API" })
+    .option('url', { type: 'string', describe: `The service's API (default the configuration's operator_api_url, else ${DEFAULT_CONFIG.operatorApiUrl})` })
+    .option('config', { type: 'string', describe: 'INI file whose [cluster] operator_api_url is the default of --url' })
     .example('$0 workflow run --image alpine -- "echo hello"', 'Exits 0 once the task is TASK_FINISHED')
     .epilogue(`Exit codes: ${Object.entries(EXIT_CODES).map(([k, v]) => `${v} ${k}`).join(', ')}.`);
 }
@@ -150,17 +152,27 @@ function report(id: string, outcome: OperatorOutcome): void {
   else process.stderr.write(`clustersim: task ${id}: ${outcome.kind === 'invalid-json' ? 'invalid JSON answer: ' : ''}${outcome.message}\n`);
 }
 
+/** --url, else the configuration's operator_api_url, else the default; or why the configuration does not read. */
+function urlOf(args: WorkflowRunArgs): { url: string } | string {
+  if (args.url !== undefined) return { url: args.url };
+  if (args.config === undefined) return { url: DEFAULT_CONFIG.operatorApiUrl };
+  const loaded = loadWorkflowConfig(args.config);
+  return loaded.ok ? { url: loaded.config.operatorApiUrl } : loaded.error;
+}
+
 export async function runWorkflowRun(args: WorkflowRunArgs): Promise<void> {
   const body = bodyOf(args);
-  if (typeof body === 'string') {
-    process.stderr.write(`clustersim: ${body}\n`);
+  const target = urlOf(args);
+  const refusal = typeof body === 'string' ? body : typeof target === 'string' ? target : undefined;
+  if (typeof body === 'string' || typeof target === 'string') {
+    process.stderr.write(`clustersim: ${refusal}\n`);
     process.exitCode = EXIT_CODES['http-error'];
     return;
   }
   const id = body.workflow_task_id;
-  process.stderr.write(`clustersim: queued task ${id} at ${args.url}\n`);
+  process.stderr.write(`clustersim: queued task ${id} at ${target.url}\n`);
   const outcome = await runOperator({
-    url: args.url,
+    url: target.url,
     body,
     pollIntervalMs: args['poll-interval'] * 1000,
     startupTimeoutMs: args['startup-timeout'] * 1000,

@@ -50,8 +50,10 @@ describe('clustersim workflow run', () => {
     expect(out.stderr).toMatch(/TASK_RUNNING/);
   }, 30_000);
 
-  it('exits 1 printing the state when the task fails', async () => {
-    const out = await run(['--url', url, '--image', 'alpine', '--', 'exit', '3']);
+  it('exits 1 printing the state when the task fails (the API from the configuration)', async () => {
+    const config = path.join(dir, 'operator.cfg');
+    writeFileSync(config, `[cluster]\noperator_api_url = ${url}\n`);
+    const out = await run(['--config', config, '--image', 'alpine', '--', 'exit', '3']);
     expect(out.code).toBe(1);
     expect(out.stderr).toMatch(/ended in state TASK_FAILED/);
   }, 30_000);
