@@ -8,8 +8,9 @@ import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from '../core/executor-ap
 import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, StartError, type StartClusterOptions } from '../start.js';
 import { DEFAULT_ISOLATION, ISOLATORS } from '../start-cgroups.js';
 import { CGROUPS_VERSIONS, type CgroupsVersion } from '../core/agent/flags.js';
+import { startWith, withOptions, type WithArgs } from './up-with.js';
 
-export interface UpArgs {
+export interface UpArgs extends WithArgs {
   host: string;
   port: number;
   masters: number;
@@ -126,7 +127,7 @@ const EXECUTOR_FLAGS = [
 ];
 
 export function upOptions(y: Argv): Argv<UpArgs> {
-  return executorOptions(containerOptions(y))
+  return withOptions(executorOptions(containerOptions(y)))
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address the master and agents listen on' })
     .option('port', { type: 'number', default: 5050, describe: 'Master port (0 picks a free port); with --masters N, the first of N consecutive ones' })
     .option('masters', { type: 'number', default: 1, describe: 'Masters with a leader: only the leader serves, the others answer 307 to it' })
@@ -206,9 +207,17 @@ export async function runUp(args: UpArgs): Promise<void> {
   process.stdout.write(`clustersim: master at ${running.masterUrl}${standbys} with ${running.agents.length} agents\n`);
   // The ready line stays the one line on stdout; where the engine listens is a log line.
   if (running.engineSocket !== undefined) logger.info({ engineSocket: running.engineSocket, workDir: running.workDir }, 'container engine listening');
+  const services = await startWith(args, running.masterUrl, args.host, logger);
+  if (typeof services === 'string') {
+    process.stderr.write(`clustersim: ${services}\n`);
+    await running.close();
+    process.exitCode = 1;
+    return;
+  }
+  for (const line of services.lines) process.stdout.write(`clustersim: ${line}\n`);
   const stop = (signal: string) => {
     logger.info({ signal }, 'stopping');
-    void running.close().then(() => process.exit(0));
+    void services.close().then(() => running.close()).then(() => process.exit(0));
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));

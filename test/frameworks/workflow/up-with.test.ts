@@ -1,0 +1,31 @@
+/** `clustersim up --with workflow`: the service beside the cluster, ready to take a task; an unknown service refused. */
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../e2e/cli-process.js';
+
+describe('clustersim up --with', () => {
+  it('starts the workflow service on the cluster it brings up', async () => {
+    const up = runCli(['up', '--port', '0', '--agents', '1', '--log-level', 'warn', '--with', 'workflow', '--workflow-port', '0']);
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        up.child.stdout!.on('data', (c: Buffer) => {
+          out += c.toString();
+          const m = /workflow service at (http:\/\/\S+)/.exec(out);
+          if (m !== null) resolve(m[1]!);
+        });
+        void up.output.then(({ code, stderr }) => reject(new Error(`up exited with ${code}: ${stderr}`)));
+      });
+      const run = await runCli(['workflow', 'run', '--url', url, '--image', 'alpine', '--poll-interval', '0.1', '--startup-timeout', '20', '--', 'exit 0']).output;
+      expect(run).toMatchObject({ code: 0, stdout: 'TASK_FINISHED\n' });
+    } finally {
+      up.child.kill('SIGTERM');
+      expect((await up.output).code).toBe(0);
+    }
+  }, 40_000);
+
+  it('refuses a service it does not know', async () => {
+    const out = await runCli(['up', '--port', '0', '--agents', '1', '--log-level', 'silent', '--with', 'nothing']).output;
+    expect(out.code).toBe(1);
+    expect(out.stderr).toMatch(/--with: unknown service 'nothing'/);
+  }, 30_000);
+});
