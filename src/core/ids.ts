@@ -7,6 +7,7 @@ export class IdGenerator {
   #frameworks = 0;
   #agents = 0;
   #offers = 0;
+  #launches = 0;
 
   constructor(readonly masterId: string) {}
 
@@ -28,5 +29,10 @@ export class IdGenerator {
 
   offer(): string {
     return `${this.masterId}-O${this.#offers++}`;
+  }
+
+  /** One launch message to an agent: a repeat of it (the network's) has the same id; a task launched again gets a new one. */
+  launch(): string {
+    return `${this.masterId}-L${this.#launches++}`;
   }
 }

@@ -54,8 +54,8 @@ export interface ReportedExecutor {
 }
 
 export type MasterToAgent =
-  | { readonly type: 'RUN_TASK'; readonly framework: FrameworkRef; readonly task: TaskSpec }
-  | { readonly type: 'RUN_TASK_GROUP'; readonly framework: FrameworkRef; readonly executor: ExecutorSpec; readonly tasks: readonly TaskSpec[] }
+  | { readonly type: 'RUN_TASK'; readonly launchId: string; readonly framework: FrameworkRef; readonly task: TaskSpec }
+  | { readonly type: 'RUN_TASK_GROUP'; readonly launchId: string; readonly framework: FrameworkRef; readonly executor: ExecutorSpec; readonly tasks: readonly TaskSpec[] }
   /** `gracePeriodMs`: the KILL call's kill policy, which overrides the task's. */
   | { readonly type: 'KILL_TASK'; readonly frameworkId: string; readonly taskId: string; readonly gracePeriodMs?: number }
   | { readonly type: 'SHUTDOWN_EXECUTOR'; readonly frameworkId: string; readonly executorId: string }

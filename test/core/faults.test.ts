@@ -46,6 +46,23 @@ describe('network rules', () => {
     expect(s.states('long')).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLED']);
   });
 
+  it('a task launched again with the id of one that ended runs again; only a repeat the network made is dropped', () => {
+    const cluster = makeCluster({ agents: 1 });
+    const s = connect(cluster);
+    cluster.addNetworkRule({ action: 'duplicate', types: ['RUN_TASK'], delayMs: 2_000 });
+    for (let run = 0; run < 2; run++) {
+      const offer = s.firstOffer();
+      s.accept(offer.id, [commandTask('again', offer.agentId, 'sleep 1', 'cpus:0.1;mem:8')]);
+      for (let i = 0; i < 5; i++) {
+        s.acknowledgeAll();
+        cluster.advance(1_000);
+      }
+    }
+    // Upstream refuses only an id of an active task: the second launch runs, each once.
+    expect(s.states('again')).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED', 'TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
+    expect(traceKinds(cluster).filter((k) => k === 'agent:run-repeated')).toHaveLength(2);
+  });
+
   it('duplicate: a repeated launch runs the task once', () => {
     const cluster = makeCluster({ agents: 1 });
     const s = connect(cluster);

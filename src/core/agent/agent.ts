@@ -37,7 +37,7 @@ import { HttpExecutors } from './http-executors.js';
 import type { NestedContainers } from './nested-containers.js';
 import { PingWatch } from './ping-watch.js';
 import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
-import { forgetIfDone, frameworkEntry, recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
+import { forgetIfDone, frameworkEntry, recordExit, remember, type AgentExecutor, type AgentFramework } from './frameworks.js';
 import { applyOperation, OperationUpdates, type CheckpointedResources, type OperationUpdate } from './operation-updates.js';
 import { reregistration } from './reports.js';
 import { StatusUpdateManager, type StreamCheckpoint } from './status-update-manager.js';
@@ -73,8 +73,8 @@ export class Agent implements SimNode, ExecutorHost {
   #orphans: AgentExecutor[] = [];
   /** `--recover=cleanup`: the agent kills what it finds, then exits once its executors have. */
   #cleaningUp = false;
-  /** Tasks whose executor has exited, `frameworkId\0taskId`, the newest kept. */
-  readonly #finished = new Set<string>();
+  /** Launch messages taken (their ids), the newest kept: a repeat the network made is dropped, a task launched again is not. */
+  readonly #launches = new Set<string>();
   /** The checkpoint, read back on restart. */
   #disk: Checkpoint | undefined;
   /** Registered before (it restarted, or lost its master): it re-registers with what it runs. */
@@ -204,7 +204,7 @@ export class Agent implements SimNode, ExecutorHost {
     }
     this.cgroups.suspend();
     this.#disk = disk;
-    this.#finished.clear();
+    this.#launches.clear();
     this.#frameworks = new Map();
     this.#latest = new Map();
     this.#updates = this.#newUpdateManager();
@@ -295,9 +295,9 @@ export class Agent implements SimNode, ExecutorHost {
       case 'AGENT_REREGISTERED':
         return this.#onRegistered();
       case 'RUN_TASK':
-        return this.#onRunTask(m.framework, m.task);
+        return this.#onRunTask(m.launchId, m.framework, m.task);
       case 'RUN_TASK_GROUP':
-        return this.#onRunTaskGroup(m.framework, m.executor, m.tasks);
+        return this.#onRunTaskGroup(m.launchId, m.framework, m.executor, m.tasks);
       case 'KILL_TASK':
         return this.#onKillTask(m.frameworkId, m.taskId, m.gracePeriodMs);
       case 'SHUTDOWN_EXECUTOR':
@@ -374,7 +374,7 @@ export class Agent implements SimNode, ExecutorHost {
    * Whether a launch must not run: the agent is not registered, or it has
    * run the task already (a RUN_TASK the network repeated).
    */
-  #refuseRun(frameworkId: string, taskIds: readonly string[]): boolean {
+  #refuseRun(frameworkId: string, taskIds: readonly string[], launchId: string): boolean {
     if (this.#state !== 'active') {
       // A launch that crossed a restart: the master, on re-registration,
       // reconciles the task as lost, so running it would contradict that.
@@ -382,13 +382,14 @@ export class Agent implements SimNode, ExecutorHost {
       return true;
     }
     const fw = this.#frameworks.get(frameworkId);
-    const seen = taskIds.find((id) => fw?.tasks.has(id) === true || this.#finished.has(`${frameworkId}\u0000${id}`));
+    const seen = this.#launches.has(launchId) ? taskIds[0] : taskIds.find((id) => fw?.tasks.has(id) === true);
     if (seen !== undefined) this.ctx.trace.append('agent:run-repeated', { agentId: this.id, frameworkId, taskId: seen });
+    else remember(this.#launches, launchId);
     return seen !== undefined;
   }
 
-  #onRunTask(framework: FrameworkRef, task: TaskSpec): void {
-    if (this.#refuseRun(framework.id, [task.taskId])) return;
+  #onRunTask(launchId: string, framework: FrameworkRef, task: TaskSpec): void {
+    if (this.#refuseRun(framework.id, [task.taskId], launchId)) return;
     const kind: ExecutorKind = task.executor === undefined ? 'command' : 'custom';
     const executorId = task.executor?.executorId ?? task.taskId;
     const executor = this.#executorFor(framework, executorId, kind, task.executor);
@@ -396,8 +397,8 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.network.send(this.id, executor.nodeId, { type: 'LAUNCH', task });
   }
 
-  #onRunTaskGroup(framework: FrameworkRef, executorSpec: ExecutorSpec, tasks: readonly TaskSpec[]): void {
-    if (this.#refuseRun(framework.id, tasks.map((t) => t.taskId))) return;
+  #onRunTaskGroup(launchId: string, framework: FrameworkRef, executorSpec: ExecutorSpec, tasks: readonly TaskSpec[]): void {
+    if (this.#refuseRun(framework.id, tasks.map((t) => t.taskId), launchId)) return;
     const executor = this.#executorFor(framework, executorSpec.executorId, 'default');
     for (const task of tasks) this.#frameworks.get(framework.id)!.tasks.set(task.taskId, executor);
     this.ctx.network.send(this.id, executor.nodeId, { type: 'LAUNCH_GROUP', tasks });
@@ -469,7 +470,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#containerizer.cancelShutdown(executor);
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
     const fw = this.#frameworks.get(executor.frameworkId);
-    if (fw !== undefined) recordExit(fw, executor, this.#finished);
+    if (fw !== undefined) recordExit(fw, executor);
     if (fw !== undefined) forgetIfDone(this.#frameworks, fw);
     // The command executor is an implementation detail; upstream reports only the others.
     if (executor.kind !== 'command') {

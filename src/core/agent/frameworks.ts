@@ -42,18 +42,21 @@ export function forgetIfDone(frameworks: Map<string, AgentFramework>, fw: AgentF
  * kept), and its tasks to `finished` (`frameworkId\0taskId`, the newest
  * kept), so that a repeated launch of one of them is ignored.
  */
-export function recordExit(fw: AgentFramework, executor: AgentExecutor, finished: Set<string>): void {
+export function recordExit(fw: AgentFramework, executor: AgentExecutor): void {
   if (fw.executors.get(executor.executorId) === executor) fw.executors.delete(executor.executorId);
   fw.completed.push(executor);
   if (fw.completed.length > MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK) fw.completed.shift();
   for (const [taskId, runner] of fw.tasks) {
     if (runner !== executor) continue;
     fw.tasks.delete(taskId);
-    finished.add(`${executor.frameworkId}\u0000${taskId}`);
   }
-  // Oldest first: a Set iterates in insertion order.
-  for (const key of finished) {
-    if (finished.size <= MAX_FINISHED_TASKS) break;
-    finished.delete(key);
+}
+
+/** Keeps `id` among the newest MAX_FINISHED_TASKS ids of a set (a Set iterates oldest first). */
+export function remember(ids: Set<string>, id: string): void {
+  ids.add(id);
+  for (const old of ids) {
+    if (ids.size <= MAX_FINISHED_TASKS) break;
+    ids.delete(old);
   }
 }

@@ -129,7 +129,7 @@ function launch(m: MasterOps, fw: Framework, pool: Pool, [spec]: readonly TaskSp
     m.addExecutor(fw, executorKey!, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
   }
   const task = record(m, fw, pool, spec, need, executor?.executorId);
-  deliver(m, fw, [task], newExecutor ? executorKey : undefined, () => ({ type: 'RUN_TASK', framework: fw.info, task: spec }));
+  deliver(m, fw, [task], newExecutor ? executorKey : undefined, () => ({ type: 'RUN_TASK', launchId: m.ids.launch(), framework: fw.info, task: spec }));
 }
 
 function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: ExecutorSpec, specs: readonly TaskSpec[]): void {
@@ -168,7 +168,7 @@ function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: Executor
     m.addExecutor(fw, executorKey, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
   }
   const tasks = specs.map((spec) => record(m, fw, pool, spec, withAllocationRole(spec.resources, pool.role), executor.executorId));
-  deliver(m, fw, tasks, newExecutor ? executorKey : undefined, (live) => ({ type: 'RUN_TASK_GROUP', framework: fw.info, executor, tasks: live }));
+  deliver(m, fw, tasks, newExecutor ? executorKey : undefined, (live) => ({ type: 'RUN_TASK_GROUP', launchId: m.ids.launch(), framework: fw.info, executor, tasks: live }));
 }
 
 /**
