@@ -1,0 +1,90 @@
+/**
+ * The orchestration framework end to end: a cluster of the process with
+ * engine containers, the framework subscribed over the public scheduler
+ * API. Its parts start in order at their counts as engine containers with
+ * their resources, ports, labels and constraints; scaling kills extras and
+ * starts more; a failed task is replaced; a restarted framework fails over
+ * to its id and recovers its tasks from the store.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningCluster } from '../../src/start.js';
+import { FAILOVER_TIMEOUT_SECONDS } from '../../src/frameworks/orchestrator/framework.js';
+import type { OrchestratorService } from '../../src/frameworks/orchestrator/service.js';
+import { MemoryStore } from '../../src/frameworks/orchestrator/store.js';
+import { runningAtMaster, startOrchCluster, startService, testConfig, until } from './orch-harness.js';
+
+let cluster: RunningCluster;
+let service: OrchestratorService;
+const store = new MemoryStore();
+
+const counts = (): Record<string, number> => runningAtMaster(cluster, service.orchestrator.frameworkId!);
+const expectCounts = (want: Record<string, number>, what: string): Promise<void> =>
+  until(what, () => JSON.stringify(counts()) === JSON.stringify(want));
+
+beforeAll(async () => {
+  cluster = await startOrchCluster(3);
+  const config = testConfig(cluster, {
+    ORCH_AGENT_COUNT: '2',
+    ORCH_SERVER_CONSTRAINT: cluster.agents[1]!.hostname,
+    ORCH_AGENT_LABELS: '[{"key":"zone","value":"a"}]',
+    ORCH_AGENT_MEM: '256',
+    PORTRANGE_FROM: '31100',
+    PORTRANGE_TO: '31200',
+  });
+  service = await startService(config, store);
+});
+afterAll(async () => {
+  await service?.close();
+  await cluster?.close();
+});
+
+describe('the orchestration framework on a cluster', () => {
+  it('subscribes with its name, role, webui_url and a failover timeout', () => {
+    const info = cluster.driver.read((v) => v.framework(service.orchestrator.frameworkId!)?.info);
+    expect(info).toMatchObject({ name: 'm3s', user: 'root', webuiUrl: service.url, failoverTimeoutMs: FAILOVER_TIMEOUT_SECONDS * 1000 });
+  });
+
+  it('starts the datastore, the server and the agents at their counts, as engine containers', async () => {
+    await expectCounts({ server: 1, agent: 2, datastore: 1 }, 'every part running');
+    const containers = cluster.driver.read((v) => v.engineContainers());
+    expect(containers).toHaveLength(4);
+    expect(containers.map((c) => c.image).sort()).toEqual(['avhost/ubuntu-m3s:latest', 'avhost/ubuntu-m3s:latest', 'avhost/ubuntu-m3s:latest', 'mariadb:latest']);
+    const o = service.orchestrator;
+    const server = o.live('server')[0]!;
+    // The server on the host its constraint names; every port from the configured range.
+    expect(server.hostname).toBe(cluster.agents[1]!.hostname);
+    for (const t of o.tasks.values()) for (const p of t.ports) expect(p).toBeGreaterThanOrEqual(31100), expect(p).toBeLessThanOrEqual(31200);
+    const agentTask = o.live('agent')[0]!;
+    const spec = cluster.driver.read((v) => v.framework(o.frameworkId!)!.tasks.get(agentTask.taskId)!.spec);
+    expect(spec.labels).toContainEqual({ key: 'zone', value: 'a' });
+    expect(spec.resources).toBeDefined();
+  });
+
+  it('scales the agents down and up', async () => {
+    await service.orchestrator.scale('agent', 0);
+    await expectCounts({ server: 1, agent: 0, datastore: 1 }, 'agents scaled to 0');
+    await service.orchestrator.scale('agent', 3);
+    await expectCounts({ server: 1, agent: 3, datastore: 1 }, 'agents scaled to 3');
+  });
+
+  it('replaces a task that fails', async () => {
+    const victim = service.orchestrator.live('agent')[0]!.taskId;
+    cluster.driver.input((c) => c.inject({ type: 'fail_task', exitCode: 1, taskId: victim, frameworkId: service.orchestrator.frameworkId! }));
+    await until('the failed task forgotten', () => !service.orchestrator.tasks.has(victim));
+    await expectCounts({ server: 1, agent: 3, datastore: 1 }, 'a replacement running');
+    expect(service.orchestrator.live('agent').map((t) => t.taskId)).not.toContain(victim);
+  });
+
+  it('restarts: fails over to its id and recovers its tasks from the store', async () => {
+    const id = service.orchestrator.frameworkId!;
+    const before = [...service.orchestrator.tasks.keys()].sort();
+    await service.close();
+    await until('the master sees it disconnected', () => cluster.driver.read((v) => v.framework(id)?.state) === 'disconnected');
+    service = await startService(service.orchestrator.config, store);
+    await until('subscribed again', () => service.orchestrator.frameworkId === id);
+    expect([...service.orchestrator.tasks.keys()].sort()).toEqual(before);
+    await until('every task reconciled running', () => [...service.orchestrator.tasks.values()].every((t) => t.state === 'TASK_RUNNING'));
+    expect(counts()).toEqual({ server: 1, agent: 3, datastore: 1 });
+    expect(cluster.driver.read((v) => v.engineContainers()).length).toBe(5);
+  });
+});
