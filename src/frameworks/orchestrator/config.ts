@@ -59,6 +59,8 @@ export interface OrchConfig {
   readonly sslCrtBase64: string | undefined;
   readonly sslKeyBase64: string | undefined;
   readonly dsPort: number;
+  /** `DS_ENGINE`: the datastore is a SQL server (`mysql`, IMAGE_SQL) or a key-value one (`etcd`, IMAGE_KVSTORE). */
+  readonly dsEngine: 'mysql' | 'etcd';
   readonly images: Readonly<{ orch: string; kvstore: string; sql: string }>;
   readonly volumeDriver: string;
   readonly volumeServer: string;
@@ -227,6 +229,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): O
     sslCrtBase64: base64(r, 'SSL_CRT_BASE64'),
     sslKeyBase64: base64(r, 'SSL_KEY_BASE64'),
     dsPort: r.port('DS_PORT', 3306),
+    dsEngine: r.oneOf('DS_ENGINE', ['mysql', 'etcd'], 'mysql'),
     images: { orch: r.str('IMAGE_ORCH', 'avhost/ubuntu-m3s:latest'), kvstore: r.str('IMAGE_KVSTORE', 'bitnami/etcd:latest'), sql: r.str('IMAGE_SQL', 'mariadb:latest') },
     volumeDriver: r.str('VOLUME_DRIVER', 'local'),
     volumeServer: r.str('VOLUME_ORCH_SERVER', '/data/k3s/server'),

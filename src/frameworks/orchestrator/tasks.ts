@@ -92,12 +92,19 @@ function scalar(name: string, value: number, role: string | undefined): JsonObje
 }
 
 /** The engine container of a part: image, network, port mapping, volumes, parameters. */
-function containerOf(config: OrchConfig, part: Part, ports: readonly number[]): JsonObject {
-  const image = part === 'datastore' ? config.images.sql : config.images.orch;
+export function containerOf(config: OrchConfig, part: Part, ports: readonly number[]): JsonObject {
+  const image = part !== 'datastore' ? config.images.orch : config.dsEngine === 'etcd' ? config.images.kvstore : config.images.sql;
   const userNetwork = config.clusterCni ?? (['bridge', 'host'].includes(config.engineCni.toLowerCase()) ? undefined : config.engineCni);
   const network = userNetwork !== undefined ? 'USER' : config.engineCni.toLowerCase() === 'host' ? 'HOST' : 'BRIDGE';
   const volume = part === 'server' ? config.volumeServer : part === 'datastore' ? config.volumeDs : undefined;
   const mappings = network === 'HOST' ? [] : [{ host_port: ports[0], container_port: containerPort(config, part), protocol: 'tcp' }];
+  const volumes =
+    volume === undefined
+      ? {}
+      : { volumes: [{ container_path: part !== 'datastore' ? '/var/lib/rancher/k3s' : config.dsEngine === 'etcd' ? '/bitnami/etcd' : '/var/lib/mysql', mode: 'RW', source: { type: 'DOCKER_VOLUME', docker_volume: { driver: config.volumeDriver, name: volume } } }] };
+  const networks = userNetwork === undefined ? {} : { network_infos: [{ name: userNetwork }] };
+  // ORCH_ENGINE=false: the same image in the cluster's own containerizer.
+  if (!config.engine) return { type: 'MESOS', mesos: { image: { type: 'DOCKER', docker: { name: image } } }, ...networks, ...volumes };
   return {
     type: 'DOCKER',
     docker: {
@@ -111,16 +118,14 @@ function containerOf(config: OrchConfig, part: Part, ports: readonly number[]): 
         ...(userNetwork === undefined ? [] : [{ key: 'net', value: userNetwork }]),
       ],
     },
-    ...(userNetwork === undefined ? {} : { network_infos: [{ name: userNetwork }] }),
-    ...(volume === undefined
-      ? {}
-      : { volumes: [{ container_path: part === 'datastore' ? '/var/lib/mysql' : '/var/lib/rancher/k3s', mode: 'RW', source: { type: 'DOCKER_VOLUME', docker_volume: { driver: config.volumeDriver, name: volume } } }] }),
+    ...networks,
+    ...volumes,
   };
 }
 
 /** The command of a part: the configured start line with the parameters the framework appends. */
 export function commandOf(config: OrchConfig, part: Part): string {
-  if (part === 'datastore') return 'docker-entrypoint.sh mysqld';
+  if (part === 'datastore') return config.dsEngine === 'etcd' ? `etcd --listen-client-urls=http://0.0.0.0:${config.dsPort} --advertise-client-urls=http://$HOSTNAME:${config.dsPort}` : 'docker-entrypoint.sh mysqld';
   const line = part === 'server' ? config.serverString : config.agentString;
   return `${line} --token=${config.token} --node-name=${part}.${config.customDomain}`;
 }
@@ -142,7 +147,8 @@ function environmentOf(config: OrchConfig, record: TaskRecord, peers: Peers): { 
   ];
   if (record.part === 'agent' && peers.server !== undefined) vars.push({ name: 'K3S_URL', value: `https://${peers.server}` });
   if (record.part === 'server' && peers.datastore !== undefined) {
-    vars.push({ name: 'K3S_DATASTORE_ENDPOINT', value: `mysql://root@tcp(${peers.datastore})/k3s` });
+    const endpoint = config.dsEngine === 'etcd' ? `http://${peers.datastore}` : `mysql://root@tcp(${peers.datastore})/k3s`;
+    vars.push({ name: 'K3S_DATASTORE_ENDPOINT', value: endpoint });
   }
   return vars;
 }
