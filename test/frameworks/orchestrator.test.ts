@@ -87,4 +87,34 @@ describe('the orchestration framework on a cluster', () => {
     expect(counts()).toEqual({ server: 1, agent: 3, datastore: 1 });
     expect(cluster.driver.read((v) => v.engineContainers()).length).toBe(5);
   });
+
+  it('replaces a task that failed while it was down, once restarted and reconciled', async () => {
+    const id = service.orchestrator.frameworkId!;
+    const victim = service.orchestrator.live('agent')[0]!.taskId;
+    await service.close();
+    await until('disconnected', () => cluster.driver.read((v) => v.framework(id)?.state) === 'disconnected');
+    cluster.driver.input((c) => c.inject({ type: 'fail_task', exitCode: 3, taskId: victim, frameworkId: id }));
+    service = await startService(service.orchestrator.config, store);
+    expect(service.orchestrator.tasks.has(victim)).toBe(true);
+    await until('the failure learnt', () => !service.orchestrator.tasks.has(victim));
+    await expectCounts({ server: 1, agent: 3, datastore: 1 }, 'a replacement running');
+  });
+});
+
+describe('a part whose host constraint no agent satisfies', () => {
+  it('never starts, and neither do the parts that wait for it; the status says so', async () => {
+    const other = await startService(testConfig(cluster, { FRAMEWORK_NAME: 'm3s-pinned', ORCH_SERVER_CONSTRAINT: 'nowhere.example', ORCH_AGENT_MEM: '64', ORCH_SERVER_MEM: '64', DS_MEM: '64' }), new MemoryStore());
+    try {
+      const running = () => runningAtMaster(cluster, other.orchestrator.frameworkId!);
+      await until('the datastore running', () => running().datastore === 1);
+      // Several state checks (300 ms apart) later, still no server and no agent was launched.
+      await new Promise((r) => setTimeout(r, 1_200));
+      expect(running()).toEqual({ server: 0, agent: 0, datastore: 1 });
+      expect([...other.orchestrator.tasks.values()].map((t) => t.part)).toEqual(['datastore']);
+      expect(other.orchestrator.stateOf('server')).toBe('');
+    } finally {
+      await other.orchestrator.teardown();
+      await other.close();
+    }
+  });
 });

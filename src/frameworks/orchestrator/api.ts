@@ -12,6 +12,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { OrchConfig, Part } from './config.js';
 import type { Orchestrator } from './framework.js';
 import { kubeconfig } from './kubeconfig.js';
+import { nodeName } from './tasks.js';
 
 export interface Reply {
   readonly status: number;
@@ -103,7 +104,7 @@ async function route2(target: ApiTarget, o: Orchestrator, route: string, path: s
 /** The orchestrated cluster's nodes: each server and agent task with its host and state. */
 function nodes(o: Orchestrator): Record<string, unknown> {
   const items = (['server', 'agent'] as const).flatMap((part) =>
-    o.live(part).map((t) => ({ name: `${part}.${o.config.customDomain}`, role: part, task_id: t.taskId, hostname: t.hostname, state: t.state })),
+    o.live(part).map((t) => ({ name: nodeName(o.config, t), role: part, task_id: t.taskId, hostname: t.hostname, state: t.state })),
   );
   const ready = items.length > 0 && items.every((n) => n.state === 'TASK_RUNNING') && items.filter((n) => n.role === 'agent').length === o.wanted.agent;
   return { Ready: ready, Nodes: items };

@@ -123,11 +123,17 @@ export function containerOf(config: OrchConfig, part: Part, ports: readonly numb
   };
 }
 
+/** The orchestrated cluster's name of the node a server or agent task runs: unique, from its task id. */
+export function nodeName(config: OrchConfig, record: TaskRecord): string {
+  return `${record.taskId.toLowerCase().replace(/[^a-z0-9-]/g, '-')}.${config.customDomain}`;
+}
+
 /** The command of a part: the configured start line with the parameters the framework appends. */
-export function commandOf(config: OrchConfig, part: Part): string {
+export function commandOf(config: OrchConfig, record: TaskRecord): string {
+  const part = record.part;
   if (part === 'datastore') return config.dsEngine === 'etcd' ? `etcd --listen-client-urls=http://0.0.0.0:${config.dsPort} --advertise-client-urls=http://$HOSTNAME:${config.dsPort}` : 'docker-entrypoint.sh mysqld';
   const line = part === 'server' ? config.serverString : config.agentString;
-  return `${line} --token=${config.token} --node-name=${part}.${config.customDomain}`;
+  return `${line} --token=${config.token} --node-name=${nodeName(config, record)}`;
 }
 
 /**
@@ -174,7 +180,7 @@ export function taskInfoOf(config: OrchConfig, record: TaskRecord, offer: JsonOb
     ],
     command: {
       shell: true,
-      value: commandOf(config, record.part),
+      value: commandOf(config, record),
       environment: { variables: environmentOf(config, record, peers) },
     },
     container: containerOf(config, record.part, record.ports),
