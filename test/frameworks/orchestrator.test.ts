@@ -118,3 +118,9 @@ describe('a part whose host constraint no agent satisfies', () => {
     }
   });
 });
+
+describe("the cluster's protocol-misuse report", () => {
+  it('has nothing on either framework: no decline loop, no stale stream id, no unacknowledged update', () => {
+    expect(cluster.misuse().frameworks.filter((f) => f.misuses.length > 0)).toEqual([]);
+  });
+});

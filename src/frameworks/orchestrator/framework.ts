@@ -16,8 +16,14 @@ import { OfferRoom, taskInfoOf, ended, type Peers, type TaskRecord } from './tas
 
 /** Seconds the master keeps the framework's tasks while it is away (a restart fails over within it). */
 export const FAILOVER_TIMEOUT_SECONDS = 7 * 24 * 3600;
-/** Offers that fit nothing needed now are refused this long (a REVIVE lifts it). */
-const REFUSE_SECONDS = 5;
+/**
+ * Offers that fit nothing needed now are refused this long, or the long
+ * time while no part that may start needs anything; a REVIVE lifts both
+ * when a need appears (a task ended, a count raised, a part became ready).
+ * At 10 s and more, declines do not make the master's decline loop.
+ */
+const REFUSE_SECONDS = 15;
+const REFUSE_LONG_SECONDS = 120;
 /** Pause before subscribing again after the stream ended. */
 const RESUBSCRIBE_MS = 1_000;
 
@@ -232,7 +238,8 @@ export class Orchestrator {
         accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: launches } }], filters: { refuse_seconds: REFUSE_SECONDS } },
       });
     }
-    if (declined.length > 0) await this.#call({ type: 'DECLINE', decline: { offer_ids: declined, filters: { refuse_seconds: REFUSE_SECONDS } } });
+    const refuse = this.#wantsOffers() ? REFUSE_SECONDS : REFUSE_LONG_SECONDS;
+    if (declined.length > 0) await this.#call({ type: 'DECLINE', decline: { offer_ids: declined, filters: { refuse_seconds: refuse } } });
     if (PARTS.every((p) => this.#deficit(p) === 0) && !this.#suppressed) {
       this.#suppressed = true;
       await this.#call({ type: 'SUPPRESS', suppress: { roles: [this.config.role] } });
@@ -280,8 +287,13 @@ export class Orchestrator {
     if (ended(record.state) || (record.state === 'TASK_RUNNING' && previous !== 'TASK_RUNNING')) await this.#reviveIfNeeded();
   }
 
+  /** Whether a part that may start now misses tasks. */
+  #wantsOffers(): boolean {
+    return PARTS.some((p) => this.#deficit(p) > 0 && this.#ready(p));
+  }
+
   async #reviveIfNeeded(): Promise<void> {
-    if (!PARTS.some((p) => this.#deficit(p) > 0 && this.#ready(p))) return;
+    if (!this.#wantsOffers()) return;
     this.#suppressed = false;
     await this.#call({ type: 'REVIVE', revive: { roles: [this.config.role] } });
   }
@@ -327,7 +339,8 @@ export class Orchestrator {
     if (this.#client === undefined || this.#client.closed) return;
     await this.#reconcile();
     for (const part of PARTS) await this.#killExtras(part);
-    await this.#reviveIfNeeded();
+    // Declined offers come back when their filter ends; only a suppressed framework must ask.
+    if (this.#suppressed) await this.#reviveIfNeeded();
   }
 
   /** A part's state for the status record: running if one runs, else the latest task's state. */
