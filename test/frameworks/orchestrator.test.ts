@@ -75,6 +75,15 @@ describe('the orchestration framework on a cluster', () => {
     expect(service.orchestrator.live('agent').map((t) => t.taskId)).not.toContain(victim);
   });
 
+  it('subscribes again with its id when its event stream breaks', async () => {
+    const id = service.orchestrator.frameworkId!;
+    const stream = () => cluster.driver.read((v) => v.framework(id)?.streamId);
+    const before = stream();
+    cluster.driver.input((c) => c.inject({ type: 'drop_framework_connection', frameworkId: id }));
+    await until('subscribed on a new stream', () => cluster.driver.read((v) => v.framework(id)?.state) === 'subscribed' && stream() !== before);
+    await expectCounts({ server: 1, agent: 3, datastore: 1 }, 'the parts still running');
+  });
+
   it('restarts: fails over to its id and recovers its tasks from the store', async () => {
     const id = service.orchestrator.frameworkId!;
     const before = [...service.orchestrator.tasks.keys()].sort();
