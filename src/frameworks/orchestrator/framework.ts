@@ -108,7 +108,7 @@ export class Orchestrator {
       failover_timeout: FAILOVER_TIMEOUT_SECONDS,
       checkpoint: true,
       capabilities: [{ type: 'MULTI_ROLE' }, { type: 'RESERVATION_REFINEMENT' }],
-      ...(c.clusterPrincipal === undefined ? {} : { principal: c.clusterPrincipal }),
+      ...((c.clusterPrincipal ?? c.clusterUsername) === undefined ? {} : { principal: c.clusterPrincipal ?? c.clusterUsername }),
       ...(this.frameworkId === undefined ? {} : { id: { value: this.frameworkId } }),
     };
   }
