@@ -127,6 +127,8 @@ export class Orchestrator {
       client.disconnect();
       throw new Error(`SUBSCRIBE to ${masterUrl(this.config)}: ${answer.status} ${answer.body.trim()}`);
     }
+    // Stopped while the SUBSCRIBE was on its way: this stream is not wanted any more.
+    if (this.#stopped) return client.disconnect();
     this.#client = client;
     this.#suppressed = false;
     void this.#pump(client);
