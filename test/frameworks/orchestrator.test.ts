@@ -75,6 +75,19 @@ describe('the orchestration framework on a cluster', () => {
     expect(service.orchestrator.live('agent').map((t) => t.taskId)).not.toContain(victim);
   });
 
+  it('finds at its state check a task the master does not know, and replaces it', async () => {
+    const o = service.orchestrator;
+    const real = o.live('agent')[0]!;
+    // A task it believes running that never reached the master (its launch and every update lost).
+    const ghost = { ...real, taskId: 'm3s-agent.ghost', state: 'TASK_RUNNING', killing: false };
+    o.tasks.set(ghost.taskId, ghost);
+    o.wanted.agent = 4;
+    await until('the ghost found lost by reconciliation', () => !o.tasks.has(ghost.taskId));
+    await expectCounts({ server: 1, agent: 4, datastore: 1 }, 'a real fourth agent');
+    await o.scale('agent', 3);
+    await expectCounts({ server: 1, agent: 3, datastore: 1 }, 'back to three');
+  });
+
   it('subscribes again with its id when its event stream breaks', async () => {
     const id = service.orchestrator.frameworkId!;
     const stream = () => cluster.driver.read((v) => v.framework(id)?.streamId);
