@@ -88,6 +88,23 @@ describe('the orchestration framework on a cluster', () => {
     await expectCounts({ server: 1, agent: 3, datastore: 1 }, 'back to three');
   });
 
+  it('sends a kill again at its state check when the first one was lost', async () => {
+    const o = service.orchestrator;
+    const outcome = cluster.driver.input((c) => c.inject({ type: 'network_rule', rule: { action: 'drop', types: ['KILL_TASK'] } }));
+    if (!outcome.ok) throw new Error(outcome.error.message);
+    await o.scale('agent', 2);
+    const doomed = [...o.tasks.values()].find((t) => t.killing)!;
+    // Several state checks pass while every kill is dropped on its way to the agent.
+    await new Promise((r) => setTimeout(r, 700));
+    expect(o.tasks.has(doomed.taskId)).toBe(true);
+    expect(runningAtMaster(cluster, o.frameworkId!).agent).toBe(3);
+    cluster.driver.input((c) => c.inject({ type: 'remove_network_rule', ruleId: outcome.value.ruleId! }));
+    await until('the task killed', () => !o.tasks.has(doomed.taskId));
+    await expectCounts({ server: 1, agent: 2, datastore: 1 }, 'two agents');
+    await o.scale('agent', 3);
+    await expectCounts({ server: 1, agent: 3, datastore: 1 }, 'three agents again');
+  });
+
   it('subscribes again with its id when its event stream breaks', async () => {
     const id = service.orchestrator.frameworkId!;
     const stream = () => cluster.driver.read((v) => v.framework(id)?.streamId);

@@ -308,9 +308,10 @@ export class Orchestrator {
   }
 
   async kill(record: TaskRecord): Promise<void> {
+    const again = record.killing;
     record.killing = true;
-    this.#saveTask(record);
-    this.log('info', `killing ${record.taskId}`);
+    if (!again) this.#saveTask(record);
+    this.log(again ? 'debug' : 'info', `killing ${record.taskId}${again ? ' again' : ''}`);
     await this.#call({ type: 'KILL', kill: { task_id: { value: record.taskId }, ...(record.agentId === undefined ? {} : { agent_id: { value: record.agentId } }) } });
   }
 
@@ -336,10 +337,12 @@ export class Orchestrator {
     await this.#reviveIfNeeded();
   }
 
-  /** The state check of every heartbeat interval: reconcile, kill extras, ask for offers where a part is short. */
+  /** The state check of every heartbeat interval: reconcile, kill extras (again), ask for offers where a part is short. */
   async check(): Promise<void> {
     if (this.#client === undefined || this.#client.closed) return;
     await this.#reconcile();
+    // A kill that went unanswered (lost with an agent's link, say) is sent again.
+    for (const record of [...this.tasks.values()].filter((t) => t.killing)) await this.kill(record);
     for (const part of PARTS) await this.#killExtras(part);
     // Declined offers come back when their filter ends; only a suppressed framework must ask.
     if (this.#suppressed) await this.#reviveIfNeeded();
