@@ -7,7 +7,7 @@ import { runUp, upOptions } from './up.js';
 import { chaosOptions, runChaos, type ChaosArgs } from './chaos.js';
 import { runCheckDeterminism, runOptions, runRun, type CheckArgs, type RunArgs } from './run.js';
 import { replayOptions, runReplay } from './replay.js';
-import { orchCommands, serveCommands } from './orch.js';
+import { orchCommands, serveOrchestrator } from './orch.js';
 
 await yargs(hideBin(process.argv))
   .parserConfiguration({ 'populate--': true })
@@ -24,7 +24,7 @@ await yargs(hideBin(process.argv))
   .command('chaos <file>', 'Run a scenario under random fault schedules; shrink a failing one and write it out as a scenario', chaosOptions, (args) => runChaos(args as unknown as ChaosArgs))
   .command('task', 'The tasks of a running cluster: list them, or run a command inside one', taskCommands)
   .command('replay <trace>', 'Re-run a recorded trace in the core and report the first divergence, if any', replayOptions, runReplay)
-  .command('serve', 'Run a bundled framework against a master: serve orchestrator', serveCommands)
+  .command('serve', 'Run a bundled framework against a master: serve orchestrator', (y) => serveOrchestrator(y).demandCommand(1, 'Name a framework to serve'))
   .command('orch', "The orchestration framework's plugin: list, kubeconfig, scale, status, version", orchCommands)
   .demandCommand(1, 'Name a command; see --help')
   .strict()

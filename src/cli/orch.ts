@@ -109,10 +109,24 @@ export function orchCommands(yargs: Argv): Argv {
     .demandCommand(1, 'Name an orch command: list, kubeconfig, scale, status or version');
 }
 
-export function serveCommands(yargs: Argv): Argv {
-  return yargs
-    .command('orchestrator', 'Run the orchestration framework against a master (configured by its environment)', serveOrchestratorOptions, (a) =>
-      runServeOrchestrator(a as unknown as { listen: string }),
-    )
-    .demandCommand(1, 'Name a framework to serve');
+/** Adds `orchestrator` to the subcommands of `serve`. */
+export function serveOrchestrator(yargs: Argv): Argv {
+  return yargs.command('orchestrator', 'Run the orchestration framework against a master (configured by its environment)', serveOrchestratorOptions, (a) =>
+    runServeOrchestrator(a as unknown as { listen: string }),
+  );
+}
+
+/**
+ * For `clustersim up --with orchestrator`: the framework configured by the
+ * environment against this cluster's master, its API on `host` (and
+ * `webui_url` naming it unless FRAMEWORK_HOSTNAME says otherwise).
+ */
+export async function startOrchestratorBeside(
+  masterUrl: string,
+  host: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<{ readonly line: string; close(): Promise<void> }> {
+  const config = loadConfig({ FRAMEWORK_HOSTNAME: host, ...env, CLUSTER_MASTER: masterUrl });
+  const service = await startOrchestrator(config, { listen: host });
+  return { line: `orchestration framework ${config.name} at ${service.url} (framework ${service.orchestrator.frameworkId})`, close: () => service.close() };
 }

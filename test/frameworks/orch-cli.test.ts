@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { RunningCluster } from '../../src/start.js';
+import { startOrchestratorBeside } from '../../src/cli/orch.js';
 import { runningAtMaster, startOrchCluster, until } from './orch-harness.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -74,7 +75,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('clustersim serve orchestrator', () => {
+describe('clustersim serve orchestrator', { timeout: 60_000 }, () => {
   it('refuses an invalid variable at start, naming it, with exit code 2', async () => {
     const r = await run(['serve', 'orchestrator'], { ORCH_AGENT_COUNT: 'many', CLUSTER_MASTER: cluster.masterUrl });
     expect(r.code).toBe(2);
@@ -93,10 +94,10 @@ describe('clustersim serve orchestrator', () => {
       expect(r.code, args.join(' ')).toBe(0);
       expect(r.stdout).toContain(`clustersim ${args.join(' ')}`);
     }
-  }, 30_000);
+  });
 });
 
-describe('clustersim orch', () => {
+describe('clustersim orch', { timeout: 60_000 }, () => {
   it('lists the frameworks: ID, Active, WebUI, Name', async () => {
     const r = await orch('list');
     expect(r.stderr).toBe('');
@@ -138,5 +139,21 @@ describe('clustersim orch', () => {
 
   it('prints its version', async () => {
     expect(await orch('version')).toMatchObject({ code: 0, stdout: expect.stringMatching(/^clustersim orch \d+\.\d+\.\d+\n$/) });
+  });
+});
+
+describe('beside a cluster (for up --with orchestrator)', () => {
+  it("starts the framework from the environment against the cluster's master, its API on the host given", async () => {
+    const beside = await startOrchestratorBeside(cluster.masterUrl, '127.0.0.1', { FRAMEWORK_NAME: 'beside', FRAMEWORK_PORT: '0', CLUSTER_MASTER: '10.9.9.9:5050', ORCH_AGENT_MEM: '64' });
+    try {
+      const match = /^orchestration framework beside at (http:\/\/127\.0\.0\.1:\d+) \(framework (\S+)\)$/.exec(beside.line);
+      expect(match, beside.line).not.toBeNull();
+      const info = cluster.driver.read((v) => v.framework(match![2]!)?.info);
+      expect(info).toMatchObject({ name: 'beside', webuiUrl: match![1] });
+      await until('its parts running', () => JSON.stringify(runningAtMaster(cluster, match![2]!)) === '{"server":1,"agent":1,"datastore":1}');
+      expect(await (await fetch(`${match![1]}/api/framework/v0/status/framework`)).json()).toMatchObject({ API: 'ok' });
+    } finally {
+      await beside.close();
+    }
   });
 });

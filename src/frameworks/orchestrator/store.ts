@@ -5,7 +5,7 @@
  * default, Redis when `STORE_SERVER` is set. A framework that restarts on
  * the same store finds its id, its tasks and its counts again.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 
 export interface KeyValueStore {
   get(key: string): Promise<string | undefined>;
@@ -50,6 +50,8 @@ export class RedisStore implements KeyValueStore {
   /** Connects (and authenticates with the password, if any); rejects when the server cannot be reached. */
   static async connect(address: string, password?: string): Promise<RedisStore> {
     const at = address.lastIndexOf(':');
+    // Loaded only for a Redis store: the embedded one needs no client.
+    const { Redis } = await import('ioredis');
     const redis = new Redis({
       host: address.slice(0, at),
       port: Number(address.slice(at + 1)),
