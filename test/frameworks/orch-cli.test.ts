@@ -157,3 +157,12 @@ describe('beside a cluster (for up --with orchestrator)', () => {
     }
   });
 });
+
+describe('clustersim serve orchestrator, stopped', () => {
+  it('exits 0 on SIGTERM, leaving the framework to its failover timeout at the master', async () => {
+    const exited = new Promise<number | null>((r) => serve.once('exit', (code) => r(code)));
+    serve.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    await until('disconnected at the master', () => cluster.driver.read((v) => v.framework(frameworkId)?.state) === 'disconnected');
+  });
+});
