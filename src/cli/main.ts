@@ -8,6 +8,7 @@ import { chaosOptions, runChaos, type ChaosArgs } from './chaos.js';
 import { runCheckDeterminism, runOptions, runRun, type CheckArgs, type RunArgs } from './run.js';
 import { replayOptions, runReplay } from './replay.js';
 import { serveCommands, workflowCommands } from './workflow.js';
+import { orchCommands, serveOrchestrator } from './orch.js';
 
 await yargs(hideBin(process.argv))
   .parserConfiguration({ 'populate--': true })
@@ -24,8 +25,9 @@ await yargs(hideBin(process.argv))
   .command('chaos <file>', 'Run a scenario under random fault schedules; shrink a failing one and write it out as a scenario', chaosOptions, (args) => runChaos(args as unknown as ChaosArgs))
   .command('task', 'The tasks of a running cluster: list them, or run a command inside one', taskCommands)
   .command('replay <trace>', 'Re-run a recorded trace in the core and report the first divergence, if any', replayOptions, runReplay)
-  .command('serve', 'Run a bundled framework against a master (serve workflow)', serveCommands)
+  .command('serve', 'Run a bundled framework against a master: serve workflow, serve orchestrator', (y) => serveOrchestrator(serveCommands(y)))
   .command('workflow', "The workflow service's container operator: run one task through its API", workflowCommands)
+  .command('orch', "The orchestration framework's plugin: list, kubeconfig, scale, status, version", orchCommands)
   .demandCommand(1, 'Name a command; see --help')
   .strict()
   .help()

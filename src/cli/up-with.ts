@@ -1,14 +1,17 @@
 /**
  * `clustersim up --with <service>,…`: bundled frameworks started beside the
  * cluster, on its leading master, once it is up, and stopped before it.
- * Each prints its own ready line on stdout after the cluster's.
+ * Each prints its own ready line on stdout after the cluster's. The
+ * orchestration framework takes its configuration from the environment, as
+ * `clustersim serve orchestrator` does.
  */
 import type { Argv } from 'yargs';
 import type { Logger } from 'pino';
 import { DEFAULT_API_PORT, DEFAULT_CONFIG, loadWorkflowConfig } from '../frameworks/workflow/config.js';
 import { startWorkflowService } from '../frameworks/workflow/service.js';
+import { startOrchestratorBeside } from './orch.js';
 
-export const WITH_SERVICES = ['workflow'] as const;
+export const WITH_SERVICES = ['workflow', 'orchestrator'] as const;
 
 export interface WithArgs {
   with: string[];
@@ -35,27 +38,37 @@ export interface StartedServices {
   close(): Promise<void>;
 }
 
+/** A service started beside the cluster: its ready line, and how to stop it. */
+interface Started {
+  readonly line: string;
+  close(): Promise<void>;
+}
+
 /** The services named, in order; an unknown name, or one that cannot start, is the error (those started are stopped). */
 export async function startWith(args: WithArgs, masterUrl: string, host: string, logger: Logger): Promise<StartedServices | string> {
   const names = args.with.flatMap((w) => w.split(',')).map((w) => w.trim()).filter((w) => w !== '');
   const unknown = names.find((n) => !(WITH_SERVICES as readonly string[]).includes(n));
   if (unknown !== undefined) return `--with: unknown service '${unknown}' (one of ${WITH_SERVICES.join(', ')})`;
-  const closers: (() => Promise<void>)[] = [];
-  const lines: string[] = [];
+  const started: Started[] = [];
   const close = async () => {
-    for (const c of closers.reverse()) await c();
+    for (const s of started.reverse()) await s.close();
   };
-  if (names.includes('workflow')) {
-    const loaded = args['workflow-config'] === undefined ? { ok: true as const, config: DEFAULT_CONFIG } : loadWorkflowConfig(args['workflow-config']);
-    if (!loaded.ok) return loaded.error;
-    try {
-      const service = await startWorkflowService({ config: loaded.config, masterUrl, port: args['workflow-port'], host, logger: logger.child({ service: 'workflow' }) });
-      closers.push(() => service.close());
-      lines.push(`workflow service at ${service.url} (framework ${service.scheduler.frameworkId})`);
-    } catch (e) {
+  for (const name of WITH_SERVICES.filter((n) => names.includes(n))) {
+    const service = await (name === 'workflow' ? startWorkflowBeside(args, masterUrl, host, logger) : startOrchestratorBeside(masterUrl, host)).catch(
+      (e: Error) => `cannot start the ${name === 'workflow' ? 'workflow service' : 'orchestration framework'}: ${e.message}`,
+    );
+    if (typeof service === 'string') {
       await close();
-      return `cannot start the workflow service: ${(e as Error).message}`;
+      return service;
     }
+    started.push(service);
   }
-  return { lines, close };
+  return { lines: started.map((s) => s.line), close };
+}
+
+async function startWorkflowBeside(args: WithArgs, masterUrl: string, host: string, logger: Logger): Promise<Started | string> {
+  const loaded = args['workflow-config'] === undefined ? { ok: true as const, config: DEFAULT_CONFIG } : loadWorkflowConfig(args['workflow-config']);
+  if (!loaded.ok) return loaded.error;
+  const service = await startWorkflowService({ config: loaded.config, masterUrl, port: args['workflow-port'], host, logger: logger.child({ service: 'workflow' }) });
+  return { line: `workflow service at ${service.url} (framework ${service.scheduler.frameworkId})`, close: () => service.close() };
 }
