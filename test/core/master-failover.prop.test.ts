@@ -150,6 +150,9 @@ describe('masters with a leader under random master and agent faults', () => {
           for (const task of sc.framework!.tasks.values()) {
             // A launch the partition swallowed stays staging until reconciled; only what an agent confirmed is checked.
             if (isTerminal(task.state) || task.state === 'TASK_UNREACHABLE' || task.state === 'TASK_STAGING') continue;
+            // A task that ended while its updates wait for acknowledgements (the framework was away, the
+            // agent retries with backoff) is still running as far as the master knows, as upstream's is.
+            if (cluster.view.pendingUpdates(task.agentId) > 0) continue;
             const runs = (cluster.view.agentNode(task.agentId)?.executors() ?? []).some((e) => e.alive && e.tasks.has(task.spec.taskId));
             expect(runs, `${task.spec.taskId} ${task.state} on ${task.agentId}`).toBe(true);
           }
@@ -168,7 +171,7 @@ describe('masters with a leader under random master and agent faults', () => {
         const kinds = new Set(traceKinds(cluster));
         for (const kind of REACHED) if (kinds.has(kind)) reached.set(kind, (reached.get(kind) ?? 0) + 1);
       }),
-      { numRuns: 150 },
+      { numRuns: 150, ...(process.env['FC_SEED'] === undefined ? {} : { seed: Number(process.env['FC_SEED']) }) },
     );
     // The runs reach what they test: elections, agents taken in by a new leader, tasks launched.
     expect(Object.fromEntries(reached)).toEqual(Object.fromEntries(REACHED.map((k) => [k, expect.toSatisfy((n: number) => n > 20)])));
