@@ -1,0 +1,18 @@
+/** A scenario run from code, through the library's entry point, as a test author would. */
+import { describe, expect, it } from 'vitest';
+import { parseScenario, runScenarioFile, ScenarioError } from '../../src/index.js';
+
+describe('scenarios from the library', () => {
+  it('runs a file and gives each expectation, the misuse report and the trace hash', { timeout: 60_000 }, async () => {
+    const result = await runScenarioFile('scenarios/agent-crash-reconnect.yaml', { seed: 2 });
+    expect(result.passed).toBe(true);
+    expect(result.results.map((r) => r.ok)).toEqual([true, true, true, true, true, true]);
+    expect(result.misuse.frameworks).toEqual([]);
+    expect(result.traceHash).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('refuses a file that does not read, naming the place', () => {
+    expect(() => parseScenario('inline.yaml', 'name: x\n')).toThrow(ScenarioError);
+    expect(() => parseScenario('inline.yaml', 'name: x\n')).toThrow(/^inline\.yaml:1:1: the file: must have required property 'duration'$/);
+  });
+});
