@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SchedulerClient, type JsonEvent } from '../../client/scheduler-client.js';
+import { OWN_PACE, type Pace, type PaceTimer } from '../../runtime/pace.js';
 import { masterUrl, PARTS, type OrchConfig, type Part } from './config.js';
 import type { KeyValueStore } from './store.js';
 import { OfferRoom, taskInfoOf, ended, type Peers, type TaskRecord } from './tasks.js';
@@ -27,7 +28,27 @@ const REFUSE_LONG_SECONDS = 120;
 /** Pause before subscribing again after the stream ended. */
 const RESUBSCRIBE_MS = 1_000;
 
+/** Longer than any wait for an event: the stream's end ends it. */
+const NO_TIMEOUT_MS = 2 ** 31 - 1;
+
 export type Log = (level: 'debug' | 'info' | 'warn' | 'error', line: string) => void;
+
+export interface OrchestratorOptions {
+  /** Its timers and turns (default its own: the wall clock, acting at once). */
+  readonly pace?: Pace;
+  /** The id of a new task of a part (default `<name>-<part>.<random uuid>`). */
+  readonly taskId?: (part: Part) => string;
+}
+
+/** Where the framework's event stream stands, for a conductor that waits until it has taken everything sent. */
+export interface StreamLink {
+  readonly frameworkId: string | undefined;
+  /** Events received so far, over every stream (heartbeats too). */
+  readonly received: number;
+  readonly streamId: string | undefined;
+  /** Whether a stream is open (none while it waits to subscribe again). */
+  readonly open: boolean;
+}
 
 export class Orchestrator {
   readonly tasks = new Map<string, TaskRecord>();
@@ -39,9 +60,12 @@ export class Orchestrator {
   active = true;
   #client: SchedulerClient | undefined;
   #suppressed = false;
-  #timer: NodeJS.Timeout | undefined;
-  #resubscribe: NodeJS.Timeout | undefined;
+  #checkTimer: PaceTimer | undefined;
+  #resubscribeTimer: PaceTimer | undefined;
   #stopped = false;
+  /** Events taken from every stream so far. */
+  #taken = 0;
+  readonly #pace: Pace;
   /** The chain of store writes, in the order of the changes. */
   #writes: Promise<unknown> = Promise.resolve();
 
@@ -50,17 +74,39 @@ export class Orchestrator {
     readonly store: KeyValueStore,
     readonly webuiUrl: string,
     readonly log: Log,
+    private readonly options: OrchestratorOptions,
   ) {
     this.wanted = { ...config.counts };
+    this.#pace = options.pace ?? OWN_PACE;
   }
 
   /** Loads what the store holds, subscribes (failing over to the stored id), and starts the state checks. */
-  static async start(config: OrchConfig, store: KeyValueStore, webuiUrl: string, log: Log): Promise<Orchestrator> {
-    const o = new Orchestrator(config, store, webuiUrl, log);
+  static async start(config: OrchConfig, store: KeyValueStore, webuiUrl: string, log: Log, options: OrchestratorOptions = {}): Promise<Orchestrator> {
+    const o = new Orchestrator(config, store, webuiUrl, log, options);
     await o.#load();
     await o.#subscribe();
-    o.#timer = setInterval(() => void o.check().catch((e) => log('warn', `state check: ${(e as Error).message}`)), config.heartbeatMs);
+    void o.#checkEvery(config.heartbeatMs);
     return o;
+  }
+
+  /** The state check, every `ms` until stopped. */
+  async #checkEvery(ms: number): Promise<void> {
+    while (!this.#stopped) {
+      this.#checkTimer = this.#pace.timer(ms);
+      await this.#checkTimer.done;
+      if (this.#stopped) return;
+      await this.#pace.turn(() => this.check()).catch((e) => this.log('warn', `state check: ${(e as Error).message}`));
+    }
+  }
+
+  link(): StreamLink {
+    const client = this.#client;
+    return {
+      frameworkId: this.frameworkId,
+      received: this.#taken + (client?.events.length ?? 0),
+      streamId: client?.streamId,
+      open: client !== undefined && !client.closed,
+    };
   }
 
   #key(...parts: string[]): string {
@@ -139,29 +185,30 @@ export class Orchestrator {
     while (!client.closed && !this.#stopped) {
       let event: JsonEvent;
       try {
-        event = await client.next(undefined, 60_000);
+        event = await client.next(undefined, NO_TIMEOUT_MS);
       } catch {
         continue;
       }
-      try {
-        await this.#on(event);
-      } catch (e) {
-        this.log('warn', `${event.type}: ${(e as Error).message}`);
-      }
+      this.#taken++;
+      await this.#pace.turn(() => this.#on(event)).catch((e) => this.log('warn', `${event.type}: ${(e as Error).message}`));
     }
     if (this.#stopped) return;
     this.log('warn', 'the event stream ended: subscribing again');
-    this.#retrySubscribe();
+    await this.#resubscribe();
   }
 
-  #retrySubscribe(): void {
-    this.#resubscribe = setTimeout(() => {
+  /** Subscribes again after a pause, and again after each failure. */
+  async #resubscribe(): Promise<void> {
+    for (;;) {
+      this.#resubscribeTimer = this.#pace.timer(RESUBSCRIBE_MS);
+      await this.#resubscribeTimer.done;
       if (this.#stopped) return;
-      this.#subscribe().catch((e) => {
+      try {
+        return await this.#pace.turn(() => this.#subscribe());
+      } catch (e) {
         this.log('warn', (e as Error).message);
-        this.#retrySubscribe();
-      });
-    }, RESUBSCRIBE_MS);
+      }
+    }
   }
 
   async #on(event: JsonEvent): Promise<void> {
@@ -250,7 +297,7 @@ export class Orchestrator {
 
   #newTask(part: Part, offer: Record<string, any>, ports: number[]): TaskRecord {
     const record: TaskRecord = {
-      taskId: `${this.config.name}-${part}.${randomUUID()}`,
+      taskId: this.options.taskId?.(part) ?? `${this.config.name}-${part}.${randomUUID()}`,
       part,
       agentId: offer.agent_id.value,
       hostname: offer.hostname,
@@ -358,8 +405,8 @@ export class Orchestrator {
   /** Stops as a crashed process would: the master keeps the framework and its tasks for the failover timeout. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearInterval(this.#timer);
-    clearTimeout(this.#resubscribe);
+    this.#checkTimer?.cancel();
+    this.#resubscribeTimer?.cancel();
     this.#client?.disconnect();
     await this.#writes;
   }

@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { createApiServer, type ApiTarget } from './api.js';
 import type { OrchConfig } from './config.js';
-import { Orchestrator, type Log } from './framework.js';
+import { Orchestrator, type Log, type OrchestratorOptions } from './framework.js';
 import { checkKey, makeAuthority } from './kubeconfig.js';
 import { openStore, type KeyValueStore } from './store.js';
 
@@ -25,6 +25,8 @@ export interface ServiceOptions {
   /** A store to use instead of the configuration's (an embedded one kept across restarts in one process). */
   readonly store?: KeyValueStore;
   readonly log?: Log;
+  /** Its pace and task ids (a scenario run conducts it). */
+  readonly framework?: OrchestratorOptions;
 }
 
 const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -65,7 +67,7 @@ export async function startOrchestrator(config: OrchConfig, options: ServiceOpti
       server.listen(config.port, options.listen ?? '0.0.0.0', () => resolve());
     });
     const url = `http://${config.hostname}:${(server.address() as AddressInfo).port}`;
-    const orchestrator = await Orchestrator.start(config, store, url, log);
+    const orchestrator = await Orchestrator.start(config, store, url, log, options.framework);
     target = { ...target, orchestrator };
     log('info', `API on ${url}`);
     const close = async (): Promise<void> => {

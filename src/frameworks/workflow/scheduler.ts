@@ -16,6 +16,7 @@
  */
 import os from 'node:os';
 import type { Logger } from 'pino';
+import { OWN_PACE, type Pace } from '../../runtime/pace.js';
 import { SchedulerClient, type Encoding, type JsonEvent } from '../../client/scheduler-client.js';
 import type { WorkflowConfig } from './config.js';
 import { fits, roomOf, satisfies, take, taskInfo, type JsonObject } from './offers.js';
@@ -54,6 +55,20 @@ export interface WorkflowSchedulerOptions {
   readonly frameworkId?: string;
   /** Called after every change of the queue, a task or the framework id (to keep them on disk). */
   readonly onChange?: () => void;
+  /** Its timers and turns (default its own: the wall clock, acting at once). */
+  readonly pace?: Pace;
+  /** The framework's `user` (default the process's user). */
+  readonly user?: string;
+}
+
+/** Where the framework's event stream stands, for a conductor that waits until it has taken everything sent. */
+export interface StreamLink {
+  readonly frameworkId: string | undefined;
+  /** Events received so far, over every stream (heartbeats too). */
+  readonly received: number;
+  readonly streamId: string | undefined;
+  /** Whether a stream is open (none while it waits to subscribe again). */
+  readonly open: boolean;
 }
 
 /** What the scheduler keeps across a restart: its framework, its queue and its tasks. */
@@ -73,7 +88,8 @@ const HEARTBEATS_MISSED = 3;
 const DECLINE_WHILE_WAITING_SECONDS = 5;
 const DECLINE_WHILE_IDLE_SECONDS = 120;
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
+/** Longer than any silence a stream is allowed: the pace's timer ends the wait. */
+const NO_TIMEOUT_MS = 2 ** 31 - 1;
 
 export class WorkflowScheduler {
   readonly #tasks = new Map<string, TaskRecord>();
@@ -91,13 +107,27 @@ export class WorkflowScheduler {
   /** The last subscription attempt failed; attempts at the configured masters, to take them in turn. */
   #failed = false;
   #attempts = 0;
+  /** Events taken from every stream so far. */
+  #taken = 0;
   readonly #config: WorkflowConfig;
   readonly #log: Logger;
+  readonly #pace: Pace;
 
   constructor(private readonly options: WorkflowSchedulerOptions) {
     this.#config = options.config;
     this.#log = options.logger;
     this.#frameworkId = options.frameworkId;
+    this.#pace = options.pace ?? OWN_PACE;
+  }
+
+  link(): StreamLink {
+    const client = this.#client;
+    return {
+      frameworkId: this.#frameworkId,
+      received: this.#taken + (client?.events.length ?? 0),
+      streamId: client?.streamId,
+      open: client !== undefined && !client.closed,
+    };
   }
 
   get frameworkId(): string | undefined {
@@ -177,7 +207,7 @@ export class WorkflowScheduler {
     this.#changed();
     // REVIVE also clears the filters of offers declined while nothing fitted.
     this.#suppressed = false;
-    void this.#call({ type: 'REVIVE', revive: {} });
+    void this.#pace.turn(() => this.#call({ type: 'REVIVE', revive: {} }));
     return { ok: true };
   }
 
@@ -189,7 +219,7 @@ export class WorkflowScheduler {
     const client = new SchedulerClient(base, this.options.encoding ?? 'json', this.authHeaders);
     const config = this.#config;
     const info = {
-      user: os.userInfo().username,
+      user: this.options.user ?? os.userInfo().username,
       name: config.frameworkName,
       checkpoint: config.checkpoint,
       failover_timeout: config.failoverTimeoutSeconds,
@@ -201,6 +231,7 @@ export class WorkflowScheduler {
     let subscribed: JsonEvent;
     try {
       subscribed = await client.next((e) => e.type === 'SUBSCRIBED' || e.type === 'ERROR', 10_000);
+      this.#taken++;
     } catch (e) {
       client.disconnect();
       throw e;
@@ -241,10 +272,10 @@ export class WorkflowScheduler {
     while (!this.#closed) {
       const client = this.#client;
       if (client === undefined || client.closed) {
-        await sleep(backoffMs);
+        await this.#pace.timer(backoffMs).done;
         if (this.#closed) return;
         try {
-          await this.#subscribe();
+          await this.#pace.turn(() => this.#subscribe());
           backoffMs = BACKOFF_MIN_MS;
         } catch (e) {
           this.#log.warn({ err: (e as Error).message, retryInMs: backoffMs }, 'workflow: subscription failed');
@@ -252,18 +283,26 @@ export class WorkflowScheduler {
         }
         continue;
       }
-      let event: JsonEvent;
-      try {
-        event = await client.next(undefined, this.#heartbeatMs * HEARTBEATS_MISSED);
-      } catch {
-        if (!client.closed && !this.#closed) {
-          this.#log.warn('workflow: no event for three heartbeat intervals, subscribing again');
-          client.disconnect();
-        }
-        continue;
-      }
-      await this.#onEvent(event);
+      const event = await this.#nextEvent(client);
+      if (event === undefined) continue;
+      await this.#pace.turn(() => this.#onEvent(event));
     }
+  }
+
+  /** The stream's next event; none when it ended or stayed silent for three heartbeat intervals (then it is dropped). */
+  async #nextEvent(client: SchedulerClient): Promise<JsonEvent | undefined> {
+    const silence = this.#pace.timer(this.#heartbeatMs * HEARTBEATS_MISSED);
+    const event = await Promise.race([client.next(undefined, NO_TIMEOUT_MS), silence.done.then(() => undefined)]).catch(() => undefined);
+    silence.cancel();
+    if (event !== undefined) {
+      this.#taken++;
+      return event;
+    }
+    if (!client.closed && !this.#closed) {
+      this.#log.warn('workflow: no event for three heartbeat intervals, subscribing again');
+      client.disconnect();
+    }
+    return undefined;
   }
 
   async #onEvent(event: JsonEvent): Promise<void> {

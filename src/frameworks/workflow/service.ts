@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import pino from 'pino';
 import type { Encoding } from '../../client/scheduler-client.js';
+import type { Pace } from '../../runtime/pace.js';
 import { buildWorkflowApp } from './api.js';
 import { DEFAULT_API_PORT, masterUrlsOf, type WorkflowConfig } from './config.js';
 import { WorkflowScheduler } from './scheduler.js';
@@ -27,6 +28,10 @@ export interface WorkflowServiceOptions {
    * and serves what it knew), written after every change.
    */
   readonly stateFile?: string;
+  /** Its timers and turns (default its own: the wall clock, acting at once). */
+  readonly pace?: Pace;
+  /** The framework's `user` (default the process's user). */
+  readonly user?: string;
 }
 
 export interface WorkflowService {
@@ -46,6 +51,8 @@ export async function startWorkflowService(options: WorkflowServiceOptions): Pro
     logger,
     ...(options.encoding === undefined ? {} : { encoding: options.encoding }),
     ...(options.frameworkId === undefined ? {} : { frameworkId: options.frameworkId }),
+    ...(options.pace === undefined ? {} : { pace: options.pace }),
+    ...(options.user === undefined ? {} : { user: options.user }),
     ...(stateFile === undefined ? {} : { onChange: () => writeState(stateFile, scheduler.snapshot()) }),
   });
   if (saved !== undefined) scheduler.restore(saved);
