@@ -3,9 +3,15 @@
  * (src/scenario/runner.ts) started with `startCluster`, in virtual time,
  * with the whole trace kept, on loopback and ephemeral ports.
  */
+import pino from 'pino';
 import { startCluster, type StartClusterOptions } from './start.js';
 import { loadScenario } from './scenario/load.js';
-import { runScenario, type ClusterRequest, type RunOptions, type RunResult, type ScenarioCluster } from './scenario/runner.js';
+import { runScenario, type ClusterRequest, type ConductedService, type RunOptions, type RunResult, type ScenarioCluster, type ServiceContext } from './scenario/runner.js';
+import type { ServiceSpec } from './scenario/scenario.js';
+import { startWorkflowService } from './frameworks/workflow/service.js';
+import { parseWorkflowConfig } from './frameworks/workflow/config.js';
+import { startOrchestrator } from './frameworks/orchestrator/service.js';
+import { loadConfig as loadOrchestratorConfig } from './frameworks/orchestrator/config.js';
 
 export async function startScenarioCluster(request: ClusterRequest, extra: StartClusterOptions = {}): Promise<ScenarioCluster> {
   const running = await startCluster({
@@ -24,6 +30,7 @@ export async function startScenarioCluster(request: ClusterRequest, extra: Start
     ...(request.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalSeconds: request.heartbeatIntervalMs / 1000 }),
     ...(request.allocationIntervalMs === undefined ? {} : { allocationIntervalSeconds: request.allocationIntervalMs / 1000 }),
     ...(request.weights === undefined ? {} : { weights: request.weights }),
+    ...(request.containerizers === undefined ? {} : { containerizers: request.containerizers }),
     ...agentFlagOptions(request),
   });
   return {
@@ -36,7 +43,51 @@ export async function startScenarioCluster(request: ClusterRequest, extra: Start
 
 /** Loads a scenario file and runs it on a cluster of this process. */
 export async function runScenarioFile(file: string, options: Omit<RunOptions, 'start'> = {}): Promise<RunResult> {
-  return runScenario(loadScenario(file), { ...options, start: (request) => startScenarioCluster(request) });
+  return runScenario(loadScenario(file), { ...options, start: (request) => startScenarioCluster(request), startService: startScenarioService });
+}
+
+/**
+ * A bundled framework of a scenario, on the runner's pace, its API on an
+ * ephemeral loopback port. What it tells the master is the same every
+ * run: a fixed user and host, task ids counted, and the API's configured
+ * address as its web UI.
+ */
+export async function startScenarioService(spec: ServiceSpec, { masterUrls, pace }: ServiceContext): Promise<ConductedService> {
+  const failed = (error: string): never => {
+    throw new Error(`service ${spec.name}: ${error}`);
+  };
+  if (spec.kind === 'workflow') {
+    const ini = ['[cluster]', ...Object.entries(spec.config).map(([key, value]) => `${key} = ${value}`)].join('\n');
+    const parsed = parseWorkflowConfig(ini);
+    if (!parsed.ok) return failed(parsed.error);
+    const service = await startWorkflowService({
+      config: parsed.config,
+      masterUrl: masterUrls.join(','),
+      port: 0,
+      host: '127.0.0.1',
+      logger: pino({ level: 'silent' }),
+      pace,
+      user: 'clustersim',
+    });
+    return { url: service.url, link: () => service.scheduler.link(), close: () => service.close() };
+  }
+  const config = loadOrchestratorConfig({
+    FRAMEWORK_USER: 'clustersim',
+    FRAMEWORK_HOSTNAME: 'localhost',
+    FRAMEWORK_NAME: spec.name,
+    ...spec.config,
+    CLUSTER_MASTER: masterUrls[0],
+    FRAMEWORK_PORT: '0',
+  });
+  let n = 0;
+  const service = await startOrchestrator(config, {
+    listen: '127.0.0.1',
+    log: () => {},
+    webuiUrl: `http://${config.hostname}:${spec.config['FRAMEWORK_PORT'] ?? '10000'}`,
+    framework: { pace, taskId: (part) => `${config.name}-${part}.${n++}` },
+  });
+  const port = new URL(service.url).port;
+  return { url: `http://127.0.0.1:${port}`, link: () => service.orchestrator.link(), close: () => service.close() };
 }
 
 function agentFlagOptions({ agentFlags: flags }: ClusterRequest): StartClusterOptions {

@@ -9,7 +9,7 @@ import { describeSchedule, scenarioWithSchedule, searchFaults } from '../scenari
 import { loadScenario, ScenarioError } from '../scenario/load.js';
 import { textReport } from '../scenario/report.js';
 import { runScenario } from '../scenario/runner.js';
-import { startScenarioCluster } from '../start-scenario.js';
+import { startScenarioCluster, startScenarioService } from '../start-scenario.js';
 
 export interface ChaosArgs {
   file: string;
@@ -45,7 +45,7 @@ export async function runChaos(args: ChaosArgs): Promise<void> {
   const outcome = await searchFaults(scenario, {
     runs: args.runs,
     seed: args.seed,
-    run: (s) => runScenario(s, { start: (request) => startScenarioCluster(request), lenientFaults: true }),
+    run: (s) => runScenario(s, { start: (request) => startScenarioCluster(request), startService: startScenarioService, lenientFaults: true }),
     onRun: (n, schedule, result) => process.stderr.write(`run ${n}: ${describeSchedule(schedule)}: ${result.passed ? 'pass' : 'FAIL'}\n`),
   });
   if (outcome.failure === undefined) {

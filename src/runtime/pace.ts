@@ -25,6 +25,16 @@ export interface Pace {
   turn<T>(work: () => Promise<T>): Promise<T>;
 }
 
+/** Where a conducted framework's event stream stands: the conductor waits until it has taken everything sent. */
+export interface StreamLink {
+  readonly frameworkId: string | undefined;
+  /** Events received so far, over every stream (heartbeats too). */
+  readonly received: number;
+  readonly streamId: string | undefined;
+  /** Whether a stream is open (none while it waits to subscribe again). */
+  readonly open: boolean;
+}
+
 /** The wall clock, and every reaction at once. */
 export const OWN_PACE: Pace = {
   now: () => Date.now(),

@@ -103,7 +103,7 @@ export function describeSchedule(schedule: readonly ChaosFault[]): string {
   return schedule
     .flat()
     .map((e) => {
-      const { type, ...rest } = e.fault;
+      const { type, ...rest } = e.fault ?? {};
       const details = Object.entries(rest).map(([k, v]) => `${k} ${String(v)}`);
       return `${formatSpan(e.at!)} ${String(type)}${details.length === 0 ? '' : ` (${details.join(', ')})`}`;
     })

@@ -4,7 +4,7 @@
  * the full invariant check.
  */
 import { holds, within, type Observed, type Verdict } from './conditions.js';
-import type { Expectation } from './scenario.js';
+import type { Expectation, ServiceCheck } from './scenario.js';
 import { formatSpan } from './duration.js';
 
 /** What the expectations read beyond the conditions. */
@@ -21,16 +21,39 @@ export interface Evidence extends Observed {
   misuses(frameworkName: string | undefined, kind: string | undefined): number;
 }
 
+/** A bundled framework's answer to an expectation's GET. */
+export interface ServiceAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
 export interface ExpectationResult extends Verdict {
   readonly line: number;
   readonly atMs: number;
 }
 
-export function check(e: Expectation, seen: Evidence, nowMs: number): ExpectationResult {
-  return { ...verdict(e, seen), line: e.line, atMs: nowMs };
+/** Checks an expectation; a `service` one against the answer the runner fetched for it. */
+export function check(e: Expectation, seen: Evidence, nowMs: number, answer?: ServiceAnswer): ExpectationResult {
+  const result = 'service' in e ? serviceVerdict(e.service, answer ?? { status: 0, body: 'not asked' }) : verdict(e, seen);
+  return { ...result, line: e.line, atMs: nowMs };
 }
 
-function verdict(e: Expectation, seen: Evidence): Verdict {
+function serviceVerdict(e: ServiceCheck, answer: ServiceAnswer): Verdict {
+  const status = e.status ?? 200;
+  const what = `${e.name} answers GET ${e.get} with ${status}${e.field === undefined ? '' : ` and ${e.field}${e.equals === undefined ? ' set' : ` = ${String(e.equals)}`}`}`;
+  if (answer.status !== status) return { ok: false, what, found: `${answer.status} ${answer.body.trim().slice(0, 200)}` };
+  if (e.field === undefined) return { ok: true, what, found: String(answer.status) };
+  let value: unknown;
+  try {
+    value = e.field.split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], JSON.parse(answer.body));
+  } catch {
+    return { ok: false, what, found: `not JSON: ${answer.body.trim().slice(0, 200)}` };
+  }
+  const ok = e.equals === undefined ? value !== undefined : value === e.equals;
+  return { ok, what, found: `${e.field} = ${JSON.stringify(value) ?? 'nothing'}` };
+}
+
+function verdict(e: Exclude<Expectation, { readonly service: ServiceCheck }>, seen: Evidence): Verdict {
   if ('events' in e) return inOrder(e.events.framework, e.events.sequence, seen.sequence(e.events.framework));
   if ('resubscribed' in e) return resubscribed(e.resubscribed, seen.subscriptions(e.resubscribed.framework));
   if ('metric' in e) {

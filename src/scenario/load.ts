@@ -11,7 +11,7 @@ import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yam
 import { parseFault } from '../http/fault-body.js';
 import { parseDuration } from './duration.js';
 import { isDurationSchema, SCENARIO_SCHEMA } from './schema.js';
-import type { AgentFlagsSpec, AgentGroup, Expectation, FrameworkSpec, Scenario, TaskPlan, TimelineEntry } from './scenario.js';
+import type { AgentFlagsSpec, AgentGroup, Expectation, FrameworkSpec, Scenario, ServiceRequest, ServiceSpec, TaskPlan, TimelineEntry } from './scenario.js';
 import { agentCount } from './scenario.js';
 
 export class ScenarioError extends Error {
@@ -51,10 +51,13 @@ export function parseScenario(file: string, text: string): Scenario {
 function build(file: string, raw: Raw, where: (path: Path, key?: string) => string, lineOf: (path: Path) => number): Scenario {
   const frameworks = (raw['frameworks'] ?? []).map(frameworkOf);
   const names = new Set<string>();
-  frameworks.forEach((f: FrameworkSpec, i: number) => {
-    if (names.has(f.name)) throw new ScenarioError(`${where(['frameworks', i, 'name'])}: frameworks[${i}].name: '${f.name}' is named twice`);
-    names.add(f.name);
-  });
+  const unique = (list: readonly { name: string }[], key: string): void =>
+    list.forEach((f, i) => {
+      if (names.has(f.name)) throw new ScenarioError(`${where([key, i, 'name'])}: ${key}[${i}].name: '${f.name}' is named twice`);
+      names.add(f.name);
+    });
+  unique(frameworks, 'frameworks');
+  unique(raw['services'] ?? [], 'services');
   const cluster = raw['cluster'];
   const scenario: Scenario = {
     file,
@@ -69,13 +72,16 @@ function build(file: string, raw: Raw, where: (path: Path, key?: string) => stri
       ...optionalMs('heartbeatIntervalMs', cluster['heartbeat_interval']),
       ...optionalMs('allocationIntervalMs', cluster['allocation_interval']),
       ...(cluster['weights'] === undefined ? {} : { weights: cluster['weights'] }),
+      ...(cluster['containerizers'] === undefined ? {} : { containerizers: cluster['containerizers'] }),
       quota: cluster['quota'] ?? [],
     },
     frameworks,
+    services: (raw['services'] ?? []).map(serviceOf),
     timeline: (raw['timeline'] ?? []).map((entry: Raw, i: number): TimelineEntry => ({
       ...optionalMs('at', entry['at']),
       ...(entry['when'] === undefined ? {} : { when: entry['when'] }),
-      fault: entry['fault'],
+      ...(entry['fault'] === undefined ? {} : { fault: entry['fault'] }),
+      ...(entry['request'] === undefined ? {} : { request: requestOf(entry['request']) }),
       line: lineOf(['timeline', i]),
     })),
     expect: raw['expect'].map((e: Raw, i: number) => expectationOf(e, lineOf(['expect', i]))),
@@ -127,6 +133,15 @@ function frameworkOf(raw: Raw): FrameworkSpec {
   };
 }
 
+function serviceOf(raw: Raw): ServiceSpec {
+  const config = Object.fromEntries(Object.entries((raw['config'] ?? {}) as Raw).map(([k, v]) => [k, String(v)]));
+  return { name: raw['name'], kind: raw['kind'], config };
+}
+
+function requestOf(raw: Raw): ServiceRequest {
+  return { service: raw['service'], method: raw['method'] ?? (raw['body'] === undefined ? 'GET' : 'POST'), path: raw['path'], ...(raw['body'] === undefined ? {} : { body: raw['body'] }) };
+}
+
 function expectationOf(raw: Raw, line: number): Expectation {
   const { at, ...rest } = raw;
   const durations = rest['resubscribed'] === undefined ? {} : { resubscribed: { ...rest['resubscribed'], within: parseDuration(rest['resubscribed'].within) } };
@@ -135,7 +150,12 @@ function expectationOf(raw: Raw, line: number): Expectation {
 
 /** What the schema cannot check: names and indexes that must exist, faults that must read. */
 function checkReferences(scenario: Scenario, where: (path: Path, key?: string) => string): void {
-  const names = new Set(scenario.frameworks.map((f) => f.name));
+  // A service is a framework too: conditions and faults may name it.
+  const names = new Set([...scenario.frameworks, ...scenario.services].map((f) => f.name));
+  const services = new Set(scenario.services.map((s) => s.name));
+  const service = (value: string, path: Path, field: string): void => {
+    if (!services.has(value)) throw new ScenarioError(`${where(path)}: ${field}: no service named '${value}' in this file`);
+  };
   const agents = agentCount(scenario);
   const named = (value: unknown, path: Path, field: string): void => {
     if (value !== undefined && !names.has(value as string)) {
@@ -143,7 +163,9 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
     }
   };
   scenario.timeline.forEach((entry, i) => {
+    if (entry.request !== undefined) service(entry.request.service, ['timeline', i, 'request', 'service'], `timeline[${i}].request.service`);
     const fault = entry.fault;
+    if (fault === undefined) return;
     named(fault['framework'], ['timeline', i, 'fault', 'framework'], `timeline[${i}].fault.framework`);
     if (typeof fault['agent'] === 'number' && fault['agent'] >= agents) {
       throw new ScenarioError(`${where(['timeline', i, 'fault', 'agent'])}: timeline[${i}].fault.agent: the cluster has ${agents} agents (0 to ${agents - 1})`);
@@ -156,6 +178,7 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
   scenario.expect.forEach((e, i) => {
     const ref = (e as Raw)[Object.keys(e).find((k) => k !== 'at' && k !== 'line')!] as Raw | undefined;
     named(ref?.['framework'], ['expect', i], `expect[${i}].framework`);
+    if ('service' in e) service(e.service.name, ['expect', i, 'service', 'name'], `expect[${i}].service.name`);
   });
 }
 
@@ -193,7 +216,11 @@ function position(file: string, doc: Document, lines: LineCounter, path: Path, k
 }
 
 function schemaError(errors: readonly ErrorObject[], where: (path: Path, key?: string) => string): string {
-  const error = errors.find((e) => e.keyword === 'oneOf' && isDurationSchema(e.parentSchema)) ?? errors[0]!;
+  // A oneOf says more than the first of its branches' errors: 'a duration', 'one of at or when'.
+  const error =
+    errors.find((e) => e.keyword === 'oneOf' && isDurationSchema(e.parentSchema)) ??
+    errors.find((e) => e.keyword === 'oneOf' && formsOf(e.schema).length > 0) ??
+    errors[0]!;
   const path: Path = error.instancePath
     .split('/')
     .slice(1)
@@ -207,7 +234,7 @@ function messageOf(error: ErrorObject): string {
   switch (error.keyword) {
     case 'oneOf':
       if (isDurationSchema(error.parentSchema)) return 'must be a duration: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d';
-      return 'must have exactly one of the forms allowed here (at or when)';
+      return `must have exactly one of ${formsOf(error.schema).join(' or ')}`;
     case 'additionalProperties':
       return `is not a field here (allowed: ${Object.keys((error.parentSchema as { properties?: object }).properties ?? {}).join(', ')})`;
     case 'enum':
@@ -215,6 +242,11 @@ function messageOf(error: ErrorObject): string {
     default:
       return error.message ?? error.keyword;
   }
+}
+
+/** The fields that tell a oneOf's forms apart, e.g. `at` and `when`. */
+function formsOf(alternatives: unknown): string[] {
+  return (Array.isArray(alternatives) ? alternatives : []).flatMap((f: { required?: string[] }) => (f.required === undefined ? [] : [f.required.join(' and ')]));
 }
 
 function fieldName(path: Path): string {

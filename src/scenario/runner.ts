@@ -21,7 +21,10 @@ import { formatSpan } from './duration.js';
 import { ScriptedFramework, type FrameworkHost } from './framework.js';
 import { resolveFault } from './load.js';
 import { observed, RunRecord } from './observe.js';
-import type { ClusterSpec, Condition, Scenario } from './scenario.js';
+import type { ClusterSpec, Condition, Scenario, TimelineEntry } from './scenario.js';
+import { ServiceRun, type StartService, type StreamWatch } from './services.js';
+
+export type { StartService, ConductedService, ServiceContext } from './services.js';
 
 /** What the runner asks of the cluster it is given: the file's cluster (its quota is set later, over HTTP) and the seed. */
 export type ClusterRequest = Omit<ClusterSpec, 'quota'> & { readonly seed: string | number };
@@ -37,6 +40,8 @@ export type StartScenarioCluster = (request: ClusterRequest) => Promise<Scenario
 
 export interface RunOptions {
   readonly start: StartScenarioCluster;
+  /** Starts the file's bundled frameworks (`services`) on the cluster. */
+  readonly startService?: StartService;
   /** Overrides the file's seed. */
   readonly seed?: string | number;
   /** Called as cluster time moves (at most every few hundred steps). */
@@ -86,7 +91,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
       entries: options.keepTrace === true ? trace.entries().slice() : [],
       misuse: cluster.driver.read((view) => view.misuse()),
     };
-    run.close();
+    await run.close();
     await cluster.close().catch((e: Error) => run.problems.push(`closing the cluster: ${e.message}`));
   }
   const passed = run.results.every((r) => r.ok) && run.problems.length === 0;
@@ -111,6 +116,8 @@ class Run {
   readonly problems: string[] = [];
   readonly notes: string[] = [];
   readonly #frameworks: ScriptedFramework[];
+  readonly #services: ServiceRun[];
+  readonly #watch: StreamWatch;
   readonly #record: RunRecord;
   readonly #evidence: Evidence;
   readonly #driver: ClusterDriver;
@@ -136,6 +143,12 @@ class Run {
         }),
     };
     this.#frameworks = scenario.frameworks.map((spec) => new ScriptedFramework(spec, host));
+    this.#services = scenario.services.map((spec) => new ServiceRun(spec, () => this.#driver.cluster.now()));
+    this.#watch = {
+      eventsSent: (id) => this.#record.eventsSent(id),
+      subscribedOn: host.subscribedOn,
+      stalled: (id) => this.#driver.cluster.streamStalled(id),
+    };
     this.#evidence = this.#evidenceOf();
   }
 
@@ -151,16 +164,17 @@ class Run {
       this.#driver.input((c) => c.advanceTo(this.#next(now, end)));
     }
     this.options.onProgress?.(this.#now(), end);
-    this.#checkAt(Infinity);
+    await this.#checkAt(Infinity);
     for (const fw of this.#frameworks) {
       for (const note of fw.notes) this.notes.push(`${fw.spec.name}: ${note}`);
       if (fw.stopped !== undefined) this.problems.push(`${fw.spec.name} stopped: ${fw.stopped}`);
     }
   }
 
-  close(): void {
+  async close(): Promise<void> {
     for (const fw of this.#frameworks) fw.close();
     this.#record.close();
+    for (const service of this.#services) await service.close().catch((e: Error) => this.problems.push(`closing ${service.spec.name}: ${e.message}`));
   }
 
   /** Everything due at one instant, until nothing more is. */
@@ -168,51 +182,66 @@ class Run {
     // Faults due at an instant come first: a framework acts on the cluster they leave.
     for (;;) {
       await this.#quiesce(now);
-      const fired = this.#fireTimeline(now);
+      const fired = await this.#fireTimeline(now);
       if (fired) await this.#quiesce(now);
       const due = this.#frameworks.filter((fw) => (fw.nextWakeMs() ?? Infinity) <= now);
       for (const fw of due) {
         await fw.wake(now);
         await this.#quiesce(now);
       }
-      if (due.length === 0 && !fired) break;
+      // A service's timers that fell due: each reaction waits for its turn in the quiesce.
+      const timed = this.#services.filter((s) => s.pace.fireDue());
+      if (timed.length > 0) await this.#quiesce(now);
+      if (due.length === 0 && timed.length === 0 && !fired) break;
     }
-    this.#checkAt(now);
+    await this.#checkAt(now);
   }
 
-  /** Frameworks take their events and react, in file order, until none has any. */
+  /** Frameworks take their events and react, in file order (the scripted ones, then the services), until none has any. */
   async #quiesce(now: number): Promise<void> {
     for (;;) {
       await this.#settle(now);
       const busy = this.#frameworks.filter((fw) => fw.hasPending);
-      if (busy.length === 0) return;
+      const waiting = this.#services.filter((s) => s.pace.waiting);
+      if (busy.length === 0 && waiting.length === 0) return;
       for (const fw of busy) await fw.react(now);
+      for (const service of waiting) await service.pace.runTurns();
     }
   }
 
   /** Waits until every event the master sent has reached its framework. */
   async #settle(now: number): Promise<void> {
+    // A service reacts on promise continuations: let them all run before its state is read.
+    if (this.#services.length > 0) await new Promise((resolve) => setImmediate(resolve));
     const synced = (): boolean =>
       this.#frameworks.every((fw) => {
         const sent = this.#record.eventsSent(fw.id);
         fw.collect(sent, now);
         // A stalled stream's events wait in the cluster: they arrive when the stall ends.
         return fw.synced(sent) || (fw.id !== undefined && this.#driver.cluster.streamStalled(fw.id));
-      });
+      }) && this.#services.every((s) => s.synced(this.#watch));
     if (!synced()) await until('every framework to receive its events', synced);
   }
 
-  #fireTimeline(now: number): boolean {
-    let fired = false;
-    this.scenario.timeline.forEach((entry, i) => {
-      if (this.#fired.has(i)) return;
-      const due = entry.at !== undefined ? entry.at <= now : holds(entry.when as Condition, this.#evidence).ok;
-      if (!due) return;
+  /** Applies the timeline entries due, in file order; whether any was. */
+  async #fireTimeline(now: number): Promise<boolean> {
+    const due = this.scenario.timeline
+      .map((entry, i) => [entry, i] as const)
+      .filter(([entry, i]) => !this.#fired.has(i) && (entry.at !== undefined ? entry.at <= now : holds(entry.when as Condition, this.#evidence).ok));
+    for (const [entry, i] of due) {
       this.#fired.add(i);
-      fired = true;
-      this.#inject(entry.fault, `timeline[${i}] (line ${entry.line})`);
-    });
-    return fired;
+      await this.#apply(entry, `timeline[${i}] (line ${entry.line})`);
+    }
+    return due.length > 0;
+  }
+
+  async #apply(entry: TimelineEntry, where: string): Promise<void> {
+    if (entry.fault !== undefined) return this.#inject(entry.fault, where);
+    const request = entry.request!;
+    const service = this.#services.find((s) => s.spec.name === request.service)!;
+    const answer = await service.request(request);
+    const text = `${request.method} ${request.path} to ${request.service}: ${answer.status} ${answer.body.trim().slice(0, 200)}`;
+    (answer.status >= 200 && answer.status < 300 ? this.notes : this.problems).push(`${where}: ${text}`);
   }
 
   #inject(raw: Readonly<Record<string, unknown>>, where: string): void {
@@ -230,12 +259,13 @@ class Run {
     if (!outcome.ok) report(outcome.error.message);
   }
 
-  #checkAt(now: number): void {
-    this.scenario.expect.forEach((e, i) => {
-      if (this.#checked.has(i) || (e.at ?? Infinity) > now) return;
+  async #checkAt(now: number): Promise<void> {
+    for (const [i, e] of this.scenario.expect.entries()) {
+      if (this.#checked.has(i) || (e.at ?? Infinity) > now) continue;
       this.#checked.add(i);
-      this.results.push(check(e, this.#evidence, this.#now()));
-    });
+      const answer = 'service' in e ? await this.#services.find((s) => s.spec.name === e.service.name)!.get(e.service.get) : undefined;
+      this.results.push(check(e, this.#evidence, this.#now(), answer));
+    }
   }
 
   /** The next instant anything falls due, after `now`. */
@@ -243,6 +273,7 @@ class Run {
     const candidates = [
       this.#driver.cluster.nextDueMs(),
       ...this.#frameworks.map((fw) => fw.nextWakeMs()),
+      ...this.#services.map((s) => s.pace.nextDueMs()),
       ...this.scenario.timeline.filter((e, i) => !this.#fired.has(i) && e.at !== undefined).map((e) => e.at),
       ...this.scenario.expect.filter((e, i) => !this.#checked.has(i) && e.at !== undefined).map((e) => e.at),
     ];
@@ -256,7 +287,7 @@ class Run {
   }
 
   #idOf(name: string): string | undefined {
-    return this.#frameworks.find((fw) => fw.spec.name === name)?.id;
+    return this.#frameworks.find((fw) => fw.spec.name === name)?.id ?? this.#services.find((s) => s.spec.name === name)?.id;
   }
 
   async #setUp(): Promise<void> {
@@ -266,6 +297,11 @@ class Run {
       const answer = await postRaw(new URL('/api/v1', this.cluster.masterUrls[0]), JSON.stringify(call), { 'content-type': 'application/json' });
       if (answer.status !== 200) this.problems.push(`quota for ${role}: ${answer.status} ${answer.body}`);
     }
+    for (const service of this.#services) {
+      if (this.options.startService === undefined) throw new Error(`service ${service.spec.name}: this run cannot start bundled frameworks`);
+      await service.start(this.options.startService, this.cluster.masterUrls);
+      await this.#quiesce(this.#now());
+    }
   }
 
   #evidenceOf(): Evidence {
@@ -273,7 +309,7 @@ class Run {
     const fw = (name: string): ScriptedFramework | undefined => this.#frameworks.find((f) => f.spec.name === name);
     return {
       ...base,
-      sequence: (name) => this.#record.sequence(fw(name)?.id),
+      sequence: (name) => this.#record.sequence(this.#idOf(name)),
       subscriptions: (name) => ({ lost: fw(name)?.lostAt ?? [], subscribed: fw(name)?.subscribedAt ?? [] }),
       metric: (name) => {
         const value = this.#driver.read((view) => renderMetrics(view))[name];

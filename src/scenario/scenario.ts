@@ -16,7 +16,42 @@ export type Expectation = (
   | { readonly metric: { readonly name: string } & Bounds }
   | { readonly invariants: true }
   | { readonly misuse: { readonly framework?: string; readonly kind?: string } & Bounds }
+  | { readonly service: ServiceCheck }
 ) & { readonly at?: number; readonly line: number };
+
+/** A GET of a bundled framework's API and what its answer must be. */
+export interface ServiceCheck {
+  readonly name: string;
+  readonly get: string;
+  /** The answer's status (default 200). */
+  readonly status?: number;
+  /** A dotted path into the JSON answer, e.g. `status.state`, and the value it must have. */
+  readonly field?: string;
+  readonly equals?: string | number | boolean;
+}
+
+/** The bundled frameworks a run can start beside its cluster. */
+export const SERVICE_KINDS = ['workflow', 'orchestrator'] as const;
+export type ServiceKind = (typeof SERVICE_KINDS)[number];
+
+/**
+ * A bundled framework started for the run, conducted by the runner like
+ * the scripted ones: `config` is the workflow service's `[cluster]`
+ * settings or the orchestration framework's environment.
+ */
+export interface ServiceSpec {
+  readonly name: string;
+  readonly kind: ServiceKind;
+  readonly config: Readonly<Record<string, string>>;
+}
+
+/** A request to a bundled framework's API, as its users send them. */
+export interface ServiceRequest {
+  readonly service: string;
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly body?: unknown;
+}
 
 export interface TaskPlan {
   /** Keep this many running (replace those that end), or launch `total` in all. */
@@ -62,7 +97,9 @@ export interface TimelineEntry {
   readonly at?: number;
   readonly when?: Condition;
   /** The fault as the control API takes it, with `agent: N` and `framework: NAME` still to resolve. */
-  readonly fault: Readonly<Record<string, unknown>>;
+  readonly fault?: Readonly<Record<string, unknown>>;
+  /** Or a request to a bundled framework's API. */
+  readonly request?: ServiceRequest;
   readonly line: number;
 }
 
@@ -74,6 +111,8 @@ export interface ClusterSpec {
   readonly heartbeatIntervalMs?: number;
   readonly allocationIntervalMs?: number;
   readonly weights?: string;
+  /** The agents' containerizers, e.g. `docker,mesos` for engine containers (default `mesos`). */
+  readonly containerizers?: string;
   readonly quota: readonly { readonly role: string; readonly limits: Readonly<Record<string, number>> }[];
 }
 
@@ -85,6 +124,7 @@ export interface Scenario {
   readonly durationMs: number;
   readonly cluster: ClusterSpec;
   readonly frameworks: readonly FrameworkSpec[];
+  readonly services: readonly ServiceSpec[];
   readonly timeline: readonly TimelineEntry[];
   readonly expect: readonly Expectation[];
 }

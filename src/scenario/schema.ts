@@ -6,6 +6,7 @@
 import { FAULT_TYPES } from '../http/fault-body.js';
 import { MISUSE_KINDS } from '../core/master/misuse-report.js';
 import { DURATION_PATTERN } from './duration.js';
+import { SERVICE_KINDS } from './scenario.js';
 
 const DURATION_FORMS = [
   { type: 'integer', minimum: 0 },
@@ -21,6 +22,8 @@ const duration = {
 export function isDurationSchema(schema: unknown): boolean {
   return (schema as { oneOf?: unknown } | undefined)?.oneOf === DURATION_FORMS;
 }
+
+const NAME = { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' };
 
 const bounds = {
   count: { type: 'integer', minimum: 0, description: 'exactly this many' },
@@ -87,7 +90,7 @@ const framework = {
   additionalProperties: false,
   required: ['name'],
   properties: {
-    name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
+    name: NAME,
     role: { type: 'string', description: "The framework's role (default '*')" },
     encoding: { enum: ['json', 'protobuf'], description: 'How it speaks to the master (default json)' },
     checkpoint: { type: 'boolean' },
@@ -111,6 +114,34 @@ const framework = {
     reconnect_after: { ...duration, description: 'How long it waits before subscribing again after losing its stream (default 1s)' },
     acknowledge: { type: 'boolean', description: 'Acknowledge status updates (default true)' },
     reconcile: { type: 'boolean', description: 'Reconcile its tasks after each subscription (default true)' },
+  },
+};
+
+const service = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'kind'],
+  properties: {
+    name: NAME,
+    kind: { enum: [...SERVICE_KINDS], description: 'workflow: the workflow container-task service; orchestrator: the orchestration framework' },
+    config: {
+      description: "workflow: its configuration file's [cluster] settings; orchestrator: its environment variables",
+      type: 'object',
+      additionalProperties: { type: ['string', 'number', 'boolean'] },
+    },
+  },
+};
+
+const request = {
+  description: "A request to a bundled framework's API, as its users send it",
+  type: 'object',
+  additionalProperties: false,
+  required: ['service', 'path'],
+  properties: {
+    service: { type: 'string', description: 'A service of this file' },
+    method: { enum: ['GET', 'POST'], description: 'Default GET, or POST when there is a body' },
+    path: { type: 'string', pattern: '^/' },
+    body: { type: 'object', description: 'Sent as JSON' },
   },
 };
 
@@ -143,6 +174,20 @@ const expectation = {
       properties: { name: { type: 'string' }, ...bounds },
     },
     invariants: { const: true, description: 'The full invariant check passes' },
+    service: {
+      description: "A GET of a bundled framework's API: its status, and a field of its JSON answer",
+      type: 'object',
+      additionalProperties: false,
+      required: ['name', 'get'],
+      properties: {
+        name: { type: 'string' },
+        get: { type: 'string', pattern: '^/' },
+        status: { type: 'integer', minimum: 100, maximum: 599, description: 'default 200' },
+        field: { type: 'string', description: 'A dotted path into the answer, e.g. status.state' },
+        equals: { type: ['string', 'number', 'boolean'] },
+      },
+      dependencies: { equals: ['field'] },
+    },
     misuse: {
       description: 'Protocol misuses the master saw (GET /sim/v1/misuse), of one framework or all, of one kind or all',
       type: 'object',
@@ -160,7 +205,7 @@ export const SCENARIO_SCHEMA = {
   additionalProperties: false,
   required: ['name', 'duration', 'cluster', 'expect'],
   properties: {
-    name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
+    name: NAME,
     description: { type: 'string' },
     seed: { type: ['integer', 'string'], description: 'The default seed (--seed overrides it)' },
     duration: { ...duration, description: 'How much cluster time the run covers' },
@@ -198,6 +243,7 @@ export const SCENARIO_SCHEMA = {
         heartbeat_interval: duration,
         allocation_interval: duration,
         weights: { type: 'string', description: 'role=weight,...' },
+        containerizers: { type: 'string', description: 'The agents\' containerizers, e.g. docker,mesos for engine containers (default mesos)' },
         quota: {
           type: 'array',
           items: {
@@ -210,14 +256,14 @@ export const SCENARIO_SCHEMA = {
       },
     },
     frameworks: { type: 'array', items: framework },
+    services: { type: 'array', items: service, description: 'Bundled frameworks started beside the cluster and conducted like the scripted ones' },
     timeline: {
       type: 'array',
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['fault'],
-        properties: { at: duration, when: condition, fault },
-        oneOf: [{ required: ['at'] }, { required: ['when'] }],
+        properties: { at: duration, when: condition, fault, request },
+        allOf: [{ oneOf: [{ required: ['at'] }, { required: ['when'] }] }, { oneOf: [{ required: ['fault'] }, { required: ['request'] }] }],
       },
     },
     expect: { type: 'array', minItems: 1, items: expectation },

@@ -50,6 +50,35 @@ describe('scenario files', () => {
     expect(error(BASE.replace('  - name: web\n', '  - name: web\n    role: a\n  - name: web\n'))).toMatch(/'web' is named twice/);
   });
 
+  it('reads bundled frameworks, requests to their APIs and checks of their answers', () => {
+    const text = `${BASE}services:
+  - name: wf
+    kind: workflow
+    config: { task_cpu: 0.5, checkpoint: true }
+timeline:
+  - at: 10s
+    request: { service: wf, path: /v0/queue_command, body: { workflow_task_id: a } }
+  - at: 20s
+    request: { service: wf, path: /v0/dags }
+`.replace('  - invariants: true', '  - service: { name: wf, get: /v0/task/a, field: status.state, equals: TASK_FINISHED }');
+    const s = parseScenario('s.yaml', text);
+    expect(s.services).toEqual([{ name: 'wf', kind: 'workflow', config: { task_cpu: '0.5', checkpoint: 'true' } }]);
+    expect(s.timeline.map((e) => e.request)).toEqual([
+      { service: 'wf', method: 'POST', path: '/v0/queue_command', body: { workflow_task_id: 'a' } },
+      { service: 'wf', method: 'GET', path: '/v0/dags' },
+    ]);
+    expect(s.expect[0]).toMatchObject({ service: { name: 'wf', get: '/v0/task/a', field: 'status.state', equals: 'TASK_FINISHED' } });
+    // A service is a framework to conditions and faults.
+    expect(() => parseScenario('s.yaml', text.replace('expect:\n', 'expect:\n  - tasks: { framework: wf, state: TASK_FINISHED, count: 1 }\n'))).not.toThrow();
+
+    expect(error(`${BASE}services:\n  - name: wf\n    kind: airflow\n`)).toMatch(/^s\.yaml:13:11: services\[0\]\.kind: must be one of workflow, orchestrator$/);
+    expect(error(`${BASE}timeline:\n  - at: 1s\n    request: { service: nope, path: /x }\n`)).toBe("s.yaml:13:25: timeline[0].request.service: no service named 'nope' in this file");
+    expect(error(`${BASE}timeline:\n  - at: 1s\n`)).toBe('s.yaml:12:5: timeline[0]: must have exactly one of fault or request');
+    expect(error(`${BASE}timeline:\n  - fault: { type: crash_agent, agent: 0 }\n`)).toBe('s.yaml:12:5: timeline[0]: must have exactly one of at or when');
+    expect(error(BASE.replace('  - invariants: true', '  - service: { name: web, get: /x }'))).toBe("s.yaml:10:22: expect[0].service.name: no service named 'web' in this file");
+    expect(error(`${BASE}services:\n  - name: web\n    kind: workflow\n`)).toMatch(/services\[0\]\.name: 'web' is named twice/);
+  });
+
   it('reads durations with units', () => {
     expect([parseDuration('500ms'), parseDuration('30s'), parseDuration('1.5m'), parseDuration('2h'), parseDuration('1d'), parseDuration(250)]).toEqual([
       500, 30_000, 90_000, 7_200_000, 86_400_000, 250,

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SchedulerClient, type JsonEvent } from '../../client/scheduler-client.js';
-import { OWN_PACE, type Pace, type PaceTimer } from '../../runtime/pace.js';
+import { OWN_PACE, type Pace, type PaceTimer, type StreamLink } from '../../runtime/pace.js';
 import { masterUrl, PARTS, type OrchConfig, type Part } from './config.js';
 import type { KeyValueStore } from './store.js';
 import { OfferRoom, taskInfoOf, ended, type Peers, type TaskRecord } from './tasks.js';
@@ -38,16 +38,6 @@ export interface OrchestratorOptions {
   readonly pace?: Pace;
   /** The id of a new task of a part (default `<name>-<part>.<random uuid>`). */
   readonly taskId?: (part: Part) => string;
-}
-
-/** Where the framework's event stream stands, for a conductor that waits until it has taken everything sent. */
-export interface StreamLink {
-  readonly frameworkId: string | undefined;
-  /** Events received so far, over every stream (heartbeats too). */
-  readonly received: number;
-  readonly streamId: string | undefined;
-  /** Whether a stream is open (none while it waits to subscribe again). */
-  readonly open: boolean;
 }
 
 export class Orchestrator {

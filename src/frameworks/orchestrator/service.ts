@@ -25,6 +25,8 @@ export interface ServiceOptions {
   /** A store to use instead of the configuration's (an embedded one kept across restarts in one process). */
   readonly store?: KeyValueStore;
   readonly log?: Log;
+  /** The `webui_url` the master is given (default the API's URL): the advertised address when the API listens on another. */
+  readonly webuiUrl?: string;
   /** Its pace and task ids (a scenario run conducts it). */
   readonly framework?: OrchestratorOptions;
 }
@@ -67,7 +69,7 @@ export async function startOrchestrator(config: OrchConfig, options: ServiceOpti
       server.listen(config.port, options.listen ?? '0.0.0.0', () => resolve());
     });
     const url = `http://${config.hostname}:${(server.address() as AddressInfo).port}`;
-    const orchestrator = await Orchestrator.start(config, store, url, log, options.framework);
+    const orchestrator = await Orchestrator.start(config, store, options.webuiUrl ?? url, log, options.framework);
     target = { ...target, orchestrator };
     log('info', `API on ${url}`);
     const close = async (): Promise<void> => {

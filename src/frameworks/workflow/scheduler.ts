@@ -16,7 +16,7 @@
  */
 import os from 'node:os';
 import type { Logger } from 'pino';
-import { OWN_PACE, type Pace } from '../../runtime/pace.js';
+import { OWN_PACE, type Pace, type StreamLink } from '../../runtime/pace.js';
 import { SchedulerClient, type Encoding, type JsonEvent } from '../../client/scheduler-client.js';
 import type { WorkflowConfig } from './config.js';
 import { fits, roomOf, satisfies, take, taskInfo, type JsonObject } from './offers.js';
@@ -59,16 +59,6 @@ export interface WorkflowSchedulerOptions {
   readonly pace?: Pace;
   /** The framework's `user` (default the process's user). */
   readonly user?: string;
-}
-
-/** Where the framework's event stream stands, for a conductor that waits until it has taken everything sent. */
-export interface StreamLink {
-  readonly frameworkId: string | undefined;
-  /** Events received so far, over every stream (heartbeats too). */
-  readonly received: number;
-  readonly streamId: string | undefined;
-  /** Whether a stream is open (none while it waits to subscribe again). */
-  readonly open: boolean;
 }
 
 /** What the scheduler keeps across a restart: its framework, its queue and its tasks. */
@@ -301,6 +291,8 @@ export class WorkflowScheduler {
     if (!client.closed && !this.#closed) {
       this.#log.warn('workflow: no event for three heartbeat intervals, subscribing again');
       client.disconnect();
+      // Its stream ends when the socket closes, later: it is done with now.
+      if (this.#client === client) this.#client = undefined;
     }
     return undefined;
   }
