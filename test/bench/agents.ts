@@ -25,7 +25,7 @@ export interface AgentsRow {
 }
 
 /** A full collection, so that heap figures count only what is held. */
-function collector(): () => void {
+export function collector(): () => void {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
   return () => {

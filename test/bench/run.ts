@@ -25,6 +25,9 @@
  *                  agents, loopback and ports addressing (agents.ts)
  *   virtual-day 8. virtual-time speed: 24 h of a 10,000-agent cluster, 100,000 task lifecycles,
  *                  a fault every virtual minute, the core alone (virtual-day.ts)
+ *   scale       9. clusters of 1k, 10k and 50k agents through the library and HTTP: start, ACCEPT+LAUNCH
+ *                  throughput, /state, /tasks, GET_STATE, RSS and heap per agent and task, master
+ *                  failover (scale.ts, a child process per size); run only when named (`npm run bench -- scale`)
  *
  *   BENCH_SECONDS          measured seconds per HTTP target (default 3)
  *   BENCH_WARMUP_SECONDS   warm-up before each measurement (default 2: clustersim
@@ -52,6 +55,9 @@
  *   BENCH_DAY_AGENTS       agents of the virtual-day part (default 10000)
  *   BENCH_DAY_HOURS        virtual hours of the virtual-day part (default 24; the task count scales with it)
  *   BENCH_DAY_INVARIANTS   0: the virtual-day part with invariant checks off (default 1)
+ *   BENCH_SCALE_AGENTS     agent counts of the scale part (default 1000,10000,50000)
+ *   BENCH_SCALE_TASKS_PER_AGENT  long tasks launched into each agent (default 20)
+ *   BENCH_SCALE_CONCURRENCY      ACCEPT calls in flight (default 8)
  *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants,allocator,agents,
  *                          virtual-day (default all; `npm run bench -- <part>...` names them too), e.g. to profile
  *                          one part with `node --cpu-prof --import tsx` (the server threads of part 1 inherit the
@@ -68,6 +74,7 @@ import { benchEventStream, type StreamResult } from './event-stream.js';
 import { benchSchedulerCalls, type CallsResult, type LaunchResult, type TargetResult } from './scheduler-calls.js';
 import { benchStartup, type StartupResult } from './startup.js';
 import { runVirtualDay, VIRTUAL_DAY, virtualDayLines } from './virtual-day.js';
+import { benchScalePart } from './scale-part.js';
 import { num, progress, table } from './stats.js';
 import type { ThreadWindow } from './thread-cpu.js';
 
@@ -233,11 +240,13 @@ async function benchEvents(measuredEvents: number, batch: number): Promise<strin
   ];
 }
 
-const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events', 'allocator', 'agents', 'virtual-day'] as const;
+const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events', 'allocator', 'agents', 'virtual-day', 'scale'] as const;
+/** Parts run only when named: the scale part takes tens of minutes at its largest size. */
+const NAMED_ONLY: readonly string[] = ['scale'];
 type Part = (typeof PARTS)[number];
 
 function selectedParts(raw: string | undefined): ReadonlySet<Part> {
-  if (raw === undefined || raw.trim() === '') return new Set(PARTS);
+  if (raw === undefined || raw.trim() === '') return new Set(PARTS.filter((p) => !NAMED_ONLY.includes(p)));
   const names = raw.split(',').map((s) => s.trim());
   const unknown = names.filter((n) => !(PARTS as readonly string[]).includes(n));
   if (unknown.length > 0) throw new Error(`unknown bench part(s) ${unknown.join(', ')}; expected ${PARTS.join(', ')}`);
@@ -372,6 +381,10 @@ async function main(): Promise<void> {
   if (only.has('allocator')) out.push(...benchAllocatorPart());
   if (only.has('agents')) out.push(...(await benchAgentsPart()));
   if (only.has('virtual-day')) out.push(...benchVirtualDay());
+  if (only.has('scale')) {
+    const sizes = envList('BENCH_SCALE_AGENTS', [1000, 10_000, 50_000]);
+    out.push(...benchScalePart(sizes, Math.round(envNumber('BENCH_SCALE_TASKS_PER_AGENT', 20)), Math.round(envNumber('BENCH_SCALE_CONCURRENCY', 8))));
+  }
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
