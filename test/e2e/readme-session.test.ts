@@ -5,7 +5,8 @@
  * `bash -c` once what the README shows before it has appeared, and every
  * answer compared with the README's (see readme-session.ts for the rules).
  * A changed id, uuid, length or status, or a command that no longer works,
- * fails it.
+ * fails it. The same session runs again in virtual time, as the README's
+ * paragraph on it says: the same answers, once the clock is advanced.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ import {
   shownRecords,
   startFlags,
   type Step,
+  type StreamRecord,
 } from './readme-session.js';
 
 const README = fileURLToPath(new URL('../../README.md', import.meta.url));
@@ -105,36 +107,62 @@ describe('the README session', () => {
     expect(steps.filter((s) => s.kind === 'background')).toHaveLength(1);
     expect(steps.filter((s) => s.kind === 'run').length).toBeGreaterThanOrEqual(4);
     expect(steps.filter((s) => s.kind === 'stream').length).toBeGreaterThanOrEqual(3);
+    expect(steps.filter((s) => s.kind === 'virtual')).toHaveLength(1);
     for (const [i, s] of steps.entries()) if (s.kind === 'output') expect(['run', 'background']).toContain(steps[i - 1]?.kind);
   });
 
   it('answers as the README says, command by command', { timeout: 120_000 }, async () => {
-    const up: UpProcess = await startUp([...startFlags(steps[0]!.text), '--log-level', 'warn']);
-    running.push(() => up.stop());
-    const origin = up.masterUrl;
-    const port = Number(new URL(origin).port);
-    let bg: Background | undefined;
-    let last: { code: number; stdout: string; stderr: string } | undefined;
-    for (const step of steps.slice(1)) {
-      const where = `README line ${step.line}`;
-      if (step.kind === 'background') {
-        bg = startBackground(localCommand(step.text, origin));
-        last = undefined;
-      } else if (step.kind === 'run') {
-        last = await runCommand(localCommand(step.text, origin));
-        expect(last.code, `${where}: ${last.stderr}`).toBe(0);
-      } else if (step.kind === 'output' && last !== undefined) {
-        const lines = last.stdout.replace(/\r/g, '').split('\n');
-        expect(linesMatch(step.text.split('\n'), lines), `${where}: printed\n${last.stdout}`).toBe(true);
-      } else if (step.kind === 'output' || step.kind === 'stream') {
-        expect(bg, `${where}: a stream block before any background command`).toBeDefined();
-        await expectOnStream(bg!, step, port);
-      } else {
-        throw new Error(`${where}: a second start`);
-      }
-    }
+    await runSession(steps, { virtual: false });
+  });
+
+  it('gives the same ids and uuids in virtual time, with the README\'s advance before the task\'s end', { timeout: 120_000 }, async () => {
+    const received = await runSession(steps, { virtual: true });
+    const stamps = received.flatMap((r) => [...r.text.matchAll(/"timestamp":([0-9.]+)/g)].map((m) => Number(m[1])));
+    expect(stamps.length).toBeGreaterThanOrEqual(3);
+    for (const t of stamps) expect(t >= 1_700_000_000 && t < 1_700_000_060, `timestamp ${t}`).toBe(true);
   });
 });
+
+/**
+ * Runs the session's steps, in virtual time with `--time virtual` added to
+ * the start and the `virtual` step run just before the last `stream` block
+ * (in real time it is left out); answers the records received.
+ */
+async function runSession(steps: readonly Step[], mode: { virtual: boolean }): Promise<StreamRecord[]> {
+  const flags = [...startFlags(steps[0]!.text), ...(mode.virtual ? ['--time', 'virtual'] : []), '--log-level', 'warn'];
+  const up: UpProcess = await startUp(flags);
+  running.push(() => up.stop());
+  const origin = up.masterUrl;
+  const port = Number(new URL(origin).port);
+  const lastStream = steps.findLastIndex((s) => s.kind === 'stream');
+  let bg: Background | undefined;
+  let last: { code: number; stdout: string; stderr: string } | undefined;
+  for (const [i, step] of steps.entries()) {
+    const where = `README line ${step.line}`;
+    if (i === lastStream && mode.virtual) {
+      for (const v of steps.filter((s) => s.kind === 'virtual')) {
+        const moved = await runCommand(localCommand(v.text, origin));
+        expect(moved.stdout, `README line ${v.line}: ${moved.stderr}`).toContain('"mode":"virtual"');
+      }
+    }
+    if (step.kind === 'start' || step.kind === 'virtual') {
+      if (i !== 0 && step.kind === 'start') throw new Error(`${where}: a second start`);
+    } else if (step.kind === 'background') {
+      bg = startBackground(localCommand(step.text, origin));
+      last = undefined;
+    } else if (step.kind === 'run') {
+      last = await runCommand(localCommand(step.text, origin));
+      expect(last.code, `${where}: ${last.stderr}`).toBe(0);
+    } else if (step.kind === 'output' && last !== undefined) {
+      const lines = last.stdout.replace(/\r/g, '').split('\n');
+      expect(linesMatch(step.text.split('\n'), lines), `${where}: printed\n${last.stdout}`).toBe(true);
+    } else {
+      expect(bg, `${where}: a stream block before any background command`).toBeDefined();
+      await expectOnStream(bg!, step, port);
+    }
+  }
+  return receivedRecords(splitResponse(bg!.out()).body);
+}
 
 describe('comparing an answer with the README', () => {
   const startingShown = `359\n{"type":"UPDATE","update":{"status":{"state":"TASK_STARTING","timestamp":1795424627.178,"uuid":"iP32EoRFDzsxkduqLAbyrA=="}}}`;

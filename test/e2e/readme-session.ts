@@ -16,6 +16,9 @@
  *               `background`, the response's header lines (likewise) and
  *               then RecordIO records
  *   stream      records that appear next on the stream
+ *   virtual     a command of the same session in virtual time (`--time
+ *               virtual` added to the start), run just before the last
+ *               `stream` block; the session in real time leaves it out
  *
  * A record shown matches a record received when their texts are equal, `…`
  * standing for any run of characters, and so are their lengths. Before the
@@ -25,7 +28,7 @@
  * the bytes it adds to a record's length.
  */
 
-export type StepKind = 'start' | 'background' | 'run' | 'output' | 'stream';
+export type StepKind = 'start' | 'background' | 'run' | 'output' | 'stream' | 'virtual';
 
 export interface Step {
   readonly kind: StepKind;
@@ -40,7 +43,7 @@ export interface StreamRecord {
 }
 
 export const README_ORIGIN = 'http://127.0.0.1:5050';
-const KINDS: readonly StepKind[] = ['start', 'background', 'run', 'output', 'stream'];
+const KINDS: readonly StepKind[] = ['start', 'background', 'run', 'output', 'stream', 'virtual'];
 const MARKER = /<!-- readme-session: ([a-z]+) -->\n```[a-z]*\n([\s\S]*?)\n```/g;
 
 /** The session's steps in README order; a marker without a block after it, or of an unknown kind, is an error. */
