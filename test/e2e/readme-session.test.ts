@@ -39,7 +39,7 @@ interface Background {
 
 const running: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
-  for (const stop of running.splice(0)) await stop();
+  for (const stop of running.splice(0).reverse()) await stop();
 });
 
 function runCommand(command: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -58,7 +58,11 @@ function startBackground(command: string): Background {
   running.push(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      process.kill(-child.pid!, 'SIGTERM');
+      try {
+        process.kill(-child.pid!, 'SIGTERM');
+      } catch {
+        return; // it ended meanwhile
+      }
       await exited;
     }
   });
