@@ -1,0 +1,110 @@
+/**
+ * The dashboard in a real headless Chromium: a virtual cluster on port 0,
+ * the page at `/`, a task launched by a scheduler over the HTTP API, and
+ * time moved only by the page's clock buttons until the page shows the
+ * task TASK_FINISHED.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { SchedulerClient, type JsonEvent } from '../../src/client/scheduler-client.js';
+import { startCluster, type RunningCluster } from '../../src/start.js';
+import { chromiumMissing, launchChromium, type Browser } from './browser.js';
+
+if (chromiumMissing !== undefined) console.warn(`dashboard browser tests skipped: ${chromiumMissing}`);
+
+describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', () => {
+  let running: RunningCluster;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    running = await startCluster({ host: '127.0.0.1', port: 0, agents: 2, time: 'virtual', seed: 3, logLevel: 'silent' });
+    browser = await launchChromium();
+    page = await browser.context.newPage();
+  }, 30_000);
+  afterAll(async () => {
+    await browser?.close();
+    await running?.close();
+  });
+
+  const clockMs = async (): Promise<number> => Number(await page.locator('cs-clock .clock-time').getAttribute('data-time-ms'));
+
+  it('shows the agents, the clock at zero and the live event timeline', async () => {
+    await page.goto(running.masterUrl);
+    await eventually(() => page.locator('cs-agents tbody tr').count()).toBe(2);
+    await eventually(() => text(page.locator('cs-clock .clock-time'))).toBe('0.000 s');
+    await eventually(() => text(page.locator('cs-clock .clock-mode'))).toBe('virtual time');
+    await eventually(() => page.locator('cs-summary [data-live]').getAttribute('data-live')).toBe('live');
+    await eventually(() => page.locator('cs-timeline li[data-kind="cluster:start"]').count()).toBe(1);
+    const cpus = page.locator('cs-agents tbody tr').first().locator('[data-resource="cpus"] .free');
+    await eventually(() => text(cpus)).toBe('4');
+  });
+
+  it('follows a task to TASK_FINISHED while the clock buttons move time', async () => {
+    const client = new SchedulerClient(running.masterUrl);
+    await client.subscribe({ user: 'root', name: 'dashboard-test', roles: ['web'], capabilities: [{ type: 'MULTI_ROLE' }] });
+    await client.next('SUBSCRIBED');
+    const offer = (await client.next('OFFERS')).offers.offers[0] as JsonEvent;
+    await eventually(() => text(page.locator('cs-frameworks tbody tr td[data-column="Name"]'))).toBe('dashboard-test');
+    await eventually(() => page.locator('cs-offers tbody tr').count()).toBe(2);
+    await eventually(() => text(page.locator('cs-roles tbody tr td[data-column="Role"]'))).toBe('web');
+
+    const acked: string[] = [];
+    const acking = acknowledgeAll(client, acked);
+    const accepted = await client.call({
+      type: 'ACCEPT',
+      accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [sleepTask(offer, 'sleep 2')] } }] },
+    });
+    expect(accepted.status).toBe(202);
+    const row = page.locator('cs-tasks tbody tr[data-key$="/nightly-report"]');
+    await eventually(() => row.count()).toBe(1);
+
+    // Advance by the step chosen: the clock shown moves by it.
+    const before = await clockMs();
+    await page.locator('cs-clock select[name="step"]').selectOption('1000');
+    await page.locator('cs-clock button[name="advance"]').click();
+    await eventually(() => page.locator('cs-clock .clock-time').getAttribute('data-time-ms')).toBe(String(before + 1000));
+
+    // Run until idle: the command ends two seconds after it started, and the clock shows where the run stopped.
+    const beforeIdle = await clockMs();
+    await page.locator('cs-clock button[name="run-until-idle"]').click();
+    await eventually(() => text(page.locator('cs-clock .clock-result'))).toContain('idle at');
+    expect(await clockMs()).toBeGreaterThan(beforeIdle);
+
+    await eventually(() => text(row.locator('td[data-column="State"]'))).toBe('TASK_FINISHED');
+    await eventually(() => row.locator('.history [data-state]').allTextContents()).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
+    await eventually(() => page.locator('cs-timeline li[data-kind="task:status"]').count()).toBeGreaterThan(0);
+    await eventually(async () => acked).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
+    client.disconnect();
+    await acking;
+  });
+});
+
+/** Waits (up to 10 s of wall time) for what the page shows to match: the page reads the cluster when events arrive. */
+const eventually = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 50 });
+
+const text = async (locator: Locator): Promise<string> => (await locator.textContent({ timeout: 2_000 })) ?? '';
+
+function sleepTask(offer: JsonEvent, command: string): object {
+  const role = offer.allocation_info?.role as string;
+  const scalar = (name: string, value: number) => ({ name, type: 'SCALAR', scalar: { value }, allocation_info: { role } });
+  return {
+    name: 'report',
+    task_id: { value: 'nightly-report' },
+    agent_id: offer.agent_id,
+    resources: [scalar('cpus', 0.5), scalar('mem', 64)],
+    command: { value: command },
+  };
+}
+
+/** Acknowledges every status update with a uuid as it comes, recording its state, until the stream closes. */
+async function acknowledgeAll(client: SchedulerClient, acked: string[]): Promise<void> {
+  while (!client.closed) {
+    const update = await client.next('UPDATE', 60_000).catch(() => undefined);
+    if (update === undefined) return;
+    const status = update.update.status;
+    if (status.uuid === undefined) continue;
+    acked.push(status.state as string);
+    await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+  }
+}
