@@ -27,7 +27,7 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', () =
     await running?.close();
   });
 
-  const clockMs = async (): Promise<number> => Number(await page.locator('cs-clock .clock-time').getAttribute('data-time-ms'));
+  const clockMs = () => shownMs(page);
 
   it('shows the agents, the clock at zero and the live event timeline', async () => {
     await page.goto(running.masterUrl);
@@ -78,10 +78,44 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', () =
     client.disconnect();
     await acking;
   });
+
+  it('starts a new timeline and shows the clock at zero after a reset', async () => {
+    await eventually(() => clockMs()).toBeGreaterThan(0);
+    const reset = await fetch(new URL('/sim/v1/reset', running.masterUrl), { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(reset.status).toBe(200);
+    await eventually(() => text(page.locator('cs-clock .clock-time'))).toBe('0.000 s');
+    await eventually(() => page.locator('cs-tasks tbody tr').count()).toBe(0);
+    await eventually(() => page.locator('cs-timeline li[data-kind="task:status"]').count()).toBe(0);
+    await eventually(() => page.locator('cs-timeline li[data-kind="cluster:start"]').count()).toBe(1);
+    await eventually(() => page.locator('cs-summary [data-live]').getAttribute('data-live')).toBe('live');
+  });
+});
+
+describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in real time', () => {
+  it('shows the clock moving and no buttons to move it', async () => {
+    const running = await startCluster({ host: '127.0.0.1', port: 0, agents: 1, logLevel: 'silent' });
+    const browser = await launchChromium();
+    try {
+      const page = await browser.context.newPage();
+      await page.goto(running.masterUrl);
+      await eventually(() => text(page.locator('cs-clock .clock-mode'))).toBe('real time');
+      expect(await page.locator('cs-clock .clock-controls').isHidden()).toBe(true);
+      expect(await page.locator('cs-clock button[name="advance"]').isVisible()).toBe(false);
+      // Nothing happens in this cluster: the page's own reads move the clock shown.
+      const first = await shownMs(page);
+      await eventually(() => shownMs(page)).toBeGreaterThan(first);
+    } finally {
+      await browser.close();
+      await running.close();
+    }
+  }, 30_000);
 });
 
 /** Waits (up to 10 s of wall time) for what the page shows to match: the page reads the cluster when events arrive. */
 const eventually = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 50 });
+
+/** The cluster time the page's clock shows, in ms. */
+const shownMs = async (page: Page): Promise<number> => Number(await page.locator('cs-clock .clock-time').getAttribute('data-time-ms'));
 
 const text = async (locator: Locator): Promise<string> => (await locator.textContent({ timeout: 2_000 })) ?? '';
 
