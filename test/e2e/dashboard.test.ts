@@ -4,7 +4,7 @@
  * time moved only by the page's clock buttons until the page shows the
  * task TASK_FINISHED.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { SchedulerClient, type JsonEvent } from '../../src/client/scheduler-client.js';
 import { startCluster, type RunningCluster } from '../../src/start.js';
@@ -16,12 +16,18 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', () =
   let running: RunningCluster;
   let browser: Browser;
   let page: Page;
+  const errors: string[] = [];
 
   beforeAll(async () => {
     running = await startCluster({ host: '127.0.0.1', port: 0, agents: 2, time: 'virtual', seed: 3, logLevel: 'silent' });
     browser = await launchChromium();
     page = await browser.context.newPage();
+    watchErrors(page, errors);
   }, 30_000);
+  afterEach(() => {
+    // An exception in the page, a refused load (the page's policy) or a failed request is a bug.
+    expect(errors).toEqual([]);
+  });
   afterAll(async () => {
     await browser?.close();
     await running?.close();
@@ -97,6 +103,8 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in re
     const browser = await launchChromium();
     try {
       const page = await browser.context.newPage();
+      const errors: string[] = [];
+      watchErrors(page, errors);
       await page.goto(running.masterUrl);
       await eventually(() => text(page.locator('cs-clock .clock-mode'))).toBe('real time');
       expect(await page.locator('cs-clock .clock-controls').isHidden()).toBe(true);
@@ -104,6 +112,7 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in re
       // Nothing happens in this cluster: the page's own reads move the clock shown.
       const first = await shownMs(page);
       await eventually(() => shownMs(page)).toBeGreaterThan(first);
+      expect(errors).toEqual([]);
     } finally {
       await browser.close();
       await running.close();
@@ -113,6 +122,14 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in re
 
 /** Waits (up to 10 s of wall time) for what the page shows to match: the page reads the cluster when events arrive. */
 const eventually = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 50 });
+
+/** Collects the page's uncaught exceptions and console errors. */
+function watchErrors(page: Page, errors: string[]): void {
+  page.on('pageerror', (error) => errors.push(`exception: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+  });
+}
 
 /** The cluster time the page's clock shows, in ms. */
 const shownMs = async (page: Page): Promise<number> => Number(await page.locator('cs-clock .clock-time').getAttribute('data-time-ms'));
