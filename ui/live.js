@@ -81,14 +81,21 @@ export class ClockPanel extends HTMLElement {
   }
 }
 
-/** The trace as it comes, newest first, with a filter on the entry's kind and text. */
+/**
+ * The trace as it comes, newest first, with a filter on the entry's kind and
+ * text. The inputs a cluster records for its replay (`input:<method>`) are
+ * hidden unless asked for: what they did follows them in the trace.
+ */
 export class TimelinePanel extends HTMLElement {
   connectedCallback() {
     if (this.list !== undefined) return;
     this.filter = h('input', { type: 'search', name: 'filter', placeholder: 'filter: task:status, offer, agent…', 'aria-label': 'Filter the timeline' });
+    this.inputs = h('input', { type: 'checkbox', name: 'inputs' });
     this.list = h('ol', { class: 'timeline', reversed: true });
     this.filter.addEventListener('input', () => this.#applyFilter());
-    this.append(h('section', {}, h('h2', {}, 'Event timeline ', this.filter), this.list));
+    this.inputs.addEventListener('change', () => this.#applyFilter());
+    const inputs = h('label', { class: 'show-inputs' }, this.inputs, ' recorded inputs');
+    this.append(h('section', {}, h('h2', {}, 'Event timeline ', this.filter, inputs), this.list));
   }
 
   add(entry) {
@@ -111,6 +118,7 @@ export class TimelinePanel extends HTMLElement {
   }
 
   #matches(item) {
+    if (!this.inputs.checked && item.dataset.kind.startsWith('input:')) return false;
     const needle = this.filter.value.trim().toLowerCase();
     return needle === '' || item.textContent.toLowerCase().includes(needle);
   }
