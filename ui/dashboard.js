@@ -1,8 +1,8 @@
 // The dashboard's root: reads the cluster, hands the model to each panel,
 // and reads it again whenever the trace says something happened (at most
-// one read in flight, the next one coalescing all events in between), after
-// each clock button, and every few seconds in any case (a clock in real
-// time moves without events).
+// one read in flight; the next one, coalescing all events in between, waits
+// at least as long as the last read took), after each clock button, and
+// every few seconds in any case (a clock in real time moves without events).
 import { followEvents, readCluster } from './api.js';
 import { AgentsPanel, FrameworksPanel, OffersPanel, RolesPanel, TasksPanel } from './panels.js';
 import { ClockPanel, SummaryPanel, TimelinePanel } from './live.js';
@@ -48,12 +48,12 @@ class Dashboard extends HTMLElement {
     this.refresh();
   }
 
-  #soon() {
+  #soon(delayMs = SETTLE_MS) {
     if (this.#timer !== undefined) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.refresh();
-    }, SETTLE_MS);
+    }, delayMs);
   }
 
   /** Reads the cluster and redraws; a call while a read is in flight asks for one more after it. */
@@ -63,6 +63,7 @@ class Dashboard extends HTMLElement {
       return;
     }
     this.#reading = true;
+    const started = performance.now();
     try {
       this.#draw(modelOf(await readCluster()));
       this.banner.hidden = true;
@@ -72,8 +73,9 @@ class Dashboard extends HTMLElement {
     } finally {
       this.#reading = false;
       if (this.#again) {
+        // A big cluster's state takes long to read: wait as long again, so the page takes at most half the master's time.
         this.#again = false;
-        this.refresh();
+        this.#soon(Math.max(SETTLE_MS, performance.now() - started));
       }
     }
   }
