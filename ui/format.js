@@ -23,6 +23,11 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** `1 agent`, `3 agents`. */
+export function counted(n, noun) {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /** Cluster time in seconds with milliseconds: `12.345 s`. */
 export function seconds(ms) {
   return `${(ms / 1000).toFixed(3)} s`;

@@ -2,7 +2,7 @@
 // buttons (virtual time only), and the event timeline fed by the trace's
 // server-sent events.
 import { advance, runUntilIdle } from './api.js';
-import { h, seconds, shortId } from './format.js';
+import { counted, h, seconds, shortId } from './format.js';
 
 /** Entries the timeline keeps; older ones drop off its end. */
 const MAX_TIMELINE_ENTRIES = 300;
@@ -20,12 +20,11 @@ const STEPS = [
 export class SummaryPanel extends HTMLElement {
   update(model, live) {
     const { state } = model;
-    const frameworks = (state.frameworks ?? []).length;
     this.replaceChildren(
       h('span', { title: state.id ?? '' }, `master ${state.hostname ?? ''}:${state.leader_info?.port ?? ''}`),
       h('span', {}, `version ${state.version ?? '?'}`),
-      h('span', {}, `${(state.slaves ?? []).length} agents`),
-      h('span', {}, `${frameworks} frameworks`),
+      h('span', {}, counted((state.slaves ?? []).length, 'agent'), state.unreachable_slaves > 0 ? ` (${state.unreachable_slaves} unreachable)` : ''),
+      h('span', {}, counted((state.frameworks ?? []).length, 'framework')),
       h('span', { class: `live ${live}`, 'data-live': live }, live === 'live' ? 'events live' : 'events reconnecting'),
     );
   }

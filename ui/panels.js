@@ -55,7 +55,8 @@ export const AgentsPanel = panel({
   columns: [
     ['Agent', (agent) => idCell(agent.id)],
     ['Address', (agent) => `${agent.hostname}:${agent.port}`],
-    ['Status', (agent) => (agent.active ? 'active' : agent.deactivated ? 'draining' : 'inactive')],
+    // `active` false: the agent's connection is down (the master waits for it to come back or be unreachable).
+    ['Status', (agent) => (agent.deactivated ? 'deactivated' : agent.active ? 'active' : 'disconnected')],
     ['Resources: used, offered, free', (agent) => h('div', { class: 'usages' }, ...usage(agent).map(usageBar))],
     ['Ports', (agent) => agent.resources?.ports ?? '—'],
   ],

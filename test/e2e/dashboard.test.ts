@@ -12,7 +12,8 @@ import { chromiumMissing, launchChromium, type Browser } from './browser.js';
 
 if (chromiumMissing !== undefined) console.warn(`dashboard browser tests skipped: ${chromiumMissing}`);
 
-describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', () => {
+// A browser starts slowly on a loaded machine: generous bounds, never a wait on them when all is well.
+describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', { timeout: 60_000 }, () => {
   let running: RunningCluster;
   let browser: Browser;
   let page: Page;
@@ -23,7 +24,7 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', () =
     browser = await launchChromium();
     page = await browser.context.newPage();
     watchErrors(page, errors);
-  }, 30_000);
+  }, 60_000);
   afterEach(() => {
     // An exception in the page, a refused load (the page's policy) or a failed request is a bug.
     expect(errors).toEqual([]);
@@ -53,6 +54,7 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', () =
     const offer = (await client.next('OFFERS')).offers.offers[0] as JsonEvent;
     await eventually(() => text(page.locator('cs-frameworks tbody tr td[data-column="Name"]'))).toBe('dashboard-test');
     await eventually(() => page.locator('cs-offers tbody tr').count()).toBe(2);
+    await eventually(() => page.locator('cs-summary span').allTextContents()).toEqual(expect.arrayContaining(['2 agents', '1 framework']));
     await eventually(() => text(page.locator('cs-roles tbody tr td[data-column="Role"]'))).toBe('web');
 
     const acked: string[] = [];
@@ -97,7 +99,7 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', () =
   });
 });
 
-describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in real time', () => {
+describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in real time', { timeout: 60_000 }, () => {
   it('shows the clock moving and no buttons to move it', async () => {
     const running = await startCluster({ host: '127.0.0.1', port: 0, agents: 1, logLevel: 'silent' });
     const browser = await launchChromium();
@@ -117,7 +119,7 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in re
       await browser.close();
       await running.close();
     }
-  }, 30_000);
+  });
 });
 
 /** Waits (up to 10 s of wall time) for what the page shows to match: the page reads the cluster when events arrive. */
