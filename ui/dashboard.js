@@ -4,7 +4,7 @@
 // at least as long as the last read took), after each clock button, and
 // every few seconds in any case (a clock in real time moves without events).
 import { followEvents, readCluster } from './api.js';
-import { AgentsPanel, FrameworksPanel, OffersPanel, RolesPanel, TasksPanel } from './panels.js';
+import { AgentsPanel, FrameworksPanel, OffersPanel, RolesPanel, TasksPanel, TablePanel } from './panels.js';
 import { ClockPanel, SummaryPanel, TimelinePanel } from './live.js';
 
 /** Wall-clock ms between reads when nothing happens. */
@@ -28,19 +28,23 @@ class Dashboard extends HTMLElement {
   #model = undefined;
 
   connectedCallback() {
-    this.banner = this.querySelector('.banner');
+    this.banner = /** @type {HTMLElement} */ (this.querySelector('.banner'));
+    this.summary = /** @type {SummaryPanel} */ (this.querySelector('cs-summary'));
+    this.clock = /** @type {ClockPanel} */ (this.querySelector('cs-clock'));
+    this.timeline = /** @type {TimelinePanel} */ (this.querySelector('cs-timeline'));
+    this.tables = Object.keys(TABLES).map((tag) => /** @type {TablePanel} */ (this.querySelector(tag)));
     this.addEventListener('cs-changed', () => this.refresh());
     followEvents({
       onEntry: (entry) => {
-        this.querySelector('cs-timeline').add(entry);
+        this.timeline.add(entry);
         this.#soon();
       },
       onStatus: (status) => {
         this.#live = status;
-        if (this.#model !== undefined) this.querySelector('cs-summary').update(this.#model, status);
+        if (this.#model !== undefined) this.summary.update(this.#model, status);
       },
       onReplaced: () => {
-        this.querySelector('cs-timeline').clear();
+        this.timeline.clear();
         this.refresh();
       },
     });
@@ -82,9 +86,9 @@ class Dashboard extends HTMLElement {
 
   #draw(model) {
     this.#model = model;
-    this.querySelector('cs-summary').update(model, this.#live);
-    this.querySelector('cs-clock').update(model.clock);
-    for (const tag of Object.keys(TABLES)) this.querySelector(tag).update(model);
+    this.summary.update(model, this.#live);
+    this.clock.update(model.clock);
+    for (const table of this.tables) table.update(model);
     this.dataset.timeMs = String(model.clock.time_ms);
   }
 }

@@ -5,10 +5,11 @@
 /**
  * An element with attributes and children; strings become text nodes,
  * null and false are skipped.
- * @param {string} tag
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
  * @param {Record<string, string | number | boolean | undefined>} [attrs]
  * @param {...(Node | string | number | null | false | undefined)} children
- * @returns {HTMLElement}
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);

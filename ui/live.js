@@ -123,7 +123,7 @@ export class TimelinePanel extends HTMLElement {
   }
 
   #applyFilter() {
-    for (const item of this.list.children) item.hidden = !this.#matches(item);
+    for (const item of this.list.children) /** @type {HTMLElement} */ (item).hidden = !this.#matches(item);
   }
 }
 

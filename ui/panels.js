@@ -8,13 +8,22 @@ import { h, idCell, resources, seconds, clusterMs, stateBadge, usage, usageBar }
 /** At most this many task rows are drawn (the most recent first). */
 const MAX_TASK_ROWS = 300;
 
-class TablePanel extends HTMLElement {
-  /** @type {{title: string, empty: string, columns: [string, (row: any, model: any) => Node | string][], rows: (model: any) => any[], key: (row: any) => string}} */
+/**
+ * @typedef {{title: string, empty: string, columns: [string, (row: any, model: any) => Node | string][], rows: (model: any) => any[], key: (row: any) => string}} TableSpec
+ */
+
+export class TablePanel extends HTMLElement {
+  /** @type {TableSpec} */
   static spec;
+
+  /** @returns {TableSpec} */
+  get spec() {
+    return /** @type {typeof TablePanel} */ (this.constructor).spec;
+  }
 
   connectedCallback() {
     if (this.body !== undefined) return;
-    const { title, columns } = this.constructor.spec;
+    const { title, columns } = this.spec;
     this.count = h('span', { class: 'count' });
     this.body = h('tbody');
     this.table = h('table', {}, h('thead', {}, h('tr', {}, ...columns.map(([label]) => h('th', {}, label)))), this.body);
@@ -23,7 +32,7 @@ class TablePanel extends HTMLElement {
   }
 
   update(model) {
-    const { columns, rows, key, empty } = this.constructor.spec;
+    const { columns, rows, key, empty } = this.spec;
     const list = rows(model);
     this.count.textContent = `(${list.length})`;
     this.body.replaceChildren(
@@ -35,6 +44,7 @@ class TablePanel extends HTMLElement {
   }
 }
 
+/** @param {TableSpec} spec */
 function panel(spec) {
   return class extends TablePanel {
     static spec = spec;
