@@ -100,8 +100,9 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', { ti
 });
 
 describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in real time', { timeout: 60_000 }, () => {
-  it('shows the clock moving and no buttons to move it', async () => {
+  it('shows the clock moving and no buttons to move it, and says so when the master is gone', async () => {
     const running = await startCluster({ host: '127.0.0.1', port: 0, agents: 1, logLevel: 'silent' });
+    let closed = false;
     const browser = await launchChromium();
     try {
       const page = await browser.context.newPage();
@@ -115,9 +116,15 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in re
       const first = await shownMs(page);
       await eventually(() => shownMs(page)).toBeGreaterThan(first);
       expect(errors).toEqual([]);
+
+      closed = true;
+      await running.close();
+      await eventually(() => page.locator('cs-summary [data-live]').getAttribute('data-live')).toBe('reconnecting');
+      await eventually(() => text(page.locator('.banner'))).toMatch(/^Cannot read the cluster: /);
+      expect(await page.locator('.banner').isVisible()).toBe(true);
     } finally {
       await browser.close();
-      await running.close();
+      if (!closed) await running.close();
     }
   });
 });
