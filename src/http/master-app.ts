@@ -14,6 +14,8 @@ import { capConnections, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type Li
 import { registerSchedulerRoute } from './scheduler-route.js';
 import { registerOperatorRoute } from './operator-route.js';
 import { registerSimRoutes } from './sim-route.js';
+import { registerSimEvents } from './sim-events.js';
+import { registerDashboard } from './dashboard.js';
 import type { SimControl } from '../runtime/sim-control.js';
 import { PathRouter } from './routing.js';
 import { gateToLeader } from './leader-gate.js';
@@ -101,6 +103,8 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
   };
   registerSimRoutes(app, options.driver, options.simControl);
+  registerSimEvents(app, options.driver);
+  registerDashboard(app);
   for (const prefix of ['', '/master']) {
     registerSchedulerRoute(app, prefix, route);
     registerOperatorRoute(app, prefix, route);

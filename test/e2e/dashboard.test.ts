@@ -1,0 +1,170 @@
+/**
+ * The dashboard in a real headless Chromium: a virtual cluster on port 0,
+ * the page at `/`, a task launched by a scheduler over the HTTP API, and
+ * time moved only by the page's clock buttons until the page shows the
+ * task TASK_FINISHED.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { SchedulerClient, type JsonEvent } from '../../src/client/scheduler-client.js';
+import { startCluster, type RunningCluster } from '../../src/start.js';
+import { chromiumMissing, launchChromium, type Browser } from './browser.js';
+
+if (chromiumMissing !== undefined) console.warn(`dashboard browser tests skipped: ${chromiumMissing}`);
+
+// A browser starts slowly on a loaded machine: generous bounds, never a wait on them when all is well.
+describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', { timeout: 60_000 }, () => {
+  let running: RunningCluster;
+  let browser: Browser;
+  let page: Page;
+  const errors: string[] = [];
+
+  beforeAll(async () => {
+    running = await startCluster({ host: '127.0.0.1', port: 0, agents: 2, time: 'virtual', seed: 3, logLevel: 'silent' });
+    browser = await launchChromium();
+    page = await browser.context.newPage();
+    watchErrors(page, errors);
+  }, 60_000);
+  afterEach(() => {
+    // An exception in the page, a refused load (the page's policy) or a failed request is a bug.
+    expect(errors).toEqual([]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await running?.close();
+  });
+
+  const clockMs = () => shownMs(page);
+
+  it('shows the agents, the clock at zero and the live event timeline', async () => {
+    await page.goto(running.masterUrl);
+    await eventually(() => page.locator('cs-agents tbody tr').count()).toBe(2);
+    await eventually(() => text(page.locator('cs-clock .clock-time'))).toBe('0.000 s');
+    await eventually(() => text(page.locator('cs-clock .clock-mode'))).toBe('virtual time');
+    await eventually(() => page.locator('cs-summary [data-live]').getAttribute('data-live')).toBe('live');
+    await eventually(() => page.locator('cs-timeline li[data-kind="cluster:start"]').count()).toBe(1);
+    const cpus = page.locator('cs-agents tbody tr').first().locator('[data-resource="cpus"] .free');
+    await eventually(() => text(cpus)).toBe('4');
+  });
+
+  it('follows a task to TASK_FINISHED while the clock buttons move time', async () => {
+    const client = new SchedulerClient(running.masterUrl);
+    await client.subscribe({ user: 'root', name: 'dashboard-test', roles: ['web'], capabilities: [{ type: 'MULTI_ROLE' }] });
+    await client.next('SUBSCRIBED');
+    const offer = (await client.next('OFFERS')).offers.offers[0] as JsonEvent;
+    await eventually(() => text(page.locator('cs-frameworks tbody tr td[data-column="Name"]'))).toBe('dashboard-test');
+    await eventually(() => page.locator('cs-offers tbody tr').count()).toBe(2);
+    await eventually(() => page.locator('cs-summary span').allTextContents()).toEqual(expect.arrayContaining(['2 agents', '1 framework']));
+    await eventually(() => text(page.locator('cs-roles tbody tr td[data-column="Role"]'))).toBe('web');
+
+    const acked: string[] = [];
+    const acking = acknowledgeAll(client, acked);
+    const accepted = await client.call({
+      type: 'ACCEPT',
+      accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [sleepTask(offer, 'sleep 2')] } }] },
+    });
+    expect(accepted.status).toBe(202);
+    const row = page.locator('cs-tasks tbody tr[data-key$="/nightly-report"]');
+    await eventually(() => row.count()).toBe(1);
+
+    // Advance by the step chosen: the clock shown moves by it.
+    const before = await clockMs();
+    await page.locator('cs-clock select[name="step"]').selectOption('1000');
+    await page.locator('cs-clock button[name="advance"]').click();
+    await eventually(() => page.locator('cs-clock .clock-time').getAttribute('data-time-ms')).toBe(String(before + 1000));
+
+    // Run until idle: the command ends two seconds after it started, and the clock shows where the run stopped.
+    const beforeIdle = await clockMs();
+    await page.locator('cs-clock button[name="run-until-idle"]').click();
+    await eventually(() => text(page.locator('cs-clock .clock-result'))).toContain('idle at');
+    expect(await clockMs()).toBeGreaterThan(beforeIdle);
+
+    await eventually(() => text(row.locator('td[data-column="State"]'))).toBe('TASK_FINISHED');
+    await eventually(() => row.locator('.history [data-state]').allTextContents()).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
+    await eventually(() => page.locator('cs-timeline li[data-kind="task:status"]').count()).toBeGreaterThan(0);
+    await eventually(async () => acked).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
+    client.disconnect();
+    await acking;
+  });
+
+  it('starts a new timeline and shows the clock at zero after a reset', async () => {
+    await eventually(() => clockMs()).toBeGreaterThan(0);
+    const reset = await fetch(new URL('/sim/v1/reset', running.masterUrl), { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    expect(reset.status).toBe(200);
+    await eventually(() => text(page.locator('cs-clock .clock-time'))).toBe('0.000 s');
+    await eventually(() => page.locator('cs-tasks tbody tr').count()).toBe(0);
+    await eventually(() => page.locator('cs-timeline li[data-kind="task:status"]').count()).toBe(0);
+    await eventually(() => page.locator('cs-timeline li[data-kind="cluster:start"]').count()).toBe(1);
+    await eventually(() => page.locator('cs-summary [data-live]').getAttribute('data-live')).toBe('live');
+  });
+});
+
+describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in real time', { timeout: 60_000 }, () => {
+  it('shows the clock moving and no buttons to move it, and says so when the master is gone', async () => {
+    const running = await startCluster({ host: '127.0.0.1', port: 0, agents: 1, logLevel: 'silent' });
+    let closed = false;
+    const browser = await launchChromium();
+    try {
+      const page = await browser.context.newPage();
+      const errors: string[] = [];
+      watchErrors(page, errors);
+      await page.goto(running.masterUrl);
+      await eventually(() => text(page.locator('cs-clock .clock-mode'))).toBe('real time');
+      expect(await page.locator('cs-clock .clock-controls').isHidden()).toBe(true);
+      expect(await page.locator('cs-clock button[name="advance"]').isVisible()).toBe(false);
+      // Nothing happens in this cluster: the page's own reads move the clock shown.
+      const first = await shownMs(page);
+      await eventually(() => shownMs(page)).toBeGreaterThan(first);
+      expect(errors).toEqual([]);
+
+      closed = true;
+      await running.close();
+      await eventually(() => page.locator('cs-summary [data-live]').getAttribute('data-live')).toBe('reconnecting');
+      await eventually(() => text(page.locator('.banner'))).toMatch(/^Cannot read the cluster: /);
+      expect(await page.locator('.banner').isVisible()).toBe(true);
+    } finally {
+      await browser.close();
+      if (!closed) await running.close();
+    }
+  });
+});
+
+/** Waits (up to 10 s of wall time) for what the page shows to match: the page reads the cluster when events arrive. */
+const eventually = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 50 });
+
+/** Collects the page's uncaught exceptions and console errors. */
+function watchErrors(page: Page, errors: string[]): void {
+  page.on('pageerror', (error) => errors.push(`exception: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+  });
+}
+
+/** The cluster time the page's clock shows, in ms. */
+const shownMs = async (page: Page): Promise<number> => Number(await page.locator('cs-clock .clock-time').getAttribute('data-time-ms'));
+
+const text = async (locator: Locator): Promise<string> => (await locator.textContent({ timeout: 2_000 })) ?? '';
+
+function sleepTask(offer: JsonEvent, command: string): object {
+  const role = offer.allocation_info?.role as string;
+  const scalar = (name: string, value: number) => ({ name, type: 'SCALAR', scalar: { value }, allocation_info: { role } });
+  return {
+    name: 'report',
+    task_id: { value: 'nightly-report' },
+    agent_id: offer.agent_id,
+    resources: [scalar('cpus', 0.5), scalar('mem', 64)],
+    command: { value: command },
+  };
+}
+
+/** Acknowledges every status update with a uuid as it comes, recording its state, until the stream closes. */
+async function acknowledgeAll(client: SchedulerClient, acked: string[]): Promise<void> {
+  while (!client.closed) {
+    const update = await client.next('UPDATE', 60_000).catch(() => undefined);
+    if (update === undefined) return;
+    const status = update.update.status;
+    if (status.uuid === undefined) continue;
+    acked.push(status.state as string);
+    await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+  }
+}

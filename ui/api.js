@@ -1,0 +1,57 @@
+// The dashboard's side of the master's HTTP APIs: the JSON read endpoints,
+// the control API's clock calls, and the trace as server-sent events. Paths
+// are absolute on the page's own origin (the master that served it).
+
+/** GET a JSON endpoint; rejects with the server's one-line reason on an error status. */
+export async function getJson(path) {
+  const res = await fetch(path, { headers: { accept: 'application/json' }, cache: 'no-store' });
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${(await res.text()).trim()}`);
+  return res.json();
+}
+
+/** POST a JSON body to the control API; rejects with the server's reason on an error status. */
+export async function postJson(path, body) {
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!res.ok) throw new Error((await res.text()).trim() || `${res.status}`);
+  return res.json();
+}
+
+/**
+ * What the page shows, read at once: the master's state, its roles (with
+ * quota) and the clock.
+ */
+export async function readCluster() {
+  const [state, roles, clock] = await Promise.all([getJson('/master/state'), getJson('/master/roles'), getJson('/sim/v1/clock')]);
+  return { state, roles: roles.roles ?? [], clock };
+}
+
+export const advance = (ms) => postJson('/sim/v1/advance', { ms });
+export const runUntilIdle = () => postJson('/sim/v1/run_until_idle', {});
+
+/**
+ * Follows `/sim/v1/events`. `onEntry` gets each trace entry
+ * (`{seq, time_ms, kind, line}`), `onStatus` 'live' or 'reconnecting', and
+ * `onReplaced` is called when a reset or a restore swapped the cluster; the
+ * stream is then opened afresh (the new trace counts from 1 again, so the
+ * browser's resume by id would skip its first entries).
+ */
+export function followEvents({ onEntry, onStatus, onReplaced }) {
+  let source;
+  const open = () => {
+    source = new EventSource('/sim/v1/events');
+    source.addEventListener('open', () => onStatus('live'));
+    source.addEventListener('error', () => onStatus('reconnecting'));
+    source.addEventListener('trace', (event) => onEntry(JSON.parse(event.data)));
+    source.addEventListener('replaced', () => {
+      source.close();
+      onReplaced();
+      open();
+    });
+  };
+  open();
+  return () => source.close();
+}
