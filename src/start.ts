@@ -40,6 +40,7 @@ import {
 } from './http/master-app.js';
 import { RealtimeDriver, VirtualDriver, type ClusterDriver, type ClusterFailure, type TimeMode } from './runtime/driver.js';
 import { createLogger, logTrace, type LogLevel } from './runtime/logging.js';
+import { ClusterMetrics } from './runtime/metrics.js';
 import { loadAcls, loadCredentials, type AuthFileSource } from './runtime/auth-files.js';
 import { parseAttributes } from './wire/convert-common.js';
 import { VERSION } from './wire/version.js';
@@ -268,8 +269,10 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const { connections, streamBudget, containers } = outputsOf(driver, limits.master, machine.flags, { workDir, options, tokens }, logger);
   const engine = await startEngine(options, { driver, connections }, workDir);
   const control = controlOf(driver, connections, logger);
+  const metrics = new ClusterMetrics(driver);
   const stop = async (): Promise<void> => {
     driver.close();
+    metrics.close();
     await Promise.all([...servers.map((s) => s.close()), ...sockets.map((d) => closeDomainSocket(d.server, d.path)), engine?.close()]);
     await containers?.close();
     if (workDir?.own === true) rmSync(workDir.path, { recursive: true, force: true });
@@ -278,6 +281,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     const masterUrls = await listenMasters(options.masters ?? 1, host, options.port ?? 0, {
       driver,
       simControl: control,
+      metrics,
       logger,
       connections,
       streamBudget,
