@@ -107,6 +107,15 @@ describe('GET /metrics', () => {
     await expect.poll(async () => sample((await scrape(`${r.masterUrl}/metrics`)).families, 'clustersim_event_streams_open')).toBe(0);
   });
 
+  it('keeps timing the allocator after a reset swaps the cluster', async () => {
+    const r = await start();
+    const runs = async () => Number((await scrape(`${r.masterUrl}/metrics`)).families.get('clustersim_allocation_run_seconds')?.metrics[0]?.count);
+    r.reset();
+    const before = await runs();
+    await runTask(r);
+    expect(await runs()).toBeGreaterThan(before);
+  });
+
   it('counts requests by route, method and status code, with their latencies', async () => {
     const r = await start();
     const { families: before } = await scrape(`${r.masterUrl}/metrics`);
