@@ -50,6 +50,8 @@ export interface AgentsSpec {
   readonly machines?: readonly Machine[];
   /** The port the first agent advertises, the next ones following, instead of their listeners' (`advertisePorts`). */
   readonly advertiseFirstPort?: number;
+  /** The host the agents advertise in AgentInfo and their pids, instead of the one they bind to (`advertiseHost`; ports addressing). */
+  readonly advertiseHost?: string;
   readonly listener: ListenerLimits;
   /** Where the agents' executor streams go. */
   readonly executors: NonNullable<AgentBinding['executors']>;
@@ -140,10 +142,11 @@ async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec
     const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener, agent: binding, ...credentialsOf(spec) });
     servers.push(app);
     const port = await listen(app, host, spec.firstPort === 0 ? 0 : spec.firstPort + i);
-    const agent = driver.input((c) => c.addAgent({ hostname: host, ip: host, port: advertised(spec, i, port), ...(spec.machines?.[i] ?? spec.machine) }));
+    const hostname = spec.advertiseHost ?? host;
+    const agent = driver.input((c) => c.addAgent({ hostname, ip: hostname, port: advertised(spec, i, port), ...(spec.machines?.[i] ?? spec.machine) }));
     agentId = agent.id;
     const domainSocket = await serveDomainSocket(app, agent.id, spec);
-    agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname: host, port, ...domainSocket });
+    agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname, port, ...domainSocket });
   }
   return agents;
 }

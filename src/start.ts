@@ -18,6 +18,7 @@ import { parseResources } from './core/resources.js';
 import { AGENT_READWRITE_REALM, READONLY_REALM } from './http/auth.js';
 import { containerFlagsOf, type ContainerOptions } from './start-cgroups.js';
 import { listenMasters } from './start-masters.js';
+import { advertisedHost } from './start-advertise.js';
 import { startAgentsAddressed, StartError, type AgentEndpoint, type AgentsSpec, type DomainSocket, type Machine } from './start-agents.js';
 import { closeDomainSocket, domainSocketPath } from './http/domain-sockets.js';
 import { Connections } from './http/connections.js';
@@ -40,6 +41,7 @@ import {
 } from './http/master-app.js';
 import { RealtimeDriver, VirtualDriver, type ClusterDriver, type ClusterFailure, type TimeMode } from './runtime/driver.js';
 import { createLogger, logTrace, type LogLevel } from './runtime/logging.js';
+import { ClusterMetrics } from './runtime/metrics.js';
 import { loadAcls, loadCredentials, type AuthFileSource } from './runtime/auth-files.js';
 import { parseAttributes } from './wire/convert-common.js';
 import { VERSION } from './wire/version.js';
@@ -102,6 +104,13 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
    * then be given the listeners' real URLs.
    */
   readonly advertisePorts?: { readonly master: number; readonly firstAgent: number };
+  /**
+   * The host the cluster advertises (`--advertise-host`; default `host`):
+   * in the master's MasterInfo and pid, `/redirect`, and each agent's
+   * AgentInfo, pid and URL in offers, while the servers bind to `host`
+   * (`0.0.0.0` in a container). Not with `loopback` agent addressing.
+   */
+  readonly advertiseHost?: string;
   /** Masters with a leader (`--masters`, default 1): master `i` on `port + i`; only the leader serves, the others redirect. */
   readonly masters?: number;
   /** From a leader's death to the next election, in seconds (upstream's `--zk_session_timeout`, default 10). */
@@ -254,7 +263,8 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const { credentials, acls } = authOf(options);
 
   const time = options.time ?? 'realtime';
-  const cluster = clusterOf(options, time, { ...masterOptionsOf(options, host), ...(acls === undefined ? {} : { acls }) });
+  const advertised = advertisedHost(options, host);
+  const cluster = clusterOf(options, time, { ...masterOptionsOf(options, advertised), ...(acls === undefined ? {} : { acls }) });
   const driver: ClusterDriver = time === 'virtual' ? new VirtualDriver(cluster) : new RealtimeDriver(cluster);
   // The driver's cluster: a reset or a restore swaps it.
   const logger = options.logger ?? createLogger(options.logLevel ?? 'silent', time === 'virtual' ? () => driver.cluster.epochMs + driver.cluster.now() : undefined);
@@ -268,8 +278,10 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const { connections, streamBudget, containers } = outputsOf(driver, limits.master, machine.flags, { workDir, options, tokens }, logger);
   const engine = await startEngine(options, { driver, connections }, workDir);
   const control = controlOf(driver, connections, logger);
+  const metrics = new ClusterMetrics(driver);
   const stop = async (): Promise<void> => {
     driver.close();
+    metrics.close();
     await Promise.all([...servers.map((s) => s.close()), ...sockets.map((d) => closeDomainSocket(d.server, d.path)), engine?.close()]);
     await containers?.close();
     if (workDir?.own === true) rmSync(workDir.path, { recursive: true, force: true });
@@ -278,6 +290,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     const masterUrls = await listenMasters(options.masters ?? 1, host, options.port ?? 0, {
       driver,
       simControl: control,
+      metrics,
       logger,
       connections,
       streamBudget,
@@ -289,7 +302,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
     const executors = { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }), ...(engine === undefined ? {} : { engine: engine.helpers }) };
     const domainSockets = options.httpExecutorDomainSockets === true ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {};
     const readwrite = options.authenticateHttpReadwrite === true ? { credentials: credentials! } : {};
-    const agentSpec: AgentsSpec = { count: agentCount, firstPort: options.agentPort ?? 0, machine, ...(machines === undefined ? {} : { machines }), ...(options.advertisePorts === undefined ? {} : { advertiseFirstPort: options.advertisePorts.firstAgent }), listener: limits.agentListener, executors, ...readwrite, ...domainSockets };
+    const agentSpec: AgentsSpec = { count: agentCount, firstPort: options.agentPort ?? 0, machine, ...(machines === undefined ? {} : { machines }), ...(options.advertisePorts === undefined ? {} : { advertiseFirstPort: options.advertisePorts.firstAgent }), advertiseHost: advertised, listener: limits.agentListener, executors, ...readwrite, ...domainSockets };
     const agents = await startAgentsAddressed(options.agentAddressing ?? 'ports', driver, host, agentSpec, servers, logger);
     control.markStarted();
     // Assigned onto the control methods, so that `cluster` stays their getter.

@@ -9,8 +9,9 @@ import { runCheckDeterminism, runOptions, runRun, type CheckArgs, type RunArgs }
 import { replayOptions, runReplay } from './replay.js';
 import { serveCommands, workflowCommands } from './workflow.js';
 import { orchCommands, serveOrchestrator } from './orch.js';
+import { flagsFromEnvironment } from './env.js';
 
-await yargs(hideBin(process.argv))
+await flagsFromEnvironment(yargs(hideBin(process.argv)))
   .parserConfiguration({ 'populate--': true })
   .scriptName('clustersim')
   .usage('$0 <command> [options]')

@@ -12,6 +12,7 @@ import { startWith, withOptions, type WithArgs } from './up-with.js';
 
 export interface UpArgs extends WithArgs {
   host: string;
+  'advertise-host': string | undefined;
   port: number;
   masters: number;
   'election-delay': number;
@@ -129,6 +130,10 @@ const EXECUTOR_FLAGS = [
 export function upOptions(y: Argv): Argv<UpArgs> {
   return withOptions(executorOptions(containerOptions(y)))
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address the master and agents listen on' })
+    .option('advertise-host', {
+      type: 'string',
+      describe: "Host written in master_info, pids, offers and /redirect, where clients go (default --host); e.g. localhost with --host 0.0.0.0 in a container",
+    })
     .option('port', { type: 'number', default: 5050, describe: 'Master port (0 picks a free port); with --masters N, the first of N consecutive ones' })
     .option('masters', { type: 'number', default: 1, describe: 'Masters with a leader: only the leader serves, the others answer 307 to it' })
     .option('election-delay', { type: 'number', default: 10, describe: "Seconds from a leader's death to the next election (upstream's --zk_session_timeout)" })
@@ -227,6 +232,7 @@ export async function runUp(args: UpArgs): Promise<void> {
 function clusterOptionsOf(args: UpArgs, logger: Logger): StartClusterOptions {
   return {
     host: args.host,
+    ...(args['advertise-host'] === undefined ? {} : { advertiseHost: args['advertise-host'] }),
     port: args.port,
     masters: args.masters,
     electionDelaySeconds: args['election-delay'],

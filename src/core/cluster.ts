@@ -42,6 +42,7 @@ import type { Attribute } from './types.js';
 import type { Resources } from './resources.js';
 import { Rng } from './rng.js';
 import { Trace } from './trace.js';
+import { Probes } from './probes.js';
 import { encodeArgs, encodeValue, INPUT_KIND_PREFIX, startRecord, type InputRecord } from './input-record.js';
 import { watchCondition, type Condition } from './conditions.js';
 import type { ResourceOperationType, SchedulerCall, Subscription } from './types.js';
@@ -98,6 +99,8 @@ export class Cluster {
   readonly #masters: MasterGroup;
   readonly #agents = new Map<string, Agent>();
   readonly #outbox = new Outbox();
+  /** Where the runtime times the core's work (runtime/metrics.ts). */
+  readonly probes = new Probes();
   readonly #agentFlags = new WeakMap<Partial<AgentFlags>, AgentFlags>();
   /** Container sessions' output streams and WAIT_CONTAINER waiters, by connection, and their agent. */
   readonly #containerConnections = new Map<string, string>();
@@ -118,7 +121,7 @@ export class Cluster {
     const trace = new Trace(loop, { record: options.recordTrace ?? false });
     const network = new Network(loop, trace, rng.fork('network'), { latencyMs: options.networkLatencyMs ?? 0 });
     const wallClock = { stepMs: 0 };
-    this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS, wallClock };
+    this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS, wallClock, probes: this.probes };
     this.#loop = loop;
     this.#checkInvariants = options.checkInvariants ?? true;
     this.#inputs = (options.recordInputs ?? options.recordTrace ?? false) ? [] : undefined;

@@ -1,5 +1,6 @@
 import type { Timers } from './event-loop.js';
 import type { Network } from './network.js';
+import type { Probes } from './probes.js';
 import type { Rng } from './rng.js';
 import type { Trace } from './trace.js';
 
@@ -14,6 +15,8 @@ export interface SimContext {
   readonly epochMs: number;
   /** Steps of the wall clock since the start (clock_jump faults); none when absent. */
   readonly wallClock?: WallClock;
+  /** Where the runtime times the core's work (allocation runs); none when absent. */
+  readonly probes?: Probes;
 }
 
 export interface WallClock {

@@ -10,7 +10,8 @@
  * would be. What is not a master's is served by all of them, down or not:
  * the simulator's control API (`/sim/v1/`), `/health` and `/version`
  * (upstream's version endpoint is a process of its own). A standby's
- * `/metrics/snapshot` (a process of its own too) is its own, not elected.
+ * `/metrics/snapshot` (a process of its own too) is its own, not elected,
+ * and so are its `/master/metrics/snapshot` and `/metrics`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MasterSeat } from '../core/master-group.js';
@@ -51,7 +52,9 @@ export function gateToLeader(app: FastifyInstance, driver: ClusterDriver, index:
     const redirect = REDIRECT.has(path);
     // Below its own path the redirect endpoint answers 404 on every master (the route does).
     if (redirect && normalisePath(req.originalUrl.split('?', 1)[0] ?? '/') !== path) return undefined;
-    if (path === '/metrics/snapshot') return sendJson(req, reply, renderStandbyMetrics(), undefined);
+    if (path === '/metrics/snapshot' || path === '/master/metrics/snapshot') return sendJson(req, reply, renderStandbyMetrics(), undefined);
+    // Its Prometheus figures are its own too: the route shows a standby's snapshot.
+    if (path === '/metrics') return undefined;
     if (leadership.leader === undefined) return sendError(reply, 'NO_LEADER');
     const base = `//${leadership.hostname}:${listenerPorts?.[leadership.leader.index] ?? leadership.leader.port}`;
     return reply.code(307).header('location', redirect ? base : `${base}${req.originalUrl}`).header('content-length', '0').send();

@@ -20,6 +20,8 @@ import type { SimControl } from '../runtime/sim-control.js';
 import { PathRouter } from './routing.js';
 import { gateToLeader } from './leader-gate.js';
 import { StreamBudget } from './stream-budget.js';
+import { observeRequests, registerMetricsRoute } from './metrics-route.js';
+import type { ClusterMetrics } from '../runtime/metrics.js';
 
 export const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 /**
@@ -63,6 +65,8 @@ export interface MasterAppOptions {
   readonly masterIndex?: number;
   /** The port of each master's listener, by index, as they are bound: where redirects send clients. */
   readonly masterPorts?: readonly number[];
+  /** The cluster's process figures for `/metrics` (allocation runs, event-loop delay), shared by its masters; the app's own without. */
+  readonly metrics?: ClusterMetrics;
 }
 
 export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
@@ -80,6 +84,7 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
   router.attach(app);
   capConnections(app, 'master', limits.maxConnections, app.log);
   acceptRawBodies(app);
+  const observed = observeRequests(app);
   if (options.credentials !== undefined) {
     const routes = options.authenticateReadonly === true ? new Map([...AUTHENTICATED_ROUTES, ...readonlyRoutes()]) : AUTHENTICATED_ROUTES;
     requireAuthentication(app, options.credentials, routes);
@@ -105,10 +110,11 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
   registerSimRoutes(app, options.driver, options.simControl);
   registerSimEvents(app, options.driver);
   registerDashboard(app);
+  registerMetricsRoute(app, observed, { ...route, masterIndex: options.masterIndex ?? 0, ...(options.metrics === undefined ? {} : { clusterMetrics: options.metrics }) });
   for (const prefix of ['', '/master']) {
     registerSchedulerRoute(app, prefix, route);
     registerOperatorRoute(app, prefix, route);
-    registerReadRoutes(app, prefix, options.driver);
+    registerReadRoutes(app, prefix, options.driver, options.masterIndex ?? 0);
   }
   installErrorReplies(app);
   return app;

@@ -71,3 +71,9 @@ export function accepts(header: string | readonly string[] | undefined, mediaTyp
   if (header === undefined || (typeof header === 'string' && header.trim() === '')) return true;
   return quality(parseAccept(header), mediaType) > 0;
 }
+
+/** Whether an Accept header names `mediaType` itself (not through a wildcard) with a quality above zero. */
+export function namesType(header: string | readonly string[] | undefined, mediaType: string): boolean {
+  if (header === undefined) return false;
+  return parseAccept(header).some((r) => `${r.type}/${r.subtype}` === mediaType && r.q > 0);
+}

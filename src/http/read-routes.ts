@@ -35,20 +35,21 @@ import { sendError } from './errors.js';
 import { viewerOf, type Viewer } from '../wire/view-filter.js';
 import { everyMethod, serveMethods } from './methods.js';
 import { askedOwnPath } from './routing.js';
+import { healthRoute } from './health.js';
 
 /** Checks a request's parameters into the query its renderer takes. */
 export type ParseQuery<Q> = (params: QueryParams) => QueryResult<Q>;
 
-/** The endpoints upstream puts in its read-only realm, under both prefixes; `/metrics/snapshot` is its own process's. */
+/** The endpoints upstream puts in its read-only realm, under both prefixes; `/metrics/snapshot` is its own process's (and `/metrics` shows the same figures). */
 const READONLY_PATHS = ['/state', '/state.json', '/state-summary', '/slaves', '/frameworks', '/tasks', '/roles', '/flags'];
 
 /** The routes `--authenticate-http-readonly` guards, by URL, with their realm (for `requireAuthentication`). */
 export function readonlyRoutes(): Map<string, string> {
   const urls = ['', '/master'].flatMap((prefix) => READONLY_PATHS.map((path) => `${prefix}${path}`));
-  return new Map([...urls, '/metrics/snapshot'].map((url) => [url, READONLY_REALM]));
+  return new Map([...urls, '/metrics/snapshot', '/master/metrics/snapshot', '/metrics'].map((url) => [url, READONLY_REALM]));
 }
 
-export function registerReadRoutes(app: FastifyInstance, prefix: string, driver: ClusterDriver): void {
+export function registerReadRoutes(app: FastifyInstance, prefix: string, driver: ClusterDriver, masterIndex = 0): void {
   const json =
     <Q extends JsonpQuery>(parse: ParseQuery<Q>, render: (view: ClusterView, q: Q, viewer: Viewer) => unknown) =>
     (req: FastifyRequest, reply: FastifyReply) => {
@@ -69,12 +70,10 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
   read('/tasks', json(tasksQuery, renderTasks));
   read('/roles', json(jsonpQuery, (view, _q, viewer) => renderRoles(view, viewer)));
   read('/flags', flags(driver, json(jsonpQuery, (view) => renderFlags(view))));
-  if (prefix === '') {
-    // Metrics belong to their own process upstream: /metrics/snapshot only.
-    read('/metrics/snapshot', json(jsonpQuery, (view) => renderMetrics(view)));
-  }
+  // Upstream serves it at /metrics/snapshot only (its own process's); /master/metrics/snapshot answers the same.
+  read('/metrics/snapshot', json(jsonpQuery, (view) => renderMetrics(view)));
   read('/version', json(jsonpQuery, () => renderVersion(VERSION)));
-  read('/health', bodiless((reply) => reply.code(200)));
+  read('/health', healthRoute(driver, masterIndex));
   // The leader answers here, with itself; a master that does not lead answers in the leader gate (leader-gate.ts).
   read(
     '/redirect',

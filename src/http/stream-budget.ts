@@ -49,6 +49,13 @@ export class StreamBudget {
     return this.#total;
   }
 
+  /** The bytes waiting on the streams now, each measured afresh (for `/metrics`); changes no figure kept. */
+  get bufferedBytes(): number {
+    let sum = 0;
+    for (const stream of this.#charged.keys()) if (!stream.closed) sum += stream.bufferedBytes;
+    return sum;
+  }
+
   /** A stream's bytes waiting now; cuts it, or the largest of all, when a bound is passed. */
   charge(stream: BudgetedStream, bytes: number): void {
     const { perStreamBytes, totalBytes, log } = this.options;

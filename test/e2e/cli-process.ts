@@ -11,8 +11,12 @@ export interface UpProcess {
 }
 
 /** Runs `clustersim up` from the sources and waits for its ready line. */
-export function runCli(args: readonly string[]): { child: ChildProcess; output: Promise<{ code: number | null; stdout: string; stderr: string }> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runCli(
+  args: readonly string[],
+  /** Variables added to this process's environment. */
+  env: Readonly<Record<string, string>> = {},
+): { child: ChildProcess; output: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -23,8 +27,8 @@ export function runCli(args: readonly string[]): { child: ChildProcess; output: 
   return { child, output };
 }
 
-export async function startUp(args: readonly string[]): Promise<UpProcess> {
-  const { child, output } = runCli(['up', '--port', '0', ...args]);
+export async function startUp(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<UpProcess> {
+  const { child, output } = runCli(['up', '--port', '0', ...args], env);
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const masterUrl = await new Promise<string>((resolve, reject) => {

@@ -391,7 +391,7 @@ export class Allocator {
       if (this.#scheduledAtMs !== at) return;
       this.#scheduledAtMs = undefined;
       if (this.paused) return;
-      const decisions = this.allocate();
+      const decisions = this.ctx.probes === undefined ? this.allocate() : this.ctx.probes.run('allocation', () => this.allocate());
       if (decisions.length > 0) this.onDecisions(decisions);
     });
   }
