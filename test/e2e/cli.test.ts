@@ -62,5 +62,6 @@ describe('the installed command', () => {
       execFile('npx', ['--no-install', 'clustersim', '--help'], { cwd: root }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
     );
     expect(out).toContain('clustersim up');
-  });
+    // npx resolving the package takes seconds, many on a loaded machine.
+  }, 60_000);
 });
