@@ -14,7 +14,6 @@ import type { Attribute } from './core/types.js';
 import { buildAgentApp } from './http/agent-app.js';
 import type { Credentials } from './http/auth.js';
 import {
-  AGENT_ADDRESSINGS,
   AgentDirectory,
   listenOnAddresses,
   listenWildcard,
@@ -27,8 +26,9 @@ import type { AgentBinding } from './http/agent-operator-route.js';
 import { agentOfDomainSocket, domainSocketPath, listenDomainSocket, MAX_SOCKET_PATH } from './http/domain-sockets.js';
 import type { ListenerLimits } from './http/limits.js';
 import type { ClusterDriver } from './runtime/driver.js';
+import { StartError } from './start-options.js';
 
-export class StartError extends Error {}
+export { StartError };
 
 export interface AgentEndpoint {
   readonly id: string;
@@ -79,7 +79,6 @@ export async function startAgentsAddressed(
   servers: FastifyInstance[],
   logger: Logger,
 ): Promise<AgentEndpoint[]> {
-  if (!AGENT_ADDRESSINGS.includes(addressing)) throw new StartError(`--agent-addressing must be one of ${AGENT_ADDRESSINGS.join(', ')}, got ${addressing}`);
   if (addressing === 'ports' || spec.count === 0) return startAgents(driver, host, spec, servers, logger);
   if (!loopbackHost(host)) {
     logger.warn({ host }, 'agent addressing: loopback needs an IPv4 loopback host or 0.0.0.0; agents take a port each');
