@@ -95,7 +95,7 @@ export const OPTION_RULES = {
   recordTrace: bool,
   recordInputs: bool,
   onFailure: func,
-  streamKeepaliveMs: positive,
+  streamKeepaliveMs: wholeFrom(0),
   credentials: authSource,
   acls: authSource,
   authenticateHttpReadonly: bool,

@@ -157,7 +157,7 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
    * will reject with the same error. `clustersim up` exits non-zero.
    */
   readonly onFailure?: (failure: ClusterFailure) => void;
-  /** Wall-clock silence after which an event stream sends a HEARTBEAT (default 5 s). */
+  /** Wall-clock silence after which an event stream sends a HEARTBEAT (default 5 s; 0: never). */
   readonly streamKeepaliveMs?: number;
   /**
    * `--credentials`: HTTP Basic on the scheduler and operator APIs. A file

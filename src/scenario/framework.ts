@@ -136,7 +136,7 @@ export class ScriptedFramework {
   collect(traced: number, now: number): void {
     const client = this.#client;
     if (client === undefined) return;
-    for (const event of client.events.splice(0)) {
+    for (const event of client.pending.splice(0)) {
       this.#received++;
       this.#lastHeardMs = now;
       if (event.type !== 'HEARTBEAT') this.#pending.push(event);
@@ -259,7 +259,7 @@ export class ScriptedFramework {
       if (answer.status === 200) {
         this.#client = client;
         if (this.id !== undefined) client.frameworkId = this.id;
-        await this.host.until(`${this.spec.name} SUBSCRIBED`, () => client.events.length > 0 || client.closed);
+        await this.host.until(`${this.spec.name} SUBSCRIBED`, () => client.pending.length > 0 || client.closed);
         return;
       }
       return this.#refused(answer.status, answer.body, now);

@@ -36,7 +36,7 @@ async function launch(options: Partial<StartClusterOptions>, taskIds: readonly s
   const client = new SchedulerClient(r.masterUrl, 'json');
   expect((await client.subscribe({ user: 'u', name: 'memory', checkpoint: true, failover_timeout: 3600 })).status).toBe(200);
   await client.next('SUBSCRIBED');
-  for (let i = 0; i < 30 && !client.events.some((e) => e.type === 'OFFERS'); i++) {
+  for (let i = 0; i < 30 && !client.pending.some((e) => e.type === 'OFFERS'); i++) {
     r.advance(1_000);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -97,7 +97,7 @@ export async function startHarness(
 
 /** The next offer, moving virtual time on by allocation intervals until one comes. */
 async function nextOffer(cluster: RunningCluster, scheduler: SchedulerClient): Promise<JsonEvent> {
-  for (let i = 0; i < 30 && !scheduler.events.some((e) => e.type === 'OFFERS'); i++) {
+  for (let i = 0; i < 30 && !scheduler.pending.some((e) => e.type === 'OFFERS'); i++) {
     cluster.advance(1_000);
     await tick(5);
   }

@@ -73,7 +73,7 @@ async function subscribed(r: RunningCluster, headers: Record<string, string>, in
 
 /** The next offers, letting virtual time run allocations until some come. */
 async function offers(r: RunningCluster, client: SchedulerClient): Promise<Json[]> {
-  await eventually(r, () => client.events.some((e) => e.type === 'OFFERS'));
+  await eventually(r, () => client.pending.some((e) => e.type === 'OFFERS'));
   return (await client.next('OFFERS', 100)).offers.offers as Json[];
 }
 
