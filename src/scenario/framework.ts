@@ -10,6 +10,8 @@
  * another, so a run is a function of its seed.
  */
 import { SchedulerClient, type JsonEvent } from '../client/scheduler-client.js';
+import { acknowledgeCall } from '../client/scheduler-calls.js';
+import type { TaskStatus } from '../client/protocol.js';
 import type { FrameworkSpec } from './scenario.js';
 import { isTerminalState, tasksFor, wanted } from './workload.js';
 
@@ -215,9 +217,8 @@ export class ScriptedFramework {
     const gone = isTerminalState(status['state']) || status['state'] === 'TASK_UNREACHABLE';
     if (gone) this.#live.delete(taskId);
     else if (taskId.startsWith(`${this.spec.name}-`)) this.#live.add(taskId);
-    if (status['uuid'] !== undefined && this.spec.acknowledge) {
-      await this.#call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status['agent_id'], task_id: status['task_id'], uuid: status['uuid'] } });
-    }
+    const acknowledge = acknowledgeCall(status as TaskStatus);
+    if (acknowledge !== undefined && this.spec.acknowledge) await this.#call(acknowledge);
     if (gone && this.spec.tasks !== undefined) this.#reviveAtMs ??= now + REVIVE_BACKOFF_MS;
     const keep = this.spec.tasks?.keepRunning;
     if (!gone && keep !== undefined && this.#live.size > keep && this.#live.has(taskId)) {
