@@ -153,7 +153,7 @@ async function serveDomainSocket(app: FastifyInstance, agentId: string, spec: Ag
   if (spec.domainSockets === undefined) return {};
   const path = domainSocketPath(spec.domainSockets.workDir, agentId);
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
-    throw new StartError(`--work-dir: the agents' socket paths (${path}) pass the ${MAX_SOCKET_PATH} bytes a Unix socket address holds; choose a shorter one`);
+    throw new StartError(`workDir: the agents' socket paths (${path}) pass the ${MAX_SOCKET_PATH} bytes a Unix socket address holds; choose a shorter one`, ['workDir']);
   }
   const server = await listenDomainSocket(app, path, agentId);
   spec.domainSockets.servers.push({ server, path });
