@@ -11,7 +11,7 @@ import { decodeJson, encodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
 import { EventQueue, openStream, type CallResult, type JsonEvent } from './event-queue.js';
 import type { Json, mesos, OperatorCall, OperatorCallType, OperatorEvent, OperatorEventOf, OperatorEventType, OperatorResponse, OperatorResponseOf, OperatorResponseType } from './protocol.js';
-import { CallError, clientOptions, expectAccepted, postRaw, type ClientOptions, type Encoding, type WaitOptions } from './scheduler-client.js';
+import { CallError, clientOptions, expectAccepted, MAX_REDIRECTS, postRaw, redirectTarget, type ClientOptions, type Encoding, type WaitOptions } from './scheduler-client.js';
 
 const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 
@@ -22,12 +22,12 @@ export class OperatorClient {
   #queue = new EventQueue<JsonEvent>();
   #request: http.ClientRequest | undefined;
   readonly #agent = new http.Agent({ keepAlive: true });
-  readonly #url: URL;
+  #url: URL;
   readonly encoding: Encoding;
   readonly headers: Readonly<Record<string, string>>;
   readonly #heartbeats: boolean;
 
-  /** `masterUrl` is the master's base URL (`http://127.0.0.1:5050`). */
+  /** `masterUrl` is a master's base URL (`http://127.0.0.1:5050`); a standby's redirects to the leader are followed. */
   constructor(masterUrl: string, options: ClientOptions = {}) {
     const given = clientOptions(options, undefined);
     this.encoding = given.encoding;
@@ -36,10 +36,21 @@ export class OperatorClient {
     this.#url = new URL('/api/v1', masterUrl);
   }
 
-  /** Posts a call; the answer whatever its status, with its Response as JSON when it has one. */
+  /**
+   * Posts a call (following a standby master's `307` to the leader, and
+   * talking to the leader from then on); the answer whatever its status,
+   * with its Response as JSON when it has one.
+   */
   async call(call: OperatorCall): Promise<CallResult & { readonly response: OperatorResponse | undefined }> {
     const media = MEDIA[this.encoding];
-    const raw = await postRaw(this.#url, this.#encode(call), { ...this.headers, 'content-type': media, accept: media }, this.#agent);
+    const body = this.#encode(call);
+    let raw = await postRaw(this.#url, body, { ...this.headers, 'content-type': media, accept: media }, this.#agent);
+    for (let hops = 0; hops < MAX_REDIRECTS && raw.status === 307; hops++) {
+      const next = redirectTarget(raw, this.#url);
+      if (next === undefined) break;
+      this.#url = next;
+      raw = await postRaw(this.#url, body, { ...this.headers, 'content-type': media, accept: media }, this.#agent);
+    }
     const bytes = raw.bytes;
     const response = raw.status === 200 && bytes.length > 0 ? (this.#decode('mesos.v1.master.Response', bytes, 'Response') as OperatorResponse) : undefined;
     return { status: raw.status, body: bytes.toString('utf8'), headers: raw.headers, response };
@@ -81,9 +92,14 @@ export class OperatorClient {
 
   /**
    * SUBSCRIBE: opens the event stream (SUBSCRIBED first, with the state
-   * then); resolves once it is open, or throws a CallError when refused.
+   * then) on the leader; resolves once it is open, or throws a CallError
+   * when refused.
    */
-  async subscribe(): Promise<void> {
+  subscribe(): Promise<void> {
+    return this.#subscribe(0);
+  }
+
+  async #subscribe(redirects: number): Promise<void> {
     this.#queue = new EventQueue<JsonEvent>();
     const queue = this.#queue;
     const media = MEDIA[this.encoding];
@@ -93,10 +109,12 @@ export class OperatorClient {
     });
     this.#request = request;
     const result = await answer;
-    if (result.status !== 200) {
-      queue.close();
-      throw new CallError('SUBSCRIBE', result.status, result.body);
-    }
+    if (result.status === 200) return;
+    queue.close();
+    const leader = redirects < MAX_REDIRECTS ? redirectTarget(result, this.#url) : undefined;
+    if (leader === undefined) throw new CallError('SUBSCRIBE', result.status, result.body);
+    this.#url = leader;
+    return this.#subscribe(redirects + 1);
   }
 
   /** The stream's events in arrival order, typed, until it ends; HEARTBEATs only with `heartbeats`. */

@@ -37,9 +37,6 @@ export type Encoding = 'json' | 'protobuf';
 
 const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 
-/** Redirects one request follows before it gives up (masters that redirect in a loop). */
-const MAX_REDIRECTS = 5;
-
 export interface ClientOptions {
   /** The encoding of calls and events (default `json`); events are handed out as JSON objects either way. */
   readonly encoding?: Encoding;
@@ -152,13 +149,9 @@ export class SchedulerClient {
 
   /** Moves to the master a 307 names; false without a usable `Location`. */
   #follow(answer: CallResult): boolean {
-    const location = answer.headers.location;
-    if (typeof location !== 'string' || location === '') return false;
-    // Upstream writes it protocol-relative (`//host:port/path`): the scheme stays the one asked.
-    const next = new URL(location.startsWith('//') ? `${this.#url.protocol}${location}` : location, this.#url);
-    if (next.pathname === '/') next.pathname = this.#url.pathname;
-    this.#url = next;
-    return true;
+    const next = redirectTarget(answer, this.#url);
+    if (next !== undefined) this.#url = next;
+    return next !== undefined;
   }
 
   #subscribeHere(body: string | Buffer): Promise<CallResult> {
@@ -310,6 +303,22 @@ export class SchedulerClient {
     this.#queue.close();
   }
 }
+
+/**
+ * Where a `307` from a master that does not lead sends a request to `url`
+ * (the same API on the leader), or undefined without a usable `Location`.
+ */
+export function redirectTarget(answer: CallResult, url: URL): URL | undefined {
+  const location = answer.headers.location;
+  if (answer.status !== 307 || typeof location !== 'string' || location === '') return undefined;
+  // Upstream writes it protocol-relative (`//host:port/path`): the scheme stays the one asked.
+  const next = new URL(location.startsWith('//') ? `${url.protocol}${location}` : location, url);
+  if (next.pathname === '/') next.pathname = url.pathname;
+  return next;
+}
+
+/** Redirects one request follows before it gives up (masters that redirect in a loop). */
+export const MAX_REDIRECTS = 5;
 
 /** POSTs a body; `agent` keeps connections alive, `socketPath` goes over a Unix domain socket instead of TCP. */
 export function postRaw(url: URL, body: string | Buffer, headers: Record<string, string>, agent?: http.Agent, socketPath?: string): Promise<CallResult & { readonly bytes: Buffer }> {

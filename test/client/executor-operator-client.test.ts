@@ -82,6 +82,17 @@ describe.each<Encoding>(['json', 'protobuf'])('OperatorClient in %s', (encoding)
     expect(tasks.tasks!.map((t) => [t.task_id.value, t.state])).toEqual([['seen', 'TASK_RUNNING']]);
   });
 
+  it('follows a standby master to the leader, for calls and the stream', async () => {
+    r = await startCluster({ agents: 1, time: 'virtual', masters: 2 });
+    const operator = new OperatorClient(r.masterUrls[1]!, { encoding });
+    closers.push(operator);
+    expect((await operator.getAgents()).agents).toHaveLength(1);
+    const fresh = new OperatorClient(r.masterUrls[1]!, { encoding });
+    closers.push(fresh);
+    await fresh.subscribe();
+    expect((await fresh.waitFor('SUBSCRIBED')).subscribed.get_state!.get_agents!.agents).toHaveLength(1);
+  });
+
   it('throws a CallError for a call the master refuses', async () => {
     await framework();
     const operator = new OperatorClient(r!.masterUrl, { encoding });
