@@ -26,3 +26,29 @@ export { parseWorkflowConfig, loadWorkflowConfig } from './frameworks/workflow/c
 export { startOrchestrator } from './frameworks/orchestrator/service.js';
 export type { OrchestratorService } from './frameworks/orchestrator/service.js';
 export { loadConfig as loadOrchestratorConfig } from './frameworks/orchestrator/config.js';
+export type { ControlMethods, RunUntilTest, RunUntilOptions } from './start-control.js';
+export type { ClusterView, FrameworkView, AgentView } from './core/view.js';
+export type { OptionName } from './start-options.js';
+// The typed clients and protocol types, also at `clustersim/client`.
+export { SchedulerClient, ExecutorClient, OperatorClient, CallError, StreamClosedError, taskInfoFrom } from './client/index.js';
+export type {
+  ClientOptions,
+  Encoding,
+  TaskSpec,
+  SchedulerEvent,
+  SchedulerEventOf,
+  SchedulerEventType,
+  SchedulerCall,
+  ExecutorEvent,
+  ExecutorEventOf,
+  OperatorEvent,
+  OperatorEventOf,
+  OperatorResponse,
+  OperatorResponseOf,
+  Offer,
+  TaskInfo,
+  TaskStatus,
+  TaskState,
+  FrameworkInfo,
+  Resource,
+} from './client/index.js';

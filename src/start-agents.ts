@@ -14,7 +14,6 @@ import type { Attribute } from './core/types.js';
 import { buildAgentApp } from './http/agent-app.js';
 import type { Credentials } from './http/auth.js';
 import {
-  AGENT_ADDRESSINGS,
   AgentDirectory,
   listenOnAddresses,
   listenWildcard,
@@ -27,8 +26,9 @@ import type { AgentBinding } from './http/agent-operator-route.js';
 import { agentOfDomainSocket, domainSocketPath, listenDomainSocket, MAX_SOCKET_PATH } from './http/domain-sockets.js';
 import type { ListenerLimits } from './http/limits.js';
 import type { ClusterDriver } from './runtime/driver.js';
+import { StartError } from './start-options.js';
 
-export class StartError extends Error {}
+export { StartError };
 
 export interface AgentEndpoint {
   readonly id: string;
@@ -81,7 +81,6 @@ export async function startAgentsAddressed(
   servers: FastifyInstance[],
   logger: Logger,
 ): Promise<AgentEndpoint[]> {
-  if (!AGENT_ADDRESSINGS.includes(addressing)) throw new StartError(`--agent-addressing must be one of ${AGENT_ADDRESSINGS.join(', ')}, got ${addressing}`);
   if (addressing === 'ports' || spec.count === 0) return startAgents(driver, host, spec, servers, logger);
   if (!loopbackHost(host)) {
     logger.warn({ host }, 'agent addressing: loopback needs an IPv4 loopback host or 0.0.0.0; agents take a port each');
@@ -157,7 +156,7 @@ async function serveDomainSocket(app: FastifyInstance, agentId: string, spec: Ag
   if (spec.domainSockets === undefined) return {};
   const path = domainSocketPath(spec.domainSockets.workDir, agentId);
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
-    throw new StartError(`--work-dir: the agents' socket paths (${path}) pass the ${MAX_SOCKET_PATH} bytes a Unix socket address holds; choose a shorter one`);
+    throw new StartError(`workDir: the agents' socket paths (${path}) pass the ${MAX_SOCKET_PATH} bytes a Unix socket address holds; choose a shorter one`, ['workDir']);
   }
   const server = await listenDomainSocket(app, path, agentId);
   spec.domainSockets.servers.push({ server, path });

@@ -19,12 +19,12 @@ import { AGENT_READWRITE_REALM, READONLY_REALM } from './http/auth.js';
 import { containerFlagsOf, type ContainerOptions } from './start-cgroups.js';
 import { listenMasters } from './start-masters.js';
 import { advertisedHost } from './start-advertise.js';
-import { startAgentsAddressed, StartError, type AgentEndpoint, type AgentsSpec, type DomainSocket, type Machine } from './start-agents.js';
+import { startAgentsAddressed, type AgentEndpoint, type AgentsSpec, type DomainSocket, type Machine } from './start-agents.js';
 import { closeDomainSocket, domainSocketPath } from './http/domain-sockets.js';
 import { Connections } from './http/connections.js';
 import { StreamBudget } from './http/stream-budget.js';
 import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './core/agent/flags.js';
-import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from './core/executor-api.js';
+import type { CustomExecutors } from './core/executor-api.js';
 import { ProcessContainers } from './runtime/containers.js';
 import { ExecutorTokens } from './http/executor-token.js';
 import { createEngineServer, type EngineOptions } from './http/engine-socket.js';
@@ -46,6 +46,7 @@ import { loadAcls, loadCredentials, type AuthFileSource } from './runtime/auth-f
 import { parseAttributes } from './wire/convert-common.js';
 import { VERSION } from './wire/version.js';
 import type { MisuseReport } from './core/master/misuse-report.js';
+import { checkStartOptions, StartError, type OPTION_RULES } from './start-options.js';
 
 export const DEFAULT_AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
 
@@ -165,7 +166,7 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
    * will reject with the same error. `clustersim up` exits non-zero.
    */
   readonly onFailure?: (failure: ClusterFailure) => void;
-  /** Wall-clock silence after which an event stream sends a HEARTBEAT (default 5 s). */
+  /** Wall-clock silence after which an event stream sends a HEARTBEAT (default 5 s; 0: never). */
   readonly streamKeepaliveMs?: number;
   /**
    * `--credentials`: HTTP Basic on the scheduler and operator APIs. A file
@@ -229,6 +230,10 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
 
 export { StartError, type AgentEndpoint };
 
+/** Holds the option checks (start-options.ts) to one rule for each option and none for another. */
+type OptionRulesComplete = [keyof StartClusterOptions, keyof typeof OPTION_RULES] extends [keyof typeof OPTION_RULES, keyof StartClusterOptions] ? true : never;
+export const OPTION_RULES_COMPLETE: OptionRulesComplete = true;
+
 export interface AgentGroupOptions {
   readonly count: number;
   readonly resources?: string;
@@ -248,8 +253,6 @@ export interface RunningCluster extends ControlMethods {
   readonly engineSocket: string | undefined;
   readonly agents: readonly AgentEndpoint[];
   readonly driver: ClusterDriver;
-  /** Moves virtual time forward (virtual time only). */
-  advance(ms: number): void;
   /** The protocol-misuse report: what the frameworks did that the cluster tolerates but they should not. */
   misuse(): MisuseReport;
   close(): Promise<void>;
@@ -257,6 +260,7 @@ export interface RunningCluster extends ControlMethods {
 
 
 export async function startCluster(options: StartClusterOptions = {}): Promise<RunningCluster> {
+  checkStartOptions(options);
   const host = options.host ?? '127.0.0.1';
   const { count: agentCount, machine, machines } = agentsOf(options);
   const limits = limitsOf(options);
@@ -314,7 +318,6 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       engineSocket: engine?.path,
       agents,
       driver,
-      advance: (ms: number) => driver.advance(ms),
       misuse: () => driver.read((view) => view.misuse()),
       close: async () => {
         await stop();
@@ -339,23 +342,17 @@ function clusterOf(options: StartClusterOptions, time: TimeMode, master: MasterO
   });
 }
 
-/** The group of masters, checked; a StartError names the flag at fault. */
+/** The group of masters (checked by start-options.ts). */
 function mastersOf(options: StartClusterOptions): { masters: number; electionDelayMs: number } {
-  const masters = options.masters ?? 1;
-  if (!Number.isInteger(masters) || masters < 1 || masters > 64) throw new StartError(`--masters must be a whole number from 1 to 64, got ${masters}`);
-  const delay = options.electionDelaySeconds ?? 10;
-  if (!(delay >= 0)) throw new StartError(`--election-delay must not be negative, got ${delay}`);
-  return { masters, electionDelayMs: delay * 1000 };
+  return { masters: options.masters ?? 1, electionDelayMs: (options.electionDelaySeconds ?? 10) * 1000 };
 }
 
-/** The master's options from the library's, checked; a StartError names the flag at fault. */
+/** The master's options from the library's; a StartError names the option at fault. */
 function masterOptionsOf(options: StartClusterOptions, host: string): MasterOptions {
   const heartbeat = options.heartbeatIntervalSeconds ?? 15;
-  if (!(heartbeat > 0)) throw new StartError(`--heartbeat-interval must be positive, got ${heartbeat}`);
   const allocation = options.allocationIntervalSeconds ?? 1;
-  if (!(allocation > 0)) throw new StartError(`--allocation-interval must be positive, got ${allocation}`);
   const weights = parseWeights(options.weights ?? '');
-  if (typeof weights === 'string') throw new StartError(`--weights: ${weights}`);
+  if (typeof weights === 'string') throw new StartError(`weights: ${weights}`, ['weights']);
   return {
     hostname: host,
     ip: host,
@@ -383,43 +380,34 @@ function stopOnFailure(driver: ClusterDriver, servers: FastifyInstance[], logger
 }
 
 
-/** How many agents, and what each is, from the library's options, checked; a StartError names the flag at fault. */
+/** How many agents, and what each is, from the library's options; a StartError names the option at fault. */
 function agentsOf(options: StartClusterOptions): { count: number; machine: Machine; machines?: Machine[] } {
   const flags = agentFlagsOf(options);
   const machineOf = (resourceText: string | undefined, attributeText: string | undefined, where: string): Machine => {
     const resources = parseResources(resourceText ?? options.agentResources ?? DEFAULT_AGENT_RESOURCES);
-    if (typeof resources === 'string') throw new StartError(`${where === '' ? '--agent-resources' : `${where}.resources`}: ${resources}`);
+    if (typeof resources === 'string') throw new StartError(`${where === '' ? 'agentResources' : `${where}.resources`}: ${resources}`, [where === '' ? 'agentResources' : 'agentGroups']);
     const attributes = parseAttributes(attributeText ?? options.agentAttributes ?? '');
-    if (typeof attributes === 'string') throw new StartError(`${where === '' ? '--agent-attributes' : `${where}.attributes`}: ${attributes}`);
+    if (typeof attributes === 'string') throw new StartError(`${where === '' ? 'agentAttributes' : `${where}.attributes`}: ${attributes}`, [where === '' ? 'agentAttributes' : 'agentGroups']);
     return { resources, attributes, flags };
   };
   const machine = machineOf(undefined, undefined, '');
   if (options.agentGroups !== undefined) {
     const machines = options.agentGroups.flatMap((group, i) => {
-      if (!Number.isInteger(group.count) || group.count < 0) throw new StartError(`agentGroups[${i}].count must be a whole number, got ${group.count}`);
       return Array<Machine>(group.count).fill(machineOf(group.resources, group.attributes, `agentGroups[${i}]`));
     });
     return { count: machines.length, machine, machines };
   }
-  const count = options.agents ?? 3;
-  if (!Number.isInteger(count) || count < 0) throw new StartError(`--agents must be a whole number, got ${count}`);
-  return { count, machine };
+  return { count: options.agents ?? 3, machine };
 }
 
-/** The agents' executor flags from the library's options, checked; a StartError names the flag at fault. */
+/** The agents' executor flags from the library's options (checked by start-options.ts). */
 function agentFlagsOf(options: StartClusterOptions): AgentFlags {
-  const mode = options.customExecutors ?? 'simulate';
-  if (!CUSTOM_EXECUTOR_MODES.includes(mode)) throw new StartError(`--custom-executors must be one of ${CUSTOM_EXECUTOR_MODES.join(', ')}, got ${mode}`);
-  const seconds = (flag: string, value: number | undefined, fallbackMs: number): number => {
-    if (value === undefined) return fallbackMs;
-    if (!(value > 0) || !Number.isFinite(value)) throw new StartError(`--${flag} must be a positive number of seconds, got ${value}`);
-    return Math.round(value * 1000);
-  };
+  const seconds = (value: number | undefined, fallbackMs: number): number => (value === undefined ? fallbackMs : Math.round(value * 1000));
   return {
     ...DEFAULT_AGENT_FLAGS,
-    customExecutors: mode,
-    executorRegistrationTimeoutMs: seconds('executor-registration-timeout', options.executorRegistrationTimeoutSeconds, DEFAULT_AGENT_FLAGS.executorRegistrationTimeoutMs),
-    executorShutdownGracePeriodMs: seconds('executor-shutdown-grace-period', options.executorShutdownGracePeriodSeconds, DEFAULT_AGENT_FLAGS.executorShutdownGracePeriodMs),
+    customExecutors: options.customExecutors ?? 'simulate',
+    executorRegistrationTimeoutMs: seconds(options.executorRegistrationTimeoutSeconds, DEFAULT_AGENT_FLAGS.executorRegistrationTimeoutMs),
+    executorShutdownGracePeriodMs: seconds(options.executorShutdownGracePeriodSeconds, DEFAULT_AGENT_FLAGS.executorShutdownGracePeriodMs),
     ...containerFlagsOf(options),
     containerEngine: engineOn(options),
   };
@@ -456,14 +444,14 @@ function outputsOf(
 /** The executor tokens, with executor authentication on; a bad key file stops the start with one line naming it. */
 async function tokensOf(options: StartClusterOptions): Promise<ExecutorTokens | undefined> {
   if (options.authenticateHttpExecutors !== true) {
-    if (options.jwtSecretKey !== undefined) throw new StartError('--jwt-secret-key needs --authenticate-http-executors');
+    if (options.jwtSecretKey !== undefined) throw new StartError('jwtSecretKey needs authenticateHttpExecutors', ['jwtSecretKey', 'authenticateHttpExecutors']);
     return undefined;
   }
   if (options.jwtSecretKey === undefined) return ExecutorTokens.create();
   try {
     return await ExecutorTokens.fromFile(options.jwtSecretKey);
   } catch (error) {
-    throw new StartError(`--jwt-secret-key: ${(error as Error).message}`);
+    throw new StartError(`jwtSecretKey: ${(error as Error).message}`, ['jwtSecretKey']);
   }
 }
 
@@ -488,11 +476,11 @@ function workDirOf(options: StartClusterOptions, flags: AgentFlags): WorkDir | u
 function engineOn(options: StartClusterOptions): boolean {
   const containerizers = (options.containerizers ?? 'mesos,docker').split(',').map((c) => c.trim());
   const unknown = containerizers.find((c) => c !== 'mesos' && c !== 'docker');
-  if (unknown !== undefined) throw new StartError(`--containerizers takes mesos and docker, got '${unknown}'`);
+  if (unknown !== undefined) throw new StartError(`containerizers takes mesos and docker, got '${unknown}'`, ['containerizers']);
   return containerizers.includes('docker');
 }
 
-/** The simulated container engine on its Unix socket (mode 0600), unless --containerizers leaves it out. */
+/** The simulated container engine on its Unix socket (mode 0600), unless `containerizers` leaves it out. */
 async function startEngine(
   options: StartClusterOptions,
   engine: EngineOptions,
@@ -504,7 +492,7 @@ async function startEngine(
   mkdirSync(path.dirname(socketPath), { recursive: true });
   rmSync(socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new StartError(`--engine-socket: cannot listen on ${socketPath}: ${error.code ?? error.message}`)));
+    server.once('error', (error: NodeJS.ErrnoException) => reject(new StartError(`engineSocket: cannot listen on ${socketPath}: ${error.code ?? error.message}`, ['engineSocket'])));
     server.listen(socketPath, () => resolve());
   });
   chmodSync(socketPath, 0o600);
@@ -515,31 +503,23 @@ async function startEngine(
   return { path: socketPath, helpers: new EngineHelpers(socketPath, engine.driver), close };
 }
 
-/** The limits with their defaults, checked; the flag names are those of `clustersim up`. */
+/** The limits with their defaults (checked by start-options.ts). */
 function limitsOf(options: LimitOptions): { master: Omit<MasterAppOptions, 'driver' | 'logger'>; agentListener: ListenerLimits } {
   const value = { ...DEFAULT_LIMITS, ...definedOnly(options) };
-  const positive = (flag: string, n: number): number => {
-    if (!(n > 0) || !Number.isFinite(n)) throw new StartError(`--${flag} must be a positive number, got ${n}`);
-    return n;
-  };
-  const count = (flag: string, n: number): number => {
-    if (!Number.isInteger(n) || n < 1) throw new StartError(`--${flag} must be a whole number of at least 1, got ${n}`);
-    return n;
-  };
   const timeouts = {
-    idleTimeoutSeconds: positive('idle-timeout', value.idleTimeoutSeconds),
-    headersTimeoutSeconds: positive('headers-timeout', value.headersTimeoutSeconds),
-    requestTimeoutSeconds: positive('request-timeout', value.requestTimeoutSeconds),
+    idleTimeoutSeconds: value.idleTimeoutSeconds,
+    headersTimeoutSeconds: value.headersTimeoutSeconds,
+    requestTimeoutSeconds: value.requestTimeoutSeconds,
   };
   return {
     master: {
-      listener: { ...timeouts, maxConnections: count('max-connections', value.maxConnections) },
-      maxSubscriptions: count('max-subscriptions', value.maxSubscriptions),
-      maxFrameworks: count('max-frameworks', value.maxFrameworks),
-      maxBufferedBytes: Math.round(positive('stream-buffer-limit', value.streamBufferLimitMiB) * MIB),
-      streamBudgetBytes: Math.round(positive('stream-buffer-budget', value.streamBufferBudgetMiB) * MIB),
+      listener: { ...timeouts, maxConnections: value.maxConnections },
+      maxSubscriptions: value.maxSubscriptions,
+      maxFrameworks: value.maxFrameworks,
+      maxBufferedBytes: Math.round(value.streamBufferLimitMiB * MIB),
+      streamBudgetBytes: Math.round(value.streamBufferBudgetMiB * MIB),
     },
-    agentListener: { ...timeouts, maxConnections: count('agent-max-connections', value.agentMaxConnections) },
+    agentListener: { ...timeouts, maxConnections: value.agentMaxConnections },
   };
 }
 
@@ -548,19 +528,19 @@ function authOf(options: StartClusterOptions): { credentials?: Map<string, strin
   const out: { credentials?: Map<string, string>; acls?: Acls } = {};
   if (options.authenticateHttpReadonly === true && options.credentials === undefined) {
     // Upstream's master does not start either: its basic authenticator has no credentials for the realm.
-    throw new StartError(`--authenticate-http-readonly needs --credentials: no credentials for the realm '${READONLY_REALM}'`);
+    throw new StartError(`authenticateHttpReadonly needs credentials: no credentials for the realm '${READONLY_REALM}'`, ['authenticateHttpReadonly', 'credentials']);
   }
   if (options.authenticateHttpReadwrite === true && options.credentials === undefined) {
-    throw new StartError(`--authenticate-http-readwrite needs --credentials: no credentials for the realm '${AGENT_READWRITE_REALM}'`);
+    throw new StartError(`authenticateHttpReadwrite needs credentials: no credentials for the realm '${AGENT_READWRITE_REALM}'`, ['authenticateHttpReadwrite', 'credentials']);
   }
   if (options.credentials !== undefined) {
     const loaded = loadCredentials(options.credentials);
-    if (!loaded.ok) throw new StartError(loaded.error);
+    if (!loaded.ok) throw new StartError(loaded.error, ['credentials']);
     out.credentials = loaded.value;
   }
   if (options.acls !== undefined) {
     const loaded = loadAcls(options.acls);
-    if (!loaded.ok) throw new StartError(loaded.error);
+    if (!loaded.ok) throw new StartError(loaded.error, ['acls']);
     out.acls = loaded.value;
   }
   return out;

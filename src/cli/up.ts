@@ -5,6 +5,7 @@ import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
 import type { TimeMode } from '../runtime/driver.js';
 import { AGENT_ADDRESSINGS, type AgentAddressing } from '../http/agent-listener.js';
 import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from '../core/executor-api.js';
+import { flagMessage } from './option-flags.js';
 import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, StartError, type StartClusterOptions } from '../start.js';
 import { DEFAULT_ISOLATION, ISOLATORS } from '../start-cgroups.js';
 import { CGROUPS_VERSIONS, type CgroupsVersion } from '../core/agent/flags.js';
@@ -203,7 +204,7 @@ export async function runUp(args: UpArgs): Promise<void> {
   try {
     running = await startCluster(clusterOptionsOf(args, logger));
   } catch (error) {
-    const message = error instanceof StartError ? error.message : `Cannot start: ${(error as Error).message}`;
+    const message = error instanceof StartError ? flagMessage(error) : `Cannot start: ${(error as Error).message}`;
     process.stderr.write(`clustersim: ${message}\n`);
     process.exitCode = 1;
     return;

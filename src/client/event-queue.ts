@@ -63,46 +63,87 @@ export function openStream(
 export type JsonEvent = { type: string } & Record<string, any>;
 
 /** An event type, or a test on events; undefined matches any event. */
-export type EventMatch = string | ((event: JsonEvent) => boolean) | undefined;
+export type EventMatch<E extends { type: string } = JsonEvent> = string | ((event: E) => boolean) | undefined;
 
-interface Waiter {
-  readonly match: EventMatch;
-  readonly resolve: (event: JsonEvent) => void;
+interface Waiter<E> {
+  readonly match: EventMatch<E & { type: string }>;
+  readonly resolve: (event: E) => void;
   readonly reject: (error: Error) => void;
 }
 
-export class EventQueue {
+/**
+ * The events of one stream not taken yet, oldest first; `next` takes the
+ * first that matches (waiting for it), `iterate` takes them all in order
+ * until the stream ends.
+ */
+export class EventQueue<E extends { type: string } = JsonEvent> {
   /** Events not taken yet, oldest first. */
-  readonly events: JsonEvent[] = [];
-  #waiters: Waiter[] = [];
+  readonly events: E[] = [];
+  #waiters: Waiter<E>[] = [];
   #closed = false;
 
   get closed(): boolean {
     return this.#closed;
   }
 
-  /** The next event not yet taken that matches (a type, or a test; any if omitted). */
-  next(match?: EventMatch, timeoutMs = 5_000): Promise<JsonEvent> {
+  /**
+   * The next event not yet taken that matches (a type, or a test; any if
+   * omitted), waiting at most `timeoutMs` of wall-clock time for it
+   * (`Infinity`: until the stream ends).
+   */
+  next(match?: EventMatch<E>, timeoutMs = 5_000): Promise<E> {
     const found = this.#take(match);
     const what = typeof match === 'string' ? match : 'an event';
     if (found !== undefined) return Promise.resolve(found);
-    if (this.#closed) return Promise.reject(new Error(`stream closed while waiting for ${what}`));
+    if (this.#closed) return Promise.reject(new StreamClosedError(`stream closed while waiting for ${what}`));
     return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
+      const waiter: Waiter<E> = {
         match,
         resolve: (e) => (clearTimeout(timer), resolve(e)),
         reject: (e) => (clearTimeout(timer), reject(e)),
       };
       // A waiter that timed out leaves: the event it waited for, if it comes later, stays for the next taker.
-      const timer = setTimeout(() => {
-        this.#waiters = this.#waiters.filter((w) => w !== waiter);
-        reject(new Error(`timed out waiting for ${what}`));
-      }, timeoutMs);
+      const timer = Number.isFinite(timeoutMs)
+        ? setTimeout(() => {
+            this.#waiters = this.#waiters.filter((w) => w !== waiter);
+            reject(new Error(`timed out waiting for ${what}`));
+          }, timeoutMs)
+        : undefined;
       this.#waiters.push(waiter);
     });
   }
 
-  push(event: JsonEvent): void {
+  /**
+   * Every event in arrival order, each taken as it is handed out, until the
+   * stream ends (the loop then ends); those `skip` tells are taken and
+   * dropped. Leaving the loop early leaves the stream open.
+   */
+  async *iterate(skip?: (event: E) => boolean): AsyncGenerator<E, void, undefined> {
+    for (;;) {
+      let event: E;
+      try {
+        event = await this.next(undefined, Infinity);
+      } catch (error) {
+        if (error instanceof StreamClosedError) return;
+        throw error;
+      }
+      if (skip?.(event) !== true) yield event;
+    }
+  }
+
+  /** `iterate` as events of the typed union `T`, HEARTBEATs taken and dropped unless `heartbeats`. */
+  typed<T extends { type: string }>(heartbeats: boolean): AsyncGenerator<T, void, undefined> {
+    return this.iterate(heartbeats ? undefined : (e) => e.type === 'HEARTBEAT') as unknown as AsyncGenerator<T, void, undefined>;
+  }
+
+  /** The next event of `type` not yet taken (and passing `where`), as the typed event `T`. */
+  nextOf<T>(type: string, options: { readonly timeoutMs?: number; readonly where?: (event: T) => boolean }): Promise<T> {
+    const where = options.where;
+    const match = (e: E) => e.type === type && (where === undefined || where(e as unknown as T));
+    return this.next(match, options.timeoutMs ?? 5_000) as unknown as Promise<T>;
+  }
+
+  push(event: E): void {
     const i = this.#waiters.findIndex((w) => matches(w.match, event));
     if (i >= 0) this.#waiters.splice(i, 1)[0]!.resolve(event);
     else this.events.push(event);
@@ -111,10 +152,10 @@ export class EventQueue {
   /** The stream ended: whoever waits is told. */
   close(): void {
     this.#closed = true;
-    for (const w of this.#waiters.splice(0)) w.reject(new Error('event stream closed'));
+    for (const w of this.#waiters.splice(0)) w.reject(new StreamClosedError('event stream closed'));
   }
 
-  #take(match: EventMatch): JsonEvent | undefined {
+  #take(match: EventMatch<E>): E | undefined {
     for (let i = 0; i < this.events.length; i++) {
       const e = this.events[i]!;
       if (matches(match, e)) {
@@ -126,6 +167,11 @@ export class EventQueue {
   }
 }
 
-function matches(match: EventMatch, event: JsonEvent): boolean {
+/** The stream ended before the event waited for came. */
+export class StreamClosedError extends Error {
+  override name = 'StreamClosedError';
+}
+
+function matches<E extends { type: string }>(match: EventMatch<E>, event: E): boolean {
   return match === undefined || (typeof match === 'string' ? event.type === match : match(event));
 }

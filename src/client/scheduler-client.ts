@@ -1,7 +1,12 @@
 /**
- * A small scheduler client of the HTTP API, in JSON: subscribes, reads the
- * RecordIO event stream, and sends calls with the stream id. Events are
- * upstream JSON objects; `next()` waits for the next event of a type.
+ * A scheduler client of the HTTP API, in JSON or protobuf: subscribes,
+ * reads the RecordIO event stream (events handed out as upstream JSON
+ * objects, typed as `SchedulerEvent` whatever the encoding), keeps the
+ * stream id and the framework id and sends calls with them. Events come
+ * through `for await (const event of client.events())`, or `waitFor(type)`
+ * and `next()` for the next of a type. Helpers send the usual calls
+ * (accept, launch, decline, acknowledge, kill, reconcile, revive,
+ * suppress, teardown) and throw a CallError when the master refuses one.
  * Like a client written against the spec, it repeats a request that a
  * master which does not lead answers `307` at the `Location` given (the
  * leader), and keeps talking to the leader from then on (`url`).
@@ -10,6 +15,20 @@ import http from 'node:http';
 import { decodeJson, encodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
 import { EventQueue, openStream, type CallResult, type EventMatch, type JsonEvent } from './event-queue.js';
+import type { Filters, FrameworkInfo, Offer, OfferOperation, SchedulerCall, SchedulerEvent, SchedulerEventOf, SchedulerEventType, TaskInfo, TaskStatus } from './protocol.js';
+import {
+  acceptCall,
+  acknowledgeCall,
+  declineCall,
+  killCall,
+  launchOperation,
+  reconcileCall,
+  rolesCall,
+  taskInfoFrom,
+  type OfferRef,
+  type ReconcileTask,
+  type TaskSpec,
+} from './scheduler-calls.js';
 
 export type { CallResult, EventMatch, JsonEvent } from './event-queue.js';
 
@@ -18,24 +37,68 @@ export type Encoding = 'json' | 'protobuf';
 
 const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 
-/** Redirects one request follows before it gives up (masters that redirect in a loop). */
-const MAX_REDIRECTS = 5;
+export interface ClientOptions {
+  /** The encoding of calls and events (default `json`); events are handed out as JSON objects either way. */
+  readonly encoding?: Encoding;
+  /** Sent with every request, e.g. `authorization` for a master started with credentials. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Whether `events()` hands out HEARTBEAT events too (default false: they are taken and dropped). */
+  readonly heartbeats?: boolean;
+}
+
+/** How long `waitFor` waits, in wall-clock ms. */
+export interface WaitOptions {
+  /** Default 5 s; `Infinity` waits until the stream ends. */
+  readonly timeoutMs?: number;
+}
+
+/** A call the master (or agent) refused: its status and the reason it gave. */
+export class CallError extends Error {
+  override name = 'CallError';
+  constructor(
+    readonly call: string,
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(`${call}: ${status} ${body}`.trim());
+  }
+}
+
+/** The result, or a CallError when the status is not 2xx. */
+export function expectAccepted(call: string, answer: CallResult): CallResult {
+  if (answer.status < 200 || answer.status > 299) throw new CallError(call, answer.status, answer.body);
+  return answer;
+}
+
+/** The options of a client from its constructor's arguments (the options object, or the encoding and headers). */
+export function clientOptions(encodingOrOptions: Encoding | ClientOptions | undefined, headers: Readonly<Record<string, string>> | undefined): Required<ClientOptions> {
+  const given: ClientOptions = typeof encodingOrOptions === 'string' ? { encoding: encodingOrOptions } : (encodingOrOptions ?? {});
+  return { encoding: given.encoding ?? 'json', headers: { ...given.headers, ...headers }, heartbeats: given.heartbeats ?? false };
+}
 
 export class SchedulerClient {
-  readonly #queue = new EventQueue();
-  readonly events = this.#queue.events;
+  readonly #queue = new EventQueue<JsonEvent>();
+  /** Events not taken yet, oldest first (HEARTBEATs included). */
+  readonly pending = this.#queue.events;
   streamId: string | undefined;
   frameworkId: string | undefined;
+  readonly encoding: Encoding;
+  /** Sent with every request. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly #heartbeats: boolean;
   #request: http.ClientRequest | undefined;
   readonly #agent = new http.Agent({ keepAlive: true });
   #url: URL;
 
-  constructor(
-    masterUrl: string,
-    readonly encoding: Encoding = 'json',
-    /** Sent with every request, e.g. `authorization` for a master started with credentials. */
-    readonly headers: Readonly<Record<string, string>> = {},
-  ) {
+  /**
+   * `new SchedulerClient(masterUrl, { encoding, headers, heartbeats })`, or
+   * (the earlier form) `new SchedulerClient(masterUrl, encoding, headers)`.
+   */
+  constructor(masterUrl: string, encodingOrOptions?: Encoding | ClientOptions, headers?: Readonly<Record<string, string>>) {
+    const options = clientOptions(encodingOrOptions, headers);
+    this.encoding = options.encoding;
+    this.headers = options.headers;
+    this.#heartbeats = options.heartbeats;
     this.#url = new URL('/api/v1/scheduler', masterUrl);
   }
 
@@ -49,12 +112,19 @@ export class SchedulerClient {
   }
 
   #decodeEvent(record: Buffer): JsonEvent {
-    if (this.encoding === 'json') return JSON.parse(record.toString('utf8')) as JsonEvent;
-    const decoded = decodeProto<object>('mesos.v1.scheduler.Event', record, 'Event');
-    if (!decoded.ok) throw new Error(decoded.error);
-    const event = JSON.parse(encodeJson('mesos.v1.scheduler.Event', decoded.value)) as JsonEvent;
-    // The same shape as the JSON stream, which repeats an ERROR's message at the top level.
-    if (event.type === 'ERROR') event.message = event.error.message;
+    let event: JsonEvent;
+    if (this.encoding === 'json') event = JSON.parse(record.toString('utf8')) as JsonEvent;
+    else {
+      const decoded = decodeProto<object>('mesos.v1.scheduler.Event', record, 'Event');
+      if (!decoded.ok) throw new Error(decoded.error);
+      event = JSON.parse(encodeJson('mesos.v1.scheduler.Event', decoded.value)) as JsonEvent;
+    }
+    // One shape in both encodings: an ERROR's text as `error.message` and, as the JSON stream repeats it, `message`.
+    if (event.type === 'ERROR') {
+      const message = typeof event.message === 'string' ? event.message : String(event.error?.message ?? '');
+      event.message = message;
+      event.error = { message };
+    }
     return event;
   }
 
@@ -63,8 +133,13 @@ export class SchedulerClient {
     return this.#url;
   }
 
-  /** Sends SUBSCRIBE (following redirects to the leader) and resolves once the response headers arrive. */
-  async subscribe(frameworkInfo: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<CallResult> {
+  /**
+   * Sends SUBSCRIBE (following redirects to the leader) and resolves once
+   * the response headers arrive (a refusal with its status and body); the
+   * SUBSCRIBED event comes first on the stream. `extra` adds fields of the
+   * Subscribe message (`suppressed_roles`, `offer_constraints`).
+   */
+  async subscribe(frameworkInfo: FrameworkInfo | Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<CallResult> {
     const body = this.encodeCall({ type: 'SUBSCRIBE', subscribe: { framework_info: frameworkInfo, ...extra } });
     for (let hops = 0; ; hops++) {
       const answer = await this.#subscribeHere(body);
@@ -74,13 +149,9 @@ export class SchedulerClient {
 
   /** Moves to the master a 307 names; false without a usable `Location`. */
   #follow(answer: CallResult): boolean {
-    const location = answer.headers.location;
-    if (typeof location !== 'string' || location === '') return false;
-    // Upstream writes it protocol-relative (`//host:port/path`): the scheme stays the one asked.
-    const next = new URL(location.startsWith('//') ? `${this.#url.protocol}${location}` : location, this.#url);
-    if (next.pathname === '/') next.pathname = this.#url.pathname;
-    this.#url = next;
-    return true;
+    const next = redirectTarget(answer, this.#url);
+    if (next !== undefined) this.#url = next;
+    return next !== undefined;
   }
 
   #subscribeHere(body: string | Buffer): Promise<CallResult> {
@@ -97,8 +168,12 @@ export class SchedulerClient {
     return answer;
   }
 
-  /** Posts a call (an upstream JSON object), following redirects to the leader; adds framework_id and the stream id header. */
-  async call(call: Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
+  /**
+   * Posts a call (an upstream JSON object), following redirects to the
+   * leader; adds framework_id and the stream id header. The answer is
+   * returned whatever its status (the helpers below throw on a refusal).
+   */
+  async call(call: SchedulerCall | Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
     const body = this.encodeCall({ framework_id: { value: this.frameworkId }, ...call });
     for (let hops = 0; ; hops++) {
       const answer = await postRaw(this.#url, body, {
@@ -111,9 +186,32 @@ export class SchedulerClient {
     }
   }
 
-  /** The next event not yet taken that matches (a type, or a test; any if omitted). */
+  /** The next event not yet taken that matches (a type, or a test; any if omitted), as an untyped JSON object. */
   next(match?: EventMatch, timeoutMs = 5_000): Promise<JsonEvent> {
     return this.#queue.next(match, timeoutMs);
+  }
+
+  /**
+   * Every event in arrival order, typed, until the stream ends; HEARTBEATs
+   * only with `heartbeats` (here, or the client's option). Events taken
+   * here are not left for `next`/`waitFor`, and the other way round.
+   */
+  events(options: { readonly heartbeats?: boolean } = {}): AsyncGenerator<SchedulerEvent, void, undefined> {
+    return this.#queue.typed<SchedulerEvent>(options.heartbeats ?? this.#heartbeats);
+  }
+
+  /** The next event of `type` not yet taken (and passing `where`), typed. */
+  waitFor<T extends SchedulerEventType>(
+    type: T,
+    options: WaitOptions & { readonly where?: (event: SchedulerEventOf<T>) => boolean } = {},
+  ): Promise<SchedulerEventOf<T>> {
+    return this.#queue.nextOf<SchedulerEventOf<T>>(type, options);
+  }
+
+  /** The next UPDATE of a task (in `state`, when given), typed. */
+  waitForUpdate(taskId: string, options: WaitOptions & { readonly state?: TaskStatus['state'] } = {}): Promise<SchedulerEventOf<'UPDATE'>> {
+    const where = (e: SchedulerEventOf<'UPDATE'>) => e.update.status.task_id.value === taskId && (options.state === undefined || e.update.status.state === options.state);
+    return this.waitFor('UPDATE', { ...options, where });
   }
 
   get closed(): boolean {
@@ -126,9 +224,74 @@ export class SchedulerClient {
     this.#agent.destroy();
   }
 
-  /** The next UPDATE for a task. */
+  /** Closes the stream and the connections (the framework stays registered for its failover timeout; `teardown` ends it). */
+  close(): void {
+    this.disconnect();
+  }
+
+  /** The next UPDATE for a task, as an untyped JSON object. */
   nextUpdate(taskId: string, timeoutMs = 5_000): Promise<JsonEvent> {
     return this.next((e) => e.type === 'UPDATE' && e.update.status.task_id.value === taskId, timeoutMs);
+  }
+
+  // ---- the usual calls: each throws a CallError when refused ----
+
+  /** ACCEPT: `operations` on the offers. */
+  accept(offers: OfferRef | readonly OfferRef[], operations: readonly OfferOperation[], filters?: Filters): Promise<CallResult> {
+    return this.#send(acceptCall(list(offers), operations, filters));
+  }
+
+  /**
+   * ACCEPT with a LAUNCH of these tasks on the offer: each TaskInfo is
+   * built from its spec and the offer (resources cut from the offer's);
+   * resolves with the TaskInfos sent.
+   */
+  async launch(offer: Offer, tasks: TaskSpec | readonly TaskSpec[], filters?: Filters): Promise<TaskInfo[]> {
+    const infos = list(tasks).map((spec) => taskInfoFrom(offer, spec));
+    await this.accept(offer, [launchOperation(infos)], filters);
+    return infos;
+  }
+
+  decline(offers: OfferRef | readonly OfferRef[], filters?: Filters): Promise<CallResult> {
+    return this.#send(declineCall(list(offers), filters));
+  }
+
+  /**
+   * Acknowledges a status update (the UPDATE event or its status) with its
+   * agent, task and `uuid`; an update without a uuid asks for no
+   * acknowledgement, and resolves false without a call.
+   */
+  async acknowledge(update: SchedulerEventOf<'UPDATE'> | TaskStatus): Promise<boolean> {
+    const call = acknowledgeCall(update);
+    if (call === undefined) return false;
+    await this.#send(call);
+    return true;
+  }
+
+  kill(taskId: string, agentId?: string): Promise<CallResult> {
+    return this.#send(killCall(taskId, agentId));
+  }
+
+  /** RECONCILE of these tasks; without any, implicit reconciliation (every task the master knows of the framework's). */
+  reconcile(tasks: readonly ReconcileTask[] = []): Promise<CallResult> {
+    return this.#send(reconcileCall(tasks));
+  }
+
+  revive(roles?: readonly string[]): Promise<CallResult> {
+    return this.#send(rolesCall('REVIVE', roles));
+  }
+
+  suppress(roles?: readonly string[]): Promise<CallResult> {
+    return this.#send(rolesCall('SUPPRESS', roles));
+  }
+
+  /** TEARDOWN: the framework ends, its tasks are killed. */
+  teardown(): Promise<CallResult> {
+    return this.#send({ type: 'TEARDOWN' });
+  }
+
+  async #send(call: SchedulerCall): Promise<CallResult> {
+    return expectAccepted(call.type ?? 'call', await this.call(call));
   }
 
   #onEvent(event: JsonEvent): void {
@@ -141,16 +304,39 @@ export class SchedulerClient {
   }
 }
 
+/**
+ * Where a `307` from a master that does not lead sends a request to `url`
+ * (the same API on the leader), or undefined without a usable `Location`.
+ */
+export function redirectTarget(answer: CallResult, url: URL): URL | undefined {
+  const location = answer.headers.location;
+  if (answer.status !== 307 || typeof location !== 'string' || location === '') return undefined;
+  // Upstream writes it protocol-relative (`//host:port/path`): the scheme stays the one asked.
+  const next = new URL(location.startsWith('//') ? `${url.protocol}${location}` : location, url);
+  if (next.pathname === '/') next.pathname = url.pathname;
+  return next;
+}
+
+/** Redirects one request follows before it gives up (masters that redirect in a loop). */
+export const MAX_REDIRECTS = 5;
+
 /** POSTs a body; `agent` keeps connections alive, `socketPath` goes over a Unix domain socket instead of TCP. */
-export function postRaw(url: URL, body: string | Buffer, headers: Record<string, string>, agent?: http.Agent, socketPath?: string): Promise<CallResult> {
+export function postRaw(url: URL, body: string | Buffer, headers: Record<string, string>, agent?: http.Agent, socketPath?: string): Promise<CallResult & { readonly bytes: Buffer }> {
   return new Promise((resolve, reject) => {
     const options = { method: 'POST', headers, ...(agent === undefined ? {} : { agent }), ...(socketPath === undefined ? {} : { socketPath }) };
     const req = http.request(url, options, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const bytes = Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, body: bytes.toString(), headers: res.headers, bytes });
+      });
     });
     req.on('error', reject);
     req.end(body);
   });
+}
+
+function list<T>(items: T | readonly T[]): readonly T[] {
+  return Array.isArray(items) ? (items as readonly T[]) : [items as T];
 }

@@ -127,7 +127,7 @@ function string(value: unknown, path: string): string {
 
 /** Secrets by principal, from `--credentials`. */
 export function loadCredentials(source: AuthFileSource): Loaded<Map<string, string>> {
-  return load('--credentials', source, credentialsFromJson, credentialsFromText);
+  return load('credentials', source, credentialsFromJson, credentialsFromText);
 }
 
 function credentialsFromJson(json: unknown): Map<string, string> {
@@ -212,7 +212,7 @@ const IMPLICIT_OBJECTS = new Set(['view_flags', 'access_mesos_logs', 'set_log_le
 
 /** The ACLs of `--acls`. */
 export function loadAcls(source: AuthFileSource): Loaded<Acls> {
-  return load('--acls', source, aclsFromJson);
+  return load('acls', source, aclsFromJson);
 }
 
 function aclsFromJson(json: unknown): Acls {

@@ -15,6 +15,7 @@
 import type { Cluster } from '../core/cluster.js';
 import { parseCondition, type Condition } from '../core/conditions.js';
 import { connectionsLeftOpen, rebuildCluster } from '../core/rebuild.js';
+import type { ClusterView } from '../core/view.js';
 import type { ClusterDriver } from './driver.js';
 
 /** Why a control cannot be used on this cluster: the message says what to do instead. */
@@ -78,6 +79,26 @@ export class SimControl {
     if (typeof checked === 'string') throw new SimControlError('invalid', checked);
     const held = this.driver.input((c) => c.runUntil(checked, c.now() + maxMs));
     return { held, timeMs: this.driver.cluster.now() };
+  }
+
+  /**
+   * Runs until `holds` (a test of the read model, outside the core) is true
+   * at the end of an instant, at most `maxMs` on. Each instant is its own
+   * recorded input (`advanceTo` the instant), so a recorded run replays the
+   * same without the test: the same stops as `runUntil` with a condition.
+   */
+  runUntilHolds(holds: (view: ClusterView) => boolean, maxMs: number): { readonly held: boolean; readonly timeMs: number } {
+    this.#virtualOnly('run until a condition holds');
+    const untilMs = this.driver.cluster.now() + maxMs;
+    const result = (held: boolean) => ({ held, timeMs: this.driver.cluster.now() });
+    for (;;) {
+      if (this.driver.read(holds)) return result(true);
+      const due = this.driver.cluster.nextDueMs();
+      if (due === undefined || due > untilMs) break;
+      this.driver.input((c) => c.advanceTo(due));
+    }
+    if (this.driver.cluster.now() < untilMs) this.driver.input((c) => c.advanceTo(untilMs));
+    return result(this.driver.read(holds));
   }
 
   snapshot(): Snapshot {

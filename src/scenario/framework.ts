@@ -10,6 +10,8 @@
  * another, so a run is a function of its seed.
  */
 import { SchedulerClient, type JsonEvent } from '../client/scheduler-client.js';
+import { acknowledgeCall } from '../client/scheduler-calls.js';
+import type { TaskStatus } from '../client/protocol.js';
 import type { FrameworkSpec } from './scenario.js';
 import { isTerminalState, tasksFor, wanted } from './workload.js';
 
@@ -136,7 +138,7 @@ export class ScriptedFramework {
   collect(traced: number, now: number): void {
     const client = this.#client;
     if (client === undefined) return;
-    for (const event of client.events.splice(0)) {
+    for (const event of client.pending.splice(0)) {
       this.#received++;
       this.#lastHeardMs = now;
       if (event.type !== 'HEARTBEAT') this.#pending.push(event);
@@ -215,9 +217,8 @@ export class ScriptedFramework {
     const gone = isTerminalState(status['state']) || status['state'] === 'TASK_UNREACHABLE';
     if (gone) this.#live.delete(taskId);
     else if (taskId.startsWith(`${this.spec.name}-`)) this.#live.add(taskId);
-    if (status['uuid'] !== undefined && this.spec.acknowledge) {
-      await this.#call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status['agent_id'], task_id: status['task_id'], uuid: status['uuid'] } });
-    }
+    const acknowledge = acknowledgeCall(status as TaskStatus);
+    if (acknowledge !== undefined && this.spec.acknowledge) await this.#call(acknowledge);
     if (gone && this.spec.tasks !== undefined) this.#reviveAtMs ??= now + REVIVE_BACKOFF_MS;
     const keep = this.spec.tasks?.keepRunning;
     if (!gone && keep !== undefined && this.#live.size > keep && this.#live.has(taskId)) {
@@ -259,7 +260,7 @@ export class ScriptedFramework {
       if (answer.status === 200) {
         this.#client = client;
         if (this.id !== undefined) client.frameworkId = this.id;
-        await this.host.until(`${this.spec.name} SUBSCRIBED`, () => client.events.length > 0 || client.closed);
+        await this.host.until(`${this.spec.name} SUBSCRIBED`, () => client.pending.length > 0 || client.closed);
         return;
       }
       return this.#refused(answer.status, answer.body, now);

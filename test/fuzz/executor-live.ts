@@ -71,7 +71,7 @@ export class ExecutorPool {
 
   /** Takes the events that arrived since the last look. */
   drain(): void {
-    for (const event of this.#client.events.splice(0)) {
+    for (const event of this.#client.pending.splice(0)) {
       if (event.type === 'OFFERS') {
         for (const offer of event.offers.offers) this.#offers.push({ id: offer.id, agentId: offer.agent_id.value });
       } else if (event.type === 'RESCIND') {

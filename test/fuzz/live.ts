@@ -77,7 +77,7 @@ export class LiveFramework {
 
   /** Takes the events that arrived since the last look. */
   #drain(): void {
-    const events = this.#client?.events.splice(0) ?? [];
+    const events = this.#client?.pending.splice(0) ?? [];
     for (const event of events) this.#see(event);
   }
 

@@ -51,7 +51,7 @@ beforeAll(async () => {
   client = new SchedulerClient(r.masterUrl, 'json');
   expect((await client.subscribe({ user: 'alice', name: 'agent-endpoints', checkpoint: true })).status).toBe(200);
   frameworkId = (await client.next('SUBSCRIBED')).subscribed.framework_id.value;
-  for (let i = 0; i < 30 && !client.events.some((e) => e.type === 'OFFERS'); i++) {
+  for (let i = 0; i < 30 && !client.pending.some((e) => e.type === 'OFFERS'); i++) {
     r.advance(1_000);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

@@ -33,7 +33,7 @@ describe('loadCredentials', () => {
     const p = file('creds.txt', 'a  x\n\nb y\n');
     expect(loadCredentials(p)).toEqual({ ok: true, value: new Map([['a', 'x'], ['b', 'y']]) });
     const bad = file('bad.txt', 'a x\nb\n');
-    expect(loadCredentials(bad)).toEqual({ ok: false, error: `--credentials ${bad}: Invalid credential format at line 2` });
+    expect(loadCredentials(bad)).toEqual({ ok: false, error: `credentials ${bad}: Invalid credential format at line 2` });
   });
 
   it('refuses, naming the file, what would authenticate nobody or not as meant', () => {
@@ -55,7 +55,7 @@ describe('loadCredentials', () => {
       const loaded = loadCredentials(p);
       expect(loaded.ok, text).toBe(false);
       if (!loaded.ok) {
-        expect(loaded.error.startsWith(`--credentials ${p}: ${message}`), `${text} -> ${loaded.error}`).toBe(true);
+        expect(loaded.error.startsWith(`credentials ${p}: ${message}`), `${text} -> ${loaded.error}`).toBe(true);
         expect(loaded.error).not.toContain('\n');
       }
     }
@@ -100,11 +100,11 @@ describe('loadAcls', () => {
       [{ permissive: 'yes' }, "'permissive' must be true or false, got \"yes\""],
     ];
     for (const [json, message] of cases) {
-      expect(loadAcls(json), message).toEqual({ ok: false, error: `--acls (object): ${message}` });
+      expect(loadAcls(json), message).toEqual({ ok: false, error: `acls (object): ${message}` });
     }
     const p = file('acls.json', '{"permissive": tru}');
     const bad = loadAcls(p);
     expect(bad.ok).toBe(false);
-    if (!bad.ok) expect(bad.error.startsWith(`--acls ${p}: not JSON: `)).toBe(true);
+    if (!bad.ok) expect(bad.error.startsWith(`acls ${p}: not JSON: `)).toBe(true);
   });
 });

@@ -202,14 +202,14 @@ describe('with credentials and ACLs', () => {
 describe('files refused at start', () => {
   it('names the flag, the file and what is wrong, on one line', async () => {
     const cases: [StartClusterOptions, RegExp][] = [
-      [{ credentials: { credentials: [] } }, /^--credentials \(object\): holds no credentials/],
+      [{ credentials: { credentials: [] } }, /^credentials \(object\): holds no credentials/],
       [{ credentials: { credentials: [{ secret: 'x' }] } as never }, /'credentials\[0\]\.principal' is missing/],
-      [{ credentials: '/nonexistent/creds.json' }, /^--credentials \/nonexistent\/creds\.json: cannot read the file/],
-      [{ acls: { register_framework: [] } }, /^--acls \(object\): unknown field 'register_framework' in 'the file'/],
+      [{ credentials: '/nonexistent/creds.json' }, /^credentials \/nonexistent\/creds\.json: cannot read the file/],
+      [{ acls: { register_framework: [] } }, /^acls \(object\): unknown field 'register_framework' in 'the file'/],
       [{ acls: { register_frameworks: [{ principals: { type: 'ALL' }, roles: { type: 'ANY' } }] } }, /'register_frameworks\[0\]\.principals\.type' must be SOME, ANY or NONE/],
       [{ acls: { register_frameworks: [{ principals: { type: 'ANY' } }] } }, /'register_frameworks\[0\]\.roles' is missing/],
       [{ acls: { view_flags: [{ principals: { type: 'ANY' }, flags: { values: ['x'] } }] } }, /acls\.view_flags type must be either NONE or ANY/],
-      [{ acls: '{"permissive": 1}' }, /^--acls \(inline JSON\): 'permissive' must be true or false, got 1$/],
+      [{ acls: '{"permissive": 1}' }, /^acls \(inline JSON\): 'permissive' must be true or false, got 1$/],
     ];
     for (const [options, message] of cases) {
       const error = await startCluster({ port: 0, agents: 0, time: 'virtual', ...options }).then(

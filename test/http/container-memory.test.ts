@@ -36,7 +36,7 @@ async function launch(options: Partial<StartClusterOptions>, taskIds: readonly s
   const client = new SchedulerClient(r.masterUrl, 'json');
   expect((await client.subscribe({ user: 'u', name: 'memory', checkpoint: true, failover_timeout: 3600 })).status).toBe(200);
   await client.next('SUBSCRIBED');
-  for (let i = 0; i < 30 && !client.events.some((e) => e.type === 'OFFERS'); i++) {
+  for (let i = 0; i < 30 && !client.pending.some((e) => e.type === 'OFFERS'); i++) {
     r.advance(1_000);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -231,8 +231,8 @@ describe('UPDATE_CONTAINER_MEMORY_LIMIT and the agent flags', () => {
   });
 
   it('the start is refused without credentials for the realm, or with an unknown isolator or version', async () => {
-    await expect(startCluster({ port: 0, agents: 0, authenticateHttpReadwrite: true })).rejects.toThrow(/--authenticate-http-readwrite needs --credentials/);
-    await expect(startCluster({ port: 0, agents: 0, isolation: 'cgroups/mem,gpu/nvidia' })).rejects.toThrow(/--isolation: unknown isolator 'gpu\/nvidia'/);
-    await expect(startCluster({ port: 0, agents: 0, cgroups: 'v3' as 'v2' })).rejects.toThrow(/--cgroups must be one of v1, v2/);
+    await expect(startCluster({ port: 0, agents: 0, authenticateHttpReadwrite: true })).rejects.toThrow(/authenticateHttpReadwrite needs credentials/);
+    await expect(startCluster({ port: 0, agents: 0, isolation: 'cgroups/mem,gpu/nvidia' })).rejects.toThrow(/isolation: unknown isolator 'gpu\/nvidia'/);
+    await expect(startCluster({ port: 0, agents: 0, cgroups: 'v3' as 'v2' })).rejects.toThrow(/cgroups must be one of v1, v2, got 'v3'/);
   });
 });

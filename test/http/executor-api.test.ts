@@ -124,7 +124,7 @@ describe('the executor state table', () => {
     await h.launch('t1', 'e1');
     h.cluster.advance(29_000);
     await tick();
-    expect(h.scheduler.events.some((e) => e.type === 'UPDATE')).toBe(false);
+    expect(h.scheduler.pending.some((e) => e.type === 'UPDATE')).toBe(false);
     h.cluster.advance(1_000);
     const failed = await h.scheduler.nextUpdate('t1');
     expect(failed.update.status).toMatchObject({
@@ -250,6 +250,6 @@ describe('KILL forwarding to a custom executor', () => {
     await executor.subscribe();
     expect((await executor.next()).type).toBe('SUBSCRIBED');
     await tick(50);
-    expect(executor.events.some((e) => e.type === 'LAUNCH')).toBe(false);
+    expect(executor.pending.some((e) => e.type === 'LAUNCH')).toBe(false);
   });
 });

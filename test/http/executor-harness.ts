@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { ExecutorClient } from '../../src/client/executor-client.js';
 import { SchedulerClient, type Encoding, type JsonEvent } from '../../src/client/scheduler-client.js';
+import type { SchedulerEventOf } from '../../src/client/protocol.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
 
 export const cpusMem = (cpus: number, mem: number) => [
@@ -73,9 +74,7 @@ export async function startHarness(
       return client;
     },
     acknowledge: async (update) => {
-      const { status } = update.update;
-      const acknowledge = { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid };
-      expect((await scheduler.call({ type: 'ACKNOWLEDGE', acknowledge })).status).toBe(202);
+      expect(await scheduler.acknowledge(update as SchedulerEventOf<'UPDATE'>)).toBe(true);
     },
     runningTask: async (taskId, executorId) => {
       await harness.launch(taskId, executorId);
@@ -97,7 +96,7 @@ export async function startHarness(
 
 /** The next offer, moving virtual time on by allocation intervals until one comes. */
 async function nextOffer(cluster: RunningCluster, scheduler: SchedulerClient): Promise<JsonEvent> {
-  for (let i = 0; i < 30 && !scheduler.events.some((e) => e.type === 'OFFERS'); i++) {
+  for (let i = 0; i < 30 && !scheduler.pending.some((e) => e.type === 'OFFERS'); i++) {
     cluster.advance(1_000);
     await tick(5);
   }

@@ -58,7 +58,7 @@ describe('agent restart, --recover=cleanup', () => {
     h.cluster.advance(5_000);
     await tick(50);
     expect(h.cluster.driver.read((view) => view.agentProcessState(h!.agentId))).toBe('crashed');
-    expect(h.scheduler.events.some((e) => e.type === 'UPDATE')).toBe(false);
+    expect(h.scheduler.pending.some((e) => e.type === 'UPDATE')).toBe(false);
     restart(h, 'reconnect');
     h.cluster.advance(1_000);
     const lost = await h.scheduler.nextUpdate('t1');

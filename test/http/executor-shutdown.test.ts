@@ -75,7 +75,7 @@ describe('a framework shut down on an agent back from a partition', () => {
     // Back: the master shuts the framework down on the agent, which still runs t1 for it.
     h.cluster.driver.input((c) => c.heal(h!.agentId, MASTER_NODE));
     // The offers seen before the partition were rescinded: the launch takes one made after it.
-    h.scheduler.events.splice(0);
+    h.scheduler.pending.splice(0);
     await h.launch('t2', 'e2');
     const e2 = h.executor('e2');
     expect((await e2.subscribe()).status).toBe(200);

@@ -45,7 +45,7 @@ function protobuf(type: string, json: object): Buffer {
 const post = (url: string, path: string, body: unknown) => postRaw(new URL(path, url), JSON.stringify(body), { 'content-type': 'application/json' });
 
 async function until(client: SchedulerClient, type: string, r: RunningCluster): Promise<JsonEvent> {
-  for (let i = 0; i < 30 && !client.events.some((e) => e.type === type); i++) {
+  for (let i = 0; i < 30 && !client.pending.some((e) => e.type === type); i++) {
     r.advance(1_000);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

@@ -162,7 +162,7 @@ describe.each<Encoding>(['json', 'protobuf'])('POST /api/v1 in %s', (encoding) =
     expect([agent.active, agent.deactivated]).toEqual([false, true]);
     running.advance(5_000);
     await client.call({ type: 'REVIVE' });
-    expect(client.events.filter((e) => e.type === 'OFFERS' && e.offers.offers.some((o: Json) => o.agent_id.value === agentId))).toEqual([]);
+    expect(client.pending.filter((e) => e.type === 'OFFERS' && e.offers.offers.some((o: Json) => o.agent_id.value === agentId))).toEqual([]);
     expect((await call({ type: 'REACTIVATE_AGENT', reactivate_agent: { agent_id: { value: agentId } } })).status).toBe(200);
     await client.next((e) => e.type === 'OFFERS' && e.offers.offers.some((o: Json) => o.agent_id.value === agentId));
     const again = await call({ type: 'REACTIVATE_AGENT', reactivate_agent: { agent_id: { value: agentId } } });

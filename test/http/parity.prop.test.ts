@@ -301,7 +301,7 @@ function schedulerClient(_endpoint: Endpoint, url: string, encoding: Encoding): 
   const reply = (r: CallResult): Reply => ({ status: r.status, contentType: normaliseType(r.headers['content-type'], encoding), body: r.body });
   return {
     get events() {
-      return client.events;
+      return client.pending;
     },
     get closed() {
       return client.closed;

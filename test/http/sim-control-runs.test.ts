@@ -5,7 +5,7 @@
  * refusals, and the same through the library's methods.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { postRaw, SchedulerClient, type JsonEvent } from '../../src/client/scheduler-client.js';
+import { postRaw, SchedulerClient, type SchedulerEventOf, type TaskState } from '../../src/client/index.js';
 import { startCluster, type RunningCluster } from '../../src/start.js';
 
 let r: RunningCluster | undefined;
@@ -28,35 +28,26 @@ async function until(test: () => boolean): Promise<void> {
 }
 
 /** A subscribed framework (or one subscribing again with its id), its first offer taken. */
-async function framework(id?: string): Promise<{ client: SchedulerClient; offer: JsonEvent }> {
+async function framework(id?: string): Promise<{ client: SchedulerClient; offer: SchedulerEventOf<'OFFERS'> }> {
   const client = new SchedulerClient(r!.masterUrl);
   clients.push(client);
   // A failover timeout, so that a framework whose stream closes stays to subscribe again.
   await client.subscribe({ user: 'u', name: 'runs', failover_timeout: 3600, ...(id === undefined ? {} : { id: { value: id } }) });
-  await client.next('SUBSCRIBED');
-  return { client, offer: await client.next('OFFERS') };
+  await client.waitFor('SUBSCRIBED');
+  return { client, offer: await client.waitFor('OFFERS') };
 }
 
-async function launch(client: SchedulerClient, offer: JsonEvent, taskId: string, command: string): Promise<void> {
-  const o = offer.offers.offers[0];
-  const task = {
-    name: taskId,
-    task_id: { value: taskId },
-    agent_id: o.agent_id,
-    resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } }, { name: 'mem', type: 'SCALAR', scalar: { value: 32 } }],
-    command: { value: command },
-  };
-  const answer = await client.call({ type: 'ACCEPT', accept: { offer_ids: [o.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] } });
-  expect(answer.status).toBe(202);
+async function launch(client: SchedulerClient, offer: SchedulerEventOf<'OFFERS'>, taskId: string, command: string): Promise<void> {
+  await client.launch(offer.offers.offers![0]!, { taskId, command, resources: { cpus: 0.5, mem: 32 } });
 }
 
 /** Acknowledges a task's updates as they come (each comes once the one before is acknowledged), up to `last`; the states seen. */
-async function acknowledgeUntil(client: SchedulerClient, taskId: string, last: string): Promise<string[]> {
-  const states: string[] = [];
+async function acknowledgeUntil(client: SchedulerClient, taskId: string, last: TaskState): Promise<TaskState[]> {
+  const states: TaskState[] = [];
   while (states.at(-1) !== last) {
-    const { status } = (await client.nextUpdate(taskId)).update;
-    if (states.at(-1) !== status.state) states.push(status.state);
-    await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+    const update = await client.waitForUpdate(taskId);
+    if (states.at(-1) !== update.update.status.state) states.push(update.update.status.state);
+    await client.acknowledge(update);
   }
   return states;
 }
@@ -69,7 +60,7 @@ describe('POST /sim/v1/run_until_idle and /sim/v1/run_until', () => {
     // The task ends at 30 s; nothing is due after but heartbeats and pings.
     expect((await post('/sim/v1/run_until_idle', {})).json).toEqual({ idle: true, time_ms: 30_000 });
     expect(await acknowledgeUntil(client, 'nap', 'TASK_FINISHED')).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
-    await launch(client, await client.next('OFFERS'), 'long', 'sleep 100');
+    await launch(client, await client.waitFor('OFFERS'), 'long', 'sleep 100');
     // The master sees each update of a task once the framework acknowledged the one before.
     expect(await acknowledgeUntil(client, 'long', 'TASK_RUNNING')).toEqual(['TASK_STARTING', 'TASK_RUNNING']);
     const condition = { task_state: { state: 'TASK_FINISHED', task_id: 'long' } };
@@ -195,7 +186,7 @@ describe('POST /sim/v1/reset', () => {
     expect((await state()).slaves.map((s) => s.id).sort()).toEqual([...agentIds].sort());
     expect((await state()).frameworks).toEqual([]);
     const back = await framework(first.client.frameworkId);
-    expect(back.offer.offers.offers[0].agent_id.value).toMatch(/-S[01]$/);
+    expect(back.offer.offers.offers![0]!.agent_id.value).toMatch(/-S[01]$/);
     expect((await post('/sim/v1/reset')).json).toEqual({ seed: '43', time_ms: 0 });
     expect(await post('/sim/v1/reset', { seed: 1.5 })).toMatchObject({ status: 400, body: "Expecting 'seed' to be a whole number or a non-empty string" });
   });

@@ -95,7 +95,7 @@ describe('faults of a framework stream', () => {
     await fault({ type: 'stall_heartbeats', framework_id: client.frameworkId });
     // Let a keepalive that was under way land before the stall is watched.
     await new Promise((resolve) => setTimeout(resolve, 100));
-    client.events.splice(0);
+    client.pending.splice(0);
     await advance(15_000);
     await expect(client.next('HEARTBEAT', 500)).rejects.toThrow();
     expect(await fault({ type: 'resume_heartbeats', framework_id: client.frameworkId })).toEqual({ status: 200, body: { type: 'resume_heartbeats', framework_id: client.frameworkId } });

@@ -73,7 +73,7 @@ async function subscribed(r: RunningCluster, headers: Record<string, string>, in
 
 /** The next offers, letting virtual time run allocations until some come. */
 async function offers(r: RunningCluster, client: SchedulerClient): Promise<Json[]> {
-  await eventually(r, () => client.events.some((e) => e.type === 'OFFERS'));
+  await eventually(r, () => client.pending.some((e) => e.type === 'OFFERS'));
   return (await client.next('OFFERS', 100)).offers.offers as Json[];
 }
 
@@ -152,7 +152,7 @@ describe('authenticateHttpReadonly', () => {
 
   it('refuses to start without credentials, as upstream', async () => {
     await expect(start({ authenticateHttpReadonly: true })).rejects.toThrow(StartError);
-    await expect(start({ authenticateHttpReadonly: true })).rejects.toThrow(/--authenticate-http-readonly needs --credentials/);
+    await expect(start({ authenticateHttpReadonly: true })).rejects.toThrow(/authenticateHttpReadonly needs credentials/);
   });
 });
 

@@ -11,6 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { SchedulerClient, type JsonEvent } from '../../client/scheduler-client.js';
 import { OWN_PACE, type Pace, type PaceTimer, type StreamLink } from '../../runtime/pace.js';
+import { acknowledgeCall } from '../../client/scheduler-calls.js';
+import type { TaskStatus } from '../../client/protocol.js';
 import { masterUrl, PARTS, type OrchConfig, type Part } from './config.js';
 import type { KeyValueStore } from './store.js';
 import { OfferRoom, taskInfoOf, ended, type Peers, type TaskRecord } from './tasks.js';
@@ -93,7 +95,7 @@ export class Orchestrator {
     const client = this.#client;
     return {
       frameworkId: this.frameworkId,
-      received: this.#taken + (client?.events.length ?? 0),
+      received: this.#taken + (client?.pending.length ?? 0),
       streamId: client?.streamId,
       open: client !== undefined && !client.closed,
     };
@@ -302,9 +304,8 @@ export class Orchestrator {
 
   async #update(status: Record<string, any>): Promise<void> {
     const taskId: string = status.task_id.value;
-    if (status.uuid !== undefined && status.agent_id !== undefined) {
-      await this.#call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
-    }
+    const acknowledge = acknowledgeCall(status as TaskStatus);
+    if (acknowledge !== undefined) await this.#call(acknowledge);
     const record = this.tasks.get(taskId);
     if (record === undefined) {
       // A task of this framework the store forgot (or a reconciliation's answer for one long gone): not wanted.

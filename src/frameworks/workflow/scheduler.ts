@@ -18,6 +18,8 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import { OWN_PACE, type Pace, type StreamLink } from '../../runtime/pace.js';
 import { SchedulerClient, type Encoding, type JsonEvent } from '../../client/scheduler-client.js';
+import { acknowledgeCall } from '../../client/scheduler-calls.js';
+import type { TaskStatus } from '../../client/protocol.js';
 import type { WorkflowConfig } from './config.js';
 import { fits, roomOf, satisfies, take, taskInfo, type JsonObject } from './offers.js';
 import type { QueueRequest } from './request.js';
@@ -114,7 +116,7 @@ export class WorkflowScheduler {
     const client = this.#client;
     return {
       frameworkId: this.#frameworkId,
-      received: this.#taken + (client?.events.length ?? 0),
+      received: this.#taken + (client?.pending.length ?? 0),
       streamId: client?.streamId,
       open: client !== undefined && !client.closed,
     };
@@ -385,9 +387,8 @@ export class WorkflowScheduler {
       record.agentId = status['agent_id']?.value ?? record.agentId;
       this.#changed();
     }
-    if (status['uuid'] !== undefined && status['agent_id'] !== undefined) {
-      await this.#call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status['agent_id'], task_id: status['task_id'], uuid: status['uuid'] } });
-    }
+    const acknowledge = acknowledgeCall(status as TaskStatus);
+    if (acknowledge !== undefined) await this.#call(acknowledge);
   }
 
   /** Sends a call; false (and a log line) when it could not be sent or was refused. */
