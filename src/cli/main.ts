@@ -9,8 +9,23 @@ import { runCheckDeterminism, runOptions, runRun, type CheckArgs, type RunArgs }
 import { replayOptions, runReplay } from './replay.js';
 import { serveCommands, workflowCommands } from './workflow.js';
 import { orchCommands, serveOrchestrator } from './orch.js';
+import { failOnUsage, parseOrExplain, type CommandTree } from './flags.js';
 
-await yargs(hideBin(process.argv))
+/** Every command and subcommand, so that a mistyped one is named as a command, not a flag. */
+const COMMANDS: CommandTree = {
+  up: {},
+  run: {},
+  'check-determinism': {},
+  chaos: {},
+  task: { list: {}, exec: {} },
+  replay: {},
+  serve: { workflow: {}, orchestrator: {} },
+  workflow: { run: {} },
+  orch: { list: {}, kubeconfig: {}, scale: {}, status: {}, version: {} },
+};
+
+const argv = hideBin(process.argv);
+const cli = yargs(argv)
   .parserConfiguration({ 'populate--': true })
   .scriptName('clustersim')
   .usage('$0 <command> [options]')
@@ -33,5 +48,5 @@ await yargs(hideBin(process.argv))
   .help()
   .alias('help', 'h')
   .version()
-  .epilogue('Docs: README.md. A run in virtual time (up --time virtual) replays from its --seed and --epoch.')
-  .parseAsync();
+  .epilogue('Docs: README.md. A run in virtual time (up --time virtual) replays from its --seed and --epoch.');
+await parseOrExplain(failOnUsage(cli, COMMANDS, argv));
