@@ -1,13 +1,16 @@
 /** Near misses: the known name a mistyped one was meant to be, for "did you mean" hints. */
 
-/** Levenshtein distance. */
+/** Edit distance: insertions, deletions, substitutions and swaps of two neighbours (optimal string alignment). */
 export function distance(a: string, b: string): number {
+  let before: number[] = [];
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
     for (let j = 1; j <= b.length; j++) {
       next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) next[j] = Math.min(next[j]!, before[j - 2]! + 1);
     }
+    before = row;
     row = next;
   }
   return row[b.length]!;
