@@ -66,7 +66,7 @@ async function runList(args: TaskListArgs): Promise<void> {
 async function runExec(args: TaskExecArgs): Promise<void> {
   const argv = [...(args.cmd ?? []), ...(args['--'] ?? [])];
   if (argv.length === 0) {
-    process.stderr.write('clustersim: task exec needs a command after the task id, e.g. -- echo hello\n');
+    process.stderr.write('clustersim task exec: needs a command after the task id, e.g. -- echo hello\n');
     process.exitCode = 2;
     return;
   }

@@ -12,7 +12,7 @@ import type { Encoding } from '../client/scheduler-client.js';
 import { DEFAULT_API_PORT, DEFAULT_CONFIG, loadWorkflowConfig, type WorkflowConfig } from '../frameworks/workflow/config.js';
 import { startWorkflowService, type WorkflowService } from '../frameworks/workflow/service.js';
 import { EXIT_CODES, runOperator, type OperatorOutcome } from '../frameworks/workflow/operator.js';
-import { numberFlag, PORT, SECONDS } from './flags.js';
+import { numberFlag, PORT, SECONDS, UsageError } from './flags.js';
 import { logFormatOption, type LogFormat } from './log-options.js';
 
 export interface ServeWorkflowArgs {
@@ -110,7 +110,7 @@ function runOptions(y: Argv): Argv {
     .option('mem-limit', { type: 'string', describe: "Memory: MiB, or a number with k, m or g (default the service's task_memory)" })
     .option('disk', numberFlag('disk', { above: 0, unit: 'MiB' }, { describe: "Disk in MiB (default the service's task_disk)" }))
     .option('attribute', { type: 'string', array: true, default: [] as string[], describe: 'Agent attribute constraint <name>:<value> (repeatable)' })
-    .option('env', { type: 'string', array: true, default: [] as string[], describe: 'Environment variable K=V (repeatable)' })
+    .option('env', { type: 'string', array: true, default: [] as string[], coerce: checkEnv, describe: 'Environment variable K=V (repeatable)' })
     .option('volume', { type: 'string', array: true, default: [] as string[], describe: 'Volume source:/container/path[:ro|rw] (repeatable)' })
     .option('network-mode', { type: 'string', describe: 'Engine network mode: HOST, BRIDGE, NONE, USER' })
     .option('user', { type: 'string', describe: 'User inside the container' })
@@ -125,12 +125,17 @@ function runOptions(y: Argv): Argv {
     .epilogue(`Exit codes: ${Object.entries(EXIT_CODES).map(([k, v]) => `${v} ${k}`).join(', ')}.`);
 }
 
+/** Each `--env` a K=V, checked as the command line is parsed. */
+function checkEnv(values: readonly string[]): string[] {
+  const bad = values.find((e) => !/^[^=]+=/.test(e));
+  if (bad !== undefined) throw new UsageError(`--env: ${JSON.stringify(bad)} is not K=V`);
+  return [...values];
+}
+
 /** The queue request of the command's options, or why they do not make one. */
 function bodyOf(args: WorkflowRunArgs): (Record<string, unknown> & { workflow_task_id: string }) | string {
   const words = args['--'] ?? args.cmd ?? [];
-  if (words.length === 0) return 'Name the command after --';
-  const bad = args.env.find((e) => !/^[^=]+=/.test(e));
-  if (bad !== undefined) return `--env ${bad}: expected K=V`;
+  if (words.length === 0) return 'name the command after --, e.g. -- "echo hello"';
   const environment = Object.fromEntries(args.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
   return {
     workflow_task_id: args['task-id'] ?? `workflow.run.${randomBytes(4).toString('hex')}`,
@@ -169,7 +174,8 @@ export async function runWorkflowRun(args: WorkflowRunArgs): Promise<void> {
   const target = urlOf(args);
   const refusal = typeof body === 'string' ? body : typeof target === 'string' ? target : undefined;
   if (typeof body === 'string' || typeof target === 'string') {
-    process.stderr.write(`clustersim: ${refusal}\n`);
+    process.stderr.write(`clustersim workflow run: ${refusal}\n`);
+    // 2, as for any usage error; the operator's http-error code is 2 as well.
     process.exitCode = EXIT_CODES['http-error'];
     return;
   }

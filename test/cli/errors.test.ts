@@ -89,6 +89,8 @@ const CASES: readonly (readonly [readonly string[], string | RegExp])[] = [
   [['workflow', 'run', '--image', 'alpine', '--poll-interval', '0', '--', 'echo'], 'clustersim workflow run: --poll-interval: 0 is not allowed: more than 0 seconds'],
   [['orch', 'lst'], 'clustersim orch: unknown command "lst" (did you mean list?); commands: list, kubeconfig, scale, status, version'],
   [['orch', 'list', '--nme', 'x'], 'clustersim orch list: unknown flag --nme (did you mean --name?); see --help'],
+  [['orch', 'scale', 'fw-1', 'two'], 'clustersim orch scale: <count>: "two" is not a whole number of at least 0'],
+  [['workflow', 'run', '--image', 'alpine', '--env', 'NOVALUE', '--', 'echo'], 'clustersim workflow run: --env: "NOVALUE" is not K=V'],
   [['task', 'exex'], 'clustersim task: unknown command "exex" (did you mean exec?); commands: list, exec'],
   [['task', 'list', '--master', 'nowhere'], 'clustersim task list: --master: "nowhere" is not a URL, e.g. http://127.0.0.1:5050'],
 ];
