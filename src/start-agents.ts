@@ -88,7 +88,7 @@ export async function startAgentsAddressed(
   servers: FastifyInstance[],
   logger: Logger,
 ): Promise<AgentEndpoint[]> {
-  if (!AGENT_ADDRESSINGS.includes(addressing)) throw new StartError(`--agent-addressing must be one of ${AGENT_ADDRESSINGS.join(', ')}, got ${addressing}`);
+  if (!AGENT_ADDRESSINGS.includes(addressing)) throw new StartError(`agentAddressing: must be one of ${AGENT_ADDRESSINGS.join(', ')}, got ${addressing}`, 'agentAddressing');
   if (addressing === 'ports' || spec.count === 0) return startAgents(driver, host, spec, servers, logger);
   if (!loopbackHost(host)) {
     logger.warn({ host }, 'agent addressing: loopback needs an IPv4 loopback host or 0.0.0.0; agents take a port each');
@@ -104,14 +104,15 @@ export async function startAgentsAddressed(
   }
 }
 
-/** A failure to bind agent addresses, as a StartError naming the flag where a user can act. */
+/** A failure to bind agent addresses, as a StartError naming the option where a user can act. */
 function bindError(error: unknown, count: number): unknown {
   const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
   if (code === 'EADDRINUSE' || code === 'EACCES') return listenError(error, { label: 'the agent listener', option: 'agentPort' }, address ?? '', port ?? 0);
   if (code !== 'EMFILE') return error;
   return new StartError(
-    `--agent-addressing loopback: out of file descriptors for ${count} agent addresses, a socket each on a loopback host; ` +
-      `raise the limit (ulimit -n) or use --host ${WILDCARD_HOST}, one socket for all`,
+    `agentAddressing: loopback: out of file descriptors for ${count} agent addresses, a socket each on a loopback host; ` +
+      `raise the limit (ulimit -n) or listen on ${WILDCARD_HOST} (host), one socket for all`,
+    'agentAddressing',
   );
 }
 
@@ -163,7 +164,7 @@ async function serveDomainSocket(app: FastifyInstance, agentId: string, spec: Ag
   if (spec.domainSockets === undefined) return {};
   const path = domainSocketPath(spec.domainSockets.workDir, agentId);
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
-    throw new StartError(`--work-dir: the agents' socket paths (${path}) pass the ${MAX_SOCKET_PATH} bytes a Unix socket address holds; choose a shorter one`);
+    throw new StartError(`workDir: the agents' socket paths (${path}) pass the ${MAX_SOCKET_PATH} bytes a Unix socket address holds; choose a shorter one`, 'workDir');
   }
   const server = await listenDomainSocket(app, path, agentId);
   spec.domainSockets.servers.push({ server, path });

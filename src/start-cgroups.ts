@@ -25,16 +25,16 @@ export interface ContainerOptions {
   readonly memoryControllerDelegated?: boolean;
 }
 
-/** The container flags from the library's options, checked; a StartError names the flag at fault. */
+/** The container flags from the library's options, checked; a StartError names the option at fault. */
 export function containerFlagsOf(options: ContainerOptions): Pick<AgentFlags, 'cgroups' | 'memoryIsolation' | 'memoryControllerDelegated'> {
   const cgroups = options.cgroups ?? DEFAULT_AGENT_FLAGS.cgroups;
-  if (!CGROUPS_VERSIONS.includes(cgroups)) throw new StartError(`--cgroups must be one of ${CGROUPS_VERSIONS.join(', ')}, got ${cgroups}`);
+  if (!CGROUPS_VERSIONS.includes(cgroups)) throw new StartError(`cgroups: must be one of ${CGROUPS_VERSIONS.join(', ')}, got ${cgroups}`, 'cgroups');
   const isolators = (options.isolation ?? DEFAULT_ISOLATION)
     .split(',')
     .map((i) => i.trim())
     .filter((i) => i !== '');
   const unknown = isolators.find((i) => !(ISOLATORS as readonly string[]).includes(i));
-  if (unknown !== undefined) throw new StartError(`--isolation: unknown isolator '${unknown}' (known: ${ISOLATORS.join(', ')})`);
+  if (unknown !== undefined) throw new StartError(`isolation: unknown isolator '${unknown}' (known: ${ISOLATORS.join(', ')})`, 'isolation');
   return {
     cgroups,
     memoryIsolation: isolators.includes('cgroups/mem'),

@@ -326,23 +326,23 @@ function clusterOf(options: StartClusterOptions, time: TimeMode, master: MasterO
   });
 }
 
-/** The group of masters, checked; a StartError names the flag at fault. */
+/** The group of masters, checked; a StartError names the option at fault. */
 function mastersOf(options: StartClusterOptions): { masters: number; electionDelayMs: number } {
   const masters = options.masters ?? 1;
-  if (!Number.isInteger(masters) || masters < 1 || masters > 64) throw new StartError(`--masters must be a whole number from 1 to 64, got ${masters}`);
+  if (!Number.isInteger(masters) || masters < 1 || masters > 64) throw new StartError(`masters: must be a whole number from 1 to 64, got ${masters}`, 'masters');
   const delay = options.electionDelaySeconds ?? 10;
-  if (!(delay >= 0)) throw new StartError(`--election-delay must not be negative, got ${delay}`);
+  if (!(delay >= 0)) throw new StartError(`electionDelaySeconds: must not be negative, got ${delay}`, 'electionDelaySeconds');
   return { masters, electionDelayMs: delay * 1000 };
 }
 
-/** The master's options from the library's, checked; a StartError names the flag at fault. */
+/** The master's options from the library's, checked; a StartError names the option at fault. */
 function masterOptionsOf(options: StartClusterOptions, host: string): MasterOptions {
   const heartbeat = options.heartbeatIntervalSeconds ?? 15;
-  if (!(heartbeat > 0)) throw new StartError(`--heartbeat-interval must be positive, got ${heartbeat}`);
+  if (!(heartbeat > 0)) throw new StartError(`heartbeatIntervalSeconds: must be positive, got ${heartbeat}`, 'heartbeatIntervalSeconds');
   const allocation = options.allocationIntervalSeconds ?? 1;
-  if (!(allocation > 0)) throw new StartError(`--allocation-interval must be positive, got ${allocation}`);
+  if (!(allocation > 0)) throw new StartError(`allocationIntervalSeconds: must be positive, got ${allocation}`, 'allocationIntervalSeconds');
   const weights = parseWeights(options.weights ?? '');
-  if (typeof weights === 'string') throw new StartError(`--weights: ${weights}`);
+  if (typeof weights === 'string') throw new StartError(`weights: ${weights}`, 'weights');
   return {
     hostname: host,
     ip: host,
@@ -370,43 +370,43 @@ function stopOnFailure(driver: ClusterDriver, servers: FastifyInstance[], logger
 }
 
 
-/** How many agents, and what each is, from the library's options, checked; a StartError names the flag at fault. */
+/** How many agents, and what each is, from the library's options, checked; a StartError names the option at fault. */
 function agentsOf(options: StartClusterOptions): { count: number; machine: Machine; machines?: Machine[] } {
   const flags = agentFlagsOf(options);
   const machineOf = (resourceText: string | undefined, attributeText: string | undefined, where: string): Machine => {
     const resources = agentResourcesOf(resourceText ?? options.agentResources ?? DEFAULT_AGENT_RESOURCES);
     if (typeof resources === 'string') throw new StartError(`${where === '' ? 'agentResources' : `${where}.resources`}: ${resources}`, where === '' ? 'agentResources' : 'agentGroups');
     const attributes = parseAttributes(attributeText ?? options.agentAttributes ?? '');
-    if (typeof attributes === 'string') throw new StartError(`${where === '' ? '--agent-attributes' : `${where}.attributes`}: ${attributes}`);
+    if (typeof attributes === 'string') throw new StartError(`${where === '' ? 'agentAttributes' : `${where}.attributes`}: ${attributes}`, where === '' ? 'agentAttributes' : 'agentGroups');
     return { resources, attributes, flags };
   };
   const machine = machineOf(undefined, undefined, '');
   if (options.agentGroups !== undefined) {
     const machines = options.agentGroups.flatMap((group, i) => {
-      if (!Number.isInteger(group.count) || group.count < 0) throw new StartError(`agentGroups[${i}].count must be a whole number, got ${group.count}`);
+      if (!Number.isInteger(group.count) || group.count < 0) throw new StartError(`agentGroups[${i}].count: must be a whole number, got ${group.count}`, 'agentGroups');
       return Array<Machine>(group.count).fill(machineOf(group.resources, group.attributes, `agentGroups[${i}]`));
     });
     return { count: machines.length, machine, machines };
   }
   const count = options.agents ?? 3;
-  if (!Number.isInteger(count) || count < 0) throw new StartError(`--agents must be a whole number, got ${count}`);
+  if (!Number.isInteger(count) || count < 0) throw new StartError(`agents: must be a whole number, got ${count}`, 'agents');
   return { count, machine };
 }
 
-/** The agents' executor flags from the library's options, checked; a StartError names the flag at fault. */
+/** The agents' executor flags from the library's options, checked; a StartError names the option at fault. */
 function agentFlagsOf(options: StartClusterOptions): AgentFlags {
   const mode = options.customExecutors ?? 'simulate';
-  if (!CUSTOM_EXECUTOR_MODES.includes(mode)) throw new StartError(`--custom-executors must be one of ${CUSTOM_EXECUTOR_MODES.join(', ')}, got ${mode}`);
-  const seconds = (flag: string, value: number | undefined, fallbackMs: number): number => {
+  if (!CUSTOM_EXECUTOR_MODES.includes(mode)) throw new StartError(`customExecutors: must be one of ${CUSTOM_EXECUTOR_MODES.join(', ')}, got ${mode}`, 'customExecutors');
+  const seconds = (option: string, value: number | undefined, fallbackMs: number): number => {
     if (value === undefined) return fallbackMs;
-    if (!(value > 0) || !Number.isFinite(value)) throw new StartError(`--${flag} must be a positive number of seconds, got ${value}`);
+    if (!(value > 0) || !Number.isFinite(value)) throw new StartError(`${option}: must be a positive number of seconds, got ${value}`, option);
     return Math.round(value * 1000);
   };
   return {
     ...DEFAULT_AGENT_FLAGS,
     customExecutors: mode,
-    executorRegistrationTimeoutMs: seconds('executor-registration-timeout', options.executorRegistrationTimeoutSeconds, DEFAULT_AGENT_FLAGS.executorRegistrationTimeoutMs),
-    executorShutdownGracePeriodMs: seconds('executor-shutdown-grace-period', options.executorShutdownGracePeriodSeconds, DEFAULT_AGENT_FLAGS.executorShutdownGracePeriodMs),
+    executorRegistrationTimeoutMs: seconds('executorRegistrationTimeoutSeconds', options.executorRegistrationTimeoutSeconds, DEFAULT_AGENT_FLAGS.executorRegistrationTimeoutMs),
+    executorShutdownGracePeriodMs: seconds('executorShutdownGracePeriodSeconds', options.executorShutdownGracePeriodSeconds, DEFAULT_AGENT_FLAGS.executorShutdownGracePeriodMs),
     ...containerFlagsOf(options),
     containerEngine: engineOn(options),
   };
@@ -443,14 +443,14 @@ function outputsOf(
 /** The executor tokens, with executor authentication on; a bad key file stops the start with one line naming it. */
 async function tokensOf(options: StartClusterOptions): Promise<ExecutorTokens | undefined> {
   if (options.authenticateHttpExecutors !== true) {
-    if (options.jwtSecretKey !== undefined) throw new StartError('--jwt-secret-key needs --authenticate-http-executors');
+    if (options.jwtSecretKey !== undefined) throw new StartError('jwtSecretKey: needs authenticateHttpExecutors', 'jwtSecretKey');
     return undefined;
   }
   if (options.jwtSecretKey === undefined) return ExecutorTokens.create();
   try {
     return await ExecutorTokens.fromFile(options.jwtSecretKey);
   } catch (error) {
-    throw new StartError(`--jwt-secret-key: ${(error as Error).message}`);
+    throw new StartError(`jwtSecretKey: ${(error as Error).message}`, 'jwtSecretKey');
   }
 }
 
@@ -475,7 +475,7 @@ function workDirOf(options: StartClusterOptions, flags: AgentFlags): WorkDir | u
 function engineOn(options: StartClusterOptions): boolean {
   const containerizers = (options.containerizers ?? 'mesos,docker').split(',').map((c) => c.trim());
   const unknown = containerizers.find((c) => c !== 'mesos' && c !== 'docker');
-  if (unknown !== undefined) throw new StartError(`--containerizers takes mesos and docker, got '${unknown}'`);
+  if (unknown !== undefined) throw new StartError(`containerizers: takes mesos and docker, got '${unknown}'`, 'containerizers');
   return containerizers.includes('docker');
 }
 
@@ -491,7 +491,7 @@ async function startEngine(
   mkdirSync(path.dirname(socketPath), { recursive: true });
   rmSync(socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new StartError(`--engine-socket: cannot listen on ${socketPath}: ${error.code ?? error.message}`)));
+    server.once('error', (error: NodeJS.ErrnoException) => reject(new StartError(`engineSocket: cannot listen on ${socketPath}: ${error.code ?? error.message}`, 'engineSocket')));
     server.listen(socketPath, () => resolve());
   });
   chmodSync(socketPath, 0o600);
@@ -502,31 +502,31 @@ async function startEngine(
   return { path: socketPath, helpers: new EngineHelpers(socketPath, engine.driver), close };
 }
 
-/** The limits with their defaults, checked; the flag names are those of `clustersim up`. */
+/** The limits with their defaults, checked; a StartError names the option at fault. */
 function limitsOf(options: LimitOptions): { master: Omit<MasterAppOptions, 'driver' | 'logger'>; agentListener: ListenerLimits } {
   const value = { ...DEFAULT_LIMITS, ...definedOnly(options) };
-  const positive = (flag: string, n: number): number => {
-    if (!(n > 0) || !Number.isFinite(n)) throw new StartError(`--${flag} must be a positive number, got ${n}`);
+  const positive = (option: string, n: number): number => {
+    if (!(n > 0) || !Number.isFinite(n)) throw new StartError(`${option}: must be a positive number, got ${n}`, option);
     return n;
   };
-  const count = (flag: string, n: number): number => {
-    if (!Number.isInteger(n) || n < 1) throw new StartError(`--${flag} must be a whole number of at least 1, got ${n}`);
+  const count = (option: string, n: number): number => {
+    if (!Number.isInteger(n) || n < 1) throw new StartError(`${option}: must be a whole number of at least 1, got ${n}`, option);
     return n;
   };
   const timeouts = {
-    idleTimeoutSeconds: positive('idle-timeout', value.idleTimeoutSeconds),
-    headersTimeoutSeconds: positive('headers-timeout', value.headersTimeoutSeconds),
-    requestTimeoutSeconds: positive('request-timeout', value.requestTimeoutSeconds),
+    idleTimeoutSeconds: positive('idleTimeoutSeconds', value.idleTimeoutSeconds),
+    headersTimeoutSeconds: positive('headersTimeoutSeconds', value.headersTimeoutSeconds),
+    requestTimeoutSeconds: positive('requestTimeoutSeconds', value.requestTimeoutSeconds),
   };
   return {
     master: {
-      listener: { ...timeouts, maxConnections: count('max-connections', value.maxConnections) },
-      maxSubscriptions: count('max-subscriptions', value.maxSubscriptions),
-      maxFrameworks: count('max-frameworks', value.maxFrameworks),
-      maxBufferedBytes: Math.round(positive('stream-buffer-limit', value.streamBufferLimitMiB) * MIB),
-      streamBudgetBytes: Math.round(positive('stream-buffer-budget', value.streamBufferBudgetMiB) * MIB),
+      listener: { ...timeouts, maxConnections: count('maxConnections', value.maxConnections) },
+      maxSubscriptions: count('maxSubscriptions', value.maxSubscriptions),
+      maxFrameworks: count('maxFrameworks', value.maxFrameworks),
+      maxBufferedBytes: Math.round(positive('streamBufferLimitMiB', value.streamBufferLimitMiB) * MIB),
+      streamBudgetBytes: Math.round(positive('streamBufferBudgetMiB', value.streamBufferBudgetMiB) * MIB),
     },
-    agentListener: { ...timeouts, maxConnections: count('agent-max-connections', value.agentMaxConnections) },
+    agentListener: { ...timeouts, maxConnections: count('agentMaxConnections', value.agentMaxConnections) },
   };
 }
 
@@ -535,19 +535,19 @@ function authOf(options: StartClusterOptions): { credentials?: Map<string, strin
   const out: { credentials?: Map<string, string>; acls?: Acls } = {};
   if (options.authenticateHttpReadonly === true && options.credentials === undefined) {
     // Upstream's master does not start either: its basic authenticator has no credentials for the realm.
-    throw new StartError(`--authenticate-http-readonly needs --credentials: no credentials for the realm '${READONLY_REALM}'`);
+    throw new StartError(`authenticateHttpReadonly: needs credentials: there are none for the realm '${READONLY_REALM}'`, 'authenticateHttpReadonly');
   }
   if (options.authenticateHttpReadwrite === true && options.credentials === undefined) {
-    throw new StartError(`--authenticate-http-readwrite needs --credentials: no credentials for the realm '${AGENT_READWRITE_REALM}'`);
+    throw new StartError(`authenticateHttpReadwrite: needs credentials: there are none for the realm '${AGENT_READWRITE_REALM}'`, 'authenticateHttpReadwrite');
   }
   if (options.credentials !== undefined) {
     const loaded = loadCredentials(options.credentials);
-    if (!loaded.ok) throw new StartError(loaded.error);
+    if (!loaded.ok) throw new StartError(loaded.error, 'credentials');
     out.credentials = loaded.value;
   }
   if (options.acls !== undefined) {
     const loaded = loadAcls(options.acls);
-    if (!loaded.ok) throw new StartError(loaded.error);
+    if (!loaded.ok) throw new StartError(loaded.error, 'acls');
     out.acls = loaded.value;
   }
   return out;

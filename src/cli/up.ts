@@ -241,14 +241,19 @@ export async function runUp(args: UpArgs): Promise<void> {
   process.once('SIGTERM', () => stop('SIGTERM'));
 }
 
-/** The flag that chose what a StartError's option names, so that the user knows what to change. */
-const FLAG_OF: Readonly<Record<string, string>> = { port: 'port', agentPort: 'agent-port', host: 'host' };
+/** The flag of a library option (`heartbeatIntervalSeconds` is `--heartbeat-interval`); none for the library's own. */
+function flagOf(option: string): string | undefined {
+  if (option === 'agentGroups') return undefined;
+  return option.replace(/(Seconds|MiB|Ms)$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
 
-/** A refused start in one line: the library's reason, and the flag to change where one did it. */
+/** A refused start in one line: the library's reason, in terms of the flag that chose what it names. */
 function refusal(error: unknown): string {
   if (!(error instanceof StartError)) return `cannot start: ${(error as Error).message}`;
-  const flag = error.option === undefined ? undefined : FLAG_OF[error.option];
-  return flag === undefined ? error.message : `${error.message} (--${flag})`;
+  const flag = error.option === undefined ? undefined : flagOf(error.option);
+  if (flag === undefined || error.message.includes(`--${flag}`)) return error.message;
+  const prefix = `${error.option}: `;
+  return error.message.startsWith(prefix) ? `--${flag}: ${error.message.slice(prefix.length)}` : `${error.message} (--${flag})`;
 }
 
 /** The library's options from the command's. */

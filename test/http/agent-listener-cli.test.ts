@@ -64,6 +64,6 @@ describe('too few file descriptors for a socket per agent address', () => {
   it('stops `up` with one line that says what to do', async () => {
     const result = await upWithFileLimit(200, ['--port', '0', '--agents', '300', '--agent-addressing', 'loopback', '--log-level', 'silent']);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('clustersim up: --agent-addressing loopback: out of file descriptors for 300 agent addresses');
+    expect(result.stderr).toContain('clustersim up: --agent-addressing: loopback: out of file descriptors for 300 agent addresses');
   });
 });

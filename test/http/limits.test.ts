@@ -338,11 +338,11 @@ describe('subscription and framework caps', () => {
 });
 
 describe('limit options', () => {
-  it('refuses a limit that is not positive, naming its flag', async () => {
-    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', maxFrameworks: 0 })).rejects.toThrow('--max-frameworks');
-    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', idleTimeoutSeconds: -1 })).rejects.toThrow('--idle-timeout');
+  it('refuses a limit that is not positive, naming its option', async () => {
+    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', maxFrameworks: 0 })).rejects.toThrow('maxFrameworks: must be a whole number of at least 1, got 0');
+    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', idleTimeoutSeconds: -1 })).rejects.toMatchObject({ option: 'idleTimeoutSeconds' });
     await expect(startCluster({ port: 0, agents: 0, time: 'virtual', streamBufferBudgetMiB: Number.NaN })).rejects.toThrow(
-      '--stream-buffer-budget',
+      'streamBufferBudgetMiB: must be a positive number, got NaN',
     );
   });
 });
