@@ -3,7 +3,9 @@
  * that is taken, and its logs, as JSON lines (one per task launch, status
  * update and offer batch at info, with the cluster time) and as pretty text.
  */
+import { spawn, spawnSync } from 'node:child_process';
 import net from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import { runCli, startUp, type UpProcess } from '../e2e/cli-process.js';
@@ -100,6 +102,27 @@ describe('clustersim up as a process', () => {
     expect(lines).toEqual(expect.arrayContaining([expect.stringMatching(/^\[[\d:.]+\] INFO: agent 2 of 2 listening at /)]));
     // Virtual time starts at its epoch (2023-11-14T22:13:20Z), whatever the wall clock says.
     expect(lines).toEqual(expect.arrayContaining([expect.stringMatching(/INFO[^:]*: agent:add .*"clusterTime":"2023-11-14T22:13:20/)]));
+  }, 60_000);
+
+  it('on a terminal, pretty and coloured by default', async (context) => {
+    // util-linux's script(1) gives the command a terminal; without it there is nothing to run this on.
+    if (spawnSync('script', ['--version']).error !== undefined) return context.skip();
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const command = `'${process.execPath}' --import tsx src/cli/main.ts up --port 0 --agents 1`;
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    let text = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (c: Buffer) => {
+        text += c.toString();
+        if (text.includes('master at')) resolve();
+      });
+      void exited.then(() => reject(new Error(`script exited: ${text}`)));
+    });
+    child.kill('SIGTERM');
+    await exited;
+    expect(text).toMatch(/^\[[\d:.]+\] \x1b\[32mINFO\x1b\[39m: \x1b\[36mthe master listening at http:\/\/127\.0\.0\.1:\d+/m);
+    expect(text).not.toMatch(/^\{"level"/m);
   }, 60_000);
 
   it('the ready line says "0 agents" (and "1 agent": test/e2e/cli.test.ts)', async () => {
