@@ -117,9 +117,10 @@ export function commandPath(argv: readonly string[], tree: CommandTree): { path:
   return { path, rest };
 }
 
-/** Whether `name` was typed as a flag (`--name`, `--name=v`, `--no-name`, `-n`). */
-function typedAsFlag(name: string, argv: readonly string[]): boolean {
-  return argv.some((word) => word === `--${name}` || word.startsWith(`--${name}=`) || word === `--no-${name}` || word === `-${name}`);
+/** How `name` was typed as a flag (`--name`, `--no-name`, `-n`; without `=value`), if it was. */
+function typedAsFlag(name: string, argv: readonly string[]): string | undefined {
+  const forms = [`--${name}`, `--no-${name}`, `-${name}`];
+  return argv.map((word) => word.split('=')[0]!).find((word) => forms.includes(word));
 }
 
 /** The names yargs reports (`agent-resorces, agentResorces`): each once, as typed. */
@@ -131,11 +132,11 @@ function reportedNames(list: string): string[] {
 
 function unknownWords(list: string, argv: readonly string[], knownFlags: readonly string[], rest: CommandTree): string {
   const names = reportedNames(list);
-  const flags = names.filter((n) => typedAsFlag(n, argv));
+  const flags = names.filter((n) => typedAsFlag(n, argv) !== undefined);
   if (flags.length > 0) {
     const guess = flags.length === 1 ? nearest(flags[0]!, knownFlags) : undefined;
-    const dash = (n: string) => (n.length === 1 ? `-${n}` : `--${n}`);
-    return `unknown flag${flags.length === 1 ? '' : 's'} ${flags.map(dash).join(', ')}${guess === undefined ? '' : ` (did you mean --${guess}?)`}; see --help`;
+    const typed = flags.map((n) => typedAsFlag(n, argv)!);
+    return `unknown flag${flags.length === 1 ? '' : 's'} ${typed.join(', ')}${guess === undefined ? '' : ` (did you mean --${guess}?)`}; see --help`;
   }
   const word = names[0] ?? list;
   const commands = Object.keys(rest);

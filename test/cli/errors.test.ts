@@ -60,6 +60,8 @@ const CASES: readonly (readonly [readonly string[], string | RegExp])[] = [
   [['up', '--agnets', '3'], 'clustersim up: unknown flag --agnets (did you mean --agents?); see --help'],
   [['up', '--port', '0', '--authenticate-http-readonly'], "clustersim up: --authenticate-http-readonly: needs credentials: there are none for the realm 'mesos-master-readonly'"],
   [['up', '--port', '0', '--jwt-secret-key', 'key.bin'], 'clustersim up: --jwt-secret-key: needs authenticateHttpExecutors'],
+  [['up', '--no-such-thing'], 'clustersim up: unknown flag --no-such-thing; see --help'],
+  [['up', '-x', '--agnets=2'], 'clustersim up: unknown flags -x, --agnets; see --help'],
   [['fly'], `clustersim: unknown command "fly"; commands: ${COMMANDS}`],
   [['up', '--agent-resources', ''], /^clustersim up: --agent-resources: "" names no resource; give at least one, e\.g\. cpus:4;/],
   [['up', '--port', '70000'], 'clustersim up: --port: 70000 is not a port (0-65535)'],
