@@ -96,14 +96,15 @@ export async function startAgentsAddressed(
   }
 }
 
-/** A failure to bind agent addresses, as a StartError naming the flag where a user can act. */
+/** A failure to bind agent addresses, as a StartError naming the option where a user can act. */
 function bindError(error: unknown, count: number): unknown {
   const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
-  if (code === 'EADDRINUSE') return new StartError(`--agent-port: port ${port} is in use on ${address}, an agent's address`);
+  if (code === 'EADDRINUSE' || code === 'EACCES') return listenError(error, { label: 'the agent listener', option: 'agentPort' }, address ?? '', port ?? 0);
   if (code !== 'EMFILE') return error;
   return new StartError(
-    `--agent-addressing loopback: out of file descriptors for ${count} agent addresses, a socket each on a loopback host; ` +
-      `raise the limit (ulimit -n) or use --host ${WILDCARD_HOST}, one socket for all`,
+    `agentAddressing: loopback: out of file descriptors for ${count} agent addresses, a socket each on a loopback host; ` +
+      `raise the limit (ulimit -n) or listen on ${WILDCARD_HOST} (host), one socket for all`,
+    'agentAddressing',
   );
 }
 
@@ -140,7 +141,7 @@ async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec
     const binding = { driver, agentId: (req: FastifyRequest) => agentOfDomainSocket(req) ?? agentId, executors: spec.executors };
     const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener, agent: binding, ...credentialsOf(spec) });
     servers.push(app);
-    const port = await listen(app, host, spec.firstPort === 0 ? 0 : spec.firstPort + i);
+    const port = await listen(app, host, spec.firstPort === 0 ? 0 : spec.firstPort + i, { label: `agent ${i + 1}${spec.count > 1 ? ` of ${spec.count}` : ''}`, option: 'agentPort' });
     const hostname = spec.advertiseHost ?? host;
     const agent = driver.input((c) => c.addAgent({ hostname, ip: hostname, port: advertised(spec, i, port), ...(spec.machines?.[i] ?? spec.machine) }));
     agentId = agent.id;
@@ -165,9 +166,30 @@ async function serveDomainSocket(app: FastifyInstance, agentId: string, spec: Ag
 
 const credentialsOf = (spec: AgentsSpec) => (spec.credentials === undefined ? {} : { credentials: spec.credentials });
 
-export async function listen(app: FastifyInstance, host: string, port: number): Promise<number> {
-  await app.listen({ host, port });
+/** Which server listens, for its log line and a refused start: `master 2 of 3`, `agent 1`; `option` chose its port. */
+export interface ServerName {
+  readonly label: string;
+  readonly option: 'port' | 'agentPort';
+}
+
+/** Listens, logging `<server> listening at <url>`; a port that cannot be had is a StartError naming the server and the port. */
+export async function listen(app: FastifyInstance, host: string, port: number, server: ServerName): Promise<number> {
+  try {
+    await app.listen({ host, port, listenTextResolver: (address) => `${server.label} listening at ${address}` });
+  } catch (error) {
+    throw listenError(error, server, host, port);
+  }
   return (app.server.address() as AddressInfo).port;
+}
+
+/** Why a server could not listen, as a StartError where the user can act; other errors as they are. */
+export function listenError(error: unknown, server: ServerName, host: string, port: number): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  const where = `${server.label} cannot listen on ${host}:${port}`;
+  if (code === 'EADDRINUSE') return new StartError(`${where}: the port is in use`, server.option);
+  if (code === 'EACCES') return new StartError(`${where}: permission denied (ports below 1024 need privileges)`, server.option);
+  if (code === 'EADDRNOTAVAIL') return new StartError(`${where}: ${host} is not an address of this machine`, 'host');
+  return error;
 }
 
 function advertised(spec: AgentsSpec, index: number, port: number): number {

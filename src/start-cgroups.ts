@@ -33,7 +33,7 @@ export function containerFlagsOf(options: ContainerOptions): Pick<AgentFlags, 'c
     .map((i) => i.trim())
     .filter((i) => i !== '');
   const unknown = isolators.find((i) => !(ISOLATORS as readonly string[]).includes(i));
-  if (unknown !== undefined) throw new StartError(`isolation: unknown isolator '${unknown}' (known: ${ISOLATORS.join(', ')})`, ['isolation']);
+  if (unknown !== undefined) throw new StartError(`isolation: unknown isolator '${unknown}' (known: ${ISOLATORS.join(', ')})`, 'isolation');
   return {
     cgroups,
     memoryIsolation: isolators.includes('cgroups/mem'),

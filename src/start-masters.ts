@@ -25,7 +25,8 @@ export async function listenMasters(
   for (let index = 0; index < count; index++) {
     const masterApp = buildMasterApp({ ...app, masterIndex: index, masterPorts: ports });
     servers.push(masterApp);
-    const port = await listen(masterApp, host, firstPort === 0 ? 0 : firstPort + index);
+    const label = count === 1 ? 'the master' : `master ${index + 1} of ${count}`;
+    const port = await listen(masterApp, host, firstPort === 0 ? 0 : firstPort + index, { label, option: 'port' });
     ports.push(port);
     // A port of 0 is known only now.
     app.driver.input((c) => c.bindMasterPort(advertiseFirstPort === undefined ? port : advertiseFirstPort + index, index));

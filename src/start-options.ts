@@ -15,13 +15,18 @@ import { LOG_LEVELS } from './runtime/logging.js';
 
 /** A start that cannot go on: one line saying why, naming the options at fault (`options`, in order). */
 export class StartError extends Error {
-  constructor(
-    message: string,
-    /** The library options the message names, in the order it names them. */
-    readonly options: readonly string[] = [],
-  ) {
+  /** The library options the message names, in the order it names them. */
+  readonly options: readonly string[];
+
+  constructor(message: string, options: string | readonly string[] = []) {
     super(message);
     this.name = 'StartError';
+    this.options = typeof options === 'string' ? [options] : options;
+  }
+
+  /** The option at fault: the first the message names. */
+  get option(): string | undefined {
+    return this.options[0];
   }
 }
 
@@ -141,7 +146,7 @@ export function checkStartOptions(options: object): void {
     if (rule === undefined) throw new StartError(unknownOption(name), [name]);
     if (value === undefined) continue;
     const reason = rule(value);
-    if (reason !== undefined) throw new StartError(`${name}${reason.startsWith('[') ? '' : ' '}${reason}, got ${show(value)}`, [name]);
+    if (reason !== undefined) throw new StartError(`${name}${reason.startsWith('[') ? '' : ': '}${reason}, got ${show(value)}`, [name]);
   }
 }
 

@@ -14,7 +14,7 @@ import { Cluster } from './core/cluster.js';
 import { controlMethods, controlOf, type ControlMethods } from './start-control.js';
 import type { MasterOptions } from './core/master/ops.js';
 import type { Acls } from './core/authz.js';
-import { parseResources } from './core/resources.js';
+import { agentResourcesOf } from './start-resources.js';
 import { AGENT_READWRITE_REALM, READONLY_REALM } from './http/auth.js';
 import { containerFlagsOf, type ContainerOptions } from './start-cgroups.js';
 import { listenMasters } from './start-masters.js';
@@ -384,7 +384,7 @@ function stopOnFailure(driver: ClusterDriver, servers: FastifyInstance[], logger
 function agentsOf(options: StartClusterOptions): { count: number; machine: Machine; machines?: Machine[] } {
   const flags = agentFlagsOf(options);
   const machineOf = (resourceText: string | undefined, attributeText: string | undefined, where: string): Machine => {
-    const resources = parseResources(resourceText ?? options.agentResources ?? DEFAULT_AGENT_RESOURCES);
+    const resources = agentResourcesOf(resourceText ?? options.agentResources ?? DEFAULT_AGENT_RESOURCES);
     if (typeof resources === 'string') throw new StartError(`${where === '' ? 'agentResources' : `${where}.resources`}: ${resources}`, [where === '' ? 'agentResources' : 'agentGroups']);
     const attributes = parseAttributes(attributeText ?? options.agentAttributes ?? '');
     if (typeof attributes === 'string') throw new StartError(`${where === '' ? 'agentAttributes' : `${where}.attributes`}: ${attributes}`, [where === '' ? 'agentAttributes' : 'agentGroups']);

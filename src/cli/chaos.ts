@@ -10,6 +10,7 @@ import { loadScenario, ScenarioError } from '../scenario/load.js';
 import { textReport } from '../scenario/report.js';
 import { runScenario } from '../scenario/runner.js';
 import { startScenarioCluster, startScenarioService } from '../start-scenario.js';
+import { COUNT, numberFlag } from './flags.js';
 
 export interface ChaosArgs {
   file: string;
@@ -21,14 +22,9 @@ export interface ChaosArgs {
 export function chaosOptions(yargs: Argv): Argv<ChaosArgs> {
   return yargs
     .positional('file', { type: 'string', demandOption: true, describe: 'The scenario file' })
-    .option('runs', { type: 'number', default: 20, describe: 'Random schedules to try (shrinking runs come on top)' })
-    .option('seed', { type: 'number', default: 1, describe: 'The seed the schedules are drawn from' })
+    .option('runs', numberFlag('runs', COUNT, { default: 20, describe: 'Random schedules to try (shrinking runs come on top)' }))
+    .option('seed', numberFlag('seed', { whole: true }, { default: 1, describe: 'The seed the schedules are drawn from' }))
     .option('out', { type: 'string', describe: 'Where the minimal failing scenario goes (default NAME-chaos-SEED.yaml in the current directory)' })
-    .check((args) => {
-      if (!Number.isInteger(args.runs) || args.runs < 1) throw new Error(`--runs must be a whole number of at least 1, got ${args.runs}`);
-      if (!Number.isInteger(args.seed)) throw new Error(`--seed must be a whole number, got ${args.seed}`);
-      return true;
-    })
     .example('$0 chaos scenarios/steady-state.yaml --runs 50', 'Fifty random schedules of faults') as unknown as Argv<ChaosArgs>;
 }
 

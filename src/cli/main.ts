@@ -10,8 +10,23 @@ import { replayOptions, runReplay } from './replay.js';
 import { serveCommands, workflowCommands } from './workflow.js';
 import { orchCommands, serveOrchestrator } from './orch.js';
 import { flagsFromEnvironment } from './env.js';
+import { failOnUsage, parseOrExplain, type CommandTree } from './flags.js';
 
-await flagsFromEnvironment(yargs(hideBin(process.argv)))
+/** Every command and subcommand, so that a mistyped one is named as a command, not a flag. */
+const COMMANDS: CommandTree = {
+  up: {},
+  run: {},
+  'check-determinism': {},
+  chaos: {},
+  task: { list: {}, exec: {} },
+  replay: {},
+  serve: { workflow: {}, orchestrator: {} },
+  workflow: { run: {} },
+  orch: { list: {}, kubeconfig: {}, scale: {}, status: {}, version: {} },
+};
+
+const argv = hideBin(process.argv);
+const cli = flagsFromEnvironment(yargs(argv))
   .parserConfiguration({ 'populate--': true })
   .scriptName('clustersim')
   .usage('$0 <command> [options]')
@@ -34,5 +49,5 @@ await flagsFromEnvironment(yargs(hideBin(process.argv)))
   .help()
   .alias('help', 'h')
   .version()
-  .epilogue('Docs: README.md. A run in virtual time (up --time virtual) replays from its --seed and --epoch.')
-  .parseAsync();
+  .epilogue('Docs: README.md. A run in virtual time (up --time virtual) replays from its --seed and --epoch.');
+await parseOrExplain(failOnUsage(cli, COMMANDS, argv));

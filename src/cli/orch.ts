@@ -11,6 +11,7 @@ import type { Argv } from 'yargs';
 import { ConfigError, loadConfig } from '../frameworks/orchestrator/config.js';
 import { startOrchestrator } from '../frameworks/orchestrator/service.js';
 import { callFramework, listText, loadPluginConfig, PluginError, scalePath, type PluginConfig } from '../frameworks/orchestrator/plugin.js';
+import { UsageError } from './flags.js';
 
 /** `serve orchestrator`: options beyond the environment. */
 export function serveOrchestratorOptions(y: Argv): Argv {
@@ -89,7 +90,15 @@ export function orchCommands(yargs: Argv): Argv {
       'Set the number of agents (default), managers (servers) or datastores',
       (y) =>
         id(y)
-          .positional('count', { type: 'string', demandOption: true, describe: 'The number of running instances' })
+          .positional('count', {
+            type: 'string',
+            demandOption: true,
+            describe: 'The number of running instances',
+            coerce: (count: string) => {
+              if (!/^[0-9]+$/.test(count)) throw new UsageError(`<count>: ${JSON.stringify(count)} is not a whole number of at least 0`);
+              return count;
+            },
+          })
           .option('agent', { type: 'boolean', describe: 'Scale the agents (the default)' })
           .option('manager', { type: 'boolean', describe: 'Scale the managers (servers)' })
           .option('datastore', { type: 'boolean', describe: 'Scale the datastores' })

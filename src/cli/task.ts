@@ -6,6 +6,7 @@
  */
 import type { Argv } from 'yargs';
 import { ExecError, execInTask } from '../client/task-exec.js';
+import { textFlag } from './flags.js';
 
 const DEFAULT_MASTER = 'http://127.0.0.1:5050';
 
@@ -44,7 +45,7 @@ export function taskCommands(yargs: Argv): Argv {
 }
 
 function masterOption(y: Argv): Argv {
-  return y.option('master', { type: 'string', default: DEFAULT_MASTER, describe: "The master's URL" });
+  return y.option('master', textFlag('master', (t) => (URL.canParse(t) ? undefined : `${JSON.stringify(t)} is not a URL, e.g. ${DEFAULT_MASTER}`), { default: DEFAULT_MASTER, describe: "The master's URL" }));
 }
 
 async function runList(args: TaskListArgs): Promise<void> {
@@ -65,7 +66,7 @@ async function runList(args: TaskListArgs): Promise<void> {
 async function runExec(args: TaskExecArgs): Promise<void> {
   const argv = [...(args.cmd ?? []), ...(args['--'] ?? [])];
   if (argv.length === 0) {
-    process.stderr.write('clustersim: task exec needs a command after the task id, e.g. -- echo hello\n');
+    process.stderr.write('clustersim task exec: needs a command after the task id, e.g. -- echo hello\n');
     process.exitCode = 2;
     return;
   }

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { DEFAULT_API_PORT, DEFAULT_CONFIG, loadWorkflowConfig } from '../frameworks/workflow/config.js';
 import { startWorkflowService } from '../frameworks/workflow/service.js';
 import { startOrchestratorBeside } from './orch.js';
+import { numberFlag, PORT, UsageError } from './flags.js';
 
 export const WITH_SERVICES = ['workflow', 'orchestrator'] as const;
 
@@ -25,12 +26,22 @@ export function withOptions(y: Argv): Argv {
       type: 'string',
       array: true,
       default: [] as string[],
+      coerce: checkServices,
       describe: `Bundled frameworks to run beside the cluster, comma-separated or repeated: ${WITH_SERVICES.join(', ')}`,
     })
     .option('workflow-config', { type: 'string', describe: 'With --with workflow: its INI file (the master is this cluster\'s whatever the file says)' })
-    .option('workflow-port', { type: 'number', default: DEFAULT_API_PORT, describe: "With --with workflow: its API's port" })
+    .option('workflow-port', numberFlag('workflow-port', PORT, { default: DEFAULT_API_PORT, describe: "With --with workflow: its API's port" }))
     .group(['with', 'workflow-config', 'workflow-port'], 'Bundled frameworks (README.md, "Workflow container-task service"):');
 }
+
+/** The names `--with` gives, each known; checked as the command line is parsed. */
+function checkServices(values: readonly string[]): string[] {
+  const unknown = servicesOf(values).find((n) => !(WITH_SERVICES as readonly string[]).includes(n));
+  if (unknown !== undefined) throw new UsageError(`--with: unknown service ${JSON.stringify(unknown)} (one of ${WITH_SERVICES.join(', ')})`);
+  return [...values];
+}
+
+const servicesOf = (values: readonly string[]): string[] => values.flatMap((w) => w.split(',')).map((w) => w.trim()).filter((w) => w !== '');
 
 export interface StartedServices {
   /** One line each, `<service> … at <url>`. */
@@ -46,7 +57,7 @@ interface Started {
 
 /** The services named, in order; an unknown name, or one that cannot start, is the error (those started are stopped). */
 export async function startWith(args: WithArgs, masterUrl: string, host: string, logger: Logger): Promise<StartedServices | string> {
-  const names = args.with.flatMap((w) => w.split(',')).map((w) => w.trim()).filter((w) => w !== '');
+  const names = servicesOf(args.with);
   const unknown = names.find((n) => !(WITH_SERVICES as readonly string[]).includes(n));
   if (unknown !== undefined) return `--with: unknown service '${unknown}' (one of ${WITH_SERVICES.join(', ')})`;
   const started: Started[] = [];

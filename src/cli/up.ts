@@ -10,6 +10,11 @@ import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, StartError, type
 import { DEFAULT_ISOLATION, ISOLATORS } from '../start-cgroups.js';
 import { CGROUPS_VERSIONS, type CgroupsVersion } from '../core/agent/flags.js';
 import { startWith, withOptions, type WithArgs } from './up-with.js';
+import { COUNT, COUNT_OR_ZERO, MIB, numberFlag, PORT, SECONDS, SECONDS_OR_ZERO, textFlag, USAGE_EXIT_CODE, type NumberRule } from './flags.js';
+import { logFormatOption, type LogFormat } from './log-options.js';
+import { agentResourcesOf } from '../start-resources.js';
+import { parseAttributes } from '../wire/convert-common.js';
+import { parseWeights } from '../core/master/weights.js';
 
 export interface UpArgs extends WithArgs {
   host: string;
@@ -28,6 +33,7 @@ export interface UpArgs extends WithArgs {
   'allocation-interval': number;
   weights: string;
   'log-level': LogLevel;
+  'log-format': LogFormat;
   'idle-timeout': number;
   'headers-timeout': number;
   'request-timeout': number;
@@ -59,6 +65,19 @@ export interface UpArgs extends WithArgs {
 }
 
 const L = DEFAULT_LIMITS;
+const MASTERS: NumberRule = { whole: true, min: 1, max: 64 };
+const EPOCH: NumberRule = { whole: true, min: 0, unit: 'ms' };
+
+const CONTAINERIZERS = ['mesos', 'docker'] as const;
+
+/** A comma list's first unknown item, as a reason. */
+function unknownIn(text: string, known: readonly string[], what: string): string | undefined {
+  const unknown = text.split(',').map((w) => w.trim()).find((w) => w !== '' && !known.includes(w));
+  return unknown === undefined ? undefined : `unknown ${what} ${JSON.stringify(unknown)} (known: ${known.join(', ')})`;
+}
+
+/** The reason a parser gives, or undefined where it parsed. */
+const reasonOf = (parsed: unknown): string | undefined => (typeof parsed === 'string' ? parsed : undefined);
 const LIMIT_FLAGS = [
   'idle-timeout',
   'headers-timeout',
@@ -75,11 +94,10 @@ const LIMIT_FLAGS = [
 function containerOptions(y: Argv): Argv {
   return y
     .option('cgroups', { choices: CGROUPS_VERSIONS, default: 'v2' as CgroupsVersion, describe: "The cgroups version of the agents' hosts: the memory files each container has" })
-    .option('isolation', {
-      type: 'string',
+    .option('isolation', textFlag('isolation', (t) => unknownIn(t, ISOLATORS, 'isolator'), {
       default: DEFAULT_ISOLATION,
       describe: `The agents' isolators (${ISOLATORS.join(', ')}); with cgroups/mem, memory limits are enforced (OOM kill) and UPDATE_CONTAINER_MEMORY_LIMIT can change them`,
-    })
+    }))
     .option('memory-controller-delegated', {
       type: 'boolean',
       default: true,
@@ -98,8 +116,8 @@ function executorOptions(y: Argv): Argv {
         "A task's own executor (ExecutorInfo): simulate: the agent plays it; spawn: its command runs as a real process that speaks the executor API; await: the agent waits for an outside process to subscribe as it",
     })
     .option('work-dir', { type: 'string', describe: 'Where spawned executors get their sandboxes (default: a temporary directory, removed on exit)' })
-    .option('executor-registration-timeout', { type: 'number', default: 60, describe: 'Seconds a launched executor has to subscribe before it is destroyed and its tasks fail' })
-    .option('executor-shutdown-grace-period', { type: 'number', default: 5, describe: 'Seconds an executor has to exit after SHUTDOWN before it is destroyed and its tasks are lost' })
+    .option('executor-registration-timeout', numberFlag('executor-registration-timeout', SECONDS, { default: 60, describe: 'Seconds a launched executor has to subscribe before it is destroyed and its tasks fail' }))
+    .option('executor-shutdown-grace-period', numberFlag('executor-shutdown-grace-period', SECONDS, { default: 5, describe: 'Seconds an executor has to exit after SHUTDOWN before it is destroyed and its tasks are lost' }))
     .option('http-executor-domain-sockets', {
       type: 'boolean',
       default: false,
@@ -110,7 +128,7 @@ function executorOptions(y: Argv): Argv {
       default: false,
       describe: 'Each spawned executor gets a signed token (EXECUTOR_AUTHENTICATION_TOKEN); the executor API wants it as Authorization: Bearer',
     })
-    .option('containerizers', { type: 'string', default: 'mesos,docker', describe: 'mesos,docker runs the simulated container engine for DOCKER tasks; mesos leaves it out' })
+    .option('containerizers', textFlag('containerizers', (t) => unknownIn(t, CONTAINERIZERS, 'containerizer'), { default: 'mesos,docker', describe: 'mesos,docker runs the simulated container engine for DOCKER tasks; mesos leaves it out' }))
     .option('engine-socket', { type: 'string', describe: "The container engine API's Unix socket (default <work-dir>/engine.sock), mode 0600" })
     .option('jwt-secret-key', { type: 'string', describe: 'File whose bytes sign executor tokens (default: 32 random bytes made at start)' })
     .group(EXECUTOR_FLAGS, 'Executors (README.md, "Executor API", "Container engine"):');
@@ -135,14 +153,14 @@ export function upOptions(y: Argv): Argv<UpArgs> {
       type: 'string',
       describe: "Host written in master_info, pids, offers and /redirect, where clients go (default --host); e.g. localhost with --host 0.0.0.0 in a container",
     })
-    .option('port', { type: 'number', default: 5050, describe: 'Master port (0 picks a free port); with --masters N, the first of N consecutive ones' })
-    .option('masters', { type: 'number', default: 1, describe: 'Masters with a leader: only the leader serves, the others answer 307 to it' })
-    .option('election-delay', { type: 'number', default: 10, describe: "Seconds from a leader's death to the next election (upstream's --zk_session_timeout)" })
-    .option('agent-reregister-timeout', { type: 'number', default: 600, describe: 'Seconds a new leader waits for the agents it recovered before they are unreachable' })
-    .option('agents', { type: 'number', default: 3, describe: 'Number of agents' })
-    .option('agent-resources', { type: 'string', default: DEFAULT_AGENT_RESOURCES, describe: 'Resources of each agent' })
-    .option('agent-attributes', { type: 'string', default: '', describe: "Attributes of each agent, e.g. 'rack:r1;zone:z1'" })
-    .option('agent-port', { type: 'number', default: 0, describe: 'Port of the first agent, the next ones follow (0 = ephemeral)' })
+    .option('port', numberFlag('port', PORT, { default: 5050, describe: 'Master port (0 picks a free port); with --masters N, the first of N consecutive ones' }))
+    .option('masters', numberFlag('masters', MASTERS, { default: 1, describe: 'Masters with a leader: only the leader serves, the others answer 307 to it' }))
+    .option('election-delay', numberFlag('election-delay', SECONDS_OR_ZERO, { default: 10, describe: "Seconds from a leader's death to the next election (upstream's --zk_session_timeout)" }))
+    .option('agent-reregister-timeout', numberFlag('agent-reregister-timeout', SECONDS, { default: 600, describe: 'Seconds a new leader waits for the agents it recovered before they are unreachable' }))
+    .option('agents', numberFlag('agents', COUNT_OR_ZERO, { default: 3, describe: 'Number of agents' }))
+    .option('agent-resources', textFlag('agent-resources', (t) => reasonOf(agentResourcesOf(t)), { default: DEFAULT_AGENT_RESOURCES, describe: 'Resources of each agent (cpus, mem, disk, gpus, ports, or custom names)' }))
+    .option('agent-attributes', textFlag('agent-attributes', (t) => reasonOf(parseAttributes(t)), { default: '', describe: "Attributes of each agent, e.g. 'rack:r1;zone:z1'" }))
+    .option('agent-port', numberFlag('agent-port', PORT, { default: 0, describe: 'Port of the first agent, the next ones follow (0 = ephemeral)' }))
     .option('agent-addressing', {
       choices: AGENT_ADDRESSINGS,
       default: 'ports' as AgentAddressing,
@@ -158,11 +176,12 @@ export function upOptions(y: Argv): Argv<UpArgs> {
       type: 'boolean',
       describe: 'Keep the whole trace, so that GET /sim/v1/trace replays with clustersim replay (default: on in virtual time; --no-record-trace keeps only the recent entries)',
     })
-    .option('epoch', { type: 'number', describe: 'Cluster time zero, ms since the Unix epoch (default: the wall clock at start in real time, 1700000000000 in virtual time)' })
-    .option('heartbeat-interval', { type: 'number', default: 15, describe: 'Seconds between HEARTBEAT events' })
-    .option('allocation-interval', { type: 'number', default: 1, describe: 'Seconds between batched allocations of declined and freed resources' })
-    .option('weights', { type: 'string', default: '', describe: "Role weights for fair sharing, e.g. 'dev=2,prod=3.5' (default 1 each)" })
-    .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'Log level (logs go to stderr)' })
+    .option('epoch', numberFlag('epoch', EPOCH, { describe: 'Cluster time zero, ms since the Unix epoch (default: the wall clock at start in real time, 1700000000000 in virtual time)' }))
+    .option('heartbeat-interval', numberFlag('heartbeat-interval', SECONDS, { default: 15, describe: 'Seconds between HEARTBEAT events' }))
+    .option('allocation-interval', numberFlag('allocation-interval', SECONDS, { default: 1, describe: 'Seconds between batched allocations of declined and freed resources' }))
+    .option('weights', textFlag('weights', (t) => reasonOf(parseWeights(t)), { default: '', describe: "Role weights for fair sharing, e.g. 'dev=2,prod=3.5' (default 1 each)" }))
+    .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, requiresArg: true, describe: 'Log level (logs go to stderr)' })
+    .option('log-format', logFormatOption())
     .option('credentials', {
       type: 'string',
       describe: 'File of principals and secrets (upstream JSON: {"credentials":[{"principal":..,"secret":..}]}); turns on HTTP Basic on the scheduler and operator APIs',
@@ -178,15 +197,15 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     })
     .option('authenticate-http-readwrite', { type: 'boolean', default: false, describe: "HTTP Basic (with --credentials) on each agent's operator API /api/v1 (realm mesos-agent-readwrite)" })
     .group(LIMIT_FLAGS, 'Limits (README.md, "Limits"):')
-    .option('idle-timeout', { type: 'number', default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' })
-    .option('headers-timeout', { type: 'number', default: L.headersTimeoutSeconds, describe: "Seconds a client has to send a request's headers" })
-    .option('request-timeout', { type: 'number', default: L.requestTimeoutSeconds, describe: 'Seconds a client has to send a whole request, body included' })
-    .option('max-connections', { type: 'number', default: L.maxConnections, describe: "Concurrent connections of the master's listener" })
-    .option('agent-max-connections', { type: 'number', default: L.agentMaxConnections, describe: "Concurrent connections of each agent's listener" })
-    .option('max-subscriptions', { type: 'number', default: L.maxSubscriptions, describe: 'Concurrent event streams; a SUBSCRIBE past it gets 503' })
-    .option('max-frameworks', { type: 'number', default: L.maxFrameworks, describe: 'Frameworks connected or within failover; a new one past it gets 503' })
-    .option('stream-buffer-limit', { type: 'number', default: L.streamBufferLimitMiB, describe: 'MiB waiting on one event stream before it is cut' })
-    .option('stream-buffer-budget', { type: 'number', default: L.streamBufferBudgetMiB, describe: 'MiB waiting on all event streams before the fullest is cut' })
+    .option('idle-timeout', numberFlag('idle-timeout', SECONDS, { default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' }))
+    .option('headers-timeout', numberFlag('headers-timeout', SECONDS, { default: L.headersTimeoutSeconds, describe: "Seconds a client has to send a request's headers" }))
+    .option('request-timeout', numberFlag('request-timeout', SECONDS, { default: L.requestTimeoutSeconds, describe: 'Seconds a client has to send a whole request, body included' }))
+    .option('max-connections', numberFlag('max-connections', COUNT, { default: L.maxConnections, describe: "Concurrent connections of the master's listener" }))
+    .option('agent-max-connections', numberFlag('agent-max-connections', COUNT, { default: L.agentMaxConnections, describe: "Concurrent connections of each agent's listener" }))
+    .option('max-subscriptions', numberFlag('max-subscriptions', COUNT, { default: L.maxSubscriptions, describe: 'Concurrent event streams; a SUBSCRIBE past it gets 503' }))
+    .option('max-frameworks', numberFlag('max-frameworks', COUNT, { default: L.maxFrameworks, describe: 'Frameworks connected or within failover; a new one past it gets 503' }))
+    .option('stream-buffer-limit', numberFlag('stream-buffer-limit', MIB, { default: L.streamBufferLimitMiB, describe: 'MiB waiting on one event stream before it is cut' }))
+    .option('stream-buffer-budget', numberFlag('stream-buffer-budget', MIB, { default: L.streamBufferBudgetMiB, describe: 'MiB waiting on all event streams before the fullest is cut' }))
     .example('$0 up', 'A master on 127.0.0.1:5050 with 3 agents')
     .example('$0 up --time virtual', 'Cluster time moves only when told: POST /sim/v1/advance with {"ms": 15000}')
     .example('$0 up --masters 3', 'Three masters on 5050-5052: 5050 leads, the others redirect; POST /sim/v1/faults {"type":"crash_master"} fails it over')
@@ -199,18 +218,17 @@ export function upOptions(y: Argv): Argv<UpArgs> {
 }
 
 export async function runUp(args: UpArgs): Promise<void> {
-  const logger = createLogger(args['log-level']);
+  const logger = createLogger(args['log-level'], undefined, args['log-format']);
   let running;
   try {
     running = await startCluster(clusterOptionsOf(args, logger));
   } catch (error) {
-    const message = error instanceof StartError ? flagMessage(error) : `Cannot start: ${(error as Error).message}`;
-    process.stderr.write(`clustersim: ${message}\n`);
-    process.exitCode = 1;
+    process.stderr.write(`clustersim up: ${refusal(error)}\n`);
+    process.exitCode = USAGE_EXIT_CODE;
     return;
   }
   const standbys = running.masterUrls.length > 1 ? ` (leader; standby masters at ${running.masterUrls.slice(1).join(', ')})` : '';
-  process.stdout.write(`clustersim: master at ${running.masterUrl}${standbys} with ${running.agents.length} agents\n`);
+  process.stdout.write(`clustersim: master at ${running.masterUrl}${standbys} with ${running.agents.length} agent${running.agents.length === 1 ? '' : 's'}\n`);
   // The ready line stays the one line on stdout; where the engine listens is a log line.
   if (running.engineSocket !== undefined) logger.info({ engineSocket: running.engineSocket, workDir: running.workDir }, 'container engine listening');
   const services = await startWith(args, running.masterUrl, args.host, logger);
@@ -227,6 +245,21 @@ export async function runUp(args: UpArgs): Promise<void> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** The flag of a library option (`heartbeatIntervalSeconds` is `--heartbeat-interval`); none for the library's own. */
+function flagOf(option: string): string | undefined {
+  if (option === 'agentGroups') return undefined;
+  return option.replace(/(Seconds|MiB|Ms)$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/** A refused start in one line: the library's reason, in terms of the flag that chose what it names. */
+function refusal(error: unknown): string {
+  if (!(error instanceof StartError)) return `cannot start: ${(error as Error).message}`;
+  const flag = error.option === undefined ? undefined : flagOf(error.option);
+  if (flag === undefined || error.message.includes(`--${flag}`)) return error.message;
+  const prefix = `${error.option}: `;
+  return error.message.startsWith(prefix) ? `--${flag}: ${error.message.slice(prefix.length)}` : `${error.message} (--${flag})`;
 }
 
 /** The library's options from the command's. */

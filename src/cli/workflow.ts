@@ -12,6 +12,8 @@ import type { Encoding } from '../client/scheduler-client.js';
 import { DEFAULT_API_PORT, DEFAULT_CONFIG, loadWorkflowConfig, type WorkflowConfig } from '../frameworks/workflow/config.js';
 import { startWorkflowService, type WorkflowService } from '../frameworks/workflow/service.js';
 import { EXIT_CODES, runOperator, type OperatorOutcome } from '../frameworks/workflow/operator.js';
+import { numberFlag, PORT, SECONDS, UsageError } from './flags.js';
+import { logFormatOption, type LogFormat } from './log-options.js';
 
 export interface ServeWorkflowArgs {
   config: string | undefined;
@@ -21,17 +23,19 @@ export interface ServeWorkflowArgs {
   'state-file': string | undefined;
   encoding: Encoding;
   'log-level': LogLevel;
+  'log-format': LogFormat;
 }
 
 export function serveWorkflowOptions(y: Argv): Argv {
   return y
     .option('config', { type: 'string', describe: 'INI file with a [cluster] section (README.md, "Workflow container-task service"); without it, the defaults' })
-    .option('port', { type: 'number', default: DEFAULT_API_PORT, describe: 'Port of the local API (0 picks a free one)' })
+    .option('port', numberFlag('port', PORT, { default: DEFAULT_API_PORT, describe: 'Port of the local API (0 picks a free one)' }))
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address the local API listens on' })
     .option('master', { type: 'string', describe: "The master, host:port or a URL, or several comma-separated (default the configuration's `master`)" })
     .option('state-file', { type: 'string', describe: 'Keep the framework id, queue and tasks here, so that a restart fails over onto the framework and keeps them' })
     .option('encoding', { choices: ['json', 'protobuf'] as const, default: 'json' as Encoding, describe: 'What the framework speaks to the master' })
-    .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, describe: 'Log level (JSON lines on stderr)' })
+    .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, requiresArg: true, describe: 'Log level (logs go to stderr)' })
+    .option('log-format', logFormatOption())
     .example('$0 serve workflow --config workflow.cfg', 'Serves the API on 11000 with the framework on the configured master');
 }
 
@@ -50,7 +54,7 @@ export async function runServeWorkflow(args: ServeWorkflowArgs): Promise<Workflo
     process.exitCode = 1;
     return undefined;
   }
-  const logger = createLogger(args['log-level']);
+  const logger = createLogger(args['log-level'], undefined, args['log-format']);
   let service: WorkflowService;
   try {
     service = await startWorkflowService({
@@ -102,31 +106,36 @@ function runOptions(y: Argv): Argv {
   return y
     .positional('cmd', { type: 'string', array: true, describe: 'The command (after --): one word runs through /bin/sh -c, several are the argument list' })
     .option('image', { type: 'string', demandOption: true, describe: 'Container image' })
-    .option('cpus', { type: 'number', describe: "CPUs (default the service's task_cpu)" })
+    .option('cpus', numberFlag('cpus', { above: 0 }, { describe: "CPUs (default the service's task_cpu)" }))
     .option('mem-limit', { type: 'string', describe: "Memory: MiB, or a number with k, m or g (default the service's task_memory)" })
-    .option('disk', { type: 'number', describe: "Disk in MiB (default the service's task_disk)" })
+    .option('disk', numberFlag('disk', { above: 0, unit: 'MiB' }, { describe: "Disk in MiB (default the service's task_disk)" }))
     .option('attribute', { type: 'string', array: true, default: [] as string[], describe: 'Agent attribute constraint <name>:<value> (repeatable)' })
-    .option('env', { type: 'string', array: true, default: [] as string[], describe: 'Environment variable K=V (repeatable)' })
+    .option('env', { type: 'string', array: true, default: [] as string[], coerce: checkEnv, describe: 'Environment variable K=V (repeatable)' })
     .option('volume', { type: 'string', array: true, default: [] as string[], describe: 'Volume source:/container/path[:ro|rw] (repeatable)' })
     .option('network-mode', { type: 'string', describe: 'Engine network mode: HOST, BRIDGE, NONE, USER' })
     .option('user', { type: 'string', describe: 'User inside the container' })
     .option('force-pull', { type: 'boolean', default: false, describe: 'Pull the image again' })
     .option('container-type', { type: 'string', default: 'DOCKER', describe: 'DOCKER (an engine container) or MESOS' })
     .option('task-id', { type: 'string', describe: 'The workflow task id (default a new workflow.run.<hex>)' })
-    .option('poll-interval', { type: 'number', default: 2, describe: 'Seconds between status requests' })
-    .option('startup-timeout', { type: 'number', default: 300, describe: 'Seconds to wait for a final state' })
+    .option('poll-interval', numberFlag('poll-interval', SECONDS, { default: 2, describe: 'Seconds between status requests' }))
+    .option('startup-timeout', numberFlag('startup-timeout', SECONDS, { default: 300, describe: 'Seconds to wait for a final state' }))
     .option('url', { type: 'string', describe: `The service's API (default the configuration's operator_api_url, else ${DEFAULT_CONFIG.operatorApiUrl})` })
     .option('config', { type: 'string', describe: 'INI file whose [cluster] operator_api_url is the default of --url' })
     .example('$0 workflow run --image alpine -- "echo hello"', 'Exits 0 once the task is TASK_FINISHED')
     .epilogue(`Exit codes: ${Object.entries(EXIT_CODES).map(([k, v]) => `${v} ${k}`).join(', ')}.`);
 }
 
+/** Each `--env` a K=V, checked as the command line is parsed. */
+function checkEnv(values: readonly string[]): string[] {
+  const bad = values.find((e) => !/^[^=]+=/.test(e));
+  if (bad !== undefined) throw new UsageError(`--env: ${JSON.stringify(bad)} is not K=V`);
+  return [...values];
+}
+
 /** The queue request of the command's options, or why they do not make one. */
 function bodyOf(args: WorkflowRunArgs): (Record<string, unknown> & { workflow_task_id: string }) | string {
   const words = args['--'] ?? args.cmd ?? [];
-  if (words.length === 0) return 'Name the command after --';
-  const bad = args.env.find((e) => !/^[^=]+=/.test(e));
-  if (bad !== undefined) return `--env ${bad}: expected K=V`;
+  if (words.length === 0) return 'name the command after --, e.g. -- "echo hello"';
   const environment = Object.fromEntries(args.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
   return {
     workflow_task_id: args['task-id'] ?? `workflow.run.${randomBytes(4).toString('hex')}`,
@@ -165,7 +174,8 @@ export async function runWorkflowRun(args: WorkflowRunArgs): Promise<void> {
   const target = urlOf(args);
   const refusal = typeof body === 'string' ? body : typeof target === 'string' ? target : undefined;
   if (typeof body === 'string' || typeof target === 'string') {
-    process.stderr.write(`clustersim: ${refusal}\n`);
+    process.stderr.write(`clustersim workflow run: ${refusal}\n`);
+    // 2, as for any usage error; the operator's http-error code is 2 as well.
     process.exitCode = EXIT_CODES['http-error'];
     return;
   }

@@ -67,6 +67,9 @@ export interface SharedListener {
   readonly port: number;
 }
 
+/** The log line of the one listener of every agent. */
+const LISTENING = (address: string): string => `the agent listener listening at ${address}`;
+
 /**
  * Binds `addresses` on one port for `app` (ready, not listening): the app's
  * own server listens on the first address (so node runs its header and
@@ -81,7 +84,7 @@ export async function listenOnAddresses(app: FastifyInstance, addresses: readonl
   app.addHook('onClose', async () => {
     await Promise.all(extra.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   });
-  await app.listen({ host: first, port });
+  await app.listen({ host: first, port, listenTextResolver: LISTENING });
   const shared = (app.server.address() as net.AddressInfo).port;
   // One pair of handlers for every socket: thousands of closures would cost heap per agent.
   const feed: Feed = {
@@ -136,6 +139,6 @@ export async function listenWildcard(
     open.set(address, count + 1);
     socket.once('close', () => open.set(address, (open.get(address) ?? 1) - 1));
   });
-  await app.listen({ host, port });
+  await app.listen({ host, port, listenTextResolver: LISTENING });
   return { port: (app.server.address() as net.AddressInfo).port };
 }

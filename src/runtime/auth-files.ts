@@ -19,6 +19,7 @@
  * is dropped, as upstream's flags do.
  */
 import { readFileSync } from 'node:fs';
+import { distance } from './spelling.js';
 import type { AclEntity, AclRule, Acls } from '../core/authz.js';
 
 export interface CredentialsJson {
@@ -97,19 +98,6 @@ function hint(unknown: string, allowed: readonly string[]): string {
   const [nearest] = [...allowed].sort((a, b) => distance(unknown, a) - distance(unknown, b));
   if (nearest !== undefined && distance(unknown, nearest) <= 3) return ` (did you mean '${nearest}'?)`;
   return allowed.length <= 4 ? ` (expected ${allowed.map((k) => `'${k}'`).join(', ')})` : '';
-}
-
-/** Levenshtein distance, for `hint`. */
-function distance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) {
-      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    row = next;
-  }
-  return row[b.length]!;
 }
 
 function list(value: unknown, path: string): unknown[] {

@@ -127,8 +127,8 @@ describe('clustersim orch', { timeout: 60_000 }, () => {
     await until('one agent', () => runningAtMaster(cluster, frameworkId).agent === 1);
   });
 
-  it('fails with one line and exit code 1: a bad count, an unknown framework, wrong credentials', async () => {
-    expect(await orch('scale', frameworkId, 'two')).toMatchObject({ code: 1, stderr: 'clustersim orch: count must be a non-negative integer, got "two"\n' });
+  it('fails with one line: exit code 2 for a bad count, 1 for an unknown framework and wrong credentials', async () => {
+    expect(await orch('scale', frameworkId, 'two')).toMatchObject({ code: 2, stderr: 'clustersim orch scale: <count>: "two" is not a whole number of at least 0\n' });
     expect(await orch('status', 'no-such-id')).toMatchObject({ code: 1, stderr: expect.stringMatching(/^clustersim orch: no framework no-such-id at the master/) });
     const wrong = path.join(dir, 'wrong.ini');
     writeFileSync(wrong, `[master]\naddress = ${cluster.masterUrl}\n[framework]\nprincipal = ops\nsecret = nope\n`);

@@ -46,7 +46,8 @@ describe('a port taken on an agent address', () => {
     const port = (squatter.address() as net.AddressInfo).port;
     const start = startCluster({ port: 0, time: 'virtual', agents: 3, agentAddressing: 'loopback', agentPort: port });
     await expect(start).rejects.toThrow(StartError);
-    await expect(start).rejects.toThrow(`--agent-port: port ${port} is in use on 127.0.0.3, an agent's address`);
+    await expect(start).rejects.toThrow(`the agent listener cannot listen on 127.0.0.3:${port}: the port is in use`);
+    await expect(start).rejects.toMatchObject({ option: 'agentPort' });
   });
 });
 
@@ -62,7 +63,7 @@ function upWithFileLimit(limit: number, args: readonly string[]): Promise<{ code
 describe('too few file descriptors for a socket per agent address', () => {
   it('stops `up` with one line that says what to do', async () => {
     const result = await upWithFileLimit(200, ['--port', '0', '--agents', '300', '--agent-addressing', 'loopback', '--log-level', 'silent']);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain('clustersim: --agent-addressing loopback: out of file descriptors for 300 agent addresses');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('clustersim up: --agent-addressing: loopback: out of file descriptors for 300 agent addresses');
   });
 });

@@ -231,8 +231,8 @@ describe('UPDATE_CONTAINER_MEMORY_LIMIT and the agent flags', () => {
   });
 
   it('the start is refused without credentials for the realm, or with an unknown isolator or version', async () => {
-    await expect(startCluster({ port: 0, agents: 0, authenticateHttpReadwrite: true })).rejects.toThrow(/authenticateHttpReadwrite needs credentials/);
-    await expect(startCluster({ port: 0, agents: 0, isolation: 'cgroups/mem,gpu/nvidia' })).rejects.toThrow(/isolation: unknown isolator 'gpu\/nvidia'/);
-    await expect(startCluster({ port: 0, agents: 0, cgroups: 'v3' as 'v2' })).rejects.toThrow(/cgroups must be one of v1, v2, got 'v3'/);
+    await expect(startCluster({ port: 0, agents: 0, authenticateHttpReadwrite: true })).rejects.toThrow(/^authenticateHttpReadwrite: needs credentials/);
+    await expect(startCluster({ port: 0, agents: 0, isolation: 'cgroups/mem,gpu/nvidia' })).rejects.toThrow(/^isolation: unknown isolator 'gpu\/nvidia'/);
+    await expect(startCluster({ port: 0, agents: 0, cgroups: 'v3' as 'v2' })).rejects.toThrow(/^cgroups: must be one of v1, v2/);
   });
 });

@@ -339,10 +339,10 @@ describe('subscription and framework caps', () => {
 
 describe('limit options', () => {
   it('refuses a limit that is not positive, naming its option', async () => {
-    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', maxFrameworks: 0 })).rejects.toThrow('maxFrameworks must be a whole number of at least 1, got 0');
-    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', idleTimeoutSeconds: -1 })).rejects.toThrow('idleTimeoutSeconds must be a positive number, got -1');
+    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', maxFrameworks: 0 })).rejects.toThrow('maxFrameworks: must be a whole number of at least 1, got 0');
+    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', idleTimeoutSeconds: -1 })).rejects.toMatchObject({ option: 'idleTimeoutSeconds' });
     await expect(startCluster({ port: 0, agents: 0, time: 'virtual', streamBufferBudgetMiB: Number.NaN })).rejects.toThrow(
-      'streamBufferBudgetMiB must be a positive number, got NaN',
+      'streamBufferBudgetMiB: must be a positive number, got NaN',
     );
   });
 });

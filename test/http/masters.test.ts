@@ -144,7 +144,7 @@ describe('masters with a leader', () => {
         });
         void output.then(({ stderr }) => reject(new Error(stderr)));
       });
-      const m = /^clustersim: master at (http:\/\/\S+) \(leader; standby masters at (http:\/\/\S+)\) with 1 agents\n$/.exec(line);
+      const m = /^clustersim: master at (http:\/\/\S+) \(leader; standby masters at (http:\/\/\S+)\) with 1 agent\n$/.exec(line);
       expect(m, line).not.toBeNull();
       const [, leader, standby] = m!;
       expect(await request(`${standby}/state`, 'GET')).toMatchObject({ status: 307, location: `//127.0.0.1:${portOf(leader!)}/state` });

@@ -152,7 +152,7 @@ describe('authenticateHttpReadonly', () => {
 
   it('refuses to start without credentials, as upstream', async () => {
     await expect(start({ authenticateHttpReadonly: true })).rejects.toThrow(StartError);
-    await expect(start({ authenticateHttpReadonly: true })).rejects.toThrow(/authenticateHttpReadonly needs credentials/);
+    await expect(start({ authenticateHttpReadonly: true })).rejects.toThrow(/^authenticateHttpReadonly: needs credentials/);
   });
 });
 

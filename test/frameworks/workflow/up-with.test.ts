@@ -47,7 +47,7 @@ describe('clustersim up --with', () => {
 
   it('refuses a service it does not know', async () => {
     const out = await runCli(['up', '--port', '0', '--agents', '1', '--log-level', 'silent', '--with', 'nothing']).output;
-    expect(out.code).toBe(1);
-    expect(out.stderr).toMatch(/--with: unknown service 'nothing'/);
+    expect(out.code).toBe(2);
+    expect(out.stderr).toBe('clustersim up: --with: unknown service "nothing" (one of workflow, orchestrator)\n');
   }, 30_000);
 });
