@@ -444,7 +444,7 @@ function outputsOf(
 /** The executor tokens, with executor authentication on; a bad key file stops the start with one line naming it. */
 async function tokensOf(options: StartClusterOptions): Promise<ExecutorTokens | undefined> {
   if (options.authenticateHttpExecutors !== true) {
-    if (options.jwtSecretKey !== undefined) throw new StartError('jwtSecretKey needs authenticateHttpExecutors', ['jwtSecretKey', 'authenticateHttpExecutors']);
+    if (options.jwtSecretKey !== undefined) throw new StartError('jwtSecretKey: needs authenticateHttpExecutors', ['jwtSecretKey', 'authenticateHttpExecutors']);
     return undefined;
   }
   if (options.jwtSecretKey === undefined) return ExecutorTokens.create();
@@ -476,7 +476,7 @@ function workDirOf(options: StartClusterOptions, flags: AgentFlags): WorkDir | u
 function engineOn(options: StartClusterOptions): boolean {
   const containerizers = (options.containerizers ?? 'mesos,docker').split(',').map((c) => c.trim());
   const unknown = containerizers.find((c) => c !== 'mesos' && c !== 'docker');
-  if (unknown !== undefined) throw new StartError(`containerizers takes mesos and docker, got '${unknown}'`, ['containerizers']);
+  if (unknown !== undefined) throw new StartError(`containerizers: takes mesos and docker, got '${unknown}'`, ['containerizers']);
   return containerizers.includes('docker');
 }
 
@@ -528,10 +528,10 @@ function authOf(options: StartClusterOptions): { credentials?: Map<string, strin
   const out: { credentials?: Map<string, string>; acls?: Acls } = {};
   if (options.authenticateHttpReadonly === true && options.credentials === undefined) {
     // Upstream's master does not start either: its basic authenticator has no credentials for the realm.
-    throw new StartError(`authenticateHttpReadonly needs credentials: no credentials for the realm '${READONLY_REALM}'`, ['authenticateHttpReadonly', 'credentials']);
+    throw new StartError(`authenticateHttpReadonly: needs credentials: there are none for the realm '${READONLY_REALM}'`, ['authenticateHttpReadonly', 'credentials']);
   }
   if (options.authenticateHttpReadwrite === true && options.credentials === undefined) {
-    throw new StartError(`authenticateHttpReadwrite needs credentials: no credentials for the realm '${AGENT_READWRITE_REALM}'`, ['authenticateHttpReadwrite', 'credentials']);
+    throw new StartError(`authenticateHttpReadwrite: needs credentials: there are none for the realm '${AGENT_READWRITE_REALM}'`, ['authenticateHttpReadwrite', 'credentials']);
   }
   if (options.credentials !== undefined) {
     const loaded = loadCredentials(options.credentials);

@@ -109,7 +109,7 @@ describe('clustersim up from the environment', () => {
 
   it('turns boolean flags on: CLUSTERSIM_AUTHENTICATE_HTTP_READONLY=true needs credentials', async () => {
     const bad = await runCli(['up', '--port', '0', '--log-level', 'silent'], { CLUSTERSIM_AUTHENTICATE_HTTP_READONLY: 'true' }).output;
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('--authenticate-http-readonly needs --credentials');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--authenticate-http-readonly: needs credentials');
   });
 });

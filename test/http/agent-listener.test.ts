@@ -146,7 +146,7 @@ describe('loopback addressing', () => {
 describe('an unknown addressing', () => {
   it('stops the start with a StartError naming the choices', async () => {
     const options = { port: 0, time: 'virtual', agents: 1, agentAddressing: 'nat' } as unknown as StartClusterOptions;
-    await expect(startCluster(options)).rejects.toThrow('agentAddressing: must be one of ports, loopback, got nat');
+    await expect(startCluster(options)).rejects.toThrow("agentAddressing: must be one of ports, loopback, got 'nat'");
   });
 });
 

@@ -77,11 +77,11 @@ describe('agent resources', () => {
 describe('options refused', () => {
   it.each([
     [{ masters: 0 }, 'masters', 'masters: must be a whole number from 1 to 64, got 0'],
-    [{ heartbeatIntervalSeconds: 0 }, 'heartbeatIntervalSeconds', 'heartbeatIntervalSeconds: must be positive, got 0'],
-    [{ agents: -1 }, 'agents', 'agents: must be a whole number, got -1'],
+    [{ heartbeatIntervalSeconds: 0 }, 'heartbeatIntervalSeconds', 'heartbeatIntervalSeconds: must be a positive number, got 0'],
+    [{ agents: -1 }, 'agents', 'agents: must be a whole number of at least 0, got -1'],
     [{ containerizers: 'mesos,k8s' }, 'containerizers', "containerizers: takes mesos and docker, got 'k8s'"],
-    [{ customExecutors: 'fork' as never }, 'customExecutors', 'customExecutors: must be one of simulate, spawn, await, got fork'],
-    [{ executorShutdownGracePeriodSeconds: -1 }, 'executorShutdownGracePeriodSeconds', 'executorShutdownGracePeriodSeconds: must be a positive number of seconds, got -1'],
+    [{ customExecutors: 'fork' as never }, 'customExecutors', "customExecutors: must be one of simulate, spawn, await, got 'fork'"],
+    [{ executorShutdownGracePeriodSeconds: -1 }, 'executorShutdownGracePeriodSeconds', 'executorShutdownGracePeriodSeconds: must be a positive number, got -1'],
     [{ authenticateHttpReadonly: true }, 'authenticateHttpReadonly', "authenticateHttpReadonly: needs credentials: there are none for the realm 'mesos-master-readonly'"],
   ] as const)('%j: a StartError naming the option, not a flag', async (options, option, message) => {
     const error = await refusal(startCluster({ port: 0, agents: 0, time: 'virtual', ...options }));

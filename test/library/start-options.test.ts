@@ -29,7 +29,7 @@ async function startError(options: unknown): Promise<StartError> {
 describe('startCluster options', () => {
   it('refuses an unknown time mode, naming the option and the values it takes', async () => {
     const error = await startError({ time: 'virtul', agents: 0 });
-    expect(error.message).toBe("time must be one of realtime, virtual, got 'virtul'");
+    expect(error.message).toBe("time: must be one of realtime, virtual, got 'virtul'");
     expect(error.options).toEqual(['time']);
   });
 
@@ -41,18 +41,18 @@ describe('startCluster options', () => {
 
   it('names library options, never flags, for values out of range', async () => {
     const cases: [Record<string, unknown>, string][] = [
-      [{ agents: -1 }, 'agents must be a whole number of at least 0, got -1'],
-      [{ agents: 1.5 }, 'agents must be a whole number of at least 0, got 1.5'],
-      [{ port: 70_000 }, 'port must be a whole number from 0 to 65535, got 70000'],
-      [{ masters: 0 }, 'masters must be a whole number from 1 to 64, got 0'],
-      [{ heartbeatIntervalSeconds: Number.NaN }, 'heartbeatIntervalSeconds must be a positive number, got NaN'],
-      [{ electionDelaySeconds: -1 }, 'electionDelaySeconds must be a number of at least 0, got -1'],
-      [{ logLevel: 'verbose' }, "logLevel must be one of fatal, error, warn, info, debug, trace, silent, got 'verbose'"],
-      [{ customExecutors: 'run' }, "customExecutors must be one of simulate, spawn, await, got 'run'"],
+      [{ agents: -1 }, 'agents: must be a whole number of at least 0, got -1'],
+      [{ agents: 1.5 }, 'agents: must be a whole number of at least 0, got 1.5'],
+      [{ port: 70_000 }, 'port: must be a whole number from 0 to 65535, got 70000'],
+      [{ masters: 0 }, 'masters: must be a whole number from 1 to 64, got 0'],
+      [{ heartbeatIntervalSeconds: Number.NaN }, 'heartbeatIntervalSeconds: must be a positive number, got NaN'],
+      [{ electionDelaySeconds: -1 }, 'electionDelaySeconds: must be a number of at least 0, got -1'],
+      [{ logLevel: 'verbose' }, "logLevel: must be one of fatal, error, warn, info, debug, trace, silent, got 'verbose'"],
+      [{ customExecutors: 'run' }, "customExecutors: must be one of simulate, spawn, await, got 'run'"],
       [{ agentGroups: [{ count: -2 }] }, 'agentGroups[0].count must be a whole number of at least 0, got [{"count":-2}]'],
       [{ agentResources: 'cpus:x' }, 'agentResources: '],
-      [{ recordTrace: 'yes' }, "recordTrace must be true or false, got 'yes'"],
-      [{ executorShutdownGracePeriodSeconds: Infinity }, 'executorShutdownGracePeriodSeconds must be a positive number, got Infinity'],
+      [{ recordTrace: 'yes' }, "recordTrace: must be true or false, got 'yes'"],
+      [{ executorShutdownGracePeriodSeconds: Infinity }, 'executorShutdownGracePeriodSeconds: must be a positive number, got Infinity'],
     ];
     for (const [options, message] of cases) {
       const error = await startError({ agents: 0, time: 'virtual', ...options });
