@@ -13,7 +13,9 @@ import { toLegacyJson } from './legacy-json.js';
 import { taskObject } from './objects.js';
 import { labelsJson, resourcesSummary } from './summary.js';
 
-const str = JSON.stringify;
+/** A string as JSON: most (ids, names) need no escaping. */
+const SAFE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const str = (text: string): string => (SAFE.test(text) ? `"${text}"` : JSON.stringify(text));
 
 export function taskJson(task: Task, user: string): string {
   const { spec } = task;
@@ -34,19 +36,18 @@ function statusJson(status: TaskStatus): string {
   return status.containerId === undefined ? `${head}}` : `${head},"container_status":{"container_id":{"value":${str(status.containerId)}}}}`;
 }
 
-/** Names in the summary's own order are written as they come; anything else goes through `resourcesSummary`. */
-const FIXED = ['cpus', 'gpus', 'mem', 'disk'] as const;
-
 /**
  * The resources summary of a bag of scalars among cpus, gpus, mem and disk
- * (a task's usual bag); undefined for anything else.
+ * (a task's usual bag); undefined for anything else, which goes through
+ * `resourcesSummary`.
  */
 function summaryJson(bag: Resources): string | undefined {
   let cpus = 0;
   let gpus = 0;
   let mem = 0;
   let disk = 0;
-  for (const r of bag) {
+  for (let i = 0; i < bag.length; i++) {
+    const r = bag[i]!;
     if (r.type !== 'SCALAR') return undefined;
     const milli = r.milli ?? 0;
     switch (r.name) {
@@ -66,9 +67,10 @@ function summaryJson(bag: Resources): string | undefined {
         return undefined;
     }
   }
-  const values = [cpus, gpus, mem, disk].map((milli) => formatDouble(fromMilli(milli)));
-  return `{${FIXED.map((name, i) => `"${name}":${values[i]!}`).join(',')}}`;
+  return `{"cpus":${double(cpus)},"gpus":${double(gpus)},"mem":${double(mem)},"disk":${double(disk)}}`;
 }
+
+const double = (milli: number): string => formatDouble(fromMilli(milli));
 
 /** The summary text of any bag, for callers that need it whatever it holds. */
 export function resourcesSummaryJson(bag: Resources): string {
