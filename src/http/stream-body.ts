@@ -11,11 +11,13 @@
 import { Readable } from 'node:stream';
 import { createGzip, gzipSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { PAUSE } from '../wire/operator-stream.js';
 
 /** About this many characters (or bytes) per write. */
 export const SLICE_BYTES = 256 * 1024;
 
-export type Piece = string | Uint8Array;
+/** A piece of text or bytes, or `PAUSE`: nothing yet, serve others before going on. */
+export type Piece = string | Uint8Array | typeof PAUSE;
 
 export interface StreamedBody {
   readonly type: string;
@@ -25,28 +27,33 @@ export interface StreamedBody {
   readonly suffix?: string;
 }
 
+type Slice = Buffer | typeof PAUSE;
+
 export function sendStreamed(req: FastifyRequest, reply: FastifyReply, body: StreamedBody): FastifyReply {
   const slices = slicesOf(body);
-  const first = slices.next();
+  const ahead: IteratorResult<Slice, void>[] = [slices.next()];
+  const first = ahead[0]!;
   if (first.done === true) return sendBody(req, reply, body.type, Buffer.alloc(0));
-  const second = slices.next();
-  if (second.done === true) return sendBody(req, reply, body.type, first.value);
-  let next: IteratorResult<Buffer, void> = second;
+  if (first.value !== PAUSE) {
+    const second = slices.next();
+    if (second.done === true) return sendBody(req, reply, body.type, first.value);
+    ahead.push(second);
+  }
   const stream = new Readable({
     read() {
       // A slice per turn of the loop, so that it serves others in between.
-      setImmediate(() => {
+      const turn = () => {
         try {
-          const slice = next;
-          if (slice.done !== true) next = slices.next();
-          this.push(slice.done === true ? null : slice.value);
+          const next = ahead.shift() ?? slices.next();
+          if (next.done !== true && next.value === PAUSE) return void setImmediate(turn);
+          this.push(next.done === true ? null : next.value);
         } catch (error) {
           this.destroy(error as Error);
         }
-      });
+      };
+      setImmediate(turn);
     },
   });
-  stream.push(first.value);
   reply.header('content-type', body.type);
   if (acceptsGzip(req.headers['accept-encoding'])) {
     return reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding').send(stream.pipe(createGzip()));
@@ -54,8 +61,8 @@ export function sendStreamed(req: FastifyRequest, reply: FastifyReply, body: Str
   return reply.send(stream);
 }
 
-/** The pieces joined into slices of about `SLICE_BYTES`, prefix and suffix included. */
-function* slicesOf(body: StreamedBody): Generator<Buffer, void, undefined> {
+/** The pieces joined into slices of about `SLICE_BYTES`, prefix and suffix included; a pause ends a slice. */
+function* slicesOf(body: StreamedBody): Generator<Slice, void, undefined> {
   let text = body.prefix ?? '';
   const bytes: Buffer[] = [];
   let byteCount = 0;
@@ -69,6 +76,11 @@ function* slicesOf(body: StreamedBody): Generator<Buffer, void, undefined> {
   };
   for (let next = body.pieces.next(); next.done !== true; next = body.pieces.next()) {
     const piece = next.value;
+    if (piece === PAUSE) {
+      if (text.length + byteCount > 0) yield flush();
+      yield PAUSE;
+      continue;
+    }
     if (typeof piece === 'string') text += piece;
     else {
       if (text !== '') bytes.push(Buffer.from(text)), (byteCount += text.length), (text = '');

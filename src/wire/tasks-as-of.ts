@@ -17,17 +17,24 @@ export class TasksAsOf {
   readonly #statusCounts: number[] = [];
   readonly #updateStates: (TaskState | undefined)[] = [];
   readonly #updateUuids: (string | undefined)[] = [];
+  readonly #users: string[] = [];
 
   get length(): number {
     return this.#tasks.length;
   }
 
-  add(task: Task): void {
+  /** `user` is the one the task is shown with (its framework's). */
+  add(task: Task, user: string): void {
     this.#tasks.push(task);
+    this.#users.push(user);
     this.#states.push(task.state);
     this.#statusCounts.push(task.statuses.length);
     this.#updateStates.push(task.statusUpdateState);
     this.#updateUuids.push(task.statusUpdateUuid);
+  }
+
+  userAt(i: number): string {
+    return this.#users[i]!;
   }
 
   /** The i-th task as it was when added. */

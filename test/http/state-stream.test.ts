@@ -12,6 +12,7 @@ import { buildMasterApp } from '../../src/http/master-app.js';
 import { SLICE_BYTES } from '../../src/http/stream-body.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
 import { renderState, toLegacyJson } from '../../src/wire/legacy/index.js';
+import { encodeResponseJson, encodeResponseProto, readResponse } from '../../src/wire/operator-out.js';
 import { commandTask, connect, makeCluster, type TestCluster } from '../core/helpers.js';
 
 let app: FastifyInstance | undefined;
@@ -94,5 +95,21 @@ describe('/state in slices', () => {
     });
     expect(built(cluster)).not.toBe(expected);
     expect(body).toBe(expected);
+  });
+});
+
+describe('GET_STATE in slices', () => {
+  it('writes the builder bytes, JSON and protobuf, chunked', async () => {
+    const { cluster } = busyCluster();
+    for (const accept of ['application/json', 'application/x-protobuf']) {
+      const response = readResponse(cluster.view, 'GET_STATE');
+      const expected = accept === 'application/json' ? Buffer.from(encodeResponseJson(response as never)) : Buffer.from(encodeResponseProto(response as never));
+      expect(expected.length).toBeGreaterThan(SLICE_BYTES);
+      const res = await app!.inject({ method: 'POST', url: '/api/v1', headers: { 'content-type': 'application/json', accept }, payload: '{"type":"GET_STATE"}' });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe(accept);
+      expect(res.headers['content-length']).toBeUndefined();
+      expect(res.rawPayload.equals(expected)).toBe(true);
+    }
   });
 });

@@ -6,6 +6,7 @@
  * framework among the completed ones; and offers outstanding.
  */
 import { commandTask, connect, customExecutor, executorTask, makeCluster, resources, subscribe, type TestCluster, type TestScheduler } from '../core/helpers.js';
+import { expect } from 'vitest';
 import type { Acls } from '../../src/core/authz.js';
 import type { TaskSpec } from '../../src/core/types.js';
 
@@ -57,4 +58,12 @@ export function richCluster(acls?: Acls): RichCluster {
   subscribe(cluster, { user: 'carol', name: 'idle' });
   cluster.advance(1000);
   return { cluster, web, batch };
+}
+
+/** Equal texts; else the first place they differ, not two pages of JSON. */
+export function expectSameText(actual: string, expected: string): void {
+  let at = 0;
+  while (at < actual.length && actual[at] === expected[at]) at++;
+  expect(actual.slice(Math.max(0, at - 200), at + 200)).toBe(expected.slice(Math.max(0, at - 200), at + 200));
+  expect(actual.length).toBe(expected.length);
 }

@@ -4,17 +4,9 @@ import { snapshotState } from '../../src/wire/legacy/state-stream.js';
 import { NO_ACLS, type Acls } from '../../src/core/authz.js';
 import { viewerOf } from '../../src/wire/view-filter.js';
 import { commandTask } from '../core/helpers.js';
-import { richCluster } from './read-fixture.js';
+import { expectSameText, richCluster } from './read-fixture.js';
 
 const streamed = (pieces: Iterable<string>) => [...pieces].join('');
-
-/** Equal texts; else the first place they differ, not two pages of JSON. */
-export function expectSameText(actual: string, expected: string): void {
-  let at = 0;
-  while (at < actual.length && actual[at] === expected[at]) at++;
-  expect(actual.slice(Math.max(0, at - 200), at + 200)).toBe(expected.slice(Math.max(0, at - 200), at + 200));
-  expect(actual.length).toBe(expected.length);
-}
 
 describe('/state as a stream', () => {
   it('writes the same text as the builder, on a cluster with a bit of everything', () => {

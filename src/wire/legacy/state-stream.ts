@@ -25,7 +25,6 @@ import { taskJson } from './task-json.js';
 interface FrameworkAsOf {
   readonly before: string;
   readonly after: string;
-  readonly user: string;
   readonly tasks: TasksAsOf;
   readonly unreachable: TasksAsOf;
   readonly completed: TasksAsOf;
@@ -88,25 +87,25 @@ function frameworkAsOf(view: ClusterView, fw: FrameworkView, viewer: Viewer): Fr
   const unreachable = new TasksAsOf();
   const completed = new TasksAsOf();
   for (const task of fw.tasks.values()) {
-    if (viewer.all || viewer.task(task.spec, user)) (task.state === 'TASK_UNREACHABLE' ? unreachable : tasks).add(task);
+    if (viewer.all || viewer.task(task.spec, user)) (task.state === 'TASK_UNREACHABLE' ? unreachable : tasks).add(task, user);
   }
-  for (const task of fw.completedTasks) if (viewer.all || viewer.task(task.spec, user)) completed.add(task);
-  return { before: text.slice(0, at), after: text.slice(at + EMPTY_LISTS_TEXT.length), user, tasks, unreachable, completed };
+  for (const task of fw.completedTasks) if (viewer.all || viewer.task(task.spec, user)) completed.add(task, user);
+  return { before: text.slice(0, at), after: text.slice(at + EMPTY_LISTS_TEXT.length), tasks, unreachable, completed };
 }
 
 function* frameworkPieces(frameworks: readonly FrameworkAsOf[]): Generator<string, void, undefined> {
   for (let f = 0; f < frameworks.length; f++) {
     const fw = frameworks[f]!;
     yield `${f === 0 ? '' : ','}${fw.before}"tasks":[`;
-    yield* taskPieces(fw.tasks, fw.user);
+    yield* taskPieces(fw.tasks);
     yield '],"unreachable_tasks":[';
-    yield* taskPieces(fw.unreachable, fw.user);
+    yield* taskPieces(fw.unreachable);
     yield '],"completed_tasks":[';
-    yield* taskPieces(fw.completed, fw.user);
+    yield* taskPieces(fw.completed);
     yield `]${fw.after}`;
   }
 }
 
-function* taskPieces(list: TasksAsOf, user: string): Generator<string, void, undefined> {
-  for (let i = 0; i < list.length; i++) yield (i === 0 ? '' : ',') + taskJson(list.at(i), user);
+function* taskPieces(list: TasksAsOf): Generator<string, void, undefined> {
+  for (let i = 0; i < list.length; i++) yield (i === 0 ? '' : ',') + taskJson(list.at(i), list.userAt(i));
 }
