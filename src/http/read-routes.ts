@@ -5,7 +5,6 @@
  * `--authenticate-http-readonly`, else none, which the ACLs take as ANY.
  * `/flags` is all or nothing: 403 to a reader who may not view the flags.
  */
-import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { ClusterView } from '../core/view.js';
 import type { ClusterDriver } from '../runtime/driver.js';
@@ -18,7 +17,6 @@ import {
   renderMetrics,
   renderRoles,
   renderSlaves,
-  renderState,
   renderStateSummary,
   renderTasks,
   renderVersion,
@@ -29,6 +27,7 @@ import {
   type QueryParams,
   type QueryResult,
 } from '../wire/legacy/index.js';
+import { snapshotState } from '../wire/legacy/state-stream.js';
 import { VERSION } from '../wire/version.js';
 import { principalOf, READONLY_REALM } from './auth.js';
 import { sendError } from './errors.js';
@@ -36,6 +35,9 @@ import { viewerOf, type Viewer } from '../wire/view-filter.js';
 import { everyMethod, serveMethods } from './methods.js';
 import { askedOwnPath } from './routing.js';
 import { healthRoute } from './health.js';
+import { sendBody, sendStreamed, type StreamedBody } from './stream-body.js';
+
+export { GZIP_THRESHOLD_BYTES, sendBody } from './stream-body.js';
 
 /** Checks a request's parameters into the query its renderer takes. */
 export type ParseQuery<Q> = (params: QueryParams) => QueryResult<Q>;
@@ -60,10 +62,18 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
       const body = driver.read((view) => render(view, query.value, viewerOf(view.authorizer, principal)));
       return sendJson(req, reply, body, query.value.jsonp);
     };
+  // The whole state is read at once and written in slices (stream-body.ts).
+  const state = (req: FastifyRequest, reply: FastifyReply) => {
+    const query = queryOf(req, jsonpQuery);
+    if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
+    const principal = principalOf(req);
+    const snapshot = driver.read((view) => snapshotState(view, {}, viewerOf(view.authorizer, principal)));
+    return sendStreamed(req, reply, jsonBody(snapshot.pieces(), query.value.jsonp));
+  };
   // Upstream's read handlers do not check the method (wire facts, legacy endpoints).
   const read = (path: string, handler: RouteHandlerMethod) => serveMethods(app, `${prefix}${path}`, everyMethod(app), handler);
-  read('/state', json(jsonpQuery, (view, _q, viewer) => renderState(view, {}, viewer)));
-  read('/state.json', json(jsonpQuery, (view, _q, viewer) => renderState(view, {}, viewer)));
+  read('/state', state);
+  read('/state.json', state);
   read('/state-summary', json(jsonpQuery, (view, _q, viewer) => renderStateSummary(view, viewer)));
   read('/slaves', json(slavesQuery, renderSlaves));
   read('/frameworks', json(frameworksQuery, renderFrameworks));
@@ -134,23 +144,8 @@ export function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown
   return sendBody(req, reply, 'application/json', Buffer.from(text));
 }
 
-/** Bodies of this size or more are gzipped when the client accepts gzip, as upstream does. */
-export const GZIP_THRESHOLD_BYTES = 1024;
-
-/** A Buffer body (gzipped at 1 KiB or more when the client accepts gzip), so that fastify adds no '; charset=utf-8' to the type. */
-export function sendBody(req: FastifyRequest, reply: FastifyReply, type: string, body: Buffer): FastifyReply {
-  reply.header('content-type', type);
-  if (body.length >= GZIP_THRESHOLD_BYTES && acceptsGzip(req.headers['accept-encoding'])) {
-    return reply.header('content-encoding', 'gzip').header('vary', 'Accept-Encoding').send(gzipSync(body));
-  }
-  return reply.send(body);
-}
-
-function acceptsGzip(header: string | string[] | undefined): boolean {
-  const text = Array.isArray(header) ? header.join(',') : (header ?? '');
-  return text.split(',').some((part) => {
-    const [coding = '', ...params] = part.split(';').map((p) => p.trim().toLowerCase());
-    const q = params.find((p) => p.startsWith('q='));
-    return (coding === 'gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
-  });
+/** JSON text in pieces, or a JSONP call around it, as `sendJson` writes it. */
+export function jsonBody(pieces: Iterator<string>, callback: string | undefined): StreamedBody {
+  if (callback === undefined) return { type: 'application/json', pieces };
+  return { type: 'text/javascript', pieces, prefix: `${callback}(`, suffix: ');' };
 }

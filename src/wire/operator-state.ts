@@ -13,7 +13,7 @@ import type { ClusterView, FrameworkView } from '../core/view.js';
 import { hexToBytes } from './bytes.js';
 import { attributeToWire, labelsToWire, resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
-import { executorSpecOf } from './legacy/executors.js';
+import { executorSpecs } from './legacy/executors.js';
 import { offerConstraintsJson } from './legacy/frameworks.js';
 import { AGENT_CAPABILITIES } from './legacy/slaves.js';
 import { taskStatusToWire } from './scheduler-out.js';
@@ -177,8 +177,9 @@ export function getTasks(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1
 export function getExecutors(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetExecutors {
   const executors: mesos.v1.master.Response.GetExecutors.Executor[] = [];
   for (const fw of viewedFrameworks(view, viewer)) {
+    const specOf = executorSpecs(fw);
     for (const record of fw.executors.values()) {
-      const spec = executorSpecOf(fw, record);
+      const spec = specOf(record);
       if (!viewer.executor(spec, fw.info.user)) continue;
       const raw = spec.raw as mesos.v1.ExecutorInfo | undefined;
       const info: mesos.v1.ExecutorInfo = raw ?? { executor_id: { value: record.executorId }, type: 'DEFAULT' };

@@ -63,10 +63,10 @@ export interface ScaleRow {
 const AGENT_RESOURCES = 'cpus:64;mem:262144;disk:262144';
 
 /** One request; times to its first byte and to its end. */
-function timedRequest(url: URL, method: 'GET' | 'POST', body?: string): Promise<ReadFigure> {
+export function timedRequest(url: URL, method: 'GET' | 'POST', body?: string, accept = 'application/json'): Promise<ReadFigure> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
-    const headers = body === undefined ? {} : { 'content-type': 'application/json', accept: 'application/json' };
+    const headers = body === undefined ? {} : { 'content-type': 'application/json', accept };
     const req = http.request(url, { method, headers, agent: false }, (res) => {
       let first: number | undefined;
       let bytes = 0;

@@ -6,7 +6,7 @@ import type { Task } from '../../core/master/framework.js';
 import type { AttributeConstraint, OfferConstraints } from '../../core/types.js';
 import type { ClusterView, FrameworkView } from '../../core/view.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
-import { executorSpecOf } from './executors.js';
+import { executorSpecs } from './executors.js';
 import { Double } from './legacy-json.js';
 import { executorObject, offerObject, taskObject } from './objects.js';
 import { labelsJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';
@@ -37,10 +37,11 @@ export function renderFrameworks(view: ClusterView, query: FrameworksQuery, view
  * executors are those the reader may view; an executor it may not is an
  * empty object in the list, as upstream writes it.
  */
-export function frameworkObject(view: ClusterView, fw: FrameworkView, viewer: Viewer = SHOW_ALL): JsonObject {
+export function frameworkObject(view: ClusterView, fw: FrameworkView, viewer: Viewer = SHOW_ALL, tasks: JsonObject = taskLists(fw, viewer)): JsonObject {
   const { info } = fw;
   const { used, offered } = view.frameworkBooks(fw.id);
   const subscribed = fw.state === 'subscribed';
+  const specOf = executorSpecs(fw);
   return {
     id: fw.id,
     name: info.name,
@@ -61,10 +62,10 @@ export function frameworkObject(view: ClusterView, fw: FrameworkView, viewer: Vi
     resources: resourcesSummary(add(used, offered)),
     ...(fw.reregisteredTimeMs === undefined ? {} : { reregistered_time: secondsOf(fw.reregisteredTimeMs) }),
     ...(fw.has('MULTI_ROLE') ? { roles: [...info.roles] } : { role: info.role ?? '*' }),
-    ...taskLists(fw, viewer),
+    ...tasks,
     offers: [...fw.offers.values()].map(offerObject),
     executors: [...fw.executors.values()].map((e) => {
-      const spec = executorSpecOf(fw, e);
+      const spec = specOf(e);
       return viewer.executor(spec, info.user) ? executorObject(fw, e, spec) : {};
     }),
     ...(info.labels.length === 0 ? {} : { labels: labelsJson(info.labels) }),
@@ -73,7 +74,7 @@ export function frameworkObject(view: ClusterView, fw: FrameworkView, viewer: Vi
 }
 
 /** Unreachable tasks stay among the master's live tasks but are listed apart. */
-function taskLists(fw: FrameworkView, viewer: Viewer): JsonObject {
+export function taskLists(fw: FrameworkView, viewer: Viewer): JsonObject {
   const { user } = fw.info;
   const seen = (task: Task) => viewer.task(task.spec, user);
   const live = viewer.all ? [...fw.tasks.values()] : [...fw.tasks.values()].filter(seen);

@@ -2,6 +2,7 @@
  * `/slaves` and the slave entries of `/state`. The endpoint names keep the
  * upstream word; inside, these are agents.
  */
+import type { Books } from '../../core/master/ledger.js';
 import { normalise, type Resources } from '../../core/resources.js';
 import type { AgentView, ClusterView } from '../../core/view.js';
 import { SHOW_ALL, visibleResources, type Viewer } from '../view-filter.js';
@@ -45,9 +46,14 @@ export function recoveredSlaves(view: ClusterView): JsonObject[] {
  * beside it are whole, as upstream's.
  */
 export function slaveObject(view: ClusterView, record: AgentView, viewer: Viewer = SHOW_ALL): JsonObject {
+  return slaveObjectOf(record, view.agentBooks(record.id), view.masterInfo.version, viewer);
+}
+
+/** One agent from its record, its books and the master's version, as they were when read. */
+export function slaveObjectOf(record: AgentView, books: Books, version: string, viewer: Viewer = SHOW_ALL): JsonObject {
   const { info } = record;
   const total = info.resources;
-  const { used, offered } = view.agentBooks(record.id);
+  const { used, offered } = books;
   const reserved: JsonObject = {};
   for (const [role, bag] of reservations(total)) if (viewer.role(role)) reserved[role] = resourcesSummary(bag);
   return {
@@ -64,7 +70,7 @@ export function slaveObject(view: ClusterView, record: AgentView, viewer: Viewer
     unreserved_resources: resourcesSummary(unreserved(total)),
     active: record.active,
     deactivated: false,
-    version: view.masterInfo.version,
+    version,
     capabilities: [...AGENT_CAPABILITIES],
   };
 }

@@ -35,12 +35,29 @@ export interface StateClock {
  * and executors), the reservations of roles.
  */
 export function renderState(view: ClusterView, now: StateClock = {}, viewer: Viewer = SHOW_ALL): JsonObject {
-  const info = view.masterInfo;
-  const startTime = now.startTimeSeconds === undefined ? secondsOf(view.startTimeMs) : new Double(now.startTimeSeconds);
-  const records = [...view.agents()];
-  const activated = records.filter((r) => r.active).length;
   const framework = (fw: FrameworkView) => frameworkObject(view, fw, viewer);
   const seen = (fw: FrameworkView) => viewer.framework(fw.info.user);
+  return {
+    ...stateHead(view, now, viewer),
+    slaves: [...view.agents()].map((r) => slaveObject(view, r, viewer)),
+    recovered_slaves: recoveredSlaves(view),
+    frameworks: [...view.frameworks()].filter(seen).map(framework),
+    completed_frameworks: view.completedFrameworks().filter(seen).map(framework),
+    orphan_tasks: [],
+    unregistered_frameworks: [],
+  };
+}
+
+/** What `/state` writes before its agents: the master and, for a reader who may view them, its flags. */
+export function stateHead(view: ClusterView, now: StateClock, viewer: Viewer): JsonObject {
+  const info = view.masterInfo;
+  const startTime = now.startTimeSeconds === undefined ? secondsOf(view.startTimeMs) : new Double(now.startTimeSeconds);
+  let activated = 0;
+  let agents = 0;
+  for (const r of view.agents()) {
+    agents++;
+    if (r.active) activated++;
+  }
   return {
     ...renderVersion(info.version),
     start_time: startTime,
@@ -50,17 +67,11 @@ export function renderState(view: ClusterView, now: StateClock = {}, viewer: Vie
     hostname: info.hostname,
     capabilities: [...MASTER_CAPABILITIES],
     activated_slaves: activated,
-    deactivated_slaves: records.length - activated,
+    deactivated_slaves: agents - activated,
     unreachable_slaves: view.unreachableAgentCount(),
     leader: info.pid,
     leader_info: { id: info.id, pid: info.pid, port: info.port, hostname: info.hostname },
     ...(viewer.flags() ? { flags: masterFlags(view) } : {}),
-    slaves: records.map((r) => slaveObject(view, r, viewer)),
-    recovered_slaves: recoveredSlaves(view),
-    frameworks: [...view.frameworks()].filter(seen).map(framework),
-    completed_frameworks: view.completedFrameworks().filter(seen).map(framework),
-    orphan_tasks: [],
-    unregistered_frameworks: [],
   };
 }
 

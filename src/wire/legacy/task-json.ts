@@ -1,0 +1,78 @@
+/**
+ * The task object of `/state`, `/frameworks` and `/tasks` written straight
+ * to JSON text, for the reads that write hundreds of thousands of them:
+ * the same text as `toLegacyJson(taskObject(task, user))`, without the
+ * object in between. The rare parts (limits, labels, ranges or sets among
+ * the resources) go through the object renderers.
+ */
+import { fromMilli, type Resources } from '../../core/resources.js';
+import type { Task } from '../../core/master/framework.js';
+import type { TaskStatus } from '../../core/types.js';
+import { formatDouble } from '../json-encode.js';
+import { toLegacyJson } from './legacy-json.js';
+import { taskObject } from './objects.js';
+import { labelsJson, resourcesSummary } from './summary.js';
+
+/** A string as JSON: most (ids, names) need no escaping. */
+const SAFE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const str = (text: string): string => (SAFE.test(text) ? `"${text}"` : JSON.stringify(text));
+
+export function taskJson(task: Task, user: string): string {
+  const { spec } = task;
+  const limits = spec.limits !== undefined && Object.keys(spec.limits).length > 0;
+  const resources = summaryJson(task.resources);
+  if (limits || resources === undefined) return toLegacyJson(taskObject(task, user));
+  let out = `{"id":${str(spec.taskId)},"name":${str(spec.name)},"framework_id":${str(task.frameworkId)},"executor_id":${str(task.executorId ?? '')}`;
+  out += `,"slave_id":${str(task.agentId)},"state":"${task.state}","resources":${resources},"role":${str(task.role)},"statuses":[`;
+  const { statuses } = task;
+  for (let i = 0; i < statuses.length; i++) out += (i === 0 ? '' : ',') + statusJson(statuses[i]!);
+  out += `],"user":${str(user)}`;
+  if (spec.labels.length > 0) out += `,"labels":${toLegacyJson(labelsJson(spec.labels))}`;
+  return out + '}';
+}
+
+function statusJson(status: TaskStatus): string {
+  const head = `{"state":"${status.state}","timestamp":${formatDouble(status.timestampMs / 1000)}`;
+  return status.containerId === undefined ? `${head}}` : `${head},"container_status":{"container_id":{"value":${str(status.containerId)}}}}`;
+}
+
+/**
+ * The resources summary of a bag of scalars among cpus, gpus, mem and disk
+ * (a task's usual bag); undefined for anything else, which goes through
+ * `resourcesSummary`.
+ */
+function summaryJson(bag: Resources): string | undefined {
+  let cpus = 0;
+  let gpus = 0;
+  let mem = 0;
+  let disk = 0;
+  for (let i = 0; i < bag.length; i++) {
+    const r = bag[i]!;
+    if (r.type !== 'SCALAR') return undefined;
+    const milli = r.milli ?? 0;
+    switch (r.name) {
+      case 'cpus':
+        cpus += milli;
+        break;
+      case 'gpus':
+        gpus += milli;
+        break;
+      case 'mem':
+        mem += milli;
+        break;
+      case 'disk':
+        disk += milli;
+        break;
+      default:
+        return undefined;
+    }
+  }
+  return `{"cpus":${double(cpus)},"gpus":${double(gpus)},"mem":${double(mem)},"disk":${double(disk)}}`;
+}
+
+const double = (milli: number): string => formatDouble(fromMilli(milli));
+
+/** The summary text of any bag, for callers that need it whatever it holds. */
+export function resourcesSummaryJson(bag: Resources): string {
+  return summaryJson(bag) ?? toLegacyJson(resourcesSummary(bag));
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { NO_ACLS, type Acls } from '../../src/core/authz.js';
+import { encodeResponseJson, encodeResponseProto, readResponse } from '../../src/wire/operator-out.js';
+import { PAUSE, snapshotGetState, snapshotGetTasks, type OperatorPiece } from '../../src/wire/operator-stream.js';
+import { SHOW_ALL, viewerOf, type Viewer } from '../../src/wire/view-filter.js';
+import type { ClusterView } from '../../src/core/view.js';
+import { expectSameText, richCluster } from './read-fixture.js';
+
+function joined(pieces: Iterable<OperatorPiece>): { text: string; bytes: Buffer } {
+  const parts: Buffer[] = [];
+  for (const piece of pieces) if (piece !== PAUSE) parts.push(typeof piece === 'string' ? Buffer.from(piece) : Buffer.from(piece));
+  const bytes = Buffer.concat(parts);
+  return { text: bytes.toString(), bytes };
+}
+
+function expectSame(view: ClusterView, viewer: Viewer = SHOW_ALL): void {
+  for (const [type, snapshot] of [['GET_STATE', snapshotGetState], ['GET_TASKS', snapshotGetTasks]] as const) {
+    const response = readResponse(view, type, viewer);
+    if (response === 'FORBIDDEN') throw new Error('forbidden');
+    const snap = snapshot(view, viewer);
+    expectSameText(joined(snap.json()).text, encodeResponseJson(response));
+    expect(joined(snap.proto()).bytes.equals(Buffer.from(encodeResponseProto(response)))).toBe(true);
+  }
+}
+
+describe('GET_STATE and GET_TASKS as a stream', () => {
+  it('write the bytes of the builder, JSON and protobuf', () => {
+    const { cluster } = richCluster();
+    const state = JSON.parse(encodeResponseJson(readResponse(cluster.view, 'GET_STATE') as never));
+    expect(state.get_state.get_tasks.unreachable_tasks.length).toBe(1);
+    expect(state.get_state.get_tasks.completed_tasks.length).toBeGreaterThan(0);
+    expect(state.get_state.get_executors.executors.length).toBe(1);
+    expectSame(cluster.view);
+  });
+
+  it('leave out what the ACLs hide, as the builder does', () => {
+    const any = { type: 'ANY' as const };
+    const only = (...values: string[]) => ({ principals: any, objects: { type: 'SOME' as const, values } });
+    const acls: Acls = { ...NO_ACLS, viewFrameworks: [only('bob', 'dave')], viewTasks: [only('bob')], viewRoles: [only('db')] };
+    const { cluster } = richCluster(acls);
+    expectSame(cluster.view, viewerOf(cluster.view.authorizer, undefined));
+  });
+
+  it('write the cluster as it was when the snapshot was taken', () => {
+    const { cluster, web, batch } = richCluster();
+    const before = { json: encodeResponseJson(readResponse(cluster.view, 'GET_STATE') as never), proto: Buffer.from(encodeResponseProto(readResponse(cluster.view, 'GET_STATE') as never)) };
+    const snap = snapshotGetState(cluster.view);
+    web.kill('labelled');
+    cluster.advance(1000);
+    web.acknowledgeAll();
+    cluster.inject({ type: 'heal', nodes: [cluster.agents[2]!.id, 'master'] });
+    cluster.advance(60_000);
+    batch.call({ type: 'TEARDOWN' });
+    cluster.advance(1000);
+    expect(encodeResponseJson(readResponse(cluster.view, 'GET_STATE') as never)).not.toBe(before.json);
+    expectSameText(joined(snap.json()).text, before.json);
+    expect(joined(snap.proto()).bytes.equals(before.proto)).toBe(true);
+  });
+});

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { renderState, toLegacyJson } from '../../src/wire/legacy/index.js';
+import { snapshotState } from '../../src/wire/legacy/state-stream.js';
+import { NO_ACLS, type Acls } from '../../src/core/authz.js';
+import { viewerOf } from '../../src/wire/view-filter.js';
+import { commandTask } from '../core/helpers.js';
+import { expectSameText, richCluster } from './read-fixture.js';
+
+const streamed = (pieces: Iterable<string>) => [...pieces].join('');
+
+describe('/state as a stream', () => {
+  it('writes the same text as the builder, on a cluster with a bit of everything', () => {
+    const { cluster } = richCluster();
+    const built = toLegacyJson(renderState(cluster.view));
+    const state = JSON.parse(built);
+    // The fixture has what the stream must get right.
+    expect(state.frameworks.length).toBe(3);
+    expect(state.completed_frameworks.length).toBe(1);
+    const batch = state.frameworks.find((f: any) => f.name === 'batch \u00e9');
+    expect(batch.unreachable_tasks.map((t: any) => t.id)).toEqual(['far']);
+    expect(batch.tasks.map((t: any) => t.id)).toEqual(['x1', 'x2']);
+    expect(batch.completed_tasks.map((t: any) => [t.id, t.state])).toEqual([['gone', 'TASK_KILLED']]);
+    expect(batch.executors.length).toBe(1);
+    expect(state.slaves.some((s: any) => Object.keys(s.reserved_resources).length > 0)).toBe(true);
+    expectSameText(streamed(snapshotState(cluster.view).pieces()), built);
+    expect(streamed(snapshotState(cluster.view, { startTimeSeconds: 12.5 }).pieces())).toBe(toLegacyJson(renderState(cluster.view, { startTimeSeconds: 12.5 })));
+  });
+
+  it('writes the cluster as it was when the snapshot was taken, whatever happens while it is written', () => {
+    const { cluster, web, batch } = richCluster();
+    const before = toLegacyJson(renderState(cluster.view));
+    const snapshot = snapshotState(cluster.view);
+    const pieces = snapshot.pieces();
+    const first = pieces.next();
+    // The cluster moves on: tasks change state and gain statuses, finish, a framework leaves, agents come and go.
+    web.kill('labelled');
+    cluster.advance(1000);
+    web.acknowledgeAll();
+    const agentId = cluster.agents[0]!.id;
+    web.accept(web.offers()[0]?.id ?? '', [commandTask('late', agentId, 'sleep 5')]);
+    cluster.inject({ type: 'heal', nodes: [cluster.agents[2]!.id, 'master'] });
+    cluster.advance(60_000);
+    batch.call({ type: 'TEARDOWN' });
+    cluster.advance(1000);
+    expect(toLegacyJson(renderState(cluster.view))).not.toBe(before);
+    expectSameText(`${first.value as string}${streamed({ [Symbol.iterator]: () => pieces })}`, before);
+  });
+
+  it('leaves out what the ACLs hide, as the builder does', () => {
+    const any = { type: 'ANY' as const };
+    const only = (...values: string[]) => ({ principals: any, objects: { type: 'SOME' as const, values } });
+    const acls: Acls = {
+      ...NO_ACLS,
+      viewFrameworks: [only('bob', 'dave')],
+      viewTasks: [only('bob')],
+      viewExecutors: [only('nobody')],
+      viewRoles: [only('db')],
+      viewFlags: [{ principals: any, objects: { type: 'NONE' } }],
+    };
+    const { cluster } = richCluster(acls);
+    const viewer = viewerOf(cluster.view.authorizer, undefined);
+    const built = toLegacyJson(renderState(cluster.view, {}, viewer));
+    expect(built).not.toContain('"flags"');
+    expectSameText(streamed(snapshotState(cluster.view, {}, viewer).pieces()), built);
+  });
+});
