@@ -23,7 +23,7 @@ import { quietPings } from './agent-health.js';
 import { AgentTotals } from './agent-totals.js';
 import { AgentRecord, type PingRound } from './agents.js';
 import { dispatch } from './calls.js';
-import { Framework, refOf, type ExecutorRecord, type Offer, type Task, type TaskRef } from './framework.js';
+import { Framework, keepLatest, MAX_COMPLETED_TASKS_PER_FRAMEWORK, refOf, type ExecutorRecord, type Offer, type Task, type TaskRef } from './framework.js';
 import { Ledger } from './ledger.js';
 import { MisuseLog } from './misuse.js';
 import type { MasterOps, MasterOptions } from './ops.js';
@@ -257,11 +257,13 @@ export class Master implements MasterOps, SimNode {
   }
 
   #newFramework(info: FrameworkRef): Framework {
-    return new Framework(info.id, info, wallTimeMs(this.ctx), (connectionId, frameworkId, event) => {
+    const fw = new Framework(info.id, info, wallTimeMs(this.ctx), (connectionId, frameworkId, event) => {
       this.ctx.trace.appendText(`event:${event.type.toLowerCase()}`, `${frameworkId} ${eventSummary(event)}`);
       this.outbox.event(connectionId, event);
       this.misuse.sent(frameworkId, event);
     });
+    fw.maxCompletedTasks = this.options.maxCompletedTasksPerFramework ?? MAX_COMPLETED_TASKS_PER_FRAMEWORK;
+    return fw;
   }
 
   recoverFramework(info: FrameworkRef): Framework {
@@ -371,8 +373,7 @@ export class Master implements MasterOps, SimNode {
     fw.moveTo('removed');
     fw.unregisteredTimeMs = wallTimeMs(this.ctx);
     this.frameworks.delete(fw.id);
-    this.completedFrameworks.push(fw);
-    if (this.completedFrameworks.length > MAX_COMPLETED_FRAMEWORKS) this.completedFrameworks.shift();
+    keepLatest(this.completedFrameworks, fw, this.options.maxCompletedFrameworks ?? MAX_COMPLETED_FRAMEWORKS);
     this.feed.emit(() => ({ type: 'FRAMEWORK_REMOVED', info: fw.info }));
   }
 
