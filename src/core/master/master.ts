@@ -499,7 +499,8 @@ export class Master implements MasterOps, SimNode {
     }
     const last = task.statuses[task.statuses.length - 1];
     const changed = last?.state !== status.state;
-    if (changed) task.statuses.push(status);
+    // Kept without its data, as upstream keeps it (MESOS-1746: frameworks' data would fill the master).
+    if (changed) task.statuses.push(status.data === undefined ? status : withoutData(status));
     task.statusUpdateState = status.state;
     task.statusUpdateUuid = status.uuid;
     if (isTerminal(task.state)) this.recoverTaskResources(task);
@@ -542,4 +543,9 @@ function eventSummary(event: SchedulerEvent): string {
     case 'HEARTBEAT':
       return '';
   }
+}
+
+function withoutData(status: TaskStatus): TaskStatus {
+  const { data: _dropped, ...kept } = status;
+  return kept;
 }
