@@ -118,6 +118,10 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
   readonly electionDelaySeconds?: number;
   /** How long a new leader waits for the agents it recovered before they are unreachable (`--agent_reregister_timeout`, default 600). */
   readonly agentReregisterTimeoutSeconds?: number;
+  /** Finished tasks kept per framework, the oldest dropped first (`--max_completed_tasks_per_framework`, default 1000). */
+  readonly maxCompletedTasksPerFramework?: number;
+  /** Removed frameworks kept, the oldest dropped first (`--max_completed_frameworks`, default 50). */
+  readonly maxCompletedFrameworks?: number;
   readonly agents?: number;
   readonly agentResources?: string;
   readonly agentAttributes?: string;
@@ -362,7 +366,17 @@ function masterOptionsOf(options: StartClusterOptions, host: string): MasterOpti
     allocationIntervalMs: allocation * 1000,
     weights: new Map(weights.map((w) => [w.role, w.weight])),
     ...(options.agentReregisterTimeoutSeconds === undefined ? {} : { agentReregisterTimeoutMs: options.agentReregisterTimeoutSeconds * 1000 }),
+    ...historyLimits(options),
   };
+}
+
+/** The bounds of the master's histories, checked: whole numbers, zero keeps none. */
+function historyLimits(options: StartClusterOptions): Pick<MasterOptions, 'maxCompletedTasksPerFramework' | 'maxCompletedFrameworks'> {
+  const { maxCompletedTasksPerFramework: tasks, maxCompletedFrameworks: frameworks } = options;
+  for (const [flag, value] of [['--max-completed-tasks-per-framework', tasks], ['--max-completed-frameworks', frameworks]] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && value >= 0)) throw new StartError(`${flag} must be a whole number, got ${value}`);
+  }
+  return { ...(tasks === undefined ? {} : { maxCompletedTasksPerFramework: tasks }), ...(frameworks === undefined ? {} : { maxCompletedFrameworks: frameworks }) };
 }
 
 /**

@@ -23,6 +23,8 @@ export interface UpArgs extends WithArgs {
   masters: number;
   'election-delay': number;
   'agent-reregister-timeout': number;
+  'max-completed-tasks-per-framework': number;
+  'max-completed-frameworks': number;
   agents: number;
   'agent-resources': string;
   'agent-attributes': string;
@@ -107,6 +109,13 @@ function containerOptions(y: Argv): Argv {
 }
 
 /** How executors exist and are reached, and the container engine. */
+/** The bounds of the master's histories (upstream's flags of the same names). */
+function historyOptions(y: Argv): Argv {
+  return y
+    .option('max-completed-tasks-per-framework', { type: 'number', default: 1000, describe: 'Finished tasks the master keeps per framework, the oldest dropped first' })
+    .option('max-completed-frameworks', { type: 'number', default: 50, describe: 'Removed frameworks the master keeps, the oldest dropped first' });
+}
+
 function executorOptions(y: Argv): Argv {
   return y
     .option('custom-executors', {
@@ -147,7 +156,7 @@ const EXECUTOR_FLAGS = [
 ];
 
 export function upOptions(y: Argv): Argv<UpArgs> {
-  return withOptions(executorOptions(containerOptions(y)))
+  return withOptions(executorOptions(containerOptions(historyOptions(y))))
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address the master and agents listen on' })
     .option('advertise-host', {
       type: 'string',
@@ -271,6 +280,8 @@ function clusterOptionsOf(args: UpArgs, logger: Logger): StartClusterOptions {
     masters: args.masters,
     electionDelaySeconds: args['election-delay'],
     agentReregisterTimeoutSeconds: args['agent-reregister-timeout'],
+    maxCompletedTasksPerFramework: args['max-completed-tasks-per-framework'],
+    maxCompletedFrameworks: args['max-completed-frameworks'],
     agents: args.agents,
     agentResources: args['agent-resources'],
     agentAttributes: args['agent-attributes'],

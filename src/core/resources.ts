@@ -176,13 +176,40 @@ function combine(a: Resource, b: Resource): Resource {
 export function add(a: Resources, b: Resources): Resources {
   if (a.length === 0) return normalise(b);
   if (b.length === 0) return normalise(a);
+  if (NORMALISED.has(a) && NORMALISED.has(b)) return mergeNormal(a, b);
   return normalise([...a, ...b]);
+}
+
+/**
+ * The sum of two normal bags by one walk over both in their canonical
+ * order (what `normalise` of the two would give, without its map and
+ * sort): the books add a task's bag to an agent's on every launch.
+ */
+function mergeNormal(a: Resources, b: Resources): Resources {
+  const out: Resource[] = [];
+  let i = 0;
+  let j = 0;
+  let ka = identity(a[0]!);
+  let kb = identity(b[0]!);
+  while (i < a.length && j < b.length) {
+    if (ka === kb) out.push(combine(a[i]!, b[j]!));
+    else out.push(ka < kb ? a[i]! : b[j]!);
+    const stepA = ka <= kb;
+    const stepB = kb <= ka;
+    if (stepA && ++i < a.length) ka = identity(a[i]!);
+    if (stepB && ++j < b.length) kb = identity(b[j]!);
+  }
+  while (i < a.length) out.push(a[i++]!);
+  while (j < b.length) out.push(b[j++]!);
+  NORMALISED.add(out);
+  return out;
 }
 
 /** `a - b`; the caller must know that `a` contains `b` (asserted). */
 export function subtract(a: Resources, b: Resources): Resources {
   // A bag taken from itself, as a book that held one offer or task gives it back.
   if (a === b) return [];
+  if (NORMALISED.has(a) && NORMALISED.has(b)) return subtractNormal(a, b);
   // One pass: both sides normalised once, containment checked per identity.
   // The result keeps the canonical order of `a`, so it needs no new sort.
   const left = new Map(normalise(a).map((r) => [identity(r), r]));
@@ -195,6 +222,30 @@ export function subtract(a: Resources, b: Resources): Resources {
     left.set(key, minus(have, r));
   }
   const out = [...left.values()].filter((r) => !isEmptyResource(r));
+  NORMALISED.add(out);
+  return out;
+}
+
+/** `a - b` for two normal bags, by one walk over both in their canonical order. */
+function subtractNormal(a: Resources, b: Resources): Resources {
+  const out: Resource[] = [];
+  let i = 0;
+  for (const r of b) {
+    const key = identity(r);
+    let ka = i < a.length ? identity(a[i]!) : undefined;
+    while (ka !== undefined && ka < key) {
+      out.push(a[i++]!);
+      ka = i < a.length ? identity(a[i]!) : undefined;
+    }
+    const have = a[i];
+    if (ka !== key || have === undefined || !containsOne(have, r)) {
+      throw new Error(`resources: subtracting ${format(b)} from ${format(a)} that does not contain it`);
+    }
+    const left = minus(have, r);
+    if (!isEmptyResource(left)) out.push(left);
+    i++;
+  }
+  while (i < a.length) out.push(a[i++]!);
   NORMALISED.add(out);
   return out;
 }

@@ -62,8 +62,8 @@ export class Rng {
     const b = this.bytes(16);
     b[6] = (b[6]! & 0x0f) | 0x40;
     b[8] = (b[8]! & 0x3f) | 0x80;
-    const hex = toHex(b);
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    // 8-4-4-4-12 hex digits: a dash before bytes 4, 6, 8 and 10.
+    return hexOf(b, UUID_DASHES);
   }
 
   /** Fisher-Yates shuffle in place, through this stream only. */
@@ -77,9 +77,32 @@ export class Rng {
 }
 
 export function toHex(bytes: Uint8Array): string {
-  let out = '';
-  for (const b of bytes) out += b.toString(16).padStart(2, '0');
-  return out;
+  return hexOf(bytes, NO_DASHES);
+}
+
+const DIGITS = [...'0123456789abcdef'].map((c) => c.charCodeAt(0));
+const DASH = '-'.charCodeAt(0);
+const UUID_DASHES = new Set([4, 6, 8, 10]);
+const NO_DASHES = new Set<number>();
+/** Characters per String.fromCharCode call: well below any engine's argument limit. */
+const CHUNK = 8192;
+
+/**
+ * Lower-case hex digits, in one flat string: built from character codes
+ * rather than by `+=`, whose chain of partial strings a kept id (a status
+ * update's uuid, a container's id) would hold for as long as it lives.
+ */
+function hexOf(bytes: Uint8Array, dashesBefore: ReadonlySet<number>): string {
+  const codes: number[] = [];
+  for (let i = 0; i < bytes.length; i++) {
+    if (dashesBefore.has(i)) codes.push(DASH);
+    const b = bytes[i]!;
+    codes.push(DIGITS[b >> 4]!, DIGITS[b & 15]!);
+  }
+  if (codes.length <= CHUNK) return String.fromCharCode(...codes);
+  const parts: string[] = [];
+  for (let i = 0; i < codes.length; i += CHUNK) parts.push(String.fromCharCode(...codes.slice(i, i + CHUNK)));
+  return parts.join('');
 }
 
 function rotl(x: number, k: number): number {

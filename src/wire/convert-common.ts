@@ -18,8 +18,44 @@ import type { mesos } from './generated/types.js';
 
 type W = mesos.v1.Resource;
 
+/**
+ * Bags of plain scalars (unreserved, no disk, no allocation) as read from
+ * the wire, by their names and values: the tasks of a launch mostly ask for
+ * the same few, and one shared read-only bag per kind keeps each task's
+ * record small and lets the books reuse what they worked out for it
+ * (bags are never changed). Bounded: emptied when full.
+ */
+const PLAIN_BAGS = new Map<string, Resources>();
+const PLAIN_BAGS_MAX = 4096;
+
+/** The key of a list of plain scalars, or undefined when the list holds anything else. */
+function plainKey(list: readonly mesos.v1.Resource[]): string | undefined {
+  let key = '';
+  for (const r of list) {
+    if (r.type !== 'SCALAR' || (r.reservations?.length ?? 0) > 0 || r.reservation !== undefined || r.disk !== undefined || r.allocation_info !== undefined) return undefined;
+    if (r.role !== undefined && r.role !== '*') return undefined;
+    const value = r.scalar?.value;
+    if (typeof value !== 'number') return undefined;
+    // Length-prefixed names: no two lists share a key.
+    key += `${r.name.length}:${r.name}=${value};`;
+  }
+  return key;
+}
+
 /** A resource list from the wire, or the reason it is invalid. */
 export function resourcesFromWire(list: readonly mesos.v1.Resource[] | undefined): Resources | string {
+  const key = list === undefined ? undefined : plainKey(list);
+  if (key === undefined) return readResources(list);
+  let bag = PLAIN_BAGS.get(key);
+  if (bag !== undefined) return bag;
+  const read = readResources(list);
+  if (typeof read === 'string') return read;
+  if (PLAIN_BAGS.size >= PLAIN_BAGS_MAX) PLAIN_BAGS.clear();
+  PLAIN_BAGS.set(key, (bag = read));
+  return bag;
+}
+
+function readResources(list: readonly mesos.v1.Resource[] | undefined): Resources | string {
   const out: Resource[] = [];
   for (const r of list ?? []) {
     const reserved = reservationFromWire(r);

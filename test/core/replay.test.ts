@@ -88,6 +88,17 @@ describe('the input record', () => {
     expect(typeof args[3]).toBe('function');
     expect(seen).toEqual([{ fid: 'f', eid: 'e', cid: 'c' }]);
   });
+
+  it('writes plain arguments as plain JSON, and finds a tagged form however deep it sits', () => {
+    const plain = [{ tasks: [{ id: 't', resources: [{ name: 'cpus', milli: 10 }], labels: [] }], n: 1.5, s: null }];
+    expect(encodeArgs(plain)).toBe(JSON.stringify(plain));
+    const deep = (leaf: unknown) => [{ a: [{ b: { c: [leaf] } }] }];
+    expect(encodeArgs(deep(new Uint8Array([1])))).toBe('[{"a":[{"b":{"c":[{"$bytes":"AQ=="}]}}]}]');
+    expect(encodeArgs(deep(new Map([['k', 1]])))).toBe('[{"a":[{"b":{"c":[{"$map":[["k",1]]}]}}]}]');
+    expect(encodeArgs(deep(new Set(['x'])))).toBe('[{"a":[{"b":{"c":[{"$set":["x"]}]}}]}]');
+    expect(encodeArgs(deep(undefined))).toBe('[{"a":[{"b":{"c":[{"$undefined":true}]}}]}]');
+    expect(encodeArgs([{ check: Object.assign(() => 'no', { claims: null }) }])).toBe('[{"check":{"$authorizer":null}}]');
+  });
 });
 
 describe('replay', () => {

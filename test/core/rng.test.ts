@@ -79,4 +79,12 @@ describe('rng', () => {
     expect([...a].sort((x, y) => x - y)).toEqual(items);
     expect(a).not.toEqual(items);
   });
+
+  it('writes hex as Buffer does, for short and long byte strings', () => {
+    const rng = new Rng('hex');
+    for (const n of [0, 1, 16, 5000, 20_000]) {
+      const bytes = rng.bytes(n);
+      expect(toHex(bytes)).toBe(Buffer.from(bytes).toString('hex'));
+    }
+  });
 });

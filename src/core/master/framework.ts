@@ -81,6 +81,8 @@ export class Framework {
   unregisteredTimeMs: number | undefined;
   /** Learnt from an agent after a master failover and not re-subscribed since (upstream's recovered framework). */
   recovered = false;
+  /** How many finished tasks `completedTasks` keeps (`--max_completed_tasks_per_framework`). */
+  maxCompletedTasks = MAX_COMPLETED_TASKS_PER_FRAMEWORK;
 
   constructor(
     readonly id: string,
@@ -114,9 +116,14 @@ export class Framework {
 
   completeTask(task: Task): void {
     this.tasks.delete(task.spec.taskId);
-    this.completedTasks.push(task);
-    if (this.completedTasks.length > MAX_COMPLETED_TASKS_PER_FRAMEWORK) this.completedTasks.shift();
+    keepLatest(this.completedTasks, task, this.maxCompletedTasks);
   }
+}
+
+/** Appends to a bounded history (upstream's circular buffers): past `max`, the oldest go first. */
+export function keepLatest<T>(history: T[], item: T, max: number): void {
+  history.push(item);
+  if (history.length > max) history.splice(0, history.length - max);
 }
 
 /** What a master-made status needs to know about its task. */

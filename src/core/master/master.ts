@@ -23,7 +23,7 @@ import { quietPings } from './agent-health.js';
 import { AgentTotals } from './agent-totals.js';
 import { AgentRecord, type PingRound } from './agents.js';
 import { dispatch } from './calls.js';
-import { Framework, refOf, type ExecutorRecord, type Offer, type Task, type TaskRef } from './framework.js';
+import { Framework, keepLatest, MAX_COMPLETED_TASKS_PER_FRAMEWORK, refOf, type ExecutorRecord, type Offer, type Task, type TaskRef } from './framework.js';
 import { Ledger } from './ledger.js';
 import { MisuseLog } from './misuse.js';
 import type { MasterOps, MasterOptions } from './ops.js';
@@ -257,11 +257,13 @@ export class Master implements MasterOps, SimNode {
   }
 
   #newFramework(info: FrameworkRef): Framework {
-    return new Framework(info.id, info, wallTimeMs(this.ctx), (connectionId, frameworkId, event) => {
+    const fw = new Framework(info.id, info, wallTimeMs(this.ctx), (connectionId, frameworkId, event) => {
       this.ctx.trace.appendText(`event:${event.type.toLowerCase()}`, `${frameworkId} ${eventSummary(event)}`);
       this.outbox.event(connectionId, event);
       this.misuse.sent(frameworkId, event);
     });
+    fw.maxCompletedTasks = this.options.maxCompletedTasksPerFramework ?? MAX_COMPLETED_TASKS_PER_FRAMEWORK;
+    return fw;
   }
 
   recoverFramework(info: FrameworkRef): Framework {
@@ -371,8 +373,7 @@ export class Master implements MasterOps, SimNode {
     fw.moveTo('removed');
     fw.unregisteredTimeMs = wallTimeMs(this.ctx);
     this.frameworks.delete(fw.id);
-    this.completedFrameworks.push(fw);
-    if (this.completedFrameworks.length > MAX_COMPLETED_FRAMEWORKS) this.completedFrameworks.shift();
+    keepLatest(this.completedFrameworks, fw, this.options.maxCompletedFrameworks ?? MAX_COMPLETED_FRAMEWORKS);
     this.feed.emit(() => ({ type: 'FRAMEWORK_REMOVED', info: fw.info }));
   }
 
@@ -498,7 +499,8 @@ export class Master implements MasterOps, SimNode {
     }
     const last = task.statuses[task.statuses.length - 1];
     const changed = last?.state !== status.state;
-    if (changed) task.statuses.push(status);
+    // Kept without its data, as upstream keeps it (MESOS-1746: frameworks' data would fill the master).
+    if (changed) task.statuses.push(status.data === undefined ? status : withoutData(status));
     task.statusUpdateState = status.state;
     task.statusUpdateUuid = status.uuid;
     if (isTerminal(task.state)) this.recoverTaskResources(task);
@@ -541,4 +543,9 @@ function eventSummary(event: SchedulerEvent): string {
     case 'HEARTBEAT':
       return '';
   }
+}
+
+function withoutData(status: TaskStatus): TaskStatus {
+  const { data: _dropped, ...kept } = status;
+  return kept;
 }

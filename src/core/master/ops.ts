@@ -43,6 +43,10 @@ export interface MasterOptions {
   readonly allocatorRecoveryTimeoutMs?: number;
   /** `--allocator_agent_recovery_factor`: the share of recovered agents that ends the pause (default 0.8). */
   readonly allocatorAgentRecoveryFactor?: number;
+  /** `--max_completed_tasks_per_framework`: finished tasks a framework keeps, the oldest dropped first (default 1000). */
+  readonly maxCompletedTasksPerFramework?: number;
+  /** `--max_completed_frameworks`: removed frameworks the master keeps, the oldest dropped first (default 50). */
+  readonly maxCompletedFrameworks?: number;
 }
 
 export interface MasterOps {
