@@ -1,8 +1,10 @@
 /**
- * Starting the agents' servers: one per agent (`ports`), or one for all on
- * loopback addresses of their own (`loopback`), and with
- * `--http-executor-domain-sockets` a Unix domain socket per agent for its
- * executors. Part of the composition root, with start.ts.
+ * Starting the agents' server: one app for every agent, each agent at an
+ * endpoint of its own, a port (`ports`) or a loopback address
+ * (`loopback`), listened on by a socket that feeds the app
+ * (agent-listener.ts); with `--http-executor-domain-sockets` a Unix
+ * domain socket per agent for its executors. Part of the composition root,
+ * with start.ts.
  */
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +18,7 @@ import type { Credentials } from './http/auth.js';
 import {
   AgentDirectory,
   listenOnAddresses,
+  listenPorts,
   listenWildcard,
   loopbackAddresses,
   loopbackHost,
@@ -114,39 +117,62 @@ function bindError(error: unknown, count: number): unknown {
  */
 async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
   const addresses = loopbackAddresses(spec.count, host);
-  const directory = new AgentDirectory();
-  const binding = { driver, agentId: (req: FastifyRequest) => agentOfDomainSocket(req) ?? directory.agentOf(req.socket), executors: spec.executors };
-  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener, agent: binding, ...credentialsOf(spec) });
-  servers.push(app);
+  const directory = new AgentDirectory('address');
+  const app = sharedApp(driver, directory, spec, servers, logger);
   const cap = spec.listener.maxConnections;
   const listener =
     host === WILDCARD_HOST ? await listenWildcard(app, directory, spec.firstPort, cap) : await listenOnAddresses(app, addresses, spec.firstPort, cap);
   const port = listener.port;
-  const agents: AgentEndpoint[] = [];
-  for (const [i, ip] of addresses.entries()) {
-    const agent = driver.input((c) => c.addAgent({ hostname: ip, ip, port: advertised(spec, i, port), ...(spec.machines?.[i] ?? spec.machine) }));
-    directory.add(ip, agent.id);
-    const domainSocket = await serveDomainSocket(app, agent.id, spec);
-    agents.push({ id: agent.id, url: `http://${ip}:${port}`, pid: agent.pid, hostname: ip, port, ...domainSocket });
-  }
-  return agents;
+  return joinAgents(driver, app, spec, directory, addresses.map((ip) => ({ hostname: ip, ip, port, key: ip })));
 }
 
-/** One listener per agent, then the agent itself; each server joins `servers` before it listens, to be closed on failure. */
+/**
+ * One app for every agent, each on a port of its own (`firstPort` and up,
+ * or free ones after an ephemeral first), a socket each; the agents join the core once their
+ * ports are known. Each server joins `servers` before it listens, to be
+ * closed on failure.
+ */
 async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
+  if (spec.count === 0) return [];
+  const directory = new AgentDirectory('port');
+  const app = sharedApp(driver, directory, spec, servers, logger);
+  let ports: number[];
+  try {
+    ports = await listenPorts(app, host, spec.count, spec.firstPort, spec.listener.maxConnections);
+  } catch (error) {
+    throw bindError(error, spec.count);
+  }
+  const hostname = spec.advertiseHost ?? host;
+  return joinAgents(driver, app, spec, directory, ports.map((port) => ({ hostname, ip: hostname, port, key: port, url: `http://${host}:${port}` })));
+}
+
+/** The app every agent's endpoint feeds; until an agent joins, its endpoint answers as a recovering agent. */
+function sharedApp(driver: ClusterDriver, directory: AgentDirectory, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): FastifyInstance {
+  const binding = { driver, agentId: (req: FastifyRequest) => agentOfDomainSocket(req) ?? directory.agentOf(req.socket), executors: spec.executors };
+  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener, agent: binding, ...credentialsOf(spec) });
+  servers.push(app);
+  return app;
+}
+
+interface Joining {
+  readonly hostname: string;
+  readonly ip: string;
+  /** The port its listener got. */
+  readonly port: number;
+  /** Where the directory finds it: its address or its port. */
+  readonly key: string | number;
+  /** Where clients reach it, when not at `ip:port`. */
+  readonly url?: string;
+}
+
+/** The agents join the core at their endpoints, in order, and the directory learns where each is. */
+async function joinAgents(driver: ClusterDriver, app: FastifyInstance, spec: AgentsSpec, directory: AgentDirectory, joining: readonly Joining[]): Promise<AgentEndpoint[]> {
   const agents: AgentEndpoint[] = [];
-  for (let i = 0; i < spec.count; i++) {
-    // The agent is added once its port is known; until then its endpoints answer as a recovering agent.
-    let agentId: string | undefined;
-    const binding = { driver, agentId: (req: FastifyRequest) => agentOfDomainSocket(req) ?? agentId, executors: spec.executors };
-    const app = buildAgentApp({ logger, name: `agent ${i + 1}`, listener: spec.listener, agent: binding, ...credentialsOf(spec) });
-    servers.push(app);
-    const port = await listen(app, host, spec.firstPort === 0 ? 0 : spec.firstPort + i, { label: `agent ${i + 1}${spec.count > 1 ? ` of ${spec.count}` : ''}`, option: 'agentPort' });
-    const hostname = spec.advertiseHost ?? host;
-    const agent = driver.input((c) => c.addAgent({ hostname, ip: hostname, port: advertised(spec, i, port), ...(spec.machines?.[i] ?? spec.machine) }));
-    agentId = agent.id;
+  for (const [i, j] of joining.entries()) {
+    const agent = driver.input((c) => c.addAgent({ hostname: j.hostname, ip: j.ip, port: advertised(spec, i, j.port), ...(spec.machines?.[i] ?? spec.machine) }));
+    directory.add(j.key, agent.id);
     const domainSocket = await serveDomainSocket(app, agent.id, spec);
-    agents.push({ id: agent.id, url: `http://${host}:${port}`, pid: agent.pid, hostname, port, ...domainSocket });
+    agents.push({ id: agent.id, url: j.url ?? `http://${j.ip}:${j.port}`, pid: agent.pid, hostname: j.hostname, port: j.port, ...domainSocket });
   }
   return agents;
 }

@@ -81,6 +81,8 @@ export const OPTION_RULES = {
   port,
   advertisePorts,
   advertiseHost: nonEmpty,
+  maxCompletedTasksPerFramework: wholeFrom(0),
+  maxCompletedFrameworks: wholeFrom(0),
   masters: wholeFrom(1, 64),
   electionDelaySeconds: notNegative,
   agentReregisterTimeoutSeconds: positive,

@@ -1,12 +1,22 @@
 /**
- * One HTTP app for many agents. Every agent keeps an endpoint of its own,
- * `127.0.0.N:P` (N per agent, P shared), as real executor libraries build
- * `http://<endpoint>/api/v1/executor` from it; Linux routes the whole of
- * 127.0.0.0/8 to the loopback interface, so these addresses need no setup.
- * A connection is dispatched by the local address it arrived on
- * (`socket.localAddress`) to its agent (`AgentDirectory`).
+ * One HTTP app for every agent. Every agent keeps an endpoint of its own,
+ * as real executor libraries build `http://<endpoint>/api/v1/executor`
+ * from it, and a connection is dispatched to its agent (`AgentDirectory`)
+ * by where it arrived:
  *
- * How many sockets listen depends on the host the cluster binds:
+ *   ports      `host:P`, a port per agent: by the local port
+ *   loopback   `127.0.0.N:P` (N per agent, P shared): by the local address
+ *              (`socket.localAddress`); Linux routes the whole of
+ *              127.0.0.0/8 to the loopback interface, so these addresses
+ *              need no setup
+ *
+ * An agent's endpoint costs one listening socket that hands its
+ * connections to the app's server, never an app of its own: a fastify app
+ * (routes, schemas, hooks) takes tens of milliseconds to build and
+ * megabytes to hold, a socket microseconds and a file descriptor.
+ *
+ * How many sockets listen with loopback addressing depends on the host the
+ * cluster binds:
  *
  *   a loopback host   one listening socket per agent address, all feeding
  *                     the one app; the cluster listens on loopback only
@@ -48,17 +58,24 @@ function localAddressOf(socket: net.Socket): string {
   return address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
 }
 
-/** Which agent an address belongs to, for the handlers of a shared app (its agents share one port). */
+/**
+ * Which agent a connection is for, for the handlers of the shared app: by
+ * the local address it reached (agents share one port) or by the local
+ * port (agents share one host).
+ */
 export class AgentDirectory {
-  readonly #byAddress = new Map<string, string>();
+  readonly #byKey = new Map<string, string>();
 
-  add(ip: string, agentId: string): void {
-    this.#byAddress.set(ip, agentId);
+  constructor(readonly by: 'address' | 'port' = 'address') {}
+
+  /** `where`: the agent's address, or its port. */
+  add(where: string | number, agentId: string): void {
+    this.#byKey.set(String(where), agentId);
   }
 
-  /** The agent a connection arrived for, by the address it reached. */
+  /** The agent a connection arrived for. */
   agentOf(socket: net.Socket): string | undefined {
-    return this.#byAddress.get(localAddressOf(socket));
+    return this.#byKey.get(this.by === 'address' ? localAddressOf(socket) : String(socket.localPort));
   }
 }
 
@@ -80,39 +97,90 @@ const LISTENING = (address: string): string => `the agent listener listening at 
 export async function listenOnAddresses(app: FastifyInstance, addresses: readonly string[], port: number, maxConnections: number): Promise<SharedListener> {
   const [first, ...rest] = addresses;
   if (first === undefined) throw new RangeError('no address to listen on');
-  const extra: net.Server[] = [];
-  app.addHook('onClose', async () => {
-    await Promise.all(extra.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  });
-  await app.listen({ host: first, port, listenTextResolver: LISTENING });
-  const shared = (app.server.address() as net.AddressInfo).port;
-  // One pair of handlers for every socket: thousands of closures would cost heap per agent.
-  const feed: Feed = {
-    connection: (socket) => app.server.emit('connection', socket),
-    drop: (data) => app.server.emit('drop', data),
-  };
+  const sockets = new FeedingSockets(app, maxConnections);
+  const shared = await sockets.listenApp(first, port);
   // Binding is synchronous in libuv; waiting for each in turn only adds ticks, so they listen together.
-  await Promise.all(rest.map((address) => listenFeeding(feed, address, shared, maxConnections, extra)));
+  await Promise.all(rest.map((host) => sockets.listen(host, shared)));
   return { port: shared };
 }
 
-interface Feed {
-  readonly connection: (socket: net.Socket) => void;
-  readonly drop: (data?: net.DropArgument) => void;
+/**
+ * Binds `count` ports on `host` for `app` (ready, not listening), the
+ * app's own server on the first, plain sockets feeding it on the others:
+ * `firstPort` and the ports after it, or with 0 an ephemeral first port
+ * and the free ports after it. Asking the kernel for an ephemeral port
+ * each time would cost a search of every port bound, and ten thousand of
+ * them seconds; a port named costs a lookup. The ports bound, in order.
+ */
+export async function listenPorts(app: FastifyInstance, host: string, count: number, firstPort: number, maxConnections: number): Promise<number[]> {
+  if (count < 1) throw new RangeError('no port to listen on');
+  const sockets = new FeedingSockets(app, maxConnections);
+  const ports = [await sockets.listenApp(host, firstPort)];
+  if (firstPort !== 0) {
+    const rest = Array.from({ length: count - 1 }, (_, i) => sockets.listen(host, firstPort + i + 1));
+    return [...ports, ...(await Promise.all(rest))];
+  }
+  let next = ports[0]! + 1;
+  while (ports.length < count) {
+    // Past the last port, the kernel chooses the rest.
+    const candidates = Array.from({ length: count - ports.length }, () => (next > MAX_PORT ? 0 : next++));
+    const bound = await Promise.allSettled(candidates.map((port) => sockets.listen(host, port)));
+    for (const result of bound) {
+      if (result.status === 'fulfilled') ports.push(result.value);
+      else if ((result.reason as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw result.reason;
+    }
+  }
+  return ports;
 }
 
-function listenFeeding(feed: Feed, host: string, port: number, maxConnections: number, into: net.Server[]): Promise<void> {
-  const server = net.createServer({ noDelay: true }, feed.connection);
-  server.maxConnections = maxConnections;
-  server.on('drop', feed.drop);
-  into.push(server);
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen({ host, port }, () => {
-      server.off('error', reject);
-      resolve();
+const MAX_PORT = 65_535;
+
+/**
+ * The sockets of one app: its own server's, and plain ones that hand their
+ * connections to it, each taking at most `maxConnections`. Closing the
+ * app closes them all.
+ */
+class FeedingSockets {
+  readonly #servers = new Set<net.Server>();
+  readonly #connection: (socket: net.Socket) => void;
+  readonly #drop: (data?: net.DropArgument) => void;
+
+  constructor(
+    private readonly app: FastifyInstance,
+    private readonly maxConnections: number,
+  ) {
+    // One pair of handlers for every socket: thousands of closures would cost heap per agent.
+    this.#connection = (socket) => app.server.emit('connection', socket);
+    this.#drop = (data) => app.server.emit('drop', data);
+    app.addHook('onClose', async () => {
+      await Promise.all([...this.#servers].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     });
-  });
+  }
+
+  /** The app's own server listens (so node runs its header and request clocks); the port it got. */
+  async listenApp(host: string, port: number): Promise<number> {
+    await this.app.listen({ host, port, listenTextResolver: LISTENING });
+    return (this.app.server.address() as net.AddressInfo).port;
+  }
+
+  /** A socket feeding the app listens; the port it got. One that cannot bind is dropped. */
+  listen(host: string, port: number): Promise<number> {
+    const server = net.createServer({ noDelay: true }, this.#connection);
+    server.maxConnections = this.maxConnections;
+    server.on('drop', this.#drop);
+    this.#servers.add(server);
+    return new Promise((resolve, reject) => {
+      const failed = (error: Error): void => {
+        this.#servers.delete(server);
+        reject(error);
+      };
+      server.once('error', failed);
+      server.listen({ host, port }, () => {
+        server.off('error', failed);
+        resolve((server.address() as net.AddressInfo).port);
+      });
+    });
+  }
 }
 
 /**

@@ -28,6 +28,8 @@
  *   scale       9. clusters of 1k, 10k and 50k agents through the library and HTTP: start, ACCEPT+LAUNCH
  *                  throughput, /state, /tasks, GET_STATE, RSS and heap per agent and task, master
  *                  failover (scale.ts, a child process per size); run only when named (`npm run bench -- scale`)
+ *   failover   10. master failover of 10k and 40k agents with their tasks, the cluster built in the core
+ *                  (failover.ts, a child process per size); run only when named (`npm run bench -- failover`)
  *
  *   BENCH_SECONDS          measured seconds per HTTP target (default 3)
  *   BENCH_WARMUP_SECONDS   warm-up before each measurement (default 2: clustersim
@@ -58,6 +60,8 @@
  *   BENCH_SCALE_AGENTS     agent counts of the scale part (default 1000,10000,50000)
  *   BENCH_SCALE_TASKS_PER_AGENT  long tasks launched into each agent (default 20)
  *   BENCH_SCALE_CONCURRENCY      ACCEPT calls in flight (default 8)
+ *   BENCH_FAILOVER_AGENTS  agent counts of the failover part (default 10000,40000)
+ *   BENCH_FAILOVER_TASKS_PER_AGENT  long tasks running on each agent (default 10)
  *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants,allocator,agents,
  *                          virtual-day (default all; `npm run bench -- <part>...` names them too), e.g. to profile
  *                          one part with `node --cpu-prof --import tsx` (the server threads of part 1 inherit the
@@ -75,6 +79,7 @@ import { benchSchedulerCalls, type CallsResult, type LaunchResult, type TargetRe
 import { benchStartup, type StartupResult } from './startup.js';
 import { runVirtualDay, VIRTUAL_DAY, virtualDayLines } from './virtual-day.js';
 import { benchScalePart } from './scale-part.js';
+import { benchFailoverPart } from './failover-part.js';
 import { num, progress, table } from './stats.js';
 import type { ThreadWindow } from './thread-cpu.js';
 
@@ -240,9 +245,9 @@ async function benchEvents(measuredEvents: number, batch: number): Promise<strin
   ];
 }
 
-const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events', 'allocator', 'agents', 'virtual-day', 'scale'] as const;
-/** Parts run only when named: the scale part takes tens of minutes at its largest size. */
-const NAMED_ONLY: readonly string[] = ['scale'];
+const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events', 'allocator', 'agents', 'virtual-day', 'scale', 'failover'] as const;
+/** Parts run only when named: the scale part takes tens of minutes at its largest size, the failover part minutes. */
+const NAMED_ONLY: readonly string[] = ['scale', 'failover'];
 type Part = (typeof PARTS)[number];
 
 function selectedParts(raw: string | undefined): ReadonlySet<Part> {
@@ -384,6 +389,9 @@ async function main(): Promise<void> {
   if (only.has('scale')) {
     const sizes = envList('BENCH_SCALE_AGENTS', [1000, 10_000, 50_000]);
     out.push(...benchScalePart(sizes, Math.round(envNumber('BENCH_SCALE_TASKS_PER_AGENT', 20)), Math.round(envNumber('BENCH_SCALE_CONCURRENCY', 8))));
+  }
+  if (only.has('failover')) {
+    out.push(...benchFailoverPart(envList('BENCH_FAILOVER_AGENTS', [10_000, 40_000]), Math.round(envNumber('BENCH_FAILOVER_TASKS_PER_AGENT', 10))));
   }
   process.stdout.write(`${out.join('\n')}\n`);
 }

@@ -6,7 +6,7 @@
 import net from 'node:net';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentDirectory, listenOnAddresses, listenWildcard, loopbackAddresses, loopbackHost } from '../../src/http/agent-listener.js';
+import { AgentDirectory, listenOnAddresses, listenPorts, listenWildcard, loopbackAddresses, loopbackHost } from '../../src/http/agent-listener.js';
 import { buildAgentApp } from '../../src/http/agent-app.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
 
@@ -159,6 +159,32 @@ describe('ports addressing (the default)', () => {
       expect(agent.pid).toBe(`slave(1)@127.0.0.1:${agent.port}`);
       expect((await fetch(`${agent.url}/health`)).status).toBe(200);
     }
+  });
+
+  it("answers each agent's own state at its own port, all through one app and its server", async () => {
+    const cluster = await start({ agents: 3 });
+    const ports = cluster.agents.map((a) => a.port);
+    for (const agent of cluster.agents) {
+      const state = (await (await fetch(`${agent.url}/state`)).json()) as Json;
+      expect([state.id, state.pid]).toEqual([agent.id, agent.pid]);
+    }
+    // Free ports after an ephemeral first one, not one ephemeral port each.
+    expect(ports[1]).toBeGreaterThan(ports[0]!);
+    expect(ports[2]).toBeGreaterThan(ports[1]!);
+  });
+
+  it('binds free ports after an ephemeral first one for one app, and dispatches by the port', async () => {
+    const app = buildAgentApp({ name: 'agents' });
+    closers.push(() => app.close());
+    const directory = new AgentDirectory('port');
+    app.get('/whoami', async (req) => directory.agentOf(req.socket) ?? 'nobody');
+    const ports = await listenPorts(app, '127.0.0.1', 4, 0, 8);
+    expect(new Set(ports).size).toBe(4);
+    expect([...ports].sort((x, y) => x - y)).toEqual(ports);
+    expect(await rawGet('127.0.0.1', ports[3]!, '/whoami')).toMatch(/nobody$/);
+    ports.forEach((port, i) => directory.add(port, `agent-${i}`));
+    const replies = await Promise.all(ports.map((port) => rawGet('127.0.0.1', port, '/whoami')));
+    expect(replies.map((r) => r.split('\r\n\r\n')[1])).toEqual(['agent-0', 'agent-1', 'agent-2', 'agent-3']);
   });
 });
 

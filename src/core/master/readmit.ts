@@ -12,13 +12,13 @@
  */
 import { wallTimeMs } from '../context.js';
 import type { AgentToMaster, ReportedExecutor, ReportedTask } from '../messages.js';
-import { allocate as withAllocationRole, type Resources } from '../resources.js';
+import { allocate as withAllocationRole, normalise, type Resource, type Resources } from '../resources.js';
 import { isTerminal } from '../task-state.js';
 import { startPinging } from './agent-health.js';
 import { AgentRecord } from './agents.js';
 import type { Framework, Task } from './framework.js';
 import type { MasterOps } from './ops.js';
-import { agentSnapshot } from './snapshots.js';
+import { agentSnapshot, taskSnapshot } from './snapshots.js';
 
 export type Reregistration = Extract<AgentToMaster, { readonly type: 'REREGISTER_AGENT' }>;
 
@@ -48,11 +48,13 @@ export function readmit(m: MasterOps, message: Reregistration): void {
     if (!m.frameworks.has(info.id) && !removed.has(info.id)) m.recoverFramework(info);
   }
   const shutdown = new Set<string>();
+  const learnt = new Learnt(m, agentId);
   for (const reported of message.tasks) {
     const fw = m.frameworks.get(reported.frameworkId);
     if (removed.has(reported.frameworkId) || (fw !== undefined && wasUnreachable && !fw.has('PARTITION_AWARE'))) shutdown.add(reported.frameworkId);
-    else if (fw !== undefined) learnTask(m, fw, agentId, reported);
+    else if (fw !== undefined) learnt.task(fw, reported);
   }
+  learnt.hold();
   for (const executor of message.executors) {
     const fw = m.frameworks.get(executor.frameworkId);
     if (fw !== undefined && !shutdown.has(fw.id)) learnExecutor(m, fw, agentId, executor);
@@ -68,27 +70,58 @@ function roleOf(fw: Framework, resources: Resources): string {
   return resources.find((r) => r.allocationRole !== undefined)?.allocationRole ?? fw.roles()[0] ?? '*';
 }
 
-function learnTask(m: MasterOps, fw: Framework, agentId: string, reported: ReportedTask): void {
-  const spec = reported.spec;
-  // Only an update is left of a task whose executor is gone: the update itself tells the master.
-  if (spec === undefined || fw.tasks.has(reported.taskId)) return;
-  const role = roleOf(fw, spec.resources);
-  const resources = withAllocationRole(spec.resources, role);
-  const task: Task = {
-    spec,
-    frameworkId: fw.id,
-    agentId,
-    ...(reported.command === true ? {} : { executorId: reported.executorId }),
-    role,
-    resources,
-    state: reported.state,
-    statuses: [],
-    pending: false,
-    resourcesRecovered: false,
-  };
-  m.addTask(fw, task);
-  m.allocator.holdUsed(fw.id, agentId, resources);
-  if (isTerminal(task.state)) m.recoverTaskResources(task);
+/**
+ * The tasks an agent reports, learnt: each recorded at once, and what they
+ * hold booked in one step per framework (the master's books and the
+ * allocator's), as the sum of their resources. An agent reports thousands
+ * at once after a failover, and a book changed once costs what one task
+ * costs; the sums are exact (whole milli-units, ranges and sets), so the
+ * books end as they would one task at a time.
+ */
+class Learnt {
+  /** Per framework, its tasks' resources as one bag, and the tasks that ended. */
+  readonly #held = new Map<Framework, { resources: Resource[]; ended: Task[] }>();
+
+  constructor(
+    private readonly m: MasterOps,
+    private readonly agentId: string,
+  ) {}
+
+  task(fw: Framework, reported: ReportedTask): void {
+    const spec = reported.spec;
+    // Only an update is left of a task whose executor is gone: the update itself tells the master.
+    if (spec === undefined || fw.tasks.has(reported.taskId)) return;
+    const role = roleOf(fw, spec.resources);
+    const resources = withAllocationRole(spec.resources, role);
+    const task: Task = {
+      spec,
+      frameworkId: fw.id,
+      agentId: this.agentId,
+      ...(reported.command === true ? {} : { executorId: reported.executorId }),
+      role,
+      resources,
+      state: reported.state,
+      statuses: [],
+      pending: false,
+      resourcesRecovered: false,
+    };
+    fw.tasks.set(spec.taskId, task);
+    this.m.feed.emit(() => ({ type: 'TASK_ADDED', task: taskSnapshot(task), user: fw.info.user }));
+    let held = this.#held.get(fw);
+    if (held === undefined) this.#held.set(fw, (held = { resources: [], ended: [] }));
+    for (const r of resources) held.resources.push(r);
+    if (isTerminal(task.state)) held.ended.push(task);
+  }
+
+  /** Books what the learnt tasks hold; those that had ended give theirs back. */
+  hold(): void {
+    for (const [fw, { resources, ended }] of this.#held) {
+      const sum = normalise(resources);
+      this.m.ledger.hold('used', { frameworkId: fw.id, agentId: this.agentId }, sum);
+      this.m.allocator.holdUsed(fw.id, this.agentId, sum);
+      for (const task of ended) this.m.recoverTaskResources(task);
+    }
+  }
 }
 
 function learnExecutor(m: MasterOps, fw: Framework, agentId: string, reported: ReportedExecutor): void {
