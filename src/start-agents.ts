@@ -100,9 +100,16 @@ export async function startAgentsAddressed(
 }
 
 /** A failure to bind agent addresses, as a StartError naming the option where a user can act. */
-function bindError(error: unknown, count: number): unknown {
+/** Which agent a port that could not be had was for: ports follow `firstPort` in agent order. */
+function agentLabel(error: unknown, spec: AgentsSpec): string | undefined {
+  const port = (error as { port?: number }).port;
+  if (spec.firstPort === 0 || port === undefined) return undefined;
+  return `agent ${port - spec.firstPort + 1}${spec.count > 1 ? ` of ${spec.count}` : ''}`;
+}
+
+function bindError(error: unknown, count: number, label = 'the agent listener'): unknown {
   const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
-  if (code === 'EADDRINUSE' || code === 'EACCES') return listenError(error, { label: 'the agent listener', option: 'agentPort' }, address ?? '', port ?? 0);
+  if (code === 'EADDRINUSE' || code === 'EACCES') return listenError(error, { label, option: 'agentPort' }, address ?? '', port ?? 0);
   if (code !== 'EMFILE') return error;
   return new StartError(
     `agentAddressing: loopback: out of file descriptors for ${count} agent addresses, a socket each on a loopback host; ` +
@@ -140,7 +147,7 @@ async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec
   try {
     ports = await listenPorts(app, host, spec.count, spec.firstPort, spec.listener.maxConnections);
   } catch (error) {
-    throw bindError(error, spec.count);
+    throw bindError(error, spec.count, agentLabel(error, spec));
   }
   const hostname = spec.advertiseHost ?? host;
   return joinAgents(driver, app, spec, directory, ports.map((port) => ({ hostname, ip: hostname, port, key: port, url: `http://${host}:${port}` })));

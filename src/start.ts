@@ -370,12 +370,9 @@ function masterOptionsOf(options: StartClusterOptions, host: string): MasterOpti
   };
 }
 
-/** The bounds of the master's histories, checked: whole numbers, zero keeps none. */
+/** The bounds of the master's histories (whole numbers, checked by start-options.ts; zero keeps none). */
 function historyLimits(options: StartClusterOptions): Pick<MasterOptions, 'maxCompletedTasksPerFramework' | 'maxCompletedFrameworks'> {
   const { maxCompletedTasksPerFramework: tasks, maxCompletedFrameworks: frameworks } = options;
-  for (const [flag, value] of [['--max-completed-tasks-per-framework', tasks], ['--max-completed-frameworks', frameworks]] as const) {
-    if (value !== undefined && !(Number.isInteger(value) && value >= 0)) throw new StartError(`${flag} must be a whole number, got ${value}`);
-  }
   return { ...(tasks === undefined ? {} : { maxCompletedTasksPerFramework: tasks }), ...(frameworks === undefined ? {} : { maxCompletedFrameworks: frameworks }) };
 }
 

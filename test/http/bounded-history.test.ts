@@ -72,6 +72,6 @@ describe('bounded histories (--max_completed_tasks_per_framework, --max_complete
 
   it('refuses a bound that is not a whole number', async () => {
     await expect(startCluster({ port: 0, agents: 0, time: 'virtual', maxCompletedFrameworks: -1 })).rejects.toThrow(StartError);
-    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', maxCompletedTasksPerFramework: 1.5 })).rejects.toThrow(/--max-completed-tasks-per-framework must be a whole number, got 1.5/);
+    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', maxCompletedTasksPerFramework: 1.5 })).rejects.toThrow(/^maxCompletedTasksPerFramework: must be a whole number of at least 0, got 1.5$/);
   });
 });
