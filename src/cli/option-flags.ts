@@ -4,18 +4,19 @@
  * and the command says its flags instead (`--agent-resources`,
  * `--idle-timeout`).
  */
-import type { StartError } from '../start-options.js';
+import { StartError } from '../start-options.js';
 
-/** The flag of a library option: kebab case, without the unit its name ends with. */
-export function flagOf(option: string): string {
+/** The flag of a library option (`heartbeatIntervalSeconds` is `--heartbeat-interval`); none for the library's own. */
+export function flagOf(option: string): string | undefined {
+  if (option === 'agentGroups') return undefined;
   return `--${option.replace(/(Seconds|MiB|Ms)$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
-/** The error's message with each option it names (the first time) given as its flag. */
-export function flagMessage(error: StartError): string {
-  let message = error.message;
-  for (const option of error.options) {
-    message = message.replace(new RegExp(`(?<![\\w-])${option}(?![\\w])`), flagOf(option));
-  }
-  return message;
+/** A refused start in one line: the library's reason, in terms of the flag that chose what it names. */
+export function refusal(error: unknown): string {
+  if (!(error instanceof StartError)) return `cannot start: ${(error as Error).message}`;
+  const flag = error.option === undefined ? undefined : flagOf(error.option);
+  if (flag === undefined || error.message.includes(flag)) return error.message;
+  const prefix = `${error.option}: `;
+  return error.message.startsWith(prefix) ? `${flag}: ${error.message.slice(prefix.length)}` : `${error.message} (${flag})`;
 }

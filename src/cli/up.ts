@@ -5,8 +5,8 @@ import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
 import type { TimeMode } from '../runtime/driver.js';
 import { AGENT_ADDRESSINGS, type AgentAddressing } from '../http/agent-listener.js';
 import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from '../core/executor-api.js';
-import { flagMessage } from './option-flags.js';
-import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, StartError, type StartClusterOptions } from '../start.js';
+import { refusal } from './option-flags.js';
+import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, type StartClusterOptions } from '../start.js';
 import { DEFAULT_ISOLATION, ISOLATORS } from '../start-cgroups.js';
 import { CGROUPS_VERSIONS, type CgroupsVersion } from '../core/agent/flags.js';
 import { startWith, withOptions, type WithArgs } from './up-with.js';
@@ -254,21 +254,6 @@ export async function runUp(args: UpArgs): Promise<void> {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
-}
-
-/** The flag of a library option (`heartbeatIntervalSeconds` is `--heartbeat-interval`); none for the library's own. */
-function flagOf(option: string): string | undefined {
-  if (option === 'agentGroups') return undefined;
-  return option.replace(/(Seconds|MiB|Ms)$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-}
-
-/** A refused start in one line: the library's reason, in terms of the flag that chose what it names. */
-function refusal(error: unknown): string {
-  if (!(error instanceof StartError)) return `cannot start: ${(error as Error).message}`;
-  const flag = error.option === undefined ? undefined : flagOf(error.option);
-  if (flag === undefined || error.message.includes(`--${flag}`)) return error.message;
-  const prefix = `${error.option}: `;
-  return error.message.startsWith(prefix) ? `--${flag}: ${error.message.slice(prefix.length)}` : `${error.message} (--${flag})`;
 }
 
 /** The library's options from the command's. */

@@ -7,7 +7,7 @@
  * turns the option names of a StartError into its flags.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { flagMessage, flagOf } from '../../src/cli/option-flags.js';
+import { flagOf, refusal } from '../../src/cli/option-flags.js';
 import { SimControlError } from '../../src/runtime/sim-control.js';
 import { startCluster, StartError, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
 
@@ -69,11 +69,15 @@ describe('startCluster options', () => {
   it('gives the command line its flags for the options a message names', () => {
     expect(flagOf('idleTimeoutSeconds')).toBe('--idle-timeout');
     expect(flagOf('streamBufferBudgetMiB')).toBe('--stream-buffer-budget');
-    expect(flagMessage(new StartError('maxSubscriptions must be a whole number of at least 1, got 0', ['maxSubscriptions']))).toBe(
-      '--max-subscriptions must be a whole number of at least 1, got 0',
+    expect(flagOf('agentGroups')).toBeUndefined();
+    expect(refusal(new StartError('maxSubscriptions: must be a whole number of at least 1, got 0', ['maxSubscriptions']))).toBe(
+      '--max-subscriptions: must be a whole number of at least 1, got 0',
     );
-    expect(flagMessage(new StartError('authenticateHttpReadonly needs credentials: none', ['authenticateHttpReadonly', 'credentials']))).toBe(
-      '--authenticate-http-readonly needs --credentials: none',
+    expect(refusal(new StartError('the master cannot listen on 127.0.0.1:5050: the port is in use', 'port'))).toBe(
+      'the master cannot listen on 127.0.0.1:5050: the port is in use (--port)',
+    );
+    expect(refusal(new StartError('agentGroups[0].count must be a whole number of at least 0, got -2', ['agentGroups']))).toBe(
+      'agentGroups[0].count must be a whole number of at least 0, got -2',
     );
   });
 });
