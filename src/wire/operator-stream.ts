@@ -12,12 +12,13 @@
  */
 import type { Task } from '../core/master/framework.js';
 import type { ClusterView, FrameworkView } from '../core/view.js';
-import type { mesos } from './generated/types.js';
 import { encodeJson } from './json-encode.js';
-import { getAgents, getExecutors, getFrameworks, taskToWire } from './operator-state.js';
+import { getAgents, getExecutors, getFrameworks } from './operator-state.js';
 import { encodeProto } from './proto-codec.js';
+import { ProtoWriter } from './proto-writer.js';
 import { messageType } from './schema.js';
 import { TasksAsOf } from './tasks-as-of.js';
+import { taskWireJson, writeTaskProto } from './task-writer.js';
 import { SHOW_ALL, type Viewer } from './view-filter.js';
 
 /** Yielded among the pieces: nothing to write yet, let the server serve others before going on. */
@@ -32,6 +33,9 @@ export interface OperatorSnapshot {
 
 /** Tasks encoded between pauses. */
 const TASKS_PER_TURN = 2000;
+
+/** Bytes of encoded tasks per chunk. */
+const CHUNK_BYTES = 256 * 1024;
 
 const RESPONSE = 'mesos.v1.master.Response';
 
@@ -97,14 +101,14 @@ function snapshotOf(type: 'GET_STATE' | 'GET_TASKS', field: 'get_state' | 'get_t
       const encoded: [number, Uint8Array[]][] = [];
       for (const name of LIST_FIELDS) encoded.push([fieldNumber(`${RESPONSE}.GetTasks`, name), []]);
       yield* encodeTasks(lists, encoded);
-      const getTasks = encoded.reduce((sum, [number, list]) => sum + list.reduce((s, bytes) => s + fieldLength(number, bytes.length), 0), 0);
+      const getTasks = encoded.reduce((sum, [, chunks]) => sum + chunks.reduce((s, bytes) => s + bytes.length, 0), 0);
       const parts = rest.map((part): [number, Uint8Array] => [fieldNumber(`${RESPONSE}.GetState`, part.field), encodeProto(`${RESPONSE}.${part.type}`, part.value)]);
       const tasksField = fieldNumber(`${RESPONSE}.GetState`, 'get_tasks');
       const inner = (nested ? fieldLength(tasksField, getTasks) : getTasks) + parts.reduce((sum, [number, bytes]) => sum + fieldLength(number, bytes.length), 0);
       yield encodeProto(RESPONSE, { type });
       yield fieldHead(fieldNumber(RESPONSE, field), inner);
       if (nested) yield fieldHead(tasksField, getTasks);
-      for (const [number, list] of encoded) for (const bytes of list) yield* [fieldHead(number, bytes.length), bytes];
+      for (const [, chunks] of encoded) yield* chunks;
       for (const [number, bytes] of parts) yield* [fieldHead(number, bytes.length), bytes];
     },
   };
@@ -118,20 +122,27 @@ function* tasksJson(lists: TaskLists): Generator<OperatorPiece, void, undefined>
     if (list.length === 0) continue;
     yield `${first ? '' : ','}"${name}":[`;
     first = false;
-    for (let i = 0; i < list.length; i++) yield (i === 0 ? '' : ',') + encodeJson('mesos.v1.Task', taskToWire(list.at(i), list.userAt(i)));
+    for (let i = 0; i < list.length; i++) yield (i === 0 ? '' : ',') + taskWireJson(list.at(i), list.userAt(i));
     yield ']';
   }
 }
 
+/**
+ * Each list's entries of GetTasks (tag, length, task), in chunks of about
+ * `CHUNK_BYTES`, pausing every `TASKS_PER_TURN` tasks.
+ */
 function* encodeTasks(lists: TaskLists, into: readonly [number, Uint8Array[]][]): Generator<OperatorPiece, void, undefined> {
   let n = 0;
+  const out = new ProtoWriter(CHUNK_BYTES + 4096);
   for (let f = 0; f < LIST_FIELDS.length; f++) {
     const list = lists[LIST_FIELDS[f]!];
-    const out = into[f]![1];
+    const [number, chunks] = into[f]!;
     for (let i = 0; i < list.length; i++) {
-      out.push(encodeProto('mesos.v1.Task', taskToWire(list.at(i), list.userAt(i)) as mesos.v1.Task));
+      writeTaskProto(out, number, list.at(i), list.userAt(i));
+      if (out.pos >= CHUNK_BYTES) chunks.push(out.take());
       if (++n % TASKS_PER_TURN === 0) yield PAUSE;
     }
+    if (out.pos > 0) chunks.push(out.take());
   }
 }
 
