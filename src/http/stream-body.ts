@@ -53,6 +53,11 @@ export function sendStreamed(req: FastifyRequest, reply: FastifyReply, body: Str
       };
       setImmediate(turn);
     },
+    destroy(error, callback) {
+      // A body dropped half-way (the client went away): its snapshot need not copy the rest.
+      body.pieces.return?.();
+      callback(error);
+    },
   });
   reply.header('content-type', body.type);
   if (acceptsGzip(req.headers['accept-encoding'])) {

@@ -5,7 +5,7 @@
  * pieces are timed apart, several times, by CPU time. With `--profile DIR`
  * a CPU profile of the reads alone (not the build) is written to DIR.
  *
- *   npx tsx test/bench/reads-parts.ts AGENTS TASKS_PER_AGENT [--profile DIR]
+ *   npx tsx test/bench/reads-parts.ts AGENTS TASKS_PER_AGENT [--only state|getStateJson|getStateProto] [--profile DIR]
  *
  * prints one JSON line. A program, not a test: it never fails on speed.
  */
@@ -59,6 +59,8 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const at = args.indexOf('--profile');
   const profileDir = at >= 0 ? args.splice(at, 2)[1] : undefined;
+  const onlyAt = args.indexOf('--only');
+  const only = onlyAt >= 0 ? args.splice(onlyAt, 2)[1] : undefined;
   const [agents = 1000, perAgent = 20] = args.map(Number);
   progress(`reads-parts: building ${agents} agents with ${perAgent} tasks each`);
   const { cluster } = bigCluster(agents, perAgent);
@@ -85,6 +87,7 @@ async function main(): Promise<void> {
   };
   const row: Record<string, unknown> = { agents, tasks: agents * perAgent };
   for (const [name, take] of Object.entries(parts)) {
+    if (only !== undefined && name !== only) continue;
     progress(`reads-parts: ${name}`);
     row[name] = best([0, 1, 2].map(() => measure(take)));
   }

@@ -46,6 +46,28 @@ describe('/state as a stream', () => {
     expectSameText(`${first.value as string}${streamed({ [Symbol.iterator]: () => pieces })}`, before);
   });
 
+  it('writes the cluster of its moment when it changes before the first piece, or between any two pieces', () => {
+    const built = (() => {
+      const { cluster } = richCluster();
+      return toLegacyJson(renderState(cluster.view));
+    })();
+    const pieceCount = [...snapshotState(richCluster().cluster.view).pieces(1)].length;
+    expect(pieceCount).toBeGreaterThan(10);
+    for (let at = 0; at < pieceCount; at++) {
+      const { cluster, web, batch } = richCluster();
+      const pieces = snapshotState(cluster.view).pieces(1);
+      let text = '';
+      for (let i = 0; i < at; i++) text += pieces.next().value ?? '';
+      web.kill('labelled');
+      cluster.advance(1000);
+      web.acknowledgeAll();
+      batch.call({ type: 'TEARDOWN' });
+      cluster.advance(1000);
+      expect(toLegacyJson(renderState(cluster.view))).not.toBe(built);
+      expectSameText(text + streamed({ [Symbol.iterator]: () => pieces }), built);
+    }
+  });
+
   it('leaves out what the ACLs hide, as the builder does', () => {
     const any = { type: 'ANY' as const };
     const only = (...values: string[]) => ({ principals: any, objects: { type: 'SOME' as const, values } });

@@ -15,7 +15,8 @@ import { labelsJson, resourcesSummary } from './summary.js';
 
 /** A string as JSON: most (ids, names) need no escaping. */
 const SAFE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-const str = (text: string): string => (SAFE.test(text) ? `"${text}"` : JSON.stringify(text));
+export const jsonString = (text: string): string => (SAFE.test(text) ? `"${text}"` : JSON.stringify(text));
+const str = jsonString;
 
 export function taskJson(task: Task, user: string): string {
   const { spec } = task;
