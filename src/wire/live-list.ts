@@ -39,3 +39,8 @@ export function reader<T>(items: readonly T[]): () => T | undefined {
   let i = 0;
   return () => items[i++];
 }
+
+/** The items `keep` keeps, as they are read. */
+export function* filtered<T>(items: Iterable<T>, keep: (item: T) => boolean): Generator<T, void, undefined> {
+  for (const item of items) if (keep(item)) yield item;
+}

@@ -16,7 +16,7 @@
 import type { Books } from '../../core/master/ledger.js';
 import type { Task } from '../../core/master/framework.js';
 import type { ClusterView, FrameworkView, AgentView } from '../../core/view.js';
-import { LiveList, reader } from '../live-list.js';
+import { filtered, LiveList, reader } from '../live-list.js';
 import { liveTasks } from '../tasks-as-of.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { frameworkObject } from './frameworks.js';
@@ -154,8 +154,4 @@ class FrameworkEntry {
     ];
     return { before: text.slice(0, at), after: text.slice(at + EMPTY_LISTS_TEXT.length), user, lists };
   }
-}
-
-function* filtered<T>(items: Iterable<T>, keep: (item: T) => boolean): Generator<T, void, undefined> {
-  for (const item of items) if (keep(item)) yield item;
 }
