@@ -22,6 +22,7 @@ import { messageType } from './schema.js';
 import { filtered, type LiveList } from './live-list.js';
 import { liveTasks } from './tasks-as-of.js';
 import { taskWireJson, writeTaskProto } from './task-writer.js';
+import { TextChunks } from './text-chunks.js';
 import { SHOW_ALL, type Viewer } from './view-filter.js';
 
 /** Yielded among the pieces: nothing to write yet, let the server serve others before going on. */
@@ -30,17 +31,16 @@ export const PAUSE: unique symbol = Symbol('pause');
 export type OperatorPiece = string | Uint8Array | typeof PAUSE;
 
 export interface OperatorSnapshot {
-  /** The response as JSON text, in pieces of about `pieceChars`; a snapshot is written once, as JSON or as protobuf. */
-  json(pieceChars?: number): Generator<OperatorPiece, void, undefined>;
+  /** The response as JSON text, in pieces of about `pieceBytes`; a snapshot is written once, as JSON or as protobuf. */
+  json(pieceBytes?: number): Generator<OperatorPiece, void, undefined>;
   proto(): Generator<OperatorPiece, void, undefined>;
 }
 
 /** Tasks encoded between pauses. */
 const TASKS_PER_TURN = 2000;
 
-/** Bytes of encoded tasks per chunk, characters of JSON text per piece. */
+/** Bytes of encoded tasks (protobuf or JSON) per chunk. */
 const CHUNK_BYTES = 256 * 1024;
-const PIECE_CHARS = 64 * 1024;
 
 const RESPONSE = 'mesos.v1.master.Response';
 
@@ -110,11 +110,11 @@ function snapshotOf(view: ClusterView, type: 'GET_STATE' | 'GET_TASKS', field: '
     for (const part of rest) void part.value;
   });
   return {
-    *json(pieceChars = PIECE_CHARS) {
+    *json(pieceBytes = CHUNK_BYTES) {
       try {
         yield `{"type":"${type}","${field}":{`;
         if (nested) yield '"get_tasks":{';
-        yield* tasksJson(lists, pieceChars);
+        yield* tasksJson(lists, pieceBytes);
         if (nested) yield '}';
         for (const part of rest) yield `,"${part.field}":${encodeJson(`${RESPONSE}.${part.type}`, part.value)}`;
         yield '}}';
@@ -145,28 +145,25 @@ function snapshotOf(view: ClusterView, type: 'GET_STATE' | 'GET_TASKS', field: '
 }
 
 /** The three lists in field order, each left out when empty, as the JSON encoder writes them. */
-function* tasksJson(lists: TaskLists, pieceChars: number): Generator<OperatorPiece, void, undefined> {
+function* tasksJson(lists: TaskLists, pieceBytes: number): Generator<OperatorPiece, void, undefined> {
   let first = true;
-  let out = '';
+  const out = new TextChunks(pieceBytes);
   for (const name of LIST_FIELDS) {
     let n = 0;
     for (const { user, tasks } of lists[name]) {
       for (let task = tasks.next(); task !== undefined; task = tasks.next()) {
-        if (n++ > 0) out += ',';
+        if (n++ > 0) out.add(',');
         else {
-          out += `${first ? '' : ','}"${name}":[`;
+          out.add(`${first ? '' : ','}"${name}":[`);
           first = false;
         }
-        out += taskWireJson(task, user);
-        if (out.length >= pieceChars) {
-          yield out;
-          out = '';
-        }
+        out.add(taskWireJson(task, user));
+        if (out.size >= pieceBytes) yield out.take();
       }
     }
-    if (n > 0) out += ']';
+    if (n > 0) out.add(']');
   }
-  yield out;
+  yield out.take();
 }
 
 /**

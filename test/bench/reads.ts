@@ -25,8 +25,10 @@ import { timedRequest, type ReadFigure } from './scale.js';
 import { progress } from './stats.js';
 
 export interface ReadTiming extends ReadFigure {
-  /** Wall time of a `/health` read sent just after this one started. */
+  /** Wall time of a `/version` read sent just after this one started. */
   readonly smallReadMs: number;
+  /** CPU time of the process (server and client) while both were read. */
+  readonly cpuMs: number;
 }
 
 /** A core cluster of `agents` agents with `perAgent` long tasks each, spread over `frameworks` frameworks. */
@@ -55,11 +57,13 @@ export function bigCluster(agents: number, perAgent: number, frameworks = 1): Co
 }
 
 async function timed(base: string, path: string, method: 'GET' | 'POST', body?: string, accept?: string): Promise<ReadTiming> {
+  const cpu = process.cpuUsage();
   const big = timedRequest(new URL(path, base), method, body, accept);
   await new Promise((resolve) => setTimeout(resolve, 1));
   const small = timedRequest(new URL('/version', base), 'GET');
   const [figure, health] = await Promise.all([big, small]);
-  return { ...figure, smallReadMs: health.totalMs };
+  const used = process.cpuUsage(cpu);
+  return { ...figure, smallReadMs: health.totalMs, cpuMs: (used.user + used.system) / 1000 };
 }
 
 /** A CPU profile of what follows (the reads, not the build) written to `dir`; nothing without one. */

@@ -18,6 +18,7 @@ import type { Task } from '../../core/master/framework.js';
 import type { ClusterView, FrameworkView, AgentView } from '../../core/view.js';
 import { filtered, LiveList, reader } from '../live-list.js';
 import { liveTasks } from '../tasks-as-of.js';
+import { TextChunks } from '../text-chunks.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { frameworkObject } from './frameworks.js';
 import { toLegacyJson } from './legacy-json.js';
@@ -35,12 +36,12 @@ interface AgentAsOf {
 const EMPTY_LISTS = { tasks: [], unreachable_tasks: [], completed_tasks: [] };
 const EMPTY_LISTS_TEXT = '"tasks":[],"unreachable_tasks":[],"completed_tasks":[]';
 
-/** Characters of text joined before a piece is handed on. */
-const PIECE_CHARS = 64 * 1024;
+/** Bytes of text written before a piece is handed on. */
+const PIECE_BYTES = 256 * 1024;
 
 export interface StateSnapshot {
-  /** The text, piece by piece, of the moment the snapshot was taken; `pieceChars` about the size of each. */
-  pieces(pieceChars?: number): Generator<string, void, undefined>;
+  /** The UTF-8 text, piece by piece, of the moment the snapshot was taken; `pieceBytes` about the size of each. */
+  pieces(pieceBytes?: number): Generator<Uint8Array, void, undefined>;
 }
 
 export function snapshotState(view: ClusterView, now: StateClock = {}, viewer: Viewer = SHOW_ALL): StateSnapshot {
@@ -61,40 +62,37 @@ export function snapshotState(view: ClusterView, now: StateClock = {}, viewer: V
     for (const entry of [...frameworks, ...completed]) entry.freeze();
   });
   return {
-    *pieces(pieceChars = PIECE_CHARS) {
+    *pieces(pieceBytes = PIECE_BYTES) {
       try {
-        let out = `${head.slice(0, -1)},"slaves":[`;
+        const out = new TextChunks(pieceBytes);
+        out.add(`${head.slice(0, -1)},"slaves":[`);
         let first = true;
         for (let agent = agents.next(); agent !== undefined; agent = agents.next()) {
-          out += (first ? '' : ',') + slaveJson(agent.record, agent.books, version, viewer);
+          if (!first) out.add(',');
+          out.add(slaveJson(agent.record, agent.books, version, viewer));
           first = false;
-          if (out.length >= pieceChars) {
-            yield out;
-            out = '';
-          }
+          if (out.size >= pieceBytes) yield out.take();
         }
-        out += `],"recovered_slaves":${recovered},"frameworks":[`;
+        out.add(`],"recovered_slaves":${recovered},"frameworks":[`);
         for (const [list, end] of [[frameworks, '],"completed_frameworks":['], [completed, '],"orphan_tasks":[],"unregistered_frameworks":[]}']] as const) {
           for (let f = 0; f < list.length; f++) {
             const text = list[f]!.open();
-            out += `${f === 0 ? '' : ','}${text.before}"tasks":[`;
+            out.add(`${f === 0 ? '' : ','}${text.before}"tasks":[`);
             for (let l = 0; l < text.lists.length; l++) {
-              if (l > 0) out += l === 1 ? '],"unreachable_tasks":[' : '],"completed_tasks":[';
+              if (l > 0) out.add(l === 1 ? '],"unreachable_tasks":[' : '],"completed_tasks":[');
               const tasks = text.lists[l]!;
               let i = 0;
               for (let task = tasks.next(); task !== undefined; task = tasks.next()) {
-                out += (i++ === 0 ? '' : ',') + taskJson(task, text.user);
-                if (out.length >= pieceChars) {
-                  yield out;
-                  out = '';
-                }
+                if (i++ > 0) out.add(',');
+                out.add(taskJson(task, text.user));
+                if (out.size >= pieceBytes) yield out.take();
               }
             }
-            out += `]${text.after}`;
+            out.add(`]${text.after}`);
           }
-          out += end;
+          out.add(end);
         }
-        yield out;
+        yield out.take();
       } finally {
         cancel();
       }
