@@ -15,7 +15,8 @@
 import type { Task } from '../core/master/framework.js';
 import type { ClusterView, FrameworkView } from '../core/view.js';
 import { encodeJson } from './json-encode.js';
-import { getAgents, getExecutors, getFrameworks } from './operator-state.js';
+import { agentsAsOf, agentsToWire, getExecutors, getFrameworks, type AgentsAsOf } from './operator-state.js';
+import { writeAgentProto } from './agent-writer.js';
 import { encodeProto } from './proto-codec.js';
 import { ProtoWriter } from './proto-writer.js';
 import { messageType } from './schema.js';
@@ -80,30 +81,69 @@ export function snapshotGetTasks(view: ClusterView, viewer: Viewer = SHOW_ALL): 
 export function snapshotGetState(view: ClusterView, viewer: Viewer = SHOW_ALL): OperatorSnapshot {
   const lists = liveTaskLists(view, viewer);
   const rest = [
-    new Part('get_executors', 'GetExecutors', () => getExecutors(view, viewer)),
-    new Part('get_frameworks', 'GetFrameworks', () => getFrameworks(view, viewer)),
-    new Part('get_agents', 'GetAgents', () => getAgents(view, viewer)),
+    new Part('get_executors', () => getExecutors(view, viewer), wire('GetExecutors')),
+    new Part('get_frameworks', () => getFrameworks(view, viewer), wire('GetFrameworks')),
+    new Part('get_agents', () => agentsAsOf(view), {
+      json: (asOf) => encodeJson(`${RESPONSE}.GetAgents`, agentsToWire(view, asOf, viewer)),
+      proto: (asOf) => agentsProto(view, asOf, viewer),
+    }),
   ];
   return snapshotOf(view, 'GET_STATE', 'get_state', lists, rest);
 }
 
-/** A field of GetState after its tasks, a message of `Response.<type>`, read when written or when the cluster is about to change. */
-class Part {
-  #value: object | undefined;
+interface PartCodec<T> {
+  json(value: T): string;
+  proto(value: T): Uint8Array;
+}
+
+/** A message of `Response.<type>` through the generic encoders. */
+function wire(type: string): PartCodec<object> {
+  return { json: (value) => encodeJson(`${RESPONSE}.${type}`, value), proto: (value) => encodeProto(`${RESPONSE}.${type}`, value) };
+}
+
+/** GetAgents as bytes: each agent straight to bytes (agent-writer.ts), the recovered ones through the generic encoder. */
+function agentsProto(view: ClusterView, asOf: AgentsAsOf, viewer: Viewer): Uint8Array {
+  const out = new ProtoWriter(asOf.agents.length * 512 + 1024);
+  const agentsField = fieldNumber(`${RESPONSE}.GetAgents`, 'agents');
+  for (const agent of asOf.agents) writeAgentProto(out, agentsField, view, agent, viewer);
+  const recoveredField = fieldNumber(`${RESPONSE}.GetAgents`, 'recovered_agents');
+  for (const info of asOf.recovered) out.bytes(recoveredField, encodeProto('mesos.v1.AgentInfo', info));
+  return out.take();
+}
+
+/** A field of GetState after its tasks, read when written or when the cluster is about to change. */
+interface RestPart {
+  readonly field: string;
+  /** Reads it (once). */
+  readonly value: unknown;
+  json(): string;
+  proto(): Uint8Array;
+}
+
+class Part<T> implements RestPart {
+  #value: T | undefined;
 
   constructor(
     readonly field: string,
-    readonly type: string,
-    private readonly read: () => object,
+    private readonly read: () => T,
+    private readonly codec: PartCodec<T>,
   ) {}
 
-  get value(): object {
+  get value(): T {
     this.#value ??= this.read();
     return this.#value;
   }
+
+  json(): string {
+    return this.codec.json(this.value);
+  }
+
+  proto(): Uint8Array {
+    return this.codec.proto(this.value);
+  }
 }
 
-function snapshotOf(view: ClusterView, type: 'GET_STATE' | 'GET_TASKS', field: 'get_state' | 'get_tasks', lists: TaskLists, rest: readonly Part[]): OperatorSnapshot {
+function snapshotOf(view: ClusterView, type: 'GET_STATE' | 'GET_TASKS', field: 'get_state' | 'get_tasks', lists: TaskLists, rest: readonly RestPart[]): OperatorSnapshot {
   const nested = field === 'get_state';
   const cancel = view.beforeChange(() => {
     for (const name of LIST_FIELDS) for (const group of lists[name]) group.tasks.freeze();
@@ -116,7 +156,7 @@ function snapshotOf(view: ClusterView, type: 'GET_STATE' | 'GET_TASKS', field: '
         if (nested) yield '"get_tasks":{';
         yield* tasksJson(lists, pieceBytes);
         if (nested) yield '}';
-        for (const part of rest) yield `,"${part.field}":${encodeJson(`${RESPONSE}.${part.type}`, part.value)}`;
+        for (const part of rest) yield `,"${part.field}":${part.json()}`;
         yield '}}';
       } finally {
         cancel();
@@ -128,7 +168,7 @@ function snapshotOf(view: ClusterView, type: 'GET_STATE' | 'GET_TASKS', field: '
         for (const name of LIST_FIELDS) encoded.push([fieldNumber(`${RESPONSE}.GetTasks`, name), []]);
         yield* encodeTasks(lists, encoded);
         const getTasks = encoded.reduce((sum, [, chunks]) => sum + chunks.reduce((s, bytes) => s + bytes.length, 0), 0);
-        const parts = rest.map((part): [number, Uint8Array] => [fieldNumber(`${RESPONSE}.GetState`, part.field), encodeProto(`${RESPONSE}.${part.type}`, part.value)]);
+        const parts = rest.map((part): [number, Uint8Array] => [fieldNumber(`${RESPONSE}.GetState`, part.field), part.proto()]);
         cancel();
         const tasksField = fieldNumber(`${RESPONSE}.GetState`, 'get_tasks');
         const inner = (nested ? fieldLength(tasksField, getTasks) : getTasks) + parts.reduce((sum, [number, bytes]) => sum + fieldLength(number, bytes.length), 0);
