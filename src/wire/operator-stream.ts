@@ -83,12 +83,41 @@ export function snapshotGetState(view: ClusterView, viewer: Viewer = SHOW_ALL): 
   const rest = [
     new Part('get_executors', () => getExecutors(view, viewer), wire('GetExecutors')),
     new Part('get_frameworks', () => getFrameworks(view, viewer), wire('GetFrameworks')),
-    new Part('get_agents', () => agentsAsOf(view), {
-      json: (asOf) => encodeJson(`${RESPONSE}.GetAgents`, agentsToWire(view, asOf, viewer)),
-      proto: (asOf) => agentsProto(view, asOf, viewer),
-    }),
+    agentsPart(view, viewer),
   ];
   return snapshotOf(view, 'GET_STATE', 'get_state', lists, rest);
+}
+
+/** GET_AGENTS: the Response with its `get_agents`, each agent written straight to bytes for protobuf. */
+export function snapshotGetAgents(view: ClusterView, viewer: Viewer = SHOW_ALL): OperatorSnapshot {
+  const agents = agentsPart(view, viewer);
+  const cancel = view.beforeChange(() => void agents.value);
+  return {
+    *json() {
+      try {
+        yield `{"type":"GET_AGENTS","get_agents":${agents.json()}}`;
+      } finally {
+        cancel();
+      }
+    },
+    *proto() {
+      try {
+        const bytes = agents.proto();
+        yield encodeProto(RESPONSE, { type: 'GET_AGENTS' });
+        yield fieldHead(fieldNumber(RESPONSE, 'get_agents'), bytes.length);
+        yield bytes;
+      } finally {
+        cancel();
+      }
+    },
+  };
+}
+
+function agentsPart(view: ClusterView, viewer: Viewer): Part<AgentsAsOf> {
+  return new Part('get_agents', () => agentsAsOf(view), {
+    json: (asOf) => encodeJson(`${RESPONSE}.GetAgents`, agentsToWire(view, asOf, viewer)),
+    proto: (asOf) => agentsProto(view, asOf, viewer),
+  });
 }
 
 interface PartCodec<T> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NO_ACLS, type Acls } from '../../src/core/authz.js';
 import { encodeResponseJson, encodeResponseProto, readResponse } from '../../src/wire/operator-out.js';
-import { PAUSE, snapshotGetState, snapshotGetTasks, type OperatorPiece } from '../../src/wire/operator-stream.js';
+import { PAUSE, snapshotGetAgents, snapshotGetState, snapshotGetTasks, type OperatorPiece } from '../../src/wire/operator-stream.js';
 import { SHOW_ALL, viewerOf, type Viewer } from '../../src/wire/view-filter.js';
 import type { ClusterView } from '../../src/core/view.js';
 import { expectSameText, richCluster } from './read-fixture.js';
@@ -14,7 +14,7 @@ function joined(pieces: Iterable<OperatorPiece>): { text: string; bytes: Buffer 
 }
 
 function expectSame(view: ClusterView, viewer: Viewer = SHOW_ALL): void {
-  for (const [type, snapshot] of [['GET_STATE', snapshotGetState], ['GET_TASKS', snapshotGetTasks]] as const) {
+  for (const [type, snapshot] of [['GET_STATE', snapshotGetState], ['GET_TASKS', snapshotGetTasks], ['GET_AGENTS', snapshotGetAgents]] as const) {
     const response = readResponse(view, type, viewer);
     if (response === 'FORBIDDEN') throw new Error('forbidden');
     expectSameText(joined(snapshot(view, viewer).json()).text, encodeResponseJson(response));
@@ -22,7 +22,7 @@ function expectSame(view: ClusterView, viewer: Viewer = SHOW_ALL): void {
   }
 }
 
-describe('GET_STATE and GET_TASKS as a stream', () => {
+describe('GET_STATE, GET_TASKS and GET_AGENTS as a stream', () => {
   it('write the bytes of the builder, JSON and protobuf', () => {
     const { cluster } = richCluster();
     const state = JSON.parse(encodeResponseJson(readResponse(cluster.view, 'GET_STATE') as never));
