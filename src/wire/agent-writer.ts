@@ -39,7 +39,7 @@ const CAPABILITIES = (() => {
     out.uint(1, capabilityTypes[type]!);
     out.end(at);
   }
-  return out.take();
+  return out.take(true);
 })();
 
 const bagMessages = new WeakMap<Resources, Uint8Array[]>();

@@ -137,7 +137,7 @@ function agentsProto(view: ClusterView, asOf: AgentsAsOf, viewer: Viewer): Uint8
   for (const agent of asOf.agents) writeAgentProto(out, agentsField, view, agent, viewer);
   const recoveredField = fieldNumber(`${RESPONSE}.GetAgents`, 'recovered_agents');
   for (const info of asOf.recovered) out.bytes(recoveredField, encodeProto('mesos.v1.AgentInfo', info));
-  return out.take();
+  return out.take(true);
 }
 
 /** A field of GetState after its tasks, read when written or when the cluster is about to change. */
@@ -251,7 +251,7 @@ function* encodeTasks(lists: TaskLists, into: readonly [number, Uint8Array[]][])
         if (++n % TASKS_PER_TURN === 0) yield PAUSE;
       }
     }
-    if (out.pos > 0) chunks.push(out.take());
+    if (out.pos > 0) chunks.push(out.take(f === LIST_FIELDS.length - 1));
   }
 }
 

@@ -18,31 +18,34 @@ const ASCII = /^[\x00-\x7f]*$/;
 
 export const isAscii = (text: string): boolean => ASCII.test(text);
 
+/** Strings shorter than this are copied a character at a time, longer ones by the Buffer. */
+const SHORT = 16;
+
 export class ProtoWriter {
-  #buf: Uint8Array;
+  #buf: Buffer;
   #view: DataView;
   pos = 0;
 
-  constructor(capacity = 64 * 1024) {
-    this.#buf = new Uint8Array(capacity);
-    this.#view = new DataView(this.#buf.buffer);
+  constructor(private readonly capacity = 64 * 1024) {
+    this.#buf = Buffer.allocUnsafe(capacity);
+    this.#view = new DataView(this.#buf.buffer, this.#buf.byteOffset, this.#buf.byteLength);
   }
 
-  /** The bytes written so far, and a fresh buffer for what follows. */
-  take(): Uint8Array {
+  /** The bytes written so far, and a fresh buffer for what follows (none when `last`). */
+  take(last = false): Uint8Array {
     const out = this.#buf.subarray(0, this.pos);
-    this.#buf = new Uint8Array(this.#buf.length);
-    this.#view = new DataView(this.#buf.buffer);
+    this.#buf = last ? Buffer.alloc(0) : Buffer.allocUnsafe(this.capacity);
+    this.#view = new DataView(this.#buf.buffer, this.#buf.byteOffset, this.#buf.byteLength);
     this.pos = 0;
     return out;
   }
 
   #ensure(n: number): void {
     if (this.pos + n <= this.#buf.length) return;
-    const grown = new Uint8Array(Math.max(this.#buf.length * 2, this.pos + n));
-    grown.set(this.#buf.subarray(0, this.pos));
+    const grown = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.pos + n, 64));
+    this.#buf.copy(grown, 0, 0, this.pos);
     this.#buf = grown;
-    this.#view = new DataView(grown.buffer);
+    this.#view = new DataView(grown.buffer, grown.byteOffset, grown.byteLength);
   }
 
   varint(value: number): void {
@@ -73,7 +76,8 @@ export class ProtoWriter {
     this.varint((field << 3) | DELIMITED);
     this.varint(text.length);
     this.#ensure(text.length);
-    for (let i = 0; i < text.length; i++) this.#buf[this.pos++] = text.charCodeAt(i);
+    if (text.length < SHORT) for (let i = 0; i < text.length; i++) this.#buf[this.pos++] = text.charCodeAt(i);
+    else this.pos += this.#buf.write(text, this.pos, 'latin1');
   }
 
   bytes(field: number, bytes: Uint8Array): void {

@@ -77,7 +77,7 @@ function resourcesProto(bag: Resources): Uint8Array {
   if (bytes === undefined) {
     const out = new ProtoWriter(256);
     for (const r of resourcesToWire(bag)) out.bytes(TASK.resources, encodeProto('mesos.v1.Resource', r));
-    bytes = out.take();
+    bytes = out.take(true);
     bagProto.set(bag, bytes);
   }
   return bytes;
