@@ -534,6 +534,7 @@ export class Cluster {
     }
     this.#inInput = name;
     try {
+      this.view.settleReads();
       if (this.#inputs !== undefined) this.#record(name, args);
       const result = apply();
       this.#loop.runDue();

@@ -100,12 +100,35 @@ export interface RoleView {
 }
 
 export class ClusterView {
+  /** Reads being written over several turns, to be told before the cluster changes. */
+  readonly #pendingReads = new Set<() => void>();
+
   constructor(
     private readonly masterOf: () => Master,
     private readonly nodes: ReadonlyMap<string, Agent>,
     private readonly ctx: SimContext,
     private readonly group: MasterGroup,
   ) {}
+
+  /**
+   * Calls `settle` once, just before the cluster next changes (at the start
+   * of its next input): a read written over several turns copies then what
+   * it has not written yet, and so writes the state of its moment without
+   * copying anything when the cluster stands still meanwhile. Returns what
+   * cancels the call (the read is written, or dropped).
+   */
+  beforeChange(settle: () => void): () => void {
+    this.#pendingReads.add(settle);
+    return () => void this.#pendingReads.delete(settle);
+  }
+
+  /** The cluster calls this before each input. */
+  settleReads(): void {
+    if (this.#pendingReads.size === 0) return;
+    const pending = [...this.#pendingReads];
+    this.#pendingReads.clear();
+    for (const settle of pending) settle();
+  }
 
   /** The leading master, or the one that led last while an election is on. */
   private get master(): Master {

@@ -41,7 +41,7 @@ import { JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from './negotia
 import { viewerOf } from '../wire/view-filter.js';
 import { sendBody } from './read-routes.js';
 import { sendStreamed } from './stream-body.js';
-import { snapshotGetState, snapshotGetTasks } from '../wire/operator-stream.js';
+import { snapshotGetAgents, snapshotGetState, snapshotGetTasks } from '../wire/operator-stream.js';
 import { sendEmpty } from './replies.js';
 import { CAPACITY_RETRY_AFTER_SECONDS } from './scheduler-route.js';
 import type { StreamBudget } from './stream-budget.js';
@@ -75,7 +75,7 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: OperatorRoute
   switch (request.kind) {
     case 'read': {
       const principal = principalOf(req);
-      if (request.type === 'GET_STATE' || request.type === 'GET_TASKS') return sendSnapshot(req, reply, accepted, options, request.type, principal);
+      if (request.type === 'GET_STATE' || request.type === 'GET_TASKS' || request.type === 'GET_AGENTS') return sendSnapshot(req, reply, accepted, options, request.type, principal);
       const response = driver.read((view) => readResponse(view, request.type, viewerOf(view.authorizer, principal)));
       return response === 'FORBIDDEN' ? sendError(reply, 'FORBIDDEN', '') : sendResponse(req, reply, accepted, response);
     }
@@ -97,9 +97,11 @@ function sendResponse(req: FastifyRequest, reply: FastifyReply, type: MessageTyp
   return sendBody(req, reply, type, body);
 }
 
-/** GET_STATE and GET_TASKS: read at once, written in slices (stream-body.ts). */
-function sendSnapshot(req: FastifyRequest, reply: FastifyReply, type: MessageType, options: OperatorRouteOptions, call: 'GET_STATE' | 'GET_TASKS', principal: string | undefined): FastifyReply {
-  const snapshot = options.driver.read((view) => (call === 'GET_STATE' ? snapshotGetState : snapshotGetTasks)(view, viewerOf(view.authorizer, principal)));
+const SNAPSHOTS = { GET_STATE: snapshotGetState, GET_TASKS: snapshotGetTasks, GET_AGENTS: snapshotGetAgents } as const;
+
+/** GET_STATE, GET_TASKS and GET_AGENTS: read at once, written in slices (stream-body.ts). */
+function sendSnapshot(req: FastifyRequest, reply: FastifyReply, type: MessageType, options: OperatorRouteOptions, call: keyof typeof SNAPSHOTS, principal: string | undefined): FastifyReply {
+  const snapshot = options.driver.read((view) => SNAPSHOTS[call](view, viewerOf(view.authorizer, principal)));
   return sendStreamed(req, reply, { type, pieces: type === JSON_TYPE ? snapshot.json() : snapshot.proto() });
 }
 

@@ -145,7 +145,7 @@ export function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown
 }
 
 /** JSON text in pieces, or a JSONP call around it, as `sendJson` writes it. */
-export function jsonBody(pieces: Iterator<string>, callback: string | undefined): StreamedBody {
+export function jsonBody(pieces: Iterator<string | Uint8Array>, callback: string | undefined): StreamedBody {
   if (callback === undefined) return { type: 'application/json', pieces };
   return { type: 'text/javascript', pieces, prefix: `${callback}(`, suffix: ');' };
 }

@@ -53,6 +53,11 @@ export function sendStreamed(req: FastifyRequest, reply: FastifyReply, body: Str
       };
       setImmediate(turn);
     },
+    destroy(error, callback) {
+      // A body dropped half-way (the client went away): its snapshot need not copy the rest.
+      body.pieces.return?.();
+      callback(error);
+    },
   });
   reply.header('content-type', body.type);
   if (acceptsGzip(req.headers['accept-encoding'])) {
@@ -67,7 +72,7 @@ function* slicesOf(body: StreamedBody): Generator<Slice, void, undefined> {
   const bytes: Buffer[] = [];
   let byteCount = 0;
   const flush = (): Buffer => {
-    const parts = text === '' ? bytes : [...bytes, Buffer.from(text)];
+    const parts = text === '' ? bytes : [...bytes, utf8(text)];
     const slice = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
     text = '';
     bytes.length = 0;
@@ -83,7 +88,7 @@ function* slicesOf(body: StreamedBody): Generator<Slice, void, undefined> {
     }
     if (typeof piece === 'string') text += piece;
     else {
-      if (text !== '') bytes.push(Buffer.from(text)), (byteCount += text.length), (text = '');
+      if (text !== '') bytes.push(utf8(text)), (byteCount += text.length), (text = '');
       bytes.push(Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength));
       byteCount += piece.byteLength;
     }
@@ -92,6 +97,21 @@ function* slicesOf(body: StreamedBody): Generator<Slice, void, undefined> {
   text += body.suffix ?? '';
   if (text.length + byteCount > 0) yield flush();
 }
+
+/**
+ * The UTF-8 bytes of a slice's text. `Buffer.from` measures a long string
+ * before it encodes it (a second pass over it); text that is nearly all
+ * ASCII fits a buffer a little longer than itself, so it is written there
+ * in one pass, and only text with many longer characters is measured.
+ */
+function utf8(text: string): Buffer {
+  const buffer = Buffer.allocUnsafe(text.length + UTF8_MARGIN);
+  const written = buffer.write(text);
+  // A character takes at most 4 bytes: with more room than that left, all of the text was written.
+  return written <= buffer.length - 4 ? buffer.subarray(0, written) : Buffer.from(text);
+}
+
+const UTF8_MARGIN = 1024;
 
 /** Bodies of this size or more are gzipped when the client accepts gzip, as upstream does. */
 export const GZIP_THRESHOLD_BYTES = 1024;

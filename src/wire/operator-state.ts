@@ -139,10 +139,24 @@ function viewedFrameworks(view: ClusterView, viewer: Viewer): FrameworkView[] {
   return viewer.all ? all : all.filter((fw) => viewer.framework(fw.info.user));
 }
 
-export function getAgents(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetAgents {
-  const agents = [...view.agents()].map((a) => agentToWire(view, view.agentSnapshot(a.id)!, viewer));
+/** GET_AGENTS as of now: each agent as the operator API shows it, and the recovered ones as their wire AgentInfo. */
+export interface AgentsAsOf {
+  readonly agents: readonly AgentSnapshot[];
+  readonly recovered: readonly mesos.v1.AgentInfo[];
+}
+
+export function agentsAsOf(view: ClusterView): AgentsAsOf {
+  const agents = [...view.agents()].map((a) => view.agentSnapshot(a.id)!);
   const recovered = view.recoveredAgents().map((a) => ({ id: { value: a.agentId }, hostname: a.hostname, port: a.port, attributes: a.attributes.map(attributeToWire) }));
-  return { agents, recovered_agents: recovered };
+  return { agents, recovered };
+}
+
+export function agentsToWire(view: ClusterView, asOf: AgentsAsOf, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetAgents {
+  return { agents: asOf.agents.map((a) => agentToWire(view, a, viewer)), recovered_agents: [...asOf.recovered] };
+}
+
+export function getAgents(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetAgents {
+  return agentsToWire(view, agentsAsOf(view), viewer);
 }
 
 /** The frameworks the reader may view, whole: upstream filters neither their offers nor their resources here. */

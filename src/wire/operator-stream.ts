@@ -2,22 +2,28 @@
  * GET_STATE and GET_TASKS written as a stream: the same bytes as
  * `encodeResponseJson` / `encodeResponseProto` of `readResponse`, in pieces.
  *
- * The snapshot is taken when the call is read: the tasks as of then
- * (tasks-as-of.ts), and the executors, frameworks and agents as their wire
- * messages (their count follows the agents and frameworks, not the tasks).
- * The pieces are written from it later, a task at a time. JSON goes out as
- * it is written. Protobuf puts each message's length before it, so the
- * tasks are encoded first, pausing now and then (`PAUSE`) so the server
- * answers others meanwhile, and written once all their lengths are known.
+ * The snapshot is taken when the call is read, and reads the cluster as
+ * it writes it while the cluster stands still; the moment before the
+ * cluster changes (`ClusterView.beforeChange`) it copies what it has not
+ * written yet: the tasks as of then (tasks-as-of.ts), and the executors,
+ * frameworks and agents as their wire messages. JSON goes out as it is
+ * written, a task at a time, straight to text (task-writer.ts). Protobuf
+ * puts each message's length before it, so the tasks are encoded first,
+ * pausing now and then (`PAUSE`) so the server answers others meanwhile,
+ * and written once all their lengths are known.
  */
 import type { Task } from '../core/master/framework.js';
 import type { ClusterView, FrameworkView } from '../core/view.js';
-import type { mesos } from './generated/types.js';
 import { encodeJson } from './json-encode.js';
-import { getAgents, getExecutors, getFrameworks, taskToWire } from './operator-state.js';
+import { agentsAsOf, agentsToWire, getExecutors, getFrameworks, type AgentsAsOf } from './operator-state.js';
+import { writeAgentProto } from './agent-writer.js';
 import { encodeProto } from './proto-codec.js';
+import { ProtoWriter } from './proto-writer.js';
 import { messageType } from './schema.js';
-import { TasksAsOf } from './tasks-as-of.js';
+import { filtered, type LiveList } from './live-list.js';
+import { liveTasks } from './tasks-as-of.js';
+import { taskWireJson, writeTaskProto } from './task-writer.js';
+import { TextChunks } from './text-chunks.js';
 import { SHOW_ALL, type Viewer } from './view-filter.js';
 
 /** Yielded among the pieces: nothing to write yet, let the server serve others before going on. */
@@ -26,112 +32,226 @@ export const PAUSE: unique symbol = Symbol('pause');
 export type OperatorPiece = string | Uint8Array | typeof PAUSE;
 
 export interface OperatorSnapshot {
-  json(): Generator<OperatorPiece, void, undefined>;
+  /** The response as JSON text, in pieces of about `pieceBytes`; a snapshot is written once, as JSON or as protobuf. */
+  json(pieceBytes?: number): Generator<OperatorPiece, void, undefined>;
   proto(): Generator<OperatorPiece, void, undefined>;
 }
 
 /** Tasks encoded between pauses. */
 const TASKS_PER_TURN = 2000;
 
+/** Bytes of encoded tasks (protobuf or JSON) per chunk. */
+const CHUNK_BYTES = 256 * 1024;
+
 const RESPONSE = 'mesos.v1.master.Response';
 
-/** The three lists of GetTasks we fill, with their field names, in field number order. */
-interface TaskLists {
-  readonly tasks: TasksAsOf;
-  readonly completed_tasks: TasksAsOf;
-  readonly unreachable_tasks: TasksAsOf;
+/** One framework's part of a list of GetTasks: its tasks, read live until the cluster is about to change. */
+interface TaskGroup {
+  readonly user: string;
+  readonly tasks: LiveList<Task>;
 }
+
+/** The three lists of GetTasks we fill, with their field names, in field number order. */
+type TaskLists = Readonly<Record<(typeof LIST_FIELDS)[number], readonly TaskGroup[]>>;
 
 const LIST_FIELDS = ['tasks', 'completed_tasks', 'unreachable_tasks'] as const;
 
 /** The tasks the reader may view, of frameworks it may view, as `getTasks` lists them. */
-function taskListsAsOf(view: ClusterView, viewer: Viewer): TaskLists {
-  const lists = { tasks: new TasksAsOf(), completed_tasks: new TasksAsOf(), unreachable_tasks: new TasksAsOf() };
+function liveTaskLists(view: ClusterView, viewer: Viewer): TaskLists {
+  const lists = { tasks: [] as TaskGroup[], completed_tasks: [] as TaskGroup[], unreachable_tasks: [] as TaskGroup[] };
   const frameworks: FrameworkView[] = [...view.frameworks(), ...view.completedFrameworks()];
   for (const fw of frameworks) {
     const { user } = fw.info;
     if (!viewer.all && !viewer.framework(user)) continue;
     const seen = (task: Task) => viewer.all || viewer.task(task.spec, user);
-    for (const task of fw.tasks.values()) if (seen(task)) (task.state === 'TASK_UNREACHABLE' ? lists.unreachable_tasks : lists.tasks).add(task, user);
-    for (const task of fw.completedTasks) if (seen(task)) lists.completed_tasks.add(task, user);
+    const group = (tasks: Iterable<Task>): TaskGroup => ({ user, tasks: liveTasks(tasks) });
+    lists.tasks.push(group(filtered(fw.tasks.values(), (task) => task.state !== 'TASK_UNREACHABLE' && seen(task))));
+    lists.unreachable_tasks.push(group(filtered(fw.tasks.values(), (task) => task.state === 'TASK_UNREACHABLE' && seen(task))));
+    lists.completed_tasks.push(group(filtered(fw.completedTasks, seen)));
   }
   return lists;
 }
 
 /** GET_TASKS: the Response with its `get_tasks`. */
 export function snapshotGetTasks(view: ClusterView, viewer: Viewer = SHOW_ALL): OperatorSnapshot {
-  const lists = taskListsAsOf(view, viewer);
-  return snapshotOf('GET_TASKS', 'get_tasks', lists, []);
+  return snapshotOf(view, 'GET_TASKS', 'get_tasks', liveTaskLists(view, viewer), []);
 }
 
 /** GET_STATE: the Response with its `get_state`, tasks first, then executors, frameworks and agents. */
 export function snapshotGetState(view: ClusterView, viewer: Viewer = SHOW_ALL): OperatorSnapshot {
-  const lists = taskListsAsOf(view, viewer);
-  const rest: Part[] = [
-    { field: 'get_executors', type: 'GetExecutors', value: getExecutors(view, viewer) },
-    { field: 'get_frameworks', type: 'GetFrameworks', value: getFrameworks(view, viewer) },
-    { field: 'get_agents', type: 'GetAgents', value: getAgents(view, viewer) },
+  const lists = liveTaskLists(view, viewer);
+  const rest = [
+    new Part('get_executors', () => getExecutors(view, viewer), wire('GetExecutors')),
+    new Part('get_frameworks', () => getFrameworks(view, viewer), wire('GetFrameworks')),
+    agentsPart(view, viewer),
   ];
-  return snapshotOf('GET_STATE', 'get_state', lists, rest);
+  return snapshotOf(view, 'GET_STATE', 'get_state', lists, rest);
 }
 
-/** A field of GetState after its tasks, a message of `Response.<type>`. */
-interface Part {
-  readonly field: string;
-  readonly type: string;
-  readonly value: object;
-}
-
-function snapshotOf(type: 'GET_STATE' | 'GET_TASKS', field: 'get_state' | 'get_tasks', lists: TaskLists, rest: readonly Part[]): OperatorSnapshot {
-  const nested = field === 'get_state';
+/** GET_AGENTS: the Response with its `get_agents`, each agent written straight to bytes for protobuf. */
+export function snapshotGetAgents(view: ClusterView, viewer: Viewer = SHOW_ALL): OperatorSnapshot {
+  const agents = agentsPart(view, viewer);
+  const cancel = view.beforeChange(() => void agents.value);
   return {
     *json() {
-      yield `{"type":"${type}","${field}":{`;
-      if (nested) yield '"get_tasks":{';
-      yield* tasksJson(lists);
-      if (nested) yield '}';
-      for (const part of rest) yield `,"${part.field}":${encodeJson(`${RESPONSE}.${part.type}`, part.value)}`;
-      yield '}}';
+      try {
+        yield `{"type":"GET_AGENTS","get_agents":${agents.json()}}`;
+      } finally {
+        cancel();
+      }
     },
     *proto() {
-      const encoded: [number, Uint8Array[]][] = [];
-      for (const name of LIST_FIELDS) encoded.push([fieldNumber(`${RESPONSE}.GetTasks`, name), []]);
-      yield* encodeTasks(lists, encoded);
-      const getTasks = encoded.reduce((sum, [number, list]) => sum + list.reduce((s, bytes) => s + fieldLength(number, bytes.length), 0), 0);
-      const parts = rest.map((part): [number, Uint8Array] => [fieldNumber(`${RESPONSE}.GetState`, part.field), encodeProto(`${RESPONSE}.${part.type}`, part.value)]);
-      const tasksField = fieldNumber(`${RESPONSE}.GetState`, 'get_tasks');
-      const inner = (nested ? fieldLength(tasksField, getTasks) : getTasks) + parts.reduce((sum, [number, bytes]) => sum + fieldLength(number, bytes.length), 0);
-      yield encodeProto(RESPONSE, { type });
-      yield fieldHead(fieldNumber(RESPONSE, field), inner);
-      if (nested) yield fieldHead(tasksField, getTasks);
-      for (const [number, list] of encoded) for (const bytes of list) yield* [fieldHead(number, bytes.length), bytes];
-      for (const [number, bytes] of parts) yield* [fieldHead(number, bytes.length), bytes];
+      try {
+        const bytes = agents.proto();
+        yield encodeProto(RESPONSE, { type: 'GET_AGENTS' });
+        yield fieldHead(fieldNumber(RESPONSE, 'get_agents'), bytes.length);
+        yield bytes;
+      } finally {
+        cancel();
+      }
+    },
+  };
+}
+
+function agentsPart(view: ClusterView, viewer: Viewer): Part<AgentsAsOf> {
+  return new Part('get_agents', () => agentsAsOf(view), {
+    json: (asOf) => encodeJson(`${RESPONSE}.GetAgents`, agentsToWire(view, asOf, viewer)),
+    proto: (asOf) => agentsProto(view, asOf, viewer),
+  });
+}
+
+interface PartCodec<T> {
+  json(value: T): string;
+  proto(value: T): Uint8Array;
+}
+
+/** A message of `Response.<type>` through the generic encoders. */
+function wire(type: string): PartCodec<object> {
+  return { json: (value) => encodeJson(`${RESPONSE}.${type}`, value), proto: (value) => encodeProto(`${RESPONSE}.${type}`, value) };
+}
+
+/** GetAgents as bytes: each agent straight to bytes (agent-writer.ts), the recovered ones through the generic encoder. */
+function agentsProto(view: ClusterView, asOf: AgentsAsOf, viewer: Viewer): Uint8Array {
+  const out = new ProtoWriter(asOf.agents.length * 512 + 1024);
+  const agentsField = fieldNumber(`${RESPONSE}.GetAgents`, 'agents');
+  for (const agent of asOf.agents) writeAgentProto(out, agentsField, view, agent, viewer);
+  const recoveredField = fieldNumber(`${RESPONSE}.GetAgents`, 'recovered_agents');
+  for (const info of asOf.recovered) out.bytes(recoveredField, encodeProto('mesos.v1.AgentInfo', info));
+  return out.take(true);
+}
+
+/** A field of GetState after its tasks, read when written or when the cluster is about to change. */
+interface RestPart {
+  readonly field: string;
+  /** Reads it (once). */
+  readonly value: unknown;
+  json(): string;
+  proto(): Uint8Array;
+}
+
+class Part<T> implements RestPart {
+  #value: T | undefined;
+
+  constructor(
+    readonly field: string,
+    private readonly read: () => T,
+    private readonly codec: PartCodec<T>,
+  ) {}
+
+  get value(): T {
+    this.#value ??= this.read();
+    return this.#value;
+  }
+
+  json(): string {
+    return this.codec.json(this.value);
+  }
+
+  proto(): Uint8Array {
+    return this.codec.proto(this.value);
+  }
+}
+
+function snapshotOf(view: ClusterView, type: 'GET_STATE' | 'GET_TASKS', field: 'get_state' | 'get_tasks', lists: TaskLists, rest: readonly RestPart[]): OperatorSnapshot {
+  const nested = field === 'get_state';
+  const cancel = view.beforeChange(() => {
+    for (const name of LIST_FIELDS) for (const group of lists[name]) group.tasks.freeze();
+    for (const part of rest) void part.value;
+  });
+  return {
+    *json(pieceBytes = CHUNK_BYTES) {
+      try {
+        yield `{"type":"${type}","${field}":{`;
+        if (nested) yield '"get_tasks":{';
+        yield* tasksJson(lists, pieceBytes);
+        if (nested) yield '}';
+        for (const part of rest) yield `,"${part.field}":${part.json()}`;
+        yield '}}';
+      } finally {
+        cancel();
+      }
+    },
+    *proto() {
+      try {
+        const encoded: [number, Uint8Array[]][] = [];
+        for (const name of LIST_FIELDS) encoded.push([fieldNumber(`${RESPONSE}.GetTasks`, name), []]);
+        yield* encodeTasks(lists, encoded);
+        const getTasks = encoded.reduce((sum, [, chunks]) => sum + chunks.reduce((s, bytes) => s + bytes.length, 0), 0);
+        const parts = rest.map((part): [number, Uint8Array] => [fieldNumber(`${RESPONSE}.GetState`, part.field), part.proto()]);
+        cancel();
+        const tasksField = fieldNumber(`${RESPONSE}.GetState`, 'get_tasks');
+        const inner = (nested ? fieldLength(tasksField, getTasks) : getTasks) + parts.reduce((sum, [number, bytes]) => sum + fieldLength(number, bytes.length), 0);
+        yield encodeProto(RESPONSE, { type });
+        yield fieldHead(fieldNumber(RESPONSE, field), inner);
+        if (nested) yield fieldHead(tasksField, getTasks);
+        for (const [, chunks] of encoded) yield* chunks;
+        for (const [number, bytes] of parts) yield* [fieldHead(number, bytes.length), bytes];
+      } finally {
+        cancel();
+      }
     },
   };
 }
 
 /** The three lists in field order, each left out when empty, as the JSON encoder writes them. */
-function* tasksJson(lists: TaskLists): Generator<OperatorPiece, void, undefined> {
+function* tasksJson(lists: TaskLists, pieceBytes: number): Generator<OperatorPiece, void, undefined> {
   let first = true;
+  const out = new TextChunks(pieceBytes);
   for (const name of LIST_FIELDS) {
-    const list = lists[name];
-    if (list.length === 0) continue;
-    yield `${first ? '' : ','}"${name}":[`;
-    first = false;
-    for (let i = 0; i < list.length; i++) yield (i === 0 ? '' : ',') + encodeJson('mesos.v1.Task', taskToWire(list.at(i), list.userAt(i)));
-    yield ']';
+    let n = 0;
+    for (const { user, tasks } of lists[name]) {
+      for (let task = tasks.next(); task !== undefined; task = tasks.next()) {
+        if (n++ > 0) out.add(',');
+        else {
+          out.add(`${first ? '' : ','}"${name}":[`);
+          first = false;
+        }
+        out.add(taskWireJson(task, user));
+        if (out.size >= pieceBytes) yield out.take();
+      }
+    }
+    if (n > 0) out.add(']');
   }
+  yield out.take();
 }
 
+/**
+ * Each list's entries of GetTasks (tag, length, task), in chunks of about
+ * `CHUNK_BYTES`, pausing every `TASKS_PER_TURN` tasks.
+ */
 function* encodeTasks(lists: TaskLists, into: readonly [number, Uint8Array[]][]): Generator<OperatorPiece, void, undefined> {
   let n = 0;
+  const out = new ProtoWriter(CHUNK_BYTES + 4096);
   for (let f = 0; f < LIST_FIELDS.length; f++) {
-    const list = lists[LIST_FIELDS[f]!];
-    const out = into[f]![1];
-    for (let i = 0; i < list.length; i++) {
-      out.push(encodeProto('mesos.v1.Task', taskToWire(list.at(i), list.userAt(i)) as mesos.v1.Task));
-      if (++n % TASKS_PER_TURN === 0) yield PAUSE;
+    const [number, chunks] = into[f]!;
+    for (const { user, tasks } of lists[LIST_FIELDS[f]!]) {
+      for (let task = tasks.next(); task !== undefined; task = tasks.next()) {
+        writeTaskProto(out, number, task, user);
+        if (out.pos >= CHUNK_BYTES) chunks.push(out.take());
+        if (++n % TASKS_PER_TURN === 0) yield PAUSE;
+      }
     }
+    if (out.pos > 0) chunks.push(out.take(f === LIST_FIELDS.length - 1));
   }
 }
 

@@ -10,6 +10,7 @@
  */
 import type { Task } from '../core/master/framework.js';
 import type { TaskState } from '../core/types.js';
+import { LiveList } from './live-list.js';
 
 export class TasksAsOf {
   readonly #tasks: Task[] = [];
@@ -54,4 +55,14 @@ export class TasksAsOf {
     else then.statusUpdateUuid = updateUuid;
     return then;
   }
+}
+
+/** Tasks read as they are written, and copied as of the moment before the cluster changes (live-list.ts). */
+export function liveTasks(source: Iterable<Task>): LiveList<Task> {
+  return new LiveList(source, (rest) => {
+    const copies = new TasksAsOf();
+    for (const task of rest) copies.add(task, '');
+    let i = 0;
+    return () => (i < copies.length ? copies.at(i++) : undefined);
+  });
 }

@@ -9,8 +9,13 @@
  *
  *   npx tsx test/bench/reads.ts AGENTS TASKS_PER_AGENT [FRAMEWORKS]
  *
+ * READS_ONLY=state (or tasksPage, getStateJson, getStateProto) times one
+ * read alone; READS_PROFILE=DIR writes a CPU profile of the reads to DIR.
+ *
  * prints one JSON line. A program, not a test: it never fails on speed.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { buildMasterApp } from '../../src/http/master-app.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
@@ -20,8 +25,10 @@ import { timedRequest, type ReadFigure } from './scale.js';
 import { progress } from './stats.js';
 
 export interface ReadTiming extends ReadFigure {
-  /** Wall time of a `/health` read sent just after this one started. */
+  /** Wall time of a `/version` read sent just after this one started. */
   readonly smallReadMs: number;
+  /** CPU time of the process (server and client) while both were read. */
+  readonly cpuMs: number;
 }
 
 /** A core cluster of `agents` agents with `perAgent` long tasks each, spread over `frameworks` frameworks. */
@@ -50,11 +57,28 @@ export function bigCluster(agents: number, perAgent: number, frameworks = 1): Co
 }
 
 async function timed(base: string, path: string, method: 'GET' | 'POST', body?: string, accept?: string): Promise<ReadTiming> {
+  const cpu = process.cpuUsage();
   const big = timedRequest(new URL(path, base), method, body, accept);
   await new Promise((resolve) => setTimeout(resolve, 1));
   const small = timedRequest(new URL('/version', base), 'GET');
   const [figure, health] = await Promise.all([big, small]);
-  return { ...figure, smallReadMs: health.totalMs };
+  const used = process.cpuUsage(cpu);
+  return { ...figure, smallReadMs: health.totalMs, cpuMs: (used.user + used.system) / 1000 };
+}
+
+/** A CPU profile of what follows (the reads, not the build) written to `dir`; nothing without one. */
+async function startProfile(dir: string | undefined): Promise<() => Promise<void>> {
+  if (dir === undefined) return async () => {};
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(`${dir}/CPU.reads.cpuprofile`, JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 export async function benchReads(agents: number, perAgent: number, frameworks: number): Promise<Record<string, unknown>> {
@@ -70,14 +94,20 @@ export async function benchReads(agents: number, perAgent: number, frameworks: n
   try {
     const base = `http://127.0.0.1:${port}`;
     const getState = JSON.stringify({ type: 'GET_STATE' });
+    const reads: Record<string, () => Promise<ReadTiming>> = {
+      state: () => timed(base, '/state', 'GET'),
+      tasksPage: () => timed(base, '/tasks?limit=100', 'GET'),
+      getStateJson: () => timed(base, '/api/v1', 'POST', getState),
+      getStateProto: () => timed(base, '/api/v1', 'POST', getState, 'application/x-protobuf'),
+    };
+    const only = process.env['READS_ONLY'];
+    const profile = await startProfile(process.env['READS_PROFILE']);
     const rows: Record<string, ReadTiming> = {};
     for (let i = 0; i < 2; i++) {
       progress(`reads: round ${i + 1}`);
-      rows['state'] = await timed(base, '/state', 'GET');
-      rows['tasksPage'] = await timed(base, '/tasks?limit=100', 'GET');
-      rows['getStateJson'] = await timed(base, '/api/v1', 'POST', getState);
-      rows['getStateProto'] = await timed(base, '/api/v1', 'POST', getState, 'application/x-protobuf');
+      for (const [name, read] of Object.entries(reads)) if (only === undefined || only === name) rows[name] = await read();
     }
+    await profile();
     return { agents, tasks, frameworks, buildMs, ...rows };
   } finally {
     await app.close();

@@ -53,6 +53,25 @@ describe('/state in slices', () => {
     }
   });
 
+  it('writes text of characters longer than a byte, all ASCII or none, whole', async () => {
+    for (const name of ['plain', '\u00e9t\u00e9 \u65e5\u672c \ud83d\ude00']) {
+      const cluster = makeCluster({ agents: 4 });
+      const s = connect(cluster, { user: 'alice', name });
+      cluster.advance(1000);
+      for (const offer of s.offers()) {
+        const tasks = Array.from({ length: 300 }, (_, i) => ({ ...commandTask(`${offer.agentId}-${i}`, offer.agentId, 'sleep 100000', 'cpus:0.01;mem:1'), name: name.repeat(20) }));
+        expect(s.accept(offer.id, tasks).ok).toBe(true);
+      }
+      cluster.advance(2000);
+      await app?.close();
+      app = buildMasterApp({ driver: new VirtualDriver(cluster) });
+      const expected = built(cluster);
+      expect(expected.length).toBeGreaterThan(2 * SLICE_BYTES);
+      const res = await app.inject({ method: 'GET', url: '/state' });
+      expect(res.rawPayload.equals(Buffer.from(expected))).toBe(true);
+    }
+  });
+
   it('gzips the stream when the client accepts gzip, and wraps it in the JSONP call when asked', async () => {
     const { cluster } = busyCluster();
     const expected = built(cluster);

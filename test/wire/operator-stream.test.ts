@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NO_ACLS, type Acls } from '../../src/core/authz.js';
 import { encodeResponseJson, encodeResponseProto, readResponse } from '../../src/wire/operator-out.js';
-import { PAUSE, snapshotGetState, snapshotGetTasks, type OperatorPiece } from '../../src/wire/operator-stream.js';
+import { PAUSE, snapshotGetAgents, snapshotGetState, snapshotGetTasks, type OperatorPiece } from '../../src/wire/operator-stream.js';
 import { SHOW_ALL, viewerOf, type Viewer } from '../../src/wire/view-filter.js';
 import type { ClusterView } from '../../src/core/view.js';
 import { expectSameText, richCluster } from './read-fixture.js';
@@ -14,16 +14,15 @@ function joined(pieces: Iterable<OperatorPiece>): { text: string; bytes: Buffer 
 }
 
 function expectSame(view: ClusterView, viewer: Viewer = SHOW_ALL): void {
-  for (const [type, snapshot] of [['GET_STATE', snapshotGetState], ['GET_TASKS', snapshotGetTasks]] as const) {
+  for (const [type, snapshot] of [['GET_STATE', snapshotGetState], ['GET_TASKS', snapshotGetTasks], ['GET_AGENTS', snapshotGetAgents]] as const) {
     const response = readResponse(view, type, viewer);
     if (response === 'FORBIDDEN') throw new Error('forbidden');
-    const snap = snapshot(view, viewer);
-    expectSameText(joined(snap.json()).text, encodeResponseJson(response));
-    expect(joined(snap.proto()).bytes.equals(Buffer.from(encodeResponseProto(response)))).toBe(true);
+    expectSameText(joined(snapshot(view, viewer).json()).text, encodeResponseJson(response));
+    expect(joined(snapshot(view, viewer).proto()).bytes.equals(Buffer.from(encodeResponseProto(response)))).toBe(true);
   }
 }
 
-describe('GET_STATE and GET_TASKS as a stream', () => {
+describe('GET_STATE, GET_TASKS and GET_AGENTS as a stream', () => {
   it('write the bytes of the builder, JSON and protobuf', () => {
     const { cluster } = richCluster();
     const state = JSON.parse(encodeResponseJson(readResponse(cluster.view, 'GET_STATE') as never));
@@ -44,7 +43,7 @@ describe('GET_STATE and GET_TASKS as a stream', () => {
   it('write the cluster as it was when the snapshot was taken', () => {
     const { cluster, web, batch } = richCluster();
     const before = { json: encodeResponseJson(readResponse(cluster.view, 'GET_STATE') as never), proto: Buffer.from(encodeResponseProto(readResponse(cluster.view, 'GET_STATE') as never)) };
-    const snap = snapshotGetState(cluster.view);
+    const snaps = [snapshotGetState(cluster.view), snapshotGetState(cluster.view)] as const;
     web.kill('labelled');
     cluster.advance(1000);
     web.acknowledgeAll();
@@ -53,7 +52,35 @@ describe('GET_STATE and GET_TASKS as a stream', () => {
     batch.call({ type: 'TEARDOWN' });
     cluster.advance(1000);
     expect(encodeResponseJson(readResponse(cluster.view, 'GET_STATE') as never)).not.toBe(before.json);
-    expectSameText(joined(snap.json()).text, before.json);
-    expect(joined(snap.proto()).bytes.equals(before.proto)).toBe(true);
+    expectSameText(joined(snaps[0].json()).text, before.json);
+    expect(joined(snaps[1].proto()).bytes.equals(before.proto)).toBe(true);
+  });
+
+  it('write the cluster of their moment when it changes before the first piece or between any two', () => {
+    const before = (() => {
+      const { cluster } = richCluster();
+      return encodeResponseJson(readResponse(cluster.view, 'GET_STATE') as never);
+    })();
+    const count = [...snapshotGetState(richCluster().cluster.view).json(1)].length;
+    expect(count).toBeGreaterThan(10);
+    for (let at = 0; at < count; at++) {
+      const { cluster, web, batch } = richCluster();
+      const pieces = snapshotGetState(cluster.view).json(1);
+      const head: OperatorPiece[] = [];
+      for (let i = 0; i < at; i++) head.push(pieces.next().value as OperatorPiece);
+      web.kill('labelled');
+      cluster.advance(1000);
+      web.acknowledgeAll();
+      batch.call({ type: 'TEARDOWN' });
+      cluster.advance(1000);
+      expect(encodeResponseJson(readResponse(cluster.view, 'GET_STATE') as never)).not.toBe(before);
+      expectSameText(joined([...head, ...{ [Symbol.iterator]: () => pieces }]).text, before);
+    }
+    const { cluster, web } = richCluster();
+    const proto = snapshotGetState(cluster.view).proto();
+    const expected = Buffer.from(encodeResponseProto(readResponse(cluster.view, 'GET_STATE') as never));
+    web.kill('labelled');
+    cluster.advance(1000);
+    expect(joined({ [Symbol.iterator]: () => proto }).bytes.equals(expected)).toBe(true);
   });
 });

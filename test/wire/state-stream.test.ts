@@ -6,7 +6,8 @@ import { viewerOf } from '../../src/wire/view-filter.js';
 import { commandTask } from '../core/helpers.js';
 import { expectSameText, richCluster } from './read-fixture.js';
 
-const streamed = (pieces: Iterable<string>) => [...pieces].join('');
+const streamed = (pieces: Iterable<Uint8Array>) => Buffer.concat([...pieces]).toString();
+const text = (piece: Uint8Array | void) => (piece === undefined ? '' : Buffer.from(piece).toString());
 
 describe('/state as a stream', () => {
   it('writes the same text as the builder, on a cluster with a bit of everything', () => {
@@ -43,7 +44,29 @@ describe('/state as a stream', () => {
     batch.call({ type: 'TEARDOWN' });
     cluster.advance(1000);
     expect(toLegacyJson(renderState(cluster.view))).not.toBe(before);
-    expectSameText(`${first.value as string}${streamed({ [Symbol.iterator]: () => pieces })}`, before);
+    expectSameText(`${text(first.value)}${streamed({ [Symbol.iterator]: () => pieces })}`, before);
+  });
+
+  it('writes the cluster of its moment when it changes before the first piece, or between any two pieces', () => {
+    const built = (() => {
+      const { cluster } = richCluster();
+      return toLegacyJson(renderState(cluster.view));
+    })();
+    const pieceCount = [...snapshotState(richCluster().cluster.view).pieces(1)].length;
+    expect(pieceCount).toBeGreaterThan(10);
+    for (let at = 0; at < pieceCount; at++) {
+      const { cluster, web, batch } = richCluster();
+      const pieces = snapshotState(cluster.view).pieces(1);
+      let head = '';
+      for (let i = 0; i < at; i++) head += text(pieces.next().value);
+      web.kill('labelled');
+      cluster.advance(1000);
+      web.acknowledgeAll();
+      batch.call({ type: 'TEARDOWN' });
+      cluster.advance(1000);
+      expect(toLegacyJson(renderState(cluster.view))).not.toBe(built);
+      expectSameText(head + streamed({ [Symbol.iterator]: () => pieces }), built);
+    }
   });
 
   it('leaves out what the ACLs hide, as the builder does', () => {

@@ -15,7 +15,7 @@
  * be added and taken away again exactly. Their totals sum over the agents
  * when read.
  */
-import { add, isEmpty, subtract, type Resources } from '../resources.js';
+import { add, isEmpty, normalise, subtract, type Resource, type Resources } from '../resources.js';
 
 export type HoldingKind = 'offered' | 'used';
 
@@ -137,15 +137,21 @@ function applyOn(
   if (perAgent.size === 0) books.delete(key);
 }
 
+/**
+ * The sum of per-agent books: every bag's entries normalised together,
+ * which is what adding the bags one by one gives (entries of one identity
+ * merged in agent order, then sorted canonically), in one pass instead of a
+ * merge per agent.
+ */
 function total(perAgent: ReadonlyMap<string, Books> | undefined): Books {
   if (perAgent === undefined) return EMPTY;
-  let offered: Resources = [];
-  let used: Resources = [];
+  const offered: Resource[] = [];
+  const used: Resource[] = [];
   for (const books of perAgent.values()) {
-    offered = add(offered, books.offered);
-    used = add(used, books.used);
+    for (const r of books.offered) offered.push(r);
+    for (const r of books.used) used.push(r);
   }
-  return { offered, used };
+  return { offered: normalise(offered), used: normalise(used) };
 }
 
 function apply(

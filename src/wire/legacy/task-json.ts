@@ -15,18 +15,51 @@ import { labelsJson, resourcesSummary } from './summary.js';
 
 /** A string as JSON: most (ids, names) need no escaping. */
 const SAFE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-const str = (text: string): string => (SAFE.test(text) ? `"${text}"` : JSON.stringify(text));
+export const jsonString = (text: string): string => (SAFE.test(text) ? `"${text}"` : JSON.stringify(text));
+const str = jsonString;
+
+/**
+ * The last string quoted, for the fields that repeat from one task to the
+ * next (a framework's tasks share its id, role and user; tasks are listed
+ * agent by agent).
+ */
+class LastQuoted {
+  #text: string | undefined;
+  #json = '';
+
+  of(text: string): string {
+    if (text !== this.#text) {
+      this.#text = text;
+      this.#json = str(text);
+    }
+    return this.#json;
+  }
+}
+
+const frameworkIds = new LastQuoted();
+const agentIds = new LastQuoted();
+const roles = new LastQuoted();
+const users = new LastQuoted();
+
+/** The summaries of the bags seen (tasks launched alike share their bag); null for a bag `summaryJson` leaves to the objects. */
+const bagSummaries = new WeakMap<Resources, string | null>();
+
+function taskSummary(bag: Resources): string | undefined {
+  let text = bagSummaries.get(bag);
+  if (text === undefined) bagSummaries.set(bag, (text = summaryJson(bag) ?? null));
+  return text ?? undefined;
+}
 
 export function taskJson(task: Task, user: string): string {
   const { spec } = task;
   const limits = spec.limits !== undefined && Object.keys(spec.limits).length > 0;
-  const resources = summaryJson(task.resources);
+  const resources = taskSummary(task.resources);
   if (limits || resources === undefined) return toLegacyJson(taskObject(task, user));
-  let out = `{"id":${str(spec.taskId)},"name":${str(spec.name)},"framework_id":${str(task.frameworkId)},"executor_id":${str(task.executorId ?? '')}`;
-  out += `,"slave_id":${str(task.agentId)},"state":"${task.state}","resources":${resources},"role":${str(task.role)},"statuses":[`;
+  let out = `{"id":${str(spec.taskId)},"name":${str(spec.name)},"framework_id":${frameworkIds.of(task.frameworkId)},"executor_id":${str(task.executorId ?? '')}`;
+  out += `,"slave_id":${agentIds.of(task.agentId)},"state":"${task.state}","resources":${resources},"role":${roles.of(task.role)},"statuses":[`;
   const { statuses } = task;
   for (let i = 0; i < statuses.length; i++) out += (i === 0 ? '' : ',') + statusJson(statuses[i]!);
-  out += `],"user":${str(user)}`;
+  out += `],"user":${users.of(user)}`;
   if (spec.labels.length > 0) out += `,"labels":${toLegacyJson(labelsJson(spec.labels))}`;
   return out + '}';
 }
