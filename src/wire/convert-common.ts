@@ -42,6 +42,41 @@ function plainKey(list: readonly mesos.v1.Resource[]): string | undefined {
   return key;
 }
 
+/**
+ * Wire lists of plain scalars (each resource exactly `name`, `type`
+ * SCALAR, `scalar.value` and perhaps `role` `*`), one shared read-only list
+ * per kind: a task keeps its TaskInfo's list to render it back, and a
+ * launch's tasks mostly send the same few. Other lists are kept as given.
+ * Bounded: emptied when full.
+ */
+const WIRE_LISTS = new Map<string, readonly mesos.v1.Resource[]>();
+
+export function sharedWireResources(list: mesos.v1.Resource[]): mesos.v1.Resource[] {
+  let key = '';
+  for (const r of list) {
+    const part = plainWireKey(r);
+    if (part === undefined) return list;
+    key += part;
+  }
+  let shared = WIRE_LISTS.get(key);
+  if (shared === undefined) {
+    if (WIRE_LISTS.size >= PLAIN_BAGS_MAX) WIRE_LISTS.clear();
+    shared = Object.freeze(list.map((r) => Object.freeze({ ...r, scalar: Object.freeze({ ...r.scalar! }) })));
+    WIRE_LISTS.set(key, shared);
+  }
+  return shared as mesos.v1.Resource[];
+}
+
+/** The key of one plain scalar wire resource, or undefined when it holds anything more. */
+function plainWireKey(r: mesos.v1.Resource): string | undefined {
+  if (r.type !== 'SCALAR' || r.scalar === undefined || typeof r.scalar.value !== 'number' || Object.is(r.scalar.value, -0)) return undefined;
+  if (r.role !== undefined && r.role !== '*') return undefined;
+  for (const field in r) if (field !== 'name' && field !== 'type' && field !== 'scalar' && field !== 'role') return undefined;
+  for (const field in r.scalar) if (field !== 'value') return undefined;
+  // Length-prefixed names: no two lists share a key; the role's presence is part of it.
+  return `${r.name.length}:${r.name}=${r.scalar.value}${r.role === undefined ? '' : '*'};`;
+}
+
 /** A resource list from the wire, or the reason it is invalid. */
 export function resourcesFromWire(list: readonly mesos.v1.Resource[] | undefined): Resources | string {
   const key = list === undefined ? undefined : plainKey(list);

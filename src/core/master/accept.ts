@@ -213,15 +213,18 @@ function groupError(executor: ExecutorSpec, specs: readonly TaskSpec[]): string 
 }
 
 function record(m: MasterOps, fw: Framework, pool: Pool, spec: TaskSpec, resources: Resources, executorId?: string): Task {
+  // Every field from the start, the ones set later too: one compact shape for all tasks.
   const task: Task = {
     spec,
     frameworkId: fw.id,
     agentId: pool.agentId,
-    ...(executorId === undefined ? {} : { executorId }),
+    executorId,
     role: pool.role,
     resources,
     state: 'TASK_STAGING',
     statuses: [],
+    statusUpdateState: undefined,
+    statusUpdateUuid: undefined,
     pending: true,
     resourcesRecovered: false,
   };
