@@ -49,7 +49,7 @@ function plainKey(list: readonly mesos.v1.Resource[]): string | undefined {
  * launch's tasks mostly send the same few. Other lists are kept as given.
  * Bounded: emptied when full.
  */
-const WIRE_LISTS = new Map<string, readonly mesos.v1.Resource[]>();
+const wireLists = sharedBy<mesos.v1.Resource[]>();
 
 export function sharedWireResources(list: mesos.v1.Resource[]): mesos.v1.Resource[] {
   let key = '';
@@ -58,13 +58,20 @@ export function sharedWireResources(list: mesos.v1.Resource[]): mesos.v1.Resourc
     if (part === undefined) return list;
     key += part;
   }
-  let shared = WIRE_LISTS.get(key);
-  if (shared === undefined) {
-    if (WIRE_LISTS.size >= PLAIN_BAGS_MAX) WIRE_LISTS.clear();
-    shared = Object.freeze(list.map((r) => Object.freeze({ ...r, scalar: Object.freeze({ ...r.scalar! }) })));
-    WIRE_LISTS.set(key, shared);
-  }
-  return shared as mesos.v1.Resource[];
+  return wireLists(key, () => Object.freeze(list.map((r) => Object.freeze({ ...r, scalar: Object.freeze({ ...r.scalar! }) }))) as mesos.v1.Resource[]);
+}
+
+/** Read-only values shared by a key that says all of them; bounded: emptied when full. */
+function sharedBy<V>(): (key: string, make: () => V) => V {
+  const cache = new Map<string, V>();
+  return (key, make) => {
+    let value = cache.get(key);
+    if (value === undefined) {
+      if (cache.size >= PLAIN_BAGS_MAX) cache.clear();
+      cache.set(key, (value = make()));
+    }
+    return value;
+  };
 }
 
 /** The key of one plain scalar wire resource, or undefined when it holds anything more. */
@@ -292,17 +299,43 @@ export function parseAttributes(text: string): Attribute[] | string {
   return out;
 }
 
+const NO_LABELS: Label[] = Object.freeze([]) as unknown as Label[];
+
 export function labelsFromWire(labels: mesos.v1.Labels | undefined): Label[] {
-  return (labels?.labels ?? []).map((l) => (l.value === undefined ? { key: l.key } : { key: l.key, value: l.value }));
+  const list = labels?.labels;
+  if (list === undefined || list.length === 0) return NO_LABELS;
+  return list.map((l) => (l.value === undefined ? { key: l.key } : { key: l.key, value: l.value }));
 }
 
 export function labelsToWire(labels: readonly Label[]): mesos.v1.Labels | undefined {
   return labels.length === 0 ? undefined : { labels: labels.map((l) => ({ ...l })) };
 }
 
+const commandSpecs = sharedBy<CommandSpec>();
+const wireCommands = sharedBy<mesos.v1.CommandInfo>();
+
+/** A command as the core runs it; a plain one (a value, perhaps `shell`, nothing more) is shared, as tasks often repeat theirs. */
 export function commandFromWire(c: mesos.v1.CommandInfo | undefined): CommandSpec | undefined {
   if (c === undefined) return undefined;
-  return { shell: c.shell ?? true, ...(c.value === undefined ? {} : { value: c.value }), arguments: c.arguments ?? [] };
+  const make = (): CommandSpec => ({ shell: c.shell ?? true, ...(c.value === undefined ? {} : { value: c.value }), arguments: c.arguments ?? [] });
+  const key = plainCommandKey(c);
+  return key === undefined ? make() : commandSpecs(key, () => Object.freeze(make()));
+}
+
+/** A task's CommandInfo as it keeps it to render back: one shared read-only copy of a plain one. */
+export function sharedWireCommand(c: mesos.v1.CommandInfo): mesos.v1.CommandInfo {
+  const key = plainCommandKey(c);
+  return key === undefined ? c : wireCommands(key, () => Object.freeze({ ...c }));
+}
+
+/** Longer commands are kept as sent: the cache holds at most this much text per entry. */
+const SHARED_COMMAND_MAX = 1024;
+
+/** The key of a CommandInfo of a value and perhaps `shell`, nothing more (no arguments, uris, environment, user). */
+function plainCommandKey(c: mesos.v1.CommandInfo): string | undefined {
+  if (typeof c.value !== 'string' || c.value.length > SHARED_COMMAND_MAX) return undefined;
+  for (const field in c) if (field !== 'value' && field !== 'shell') return undefined;
+  return `${c.shell === undefined ? '-' : c.shell ? 't' : 'f'}${c.value}`;
 }
 
 export function durationMs(d: mesos.v1.DurationInfo | undefined): number | undefined {

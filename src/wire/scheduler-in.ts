@@ -5,7 +5,7 @@
  */
 import type { SchedulerCall, Operation, ResourceOperation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/types.js';
 import { bytesToHex } from './bytes.js';
-import { commandFromWire, durationMs, labelsFromWire, resourcesFromWire, sharedWireResources } from './convert-common.js';
+import { commandFromWire, durationMs, labelsFromWire, resourcesFromWire, sharedWireCommand, sharedWireResources } from './convert-common.js';
 import type { mesos } from './generated/types.js';
 
 type Call = mesos.v1.scheduler.Call;
@@ -145,7 +145,7 @@ export function executorFromWire(e: mesos.v1.ExecutorInfo): ExecutorSpec & { inv
  * A TaskInfo as a task spec. Its `raw` keeps what the spec does not say
  * verbatim: the TaskInfo without `name`, `task_id` and `agent_id` (the
  * spec's strings, put back by `taskInfoOf`), and a list of plain scalar
- * resources as one shared list. `ids` gives one string for equal ids within
+ * resources or a plain command as one shared read-only copy. `ids` gives one string for equal ids within
  * a call (its tasks name the same agent).
  */
 export function taskFromWire(t: mesos.v1.TaskInfo, ids: Interner = (id) => id): TaskSpec {
@@ -157,6 +157,7 @@ export function taskFromWire(t: mesos.v1.TaskInfo, ids: Interner = (id) => id): 
   const invalid = typeof resources === 'string' ? resources : executor?.invalid;
   const { name: _name, task_id: _taskId, agent_id: _agentId, ...raw } = t;
   if (raw.resources !== undefined) raw.resources = sharedWireResources(raw.resources);
+  if (raw.command !== undefined) raw.command = sharedWireCommand(raw.command);
   return {
     taskId: t.task_id.value,
     name: t.name,

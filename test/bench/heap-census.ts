@@ -73,7 +73,7 @@ async function census(): Promise<Map<string, { count: number; bytes: number }>> 
   }
   for (let n = 0; n < nodeCount; n++) {
     let kind = kinds[n]!;
-    if (kind === 'array' || kind === 'string' || kind === 'concatenated string' || kind === 'hidden' || kind === 'object Array') {
+    if (kind === 'array' || kind === 'string' || kind === 'concatenated string' || kind === 'hidden' || kind === 'object Array' || kind === '{}' || kind === 'number') {
       // Parts of a string chain by the record holding the chain.
       let at = n;
       while (holderNode[at]! >= 0 && kinds[holderNode[at]!] === 'concatenated string') at = holderNode[at]!;

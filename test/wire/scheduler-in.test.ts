@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TaskSpec } from '../../src/core/types.js';
 import type { mesos } from '../../src/wire/generated/types.js';
 import { decodeJson } from '../../src/wire/json-decode.js';
-import { refuseMs, schedulerCallFromWire, taskInfoOf } from '../../src/wire/scheduler-in.js';
+import { refuseMs, schedulerCallFromWire, taskFromWire, taskInfoOf } from '../../src/wire/scheduler-in.js';
 
 describe('Filters.refuse_seconds', () => {
   it.each([
@@ -78,5 +78,35 @@ describe('a launched TaskInfo as the task keeps it', () => {
     const call = accept(taskInfo('t1', { resources: reserved }));
     expect((spec!.raw as mesos.v1.TaskInfo).resources).not.toBe((specsOf(call)[0]!.raw as mesos.v1.TaskInfo).resources);
     expect(taskInfoOf(spec!)?.resources).toEqual(call.accept!.operations![0]!.launch!.task_infos![0]!.resources);
+  });
+});
+
+describe('plain commands and no labels, shared', () => {
+  const decodeTask = (json: unknown): TaskSpec => {
+    const result = decodeJson<mesos.v1.TaskInfo>('mesos.v1.TaskInfo', JSON.stringify(json));
+    if (!result.ok) throw new Error(result.error);
+    return taskFromWire(result.value);
+  };
+  const task = (id: string, command: unknown) => ({ name: 'n', task_id: { value: id }, agent_id: { value: 'a' }, command });
+
+  it('shares a command of a value (and shell) between tasks, as spec and as sent', () => {
+    const [a, b] = [decodeTask(task('1', { value: 'sleep 5' })), decodeTask(task('2', { value: 'sleep 5' }))];
+    expect(a.command).toBe(b.command);
+    expect(a.command).toEqual({ shell: true, value: 'sleep 5', arguments: [] });
+    expect((a.raw as mesos.v1.TaskInfo).command).toBe((b.raw as mesos.v1.TaskInfo).command);
+    expect(a.labels).toBe(b.labels);
+    const noShell = decodeTask(task('3', { value: 'sleep 5', shell: false }));
+    expect(noShell.command).not.toBe(a.command);
+    expect(noShell.command?.shell).toBe(false);
+    expect(taskInfoOf(noShell)?.command).toEqual({ value: 'sleep 5', shell: false });
+  });
+
+  it('keeps a command with more than a value as sent', () => {
+    const rich = { value: 'run', user: 'nobody', uris: [{ value: 'http://x/y' }] };
+    const [a, b] = [decodeTask(task('1', rich)), decodeTask(task('2', rich))];
+    expect((a.raw as mesos.v1.TaskInfo).command).not.toBe((b.raw as mesos.v1.TaskInfo).command);
+    expect(taskInfoOf(a)?.command).toEqual(rich);
+    const long = 'x'.repeat(5000);
+    expect(decodeTask(task('3', { value: long })).command).not.toBe(decodeTask(task('4', { value: long })).command);
   });
 });
