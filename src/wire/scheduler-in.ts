@@ -170,8 +170,26 @@ export function taskFromWire(t: mesos.v1.TaskInfo, ids: Interner = (id) => id): 
     ...(limits === undefined ? {} : { limits }),
     ...(t.container?.type === 'DOCKER' ? { engine: { image: t.container.docker?.image ?? '' } } : {}),
     ...(invalid === undefined ? {} : { invalid }),
-    raw,
+    raw: sharedRest(raw),
   };
+}
+
+type TaskRest = Omit<mesos.v1.TaskInfo, 'name' | 'task_id' | 'agent_id'>;
+
+/** The rests that are a shared command and shared resources, nothing more, by those two. */
+const RESTS = new WeakMap<object, WeakMap<object, TaskRest>>();
+const NONE = Object.freeze({});
+
+/** A rest of only shared parts (a plain command, plain resources) is itself one shared read-only object. */
+function sharedRest(rest: TaskRest): TaskRest {
+  for (const field in rest) if (field !== 'command' && field !== 'resources') return rest;
+  const { command = NONE, resources = NONE } = rest;
+  if (!Object.isFrozen(command) || !Object.isFrozen(resources)) return rest;
+  let byResources = RESTS.get(command);
+  if (byResources === undefined) RESTS.set(command, (byResources = new WeakMap()));
+  let shared = byResources.get(resources);
+  if (shared === undefined) byResources.set(resources, (shared = Object.freeze(rest)));
+  return shared;
 }
 
 /** A task's TaskInfo as the framework sent it: its spec's `raw` with what the spec holds put back. */

@@ -63,6 +63,8 @@ describe('a launched TaskInfo as the task keeps it', () => {
     const [a, b] = specs.map((s) => s.raw as mesos.v1.TaskInfo);
     expect(a!.resources).toBe(b!.resources);
     expect(Object.isFrozen(a!.resources)).toBe(true);
+    // A command with a user is kept as sent, so the rest of each TaskInfo is its own.
+    expect(a).not.toBe(b);
     // A later call's tasks share it too; a list with the role left out is another list.
     const [later] = specsOf(accept(taskInfo('t3')));
     expect((later!.raw as mesos.v1.TaskInfo).resources).toBe(a!.resources);
@@ -95,6 +97,8 @@ describe('plain commands and no labels, shared', () => {
     expect(a.command).toEqual({ shell: true, value: 'sleep 5', arguments: [] });
     expect((a.raw as mesos.v1.TaskInfo).command).toBe((b.raw as mesos.v1.TaskInfo).command);
     expect(a.labels).toBe(b.labels);
+    // Nothing else kept: the whole rest of the TaskInfo is one shared object.
+    expect(a.raw).toBe(b.raw);
     const noShell = decodeTask(task('3', { value: 'sleep 5', shell: false }));
     expect(noShell.command).not.toBe(a.command);
     expect(noShell.command?.shell).toBe(false);
