@@ -73,20 +73,33 @@ export function onDecline(m: MasterOps, fw: Framework, offerIds: readonly string
   return done;
 }
 
-/** What is left of an ACCEPT's offers, and what its launches hold that the ledger does not know yet. */
+/** What is left of an ACCEPT's offers, and the bags its launches hold that the ledger does not know yet. */
 interface Pool extends AcceptPool {
-  unbooked: Resources;
+  unbooked: Resources[];
 }
 
 /**
  * The launches' resources into the ledger, in one step: the framework's
  * tasks on one agent are one holder in its books, and a sum books as its
- * parts do (the bags are exact).
+ * parts do (the bags are exact). Tasks mostly share their bag, so each
+ * distinct bag is added once, times the tasks holding it.
  */
 function book(m: MasterOps, fw: Framework, pool: Pool): void {
   if (pool.unbooked.length === 0) return;
-  m.ledger.hold('used', { frameworkId: fw.id, agentId: pool.agentId }, pool.unbooked);
+  const counts = new Map<Resources, number>();
+  for (const bag of pool.unbooked) counts.set(bag, (counts.get(bag) ?? 0) + 1);
+  let sum: Resources = [];
+  for (const [bag, n] of counts) sum = add(sum, times(bag, n));
   pool.unbooked = [];
+  if (sum.length > 0) m.ledger.hold('used', { frameworkId: fw.id, agentId: pool.agentId }, sum);
+}
+
+/** `n` times a bag: scalars multiplied (milli are whole), anything else added up `n` times. */
+function times(bag: Resources, n: number): Resources {
+  if (n > 1 && bag.every((r) => r.type === 'SCALAR')) return add([], bag.map((r) => ({ ...r, milli: (r.milli ?? 0) * n })));
+  let sum: Resources = [];
+  for (let i = 0; i < n; i++) sum = add(sum, bag);
+  return sum;
 }
 
 function tasksOf(op: Operation): { taskId: string; agentId: string }[] {
@@ -250,7 +263,7 @@ function record(m: MasterOps, fw: Framework, pool: Pool, spec: TaskSpec, resourc
     resourcesRecovered: false,
   };
   m.addTask(fw, task, false);
-  pool.unbooked = add(pool.unbooked, resources);
+  pool.unbooked.push(resources);
   m.ctx.trace.append('task:launch', { frameworkId: fw.id, agentId: pool.agentId, taskId: spec.taskId, executorId });
   return task;
 }
