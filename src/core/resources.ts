@@ -311,6 +311,24 @@ export function allocate(bag: Resources, role: string | undefined): Resources {
   return out;
 }
 
+/**
+ * Every resource of `bag` with allocation role `role` (none when
+ * undefined), in the bag's order, merging nothing. A normal bag of one
+ * allocation role gives a normal bag (the canonical order holds, no two
+ * entries become one), known as such, so the books take their one-walk paths.
+ */
+export function retag(bag: Resources, role: string | undefined): Resources {
+  const out = bag.map((r) => {
+    if (r.allocationRole === role) return r;
+    if (role !== undefined) return { ...r, allocationRole: role };
+    const { allocationRole: _drop, ...rest } = r;
+    return rest;
+  });
+  const first = bag[0]?.allocationRole;
+  if (NORMALISED.has(bag) && bag.every((r) => r.allocationRole === first)) NORMALISED.add(out);
+  return out;
+}
+
 /** The last `allocate` of each bag (bags are never changed). */
 const ALLOCATED = new WeakMap<Resources, { readonly role: string | undefined; readonly bag: Resources }>();
 
