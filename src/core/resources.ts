@@ -265,11 +265,25 @@ function minus(a: Resource, b: Resource): Resource {
 
 /** True when every part of `b` is in `a` (same identities). */
 export function contains(a: Resources, b: Resources): boolean {
+  if (NORMALISED.has(a) && NORMALISED.has(b)) return containsNormal(a, b);
   const have = new Map(normalise(a).map((r) => [identity(r), r]));
   return normalise(b).every((r) => {
     const h = have.get(identity(r));
     return h !== undefined && containsOne(h, r);
   });
+}
+
+/** `contains` of two normal bags, by one walk over both in their canonical order (a launch checks each task so). */
+function containsNormal(a: Resources, b: Resources): boolean {
+  let i = 0;
+  for (const r of b) {
+    const key = identity(r);
+    while (i < a.length && identity(a[i]!) < key) i++;
+    const have = a[i];
+    if (have === undefined || identity(have) !== key || !containsOne(have, r)) return false;
+    i++;
+  }
+  return true;
 }
 
 function containsOne(a: Resource, b: Resource): boolean {
