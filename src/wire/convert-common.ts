@@ -49,7 +49,7 @@ function plainKey(list: readonly mesos.v1.Resource[]): string | undefined {
  * launch's tasks mostly send the same few. Other lists are kept as given.
  * Bounded: emptied when full.
  */
-const wireLists = sharedBy<mesos.v1.Resource[]>();
+const WIRE_LISTS = new Map<string, mesos.v1.Resource[]>();
 
 export function sharedWireResources(list: mesos.v1.Resource[]): mesos.v1.Resource[] {
   let key = '';
@@ -58,20 +58,13 @@ export function sharedWireResources(list: mesos.v1.Resource[]): mesos.v1.Resourc
     if (part === undefined) return list;
     key += part;
   }
-  return wireLists(key, () => Object.freeze(list.map((r) => Object.freeze({ ...r, scalar: Object.freeze({ ...r.scalar! }) }))) as mesos.v1.Resource[]);
-}
-
-/** Read-only values shared by a key that says all of them; bounded: emptied when full. */
-function sharedBy<V>(): (key: string, make: () => V) => V {
-  const cache = new Map<string, V>();
-  return (key, make) => {
-    let value = cache.get(key);
-    if (value === undefined) {
-      if (cache.size >= PLAIN_BAGS_MAX) cache.clear();
-      cache.set(key, (value = make()));
-    }
-    return value;
-  };
+  let shared = WIRE_LISTS.get(key);
+  if (shared === undefined) {
+    if (WIRE_LISTS.size >= PLAIN_BAGS_MAX) WIRE_LISTS.clear();
+    shared = Object.freeze(list.map((r) => Object.freeze({ ...r, scalar: Object.freeze({ ...r.scalar! }) }))) as mesos.v1.Resource[];
+    WIRE_LISTS.set(key, shared);
+  }
+  return shared;
 }
 
 /** The key of one plain scalar wire resource, or undefined when it holds anything more. */
@@ -311,21 +304,33 @@ export function labelsToWire(labels: readonly Label[]): mesos.v1.Labels | undefi
   return labels.length === 0 ? undefined : { labels: labels.map((l) => ({ ...l })) };
 }
 
-const commandSpecs = sharedBy<CommandSpec>();
-const wireCommands = sharedBy<mesos.v1.CommandInfo>();
-
-/** A command as the core runs it; a plain one (a value, perhaps `shell`, nothing more) is shared, as tasks often repeat theirs. */
-export function commandFromWire(c: mesos.v1.CommandInfo | undefined): CommandSpec | undefined {
-  if (c === undefined) return undefined;
-  const make = (): CommandSpec => ({ shell: c.shell ?? true, ...(c.value === undefined ? {} : { value: c.value }), arguments: c.arguments ?? [] });
-  const key = plainCommandKey(c);
-  return key === undefined ? make() : commandSpecs(key, () => Object.freeze(make()));
+/** A command as the core runs it and as the task keeps it to render back. */
+export interface CommandParts {
+  readonly spec: CommandSpec;
+  readonly wire: mesos.v1.CommandInfo;
 }
 
-/** A task's CommandInfo as it keeps it to render back: one shared read-only copy of a plain one. */
-export function sharedWireCommand(c: mesos.v1.CommandInfo): mesos.v1.CommandInfo {
+/** Plain commands (a value, perhaps `shell`, nothing more), both parts shared read-only: tasks often repeat theirs. */
+const plainCommands = new Map<string, CommandParts>();
+
+export function commandParts(c: mesos.v1.CommandInfo): CommandParts {
   const key = plainCommandKey(c);
-  return key === undefined ? c : wireCommands(key, () => Object.freeze({ ...c }));
+  if (key === undefined) return { spec: commandSpecOf(c), wire: c };
+  let parts = plainCommands.get(key);
+  if (parts === undefined) {
+    if (plainCommands.size >= PLAIN_BAGS_MAX) plainCommands.clear();
+    parts = { spec: Object.freeze(commandSpecOf(c)), wire: Object.freeze({ ...c }) };
+    plainCommands.set(key, parts);
+  }
+  return parts;
+}
+
+export function commandFromWire(c: mesos.v1.CommandInfo | undefined): CommandSpec | undefined {
+  return c === undefined ? undefined : commandParts(c).spec;
+}
+
+function commandSpecOf(c: mesos.v1.CommandInfo): CommandSpec {
+  return { shell: c.shell ?? true, ...(c.value === undefined ? {} : { value: c.value }), arguments: c.arguments ?? [] };
 }
 
 /** Longer commands are kept as sent: the cache holds at most this much text per entry. */

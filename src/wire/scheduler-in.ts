@@ -5,7 +5,7 @@
  */
 import type { SchedulerCall, Operation, ResourceOperation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/types.js';
 import { bytesToHex } from './bytes.js';
-import { commandFromWire, durationMs, labelsFromWire, resourcesFromWire, sharedWireCommand, sharedWireResources } from './convert-common.js';
+import { commandFromWire, commandParts, durationMs, labelsFromWire, resourcesFromWire, sharedWireResources } from './convert-common.js';
 import type { mesos } from './generated/types.js';
 
 type Call = mesos.v1.scheduler.Call;
@@ -151,13 +151,14 @@ export function executorFromWire(e: mesos.v1.ExecutorInfo): ExecutorSpec & { inv
 export function taskFromWire(t: mesos.v1.TaskInfo, ids: Interner = (id) => id): TaskSpec {
   const resources = resourcesFromWire(t.resources);
   const executor = t.executor === undefined ? undefined : executorFromWire(t.executor);
-  const command = commandFromWire(t.command);
+  const parts = t.command === undefined ? undefined : commandParts(t.command);
+  const command = parts?.spec;
   const grace = durationMs(t.kill_policy?.grace_period);
   const limits = t.limits === undefined ? undefined : Object.fromEntries(Object.entries(t.limits).map(([k, v]) => [k, v.value]));
   const invalid = typeof resources === 'string' ? resources : executor?.invalid;
   const { name: _name, task_id: _taskId, agent_id: _agentId, ...raw } = t;
   if (raw.resources !== undefined) raw.resources = sharedWireResources(raw.resources);
-  if (raw.command !== undefined) raw.command = sharedWireCommand(raw.command);
+  if (parts !== undefined) raw.command = parts.wire;
   return {
     taskId: t.task_id.value,
     name: t.name,
