@@ -265,11 +265,25 @@ function minus(a: Resource, b: Resource): Resource {
 
 /** True when every part of `b` is in `a` (same identities). */
 export function contains(a: Resources, b: Resources): boolean {
+  if (NORMALISED.has(a) && NORMALISED.has(b)) return containsNormal(a, b);
   const have = new Map(normalise(a).map((r) => [identity(r), r]));
   return normalise(b).every((r) => {
     const h = have.get(identity(r));
     return h !== undefined && containsOne(h, r);
   });
+}
+
+/** `contains` of two normal bags, by one walk over both in their canonical order (a launch checks each task so). */
+function containsNormal(a: Resources, b: Resources): boolean {
+  let i = 0;
+  for (const r of b) {
+    const key = identity(r);
+    while (i < a.length && identity(a[i]!) < key) i++;
+    const have = a[i];
+    if (have === undefined || identity(have) !== key || !containsOne(have, r)) return false;
+    i++;
+  }
+  return true;
 }
 
 function containsOne(a: Resource, b: Resource): boolean {
@@ -308,6 +322,24 @@ export function allocate(bag: Resources, role: string | undefined): Resources {
   if (kept !== undefined && kept.role === role) return kept.bag;
   const out = normalise(bag.map((r) => withAllocation(r, role)));
   ALLOCATED.set(bag, { role, bag: out });
+  return out;
+}
+
+/**
+ * Every resource of `bag` with allocation role `role` (none when
+ * undefined), in the bag's order, merging nothing. A normal bag of one
+ * allocation role gives a normal bag (the canonical order holds, no two
+ * entries become one), known as such, so the books take their one-walk paths.
+ */
+export function retag(bag: Resources, role: string | undefined): Resources {
+  const out = bag.map((r) => {
+    if (r.allocationRole === role) return r;
+    if (role !== undefined) return { ...r, allocationRole: role };
+    const { allocationRole: _drop, ...rest } = r;
+    return rest;
+  });
+  const first = bag[0]?.allocationRole;
+  if (NORMALISED.has(bag) && bag.every((r) => r.allocationRole === first)) NORMALISED.add(out);
   return out;
 }
 

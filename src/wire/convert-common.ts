@@ -42,6 +42,41 @@ function plainKey(list: readonly mesos.v1.Resource[]): string | undefined {
   return key;
 }
 
+/**
+ * Wire lists of plain scalars (each resource exactly `name`, `type`
+ * SCALAR, `scalar.value` and perhaps `role` `*`), one shared read-only list
+ * per kind: a task keeps its TaskInfo's list to render it back, and a
+ * launch's tasks mostly send the same few. Other lists are kept as given.
+ * Bounded: emptied when full.
+ */
+const WIRE_LISTS = new Map<string, mesos.v1.Resource[]>();
+
+export function sharedWireResources(list: mesos.v1.Resource[]): mesos.v1.Resource[] {
+  let key = '';
+  for (const r of list) {
+    const part = plainWireKey(r);
+    if (part === undefined) return list;
+    key += part;
+  }
+  let shared = WIRE_LISTS.get(key);
+  if (shared === undefined) {
+    if (WIRE_LISTS.size >= PLAIN_BAGS_MAX) WIRE_LISTS.clear();
+    shared = Object.freeze(list.map((r) => Object.freeze({ ...r, scalar: Object.freeze({ ...r.scalar! }) }))) as mesos.v1.Resource[];
+    WIRE_LISTS.set(key, shared);
+  }
+  return shared;
+}
+
+/** The key of one plain scalar wire resource, or undefined when it holds anything more. */
+function plainWireKey(r: mesos.v1.Resource): string | undefined {
+  if (r.type !== 'SCALAR' || r.scalar === undefined || typeof r.scalar.value !== 'number' || Object.is(r.scalar.value, -0)) return undefined;
+  if (r.role !== undefined && r.role !== '*') return undefined;
+  for (const field in r) if (field !== 'name' && field !== 'type' && field !== 'scalar' && field !== 'role') return undefined;
+  for (const field in r.scalar) if (field !== 'value') return undefined;
+  // Length-prefixed names: no two lists share a key; the role's presence is part of it.
+  return `${r.name.length}:${r.name}=${r.scalar.value}${r.role === undefined ? '' : '*'};`;
+}
+
 /** A resource list from the wire, or the reason it is invalid. */
 export function resourcesFromWire(list: readonly mesos.v1.Resource[] | undefined): Resources | string {
   const key = list === undefined ? undefined : plainKey(list);
@@ -257,17 +292,55 @@ export function parseAttributes(text: string): Attribute[] | string {
   return out;
 }
 
+const NO_LABELS: Label[] = Object.freeze([]) as unknown as Label[];
+
 export function labelsFromWire(labels: mesos.v1.Labels | undefined): Label[] {
-  return (labels?.labels ?? []).map((l) => (l.value === undefined ? { key: l.key } : { key: l.key, value: l.value }));
+  const list = labels?.labels;
+  if (list === undefined || list.length === 0) return NO_LABELS;
+  return list.map((l) => (l.value === undefined ? { key: l.key } : { key: l.key, value: l.value }));
 }
 
 export function labelsToWire(labels: readonly Label[]): mesos.v1.Labels | undefined {
   return labels.length === 0 ? undefined : { labels: labels.map((l) => ({ ...l })) };
 }
 
+/** A command as the core runs it and as the task keeps it to render back. */
+export interface CommandParts {
+  readonly spec: CommandSpec;
+  readonly wire: mesos.v1.CommandInfo;
+}
+
+/** Plain commands (a value, perhaps `shell`, nothing more), both parts shared read-only: tasks often repeat theirs. */
+const plainCommands = new Map<string, CommandParts>();
+
+export function commandParts(c: mesos.v1.CommandInfo): CommandParts {
+  const key = plainCommandKey(c);
+  if (key === undefined) return { spec: commandSpecOf(c), wire: c };
+  let parts = plainCommands.get(key);
+  if (parts === undefined) {
+    if (plainCommands.size >= PLAIN_BAGS_MAX) plainCommands.clear();
+    parts = { spec: Object.freeze(commandSpecOf(c)), wire: Object.freeze({ ...c }) };
+    plainCommands.set(key, parts);
+  }
+  return parts;
+}
+
 export function commandFromWire(c: mesos.v1.CommandInfo | undefined): CommandSpec | undefined {
-  if (c === undefined) return undefined;
+  return c === undefined ? undefined : commandParts(c).spec;
+}
+
+function commandSpecOf(c: mesos.v1.CommandInfo): CommandSpec {
   return { shell: c.shell ?? true, ...(c.value === undefined ? {} : { value: c.value }), arguments: c.arguments ?? [] };
+}
+
+/** Longer commands are kept as sent: the cache holds at most this much text per entry. */
+const SHARED_COMMAND_MAX = 1024;
+
+/** The key of a CommandInfo of a value and perhaps `shell`, nothing more (no arguments, uris, environment, user). */
+function plainCommandKey(c: mesos.v1.CommandInfo): string | undefined {
+  if (typeof c.value !== 'string' || c.value.length > SHARED_COMMAND_MAX) return undefined;
+  for (const field in c) if (field !== 'value' && field !== 'shell') return undefined;
+  return `${c.shell === undefined ? '-' : c.shell ? 't' : 'f'}${c.value}`;
 }
 
 export function durationMs(d: mesos.v1.DurationInfo | undefined): number | undefined {

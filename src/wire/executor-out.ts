@@ -13,6 +13,7 @@ import type { mesos } from './generated/types.js';
 import { encodeJson } from './json-encode.js';
 import { frameworkInfoToWire } from './operator-state.js';
 import { encodeProto } from './proto-codec.js';
+import { taskInfoOf } from './scheduler-in.js';
 
 type Event = mesos.v1.executor.Event;
 
@@ -69,6 +70,5 @@ function executorInfoToWire(spec: ExecutorSpec, frameworkId: string): mesos.v1.E
 }
 
 function taskInfoToWire(task: TaskSpec): mesos.v1.TaskInfo {
-  const raw = task.raw as mesos.v1.TaskInfo | undefined;
-  return raw ?? { name: task.name, task_id: { value: task.taskId }, agent_id: { value: task.agentId }, resources: resourcesToWire(task.resources) };
+  return taskInfoOf(task) ?? { name: task.name, task_id: { value: task.taskId }, agent_id: { value: task.agentId }, resources: resourcesToWire(task.resources) };
 }

@@ -53,15 +53,19 @@ export function decodeJson<T>(typeName: string, text: string, label = 'Call'): D
   }
   if (!isObject(parsed)) return callFailure(label, 'Expecting a JSON object');
   let value: Message;
+  lacking = false;
   try {
     value = parseMessage(planFor(type), parsed);
   } catch (err) {
     if (err instanceof ConversionError) return callFailure(label, err.message);
     throw err;
   }
-  const missing: string[] = [];
-  collectMissing(planFor(type), value, '', missing);
-  if (missing.length > 0) return callFailure(label, `Missing required fields: ${missing.join(', ')}`);
+  // Only a message that lacked a required field is walked again, to name them all in order.
+  if (lacking) {
+    const missing: string[] = [];
+    collectMissing(planFor(type), value, '', missing);
+    if (missing.length > 0) return callFailure(label, `Missing required fields: ${missing.join(', ')}`);
+  }
   return { ok: true, value: value as T };
 }
 
@@ -81,8 +85,16 @@ function parseMessage(plan: DecodePlan, json: JsonObject): Message {
     const field = plan.byName.get(key);
     if (field !== undefined) applyValue(field, out, json[key]);
   }
+  for (const name of plan.required) if (out[name] === undefined) lacking = true;
   return out;
 }
+
+/**
+ * Set when a message parsed since the decode began lacks a required field
+ * (one a later oneof member dropped counts too: the full walk then finds
+ * nothing). Decoding is synchronous, so one flag serves every call.
+ */
+let lacking = false;
 
 // The JSON must have the schema's shape: an array exactly where a field is
 // repeated, an object where it is a map, no array or null inside an array.

@@ -53,6 +53,11 @@ export function encodeJson(typeName: string, value: object): string {
   return writeMessage(planFor(messageType(typeName)), value as Message);
 }
 
+/** An enum value of a message's field as the encoder writes it (quoted, canonical), or undefined if it is none. */
+export function enumJson(typeName: string, fieldName: string, value: string): string | undefined {
+  return planFor(messageType(typeName)).fields.find((f) => f.name === fieldName)?.quotedEnum?.get(value);
+}
+
 function writeMessage(plan: EncodePlan, msg: Message): string {
   let out = '{';
   let first = true;

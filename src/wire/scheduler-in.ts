@@ -5,7 +5,7 @@
  */
 import type { SchedulerCall, Operation, ResourceOperation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/types.js';
 import { bytesToHex } from './bytes.js';
-import { commandFromWire, durationMs, labelsFromWire, resourcesFromWire } from './convert-common.js';
+import { commandFromWire, commandParts, durationMs, labelsFromWire, resourcesFromWire, sharedWireResources } from './convert-common.js';
 import type { mesos } from './generated/types.js';
 
 type Call = mesos.v1.scheduler.Call;
@@ -141,17 +141,28 @@ export function executorFromWire(e: mesos.v1.ExecutorInfo): ExecutorSpec & { inv
   };
 }
 
-export function taskFromWire(t: mesos.v1.TaskInfo): TaskSpec {
+/**
+ * A TaskInfo as a task spec. Its `raw` keeps what the spec does not say
+ * verbatim: the TaskInfo without `name`, `task_id` and `agent_id` (the
+ * spec's strings, put back by `taskInfoOf`), and a list of plain scalar
+ * resources or a plain command as one shared read-only copy. `ids` gives one string for equal ids within
+ * a call (its tasks name the same agent).
+ */
+export function taskFromWire(t: mesos.v1.TaskInfo, ids: Interner = (id) => id): TaskSpec {
   const resources = resourcesFromWire(t.resources);
   const executor = t.executor === undefined ? undefined : executorFromWire(t.executor);
-  const command = commandFromWire(t.command);
+  const parts = t.command === undefined ? undefined : commandParts(t.command);
+  const command = parts?.spec;
   const grace = durationMs(t.kill_policy?.grace_period);
   const limits = t.limits === undefined ? undefined : Object.fromEntries(Object.entries(t.limits).map(([k, v]) => [k, v.value]));
   const invalid = typeof resources === 'string' ? resources : executor?.invalid;
+  const { name: _name, task_id: _taskId, agent_id: _agentId, ...raw } = t;
+  if (raw.resources !== undefined) raw.resources = sharedWireResources(raw.resources);
+  if (parts !== undefined) raw.command = parts.wire;
   return {
     taskId: t.task_id.value,
     name: t.name,
-    agentId: t.agent_id.value,
+    agentId: ids(t.agent_id.value),
     resources: typeof resources === 'string' ? [] : resources,
     ...(command === undefined ? {} : { command }),
     ...(executor === undefined ? {} : { executor }),
@@ -160,19 +171,57 @@ export function taskFromWire(t: mesos.v1.TaskInfo): TaskSpec {
     ...(limits === undefined ? {} : { limits }),
     ...(t.container?.type === 'DOCKER' ? { engine: { image: t.container.docker?.image ?? '' } } : {}),
     ...(invalid === undefined ? {} : { invalid }),
-    raw: t,
+    raw: sharedRest(raw),
   };
 }
 
-function operationFromWire(op: mesos.v1.Offer.Operation): Operation {
+type TaskRest = Omit<mesos.v1.TaskInfo, 'name' | 'task_id' | 'agent_id'>;
+
+/** The rests that are a shared command and shared resources, nothing more, by those two. */
+const RESTS = new WeakMap<object, WeakMap<object, TaskRest>>();
+const NONE = Object.freeze({});
+
+/** A rest of only shared parts (a plain command, plain resources) is itself one shared read-only object. */
+function sharedRest(rest: TaskRest): TaskRest {
+  for (const field in rest) if (field !== 'command' && field !== 'resources') return rest;
+  const { command = NONE, resources = NONE } = rest;
+  if (!Object.isFrozen(command) || !Object.isFrozen(resources)) return rest;
+  let byResources = RESTS.get(command);
+  if (byResources === undefined) RESTS.set(command, (byResources = new WeakMap()));
+  let shared = byResources.get(resources);
+  if (shared === undefined) byResources.set(resources, (shared = Object.freeze(rest)));
+  return shared;
+}
+
+/** A task's TaskInfo as the framework sent it: its spec's `raw` with what the spec holds put back. */
+export function taskInfoOf(task: TaskSpec): mesos.v1.TaskInfo | undefined {
+  const raw = task.raw as Partial<mesos.v1.TaskInfo> | undefined;
+  if (raw === undefined) return undefined;
+  return { ...raw, name: task.name, task_id: { value: task.taskId }, agent_id: { value: task.agentId } };
+}
+
+type Interner = (id: string) => string;
+
+/** One string for equal ids, within one call. */
+function interner(): Interner {
+  const seen = new Map<string, string>();
+  return (id) => {
+    const known = seen.get(id);
+    if (known !== undefined) return known;
+    seen.set(id, id);
+    return id;
+  };
+}
+
+function operationFromWire(op: mesos.v1.Offer.Operation, ids: Interner): Operation {
   const id = op.id?.value;
   const withId = id === undefined ? {} : { id };
-  if (op.type === 'LAUNCH') return { type: 'LAUNCH', tasks: (op.launch?.task_infos ?? []).map(taskFromWire), ...withId };
+  if (op.type === 'LAUNCH') return { type: 'LAUNCH', tasks: (op.launch?.task_infos ?? []).map((t) => taskFromWire(t, ids)), ...withId };
   if (op.type === 'LAUNCH_GROUP' && op.launch_group !== undefined) {
     return {
       type: 'LAUNCH_GROUP',
       executor: executorFromWire(op.launch_group.executor),
-      tasks: (op.launch_group.task_group.tasks ?? []).map(taskFromWire),
+      tasks: (op.launch_group.task_group.tasks ?? []).map((t) => taskFromWire(t, ids)),
       ...withId,
     };
   }
@@ -206,7 +255,9 @@ export function schedulerCallFromWire(call: Call): SchedulerCall | { readonly ty
       return { type: call.type };
     case 'ACCEPT': {
       const a = call.accept!;
-      return { type: 'ACCEPT', offerIds: ids(a.offer_ids), operations: (a.operations ?? []).map(operationFromWire), filters: { refuseMs: refuseMs(a.filters) } };
+      const agentIds = interner();
+      const operations = (a.operations ?? []).map((op) => operationFromWire(op, agentIds));
+      return { type: 'ACCEPT', offerIds: ids(a.offer_ids), operations, filters: { refuseMs: refuseMs(a.filters) } };
     }
     case 'DECLINE': {
       const d = call.decline!;

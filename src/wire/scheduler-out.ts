@@ -4,6 +4,7 @@ import { hexToBytes, ipToUint32 } from './bytes.js';
 import { attributeToWire, resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
 import { encodeJson, quote } from './json-encode.js';
+import { updateJson } from './update-json.js';
 
 type Event = mesos.v1.scheduler.Event;
 
@@ -114,6 +115,8 @@ export function operationStatusToWire(s: OperationStatus): mesos.v1.OperationSta
  * they do not know. Protobuf has only upstream's field.
  */
 export function eventToJson(event: SchedulerEvent): string {
+  const update = event.type === 'UPDATE' ? updateJson(event.status) : undefined;
+  if (update !== undefined) return update;
   const text = encodeJson('mesos.v1.scheduler.Event', eventToWire(event));
   return event.type === 'ERROR' ? `${text.slice(0, -1)},"message":${quote(event.message)}}` : text;
 }

@@ -82,7 +82,7 @@ export function timedRequest(url: URL, method: 'GET' | 'POST', body?: string, ac
 }
 
 /** A framework that counts its events and keeps the offers of the first batch. */
-class LaunchingFramework {
+export class LaunchingFramework {
   frameworkId = '';
   streamId = '';
   events = 0;
@@ -135,8 +135,18 @@ function launchCall(offer: Record<string, any>, perAgent: number): Record<string
   return { type: 'ACCEPT', accept: { offer_ids: [offer['id']], operations: [{ type: 'LAUNCH', launch: { task_infos } }] } };
 }
 
+/** A cluster of `agents` in virtual time (loopback addressing, two masters) with one framework holding an offer of each agent. */
+export async function clusterWithOffers(agents: number): Promise<{ cluster: RunningCluster; fw: LaunchingFramework }> {
+  const cluster = await startCluster({ port: 0, agents, agentAddressing: 'loopback', agentResources: AGENT_RESOURCES, masters: 2, time: 'virtual', logLevel: 'silent' });
+  const fw = new LaunchingFramework(cluster.masterUrl);
+  await fw.subscribe();
+  cluster.advance(1_000);
+  await waitFor(() => fw.offers !== undefined);
+  return { cluster, fw };
+}
+
 /** Accepts every offer with its tasks, `concurrency` calls at a time; the wall time and the refusals. */
-async function launchAll(fw: LaunchingFramework, offers: readonly Record<string, unknown>[], o: ScaleOptions): Promise<{ ms: number; refused: number }> {
+export async function launchAll(fw: LaunchingFramework, offers: readonly Record<string, unknown>[], o: ScaleOptions): Promise<{ ms: number; refused: number }> {
   let next = 0;
   let refused = 0;
   const t0 = performance.now();
@@ -153,13 +163,13 @@ async function launchAll(fw: LaunchingFramework, offers: readonly Record<string,
 }
 
 /** Virtual time moves on until `test` holds (at most `maxMs` of it); wall time spent. */
-function advanceUntil(cluster: RunningCluster, test: () => boolean, stepMs: number, maxMs: number): number {
+export function advanceUntil(cluster: RunningCluster, test: () => boolean, stepMs: number, maxMs: number): number {
   const t0 = performance.now();
   for (let moved = 0; !test() && moved < maxMs; moved += stepMs) cluster.advance(stepMs);
   return performance.now() - t0;
 }
 
-function runningTasks(cluster: RunningCluster): number {
+export function runningTasks(cluster: RunningCluster): number {
   return cluster.driver.read((view) => {
     let n = 0;
     for (const fw of view.frameworks()) for (const task of fw.tasks.values()) if (task.state === 'TASK_RUNNING') n++;

@@ -1,13 +1,13 @@
 /**
- * The books add and subtract normal bags by one walk over both
- * (`add`/`subtract` when both sides are known normal); the result must be
+ * The books add, subtract and compare normal bags by one walk over both
+ * (`add`/`subtract`/`contains` when both sides are known normal); the result must be
  * what the general path gives: `normalise` of the concatenation, and the
  * per-identity subtraction of an unnormalised copy.
  * fast-check prints the seed and the shrunk bags on failure.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { add, allocate, normalise, subtract, type Resource, type Resources } from '../../src/core/resources.js';
+import { add, allocate, contains, normalise, subtract, type Resource, type Resources } from '../../src/core/resources.js';
 
 const ROLES = ['*', 'a', 'b'];
 const NAMES = ['cpus', 'mem', 'disk', 'gpus'];
@@ -53,6 +53,18 @@ describe('normal bags added and subtracted by one walk', () => {
         expect(subtract(sum, b)).toEqual(normalise(plain(a)));
         expect(subtract(sum, b)).toEqual(subtract(plain(sum), plain(b)));
         expect(subtract(allocate(sum, 'r'), allocate(b, 'r'))).toEqual(allocate(a, 'r'));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('contains by one walk answers as the general path, held or not', () => {
+    fc.assert(
+      fc.property(bagArb, bagArb, fc.boolean(), (x, y, sum) => {
+        const a = sum ? add(normalise(x), normalise(y)) : normalise(x);
+        const b = normalise(y);
+        expect(contains(a, b)).toBe(contains(plain(a), plain(b)));
+        if (sum) expect(contains(a, b)).toBe(true);
       }),
       { numRuns: 500 },
     );

@@ -6,16 +6,11 @@
  * `resources.ts`. Fields other than the quantities (`milli`, `ranges`,
  * `set`) are compared as opaque parts of a resource's identity.
  */
-import { add, contains, subtract, type Resource, type Resources } from '../resources.js';
+import { add, contains, retag, subtract, type Resource, type Resources } from '../resources.js';
 
 /** The bag with every resource tagged with `role` (or untagged); the input must carry one tag. */
 export function tag(bag: Resources, role: string | undefined): Resources {
-  return bag.map((r) => {
-    if (r.allocationRole === role) return r;
-    if (role !== undefined) return { ...r, allocationRole: role };
-    const { allocationRole: _drop, ...rest } = r;
-    return rest;
-  });
+  return retag(bag, role);
 }
 
 export function plus(a: Resources, b: Resources): Resources {

@@ -13,7 +13,7 @@ import { add, allocate as withAllocationRole, contains, format, overlap, subtrac
 import type { ExecutorSpec, Operation, StatusReason, TaskSpec } from '../types.js';
 import { refOf, type Framework, type Offer, type Task } from './framework.js';
 import type { MasterOps } from './ops.js';
-import { acceptOperation, type AcceptPool as Pool } from './operations.js';
+import { acceptOperation, type AcceptPool } from './operations.js';
 import { taskError } from './validation.js';
 
 export function onAccept(
@@ -36,7 +36,7 @@ export function onAccept(
   }
   const first = offers[0];
   if (first === undefined) return done;
-  const pool: Pool = { agentId: first.agentId, role: first.role, available: [] };
+  const pool: Pool = { agentId: first.agentId, role: first.role, available: [], unbooked: [] };
   for (const offer of offers) {
     m.useOffer(offer);
     pool.available = add(pool.available, offer.resources);
@@ -45,8 +45,13 @@ export function onAccept(
     if (op.type === 'LAUNCH') for (const task of op.tasks) launch(m, fw, pool, [task]);
     else if (op.type === 'LAUNCH_GROUP') launchGroup(m, fw, pool, op.executor, op.tasks);
     else if (op.type === 'UNSUPPORTED') unsupported(m, fw, pool, op.name, op.id);
-    else acceptOperation(m, fw, pool, op);
+    else {
+      // A resource operation reads the ledger: the launches before it are booked first.
+      book(m, fw, pool);
+      acceptOperation(m, fw, pool, op);
+    }
   }
+  book(m, fw, pool);
   m.allocator.recoverResources(fw.id, pool.agentId, pool.available, refuseMs);
   return done;
 }
@@ -66,6 +71,35 @@ export function onDecline(m: MasterOps, fw: Framework, offerIds: readonly string
     m.removeOffer(offer, { rescind: false, refuseMs });
   }
   return done;
+}
+
+/** What is left of an ACCEPT's offers, and the bags its launches hold that the ledger does not know yet. */
+interface Pool extends AcceptPool {
+  unbooked: Resources[];
+}
+
+/**
+ * The launches' resources into the ledger, in one step: the framework's
+ * tasks on one agent are one holder in its books, and a sum books as its
+ * parts do (the bags are exact). Tasks mostly share their bag, so each
+ * distinct bag is added once, times the tasks holding it.
+ */
+function book(m: MasterOps, fw: Framework, pool: Pool): void {
+  if (pool.unbooked.length === 0) return;
+  const counts = new Map<Resources, number>();
+  for (const bag of pool.unbooked) counts.set(bag, (counts.get(bag) ?? 0) + 1);
+  let sum: Resources = [];
+  for (const [bag, n] of counts) sum = add(sum, times(bag, n));
+  pool.unbooked = [];
+  if (sum.length > 0) m.ledger.hold('used', { frameworkId: fw.id, agentId: pool.agentId }, sum);
+}
+
+/** `n` times a bag: scalars multiplied (milli are whole), anything else added up `n` times. */
+function times(bag: Resources, n: number): Resources {
+  if (n > 1 && bag.every((r) => r.type === 'SCALAR')) return add([], bag.map((r) => ({ ...r, milli: (r.milli ?? 0) * n })));
+  let sum: Resources = [];
+  for (let i = 0; i < n; i++) sum = add(sum, bag);
+  return sum;
 }
 
 function tasksOf(op: Operation): { taskId: string; agentId: string }[] {
@@ -213,19 +247,23 @@ function groupError(executor: ExecutorSpec, specs: readonly TaskSpec[]): string 
 }
 
 function record(m: MasterOps, fw: Framework, pool: Pool, spec: TaskSpec, resources: Resources, executorId?: string): Task {
+  // Every field from the start, the ones set later too: one compact shape for all tasks.
   const task: Task = {
     spec,
     frameworkId: fw.id,
     agentId: pool.agentId,
-    ...(executorId === undefined ? {} : { executorId }),
+    executorId,
     role: pool.role,
     resources,
     state: 'TASK_STAGING',
     statuses: [],
+    statusUpdateState: undefined,
+    statusUpdateUuid: undefined,
     pending: true,
     resourcesRecovered: false,
   };
-  m.addTask(fw, task);
+  m.addTask(fw, task, false);
+  pool.unbooked.push(resources);
   m.ctx.trace.append('task:launch', { frameworkId: fw.id, agentId: pool.agentId, taskId: spec.taskId, executorId });
   return task;
 }

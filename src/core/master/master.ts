@@ -451,9 +451,9 @@ export class Master implements MasterOps, SimNode {
 
   // ---- tasks and executors ----
 
-  addTask(fw: Framework, task: Task): void {
+  addTask(fw: Framework, task: Task, book = true): void {
     fw.tasks.set(task.spec.taskId, task);
-    this.ledger.hold('used', task, task.resources);
+    if (book) this.ledger.hold('used', task, task.resources);
     this.feed.emit(() => ({ type: 'TASK_ADDED', task: taskSnapshot(task), user: fw.info.user }));
   }
 

@@ -89,8 +89,12 @@ export interface MasterOps {
   useOffer(offer: Offer): void;
   masterStatus(task: TaskRef, state: TaskState, message: string, reason: TaskStatus['reason']): TaskStatus;
   updateTaskState(task: Task, status: TaskStatus, latest?: TaskState): void;
-  /** Records a new task holding `task.resources`; the launch is the caller's. */
-  addTask(fw: Framework, task: Task): void;
+  /**
+   * Records a new task holding `task.resources`; the launch is the caller's.
+   * With `book` false the caller books the resources in the ledger itself
+   * (an ACCEPT books all its launches on the agent in one step).
+   */
+  addTask(fw: Framework, task: Task, book?: boolean): void;
   /** Records an executor holding `record.resources`, keyed `agentId/executorId`. */
   addExecutor(fw: Framework, key: string, record: ExecutorRecord): void;
   removeExecutor(fw: Framework, key: string): void;
