@@ -24,7 +24,7 @@ import type { TimerId } from '../event-loop.js';
 import { MASTER_NODE, type AgentDescription, type AgentToMaster, type ExecutorToAgent } from '../messages.js';
 import type { FrameworkRef, MasterToAgent, Message, SimNode } from '../messages.js';
 import type { Outbox } from '../outbox.js';
-import { toHex, type Rng } from '../rng.js';
+import type { Rng } from '../rng.js';
 import type { Resources } from '../resources.js';
 import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
 import type { Outcome } from '../errors.js';
@@ -317,7 +317,7 @@ export class Agent implements SimNode, ExecutorHost {
         if (!this.ctx.network.sendNow(this.id, MASTER_NODE, { type: 'PONG' })) this.#toMaster({ type: 'PONG' });
         return;
       case 'APPLY_OPERATION':
-        this.#resources = applyOperation(this.ctx, this.id, this.#resources, m, this.#operationUpdates, toHex(this.#rng.bytes(16)));
+        this.#resources = applyOperation(this.ctx, this.id, this.#resources, m, this.#operationUpdates, this.#rng.hex(16));
         return;
       case 'OPERATION_STATUS_ACK':
         if (!this.#operationUpdates.acknowledge(m.operationUuid, m.statusUuid)) {
@@ -541,7 +541,7 @@ export class Agent implements SimNode, ExecutorHost {
       agentId: this.id,
       ...(executor === undefined ? {} : { executorId: executor.executorId, containerId: executor.containerId }),
       timestampMs: wallTimeMs(this.ctx),
-      uuid: toHex(this.#rng.bytes(16)),
+      uuid: this.#rng.hex(16),
     });
   }
 

@@ -21,7 +21,7 @@ import { planFor, type TaskPlan } from '../behaviour.js';
 import { wallTimeMs, type SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
 import type { AgentToExecutor, Message, SimNode } from '../messages.js';
-import { toHex, type Rng } from '../rng.js';
+import type { RngStream } from '../rng.js';
 import { isTerminal, transition } from '../task-state.js';
 import type { StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 
@@ -104,9 +104,9 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
   #state: ExecutorState = 'running';
   #lastExitCode = 0;
   #groups = 0;
-  /** Updates sent and not acknowledged yet, by uuid, oldest first. */
-  readonly #unacknowledged = new Map<string, TaskStatus>();
-  readonly #rng: Rng;
+  /** Updates sent and not acknowledged yet, oldest first; none kept while there are none. */
+  #unacknowledged: TaskStatus[] | undefined;
+  readonly #rng: RngStream;
   /** An exit waiting for the agent to come back and take the updates. */
   #exitDeferred = false;
   #agentUp = true;
@@ -117,7 +117,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     id: ExecutorIdentity,
   ) {
     super(id);
-    this.#rng = ctx.rng.fork(`executor/${id.containerId}`);
+    this.#rng = ctx.rng.stream(`executor/${id.containerId}`);
   }
 
   get alive(): boolean {
@@ -141,8 +141,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       case 'SHUTDOWN':
         return this.#shutdown();
       case 'ACKNOWLEDGED':
-        this.#unacknowledged.delete(m.uuid);
-        return;
+        return this.#acknowledged(m.uuid);
       case 'FRAMEWORK_MESSAGE':
         this.ctx.trace.append('executor:message', { executorId: this.executorId, bytes: m.data.length });
         return;
@@ -276,9 +275,9 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       executorId: this.executorId,
       containerId: this.containerId,
       timestampMs: wallTimeMs(this.ctx),
-      uuid: toHex(this.#rng.bytes(16)),
+      uuid: this.#rng.hex(16),
     };
-    this.#unacknowledged.set(status.uuid!, status);
+    (this.#unacknowledged ??= []).push(status);
     this.ctx.network.send(this.nodeId, this.id.agentId, {
       type: 'EXECUTOR_UPDATE',
       frameworkId: this.frameworkId,
@@ -287,13 +286,22 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     });
   }
 
+  /** The agent took the update: it is no longer the executor's to hand over (acknowledgements come mostly oldest first). */
+  #acknowledged(uuid: string): void {
+    const pending = this.#unacknowledged;
+    const i = pending?.findIndex((s) => s.uuid === uuid) ?? -1;
+    if (i < 0) return;
+    pending!.splice(i, 1);
+    if (pending!.length === 0) this.#unacknowledged = undefined;
+  }
+
   #resubscribe(): void {
     this.#agentUp = true;
     this.ctx.network.send(this.nodeId, this.id.agentId, {
       type: 'EXECUTOR_SUBSCRIBE',
       frameworkId: this.frameworkId,
       executorId: this.executorId,
-      unacknowledged: [...this.#unacknowledged.values()],
+      unacknowledged: [...(this.#unacknowledged ?? [])],
     });
     if (this.#exitDeferred) this.#exit();
   }
@@ -309,7 +317,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
    */
   #exit(): void {
     if (!this.alive) return;
-    if (!this.#agentUp && this.#unacknowledged.size > 0) {
+    if (!this.#agentUp && this.#unacknowledged !== undefined) {
       this.#exitDeferred = true;
       return;
     }
