@@ -29,6 +29,7 @@ import { engineContainerId, engineContainerName } from '../engine-ids.js';
 import type { TimerId } from '../event-loop.js';
 import { bytesAt, firstExceeding, MEMORY_LABEL, MIB, parseMemoryCurve, shifted, type MemoryCurve, type MemoryPiece } from '../memory-curve.js';
 import { scalar, scalarMilli, type Resources } from '../resources.js';
+import { SmallMap } from '../small-map.js';
 import { isTerminal } from '../task-state.js';
 import type { TaskSpec, TaskStatus } from '../types.js';
 import { executorResources } from './allotment.js';
@@ -70,7 +71,7 @@ const NO_CURVE: MemoryCurve = Object.freeze([]) as MemoryCurve;
 interface Container {
   readonly executor: AgentExecutor;
   /** Its live tasks (their specs are the executor's), each with its curve in absolute virtual time. */
-  readonly tasks: Map<string, MemoryCurve>;
+  readonly tasks: SmallMap<string, MemoryCurve>;
   /** Bytes set by UPDATE_CONTAINER_MEMORY_LIMIT, until the limits are computed again. */
   override?: number;
   timer?: TimerId;
@@ -187,7 +188,7 @@ export class AgentCgroups {
   view(containerId: string): ContainerMemoryView | undefined {
     const executor = this.executors().find((e) => e.alive && e.containerId === containerId);
     if (executor === undefined) return undefined;
-    const container = this.#containers.get(containerId) ?? { executor, tasks: new Map<string, MemoryCurve>() };
+    const container = this.#containers.get(containerId) ?? { executor, tasks: new SmallMap<string, MemoryCurve>() };
     const { soft, hard } = this.#limits(container);
     const usage = this.#usage(container, this.#ctx.loop.now());
     const version = this.#flags.cgroups;
@@ -208,7 +209,7 @@ export class AgentCgroups {
     let container = this.#containers.get(executor.containerId);
     if (container?.executor !== executor) {
       if (container !== undefined) this.#ctx.loop.cancel(container.timer);
-      container = { executor, tasks: new Map() };
+      container = { executor, tasks: new SmallMap() };
       this.#containers.set(executor.containerId, container);
     }
     return container;

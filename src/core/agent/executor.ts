@@ -22,6 +22,7 @@ import { wallTimeMs, type SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
 import type { AgentToExecutor, Message, SimNode } from '../messages.js';
 import type { RngStream } from '../rng.js';
+import { pushed, SmallMap } from '../small-map.js';
 import { isTerminal, transition } from '../task-state.js';
 import type { StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 
@@ -71,7 +72,8 @@ export interface ExecutorIdentity {
 /** What every executor record has: who it is, and its node id on the network (`executor:<containerId>`). */
 export abstract class ExecutorIdentified<T extends { readonly state: TaskState }> {
   readonly nodeId: string;
-  readonly tasks = new Map<string, T>();
+  /** Its tasks by id, in launch order (mostly one: a small map). */
+  readonly tasks = new SmallMap<string, T>();
   /** Its wait(2) status, once its agent has seen it exit. */
   exitStatus: number | undefined;
 
@@ -277,7 +279,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       timestampMs: wallTimeMs(this.ctx),
       uuid: this.#rng.hex(16),
     };
-    (this.#unacknowledged ??= []).push(status);
+    this.#unacknowledged = pushed(this.#unacknowledged ?? [], status);
     this.ctx.network.send(this.nodeId, this.id.agentId, {
       type: 'EXECUTOR_UPDATE',
       frameworkId: this.frameworkId,

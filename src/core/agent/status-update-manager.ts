@@ -12,6 +12,7 @@
  */
 import type { SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
+import { pushed, SmallSet } from '../small-map.js';
 import { isTerminal } from '../task-state.js';
 import type { TaskStatus } from '../types.js';
 
@@ -20,9 +21,9 @@ export const RETRY_MAX_MS = 600_000;
 
 interface Stream {
   readonly frameworkId: string;
-  readonly pending: TaskStatus[];
-  /** Every uuid this stream has taken, acknowledged or not. */
-  readonly seen: Set<string>;
+  pending: TaskStatus[];
+  /** Every uuid this stream has taken, acknowledged or not (a task has a few: a small set). */
+  readonly seen: SmallSet<string>;
   retryMs: number;
   timer?: TimerId;
 }
@@ -51,14 +52,14 @@ export class StatusUpdateManager {
     const key = streamKey(frameworkId, status.taskId);
     let stream = this.#streams.get(key);
     if (stream === undefined) {
-      stream = { frameworkId, pending: [], seen: new Set(), retryMs: RETRY_MIN_MS };
+      stream = { frameworkId, pending: [], seen: new SmallSet(), retryMs: RETRY_MIN_MS };
       this.#streams.set(key, stream);
     }
     if (status.uuid !== undefined) {
       if (stream.seen.has(status.uuid)) return false;
       stream.seen.add(status.uuid);
     }
-    stream.pending.push(status);
+    stream.pending = pushed(stream.pending, status);
     if (stream.pending.length === 1) this.#send(key, stream);
     return true;
   }
@@ -134,7 +135,7 @@ export class StatusUpdateManager {
       this.#streams.set(streamKey(s.frameworkId, taskId), {
         frameworkId: s.frameworkId,
         pending: [...s.pending],
-        seen: new Set(s.seen),
+        seen: new SmallSet(s.seen),
         retryMs: RETRY_MIN_MS,
       });
     }
