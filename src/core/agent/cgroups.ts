@@ -73,8 +73,8 @@ interface Container {
   /** Its live tasks (their specs are the executor's), each with its curve in absolute virtual time. */
   readonly tasks: SmallMap<string, MemoryCurve>;
   /** Bytes set by UPDATE_CONTAINER_MEMORY_LIMIT, until the limits are computed again. */
-  override?: number;
-  timer?: TimerId;
+  override: number | undefined;
+  timer: TimerId | undefined;
 }
 
 export class AgentCgroups {
@@ -188,7 +188,7 @@ export class AgentCgroups {
   view(containerId: string): ContainerMemoryView | undefined {
     const executor = this.executors().find((e) => e.alive && e.containerId === containerId);
     if (executor === undefined) return undefined;
-    const container = this.#containers.get(containerId) ?? { executor, tasks: new SmallMap<string, MemoryCurve>() };
+    const container = this.#containers.get(containerId) ?? { executor, tasks: new SmallMap<string, MemoryCurve>(), override: undefined, timer: undefined };
     const { soft, hard } = this.#limits(container);
     const usage = this.#usage(container, this.#ctx.loop.now());
     const version = this.#flags.cgroups;
@@ -209,7 +209,7 @@ export class AgentCgroups {
     let container = this.#containers.get(executor.containerId);
     if (container?.executor !== executor) {
       if (container !== undefined) this.#ctx.loop.cancel(container.timer);
-      container = { executor, tasks: new SmallMap() };
+      container = { executor, tasks: new SmallMap(), override: undefined, timer: undefined };
       this.#containers.set(executor.containerId, container);
     }
     return container;

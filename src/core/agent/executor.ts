@@ -51,11 +51,11 @@ export interface SimTask {
   readonly groupId: number;
   readonly plan: TaskPlan;
   state: TaskState;
-  timer?: TimerId;
+  timer: TimerId | undefined;
   /** Running out the grace period of a kill it ignored. */
-  killTimer?: TimerId;
+  killTimer: TimerId | undefined;
   /** It stopped progressing (a fault): it never ends by itself, and a kill waits out its grace period. */
-  hung?: boolean;
+  hung: boolean | undefined;
 }
 
 export interface ExecutorIdentity {
@@ -197,7 +197,8 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     const groupId = ++this.#groups;
     for (const spec of fresh) {
       const plan = planFor(spec.command ?? (this.kind === 'custom' ? undefined : spec.executor?.command));
-      const task: SimTask = { spec, groupId, plan, state: 'TASK_STAGING' };
+      // Every field from the start: set later, a field would go out of the object, into a property array.
+      const task: SimTask = { spec, groupId, plan, state: 'TASK_STAGING', timer: undefined, killTimer: undefined, hung: undefined };
       this.tasks.set(spec.taskId, task);
       if (spec.engine !== undefined && this.id.engine === false) {
         // No containerizer of the agent's can launch a DOCKER container: its launch fails, as upstream's does.
@@ -207,10 +208,13 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       }
       this.#set(task, 'TASK_STARTING');
       this.#set(task, 'TASK_RUNNING');
-      if (plan.kind === 'exits') {
-        task.timer = this.ctx.loop.schedule(plan.runMs, 'task:exit', () => this.#finish(task, plan.exitCode));
-      }
+      if (plan.kind === 'exits') task.timer = this.#exitAfter(task, plan.runMs, plan.exitCode);
     }
+  }
+
+  /** The task's process exits `runMs` from now (its timer holds only the task and the code). */
+  #exitAfter(task: SimTask, runMs: number, exitCode: number): TimerId {
+    return this.ctx.loop.schedule(runMs, 'task:exit', () => this.#finish(task, exitCode));
   }
 
   /**
@@ -266,19 +270,18 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
   }
 
   #set(task: SimTask, state: TaskState, message?: string, reason?: StatusReason, source: TaskStatus['source'] = 'SOURCE_EXECUTOR'): void {
-    task.state = transition(task.spec.taskId, task.state, state);
-    const status: TaskStatus = {
-      taskId: task.spec.taskId,
-      state,
-      source,
-      ...(reason === undefined ? {} : { reason }),
-      ...(message === undefined ? {} : { message }),
-      agentId: this.id.agentId,
-      executorId: this.executorId,
-      containerId: this.containerId,
-      timestampMs: wallTimeMs(this.ctx),
-      uuid: this.#rng.hex(16),
-    };
+    const { taskId } = task.spec;
+    task.state = transition(taskId, task.state, state);
+    const { agentId, executorId, containerId } = this.id;
+    const timestampMs = wallTimeMs(this.ctx);
+    const uuid = this.#rng.hex(16);
+    // One literal per shape, fields in the one order (a reason comes only with a message): no spreads, no out-of-object fields.
+    const status: TaskStatus =
+      message === undefined
+        ? { taskId, state, source, agentId, executorId, containerId, timestampMs, uuid }
+        : reason === undefined
+          ? { taskId, state, source, message, agentId, executorId, containerId, timestampMs, uuid }
+          : { taskId, state, source, reason, message, agentId, executorId, containerId, timestampMs, uuid };
     this.#unacknowledged = pushed(this.#unacknowledged ?? [], status);
     this.ctx.network.send(this.nodeId, this.id.agentId, {
       type: 'EXECUTOR_UPDATE',

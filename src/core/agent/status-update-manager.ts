@@ -25,7 +25,8 @@ interface Stream {
   /** Every uuid this stream has taken, acknowledged or not (a task has a few: a small set). */
   readonly seen: SmallSet<string>;
   retryMs: number;
-  timer?: TimerId;
+  /** Every field set from the start (a field added later goes out of the object). */
+  timer: TimerId | undefined;
 }
 
 /** What survives a restart: the unacknowledged updates of each stream. */
@@ -52,7 +53,7 @@ export class StatusUpdateManager {
     const key = streamKey(frameworkId, status.taskId);
     let stream = this.#streams.get(key);
     if (stream === undefined) {
-      stream = { frameworkId, pending: [], seen: new SmallSet(), retryMs: RETRY_MIN_MS };
+      stream = { frameworkId, pending: [], seen: new SmallSet(), retryMs: RETRY_MIN_MS, timer: undefined };
       this.#streams.set(key, stream);
     }
     if (status.uuid !== undefined) {
@@ -137,6 +138,7 @@ export class StatusUpdateManager {
         pending: [...s.pending],
         seen: new SmallSet(s.seen),
         retryMs: RETRY_MIN_MS,
+        timer: undefined,
       });
     }
   }
