@@ -40,7 +40,7 @@ import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from 
 import { forgetIfDone, frameworkEntry, recordExit, remember, type AgentExecutor, type AgentFramework } from './frameworks.js';
 import { applyOperation, OperationUpdates, type CheckpointedResources, type OperationUpdate } from './operation-updates.js';
 import { reregistration } from './reports.js';
-import { StatusUpdateManager, type StreamCheckpoint } from './status-update-manager.js';
+import { StatusUpdateManager, streamKey, type StreamCheckpoint } from './status-update-manager.js';
 
 export type AgentState = 'registering' | 'active' | 'crashed';
 
@@ -548,11 +548,11 @@ export class Agent implements SimNode, ExecutorHost {
   /** Takes an update into the status update manager, unless it has it already (then false). */
   #take(frameworkId: string, status: TaskStatus): boolean {
     if (this.#frameworks.get(frameworkId)?.terminating !== false) return false;
-    const key = `${frameworkId}\u0000${status.taskId}`;
+    const key = streamKey(frameworkId, status.taskId);
     // Set before queueing: the manager may forward at once, with the latest state.
     const before = this.#latest.get(key);
     this.#latest.set(key, status.state);
-    if (this.#updates.update(frameworkId, status)) {
+    if (this.#updates.update(frameworkId, status, key)) {
       this.cgroups.observe(frameworkId, status);
       return true;
     }

@@ -48,9 +48,12 @@ export class StatusUpdateManager {
     private readonly forward: ForwardUpdate,
   ) {}
 
-  /** Queues an update; sends it at once if nothing is waiting ahead of it. False for a duplicate. */
-  update(frameworkId: string, status: TaskStatus): boolean {
-    const key = streamKey(frameworkId, status.taskId);
+  /**
+   * Queues an update; sends it at once if nothing is waiting ahead of it.
+   * False for a duplicate. `key` is the stream's (`streamKey`), when the
+   * caller holds that string already: one copy per task, not two.
+   */
+  update(frameworkId: string, status: TaskStatus, key = streamKey(frameworkId, status.taskId)): boolean {
     let stream = this.#streams.get(key);
     if (stream === undefined) {
       stream = { frameworkId, pending: [], seen: new SmallSet(), retryMs: RETRY_MIN_MS, timer: undefined };
@@ -161,6 +164,7 @@ export class StatusUpdateManager {
   }
 }
 
-function streamKey(frameworkId: string, taskId: string): string {
+/** The key of a task's stream, `frameworkId` NUL `taskId`. */
+export function streamKey(frameworkId: string, taskId: string): string {
   return `${frameworkId}\u0000${taskId}`;
 }
