@@ -13,16 +13,29 @@ declare const TIMER: unique symbol;
 /** A scheduled timer, to cancel it: opaque (the loop's own entry, so cancelling looks nothing up). */
 export type TimerId = { readonly [TIMER]: true };
 
+/**
+ * What a timer runs: a function, or a record that knows what to do when
+ * its time comes (no closure of its own: a million long tasks each wait on
+ * one timer).
+ */
+export type TimerAction = (() => void) | { onTimer(): void };
+
 /** What a node uses of the loop: the clock and its own timers. */
 export interface Timers {
   now(): number;
-  schedule(delayMs: number, label: string, action: () => void): TimerId;
+  schedule(delayMs: number, label: string, action: TimerAction): TimerId;
   cancel(timer: TimerId | undefined): void;
+}
+
+/** Runs a timer's action. */
+export function fire(action: TimerAction): void {
+  if (typeof action === 'function') action();
+  else action.onTimer();
 }
 
 interface Entry {
   readonly label: string;
-  readonly action: () => void;
+  readonly action: TimerAction;
   /** Not one of the `BACKGROUND_TIMERS`. */
   readonly foreground: boolean;
   /** Neither run nor cancelled yet. */
@@ -82,7 +95,7 @@ export class EventLoop implements Timers {
   }
 
   /** Schedules `action` after `delayMs` (clamped at zero, whole milliseconds). */
-  schedule(delayMs: number, label: string, action: () => void): TimerId {
+  schedule(delayMs: number, label: string, action: TimerAction): TimerId {
     const delay = Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
     const foreground = !BACKGROUND_TIMERS.has(label);
     const entry: Entry = { label, action, foreground, live: true };
@@ -130,7 +143,7 @@ export class EventLoop implements Timers {
     this.#live--;
     if (entry.foreground) this.#foreground--;
     this.#nowMs = bucket.dueMs;
-    entry.action();
+    fire(entry.action);
     return true;
   }
 
@@ -236,11 +249,11 @@ export class TimerScope implements Timers {
     return this.loop.now();
   }
 
-  schedule(delayMs: number, label: string, action: () => void): TimerId {
+  schedule(delayMs: number, label: string, action: TimerAction): TimerId {
     if (this.#closed) return NEVER as unknown as TimerId;
     const id = this.loop.schedule(delayMs, label, () => {
       this.#live.delete(id);
-      action();
+      fire(action);
     });
     this.#live.add(id);
     return id;

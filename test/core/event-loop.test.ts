@@ -196,4 +196,18 @@ describe('EventLoop guard', () => {
     expect(log).toEqual(['outside']);
     expect(loop.pending()).toBe(0);
   });
+
+  it('runs a record that knows its action (onTimer) as it runs a function, on the loop and through a scope', () => {
+    const loop = new EventLoop();
+    const scope = new TimerScope(loop);
+    const log: string[] = [];
+    const record = (name: string) => ({ onTimer: () => log.push(`${loop.now()}:${name}`) });
+    loop.schedule(2, 'record', record('loop'));
+    scope.schedule(1, 'record', record('scope'));
+    const cancelled = loop.schedule(1, 'record', record('cancelled'));
+    loop.schedule(1, 'fn', () => log.push(`${loop.now()}:fn`));
+    loop.cancel(cancelled);
+    loop.runUntilIdle();
+    expect(log).toEqual(['1:scope', '1:fn', '2:loop']);
+  });
 });

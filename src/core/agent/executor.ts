@@ -46,16 +46,30 @@ export interface ExecutorHost {
   exited(executor: SimExecutor, waitStatus: number): void;
 }
 
-export interface SimTask {
-  readonly spec: TaskSpec;
-  readonly groupId: number;
-  readonly plan: TaskPlan;
-  state: TaskState;
-  timer: TimerId | undefined;
+/**
+ * A task the executor runs. It is its own run timer's action: when the
+ * plan's time is up, its process exits with the plan's code (a record
+ * rather than a closure per task).
+ */
+export class SimTask {
+  state: TaskState = 'TASK_STAGING';
+  /** The end of its run, when its plan ends by itself. */
+  timer: TimerId | undefined = undefined;
   /** Running out the grace period of a kill it ignored. */
-  killTimer: TimerId | undefined;
+  killTimer: TimerId | undefined = undefined;
   /** It stopped progressing (a fault): it never ends by itself, and a kill waits out its grace period. */
-  hung: boolean | undefined;
+  hung: boolean | undefined = undefined;
+
+  constructor(
+    readonly spec: TaskSpec,
+    readonly groupId: number,
+    readonly plan: TaskPlan,
+    private readonly executor: SimExecutor,
+  ) {}
+
+  onTimer(): void {
+    if (this.plan.kind === 'exits') this.executor.taskRanOut(this, this.plan.exitCode);
+  }
 }
 
 export interface ExecutorIdentity {
@@ -197,8 +211,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     const groupId = ++this.#groups;
     for (const spec of fresh) {
       const plan = planFor(spec.command ?? (this.kind === 'custom' ? undefined : spec.executor?.command));
-      // Every field from the start: set later, a field would go out of the object, into a property array.
-      const task: SimTask = { spec, groupId, plan, state: 'TASK_STAGING', timer: undefined, killTimer: undefined, hung: undefined };
+      const task = new SimTask(spec, groupId, plan, this);
       this.tasks.set(spec.taskId, task);
       if (spec.engine !== undefined && this.id.engine === false) {
         // No containerizer of the agent's can launch a DOCKER container: its launch fails, as upstream's does.
@@ -208,13 +221,13 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       }
       this.#set(task, 'TASK_STARTING');
       this.#set(task, 'TASK_RUNNING');
-      if (plan.kind === 'exits') task.timer = this.#exitAfter(task, plan.runMs, plan.exitCode);
+      if (plan.kind === 'exits') task.timer = this.ctx.loop.schedule(plan.runMs, 'task:exit', task);
     }
   }
 
-  /** The task's process exits `runMs` from now (its timer holds only the task and the code). */
-  #exitAfter(task: SimTask, runMs: number, exitCode: number): TimerId {
-    return this.ctx.loop.schedule(runMs, 'task:exit', () => this.#finish(task, exitCode));
+  /** The task's run timer: its plan's time is up, and its process exits with `exitCode`. */
+  taskRanOut(task: SimTask, exitCode: number): void {
+    this.#finish(task, exitCode);
   }
 
   /**
