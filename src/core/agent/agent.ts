@@ -562,8 +562,8 @@ export class Agent implements SimNode, ExecutorHost {
   }
 
   #newUpdateManager(): StatusUpdateManager {
-    return new StatusUpdateManager(this.ctx, (frameworkId, status) => {
-      const latestState = this.#latest.get(`${frameworkId}\u0000${status.taskId}`) ?? status.state;
+    return new StatusUpdateManager(this.ctx, (frameworkId, status, key) => {
+      const latestState = this.#latest.get(key) ?? status.state;
       this.#toMaster({ type: 'STATUS_UPDATE', agentId: this.id, frameworkId, status, latestState });
     });
   }

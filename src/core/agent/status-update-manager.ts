@@ -36,8 +36,8 @@ export interface StreamCheckpoint {
   readonly seen: readonly string[];
 }
 
-/** Sends one update towards the master. */
-export type ForwardUpdate = (frameworkId: string, status: TaskStatus) => void;
+/** Sends one update towards the master; `key` is its stream's (`streamKey`). */
+export type ForwardUpdate = (frameworkId: string, status: TaskStatus, key: string) => void;
 
 export class StatusUpdateManager {
   readonly #streams = new Map<string, Stream>();
@@ -155,7 +155,7 @@ export class StatusUpdateManager {
   #send(key: string, stream: Stream): void {
     const head = stream.pending[0];
     if (head === undefined || this.#paused) return;
-    this.forward(stream.frameworkId, head);
+    this.forward(stream.frameworkId, head, key);
     stream.timer = this.ctx.loop.schedule(stream.retryMs, 'status-update:retry', () => {
       stream.retryMs = Math.min(stream.retryMs * 2, RETRY_MAX_MS);
       this.ctx.trace.append('status-update:retry', { taskId: head.taskId, state: head.state, uuid: head.uuid });
