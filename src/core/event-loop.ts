@@ -35,12 +35,16 @@ export function fire(action: TimerAction): void {
 
 interface Entry {
   readonly label: string;
-  readonly action: TimerAction;
+  /** What it runs; let go of on cancel (the entry waits in its bucket until its instant, what it held need not). */
+  action: TimerAction;
   /** Not one of the `BACKGROUND_TIMERS`. */
   readonly foreground: boolean;
   /** Neither run nor cancelled yet. */
   live: boolean;
 }
+
+/** The action of a cancelled timer. */
+const NOTHING: TimerAction = () => {};
 
 /** What a closed scope hands out: a timer that never runs. */
 const NEVER: Entry = { label: 'never', action: () => {}, foreground: false, live: false };
@@ -121,6 +125,7 @@ export class EventLoop implements Timers {
     const entry = timer as unknown as Entry | undefined;
     if (entry === undefined || !entry.live) return;
     entry.live = false;
+    entry.action = NOTHING;
     this.#live--;
     if (entry.foreground) this.#foreground--;
   }

@@ -8,12 +8,12 @@
  * acknowledgements), and the heap the tasks hold after full collections,
  * over that of the same cluster before the launch.
  *
- * Run alone: `npx tsx test/bench/agent-side.ts AGENTS TASKS_PER_AGENT [INVARIANTS(0|1)]`
+ * Run alone: `npx tsx test/bench/agent-side.ts AGENTS TASKS_PER_AGENT [INVARIANTS(0|1)] [ACKNOWLEDGE(0|1)]`
  * (add `--expose-gc` through NODE_OPTIONS for exact heap figures) prints
  * one JSON row.
  */
 import type { Cluster } from '../../src/core/cluster.js';
-import type { OfferView, TaskSpec } from '../../src/core/types.js';
+import type { OfferView, TaskSpec, TaskStatus } from '../../src/core/types.js';
 import { CoreBench, FRAMEWORK_INFO, parsed } from './core-harness.js';
 
 export interface AgentSideRow {
@@ -52,13 +52,29 @@ function tasksOf(offer: OfferView, perAgent: number): TaskSpec[] {
   return tasks;
 }
 
-/** `keep` receives the cluster, for a heap snapshot of it. */
-export function measureAgentSide(agents: number, tasksPerAgent: number, checkInvariants = false, keep?: (cluster: Cluster) => void): AgentSideRow {
-  const bench = new CoreBench({ agents, agentResources: AGENT_RESOURCES, checkInvariants });
+export interface AgentSideOptions {
+  readonly checkInvariants?: boolean;
+  /** The framework acknowledges every update, as a real one does (else they stay unacknowledged, as in the scale bench). */
+  readonly acknowledge?: boolean;
+  /** Receives the cluster, for a heap snapshot of it. */
+  readonly keep?: (cluster: Cluster) => void;
+}
+
+/** Sends the ACKNOWLEDGE of every update taken since the last call. */
+function acknowledgeAll(bench: CoreBench, updates: TaskStatus[]): void {
+  for (const status of updates.splice(0)) {
+    if (status.uuid !== undefined && status.agentId !== undefined) bench.call({ type: 'ACKNOWLEDGE', agentId: status.agentId, taskId: status.taskId, uuid: status.uuid });
+  }
+}
+
+export function measureAgentSide(agents: number, tasksPerAgent: number, o: AgentSideOptions = {}): AgentSideRow {
+  const bench = new CoreBench({ agents, agentResources: AGENT_RESOURCES, checkInvariants: o.checkInvariants ?? false });
   const offers: OfferView[] = [];
+  const updates: TaskStatus[] = [];
   const info = { ...FRAMEWORK_INFO, failoverTimeoutMs: 7 * 86_400_000, roles: ['*'], capabilities: ['MULTI_ROLE' as const] };
   bench.subscribe((event) => {
     if (event.type === 'OFFERS') offers.push(...event.offers);
+    if (event.type === 'UPDATE' && o.acknowledge === true) updates.push(event.status);
   }, info);
   for (let moved = 0; offers.length < agents && moved < 10_000; moved += 1_000) bench.input((c) => c.advance(1_000));
   fullGc();
@@ -69,7 +85,8 @@ export function measureAgentSide(agents: number, tasksPerAgent: number, checkInv
   }
   const tasks = agents * tasksPerAgent;
   let running = runningTasks(bench);
-  for (let i = 0; i < 10 && running < tasks; i++) {
+  for (let i = 0; i < 10 && (running < tasks || updates.length > 0); i++) {
+    acknowledgeAll(bench, updates);
     bench.input((c) => c.advance(1_000));
     running = runningTasks(bench);
   }
@@ -77,7 +94,7 @@ export function measureAgentSide(agents: number, tasksPerAgent: number, checkInv
   const launchCpuMs = (cpu.user + cpu.system) / 1000;
   fullGc();
   const heap = process.memoryUsage().heapUsed;
-  keep?.(bench.cluster);
+  o.keep?.(bench.cluster);
   return {
     agents,
     tasks,
@@ -90,7 +107,7 @@ export function measureAgentSide(agents: number, tasksPerAgent: number, checkInv
 }
 
 if (process.argv[1]?.endsWith('agent-side.ts')) {
-  const [agents, tasksPerAgent, invariants] = process.argv.slice(2).map(Number);
-  const row = measureAgentSide(agents ?? 1000, tasksPerAgent ?? 20, invariants === 1);
+  const [agents, tasksPerAgent, invariants, acknowledge] = process.argv.slice(2).map(Number);
+  const row = measureAgentSide(agents ?? 1000, tasksPerAgent ?? 20, { checkInvariants: invariants === 1, acknowledge: acknowledge === 1 });
   process.stdout.write(`${JSON.stringify(row)}\n`);
 }
