@@ -28,13 +28,26 @@ interface Step {
   readonly words: readonly string[];
 }
 
+/** A command that is not given: the task runs until killed. */
+const NO_COMMAND: TaskPlan = { kind: 'forever', runMs: 0, output: '' };
+/** Plans of shell scripts by their text: a plan is data, shared by every task of one script. */
+const SHELL_PLANS = new Map<string, TaskPlan>();
+/** Scripts whose plans are kept; past it the cache starts again (plans are pure, so nothing changes but the cost). */
+const SHELL_PLANS_KEPT = 1_024;
+
 export function planFor(command: CommandSpec | undefined): TaskPlan {
-  if (command === undefined) return { kind: 'forever', runMs: 0, output: '' };
-  if (!command.shell) {
-    const program = basename(command.value ?? command.arguments[0] ?? '');
-    return run([{ op: ';', words: [program, ...command.arguments.slice(1)] }]);
+  if (command === undefined) return NO_COMMAND;
+  if (command.shell) {
+    const script = command.value ?? '';
+    let plan = SHELL_PLANS.get(script);
+    if (plan === undefined) {
+      if (SHELL_PLANS.size >= SHELL_PLANS_KEPT) SHELL_PLANS.clear();
+      SHELL_PLANS.set(script, (plan = run(parse(script))));
+    }
+    return plan;
   }
-  return run(parse(command.value ?? ''));
+  const program = basename(command.value ?? command.arguments[0] ?? '');
+  return run([{ op: ';', words: [program, ...command.arguments.slice(1)] }]);
 }
 
 function run(steps: readonly Step[]): TaskPlan {

@@ -1,33 +1,56 @@
 /**
  * The one event queue of the simulation. Every timer of the cluster
  * (heartbeats, failover timeouts, filter expiry, update retries, task
- * durations, message delivery) is an entry here, ordered totally by
- * `(dueMs, seq)`: ties break by insertion order, never by how a heap happens
- * to break them, so a run is a pure function of its seed and its inputs.
+ * durations, message delivery) is an entry here, ordered totally by due
+ * time, then the order scheduled: ties break by insertion order, never by
+ * how a heap happens to break them, so a run is a pure function of its seed
+ * and its inputs.
  */
 
 import { heapPop, heapPush } from './heap.js';
 
-export type TimerId = number;
+declare const TIMER: unique symbol;
+/** A scheduled timer, to cancel it: opaque (the loop's own entry, so cancelling looks nothing up). */
+export type TimerId = { readonly [TIMER]: true };
+
+/**
+ * What a timer runs: a function, or a record that knows what to do when
+ * its time comes (no closure of its own: a million long tasks each wait on
+ * one timer).
+ */
+export type TimerAction = (() => void) | { onTimer(): void };
 
 /** What a node uses of the loop: the clock and its own timers. */
 export interface Timers {
   now(): number;
-  schedule(delayMs: number, label: string, action: () => void): TimerId;
+  schedule(delayMs: number, label: string, action: TimerAction): TimerId;
   cancel(timer: TimerId | undefined): void;
 }
 
-interface Entry {
-  readonly seq: number;
-  readonly label: string;
-  readonly action: () => void;
-  /** Not one of the `BACKGROUND_TIMERS`. */
-  readonly foreground: boolean;
-  cancelled: boolean;
+/** Runs a timer's action. */
+export function fire(action: TimerAction): void {
+  if (typeof action === 'function') action();
+  else action.onTimer();
 }
 
+interface Entry {
+  readonly label: string;
+  /** What it runs; let go of on cancel (the entry waits in its bucket until its instant, what it held need not). */
+  action: TimerAction;
+  /** Not one of the `BACKGROUND_TIMERS`. */
+  readonly foreground: boolean;
+  /** Neither run nor cancelled yet. */
+  live: boolean;
+}
+
+/** The action of a cancelled timer. */
+const NOTHING: TimerAction = () => {};
+
+/** What a closed scope hands out: a timer that never runs. */
+const NEVER: Entry = { label: 'never', action: () => {}, foreground: false, live: false };
+
 /**
- * The timers due at one instant, in the order scheduled (so by `seq`):
+ * The timers due at one instant, in the order scheduled:
  * clusters schedule many timers for the same instant (the master's pings of
  * agents that registered together, messages on links without latency), and
  * one heap entry per instant makes scheduling those a push on an array.
@@ -63,12 +86,11 @@ const MAX_STEPS_PER_INSTANT = 1_000_000;
 
 export class EventLoop implements Timers {
   #nowMs = 0;
-  #seq = 0;
   /** The instants that have a bucket, as a min-heap. */
   #heap: number[] = [];
   #buckets = new Map<number, Bucket>();
-  /** Timers scheduled and neither run nor cancelled yet. */
-  #live = new Map<number, Entry>();
+  /** How many timers are scheduled and neither run nor cancelled yet. */
+  #live = 0;
   /** How many live timers are in the foreground. */
   #foreground = 0;
 
@@ -77,12 +99,11 @@ export class EventLoop implements Timers {
   }
 
   /** Schedules `action` after `delayMs` (clamped at zero, whole milliseconds). */
-  schedule(delayMs: number, label: string, action: () => void): TimerId {
+  schedule(delayMs: number, label: string, action: TimerAction): TimerId {
     const delay = Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
-    const seq = ++this.#seq;
     const foreground = !BACKGROUND_TIMERS.has(label);
-    const entry: Entry = { seq, label, action, foreground, cancelled: false };
-    this.#live.set(seq, entry);
+    const entry: Entry = { label, action, foreground, live: true };
+    this.#live++;
     if (foreground) this.#foreground++;
     const dueMs = this.#nowMs + delay;
     let bucket = this.#buckets.get(dueMs);
@@ -92,7 +113,7 @@ export class EventLoop implements Timers {
       heapPush(this.#heap, dueMs, earlier);
     }
     bucket.entries.push(entry);
-    return seq;
+    return entry as unknown as TimerId;
   }
 
   /**
@@ -101,12 +122,12 @@ export class EventLoop implements Timers {
    * running timer).
    */
   cancel(timer: TimerId | undefined): void {
-    if (timer === undefined) return;
-    const entry = this.#live.get(timer);
-    if (entry === undefined) return;
-    this.#live.delete(timer);
+    const entry = timer as unknown as Entry | undefined;
+    if (entry === undefined || !entry.live) return;
+    entry.live = false;
+    entry.action = NOTHING;
+    this.#live--;
     if (entry.foreground) this.#foreground--;
-    entry.cancelled = true;
   }
 
   /** Due time of the next live timer, or undefined when the queue is empty. */
@@ -115,7 +136,7 @@ export class EventLoop implements Timers {
   }
 
   pending(): number {
-    return this.#live.size;
+    return this.#live;
   }
 
   /** Runs the next timer, moving the clock to its due time. False when idle. */
@@ -123,10 +144,11 @@ export class EventLoop implements Timers {
     const bucket = this.#head();
     if (bucket === undefined) return false;
     const entry = bucket.entries[bucket.next++]!;
-    this.#live.delete(entry.seq);
+    entry.live = false;
+    this.#live--;
     if (entry.foreground) this.#foreground--;
     this.#nowMs = bucket.dueMs;
-    entry.action();
+    fire(entry.action);
     return true;
   }
 
@@ -204,7 +226,7 @@ export class EventLoop implements Timers {
       if (dueMs === undefined) return undefined;
       const bucket = this.#buckets.get(dueMs)!;
       const { entries } = bucket;
-      while (bucket.next < entries.length && entries[bucket.next]!.cancelled) bucket.next++;
+      while (bucket.next < entries.length && !entries[bucket.next]!.live) bucket.next++;
       if (bucket.next < entries.length) return bucket;
       this.#buckets.delete(dueMs);
       heapPop(this.#heap, earlier);
@@ -232,11 +254,11 @@ export class TimerScope implements Timers {
     return this.loop.now();
   }
 
-  schedule(delayMs: number, label: string, action: () => void): TimerId {
-    if (this.#closed) return -1;
+  schedule(delayMs: number, label: string, action: TimerAction): TimerId {
+    if (this.#closed) return NEVER as unknown as TimerId;
     const id = this.loop.schedule(delayMs, label, () => {
       this.#live.delete(id);
-      action();
+      fire(action);
     });
     this.#live.add(id);
     return id;

@@ -6,35 +6,38 @@
  * `seed/name`: small, fast and pinned here so runs replay across versions.
  */
 
-export class Rng {
-  readonly #seed: string;
-  readonly #s = new Uint32Array(4);
+/**
+ * A stream of draws. The xoshiro128** state is four int32 fields, not a
+ * typed array: a stream is a small object of its own (an executor keeps
+ * one for the uuids of its updates), and int32 values are stored unboxed.
+ */
+export class RngStream {
+  #s0: number;
+  #s1: number;
+  #s2: number;
+  #s3: number;
 
-  constructor(seed: string | number, name = 'root') {
-    this.#seed = `${seed}/${name}`;
-    let x = hashString(this.#seed);
+  constructor(seedText: string) {
+    let x = hashString(seedText);
+    const s: number[] = [];
     for (let i = 0; i < 4; i++) {
       x = (x + 0x9e3779b9) >>> 0;
-      this.#s[i] = splitmix32(x);
+      s.push(splitmix32(x) | 0);
     }
-  }
-
-  /** An independent stream for `name`, stable whatever else draws. */
-  fork(name: string): Rng {
-    return new Rng(this.#seed, name);
+    [this.#s0, this.#s1, this.#s2, this.#s3] = s as [number, number, number, number];
   }
 
   /** Uniform 32-bit unsigned integer. */
   nextU32(): number {
-    const s = this.#s;
-    const result = Math.imul(rotl(Math.imul(s[1]!, 5), 7), 9) >>> 0;
-    const t = (s[1]! << 9) >>> 0;
-    s[2]! ^= s[0]!;
-    s[3]! ^= s[1]!;
-    s[1]! ^= s[2]!;
-    s[0]! ^= s[3]!;
-    s[2]! ^= t;
-    s[3] = rotl(s[3]!, 11);
+    const s1 = this.#s1;
+    const result = Math.imul(rotl(Math.imul(s1, 5), 7), 9) >>> 0;
+    const t = s1 << 9;
+    const s2 = this.#s2 ^ this.#s0;
+    const s3 = this.#s3 ^ s1;
+    this.#s1 = s1 ^ s2;
+    this.#s0 = this.#s0 ^ s3;
+    this.#s2 = s2 ^ t;
+    this.#s3 = rotl(s3, 11) | 0;
     return result;
   }
 
@@ -50,20 +53,25 @@ export class Rng {
 
   bytes(n: number): Uint8Array {
     const out = new Uint8Array(n);
-    for (let i = 0; i < n; i += 4) {
-      const v = this.nextU32();
-      for (let j = 0; j < 4 && i + j < n; j++) out[i + j] = (v >>> (8 * j)) & 0xff;
-    }
+    this.#fill(out, n);
     return out;
+  }
+
+  /** `n` bytes as lower-case hex, the same draws and text as `toHex(bytes(n))`. */
+  hex(n: number): string {
+    if (n > SCRATCH.length) return toHex(this.bytes(n));
+    this.#fill(SCRATCH, n);
+    return hexOf(SCRATCH, n, NO_DASHES);
   }
 
   /** A version-4 UUID in its canonical text form. */
   uuid(): string {
-    const b = this.bytes(16);
+    const b = SCRATCH;
+    this.#fill(b, 16);
     b[6] = (b[6]! & 0x0f) | 0x40;
     b[8] = (b[8]! & 0x3f) | 0x80;
     // 8-4-4-4-12 hex digits: a dash before bytes 4, 6, 8 and 10.
-    return hexOf(b, UUID_DASHES);
+    return hexOf(b, 16, UUID_DASHES);
   }
 
   /** Fisher-Yates shuffle in place, through this stream only. */
@@ -74,10 +82,42 @@ export class Rng {
     }
     return items;
   }
+
+  /** The first `n` bytes of `out` from the next draws, each draw's bytes low first. */
+  #fill(out: Uint8Array, n: number): void {
+    for (let i = 0; i < n; i += 4) {
+      const v = this.nextU32();
+      for (let j = 0; j < 4 && i + j < n; j++) out[i + j] = (v >>> (8 * j)) & 0xff;
+    }
+  }
+}
+
+/** The root stream of a seed and its named forks. */
+export class Rng extends RngStream {
+  readonly #seed: string;
+
+  constructor(seed: string | number, name = 'root') {
+    const text = `${seed}/${name}`;
+    super(text);
+    this.#seed = text;
+  }
+
+  /** An independent stream for `name`, stable whatever else draws. */
+  fork(name: string): Rng {
+    return new Rng(this.#seed, name);
+  }
+
+  /**
+   * The stream of `fork(name)`, the same draws, for a holder that never
+   * forks in turn: it keeps no seed text (a few dozen bytes per executor).
+   */
+  stream(name: string): RngStream {
+    return new RngStream(`${this.#seed}/${name}`);
+  }
 }
 
 export function toHex(bytes: Uint8Array): string {
-  return hexOf(bytes, NO_DASHES);
+  return hexOf(bytes, bytes.length, NO_DASHES);
 }
 
 const DIGITS = [...'0123456789abcdef'].map((c) => c.charCodeAt(0));
@@ -86,15 +126,17 @@ const UUID_DASHES = new Set([4, 6, 8, 10]);
 const NO_DASHES = new Set<number>();
 /** Characters per String.fromCharCode call: well below any engine's argument limit. */
 const CHUNK = 8192;
+/** Where `hex` and `uuid` draw their bytes before writing them as text. */
+const SCRATCH = new Uint8Array(64);
 
 /**
  * Lower-case hex digits, in one flat string: built from character codes
  * rather than by `+=`, whose chain of partial strings a kept id (a status
  * update's uuid, a container's id) would hold for as long as it lives.
  */
-function hexOf(bytes: Uint8Array, dashesBefore: ReadonlySet<number>): string {
+function hexOf(bytes: Uint8Array, length: number, dashesBefore: ReadonlySet<number>): string {
   const codes: number[] = [];
-  for (let i = 0; i < bytes.length; i++) {
+  for (let i = 0; i < length; i++) {
     if (dashesBefore.has(i)) codes.push(DASH);
     const b = bytes[i]!;
     codes.push(DIGITS[b >> 4]!, DIGITS[b & 15]!);

@@ -66,4 +66,14 @@ describe('task behaviour from its command', () => {
     expect(sh("trap '' INT; sleep 1").ignoresTerm).toBeUndefined();
     expect(sh('sleep 1').ignoresTerm).toBeUndefined();
   });
+
+  it('shares one plan among the tasks of one script, and a plan is the same however many scripts came between', () => {
+    const first = planFor(shell('sleep 7; exit 3'));
+    expect(planFor(shell('sleep 7; exit 3'))).toBe(first);
+    // More scripts than the cache keeps: the plan is made again, equal to the first.
+    for (let i = 0; i < 1_100; i++) planFor(shell(`sleep ${i}`));
+    const again = planFor(shell('sleep 7; exit 3'));
+    expect(again).toEqual({ kind: 'exits', runMs: 7000, exitCode: 3, output: '' });
+    expect(again).toEqual(first);
+  });
 });

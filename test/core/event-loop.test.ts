@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventLoop } from '../../src/core/event-loop.js';
+import { EventLoop, TimerScope, type TimerId } from '../../src/core/event-loop.js';
 
 function recorder(loop: EventLoop) {
   const log: string[] = [];
@@ -86,7 +86,7 @@ describe('event loop', () => {
   it('a timer may cancel another one due at the same instant', () => {
     const loop = new EventLoop();
     const log: string[] = [];
-    let victim = 0;
+    let victim: TimerId | undefined;
     loop.schedule(1, 'killer', () => {
       log.push('killer');
       loop.cancel(victim);
@@ -175,5 +175,39 @@ describe('EventLoop guard', () => {
     const spin = () => loop.schedule(0, 'spin', spin);
     loop.schedule(0, 'spin', spin);
     expect(() => loop.runUntil(loop.now())).toThrow(/steps at/);
+  });
+
+  it('a scope cancels its live timers on close; a closed scope hands out timers that never run, and cancelling them is harmless', () => {
+    const loop = new EventLoop();
+    const scope = new TimerScope(loop);
+    const log: string[] = [];
+    scope.schedule(1, 'a', () => log.push('a'));
+    const b = scope.schedule(2, 'b', () => log.push('b'));
+    loop.schedule(3, 'outside', () => log.push('outside'));
+    scope.cancel(b);
+    expect(loop.pending()).toBe(2);
+    scope.close();
+    expect(loop.pending()).toBe(1);
+    const late = scope.schedule(0, 'late', () => log.push('late'));
+    scope.cancel(late);
+    loop.cancel(late);
+    expect(loop.pending()).toBe(1);
+    loop.runUntilIdle();
+    expect(log).toEqual(['outside']);
+    expect(loop.pending()).toBe(0);
+  });
+
+  it('runs a record that knows its action (onTimer) as it runs a function, on the loop and through a scope', () => {
+    const loop = new EventLoop();
+    const scope = new TimerScope(loop);
+    const log: string[] = [];
+    const record = (name: string) => ({ onTimer: () => log.push(`${loop.now()}:${name}`) });
+    loop.schedule(2, 'record', record('loop'));
+    scope.schedule(1, 'record', record('scope'));
+    const cancelled = loop.schedule(1, 'record', record('cancelled'));
+    loop.schedule(1, 'fn', () => log.push(`${loop.now()}:fn`));
+    loop.cancel(cancelled);
+    loop.runUntilIdle();
+    expect(log).toEqual(['1:scope', '1:fn', '2:loop']);
   });
 });

@@ -24,7 +24,7 @@ import type { TimerId } from '../event-loop.js';
 import { MASTER_NODE, type AgentDescription, type AgentToMaster, type ExecutorToAgent } from '../messages.js';
 import type { FrameworkRef, MasterToAgent, Message, SimNode } from '../messages.js';
 import type { Outbox } from '../outbox.js';
-import { toHex, type Rng } from '../rng.js';
+import type { Rng } from '../rng.js';
 import type { Resources } from '../resources.js';
 import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
 import type { Outcome } from '../errors.js';
@@ -40,7 +40,7 @@ import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from 
 import { forgetIfDone, frameworkEntry, recordExit, remember, type AgentExecutor, type AgentFramework } from './frameworks.js';
 import { applyOperation, OperationUpdates, type CheckpointedResources, type OperationUpdate } from './operation-updates.js';
 import { reregistration } from './reports.js';
-import { StatusUpdateManager, type StreamCheckpoint } from './status-update-manager.js';
+import { StatusUpdateManager, streamKey, type StreamCheckpoint } from './status-update-manager.js';
 
 export type AgentState = 'registering' | 'active' | 'crashed';
 
@@ -317,7 +317,7 @@ export class Agent implements SimNode, ExecutorHost {
         if (!this.ctx.network.sendNow(this.id, MASTER_NODE, { type: 'PONG' })) this.#toMaster({ type: 'PONG' });
         return;
       case 'APPLY_OPERATION':
-        this.#resources = applyOperation(this.ctx, this.id, this.#resources, m, this.#operationUpdates, toHex(this.#rng.bytes(16)));
+        this.#resources = applyOperation(this.ctx, this.id, this.#resources, m, this.#operationUpdates, this.#rng.hex(16));
         return;
       case 'OPERATION_STATUS_ACK':
         if (!this.#operationUpdates.acknowledge(m.operationUuid, m.statusUuid)) {
@@ -541,18 +541,18 @@ export class Agent implements SimNode, ExecutorHost {
       agentId: this.id,
       ...(executor === undefined ? {} : { executorId: executor.executorId, containerId: executor.containerId }),
       timestampMs: wallTimeMs(this.ctx),
-      uuid: toHex(this.#rng.bytes(16)),
+      uuid: this.#rng.hex(16),
     });
   }
 
   /** Takes an update into the status update manager, unless it has it already (then false). */
   #take(frameworkId: string, status: TaskStatus): boolean {
     if (this.#frameworks.get(frameworkId)?.terminating !== false) return false;
-    const key = `${frameworkId}\u0000${status.taskId}`;
+    const key = streamKey(frameworkId, status.taskId);
     // Set before queueing: the manager may forward at once, with the latest state.
     const before = this.#latest.get(key);
     this.#latest.set(key, status.state);
-    if (this.#updates.update(frameworkId, status)) {
+    if (this.#updates.update(frameworkId, status, key)) {
       this.cgroups.observe(frameworkId, status);
       return true;
     }
@@ -562,8 +562,8 @@ export class Agent implements SimNode, ExecutorHost {
   }
 
   #newUpdateManager(): StatusUpdateManager {
-    return new StatusUpdateManager(this.ctx, (frameworkId, status) => {
-      const latestState = this.#latest.get(`${frameworkId}\u0000${status.taskId}`) ?? status.state;
+    return new StatusUpdateManager(this.ctx, (frameworkId, status, key) => {
+      const latestState = this.#latest.get(key) ?? status.state;
       this.#toMaster({ type: 'STATUS_UPDATE', agentId: this.id, frameworkId, status, latestState });
     });
   }

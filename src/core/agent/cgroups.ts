@@ -27,8 +27,9 @@ import { done, fail } from '../errors.js';
 import type { SimContext } from '../context.js';
 import { engineContainerId, engineContainerName } from '../engine-ids.js';
 import type { TimerId } from '../event-loop.js';
-import { bytesAt, firstExceeding, MEMORY_LABEL, MIB, parseMemoryCurve, shifted, type MemoryCurve } from '../memory-curve.js';
+import { bytesAt, firstExceeding, MEMORY_LABEL, MIB, parseMemoryCurve, shifted, type MemoryCurve, type MemoryPiece } from '../memory-curve.js';
 import { scalar, scalarMilli, type Resources } from '../resources.js';
+import { SmallMap } from '../small-map.js';
 import { isTerminal } from '../task-state.js';
 import type { TaskSpec, TaskStatus } from '../types.js';
 import { executorResources } from './allotment.js';
@@ -64,18 +65,16 @@ export interface ContainerMemoryView {
   readonly files: Readonly<Record<string, string>>;
 }
 
-interface LiveTask {
-  readonly spec: TaskSpec;
-  /** Its curve in absolute virtual time. */
-  readonly curve: MemoryCurve;
-}
+/** The curve of a task without a memory label: no usage of its own. */
+const NO_CURVE: MemoryCurve = Object.freeze([]) as MemoryCurve;
 
 interface Container {
   readonly executor: AgentExecutor;
-  readonly tasks: Map<string, LiveTask>;
+  /** Its live tasks (their specs are the executor's), each with its curve in absolute virtual time. */
+  readonly tasks: SmallMap<string, MemoryCurve>;
   /** Bytes set by UPDATE_CONTAINER_MEMORY_LIMIT, until the limits are computed again. */
-  override?: number;
-  timer?: TimerId;
+  override: number | undefined;
+  timer: TimerId | undefined;
 }
 
 export class AgentCgroups {
@@ -160,10 +159,10 @@ export class AgentCgroups {
    */
   spike(executor: AgentExecutor, taskId: string, mib: number, durationMs?: number): void {
     const container = this.#containers.get(executor.containerId)!;
-    const task = container.tasks.get(taskId)!;
+    const curve = container.tasks.get(taskId)!;
     const now = this.#ctx.loop.now();
     const piece = { from: now, until: durationMs === undefined ? Infinity : now + durationMs, level: mib, rate: 0 };
-    container.tasks.set(taskId, { spec: task.spec, curve: [...task.curve, piece] });
+    container.tasks.set(taskId, [...curve, piece]);
     this.#arm(container);
   }
 
@@ -189,7 +188,7 @@ export class AgentCgroups {
   view(containerId: string): ContainerMemoryView | undefined {
     const executor = this.executors().find((e) => e.alive && e.containerId === containerId);
     if (executor === undefined) return undefined;
-    const container = this.#containers.get(containerId) ?? { executor, tasks: new Map<string, LiveTask>() };
+    const container = this.#containers.get(containerId) ?? { executor, tasks: new SmallMap<string, MemoryCurve>(), override: undefined, timer: undefined };
     const { soft, hard } = this.#limits(container);
     const usage = this.#usage(container, this.#ctx.loop.now());
     const version = this.#flags.cgroups;
@@ -210,7 +209,7 @@ export class AgentCgroups {
     let container = this.#containers.get(executor.containerId);
     if (container?.executor !== executor) {
       if (container !== undefined) this.#ctx.loop.cancel(container.timer);
-      container = { executor, tasks: new Map() };
+      container = { executor, tasks: new SmallMap(), override: undefined, timer: undefined };
       this.#containers.set(executor.containerId, container);
     }
     return container;
@@ -220,12 +219,15 @@ export class AgentCgroups {
     const spec = container.executor.tasks.get(taskId)?.spec;
     if (spec === undefined) return;
     const label = spec.labels.find((l) => l.key === MEMORY_LABEL)?.value;
-    const parsed = label === undefined ? { curve: [] } : parseMemoryCurve(label);
+    if (label === undefined) {
+      container.tasks.set(taskId, NO_CURVE);
+      return;
+    }
+    const parsed = parseMemoryCurve(label);
     if ('error' in parsed) {
       this.#ctx.trace.append('task:memory-label-invalid', { agentId: this.#agentId, taskId, error: parsed.error });
     }
-    const curve = 'curve' in parsed ? shifted(parsed.curve, this.#ctx.loop.now()) : [];
-    container.tasks.set(taskId, { spec, curve });
+    container.tasks.set(taskId, 'curve' in parsed ? shifted(parsed.curve, this.#ctx.loop.now()) : NO_CURVE);
   }
 
   /** Soft and hard limits in bytes: from the resources, or the override. */
@@ -234,7 +236,8 @@ export class AgentCgroups {
     const own = scalarMilli(executorResources(container.executor), 'mem');
     let soft = own;
     let hard = own;
-    for (const { spec } of container.tasks.values()) {
+    for (const taskId of container.tasks.keys()) {
+      const { spec } = container.executor.tasks.get(taskId)!;
       const mem = scalarMilli(spec.resources, 'mem');
       soft += mem;
       hard += spec.limits?.mem === undefined ? mem : spec.limits.mem * 1000;
@@ -247,7 +250,9 @@ export class AgentCgroups {
   }
 
   #pieces(container: Container): MemoryCurve {
-    return [...container.tasks.values()].flatMap((task) => task.curve);
+    const pieces: MemoryPiece[] = [];
+    for (const curve of container.tasks.values()) for (const piece of curve) pieces.push(piece);
+    return pieces;
   }
 
   /** Sets the one timer of the container for the instant its usage passes its hard limit. */
@@ -256,8 +261,11 @@ export class AgentCgroups {
     loop.cancel(container.timer);
     container.timer = undefined;
     if (!this.isolated) return;
+    const pieces = this.#pieces(container);
+    // No curve, no usage: a limit (at least upstream's minimum) is never passed.
+    if (pieces.length === 0) return;
     const { hard } = this.#limits(container);
-    const at = firstExceeding(this.#pieces(container), hard, loop.now());
+    const at = firstExceeding(pieces, hard, loop.now());
     if (at === undefined) return;
     container.timer = loop.schedule(at - loop.now(), 'container:oom', () => {
       container.timer = undefined;

@@ -21,7 +21,8 @@ import { planFor, type TaskPlan } from '../behaviour.js';
 import { wallTimeMs, type SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
 import type { AgentToExecutor, Message, SimNode } from '../messages.js';
-import { toHex, type Rng } from '../rng.js';
+import type { RngStream } from '../rng.js';
+import { pushed, SmallMap } from '../small-map.js';
 import { isTerminal, transition } from '../task-state.js';
 import type { StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 
@@ -45,16 +46,30 @@ export interface ExecutorHost {
   exited(executor: SimExecutor, waitStatus: number): void;
 }
 
-export interface SimTask {
-  readonly spec: TaskSpec;
-  readonly groupId: number;
-  readonly plan: TaskPlan;
-  state: TaskState;
-  timer?: TimerId;
+/**
+ * A task the executor runs. It is its own run timer's action: when the
+ * plan's time is up, its process exits with the plan's code (a record
+ * rather than a closure per task).
+ */
+export class SimTask {
+  state: TaskState = 'TASK_STAGING';
+  /** The end of its run, when its plan ends by itself. */
+  timer: TimerId | undefined = undefined;
   /** Running out the grace period of a kill it ignored. */
-  killTimer?: TimerId;
+  killTimer: TimerId | undefined = undefined;
   /** It stopped progressing (a fault): it never ends by itself, and a kill waits out its grace period. */
-  hung?: boolean;
+  hung: boolean | undefined = undefined;
+
+  constructor(
+    readonly spec: TaskSpec,
+    readonly groupId: number,
+    readonly plan: TaskPlan,
+    private readonly executor: SimExecutor,
+  ) {}
+
+  onTimer(): void {
+    if (this.plan.kind === 'exits') this.executor.taskRanOut(this, this.plan.exitCode);
+  }
 }
 
 export interface ExecutorIdentity {
@@ -71,7 +86,8 @@ export interface ExecutorIdentity {
 /** What every executor record has: who it is, and its node id on the network (`executor:<containerId>`). */
 export abstract class ExecutorIdentified<T extends { readonly state: TaskState }> {
   readonly nodeId: string;
-  readonly tasks = new Map<string, T>();
+  /** Its tasks by id, in launch order (mostly one: a small map). */
+  readonly tasks = new SmallMap<string, T>();
   /** Its wait(2) status, once its agent has seen it exit. */
   exitStatus: number | undefined;
 
@@ -104,9 +120,9 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
   #state: ExecutorState = 'running';
   #lastExitCode = 0;
   #groups = 0;
-  /** Updates sent and not acknowledged yet, by uuid, oldest first. */
-  readonly #unacknowledged = new Map<string, TaskStatus>();
-  readonly #rng: Rng;
+  /** Updates sent and not acknowledged yet, oldest first; none kept while there are none. */
+  #unacknowledged: TaskStatus[] | undefined;
+  readonly #rng: RngStream;
   /** An exit waiting for the agent to come back and take the updates. */
   #exitDeferred = false;
   #agentUp = true;
@@ -117,7 +133,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     id: ExecutorIdentity,
   ) {
     super(id);
-    this.#rng = ctx.rng.fork(`executor/${id.containerId}`);
+    this.#rng = ctx.rng.stream(`executor/${id.containerId}`);
   }
 
   get alive(): boolean {
@@ -141,8 +157,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       case 'SHUTDOWN':
         return this.#shutdown();
       case 'ACKNOWLEDGED':
-        this.#unacknowledged.delete(m.uuid);
-        return;
+        return this.#acknowledged(m.uuid);
       case 'FRAMEWORK_MESSAGE':
         this.ctx.trace.append('executor:message', { executorId: this.executorId, bytes: m.data.length });
         return;
@@ -196,7 +211,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     const groupId = ++this.#groups;
     for (const spec of fresh) {
       const plan = planFor(spec.command ?? (this.kind === 'custom' ? undefined : spec.executor?.command));
-      const task: SimTask = { spec, groupId, plan, state: 'TASK_STAGING' };
+      const task = new SimTask(spec, groupId, plan, this);
       this.tasks.set(spec.taskId, task);
       if (spec.engine !== undefined && this.id.engine === false) {
         // No containerizer of the agent's can launch a DOCKER container: its launch fails, as upstream's does.
@@ -206,10 +221,13 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       }
       this.#set(task, 'TASK_STARTING');
       this.#set(task, 'TASK_RUNNING');
-      if (plan.kind === 'exits') {
-        task.timer = this.ctx.loop.schedule(plan.runMs, 'task:exit', () => this.#finish(task, plan.exitCode));
-      }
+      if (plan.kind === 'exits') task.timer = this.ctx.loop.schedule(plan.runMs, 'task:exit', task);
     }
+  }
+
+  /** The task's run timer: its plan's time is up, and its process exits with `exitCode`. */
+  taskRanOut(task: SimTask, exitCode: number): void {
+    this.#finish(task, exitCode);
   }
 
   /**
@@ -265,20 +283,19 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
   }
 
   #set(task: SimTask, state: TaskState, message?: string, reason?: StatusReason, source: TaskStatus['source'] = 'SOURCE_EXECUTOR'): void {
-    task.state = transition(task.spec.taskId, task.state, state);
-    const status: TaskStatus = {
-      taskId: task.spec.taskId,
-      state,
-      source,
-      ...(reason === undefined ? {} : { reason }),
-      ...(message === undefined ? {} : { message }),
-      agentId: this.id.agentId,
-      executorId: this.executorId,
-      containerId: this.containerId,
-      timestampMs: wallTimeMs(this.ctx),
-      uuid: toHex(this.#rng.bytes(16)),
-    };
-    this.#unacknowledged.set(status.uuid!, status);
+    const { taskId } = task.spec;
+    task.state = transition(taskId, task.state, state);
+    const { agentId, executorId, containerId } = this.id;
+    const timestampMs = wallTimeMs(this.ctx);
+    const uuid = this.#rng.hex(16);
+    // One literal per shape, fields in the one order (a reason comes only with a message): no spreads, no out-of-object fields.
+    const status: TaskStatus =
+      message === undefined
+        ? { taskId, state, source, agentId, executorId, containerId, timestampMs, uuid }
+        : reason === undefined
+          ? { taskId, state, source, message, agentId, executorId, containerId, timestampMs, uuid }
+          : { taskId, state, source, reason, message, agentId, executorId, containerId, timestampMs, uuid };
+    this.#unacknowledged = pushed(this.#unacknowledged ?? [], status);
     this.ctx.network.send(this.nodeId, this.id.agentId, {
       type: 'EXECUTOR_UPDATE',
       frameworkId: this.frameworkId,
@@ -287,13 +304,22 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     });
   }
 
+  /** The agent took the update: it is no longer the executor's to hand over (acknowledgements come mostly oldest first). */
+  #acknowledged(uuid: string): void {
+    const pending = this.#unacknowledged;
+    const i = pending?.findIndex((s) => s.uuid === uuid) ?? -1;
+    if (i < 0) return;
+    pending!.splice(i, 1);
+    if (pending!.length === 0) this.#unacknowledged = undefined;
+  }
+
   #resubscribe(): void {
     this.#agentUp = true;
     this.ctx.network.send(this.nodeId, this.id.agentId, {
       type: 'EXECUTOR_SUBSCRIBE',
       frameworkId: this.frameworkId,
       executorId: this.executorId,
-      unacknowledged: [...this.#unacknowledged.values()],
+      unacknowledged: [...(this.#unacknowledged ?? [])],
     });
     if (this.#exitDeferred) this.#exit();
   }
@@ -309,7 +335,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
    */
   #exit(): void {
     if (!this.alive) return;
-    if (!this.#agentUp && this.#unacknowledged.size > 0) {
+    if (!this.#agentUp && this.#unacknowledged !== undefined) {
       this.#exitDeferred = true;
       return;
     }

@@ -12,6 +12,7 @@
  */
 import type { SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
+import { pushed, SmallSet } from '../small-map.js';
 import { isTerminal } from '../task-state.js';
 import type { TaskStatus } from '../types.js';
 
@@ -20,11 +21,12 @@ export const RETRY_MAX_MS = 600_000;
 
 interface Stream {
   readonly frameworkId: string;
-  readonly pending: TaskStatus[];
-  /** Every uuid this stream has taken, acknowledged or not. */
-  readonly seen: Set<string>;
+  pending: TaskStatus[];
+  /** Every uuid this stream has taken, acknowledged or not (a task has a few: a small set). */
+  readonly seen: SmallSet<string>;
   retryMs: number;
-  timer?: TimerId;
+  /** Every field set from the start (a field added later goes out of the object). */
+  timer: TimerId | undefined;
 }
 
 /** What survives a restart: the unacknowledged updates of each stream. */
@@ -34,8 +36,8 @@ export interface StreamCheckpoint {
   readonly seen: readonly string[];
 }
 
-/** Sends one update towards the master. */
-export type ForwardUpdate = (frameworkId: string, status: TaskStatus) => void;
+/** Sends one update towards the master; `key` is its stream's (`streamKey`). */
+export type ForwardUpdate = (frameworkId: string, status: TaskStatus, key: string) => void;
 
 export class StatusUpdateManager {
   readonly #streams = new Map<string, Stream>();
@@ -46,19 +48,22 @@ export class StatusUpdateManager {
     private readonly forward: ForwardUpdate,
   ) {}
 
-  /** Queues an update; sends it at once if nothing is waiting ahead of it. False for a duplicate. */
-  update(frameworkId: string, status: TaskStatus): boolean {
-    const key = streamKey(frameworkId, status.taskId);
+  /**
+   * Queues an update; sends it at once if nothing is waiting ahead of it.
+   * False for a duplicate. `key` is the stream's (`streamKey`), when the
+   * caller holds that string already: one copy per task, not two.
+   */
+  update(frameworkId: string, status: TaskStatus, key = streamKey(frameworkId, status.taskId)): boolean {
     let stream = this.#streams.get(key);
     if (stream === undefined) {
-      stream = { frameworkId, pending: [], seen: new Set(), retryMs: RETRY_MIN_MS };
+      stream = { frameworkId, pending: [], seen: new SmallSet(), retryMs: RETRY_MIN_MS, timer: undefined };
       this.#streams.set(key, stream);
     }
     if (status.uuid !== undefined) {
       if (stream.seen.has(status.uuid)) return false;
       stream.seen.add(status.uuid);
     }
-    stream.pending.push(status);
+    stream.pending = pushed(stream.pending, status);
     if (stream.pending.length === 1) this.#send(key, stream);
     return true;
   }
@@ -134,8 +139,9 @@ export class StatusUpdateManager {
       this.#streams.set(streamKey(s.frameworkId, taskId), {
         frameworkId: s.frameworkId,
         pending: [...s.pending],
-        seen: new Set(s.seen),
+        seen: new SmallSet(s.seen),
         retryMs: RETRY_MIN_MS,
+        timer: undefined,
       });
     }
   }
@@ -149,7 +155,7 @@ export class StatusUpdateManager {
   #send(key: string, stream: Stream): void {
     const head = stream.pending[0];
     if (head === undefined || this.#paused) return;
-    this.forward(stream.frameworkId, head);
+    this.forward(stream.frameworkId, head, key);
     stream.timer = this.ctx.loop.schedule(stream.retryMs, 'status-update:retry', () => {
       stream.retryMs = Math.min(stream.retryMs * 2, RETRY_MAX_MS);
       this.ctx.trace.append('status-update:retry', { taskId: head.taskId, state: head.state, uuid: head.uuid });
@@ -158,6 +164,7 @@ export class StatusUpdateManager {
   }
 }
 
-function streamKey(frameworkId: string, taskId: string): string {
+/** The key of a task's stream, `frameworkId` NUL `taskId`. */
+export function streamKey(frameworkId: string, taskId: string): string {
   return `${frameworkId}\u0000${taskId}`;
 }
