@@ -366,6 +366,9 @@ export class Agent implements SimNode, ExecutorHost {
   #reregister(event: string): void {
     this.ctx.trace.append(event, { agentId: this.id });
     this.#moveTo('registering');
+    // As upstream's agent on detecting a master: nothing is sent until it has re-registered.
+    this.#updates.pause();
+    this.#operationUpdates.pause();
     this.#reregisters = true;
     this.#register();
   }

@@ -111,11 +111,12 @@ export class StatusUpdateManager {
     for (const stream of this.#streams.values()) this.ctx.loop.cancel(stream.timer);
   }
 
-  /** Sends every head at once (the agent (re-)registered). */
+  /** Sends every head at once (the agent (re-)registered), retried after the shortest interval again, as upstream's. */
   resume(): void {
     this.#paused = false;
     for (const [key, stream] of this.#streams) {
       this.ctx.loop.cancel(stream.timer);
+      stream.retryMs = RETRY_MIN_MS;
       this.#send(key, stream);
     }
   }

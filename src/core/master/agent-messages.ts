@@ -173,6 +173,12 @@ function onAgentExited(m: MasterOps, agentId: string): void {
 }
 
 function onStatusUpdate(m: MasterOps, agentId: string, frameworkId: string, reported: TaskStatus, reportedLatest: TaskStatus['state']): void {
+  // As upstream's master: an agent that has not (re-)registered with it is not heard (after a
+  // failover, the agent resends its updates once it has re-registered).
+  if (!m.agents.has(agentId)) {
+    m.ctx.trace.append('task:status-from-unknown-agent', { agentId, taskId: reported.taskId, uuid: reported.uuid });
+    return;
+  }
   const { status, latest } = goneByDrain(m, agentId, reported, reportedLatest);
   const fw = m.frameworks.get(frameworkId);
   m.ctx.trace.append('task:status', { frameworkId, agentId, taskId: status.taskId, state: status.state, latest, uuid: status.uuid });
