@@ -3,9 +3,13 @@
  * handle them: an agent that detects a new leader pauses its status update
  * manager until it has re-registered, then resends each unacknowledged
  * update once, retried from 10 s again; a master ignores updates from an
- * agent that has not (re-)registered with it.
+ * agent that has not (re-)registered with it. A task that ended before the
+ * failover, its last update not acknowledged, is reported by its agent
+ * (as upstream's agent reports its terminated tasks) and known to the new
+ * leader as ended, holding nothing.
  */
 import { describe, expect, it } from 'vitest';
+import { format } from '../../src/core/resources.js';
 import { commandTask, connect, type TestCluster, twoMasters } from './helpers.js';
 
 /** One agent running t1, whose updates are never acknowledged; the trace is at the moment of launch plus `afterMs`. */
@@ -74,6 +78,36 @@ describe('status updates across a master failover', () => {
     cluster.advance(10_000);
     const retries = cluster.trace.entries().filter((e) => e.seq > mark && e.kind === 'status-update:retry');
     expect(retries.map((e) => e.timeMs)).toEqual([resentAt + 10_000]);
+    cluster.checkAllInvariants();
+  });
+
+  it('a task that ended before the failover, its update unacknowledged, is known to the new leader as ended until acknowledged', () => {
+    const cluster = twoMasters(1);
+    const s = connect(cluster, { failoverTimeoutMs: 3_600_000 });
+    cluster.advance(1_000);
+    const offer = s.offers()[0]!;
+    s.accept(offer.id, [commandTask('done', offer.agentId, 'exit 0', 'cpus:1;mem:64'), commandTask('long', offer.agentId, 'sleep 3600', 'cpus:0.5;mem:16')]);
+    cluster.advance(5_000);
+    const agentId = offer.agentId;
+    failover(cluster, 10_000);
+    expect(cluster.view.leaderIndex()).toBe(1);
+    const tasks = () => [...cluster.view.framework(s.frameworkId)!.tasks.values()].map((t) => [t.spec.taskId, t.state]).sort();
+    expect(tasks()).toEqual([
+      ['done', 'TASK_FINISHED'],
+      ['long', 'TASK_RUNNING'],
+    ]);
+    // The agent reports the latest state: what the ended task held is free (the old leader had only its first update).
+    expect(format(cluster.view.agentBooks(agentId).used)).toBe('cpus(*,alloc:*):0.5; mem(*,alloc:*):16');
+    cluster.checkAllInvariants();
+    // The framework comes back, gets the updates the agent retries, and acknowledges: the ended task moves to the completed ones.
+    s.resubscribe();
+    cluster.advance(10_000);
+    for (let i = 0; i < 4; i++) {
+      cluster.advance(1_000);
+      s.acknowledgeAll();
+    }
+    expect(tasks()).toEqual([['long', 'TASK_RUNNING']]);
+    expect(cluster.view.framework(s.frameworkId)!.completedTasks.map((t) => [t.spec.taskId, t.state])).toEqual([['done', 'TASK_FINISHED']]);
     cluster.checkAllInvariants();
   });
 });

@@ -474,6 +474,8 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
     const fw = this.#frameworks.get(executor.frameworkId);
     if (fw !== undefined) recordExit(fw, executor);
+    const command = executor.kind === 'command';
+    for (const task of executor.tasks.values()) this.#updates.keepEnded(executor.frameworkId, { spec: task.spec, executorId: executor.executorId, command });
     if (fw !== undefined) forgetIfDone(this.#frameworks, fw);
     // The command executor is an implementation detail; upstream reports only the others.
     if (executor.kind !== 'command') {

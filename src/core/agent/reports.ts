@@ -4,14 +4,11 @@
  * may be gone), and its executors other than command executors.
  */
 import type { AgentDescription, AgentToMaster, FrameworkRef, ReportedExecutor, ReportedTask } from '../messages.js';
-import type { TaskState, TaskStatus } from '../types.js';
+import type { TaskState } from '../types.js';
 import type { AgentExecutor } from './frameworks.js';
+import type { StreamHead } from './status-update-manager.js';
 
-export function reportedTasks(
-  executors: readonly AgentExecutor[],
-  heads: readonly { readonly frameworkId: string; readonly status: TaskStatus }[],
-  latest: ReadonlyMap<string, TaskState>,
-): ReportedTask[] {
+export function reportedTasks(executors: readonly AgentExecutor[], heads: readonly StreamHead[], latest: ReadonlyMap<string, TaskState>): ReportedTask[] {
   const reported: ReportedTask[] = executors.flatMap((e) =>
     [...e.tasks.values()].map((t) => ({
       frameworkId: e.frameworkId,
@@ -23,11 +20,13 @@ export function reportedTasks(
     })),
   );
   const listed = new Set(reported.map((t) => `${t.frameworkId}\u0000${t.taskId}`));
-  for (const { frameworkId, status } of heads) {
+  for (const { frameworkId, status, ended } of heads) {
     const key = `${frameworkId}\u0000${status.taskId}`;
     if (listed.has(key)) continue;
     const state = latest.get(key) ?? status.state;
-    reported.push({ frameworkId, taskId: status.taskId, executorId: status.executorId ?? status.taskId, state });
+    // A task whose executor exited, its updates unacknowledged: reported whole, as upstream's agent reports its terminated tasks.
+    const known = ended === undefined ? {} : { spec: ended.spec, command: ended.command };
+    reported.push({ frameworkId, taskId: status.taskId, executorId: ended?.executorId ?? status.executorId ?? status.taskId, state, ...known });
   }
   return reported;
 }
@@ -44,7 +43,7 @@ export function reportedExecutors(executors: readonly AgentExecutor[]): Reported
 
 /** What the agent still holds besides its executors, for its re-registration. */
 export interface HeldState {
-  readonly heads: readonly { readonly frameworkId: string; readonly status: TaskStatus }[];
+  readonly heads: readonly StreamHead[];
   readonly latest: ReadonlyMap<string, TaskState>;
   readonly resourceVersion: number;
   readonly frameworks: readonly FrameworkRef[];

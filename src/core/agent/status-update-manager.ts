@@ -13,10 +13,22 @@
 import type { SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
 import { isTerminal } from '../task-state.js';
-import type { TaskStatus } from '../types.js';
+import type { TaskSpec, TaskStatus } from '../types.js';
 
 export const RETRY_MIN_MS = 10_000;
 export const RETRY_MAX_MS = 600_000;
+
+/**
+ * A task whose executor is gone while its updates wait for their
+ * acknowledgement (upstream's terminated tasks): the agent still reports
+ * it when it re-registers, until the stream ends.
+ */
+export interface EndedTask {
+  readonly spec: TaskSpec;
+  readonly executorId: string;
+  /** Run by a command executor. */
+  readonly command: boolean;
+}
 
 interface Stream {
   readonly frameworkId: string;
@@ -25,6 +37,14 @@ interface Stream {
   readonly seen: Set<string>;
   retryMs: number;
   timer?: TimerId;
+  ended?: EndedTask;
+}
+
+/** A stream's head, with the task it is of once its executor has exited. */
+export interface StreamHead {
+  readonly frameworkId: string;
+  readonly status: TaskStatus;
+  readonly ended?: EndedTask;
 }
 
 /** What survives a restart: the unacknowledged updates of each stream. */
@@ -32,6 +52,7 @@ export interface StreamCheckpoint {
   readonly frameworkId: string;
   readonly pending: readonly TaskStatus[];
   readonly seen: readonly string[];
+  readonly ended?: EndedTask;
 }
 
 /** Sends one update towards the master. */
@@ -87,13 +108,20 @@ export class StatusUpdateManager {
   }
 
   /** The head of every stream with updates still unacknowledged. */
-  heads(): { readonly frameworkId: string; readonly status: TaskStatus }[] {
-    const out: { frameworkId: string; status: TaskStatus }[] = [];
+  heads(): StreamHead[] {
+    const out: StreamHead[] = [];
     for (const stream of this.#streams.values()) {
       const head = stream.pending[0];
-      if (head !== undefined) out.push({ frameworkId: stream.frameworkId, status: head });
+      if (head === undefined) continue;
+      out.push(stream.ended === undefined ? { frameworkId: stream.frameworkId, status: head } : { frameworkId: stream.frameworkId, status: head, ended: stream.ended });
     }
     return out;
+  }
+
+  /** The task's executor exited: what is known of the task stays with its stream while updates wait. */
+  keepEnded(frameworkId: string, ended: EndedTask): void {
+    const stream = this.#streams.get(streamKey(frameworkId, ended.spec.taskId));
+    if (stream !== undefined && stream.pending.length > 0) stream.ended = ended;
   }
 
   /** Drops every stream of a framework (it was removed). */
@@ -124,7 +152,7 @@ export class StatusUpdateManager {
   checkpoint(keep: (frameworkId: string) => boolean): StreamCheckpoint[] {
     return [...this.#streams.values()]
       .filter((s) => keep(s.frameworkId))
-      .map((s) => ({ frameworkId: s.frameworkId, pending: [...s.pending], seen: [...s.seen] }));
+      .map((s) => ({ frameworkId: s.frameworkId, pending: [...s.pending], seen: [...s.seen], ...(s.ended === undefined ? {} : { ended: s.ended }) }));
   }
 
   /** Takes back the streams of a checkpoint (paused until `resume`). */
@@ -137,6 +165,7 @@ export class StatusUpdateManager {
         pending: [...s.pending],
         seen: new Set(s.seen),
         retryMs: RETRY_MIN_MS,
+        ...(s.ended === undefined ? {} : { ended: s.ended }),
       });
     }
   }
