@@ -13,6 +13,7 @@
 import type { SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
 import { isTerminal } from '../task-state.js';
+import { updateText } from '../trace-lines.js';
 import type { TaskSpec, TaskStatus } from '../types.js';
 
 export const RETRY_MIN_MS = 10_000;
@@ -182,7 +183,8 @@ export class StatusUpdateManager {
     this.forward(stream.frameworkId, head);
     stream.timer = this.ctx.loop.schedule(stream.retryMs, 'status-update:retry', () => {
       stream.retryMs = Math.min(stream.retryMs * 2, RETRY_MAX_MS);
-      this.ctx.trace.append('status-update:retry', { taskId: head.taskId, state: head.state, uuid: head.uuid });
+      const { taskId, state, uuid } = head;
+      this.ctx.trace.appendJson('status-update:retry', updateText(taskId, state, uuid), () => ({ taskId, state, uuid }));
       this.#send(key, stream);
     });
   }
