@@ -8,10 +8,26 @@
  */
 import { jsonString } from './trace.js';
 
+/** The last string quoted per field that repeats from entry to entry (a framework's, an agent's many tasks). */
+class Quoted {
+  #text: string | undefined;
+  #json = '';
+  of(text: string): string {
+    if (text !== this.#text) {
+      this.#text = text;
+      this.#json = jsonString(text);
+    }
+    return this.#json;
+  }
+}
+
+const frameworkIds = new Quoted();
+const agentIds = new Quoted();
+
 /** `task:status`: the master took an update from an agent. */
 export function statusText(frameworkId: string, agentId: string, taskId: string, state: string, latest: string, uuid: string | undefined): string {
   const tail = uuid === undefined ? '' : `,"uuid":${jsonString(uuid)}`;
-  return `{"frameworkId":${jsonString(frameworkId)},"agentId":${jsonString(agentId)},"taskId":${jsonString(taskId)},"state":${jsonString(state)},"latest":${jsonString(latest)}${tail}}`;
+  return `{"frameworkId":${frameworkIds.of(frameworkId)},"agentId":${agentIds.of(agentId)},"taskId":${jsonString(taskId)},"state":${jsonString(state)},"latest":${jsonString(latest)}${tail}}`;
 }
 
 /** `status-update:retry` and the like: a task, its state and the update's uuid. */

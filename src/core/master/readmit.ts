@@ -12,7 +12,7 @@
  */
 import { wallTimeMs } from '../context.js';
 import type { AgentToMaster, ReportedExecutor, ReportedTask } from '../messages.js';
-import { add, allocate as withAllocationRole, type Resources } from '../resources.js';
+import { add, allocate as withAllocationRole, normalise, type Resources } from '../resources.js';
 import { isTerminal } from '../task-state.js';
 import { startPinging } from './agent-health.js';
 import { AgentRecord } from './agents.js';
@@ -77,8 +77,7 @@ function roleOf(fw: Framework, resources: Resources): string {
  * at once after a failover, and a book changed once costs what one task
  * costs; the sums are exact (whole milli-units, ranges and sets), so the
  * books end as they would one task at a time. Tasks launched alike share
- * one resource bag: each bag is tagged with its role once and summed once
- * per copy count.
+ * one resource bag: each bag is tagged with its role once and counted.
  */
 class Learnt {
   /** Per framework, how many learnt tasks hold each (tagged) bag, and the tasks that ended. */
@@ -139,15 +138,10 @@ class Learnt {
   }
 }
 
-/** `count` copies of a bag, summed (by doubling: `add` is exact, ranges and sets of copies are their union). */
+/** `count` copies of a normal bag, summed: scalars times `count` (whole milli-units, exact); ranges and sets of copies are their union, the bag's own. */
 function times(bag: Resources, count: number): Resources {
-  let sum: Resources = [];
-  let power = bag;
-  for (let n = count; n > 0; n >>= 1) {
-    if ((n & 1) === 1) sum = add(sum, power);
-    if (n > 1) power = add(power, power);
-  }
-  return sum;
+  if (count === 1) return bag;
+  return normalise(bag.map((r) => (r.type === 'SCALAR' ? { ...r, milli: (r.milli ?? 0) * count } : r)));
 }
 
 function learnExecutor(m: MasterOps, fw: Framework, agentId: string, reported: ReportedExecutor): void {
