@@ -8,7 +8,15 @@
 
 import { heapPop, heapPush } from './heap.js';
 
-export type TimerId = number;
+/**
+ * A scheduled timer, as `schedule` returns it: opaque to its holders, who
+ * only hand it back to `cancel`. It is the queue's own entry, so that
+ * neither scheduling nor cancelling looks anything up (a large cluster
+ * holds millions of timers).
+ */
+export interface TimerId {
+  readonly label: string;
+}
 
 /** What a node uses of the loop: the clock and its own timers. */
 export interface Timers {
@@ -17,14 +25,16 @@ export interface Timers {
   cancel(timer: TimerId | undefined): void;
 }
 
-interface Entry {
-  readonly seq: number;
-  readonly label: string;
-  readonly action: () => void;
+interface Entry extends TimerId {
+  /** Dropped (a no-op) once the timer has run or is cancelled, so that a held id keeps nothing alive. */
+  action: () => void;
   /** Not one of the `BACKGROUND_TIMERS`. */
   readonly foreground: boolean;
-  cancelled: boolean;
+  /** Neither run nor cancelled yet. */
+  live: boolean;
 }
+
+const SPENT = (): void => undefined;
 
 /**
  * The timers due at one instant, in the order scheduled (so by `seq`):
@@ -70,12 +80,11 @@ const STEPS_PER_PENDING_TIMER = 16;
 
 export class EventLoop implements Timers {
   #nowMs = 0;
-  #seq = 0;
   /** The instants that have a bucket, as a min-heap. */
   #heap: number[] = [];
   #buckets = new Map<number, Bucket>();
-  /** Timers scheduled and neither run nor cancelled yet. */
-  #live = new Map<number, Entry>();
+  /** How many timers are scheduled and neither run nor cancelled yet. */
+  #live = 0;
   /** How many live timers are in the foreground. */
   #foreground = 0;
 
@@ -86,10 +95,9 @@ export class EventLoop implements Timers {
   /** Schedules `action` after `delayMs` (clamped at zero, whole milliseconds). */
   schedule(delayMs: number, label: string, action: () => void): TimerId {
     const delay = Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
-    const seq = ++this.#seq;
     const foreground = !BACKGROUND_TIMERS.has(label);
-    const entry: Entry = { seq, label, action, foreground, cancelled: false };
-    this.#live.set(seq, entry);
+    const entry: Entry = { label, action, foreground, live: true };
+    this.#live++;
     if (foreground) this.#foreground++;
     const dueMs = this.#nowMs + delay;
     let bucket = this.#buckets.get(dueMs);
@@ -99,7 +107,7 @@ export class EventLoop implements Timers {
       heapPush(this.#heap, dueMs, earlier);
     }
     bucket.entries.push(entry);
-    return seq;
+    return entry;
   }
 
   /**
@@ -109,11 +117,16 @@ export class EventLoop implements Timers {
    */
   cancel(timer: TimerId | undefined): void {
     if (timer === undefined) return;
-    const entry = this.#live.get(timer);
-    if (entry === undefined) return;
-    this.#live.delete(timer);
+    const entry = timer as Entry;
+    if (!entry.live) return;
+    this.#retire(entry);
+  }
+
+  #retire(entry: Entry): void {
+    entry.live = false;
+    entry.action = SPENT;
+    this.#live--;
     if (entry.foreground) this.#foreground--;
-    entry.cancelled = true;
   }
 
   /** Due time of the next live timer, or undefined when the queue is empty. */
@@ -122,7 +135,7 @@ export class EventLoop implements Timers {
   }
 
   pending(): number {
-    return this.#live.size;
+    return this.#live;
   }
 
   /** Runs the next timer, moving the clock to its due time. False when idle. */
@@ -130,10 +143,10 @@ export class EventLoop implements Timers {
     const bucket = this.#head();
     if (bucket === undefined) return false;
     const entry = bucket.entries[bucket.next++]!;
-    this.#live.delete(entry.seq);
-    if (entry.foreground) this.#foreground--;
+    const action = entry.action;
+    this.#retire(entry);
     this.#nowMs = bucket.dueMs;
-    entry.action();
+    action();
     return true;
   }
 
@@ -207,7 +220,7 @@ export class EventLoop implements Timers {
   }
 
   #stepLimit(): number {
-    return Math.max(MIN_STEPS_PER_INSTANT, STEPS_PER_PENDING_TIMER * this.#live.size);
+    return Math.max(MIN_STEPS_PER_INSTANT, STEPS_PER_PENDING_TIMER * this.#live);
   }
 
   /** The bucket of the next live timer, its cancelled and spent entries passed over. */
@@ -217,7 +230,7 @@ export class EventLoop implements Timers {
       if (dueMs === undefined) return undefined;
       const bucket = this.#buckets.get(dueMs)!;
       const { entries } = bucket;
-      while (bucket.next < entries.length && entries[bucket.next]!.cancelled) bucket.next++;
+      while (bucket.next < entries.length && !entries[bucket.next]!.live) bucket.next++;
       if (bucket.next < entries.length) return bucket;
       this.#buckets.delete(dueMs);
       heapPop(this.#heap, earlier);
@@ -228,6 +241,9 @@ export class EventLoop implements Timers {
 function earlier(a: number, b: number): boolean {
   return a < b;
 }
+
+/** What a closed scope returns for a timer it does not schedule (a no-op to cancel). */
+const CLOSED: TimerId = { label: 'closed' };
 
 /**
  * A node's timers on the loop, all cancelled at once when the process
@@ -246,7 +262,7 @@ export class TimerScope implements Timers {
   }
 
   schedule(delayMs: number, label: string, action: () => void): TimerId {
-    if (this.#closed) return -1;
+    if (this.#closed) return CLOSED;
     const id = this.loop.schedule(delayMs, label, () => {
       this.#live.delete(id);
       action();

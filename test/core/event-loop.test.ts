@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventLoop } from '../../src/core/event-loop.js';
+import { EventLoop, type TimerId } from '../../src/core/event-loop.js';
 
 function recorder(loop: EventLoop) {
   const log: string[] = [];
@@ -86,7 +86,7 @@ describe('event loop', () => {
   it('a timer may cancel another one due at the same instant', () => {
     const loop = new EventLoop();
     const log: string[] = [];
-    let victim = 0;
+    let victim: TimerId | undefined;
     loop.schedule(1, 'killer', () => {
       log.push('killer');
       loop.cancel(victim);
