@@ -36,6 +36,9 @@ interface Entry extends TimerId {
 
 const SPENT = (): void => undefined;
 
+/** What a bucket holds in the place of an entry it has passed: an instant of a million timers keeps none alive. */
+const PASSED: Entry = { label: 'passed', action: SPENT, foreground: false, live: false };
+
 /**
  * The timers due at one instant, in the order scheduled (so by `seq`):
  * clusters schedule many timers for the same instant (the master's pings of
@@ -142,7 +145,8 @@ export class EventLoop implements Timers {
   step(): boolean {
     const bucket = this.#head();
     if (bucket === undefined) return false;
-    const entry = bucket.entries[bucket.next++]!;
+    const entry = bucket.entries[bucket.next]!;
+    bucket.entries[bucket.next++] = PASSED;
     const action = entry.action;
     this.#retire(entry);
     this.#nowMs = bucket.dueMs;
@@ -230,7 +234,7 @@ export class EventLoop implements Timers {
       if (dueMs === undefined) return undefined;
       const bucket = this.#buckets.get(dueMs)!;
       const { entries } = bucket;
-      while (bucket.next < entries.length && !entries[bucket.next]!.live) bucket.next++;
+      while (bucket.next < entries.length && !entries[bucket.next]!.live) entries[bucket.next++] = PASSED;
       if (bucket.next < entries.length) return bucket;
       this.#buckets.delete(dueMs);
       heapPop(this.#heap, earlier);
