@@ -53,6 +53,15 @@ export class Trace {
     this.#add(kind, text, undefined);
   }
 
+  /**
+   * For hot entries whose caller writes the JSON text of their data itself
+   * (byte for byte what `append` writes, with `jsonString`): no
+   * serialisation, and the data is built only for a listener.
+   */
+  appendJson(kind: string, text: string, data: () => Readonly<Record<string, unknown>>): void {
+    this.#add(kind, text, this.#listeners.length === 0 ? undefined : data());
+  }
+
   #add(kind: string, text: string, data: Readonly<Record<string, unknown>> | undefined): void {
     const timeMs = this.clock.now();
     const seq = ++this.#seq;
@@ -102,6 +111,14 @@ export class Trace {
     this.#h1 = h1 >>> 0;
     this.#h2 = h2 >>> 0;
   }
+}
+
+/** What needs escaping in a JSON string (lone surrogates included): the rest is written as is. */
+const JSON_ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON.stringify writes it, without its cost for the common string that needs no escape. */
+export function jsonString(s: string): string {
+  return JSON_ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
 /** The first index at which two recorded traces differ, or -1. */

@@ -210,4 +210,21 @@ describe('EventLoop guard', () => {
     loop.runUntilIdle();
     expect(log).toEqual(['1:scope', '1:fn', '2:loop']);
   });
+
+  it('lets an instant with many timers due take more than a million steps (a large failover)', async () => {
+    const { EventLoop } = await import('../../src/core/event-loop.js');
+    const loop = new EventLoop();
+    let steps = 0;
+    // Each of 250,000 timers due together starts a chain of four zero-delay steps (a message and its answers).
+    const links: (() => void)[] = [];
+    for (let left = 0; left <= 4; left++) {
+      links.push(() => {
+        steps++;
+        if (left > 0) loop.schedule(0, 'chain', links[left - 1]!);
+      });
+    }
+    for (let i = 0; i < 250_000; i++) loop.schedule(5, 'start', links[4]!);
+    loop.runUntil(5);
+    expect(steps).toBe(1_250_000);
+  });
 });

@@ -207,6 +207,20 @@ export function makeCluster(options: TestClusterOptions = {}): TestCluster {
   return cluster;
 }
 
+/** Two masters (the first leading) and `agents` agents of AGENT_RESOURCES, the trace recorded: failover tests. */
+export function twoMasters(agents: number, seed = 11): TestCluster {
+  const cluster = new TestCluster({
+    seed,
+    recordTrace: true,
+    masters: 2,
+    master: { hostname: 'localhost', ip: '127.0.0.1', port: 5050, version: '1.11.0', taskLaunchDelayMs: 0 },
+  });
+  for (let i = 0; i < agents; i++) {
+    cluster.addAgent({ hostname: `agent${i + 1}`, ip: '127.0.0.1', port: 5051 + i, resources: resources(AGENT_RESOURCES), attributes: [] });
+  }
+  return cluster;
+}
+
 /** Records what an executor's event stream receives. */
 export class ExecutorSink {
   readonly events: ExecutorEvent[] = [];

@@ -7,17 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { format } from '../../src/core/resources.js';
-import { AGENT_RESOURCES, commandTask, connect, resources, TestCluster, type TestScheduler } from './helpers.js';
+import { commandTask, connect, type TestCluster, type TestScheduler, twoMasters } from './helpers.js';
 
 function cluster(): TestCluster {
-  const c = new TestCluster({
-    seed: 11,
-    recordTrace: true,
-    masters: 2,
-    master: { hostname: 'localhost', ip: '127.0.0.1', port: 5050, version: '1.11.0', taskLaunchDelayMs: 0 },
-  });
-  for (let i = 0; i < 3; i++) c.addAgent({ hostname: `agent${i + 1}`, ip: '127.0.0.1', port: 5051 + i, resources: resources(AGENT_RESOURCES), attributes: [] });
-  return c;
+  return twoMasters(3);
 }
 
 /** Launches `perOffer` tasks into each offer the framework holds: some long, some that end at once. */

@@ -366,6 +366,9 @@ export class Agent implements SimNode, ExecutorHost {
   #reregister(event: string): void {
     this.ctx.trace.append(event, { agentId: this.id });
     this.#moveTo('registering');
+    // As upstream's agent on detecting a master: nothing is sent until it has re-registered.
+    this.#updates.pause();
+    this.#operationUpdates.pause();
     this.#reregisters = true;
     this.#register();
   }
@@ -471,6 +474,8 @@ export class Agent implements SimNode, ExecutorHost {
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
     const fw = this.#frameworks.get(executor.frameworkId);
     if (fw !== undefined) recordExit(fw, executor);
+    const command = executor.kind === 'command';
+    for (const task of executor.tasks.values()) this.#updates.keepEnded(executor.frameworkId, { spec: task.spec, executorId: executor.executorId, command });
     if (fw !== undefined) forgetIfDone(this.#frameworks, fw);
     // The command executor is an implementation detail; upstream reports only the others.
     if (executor.kind !== 'command') {

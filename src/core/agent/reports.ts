@@ -4,30 +4,29 @@
  * may be gone), and its executors other than command executors.
  */
 import type { AgentDescription, AgentToMaster, FrameworkRef, ReportedExecutor, ReportedTask } from '../messages.js';
-import type { TaskState, TaskStatus } from '../types.js';
+import type { TaskState } from '../types.js';
 import type { AgentExecutor } from './frameworks.js';
+import type { StreamHead } from './status-update-manager.js';
 
-export function reportedTasks(
-  executors: readonly AgentExecutor[],
-  heads: readonly { readonly frameworkId: string; readonly status: TaskStatus }[],
-  latest: ReadonlyMap<string, TaskState>,
-): ReportedTask[] {
-  const reported: ReportedTask[] = executors.flatMap((e) =>
-    [...e.tasks.values()].map((t) => ({
-      frameworkId: e.frameworkId,
-      taskId: t.spec.taskId,
-      executorId: e.executorId,
-      state: t.state,
-      spec: t.spec,
-      command: e.kind === 'command',
-    })),
-  );
-  const listed = new Set(reported.map((t) => `${t.frameworkId}\u0000${t.taskId}`));
-  for (const { frameworkId, status } of heads) {
-    const key = `${frameworkId}\u0000${status.taskId}`;
-    if (listed.has(key)) continue;
-    const state = latest.get(key) ?? status.state;
-    reported.push({ frameworkId, taskId: status.taskId, executorId: status.executorId ?? status.taskId, state });
+export function reportedTasks(executors: readonly AgentExecutor[], heads: readonly StreamHead[], latest: ReadonlyMap<string, TaskState>): ReportedTask[] {
+  const reported: ReportedTask[] = [];
+  // Per framework, the tasks its live executors report (an agent reports thousands after a failover: no key strings).
+  const listed = new Map<string, Set<string>>();
+  for (const e of executors) {
+    let ids = listed.get(e.frameworkId);
+    if (ids === undefined) listed.set(e.frameworkId, (ids = new Set()));
+    const command = e.kind === 'command';
+    for (const t of e.tasks.values()) {
+      ids.add(t.spec.taskId);
+      reported.push({ frameworkId: e.frameworkId, taskId: t.spec.taskId, executorId: e.executorId, state: t.state, spec: t.spec, command });
+    }
+  }
+  for (const { frameworkId, status, ended } of heads) {
+    if (listed.get(frameworkId)?.has(status.taskId) === true) continue;
+    const state = latest.get(`${frameworkId}\u0000${status.taskId}`) ?? status.state;
+    // A task whose executor exited, its updates unacknowledged: reported whole, as upstream's agent reports its terminated tasks.
+    const known = ended === undefined ? {} : { spec: ended.spec, command: ended.command };
+    reported.push({ frameworkId, taskId: status.taskId, executorId: ended?.executorId ?? status.executorId ?? status.taskId, state, ...known });
   }
   return reported;
 }
@@ -44,7 +43,7 @@ export function reportedExecutors(executors: readonly AgentExecutor[]): Reported
 
 /** What the agent still holds besides its executors, for its re-registration. */
 export interface HeldState {
-  readonly heads: readonly { readonly frameworkId: string; readonly status: TaskStatus }[];
+  readonly heads: readonly StreamHead[];
   readonly latest: ReadonlyMap<string, TaskState>;
   readonly resourceVersion: number;
   readonly frameworks: readonly FrameworkRef[];
@@ -54,7 +53,9 @@ export interface HeldState {
 export function reregistration(agent: AgentDescription, executors: readonly AgentExecutor[], held: HeldState): AgentToMaster {
   const tasks = reportedTasks(executors, held.heads, held.latest);
   // As upstream's agent: the frameworks it still runs something of (one whose executors have all exited is forgotten).
-  const running = new Set([...tasks.map((t) => t.frameworkId), ...executors.filter((e) => e.alive).map((e) => e.frameworkId)]);
+  const running = new Set<string>();
+  for (const t of tasks) running.add(t.frameworkId);
+  for (const e of executors) if (e.alive) running.add(e.frameworkId);
   return {
     type: 'REREGISTER_AGENT',
     agent,

@@ -14,10 +14,23 @@ import type { SimContext } from '../context.js';
 import type { TimerId } from '../event-loop.js';
 import { pushed, SmallSet } from '../small-map.js';
 import { isTerminal } from '../task-state.js';
-import type { TaskStatus } from '../types.js';
+import { updateText } from '../trace-lines.js';
+import type { TaskSpec, TaskStatus } from '../types.js';
 
 export const RETRY_MIN_MS = 10_000;
 export const RETRY_MAX_MS = 600_000;
+
+/**
+ * A task whose executor is gone while its updates wait for their
+ * acknowledgement (upstream's terminated tasks): the agent still reports
+ * it when it re-registers, until the stream ends.
+ */
+export interface EndedTask {
+  readonly spec: TaskSpec;
+  readonly executorId: string;
+  /** Run by a command executor. */
+  readonly command: boolean;
+}
 
 interface Stream {
   readonly frameworkId: string;
@@ -27,6 +40,15 @@ interface Stream {
   retryMs: number;
   /** Every field set from the start (a field added later goes out of the object). */
   timer: TimerId | undefined;
+  /** The task, once its executor has exited with updates of it unacknowledged. */
+  ended: EndedTask | undefined;
+}
+
+/** A stream's head, with the task it is of once its executor has exited. */
+export interface StreamHead {
+  readonly frameworkId: string;
+  readonly status: TaskStatus;
+  readonly ended?: EndedTask;
 }
 
 /** What survives a restart: the unacknowledged updates of each stream. */
@@ -34,6 +56,7 @@ export interface StreamCheckpoint {
   readonly frameworkId: string;
   readonly pending: readonly TaskStatus[];
   readonly seen: readonly string[];
+  readonly ended?: EndedTask;
 }
 
 /** Sends one update towards the master; `key` is its stream's (`streamKey`). */
@@ -56,7 +79,7 @@ export class StatusUpdateManager {
   update(frameworkId: string, status: TaskStatus, key = streamKey(frameworkId, status.taskId)): boolean {
     let stream = this.#streams.get(key);
     if (stream === undefined) {
-      stream = { frameworkId, pending: [], seen: new SmallSet(), retryMs: RETRY_MIN_MS, timer: undefined };
+      stream = { frameworkId, pending: [], seen: new SmallSet(), retryMs: RETRY_MIN_MS, timer: undefined, ended: undefined };
       this.#streams.set(key, stream);
     }
     if (status.uuid !== undefined) {
@@ -92,13 +115,20 @@ export class StatusUpdateManager {
   }
 
   /** The head of every stream with updates still unacknowledged. */
-  heads(): { readonly frameworkId: string; readonly status: TaskStatus }[] {
-    const out: { frameworkId: string; status: TaskStatus }[] = [];
+  heads(): StreamHead[] {
+    const out: StreamHead[] = [];
     for (const stream of this.#streams.values()) {
       const head = stream.pending[0];
-      if (head !== undefined) out.push({ frameworkId: stream.frameworkId, status: head });
+      if (head === undefined) continue;
+      out.push(stream.ended === undefined ? { frameworkId: stream.frameworkId, status: head } : { frameworkId: stream.frameworkId, status: head, ended: stream.ended });
     }
     return out;
+  }
+
+  /** The task's executor exited: what is known of the task stays with its stream while updates wait. */
+  keepEnded(frameworkId: string, ended: EndedTask): void {
+    const stream = this.#streams.get(streamKey(frameworkId, ended.spec.taskId));
+    if (stream !== undefined && stream.pending.length > 0) stream.ended = ended;
   }
 
   /** Drops every stream of a framework (it was removed). */
@@ -116,11 +146,12 @@ export class StatusUpdateManager {
     for (const stream of this.#streams.values()) this.ctx.loop.cancel(stream.timer);
   }
 
-  /** Sends every head at once (the agent (re-)registered). */
+  /** Sends every head at once (the agent (re-)registered), retried after the shortest interval again, as upstream's. */
   resume(): void {
     this.#paused = false;
     for (const [key, stream] of this.#streams) {
       this.ctx.loop.cancel(stream.timer);
+      stream.retryMs = RETRY_MIN_MS;
       this.#send(key, stream);
     }
   }
@@ -128,7 +159,7 @@ export class StatusUpdateManager {
   checkpoint(keep: (frameworkId: string) => boolean): StreamCheckpoint[] {
     return [...this.#streams.values()]
       .filter((s) => keep(s.frameworkId))
-      .map((s) => ({ frameworkId: s.frameworkId, pending: [...s.pending], seen: [...s.seen] }));
+      .map((s) => ({ frameworkId: s.frameworkId, pending: [...s.pending], seen: [...s.seen], ...(s.ended === undefined ? {} : { ended: s.ended }) }));
   }
 
   /** Takes back the streams of a checkpoint (paused until `resume`). */
@@ -142,6 +173,7 @@ export class StatusUpdateManager {
         seen: new SmallSet(s.seen),
         retryMs: RETRY_MIN_MS,
         timer: undefined,
+        ended: s.ended,
       });
     }
   }
@@ -158,7 +190,8 @@ export class StatusUpdateManager {
     this.forward(stream.frameworkId, head, key);
     stream.timer = this.ctx.loop.schedule(stream.retryMs, 'status-update:retry', () => {
       stream.retryMs = Math.min(stream.retryMs * 2, RETRY_MAX_MS);
-      this.ctx.trace.append('status-update:retry', { taskId: head.taskId, state: head.state, uuid: head.uuid });
+      const { taskId, state, uuid } = head;
+      this.ctx.trace.appendJson('status-update:retry', updateText(taskId, state, uuid), () => ({ taskId, state, uuid }));
       this.#send(key, stream);
     });
   }

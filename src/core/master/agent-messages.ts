@@ -7,6 +7,7 @@
 import { wallTimeMs } from '../context.js';
 import type { AgentDescription, AgentToMaster, Exited, ReportedTask } from '../messages.js';
 import { isTerminal } from '../task-state.js';
+import { statusText, unknownAgentText } from '../trace-lines.js';
 import type { TaskStatus } from '../types.js';
 import { onPong, restoreReachable, startPinging } from './agent-health.js';
 import { AgentRecord } from './agents.js';
@@ -173,9 +174,17 @@ function onAgentExited(m: MasterOps, agentId: string): void {
 }
 
 function onStatusUpdate(m: MasterOps, agentId: string, frameworkId: string, reported: TaskStatus, reportedLatest: TaskStatus['state']): void {
+  // As upstream's master: an agent that has not (re-)registered with it is not heard (after a
+  // failover, the agent resends its updates once it has re-registered).
+  if (!m.agents.has(agentId)) {
+    const { taskId, uuid } = reported;
+    m.ctx.trace.appendJson('task:status-from-unknown-agent', unknownAgentText(agentId, taskId, uuid), () => ({ agentId, taskId, uuid }));
+    return;
+  }
   const { status, latest } = goneByDrain(m, agentId, reported, reportedLatest);
   const fw = m.frameworks.get(frameworkId);
-  m.ctx.trace.append('task:status', { frameworkId, agentId, taskId: status.taskId, state: status.state, latest, uuid: status.uuid });
+  const { taskId, state, uuid } = status;
+  m.ctx.trace.appendJson('task:status', statusText(frameworkId, agentId, taskId, state, latest, uuid), () => ({ frameworkId, agentId, taskId, state, latest, uuid }));
   if (fw === undefined) return;
   const task = fw.tasks.get(status.taskId);
   if (task !== undefined) m.updateTaskState(task, status, latest);

@@ -497,10 +497,10 @@ export class Master implements MasterOps, SimNode {
       else if (isTerminal(status.state)) task.state = status.state;
       else this.ctx.trace.append('task:stale-update', { taskId: task.spec.taskId, state: task.state, latest });
     }
-    const last = task.statuses[task.statuses.length - 1];
-    const changed = last?.state !== status.state;
-    // Kept without its data, as upstream keeps it (MESOS-1746: frameworks' data would fill the master).
-    if (changed) task.statuses.push(status.data === undefined ? status : withoutData(status));
+    const changed = task.statuses.at(-1)?.state !== status.state;
+    // Kept without its data, as upstream keeps it (MESOS-1746: frameworks' data would fill the master);
+    // a repeated state replaces the latest status, as upstream's `updateTask` does.
+    task.statuses[changed ? task.statuses.length : task.statuses.length - 1] = status.data === undefined ? status : withoutData(status);
     task.statusUpdateState = status.state;
     task.statusUpdateUuid = status.uuid;
     if (isTerminal(task.state)) this.recoverTaskResources(task);

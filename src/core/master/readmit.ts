@@ -12,7 +12,7 @@
  */
 import { wallTimeMs } from '../context.js';
 import type { AgentToMaster, ReportedExecutor, ReportedTask } from '../messages.js';
-import { allocate as withAllocationRole, normalise, type Resource, type Resources } from '../resources.js';
+import { add, allocate as withAllocationRole, normalise, type Resources } from '../resources.js';
 import { isTerminal } from '../task-state.js';
 import { startPinging } from './agent-health.js';
 import { AgentRecord } from './agents.js';
@@ -76,11 +76,14 @@ function roleOf(fw: Framework, resources: Resources): string {
  * allocator's), as the sum of their resources. An agent reports thousands
  * at once after a failover, and a book changed once costs what one task
  * costs; the sums are exact (whole milli-units, ranges and sets), so the
- * books end as they would one task at a time.
+ * books end as they would one task at a time. Tasks launched alike share
+ * one resource bag: each bag is tagged with its role once and counted.
  */
 class Learnt {
-  /** Per framework, its tasks' resources as one bag, and the tasks that ended. */
-  readonly #held = new Map<Framework, { resources: Resource[]; ended: Task[] }>();
+  /** Per framework, how many learnt tasks hold each (tagged) bag, and the tasks that ended. */
+  readonly #held = new Map<Framework, { bags: Map<Resources, number>; ended: Task[] }>();
+  /** Per framework, each reported bag with its role and tagged bag. */
+  readonly #tagged = new Map<Framework, Map<Resources, { role: string; resources: Resources }>>();
 
   constructor(
     private readonly m: MasterOps,
@@ -91,13 +94,12 @@ class Learnt {
     const spec = reported.spec;
     // Only an update is left of a task whose executor is gone: the update itself tells the master.
     if (spec === undefined || fw.tasks.has(reported.taskId)) return;
-    const role = roleOf(fw, spec.resources);
-    const resources = withAllocationRole(spec.resources, role);
+    const { role, resources } = this.#tag(fw, spec.resources);
     const task: Task = {
       spec,
       frameworkId: fw.id,
       agentId: this.agentId,
-      ...(reported.command === true ? {} : { executorId: reported.executorId }),
+      executorId: reported.command === true ? undefined : reported.executorId,
       role,
       resources,
       state: reported.state,
@@ -108,20 +110,38 @@ class Learnt {
     fw.tasks.set(spec.taskId, task);
     this.m.feed.emit(() => ({ type: 'TASK_ADDED', task: taskSnapshot(task), user: fw.info.user }));
     let held = this.#held.get(fw);
-    if (held === undefined) this.#held.set(fw, (held = { resources: [], ended: [] }));
-    for (const r of resources) held.resources.push(r);
+    if (held === undefined) this.#held.set(fw, (held = { bags: new Map(), ended: [] }));
+    held.bags.set(resources, (held.bags.get(resources) ?? 0) + 1);
     if (isTerminal(task.state)) held.ended.push(task);
   }
 
   /** Books what the learnt tasks hold; those that had ended give theirs back. */
   hold(): void {
-    for (const [fw, { resources, ended }] of this.#held) {
-      const sum = normalise(resources);
+    for (const [fw, { bags, ended }] of this.#held) {
+      let sum: Resources = [];
+      for (const [bag, count] of bags) sum = add(sum, times(bag, count));
       this.m.ledger.hold('used', { frameworkId: fw.id, agentId: this.agentId }, sum);
       this.m.allocator.holdUsed(fw.id, this.agentId, sum);
       for (const task of ended) this.m.recoverTaskResources(task);
     }
   }
+
+  #tag(fw: Framework, bag: Resources): { role: string; resources: Resources } {
+    let tagged = this.#tagged.get(fw);
+    if (tagged === undefined) this.#tagged.set(fw, (tagged = new Map()));
+    let known = tagged.get(bag);
+    if (known === undefined) {
+      const role = roleOf(fw, bag);
+      tagged.set(bag, (known = { role, resources: withAllocationRole(bag, role) }));
+    }
+    return known;
+  }
+}
+
+/** `count` copies of a normal bag, summed: scalars times `count` (whole milli-units, exact); ranges and sets of copies are their union, the bag's own. */
+function times(bag: Resources, count: number): Resources {
+  if (count === 1) return bag;
+  return normalise(bag.map((r) => (r.type === 'SCALAR' ? { ...r, milli: (r.milli ?? 0) * count } : r)));
 }
 
 function learnExecutor(m: MasterOps, fw: Framework, agentId: string, reported: ReportedExecutor): void {

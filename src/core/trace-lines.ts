@@ -1,0 +1,43 @@
+/**
+ * The text of the trace's hottest entries, written directly: a failover
+ * re-registers every task, and each task's update appends a `task:status`
+ * entry (and a `status-update:retry` when it is sent again). Each function
+ * writes byte for byte what `Trace.append` writes of the same data
+ * (JSON.stringify: keys in this order, an undefined value left out);
+ * test/core/trace-lines.test.ts holds them to it.
+ */
+import { jsonString } from './trace.js';
+
+/** The last string quoted per field that repeats from entry to entry (a framework's, an agent's many tasks). */
+class Quoted {
+  #text: string | undefined;
+  #json = '';
+  of(text: string): string {
+    if (text !== this.#text) {
+      this.#text = text;
+      this.#json = jsonString(text);
+    }
+    return this.#json;
+  }
+}
+
+const frameworkIds = new Quoted();
+const agentIds = new Quoted();
+
+/** `task:status`: the master took an update from an agent. */
+export function statusText(frameworkId: string, agentId: string, taskId: string, state: string, latest: string, uuid: string | undefined): string {
+  const tail = uuid === undefined ? '' : `,"uuid":${jsonString(uuid)}`;
+  return `{"frameworkId":${frameworkIds.of(frameworkId)},"agentId":${agentIds.of(agentId)},"taskId":${jsonString(taskId)},"state":${jsonString(state)},"latest":${jsonString(latest)}${tail}}`;
+}
+
+/** `status-update:retry` and the like: a task, its state and the update's uuid. */
+export function updateText(taskId: string, state: string, uuid: string | undefined): string {
+  const tail = uuid === undefined ? '' : `,"uuid":${jsonString(uuid)}`;
+  return `{"taskId":${jsonString(taskId)},"state":${jsonString(state)}${tail}}`;
+}
+
+/** `task:status-from-unknown-agent`: an update the master did not take. */
+export function unknownAgentText(agentId: string, taskId: string, uuid: string | undefined): string {
+  const tail = uuid === undefined ? '' : `,"uuid":${jsonString(uuid)}`;
+  return `{"agentId":${jsonString(agentId)},"taskId":${jsonString(taskId)}${tail}}`;
+}
