@@ -46,6 +46,23 @@ describe('network rules', () => {
     expect(s.states('long')).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLED']);
   });
 
+  it("an executor's update that reaches the agent after the agent reaped it is refused: a task never leaves a terminal state", () => {
+    const cluster = makeCluster({ agents: 1 });
+    const s = connect(cluster);
+    cluster.addNetworkRule({ action: 'delay', types: ['EXECUTOR_UPDATE'], delayMs: 3_000 });
+    const offer = s.firstOffer();
+    s.accept(offer.id, [commandTask('quick', offer.agentId, 'true', 'cpus:0.1;mem:8')]);
+    for (let i = 0; i < 5; i++) {
+      s.acknowledgeAll();
+      cluster.advance(1_000);
+    }
+    // The executor exited before its updates arrived: the agent ended the task (upstream's executor API answers 400 after).
+    expect(s.states('quick')).toEqual(['TASK_FAILED']);
+    // STARTING, RUNNING and FINISHED, all sent before the exit.
+    expect(traceKinds(cluster).filter((k) => k === 'executor:call-refused')).toHaveLength(3);
+    cluster.checkAllInvariants();
+  });
+
   it('a task launched again with the id of one that ended runs again; only a repeat the network made is dropped', () => {
     const cluster = makeCluster({ agents: 1 });
     const s = connect(cluster);

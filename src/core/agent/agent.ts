@@ -31,7 +31,7 @@ import type { Outcome } from '../errors.js';
 import type { ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
 import { AgentCgroups } from './cgroups.js';
 import { Containerizer } from './containerizer.js';
-import type { ExecutorHost, ExecutorKind } from './executor.js';
+import { SimTask, type ExecutorHost, type ExecutorKind } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
 import type { NestedContainers } from './nested-containers.js';
@@ -286,7 +286,7 @@ export class Agent implements SimNode, ExecutorHost {
   receive(from: string, message: Message): void {
     if (this.#state === 'crashed') return;
     if (from === MASTER_NODE) this.#fromMaster(message as MasterToAgent);
-    else this.#fromExecutor(message as ExecutorToAgent);
+    else this.#fromExecutor(from, message as ExecutorToAgent);
   }
 
   #fromMaster(m: MasterToAgent): void {
@@ -327,7 +327,14 @@ export class Agent implements SimNode, ExecutorHost {
     }
   }
 
-  #fromExecutor(m: ExecutorToAgent): void {
+  #fromExecutor(from: string, m: ExecutorToAgent): void {
+    // A call that arrives after the agent has reaped its executor (delayed on the way) finds no executor, as
+    // upstream's executor API answers 400 "Executor cannot be found": the agent has already ended its tasks.
+    const executor = this.#frameworks.get(m.frameworkId)?.executors.get(m.executorId);
+    if (executor?.nodeId !== from) {
+      this.ctx.trace.append('executor:call-refused', { agentId: this.id, executorId: m.executorId, call: m.type, reason: 'Executor cannot be found' });
+      return;
+    }
     switch (m.type) {
       case 'EXECUTOR_UPDATE':
         this.#take(m.frameworkId, m.status);
@@ -464,9 +471,11 @@ export class Agent implements SimNode, ExecutorHost {
       this.#orphans = this.#orphans.filter((e) => e !== executor);
       return;
     }
-    this.nested?.parentEnded(executor.containerId, (executor.exitStatus = waitStatus));
-    // Tasks its process left running end with it, as upstream's agent reports them.
-    for (const task of executor.liveTasks()) {
+    executor.exitStatus = waitStatus;
+    this.nested?.parentEnded(executor.containerId, waitStatus);
+    // Tasks its process left running end with it, as upstream's agent reports them: as far as the agent
+    // knows (an update of the executor's still on the way is refused when it arrives).
+    for (const task of executor.unended()) {
       this.#emit(executor.frameworkId, task.spec.taskId, executor, 'TASK_FAILED', 'Executor terminated', 'REASON_EXECUTOR_TERMINATED');
       task.state = 'TASK_FAILED';
     }
@@ -558,6 +567,8 @@ export class Agent implements SimNode, ExecutorHost {
     const before = this.#latest.get(key);
     this.#latest.set(key, status.state);
     if (this.#updates.update(frameworkId, status, key)) {
+      const task = this.#frameworks.get(frameworkId)?.tasks.get(status.taskId)?.tasks.get(status.taskId);
+      if (task instanceof SimTask) task.reported = status.state;
       this.cgroups.observe(frameworkId, status);
       return true;
     }

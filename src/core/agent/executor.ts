@@ -53,6 +53,11 @@ export interface ExecutorHost {
  */
 export class SimTask {
   state: TaskState = 'TASK_STAGING';
+  /**
+   * The newest state its agent has taken: behind `state` while the
+   * executor's updates are on the way (a delayed link, a dropped message).
+   */
+  reported: TaskState = 'TASK_STAGING';
   /** The end of its run, when its plan ends by itself. */
   timer: TimerId | undefined = undefined;
   /** Running out the grace period of a kill it ignored. */
@@ -114,6 +119,9 @@ export abstract class ExecutorIdentified<T extends { readonly state: TaskState }
   liveTasks(): T[] {
     return [...this.tasks.values()].filter((t) => !isTerminal(t.state));
   }
+
+  /** The tasks its agent has not seen end: those it ends itself when the executor exits. */
+  abstract unended(): T[];
 }
 
 export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode {
@@ -138,6 +146,10 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
 
   get alive(): boolean {
     return this.#state !== 'terminated';
+  }
+
+  unended(): SimTask[] {
+    return [...this.tasks.values()].filter((t) => !isTerminal(t.reported));
   }
 
   get state(): ExecutorState {

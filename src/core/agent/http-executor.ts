@@ -95,6 +95,11 @@ export class HttpExecutor extends ExecutorIdentified<HttpTask> implements SimNod
     return this.#state !== 'terminated';
   }
 
+  /** Its tasks' states are the agent's own view (set from the calls it took). */
+  unended(): HttpTask[] {
+    return this.liveTasks();
+  }
+
   get state(): HttpExecutorState {
     return this.#state;
   }
