@@ -17,7 +17,7 @@
  *               the faults of streams, executors, tasks and the wall clock are fault-actions.ts's
  *   masters     bindMasterPort, masters (the group: seats, leader; master-group.ts)
  *   clock       advance, advanceTo
- *   output      drainOutbox
+ *   output      drainOutbox, answerFirst (the next input's answer before what it made due)
  */
 import { Agent } from './agent/agent.js';
 import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './agent/flags.js';
@@ -110,6 +110,8 @@ export class Cluster {
   readonly #faults: FaultActions;
   /** The input running now, if any. */
   #inInput: string | undefined;
+  /** Told the next input's result once it is applied (`answerFirst`). */
+  #answerFirst: ((result: unknown) => void) | undefined;
   /** Every input so far, when recording them. */
   readonly #inputs: InputRecord[] | undefined;
 
@@ -500,6 +502,18 @@ export class Cluster {
 
   // ---- output ----
 
+  /**
+   * The next input hands its result to `hook` as soon as it is applied,
+   * before what it made due at this instant runs; `undefined` takes a
+   * hook back. The runtime answers a caller first, as upstream's master
+   * sends SUBSCRIBED before its allocator makes offers: the allocation
+   * a subscription starts covers every agent. It changes no state, only
+   * when the caller hears: the trace is the same either way.
+   */
+  answerFirst(hook: ((result: unknown) => void) | undefined): void {
+    this.#answerFirst = hook;
+  }
+
   /** Events and closes for subscribers' connections since the last drain. */
   drainOutbox(): OutboxRecord[] {
     return this.#outbox.drain();
@@ -537,6 +551,9 @@ export class Cluster {
       this.view.settleReads();
       if (this.#inputs !== undefined) this.#record(name, args);
       const result = apply();
+      const first = this.#answerFirst;
+      this.#answerFirst = undefined;
+      first?.(result);
       this.#loop.runDue();
       const leader = this.#masters.leader;
       leader?.afterInput();

@@ -112,6 +112,8 @@ export class HttpEventStream<E = SchedulerEvent> implements EventStream<E>, Budg
     });
     this.#socket = socket;
     for (const chunk of early) this.#write(chunk);
+    // What was sent before leaves with the headers, now: the core may go on working before the next tick.
+    this.#flush();
     if (this.#ended) this.#finish();
     else this.#armKeepalive();
   }

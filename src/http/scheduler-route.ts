@@ -118,19 +118,22 @@ function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options
   const connectionId = connections.open(stream);
   stream.connectionId = connectionId;
   const principal = principalOf(req);
-  const { streamId, frameworkId } = driver.input((cluster) => cluster.subscribe(connectionId, subscription, principal));
-  // A subscription the core refused has no framework.
-  stream.frameworkId = frameworkId === '' ? undefined : frameworkId;
   res.on('close', () => {
     connections.forget(connectionId);
     // A stopped cluster takes no more inputs; its listeners are closing anyway.
     if (driver.failure === undefined) driver.input((cluster) => cluster.disconnect(connectionId));
   });
-  stream.start({
-    'content-type': accepted,
-    'mesos-stream-id': streamId,
-    'cluster-stream-id': streamId,
-  });
+  // The headers and SUBSCRIBED go out before the allocation the subscription starts runs over every agent.
+  const started = ({ streamId, frameworkId }: { streamId: string; frameworkId: string }): void => {
+    // A subscription the core refused has no framework.
+    stream.frameworkId = frameworkId === '' ? undefined : frameworkId;
+    stream.start({
+      'content-type': accepted,
+      'mesos-stream-id': streamId,
+      'cluster-stream-id': streamId,
+    });
+  };
+  driver.input((cluster) => cluster.subscribe(connectionId, subscription, principal), started);
   return undefined;
 }
 

@@ -51,8 +51,13 @@ export interface ClusterDriver {
   replace(cluster: Cluster): void;
   onReplace(listener: ReplaceListener): void;
   readonly mode: TimeMode;
-  /** Applies an input to the core at the current time, then delivers its output. */
-  input<T>(apply: (cluster: Cluster) => T): T;
+  /**
+   * Applies an input to the core at the current time, then delivers its
+   * output. With `answered`, the output so far is delivered and then the
+   * input's result goes to `answered`, as soon as the input is applied,
+   * before what it made due at this instant runs (`Cluster.answerFirst`).
+   */
+  input<T>(apply: (cluster: Cluster) => T, answered?: (result: T) => void): T;
   /** Reads the cluster as of now (in real time, due timers run first). */
   read<T>(look: (view: ClusterView) => T): T;
   /** Moves virtual time forward (virtual mode only). */
@@ -128,6 +133,26 @@ abstract class BaseDriver {
     }
   }
 
+  /** Runs `apply`, delivering the output so far and telling `answered` its result (once) as soon as the core has applied it. */
+  protected answering<T>(apply: (cluster: Cluster) => T, answered: ((result: T) => void) | undefined): T {
+    if (answered === undefined) return apply(this.cluster);
+    let told = false;
+    const tell = (result: T): void => {
+      if (told) return;
+      told = true;
+      this.deliver();
+      answered(result);
+    };
+    this.cluster.answerFirst((result) => tell(result as T));
+    try {
+      const result = apply(this.cluster);
+      tell(result);
+      return result;
+    } finally {
+      this.cluster.answerFirst(undefined);
+    }
+  }
+
   protected deliver(): void {
     if (this.#failure !== undefined) return;
     const records = this.cluster.drainOutbox();
@@ -148,9 +173,9 @@ abstract class BaseDriver {
 export class VirtualDriver extends BaseDriver implements ClusterDriver {
   readonly mode = 'virtual';
 
-  input<T>(apply: (cluster: Cluster) => T): T {
+  input<T>(apply: (cluster: Cluster) => T, answered?: (result: T) => void): T {
     try {
-      return this.guarded(() => apply(this.cluster));
+      return this.guarded(() => this.answering(apply, answered));
     } finally {
       this.deliver();
     }
@@ -184,11 +209,11 @@ export class RealtimeDriver extends BaseDriver implements ClusterDriver {
     this.#arm();
   }
 
-  input<T>(apply: (cluster: Cluster) => T): T {
+  input<T>(apply: (cluster: Cluster) => T, answered?: (result: T) => void): T {
     try {
       return this.guarded(() => {
         this.#catchUp();
-        return apply(this.cluster);
+        return this.answering(apply, answered);
       });
     } finally {
       this.deliver();
