@@ -49,45 +49,9 @@ import type { ResourceOperationType, SchedulerCall, Subscription } from './types
 import type { OperatorCall, OperatorValue } from './operator-types.js';
 import { ClusterView } from './view.js';
 
-export interface ClusterOptions {
-  readonly seed?: string | number;
-  /** Cluster time zero, in milliseconds since the Unix epoch. */
-  readonly epochMs?: number;
-  readonly master: MasterOptions;
-  /** Masters with a leader (default 1); master `i` listens on `master.port + i`. */
-  readonly masters?: number;
-  /** From a leader's death to its successor's election (`--zk_session_timeout`, default 10 s). */
-  readonly electionDelayMs?: number;
-  readonly networkLatencyMs?: number;
-  /** Keep the whole trace in memory (tests and scenarios). */
-  readonly recordTrace?: boolean;
-  /** Check the invariants after every input (on unless turned off). */
-  readonly checkInvariants?: boolean;
-  /**
-   * Keep the record of every input (`inputs()`) and write each into the
-   * trace as an `input:<method>` entry, so the run can be replayed and
-   * rebuilt (default: as `recordTrace`). Off, inputs cost nothing more.
-   */
-  readonly recordInputs?: boolean;
-}
+import { DEFAULT_EPOCH_MS, type AddedAgent, type AgentSpec, type ClusterOptions } from './cluster-options.js';
 
-/** 2023-11-14T22:13:20Z: a fixed epoch, so that virtual runs are replayable. */
-export const DEFAULT_EPOCH_MS = 1_700_000_000_000;
-
-export interface AgentSpec {
-  readonly hostname: string;
-  readonly ip: string;
-  readonly port: number;
-  readonly resources: Resources;
-  readonly attributes: readonly Attribute[];
-  /** The agent's flags; upstream's defaults for those not given. */
-  readonly flags?: Partial<AgentFlags>;
-}
-
-export interface AddedAgent {
-  readonly id: string;
-  readonly pid: string;
-}
+export { DEFAULT_EPOCH_MS, type AddedAgent, type AgentSpec, type ClusterOptions };
 
 export class Cluster {
   readonly seed: string;
