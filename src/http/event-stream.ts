@@ -172,7 +172,9 @@ export class HttpEventStream<E = SchedulerEvent> implements EventStream<E>, Budg
     }
     this.#write(chunk);
     this.#lastWriteMs = performance.now();
-    this.#budget.charge(this, this.bufferedBytes);
+    // The client's backlog is what waits before this event: one event, however large (an OFFERS of every agent of
+    // a large cluster), never cuts a client that reads; one that does not is cut by its next event.
+    this.#budget.charge(this, this.bufferedBytes - chunk.length);
   }
 
   close(): void {

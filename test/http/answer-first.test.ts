@@ -12,6 +12,8 @@ import type { OutboxRecord } from '../../src/core/outbox.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
 import { HttpEventStream } from '../../src/http/event-stream.js';
 import { StreamBudget } from '../../src/http/stream-budget.js';
+import { SchedulerClient } from '../../src/client/scheduler-client.js';
+import { startCluster } from '../../src/start.js';
 import { Cluster } from '../../src/core/cluster.js';
 import { AGENT_RESOURCES, frameworkInfo, resources } from '../core/helpers.js';
 
@@ -62,6 +64,23 @@ describe('answering a SUBSCRIBE first', () => {
     // The hook is taken back: the next input tells nobody.
     driver.input((c) => c.advance(1));
     expect(told).toEqual([7]);
+  });
+
+  it('hands a client that reads an OFFERS event larger than the stream buffer limit whole', async () => {
+    const running = await startCluster({ port: 0, time: 'virtual', agents: 3, streamBufferLimitMiB: 0.001 });
+    const client = new SchedulerClient(running.masterUrl);
+    try {
+      await client.subscribe({ user: 'u', name: 'n' });
+      const offers = await client.next('OFFERS');
+      // Three offers of a few hundred bytes each, past the limit of 1,049 bytes, and the stream still flows.
+      expect(offers.offers.offers).toHaveLength(3);
+      expect(JSON.stringify(offers).length).toBeGreaterThan(1_049);
+      running.advance(1_000);
+      expect(client.closed).toBe(false);
+    } finally {
+      client.disconnect();
+      await running.close();
+    }
   });
 
   it('writes what was sent before the start with the headers, before the next tick', async () => {
