@@ -135,9 +135,18 @@ function launchCall(offer: Record<string, any>, perAgent: number): Record<string
   return { type: 'ACCEPT', accept: { offer_ids: [offer['id']], operations: [{ type: 'LAUNCH', launch: { task_infos } }] } };
 }
 
+/**
+ * The framework reads its stream in this process, which cannot read while
+ * virtual time moves (synchronously): every task's STARTING and RUNNING
+ * wait in the stream meanwhile (about 140 MB at 200,000 tasks), and the
+ * default buffer limits would cut it, its disconnection then landing in
+ * the reads' figures.
+ */
+const UNBOUNDED_STREAMS = { streamBufferLimitMiB: 65_536, streamBufferBudgetMiB: 65_536 } as const;
+
 /** A cluster of `agents` in virtual time (loopback addressing, two masters) with one framework holding an offer of each agent. */
 export async function clusterWithOffers(agents: number): Promise<{ cluster: RunningCluster; fw: LaunchingFramework }> {
-  const cluster = await startCluster({ port: 0, agents, agentAddressing: 'loopback', agentResources: AGENT_RESOURCES, masters: 2, time: 'virtual', logLevel: 'silent' });
+  const cluster = await startCluster({ port: 0, agents, agentAddressing: 'loopback', agentResources: AGENT_RESOURCES, masters: 2, time: 'virtual', logLevel: 'silent', ...UNBOUNDED_STREAMS });
   const fw = new LaunchingFramework(cluster.masterUrl);
   await fw.subscribe();
   cluster.advance(1_000);
@@ -205,7 +214,7 @@ export async function benchScale(o: ScaleOptions): Promise<ScaleRow> {
   const host = o.wildcard ? '0.0.0.0' : '127.0.0.1';
   progress(`scale: ${o.agents} agents starting (loopback addressing on ${host}, two masters, virtual time)`);
   let t0 = performance.now();
-  const cluster = await startCluster({ port: 0, host, agents: o.agents, agentAddressing: 'loopback', agentResources: AGENT_RESOURCES, masters: 2, time: 'virtual', logLevel: 'silent' });
+  const cluster = await startCluster({ port: 0, host, agents: o.agents, agentAddressing: 'loopback', agentResources: AGENT_RESOURCES, masters: 2, time: 'virtual', logLevel: 'silent', ...UNBOUNDED_STREAMS });
   const startMs = performance.now() - t0;
   try {
     const masterUrl = cluster.masterUrl.replace('0.0.0.0', '127.0.0.1');
@@ -222,6 +231,7 @@ export async function benchScale(o: ScaleOptions): Promise<ScaleRow> {
     advanceUntil(cluster, () => runningTasks(cluster) >= tasks, 1_000, 60_000);
     const runningMs = performance.now() - t0;
     const running = runningTasks(cluster);
+    await drained(fw);
     progress('scale: reading /state, /tasks and GET_STATE');
     const state = await timedRequest(new URL('/state', masterUrl), 'GET');
     const tasksPage = await timedRequest(new URL('/tasks?limit=100', masterUrl), 'GET');
@@ -234,6 +244,21 @@ export async function benchScale(o: ScaleOptions): Promise<ScaleRow> {
     return { agents: o.agents, tasks, host, startMs, launchMs: launch.ms, acceptCalls: fw.offers!.length, refused: launch.refused, runningMs, running, state, tasksPage, getState, rssBytes, heapBytes, failoverMs: fo.ms, reregistered: fo.reregistered };
   } finally {
     await cluster.close();
+  }
+}
+
+/**
+ * Waits until the framework has read what its stream holds: the updates of
+ * every task, written while virtual time moved, would otherwise be read
+ * during the first read timed, in this same process.
+ */
+async function drained(fw: LaunchingFramework): Promise<void> {
+  let quiet = 0;
+  let seen = -1;
+  while (quiet < 4) {
+    quiet = fw.events === seen ? quiet + 1 : 0;
+    seen = fw.events;
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
