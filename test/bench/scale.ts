@@ -162,9 +162,9 @@ export async function launchAll(fw: LaunchingFramework, offers: readonly Record<
   const worker = async (): Promise<void> => {
     while (next < offers.length) {
       const offer = offers[next++]!;
+      if (next % 5000 === 0) progress(`scale: ${next} of ${offers.length} ACCEPTs sent`);
       const status = await fw.call(launchCall(offer, o.tasksPerAgent));
       if (status !== 202) refused++;
-      if (next % 5000 === 0) progress(`scale: ${next} of ${offers.length} ACCEPTs sent`);
     }
   };
   await Promise.all(Array.from({ length: o.concurrency }, worker));
@@ -248,14 +248,14 @@ export async function benchScale(o: ScaleOptions): Promise<ScaleRow> {
 }
 
 /**
- * Waits until the framework has read what its stream holds: the updates of
- * every task, written while virtual time moved, would otherwise be read
- * during the first read timed, in this same process.
+ * Waits until the framework has read what its stream holds (nothing new
+ * for a second): the updates written while virtual time moved would
+ * otherwise be read during the first read timed, in this same process.
  */
-async function drained(fw: LaunchingFramework): Promise<void> {
+export async function drained(fw: LaunchingFramework): Promise<void> {
   let quiet = 0;
   let seen = -1;
-  while (quiet < 4) {
+  while (quiet < 20) {
     quiet = fw.events === seen ? quiet + 1 : 0;
     seen = fw.events;
     await new Promise((resolve) => setTimeout(resolve, 50));
