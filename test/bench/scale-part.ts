@@ -27,7 +27,7 @@ const read = (f: ReadFigure): string => `${num(f.firstByteMs)} / ${num(f.totalMs
 
 function rowsTable(rows: readonly ScaleRow[]): string {
   return table(
-    ['agents', 'tasks', 'start ms', 'launch tasks/s', '/state first / last', '/tasks?limit=100', 'GET_STATE first / last', 'RSS MB', 'heap MB', 'heap KB/agent', 'heap B/task', 'failover ms'],
+    ['agents', 'tasks', 'start ms', 'launch tasks/s', '/state first / last', '/tasks?limit=100', 'GET_STATE first / last', 'RSS held MB', 'RSS after reads MB', 'heap MB', 'heap KB/agent', 'heap B/task', 'failover ms'],
     rows.map((r) => [
       num(r.agents),
       num(r.tasks),
@@ -36,6 +36,7 @@ function rowsTable(rows: readonly ScaleRow[]): string {
       read(r.state),
       `${num(r.tasksPage.totalMs)} ms`,
       read(r.getState),
+      num(r.heldRssBytes / 1e6),
       num(r.rssBytes / 1e6),
       num(r.heapBytes / 1e6),
       num(r.heapBytes / r.agents / 1024, 1),
@@ -57,7 +58,7 @@ export function benchScalePart(sizes: readonly number[], tasksPerAgent: number, 
   return [
     '',
     `9. scale: clusters in virtual time through the library and HTTP, two masters; ${tasksPerAgent} long tasks launched into each agent's offer`,
-    `through the scheduler API (one ACCEPT per offer, ${concurrency} in flight); reads as time to first byte / last byte; RSS and heap`,
+    `through the scheduler API (one ACCEPT per offer, ${concurrency} in flight); reads as time to first byte / last byte; RSS (held: before the reads) and heap`,
     `(after full collections) of the whole process over its start, and the heap divided by agents and by tasks; failover: the leader crashes and the other`,
     `master leads with every agent re-registered with its tasks (wall time, the 10 s election delay passing in virtual time);`,
     `agents above ${num(SOCKET_PER_AGENT_MAX)} listen on 0.0.0.0 (one socket), below on 127.0.0.1 (a socket per agent address)`,

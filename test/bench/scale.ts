@@ -10,7 +10,8 @@
  *     time moves);
  *   - `/state`, `/tasks?limit=100` and the operator's GET_STATE: time to the
  *     first byte, to the last, and size;
- *   - RSS and heap (after full collections) per agent and per task;
+ *   - RSS before and after the reads, and heap (after full collections)
+ *     per agent and per task;
  *   - a master failover: the leader of two masters crashes, and the wall
  *     time until the new leader has every agent back with its tasks.
  *
@@ -54,6 +55,9 @@ export interface ScaleRow {
   readonly state: ReadFigure;
   readonly tasksPage: ReadFigure;
   readonly getState: ReadFigure;
+  /** RSS over the start once the tasks run, before the reads. */
+  readonly heldRssBytes: number;
+  /** RSS over the start after the reads. */
   readonly rssBytes: number;
   readonly heapBytes: number;
   readonly failoverMs: number | undefined;
@@ -232,6 +236,9 @@ export async function benchScale(o: ScaleOptions): Promise<ScaleRow> {
     const runningMs = performance.now() - t0;
     const running = runningTasks(cluster);
     await drained(fw);
+    gc();
+    // What the cluster holds, before the reads' buffers (hundreds of MB at the largest size) raise RSS for good.
+    const heldRssBytes = process.memoryUsage().rss - rss0;
     progress('scale: reading /state, /tasks and GET_STATE');
     const state = await timedRequest(new URL('/state', masterUrl), 'GET');
     const tasksPage = await timedRequest(new URL('/tasks?limit=100', masterUrl), 'GET');
@@ -241,7 +248,7 @@ export async function benchScale(o: ScaleOptions): Promise<ScaleRow> {
     const rssBytes = process.memoryUsage().rss - rss0;
     progress('scale: master failover');
     const fo = failover(cluster, o.agents, running);
-    return { agents: o.agents, tasks, host, startMs, launchMs: launch.ms, acceptCalls: fw.offers!.length, refused: launch.refused, runningMs, running, state, tasksPage, getState, rssBytes, heapBytes, failoverMs: fo.ms, reregistered: fo.reregistered };
+    return { agents: o.agents, tasks, host, startMs, launchMs: launch.ms, acceptCalls: fw.offers!.length, refused: launch.refused, runningMs, running, state, tasksPage, getState, heldRssBytes, rssBytes, heapBytes, failoverMs: fo.ms, reregistered: fo.reregistered };
   } finally {
     await cluster.close();
   }
