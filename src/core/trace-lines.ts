@@ -6,23 +6,10 @@
  * (JSON.stringify: keys in this order, an undefined value left out);
  * test/core/trace-lines.test.ts holds them to it.
  */
-import { jsonString } from './trace.js';
+import { jsonString, LastQuoted } from './trace.js';
 
-/** The last string quoted per field that repeats from entry to entry (a framework's, an agent's many tasks). */
-class Quoted {
-  #text: string | undefined;
-  #json = '';
-  of(text: string): string {
-    if (text !== this.#text) {
-      this.#text = text;
-      this.#json = jsonString(text);
-    }
-    return this.#json;
-  }
-}
-
-const frameworkIds = new Quoted();
-const agentIds = new Quoted();
+const frameworkIds = new LastQuoted();
+const agentIds = new LastQuoted();
 
 /** `task:status`: the master took an update from an agent. */
 export function statusText(frameworkId: string, agentId: string, taskId: string, state: string, latest: string, uuid: string | undefined): string {

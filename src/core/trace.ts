@@ -121,6 +121,24 @@ export function jsonString(s: string): string {
   return JSON_ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
+/**
+ * The last string quoted (`jsonString`), for fields that repeat from one
+ * line to the next: a framework's tasks share its id, and tasks are
+ * listed agent by agent.
+ */
+export class LastQuoted {
+  #text: string | undefined;
+  #json = '';
+
+  of(text: string): string {
+    if (text !== this.#text) {
+      this.#text = text;
+      this.#json = jsonString(text);
+    }
+    return this.#json;
+  }
+}
+
 /** The first index at which two recorded traces differ, or -1. */
 export function firstDivergence(a: readonly TraceEntry[], b: readonly TraceEntry[]): number {
   const n = Math.max(a.length, b.length);

@@ -14,7 +14,8 @@ import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { toLegacyJson } from './legacy-json.js';
 import { AGENT_CAPABILITIES, reservations, unreserved } from './slaves.js';
 import { attributesObject, resourcesSummary, secondsOf } from './summary.js';
-import { jsonString, resourcesSummaryJson } from './task-json.js';
+import { jsonString } from '../../core/trace.js';
+import { resourcesSummaryJson } from './task-json.js';
 
 interface TotalText {
   readonly resources: string;

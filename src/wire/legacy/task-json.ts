@@ -8,33 +8,12 @@
 import { fromMilli, type Resources } from '../../core/resources.js';
 import type { Task } from '../../core/master/framework.js';
 import type { TaskStatus } from '../../core/types.js';
+import { jsonString, LastQuoted } from '../../core/trace.js';
 import { formatDouble } from '../json-encode.js';
 import { toLegacyJson } from './legacy-json.js';
 import { taskObject } from './objects.js';
 import { labelsJson, resourcesSummary } from './summary.js';
 
-/** A string as JSON: most (ids, names) need no escaping. */
-const SAFE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
-export const jsonString = (text: string): string => (SAFE.test(text) ? `"${text}"` : JSON.stringify(text));
-const str = jsonString;
-
-/**
- * The last string quoted, for the fields that repeat from one task to the
- * next (a framework's tasks share its id, role and user; tasks are listed
- * agent by agent).
- */
-class LastQuoted {
-  #text: string | undefined;
-  #json = '';
-
-  of(text: string): string {
-    if (text !== this.#text) {
-      this.#text = text;
-      this.#json = str(text);
-    }
-    return this.#json;
-  }
-}
 
 const frameworkIds = new LastQuoted();
 const agentIds = new LastQuoted();
@@ -55,7 +34,7 @@ export function taskJson(task: Task, user: string): string {
   const limits = spec.limits !== undefined && Object.keys(spec.limits).length > 0;
   const resources = taskSummary(task.resources);
   if (limits || resources === undefined) return toLegacyJson(taskObject(task, user));
-  let out = `{"id":${str(spec.taskId)},"name":${str(spec.name)},"framework_id":${frameworkIds.of(task.frameworkId)},"executor_id":${str(task.executorId ?? '')}`;
+  let out = `{"id":${jsonString(spec.taskId)},"name":${jsonString(spec.name)},"framework_id":${frameworkIds.of(task.frameworkId)},"executor_id":${jsonString(task.executorId ?? '')}`;
   out += `,"slave_id":${agentIds.of(task.agentId)},"state":"${task.state}","resources":${resources},"role":${roles.of(task.role)},"statuses":[`;
   const { statuses } = task;
   for (let i = 0; i < statuses.length; i++) out += (i === 0 ? '' : ',') + statusJson(statuses[i]!);
@@ -66,7 +45,7 @@ export function taskJson(task: Task, user: string): string {
 
 function statusJson(status: TaskStatus): string {
   const head = `{"state":"${status.state}","timestamp":${formatDouble(status.timestampMs / 1000)}`;
-  return status.containerId === undefined ? `${head}}` : `${head},"container_status":{"container_id":{"value":${str(status.containerId)}}}}`;
+  return status.containerId === undefined ? `${head}}` : `${head},"container_status":{"container_id":{"value":${jsonString(status.containerId)}}}}`;
 }
 
 /**
