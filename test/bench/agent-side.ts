@@ -14,7 +14,7 @@
  */
 import type { Cluster } from '../../src/core/cluster.js';
 import type { OfferView, TaskSpec, TaskStatus } from '../../src/core/types.js';
-import { CoreBench, FRAMEWORK_INFO, parsed } from './core-harness.js';
+import { CoreBench, FRAMEWORK_INFO, ROOMY_AGENT_RESOURCES, TINY_TASK_RESOURCES, LONG_COMMAND } from './core-harness.js';
 
 export interface AgentSideRow {
   readonly agents: number;
@@ -28,9 +28,6 @@ export interface AgentSideRow {
   readonly heapMB: number;
 }
 
-const AGENT_RESOURCES = 'cpus:64;mem:262144;disk:262144';
-const TASK_RESOURCES = parsed('cpus:0.01;mem:1');
-const LONG: TaskSpec['command'] = { shell: true, value: 'sleep 1000000', arguments: [] };
 
 function fullGc(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -47,7 +44,7 @@ function runningTasks(bench: CoreBench): number {
 function tasksOf(offer: OfferView, perAgent: number): TaskSpec[] {
   const tasks: TaskSpec[] = [];
   for (let i = 0; i < perAgent; i++) {
-    tasks.push({ taskId: `${offer.id}-${i}`, name: 'long', agentId: offer.agentId, resources: TASK_RESOURCES, command: LONG, labels: [] });
+    tasks.push({ taskId: `${offer.id}-${i}`, name: 'long', agentId: offer.agentId, resources: TINY_TASK_RESOURCES, command: LONG_COMMAND, labels: [] });
   }
   return tasks;
 }
@@ -68,7 +65,7 @@ function acknowledgeAll(bench: CoreBench, updates: TaskStatus[]): void {
 }
 
 export function measureAgentSide(agents: number, tasksPerAgent: number, o: AgentSideOptions = {}): AgentSideRow {
-  const bench = new CoreBench({ agents, agentResources: AGENT_RESOURCES, checkInvariants: o.checkInvariants ?? false });
+  const bench = new CoreBench({ agents, agentResources: ROOMY_AGENT_RESOURCES, checkInvariants: o.checkInvariants ?? false });
   const offers: OfferView[] = [];
   const updates: TaskStatus[] = [];
   const info = { ...FRAMEWORK_INFO, failoverTimeoutMs: 7 * 86_400_000, roles: ['*'], capabilities: ['MULTI_ROLE' as const] };

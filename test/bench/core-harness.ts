@@ -8,7 +8,7 @@ import { Cluster } from '../../src/core/cluster.js';
 import type { Outcome } from '../../src/core/errors.js';
 import type { OutboxRecord } from '../../src/core/outbox.js';
 import { parseResources, type Resources } from '../../src/core/resources.js';
-import type { FrameworkInfo, SchedulerCall, SchedulerEvent } from '../../src/core/types.js';
+import type { FrameworkInfo, SchedulerCall, SchedulerEvent, TaskSpec } from '../../src/core/types.js';
 
 export const AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
 export const MASTER = { hostname: 'localhost', ip: '127.0.0.1', port: 5050, version: '1.11.0' } as const;
@@ -27,6 +27,12 @@ export function parsed(text: string): Resources {
   if (typeof r === 'string') throw new Error(r);
   return r;
 }
+
+/** Agents with room for many long tasks, and the tasks: the benches of scale (reads, failover, the agent's side). */
+export const ROOMY_AGENT_RESOURCES = 'cpus:64;mem:262144;disk:262144';
+export const TINY_TASK_RESOURCES = parsed('cpus:0.01;mem:1');
+/** A task that runs until killed. */
+export const LONG_COMMAND = { shell: true, value: 'sleep 1000000', arguments: [] } as const satisfies TaskSpec['command'];
 
 /** Receives the events addressed to one connection; must not re-enter the core. */
 export type EventConsumer = (event: SchedulerEvent) => void;

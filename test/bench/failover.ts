@@ -13,7 +13,7 @@
  */
 import { Cluster } from '../../src/core/cluster.js';
 import type { OfferView, SchedulerEvent, TaskSpec } from '../../src/core/types.js';
-import { FRAMEWORK_INFO, MASTER, parsed } from './core-harness.js';
+import { FRAMEWORK_INFO, MASTER, parsed, ROOMY_AGENT_RESOURCES, TINY_TASK_RESOURCES, LONG_COMMAND } from './core-harness.js';
 import { progress } from './stats.js';
 
 export interface FailoverOptions {
@@ -37,13 +37,11 @@ export interface FailoverRow {
   readonly heapMB: number;
 }
 
-const AGENT_RESOURCES = 'cpus:64;mem:262144;disk:262144';
-const TASK_RESOURCES = parsed('cpus:0.01;mem:1');
 
 /** The core, its framework subscribed, and the first offer of each agent. */
 function build(o: FailoverOptions): { cluster: Cluster; frameworkId: string; streamId: string; offers: OfferView[] } {
   const cluster = new Cluster({ seed: 1, masters: 2, checkInvariants: o.checkInvariants ?? true, master: MASTER });
-  const resources = parsed(AGENT_RESOURCES);
+  const resources = parsed(ROOMY_AGENT_RESOURCES);
   for (let i = 0; i < o.agents; i++) {
     cluster.addAgent({ hostname: `agent${i + 1}`, ip: '127.0.0.1', port: 5051 + i, resources, attributes: [] });
     cluster.drainOutbox();
@@ -72,8 +70,8 @@ function launchAll(cluster: Cluster, frameworkId: string, streamId: string, offe
       taskId: `${offer.id}-${i}`,
       name: 'long',
       agentId: offer.agentId,
-      resources: TASK_RESOURCES,
-      command: { shell: true, value: 'sleep 1000000', arguments: [] },
+      resources: TINY_TASK_RESOURCES,
+      command: LONG_COMMAND,
       labels: [],
     }));
     const outcome = cluster.call(frameworkId, streamId, { type: 'ACCEPT', offerIds: [offer.id], operations: [{ type: 'LAUNCH', tasks }], filters: { refuseMs: 5_000 } });

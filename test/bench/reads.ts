@@ -20,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { buildMasterApp } from '../../src/http/master-app.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
 import type { OfferView, SchedulerEvent, TaskSpec } from '../../src/core/types.js';
-import { CoreBench, FRAMEWORK_INFO, parsed } from './core-harness.js';
+import { CoreBench, FRAMEWORK_INFO, ROOMY_AGENT_RESOURCES, TINY_TASK_RESOURCES, LONG_COMMAND } from './core-harness.js';
 import { timedRequest, type ReadFigure } from './scale.js';
 import { progress } from './stats.js';
 
@@ -33,8 +33,8 @@ export interface ReadTiming extends ReadFigure {
 
 /** A core cluster of `agents` agents with `perAgent` long tasks each, spread over `frameworks` frameworks. */
 export function bigCluster(agents: number, perAgent: number, frameworks = 1): CoreBench {
-  const bench = new CoreBench({ agents, agentResources: 'cpus:64;mem:262144;disk:262144', checkInvariants: false });
-  const resources = parsed('cpus:0.01;mem:1');
+  const bench = new CoreBench({ agents, agentResources: ROOMY_AGENT_RESOURCES, checkInvariants: false });
+  const resources = TINY_TASK_RESOURCES;
   let seq = 0;
   for (let f = 0; f < frameworks; f++) {
     const offers: OfferView[] = [];
@@ -46,7 +46,7 @@ export function bigCluster(agents: number, perAgent: number, frameworks = 1): Co
     for (const offer of offers.slice(0, share)) {
       const tasks: TaskSpec[] = Array.from({ length: perAgent }, () => {
         const taskId = `t${++seq}`;
-        return { taskId, name: 'long', agentId: offer.agentId, resources, command: { shell: true, value: 'sleep 1000000', arguments: [] }, labels: [] };
+        return { taskId, name: 'long', agentId: offer.agentId, resources, command: LONG_COMMAND, labels: [] };
       });
       bench.call({ type: 'ACCEPT', offerIds: [offer.id], operations: [{ type: 'LAUNCH', tasks }], filters: { refuseMs: 1e9 } });
     }
