@@ -14,7 +14,7 @@ import type { SimContext } from '../context.js';
 import { fail, ok, type Outcome } from '../errors.js';
 import type { ContainerTermination } from '../executor-api.js';
 import type { Outbox } from '../outbox.js';
-import { ShellProcess, type ShellWorld } from '../shell.js';
+import { argvRefusal, ShellProcess, type ShellWorld } from '../shell.js';
 
 export interface NestedLaunch {
   readonly containerId: string;
@@ -72,8 +72,14 @@ export class NestedContainers {
     return entry === undefined ? undefined : { parentId: entry.launch.parentId, argv: entry.launch.argv, tty: entry.launch.tty, termination: entry.termination };
   }
 
-  /** Launches a nested container; with `output`, its stdout and stderr go to that connection. */
+  /**
+   * Launches a nested container; with `output`, its stdout and stderr go to
+   * that connection. Arguments that execve(2) would refuse as too long are
+   * refused here (`argvRefusal`), before anything starts.
+   */
   launch(launch: NestedLaunch, parent: ParentContainer, output: string | undefined): Outcome<undefined> {
+    const refusal = argvRefusal(launch.argv);
+    if (refusal !== undefined) return fail('INVALID', refusal);
     if (this.#containers.has(launch.containerId)) return fail('CONFLICT', `Container ${launch.containerId} already exists`);
     const world: ShellWorld = {
       loop: this.ctx.loop,
