@@ -138,12 +138,17 @@ describe('a task exec session', () => {
 
 describe('a long script in a session', () => {
   it('a pipeline of 20,000 commands (80 KB) runs and the cluster keeps serving; an argument of 128 KiB is refused with 400', async () => {
-    const long = await session(['sh', '-c', `echo a${' | cat'.repeat(20_000)}`]);
+    const long = await session(['sh', '-c', `echo a${'|cat'.repeat(20_000)}`]);
     expect(long.status).toBe(200);
     await long.ended;
     expect(long.out).toEqual({ STDOUT: 'a\n', STDERR: '' });
     expect(JSON.parse((await waitContainer(long.id)).body).wait_container.exit_status).toBe(0);
     expect(h.cluster.driver.failure).toBeUndefined();
+    // The trace, whose tail stays in memory, shows the start of the script and its length.
+    const launched = h.cluster.driver.cluster.trace.entries().find((e) => e.kind === 'container:launch-nested' && e.line.includes(long.id));
+    expect(launched?.line).toContain(`"argv":"sh -c echo a|cat|cat|`);
+    expect(launched?.line).toMatch(/\|c?a?t?… \(80012 characters\)"/);
+    expect(launched!.line.length).toBeLessThan(500);
     // As Linux's execve refuses it (E2BIG): before anything starts, with the reason.
     const tooLong = await session(['sh', '-c', `echo a${' | cat'.repeat(21_845)}`]);
     expect(tooLong).toMatchObject({ status: 400, body: 'Argument 2 of the command is 131076 bytes; one argument holds at most 131071 (Argument list too long)' });

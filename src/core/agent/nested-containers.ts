@@ -52,6 +52,14 @@ interface Nested {
 /** How many ended containers an agent keeps for WAIT_CONTAINER until they are removed. */
 const MAX_ENDED = 1_000;
 
+/** The most characters of a command the trace shows: a script may be 128 KiB, and the trace keeps its tail in memory. */
+const TRACED_COMMAND_CHARS = 256;
+
+/** A command as the trace shows it: whole when short, else its start and its length. */
+function traced(command: string): string {
+  return command.length <= TRACED_COMMAND_CHARS ? command : `${command.slice(0, TRACED_COMMAND_CHARS)}… (${command.length} characters)`;
+}
+
 export class NestedContainers {
   readonly #containers = new Map<string, Nested>();
   /** Connections waiting for a running executor's container to end, by its container id. */
@@ -95,9 +103,10 @@ export class NestedContainers {
     // In the map before it starts: a command may write at once.
     const entry: Nested = { launch, output, termination: undefined, waiters: [], process: undefined };
     this.#containers.set(id, entry);
-    this.ctx.trace.append('container:launch-nested', { containerId: id, parentId: launch.parentId, argv: launch.argv.join(' '), external: launch.external === true });
+    const argv = traced(launch.argv.join(' '));
+    this.ctx.trace.append('container:launch-nested', { containerId: id, parentId: launch.parentId, argv, external: launch.external === true });
     if (launch.external === true) return ok(undefined);
-    entry.process = new ShellProcess(
+    const shell = new ShellProcess(
       world,
       {
         stdout: (data) => this.#emit(id, 'STDOUT', data),
@@ -106,6 +115,8 @@ export class NestedContainers {
       },
       launch.argv,
     );
+    // An empty script has ended already.
+    if (entry.termination === undefined) entry.process = shell;
     return ok(undefined);
   }
 
@@ -207,6 +218,8 @@ export class NestedContainers {
     const entry = this.#containers.get(containerId);
     if (entry === undefined || entry.termination !== undefined) return;
     entry.termination = termination;
+    // What its script built (a pipeline of thousands of stages) goes with it; an ended one keeps only its status.
+    entry.process = undefined;
     this.ctx.trace.append('container:nested-exit', { containerId, exitStatus: termination.exitStatus });
     if (entry.output !== undefined) this.outbox.close(entry.output, 'the container exited');
     entry.output = undefined;
