@@ -3,7 +3,7 @@
  * `||`, `sh -c`, exit codes, standard input as it comes, and time.
  */
 import { describe, expect, it } from 'vitest';
-import { EventLoop } from '../../src/core/event-loop.js';
+import { EventLoop, FINITE_TIMERS, type Timers } from '../../src/core/event-loop.js';
 import { argvRefusal, MAX_ARGUMENT_BYTES, MAX_ARGV_BYTES, ShellProcess, type ShellWorld } from '../../src/core/shell.js';
 
 function run(argv: readonly string[], input?: readonly string[]): { stdout: string; stderr: string; code: number | undefined; loop: EventLoop; process: ShellProcess } {
@@ -133,6 +133,19 @@ describe('long scripts run in a bounded stack, or are refused as execve refuses 
     expect(r).toMatchObject({ stdout: 'out of the task\nout of the task\nafter\n', stderr: 'cat: nothing: No such file or directory\n', code: 0 });
     const chunks = Array.from({ length: 50 }, (_, i) => `${i},`);
     expect(sh(`cat${' | cat'.repeat(500)}`, chunks).stdout).toBe(chunks.join(''));
+  });
+
+  it("schedules only timers the event loop's zero-delay guard leaves uncounted, its steps being finite", () => {
+    const loop = new EventLoop();
+    const labels = new Set<string>();
+    const timers: Timers = { now: () => loop.now(), cancel: (t) => loop.cancel(t), schedule: (ms, label, action) => (labels.add(label), loop.schedule(ms, label, action)) };
+    const world: ShellWorld = { loop: timers, hostname: 'h', cwd: '/', env: {}, files: new Map() };
+    let code: number | undefined;
+    const script = "echo a | cat; true && false || sleep 0; sleep x; sleep 1; sh -c 'exit 2'; cat stdout nothing; env | cat";
+    new ShellProcess(world, { stdout: () => undefined, stderr: () => undefined, exit: (c) => (code = c) }, ['sh', '-c', script]);
+    loop.runUntil(2_000);
+    expect(code).toBe(0);
+    expect([...labels].sort()).toEqual([...FINITE_TIMERS].sort());
   });
 
   it("refuses an argument of 128 KiB or more, and 2 MiB of arguments, as Linux's execve does (E2BIG)", () => {
