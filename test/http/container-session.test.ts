@@ -153,6 +153,14 @@ describe('a long script in a session', () => {
     const tooLong = await session(['sh', '-c', `echo a${' | cat'.repeat(21_845)}`]);
     expect(tooLong).toMatchObject({ status: 400, body: 'Argument 2 of the command is 131076 bytes; one argument holds at most 131071 (Argument list too long)' });
     expect((await waitContainer(tooLong.id)).status).toBe(404);
+    const detached = JSON.stringify({
+      type: 'LAUNCH_NESTED_CONTAINER',
+      launch_nested_container: { container_id: { parent: { value: parent }, value: randomUUID() }, command: { value: 'x'.repeat(200_000) } },
+    });
+    expect(await postRaw(api(), detached, { 'content-type': 'application/json' })).toMatchObject({
+      status: 400,
+      body: 'Argument 2 of the command is 200000 bytes; one argument holds at most 131071 (Argument list too long)',
+    });
     const after = await session(['echo', 'still serving']);
     await after.ended;
     expect(after.out.STDOUT).toBe('still serving\n');
