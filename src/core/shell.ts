@@ -76,7 +76,8 @@ export function argvRefusal(argv: readonly string[]): string | undefined {
   for (let i = 0; i < argv.length; i++) {
     const bytes = utf8Bytes(argv[i]!) + 1;
     if (bytes > MAX_ARGUMENT_BYTES) {
-      return `Argument ${i} of the command is ${bytes - 1} bytes; one argument holds at most ${MAX_ARGUMENT_BYTES - 1} (Argument list too long)`;
+      const most = MAX_ARGUMENT_BYTES - 1;
+      return `Argument ${i} of the command is ${bytes - 1} bytes; one argument holds at most ${most} (Argument list too long)`;
     }
     total += bytes;
   }
@@ -213,7 +214,8 @@ export class ShellProcess {
       if (--remaining === 0 && !this.#done) relay.call(() => next(lastCode));
     };
     for (let i = commands.length - 1; i >= 0; i--) {
-      const write = i === commands.length - 1 ? (d: string) => this.out.stdout(d) : (d: string) => relay.call(() => stages[i + 1]!.input(d));
+      const write =
+        i === commands.length - 1 ? (d: string) => this.out.stdout(d) : (d: string) => relay.call(() => stages[i + 1]!.input(d));
       stages[i] = this.#start(commands[i]!.words, write, (code, exits) => finished(i, code, exits));
     }
     this.#stages = stages;
@@ -328,7 +330,8 @@ function sleep(world: ShellWorld, arg: string | undefined, io: Io): Running {
 
 /** `sh -c SCRIPT`: a shell of its own, whose `exit` ends only itself. */
 function subshell(world: ShellWorld, args: readonly string[], io: Io): Running {
-  const child = new ShellProcess(world, { stdout: io.write, stderr: io.error, exit: (code) => io.finish(code, false) }, ['sh', '-c', args[0] ?? ''], io.relay);
+  const out: ShellOutput = { stdout: io.write, stderr: io.error, exit: (code) => io.finish(code, false) };
+  const child = new ShellProcess(world, out, ['sh', '-c', args[0] ?? ''], io.relay);
   return { input: (d) => child.write(d), endOfInput: () => child.close(), kill: () => child.kill() };
 }
 

@@ -161,7 +161,8 @@ function createExec(execs: Map<string, ExecInstance>, container: EngineContainer
 function inspectExec(driver: ClusterDriver, instance: ExecInstance): object {
   const status = driver.read((view) => view.nestedContainer(instance.container.agentId, instance.id));
   const termination = status?.termination;
-  const ended = termination === undefined ? null : (termination.exitStatus & 0x7f) === 0 ? termination.exitStatus >> 8 : 128 + (termination.exitStatus & 0x7f);
+  const signal = termination === undefined ? 0 : termination.exitStatus & 0x7f;
+  const ended = termination === undefined ? null : signal === 0 ? termination.exitStatus >> 8 : 128 + signal;
   const exitCode = instance.failedToStart === true ? 126 : ended;
   return {
     ID: instance.id,

@@ -57,7 +57,8 @@ const TRACED_COMMAND_CHARS = 256;
 
 /** A command as the trace shows it: whole when short, else its start and its length. */
 function traced(command: string): string {
-  return command.length <= TRACED_COMMAND_CHARS ? command : `${command.slice(0, TRACED_COMMAND_CHARS)}… (${command.length} characters)`;
+  if (command.length <= TRACED_COMMAND_CHARS) return command;
+  return `${command.slice(0, TRACED_COMMAND_CHARS)}… (${command.length} characters)`;
 }
 
 export class NestedContainers {
@@ -103,8 +104,8 @@ export class NestedContainers {
     // In the map before it starts: a command may write at once.
     const entry: Nested = { launch, output, termination: undefined, waiters: [], process: undefined };
     this.#containers.set(id, entry);
-    const argv = traced(launch.argv.join(' '));
-    this.ctx.trace.append('container:launch-nested', { containerId: id, parentId: launch.parentId, argv, external: launch.external === true });
+    const traceData = { containerId: id, parentId: launch.parentId, argv: traced(launch.argv.join(' ')), external: launch.external === true };
+    this.ctx.trace.append('container:launch-nested', traceData);
     if (launch.external === true) return ok(undefined);
     const shell = new ShellProcess(
       world,
