@@ -17,6 +17,12 @@
  *
  * Anything else exits 127 with `sh: 1: NAME: not found` on standard error,
  * as dash says it. Words split on blanks, with '…' and "…" quoting.
+ *
+ * Nothing here recurses as deep as its input is long: the parser is one
+ * loop, a script goes on from command to command through the event loop,
+ * and the calls from one command of a pipeline to the next go through a
+ * relay that bounds their nesting. What bounds a script is what bounds any
+ * program's arguments on Linux (`argvRefusal`).
  */
 import type { Timers, TimerId } from './event-loop.js';
 
@@ -54,6 +60,84 @@ interface Running {
 
 const NOT_FOUND = 127;
 
+/** Linux's MAX_ARG_STRLEN: the most bytes one argument of execve(2) may take, its closing NUL included. */
+export const MAX_ARGUMENT_BYTES = 131_072;
+/** Linux's usual ARG_MAX (a quarter of an 8 MiB stack): the most bytes all the arguments may take, with their NULs. */
+export const MAX_ARGV_BYTES = 2_097_152;
+
+/**
+ * Why a command cannot start, as execve(2) would refuse it (E2BIG), or
+ * undefined: an argument of MAX_ARGUMENT_BYTES or more (the NUL counted),
+ * or arguments over MAX_ARGV_BYTES in all. A script is an argument of
+ * `sh -c`, so this bounds the scripts the shell runs.
+ */
+export function argvRefusal(argv: readonly string[]): string | undefined {
+  let total = 0;
+  for (let i = 0; i < argv.length; i++) {
+    const bytes = utf8Bytes(argv[i]!) + 1;
+    if (bytes > MAX_ARGUMENT_BYTES) {
+      const most = MAX_ARGUMENT_BYTES - 1;
+      return `Argument ${i} of the command is ${bytes - 1} bytes; one argument holds at most ${most} (Argument list too long)`;
+    }
+    total += bytes;
+  }
+  if (total <= MAX_ARGV_BYTES) return undefined;
+  return `The command's ${argv.length} arguments take ${total} bytes with their NULs; at most ${MAX_ARGV_BYTES} (Argument list too long)`;
+}
+
+function utf8Bytes(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // Two bytes up to U+07FF, three to U+FFFF; a surrogate pair is four (two units of two).
+    if (c >= 0x80) bytes += c < 0x800 || (c >= 0xd800 && c < 0xe000) ? 1 : 2;
+  }
+  return bytes;
+}
+
+/**
+ * How deep the calls from one command of a pipeline to the next (its
+ * input, the end of its input, the script going on) nest as plain calls.
+ * Past it a call waits until the one at this depth returns, then runs in
+ * the order plain calls would have taken (depth first): a pipeline of any
+ * length runs in a bounded stack, and a shorter one exactly as before.
+ */
+const MAX_NESTED_CALLS = 64;
+
+/** The calls of one shell and its subshells (`sh -c`) from command to command; see MAX_NESTED_CALLS. */
+class Relay {
+  #depth = 0;
+  /** The calls made at the deepest level, in order, while a call there runs. */
+  #waiting: (() => void)[] = [];
+
+  call(action: () => void): void {
+    if (this.#depth >= MAX_NESTED_CALLS) {
+      this.#waiting.push(action);
+      return;
+    }
+    this.#depth++;
+    try {
+      action();
+      if (this.#depth === MAX_NESTED_CALLS) this.#runWaiting();
+    } finally {
+      this.#depth--;
+    }
+  }
+
+  /** Runs the calls made at the deepest level, each one's own calls before its next sibling's. */
+  #runWaiting(): void {
+    const stack: (() => void)[] = [];
+    for (;;) {
+      const made = this.#waiting;
+      this.#waiting = [];
+      for (let i = made.length - 1; i >= 0; i--) stack.push(made[i]!);
+      const next = stack.pop();
+      if (next === undefined) return;
+      next();
+    }
+  }
+}
+
 /**
  * One shell process: started with its argv (`sh -c script`, or a command
  * with its arguments), fed standard input with `write` and `close`, ended
@@ -64,10 +148,12 @@ export class ShellProcess {
   #done = false;
   #inputClosed = false;
 
+  /** `relay`: a subshell's is its parent's, since they share the stack. */
   constructor(
     private readonly world: ShellWorld,
     private readonly out: ShellOutput,
     argv: readonly string[],
+    private readonly relay = new Relay(),
   ) {
     const script = argv[0] === 'sh' && argv[1] === '-c' ? parse(argv[2] ?? '') : [{ words: argv, op: ';' as Op }];
     this.#runFrom(script, 0, 0);
@@ -118,15 +204,18 @@ export class ShellProcess {
     let remaining = commands.length;
     let lastCode = 0;
     const stages: Running[] = [];
+    const relay = this.relay;
     const finished = (index: number, code: number, exits: boolean) => {
       if (exits) return exitScript(code);
       if (index === commands.length - 1) lastCode = code;
       // A command that ends closes the input of the one after it.
-      stages[index + 1]?.endOfInput();
-      if (--remaining === 0 && !this.#done) next(lastCode);
+      const after = stages[index + 1];
+      if (after !== undefined) relay.call(() => after.endOfInput());
+      if (--remaining === 0 && !this.#done) relay.call(() => next(lastCode));
     };
     for (let i = commands.length - 1; i >= 0; i--) {
-      const write = i === commands.length - 1 ? (d: string) => this.out.stdout(d) : (d: string) => stages[i + 1]!.input(d);
+      const write =
+        i === commands.length - 1 ? (d: string) => this.out.stdout(d) : (d: string) => relay.call(() => stages[i + 1]!.input(d));
       stages[i] = this.#start(commands[i]!.words, write, (code, exits) => finished(i, code, exits));
     }
     this.#stages = stages;
@@ -140,7 +229,7 @@ export class ShellProcess {
   }
 
   #start(words: readonly string[], write: (data: string) => void, finish: (code: number, exits: boolean) => void): Running {
-    return builtin(this.world, words, { write, error: (d) => this.out.stderr(d), finish });
+    return builtin(this.world, words, { write, error: (d) => this.out.stderr(d), finish, relay: this.relay });
   }
 }
 
@@ -149,16 +238,22 @@ interface Io {
   error(data: string): void;
   /** `exits`: the command was `exit`, which ends the whole script. */
   finish(code: number, exits: boolean): void;
+  readonly relay: Relay;
 }
 
-const idle: Omit<Running, 'kill'> = { input: () => undefined, endOfInput: () => undefined };
+const ignore = (): void => undefined;
+
+/** A command that reads no input and ends with its timer (no object spread: a script may start tens of thousands). */
+function timed(loop: Timers, timer: TimerId): Running {
+  return { input: ignore, endOfInput: ignore, kill: () => loop.cancel(timer) };
+}
 
 /** Starts a built-in command; those that need no input finish at once (after the current step). */
 function builtin(world: ShellWorld, words: readonly string[], io: Io): Running {
   const [name = '', ...args] = words;
   const once = (code: number, exits = false): Running => {
-    let timer: TimerId | undefined = world.loop.schedule(0, 'shell:step', () => ((timer = undefined), io.finish(code, exits)));
-    return { ...idle, kill: () => world.loop.cancel(timer) };
+    // A timer that has run is cancelled harmlessly.
+    return timed(world.loop, world.loop.schedule(0, 'shell:step', () => io.finish(code, exits)));
   };
   switch (name) {
     case 'echo': {
@@ -228,16 +323,15 @@ function sleep(world: ShellWorld, arg: string | undefined, io: Io): Running {
   const seconds = Number(arg);
   if (arg === undefined || !Number.isFinite(seconds) || seconds < 0) {
     io.error(`sleep: invalid time interval '${arg ?? ''}'\n`);
-    const timer = world.loop.schedule(0, 'shell:step', () => io.finish(1, false));
-    return { ...idle, kill: () => world.loop.cancel(timer) };
+    return timed(world.loop, world.loop.schedule(0, 'shell:step', () => io.finish(1, false)));
   }
-  const timer = world.loop.schedule(Math.round(seconds * 1000), 'shell:sleep', () => io.finish(0, false));
-  return { ...idle, kill: () => world.loop.cancel(timer) };
+  return timed(world.loop, world.loop.schedule(Math.round(seconds * 1000), 'shell:sleep', () => io.finish(0, false)));
 }
 
 /** `sh -c SCRIPT`: a shell of its own, whose `exit` ends only itself. */
 function subshell(world: ShellWorld, args: readonly string[], io: Io): Running {
-  const child = new ShellProcess(world, { stdout: io.write, stderr: io.error, exit: (code) => io.finish(code, false) }, ['sh', '-c', args[0] ?? '']);
+  const out: ShellOutput = { stdout: io.write, stderr: io.error, exit: (code) => io.finish(code, false) };
+  const child = new ShellProcess(world, out, ['sh', '-c', args[0] ?? ''], io.relay);
   return { input: (d) => child.write(d), endOfInput: () => child.close(), kill: () => child.kill() };
 }
 
@@ -248,13 +342,15 @@ function endOfPipeline(script: readonly Command[], start: number): number {
   return end;
 }
 
+/** The characters that end a run of plain ones in a word. */
+const SPECIAL = '"\';\n&| \t';
+
 /** Splits a script into commands joined by `;`, newlines, `&&`, `||` and `|`; words with quotes. */
 export function parse(script: string): Command[] {
   const commands: Command[] = [];
   let op: Op = ';';
   let words: string[] = [];
   let word = '';
-  let quote: string | undefined;
   let inWord = false;
   const endWord = () => {
     if (inWord) words.push(word);
@@ -267,25 +363,32 @@ export function parse(script: string): Command[] {
     words = [];
     op = next;
   };
-  for (let i = 0; i < script.length; i++) {
+  // Quoted parts and runs of plain characters join the word as one slice each.
+  let i = 0;
+  while (i < script.length) {
     const c = script[i]!;
-    if (quote !== undefined) {
-      if (c === quote) quote = undefined;
-      else word += c;
+    if (c === '"' || c === "'") {
+      const close = script.indexOf(c, i + 1);
+      const end = close < 0 ? script.length : close;
+      word += script.slice(i + 1, end);
+      inWord = true;
+      i = end + 1;
       continue;
     }
-    if (c === '"' || c === "'") {
-      quote = c;
-      inWord = true;
-    } else if (c === ';' || c === '\n') endCommand(';');
+    if (c === ';' || c === '\n') endCommand(';');
     else if (c === '&' && script[i + 1] === '&') endCommand('&&'), i++;
     else if (c === '|' && script[i + 1] === '|') endCommand('||'), i++;
     else if (c === '|') endCommand('|');
     else if (c === ' ' || c === '\t') endWord();
     else {
-      word += c;
+      let end = i + 1;
+      while (end < script.length && !SPECIAL.includes(script[end]!)) end++;
+      word += script.slice(i, end);
       inWord = true;
+      i = end;
+      continue;
     }
+    i++;
   }
   endCommand(';');
   return commands;

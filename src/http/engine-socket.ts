@@ -33,6 +33,8 @@ interface ExecInstance {
   readonly tty: boolean;
   readonly stdin: boolean;
   started: boolean;
+  /** Its command could not start (its arguments too long, its container gone): 126, as the engine reports such an exec. */
+  failedToStart?: boolean;
 }
 
 export interface EngineOptions {
@@ -159,10 +161,12 @@ function createExec(execs: Map<string, ExecInstance>, container: EngineContainer
 function inspectExec(driver: ClusterDriver, instance: ExecInstance): object {
   const status = driver.read((view) => view.nestedContainer(instance.container.agentId, instance.id));
   const termination = status?.termination;
-  const exitCode = termination === undefined ? null : (termination.exitStatus & 0x7f) === 0 ? termination.exitStatus >> 8 : 128 + (termination.exitStatus & 0x7f);
+  const signal = termination === undefined ? 0 : termination.exitStatus & 0x7f;
+  const ended = termination === undefined ? null : signal === 0 ? termination.exitStatus >> 8 : 128 + signal;
+  const exitCode = instance.failedToStart === true ? 126 : ended;
   return {
     ID: instance.id,
-    Running: instance.started && termination === undefined,
+    Running: instance.started && exitCode === null,
     ExitCode: instance.started ? exitCode : null,
     ContainerID: instance.container.containerId,
     ProcessConfig: { tty: instance.tty, entrypoint: instance.argv[0], arguments: instance.argv.slice(1) },
@@ -185,6 +189,7 @@ function startExec(options: EngineOptions, instance: ExecInstance, socket: net.S
   const outcome = driver.input((c) => c.launchNestedContainer(agentId, launch, connectionId));
   if (!outcome.ok) {
     connections.forget(connectionId);
+    instance.failedToStart = true;
     socket.end(frame({ stream: 'STDERR', data: `${outcome.error.message}\n` }));
     return 'taken';
   }

@@ -177,6 +177,24 @@ describe('EventLoop guard', () => {
     expect(() => loop.runUntil(loop.now())).toThrow(/steps at/);
   });
 
+  it("does not count the shell's steps, which end by construction: long scripts waking at one instant pass any fixed number", async () => {
+    const { EventLoop, FINITE_TIMERS } = await import('../../src/core/event-loop.js');
+    expect([...FINITE_TIMERS]).toEqual(['shell:step', 'shell:sleep']);
+    const loop = new EventLoop();
+    // Twenty scripts of 60,000 commands each (120 KB of `:;`), all sleeping until 1 s.
+    let steps = 0;
+    for (let script = 0; script < 20; script++) {
+      let left = 60_000;
+      const command = () => {
+        steps++;
+        if (--left > 0) loop.schedule(0, 'shell:step', command);
+      };
+      loop.schedule(1_000, 'shell:sleep', command);
+    }
+    loop.runUntil(1_000);
+    expect(steps).toBe(1_200_000);
+  });
+
   it('a scope cancels its live timers on close; a closed scope hands out timers that never run, and cancelling them is harmless', () => {
     const loop = new EventLoop();
     const scope = new TimerScope(loop);

@@ -44,6 +44,8 @@ interface Session {
   readonly out: { STDOUT: string; STDERR: string };
   readonly ended: Promise<void>;
   readonly id: string;
+  /** The body of a refusal. */
+  readonly body: string;
 }
 
 /** LAUNCH_NESTED_CONTAINER_SESSION with a command as real clients send it (shell false, argv). */
@@ -68,7 +70,7 @@ async function session(argv: readonly string[], headers: Record<string, string> 
   });
   const result = await answer;
   if (result.status !== 200) done();
-  return { status: result.status, headers: result.headers, out, ended, id };
+  return { status: result.status, headers: result.headers, out, ended, id, body: result.body };
 }
 
 async function waitContainer(id: string): Promise<{ status: number; body: string }> {
@@ -131,6 +133,37 @@ describe('a task exec session', () => {
     const waited = JSON.parse((await waiting).body);
     expect(waited.wait_container.exit_status).toBe(15);
     await sleeper.ended;
+  });
+});
+
+describe('a long script in a session', () => {
+  it('a pipeline of 20,000 commands (80 KB) runs and the cluster keeps serving; an argument of 128 KiB is refused with 400', async () => {
+    const long = await session(['sh', '-c', `echo a${'|cat'.repeat(20_000)}`]);
+    expect(long.status).toBe(200);
+    await long.ended;
+    expect(long.out).toEqual({ STDOUT: 'a\n', STDERR: '' });
+    expect(JSON.parse((await waitContainer(long.id)).body).wait_container.exit_status).toBe(0);
+    expect(h.cluster.driver.failure).toBeUndefined();
+    // The trace, whose tail stays in memory, shows the start of the script and its length.
+    const launched = h.cluster.driver.cluster.trace.entries().find((e) => e.kind === 'container:launch-nested' && e.line.includes(long.id));
+    expect(launched?.line).toContain(`"argv":"sh -c echo a|cat|cat|`);
+    expect(launched?.line).toMatch(/\|c?a?t?… \(80012 characters\)"/);
+    expect(launched!.line.length).toBeLessThan(500);
+    // As Linux's execve refuses it (E2BIG): before anything starts, with the reason.
+    const tooLong = await session(['sh', '-c', `echo a${' | cat'.repeat(21_845)}`]);
+    expect(tooLong).toMatchObject({ status: 400, body: 'Argument 2 of the command is 131076 bytes; one argument holds at most 131071 (Argument list too long)' });
+    expect((await waitContainer(tooLong.id)).status).toBe(404);
+    const detached = JSON.stringify({
+      type: 'LAUNCH_NESTED_CONTAINER',
+      launch_nested_container: { container_id: { parent: { value: parent }, value: randomUUID() }, command: { value: 'x'.repeat(200_000) } },
+    });
+    expect(await postRaw(api(), detached, { 'content-type': 'application/json' })).toMatchObject({
+      status: 400,
+      body: 'Argument 2 of the command is 200000 bytes; one argument holds at most 131071 (Argument list too long)',
+    });
+    const after = await session(['echo', 'still serving']);
+    await after.ended;
+    expect(after.out.STDOUT).toBe('still serving\n');
   });
 });
 

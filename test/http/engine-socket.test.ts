@@ -121,6 +121,17 @@ describe('the container engine socket', () => {
     expect((await request('GET', `/exec/${id}/json`)).json.ExitCode).toBe(0);
   });
 
+  it('runs a pipeline of 20,000 commands; an argument of 128 KiB fails to start, the reason on stderr', async () => {
+    const long = await exec(['sh', '-c', `echo a${' | cat'.repeat(20_000)}`]);
+    expect(await start(long, false)).toMatchObject({ stdout: 'a\n', stderr: '' });
+    expect((await request('GET', `/exec/${long}/json`)).json.ExitCode).toBe(0);
+    const tooLong = await exec(['sh', '-c', 'x'.repeat(131_072)]);
+    const refused = await start(tooLong, false);
+    expect(refused).toMatchObject({ stdout: '', stderr: 'Argument 2 of the command is 131072 bytes; one argument holds at most 131071 (Argument list too long)\n' });
+    // Never started: not running, and 126, as the engine reports an exec that could not start.
+    expect((await request('GET', `/exec/${tooLong}/json`)).json).toMatchObject({ Running: false, ExitCode: 126 });
+  });
+
   it('refuses an exec without a command, and unknown exec instances', async () => {
     expect((await request('POST', `/containers/cluster-${engineTask}/exec`, { Cmd: [] })).json).toEqual({ message: 'No exec command specified' });
     expect((await request('GET', '/exec/0123/json')).status).toBe(404);

@@ -14,7 +14,7 @@ import type { SimContext } from '../context.js';
 import { fail, ok, type Outcome } from '../errors.js';
 import type { ContainerTermination } from '../executor-api.js';
 import type { Outbox } from '../outbox.js';
-import { ShellProcess, type ShellWorld } from '../shell.js';
+import { argvRefusal, ShellProcess, type ShellWorld } from '../shell.js';
 
 export interface NestedLaunch {
   readonly containerId: string;
@@ -52,6 +52,15 @@ interface Nested {
 /** How many ended containers an agent keeps for WAIT_CONTAINER until they are removed. */
 const MAX_ENDED = 1_000;
 
+/** The most characters of a command the trace shows: a script may be 128 KiB, and the trace keeps its tail in memory. */
+const TRACED_COMMAND_CHARS = 256;
+
+/** A command as the trace shows it: whole when short, else its start and its length. */
+function traced(command: string): string {
+  if (command.length <= TRACED_COMMAND_CHARS) return command;
+  return `${command.slice(0, TRACED_COMMAND_CHARS)}… (${command.length} characters)`;
+}
+
 export class NestedContainers {
   readonly #containers = new Map<string, Nested>();
   /** Connections waiting for a running executor's container to end, by its container id. */
@@ -72,8 +81,14 @@ export class NestedContainers {
     return entry === undefined ? undefined : { parentId: entry.launch.parentId, argv: entry.launch.argv, tty: entry.launch.tty, termination: entry.termination };
   }
 
-  /** Launches a nested container; with `output`, its stdout and stderr go to that connection. */
+  /**
+   * Launches a nested container; with `output`, its stdout and stderr go to
+   * that connection. Arguments that execve(2) would refuse as too long are
+   * refused here (`argvRefusal`), before anything starts.
+   */
   launch(launch: NestedLaunch, parent: ParentContainer, output: string | undefined): Outcome<undefined> {
+    const refusal = argvRefusal(launch.argv);
+    if (refusal !== undefined) return fail('INVALID', refusal);
     if (this.#containers.has(launch.containerId)) return fail('CONFLICT', `Container ${launch.containerId} already exists`);
     const world: ShellWorld = {
       loop: this.ctx.loop,
@@ -89,9 +104,10 @@ export class NestedContainers {
     // In the map before it starts: a command may write at once.
     const entry: Nested = { launch, output, termination: undefined, waiters: [], process: undefined };
     this.#containers.set(id, entry);
-    this.ctx.trace.append('container:launch-nested', { containerId: id, parentId: launch.parentId, argv: launch.argv.join(' '), external: launch.external === true });
+    const traceData = { containerId: id, parentId: launch.parentId, argv: traced(launch.argv.join(' ')), external: launch.external === true };
+    this.ctx.trace.append('container:launch-nested', traceData);
     if (launch.external === true) return ok(undefined);
-    entry.process = new ShellProcess(
+    const shell = new ShellProcess(
       world,
       {
         stdout: (data) => this.#emit(id, 'STDOUT', data),
@@ -100,6 +116,8 @@ export class NestedContainers {
       },
       launch.argv,
     );
+    // An empty script has ended already.
+    if (entry.termination === undefined) entry.process = shell;
     return ok(undefined);
   }
 
@@ -201,6 +219,8 @@ export class NestedContainers {
     const entry = this.#containers.get(containerId);
     if (entry === undefined || entry.termination !== undefined) return;
     entry.termination = termination;
+    // What its script built (a pipeline of thousands of stages) goes with it; an ended one keeps only its status.
+    entry.process = undefined;
     this.ctx.trace.append('container:nested-exit', { containerId, exitStatus: termination.exitStatus });
     if (entry.output !== undefined) this.outbox.close(entry.output, 'the container exited');
     entry.output = undefined;
