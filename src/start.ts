@@ -492,7 +492,7 @@ function workDirOf(options: StartClusterOptions, flags: AgentFlags): WorkDir | u
   }
   const made = mkdtempSync(path.join(os.tmpdir(), 'clustersim-'));
   // Executors switched to other users reach their sandboxes (each 0750, theirs) through it, as through upstream's work dir.
-  if (options.switchUser !== false) chmodSync(made, 0o755);
+  if (flags.customExecutors === 'spawn' && options.switchUser !== false) chmodSync(made, 0o755);
   return { path: made, own: true };
 }
 
