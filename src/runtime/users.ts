@@ -26,7 +26,8 @@ export interface HostUser {
 /** The user to run the executor as: CommandInfo.user, else FrameworkInfo.user (upstream's order). */
 export function launchUser(launch: ContainerLaunch): string {
   const raw = launch.executor.raw as mesos.v1.ExecutorInfo | undefined;
-  return raw?.command?.user ?? launch.framework.user;
+  // A framework's user is required on the wire; an empty one is no user the host has.
+  return raw?.command?.user ?? launch.framework.user ?? '';
 }
 
 /** The passwd entry of `name`, or why there is none (upstream's `No such user`, or the look-up's failure). */
