@@ -109,6 +109,7 @@ export const OPTION_RULES = {
   authenticateHttpReadonly: bool,
   authenticateHttpReadwrite: bool,
   customExecutors: oneOf(CUSTOM_EXECUTOR_MODES),
+  switchUser: bool,
   workDir: nonEmpty,
   executorRegistrationTimeoutSeconds: positive,
   executorShutdownGracePeriodSeconds: positive,

@@ -202,6 +202,15 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
    * for an outside process to subscribe as it (a test harness, a debugger).
    */
   readonly customExecutors?: CustomExecutors;
+  /**
+   * `--switch-user` (default true, upstream's `--switch_user`): a spawned
+   * executor runs as its command's user, else its framework's, its sandbox
+   * given to that user; a user the host lacks, or one this process may not
+   * switch to (not being root), fails the launch (TASK_DROPPED for a
+   * partition-aware framework, else TASK_LOST). False: executors run as
+   * this process' user.
+   */
+  readonly switchUser?: boolean;
   /** `--work-dir`: where executor sandboxes go (spawn); a temporary directory, removed on close, without. */
   readonly workDir?: string;
   /** `--executor-registration-timeout`: seconds a launched executor has to subscribe (default 60). */
@@ -447,7 +456,7 @@ function outputsOf(
     tokens === undefined
       ? {}
       : { tokenFor: (l: ContainerLaunch) => tokens.signSync({ frameworkId: l.framework.id, executorId: l.executor.executorId, containerId: l.containerId }) };
-  const containers = new ProcessContainers({ driver, logger, workDir, ...domainSocketOf, ...tokenFor });
+  const containers = new ProcessContainers({ driver, logger, workDir, ...domainSocketOf, ...tokenFor, switchUser: where.options.switchUser !== false });
   driver.setContainerHost(containers.handle);
   return { connections, streamBudget, containers };
 }
@@ -481,7 +490,10 @@ function workDirOf(options: StartClusterOptions, flags: AgentFlags): WorkDir | u
     mkdirSync(options.workDir, { recursive: true });
     return { path: options.workDir, own: false };
   }
-  return { path: mkdtempSync(path.join(os.tmpdir(), 'clustersim-')), own: true };
+  const made = mkdtempSync(path.join(os.tmpdir(), 'clustersim-'));
+  // Executors switched to other users reach their sandboxes (each 0750, theirs) through it, as through upstream's work dir.
+  if (flags.customExecutors === 'spawn' && options.switchUser !== false) chmodSync(made, 0o755);
+  return { path: made, own: true };
 }
 
 function engineOn(options: StartClusterOptions): boolean {

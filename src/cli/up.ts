@@ -57,6 +57,7 @@ export interface UpArgs extends WithArgs {
   epoch: number | undefined;
   'record-trace': boolean | undefined;
   'authenticate-http-executors': boolean;
+  'switch-user': boolean;
   'jwt-secret-key': string | undefined;
   containerizers: string;
   'engine-socket': string | undefined;
@@ -132,6 +133,11 @@ function executorOptions(y: Argv): Argv {
       default: false,
       describe: "Each agent serves its executor API on a Unix domain socket too (<work-dir>/agents/<agent>/agent.sock), given to executors as DOMAIN_SOCKET",
     })
+    .option('switch-user', {
+      type: 'boolean',
+      default: true,
+      describe: "Spawned executors run as their command's user, else their framework's (--no-switch-user: as this process' user)",
+    })
     .option('authenticate-http-executors', {
       type: 'boolean',
       default: false,
@@ -149,6 +155,7 @@ const EXECUTOR_FLAGS = [
   'executor-registration-timeout',
   'executor-shutdown-grace-period',
   'http-executor-domain-sockets',
+  'switch-user',
   'authenticate-http-executors',
   'containerizers',
   'engine-socket',
@@ -293,6 +300,7 @@ function clusterOptionsOf(args: UpArgs, logger: Logger): StartClusterOptions {
     executorRegistrationTimeoutSeconds: args['executor-registration-timeout'],
     executorShutdownGracePeriodSeconds: args['executor-shutdown-grace-period'],
     httpExecutorDomainSockets: args['http-executor-domain-sockets'],
+    switchUser: args['switch-user'],
     authenticateHttpExecutors: args['authenticate-http-executors'],
     containerizers: args.containerizers,
     ...(args['engine-socket'] === undefined ? {} : { engineSocket: args['engine-socket'] }),

@@ -9,7 +9,7 @@
  *   scheduler   subscribe, call, disconnect, acknowledgeRefused (for the misuse report)
  *   operators   operator (every operator call the read model cannot answer), subscribeOperator (and disconnect),
  *               updateContainerMemoryLimit (on an agent)
- *   executors   executorSubscribe, executorCall, containerExited (and disconnect)
+ *   executors   executorSubscribe, executorCall, containerExited, containerLaunchFailed (and disconnect)
  *   containers  launchNestedContainer, containerInput, waitContainer, killContainer, removeContainer
  *   cluster     addAgent
  *   faults      inject (any Fault of faults.ts), and its parts crashAgent, restartAgent,
@@ -276,6 +276,11 @@ export class Cluster {
   /** The process of a spawned executor exited, with its wait(2) status. */
   containerExited(agentId: string, containerId: string, waitStatus: number): void {
     this.#input('containerExited', [agentId, containerId, waitStatus], () => this.#agent(agentId).containerExited(containerId, waitStatus));
+  }
+
+  /** The process of a spawned executor could not be started (its user, say); `message` is the agent's reason. */
+  containerLaunchFailed(agentId: string, containerId: string, message: string): void {
+    this.#input('containerLaunchFailed', [agentId, containerId, message], () => this.#agent(agentId).containerLaunchFailed(containerId, message));
   }
 
   // ---- inputs: operators ----

@@ -9,7 +9,8 @@
  * reservation stack (and so its role), its disk info (a persistent volume
  * is not plain disk) and its allocation role. `Resources` is a normalised
  * list with at most one entry per identity, in a canonical order, so equal
- * bags print the same.
+ * bags print the same. A persistent volume is never split: a bag contains
+ * it, and gives it up, only whole.
  *
  * Reservations stack as upstream's `reservations`: the first is the
  * agent's static one or the first dynamic one, each later one refines the
@@ -263,7 +264,7 @@ function minus(a: Resource, b: Resource): Resource {
   }
 }
 
-/** True when every part of `b` is in `a` (same identities). */
+/** True when every part of `b` is in `a` (same identities; a persistent volume only whole). */
 export function contains(a: Resources, b: Resources): boolean {
   if (NORMALISED.has(a) && NORMALISED.has(b)) return containsNormal(a, b);
   const have = new Map(normalise(a).map((r) => [identity(r), r]));
@@ -286,10 +287,15 @@ function containsNormal(a: Resources, b: Resources): boolean {
   return true;
 }
 
+/**
+ * A persistent volume is one unit: a bag holds it only whole, as upstream
+ * subtracts a volume only from an equal one. No operation, task or book
+ * can take a part of it and leave the rest a smaller volume.
+ */
 function containsOne(a: Resource, b: Resource): boolean {
   switch (a.type) {
     case 'SCALAR':
-      return (a.milli ?? 0) >= (b.milli ?? 0);
+      return a.disk?.persistence === undefined ? (a.milli ?? 0) >= (b.milli ?? 0) : a.milli === b.milli;
     case 'RANGES':
       return (b.ranges ?? []).every(([lo, hi]) => (a.ranges ?? []).some(([alo, ahi]) => alo <= lo && hi <= ahi));
     case 'SET': {

@@ -12,6 +12,12 @@
  * the executor HTTP API; when it exits, the core hears of it
  * (`containerExited`, with its wait(2) status). Destroying a container
  * kills its whole process group. Closing kills whatever still runs.
+ *
+ * With `switchUser` (the default, upstream's `--switch_user`), the
+ * process runs as the executor command's user, else the framework's
+ * (users.ts); a sandbox that cannot be given to that user fails the
+ * launch (`containerLaunchFailed`), as upstream's agent fails it. Without,
+ * it runs as this process' user, whatever the framework asked for.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
@@ -23,6 +29,7 @@ import type { ContainerLaunch } from '../core/executor-api.js';
 import type { ContainerRecord } from '../core/outbox.js';
 import type { mesos } from '../wire/generated/types.js';
 import type { ClusterDriver } from './driver.js';
+import { launchUser, ownSandbox, type HostUser } from './users.js';
 
 /** `wait(2)` status of a process that could not be started: exit code 127, as a shell reports it. */
 const NOT_STARTED_STATUS = 127 << 8;
@@ -36,6 +43,8 @@ export interface ContainersOptions {
   readonly tokenFor?: (launch: ContainerLaunch) => string;
   /** The agent's Unix domain socket for its executors, when it serves one. */
   readonly domainSocketOf?: (agentId: string) => string;
+  /** `--switch-user` (default true): run each executor as its command's user, else its framework's. */
+  readonly switchUser?: boolean;
 }
 
 interface Running {
@@ -79,6 +88,8 @@ export class ProcessContainers {
     if (this.#closed) return;
     const sandbox = this.sandboxOf(launch);
     mkdirSync(sandbox, { recursive: true });
+    const user = this.options.switchUser === false ? undefined : ownSandbox(sandbox, launchUser(launch));
+    if (typeof user === 'string') return this.#launchFailed(launch, user);
     const stdout = openSync(path.join(sandbox, 'stdout'), 'a');
     const stderr = openSync(path.join(sandbox, 'stderr'), 'a');
     const { file, args } = commandLine(launch);
@@ -88,6 +99,7 @@ export class ProcessContainers {
       stdio: ['ignore', stdout, stderr],
       // A group of its own, so that destroying the container kills what it started too.
       detached: true,
+      ...switchTo(user),
     });
     closeSync(stdout);
     closeSync(stderr);
@@ -100,6 +112,15 @@ export class ProcessContainers {
       const status = code === null ? (signal === null ? NOT_STARTED_STATUS : os.constants.signals[signal]) : (code & 0xff) << 8;
       this.options.logger.info({ agentId, containerId, code, signal }, 'executor process exited');
       if (this.options.driver.failure === undefined) this.options.driver.input((c) => c.containerExited(agentId, containerId, status));
+    });
+  }
+
+  /** The process was not started: the core hears why, after the records being handled now. */
+  #launchFailed(launch: ContainerLaunch, message: string): void {
+    const { agentId, containerId } = launch;
+    this.options.logger.warn({ agentId, containerId, executorId: launch.executor.executorId, reason: message }, 'executor process not started');
+    setImmediate(() => {
+      if (!this.#closed && this.options.driver.failure === undefined) this.options.driver.input((c) => c.containerLaunchFailed(agentId, containerId, message));
     });
   }
 
@@ -118,6 +139,12 @@ export class ProcessContainers {
       // Gone already; its close event reports it.
     }
   }
+}
+
+/** The uid and gid to spawn with: none when the process runs as this one's user already (or no user is switched to). */
+function switchTo(user: HostUser | undefined): { uid?: number; gid?: number } {
+  if (user === undefined || (user.uid === process.getuid?.() && user.gid === process.getgid?.())) return {};
+  return { uid: user.uid, gid: user.gid };
 }
 
 /** What runs: the command through `/bin/sh -c` (upstream's default, `shell` unset or true), else the file with its arguments. */

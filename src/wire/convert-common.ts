@@ -92,11 +92,16 @@ export function resourcesFromWire(list: readonly mesos.v1.Resource[] | undefined
 
 function readResources(list: readonly mesos.v1.Resource[] | undefined): Resources | string {
   const out: Resource[] = [];
+  // A volume is one unit: two entries of one volume (role and persistence id) are refused, not added up.
+  const volumes = new Set<string>();
   for (const r of list ?? []) {
     const reserved = reservationFromWire(r);
     if (typeof reserved === 'string') return `Invalid resource '${r.name}': ${reserved}`;
     const disk = diskFromWire(r.disk);
     if (typeof disk === 'string') return `Invalid resource '${r.name}': ${disk}`;
+    const volume = disk?.persistence === undefined ? undefined : `${reserved.role}\u0000${disk.persistence.id}`;
+    if (volume !== undefined && volumes.has(volume)) return `Invalid resource '${r.name}': persistent volume '${disk!.persistence!.id}' is listed twice`;
+    if (volume !== undefined) volumes.add(volume);
     const base = {
       name: r.name,
       ...reserved,
@@ -109,6 +114,8 @@ function readResources(list: readonly mesos.v1.Resource[] | undefined): Resource
         if (value === undefined || !Number.isFinite(value) || value < 0) {
           return `Invalid scalar resource '${r.name}': ${value ?? 'missing value'}`;
         }
+        // Three decimal digits are kept, as upstream does: a positive amount that rounds to nothing is refused, not dropped.
+        if (value !== 0 && toMilli(value) <= 0) return `Invalid scalar resource '${r.name}': ${value} is below 0.001 (value <= 0)`;
         out.push({ ...base, type: 'SCALAR', milli: toMilli(value) });
         break;
       }

@@ -10,6 +10,9 @@
  *     agent, has the quantities of its resources flag, name by name
  *   - no resource in two outstanding offers (nor in an offer and a task)
  *   - reserved resources offered only to their role
+ *   - persistent volumes whole: a volume keeps the size it was created
+ *     with, on the master and on the agent, and a task holds all of it
+ *     (ACCEPTs and operator calls try to destroy or use a part of one)
  *
  * The seed is printed; set OPERATIONS_PROP_SEED to replay a run.
  */
@@ -38,6 +41,8 @@ interface Model {
 class Real {
   readonly schedulers: TestScheduler[] = [];
   readonly acked = new Set<string>();
+  /** Each volume's size when first seen, by agent, role and persistence id. */
+  readonly volumeSizes = new Map<string, number>();
   nextId = 0;
   constructor(readonly cluster: TestCluster) {}
 
@@ -62,9 +67,20 @@ class Real {
         }
         for (const task of fw.tasks.values()) if (task.agentId === agent.id && !task.resourcesRecovered) held.push(task.resources);
       }
+      this.checkVolumesWhole(agent.id, [record.info.resources, cluster.view.agentResources(agent.id) ?? [], ...held]);
       const result = sumDisjoint(held);
       if ('overlap' in result) throw new Error(`agent '${agent.id}': ${result.overlap}`);
       if (!contains(record.info.resources, result.sum)) throw new Error(`agent '${agent.id}' holds {${format(result.sum)}} beyond its total`);
+    }
+  }
+
+  /** Every volume in the bags has the size it had when first seen (ids are never reused). */
+  checkVolumesWhole(agentId: string, bags: readonly Resources[]): void {
+    for (const v of bags.flat().filter(isPersistentVolume)) {
+      const key = `${agentId}/${v.role}/${v.disk!.persistence!.id}`;
+      const size = this.volumeSizes.get(key);
+      if (size === undefined) this.volumeSizes.set(key, v.milli ?? 0);
+      else if (size !== v.milli) throw new Error(`volume ${format([v])} on '${agentId}' was ${size / 1000} when first seen`);
     }
   }
 
@@ -88,7 +104,7 @@ function quantities(bag: Resources): Map<string, number> {
   return out;
 }
 
-type Step = 'reserve' | 'unreserve' | 'create' | 'destroy' | 'launch' | 'launch-reserved' | 'reserve-other-role';
+type Step = 'reserve' | 'unreserve' | 'create' | 'destroy' | 'destroy-part' | 'launch' | 'launch-reserved' | 'launch-part' | 'reserve-other-role';
 
 /** One ACCEPT, its operations built from what the chosen offer holds, so that most are valid. */
 class Accept implements fc.Command<Model, Real> {
@@ -116,6 +132,8 @@ class Accept implements fc.Command<Model, Real> {
     const disk = offered.filter((x) => x.name === 'disk' && isReserved(x) && !isPersistentVolume(x));
     const volumes = offered.filter(isPersistentVolume);
     const part = (bag: Resources) => bag.slice(0, 1).map((x) => ({ ...x, milli: Math.min(x.milli ?? 0, 500) }));
+    // A volume named with a size other than its own: half of it, or one thousandth more.
+    const resized = volumes.slice(0, 1).map((x) => ({ ...x, milli: (x.milli ?? 0) > 1 ? Math.floor((x.milli ?? 0) / 2) : (x.milli ?? 0) + 1 }));
     switch (step) {
       case 'reserve':
         return op('RESERVE', reserved(part([...plain('cpus'), ...plain('disk')]), role, 'p'), id);
@@ -127,9 +145,12 @@ class Accept implements fc.Command<Model, Real> {
         return disk.length === 0 ? undefined : op('CREATE', volume(part(disk), `v${r.nextId++}`, 'data', 'p'), id);
       case 'destroy':
         return volumes.length === 0 ? undefined : op('DESTROY', volumes.slice(0, 1), id);
+      case 'destroy-part':
+        return resized.length === 0 ? undefined : op('DESTROY', resized, id);
       case 'launch':
-      case 'launch-reserved': {
-        const extra = step === 'launch-reserved' ? [...volumes.slice(0, 1), ...part(dynamic)] : [];
+      case 'launch-reserved':
+      case 'launch-part': {
+        const extra = step === 'launch-reserved' ? [...volumes.slice(0, 1), ...part(dynamic)] : step === 'launch-part' ? resized : [];
         const task = commandTask(`t${r.nextId++}`, agentId, 'sleep 2', 'cpus:0.1;mem:32');
         return { type: 'LAUNCH', tasks: [{ ...task, resources: [...task.resources, ...extra] }] };
       }
@@ -142,7 +163,7 @@ class Accept implements fc.Command<Model, Real> {
 
 class Act implements fc.Command<Model, Real> {
   constructor(
-    readonly what: 'decline' | 'ack' | 'crash' | 'restart' | 'operator-reserve' | 'operator-unreserve',
+    readonly what: 'decline' | 'ack' | 'crash' | 'restart' | 'operator-reserve' | 'operator-unreserve' | 'operator-destroy-part',
     readonly index: number,
     readonly ms: number,
   ) {}
@@ -158,28 +179,50 @@ class Act implements fc.Command<Model, Real> {
     if (this.what === 'restart' && r.cluster.view.agentProcessState(agentId) === 'crashed') r.cluster.restartAgent(agentId);
     if (this.what === 'operator-reserve') r.cluster.operatorOperation('RESERVE', agentId, reserved('mem:64', 'b', 'ops'));
     if (this.what === 'operator-unreserve') r.cluster.operatorOperation('UNRESERVE', agentId, reserved('mem:64', 'b', 'ops'));
+    if (this.what === 'operator-destroy-part') this.destroyPart(r, agentId);
     r.cluster.advance(this.ms);
     r.check();
+  }
+  /** The operator destroys half of a volume the agent has (refused), then, every other time, all of it (unless a task uses it). */
+  destroyPart(r: Real, agentId: string): void {
+    const v = (r.cluster.view.agent(agentId)?.info.resources ?? []).find(isPersistentVolume);
+    if (v === undefined) return;
+    if (r.cluster.operatorOperation('DESTROY', agentId, [{ ...v, milli: Math.floor(v.milli! / 2) }]).ok) throw new Error(`the operator destroyed half of ${format([v])}`);
+    exercised.partRefused++;
+    if (this.index % 2 === 0 && r.cluster.operatorOperation('DESTROY', agentId, [v]).ok) exercised.wholeDestroyed++;
   }
   toString(): string {
     return `${this.what}(${this.index}, then ${this.ms} ms)`;
   }
 }
 
-const step = fc.constantFrom<Step>('reserve', 'reserve', 'unreserve', 'create', 'destroy', 'launch', 'launch-reserved', 'launch-reserved', 'reserve-other-role');
+const step = fc.constantFrom<Step>(
+  'reserve',
+  'reserve',
+  'unreserve',
+  'create',
+  'destroy',
+  'destroy-part',
+  'launch',
+  'launch-reserved',
+  'launch-reserved',
+  'launch-reserved',
+  'launch-part',
+  'reserve-other-role',
+);
 const accept = fc
   .tuple(fc.nat(3), fc.array(step, { minLength: 1, maxLength: 4 }), fc.boolean())
   .map(([fw, steps, ids]) => new Accept(fw, steps, ids));
 const act = fc
   .tuple(
-    fc.constantFrom('decline', 'ack', 'ack', 'crash', 'restart', 'restart', 'operator-reserve', 'operator-unreserve' as const),
+    fc.constantFrom('decline', 'ack', 'ack', 'crash', 'restart', 'restart', 'operator-reserve', 'operator-unreserve', 'operator-destroy-part', 'operator-destroy-part' as const),
     fc.nat(5),
     fc.constantFrom(0, 500, 1_500, 12_000),
   )
   .map(([what, index, ms]) => new Act(what, index, ms));
 
 /** What the runs did, so that a test that exercises nothing fails. */
-const exercised = { applied: 0, dropped: 0, onReserved: 0 };
+const exercised = { applied: 0, dropped: 0, onReserved: 0, wholeDestroyed: 0, partRefused: 0 };
 
 const SEED = process.env['OPERATIONS_PROP_SEED'] === undefined ? 20_240_601 : Number(process.env['OPERATIONS_PROP_SEED']);
 
@@ -218,5 +261,7 @@ describe('offer operations under random sequences', () => {
     expect(exercised.applied).toBeGreaterThan(100);
     expect(exercised.dropped).toBeGreaterThan(10);
     expect(exercised.onReserved).toBeGreaterThan(3);
+    expect(exercised.wholeDestroyed).toBeGreaterThan(0);
+    expect(exercised.partRefused).toBeGreaterThan(0);
   });
 });

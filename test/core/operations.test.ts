@@ -230,4 +230,30 @@ describe('operator operations', () => {
     expect(cluster.operatorOperation('DESTROY', agentId, vol)).toMatchObject({ ok: false, error: { message: 'Persistent volumes not found' } });
     cluster.checkAllInvariants();
   });
+
+  it('rescind no offer for an operation the agent cannot hold, and destroy a volume only whole', () => {
+    const cluster = clusterWith('cpus:4;mem:1024;disk:100');
+    const agentId = cluster.agents[0]!.id;
+    const disk = (text: string) => reserved(text, 'r1', 'admin');
+    expect(cluster.operatorOperation('RESERVE', agentId, disk('disk:100')).ok).toBe(true);
+    expect(cluster.operatorOperation('CREATE', agentId, volume(disk('disk:60'), 'v1')).ok).toBe(true);
+    const s = connect(cluster, { roles: ['r1'], capabilities: ['MULTI_ROLE'] });
+    const offerId = s.firstOffer().id;
+    const before = format(cluster.view.agentResources(agentId)!);
+    expect(before).toBe('cpus(*):4; disk(r1)[(DYNAMIC,r1,admin)]:40; disk(r1)[(DYNAMIC,r1,admin)][v1:data]:60; mem(*):1024');
+    expect(cluster.operatorOperation('UNRESERVE', agentId, disk('disk:50'))).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+    expect(cluster.operatorOperation('RESERVE', agentId, disk('cpus:9'))).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+    for (const part of ['disk:10', 'disk:59.999', 'disk:100']) {
+      const refused = cluster.operatorOperation('DESTROY', agentId, volume(disk(part), 'v1'));
+      expect(refused).toEqual({ ok: false, error: { code: 'INVALID', message: 'Persistent volumes not found' } });
+    }
+    cluster.advance(0);
+    expect(s.sink.of('RESCIND')).toEqual([]);
+    expect(format(cluster.view.agentResources(agentId)!)).toBe(before);
+    expect(cluster.operatorOperation('DESTROY', agentId, volume(disk('disk:60'), 'v1')).ok).toBe(true);
+    cluster.advance(0);
+    expect(s.sink.of('RESCIND').map((e) => e.offerId)).toEqual([offerId]);
+    expect(format(cluster.view.agentResources(agentId)!)).toBe('cpus(*):4; disk(r1)[(DYNAMIC,r1,admin)]:100; mem(*):1024');
+    cluster.checkAllInvariants();
+  });
 });

@@ -119,4 +119,18 @@ describe('resources', () => {
     expect(isEmpty([scalar('cpus', 0), set('zones', [])])).toBe(true);
     expect(format(add(resources('mem:1;cpus:1'), []))).toBe(format(resources('cpus:1;mem:1')));
   });
+
+  it('holds a persistent volume only whole: no part of it is contained or taken', () => {
+    const disk = { name: 'disk', type: 'SCALAR' as const, role: 'r1', reservations: [{ type: 'DYNAMIC' as const, role: 'r1' }] };
+    const v1 = (milli: number) => ({ ...disk, milli, disk: { persistence: { id: 'v1' }, volume: { containerPath: 'data', mode: 'RW' as const } } });
+    const bag = normalise([v1(60_000), { ...disk, milli: 40_000 }]);
+    expect(contains(bag, [v1(60_000)])).toBe(true);
+    expect(contains(bag, [v1(10_000)])).toBe(false);
+    expect(contains(bag, [v1(59_999)])).toBe(false);
+    expect(contains([...bag], [v1(10_000)])).toBe(false);
+    expect(() => subtract(bag, [v1(10_000)])).toThrow(/does not contain/);
+    expect(subtract(bag, [v1(60_000)])).toEqual([{ ...disk, milli: 40_000 }]);
+    // Plain disk of the same reservation still splits.
+    expect(contains(bag, [{ ...disk, milli: 10_000 }])).toBe(true);
+  });
 });

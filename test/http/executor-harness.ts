@@ -5,6 +5,7 @@
  * and a uuid for an executor's update.
  */
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { expect } from 'vitest';
 import { ExecutorClient } from '../../src/client/executor-client.js';
 import { SchedulerClient, type Encoding, type JsonEvent } from '../../src/client/scheduler-client.js';
@@ -46,7 +47,9 @@ export async function startHarness(
   const cluster = await startCluster({ port: 0, agents: 1, time: 'virtual', seed: 9, ...options });
   const scheduler = new SchedulerClient(cluster.masterUrl, encoding);
   const executors: ExecutorClient[] = [];
-  expect((await scheduler.subscribe({ user: 'alice', name: 'executor-api', checkpoint: true, ...framework })).status).toBe(200);
+  // A spawned executor runs as its framework's user (--switch-user): the test's own user is one every host has.
+  const user = options.customExecutors === 'spawn' ? os.userInfo().username : 'alice';
+  expect((await scheduler.subscribe({ user, name: 'executor-api', checkpoint: true, ...framework })).status).toBe(200);
   const frameworkId = (await scheduler.next('SUBSCRIBED')).subscribed.framework_id.value as string;
   const agent = cluster.agents[0]!;
   const harness: Harness = {

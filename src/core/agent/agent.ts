@@ -100,7 +100,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#updates = this.#newUpdateManager();
     this.#resources = { total: config.resources, version: 0 };
     this.#operationUpdates = this.#newOperationUpdates();
-    const executorOf = (frameworkId: string, taskId: string) => this.#executorOfTask(frameworkId, taskId);
+    const executorOf = (frameworkId: string, taskId: string) => this.executorOfTask(frameworkId, taskId);
     this.cgroups = new AgentCgroups(ctx, config, () => this.executors(), executorOf, (executor, message, limitation) =>
       this.#http.terminate(executor, 'TASK_FAILED', message, 'REASON_CONTAINER_LIMITATION_MEMORY', limitation),
     );
@@ -416,7 +416,7 @@ export class Agent implements SimNode, ExecutorHost {
 
   /** Forwards a kill to the task's executor, with the kill policy's grace period: the call's, else the task's. */
   #onKillTask(frameworkId: string, taskId: string, callGracePeriodMs: number | undefined): void {
-    const executor = this.#executorOfTask(frameworkId, taskId);
+    const executor = this.executorOfTask(frameworkId, taskId);
     if (executor !== undefined) {
       const gracePeriodMs = callGracePeriodMs ?? executor.tasks.get(taskId)?.spec.killGracePeriodMs;
       this.ctx.network.send(this.id, executor.nodeId, { type: 'KILL', taskId, ...(gracePeriodMs === undefined ? {} : { gracePeriodMs }) });
@@ -528,9 +528,9 @@ export class Agent implements SimNode, ExecutorHost {
     this.#containerizer.exited(containerId, waitStatus);
   }
 
-  /** The process of the executor running a task, if the agent runs it. */
-  executorOfTask(frameworkId: string, taskId: string): AgentExecutor | undefined {
-    return this.#executorOfTask(frameworkId, taskId);
+  /** The host could not start the process of an executor's container (spawn mode), for the reason given. */
+  containerLaunchFailed(containerId: string, message: string): void {
+    this.#containerizer.launchFailed(containerId, message);
   }
 
   /** The executor's process dies (SIGKILL); its live tasks fail as an executor's termination. */
@@ -538,7 +538,8 @@ export class Agent implements SimNode, ExecutorHost {
     this.#containerizer.kill(executor);
   }
 
-  #executorOfTask(frameworkId: string, taskId: string): AgentExecutor | undefined {
+  /** The process of the executor running a task, if the agent runs it. */
+  executorOfTask(frameworkId: string, taskId: string): AgentExecutor | undefined {
     const executor = this.#frameworks.get(frameworkId)?.tasks.get(taskId);
     return executor?.alive === true ? executor : undefined;
   }

@@ -91,6 +91,21 @@ export class Containerizer {
   }
 
   /**
+   * The host could not start the process of an executor's container (its
+   * sandbox could not be given to the executor's user, as upstream's agent
+   * fails to make it): its tasks end as upstream's agent ends them then,
+   * TASK_DROPPED for a partition-aware framework, else TASK_LOST, with
+   * REASON_EXECUTOR_TERMINATED and the host's reason; the container is gone.
+   */
+  launchFailed(containerId: string, message: string): void {
+    const executor = this.port.all().find((e) => e.containerId === containerId);
+    if (executor === undefined || !executor.alive) return;
+    const partitionAware = executor instanceof HttpExecutor && executor.framework.capabilities.includes('PARTITION_AWARE');
+    this.port.ctx.trace.append('executor:launch-failed', { agentId: this.port.config.id, executorId: executor.executorId, containerId, message });
+    this.port.http().terminate(executor, partitionAware ? 'TASK_DROPPED' : 'TASK_LOST', message, 'REASON_EXECUTOR_TERMINATED');
+  }
+
+  /**
    * The executor's process dies at once (SIGKILL): its container is
    * destroyed (a spawned process is killed by the host) and reaped; the
    * agent reports its live tasks as an executor's termination.

@@ -35,7 +35,7 @@ export function within(a: Resources, b: Resources): boolean {
 }
 
 function holds(a: Resource, b: Resource): boolean {
-  return b.type === 'SCALAR' ? (a.milli ?? 0) >= (b.milli ?? 0) : contains([a], [b]);
+  return b.type === 'SCALAR' && a.disk === undefined ? (a.milli ?? 0) >= (b.milli ?? 0) : contains([a], [b]);
 }
 
 /** Two normalised bags with the same resources. */

@@ -13,10 +13,20 @@
  *   CREATE     each a persistent volume (disk info with persistence and a
  *              read-write volume) on reserved disk; persistence ids unique
  *              per role on the agent; principal equals the framework's
- *   DESTROY    each a persistent volume the agent has, not used by a task
- *              or executor
+ *   DESTROY    each a persistent volume the agent has, whole (same size and
+ *              fields), not used by a task or executor
+ *   any        at least one resource once zero quantities are dropped
  */
-import { format, isDynamicallyReserved, isPersistentVolume, isReserved, type Resource, type Resources } from '../resources.js';
+import {
+  allocate as withAllocationRole,
+  contains,
+  format,
+  isDynamicallyReserved,
+  isPersistentVolume,
+  isReserved,
+  type Resource,
+  type Resources,
+} from '../resources.js';
 import type { ResourceOperation } from '../types.js';
 import type { Framework } from './framework.js';
 import { roleError } from './validation.js';
@@ -32,6 +42,8 @@ export interface OperationContext {
 
 export function operationError(op: ResourceOperation, ctx: OperationContext): string | undefined {
   if (op.invalid !== undefined) return `Invalid resources: ${op.invalid}`;
+  // Zero quantities are dropped as the wire is read: nothing may be left to operate on.
+  if (op.resources.length === 0) return 'Operation contains no resources';
   const shapeError = resourcesError(op.resources);
   if (shapeError !== undefined) return `Invalid resources: ${shapeError}`;
   switch (op.type) {
@@ -166,13 +178,11 @@ function createError(volumes: Resources, ctx: OperationContext): string | undefi
 function destroyError(volumes: Resources, ctx: OperationContext): string | undefined {
   const notVolume = volumeError(volumes);
   if (notVolume !== undefined) return notVolume;
-  // By role and persistence id, each list read once: a DESTROY may name every volume of an agent that has thousands.
-  const have = volumeKeys(ctx.total);
+  // Whole volumes, as the agent has them (every field and the size): a volume is never destroyed in part.
+  if (!contains(ctx.total, withAllocationRole(volumes, undefined))) return 'Persistent volumes not found';
+  // By role and persistence id, the list read once: a DESTROY may name every volume of an agent that has thousands.
   const inUse = volumeKeys(ctx.used);
-  for (const v of volumes) {
-    if (!have.has(volumeKey(v))) return 'Persistent volumes not found';
-    if (inUse.has(volumeKey(v))) return 'Persistent volumes in use';
-  }
+  if (volumes.some((v) => inUse.has(volumeKey(v)))) return 'Persistent volumes in use';
   return undefined;
 }
 

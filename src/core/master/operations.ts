@@ -207,7 +207,8 @@ export type OperatorResult =
  * The operator's RESERVE_RESOURCES, UNRESERVE_RESOURCES, CREATE_VOLUMES and
  * DESTROY_VOLUMES on one agent. Operators act on unallocated resources:
  * when those do not hold what the operation consumes, outstanding offers
- * on the agent are rescinded, one by one, until they do, as upstream does.
+ * on the agent are rescinded, one by one, until they do, as upstream does;
+ * none is when even all of them would not do (409 at once).
  */
 export function operatorOperation(m: MasterOps, type: ResourceOperationType, agentId: string, resources: Resources, invalid?: string): OperatorResult {
   const agent = m.agents.get(agentId);
@@ -216,6 +217,10 @@ export function operatorOperation(m: MasterOps, type: ResourceOperationType, age
   const error = operationError(op, { total: agent.info.resources, used: withAllocationRole(m.ledger.agent(agentId).used, undefined) });
   if (error !== undefined) return { ok: false, status: 'BAD_REQUEST', message: error };
   const { consumed } = conversionOf(op);
+  // What rescinding every offer on the agent would free: when even that falls short, no offer is rescinded for nothing.
+  const books = m.ledger.agent(agentId);
+  const reachable = applyConversions(add(unallocated(m, agentId), withAllocationRole(books.offered, undefined)), [conversionOf(op)]);
+  if (typeof reachable === 'string') return { ok: false, status: 'CONFLICT', message: `Invalid ${type} Operation: ${reachable}` };
   for (const fw of m.frameworks.values()) {
     for (const offer of [...fw.offers.values()]) {
       if (contains(unallocated(m, agentId), consumed)) break;
