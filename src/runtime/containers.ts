@@ -93,16 +93,24 @@ export class ProcessContainers {
     const stdout = openSync(path.join(sandbox, 'stdout'), 'a');
     const stderr = openSync(path.join(sandbox, 'stderr'), 'a');
     const { file, args } = commandLine(launch);
-    const child = spawn(file, args, {
-      cwd: sandbox,
-      env: { ...process.env, ...commandEnvironment(launch), ...executorEnvironment(launch, sandbox, this.#extras(launch)) },
-      stdio: ['ignore', stdout, stderr],
-      // A group of its own, so that destroying the container kills what it started too.
-      detached: true,
-      ...switchTo(user),
-    });
-    closeSync(stdout);
-    closeSync(stderr);
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, {
+        cwd: sandbox,
+        env: { ...process.env, ...commandEnvironment(launch), ...executorEnvironment(launch, sandbox, this.#extras(launch)) },
+        stdio: ['ignore', stdout, stderr],
+        // A group of its own, so that destroying the container kills what it started too.
+        detached: true,
+        ...switchTo(user),
+      });
+    } catch (error) {
+      // What the framework sent cannot be executed at all (E2BIG for a command or environment over the
+      // host's limits, a NUL byte inside a string): the launch fails as upstream's launcher fails it.
+      return this.#launchFailed(launch, `Failed to launch container: ${(error as Error).message}`);
+    } finally {
+      closeSync(stdout);
+      closeSync(stderr);
+    }
     const { agentId, containerId } = launch;
     this.#running.set(containerId, { child, launch });
     this.options.logger.info({ agentId, containerId, executorId: launch.executor.executorId, pid: child.pid, sandbox }, 'executor process started');

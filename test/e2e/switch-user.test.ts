@@ -104,6 +104,18 @@ describe('a user the executor cannot run as', () => {
   });
 });
 
+describe('a command the host cannot execute', () => {
+  it('over the argument limit (E2BIG): TASK_LOST with the reason, and the cluster keeps serving', async () => {
+    h = await startHarness({ customExecutors: 'spawn', switchUser: false });
+    await h.launch('t1', 'e1', { value: `echo ${'a'.repeat(200_000)}` });
+    const { status } = await ended(h, 't1');
+    expect(status).toMatchObject({ state: 'TASK_LOST', source: 'SOURCE_AGENT', reason: 'REASON_EXECUTOR_TERMINATED' });
+    expect(status.message).toMatch(/^Failed to launch container: spawn .*E2BIG$/);
+    await h.launch('t2', 'e1', printIds());
+    expect((await ended(h, 't2')).status.state).toBe('TASK_FAILED');
+  });
+});
+
 describe('user look-up', () => {
   it('finds users by name only, as getpwnam does', () => {
     expect(lookupUser('root')).toEqual({ name: 'root', uid: 0, gid: 0 });

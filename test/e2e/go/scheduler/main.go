@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -493,7 +494,7 @@ func (r *run) connect(endpoint, codecName string) (mesos.Response, string, error
 	r.caller = httpsched.NewCaller(client)
 
 	info := &mesos.FrameworkInfo{
-		User:         "root",
+		User:         frameworkUser(),
 		Name:         "clustersim-go-e2e",
 		Roles:        []string{r.role},
 		Capabilities: []mesos.FrameworkInfo_Capability{{Type: mesos.FrameworkInfo_Capability_MULTI_ROLE}},
@@ -616,4 +617,13 @@ func (r *run) refusedUnauthorized(endpoint, codecName string) {
 		failf("timed out waiting for the event stream to end after the ERROR")
 	}
 	r.step("the event stream ended after the ERROR")
+}
+
+// frameworkUser is the user this scheduler runs as, as real frameworks fill
+// FrameworkInfo.user: the agents switch to it before they start the executor.
+func frameworkUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "root"
 }
