@@ -15,7 +15,7 @@ import { controlMethods, controlOf, type ControlMethods } from './start-control.
 import type { MasterOptions } from './core/master/ops.js';
 import type { Acls } from './core/authz.js';
 import { agentResourcesOf } from './start-resources.js';
-import { AGENT_READWRITE_REALM, READONLY_REALM } from './http/auth.js';
+import { AGENT_READWRITE_REALM, READONLY_REALM, type Credentials } from './http/auth.js';
 import { containerFlagsOf, type ContainerOptions } from './start-cgroups.js';
 import { listenMasters } from './start-masters.js';
 import { advertisedHost } from './start-advertise.js';
@@ -304,8 +304,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       streamBudget,
       ...limits.master,
       ...(options.streamKeepaliveMs === undefined ? {} : { keepaliveMs: options.streamKeepaliveMs }),
-      ...(credentials === undefined ? {} : { credentials }),
-      authenticateReadonly: options.authenticateHttpReadonly === true,
+      ...masterAuthOf(options, credentials),
     }, servers, options.advertisePorts?.master);
     const executors = { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }), ...(engine === undefined ? {} : { engine: engine.helpers }) };
     const domainSockets = options.httpExecutorDomainSockets === true ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {};
@@ -531,6 +530,19 @@ function limitsOf(options: LimitOptions): { master: Omit<MasterAppOptions, 'driv
       streamBudgetBytes: Math.round(value.streamBufferBudgetMiB * MIB),
     },
     agentListener: { ...timeouts, maxConnections: value.agentMaxConnections },
+  };
+}
+
+/**
+ * What the masters' listeners authenticate: the scheduler and operator APIs
+ * with credentials, the read endpoints with `authenticateHttpReadonly`, and
+ * the control API once any authentication is on (http/sim-auth.ts).
+ */
+function masterAuthOf(options: StartClusterOptions, credentials: Credentials | undefined): Pick<MasterAppOptions, 'credentials' | 'authenticateReadonly' | 'authenticateControlApi'> {
+  return {
+    ...(credentials === undefined ? {} : { credentials }),
+    authenticateReadonly: options.authenticateHttpReadonly === true,
+    authenticateControlApi: options.authenticateHttpExecutors === true,
   };
 }
 

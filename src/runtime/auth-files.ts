@@ -170,6 +170,8 @@ const ENFORCED = {
   view_executors: ['viewExecutors', 'users'],
   view_roles: ['viewRoles', 'roles'],
   view_flags: ['viewFlags', 'flags'],
+  // clustersim's own: the control API's changes (`/sim/v1/`), its objects ANY or NONE.
+  control_simulation: ['controlSimulation', 'objects'],
 } as const satisfies Record<string, readonly [Exclude<keyof Acls, 'permissive'>, string]>;
 
 const NOT_APPLIED: Readonly<Record<string, string>> = {
@@ -196,7 +198,7 @@ const NOT_APPLIED: Readonly<Record<string, string>> = {
 };
 
 /** Actions whose objects are implicit: only ANY or NONE mean anything (upstream refuses SOME). */
-const IMPLICIT_OBJECTS = new Set(['view_flags', 'access_mesos_logs', 'set_log_level']);
+const IMPLICIT_OBJECTS = new Set(['view_flags', 'access_mesos_logs', 'set_log_level', 'control_simulation']);
 
 /** The ACLs of `--acls`. */
 export function loadAcls(source: AuthFileSource): Loaded<Acls> {
