@@ -173,13 +173,16 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
   /** Wall-clock silence after which an event stream sends a HEARTBEAT (default 5 s; 0: never). */
   readonly streamKeepaliveMs?: number;
   /**
-   * `--credentials`: HTTP Basic on the scheduler and operator APIs. A file
-   * path, or upstream's JSON (`{ credentials: [{ principal, secret }] }`).
+   * `--credentials`: HTTP Basic on the scheduler and operator APIs, and on
+   * the control API (`/sim/v1/`, http/sim-auth.ts). A file path, or
+   * upstream's JSON (`{ credentials: [{ principal, secret }] }`). The
+   * library's own control methods (`advance()`, `reset()`, ...) ask nothing.
    */
   readonly credentials?: AuthFileSource;
   /**
    * `--acls`: what principals may do (upstream's ACL JSON: `permissive`,
-   * `register_frameworks`, `teardown_frameworks`, `update_quotas`, `view_*`).
+   * `register_frameworks`, `teardown_frameworks`, `update_quotas`, `view_*`,
+   * and clustersim's `control_simulation` for the control API's changes).
    * A file path, the JSON text, or the parsed JSON.
    */
   readonly acls?: AuthFileSource;
@@ -225,6 +228,8 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
    * `--authenticate-http-executors`: each spawned executor gets a signed
    * token (`EXECUTOR_AUTHENTICATION_TOKEN`), and the executor API wants it
    * as `Authorization: Bearer` (401 without, 403 for another executor's).
+   * The control API then asks for credentials: without `credentials`,
+   * nobody can use it over HTTP.
    */
   readonly authenticateHttpExecutors?: boolean;
   /** `--jwt-secret-key`: a file whose bytes sign the tokens (default: 32 random bytes made at start). */

@@ -48,7 +48,9 @@ export function guardControlApi(app: FastifyInstance, driver: ClusterDriver, cre
     if (read) return undefined;
     // The ACLs are the cluster's options: asked without waiting for the cluster.
     const allowed = driver.cluster.view.authorizer.mayControlSimulation(principalOf(req));
+    if (allowed) return undefined;
     // The body is left unread: close, as the other refusals before the body do.
-    return allowed ? undefined : sendError(reply.header('connection', 'close'), 'FORBIDDEN', CONTROL_FORBIDDEN);
+    reply.header('connection', 'close');
+    return sendError(reply, 'FORBIDDEN', CONTROL_FORBIDDEN);
   });
 }

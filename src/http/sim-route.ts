@@ -19,6 +19,9 @@
  *
  * and, in sim-control-route.ts, run_until_idle, run_until, reset, snapshot and restore.
  *
+ * Who may call them, with authentication on, is sim-auth.ts's; what the
+ * trace shows each reader, sim-view.ts's.
+ *
  * A body that is not such JSON is 400 with the reason (so is an ambiguous id);
  * an unknown agent, framework, executor, task or container 404; a fault its
  * target's state rules out now (a framework with no stream open, a task not

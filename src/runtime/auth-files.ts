@@ -15,6 +15,9 @@
  * one line naming the file and what is wrong. Every ACL action of upstream
  * is accepted; those clustersim has nothing to apply to (run_tasks,
  * reservations, volumes, nested containers, ...) are checked and kept aside.
+ * One action is clustersim's own: `control_simulation`, who may change the
+ * simulation through the control API, its objects `{"type": "ANY"}` or
+ * `{"type": "NONE"}` under the key `objects`.
  * A value that starts with `{` is the JSON itself; `file://` before a path
  * is dropped, as upstream's flags do.
  */
