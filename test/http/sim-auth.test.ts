@@ -228,6 +228,15 @@ describe('the reads, by the view ACLs', () => {
     }
   });
 
+  it('asks the view rules about no principal (ANY) when authentication is off', async () => {
+    const r = await start({ acls: { view_frameworks: [{ principals: { type: 'ANY' }, users: { type: 'NONE' } }] } });
+    const client = await subscribed(r, {}, { user: 'someone', name: 'x' });
+    const text = await traceText(r, {});
+    expect(text).toContain('agent:add');
+    expect(text).not.toContain(client.frameworkId!);
+    expect(text).not.toContain(client.streamId!);
+  });
+
   it("leaves alice's framework out of bob's misuse report", async () => {
     const { r, alice, bob } = await cluster();
     const report = async (headers: Record<string, string>) => JSON.parse((await request(r, '/sim/v1/misuse', headers)).body) as { frameworks: { framework_id: string }[] };
