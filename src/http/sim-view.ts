@@ -120,7 +120,17 @@ function executorSpec(fw: FrameworkView, executorId: string): ExecutorSpec | und
   return fw.completedTasks.find((t) => t.spec.executor?.executorId === executorId)?.spec.executor;
 }
 
-/** The JSON strings a field holds in an entry's text. */
+/**
+ * The JSON strings a field holds in an entry's text. Asked while the core
+ * appends the entry, so it must not throw: a string JSON cannot read stays
+ * as written, an id nothing is known by (and so not shown).
+ */
 function values(text: string, field: RegExp): string[] {
-  return [...text.matchAll(field)].map((m) => JSON.parse(m[1]!) as string);
+  return [...text.matchAll(field)].map((m) => {
+    try {
+      return JSON.parse(m[1]!) as string;
+    } catch {
+      return m[1]!;
+    }
+  });
 }

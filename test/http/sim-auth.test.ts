@@ -15,6 +15,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import { READONLY_REALM, READWRITE_REALM } from '../../src/http/auth.js';
+import { simReaderOf } from '../../src/http/sim-view.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
 import type { Json } from './operator-harness.js';
 
@@ -226,6 +227,26 @@ describe('the reads, by the view ACLs', () => {
     for (const text of [await traceText(r, ALICE), await eventsText(r, ALICE)]) {
       for (const seen of [alice.frameworkId!, alice.streamId!, 'alice-secret-label', bob.frameworkId!, 'b-task', 'call:accept']) expect(text).toContain(seen);
     }
+  });
+
+  it('shows a restricted reader an entry by what it names (sim-view.ts)', async () => {
+    const { r, alice, bob } = await cluster();
+    const reader = simReaderOf(r.cluster.view, 'bob')!;
+    const shown = (kind: string, text: string) => reader.entry({ seq: 1, timeMs: 7, kind, line: `7 ${kind} ${text}` });
+    const fw = (id: string) => JSON.stringify({ frameworkId: id });
+    expect([shown('framework:remove', fw(bob.frameworkId!)), shown('framework:remove', fw(alice.frameworkId!)), shown('framework:remove', fw('forgotten'))]).toEqual([true, false, false]);
+    expect(shown('task:status', JSON.stringify({ frameworkId: bob.frameworkId, taskId: 'b-task' }))).toBe(true);
+    // A task id bob's framework does not know, as an event names it or an entry does.
+    expect(shown('task:status', JSON.stringify({ frameworkId: bob.frameworkId, taskId: 'other' }))).toBe(false);
+    expect([shown('event:update', `${bob.frameworkId} b-task TASK_RUNNING`), shown('event:update', `${bob.frameworkId} other TASK_RUNNING`)]).toEqual([true, false]);
+    expect([shown('event:heartbeat', `${bob.frameworkId} `), shown('event:heartbeat', `${alice.frameworkId} `)]).toEqual([true, false]);
+    // The cluster's own entries, unless they name what belongs to a framework.
+    expect([shown('agent:add', '{"agentId":"a1"}'), shown('fault:fail_task', '{"taskId":"b-task"}'), shown('offer:use', '{"offerId":"o1"}')]).toEqual([true, false, false]);
+    expect([shown('input:advanceTo', '[1000]'), shown('input:subscribe', '["c1",{}]'), shown('call:accept', '{}'), shown('new:kind', '{}')]).toEqual([true, false, false, false]);
+    // A string JSON cannot read names nothing known.
+    expect(shown('framework:remove', '{"frameworkId":"\\x"}')).toBe(false);
+    // alice is refused no user: nothing is asked for her.
+    expect(simReaderOf(r.cluster.view, 'alice')).toBeUndefined();
   });
 
   it('asks the view rules about no principal (ANY) when authentication is off', async () => {
