@@ -14,7 +14,8 @@
  *   2. an entry naming frameworks (`"frameworkId"`, or the framework an
  *      `event:*` went to) is shown if the reader may view each of them
  *      (`view_frameworks`, by FrameworkInfo.user), and the task
- *      (`view_tasks`) and executor (`view_executors`) it names, if any;
+ *      (`view_tasks`) and executor (`view_executors`; a command executor,
+ *      which has no ExecutorInfo, is its task's) it names, if any;
  *   3. an entry of the cluster's own (`cluster:`, `master:`, `agent:`,
  *      `allocator:`, `net:`, `fault:`, `operator:`, `weights:`, `quota:`)
  *      that names no task, executor, container, offer, stream or operation
@@ -103,15 +104,20 @@ class FilteredReader implements SimReader {
     const user = fw.info.user;
     if (!this.viewer.framework(user)) return false;
     if (taskId !== undefined) {
-      const task = fw.tasks.get(taskId) ?? fw.completedTasks.find((t) => t.spec.taskId === taskId);
+      const task = taskOf(fw, taskId);
       if (task === undefined || !this.viewer.task(task.spec, user)) return false;
     }
-    if (executorId !== undefined) {
-      const spec = executorSpec(fw, executorId);
-      if (spec === undefined || !this.viewer.executor(spec, user)) return false;
-    }
-    return true;
+    if (executorId === undefined) return true;
+    const spec = executorSpec(fw, executorId);
+    if (spec !== undefined) return this.viewer.executor(spec, user);
+    // A command executor has no ExecutorInfo (/state lists none): it is its task's, whose id it has.
+    const task = taskOf(fw, executorId);
+    return task !== undefined && task.spec.executor === undefined && this.viewer.task(task.spec, user);
   }
+}
+
+function taskOf(fw: FrameworkView, taskId: string): FrameworkView['completedTasks'][number] | undefined {
+  return fw.tasks.get(taskId) ?? fw.completedTasks.find((t) => t.spec.taskId === taskId);
 }
 
 /** The ExecutorInfo of a framework's executor, from a task it runs (or ran); none for a command executor. */

@@ -238,6 +238,9 @@ describe('the reads, by the view ACLs', () => {
     expect(shown('task:status', JSON.stringify({ frameworkId: bob.frameworkId, taskId: 'b-task' }))).toBe(true);
     // A task id bob's framework does not know, as an event names it or an entry does.
     expect(shown('task:status', JSON.stringify({ frameworkId: bob.frameworkId, taskId: 'other' }))).toBe(false);
+    // b-task's command executor is the task's; an executor nobody knows is not shown.
+    const executor = (id: string) => JSON.stringify({ agentId: 'a1', frameworkId: bob.frameworkId, executorId: id, kind: 'command' });
+    expect([shown('executor:launch', executor('b-task')), shown('executor:launch', executor('other'))]).toEqual([true, false]);
     expect([shown('event:update', `${bob.frameworkId} b-task TASK_RUNNING`), shown('event:update', `${bob.frameworkId} other TASK_RUNNING`)]).toEqual([true, false]);
     expect([shown('event:heartbeat', `${bob.frameworkId} `), shown('event:heartbeat', `${alice.frameworkId} `)]).toEqual([true, false]);
     // The cluster's own entries, unless they name what belongs to a framework.
