@@ -15,7 +15,7 @@ import { controlMethods, controlOf, type ControlMethods } from './start-control.
 import type { MasterOptions } from './core/master/ops.js';
 import type { Acls } from './core/authz.js';
 import { agentResourcesOf } from './start-resources.js';
-import { AGENT_READWRITE_REALM, READONLY_REALM } from './http/auth.js';
+import { AGENT_READWRITE_REALM, READONLY_REALM, type Credentials } from './http/auth.js';
 import { containerFlagsOf, type ContainerOptions } from './start-cgroups.js';
 import { listenMasters } from './start-masters.js';
 import { advertisedHost } from './start-advertise.js';
@@ -173,13 +173,16 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
   /** Wall-clock silence after which an event stream sends a HEARTBEAT (default 5 s; 0: never). */
   readonly streamKeepaliveMs?: number;
   /**
-   * `--credentials`: HTTP Basic on the scheduler and operator APIs. A file
-   * path, or upstream's JSON (`{ credentials: [{ principal, secret }] }`).
+   * `--credentials`: HTTP Basic on the scheduler and operator APIs, and on
+   * the control API (`/sim/v1/`, http/sim-auth.ts). A file path, or
+   * upstream's JSON (`{ credentials: [{ principal, secret }] }`). The
+   * library's own control methods (`advance()`, `reset()`, ...) ask nothing.
    */
   readonly credentials?: AuthFileSource;
   /**
    * `--acls`: what principals may do (upstream's ACL JSON: `permissive`,
-   * `register_frameworks`, `teardown_frameworks`, `update_quotas`, `view_*`).
+   * `register_frameworks`, `teardown_frameworks`, `update_quotas`, `view_*`,
+   * and clustersim's `control_simulation` for the control API's changes).
    * A file path, the JSON text, or the parsed JSON.
    */
   readonly acls?: AuthFileSource;
@@ -234,6 +237,8 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
    * `--authenticate-http-executors`: each spawned executor gets a signed
    * token (`EXECUTOR_AUTHENTICATION_TOKEN`), and the executor API wants it
    * as `Authorization: Bearer` (401 without, 403 for another executor's).
+   * The control API then asks for credentials: without `credentials`,
+   * nobody can use it over HTTP.
    */
   readonly authenticateHttpExecutors?: boolean;
   /** `--jwt-secret-key`: a file whose bytes sign the tokens (default: 32 random bytes made at start). */
@@ -313,8 +318,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
       streamBudget,
       ...limits.master,
       ...(options.streamKeepaliveMs === undefined ? {} : { keepaliveMs: options.streamKeepaliveMs }),
-      ...(credentials === undefined ? {} : { credentials }),
-      authenticateReadonly: options.authenticateHttpReadonly === true,
+      ...masterAuthOf(options, credentials),
     }, servers, options.advertisePorts?.master);
     const executors = { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }), ...(engine === undefined ? {} : { engine: engine.helpers }) };
     const domainSockets = options.httpExecutorDomainSockets === true ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {};
@@ -543,6 +547,19 @@ function limitsOf(options: LimitOptions): { master: Omit<MasterAppOptions, 'driv
       streamBudgetBytes: Math.round(value.streamBufferBudgetMiB * MIB),
     },
     agentListener: { ...timeouts, maxConnections: value.agentMaxConnections },
+  };
+}
+
+/**
+ * What the masters' listeners authenticate: the scheduler and operator APIs
+ * with credentials, the read endpoints with `authenticateHttpReadonly`, and
+ * the control API once any authentication is on (http/sim-auth.ts).
+ */
+function masterAuthOf(options: StartClusterOptions, credentials: Credentials | undefined): Pick<MasterAppOptions, 'credentials' | 'authenticateReadonly' | 'authenticateControlApi'> {
+  return {
+    ...(credentials === undefined ? {} : { credentials }),
+    authenticateReadonly: options.authenticateHttpReadonly === true,
+    authenticateControlApi: options.authenticateHttpExecutors === true,
   };
 }
 

@@ -1,6 +1,8 @@
 // The dashboard's side of the master's HTTP APIs: the JSON read endpoints,
 // the control API's clock calls, and the trace as server-sent events. Paths
-// are absolute on the page's own origin (the master that served it).
+// are absolute on the page's own origin (the master that served it). When
+// the cluster asks for credentials, the browser asks the user for them at
+// the first refusal and sends them on every request after.
 
 /** GET a JSON endpoint; rejects with the server's one-line reason on an error status. */
 export async function getJson(path) {
@@ -32,6 +34,9 @@ export async function readCluster() {
 export const advance = (ms) => postJson('/sim/v1/advance', { ms });
 export const runUntilIdle = () => postJson('/sim/v1/run_until_idle', {});
 
+/** Wall-clock ms before the event stream is asked again after a refusal. */
+const RETRY_REFUSED_MS = 2000;
+
 /**
  * Follows `/sim/v1/events`. `onEntry` gets each trace entry
  * (`{seq, time_ms, kind, line}`), `onStatus` 'live' or 'reconnecting', and
@@ -41,17 +46,27 @@ export const runUntilIdle = () => postJson('/sim/v1/run_until_idle', {});
  */
 export function followEvents({ onEntry, onStatus, onReplaced }) {
   let source;
+  let stopped = false;
   const open = () => {
-    source = new EventSource('/sim/v1/events');
-    source.addEventListener('open', () => onStatus('live'));
-    source.addEventListener('error', () => onStatus('reconnecting'));
-    source.addEventListener('trace', (event) => onEntry(JSON.parse(event.data)));
-    source.addEventListener('replaced', () => {
-      source.close();
+    const own = new EventSource('/sim/v1/events');
+    source = own;
+    own.addEventListener('open', () => onStatus('live'));
+    own.addEventListener('error', () => {
+      onStatus('reconnecting');
+      // Refused (a 401 before the page's reads got the credentials): the
+      // browser gives up on this source, so open another one later.
+      if (own.readyState === EventSource.CLOSED && !stopped) setTimeout(() => stopped || open(), RETRY_REFUSED_MS);
+    });
+    own.addEventListener('trace', (event) => onEntry(JSON.parse(event.data)));
+    own.addEventListener('replaced', () => {
+      own.close();
       onReplaced();
       open();
     });
   };
   open();
-  return () => source.close();
+  return () => {
+    stopped = true;
+    source.close();
+  };
 }

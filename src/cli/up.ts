@@ -141,7 +141,7 @@ function executorOptions(y: Argv): Argv {
     .option('authenticate-http-executors', {
       type: 'boolean',
       default: false,
-      describe: 'Each spawned executor gets a signed token (EXECUTOR_AUTHENTICATION_TOKEN); the executor API wants it as Authorization: Bearer',
+      describe: 'Each spawned executor gets a signed token (EXECUTOR_AUTHENTICATION_TOKEN); the executor API wants it as Authorization: Bearer. The control API /sim/v1 then asks for credentials: without --credentials nobody can use it',
     })
     .option('containerizers', textFlag('containerizers', (t) => unknownIn(t, CONTAINERIZERS, 'containerizer'), { default: 'mesos,docker', describe: 'mesos,docker runs the simulated container engine for DOCKER tasks; mesos leaves it out' }))
     .option('engine-socket', { type: 'string', describe: "The container engine API's Unix socket (default <work-dir>/engine.sock), mode 0600" })
@@ -200,11 +200,11 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .option('log-format', logFormatOption())
     .option('credentials', {
       type: 'string',
-      describe: 'File of principals and secrets (upstream JSON: {"credentials":[{"principal":..,"secret":..}]}); turns on HTTP Basic on the scheduler and operator APIs',
+      describe: 'File of principals and secrets (upstream JSON: {"credentials":[{"principal":..,"secret":..}]}); turns on HTTP Basic on the scheduler and operator APIs, and on the control API /sim/v1 (its reads in the realm mesos-master-readonly, its changes in mesos-master-readwrite); without any authentication flag the control API is open',
     })
     .option('acls', {
       type: 'string',
-      describe: 'File of ACLs (upstream JSON: permissive, register_frameworks, teardown_frameworks, update_quotas, view_*) deciding what principals may do',
+      describe: "File of ACLs (upstream JSON: permissive, register_frameworks, teardown_frameworks, update_quotas, view_*) deciding what principals may do; clustersim's own control_simulation (objects ANY or NONE) decides who may change the simulation through /sim/v1 (clock, faults, reset, snapshot, restore), and view_* what /sim/v1/trace, /events and /misuse show",
     })
     .option('authenticate-http-readonly', {
       type: 'boolean',
@@ -228,7 +228,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port')
     .example('$0 up --agents 10000 --agent-addressing loopback', 'Ten thousand agents at 127.0.0.2:P and up, served by one listener')
     .example('$0 up --custom-executors spawn --work-dir /tmp/sandboxes', "Tasks' own executors run as real processes, each in a sandbox with its stdout and stderr")
-    .example('$0 up --credentials creds.json --acls acls.json', 'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow')
+    .example('$0 up --credentials creds.json --acls acls.json', 'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow; /sim/v1 asks for credentials, its changes for control_simulation')
     .example('$0 up --cgroups v1 --agents 1', 'Containers get cgroups v1 memory files (memory.limit_in_bytes, memory.soft_limit_in_bytes)')
     .example('$0 up --credentials creds.json --acls acls.json --authenticate-http-readonly', '/state and the other read endpoints ask for credentials too, and show each reader what view_* allows') as unknown as Argv<UpArgs>;
 }

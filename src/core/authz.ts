@@ -65,6 +65,8 @@ export interface Acls {
   readonly viewRoles: readonly AclRule[];
   /** Objects: ANY or NONE only; whether the flags may be seen. */
   readonly viewFlags: readonly AclRule[];
+  /** Objects: ANY or NONE only; whether the control API's changes (clock, faults, reset, rewinds) may be made. */
+  readonly controlSimulation: readonly AclRule[];
 }
 
 export const NO_ACLS: Acls = {
@@ -78,6 +80,7 @@ export const NO_ACLS: Acls = {
   viewExecutors: [],
   viewRoles: [],
   viewFlags: [],
+  controlSimulation: [],
 };
 
 const ANY: AclEntity = { type: 'ANY' };
@@ -250,6 +253,27 @@ export class Authorizer {
 
   mayViewFlags(principal: string | undefined): boolean {
     return this.#decide(this.#acls.viewFlags, principal, ANY);
+  }
+
+  /** The control API's changes: the clock, faults, runs, snapshot, restore and reset (`control_simulation`). */
+  mayControlSimulation(principal: string | undefined): boolean {
+    return this.#decide(this.#acls.controlSimulation, principal, ANY);
+  }
+
+  /**
+   * Whether `view_frameworks`, `view_tasks` and `view_executors` let
+   * `principal` see every user's, those no rule names included. Users a
+   * rule names are asked one by one; all others get one answer, that of a
+   * user no rule names.
+   */
+  mayViewEveryUser(principal: string | undefined): boolean {
+    if (!this.enabled) return true;
+    const subject = subjectOf(principal);
+    return [this.#acls.viewFrameworks, this.#acls.viewTasks, this.#acls.viewExecutors].every((rules) => {
+      const named = rules.flatMap((rule) => (rule.objects.type === 'SOME' ? rule.objects.values : []));
+      const unnamed = '\u0000'.repeat(Math.max(0, ...named.map((user) => user.length)) + 1);
+      return [...named, unnamed].every((user) => decide(rules, this.#acls.permissive, subject, some(user)));
+    });
   }
 
   #decide(rules: readonly AclRule[], principal: string | undefined, object: AclEntity): boolean {

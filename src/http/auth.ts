@@ -80,6 +80,11 @@ export function principalOf(req: FastifyRequest): string | undefined {
   return principals.get(req);
 }
 
+/** Notes the principal a request authenticated as (for hooks of their own, as the control API's). */
+export function setPrincipal(req: FastifyRequest, principal: string): void {
+  principals.set(req, principal);
+}
+
 /**
  * Authenticates every request to the routes of `routes` (by URL), before
  * any route hook or handler runs; other paths, unknown ones included, are
@@ -91,7 +96,7 @@ export function requireAuthentication(app: FastifyInstance, credentials: Credent
     if (realm === undefined) return undefined;
     const result = authenticate(req.headers.authorization, credentials, realm);
     if (!result.ok) return sendUnauthorized(reply, result);
-    principals.set(req, result.principal);
+    setPrincipal(req, result.principal);
     return undefined;
   });
 }

@@ -15,6 +15,7 @@ import { registerSchedulerRoute } from './scheduler-route.js';
 import { registerOperatorRoute } from './operator-route.js';
 import { registerSimRoutes } from './sim-route.js';
 import { registerSimEvents } from './sim-events.js';
+import { guardControlApi } from './sim-auth.js';
 import { registerDashboard } from './dashboard.js';
 import type { SimControl } from '../runtime/sim-control.js';
 import { PathRouter } from './routing.js';
@@ -54,6 +55,12 @@ export interface MasterAppOptions {
   /** `--authenticate-http-readonly`: HTTP Basic on the read-only endpoints too (needs `credentials`). */
   readonly authenticateReadonly?: boolean;
   /**
+   * HTTP Basic on the control API (`/sim/v1/`) without `credentials` (an
+   * authentication that has none, `--authenticate-http-executors`): then
+   * nobody can use it. With `credentials` it is always on (sim-auth.ts).
+   */
+  readonly authenticateControlApi?: boolean;
+  /**
    * The streams of every server of the cluster, when the agents' servers
    * have streams too (the executor API); the caller then routes the
    * driver's output. Without, the master's own, fed by the driver.
@@ -89,6 +96,8 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     const routes = options.authenticateReadonly === true ? new Map([...AUTHENTICATED_ROUTES, ...readonlyRoutes()]) : AUTHENTICATED_ROUTES;
     requireAuthentication(app, options.credentials, routes);
   }
+  const controlCredentials = options.credentials ?? (options.authenticateControlApi === true ? new Map<string, string>() : undefined);
+  guardControlApi(app, options.driver, controlCredentials);
   gateToLeader(app, options.driver, options.masterIndex ?? 0, options.masterPorts);
   const connections = options.connections ?? new Connections();
   if (options.connections === undefined) options.driver.setOutput(connections.deliver);

@@ -23,6 +23,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { traceJsonLine, type TraceEntry } from '../core/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { serveMethods } from './methods.js';
+import { principalOf } from './auth.js';
+import { simReaderOf } from './sim-view.js';
 
 /** How many of the entries kept a new reader gets first (`/sim/v1/trace` gives them all). */
 export const BACKLOG_ENTRIES = 500;
@@ -49,8 +51,10 @@ function streamEvents(req: FastifyRequest, reply: FastifyReply, driver: ClusterD
   });
   res.socket?.setTimeout(0);
   res.write('retry: 1000\n\n');
+  const reader = simReaderOf(driver.cluster.view, principalOf(req));
   const write = (entry: TraceEntry): void => {
     if (res.writableLength > MAX_BACKLOG_BYTES) return void res.destroy(new Error('event reader too far behind'));
+    if (reader !== undefined && !reader.entry(entry)) return;
     res.write(`id: ${entry.seq}\nevent: trace\ndata: ${traceJsonLine(entry)}\n\n`);
   };
   for (const entry of backlog(trace.entries(), lastEventId(req))) write(entry);

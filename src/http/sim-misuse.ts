@@ -17,14 +17,19 @@ import type { mesos } from '../wire/generated/types.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { JSON_TYPE, MESSAGE_TYPES, contentTypeOf } from './negotiate.js';
 import { serveMethods } from './methods.js';
+import { principalOf } from './auth.js';
+import { simReaderOf } from './sim-view.js';
 
 type Call = mesos.v1.scheduler.Call;
 
 const UUID_BYTES = 16;
 
 export function registerMisuseRoute(app: FastifyInstance, driver: ClusterDriver): void {
-  serveMethods(app, '/sim/v1/misuse', ['GET'], (_req, reply) => {
-    const report = driver.read((view) => view.misuse());
+  serveMethods(app, '/sim/v1/misuse', ['GET'], (req, reply) => {
+    const report = driver.read((view) => {
+      const reader = simReaderOf(view, principalOf(req));
+      return reader === undefined ? view.misuse() : reader.misuse(view.misuse());
+    });
     return reply.code(200).header('content-type', 'application/json').send(JSON.stringify(misuseToJson(report)));
   });
 }

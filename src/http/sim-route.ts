@@ -19,6 +19,9 @@
  *
  * and, in sim-control-route.ts, run_until_idle, run_until, reset, snapshot and restore.
  *
+ * Who may call them, with authentication on, is sim-auth.ts's; what the
+ * trace shows each reader, sim-view.ts's.
+ *
  * A body that is not such JSON is 400 with the reason (so is an ambiguous id);
  * an unknown agent, framework, executor, task or container 404; a fault its
  * target's state rules out now (a framework with no stream open, a task not
@@ -36,6 +39,8 @@ import { serveMethods } from './methods.js';
 import { registerMisuseRoute } from './sim-misuse.js';
 import { registerSimControlRoutes } from './sim-control-route.js';
 import { SimControl } from '../runtime/sim-control.js';
+import { principalOf } from './auth.js';
+import { simReaderOf, type SimReader } from './sim-view.js';
 import type { ServerResponse } from 'node:http';
 
 /** The largest step one advance may take: a day of cluster time. */
@@ -49,7 +54,7 @@ export function registerSimRoutes(app: FastifyInstance, driver: ClusterDriver, c
   const traceReaders = new Set<ServerResponse>();
   // A trace reader reads one cluster's trace: when a reset or a restore swaps it, the stream ends.
   driver.onReplace(() => [...traceReaders].forEach((res) => res.end()));
-  serveMethods(app, '/sim/v1/trace', ['GET'], (_req, reply) => streamTrace(reply, driver, traceReaders));
+  serveMethods(app, '/sim/v1/trace', ['GET'], (req, reply) => streamTrace(reply, driver, traceReaders, simReaderOf(driver.cluster.view, principalOf(req))));
   registerSimControlRoutes(app, control);
   registerMisuseRoute(app, driver);
 }
@@ -57,7 +62,8 @@ export function registerSimRoutes(app: FastifyInstance, driver: ClusterDriver, c
 /** How far a trace reader may fall behind before its stream is cut. */
 const MAX_TRACE_BACKLOG_BYTES = 16 * 1024 * 1024;
 
-function streamTrace(reply: FastifyReply, driver: ClusterDriver, readers: Set<ServerResponse>): undefined {
+/** The trace as JSON lines, the entries `reader` may not see left out (sim-view.ts). */
+function streamTrace(reply: FastifyReply, driver: ClusterDriver, readers: Set<ServerResponse>, reader: SimReader | undefined): undefined {
   const trace = driver.cluster.trace;
   const res = reply.raw;
   reply.hijack();
@@ -65,7 +71,7 @@ function streamTrace(reply: FastifyReply, driver: ClusterDriver, readers: Set<Se
   res.socket?.setTimeout(0);
   const write = (entry: TraceEntry): void => {
     if (res.writableLength > MAX_TRACE_BACKLOG_BYTES) return void res.destroy(new Error('trace reader too far behind'));
-    res.write(`${traceJsonLine(entry)}\n`);
+    if (reader === undefined || reader.entry(entry)) res.write(`${traceJsonLine(entry)}\n`);
   };
   for (const entry of trace.entries()) write(entry);
   const listener = (entry: TraceEntry): void => write(entry);

@@ -15,6 +15,9 @@
  * one line naming the file and what is wrong. Every ACL action of upstream
  * is accepted; those clustersim has nothing to apply to (run_tasks,
  * reservations, volumes, nested containers, ...) are checked and kept aside.
+ * One action is clustersim's own: `control_simulation`, who may change the
+ * simulation through the control API, its objects `{"type": "ANY"}` or
+ * `{"type": "NONE"}` under the key `objects`.
  * A value that starts with `{` is the JSON itself; `file://` before a path
  * is dropped, as upstream's flags do.
  */
@@ -170,6 +173,8 @@ const ENFORCED = {
   view_executors: ['viewExecutors', 'users'],
   view_roles: ['viewRoles', 'roles'],
   view_flags: ['viewFlags', 'flags'],
+  // clustersim's own: the control API's changes (`/sim/v1/`), its objects ANY or NONE.
+  control_simulation: ['controlSimulation', 'objects'],
 } as const satisfies Record<string, readonly [Exclude<keyof Acls, 'permissive'>, string]>;
 
 const NOT_APPLIED: Readonly<Record<string, string>> = {
@@ -196,7 +201,7 @@ const NOT_APPLIED: Readonly<Record<string, string>> = {
 };
 
 /** Actions whose objects are implicit: only ANY or NONE mean anything (upstream refuses SOME). */
-const IMPLICIT_OBJECTS = new Set(['view_flags', 'access_mesos_logs', 'set_log_level']);
+const IMPLICIT_OBJECTS = new Set(['view_flags', 'access_mesos_logs', 'set_log_level', 'control_simulation']);
 
 /** The ACLs of `--acls`. */
 export function loadAcls(source: AuthFileSource): Loaded<Acls> {

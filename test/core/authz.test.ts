@@ -172,3 +172,41 @@ describe('the master with ACLs and an authenticated principal', () => {
     expect(c.call(frameworkId, streamId, { type: 'TEARDOWN' }).ok).toBe(true);
   });
 });
+
+describe('Authorizer: the control API', () => {
+  it('asks control_simulation about the principal (ANY without one), `permissive` when no rule matches', () => {
+    const a = new Authorizer(acls({ permissive: false, controlSimulation: [rule(some('ops'), ANY), rule(ANY, NONE)] }));
+    expect([a.mayControlSimulation('ops'), a.mayControlSimulation('bob'), a.mayControlSimulation(undefined)]).toEqual([true, false, false]);
+    expect(new Authorizer(acls({ permissive: true })).mayControlSimulation('bob')).toBe(true);
+    expect(new Authorizer(acls({ permissive: false })).mayControlSimulation('bob')).toBe(false);
+    expect(new Authorizer(undefined).mayControlSimulation(undefined)).toBe(true);
+  });
+
+  it('says whether a principal may view every user, those no rule names included', () => {
+    const only = (principal: string, ...users: string[]) => [rule(some(principal), some(...users)), rule(some(principal), NONE)];
+    const a = new Authorizer(acls({ viewFrameworks: only('bob', 'bob-user'), viewExecutors: [rule(some('carol'), some('x'))] }));
+    expect(a.mayViewEveryUser('bob')).toBe(false);
+    // carol is refused no user: the rule naming her allows x, and `permissive` the others.
+    expect(a.mayViewEveryUser('carol')).toBe(true);
+    expect(a.mayViewEveryUser(undefined)).toBe(true);
+    // A user refused by name, every other allowed.
+    expect(new Authorizer(acls({ viewTasks: [rule(ANY, NONE)], permissive: true })).mayViewEveryUser('x')).toBe(false);
+    expect(new Authorizer(acls({ viewTasks: [rule(some('x'), ANY)], permissive: false })).mayViewEveryUser('x')).toBe(false);
+    expect(new Authorizer(acls({ viewFrameworks: [rule(ANY, ANY)], viewTasks: [rule(ANY, ANY)], viewExecutors: [rule(ANY, ANY)], permissive: false })).mayViewEveryUser('x')).toBe(true);
+    expect(new Authorizer(undefined).mayViewEveryUser('x')).toBe(true);
+  });
+
+  it('property: mayViewEveryUser is true exactly when each view rule allows every user asked', () => {
+    const users = ['u1', 'u2', 'u3'];
+    const entity = fc.oneof(fc.constant(ANY), fc.constant(NONE), fc.subarray(users, { minLength: 1 }).map((v) => some(...v)));
+    const rules = fc.array(fc.record({ principals: fc.oneof(fc.constant(ANY), fc.constant(some('p'))), objects: entity }), { maxLength: 3 });
+    fc.assert(
+      fc.property(rules, rules, rules, fc.boolean(), (viewFrameworks, viewTasks, viewExecutors, permissive) => {
+        const a = new Authorizer(acls({ permissive, viewFrameworks, viewTasks, viewExecutors }));
+        const asked = [...users, 'someone-else'];
+        const every = asked.every((u) => a.mayViewFramework('p', u) && a.mayViewTask('p', u) && a.mayViewExecutor('p', u));
+        expect(a.mayViewEveryUser('p')).toBe(every);
+      }),
+    );
+  });
+});

@@ -108,3 +108,15 @@ describe('loadAcls', () => {
     if (!bad.ok) expect(bad.error.startsWith(`acls ${p}: not JSON: `)).toBe(true);
   });
 });
+
+describe('loadAcls: control_simulation', () => {
+  it('reads it with objects ANY or NONE, as the actions of no object; refuses SOME', () => {
+    const loaded = loadAcls({ control_simulation: [{ principals: { values: ['ops'] }, objects: { type: 'ANY' } }, { principals: { type: 'ANY' }, objects: { type: 'NONE' } }] });
+    expect(loaded.ok && loaded.value.controlSimulation).toEqual([
+      { principals: { type: 'SOME', values: ['ops'] }, objects: { type: 'ANY' } },
+      { principals: { type: 'ANY' }, objects: { type: 'NONE' } },
+    ]);
+    expect(loadAcls({ control_simulation: [{ principals: { type: 'ANY' }, objects: { values: ['x'] } }] })).toEqual({ ok: false, error: 'acls (object): acls.control_simulation type must be either NONE or ANY' });
+    expect(loadAcls({ control_simulations: [] })).toEqual({ ok: false, error: "acls (object): unknown field 'control_simulations' in 'the file' (did you mean 'control_simulation'?)" });
+  });
+});
