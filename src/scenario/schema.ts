@@ -74,6 +74,9 @@ const condition = {
   },
 };
 
+/** The states of a task the master still books on its agent (a finished one goes to its framework's history). */
+const LIVE_TASK_STATES = ['TASK_STAGING', 'TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_UNREACHABLE'];
+
 /** An agent chosen when the fault fires, by what runs there or by its attributes (src/scenario/targets.ts). */
 const agentSelector = {
   type: 'object',
@@ -87,7 +90,7 @@ const agentSelector = {
       properties: {
         framework: { type: 'string', description: 'A framework of this file (default any)' },
         task_prefix: { type: 'string', description: "The tasks' ids start with this" },
-        state: { enum: TASK_STATES, description: 'The tasks\' latest state (default TASK_RUNNING)' },
+        state: { enum: LIVE_TASK_STATES, description: "The tasks' latest state (default TASK_RUNNING)" },
       },
     },
     attributes: { type: 'string', description: "An agent with every one of these attributes, in upstream's --attributes form, e.g. rack:r1" },

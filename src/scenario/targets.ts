@@ -9,7 +9,8 @@
  *
  * `running`: an agent where the master books at least one task of that
  * framework (any, without one) in that state (default TASK_RUNNING) whose
- * id starts with the prefix; the one with the most such tasks, the first
+ * id starts with the prefix (a task it still books: not one finished and
+ * moved to its framework's history); the one with the most such tasks, the first
  * in the cluster's order (its index) among equals. `attributes`: an agent
  * with every attribute given (upstream's --attributes form). Both may be
  * given. `as` keeps the agent chosen under a name, for later faults: the
