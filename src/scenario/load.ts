@@ -172,15 +172,12 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
     if (fault === undefined) return;
     named(fault['framework'], ['timeline', i, 'fault', 'framework'], `timeline[${i}].fault.framework`);
     for (const [target, path] of agentTargets(fault, ['timeline', i, 'fault'])) {
-      const field = fieldName(path);
-      if (typeof target === 'number' && target >= agents) throw new ScenarioError(`${where(path)}: ${field}: the cluster has ${agents} agents (0 to ${agents - 1})`);
-      if (typeof target === 'string' && !chosen.has(target)) throw new ScenarioError(`${where(path)}: ${field}: no fault of this file chooses an agent as '${target}'`);
-      if (!isSelector(target)) continue;
-      named(target.running?.framework, [...path, 'running', 'framework'], `${field}.running.framework`);
-      const attributes = target.attributes === undefined ? [] : parseAttributes(target.attributes);
-      if (typeof attributes === 'string') throw new ScenarioError(`${where([...path, 'attributes'])}: ${field}.attributes: ${attributes}`);
+      const wrong = targetError(target, agents, chosen, names);
+      const at = [...path, ...(wrong?.at ?? [])];
+      if (wrong !== undefined) throw new ScenarioError(`${where(at)}: ${fieldName(at)}: ${wrong.text}`);
     }
-    const parsed = parseFault(resolveFault(fault, (target) => `agent-${JSON.stringify(target)}`, (name) => `framework-${name}`));
+    const placeholder = (target: AgentTarget): string => `agent-${JSON.stringify(target)}`;
+    const parsed = parseFault(resolveFault(fault, placeholder, (name) => `framework-${name}`));
     if (typeof parsed === 'string') throw new ScenarioError(`${where(['timeline', i, 'fault'])}: timeline[${i}].fault: ${parsed}`);
     const when = entry.when as { tasks?: { framework?: string } } | undefined;
     named(when?.tasks?.framework, ['timeline', i, 'when', 'tasks', 'framework'], `timeline[${i}].when.tasks.framework`);
@@ -201,6 +198,30 @@ function agentTargets(fault: Readonly<Raw>, path: Path): [AgentTarget, Path][] {
   ];
 }
 
+/**
+ * What is wrong with an agent a fault names, and where in it: an index out
+ * of range, a name no fault chooses, a selector's framework or attributes.
+ */
+function targetError(
+  target: AgentTarget,
+  agents: number,
+  chosen: ReadonlySet<string>,
+  frameworks: ReadonlySet<string>,
+): { at: Path; text: string } | undefined {
+  if (typeof target === 'number') {
+    return target < agents ? undefined : { at: [], text: `the cluster has ${agents} agents (0 to ${agents - 1})` };
+  }
+  if (typeof target === 'string') {
+    return chosen.has(target) ? undefined : { at: [], text: `no fault of this file chooses an agent as '${target}'` };
+  }
+  const framework = target.running?.framework;
+  if (framework !== undefined && !frameworks.has(framework)) {
+    return { at: ['running', 'framework'], text: `no framework named '${framework}' in this file` };
+  }
+  const attributes = target.attributes === undefined ? [] : parseAttributes(target.attributes);
+  return typeof attributes === 'string' ? { at: ['attributes'], text: attributes } : undefined;
+}
+
 /** The names faults choose agents `as`: each once, and none 'master' (a node of `nodes`). */
 function chosenNames(scenario: Scenario, where: (path: Path) => string): Set<string> {
   const names = new Set<string>();
@@ -209,7 +230,7 @@ function chosenNames(scenario: Scenario, where: (path: Path) => string): Set<str
       const name = isSelector(target) ? target.as : undefined;
       if (name === undefined) continue;
       const at = `${where([...path, 'as'])}: ${fieldName(path)}.as`;
-      if (name === MASTER_NODE) throw new ScenarioError(`${at}: '${MASTER_NODE}' names the master; choose another name`);
+      if (name === MASTER_NODE) throw new ScenarioError(`${at}: '${name}' names the master; choose another name`);
       if (names.has(name)) throw new ScenarioError(`${at}: '${name}' is chosen twice`);
       names.add(name);
     }
@@ -257,11 +278,13 @@ function agentTargetError(errors: readonly ErrorObject[]): ErrorObject | undefin
   return inSelector.find((e) => e.keyword === 'anyOf') ?? inSelector[0] ?? target;
 }
 
+const AGENT_FORMS = "its index (0, 1, ...), a name an earlier fault chose it 'as', or a selector (running, attributes)";
+
 function messageOf(error: ErrorObject): string {
   switch (error.keyword) {
     case 'oneOf':
       if (isDurationSchema(error.parentSchema)) return 'must be a duration: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d';
-      if (isAgentTargetSchema(error.parentSchema)) return "must be an agent: its index (0, 1, ...), a name an earlier fault chose it 'as', or a selector (running, attributes)";
+      if (isAgentTargetSchema(error.parentSchema)) return `must be an agent: ${AGENT_FORMS}`;
       return `must have exactly one of ${formsOf(error.schema).join(' or ')}`;
     case 'anyOf':
       if (formsOf(error.schema).length > 0) return `must have at least one of ${formsOf(error.schema).join(' or ')}`;

@@ -22,7 +22,8 @@ import { ScriptedFramework, type FrameworkHost } from './framework.js';
 import { observed, RunRecord } from './observe.js';
 import type { ClusterSpec, Condition, Scenario, TimelineEntry } from './scenario.js';
 import { ServiceRun, type StartService, type StreamWatch } from './services.js';
-import { describeSelector, resolveFault, selectAgent, type AgentFacts, type AgentTarget } from './targets.js';
+import { describeSelector, resolveFault, selectAgent } from './targets.js';
+import type { AgentFacts, AgentTarget, AgentTask } from './targets.js';
 
 export type { StartService, ConductedService, ServiceContext } from './services.js';
 
@@ -276,7 +277,7 @@ class Run {
   #agentFacts(): AgentFacts[] {
     const names = new Map([...this.#frameworks, ...this.#services].map((f) => [f.id, f.spec.name] as const));
     return this.#driver.read((view) => {
-      const tasks = new Map<string, AgentFacts['tasks'][number][]>();
+      const tasks = new Map<string, AgentTask[]>();
       for (const fw of view.frameworks()) {
         for (const task of fw.tasks.values()) {
           const list = tasks.get(task.agentId) ?? [];
@@ -284,7 +285,11 @@ class Run {
           tasks.set(task.agentId, list);
         }
       }
-      return this.cluster.agentIds.map((id) => ({ id, attributes: view.agentNode(id)?.config.attributes ?? [], tasks: tasks.get(id) ?? [] }));
+      return this.cluster.agentIds.map((id) => ({
+        id,
+        attributes: view.agentNode(id)?.config.attributes ?? [],
+        tasks: tasks.get(id) ?? [],
+      }));
     });
   }
 
@@ -369,7 +374,9 @@ class Run {
 /** What a fault names that the cluster has not got: `agent 5`, `agent chosen as 'cut' (...)`, `agent running ...`. */
 function missingAgent(target: AgentTarget): string {
   if (typeof target === 'number') return `agent ${target}`;
-  if (typeof target === 'string') return `agent chosen as '${target}' (the fault that chooses it has not fired, or found none)`;
+  if (typeof target === 'string') {
+    return `agent chosen as '${target}' (the fault that chooses it has not fired, or found none)`;
+  }
   return describeSelector(target).replace(/^an /, '');
 }
 

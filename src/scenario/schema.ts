@@ -84,7 +84,9 @@ const agentSelector = {
   anyOf: [{ required: ['running'] }, { required: ['attributes'] }],
   properties: {
     running: {
-      description: 'An agent where the master books tasks like these; the one with the most of them, the first by index among equals',
+      description:
+        'An agent where the master books tasks like these: the one with the most of them, ' +
+        'the first by index among equals',
       type: 'object',
       additionalProperties: false,
       properties: {
@@ -93,7 +95,10 @@ const agentSelector = {
         state: { enum: LIVE_TASK_STATES, description: "The tasks' latest state (default TASK_RUNNING)" },
       },
     },
-    attributes: { type: 'string', description: "An agent with every one of these attributes, in upstream's --attributes form, e.g. rack:r1" },
+    attributes: {
+      type: 'string',
+      description: "An agent with every one of these attributes, in upstream's --attributes form, e.g. rack:r1",
+    },
     as: { ...NAME, description: 'Keep the agent chosen under this name: a later fault names it so (agent: NAME)' },
   },
 };
@@ -108,7 +113,8 @@ const AGENT_TARGET_FORMS = [
 export const AGENT_SELECTOR_FORM = AGENT_TARGET_FORMS.indexOf(agentSelector);
 
 const agentTarget = {
-  description: 'An agent: its index, the name an earlier fault chose it as, or a selector resolved when the fault fires',
+  description:
+    'An agent: its index, the name an earlier fault chose it as, or a selector resolved when the fault fires',
   oneOf: AGENT_TARGET_FORMS,
 };
 
@@ -118,7 +124,9 @@ export function isAgentTargetSchema(schema: unknown): boolean {
 }
 
 const fault = {
-  description: "A fault as POST /sim/v1/faults takes it; 'agent' names an agent (an index, a selector, a name), 'framework: NAME' a framework of this file",
+  description:
+    "A fault as POST /sim/v1/faults takes it; 'agent' names an agent (an index, a selector, a name), " +
+    "'framework: NAME' a framework of this file",
   type: 'object',
   required: ['type'],
   properties: {

@@ -40,8 +40,14 @@ export type AgentTarget = number | string | AgentSelector;
 export interface AgentFacts {
   readonly id: string;
   readonly attributes: readonly Attribute[];
-  /** The tasks the master books on the agent: framework name (undefined for one not of the file), task id, latest state. */
-  readonly tasks: readonly { readonly framework: string | undefined; readonly taskId: string; readonly state: string }[];
+  /** The tasks the master books on the agent: framework name (undefined for one not of the file), id, latest state. */
+  readonly tasks: readonly AgentTask[];
+}
+
+export interface AgentTask {
+  readonly framework: string | undefined;
+  readonly taskId: string;
+  readonly state: string;
 }
 
 export function isSelector(target: unknown): target is AgentSelector {
@@ -83,7 +89,10 @@ export function attributesOf(text: string): readonly Attribute[] {
   return typeof parsed === 'string' ? [] : parsed;
 }
 
-/** A selector in words, for a run's problems: `an agent running TASK_RUNNING tasks of orch whose id starts with 'orch-datastore'`. */
+/**
+ * A selector in words, for a run's problems:
+ * `an agent running TASK_RUNNING tasks of orch whose id starts with 'orch-datastore'`.
+ */
 export function describeSelector(selector: AgentSelector): string {
   const parts: string[] = [];
   const running = selector.running;
@@ -107,7 +116,8 @@ export function resolveFault(
   frameworkId: (name: string) => string,
 ): Record<string, unknown> {
   const { agent, framework, ...rest } = fault;
-  const nodes = Array.isArray(rest['nodes']) ? { nodes: rest['nodes'].map((n: unknown) => (n === MASTER_NODE || !isTarget(n) ? n : agentId(n))) } : {};
+  const node = (n: unknown): unknown => (n === MASTER_NODE || !isTarget(n) ? n : agentId(n));
+  const nodes = Array.isArray(rest['nodes']) ? { nodes: rest['nodes'].map(node) } : {};
   return {
     ...rest,
     ...nodes,

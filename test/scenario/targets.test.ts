@@ -88,7 +88,7 @@ describe('selecting the agent of a fault', () => {
 
   it('chooses by attribute, and partitions the nodes named by selector and name', { timeout: 60_000 }, async () => {
     const text = FILE.replace('    - count: 3\n      resources: "cpus:2;mem:4096"', '    - count: 2\n    - count: 1\n      attributes: "rack:b"')
-      .replace("{ type: crash_agent, agent: { running: { framework: web, task_prefix: web-2 }, as: down } }", '{ type: partition, nodes: [master, { attributes: "rack:b", as: down }] }')
+      .replace(/\{ type: crash_agent, .* \}$/m, '{ type: partition, nodes: [master, { attributes: "rack:b", as: down }] }')
       .replace('{ type: restart_agent, agent: down }', '{ type: heal, nodes: [down, master] }');
     for (const seed of [1, 2, 3]) {
       const result = await run(text, seed);
