@@ -8,9 +8,12 @@
 import { readFileSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { MASTER_NODE } from '../core/messages.js';
 import { parseFault } from '../http/fault-body.js';
+import { parseAttributes } from '../wire/convert-common.js';
 import { parseDuration } from './duration.js';
-import { isDurationSchema, SCENARIO_SCHEMA } from './schema.js';
+import { AGENT_SELECTOR_FORM, isAgentTargetSchema, isDurationSchema, SCENARIO_SCHEMA } from './schema.js';
+import { isSelector, resolveFault, type AgentTarget } from './targets.js';
 import type { AgentFlagsSpec, AgentGroup, Expectation, FrameworkSpec, Scenario, ServiceRequest, ServiceSpec, TaskPlan, TimelineEntry } from './scenario.js';
 import { agentCount } from './scenario.js';
 
@@ -162,15 +165,19 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
       throw new ScenarioError(`${where(path)}: ${field}: no framework named '${String(value)}' in this file`);
     }
   };
+  const chosen = chosenNames(scenario, where);
   scenario.timeline.forEach((entry, i) => {
     if (entry.request !== undefined) service(entry.request.service, ['timeline', i, 'request', 'service'], `timeline[${i}].request.service`);
     const fault = entry.fault;
     if (fault === undefined) return;
     named(fault['framework'], ['timeline', i, 'fault', 'framework'], `timeline[${i}].fault.framework`);
-    if (typeof fault['agent'] === 'number' && fault['agent'] >= agents) {
-      throw new ScenarioError(`${where(['timeline', i, 'fault', 'agent'])}: timeline[${i}].fault.agent: the cluster has ${agents} agents (0 to ${agents - 1})`);
+    for (const [target, path] of agentTargets(fault, ['timeline', i, 'fault'])) {
+      const wrong = targetError(target, agents, chosen, names);
+      const at = [...path, ...(wrong?.at ?? [])];
+      if (wrong !== undefined) throw new ScenarioError(`${where(at)}: ${fieldName(at)}: ${wrong.text}`);
     }
-    const parsed = parseFault(resolveFault(fault, (n) => `agent-${n}`, (name) => `framework-${name}`));
+    const placeholder = (target: AgentTarget): string => `agent-${JSON.stringify(target)}`;
+    const parsed = parseFault(resolveFault(fault, placeholder, (name) => `framework-${name}`));
     if (typeof parsed === 'string') throw new ScenarioError(`${where(['timeline', i, 'fault'])}: timeline[${i}].fault: ${parsed}`);
     const when = entry.when as { tasks?: { framework?: string } } | undefined;
     named(when?.tasks?.framework, ['timeline', i, 'when', 'tasks', 'framework'], `timeline[${i}].when.tasks.framework`);
@@ -182,21 +189,53 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
   });
 }
 
+/** The agents a fault names (`agent`, and `nodes` but 'master'), with their paths in the file. */
+function agentTargets(fault: Readonly<Raw>, path: Path): [AgentTarget, Path][] {
+  const nodes: unknown[] = Array.isArray(fault['nodes']) ? fault['nodes'] : [];
+  return [
+    ...(fault['agent'] === undefined ? [] : [[fault['agent'], [...path, 'agent']] as [AgentTarget, Path]]),
+    ...nodes.flatMap((n, j) => (n === MASTER_NODE ? [] : [[n, [...path, 'nodes', j]] as [AgentTarget, Path]])),
+  ];
+}
+
 /**
- * A timeline fault with `agent: N` as `agent_id` and `framework: NAME` as
- * `framework_id`, by the functions given (the runner's, once ids are known).
+ * What is wrong with an agent a fault names, and where in it: an index out
+ * of range, a name no fault chooses, a selector's framework or attributes.
  */
-export function resolveFault(fault: Readonly<Raw>, agentId: (index: number) => string, frameworkId: (name: string) => string): Raw {
-  const { agent, framework, ...rest } = fault;
-  const nodes = Array.isArray(rest['nodes'])
-    ? { nodes: rest['nodes'].map((n: unknown) => (typeof n === 'number' ? agentId(n) : n)) }
-    : {};
-  return {
-    ...rest,
-    ...nodes,
-    ...(typeof agent === 'number' ? { agent_id: agentId(agent) } : {}),
-    ...(typeof framework === 'string' ? { framework_id: frameworkId(framework) } : {}),
-  };
+function targetError(
+  target: AgentTarget,
+  agents: number,
+  chosen: ReadonlySet<string>,
+  frameworks: ReadonlySet<string>,
+): { at: Path; text: string } | undefined {
+  if (typeof target === 'number') {
+    return target < agents ? undefined : { at: [], text: `the cluster has ${agents} agents (0 to ${agents - 1})` };
+  }
+  if (typeof target === 'string') {
+    return chosen.has(target) ? undefined : { at: [], text: `no fault of this file chooses an agent as '${target}'` };
+  }
+  const framework = target.running?.framework;
+  if (framework !== undefined && !frameworks.has(framework)) {
+    return { at: ['running', 'framework'], text: `no framework named '${framework}' in this file` };
+  }
+  const attributes = target.attributes === undefined ? [] : parseAttributes(target.attributes);
+  return typeof attributes === 'string' ? { at: ['attributes'], text: attributes } : undefined;
+}
+
+/** The names faults choose agents `as`: each once, and none 'master' (a node of `nodes`). */
+function chosenNames(scenario: Scenario, where: (path: Path) => string): Set<string> {
+  const names = new Set<string>();
+  scenario.timeline.forEach((entry, i) => {
+    for (const [target, path] of agentTargets(entry.fault ?? {}, ['timeline', i, 'fault'])) {
+      const name = isSelector(target) ? target.as : undefined;
+      if (name === undefined) continue;
+      const at = `${where([...path, 'as'])}: ${fieldName(path)}.as`;
+      if (name === MASTER_NODE) throw new ScenarioError(`${at}: '${name}' names the master; choose another name`);
+      if (names.has(name)) throw new ScenarioError(`${at}: '${name}' is chosen twice`);
+      names.add(name);
+    }
+  });
+  return names;
 }
 
 // ---- positions and messages ----
@@ -219,6 +258,7 @@ function schemaError(errors: readonly ErrorObject[], where: (path: Path, key?: s
   // A oneOf says more than the first of its branches' errors: 'a duration', 'one of at or when'.
   const error =
     errors.find((e) => e.keyword === 'oneOf' && isDurationSchema(e.parentSchema)) ??
+    agentTargetError(errors) ??
     errors.find((e) => e.keyword === 'oneOf' && formsOf(e.schema).length > 0) ??
     errors[0]!;
   const path: Path = error.instancePath
@@ -230,11 +270,25 @@ function schemaError(errors: readonly ErrorObject[], where: (path: Path, key?: s
   return `${where(path, extra)}: ${field === '' ? 'the file' : field}: ${messageOf(error)}`;
 }
 
+/** An agent that is no index, name or selector: what is wrong in the selector if it is an object, else the forms. */
+function agentTargetError(errors: readonly ErrorObject[]): ErrorObject | undefined {
+  const target = errors.find((e) => e.keyword === 'oneOf' && isAgentTargetSchema(e.parentSchema));
+  if (target === undefined || !isSelector(target.data)) return target;
+  const inSelector = errors.filter((e) => e.schemaPath.startsWith(`${target.schemaPath}/${AGENT_SELECTOR_FORM}/`));
+  return inSelector.find((e) => e.keyword === 'anyOf') ?? inSelector[0] ?? target;
+}
+
+const AGENT_FORMS = "its index (0, 1, ...), a name an earlier fault chose it 'as', or a selector (running, attributes)";
+
 function messageOf(error: ErrorObject): string {
   switch (error.keyword) {
     case 'oneOf':
       if (isDurationSchema(error.parentSchema)) return 'must be a duration: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d';
+      if (isAgentTargetSchema(error.parentSchema)) return `must be an agent: ${AGENT_FORMS}`;
       return `must have exactly one of ${formsOf(error.schema).join(' or ')}`;
+    case 'anyOf':
+      if (formsOf(error.schema).length > 0) return `must have at least one of ${formsOf(error.schema).join(' or ')}`;
+      return error.message ?? error.keyword;
     case 'additionalProperties':
       return `is not a field here (allowed: ${Object.keys((error.parentSchema as { properties?: object }).properties ?? {}).join(', ')})`;
     case 'enum':

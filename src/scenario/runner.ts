@@ -19,10 +19,11 @@ import { check, type Evidence, type ExpectationResult } from './expect.js';
 import { holds } from './conditions.js';
 import { formatSpan } from './duration.js';
 import { ScriptedFramework, type FrameworkHost } from './framework.js';
-import { resolveFault } from './load.js';
 import { observed, RunRecord } from './observe.js';
 import type { ClusterSpec, Condition, Scenario, TimelineEntry } from './scenario.js';
 import { ServiceRun, type StartService, type StreamWatch } from './services.js';
+import { describeSelector, resolveFault, selectAgent } from './targets.js';
+import type { AgentFacts, AgentTarget, AgentTask } from './targets.js';
 
 export type { StartService, ConductedService, ServiceContext } from './services.js';
 
@@ -123,6 +124,8 @@ class Run {
   readonly #driver: ClusterDriver;
   readonly #fired = new Set<number>();
   readonly #checked = new Set<number>();
+  /** Agents chosen by a selector's `as`, by that name. */
+  readonly #chosen = new Map<string, string>();
 
   constructor(
     private readonly scenario: Scenario,
@@ -246,17 +249,48 @@ class Run {
 
   #inject(raw: Readonly<Record<string, unknown>>, where: string): void {
     const missing: string[] = [];
+    const chosen = new Map<string, string>();
     const body = resolveFault(
       raw,
-      (n) => this.cluster.agentIds[n] ?? (missing.push(`agent ${n}`), ''),
+      (target) => this.#agentOf(target, chosen) ?? (missing.push(missingAgent(target)), ''),
       (name) => this.#idOf(name) ?? (missing.push(`framework ${name} (not subscribed yet)`), ''),
     );
     const report = (text: string): void => void (this.options.lenientFaults === true ? this.notes : this.problems).push(`${where}: ${text}`);
-    if (missing.length > 0) return report(`no ${missing.join(', ')}`);
+    if (missing.length > 0) return report(`${String(raw['type'])}: no ${missing.join(', ')}`);
+    for (const [name, id] of chosen) this.#chosen.set(name, id);
     const fault = parseFault(body);
     if (typeof fault === 'string') return report(fault);
     const outcome = this.#driver.input((c) => c.inject(fault));
     if (!outcome.ok) report(outcome.error.message);
+  }
+
+  /** The id of the agent a fault names, now; a selector's choice `as` a name goes into `chosen`. */
+  #agentOf(target: AgentTarget, chosen: Map<string, string>): string | undefined {
+    if (typeof target === 'number') return this.cluster.agentIds[target];
+    if (typeof target === 'string') return chosen.get(target) ?? this.#chosen.get(target);
+    const id = selectAgent(target, this.#agentFacts());
+    if (id !== undefined && target.as !== undefined) chosen.set(target.as, id);
+    return id;
+  }
+
+  /** The agents as selectors see them, in the cluster's order: attributes, and the tasks the master books there. */
+  #agentFacts(): AgentFacts[] {
+    const names = new Map([...this.#frameworks, ...this.#services].map((f) => [f.id, f.spec.name] as const));
+    return this.#driver.read((view) => {
+      const tasks = new Map<string, AgentTask[]>();
+      for (const fw of view.frameworks()) {
+        for (const task of fw.tasks.values()) {
+          const list = tasks.get(task.agentId) ?? [];
+          list.push({ framework: names.get(fw.id), taskId: task.spec.taskId, state: task.state });
+          tasks.set(task.agentId, list);
+        }
+      }
+      return this.cluster.agentIds.map((id) => ({
+        id,
+        attributes: view.agentNode(id)?.config.attributes ?? [],
+        tasks: tasks.get(id) ?? [],
+      }));
+    });
   }
 
   async #checkAt(now: number): Promise<void> {
@@ -335,6 +369,15 @@ class Run {
       },
     };
   }
+}
+
+/** What a fault names that the cluster has not got: `agent 5`, `agent chosen as 'cut' (...)`, `agent running ...`. */
+function missingAgent(target: AgentTarget): string {
+  if (typeof target === 'number') return `agent ${target}`;
+  if (typeof target === 'string') {
+    return `agent chosen as '${target}' (the fault that chooses it has not fired, or found none)`;
+  }
+  return describeSelector(target).replace(/^an /, '');
 }
 
 /** The trace kinds the file's conditions count. */

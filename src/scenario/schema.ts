@@ -74,13 +74,65 @@ const condition = {
   },
 };
 
+/** The states of a task the master still books on its agent (a finished one goes to its framework's history). */
+const LIVE_TASK_STATES = ['TASK_STAGING', 'TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_UNREACHABLE'];
+
+/** An agent chosen when the fault fires, by what runs there or by its attributes (src/scenario/targets.ts). */
+const agentSelector = {
+  type: 'object',
+  additionalProperties: false,
+  anyOf: [{ required: ['running'] }, { required: ['attributes'] }],
+  properties: {
+    running: {
+      description:
+        'An agent where the master books tasks like these: the one with the most of them, ' +
+        'the first by index among equals',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        framework: { type: 'string', description: 'A framework of this file (default any)' },
+        task_prefix: { type: 'string', description: "The tasks' ids start with this" },
+        state: { enum: LIVE_TASK_STATES, description: "The tasks' latest state (default TASK_RUNNING)" },
+      },
+    },
+    attributes: {
+      type: 'string',
+      description: "An agent with every one of these attributes, in upstream's --attributes form, e.g. rack:r1",
+    },
+    as: { ...NAME, description: 'Keep the agent chosen under this name: a later fault names it so (agent: NAME)' },
+  },
+};
+
+const AGENT_TARGET_FORMS = [
+  { type: 'integer', minimum: 0, description: 'The N-th agent (from 0), in the order of cluster.agents' },
+  { ...NAME, description: "The agent an earlier fault chose 'as' this name" },
+  agentSelector,
+];
+
+/** The selector's place among the forms, for the loader's messages. */
+export const AGENT_SELECTOR_FORM = AGENT_TARGET_FORMS.indexOf(agentSelector);
+
+const agentTarget = {
+  description:
+    'An agent: its index, the name an earlier fault chose it as, or a selector resolved when the fault fires',
+  oneOf: AGENT_TARGET_FORMS,
+};
+
+/** Whether a (sub)schema is an agent target, for the loader's messages. */
+export function isAgentTargetSchema(schema: unknown): boolean {
+  return (schema as { oneOf?: unknown } | undefined)?.oneOf === AGENT_TARGET_FORMS;
+}
+
 const fault = {
-  description: "A fault as POST /sim/v1/faults takes it; 'agent: N' names the N-th agent (from 0), 'framework: NAME' a framework of this file",
+  description:
+    "A fault as POST /sim/v1/faults takes it; 'agent' names an agent (an index, a selector, a name), " +
+    "'framework: NAME' a framework of this file",
   type: 'object',
   required: ['type'],
   properties: {
     type: { enum: [...FAULT_TYPES] },
-    agent: { type: 'integer', minimum: 0 },
+    agent: agentTarget,
+    nodes: { type: 'array', description: "The two ends of a partition: 'master' or an agent", items: agentTarget },
     framework: { type: 'string' },
   },
 };

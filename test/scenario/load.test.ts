@@ -50,6 +50,38 @@ describe('scenario files', () => {
     expect(error(BASE.replace('  - name: web\n', '  - name: web\n    role: a\n  - name: web\n'))).toMatch(/'web' is named twice/);
   });
 
+  it('reads agents named by selector and by a name a selector chose them as, and refuses what names no agent', () => {
+    const chose = '{ type: crash_agent, agent: { running: { framework: web, task_prefix: web-0 }, as: down } }';
+    const file = (first: string, second = '{ type: restart_agent, agent: down }'): string =>
+      `${BASE}timeline:\n  - at: 10s\n    fault: ${first}\n  - at: 20s\n    fault: ${second}\n`;
+    const s = parseScenario('s.yaml', file(chose));
+    expect(s.timeline.map((e) => e.fault?.['agent'])).toEqual([{ running: { framework: 'web', task_prefix: 'web-0' }, as: 'down' }, 'down']);
+    expect(() => parseScenario('s.yaml', file(chose, '{ type: heal, nodes: [master, { attributes: "rack:a" }] }'))).not.toThrow();
+
+    expect(error(file('{ type: crash_agent, agent: { running: { framework: db }, as: down } }'))).toBe(
+      "s.yaml:13:64: timeline[0].fault.agent.running.framework: no framework named 'db' in this file",
+    );
+    expect(error(file('{ type: crash_agent, agent: { running: { prefix: web }, as: down } }'))).toBe(
+      's.yaml:13:53: timeline[0].fault.agent.running.prefix: is not a field here (allowed: framework, task_prefix, state)',
+    );
+    expect(error(file('{ type: crash_agent, agent: { as: down } }'))).toBe('s.yaml:13:40: timeline[0].fault.agent: must have at least one of running or attributes');
+    expect(error(file('{ type: crash_agent, agent: { running: { state: RUNNING }, as: down } }'))).toMatch(
+      /^s\.yaml:13:60: timeline\[0\]\.fault\.agent\.running\.state: must be one of TASK_STAGING, /,
+    );
+    expect(error(file('{ type: crash_agent, agent: { attributes: "rack", as: down } }'))).toBe(
+      "s.yaml:13:54: timeline[0].fault.agent.attributes: Invalid attribute 'rack': expected name:value",
+    );
+    expect(error(file('{ type: crash_agent, agent: { running: {}, as: master } }'))).toBe(
+      "s.yaml:13:59: timeline[0].fault.agent.as: 'master' names the master; choose another name",
+    );
+    expect(error(file('{ type: crash_agent, agent: { running: {} } }'))).toBe("s.yaml:15:42: timeline[1].fault.agent: no fault of this file chooses an agent as 'down'");
+    expect(error(file(chose, '{ type: crash_agent, agent: { running: {}, as: down } }'))).toMatch(/^s\.yaml:15:\d+: timeline\[1\]\.fault\.agent\.as: 'down' is chosen twice$/);
+    expect(error(file(chose, '{ type: crash_agent, agent: -1 }'))).toBe(
+      "s.yaml:15:40: timeline[1].fault.agent: must be an agent: its index (0, 1, ...), a name an earlier fault chose it 'as', or a selector (running, attributes)",
+    );
+    expect(error(file(chose, '{ type: heal, nodes: [master, 2] }'))).toBe('s.yaml:15:42: timeline[1].fault.nodes[1]: the cluster has 2 agents (0 to 1)');
+  });
+
   it('reads bundled frameworks, requests to their APIs and checks of their answers', () => {
     const text = `${BASE}services:
   - name: wf
