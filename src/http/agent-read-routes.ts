@@ -14,8 +14,17 @@ import { NOT_RECOVERED, readAgent, type AgentBinding } from './agent-operator-ro
 import { sendError } from './errors.js';
 import { everyMethod, serveMethods } from './methods.js';
 import { queryOf, sendJson } from './read-routes.js';
+import { principalOf } from './auth.js';
+import { firstRefusal, type AclQuestion } from '../wire/operator-in.js';
+import { containerViewer } from '../wire/container-acls.js';
 
 type Render = (view: ClusterView, node: AgentNodeView) => unknown;
+
+/** `/containers`: those of the containers the ACLs let a reader without a principal see (view_containers). */
+function containersOf(view: ClusterView, node: AgentNodeView): unknown {
+  const visible = containerViewer(view, node, undefined);
+  return renderAgentContainers(view, node).filter((c) => visible(String(c.container_id)));
+}
 
 export function registerAgentReadRoutes(app: FastifyInstance, prefix: string, binding: AgentBinding): void {
   const json = (render: Render) => (req: FastifyRequest, reply: FastifyReply) => {
@@ -25,13 +34,18 @@ export function registerAgentReadRoutes(app: FastifyInstance, prefix: string, bi
     if (body === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
     return sendJson(req, reply, body, query.value.jsonp);
   };
-  for (const [path, render] of [
-    ['/state', renderAgentState],
-    ['/state.json', renderAgentState],
-    ['/flags', renderAgentFlags],
-    ['/containers', renderAgentContainers],
+  // Asked of the ACLs first, as upstream's agent does: /flags view_flags, /containers get_endpoints.
+  const guarded = (ask: AclQuestion | undefined, render: Render) => (req: FastifyRequest, reply: FastifyReply) => {
+    const refused = ask === undefined ? undefined : binding.driver.read((view) => firstRefusal(view.authorizer, principalOf(req), [ask]));
+    return refused === undefined ? json(render)(req, reply) : sendError(reply, 'FORBIDDEN', refused);
+  };
+  for (const [path, render, ask] of [
+    ['/state', renderAgentState, undefined],
+    ['/state.json', renderAgentState, undefined],
+    ['/flags', renderAgentFlags, { action: 'view_flags' }],
+    ['/containers', containersOf, { action: 'get_endpoints', object: '/containers' }],
   ] as const) {
-    serveMethods(app, `${prefix}${path}`, everyMethod(app), json(render));
+    serveMethods(app, `${prefix}${path}`, everyMethod(app), guarded(ask, render));
   }
   serveMethods(app, `${prefix}/containers/cgroup`, everyMethod(app), (req, reply) => {
     const query = queryOf(req, containerQuery);

@@ -6,6 +6,7 @@
 import { format } from '../core/resources.js';
 import type { AgentNodeView, ClusterView } from '../core/view.js';
 import type { AgentReadCall } from './agent-in.js';
+import { containerViewer } from './container-acls.js';
 import {
   agentGetAgent,
   agentGetContainers,
@@ -42,7 +43,7 @@ export function agentFlags(view: ClusterView, node: AgentNodeView): Record<strin
 }
 
 /** The answer to a read call of the agent operator API. */
-export function agentReadResponse(view: ClusterView, node: AgentNodeView, type: AgentReadCall): Response {
+export function agentReadResponse(view: ClusterView, node: AgentNodeView, type: AgentReadCall, principal?: string): Response {
   switch (type) {
     case 'GET_HEALTH':
       return { type, get_health: { healthy: true } };
@@ -57,8 +58,11 @@ export function agentReadResponse(view: ClusterView, node: AgentNodeView, type: 
       return { type, get_logging_level: { level: LOGGING_LEVEL } };
     case 'GET_STATE':
       return { type, get_state: agentGetState(node) };
-    case 'GET_CONTAINERS':
-      return { type, get_containers: agentGetContainers(node, view.wallTimeMs() / 1000) };
+    case 'GET_CONTAINERS': {
+      const visible = containerViewer(view, node, principal);
+      const { containers = [] } = agentGetContainers(node, view.wallTimeMs() / 1000);
+      return { type, get_containers: { containers: containers.filter((c) => visible(c.container_id.value)) } };
+    }
     case 'GET_FRAMEWORKS':
       return { type, get_frameworks: agentGetFrameworks(node) };
     case 'GET_EXECUTORS':
