@@ -10,7 +10,8 @@
  *   read endpoints        /metrics/snapshot, /metrics, /flags (get_endpoints, view_flags)
  *   scheduler ACCEPT      RESERVE, UNRESERVE, CREATE, DESTROY dropped with
  *                         OPERATION_ERROR; LAUNCH and LAUNCH_GROUP TASK_ERROR
- *   agent operator API    nested containers, sessions, input, flags, containers
+ *   agent operator API    nested containers, sessions, input, flags, containers,
+ *                         and what GET_STATE and its parts show (view_*)
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -398,6 +399,25 @@ describe('the agent operator API with ACLs that grant only alice', () => {
     const ids = async (who: Who) => ((await agentCall(who, { type: 'GET_CONTAINERS' })).response!.get_containers.containers ?? []).map((c: Json) => c.container_id.value);
     expect(await ids('bob')).toEqual([]);
     expect(await ids('alice')).toEqual([parent]);
+  });
+
+  it('shows bob none of the frameworks, executors and tasks of GET_STATE and its parts (view_*), alice all', async () => {
+    const seen = async (who: Who) => {
+      const state = (await agentCall(who, { type: 'GET_STATE' })).response!.get_state;
+      const tasks = (await agentCall(who, { type: 'GET_TASKS' })).response!.get_tasks;
+      const frameworks = (await agentCall(who, { type: 'GET_FRAMEWORKS' })).response!.get_frameworks;
+      const executors = (await agentCall(who, { type: 'GET_EXECUTORS' })).response!.get_executors;
+      return [
+        (state.get_tasks.launched_tasks ?? []).map((t: Json) => t.task_id.value),
+        (state.get_frameworks.frameworks ?? []).map((f: Json) => f.framework_info.user),
+        (state.get_executors.executors ?? []).length,
+        (tasks.launched_tasks ?? []).length,
+        (frameworks.frameworks ?? []).length,
+        (executors.executors ?? []).length,
+      ];
+    };
+    expect(await seen('bob')).toEqual([[], [], 0, 0, 0, 0]);
+    expect(await seen('alice')).toEqual([['t'], ['alice-user'], 1, 1, 1, 1]);
   });
 
   it('refuses bob a session and standard input, before anything runs', async () => {
