@@ -64,7 +64,7 @@ export function agentGetFrameworks(node: AgentNodeView, viewer: Viewer = SHOW_AL
  * framework (view_frameworks), then the executor by the user it runs as
  * (view_executors): its command's, a command executor's being its task's.
  */
-function executorViewable(executor: AgentExecutorView, users: ReadonlyMap<string, string>, viewer: Viewer): boolean {
+export function executorViewable(executor: AgentExecutorView, users: ReadonlyMap<string, string>, viewer: Viewer): boolean {
   if (viewer.all) return true;
   const frameworkUser = users.get(executor.frameworkId) ?? '';
   if (!viewer.framework(frameworkUser)) return false;
@@ -73,7 +73,7 @@ function executorViewable(executor: AgentExecutorView, users: ReadonlyMap<string
   return viewer.executorUser(executor.kind === 'command' ? (spec?.command?.user ?? frameworkUser) : frameworkUser);
 }
 
-const usersOf = (node: AgentNodeView): Map<string, string> => new Map(node.frameworks().map((f: FrameworkRef) => [f.id, f.user] as const));
+export const usersOf = (node: AgentNodeView): Map<string, string> => new Map(node.frameworks().map((f: FrameworkRef) => [f.id, f.user] as const));
 
 /** How upstream names a command executor: its task, and the command it runs. */
 function commandExecutorName(taskId: string, command: CommandSpec | undefined): string {

@@ -439,7 +439,7 @@ describe('the agent operator API with ACLs that grant only alice', () => {
     expect((await input('alice')).status).toBe(200);
   });
 
-  it('refuses /flags and /containers to a reader without a principal, whom no rule names', async () => {
+  it('refuses /flags and /containers to a reader without a principal, whom no rule names, and /state shows it nothing', async () => {
     for (const [path, text] of [
       ['/flags', 'A request without a principal is not authorized to view the flags'],
       ['/containers', "A request without a principal is not authorized to GET the endpoint '/containers'"],
@@ -447,5 +447,8 @@ describe('the agent operator API with ACLs that grant only alice', () => {
       const answer = await fetch(new URL(path, agentUrl));
       expect([path, answer.status, await answer.text()]).toEqual([path, 403, text]);
     }
+    // /state shows such a reader no framework and no flags.
+    const state = (await (await fetch(new URL('/state', agentUrl))).json()) as Json;
+    expect([state.frameworks, state.flags, state.id]).toEqual([[], undefined, agentId]);
   });
 });
