@@ -92,10 +92,11 @@ type Who = keyof typeof AS;
 const refusal = (verb: string) => `Principal 'bob' is not authorized to ${verb}`;
 
 const opened: RunningCluster[] = [];
-async function start(agents: number): Promise<RunningCluster> {
+async function start(agents: number, masters = 1): Promise<RunningCluster> {
   const r = await startCluster({
     port: 0,
     agents,
+    masters,
     time: 'virtual',
     seed: 11,
     agentResources: 'cpus:4;mem:4096;disk:4096',
@@ -239,6 +240,18 @@ describe('the master operator API with ACLs that grant only alice', () => {
       const refused = await fetch(new URL(path, r.masterUrl), { headers: AS.bob });
       expect([path, refused.status, await refused.text()]).toEqual([path, 403, refusal(verb)]);
       expect([path, (await fetch(new URL(path, r.masterUrl), { headers: AS.alice })).status]).toEqual([path, 200]);
+    }
+  });
+});
+
+describe('a standby master with ACLs that grant only alice', () => {
+  it('guards its own /metrics/snapshot by get_endpoints too', async () => {
+    const r = await start(0, 2);
+    const standby = r.masterUrls.find((url) => url !== r.masterUrl)!;
+    for (const path of ['/metrics/snapshot', '/master/metrics/snapshot']) {
+      const refused = await fetch(new URL(path, standby), { headers: AS.bob });
+      expect([path, refused.status, await refused.text()]).toEqual([path, 403, refusal("GET the endpoint '/metrics/snapshot'")]);
+      expect([path, (await fetch(new URL(path, standby), { headers: AS.alice })).status]).toEqual([path, 200]);
     }
   });
 });
