@@ -272,14 +272,15 @@ export class Authorizer {
 
   /**
    * LAUNCH_NESTED_CONTAINER(_SESSION): the principal must be allowed to
-   * launch under a container of the parent's user and, when the command
-   * names a user, to launch as that user.
+   * launch under a container of the parent's user and, when there is a
+   * command to run (under an executor), as the command's user (ANY when it
+   * names none); without one, upstream asks about the parent alone.
    */
-  nestedLaunchRefusal(principal: string | undefined, session: boolean, parentUser: string | undefined, commandUser: string | undefined): string | undefined {
+  nestedLaunchRefusal(principal: string | undefined, session: boolean, parentUser: string | undefined, command?: { readonly user?: string }): string | undefined {
     const [parent, child] = session
       ? (['launch_nested_container_sessions_under_parent_with_user', 'launch_nested_container_sessions_as_user'] as const)
       : (['launch_nested_containers_under_parent_with_user', 'launch_nested_containers_as_user'] as const);
-    return this.refusal(parent, principal, parentUser) ?? this.refusal(child, principal, commandUser);
+    return this.refusal(parent, principal, parentUser) ?? (command === undefined ? undefined : this.refusal(child, principal, command.user));
   }
 }
 

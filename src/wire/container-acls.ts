@@ -7,7 +7,7 @@
  *   WAIT, KILL, REMOVE (nested)         wait_/kill_/remove_nested_containers: the user of the
  *                                       container's executor (its ContainerID when none is found)
  *   WAIT, KILL, REMOVE (no parent)      wait_/kill_/remove_standalone_containers (implicit)
- *   ATTACH_CONTAINER_INPUT              attach_containers_input: the executor's user
+ *   ATTACH_CONTAINER_INPUT              attach_containers_input: the executor's user (none: 404 first)
  *   GET_FLAGS, /flags                   view_flags
  *   GET_CONTAINERS                      view_containers: each container, by its executor's user
  *   /containers                         get_endpoints `/containers`, then view_containers
@@ -48,19 +48,23 @@ export function containerRefusal(view: ClusterView, agentId: string, request: Co
   if (request.kind === 'launch') {
     const parentUser = executorUserOf(node, request.launch.parentId);
     // Under no executor, upstream asks about the parent only, as ANY.
-    const commandUser = parentUser === undefined ? undefined : request.user;
-    return authorizer.nestedLaunchRefusal(principal, request.session, parentUser, commandUser);
+    const command = parentUser === undefined ? undefined : { ...(request.user === undefined ? {} : { user: request.user }) };
+    return authorizer.nestedLaunchRefusal(principal, request.session, parentUser, command);
   }
   const user = executorUserOf(node, rootOf(view, agentId, request.containerId));
   return authorizer.refusal(request.action, principal, user ?? request.containerId);
 }
 
-/** ATTACH_CONTAINER_INPUT, once its first record names the container. */
+/**
+ * ATTACH_CONTAINER_INPUT, once its first record names the container. A
+ * container no executor holds is not asked about: it is not found (404),
+ * as upstream's agent answers first.
+ */
 export function attachInputRefusal(view: ClusterView, agentId: string, containerId: string, principal: string | undefined): string | undefined {
   const node = view.agentNode(agentId);
   if (!view.authorizer.enabled || node === undefined) return undefined;
   const user = executorUserOf(node, rootOf(view, agentId, containerId));
-  return view.authorizer.refusal('attach_containers_input', principal, user ?? containerId);
+  return user === undefined ? undefined : view.authorizer.refusal('attach_containers_input', principal, user);
 }
 
 /** Which of the agent's containers a reader may see (view_containers, by the executor's user): for GET_CONTAINERS and /containers. */

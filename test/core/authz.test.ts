@@ -149,10 +149,21 @@ describe('Authorizer: the rules of upstream', () => {
       }),
     );
     expect([a.may('mark_agents_gone', 'ops'), a.may('mark_agents_gone', 'ops', 'ignored'), a.may('mark_agents_gone', 'dev')]).toEqual([true, true, false]);
-    expect(a.nestedLaunchRefusal('ops', false, 'app', 'app')).toBeUndefined();
-    expect(a.nestedLaunchRefusal('ops', false, 'app', undefined)).toBeUndefined();
-    expect(a.nestedLaunchRefusal('ops', false, 'root', 'app')).toBe("Principal 'ops' is not authorized to launch nested containers under a container of user 'root'");
-    expect(a.nestedLaunchRefusal('ops', true, 'app', 'app')).toBe("Principal 'ops' is not authorized to launch nested container sessions under a container of user 'app'");
+    expect(a.nestedLaunchRefusal('ops', false, 'app', { user: 'app' })).toBeUndefined();
+    expect(a.nestedLaunchRefusal('ops', false, 'app', {})).toBeUndefined();
+    expect(a.nestedLaunchRefusal('dev', false, 'app', { user: 'app' })).toBe("Principal 'dev' is not authorized to launch nested containers under a container of user 'app'");
+    expect(a.nestedLaunchRefusal('ops', false, 'root', { user: 'app' })).toBe("Principal 'ops' is not authorized to launch nested containers under a container of user 'root'");
+    expect(a.nestedLaunchRefusal('ops', true, 'app', { user: 'app' })).toBe("Principal 'ops' is not authorized to launch nested container sessions under a container of user 'app'");
+    const strictChild = new Authorizer(
+      acls({
+        permissive: false,
+        launchNestedContainersUnderParentWithUser: [rule(ANY, ANY)],
+        launchNestedContainersAsUser: [rule(some('ops'), some('app'))],
+      }),
+    );
+    expect(strictChild.nestedLaunchRefusal('ops', false, 'x', { user: 'root' })).toBe("Principal 'ops' is not authorized to launch nested containers as user 'root'");
+    // Without a command (no executor holds the parent), only the parent is asked.
+    expect(strictChild.nestedLaunchRefusal('ops', false, undefined)).toBeUndefined();
   });
 
   it('property: a leading rule ANY/ANY allows everything and NONE/ANY nothing, whatever follows', () => {
