@@ -190,9 +190,11 @@ export class Authorizer {
   /** The one-line reason `action` on `object` is refused to `principal`, or undefined when it is allowed. */
   refusal(action: AclAction, principal: string | undefined, object?: string): string | undefined {
     if (this.may(action, principal, object)) return undefined;
-    const spec = ACL_ACTIONS[action];
-    const what = object === undefined || spec.kind === 'implicit' ? '' : ` '${object}'`;
-    return `${who(principal)} is not authorized to ${spec.verb}${what}`;
+    const { verb, kind } = ACL_ACTIONS[action];
+    if (kind === 'implicit') return `${who(principal)} is not authorized to ${verb}`;
+    // Without an object the question was about any: `... for any role`.
+    const what = object === undefined ? verb.replace(/(\S+)$/, 'any $1') : `${verb} '${object}'`;
+    return `${who(principal)} is not authorized to ${what}`;
   }
 
   /** The first refusal among several objects of one action (each asked once). */

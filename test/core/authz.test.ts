@@ -131,12 +131,12 @@ describe('Authorizer: the rules of upstream', () => {
     expect(a.operationRefusal('ops', 'RESERVE', [reserved('eng/a'), reserved('eng')])).toBe("Principal 'ops' is not authorized to reserve resources for role 'eng'");
     // Without a reserver principal the object is ANY, which only an ANY rule matches.
     expect(a.operationRefusal('ops', 'UNRESERVE', [reserved('x', 'ops'), reserved('x')])).toBeUndefined();
-    expect(a.operationRefusal('dev', 'UNRESERVE', [reserved('x')])).toBe("Principal 'dev' is not authorized to unreserve resources reserved by principal");
+    expect(a.operationRefusal('dev', 'UNRESERVE', [reserved('x')])).toBe("Principal 'dev' is not authorized to unreserve resources reserved by any principal");
     const volume = (principal?: string) => ({ ...reserved('dev'), disk: { persistence: { id: 'v', ...(principal === undefined ? {} : { principal }) } } });
     expect(a.operationRefusal('ops', 'CREATE', [volume('ops')])).toBeUndefined();
     expect(a.operationRefusal('ops', 'DESTROY', [volume()])).toBeUndefined();
     expect(a.operationRefusal('ops', 'DESTROY', [volume('x')])).toBe("Principal 'ops' is not authorized to destroy volumes created by principal 'x'");
-    expect(a.operationRefusal(undefined, 'CREATE', [])).toBe('A request without a principal is not authorized to create volumes for role');
+    expect(a.operationRefusal(undefined, 'CREATE', [])).toBe('A request without a principal is not authorized to create volumes for any role');
   });
 
   it('asks implicit actions about ANY, and a nested launch about both the parent and the command user', () => {

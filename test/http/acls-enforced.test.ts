@@ -202,8 +202,8 @@ describe('the master operator API with ACLs that grant only alice', () => {
     { name: 'UPDATE_MAINTENANCE_SCHEDULE', body: () => ({ type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: {} } }), verb: 'update the maintenance schedule', alice: 501 },
     { name: 'START_MAINTENANCE', body: () => ({ type: 'START_MAINTENANCE', start_maintenance: {} }), verb: 'start maintenance', alice: 501 },
     { name: 'STOP_MAINTENANCE', body: () => ({ type: 'STOP_MAINTENANCE', stop_maintenance: {} }), verb: 'stop maintenance', alice: 501 },
-    { name: 'GROW_VOLUME', body: () => ({ type: 'GROW_VOLUME', grow_volume: {} }), verb: 'resize volumes of role', alice: 501 },
-    { name: 'SHRINK_VOLUME', body: () => ({ type: 'SHRINK_VOLUME', shrink_volume: {} }), verb: 'resize volumes of role', alice: 501 },
+    { name: 'GROW_VOLUME', body: () => ({ type: 'GROW_VOLUME', grow_volume: {} }), verb: 'resize volumes of any role', alice: 501 },
+    { name: 'SHRINK_VOLUME', body: () => ({ type: 'SHRINK_VOLUME', shrink_volume: {} }), verb: 'resize volumes of any role', alice: 501 },
     { name: 'SET_QUOTA', body: () => ({ type: 'SET_QUOTA', set_quota: { quota_request: { role: 'dev' } } }), verb: "update the quota of role 'dev'", alice: 501 },
     { name: 'REMOVE_QUOTA', body: () => ({ type: 'REMOVE_QUOTA', remove_quota: { role: 'dev' } }), verb: "update the quota of role 'dev'", alice: 501 },
   ];
