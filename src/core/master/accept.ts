@@ -143,7 +143,7 @@ function needed(spec: TaskSpec, role: string): Resources | string {
 }
 
 /** Upstream's user of a task for run_tasks: its command's, else its executor's command's, else the framework's. */
-export function runAsUser(spec: TaskSpec, frameworkUser: string): string {
+function runAsUser(spec: TaskSpec, frameworkUser: string): string {
   return spec.command?.user ?? spec.executor?.command?.user ?? frameworkUser;
 }
 

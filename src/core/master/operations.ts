@@ -199,7 +199,7 @@ export function removeFrameworkOperations(m: MasterOps, frameworkId: string): vo
   for (const r of m.operations.all()) if (r.frameworkId === frameworkId) m.operations.remove(r.uuid);
 }
 
-/** The answer to an operator call: accepted, or refused as bad (400) or as conflicting with the agent's state (409). */
+/** The answer to an operator call: accepted, or refused as bad (400), by the ACLs (403) or as conflicting with the agent's state (409). */
 export type OperatorResult =
   | { readonly ok: true }
   | { readonly ok: false; readonly status: 'BAD_REQUEST' | 'FORBIDDEN' | 'CONFLICT'; readonly message: string };
