@@ -35,19 +35,23 @@ export function registerAgentReadRoutes(app: FastifyInstance, prefix: string, bi
     return sendJson(req, reply, body, query.value.jsonp);
   };
   // Asked of the ACLs first, as upstream's agent does: /flags view_flags, /containers get_endpoints.
-  const guarded = (ask: AclQuestion | undefined, render: Render) => (req: FastifyRequest, reply: FastifyReply) => {
-    const refused = ask === undefined ? undefined : binding.driver.read((view) => firstRefusal(view.authorizer, principalOf(req), [ask]));
-    return refused === undefined ? json(render)(req, reply) : sendError(reply, 'FORBIDDEN', refused);
-  };
+  const guarded =
+    (ask: AclQuestion | undefined, answer: (req: FastifyRequest, reply: FastifyReply) => FastifyReply) =>
+    (req: FastifyRequest, reply: FastifyReply) => {
+      const refused = ask === undefined ? undefined : binding.driver.read((view) => firstRefusal(view.authorizer, principalOf(req), [ask]));
+      return refused === undefined ? answer(req, reply) : sendError(reply, 'FORBIDDEN', refused);
+    };
+  const CONTAINERS: AclQuestion = { action: 'get_endpoints', object: '/containers' };
   for (const [path, render, ask] of [
     ['/state', renderAgentState, undefined],
     ['/state.json', renderAgentState, undefined],
     ['/flags', renderAgentFlags, { action: 'view_flags' }],
-    ['/containers', containersOf, { action: 'get_endpoints', object: '/containers' }],
+    ['/containers', containersOf, CONTAINERS],
   ] as const) {
-    serveMethods(app, `${prefix}${path}`, everyMethod(app), guarded(ask, render));
+    serveMethods(app, `${prefix}${path}`, everyMethod(app), guarded(ask, json(render)));
   }
-  serveMethods(app, `${prefix}/containers/cgroup`, everyMethod(app), (req, reply) => {
+  // A debug view of the containers: the ACL of /containers.
+  serveMethods(app, `${prefix}/containers/cgroup`, everyMethod(app), guarded(CONTAINERS, (req, reply) => {
     const query = queryOf(req, containerQuery);
     if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
     const { container_id: containerId, jsonp } = query.value;
@@ -55,5 +59,5 @@ export function registerAgentReadRoutes(app: FastifyInstance, prefix: string, bi
     if (body === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
     if (body === 'NOT_FOUND') return sendError(reply, 'TARGET_NOT_FOUND', `Container ${containerId} cannot be found`);
     return sendJson(req, reply, body, jsonp);
-  });
+  }));
 }

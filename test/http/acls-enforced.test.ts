@@ -456,6 +456,7 @@ describe('the agent operator API with ACLs that grant only alice', () => {
     for (const [path, text] of [
       ['/flags', 'A request without a principal is not authorized to view the flags'],
       ['/containers', "A request without a principal is not authorized to GET the endpoint '/containers'"],
+      ['/containers/cgroup', "A request without a principal is not authorized to GET the endpoint '/containers'"],
     ] as const) {
       const answer = await fetch(new URL(path, agentUrl));
       expect([path, answer.status, await answer.text()]).toEqual([path, 403, text]);
