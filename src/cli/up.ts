@@ -197,7 +197,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     })
     .option('acls', {
       type: 'string',
-      describe: 'File of ACLs (upstream JSON: permissive, register_frameworks, teardown_frameworks, update_quotas, view_*) deciding what principals may do',
+      describe: 'File of ACLs (upstream JSON: permissive and every action of acls.proto) deciding what principals may do',
     })
     .option('authenticate-http-readonly', {
       type: 'boolean',
