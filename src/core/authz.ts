@@ -6,7 +6,9 @@
  *
  * A question is a subject and an object, each an entity:
  *   subject  SOME [principal], or ANY when there is no principal
- *   object   SOME [the role, user or framework principal asked about]
+ *   object   SOME [the role, user, principal or path asked about], or ANY
+ *            when nothing in particular is (always, for an action whose
+ *            objects are implicit: acl-actions.ts)
  * The rules of an action are tried in order; the first whose subjects and
  * objects both *match* the question decides, and it says yes only if both
  * also *allow* it. When no rule matches, `permissive` decides (default true).
