@@ -347,6 +347,9 @@ describe('the agent operator API with ACLs that grant only alice', () => {
     r = await start(1);
     agentUrl = r.agents[0]!.url;
     agentId = r.agents[0]!.id;
+    // A reservation for dev, which /state shows only to readers who may view the role.
+    const reserve = { type: 'RESERVE_RESOURCES', reserve_resources: { agent_id: { value: agentId }, resources: [scalar('cpus', 1, reservedBy('alice'))] } };
+    expect((await call(r, 'alice', reserve)).status).toBe(200);
     const alice = new SchedulerClient(r.masterUrl, 'json', AS.alice);
     expect((await alice.subscribe({ user: 'alice-user', name: 'a', role: 'dev', principal: 'alice' })).status).toBe(200);
     await alice.next('SUBSCRIBED');
@@ -461,8 +464,9 @@ describe('the agent operator API with ACLs that grant only alice', () => {
       const answer = await fetch(new URL(path, agentUrl));
       expect([path, answer.status, await answer.text()]).toEqual([path, 403, text]);
     }
-    // /state shows such a reader no framework and no flags.
+    // /state shows such a reader no framework, no flags and no reservation.
     const state = (await (await fetch(new URL('/state', agentUrl))).json()) as Json;
-    expect([state.frameworks, state.flags, state.id]).toEqual([[], undefined, agentId]);
+    expect([state.frameworks, state.flags, state.reserved_resources, state.reserved_resources_full, state.id]).toEqual([[], undefined, {}, {}, agentId]);
+    expect(r.cluster.view.agentResources(agentId)!.some((res) => res.role === 'dev')).toBe(true);
   });
 });

@@ -80,10 +80,12 @@ function frameworkJson(node: AgentNodeView, fw: FrameworkRef, viewer: Viewer): J
 }
 
 /** The agent's total by reservation, and what its running executors hold of it. */
-function agentResourcesJson(node: AgentNodeView): JsonObject {
+function agentResourcesJson(node: AgentNodeView, viewer: Viewer): JsonObject {
   const total = node.resources;
   const allocated = agentExecutors(node).running.reduce<Resources>((sum, e) => add(sum, containerResources(e)), []);
-  const byRole = (bag: Resources, render: (part: Resources) => Json) => Object.fromEntries([...reservations(bag)].map(([role, part]) => [role, render(part)]));
+  // The reservations of the roles the reader may view (view_roles), as upstream's agent writes them.
+  const viewed = (bag: Resources) => [...reservations(bag)].filter(([role]) => viewer.role(role));
+  const byRole = (bag: Resources, render: (part: Resources) => Json) => Object.fromEntries(viewed(bag).map(([role, part]) => [role, render(part)]));
   const full = (part: Resources) => part.map(resourceJson);
   return {
     resources: resourcesSummary(total),
@@ -100,7 +102,8 @@ function agentResourcesJson(node: AgentNodeView): JsonObject {
 /**
  * `/state` of an agent: itself, its flags, and the frameworks it runs
  * executors of; with ACLs, what they let a reader without a principal see
- * (view_frameworks, view_executors, view_tasks, view_flags), as upstream's.
+ * (view_frameworks, view_executors, view_tasks, view_roles, view_flags), as
+ * upstream's.
  */
 export function renderAgentState(view: ClusterView, node: AgentNodeView): JsonObject {
   const viewer = viewerOf(view.authorizer, undefined);
@@ -115,7 +118,7 @@ export function renderAgentState(view: ClusterView, node: AgentNodeView): JsonOb
     pid: node.pid,
     hostname: config.hostname,
     capabilities: [...AGENT_CAPABILITIES],
-    ...agentResourcesJson(node),
+    ...agentResourcesJson(node, viewer),
     attributes: attributesObject(config.attributes),
     master_hostname: view.masterInfo.hostname,
     ...(viewer.flags() ? { flags: agentFlags(view, node) } : {}),
