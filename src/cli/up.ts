@@ -204,7 +204,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
     })
     .option('acls', {
       type: 'string',
-      describe: "File of ACLs (upstream JSON: permissive, register_frameworks, teardown_frameworks, update_quotas, view_*) deciding what principals may do; clustersim's own control_simulation (objects ANY or NONE) decides who may change the simulation through /sim/v1 (clock, faults, reset, snapshot, restore), and view_* what /sim/v1/trace, /events and /misuse show",
+      describe: "File of ACLs (upstream JSON: permissive and every action of acls.proto) deciding what principals may do; clustersim's own control_simulation (objects ANY or NONE) decides who may change the simulation through /sim/v1 (clock, faults, reset, snapshot, restore), and view_* what /sim/v1/trace, /events and /misuse show",
     })
     .option('authenticate-http-readonly', {
       type: 'boolean',

@@ -6,7 +6,9 @@
  *
  * A question is a subject and an object, each an entity:
  *   subject  SOME [principal], or ANY when there is no principal
- *   object   SOME [the role, user or framework principal asked about]
+ *   object   SOME [the role, user, principal or path asked about], or ANY
+ *            when nothing in particular is (always, for an action whose
+ *            objects are implicit: acl-actions.ts)
  * The rules of an action are tried in order; the first whose subjects and
  * objects both *match* the question decides, and it says yes only if both
  * also *allow* it. When no rule matches, `permissive` decides (default true).
@@ -29,8 +31,11 @@
  * stands for every role strictly below it (`eng/a`, `eng/a/b`, not `eng`),
  * and becomes a rule of its own whose objects count as ANY for those roles.
  */
-import type { Resource } from './resources.js';
+import { ACL_ACTIONS, ACTION_NAMES, fieldOf, type AclAction, type AclField } from './acl-actions.js';
+import type { Resource, Resources } from './resources.js';
 import type { FrameworkInfo } from './types.js';
+
+export { ACL_ACTIONS, type AclAction } from './acl-actions.js';
 
 export type AclEntity =
   | { readonly type: 'SOME'; readonly values: readonly string[] }
@@ -40,48 +45,20 @@ export type AclEntity =
 export interface AclRule {
   /** Who may (or may not): principals. */
   readonly principals: AclEntity;
-  /** On what: roles, users or framework principals, by the action. */
+  /** On what: roles, users, principals or paths, by the action (acl-actions.ts). */
   readonly objects: AclEntity;
 }
 
-/** The ACLs clustersim enforces, each list in the order of the file. */
-export interface Acls {
-  readonly permissive: boolean;
-  /** Objects: roles a framework may subscribe with (every role of a MULTI_ROLE framework). */
-  readonly registerFrameworks: readonly AclRule[];
-  /** Objects: the principals whose frameworks may be torn down. */
-  readonly teardownFrameworks: readonly AclRule[];
-  /** Objects: roles whose quota may be updated. */
-  readonly updateQuotas: readonly AclRule[];
-  /** Objects: roles whose quota may be seen. */
-  readonly getQuotas: readonly AclRule[];
-  /** Objects: users (FrameworkInfo.user) whose frameworks may be seen. */
-  readonly viewFrameworks: readonly AclRule[];
-  /** Objects: users whose tasks may be seen (the task's command user, else the framework's). */
-  readonly viewTasks: readonly AclRule[];
-  /** Objects: users whose executors may be seen (the executor's command user, else the framework's). */
-  readonly viewExecutors: readonly AclRule[];
-  /** Objects: roles that may be seen. */
-  readonly viewRoles: readonly AclRule[];
-  /** Objects: ANY or NONE only; whether the flags may be seen. */
-  readonly viewFlags: readonly AclRule[];
-  /** Objects: ANY or NONE only; whether the control API's changes (clock, faults, reset, rewinds) may be made. */
-  readonly controlSimulation: readonly AclRule[];
-}
+/**
+ * The ACLs, one list of rules per upstream action, each in the order of
+ * the file, under the action's camelCase name (`registerFrameworks`).
+ */
+export type Acls = { readonly permissive: boolean } & { readonly [F in AclField]: readonly AclRule[] };
 
-export const NO_ACLS: Acls = {
+export const NO_ACLS: Acls = Object.freeze({
   permissive: true,
-  registerFrameworks: [],
-  teardownFrameworks: [],
-  updateQuotas: [],
-  getQuotas: [],
-  viewFrameworks: [],
-  viewTasks: [],
-  viewExecutors: [],
-  viewRoles: [],
-  viewFlags: [],
-  controlSimulation: [],
-};
+  ...Object.fromEntries(ACTION_NAMES.map((action) => [fieldOf(action), []])),
+}) as Acls;
 
 const ANY: AclEntity = { type: 'ANY' };
 const some = (value: string): AclEntity => ({ type: 'SOME', values: [value] });
@@ -120,14 +97,13 @@ function decide(rules: readonly AclRule[], permissive: boolean, subject: AclEnti
   return permissive;
 }
 
-function decideRole(rules: readonly RoleRule[], permissive: boolean, subject: AclEntity, role: string): boolean {
-  const object = some(role);
+function decideRole(rules: readonly RoleRule[], permissive: boolean, subject: AclEntity, object: AclEntity): boolean {
   for (const rule of rules) {
     if (rule.below === undefined) {
       if (matches(subject, rule.principals) && matches(object, rule.objects)) {
         return allows(subject, rule.principals) && allows(object, rule.objects);
       }
-    } else if (role.startsWith(rule.below) && matches(subject, rule.principals)) {
+    } else if (object.type === 'SOME' && object.values[0]!.startsWith(rule.below) && matches(subject, rule.principals)) {
       return allows(subject, rule.principals);
     }
   }
@@ -179,25 +155,58 @@ export function viewableResource(r: Resource, mayViewRole: (role: string) => boo
   return r.allocationRole === undefined || mayViewRole(r.allocationRole);
 }
 
+/** Who a refusal names. */
+function who(principal: string | undefined): string {
+  return principal === undefined ? 'A request without a principal' : `Principal '${principal}'`;
+}
+
 /**
  * The decisions, one per question the cluster asks. Without ACLs every
- * answer is yes, as upstream without an authorizer.
+ * answer is yes, as upstream without an authorizer. `object` is the role,
+ * user, principal or path asked about; none (and any object of an action
+ * whose objects are implicit) is ANY.
  */
 export class Authorizer {
   readonly enabled: boolean;
   readonly #acls: Acls;
-  readonly #register: RoleRule[];
-  readonly #updateQuota: RoleRule[];
-  readonly #getQuota: RoleRule[];
-  readonly #viewRole: RoleRule[];
+  readonly #rules = new Map<AclAction, readonly RoleRule[]>();
 
   constructor(acls: Acls | undefined) {
     this.enabled = acls !== undefined;
     this.#acls = acls ?? NO_ACLS;
-    this.#register = roleRules(this.#acls.registerFrameworks);
-    this.#updateQuota = roleRules(this.#acls.updateQuotas);
-    this.#getQuota = roleRules(this.#acls.getQuotas);
-    this.#viewRole = roleRules(this.#acls.viewRoles);
+    for (const [action, spec] of Object.entries(ACL_ACTIONS) as [AclAction, (typeof ACL_ACTIONS)[AclAction]][]) {
+      const rules = this.#acls[fieldOf(action)] ?? [];
+      this.#rules.set(action, spec.kind === 'role' ? roleRules(rules) : rules);
+    }
+  }
+
+  /** Whether `principal` may do `action` on `object`. */
+  may(action: AclAction, principal: string | undefined, object?: string): boolean {
+    if (!this.enabled) return true;
+    const question = object === undefined || ACL_ACTIONS[action].kind === 'implicit' ? ANY : some(object);
+    const rules = this.#rules.get(action)!;
+    if (ACL_ACTIONS[action].kind === 'role') return decideRole(rules, this.#acls.permissive, subjectOf(principal), question);
+    return decide(rules, this.#acls.permissive, subjectOf(principal), question);
+  }
+
+  /** The one-line reason `action` on `object` is refused to `principal`, or undefined when it is allowed. */
+  refusal(action: AclAction, principal: string | undefined, object?: string): string | undefined {
+    if (this.may(action, principal, object)) return undefined;
+    const { verb, kind } = ACL_ACTIONS[action];
+    if (kind === 'implicit') return `${who(principal)} is not authorized to ${verb}`;
+    // Without an object the question was about any: `... for any role`.
+    const what = object === undefined ? verb.replace(/(\S+)$/, 'any $1') : `${verb} '${object}'`;
+    return `${who(principal)} is not authorized to ${what}`;
+  }
+
+  /** The first refusal among several objects of one action (each asked once). */
+  refusalOfAll(action: AclAction, principal: string | undefined, objects: Iterable<string | undefined>): string | undefined {
+    if (!this.enabled) return undefined;
+    for (const object of new Set(objects)) {
+      const refused = this.refusal(action, principal, object);
+      if (refused !== undefined) return refused;
+    }
+    return undefined;
   }
 
   /**
@@ -209,26 +218,25 @@ export class Authorizer {
   mayRegister(principal: string | undefined, roles: readonly string[]): boolean {
     if (!this.enabled) return true;
     if (roles.length === 0) return this.#acls.permissive;
-    const subject = subjectOf(principal);
-    return roles.every((role) => decideRole(this.#register, this.#acls.permissive, subject, role));
+    return roles.every((role) => this.may('register_frameworks', principal, role));
   }
 
   /** Tearing down a framework registered by `frameworkPrincipal` (none counts as the empty principal, as upstream). */
   mayTeardown(principal: string | undefined, frameworkPrincipal: string | undefined): boolean {
-    return this.#decide(this.#acls.teardownFrameworks, principal, some(frameworkPrincipal ?? ''));
+    return this.may('teardown_frameworks', principal, frameworkPrincipal ?? '');
   }
 
   /** One entry of UPDATE_QUOTA; the caller refuses the whole request if any entry is refused. */
   mayUpdateQuota(principal: string | undefined, role: string): boolean {
-    return !this.enabled || decideRole(this.#updateQuota, this.#acls.permissive, subjectOf(principal), role);
+    return this.may('update_quotas', principal, role);
   }
 
   mayGetQuota(principal: string | undefined, role: string): boolean {
-    return !this.enabled || decideRole(this.#getQuota, this.#acls.permissive, subjectOf(principal), role);
+    return this.may('get_quotas', principal, role);
   }
 
   mayViewRole(principal: string | undefined, role: string): boolean {
-    return !this.enabled || decideRole(this.#viewRole, this.#acls.permissive, subjectOf(principal), role);
+    return this.may('view_roles', principal, role);
   }
 
   /** A resource, by every role it names (`viewableResource`). */
@@ -238,26 +246,26 @@ export class Authorizer {
 
   /** A framework, by its FrameworkInfo.user. */
   mayViewFramework(principal: string | undefined, user: string): boolean {
-    return this.#decide(this.#acls.viewFrameworks, principal, some(user));
+    return this.may('view_frameworks', principal, user);
   }
 
   /** A task, by its command's user, else its executor's, else its framework's. */
   mayViewTask(principal: string | undefined, user: string): boolean {
-    return this.#decide(this.#acls.viewTasks, principal, some(user));
+    return this.may('view_tasks', principal, user);
   }
 
   /** An executor, by its command's user, else its framework's. */
   mayViewExecutor(principal: string | undefined, user: string): boolean {
-    return this.#decide(this.#acls.viewExecutors, principal, some(user));
+    return this.may('view_executors', principal, user);
   }
 
   mayViewFlags(principal: string | undefined): boolean {
-    return this.#decide(this.#acls.viewFlags, principal, ANY);
+    return this.may('view_flags', principal);
   }
 
   /** The control API's changes: the clock, faults, runs, snapshot, restore and reset (`control_simulation`). */
   mayControlSimulation(principal: string | undefined): boolean {
-    return this.#decide(this.#acls.controlSimulation, principal, ANY);
+    return this.may('control_simulation', principal);
   }
 
   /**
@@ -268,15 +276,56 @@ export class Authorizer {
    */
   mayViewEveryUser(principal: string | undefined): boolean {
     if (!this.enabled) return true;
-    const subject = subjectOf(principal);
-    return [this.#acls.viewFrameworks, this.#acls.viewTasks, this.#acls.viewExecutors].every((rules) => {
-      const named = rules.flatMap((rule) => (rule.objects.type === 'SOME' ? rule.objects.values : []));
+    return (['view_frameworks', 'view_tasks', 'view_executors'] as const).every((action) => {
+      const named = this.#acls[fieldOf(action)].flatMap((rule) => (rule.objects.type === 'SOME' ? rule.objects.values : []));
       const unnamed = '\u0000'.repeat(Math.max(0, ...named.map((user) => user.length)) + 1);
-      return [...named, unnamed].every((user) => decide(rules, this.#acls.permissive, subject, some(user)));
+      return [...named, unnamed].every((user) => this.may(action, principal, user));
     });
   }
 
-  #decide(rules: readonly AclRule[], principal: string | undefined, object: AclEntity): boolean {
-    return !this.enabled || decide(rules, this.#acls.permissive, subjectOf(principal), object);
+  /**
+   * A RESERVE, UNRESERVE, CREATE or DESTROY, by a framework or an operator,
+   * as upstream asks it (`operationObjects`); the reason it is refused, if
+   * it is.
+   */
+  operationRefusal(principal: string | undefined, type: 'RESERVE' | 'UNRESERVE' | 'CREATE' | 'DESTROY', resources: Resources): string | undefined {
+    if (!this.enabled) return undefined;
+    const { action, objects } = operationObjects(type, resources);
+    return this.refusalOfAll(action, principal, objects);
+  }
+
+  /**
+   * LAUNCH_NESTED_CONTAINER(_SESSION): the principal must be allowed to
+   * launch under a container of the parent's user and, when there is a
+   * command to run (under an executor), as the command's user (ANY when it
+   * names none); without one, upstream asks about the parent alone.
+   */
+  nestedLaunchRefusal(principal: string | undefined, session: boolean, parentUser: string | undefined, command?: { readonly user?: string }): string | undefined {
+    const [parent, child] = session
+      ? (['launch_nested_container_sessions_under_parent_with_user', 'launch_nested_container_sessions_as_user'] as const)
+      : (['launch_nested_containers_under_parent_with_user', 'launch_nested_containers_as_user'] as const);
+    return this.refusal(parent, principal, parentUser) ?? (command === undefined ? undefined : this.refusal(child, principal, command.user));
+  }
+}
+
+/**
+ * Upstream's objects of an offer operation: RESERVE and CREATE each
+ * distinct role reserved to (the last reservation's); UNRESERVE the
+ * principal of each resource's last reservation (ANY once for those
+ * without one); DESTROY each volume's creator principal (empty when it
+ * names none; ANY when no volume is given).
+ */
+export function operationObjects(type: 'RESERVE' | 'UNRESERVE' | 'CREATE' | 'DESTROY', resources: Resources): { action: AclAction; objects: (string | undefined)[] } {
+  switch (type) {
+    case 'RESERVE':
+      return { action: 'reserve_resources', objects: resources.map((r) => r.role) };
+    case 'CREATE':
+      return { action: 'create_volumes', objects: resources.length === 0 ? [undefined] : resources.map((r) => r.role) };
+    case 'UNRESERVE':
+      return { action: 'unreserve_resources', objects: resources.map((r) => r.reservations?.at(-1)?.principal) };
+    case 'DESTROY': {
+      const volumes = resources.filter((r) => r.disk?.persistence !== undefined);
+      return { action: 'destroy_volumes', objects: volumes.length === 0 ? [undefined] : volumes.map((r) => r.disk!.persistence!.principal ?? '') };
+    }
   }
 }

@@ -34,6 +34,8 @@ export type StatusReason =
   | 'REASON_RECONCILIATION'
   | 'REASON_TASK_INVALID'
   | 'REASON_TASK_GROUP_INVALID'
+  | 'REASON_TASK_UNAUTHORIZED'
+  | 'REASON_TASK_GROUP_UNAUTHORIZED'
   | 'REASON_TASK_UNKNOWN'
   | 'REASON_TASK_KILLED_DURING_LAUNCH'
   | 'REASON_CONTAINER_LAUNCH_FAILED'
@@ -84,6 +86,8 @@ export interface CommandSpec {
   readonly shell: boolean;
   readonly value?: string;
   readonly arguments: readonly string[];
+  /** The user to run as (`CommandInfo.user`); the ACLs ask about it (run_tasks). */
+  readonly user?: string;
 }
 
 export type ExecutorType = 'UNKNOWN' | 'DEFAULT' | 'CUSTOM';

@@ -14,7 +14,8 @@
  *   KILL_CONTAINER, REMOVE_CONTAINER 200
  *
  * An unknown container is 404 `Container <id> cannot be found`; an agent
- * process that is down, 503.
+ * process that is down, 503; a principal the ACLs refuse, 403 with the
+ * reason, before anything runs (container-acls.ts).
  */
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -31,6 +32,8 @@ import { HttpEventStream } from './event-stream.js';
 import { accepts, contentTypeOf, JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE, type MessageType } from './negotiate.js';
 import { sendBody } from './read-routes.js';
 import { sendEmpty } from './replies.js';
+import { principalOf } from './auth.js';
+import { attachInputRefusal, containerRefusal } from '../wire/container-acls.js';
 
 type Call = mesos.v1.agent.Call;
 
@@ -41,6 +44,8 @@ export function containerCall(req: FastifyRequest, reply: FastifyReply, binding:
   if (typeof request === 'string') return sendError(reply, 'AGENT_CALL_INVALID', request);
   const agentId = binding.agentId(req);
   if (agentId === undefined || binding.executors === undefined) return sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery');
+  const refused = binding.driver.read((view) => containerRefusal(view, agentId, request, principalOf(req)));
+  if (refused !== undefined) return sendError(reply, 'FORBIDDEN', refused);
   if (request.kind === 'launch' && request.session) return launchSession(req, reply, binding, agentId, request);
   if (request.kind === 'wait') return wait(req, reply, binding, agentId, request);
   const { driver } = binding;
@@ -141,7 +146,11 @@ export async function attachInput(req: FastifyRequest, reply: FastifyReply, bind
         return refuseInput(req, reply, httpError('AGENT_CALL_INVALID', "Expecting the first record to be of type 'CONTAINER_ID'"));
       }
       if (input.kind === 'control') continue;
-      if (input.kind === 'container') containerId ??= input.containerId;
+      if (input.kind === 'container' && containerId === undefined) {
+        const refused = binding.driver.read((view) => attachInputRefusal(view, agentId, input.containerId, principalOf(req)));
+        if (refused !== undefined) return refuseInput(req, reply, httpError('FORBIDDEN', refused));
+        containerId = input.containerId;
+      }
       const id = containerId!;
       const data = input.kind === 'stdin' ? input.data : input.kind === 'end' ? undefined : '';
       const engine = binding.executors?.engine;

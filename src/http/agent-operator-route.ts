@@ -3,7 +3,8 @@
  * same order, as the master's (operator-route.ts): method, Content-Type,
  * body, call validation, Accept; then a read answers 200 from the agent's
  * own state in the read model, and a feature this agent lacks gets
- * upstream's answer for it (NOT_FOUND for files, NOT_IMPLEMENTED else).
+ * upstream's answer for it (NOT_FOUND for files, NOT_IMPLEMENTED else),
+ * after FORBIDDEN to a principal the ACLs refuse (container-acls.ts).
  * UPDATE_CONTAINER_MEMORY_LIMIT, a local extension, is an input of the core.
  * With no agent process to ask (crashed), UNAVAILABLE.
  */
@@ -22,6 +23,9 @@ import { JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE } from './negotiate.
 import { attachInput, containerCall } from './agent-container-route.js';
 import { isContainerCall } from '../wire/agent-containers.js';
 import { sendBody } from './read-routes.js';
+import { principalOf } from './auth.js';
+import { agentCallQuestions } from '../wire/container-acls.js';
+import { firstRefusal } from '../wire/operator-in.js';
 
 export type { AgentBinding } from './agent-binding.js';
 
@@ -64,10 +68,12 @@ function handle(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding)
   }
   const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
   if (accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
+  const refused = binding.driver.read((view) => firstRefusal(view.authorizer, principalOf(req), agentCallQuestions(call)));
+  if (refused !== undefined) return sendError(reply, 'FORBIDDEN', refused);
   const request = agentRequestFromWire(call);
   if (request.kind === 'unsupported') return request.answer === 'FILE_NOT_FOUND' ? sendError(reply, 'NOT_FOUND') : sendError(reply, 'NOT_IMPLEMENTED');
   if (request.kind === 'memory-limit') return updateMemoryLimit(req, reply, binding, request);
-  const response = readAgent(binding, req, (view, node) => agentReadResponse(view, node, request.type));
+  const response = readAgent(binding, req, (view, node) => agentReadResponse(view, node, request.type, principalOf(req)));
   if (response === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
   const body = accepted === JSON_TYPE ? Buffer.from(encodeAgentResponseJson(response)) : Buffer.from(encodeAgentResponseProto(response));
   return sendBody(req, reply, accepted, body);

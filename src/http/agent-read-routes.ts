@@ -14,8 +14,17 @@ import { NOT_RECOVERED, readAgent, type AgentBinding } from './agent-operator-ro
 import { sendError } from './errors.js';
 import { everyMethod, serveMethods } from './methods.js';
 import { queryOf, sendJson } from './read-routes.js';
+import { principalOf } from './auth.js';
+import { firstRefusal, type AclQuestion } from '../wire/operator-in.js';
+import { containerViewer } from '../wire/container-acls.js';
 
 type Render = (view: ClusterView, node: AgentNodeView) => unknown;
+
+/** `/containers`: those of the containers the ACLs let a reader without a principal see (view_containers). */
+function containersOf(view: ClusterView, node: AgentNodeView): unknown {
+  const visible = containerViewer(view, node, undefined);
+  return renderAgentContainers(view, node).filter((c) => visible(String(c.container_id)));
+}
 
 export function registerAgentReadRoutes(app: FastifyInstance, prefix: string, binding: AgentBinding): void {
   const json = (render: Render) => (req: FastifyRequest, reply: FastifyReply) => {
@@ -25,15 +34,24 @@ export function registerAgentReadRoutes(app: FastifyInstance, prefix: string, bi
     if (body === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
     return sendJson(req, reply, body, query.value.jsonp);
   };
-  for (const [path, render] of [
-    ['/state', renderAgentState],
-    ['/state.json', renderAgentState],
-    ['/flags', renderAgentFlags],
-    ['/containers', renderAgentContainers],
+  // Asked of the ACLs first, as upstream's agent does: /flags view_flags, /containers get_endpoints.
+  const guarded =
+    (ask: AclQuestion | undefined, answer: (req: FastifyRequest, reply: FastifyReply) => FastifyReply) =>
+    (req: FastifyRequest, reply: FastifyReply) => {
+      const refused = ask === undefined ? undefined : binding.driver.read((view) => firstRefusal(view.authorizer, principalOf(req), [ask]));
+      return refused === undefined ? answer(req, reply) : sendError(reply, 'FORBIDDEN', refused);
+    };
+  const CONTAINERS: AclQuestion = { action: 'get_endpoints', object: '/containers' };
+  for (const [path, render, ask] of [
+    ['/state', renderAgentState, undefined],
+    ['/state.json', renderAgentState, undefined],
+    ['/flags', renderAgentFlags, { action: 'view_flags' }],
+    ['/containers', containersOf, CONTAINERS],
   ] as const) {
-    serveMethods(app, `${prefix}${path}`, everyMethod(app), json(render));
+    serveMethods(app, `${prefix}${path}`, everyMethod(app), guarded(ask, json(render)));
   }
-  serveMethods(app, `${prefix}/containers/cgroup`, everyMethod(app), (req, reply) => {
+  // A debug view of the containers: the ACL of /containers.
+  serveMethods(app, `${prefix}/containers/cgroup`, everyMethod(app), guarded(CONTAINERS, (req, reply) => {
     const query = queryOf(req, containerQuery);
     if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
     const { container_id: containerId, jsonp } = query.value;
@@ -41,5 +59,5 @@ export function registerAgentReadRoutes(app: FastifyInstance, prefix: string, bi
     if (body === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
     if (body === 'NOT_FOUND') return sendError(reply, 'TARGET_NOT_FOUND', `Container ${containerId} cannot be found`);
     return sendJson(req, reply, body, jsonp);
-  });
+  }));
 }

@@ -11,12 +11,14 @@
  * the simulator's control API (`/sim/v1/`), `/health` and `/version`
  * (upstream's version endpoint is a process of its own). A standby's
  * `/metrics/snapshot` (a process of its own too) is its own, not elected,
- * and so are its `/master/metrics/snapshot` and `/metrics`.
+ * and so are its `/master/metrics/snapshot` and `/metrics`, each behind
+ * the `get_endpoints` ACL as the leader's.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MasterSeat } from '../core/master-group.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { renderStandbyMetrics } from '../wire/legacy/metrics.js';
+import { principalOf } from './auth.js';
 import { sendError } from './errors.js';
 import { sendJson } from './read-routes.js';
 import { normalisePath } from './routing.js';
@@ -52,7 +54,10 @@ export function gateToLeader(app: FastifyInstance, driver: ClusterDriver, index:
     const redirect = REDIRECT.has(path);
     // Below its own path the redirect endpoint answers 404 on every master (the route does).
     if (redirect && normalisePath(req.originalUrl.split('?', 1)[0] ?? '/') !== path) return undefined;
-    if (path === '/metrics/snapshot' || path === '/master/metrics/snapshot') return sendJson(req, reply, renderStandbyMetrics(), undefined);
+    if (path === '/metrics/snapshot' || path === '/master/metrics/snapshot') {
+      const refused = driver.read((view) => view.authorizer.refusal('get_endpoints', principalOf(req), '/metrics/snapshot'));
+      return refused === undefined ? sendJson(req, reply, renderStandbyMetrics(), undefined) : sendError(reply, 'FORBIDDEN', refused);
+    }
     // Its Prometheus figures are its own too: the route shows a standby's snapshot.
     if (path === '/metrics') return undefined;
     if (leadership.leader === undefined) return sendError(reply, 'NO_LEADER');

@@ -18,6 +18,8 @@ import { ClusterMetrics, METRIC_PREFIX } from '../runtime/metrics.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { Connections } from './connections.js';
 import type { StreamBudget } from './stream-budget.js';
+import { principalOf } from './auth.js';
+import { sendError } from './errors.js';
 
 /** Methods a request is counted under; any other is `other`, so that clients cannot grow the label set. */
 const COUNTED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
@@ -100,7 +102,10 @@ export function registerMetricsRoute(app: FastifyInstance, observed: ObservedApp
   }
   cluster.registerInto(registry);
   const snapshot = new SnapshotGauges(registry);
-  app.get('/metrics', async (_req, reply) => {
+  // The same figures as /metrics/snapshot: the same ACL.
+  app.get('/metrics', async (req, reply) => {
+    const refused = driver.read((view) => view.authorizer.refusal('get_endpoints', principalOf(req), '/metrics/snapshot'));
+    if (refused !== undefined) return sendError(reply, 'FORBIDDEN', refused);
     snapshot.update(
       driver.read((view) => prometheusFigures(view.leaderIndex() === masterIndex ? renderMetrics(view) : renderStandbyMetrics())),
     );

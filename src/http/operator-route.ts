@@ -11,7 +11,8 @@
  *   then per call: a read answers 200 with its Response; a core call 200
  *   (empty, or its Response) or the core's refusal; SUBSCRIBE a stream
  *   (TOO_MANY_SUBSCRIPTIONS past the cap); a feature this master lacks
- *   upstream's answer for it (NOT_IMPLEMENTED, or NOT_FOUND for files)
+ *   upstream's answer for it (NOT_IMPLEMENTED, or NOT_FOUND for files),
+ *   after FORBIDDEN to a principal the ACLs refuse the call
  *
  * The operator event stream is RecordIO in the negotiated encoding, with no
  * stream id header; its heartbeats are the core's (every interval, the
@@ -22,7 +23,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperatorEvent } from '../core/operator-types.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { mesos } from '../wire/generated/types.js';
-import { operatorCallError, operatorRequestFromWire } from '../wire/operator-in.js';
+import { firstRefusal, operatorCallError, operatorRequestFromWire, unsupportedQuestions } from '../wire/operator-in.js';
 import {
   encodeEventJson,
   encodeEventProto,
@@ -77,7 +78,8 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: OperatorRoute
       const principal = principalOf(req);
       if (request.type === 'GET_STATE' || request.type === 'GET_TASKS' || request.type === 'GET_AGENTS') return sendSnapshot(req, reply, accepted, options, request.type, principal);
       const response = driver.read((view) => readResponse(view, request.type, viewerOf(view.authorizer, principal)));
-      return response === 'FORBIDDEN' ? sendError(reply, 'FORBIDDEN', '') : sendResponse(req, reply, accepted, response);
+      if (response !== 'FORBIDDEN') return sendResponse(req, reply, accepted, response);
+      return sendError(reply, 'FORBIDDEN', driver.read((view) => view.authorizer.refusal('view_flags', principal)) ?? '');
     }
     case 'core': {
       const principal = principalOf(req);
@@ -85,8 +87,12 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: OperatorRoute
       if (!outcome.ok) return sendCallError(reply, outcome.error, { frameworkId: '', streamId: undefined });
       return outcome.value === undefined ? sendEmpty(reply, 200) : sendResponse(req, reply, accepted, valueResponse(outcome.value));
     }
-    case 'unsupported':
+    case 'unsupported': {
+      const questions = unsupportedQuestions(call);
+      const refused = driver.read((view) => firstRefusal(view.authorizer, principalOf(req), questions));
+      if (refused !== undefined) return sendError(reply, 'FORBIDDEN', refused);
       return request.answer === 'FILE_NOT_FOUND' ? sendError(reply, 'NOT_FOUND') : sendError(reply, 'NOT_IMPLEMENTED');
+    }
     case 'subscribe':
       return subscribe(reply, accepted, options, principalOf(req));
   }

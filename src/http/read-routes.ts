@@ -81,7 +81,7 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
   read('/roles', json(jsonpQuery, (view, _q, viewer) => renderRoles(view, viewer)));
   read('/flags', flags(driver, json(jsonpQuery, (view) => renderFlags(view))));
   // Upstream serves it at /metrics/snapshot only (its own process's); /master/metrics/snapshot answers the same.
-  read('/metrics/snapshot', json(jsonpQuery, (view) => renderMetrics(view)));
+  read('/metrics/snapshot', endpoint(driver, '/metrics/snapshot', json(jsonpQuery, (view) => renderMetrics(view))));
   read('/version', json(jsonpQuery, () => renderVersion(VERSION)));
   read('/health', healthRoute(driver, masterIndex));
   // The leader answers here, with itself; a master that does not lead answers in the leader gate (leader-gate.ts).
@@ -105,10 +105,22 @@ function flags(driver: ClusterDriver, answer: RouteHandlerMethod) {
     const principal = principalOf(req);
     const decision = driver.read((view) => {
       if (!view.authorizer.enabled) return 'open';
-      return viewerOf(view.authorizer, principal).flags() ? 'allowed' : 'forbidden';
+      return view.authorizer.refusal('view_flags', principal) ?? 'allowed';
     });
     if (decision !== 'open' && req.method !== 'GET') return sendError(reply.header('allow', 'GET'), 'METHOD_NOT_ALLOWED', ['GET'], req.method);
-    if (decision === 'forbidden') return sendError(reply, 'FORBIDDEN', '');
+    if (decision !== 'open' && decision !== 'allowed') return sendError(reply, 'FORBIDDEN', decision);
+    return answer.call(this, req, reply);
+  };
+}
+
+/**
+ * An endpoint upstream authorizes by its path (`get_endpoints`): 403 with
+ * the reason to a reader the ACLs refuse, before anything is read.
+ */
+export function endpoint(driver: ClusterDriver, path: string, answer: RouteHandlerMethod) {
+  return function (this: FastifyInstance, req: FastifyRequest, reply: FastifyReply) {
+    const refused = driver.read((view) => view.authorizer.refusal('get_endpoints', principalOf(req), path));
+    if (refused !== undefined) return sendError(reply, 'FORBIDDEN', refused);
     return answer.call(this, req, reply);
   };
 }

@@ -13,16 +13,17 @@
  * unknown key, a misspelled action, a secret that HTTP Basic can never
  * carry, a principal listed twice), the file is refused here instead, with
  * one line naming the file and what is wrong. Every ACL action of upstream
- * is accepted; those clustersim has nothing to apply to (run_tasks,
- * reservations, volumes, nested containers, ...) are checked and kept aside.
- * One action is clustersim's own: `control_simulation`, who may change the
- * simulation through the control API, its objects `{"type": "ANY"}` or
+ * is accepted (core/acl-actions.ts), including those clustersim has
+ * nothing to apply to, which are checked all the same. One action is
+ * clustersim's own: `control_simulation`, who may change the simulation
+ * through the control API, its objects `{"type": "ANY"}` or
  * `{"type": "NONE"}` under the key `objects`.
  * A value that starts with `{` is the JSON itself; `file://` before a path
  * is dropped, as upstream's flags do.
  */
 import { readFileSync } from 'node:fs';
 import { distance } from './spelling.js';
+import { ACL_ACTIONS, ACTION_NAMES, AUTHORIZABLE_ENDPOINTS, fieldOf, type AclAction } from '../core/acl-actions.js';
 import type { AclEntity, AclRule, Acls } from '../core/authz.js';
 
 export interface CredentialsJson {
@@ -158,65 +159,15 @@ function credentialMap(entries: readonly (readonly [string, string])[]): Map<str
 
 // ---- ACLs ----
 
-/**
- * Every ACL action upstream knows, with the name of its objects. The first
- * ones are applied; the rest are accepted and checked, but nothing here
- * does what they govern.
- */
-const ENFORCED = {
-  register_frameworks: ['registerFrameworks', 'roles'],
-  teardown_frameworks: ['teardownFrameworks', 'framework_principals'],
-  update_quotas: ['updateQuotas', 'roles'],
-  get_quotas: ['getQuotas', 'roles'],
-  view_frameworks: ['viewFrameworks', 'users'],
-  view_tasks: ['viewTasks', 'users'],
-  view_executors: ['viewExecutors', 'users'],
-  view_roles: ['viewRoles', 'roles'],
-  view_flags: ['viewFlags', 'flags'],
-  // clustersim's own: the control API's changes (`/sim/v1/`), its objects ANY or NONE.
-  control_simulation: ['controlSimulation', 'objects'],
-} as const satisfies Record<string, readonly [Exclude<keyof Acls, 'permissive'>, string]>;
-
-const NOT_APPLIED: Readonly<Record<string, string>> = {
-  run_tasks: 'users',
-  reserve_resources: 'roles',
-  unreserve_resources: 'reserver_principals',
-  create_volumes: 'roles',
-  destroy_volumes: 'creator_principals',
-  update_weights: 'roles',
-  get_endpoints: 'paths',
-  access_sandboxes: 'users',
-  access_mesos_logs: 'logs',
-  launch_nested_containers_as_user: 'users',
-  launch_nested_containers_under_parent_with_user: 'users',
-  kill_nested_containers: 'users',
-  wait_nested_containers: 'users',
-  launch_nested_container_sessions_as_user: 'users',
-  launch_nested_container_sessions_under_parent_with_user: 'users',
-  attach_containers_input: 'users',
-  attach_containers_output: 'users',
-  view_containers: 'users',
-  set_log_level: 'level',
-  remove_nested_containers: 'users',
-};
-
-/** Actions whose objects are implicit: only ANY or NONE mean anything (upstream refuses SOME). */
-const IMPLICIT_OBJECTS = new Set(['view_flags', 'access_mesos_logs', 'set_log_level', 'control_simulation']);
-
 /** The ACLs of `--acls`. */
 export function loadAcls(source: AuthFileSource): Loaded<Acls> {
   return load('acls', source, aclsFromJson);
 }
 
 function aclsFromJson(json: unknown): Acls {
-  const actions = Object.keys(ENFORCED) as (keyof typeof ENFORCED)[];
-  const top = object(json, 'the file', ['permissive', ...actions, ...Object.keys(NOT_APPLIED)]);
-  for (const [action, objects] of Object.entries(NOT_APPLIED)) rules(top[action], action, objects);
+  const top = object(json, 'the file', ['permissive', ...ACTION_NAMES]);
   const acls: Record<string, unknown> = { permissive: permissive(top.permissive) };
-  for (const action of actions) {
-    const [field, objects] = ENFORCED[action];
-    acls[field] = rules(top[action], action, objects);
-  }
+  for (const action of ACTION_NAMES) acls[fieldOf(action)] = rules(top[action], action);
   return acls as unknown as Acls;
 }
 
@@ -228,7 +179,8 @@ function permissive(value: unknown): boolean {
   return fail(`'permissive' must be true or false, got ${JSON.stringify(value)}`);
 }
 
-function rules(value: unknown, action: string, objects: string): AclRule[] {
+function rules(value: unknown, action: AclAction): AclRule[] {
+  const { objects, kind } = ACL_ACTIONS[action];
   return list(value, action).map((entry, i) => {
     const path = `${action}[${i}]`;
     const rule = object(entry, path, ['principals', objects]);
@@ -236,7 +188,11 @@ function rules(value: unknown, action: string, objects: string): AclRule[] {
       if (rule[field] === undefined || rule[field] === null) fail(`'${path}.${field}' is missing`);
     }
     const parsed = { principals: entity(rule.principals, `${path}.principals`), objects: entity(rule[objects], `${path}.${objects}`) };
-    if (IMPLICIT_OBJECTS.has(action) && parsed.objects.type === 'SOME') fail(`acls.${action} type must be either NONE or ANY`);
+    if (kind === 'implicit' && parsed.objects.type === 'SOME') fail(`acls.${action} type must be either NONE or ANY`);
+    if (action === 'get_endpoints' && parsed.objects.type === 'SOME') {
+      const path = parsed.objects.values.find((p) => !AUTHORIZABLE_ENDPOINTS.includes(p));
+      if (path !== undefined) fail(`Path: '${path}' is not an authorizable path (${AUTHORIZABLE_ENDPOINTS.join(', ')})`);
+    }
     return parsed;
   });
 }

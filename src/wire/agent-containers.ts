@@ -4,6 +4,7 @@
  * ATTACH_CONTAINER_INPUT records), WAIT_CONTAINER, KILL_CONTAINER,
  * REMOVE_CONTAINER, and their deprecated *_NESTED_CONTAINER forms.
  */
+import type { AclAction } from '../core/acl-actions.js';
 import type { NestedLaunch } from '../core/agent/nested-containers.js';
 import type { ContainerTermination, ProcessOutput } from '../core/executor-api.js';
 import type { mesos } from './generated/types.js';
@@ -15,11 +16,19 @@ type Call = mesos.v1.agent.Call;
 /** SIGKILL, upstream's signal for KILL_CONTAINER without one. */
 const SIGKILL = 9;
 
+/**
+ * A container call. `user` is the launched command's (`CommandInfo.user`);
+ * `action` the ACL action a wait, kill or remove asks: the nested one for
+ * a ContainerID with a parent (and for the deprecated *_NESTED_* calls),
+ * else the standalone one, as upstream's agent picks it.
+ */
 export type ContainerRequest =
-  | { readonly kind: 'launch'; readonly launch: NestedLaunch; readonly session: boolean }
-  | { readonly kind: 'wait'; readonly containerId: string; readonly nested: boolean }
-  | { readonly kind: 'kill'; readonly containerId: string; readonly signal: number }
-  | { readonly kind: 'remove'; readonly containerId: string };
+  | { readonly kind: 'launch'; readonly launch: NestedLaunch; readonly session: boolean; readonly user?: string }
+  | { readonly kind: 'wait'; readonly containerId: string; readonly nested: boolean; readonly action: AclAction }
+  | { readonly kind: 'kill'; readonly containerId: string; readonly signal: number; readonly action: AclAction }
+  | { readonly kind: 'remove'; readonly containerId: string; readonly action: AclAction };
+
+const nestedOr = (id: mesos.v1.ContainerID, nested: AclAction, standalone: AclAction): AclAction => (id.parent === undefined || id.parent === null ? standalone : nested);
 
 /** Whether a decoded agent Call is one of the container calls this agent serves. */
 export function isContainerCall(call: Call): boolean {
@@ -37,18 +46,26 @@ export function containerRequestFromWire(call: Call): ContainerRequest | string 
       const { container_id, command, container } = call.launch_nested_container!;
       return launchOf(container_id, command, container?.tty_info !== undefined, false);
     }
-    case 'WAIT_CONTAINER':
-      return { kind: 'wait', containerId: call.wait_container!.container_id.value, nested: false };
+    case 'WAIT_CONTAINER': {
+      const id = call.wait_container!.container_id;
+      return { kind: 'wait', containerId: id.value, nested: false, action: nestedOr(id, 'wait_nested_containers', 'wait_standalone_containers') };
+    }
     case 'WAIT_NESTED_CONTAINER':
-      return { kind: 'wait', containerId: call.wait_nested_container!.container_id.value, nested: true };
-    case 'KILL_CONTAINER':
-      return { kind: 'kill', containerId: call.kill_container!.container_id.value, signal: call.kill_container!.signal ?? SIGKILL };
-    case 'KILL_NESTED_CONTAINER':
-      return { kind: 'kill', containerId: call.kill_nested_container!.container_id.value, signal: call.kill_nested_container!.signal ?? SIGKILL };
-    case 'REMOVE_CONTAINER':
-      return { kind: 'remove', containerId: call.remove_container!.container_id.value };
+      return { kind: 'wait', containerId: call.wait_nested_container!.container_id.value, nested: true, action: 'wait_nested_containers' };
+    case 'KILL_CONTAINER': {
+      const { container_id: id, signal } = call.kill_container!;
+      return { kind: 'kill', containerId: id.value, signal: signal ?? SIGKILL, action: nestedOr(id, 'kill_nested_containers', 'kill_standalone_containers') };
+    }
+    case 'KILL_NESTED_CONTAINER': {
+      const { container_id: id, signal } = call.kill_nested_container!;
+      return { kind: 'kill', containerId: id.value, signal: signal ?? SIGKILL, action: 'kill_nested_containers' };
+    }
+    case 'REMOVE_CONTAINER': {
+      const id = call.remove_container!.container_id;
+      return { kind: 'remove', containerId: id.value, action: nestedOr(id, 'remove_nested_containers', 'remove_standalone_containers') };
+    }
     case 'REMOVE_NESTED_CONTAINER':
-      return { kind: 'remove', containerId: call.remove_nested_container!.container_id.value };
+      return { kind: 'remove', containerId: call.remove_nested_container!.container_id.value, action: 'remove_nested_containers' };
     default:
       return undefined;
   }
@@ -59,7 +76,8 @@ function launchOf(id: mesos.v1.ContainerID, command: mesos.v1.CommandInfo | unde
   if (command === undefined) return `Expecting 'command' to be present`;
   const shell = command.shell ?? true;
   const argv = shell ? ['sh', '-c', command.value ?? ''] : (command.arguments ?? []).length > 0 ? [...command.arguments!] : [command.value ?? ''];
-  return { kind: 'launch', launch: { containerId: id.value, parentId: id.parent.value, argv, tty }, session };
+  const user = typeof command.user === 'string' ? { user: command.user } : {};
+  return { kind: 'launch', launch: { containerId: id.value, parentId: id.parent.value, argv, tty }, session, ...user };
 }
 
 /** The answer to WAIT_CONTAINER (or the deprecated WAIT_NESTED_CONTAINER). */

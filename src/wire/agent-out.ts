@@ -6,6 +6,8 @@
 import { format } from '../core/resources.js';
 import type { AgentNodeView, ClusterView } from '../core/view.js';
 import type { AgentReadCall } from './agent-in.js';
+import { containerViewer } from './container-acls.js';
+import { viewerOf } from './view-filter.js';
 import {
   agentGetAgent,
   agentGetContainers,
@@ -42,7 +44,8 @@ export function agentFlags(view: ClusterView, node: AgentNodeView): Record<strin
 }
 
 /** The answer to a read call of the agent operator API. */
-export function agentReadResponse(view: ClusterView, node: AgentNodeView, type: AgentReadCall): Response {
+export function agentReadResponse(view: ClusterView, node: AgentNodeView, type: AgentReadCall, principal?: string): Response {
+  const viewer = viewerOf(view.authorizer, principal);
   switch (type) {
     case 'GET_HEALTH':
       return { type, get_health: { healthy: true } };
@@ -56,15 +59,18 @@ export function agentReadResponse(view: ClusterView, node: AgentNodeView, type: 
     case 'GET_LOGGING_LEVEL':
       return { type, get_logging_level: { level: LOGGING_LEVEL } };
     case 'GET_STATE':
-      return { type, get_state: agentGetState(node) };
-    case 'GET_CONTAINERS':
-      return { type, get_containers: agentGetContainers(node, view.wallTimeMs() / 1000) };
+      return { type, get_state: agentGetState(node, viewer) };
+    case 'GET_CONTAINERS': {
+      const visible = containerViewer(view, node, principal);
+      const { containers = [] } = agentGetContainers(node, view.wallTimeMs() / 1000);
+      return { type, get_containers: { containers: containers.filter((c) => visible(c.container_id.value)) } };
+    }
     case 'GET_FRAMEWORKS':
-      return { type, get_frameworks: agentGetFrameworks(node) };
+      return { type, get_frameworks: agentGetFrameworks(node, viewer) };
     case 'GET_EXECUTORS':
-      return { type, get_executors: agentGetExecutors(node) };
+      return { type, get_executors: agentGetExecutors(node, viewer) };
     case 'GET_TASKS':
-      return { type, get_tasks: agentGetTasks(node) };
+      return { type, get_tasks: agentGetTasks(node, viewer) };
     case 'GET_AGENT':
       return { type, get_agent: agentGetAgent(node) };
     case 'GET_RESOURCE_PROVIDERS':

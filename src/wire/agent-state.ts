@@ -26,6 +26,7 @@ import { isTerminal } from '../core/task-state.js';
 import { attributeToWire, labelsToWire, resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
 import { frameworkInfoToWire, taskInfoExtras } from './operator-state.js';
+import { SHOW_ALL, type Viewer } from './view-filter.js';
 
 /** The executors the agent runs, then those that exited; an executor still listed but dead counts as exited. */
 export function agentExecutors(node: AgentNodeView): { running: AgentExecutorView[]; exited: AgentExecutorView[] } {
@@ -53,9 +54,26 @@ export function agentGetAgent(node: AgentNodeView): mesos.v1.agent.Response.GetA
   return { agent_info: agentInfoToWire(node) };
 }
 
-export function agentGetFrameworks(node: AgentNodeView): mesos.v1.agent.Response.GetFrameworks {
-  return { frameworks: node.frameworks().map((info) => ({ framework_info: frameworkInfoToWire(info) })), completed_frameworks: [] };
+export function agentGetFrameworks(node: AgentNodeView, viewer: Viewer = SHOW_ALL): mesos.v1.agent.Response.GetFrameworks {
+  const frameworks = node.frameworks().filter((info) => viewer.framework(info.user));
+  return { frameworks: frameworks.map((info) => ({ framework_info: frameworkInfoToWire(info) })), completed_frameworks: [] };
 }
+
+/**
+ * Whether a reader may see an executor, as upstream's agent asks: its
+ * framework (view_frameworks), then the executor by the user it runs as
+ * (view_executors): its command's, a command executor's being its task's.
+ */
+export function executorViewable(executor: AgentExecutorView, users: ReadonlyMap<string, string>, viewer: Viewer): boolean {
+  if (viewer.all) return true;
+  const frameworkUser = users.get(executor.frameworkId) ?? '';
+  if (!viewer.framework(frameworkUser)) return false;
+  const spec = firstTask(executor)?.spec;
+  if (spec?.executor !== undefined) return viewer.executor(spec.executor, frameworkUser);
+  return viewer.executorUser(executor.kind === 'command' ? (spec?.command?.user ?? frameworkUser) : frameworkUser);
+}
+
+export const usersOf = (node: AgentNodeView): Map<string, string> => new Map(node.frameworks().map((f: FrameworkRef) => [f.id, f.user] as const));
 
 /** How upstream names a command executor: its task, and the command it runs. */
 function commandExecutorName(taskId: string, command: CommandSpec | undefined): string {
@@ -84,10 +102,12 @@ export function executorInfoOf(executor: AgentExecutorView): mesos.v1.ExecutorIn
   };
 }
 
-export function agentGetExecutors(node: AgentNodeView): mesos.v1.agent.Response.GetExecutors {
+export function agentGetExecutors(node: AgentNodeView, viewer: Viewer = SHOW_ALL): mesos.v1.agent.Response.GetExecutors {
   const render = (executor: AgentExecutorView) => ({ executor_info: executorInfoOf(executor) });
+  const users = usersOf(node);
+  const viewable = (executor: AgentExecutorView) => executorViewable(executor, users, viewer);
   const { running, exited } = agentExecutors(node);
-  return { executors: running.map(render), completed_executors: exited.map(render) };
+  return { executors: running.filter(viewable).map(render), completed_executors: exited.filter(viewable).map(render) };
 }
 
 function taskToWire(node: AgentNodeView, executor: AgentExecutorView, task: AgentTaskView, user: string): mesos.v1.Task {
@@ -107,15 +127,18 @@ function taskToWire(node: AgentNodeView, executor: AgentExecutorView, task: Agen
   };
 }
 
-export function agentGetTasks(node: AgentNodeView): mesos.v1.agent.Response.GetTasks {
-  const users = new Map(node.frameworks().map((f: FrameworkRef) => [f.id, f.user] as const));
+/** The tasks of the frameworks the reader may view, those it may view (view_tasks), as upstream's agent lists them. */
+export function agentGetTasks(node: AgentNodeView, viewer: Viewer = SHOW_ALL): mesos.v1.agent.Response.GetTasks {
+  const users = usersOf(node);
   const launched: mesos.v1.Task[] = [];
   const terminated: mesos.v1.Task[] = [];
   const completed: mesos.v1.Task[] = [];
   const { running, exited } = agentExecutors(node);
   for (const executor of [...running, ...exited]) {
     const user = users.get(executor.frameworkId) ?? '';
+    if (!viewer.framework(user)) continue;
     for (const task of executor.tasks.values()) {
+      if (!viewer.task(task.spec, user)) continue;
       const list = !executor.alive ? completed : isTerminal(task.state) ? terminated : launched;
       list.push(taskToWire(node, executor, task, user));
     }
@@ -123,8 +146,8 @@ export function agentGetTasks(node: AgentNodeView): mesos.v1.agent.Response.GetT
   return { pending_tasks: [], queued_tasks: [], launched_tasks: launched, terminated_tasks: terminated, completed_tasks: completed };
 }
 
-export function agentGetState(node: AgentNodeView): mesos.v1.agent.Response.GetState {
-  return { get_tasks: agentGetTasks(node), get_executors: agentGetExecutors(node), get_frameworks: agentGetFrameworks(node) };
+export function agentGetState(node: AgentNodeView, viewer: Viewer = SHOW_ALL): mesos.v1.agent.Response.GetState {
+  return { get_tasks: agentGetTasks(node, viewer), get_executors: agentGetExecutors(node, viewer), get_frameworks: agentGetFrameworks(node, viewer) };
 }
 
 const MiB = 1024 * 1024;

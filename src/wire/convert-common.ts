@@ -337,7 +337,8 @@ export function commandFromWire(c: mesos.v1.CommandInfo | undefined): CommandSpe
 }
 
 function commandSpecOf(c: mesos.v1.CommandInfo): CommandSpec {
-  return { shell: c.shell ?? true, ...(c.value === undefined ? {} : { value: c.value }), arguments: c.arguments ?? [] };
+  const user = typeof c.user === 'string' ? { user: c.user } : {};
+  return { shell: c.shell ?? true, ...(c.value === undefined ? {} : { value: c.value }), arguments: c.arguments ?? [], ...user };
 }
 
 /** Longer commands are kept as sent: the cache holds at most this much text per entry. */

@@ -5,6 +5,8 @@
  * can answer become core `OperatorCall`s; SUBSCRIBE opens the operator event
  * stream; calls this master has no feature for get upstream's answer for it.
  */
+import type { AclAction } from '../core/acl-actions.js';
+import type { Authorizer } from '../core/authz.js';
 import type { OperatorCall } from '../core/operator-types.js';
 import type { QuotaConfigRequest } from '../core/types.js';
 import { toMilli } from '../core/resources.js';
@@ -123,6 +125,49 @@ export function operatorRequestFromWire(call: Call): OperatorRequest | string {
       return typeof core === 'string' ? core : { kind: 'core', call: core };
     }
   }
+}
+
+/** A question to the ACLs: an action, on an object (none is ANY). */
+export interface AclQuestion {
+  readonly action: AclAction;
+  readonly object?: string;
+}
+
+/**
+ * What a call this master has no feature for asks the ACLs before its
+ * answer, as upstream's master asks before it acts: a principal refused
+ * hears 403, not 501. GROW_VOLUME and SHRINK_VOLUME ask about any role:
+ * their volume is not decoded here.
+ */
+export function unsupportedQuestions(call: Call): AclQuestion[] {
+  switch (call.type) {
+    case 'SET_LOGGING_LEVEL':
+      return [{ action: 'set_log_level' }];
+    case 'UPDATE_MAINTENANCE_SCHEDULE':
+      return [{ action: 'update_maintenance_schedules' }];
+    case 'START_MAINTENANCE':
+      return [{ action: 'start_maintenances' }];
+    case 'STOP_MAINTENANCE':
+      return [{ action: 'stop_maintenances' }];
+    case 'GROW_VOLUME':
+    case 'SHRINK_VOLUME':
+      return [{ action: 'resize_volumes' }];
+    case 'SET_QUOTA':
+      return [{ action: 'update_quotas', object: call.set_quota!.quota_request.role ?? '*' }];
+    case 'REMOVE_QUOTA':
+      return [{ action: 'update_quotas', object: call.remove_quota!.role }];
+    default:
+      return [];
+  }
+}
+
+/** The first refusal among the questions, if any. */
+export function firstRefusal(authorizer: Authorizer, principal: string | undefined, questions: readonly AclQuestion[]): string | undefined {
+  for (const { action, object } of questions) {
+    const refused = authorizer.refusal(action, principal, object);
+    if (refused !== undefined) return refused;
+  }
+  return undefined;
 }
 
 /** The calls the core answers, or the reason one cannot be converted. */

@@ -29,6 +29,8 @@ export interface Viewer {
   framework(user: string): boolean;
   task(spec: TaskSpec, frameworkUser: string): boolean;
   executor(spec: ExecutorSpec, frameworkUser: string): boolean;
+  /** An executor by the user it runs as (a command executor's is its task's command user, else the framework's). */
+  executorUser(user: string): boolean;
   role(role: string): boolean;
   resource(r: Resource): boolean;
   flags(): boolean;
@@ -36,7 +38,7 @@ export interface Viewer {
 
 const yes = (): boolean => true;
 
-export const SHOW_ALL: Viewer = { all: true, framework: yes, task: yes, executor: yes, role: yes, resource: yes, flags: yes };
+export const SHOW_ALL: Viewer = { all: true, framework: yes, task: yes, executor: yes, executorUser: yes, role: yes, resource: yes, flags: yes };
 
 /** The reader with this principal (undefined: an unauthenticated request). */
 export function viewerOf(authorizer: Authorizer, principal: string | undefined): Viewer {
@@ -51,6 +53,7 @@ export function viewerOf(authorizer: Authorizer, principal: string | undefined):
     framework: frameworks,
     task: (spec, frameworkUser) => tasks(taskUser(spec, frameworkUser)),
     executor: (spec, frameworkUser) => executors(executorUser(spec, frameworkUser)),
+    executorUser: executors,
     role: roles,
     resource: (r) => viewableResource(r, roles),
     flags: () => flags,

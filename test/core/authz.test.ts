@@ -9,6 +9,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Authorizer, NO_ACLS, notAuthorizedForRoles, rolesOf, type AclEntity, type AclRule, type Acls } from '../../src/core/authz.js';
+import { scalar, type Resource } from '../../src/core/resources.js';
 import { frameworkInfo, RecordingSink, TestCluster } from './helpers.js';
 
 const ANY: AclEntity = { type: 'ANY' };
@@ -109,6 +110,60 @@ describe('Authorizer: the rules of upstream', () => {
     expect([a.mayViewRole('dev', 'dev/a'), a.mayViewRole('dev', 'prod')]).toEqual([true, false]);
     expect([a.mayViewFlags('ops'), a.mayViewFlags('dev'), a.mayViewFlags(undefined)]).toEqual([true, false, false]);
     expect(a.mayGetQuota(undefined, 'anything')).toBe(true);
+  });
+
+  it('asks about offer operations as upstream: roles reserved to, reserver and creator principals', () => {
+    const a = new Authorizer(
+      acls({
+        permissive: false,
+        reserveResources: [rule(some('ops'), some('eng/%'))],
+        unreserveResources: [rule(some('ops'), some('ops')), rule(some('ops'), ANY)],
+        createVolumes: [rule(some('ops'), some('dev'))],
+        destroyVolumes: [rule(some('ops'), some(''))],
+      }),
+    );
+    const reserved = (role: string, principal?: string): Resource => ({
+      ...scalar('cpus', 1),
+      role,
+      reservations: [{ type: 'DYNAMIC', role, ...(principal === undefined ? {} : { principal }) }],
+    });
+    expect(a.operationRefusal('ops', 'RESERVE', [reserved('eng/a'), reserved('eng/b/c')])).toBeUndefined();
+    expect(a.operationRefusal('ops', 'RESERVE', [reserved('eng/a'), reserved('eng')])).toBe("Principal 'ops' is not authorized to reserve resources for role 'eng'");
+    // Without a reserver principal the object is ANY, which only an ANY rule matches.
+    expect(a.operationRefusal('ops', 'UNRESERVE', [reserved('x', 'ops'), reserved('x')])).toBeUndefined();
+    expect(a.operationRefusal('dev', 'UNRESERVE', [reserved('x')])).toBe("Principal 'dev' is not authorized to unreserve resources reserved by any principal");
+    const volume = (principal?: string) => ({ ...reserved('dev'), disk: { persistence: { id: 'v', ...(principal === undefined ? {} : { principal }) } } });
+    expect(a.operationRefusal('ops', 'CREATE', [volume('ops')])).toBeUndefined();
+    expect(a.operationRefusal('ops', 'DESTROY', [volume()])).toBeUndefined();
+    expect(a.operationRefusal('ops', 'DESTROY', [volume('x')])).toBe("Principal 'ops' is not authorized to destroy volumes created by principal 'x'");
+    expect(a.operationRefusal(undefined, 'CREATE', [])).toBe('A request without a principal is not authorized to create volumes for any role');
+  });
+
+  it('asks implicit actions about ANY, and a nested launch about both the parent and the command user', () => {
+    const a = new Authorizer(
+      acls({
+        permissive: false,
+        markAgentsGone: [rule(some('ops'), ANY)],
+        launchNestedContainersUnderParentWithUser: [rule(some('ops'), some('app'))],
+        launchNestedContainersAsUser: [rule(some('ops'), some('app')), rule(some('ops'), ANY)],
+      }),
+    );
+    expect([a.may('mark_agents_gone', 'ops'), a.may('mark_agents_gone', 'ops', 'ignored'), a.may('mark_agents_gone', 'dev')]).toEqual([true, true, false]);
+    expect(a.nestedLaunchRefusal('ops', false, 'app', { user: 'app' })).toBeUndefined();
+    expect(a.nestedLaunchRefusal('ops', false, 'app', {})).toBeUndefined();
+    expect(a.nestedLaunchRefusal('dev', false, 'app', { user: 'app' })).toBe("Principal 'dev' is not authorized to launch nested containers under a container of user 'app'");
+    expect(a.nestedLaunchRefusal('ops', false, 'root', { user: 'app' })).toBe("Principal 'ops' is not authorized to launch nested containers under a container of user 'root'");
+    expect(a.nestedLaunchRefusal('ops', true, 'app', { user: 'app' })).toBe("Principal 'ops' is not authorized to launch nested container sessions under a container of user 'app'");
+    const strictChild = new Authorizer(
+      acls({
+        permissive: false,
+        launchNestedContainersUnderParentWithUser: [rule(ANY, ANY)],
+        launchNestedContainersAsUser: [rule(some('ops'), some('app'))],
+      }),
+    );
+    expect(strictChild.nestedLaunchRefusal('ops', false, 'x', { user: 'root' })).toBe("Principal 'ops' is not authorized to launch nested containers as user 'root'");
+    // Without a command (no executor holds the parent), only the parent is asked.
+    expect(strictChild.nestedLaunchRefusal('ops', false, undefined)).toBeUndefined();
   });
 
   it('property: a leading rule ANY/ANY allows everything and NONE/ANY nothing, whatever follows', () => {

@@ -86,6 +86,26 @@ describe('loadAcls', () => {
     expect(loadAcls('{}')).toEqual({ ok: true, value: expect.objectContaining({ permissive: true, registerFrameworks: [] }) });
   });
 
+  it("reads the actions of upstream's later releases, each under its camelCase name", () => {
+    const any = { type: 'ANY' };
+    const loaded = loadAcls({
+      reserve_resources: [{ principals: { values: ['ops'] }, roles: { values: ['dev/%'] } }],
+      destroy_volumes: [{ principals: any, creator_principals: { values: ['ops'] } }],
+      drain_agents: [{ principals: { values: ['ops'] }, agents: any }],
+      mark_agents_gone: [{ principals: any, agents: { type: 'NONE' } }],
+      resize_volumes: [{ principals: any, roles: any }],
+      view_standalone_containers: [{ principals: any, users: any }],
+      get_endpoints: [{ principals: any, paths: { values: ['/metrics/snapshot'] } }],
+    });
+    expect(loaded.ok).toBe(true);
+    if (!loaded.ok) return;
+    expect(loaded.value.reserveResources[0]!.objects).toEqual({ type: 'SOME', values: ['dev/%'] });
+    expect(loaded.value.destroyVolumes[0]!.objects).toEqual({ type: 'SOME', values: ['ops'] });
+    expect(loaded.value.drainAgents[0]!.principals).toEqual({ type: 'SOME', values: ['ops'] });
+    expect(loaded.value.markAgentsGone[0]!.objects).toEqual({ type: 'NONE' });
+    expect([loaded.value.resizeVolumes.length, loaded.value.viewStandaloneContainers.length, loaded.value.getEndpoints.length]).toEqual([1, 1, 1]);
+  });
+
   it('refuses misspelled actions and fields, bad types and missing entities, naming the place', () => {
     const cases: [object, string][] = [
       [{ register_framework: [] }, "unknown field 'register_framework' in 'the file' (did you mean 'register_frameworks'?)"],
@@ -98,6 +118,13 @@ describe('loadAcls', () => {
       [{ view_tasks: [{ principals: { values: [1] }, users: { type: 'ANY' } }] }, "'view_tasks[0].principals.values[0]' must be a string"],
       [{ access_mesos_logs: [{ principals: { type: 'ANY' }, logs: { values: ['x'] } }] }, 'acls.access_mesos_logs type must be either NONE or ANY'],
       [{ permissive: 'yes' }, "'permissive' must be true or false, got \"yes\""],
+      [{ mark_agents_gone: [{ principals: { type: 'ANY' }, agents: { values: ['a1'] } }] }, 'acls.mark_agents_gone type must be either NONE or ANY'],
+      [{ drain_agent: [] }, "unknown field 'drain_agent' in 'the file' (did you mean 'drain_agents'?)"],
+      [{ unreserve_resources: [{ principals: { type: 'ANY' }, roles: { type: 'ANY' } }] }, "unknown field 'roles' in 'unreserve_resources[0]' (expected 'principals', 'reserver_principals')"],
+      [
+        { get_endpoints: [{ principals: { type: 'ANY' }, paths: { values: ['/metrics/snapshot', '/state'] } }] },
+        "Path: '/state' is not an authorizable path (/containers, /containerizer/debug, /files/debug, /logging/toggle, /metrics/snapshot, /monitor/statistics)",
+      ],
     ];
     for (const [json, message] of cases) {
       expect(loadAcls(json), message).toEqual({ ok: false, error: `acls (object): ${message}` });

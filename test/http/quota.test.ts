@@ -152,7 +152,7 @@ describe('UPDATE_QUOTA with credentials and ACLs', () => {
     expect((await post(updateQuota([limits('dev', { cpus: 1 })]))).status).toBe(401);
     expect((await post(updateQuota([limits('dev', { cpus: 1 })]), 'ops:pw')).status).toBe(200);
     const refused = await post(updateQuota([limits('dev', { cpus: 2 }), limits('prod', { cpus: 1 })]), 'ops:pw');
-    expect([refused.status, refused.bytes.toString()]).toEqual([403, '403 Forbidden.']);
+    expect([refused.status, refused.bytes.toString()]).toEqual([403, "Principal 'ops' is not authorized to update the quota of role 'prod'"]);
     expect(running!.cluster.view.quotas().map((q) => [q.role, q.limits.get('cpus')])).toEqual([['dev', 1000]]);
   });
 });

@@ -212,7 +212,7 @@ describe('view ACLs on the legacy endpoints', () => {
 
   it('/flags: 403 to alice, 405 to a method other than GET, the flags to bob', async () => {
     const forbidden = await fetch(new URL('/flags', s.r.masterUrl), { headers: ALICE });
-    expect([forbidden.status, await forbidden.text()]).toEqual([403, '403 Forbidden.']);
+    expect([forbidden.status, await forbidden.text()]).toEqual([403, "Principal 'alice' is not authorized to view the flags"]);
     const post = await fetch(new URL('/master/flags', s.r.masterUrl), { method: 'POST', headers: BOB });
     expect([post.status, post.headers.get('allow'), await post.text()]).toEqual([405, 'GET', "405 Method Not Allowed. Expecting one of { 'GET' }, but received 'POST'."]);
     expect((await getJson(s.r, '/flags', BOB)).flags.allocation_interval).toBe('1secs');
@@ -300,7 +300,7 @@ describe.each<Encoding>(['json', 'protobuf'])('view ACLs on the operator reads i
 
   it('GET_FLAGS: 403 to alice, the flags to bob', async () => {
     const refused = await operatorCall(s.r.masterUrl, { type: 'GET_FLAGS' }, encoding, '/api/v1', ALICE);
-    expect([refused.status, refused.body]).toEqual([403, '403 Forbidden.']);
+    expect([refused.status, refused.body]).toEqual([403, "Principal 'alice' is not authorized to view the flags"]);
     expect((await call(BOB, 'GET_FLAGS')).flags).toContainEqual({ name: 'allocation_interval', value: '1secs' });
   });
 });

@@ -142,8 +142,21 @@ function needed(spec: TaskSpec, role: string): Resources | string {
   return withAllocationRole(spec.resources, role);
 }
 
+/** Upstream's user of a task for run_tasks: its command's, else its executor's command's, else the framework's. */
+function runAsUser(spec: TaskSpec, frameworkUser: string): string {
+  return spec.command?.user ?? spec.executor?.command?.user ?? frameworkUser;
+}
+
+/** The first task the framework's principal may not run, as its refusal; each is asked before it is validated. */
+function runRefusal(m: MasterOps, fw: Framework, specs: readonly TaskSpec[]): string | undefined {
+  if (!m.authorizer.enabled) return undefined;
+  return m.authorizer.refusalOfAll('run_tasks', fw.info.principal, specs.map((spec) => runAsUser(spec, fw.info.user)));
+}
+
 function launch(m: MasterOps, fw: Framework, pool: Pool, [spec]: readonly TaskSpec[]): void {
   if (spec === undefined) return;
+  const refused = runRefusal(m, fw, [spec]);
+  if (refused !== undefined) return reject(m, fw, pool, spec, refused, 'REASON_TASK_UNAUTHORIZED');
   const executor = spec.executor;
   const executorKey = executor === undefined ? undefined : `${pool.agentId}/${executor.executorId}`;
   const newExecutor = executor !== undefined && !fw.executors.has(executorKey!);
@@ -171,6 +184,11 @@ function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: Executor
   const newExecutor = !fw.executors.has(executorKey);
   const executorNeed = newExecutor ? withAllocationRole(executor.resources, pool.role) : [];
   let total: Resources = executorNeed;
+  const refused = runRefusal(m, fw, specs);
+  if (refused !== undefined) {
+    for (const spec of specs) reject(m, fw, pool, spec, refused, 'REASON_TASK_GROUP_UNAUTHORIZED');
+    return;
+  }
   // The executor is checked first: the tasks are measured against what it leaves.
   let error =
     groupError(executor, specs) ??

@@ -66,7 +66,8 @@ export function acceptOperation(m: MasterOps, fw: Framework, pool: AcceptPool, o
   const tagged: ResourceOperation = untagged.length === 0 ? op : { ...op, resources: add(withAllocationRole(untagged, pool.role), op.resources.filter((r) => r.allocationRole !== undefined)) };
   const record = m.agents.get(pool.agentId)!;
   const error = operationError(tagged, { framework: fw, total: record.info.resources, used: m.ledger.agent(pool.agentId).used });
-  if (error !== undefined) return dropOperation(m, fw, op, error);
+  const refused = error ?? m.authorizer.operationRefusal(fw.info.principal, tagged.type, tagged.resources);
+  if (refused !== undefined) return dropOperation(m, fw, op, refused);
   const conversion = conversionOf(tagged);
   const available = applyConversions(pool.available, [conversion]);
   if (typeof available === 'string') return dropOperation(m, fw, op, `Invalid ${op.type} Operation: ${available}`);
@@ -198,10 +199,10 @@ export function removeFrameworkOperations(m: MasterOps, frameworkId: string): vo
   for (const r of m.operations.all()) if (r.frameworkId === frameworkId) m.operations.remove(r.uuid);
 }
 
-/** The answer to an operator call: accepted, or refused as bad (400) or as conflicting with the agent's state (409). */
+/** The answer to an operator call: accepted, or refused as bad (400), by the ACLs (403) or as conflicting with the agent's state (409). */
 export type OperatorResult =
   | { readonly ok: true }
-  | { readonly ok: false; readonly status: 'BAD_REQUEST' | 'CONFLICT'; readonly message: string };
+  | { readonly ok: false; readonly status: 'BAD_REQUEST' | 'FORBIDDEN' | 'CONFLICT'; readonly message: string };
 
 /**
  * The operator's RESERVE_RESOURCES, UNRESERVE_RESOURCES, CREATE_VOLUMES and
@@ -210,12 +211,21 @@ export type OperatorResult =
  * on the agent are rescinded, one by one, until they do, as upstream does;
  * none is when even all of them would not do (409 at once).
  */
-export function operatorOperation(m: MasterOps, type: ResourceOperationType, agentId: string, resources: Resources, invalid?: string): OperatorResult {
+export function operatorOperation(
+  m: MasterOps,
+  type: ResourceOperationType,
+  agentId: string,
+  resources: Resources,
+  invalid?: string,
+  refusal: (op: ResourceOperation) => string | undefined = () => undefined,
+): OperatorResult {
   const agent = m.agents.get(agentId);
   if (agent === undefined || agent.state === 'gone') return { ok: false, status: 'BAD_REQUEST', message: 'No agent found with specified ID' };
   const op: ResourceOperation = { type, resources: type === 'RESERVE' ? resources : withAllocationRole(resources, undefined), ...(invalid === undefined ? {} : { invalid }) };
   const error = operationError(op, { total: agent.info.resources, used: withAllocationRole(m.ledger.agent(agentId).used, undefined) });
   if (error !== undefined) return { ok: false, status: 'BAD_REQUEST', message: error };
+  const refused = refusal(op);
+  if (refused !== undefined) return { ok: false, status: 'FORBIDDEN', message: refused };
   const { consumed } = conversionOf(op);
   // What rescinding every offer on the agent would free: when even that falls short, no offer is rescinded for nothing.
   const books = m.ledger.agent(agentId);

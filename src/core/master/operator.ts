@@ -4,20 +4,23 @@
  * returns an outcome: `done` is upstream's empty 200, a value is a 200 with
  * a body, a failure carries upstream's status class and text.
  *
- *   TEARDOWN            200, or 400 `No framework found with specified ID`
+ *   TEARDOWN            200, or 400 `No framework found with specified ID`, 403
  *   MARK_AGENT_GONE     200 (also when already gone), 404 `Agent '<id>' not found`
  *   DEACTIVATE_AGENT    200, 400 `Unknown agent`
  *   REACTIVATE_AGENT    200, 400 `Agent is not deactivated`, `Agent is still in the DRAINING state`
  *   DRAIN_AGENT         200, 400 `Unknown agent`, 409 `Agent is currently being marked gone`
  *
  *   UPDATE_QUOTA        200, 400 `Invalid QuotaConfig: ...`, 403 (quota.ts)
- *   UPDATE_WEIGHTS      200, 400 (weights.ts)
+ *   UPDATE_WEIGHTS      200, 400, 403 (weights.ts)
  *   RESERVE_RESOURCES, UNRESERVE_RESOURCES, CREATE_VOLUMES, DESTROY_VOLUMES
- *                       200, 400, 409 (operations.ts)
+ *                       200, 400, 403, 409 (operations.ts)
+ *
+ * Each asks the ACLs as upstream does (README, "ACLs"); a refusal is 403
+ * with its reason and changes nothing. The calls on agents ask first.
  */
 import { done, fail, ok, type Outcome } from '../errors.js';
 import type { Resources } from '../resources.js';
-import type { ResourceOperationType } from '../types.js';
+import type { ResourceOperation, ResourceOperationType } from '../types.js';
 import type { OperatorCall, OperatorValue } from '../operator-types.js';
 import type { OperationRecord } from './operation-store.js';
 import { deactivateAgent, drainAgent, markAgentGone, reactivateAgent, transitionDrained } from './agent-admin.js';
@@ -28,6 +31,8 @@ import { updateWeights } from './weights.js';
 
 export function onOperatorCall(m: MasterOps, call: OperatorCall, principal?: string): Outcome<OperatorValue | undefined> {
   m.ctx.trace.append(`operator:${call.type.toLowerCase()}`, traceOf(call));
+  const refused = agentActionRefusal(m, call, principal);
+  if (refused !== undefined) return fail('FORBIDDEN', refused);
   switch (call.type) {
     case 'TEARDOWN':
       return teardown(m, call.frameworkId, principal);
@@ -40,25 +45,45 @@ export function onOperatorCall(m: MasterOps, call: OperatorCall, principal?: str
     case 'DRAIN_AGENT':
       return drainAgent(m, call.agentId, call.maxGracePeriodMs, call.markGone);
     case 'UPDATE_QUOTA':
-      return updateQuota(m, call, (role) => m.authorizer.mayUpdateQuota(principal, role));
+      return updateQuota(m, call, (role) => m.authorizer.refusal('update_quotas', principal, role));
     case 'GET_QUOTA':
       return ok({ type: 'GET_QUOTA', configs: [...m.quotas.values()].filter((q) => m.authorizer.mayGetQuota(principal, q.role)).sort(byRole) });
     case 'UPDATE_WEIGHTS':
-      return updateWeights(m, call.weights);
+      return updateWeights(m, call.weights, (role) => m.authorizer.refusal('update_weights', principal, role));
     case 'GET_WEIGHTS': {
       const weights = [...m.weights].filter(([role]) => m.authorizer.mayViewRole(principal, role));
       return ok({ type: 'GET_WEIGHTS', weights: weights.map(([role, weight]) => ({ role, weight })).sort(byRole) });
     }
     case 'RESERVE_RESOURCES':
-      return resourceOperation(m, 'RESERVE', call.agentId, call.resources);
+      return resourceOperation(m, 'RESERVE', call.agentId, call.resources, principal);
     case 'UNRESERVE_RESOURCES':
-      return resourceOperation(m, 'UNRESERVE', call.agentId, call.resources);
+      return resourceOperation(m, 'UNRESERVE', call.agentId, call.resources, principal);
     case 'CREATE_VOLUMES':
-      return resourceOperation(m, 'CREATE', call.agentId, call.volumes);
+      return resourceOperation(m, 'CREATE', call.agentId, call.volumes, principal);
     case 'DESTROY_VOLUMES':
-      return resourceOperation(m, 'DESTROY', call.agentId, call.volumes);
+      return resourceOperation(m, 'DESTROY', call.agentId, call.volumes, principal);
     case 'GET_OPERATIONS':
       return ok({ type: 'GET_OPERATIONS', operations: m.operations.all().filter((op) => mayViewOperation(m, principal, op)) });
+  }
+}
+
+/**
+ * The calls on agents are authorized before anything else is looked at,
+ * as upstream does: an unknown agent is refused the same way. A drain that
+ * marks the agent gone needs both actions.
+ */
+function agentActionRefusal(m: MasterOps, call: OperatorCall, principal: string | undefined): string | undefined {
+  switch (call.type) {
+    case 'MARK_AGENT_GONE':
+      return m.authorizer.refusal('mark_agents_gone', principal);
+    case 'DEACTIVATE_AGENT':
+      return m.authorizer.refusal('deactivate_agents', principal);
+    case 'REACTIVATE_AGENT':
+      return m.authorizer.refusal('reactivate_agents', principal);
+    case 'DRAIN_AGENT':
+      return m.authorizer.refusal('drain_agents', principal) ?? (call.markGone ? m.authorizer.refusal('mark_agents_gone', principal) : undefined);
+    default:
+      return undefined;
   }
 }
 
@@ -66,7 +91,8 @@ export function onOperatorCall(m: MasterOps, call: OperatorCall, principal?: str
 function teardown(m: MasterOps, frameworkId: string, principal: string | undefined): Outcome {
   const fw = m.frameworks.get(frameworkId);
   if (fw === undefined) return fail('INVALID', 'No framework found with specified ID');
-  if (!m.authorizer.mayTeardown(principal, fw.info.principal)) return fail('FORBIDDEN', '');
+  const refused = m.authorizer.refusal('teardown_frameworks', principal, fw.info.principal ?? '');
+  if (refused !== undefined) return fail('FORBIDDEN', refused);
   m.removeFramework(fw, 'Framework torn down by the operator');
   return done;
 }
@@ -84,10 +110,11 @@ function mayViewOperation(m: MasterOps, principal: string | undefined, op: Opera
   return op.conversions.every((c) => c.consumed.every((r) => m.authorizer.mayViewResource(principal, r)));
 }
 
-function resourceOperation(m: MasterOps, type: ResourceOperationType, agentId: string, resources: Resources): Outcome {
-  const result = operatorOperation(m, type, agentId, resources);
+function resourceOperation(m: MasterOps, type: ResourceOperationType, agentId: string, resources: Resources, principal: string | undefined): Outcome {
+  const refusal = (op: ResourceOperation) => m.authorizer.operationRefusal(principal, op.type, op.resources);
+  const result = operatorOperation(m, type, agentId, resources, undefined, refusal);
   if (result.ok) return done;
-  return fail(result.status === 'CONFLICT' ? 'CONFLICT' : 'INVALID', result.message);
+  return fail(result.status === 'BAD_REQUEST' ? 'INVALID' : result.status, result.message);
 }
 
 const byRole = (a: { readonly role: string }, b: { readonly role: string }): number => (a.role < b.role ? -1 : a.role > b.role ? 1 : 0);

@@ -32,7 +32,7 @@ const OTHER_LIMIT = 1e12;
 /** The smallest positive normal double; anything closer to zero is subnormal. */
 const MIN_NORMAL = 2 ** -1022;
 
-export function updateQuota(m: MasterOps, update: QuotaUpdate, authorized: (role: string) => boolean = () => true): Outcome {
+export function updateQuota(m: MasterOps, update: QuotaUpdate, refusal: (role: string) => string | undefined = () => undefined): Outcome {
   for (const request of update.configs) {
     const error = configError(m, request);
     if (error !== undefined) return fail('INVALID', error);
@@ -40,7 +40,8 @@ export function updateQuota(m: MasterOps, update: QuotaUpdate, authorized: (role
   const configs = update.configs.map(toConfig);
   const error = update.force ? undefined : (consumptionError(m, configs) ?? capacityError(m, configs));
   if (error !== undefined) return fail('INVALID', error);
-  if (!configs.every((c) => authorized(c.role))) return fail('FORBIDDEN', '');
+  const refused = configs.map((c) => refusal(c.role)).find((r) => r !== undefined);
+  if (refused !== undefined) return fail('FORBIDDEN', refused);
   for (const config of configs) {
     const reset = config.guarantees.size === 0 && config.limits.size === 0;
     if (reset) m.quotas.delete(config.role);

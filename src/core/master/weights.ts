@@ -24,13 +24,14 @@ export function weightError(info: WeightInfo): string | undefined {
   return undefined;
 }
 
-export function updateWeights(m: MasterOps, infos: readonly WeightInfo[], authorized: (role: string) => boolean = () => true): Outcome {
+export function updateWeights(m: MasterOps, infos: readonly WeightInfo[], refusal: (role: string) => string | undefined = () => undefined): Outcome {
   for (const info of infos) {
     const error = weightError(info);
     if (error !== undefined) return fail('INVALID', `Failed to validate update weights request JSON${error}`);
   }
   const roles = infos.map((info) => info.role.trim());
-  if (!roles.every(authorized)) return fail('FORBIDDEN', '');
+  const refused = roles.map(refusal).find((r) => r !== undefined);
+  if (refused !== undefined) return fail('FORBIDDEN', refused);
   infos.forEach((info, i) => {
     m.weights.set(roles[i]!, info.weight);
     m.ctx.trace.append('weights:update', { role: roles[i], weight: info.weight });

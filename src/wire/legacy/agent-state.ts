@@ -7,7 +7,8 @@
 import { isTerminal } from '../../core/task-state.js';
 import type { FrameworkRef } from '../../core/messages.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView, ClusterView } from '../../core/view.js';
-import { agentExecutors, containerResources, executorInfoOf, resourceStatistics } from '../agent-state.js';
+import { agentExecutors, containerResources, executorInfoOf, executorViewable, resourceStatistics, usersOf } from '../agent-state.js';
+import { viewerOf, type Viewer } from '../view-filter.js';
 import { add, type Resources } from '../../core/resources.js';
 import { agentFlags } from '../agent-out.js';
 import { Double } from './legacy-json.js';
@@ -36,11 +37,12 @@ function taskJson(node: AgentNodeView, executor: AgentExecutorView, task: AgentT
   };
 }
 
-function executorJson(node: AgentNodeView, executor: AgentExecutorView, user: string): JsonObject {
+function executorJson(node: AgentNodeView, executor: AgentExecutorView, user: string, viewer: Viewer): JsonObject {
   const info = executorInfoOf(executor);
   const tasks: JsonObject[] = [];
   const completed: JsonObject[] = [];
   for (const task of executor.tasks.values()) {
+    if (!viewer.task(task.spec, user)) continue;
     (executor.alive && !isTerminal(task.state) ? tasks : completed).push(taskJson(node, executor, task, user));
   }
   return {
@@ -57,9 +59,11 @@ function executorJson(node: AgentNodeView, executor: AgentExecutorView, user: st
   };
 }
 
-function frameworkJson(node: AgentNodeView, fw: FrameworkRef): JsonObject {
+function frameworkJson(node: AgentNodeView, fw: FrameworkRef, viewer: Viewer): JsonObject {
   const { running, exited } = agentExecutors(node);
-  const own = (list: readonly AgentExecutorView[]) => list.filter((e) => e.frameworkId === fw.id).map((e) => executorJson(node, e, fw.user));
+  const users = usersOf(node);
+  const own = (list: readonly AgentExecutorView[]) =>
+    list.filter((e) => e.frameworkId === fw.id && executorViewable(e, users, viewer)).map((e) => executorJson(node, e, fw.user, viewer));
   return {
     id: fw.id,
     name: fw.name,
@@ -76,10 +80,12 @@ function frameworkJson(node: AgentNodeView, fw: FrameworkRef): JsonObject {
 }
 
 /** The agent's total by reservation, and what its running executors hold of it. */
-function agentResourcesJson(node: AgentNodeView): JsonObject {
+function agentResourcesJson(node: AgentNodeView, viewer: Viewer): JsonObject {
   const total = node.resources;
   const allocated = agentExecutors(node).running.reduce<Resources>((sum, e) => add(sum, containerResources(e)), []);
-  const byRole = (bag: Resources, render: (part: Resources) => Json) => Object.fromEntries([...reservations(bag)].map(([role, part]) => [role, render(part)]));
+  // The reservations of the roles the reader may view (view_roles), as upstream's agent writes them.
+  const viewed = (bag: Resources) => [...reservations(bag)].filter(([role]) => viewer.role(role));
+  const byRole = (bag: Resources, render: (part: Resources) => Json) => Object.fromEntries(viewed(bag).map(([role, part]) => [role, render(part)]));
   const full = (part: Resources) => part.map(resourceJson);
   return {
     resources: resourcesSummary(total),
@@ -93,8 +99,14 @@ function agentResourcesJson(node: AgentNodeView): JsonObject {
   };
 }
 
-/** `/state` of an agent: itself, its flags, and the frameworks it runs executors of. */
+/**
+ * `/state` of an agent: itself, its flags, and the frameworks it runs
+ * executors of; with ACLs, what they let a reader without a principal see
+ * (view_frameworks, view_executors, view_tasks, view_roles, view_flags), as
+ * upstream's.
+ */
 export function renderAgentState(view: ClusterView, node: AgentNodeView): JsonObject {
+  const viewer = viewerOf(view.authorizer, undefined);
   const { config } = node;
   return {
     version: VERSION,
@@ -106,11 +118,11 @@ export function renderAgentState(view: ClusterView, node: AgentNodeView): JsonOb
     pid: node.pid,
     hostname: config.hostname,
     capabilities: [...AGENT_CAPABILITIES],
-    ...agentResourcesJson(node),
+    ...agentResourcesJson(node, viewer),
     attributes: attributesObject(config.attributes),
     master_hostname: view.masterInfo.hostname,
-    flags: agentFlags(view, node),
-    frameworks: node.frameworks().map((fw) => frameworkJson(node, fw)),
+    ...(viewer.flags() ? { flags: agentFlags(view, node) } : {}),
+    frameworks: node.frameworks().filter((fw) => viewer.framework(fw.user)).map((fw) => frameworkJson(node, fw, viewer)),
     completed_frameworks: [],
   };
 }

@@ -133,7 +133,11 @@ const awaitWorkDir = (tmp: string) => path.join(tmp, 'work-await');
 
 const CREDENTIALS = { credentials: [{ principal: PRINCIPAL, secret: SECRET }] };
 /** Only the role ROLE, for PRINCIPAL; nothing else is allowed. */
-const ACLS = { permissive: false, register_frameworks: [{ principals: { values: [PRINCIPAL] }, roles: { values: [ROLE] } }] };
+const ACLS = {
+  permissive: false,
+  register_frameworks: [{ principals: { values: [PRINCIPAL] }, roles: { values: [ROLE] } }],
+  run_tasks: [{ principals: { values: [PRINCIPAL] }, users: { type: 'ANY' } }],
+};
 
 function authFile(tmp: string, name: string, content: object): string {
   const file = path.join(tmp, name);
