@@ -78,19 +78,23 @@ export class Cluster {
   #answerFirst: ((result: unknown) => void) | undefined;
   /** Every input so far, when recording them. */
   readonly #inputs: InputRecord[] | undefined;
+  /** Whether each input is written into the trace (`recordInputs`, kept or not). */
+  readonly #traceInputs: boolean;
 
   constructor(options: ClusterOptions) {
     this.seed = String(options.seed ?? 0);
     this.options = options;
     const loop = new EventLoop();
     const rng = new Rng(this.seed);
-    const trace = new Trace(loop, { record: options.recordTrace ?? false });
+    const trace = new Trace(loop, { record: options.recordTrace ?? false, ...(options.traceWindow === undefined ? {} : { tailSize: options.traceWindow }) });
     const network = new Network(loop, trace, rng.fork('network'), { latencyMs: options.networkLatencyMs ?? 0 });
     const wallClock = { stepMs: 0 };
     this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS, wallClock, probes: this.probes };
     this.#loop = loop;
     this.#checkInvariants = options.checkInvariants ?? true;
-    this.#inputs = (options.recordInputs ?? options.recordTrace ?? false) ? [] : undefined;
+    const inputs = options.recordInputs ?? options.recordTrace ?? false;
+    this.#inputs = inputs === true ? [] : undefined;
+    this.#traceInputs = inputs !== false;
     // As plain data (maps tagged), so that log lines show its fields.
     trace.append('cluster:start', JSON.parse(encodeValue(startRecord(this.seed, this.#ctx.epochMs, options))) as Record<string, unknown>);
     // One misuse log across failovers: what a framework did to the old leader still counts.
@@ -459,7 +463,7 @@ export class Cluster {
     return this.#inputs ?? [];
   }
 
-  /** Whether inputs are recorded (`recordInputs`). */
+  /** Whether inputs are kept (`recordInputs: true`), so the cluster can be rebuilt. */
   get recordsInputs(): boolean {
     return this.#inputs !== undefined;
   }
@@ -513,7 +517,7 @@ export class Cluster {
     this.#inInput = name;
     try {
       this.view.settleReads();
-      if (this.#inputs !== undefined) this.#record(name, args);
+      if (this.#traceInputs) this.#record(name, args);
       const result = apply();
       const first = this.#answerFirst;
       this.#answerFirst = undefined;
@@ -529,7 +533,7 @@ export class Cluster {
   }
 
   #record(name: string, args: readonly unknown[]): void {
-    this.#inputs!.push({ name, args, timeMs: this.#ctx.loop.now() });
+    this.#inputs?.push({ name, args, timeMs: this.#ctx.loop.now() });
     this.#ctx.trace.appendText(INPUT_KIND_PREFIX + name, encodeArgs(args));
   }
 
