@@ -44,7 +44,13 @@ export async function runChaos(args: ChaosArgs): Promise<void> {
     seed: args.seed,
     run: (s) => runScenario(s, { start: (request) => startScenarioCluster(request), startService: startScenarioService, lenientFaults: true }),
     onRun: (n, schedule, result) => process.stderr.write(`run ${n}: ${describeSchedule(schedule)}: ${result === undefined ? 'STOPPED' : result.passed ? 'pass' : 'FAIL'}\n`),
+  }).catch((error: unknown) => {
+    if (!(error instanceof ScenarioError)) throw error;
+    process.stderr.write(`clustersim: ${error.message}\n`);
+    process.exitCode = 2;
+    return undefined;
   });
+  if (outcome === undefined) return;
   const found = `(found in ${outcome.runs} runs, seed ${args.seed}, shrunk)`;
   // A minimal schedule is written out as a scenario that replays it.
   const writeOut = (schedule: readonly TimelineEntry[], lines: readonly string[]): void => {

@@ -60,6 +60,8 @@ export async function searchFaults(scenario: Scenario, options: ChaosOptions): P
   });
   const details = await fc.check(property, { numRuns: options.runs, seed: options.seed, endOnFailure: false });
   if (stopped !== undefined) return { runs: n, stopped };
+  // A run that threw what is not a RunError (a ScenarioError of the cluster's start): fast-check took it for a failure.
+  if (details.failed && last === undefined) throw details.errorInstance;
   if (!details.failed || last === undefined) return { runs: n };
   return { runs: n, failure: { ...last, counterexamplePath: details.counterexamplePath ?? '' } };
 }

@@ -14,7 +14,8 @@ import type { ClusterDriver } from '../../src/runtime/driver.js';
 import { parseScenario } from '../../src/scenario/load.js';
 import { MAX_SCENARIO_BYTES } from '../../src/scenario/limits.js';
 import { replay } from '../../src/scenario/replay.js';
-import { RunError, runScenario, type ScenarioCluster } from '../../src/scenario/runner.js';
+import { searchFaults } from '../../src/scenario/chaos.js';
+import { RunError, runScenario, type RunResult, type ScenarioCluster } from '../../src/scenario/runner.js';
 import { startScenarioCluster, startScenarioService } from '../../src/start-scenario.js';
 import { runCli } from '../e2e/cli-process.js';
 import { BASE, error } from './scenario-text.js';
@@ -155,5 +156,21 @@ describe('a run that breaks inside', () => {
       's.yaml: the run stopped at 20s of cluster time (seed 5): an internal error of clustersim (a bug; the replay command shows it again); replay: clustersim run s.yaml --seed 5',
     );
     expect(message).not.toMatch(/undefined|TypeError|reading/);
+  });
+});
+
+describe('chaos, when a run stops', () => {
+  it('reports the schedule that stops it, shrunk, rather than every expectation held', async () => {
+    const scenario = parseScenario('s.yaml', BASE);
+    // Any schedule with a fault past 10 s stops the run; the others pass.
+    const run = async (s: typeof scenario): Promise<RunResult> => {
+      const late = s.timeline.find((e) => (e.at ?? 0) > 10_000);
+      if (late !== undefined) throw new RunError(s.file, '0', late.at!, 'a framework never heard back');
+      return { passed: true } as RunResult;
+    };
+    const outcome = await searchFaults(scenario, { runs: 20, seed: 1, run });
+    expect(outcome.failure).toBeUndefined();
+    expect(outcome.stopped?.reason).toMatch(/^at \d+s of cluster time: a framework never heard back$/);
+    expect(outcome.stopped!.schedule.length).toBeLessThanOrEqual(2);
   });
 });
