@@ -78,8 +78,9 @@ export class Cluster {
   #answerFirst: ((result: unknown) => void) | undefined;
   /** Every input so far, when recording them. */
   readonly #inputs: InputRecord[] | undefined;
-  /** Whether each input is written into the trace (`recordInputs`, kept or not). */
+  /** Whether each input is written into the trace (`recordInputs`, kept or not), and how many were. */
   readonly #traceInputs: boolean;
+  #inputCount = 0;
 
   constructor(options: ClusterOptions) {
     this.seed = String(options.seed ?? 0);
@@ -468,6 +469,16 @@ export class Cluster {
     return this.#inputs !== undefined;
   }
 
+  /** Whether inputs are written into the trace (`recordInputs`, kept or not), so that it replays. */
+  get tracesInputs(): boolean {
+    return this.#traceInputs;
+  }
+
+  /** Inputs taken so far while writing them into the trace (kept or not). */
+  get inputCount(): number {
+    return this.#inputCount;
+  }
+
   // ---- output ----
 
   /**
@@ -533,6 +544,7 @@ export class Cluster {
   }
 
   #record(name: string, args: readonly unknown[]): void {
+    this.#inputCount++;
     this.#inputs?.push({ name, args, timeMs: this.#ctx.loop.now() });
     this.#ctx.trace.appendText(INPUT_KIND_PREFIX + name, encodeArgs(args));
   }
