@@ -130,7 +130,8 @@ export async function runCheckDeterminism(args: CheckArgs): Promise<void> {
       process.stdout.write(`${file}: seed ${first.seed}, the runs differ at entry ${seq} (cluster time ${a?.timeMs ?? b?.timeMs} ms)\n  first:  ${a?.line ?? '(none)'}\n  second: ${b?.line ?? '(none)'}\n`);
     } else {
       // The windows no longer hold the entries where the runs parted: their hashes say between which.
-      process.stdout.write(`${file}: seed ${first.seed}, the runs differ between entries ${difference.afterSeq + 1} and ${difference.bySeq} (hashes ${first.traceHash} and ${second.traceHash}); clustersim run --trace writes the whole trace of a run\n`);
+      const between = `entries ${difference.afterSeq + 1} and ${difference.bySeq} (hashes ${first.traceHash} and ${second.traceHash})`;
+      process.stdout.write(`${file}: seed ${first.seed}, the runs differ between ${between}; clustersim run --trace writes the whole trace of a run\n`);
     }
   }
   process.stdout.write(`${plural(args.files.length, 'scenario')}: ${same} deterministic, ${args.files.length - same} not\n`);

@@ -87,7 +87,8 @@ export class Cluster {
     this.options = options;
     const loop = new EventLoop();
     const rng = new Rng(this.seed);
-    const trace = new Trace(loop, { record: options.recordTrace ?? false, ...(options.traceWindow === undefined ? {} : { tailSize: options.traceWindow }) });
+    const window = options.traceWindow === undefined ? {} : { tailSize: options.traceWindow };
+    const trace = new Trace(loop, { record: options.recordTrace ?? false, ...window });
     const network = new Network(loop, trace, rng.fork('network'), { latencyMs: options.networkLatencyMs ?? 0 });
     const wallClock = { stepMs: 0 };
     this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS, wallClock, probes: this.probes };

@@ -199,7 +199,9 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
     if (!services.has(value)) throw new ScenarioError(`${where(path)}: ${field}: no service named '${value}' in this file`);
   };
   const agents = agentCount(scenario);
-  if (agents > MAX_AGENTS) throw new ScenarioError(`${where(['cluster', 'agents'])}: cluster.agents: ${agents} agents in all, more than a scenario may have (${MAX_AGENTS})`);
+  if (agents > MAX_AGENTS) {
+    throw new ScenarioError(`${where(['cluster', 'agents'])}: cluster.agents: ${agents} agents in all, more than a scenario may have (${MAX_AGENTS})`);
+  }
   const named = (value: unknown, path: Path, field: string): void => {
     if (value !== undefined && !names.has(value as string)) {
       throw new ScenarioError(`${where(path)}: ${field}: no framework named '${String(value)}' in this file`);
