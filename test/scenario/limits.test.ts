@@ -55,6 +55,10 @@ describe('scenario files past the limits', () => {
     expect(stderr).not.toContain('the run broke');
   });
 
+  it('refuses a file nested deeper than the parser goes, without the engine message', () => {
+    expect(error(`${'['.repeat(10_000)}${']'.repeat(10_000)}`)).toMatch(/^s\.yaml:1:\d+: nested too deeply to read$/);
+  });
+
   it('names the field of every duration and count past its maximum', () => {
     const duration = 'must be a duration of at most 30d: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d';
     expect(error(BASE.replace('duration: 1m', 'duration: 1e308'))).toBe(`s.yaml:2:11: duration: ${duration}`);
