@@ -18,6 +18,7 @@ export { SimControlError } from './runtime/sim-control.js';
 export type { Snapshot } from './runtime/sim-control.js';
 export { runScenarioFile } from './start-scenario.js';
 export { loadScenario, parseScenario, ScenarioError } from './scenario/load.js';
+export { RunError } from './scenario/runner.js';
 export type { RunResult, RunOptions } from './scenario/runner.js';
 export type { Scenario } from './scenario/scenario.js';
 export { startWorkflowService } from './frameworks/workflow/service.js';

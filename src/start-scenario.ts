@@ -1,27 +1,45 @@
 /**
  * Scenario runs on a cluster of this process: what the runner asks for
- * (src/scenario/runner.ts) started with `startCluster`, in virtual time,
- * with the whole trace kept, on loopback and ephemeral ports.
+ * (src/scenario/runner.ts) started with `startCluster`, in virtual time, on
+ * loopback and ephemeral ports. The cluster writes its inputs into the
+ * trace (so it replays) and keeps only the trace's window in memory: a run
+ * of days holds no more than a run of minutes.
  */
 import pino from 'pino';
 import { startCluster, type StartClusterOptions } from './start.js';
-import { loadScenario } from './scenario/load.js';
+import { StartError } from './start-options.js';
+import { loadScenario, ScenarioError } from './scenario/load.js';
+import { TRACE_WINDOW } from './scenario/run-trace.js';
 import { runScenario, type ClusterRequest, type ConductedService, type RunOptions, type RunResult, type ScenarioCluster, type ServiceContext } from './scenario/runner.js';
-import type { ServiceSpec } from './scenario/scenario.js';
+import type { Scenario, ServiceSpec } from './scenario/scenario.js';
 import { startWorkflowService } from './frameworks/workflow/service.js';
 import { parseWorkflowConfig } from './frameworks/workflow/config.js';
 import { startOrchestrator } from './frameworks/orchestrator/service.js';
 import { loadConfig as loadOrchestratorConfig } from './frameworks/orchestrator/config.js';
 
 export async function startScenarioCluster(request: ClusterRequest, extra: StartClusterOptions = {}): Promise<ScenarioCluster> {
-  const running = await startCluster({
+  const running = await startCluster(clusterOptions(request, extra)).catch((error: unknown) => {
+    throw error instanceof StartError ? new ScenarioError(fieldMessage(error)) : error;
+  });
+  return {
+    masterUrls: running.masterUrls,
+    agentIds: running.agents.map((a) => a.id),
+    driver: running.driver,
+    close: () => running.close(),
+  };
+}
+
+function clusterOptions(request: ClusterRequest, extra: StartClusterOptions): StartClusterOptions {
+  return {
     ...extra,
     host: '127.0.0.1',
     port: 0,
     // Listeners take ephemeral ports; the cluster advertises fixed ones, so the trace is the same every run.
     advertisePorts: { master: 5050, firstAgent: 5051 },
     time: 'virtual',
-    recordTrace: true,
+    recordTrace: false,
+    traceWindow: extra.traceWindow ?? TRACE_WINDOW,
+    recordInputs: 'trace',
     // No wall-clock keepalives: every event a framework gets is the cluster's, in the trace.
     streamKeepaliveMs: 0,
     seed: request.seed,
@@ -32,18 +50,39 @@ export async function startScenarioCluster(request: ClusterRequest, extra: Start
     ...(request.weights === undefined ? {} : { weights: request.weights }),
     ...(request.containerizers === undefined ? {} : { containerizers: request.containerizers }),
     ...agentFlagOptions(request),
-  });
-  return {
-    masterUrls: running.masterUrls,
-    agentIds: running.agents.map((a) => a.id),
-    driver: running.driver,
-    close: () => running.close(),
   };
+}
+
+/** The fields of a scenario file that the library's options come from, for a StartError's message. */
+const FIELDS: Readonly<Record<string, string>> = {
+  masters: 'cluster.masters',
+  agentGroups: 'cluster.agents',
+  heartbeatIntervalSeconds: 'cluster.heartbeat_interval',
+  allocationIntervalSeconds: 'cluster.allocation_interval',
+  weights: 'cluster.weights',
+  containerizers: 'cluster.containerizers',
+  isolation: 'cluster.agent_flags.isolation',
+  cgroups: 'cluster.agent_flags.cgroups',
+  executorRegistrationTimeoutSeconds: 'cluster.agent_flags.executor_registration_timeout',
+  executorShutdownGracePeriodSeconds: 'cluster.agent_flags.executor_shutdown_grace_period',
+  seed: 'seed',
+};
+
+/** A refused start as the file's error: `cluster.agents[0].resources: ...` rather than `agentGroups[0].resources: ...`. */
+function fieldMessage(error: StartError): string {
+  const option = /^[A-Za-z]+/.exec(error.message)?.[0];
+  const field = option === undefined ? undefined : FIELDS[option];
+  return field === undefined ? `cluster: ${error.message}` : `${field}${error.message.slice(option!.length)}`;
 }
 
 /** Loads a scenario file and runs it on a cluster of this process. */
 export async function runScenarioFile(file: string, options: Omit<RunOptions, 'start'> = {}): Promise<RunResult> {
-  return runScenario(loadScenario(file), { ...options, start: (request) => startScenarioCluster(request), startService: startScenarioService });
+  return runLoadedScenario(loadScenario(file), options);
+}
+
+/** Runs a scenario already loaded on a cluster of this process. */
+export async function runLoadedScenario(scenario: Scenario, options: Omit<RunOptions, 'start'> = {}): Promise<RunResult> {
+  return runScenario(scenario, { ...options, start: (request) => startScenarioCluster(request), startService: startScenarioService });
 }
 
 /**

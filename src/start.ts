@@ -158,12 +158,15 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
   readonly logLevel?: LogLevel;
   readonly logger?: Logger;
   readonly recordTrace?: boolean;
+  /** Without `recordTrace`: how many of the latest trace entries to keep (default 256; up to twice as many are held). */
+  readonly traceWindow?: number;
   /**
    * Record every input (the trace gets an `input:` entry for each), so that
    * snapshot, restore and reset work and a recorded trace replays. Default:
-   * on in virtual time or with `recordTrace`.
+   * on in virtual time or with `recordTrace`. `'trace'`: the entries only,
+   * no record kept (the trace replays; snapshot, restore and reset do not work).
    */
-  readonly recordInputs?: boolean;
+  readonly recordInputs?: boolean | 'trace';
   /**
    * Called once if the core fails (a broken invariant is a bug): the
    * cluster has stopped serving, its listeners are closing, and `close()`
@@ -353,6 +356,7 @@ function clusterOf(options: StartClusterOptions, time: TimeMode, master: MasterO
     seed: options.seed ?? 0,
     ...(options.epochMs !== undefined ? { epochMs: options.epochMs } : time === 'realtime' ? { epochMs: Date.now() } : {}),
     recordTrace: options.recordTrace ?? false,
+    ...(options.traceWindow === undefined ? {} : { traceWindow: options.traceWindow }),
     recordInputs: options.recordInputs ?? (options.recordTrace === true || time === 'virtual'),
     master,
     ...mastersOf(options),

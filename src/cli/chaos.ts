@@ -9,6 +9,7 @@ import { describeSchedule, scenarioWithSchedule, searchFaults } from '../scenari
 import { loadScenario, ScenarioError } from '../scenario/load.js';
 import { textReport } from '../scenario/report.js';
 import { runScenario } from '../scenario/runner.js';
+import type { TimelineEntry } from '../scenario/scenario.js';
 import { startScenarioCluster, startScenarioService } from '../start-scenario.js';
 import { COUNT, numberFlag } from './flags.js';
 
@@ -42,17 +43,31 @@ export async function runChaos(args: ChaosArgs): Promise<void> {
     runs: args.runs,
     seed: args.seed,
     run: (s) => runScenario(s, { start: (request) => startScenarioCluster(request), startService: startScenarioService, lenientFaults: true }),
-    onRun: (n, schedule, result) => process.stderr.write(`run ${n}: ${describeSchedule(schedule)}: ${result.passed ? 'pass' : 'FAIL'}\n`),
+    onRun: (n, schedule, result) => process.stderr.write(`run ${n}: ${describeSchedule(schedule)}: ${result === undefined ? 'STOPPED' : result.passed ? 'pass' : 'FAIL'}\n`),
+  }).catch((error: unknown) => {
+    if (!(error instanceof ScenarioError)) throw error;
+    process.stderr.write(`clustersim: ${error.message}\n`);
+    process.exitCode = 2;
+    return undefined;
   });
+  if (outcome === undefined) return;
+  const found = `(found in ${outcome.runs} runs, seed ${args.seed}, shrunk)`;
+  // A minimal schedule is written out as a scenario that replays it.
+  const writeOut = (schedule: readonly TimelineEntry[], lines: readonly string[]): void => {
+    const out = args.out ?? `${scenario.name}-chaos-${args.seed}.yaml`;
+    writeFileSync(out, scenarioWithSchedule(scenario, schedule, args.seed));
+    for (const line of [...lines, `written to ${out}`, `replay: clustersim run ${out}`]) process.stdout.write(`${line}\n`);
+    process.exitCode = 1;
+  };
+  if (outcome.stopped !== undefined) {
+    const { schedule, reason } = outcome.stopped;
+    return writeOut(schedule, [`${args.file}: a schedule of ${schedule.length} fault entries stops the run ${found}: ${reason}`]);
+  }
   if (outcome.failure === undefined) {
     process.stdout.write(`${args.file}: ${outcome.runs} runs under random faults (seed ${args.seed}), every expectation held\n`);
     return;
   }
   const { schedule, result } = outcome.failure;
-  const out = args.out ?? `${scenario.name}-chaos-${args.seed}.yaml`;
-  writeFileSync(out, scenarioWithSchedule(scenario, schedule, args.seed));
-  process.stdout.write(`${args.file}: a schedule of ${schedule.length} fault entries makes it fail (found in ${outcome.runs} runs, seed ${args.seed}, shrunk):\n`);
-  for (const line of textReport(result).slice(1, -1)) if (!line.includes('PASS')) process.stdout.write(`${line}\n`);
-  process.stdout.write(`written to ${out}\nreplay: clustersim run ${out}\n`);
-  process.exitCode = 1;
+  const failed = textReport(result).slice(1, -1).filter((line) => !line.includes('PASS'));
+  writeOut(schedule, [`${args.file}: a schedule of ${schedule.length} fault entries makes it fail ${found}:`, ...failed]);
 }

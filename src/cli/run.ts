@@ -1,18 +1,20 @@
 /**
  * `clustersim run <file...>`: scenario files run in virtual time, each
  * expectation printed with PASS or FAIL, a summary, and the command that
- * replays the run; exit code 0 only if every scenario passed.
+ * replays the run; exit code 0 only if every scenario passed, 1 if one
+ * failed or its run stopped, 2 if a file could not be read (its error names
+ * the file, and the field).
  * `clustersim check-determinism <file...>`: each run twice with one seed,
  * the traces compared.
  */
-import { writeFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
-import { firstDivergence, traceJsonLine } from '../core/trace.js';
-import { ScenarioError } from '../scenario/load.js';
+import { loadScenario, ScenarioError } from '../scenario/load.js';
 import { junitReport, textReport } from '../scenario/report.js';
-import type { RunResult } from '../scenario/runner.js';
+import { RunError, type RunResult } from '../scenario/runner.js';
 import { formatSpan } from '../scenario/duration.js';
-import { runScenarioFile } from '../start-scenario.js';
+import { traceDifference } from '../scenario/run-trace.js';
+import { runLoadedScenario } from '../start-scenario.js';
+import { TraceFile } from './trace-file.js';
 
 export interface RunArgs {
   files: string[];
@@ -34,29 +36,57 @@ export function runOptions(yargs: Argv): Argv<RunArgs> {
 export async function runRun(args: RunArgs): Promise<void> {
   const out = args.reporter === 'junit' ? process.stderr : process.stdout;
   const results: RunResult[] = [];
+  let fileErrors = 0;
   for (const file of args.files) {
-    const result = await runOne(file, args);
-    if (result === undefined) continue;
+    const result = await runOne(file, { ...args, runs: args.files.length });
+    if (result === 'file error') fileErrors++;
+    if (typeof result !== 'object') continue;
     results.push(result);
     for (const line of textReport(result)) out.write(`${line}\n`);
-    if (args.trace !== undefined) writeTrace(traceFile(args.trace, result, args.files.length), result);
   }
   const passed = results.filter((r) => r.passed).length;
   out.write(`${plural(args.files.length, 'scenario')}: ${passed} passed, ${args.files.length - passed} failed\n`);
   if (args.reporter === 'junit') process.stdout.write(junitReport(results));
-  process.exitCode = passed === args.files.length ? 0 : 1;
+  process.exitCode = fileErrors > 0 ? 2 : passed === args.files.length ? 0 : 1;
 }
 
-async function runOne(file: string, args: { readonly seed: string | undefined }): Promise<RunResult | undefined> {
+/**
+ * One file run: its result, or why there is none, printed as one line: the
+ * file's error (which names the field), or the run's (which names the seed
+ * and the command that replays it).
+ */
+async function runOne(
+  file: string,
+  args: { readonly seed: string | undefined; readonly trace?: string | undefined; readonly runs?: number; readonly keepTrace?: boolean },
+): Promise<RunResult | 'file error' | 'run error'> {
+  let trace: TraceFile | undefined;
   try {
-    return await runScenarioFile(file, { ...(args.seed === undefined ? {} : { seed: args.seed }), keepTrace: true, onProgress: progress(file) });
+    const scenario = loadScenario(file);
+    trace = args.trace === undefined ? undefined : openTrace(traceFile(args.trace, scenario.name, args.runs ?? 1));
+    const options = { ...(args.seed === undefined ? {} : { seed: args.seed }), keepTrace: args.keepTrace ?? false, onProgress: progress(file) };
+    return await runLoadedScenario(scenario, { ...options, ...(trace === undefined ? {} : { traceSink: trace.write }) });
   } catch (error) {
-    // A file that does not read names itself; a run that broke says where.
-    const message = error instanceof ScenarioError ? error.message : `${file}: the run broke: ${error instanceof Error ? error.message : String(error)}`;
-    process.stderr.write(`clustersim: ${message}\n`);
-    return undefined;
+    if (error instanceof ScenarioError) return fail(error.message, 'file error');
+    if (error instanceof RunError) return fail(error.message, 'run error');
+    return fail(`${file}: an internal error of clustersim (a bug)`, 'run error');
   } finally {
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
+    const broken = trace?.close();
+    if (broken !== undefined) process.stderr.write(`clustersim: ${trace!.path}: ${broken}: the trace is not whole\n`);
+  }
+}
+
+function fail<T>(message: string, kind: T): T {
+  process.stderr.write(`clustersim: ${message}\n`);
+  return kind;
+}
+
+/** The trace file, or a file error naming it. */
+function openTrace(path: string): TraceFile {
+  try {
+    return new TraceFile(path);
+  } catch (error) {
+    throw new ScenarioError(`${path}: the trace file cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
 }
 
@@ -73,13 +103,9 @@ function progress(file: string): (nowMs: number, endMs: number) => void {
   };
 }
 
-function traceFile(path: string, result: RunResult, runs: number): string {
+function traceFile(path: string, name: string, runs: number): string {
   if (runs === 1) return path;
-  return path.endsWith('.jsonl') ? `${path.slice(0, -'.jsonl'.length)}.${result.scenario.name}.jsonl` : `${path}.${result.scenario.name}`;
-}
-
-function writeTrace(path: string, result: RunResult): void {
-  writeFileSync(path, result.trace!.map((e) => `${traceJsonLine(e)}\n`).join(''));
+  return path.endsWith('.jsonl') ? `${path.slice(0, -'.jsonl'.length)}.${name}.jsonl` : `${path}.${name}`;
 }
 
 export interface CheckArgs {
@@ -89,21 +115,27 @@ export interface CheckArgs {
 
 export async function runCheckDeterminism(args: CheckArgs): Promise<void> {
   let same = 0;
+  let fileErrors = 0;
   for (const file of args.files) {
-    const first = await runOne(file, args);
-    const second = first === undefined ? undefined : await runOne(file, args);
-    if (first === undefined || second === undefined) continue;
-    const at = firstDivergence(first.trace!, second.trace!);
-    if (at < 0 && first.traceHash === second.traceHash) {
+    const first = await runOne(file, { ...args, keepTrace: true });
+    const second = typeof first !== 'object' ? first : await runOne(file, { ...args, keepTrace: true });
+    if (first === 'file error') fileErrors++;
+    if (typeof first !== 'object' || typeof second !== 'object') continue;
+    const difference = traceDifference(first, second);
+    if (difference === undefined) {
       same++;
       process.stdout.write(`${file}: seed ${first.seed}, two runs, the same trace (${first.traceLength} entries, hash ${first.traceHash})\n`);
-      continue;
+    } else if (difference.kind === 'entry') {
+      const { seq, first: a, second: b } = difference;
+      process.stdout.write(`${file}: seed ${first.seed}, the runs differ at entry ${seq} (cluster time ${a?.timeMs ?? b?.timeMs} ms)\n  first:  ${a?.line ?? '(none)'}\n  second: ${b?.line ?? '(none)'}\n`);
+    } else {
+      // The windows no longer hold the entries where the runs parted: their hashes say between which.
+      const between = `entries ${difference.afterSeq + 1} and ${difference.bySeq} (hashes ${first.traceHash} and ${second.traceHash})`;
+      process.stdout.write(`${file}: seed ${first.seed}, the runs differ between ${between}; clustersim run --trace writes the whole trace of a run\n`);
     }
-    const [a, b] = [first.trace![at], second.trace![at]];
-    process.stdout.write(`${file}: seed ${first.seed}, the runs differ at entry ${at + 1} (cluster time ${a?.timeMs ?? b?.timeMs} ms)\n  first:  ${a?.line ?? '(none)'}\n  second: ${b?.line ?? '(none)'}\n`);
   }
   process.stdout.write(`${plural(args.files.length, 'scenario')}: ${same} deterministic, ${args.files.length - same} not\n`);
-  process.exitCode = same === args.files.length ? 0 : 1;
+  process.exitCode = fileErrors > 0 ? 2 : same === args.files.length ? 0 : 1;
 }
 
 function plural(n: number, word: string): string {

@@ -14,16 +14,25 @@ export interface ClusterOptions {
   /** From a leader's death to its successor's election (`--zk_session_timeout`, default 10 s). */
   readonly electionDelayMs?: number;
   readonly networkLatencyMs?: number;
-  /** Keep the whole trace in memory (tests and scenarios). */
+  /** Keep the whole trace in memory (tests); otherwise only the latest entries (`traceWindow`). */
   readonly recordTrace?: boolean;
+  /**
+   * How many of the latest trace entries to keep in memory when the whole
+   * trace is not recorded (default 256; up to twice as many are held). The
+   * hash and the listeners see every entry either way.
+   */
+  readonly traceWindow?: number;
   /** Check the invariants after every input (on unless turned off). */
   readonly checkInvariants?: boolean;
   /**
    * Keep the record of every input (`inputs()`) and write each into the
    * trace as an `input:<method>` entry, so the run can be replayed and
    * rebuilt (default: as `recordTrace`). Off, inputs cost nothing more.
+   * `'trace'` writes the entries and keeps no record: the trace replays,
+   * but the cluster cannot be rebuilt, and memory stays flat however long
+   * it runs.
    */
-  readonly recordInputs?: boolean;
+  readonly recordInputs?: boolean | 'trace';
 }
 
 /** 2023-11-14T22:13:20Z: a fixed epoch, so that virtual runs are replayable. */

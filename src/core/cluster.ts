@@ -78,19 +78,25 @@ export class Cluster {
   #answerFirst: ((result: unknown) => void) | undefined;
   /** Every input so far, when recording them. */
   readonly #inputs: InputRecord[] | undefined;
+  /** Whether each input is written into the trace (`recordInputs`, kept or not), and how many were. */
+  readonly #traceInputs: boolean;
+  #inputCount = 0;
 
   constructor(options: ClusterOptions) {
     this.seed = String(options.seed ?? 0);
     this.options = options;
     const loop = new EventLoop();
     const rng = new Rng(this.seed);
-    const trace = new Trace(loop, { record: options.recordTrace ?? false });
+    const window = options.traceWindow === undefined ? {} : { tailSize: options.traceWindow };
+    const trace = new Trace(loop, { record: options.recordTrace ?? false, ...window });
     const network = new Network(loop, trace, rng.fork('network'), { latencyMs: options.networkLatencyMs ?? 0 });
     const wallClock = { stepMs: 0 };
     this.#ctx = { loop, rng, trace, network, epochMs: options.epochMs ?? DEFAULT_EPOCH_MS, wallClock, probes: this.probes };
     this.#loop = loop;
     this.#checkInvariants = options.checkInvariants ?? true;
-    this.#inputs = (options.recordInputs ?? options.recordTrace ?? false) ? [] : undefined;
+    const inputs = options.recordInputs ?? options.recordTrace ?? false;
+    this.#inputs = inputs === true ? [] : undefined;
+    this.#traceInputs = inputs !== false;
     // As plain data (maps tagged), so that log lines show its fields.
     trace.append('cluster:start', JSON.parse(encodeValue(startRecord(this.seed, this.#ctx.epochMs, options))) as Record<string, unknown>);
     // One misuse log across failovers: what a framework did to the old leader still counts.
@@ -464,9 +470,19 @@ export class Cluster {
     return this.#inputs ?? [];
   }
 
-  /** Whether inputs are recorded (`recordInputs`). */
+  /** Whether inputs are kept (`recordInputs: true`), so the cluster can be rebuilt. */
   get recordsInputs(): boolean {
     return this.#inputs !== undefined;
+  }
+
+  /** Whether inputs are written into the trace (`recordInputs`, kept or not), so that it replays. */
+  get tracesInputs(): boolean {
+    return this.#traceInputs;
+  }
+
+  /** Inputs taken so far while writing them into the trace (kept or not). */
+  get inputCount(): number {
+    return this.#inputCount;
   }
 
   // ---- output ----
@@ -518,7 +534,7 @@ export class Cluster {
     this.#inInput = name;
     try {
       this.view.settleReads();
-      if (this.#inputs !== undefined) this.#record(name, args);
+      if (this.#traceInputs) this.#record(name, args);
       const result = apply();
       const first = this.#answerFirst;
       this.#answerFirst = undefined;
@@ -534,7 +550,8 @@ export class Cluster {
   }
 
   #record(name: string, args: readonly unknown[]): void {
-    this.#inputs!.push({ name, args, timeMs: this.#ctx.loop.now() });
+    this.#inputCount++;
+    this.#inputs?.push({ name, args, timeMs: this.#ctx.loop.now() });
     this.#ctx.trace.appendText(INPUT_KIND_PREFIX + name, encodeArgs(args));
   }
 

@@ -32,10 +32,10 @@ export function rebuildCluster(options: ClusterOptions, inputs: readonly InputRe
  */
 export function applyInput(cluster: Cluster, name: string, args: readonly unknown[]): unknown {
   const method: unknown = name === 'constructor' ? undefined : (cluster as unknown as Record<string, unknown>)[name];
-  if (typeof method !== 'function' || !cluster.recordsInputs) throw new Error(`cluster: '${name}' is not an input (or inputs are not recorded)`);
-  const before = cluster.inputs().length;
+  if (typeof method !== 'function' || !cluster.tracesInputs) throw new Error(`cluster: '${name}' is not an input (or inputs are not recorded)`);
+  const before = cluster.inputCount;
   const result: unknown = method.apply(cluster, args);
-  if (cluster.inputs().length === before) throw new Error(`cluster: '${name}' is not an input`);
+  if (cluster.inputCount === before) throw new Error(`cluster: '${name}' is not an input`);
   return result;
 }
 

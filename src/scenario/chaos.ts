@@ -16,7 +16,7 @@ import { parse, stringify } from 'yaml';
 import { readFileSync } from 'node:fs';
 import { agentCount, type Scenario, type TimelineEntry } from './scenario.js';
 import { formatSpan } from './duration.js';
-import type { RunOptions, RunResult } from './runner.js';
+import { RunError, type RunOptions, type RunResult } from './runner.js';
 
 /** One drawn fault: one timeline entry, or two (a crash and its restart, a partition and its heal). */
 export type ChaosFault = readonly TimelineEntry[];
@@ -27,27 +27,41 @@ export interface ChaosOptions {
   readonly seed: number;
   /** Runs the scenario with faults added to its timeline. */
   readonly run: (scenario: Scenario) => Promise<RunResult>;
-  /** Told after each run (shrinking runs too). */
-  readonly onRun?: (n: number, schedule: readonly ChaosFault[], result: RunResult) => void;
+  /** Told after each run (shrinking runs too); a run that stopped (a RunError) has no result. */
+  readonly onRun?: (n: number, schedule: readonly ChaosFault[], result: RunResult | undefined) => void;
 }
 
 export interface ChaosOutcome {
   readonly runs: number;
   /** The minimal failing schedule and its run, if a run failed. */
   readonly failure?: { readonly schedule: readonly TimelineEntry[]; readonly result: RunResult; readonly counterexamplePath: string };
+  /** The minimal schedule under which the run could not go on, and why: worse than a failure, so it comes first. */
+  readonly stopped?: { readonly schedule: readonly TimelineEntry[]; readonly reason: string };
 }
 
 export async function searchFaults(scenario: Scenario, options: ChaosOptions): Promise<ChaosOutcome> {
   let n = 0;
   let last: { schedule: readonly TimelineEntry[]; result: RunResult } | undefined;
+  let stopped: { schedule: readonly TimelineEntry[]; reason: string } | undefined;
   const property = fc.asyncProperty(scheduleOf(scenario), async (schedule) => {
     const timeline = schedule.flat();
-    const result = await options.run({ ...scenario, timeline: [...scenario.timeline, ...timeline] });
+    let result: RunResult;
+    try {
+      result = await options.run({ ...scenario, timeline: [...scenario.timeline, ...timeline] });
+    } catch (error) {
+      if (!(error instanceof RunError)) throw error;
+      options.onRun?.(++n, schedule, undefined);
+      stopped = { schedule: timeline, reason: `at ${formatSpan(error.atMs)} of cluster time: ${error.reason}` };
+      return false;
+    }
     options.onRun?.(++n, schedule, result);
     if (!result.passed) last = { schedule: timeline, result };
     return result.passed;
   });
   const details = await fc.check(property, { numRuns: options.runs, seed: options.seed, endOnFailure: false });
+  if (stopped !== undefined) return { runs: n, stopped };
+  // A run that threw what is not a RunError (a ScenarioError of the cluster's start): fast-check took it for a failure.
+  if (details.failed && last === undefined) throw details.errorInstance;
   if (!details.failed || last === undefined) return { runs: n };
   return { runs: n, failure: { ...last, counterexamplePath: details.counterexamplePath ?? '' } };
 }

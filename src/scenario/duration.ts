@@ -1,7 +1,9 @@
 /**
  * Spans of cluster time as scenario files write them: a whole number of
- * milliseconds, or a number with a unit (`500ms`, `30s`, `1.5m`, `2h`, `1d`).
+ * milliseconds, or a number with a unit (`500ms`, `30s`, `1.5m`, `2h`, `1d`),
+ * at most MAX_DURATION_MS (30 days).
  */
+import { MAX_DURATION_MS } from './limits.js';
 
 const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -10,8 +12,13 @@ export const DURATION_PATTERN = '^[0-9]+(\\.[0-9]+)?(ms|s|m|h|d)$';
 
 const DURATION = new RegExp(DURATION_PATTERN);
 
-/** Milliseconds, or undefined for what is not a duration. */
+/** Milliseconds, or undefined for what is not a duration (or is longer than MAX_DURATION_MS). */
 export function parseDuration(value: unknown): number | undefined {
+  const ms = millisecondsOf(value);
+  return ms !== undefined && ms <= MAX_DURATION_MS ? ms : undefined;
+}
+
+function millisecondsOf(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isInteger(value) && value >= 0 ? value : undefined;
   if (typeof value !== 'string') return undefined;
   const match = DURATION.exec(value);

@@ -6,11 +6,12 @@
 import { holds, within, type Observed, type Verdict } from './conditions.js';
 import type { Expectation, ServiceCheck } from './scenario.js';
 import { formatSpan } from './duration.js';
+import type { SequenceProgress } from './observe.js';
 
 /** What the expectations read beyond the conditions. */
 export interface Evidence extends Observed {
-  /** A framework's events in order (`TYPE` or `UPDATE TASK_STATE`). */
-  sequence(frameworkName: string): readonly string[];
+  /** How far a framework's events (`TYPE` or `UPDATE TASK_STATE`) have matched an expected sequence of the file. */
+  sequence(frameworkName: string, expected: readonly string[]): SequenceProgress;
   /** When a framework lost its subscription, and when it had one again, in cluster time. */
   subscriptions(frameworkName: string): { readonly lost: readonly number[]; readonly subscribed: readonly number[] };
   /** A figure of /metrics/snapshot. */
@@ -54,7 +55,7 @@ function serviceVerdict(e: ServiceCheck, answer: ServiceAnswer): Verdict {
 }
 
 function verdict(e: Exclude<Expectation, { readonly service: ServiceCheck }>, seen: Evidence): Verdict {
-  if ('events' in e) return inOrder(e.events.framework, e.events.sequence, seen.sequence(e.events.framework));
+  if ('events' in e) return inOrder(e.events.framework, e.events.sequence, seen.sequence(e.events.framework, e.events.sequence));
   if ('resubscribed' in e) return resubscribed(e.resubscribed, seen.subscriptions(e.resubscribed.framework));
   if ('metric' in e) {
     const { name, ...bounds } = e.metric;
@@ -75,12 +76,12 @@ function verdict(e: Exclude<Expectation, { readonly service: ServiceCheck }>, se
 }
 
 /** The expected events appear in this order, others between them allowed. */
-function inOrder(framework: string, expected: readonly string[], events: readonly string[]): Verdict {
-  let i = 0;
-  for (const event of events) if (i < expected.length && event === expected[i]) i++;
+function inOrder(framework: string, expected: readonly string[], events: SequenceProgress): Verdict {
+  const i = events.matched;
   const what = `${framework} receives ${expected.join(', ')} in this order`;
-  if (i === expected.length) return { ok: true, what, found: `${events.length} events` };
-  return { ok: false, what, found: `no ${expected[i]} after ${i === 0 ? 'the start' : expected[i - 1]} (${events.length} events: ${events.slice(0, 12).join(', ')}${events.length > 12 ? ', ...' : ''})` };
+  if (i === expected.length) return { ok: true, what, found: `${events.count} events` };
+  const more = events.count > events.head.length ? ', ...' : '';
+  return { ok: false, what, found: `no ${expected[i]} after ${i === 0 ? 'the start' : expected[i - 1]} (${events.count} events: ${events.head.join(', ')}${more})` };
 }
 
 function resubscribed(

@@ -42,8 +42,8 @@ export class ScriptedFramework {
   stopped: string | undefined;
   /** Its process ended as the scenario says (`stop_at`): it never subscribes again. */
   ended = false;
-  /** Answers of the master that were not 2xx, for the report. */
-  readonly notes: string[] = [];
+  /** Answers of the master that were not 2xx, for the report (the first MAX_NOTES_KEPT). */
+  readonly notes = new KeptNotes();
   /** Cluster times its stream ended (broken, or by its own failover), and it was subscribed again. */
   readonly lostAt: number[] = [];
   readonly subscribedAt: number[] = [];
@@ -292,4 +292,17 @@ export class ScriptedFramework {
 function earliest(...times: readonly (number | undefined)[]): number | undefined {
   const known = times.filter((t): t is number => t !== undefined);
   return known.length === 0 ? undefined : Math.min(...known);
+}
+
+/** The notes a framework keeps; the rest are counted, so a long run's notes take no more room. */
+export const MAX_NOTES_KEPT = 100;
+
+export class KeptNotes {
+  readonly kept: string[] = [];
+  dropped = 0;
+
+  push(note: string): void {
+    if (this.kept.length < MAX_NOTES_KEPT) this.kept.push(note);
+    else this.dropped++;
+  }
 }

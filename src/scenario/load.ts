@@ -5,23 +5,25 @@
  * the control API would read it). Every error names the file, the line and
  * the field: `scenarios/x.yaml:12:7: timeline[0].fault.type: must be one of ...`.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { MASTER_NODE } from '../core/messages.js';
 import { parseFault } from '../http/fault-body.js';
 import { parseAttributes } from '../wire/convert-common.js';
-import { parseDuration } from './duration.js';
-import { AGENT_SELECTOR_FORM, isAgentTargetSchema, isDurationSchema, SCENARIO_SCHEMA } from './schema.js';
+import { formatSpan, parseDuration } from './duration.js';
+import { AGENT_SELECTOR_FORM, DURATION_FORMAT, isAgentTargetSchema, isDurationSchema, SCENARIO_SCHEMA } from './schema.js';
 import { isSelector, resolveFault, type AgentTarget } from './targets.js';
 import type { AgentFlagsSpec, AgentGroup, Expectation, FrameworkSpec, Scenario, ServiceRequest, ServiceSpec, TaskPlan, TimelineEntry } from './scenario.js';
 import { agentCount } from './scenario.js';
+import { MAX_AGENTS, MAX_ALIAS_COUNT, MAX_DURATION_MS, MAX_SCENARIO_BYTES } from './limits.js';
 
 export class ScenarioError extends Error {
   override readonly name = 'ScenarioError';
 }
 
 const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
+ajv.addFormat(DURATION_FORMAT, { type: 'string', validate: (text: string) => parseDuration(text) !== undefined });
 const validate = ajv.compile(SCENARIO_SCHEMA);
 
 type Path = readonly (string | number)[];
@@ -30,25 +32,65 @@ type Raw = Record<string, any>;
 export function loadScenario(file: string): Scenario {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readBounded(file);
   } catch (error) {
+    if (error instanceof ScenarioError) throw error;
     throw new ScenarioError(`${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
   }
   return parseScenario(file, text);
 }
 
+/** The file's text, refused unread when its size says it is too large, and never more than the limit read. */
+function readBounded(file: string): string {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (size > MAX_SCENARIO_BYTES) throw tooLarge(file, size);
+    // A pipe or a device has no size: read one byte more than the limit, to know it is over.
+    const buffer = Buffer.alloc(MAX_SCENARIO_BYTES + 1);
+    let length = 0;
+    for (let n = -1; n !== 0 && length < buffer.length; length += n) n = readSync(fd, buffer, length, buffer.length - length, null);
+    if (length > MAX_SCENARIO_BYTES) throw tooLarge(file);
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function tooLarge(file: string, bytes?: number): ScenarioError {
+  const size = bytes === undefined ? 'more bytes' : `${bytes} bytes, more`;
+  return new ScenarioError(`${file}: the file has ${size} than a scenario file may have (${MAX_SCENARIO_BYTES} bytes, 1 MiB)`);
+}
+
 export function parseScenario(file: string, text: string): Scenario {
+  // A string longer than the limit in UTF-16 units is longer in bytes too: no need to count them.
+  if (text.length > MAX_SCENARIO_BYTES) throw tooLarge(file);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_SCENARIO_BYTES) throw tooLarge(file, bytes);
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
   const where = (path: Path, key?: string): string => position(file, doc, lines, path, key);
   const syntax = doc.errors[0];
   if (syntax !== undefined) {
     const { line, col } = lines.linePos(syntax.pos[0]);
-    throw new ScenarioError(`${file}:${line}:${col}: ${syntax.message.split('\n')[0]}`);
+    const message = syntax.code === 'RESOURCE_EXHAUSTION' ? 'nested too deeply to read' : syntax.message.split('\n')[0];
+    throw new ScenarioError(`${file}:${line}:${col}: ${message}`);
   }
-  const raw: unknown = doc.toJS();
+  const raw = plainOf(file, doc);
   if (!validate(raw)) throw new ScenarioError(schemaError(validate.errors ?? [], where));
   return build(file, raw as Raw, where, (path) => lines.linePos(nodeAt(doc, path)?.range?.[0] ?? 0).line);
+}
+
+/** The document as plain data; aliases that expand past the limit (an alias bomb) are the file's error. */
+function plainOf(file: string, doc: Document): unknown {
+  try {
+    return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (error) {
+    if (error instanceof ReferenceError && /alias/i.test(error.message)) {
+      throw new ScenarioError(`${file}: its aliases (*name) expand too far (at most ${MAX_ALIAS_COUNT}: the uses of an anchor times the aliases inside it)`);
+    }
+    throw error;
+  }
 }
 
 function build(file: string, raw: Raw, where: (path: Path, key?: string) => string, lineOf: (path: Path) => number): Scenario {
@@ -160,6 +202,9 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
     if (!services.has(value)) throw new ScenarioError(`${where(path)}: ${field}: no service named '${value}' in this file`);
   };
   const agents = agentCount(scenario);
+  if (agents > MAX_AGENTS) {
+    throw new ScenarioError(`${where(['cluster', 'agents'])}: cluster.agents: ${agents} agents in all, more than a scenario may have (${MAX_AGENTS})`);
+  }
   const named = (value: unknown, path: Path, field: string): void => {
     if (value !== undefined && !names.has(value as string)) {
       throw new ScenarioError(`${where(path)}: ${field}: no framework named '${String(value)}' in this file`);
@@ -283,7 +328,7 @@ const AGENT_FORMS = "its index (0, 1, ...), a name an earlier fault chose it 'as
 function messageOf(error: ErrorObject): string {
   switch (error.keyword) {
     case 'oneOf':
-      if (isDurationSchema(error.parentSchema)) return 'must be a duration: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d';
+      if (isDurationSchema(error.parentSchema)) return `must be a duration of at most ${formatSpan(MAX_DURATION_MS)}: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d`;
       if (isAgentTargetSchema(error.parentSchema)) return `must be an agent: ${AGENT_FORMS}`;
       return `must have exactly one of ${formsOf(error.schema).join(' or ')}`;
     case 'anyOf':

@@ -1,16 +1,48 @@
 /**
  * What the runner keeps of a run as it goes, from the trace: events sent to
- * each framework (the counts its stream is synced against), its event
- * sequence (heartbeats aside), and counts of the trace kinds conditions ask
- * about. Bounded by what the scenario asks for.
+ * each framework (the counts its stream is synced against), how far its
+ * events (heartbeats aside) have matched each sequence the file expects,
+ * and counts of the trace kinds conditions ask about. Bounded by what the
+ * scenario asks for, however long the run: the trace itself is not kept.
  */
 import type { Trace, TraceEntry } from '../core/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { Observed } from './conditions.js';
 
+/** How far a framework's events (heartbeats aside) have matched an expected sequence. */
+export interface SequenceProgress {
+  /** Expected events found in order so far. */
+  readonly matched: number;
+  /** Its events so far, and the first HEAD_EVENTS of them (for the report). */
+  readonly count: number;
+  readonly head: readonly string[];
+}
+
+/** The events a report shows of a framework's sequence. */
+export const HEAD_EVENTS = 12;
+
+/** A framework's events as the expected sequences see them: counted, the first few kept, each sequence matched as they come. */
+class EventSequence {
+  count = 0;
+  readonly head: string[] = [];
+  readonly matched: number[];
+
+  constructor(private readonly expected: readonly (readonly string[])[]) {
+    this.matched = expected.map(() => 0);
+  }
+
+  add(event: string): void {
+    this.count++;
+    if (this.head.length < HEAD_EVENTS) this.head.push(event);
+    this.expected.forEach((sequence, i) => {
+      if (sequence[this.matched[i]!] === event) this.matched[i]!++;
+    });
+  }
+}
+
 export class RunRecord {
   readonly #events = new Map<string, number>();
-  readonly #sequences = new Map<string, string[]>();
+  readonly #sequences = new Map<string, EventSequence>();
   readonly #kinds = new Map<string, { readonly contains: string | undefined; count: number }[]>();
   readonly #listener = (entry: TraceEntry, data: Readonly<Record<string, unknown>>): void => this.#on(entry, data);
 
@@ -18,6 +50,8 @@ export class RunRecord {
     private readonly trace: Trace,
     /** Trace kinds (and texts) that conditions count. */
     watched: readonly { readonly kind: string; readonly contains?: string }[],
+    /** The event sequences the file's expectations look for. */
+    private readonly expected: readonly (readonly string[])[] = [],
   ) {
     for (const w of watched) {
       const list = this.#kinds.get(w.kind) ?? [];
@@ -32,9 +66,12 @@ export class RunRecord {
     return frameworkId === undefined ? 0 : (this.#events.get(frameworkId) ?? 0);
   }
 
-  /** A framework's events in order: `TYPE`, or `UPDATE TASK_STATE`. */
-  sequence(frameworkId: string | undefined): readonly string[] {
-    return frameworkId === undefined ? [] : (this.#sequences.get(frameworkId) ?? []);
+  /** How far a framework's events (`TYPE`, or `UPDATE TASK_STATE`) have matched `expected`, one of those given. */
+  sequence(frameworkId: string | undefined, expected: readonly string[]): SequenceProgress {
+    const seen = frameworkId === undefined ? undefined : this.#sequences.get(frameworkId);
+    const i = this.expected.indexOf(expected);
+    if (i < 0) throw new Error('run record: a sequence it was not given to watch');
+    return { matched: seen?.matched[i] ?? 0, count: seen?.count ?? 0, head: seen?.head ?? [] };
   }
 
   traceCount(kind: string, contains: string | undefined): number {
@@ -55,9 +92,9 @@ export class RunRecord {
     this.#events.set(frameworkId, (this.#events.get(frameworkId) ?? 0) + 1);
     if (entry.kind === 'event:heartbeat') return;
     const type = entry.kind.slice('event:'.length).toUpperCase();
-    const sequence = this.#sequences.get(frameworkId) ?? [];
-    sequence.push(type === 'UPDATE' ? `UPDATE ${text.split(' ')[2] ?? ''}` : type);
-    this.#sequences.set(frameworkId, sequence);
+    let sequence = this.#sequences.get(frameworkId);
+    if (sequence === undefined) this.#sequences.set(frameworkId, (sequence = new EventSequence(this.expected)));
+    sequence.add(type === 'UPDATE' ? `UPDATE ${text.split(' ')[2] ?? ''}` : type);
   }
 }
 

@@ -99,7 +99,8 @@ export function optionsFromStart(entry: TraceLine): ClusterOptions {
     ...(typeof networkLatencyMs === 'number' ? { networkLatencyMs } : {}),
     ...(typeof masters === 'number' ? { masters } : {}),
     ...(typeof electionDelayMs === 'number' ? { electionDelayMs } : {}),
-    recordInputs: true,
+    // Written into its trace, to compare; not kept: a replay of a long file holds no more than of a short one.
+    recordInputs: 'trace',
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import { formatMisuse } from '../core/master/misuse-report.js';
 import { formatSpan } from './duration.js';
+import { replayCommandOf } from './replay-command.js';
 import type { RunResult } from './runner.js';
 
 /** Notes printed per run; the rest are counted. */
@@ -11,11 +12,7 @@ const MAX_NOTES = 10;
 
 /** The command that runs the same scenario with the same seed again. */
 export function replayCommand(result: RunResult): string {
-  return `clustersim run ${result.scenario.file} --seed ${quote(result.seed)}`;
-}
-
-function quote(text: string): string {
-  return /^[\w.-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+  return replayCommandOf(result.scenario.file, result.seed);
 }
 
 export function textReport(result: RunResult): string[] {

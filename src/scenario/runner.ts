@@ -19,7 +19,10 @@ import { check, type Evidence, type ExpectationResult } from './expect.js';
 import { holds } from './conditions.js';
 import { formatSpan } from './duration.js';
 import { ScriptedFramework, type FrameworkHost } from './framework.js';
+import { ScenarioError } from './load.js';
 import { observed, RunRecord } from './observe.js';
+import { replayCommandOf } from './replay-command.js';
+import { RunTrace, type TraceCheckpoint } from './run-trace.js';
 import type { ClusterSpec, Condition, Scenario, TimelineEntry } from './scenario.js';
 import { ServiceRun, type StartService, type StreamWatch } from './services.js';
 import { describeSelector, resolveFault, selectAgent } from './targets.js';
@@ -37,6 +40,11 @@ export interface ScenarioCluster {
   close(): Promise<void>;
 }
 
+/**
+ * Starts the cluster a file asks for. A ScenarioError it throws names the
+ * field of the file at fault (`cluster.agents[0].resources: ...`), without
+ * the file: the runner puts it in front.
+ */
 export type StartScenarioCluster = (request: ClusterRequest) => Promise<ScenarioCluster>;
 
 export interface RunOptions {
@@ -47,8 +55,13 @@ export interface RunOptions {
   readonly seed?: string | number;
   /** Called as cluster time moves (at most every few hundred steps). */
   readonly onProgress?: (nowMs: number, durationMs: number) => void;
-  /** Keep the whole trace in the result (for --trace and replay). */
+  /**
+   * Keep the trace's window in the result: the latest entries the cluster
+   * kept (all of them for a run shorter than its window, TRACE_WINDOW).
+   */
   readonly keepTrace?: boolean;
+  /** Given every trace entry of the run, in order, as it is written (`--trace` streams them to a file). */
+  readonly traceSink?: (entry: TraceEntry) => void;
   /** A fault that does not apply (its target gone, or in no state for it) is a note, not a problem: random schedules. */
   readonly lenientFaults?: boolean;
 }
@@ -66,26 +79,71 @@ export interface RunResult {
   readonly misuse: MisuseReport;
   readonly traceHash: string;
   readonly traceLength: number;
+  /** The rolling hash every so many entries, to find where two runs part (run-trace.ts). */
+  readonly checkpoints: readonly TraceCheckpoint[];
   readonly endMs: number;
   readonly wallMs: number;
+  /** With `keepTrace`: the trace's window, the latest entries (from seq 1 when the run was shorter than the window). */
   readonly trace?: readonly TraceEntry[];
+}
+
+/**
+ * A run that could not go on (a cluster that stopped, a framework that
+ * never heard back, a bug): one line with the cluster time, the seed and
+ * the command that runs it again.
+ */
+export class RunError extends Error {
+  override readonly name = 'RunError';
+
+  constructor(
+    readonly file: string,
+    readonly seed: string,
+    readonly atMs: number,
+    readonly reason: string,
+  ) {
+    super(`${file}: the run stopped at ${formatSpan(atMs)} of cluster time (seed ${seed}): ${reason}; replay: ${replayCommandOf(file, seed)}`);
+  }
+}
+
+/** Engine errors (a TypeError, a RangeError...) are bugs of this program: their text means nothing to the file's author. */
+const ENGINE_ERRORS = [EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError];
+
+/** What stopped a run, as the file's error or as one line with the seed. */
+function runFailure(scenario: Scenario, seed: string, atMs: number, error: unknown): Error {
+  if (error instanceof ScenarioError) return new ScenarioError(`${scenario.file}: ${error.message}`);
+  const engine = ENGINE_ERRORS.some((type) => error instanceof type);
+  const text = error instanceof Error ? error.message : String(error);
+  const reason = engine ? 'an internal error of clustersim (a bug; the replay command shows it again)' : text.split('\n')[0]!;
+  return new RunError(scenario.file, seed, atMs, reason);
 }
 
 /** How long (wall clock) the runner waits for an answer of the cluster before it calls the run broken. */
 const SYNC_TIMEOUT_MS = 10_000;
 
+/** Runs a scenario; a run that cannot go on throws a RunError (or a ScenarioError naming the field at fault). */
 export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunResult> {
   const seed = options.seed ?? scenario.seed;
-  const started = performance.now();
-  const { quota: _quota, ...clusterSpec } = scenario.cluster;
-  const cluster = await options.start({ ...clusterSpec, seed });
-  const run = new Run(scenario, cluster, options);
+  let cluster: ScenarioCluster | undefined;
+  try {
+    const { quota: _quota, ...clusterSpec } = scenario.cluster;
+    cluster = await options.start({ ...clusterSpec, seed });
+    return await runOn(scenario, cluster, options, performance.now());
+  } catch (error) {
+    throw runFailure(scenario, String(seed), cluster?.driver.cluster.now() ?? 0, error);
+  }
+}
+
+async function runOn(scenario: Scenario, cluster: ScenarioCluster, options: RunOptions, started: number): Promise<RunResult> {
+  const seed = options.seed ?? scenario.seed;
   const trace = cluster.driver.cluster.trace;
+  const runTrace = new RunTrace(trace, options.traceSink);
+  const run = new Run(scenario, cluster, options);
   let kept: { hash: string; length: number; entries: readonly TraceEntry[]; misuse: MisuseReport };
   try {
     await run.execute();
   } finally {
     // The run ends here: what closing the frameworks' streams adds is not part of it.
+    runTrace.close();
     kept = {
       hash: trace.hash(),
       length: trace.length,
@@ -106,6 +164,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
     misuse: kept.misuse,
     traceHash: kept.hash,
     traceLength: kept.length,
+    checkpoints: runTrace.checkpoints,
     endMs: cluster.driver.cluster.now(),
     wallMs: performance.now() - started,
     ...(options.keepTrace === true ? { trace: kept.entries } : {}),
@@ -133,7 +192,7 @@ class Run {
     private readonly options: RunOptions,
   ) {
     this.#driver = cluster.driver;
-    this.#record = new RunRecord(this.#driver.cluster.trace, watchedKinds(scenario));
+    this.#record = new RunRecord(this.#driver.cluster.trace, watchedKinds(scenario), expectedSequences(scenario));
     const host: FrameworkHost = {
       masterUrls: cluster.masterUrls,
       until: (what, test) => until(what, test),
@@ -169,7 +228,8 @@ class Run {
     this.options.onProgress?.(this.#now(), end);
     await this.#checkAt(Infinity);
     for (const fw of this.#frameworks) {
-      for (const note of fw.notes) this.notes.push(`${fw.spec.name}: ${note}`);
+      for (const note of fw.notes.kept) this.notes.push(`${fw.spec.name}: ${note}`);
+      if (fw.notes.dropped > 0) this.notes.push(`${fw.spec.name}: ${fw.notes.dropped} more notes, not kept`);
       if (fw.stopped !== undefined) this.problems.push(`${fw.spec.name} stopped: ${fw.stopped}`);
     }
   }
@@ -343,7 +403,7 @@ class Run {
     const fw = (name: string): ScriptedFramework | undefined => this.#frameworks.find((f) => f.spec.name === name);
     return {
       ...base,
-      sequence: (name) => this.#record.sequence(this.#idOf(name)),
+      sequence: (name, expected) => this.#record.sequence(this.#idOf(name), expected),
       subscriptions: (name) => ({ lost: fw(name)?.lostAt ?? [], subscribed: fw(name)?.subscribedAt ?? [] }),
       metric: (name) => {
         const value = this.#driver.read((view) => renderMetrics(view))[name];
@@ -384,6 +444,11 @@ function missingAgent(target: AgentTarget): string {
 function watchedKinds(scenario: Scenario): { kind: string; contains?: string }[] {
   const conditions = [...scenario.timeline.map((e) => e.when), ...scenario.expect] as ({ trace?: { kind: string; contains?: string } } | undefined)[];
   return conditions.flatMap((c) => (c?.trace === undefined ? [] : [{ kind: c.trace.kind, ...(c.trace.contains === undefined ? {} : { contains: c.trace.contains }) }]));
+}
+
+/** The event sequences the file's expectations look for (the arrays themselves: the record finds them by identity). */
+function expectedSequences(scenario: Scenario): (readonly string[])[] {
+  return scenario.expect.flatMap((e) => ('events' in e ? [e.events.sequence] : []));
 }
 
 /** Polls a test until it holds, turn by turn of the event loop, for at most SYNC_TIMEOUT_MS. */

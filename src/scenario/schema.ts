@@ -6,15 +6,19 @@
 import { FAULT_TYPES } from '../http/fault-body.js';
 import { MISUSE_KINDS } from '../core/master/misuse-report.js';
 import { DURATION_PATTERN } from './duration.js';
+import * as max from './limits.js';
 import { SERVICE_KINDS } from './scenario.js';
 
+/** The format of a duration string at most MAX_DURATION_MS long (the loader's ajv knows it; editors check the pattern). */
+export const DURATION_FORMAT = 'clustersim-duration';
+
 const DURATION_FORMS = [
-  { type: 'integer', minimum: 0 },
-  { type: 'string', pattern: DURATION_PATTERN },
+  { type: 'integer', minimum: 0, maximum: max.MAX_DURATION_MS },
+  { type: 'string', pattern: DURATION_PATTERN, format: DURATION_FORMAT },
 ];
 
 const duration = {
-  description: 'Cluster time: whole milliseconds, or a number with a unit: 500ms, 30s, 10m, 2h, 1d',
+  description: 'Cluster time, at most 30d: whole milliseconds, or a number with a unit: 500ms, 30s, 10m, 2h, 1d',
   oneOf: DURATION_FORMS,
 };
 
@@ -25,10 +29,12 @@ export function isDurationSchema(schema: unknown): boolean {
 
 const NAME = { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' };
 
+const bound = { type: 'integer', minimum: 0, maximum: max.MAX_BOUND };
+
 const bounds = {
-  count: { type: 'integer', minimum: 0, description: 'exactly this many' },
-  min: { type: 'integer', minimum: 0, description: 'at least this many' },
-  max: { type: 'integer', minimum: 0, description: 'at most this many' },
+  count: { ...bound, description: 'exactly this many' },
+  min: { ...bound, description: 'at least this many' },
+  max: { ...bound, description: 'at most this many' },
 };
 
 const TASK_STATES = [
@@ -153,12 +159,12 @@ const framework = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        keep_running: { type: 'integer', minimum: 0, description: 'Keep this many tasks running: a task that ends is replaced' },
-        total: { type: 'integer', minimum: 0, description: 'Launch this many tasks in all, then no more' },
+        keep_running: { type: 'integer', minimum: 0, maximum: max.MAX_KEEP_RUNNING, description: 'Keep this many tasks running: a task that ends is replaced' },
+        total: { type: 'integer', minimum: 0, maximum: max.MAX_TASKS_TOTAL, description: 'Launch this many tasks in all, then no more' },
         command: { type: 'string', description: "The tasks' shell command (default 'sleep 3600')" },
-        cpus: { type: 'number', exclusiveMinimum: 0 },
-        mem: { type: 'number', exclusiveMinimum: 0 },
-        disk: { type: 'number', minimum: 0 },
+        cpus: { type: 'number', exclusiveMinimum: 0, maximum: max.MAX_TASK_CPUS },
+        mem: { type: 'number', exclusiveMinimum: 0, maximum: max.MAX_TASK_MIB },
+        disk: { type: 'number', minimum: 0, maximum: max.MAX_TASK_MIB },
       },
     },
     failover_every: { ...duration, description: 'Drop its connection and subscribe again with its id this often' },
@@ -209,14 +215,14 @@ const expectation = {
       type: 'object',
       additionalProperties: false,
       required: ['framework', 'sequence'],
-      properties: { framework: { type: 'string' }, sequence: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^[A-Z_]+( TASK_[A-Z_]+)?$' } } },
+      properties: { framework: { type: 'string' }, sequence: { type: 'array', minItems: 1, maxItems: max.MAX_SEQUENCE, items: { type: 'string', pattern: '^[A-Z_]+( TASK_[A-Z_]+)?$' } } },
     },
     resubscribed: {
       description: 'Every time the framework lost its subscription, it subscribed again within this time',
       type: 'object',
       additionalProperties: false,
       required: ['framework', 'within'],
-      properties: { framework: { type: 'string' }, within: duration, min: { type: 'integer', minimum: 0, description: 'and at least this many times' } },
+      properties: { framework: { type: 'string' }, within: duration, min: { ...bound, description: 'and at least this many times' } },
     },
     metric: {
       description: 'A figure of /metrics/snapshot at the end of the run',
@@ -259,7 +265,7 @@ export const SCENARIO_SCHEMA = {
   properties: {
     name: NAME,
     description: { type: 'string' },
-    seed: { type: ['integer', 'string'], description: 'The default seed (--seed overrides it)' },
+    seed: { type: ['integer', 'string'], minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description: 'The default seed (--seed overrides it)' },
     duration: { ...duration, description: 'How much cluster time the run covers' },
     cluster: {
       type: 'object',
@@ -270,12 +276,13 @@ export const SCENARIO_SCHEMA = {
         agents: {
           type: 'array',
           minItems: 1,
+          maxItems: max.MAX_AGENT_GROUPS,
           items: {
             type: 'object',
             additionalProperties: false,
             required: ['count'],
             properties: {
-              count: { type: 'integer', minimum: 1 },
+              count: { type: 'integer', minimum: 1, maximum: max.MAX_AGENTS },
               resources: { type: 'string', description: "Upstream's --resources form, e.g. cpus:4;mem:8192" },
               attributes: { type: 'string', description: "Upstream's --attributes form, e.g. rack:r1;zone:a" },
             },
@@ -298,19 +305,21 @@ export const SCENARIO_SCHEMA = {
         containerizers: { type: 'string', description: 'The agents\' containerizers, e.g. docker,mesos for engine containers (default mesos)' },
         quota: {
           type: 'array',
+          maxItems: max.MAX_QUOTA_ENTRIES,
           items: {
             type: 'object',
             additionalProperties: false,
             required: ['role', 'limits'],
-            properties: { role: { type: 'string' }, limits: { type: 'object', additionalProperties: { type: 'number', minimum: 0 } } },
+            properties: { role: { type: 'string' }, limits: { type: 'object', additionalProperties: { type: 'number', minimum: 0, maximum: max.MAX_QUOTA } } },
           },
         },
       },
     },
-    frameworks: { type: 'array', items: framework },
-    services: { type: 'array', items: service, description: 'Bundled frameworks started beside the cluster and conducted like the scripted ones' },
+    frameworks: { type: 'array', maxItems: max.MAX_FRAMEWORKS, items: framework },
+    services: { type: 'array', maxItems: max.MAX_SERVICES, items: service, description: 'Bundled frameworks started beside the cluster and conducted like the scripted ones' },
     timeline: {
       type: 'array',
+      maxItems: max.MAX_TIMELINE,
       items: {
         type: 'object',
         additionalProperties: false,
@@ -318,6 +327,6 @@ export const SCENARIO_SCHEMA = {
         allOf: [{ oneOf: [{ required: ['at'] }, { required: ['when'] }] }, { oneOf: [{ required: ['fault'] }, { required: ['request'] }] }],
       },
     },
-    expect: { type: 'array', minItems: 1, items: expectation },
+    expect: { type: 'array', minItems: 1, maxItems: max.MAX_EXPECT, items: expectation },
   },
 } as const;

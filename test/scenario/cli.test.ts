@@ -53,12 +53,12 @@ describe('clustersim run', () => {
     expect(stdout).toContain(`<property name="replay" value="clustersim run ${file} --seed 9"/>`);
   });
 
-  it('names the file, line and field of an invalid file, without a help dump', async () => {
+  it('names the file, line and field of an invalid file, without a help dump; exit 2', async () => {
     const file = path.join(dir, 'invalid.yaml');
     writeFileSync(file, FAILING.replace('duration: 1m', 'duration: later'));
     const { code, stderr } = await runCli(['run', file]).output;
-    expect(code).toBe(1);
-    expect(stderr.trim().split('\n')[0]).toBe(`clustersim: ${file}:2:11: duration: must be a duration: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d`);
+    expect(code).toBe(2);
+    expect(stderr.trim().split('\n')[0]).toBe(`clustersim: ${file}:2:11: duration: must be a duration of at most 30d: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d`);
     expect(stderr).not.toContain('Options:');
   });
 

@@ -1,30 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseScenario, ScenarioError } from '../../src/scenario/load.js';
+import { parseScenario } from '../../src/scenario/load.js';
+import { BASE, error } from './scenario-text.js';
 import { parseDuration } from '../../src/scenario/duration.js';
 import { SCHEMA_FILE, schemaText } from './write-schema.js';
-
-const BASE = `name: t
-duration: 1m
-cluster:
-  agents:
-    - count: 2
-frameworks:
-  - name: web
-    tasks: { keep_running: 1 }
-expect:
-  - invariants: true
-`;
-
-function error(text: string): string {
-  try {
-    parseScenario('s.yaml', text);
-  } catch (e) {
-    if (e instanceof ScenarioError) return e.message;
-    throw e;
-  }
-  throw new Error('expected a ScenarioError');
-}
 
 describe('scenario files', () => {
   it('reads a valid file into a typed scenario, with defaults', () => {
@@ -36,7 +15,7 @@ describe('scenario files', () => {
   });
 
   it('names the file, line, column and field of every error', () => {
-    expect(error(BASE.replace('duration: 1m', 'duration: soon'))).toBe('s.yaml:2:11: duration: must be a duration: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d');
+    expect(error(BASE.replace('duration: 1m', 'duration: soon'))).toBe('s.yaml:2:11: duration: must be a duration of at most 30d: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d');
     expect(error(BASE.replace('    - count: 2', '    - count: 2\n      colour: red'))).toMatch(/^s\.yaml:6:7: cluster\.agents\[0\]\.colour: is not a field here \(allowed: count, resources, attributes\)$/);
     expect(error(`${BASE}timeline:\n  - at: 10s\n    fault: { type: explode }\n`)).toMatch(/^s\.yaml:13:20: timeline\[0\]\.fault\.type: must be one of crash_agent, /);
     expect(error(BASE.replace('name: t\n', ''))).toBe("s.yaml:1:1: the file: must have required property 'name'");

@@ -5,7 +5,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { firstDivergence } from '../../src/core/trace.js';
+import { firstDivergence, type TraceEntry } from '../../src/core/trace.js';
 import { replay } from '../../src/scenario/replay.js';
 import { textReport } from '../../src/scenario/report.js';
 import { runScenarioFile } from '../../src/start-scenario.js';
@@ -20,13 +20,16 @@ describe('shipped scenarios', () => {
 
   for (const file of FILES) {
     it(`${file} passes, runs the same twice, and replays`, { timeout: 60_000 }, async () => {
-      const first = await runScenarioFile(`${DIR}/${file}`, { keepTrace: true });
+      const a: TraceEntry[] = [];
+      const b: TraceEntry[] = [];
+      const first = await runScenarioFile(`${DIR}/${file}`, { traceSink: (e) => a.push(e) });
       expect(first.passed, textReport(first).join('\n')).toBe(true);
-      const second = await runScenarioFile(`${DIR}/${file}`, { keepTrace: true });
-      const at = firstDivergence(first.trace!, second.trace!);
-      expect(at, `first divergence:\n${first.trace![at]?.line}\n${second.trace![at]?.line}`).toBe(-1);
+      const second = await runScenarioFile(`${DIR}/${file}`, { traceSink: (e) => b.push(e) });
+      expect(a.length).toBe(first.traceLength);
+      const at = firstDivergence(a, b);
+      expect(at, `first divergence:\n${a[at]?.line}\n${b[at]?.line}`).toBe(-1);
       expect(second.traceHash).toBe(first.traceHash);
-      const replayed = await replay(first.trace!);
+      const replayed = await replay(a);
       expect(replayed.divergence).toBeUndefined();
       expect(replayed).toMatchObject({ entries: first.traceLength, hash: first.traceHash });
     });
