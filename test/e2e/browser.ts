@@ -68,7 +68,9 @@ export const eventually = <T>(read: () => Promise<T>): ReturnType<typeof expect.
 /**
  * Collects what goes wrong in the page: its uncaught exceptions, its console
  * errors, the requests that fail and the answers with an error status, each
- * with the path it concerns (`response: 403 POST /sim/v1/advance`).
+ * with the path it concerns (`response: 403 POST /sim/v1/advance`). A load
+ * the page itself gives up (`net::ERR_ABORTED`: an event stream it closes
+ * after a reset, one Chromium drops as it reads a refusal) is not counted.
  */
 export function watchErrors(page: Page, errors: string[]): void {
   const path = (url: string) => new URL(url).pathname;
@@ -78,7 +80,8 @@ export function watchErrors(page: Page, errors: string[]): void {
     if (message.type() === 'error') errors.push(`console: ${message.text()}${url === '' ? '' : ` [${path(url)}]`}`);
   });
   page.on('requestfailed', (request) => {
-    errors.push(`failed: ${request.method()} ${path(request.url())} ${request.failure()?.errorText ?? ''}`);
+    const reason = request.failure()?.errorText ?? '';
+    if (reason !== 'net::ERR_ABORTED') errors.push(`failed: ${request.method()} ${path(request.url())} ${reason}`);
   });
   page.on('response', (response) => {
     const status = response.status();
