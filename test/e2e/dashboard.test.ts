@@ -5,10 +5,10 @@
  * task TASK_FINISHED.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Locator, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { SchedulerClient, type JsonEvent } from '../../src/client/scheduler-client.js';
 import { startCluster, type RunningCluster } from '../../src/start.js';
-import { chromiumMissing, launchChromium, type Browser } from './browser.js';
+import { chromiumMissing, eventually, launchChromium, shownMs, text, watchErrors, type Browser } from './browser.js';
 
 if (chromiumMissing !== undefined) console.warn(`dashboard browser tests skipped: ${chromiumMissing}`);
 
@@ -128,22 +128,6 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in re
     }
   });
 });
-
-/** Waits (up to 10 s of wall time) for what the page shows to match: the page reads the cluster when events arrive. */
-const eventually = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 10_000, interval: 50 });
-
-/** Collects the page's uncaught exceptions and console errors. */
-function watchErrors(page: Page, errors: string[]): void {
-  page.on('pageerror', (error) => errors.push(`exception: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(`console: ${message.text()}`);
-  });
-}
-
-/** The cluster time the page's clock shows, in ms. */
-const shownMs = async (page: Page): Promise<number> => Number(await page.locator('cs-clock .clock-time').getAttribute('data-time-ms'));
-
-const text = async (locator: Locator): Promise<string> => (await locator.textContent({ timeout: 2_000 })) ?? '';
 
 function sleepTask(offer: JsonEvent, command: string): object {
   const role = offer.allocation_info?.role as string;
