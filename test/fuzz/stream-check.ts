@@ -18,15 +18,17 @@ import { RecordReader } from '../../src/wire/recordio.js';
 import { ExecutorFeedCheck, type ExecutorEventValue } from './executor-feed-check.js';
 import { OperatorFeedCheck, type OperatorEventValue } from './operator-feed-check.js';
 
-export type StreamApi = 'scheduler' | 'operator' | 'executor';
+/** `session`: the output of a task exec session (agent operator API), ProcessIO records. */
+export type StreamApi = 'scheduler' | 'operator' | 'executor' | 'session';
 
 const EVENT_TYPES: Record<StreamApi, string> = {
   scheduler: 'mesos.v1.scheduler.Event',
   operator: 'mesos.v1.master.Event',
   executor: 'mesos.v1.executor.Event',
+  session: 'mesos.v1.agent.ProcessIO',
 };
 // An executor the agent is shutting down gets SHUTDOWN instead of SUBSCRIBED.
-const FIRST: Record<StreamApi, readonly string[]> = { scheduler: ['SUBSCRIBED', 'ERROR'], operator: ['SUBSCRIBED'], executor: ['SUBSCRIBED', 'SHUTDOWN'] };
+const FIRST: Record<StreamApi, readonly string[]> = { scheduler: ['SUBSCRIBED', 'ERROR'], operator: ['SUBSCRIBED'], executor: ['SUBSCRIBED', 'SHUTDOWN'], session: ['DATA', 'CONTROL'] };
 
 export class StreamCheck {
   /** Records read and decoded so far. */
@@ -95,7 +97,8 @@ export class StreamCheck {
 
   #see(record: Buffer): void {
     const type = EVENT_TYPES[this.api];
-    const decoded = this.#json ? decodeJson<{ type?: string }>(type, jsonText(record), 'Event') : decodeProto<{ type?: string }>(type, record, 'Event');
+    const root = this.api === 'session' ? 'ProcessIO' : 'Event';
+    const decoded = this.#json ? decodeJson<{ type?: string }>(type, jsonText(record), root) : decodeProto<{ type?: string }>(type, record, root);
     if (!decoded.ok) throw new Error(`a record that is no ${type}: ${decoded.error}`);
     const name = decoded.value.type ?? '(no type)';
     if (this.records === 0 && !FIRST[this.api].includes(name)) throw new Error(`the first event is ${name}, not ${FIRST[this.api].join(' or ')}`);
