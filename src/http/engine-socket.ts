@@ -69,17 +69,28 @@ interface EngineRequest {
   readonly body: string;
 }
 
+/** The most a request's head and body may hold: past them the engine answers 431 or 413 and closes, as an HTTP server does. */
+const MAX_HEAD_BYTES = 64 * 1024;
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
 /** Requests one after the other on a connection (keep-alive), until one takes the connection over. */
 function readRequests(socket: net.Socket, handle: (request: EngineRequest) => 'keep' | 'taken'): void {
   let buffered = Buffer.alloc(0);
+  const refuse = (status: number, message: string): void => {
+    socket.off('data', onData);
+    new Reply(socket).send(status, 'application/json', JSON.stringify({ message }), true);
+    socket.end();
+  };
   const onData = (chunk: Buffer): void => {
     buffered = Buffer.concat([buffered, chunk]);
     for (;;) {
       const end = buffered.indexOf('\r\n\r\n');
-      if (end < 0) return;
+      if (end < 0) return buffered.length > MAX_HEAD_BYTES ? refuse(431, 'request header fields too large') : undefined;
+      if (end > MAX_HEAD_BYTES) return refuse(431, 'request header fields too large');
       const head = buffered.subarray(0, end).toString('latin1').split('\r\n');
       const [method = 'GET', target = '/'] = head[0]!.split(' ');
       const length = Number(/^content-length:\s*(\d+)$/im.exec(head.slice(1).join('\n'))?.[1] ?? 0);
+      if (length > MAX_BODY_BYTES) return refuse(413, 'request body too large');
       if (buffered.length < end + 4 + length) return;
       const body = buffered.subarray(end + 4, end + 4 + length).toString('utf8');
       buffered = buffered.subarray(end + 4 + length);
@@ -104,7 +115,8 @@ function route(options: EngineOptions, execs: Map<string, ExecInstance>, request
   if (method === 'GET' && path === '/version') return json(res, 200, ENGINE_VERSION);
   const container = /^\/containers\/([^/]+)\/(json|exec)$/.exec(path);
   if (container !== null) {
-    const name = decodeURIComponent(container[1]!).replace(/^\//, '');
+    const name = decodePathSegment(container[1]!)?.replace(/^\//, '');
+    if (name === undefined) return json(res, 400, { message: `invalid URL escape in ${JSON.stringify(container[1])}` });
     const found = driver.read((view) => view.engineContainers().find((c) => c.name === name || c.engineId === name || (name.length >= 12 && c.engineId.startsWith(name))));
     if (found === undefined) return json(res, 404, { message: `No such container: ${name}` });
     if (container[2] === 'json' && method === 'GET') return json(res, 200, containerJson(found));
@@ -124,13 +136,25 @@ function route(options: EngineOptions, execs: Map<string, ExecInstance>, request
 class Reply {
   constructor(private readonly socket: net.Socket) {}
 
-  send(status: number, contentType: string, body: string): void {
+  send(status: number, contentType: string, body: string, close = false): void {
     const reason = STATUS_TEXT[status] ?? '';
-    this.socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: ${ENGINE_VERSION.ApiVersion}\r\n\r\n${body}`);
+    const connection = close ? 'Connection: close\r\n' : '';
+    this.socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: ${ENGINE_VERSION.ApiVersion}\r\n${connection}\r\n${body}`);
   }
 }
 
-const STATUS_TEXT: Readonly<Record<number, string>> = { 200: 'OK', 201: 'Created', 400: 'Bad Request', 404: 'Not Found', 409: 'Conflict' };
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  200: 'OK', 201: 'Created', 400: 'Bad Request', 404: 'Not Found', 409: 'Conflict', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large',
+};
+
+/** A path segment with its escapes decoded; undefined for an escape that is none (`%zz`, a lone `%`, bytes that are no UTF-8). */
+function decodePathSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
 
 function containerJson(c: EngineContainerView): object {
   return {
@@ -143,12 +167,15 @@ function containerJson(c: EngineContainerView): object {
 }
 
 function createExec(execs: Map<string, ExecInstance>, container: EngineContainerView, body: string, res: Reply): 'keep' {
-  let request: { Cmd?: unknown; Tty?: unknown; AttachStdin?: unknown };
+  let parsed: unknown;
   try {
-    request = JSON.parse(body || '{}');
+    parsed = JSON.parse(body || '{}');
   } catch {
     return json(res, 400, { message: 'invalid JSON in the exec create body' });
   }
+  // `null` is an empty body, as the engine's decoder takes it; another value than an object is refused.
+  if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) return json(res, 400, { message: 'the exec create body is no JSON object' });
+  const request = (parsed ?? {}) as { Cmd?: unknown; Tty?: unknown; AttachStdin?: unknown };
   const cmd = request.Cmd;
   if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((w) => typeof w === 'string')) return json(res, 400, { message: 'No exec command specified' });
   const id = randomBytes(32).toString('hex');
