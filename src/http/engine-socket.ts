@@ -110,7 +110,7 @@ function readRequests(socket: net.Socket, handle: (request: EngineRequest) => 'k
 function route(options: EngineOptions, execs: Map<string, ExecInstance>, request: EngineRequest, socket: net.Socket): 'keep' | 'taken' {
   const { driver } = options;
   const { method, path, body } = request;
-  const res = new Reply(socket);
+  const res = new Reply(socket, method === 'HEAD');
   if (method === 'GET' && path === '/_ping') return text(res, 200, 'OK');
   if (method === 'GET' && path === '/version') return json(res, 200, ENGINE_VERSION);
   const container = /^\/containers\/([^/]+)\/(json|exec)$/.exec(path);
@@ -132,14 +132,17 @@ function route(options: EngineOptions, execs: Map<string, ExecInstance>, request
   return json(res, 404, { message: 'page not found' });
 }
 
-/** A plain HTTP/1.1 answer on the connection, kept alive. */
+/** A plain HTTP/1.1 answer on the connection, kept alive; a HEAD's has its head only, or the next answer would start inside its body. */
 class Reply {
-  constructor(private readonly socket: net.Socket) {}
+  constructor(
+    private readonly socket: net.Socket,
+    private readonly head = false,
+  ) {}
 
   send(status: number, contentType: string, body: string, close = false): void {
     const reason = STATUS_TEXT[status] ?? '';
     const connection = close ? 'Connection: close\r\n' : '';
-    this.socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: ${ENGINE_VERSION.ApiVersion}\r\n${connection}\r\n${body}`);
+    this.socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: ${ENGINE_VERSION.ApiVersion}\r\n${connection}\r\n${this.head ? '' : body}`);
   }
 }
 

@@ -246,3 +246,10 @@ describe('the engine socket under requests no engine client sends', () => {
     expect(await raw(`POST /containers/x/exec HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n{`)).toMatch(/^HTTP\/1\.1 413 Payload Too Large\r\n/);
   });
 });
+
+describe('HEAD on the engine socket', () => {
+  it('answers with the head alone, so that the next answer on the connection is in step', async () => {
+    const answer = await raw('HEAD /exec/none/json HTTP/1.1\r\nHost: localhost\r\n\r\nGET /_ping HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 404 Not Found\r\n[^]*Content-Length: \d+\r\n[^]*\r\n\r\nHTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nOK$/);
+  });
+});
