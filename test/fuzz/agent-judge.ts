@@ -28,6 +28,7 @@ import { AGENT_READ_CALLS, agentCallError } from '../../src/wire/agent-in.js';
 import type { mesos } from '../../src/wire/generated/types.js';
 import type { RunningCluster } from '../../src/start.js';
 import { AGENT_CALL_TYPE, AGENT_RESPONSE_TYPE } from './agent-calls.js';
+import { AGENT_OPERATOR_PATHS } from './agent-requests.js';
 import { AGENT_DOWN } from './executor-judge.js';
 import { askedFor, callOf, reasonError, responseError } from './operator-judge.js';
 import type { WireRequest, WireResponse } from './transport.js';
@@ -99,6 +100,7 @@ function generalProblem(wire: WireRequest, res: WireResponse): string | undefine
 /** Sent as an ordinary client sends it: POST, one Content-Type of the two, an Accept of the two or none, nothing else. */
 function isPlain(wire: WireRequest): boolean {
   if (wire.method !== 'POST' || wire.framing !== 'length' || wire.version !== 'HTTP/1.1' || wire.abort !== 'no') return false;
+  if (!AGENT_OPERATOR_PATHS.includes(wire.target)) return false;
   const names = wire.headers.map(([n]) => n.toLowerCase());
   if (names[0] !== 'host' || names.filter((n) => n === 'content-type').length !== 1) return false;
   return wire.headers.slice(1).every(([n, v]) => ['content-type', 'accept'].includes(n.toLowerCase()) && MESSAGE_TYPES.includes(v));

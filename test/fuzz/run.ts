@@ -21,6 +21,7 @@
  */
 import fc from 'fast-check';
 import { agentRunInput, runAgentsOnce } from './agent-session.js';
+import { engineRunInput, runEngineOnce } from './engine-session.js';
 import { executorRunInput, runExecutorsOnce } from './executor-session.js';
 import { FuzzFailure, fuzzParameters, runInput, runOnce, Stats, type FailureKind, type RunOptions } from './session.js';
 import { Watchdog } from './watchdog.js';
@@ -44,6 +45,7 @@ const TARGETS: Readonly<Record<string, Target>> = {
   master: fuzzTarget(runInput, runOnce, 4),
   executor: fuzzTarget(executorRunInput, runExecutorsOnce, 2),
   agent: fuzzTarget(agentRunInput, runAgentsOnce, 2),
+  engine: fuzzTarget(engineRunInput, runEngineOnce, 1),
 };
 if (api !== 'all' && TARGETS[api] === undefined) throw new Error(`FUZZ_API must be all or one of ${Object.keys(TARGETS).join(', ')}, not ${api}`);
 
