@@ -12,7 +12,8 @@
  * agents' other endpoints), `executor` (the agents' executor API, on agents
  * that await their custom executors), `agent` (the agents' operator API:
  * exec sessions, nested containers, input streams, waits, memory limits),
- * or `all` (default: runs of each, by the weights of `TARGETS`).
+ * `engine` (the container engine's Unix socket: its exec calls and
+ * streams), or `all` (default: runs of each, by the weights of `TARGETS`).
  *
  * FUZZ_SEED and FUZZ_PATH replay a failure; FUZZ_TIMEOUT_MS sets the
  * per-request hang limit (default 5,000), FUZZ_STALL_MS the watchdog's
