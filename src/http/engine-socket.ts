@@ -89,11 +89,14 @@ function readRequests(socket: net.Socket, handle: (request: EngineRequest) => 'k
       if (end > MAX_HEAD_BYTES) return refuse(431, 'request header fields too large');
       const head = buffered.subarray(0, end).toString('latin1').split('\r\n');
       const [method = 'GET', target = '/'] = head[0]!.split(' ');
-      const length = Number(/^content-length:\s*(\d+)$/im.exec(head.slice(1).join('\n'))?.[1] ?? 0);
-      if (length > MAX_BODY_BYTES) return refuse(413, 'request body too large');
-      if (buffered.length < end + 4 + length) return;
-      const body = buffered.subarray(end + 4, end + 4 + length).toString('utf8');
-      buffered = buffered.subarray(end + 4 + length);
+      const fields = head.slice(1).join('\n');
+      const framed = /^transfer-encoding:\s*chunked\s*$/im.test(fields)
+        ? chunkedBody(buffered.subarray(end + 4))
+        : lengthBody(buffered.subarray(end + 4), Number(/^content-length:\s*(\d+)$/im.exec(fields)?.[1] ?? 0));
+      if (framed === 'incomplete') return;
+      if (typeof framed === 'string') return refuse(framed === BODY_TOO_LARGE ? 413 : 400, framed);
+      const body = framed.body.toString('utf8');
+      buffered = buffered.subarray(end + 4 + framed.used);
       const path = target.replace(/^\/v\d+\.\d+(?=\/)/, '').split('?')[0]!;
       if (handle({ method, path, body }) === 'taken') {
         socket.off('data', onData);
@@ -105,6 +108,41 @@ function readRequests(socket: net.Socket, handle: (request: EngineRequest) => 'k
   };
   socket.on('data', onData);
   socket.on('error', () => socket.destroy());
+}
+
+const BODY_TOO_LARGE = 'request body too large';
+
+type Framed = { readonly body: Buffer; readonly used: number } | 'incomplete' | string;
+
+/** A body of `length` bytes at the start of `bytes`. */
+function lengthBody(bytes: Buffer, length: number): Framed {
+  if (length > MAX_BODY_BYTES) return BODY_TOO_LARGE;
+  return bytes.length < length ? 'incomplete' : { body: bytes.subarray(0, length), used: length };
+}
+
+/** A chunked body at the start of `bytes` (`<hex size>[;ext]\r\n<data>\r\n`... `0\r\n\r\n`), or why it is none. */
+function chunkedBody(bytes: Buffer): Framed {
+  const parts: Buffer[] = [];
+  let at = 0;
+  let size = 0;
+  for (;;) {
+    const eol = bytes.indexOf('\r\n', at);
+    if (eol < 0) return bytes.length - at > 64 ? 'malformed chunked encoding' : 'incomplete';
+    const line = bytes.subarray(at, eol).toString('latin1').split(';')[0]!.trim();
+    if (!/^[0-9a-fA-F]{1,8}$/.test(line)) return 'malformed chunked encoding';
+    const chunk = Number.parseInt(line, 16);
+    size += chunk;
+    if (size > MAX_BODY_BYTES) return BODY_TOO_LARGE;
+    if (chunk === 0) {
+      // No trailers: the body ends with an empty line.
+      if (bytes.length < eol + 4) return 'incomplete';
+      return bytes.subarray(eol + 2, eol + 4).toString('latin1') === '\r\n' ? { body: Buffer.concat(parts), used: eol + 4 } : 'malformed chunked encoding';
+    }
+    if (bytes.length < eol + 2 + chunk + 2) return 'incomplete';
+    if (bytes.subarray(eol + 2 + chunk, eol + 4 + chunk).toString('latin1') !== '\r\n') return 'malformed chunked encoding';
+    parts.push(bytes.subarray(eol + 2, eol + 2 + chunk));
+    at = eol + 4 + chunk;
+  }
 }
 
 function route(options: EngineOptions, execs: Map<string, ExecInstance>, request: EngineRequest, socket: net.Socket): 'keep' | 'taken' {

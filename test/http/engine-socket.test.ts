@@ -253,3 +253,15 @@ describe('HEAD on the engine socket', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 404 Not Found\r\n[^]*Content-Length: \d+\r\n[^]*\r\n\r\nHTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nOK$/);
   });
 });
+
+describe('a chunked request body on the engine socket', () => {
+  it('is read as the body it encodes; a malformed one is 400, and the connection closes', async () => {
+    const body = JSON.stringify({ Cmd: ['echo', 'chunked'] });
+    const chunks = `${(10).toString(16)}\r\n${body.slice(0, 10)}\r\n${(body.length - 10).toString(16)};x=y\r\n${body.slice(10)}\r\n0\r\n\r\n`;
+    const head = `POST /containers/cluster-${engineTask}/exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    // The next request on the connection is answered too: the chunks were the body, no request of their own.
+    const answer = await raw(`${head}${chunks}GET /_ping HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 201 Created\r\n[^]*\{"Id":"[0-9a-f]{64}"\}HTTP\/1\.1 200 OK\r\n[^]*OK$/);
+    expect(await raw(`${head}zz\r\n{}\r\n0\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[^]*Connection: close\r\n[^]*\{"message":"malformed chunked encoding"\}$/);
+  });
+});
