@@ -127,8 +127,7 @@ export async function runAgentsOnce(input: AgentRunInput, options: RunOptions): 
   const ctx: Context = { input, running, host, agentPorts: running.agents.map((a) => a.port), logLines: lines, seen, held: [], pending: [], cut: new Set(), memoryLimits };
   options.stats.runs++;
   const run = async () => {
-    await within(host.start(), options.timeoutMs, () => `${where(ctx, -1)}: the tasks' framework`);
-    await within(host.launch((ms) => guard(ctx, -1, () => running.advance(ms))), options.timeoutMs, () => `${where(ctx, -1)}: the first tasks`);
+    await host.begin((ms) => guard(ctx, -1, () => running.advance(ms)), where(ctx, -1));
     for (const [index, s] of input.steps.entries()) await runStep(ctx, index, s, options);
     await finalChecks(ctx, options);
   };

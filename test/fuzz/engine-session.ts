@@ -90,8 +90,7 @@ export async function runEngineOnce(input: EngineRunInput, options: RunOptions):
   const ctx: Context = { input, running, host, socketPath: running.engineSocket!, logLines: lines, seen, held: [], cut: new Set() };
   options.stats.runs++;
   const run = async () => {
-    await within(host.start(), options.timeoutMs, () => `${where(ctx, -1)}: the tasks' framework`);
-    await within(host.launch((ms) => guard(ctx, -1, () => running.advance(ms))), options.timeoutMs, () => `${where(ctx, -1)}: the first tasks`);
+    await host.begin((ms) => guard(ctx, -1, () => running.advance(ms)), where(ctx, -1));
     for (const [index, s] of input.steps.entries()) await runStep(ctx, index, s, options);
     await finalChecks(ctx, options);
   };

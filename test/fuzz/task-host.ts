@@ -18,6 +18,7 @@ import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import type { RunningCluster } from '../../src/start.js';
 import type { Json } from './mutate.js';
 import type { TokenResolver } from './requests.js';
+import { within } from './session.js';
 
 /** The task containers of one agent, as the cluster holds them now. */
 interface Containers {
@@ -42,6 +43,12 @@ export class TaskHost {
     private readonly timeoutMs: number,
   ) {
     this.client = new SchedulerClient(running.masterUrl, 'json');
+  }
+
+  /** Subscribes, then launches the first tasks, each within the time a request has; `where` names the run for a failure. */
+  async begin(advance: (ms: number) => void, where: string): Promise<void> {
+    await within(this.start(), this.timeoutMs, () => `${where}: the tasks' framework`);
+    await within(this.launch(advance), this.timeoutMs, () => `${where}: the first tasks`);
   }
 
   async start(): Promise<void> {
