@@ -28,8 +28,8 @@ export const agentToken = {
   agent: (i: number) => `@@agent:${i}`,
 } as const;
 
-/** The nested containers' own ids: few, so that later calls find what earlier ones launched. */
-export const nestedId = idx.map((i) => `n${i}`);
+/** The nested containers' own ids: few, three mostly, so that later calls find what earlier ones launched. */
+export const nestedId = fc.oneof(w(3, fc.nat({ max: 2 })), w(1, idx)).map((i) => `n${i}`);
 const parentId = fc.oneof(w(6, idx.map(agentToken.parent)), w(3, idx.map(agentToken.engineParent)), w(1, oddString));
 
 /** Where a nested container goes: under a task's container, now and then under a nested one, or nowhere. */

@@ -28,6 +28,9 @@ import { closeCluster, describe, describeRequest, errorLog, freshSubscription, F
 import type { StreamCheck } from './stream-check.js';
 import { checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, toggleAgent as restartOrCrash, toggleLink as cutOrHeal } from './cluster-faults.js';
 import { TaskHost } from './task-host.js';
+import { frameRecord } from '../../src/wire/recordio.js';
+import { decodeJson } from '../../src/wire/json.js';
+import { encodeProto } from '../../src/wire/proto-codec.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
 
 export type AgentStep =
@@ -39,7 +42,9 @@ export type AgentStep =
   /** `process`: the agent crashes if it runs, else starts again in this recover mode; `link`: cut off from the master, or healed. */
   | { readonly kind: 'agent'; readonly agent: number; readonly fault: 'process' | 'link'; readonly recover: 'reconnect' | 'cleanup' }
   | { readonly kind: 'launch' }
-  | { readonly kind: 'kill' };
+  | { readonly kind: 'kill' }
+  /** A `cat` session as an interactive client runs it: its input typed in records, its output the same text, its wait 0. */
+  | { readonly kind: 'interactive'; readonly agent: number; readonly texts: readonly string[]; readonly encoding: 'json' | 'protobuf'; readonly chunked: boolean };
 
 export interface AgentRunInput {
   readonly clusterSeed: number;
@@ -71,6 +76,16 @@ const step: fc.Arbitrary<AgentStep> = fc.oneof(
   ),
   w(1, fc.constant<AgentStep>({ kind: 'launch' })),
   w(1, fc.constant<AgentStep>({ kind: 'kill' })),
+  w(
+    2,
+    fc.record({
+      kind: fc.constant('interactive' as const),
+      agent: fc.nat({ max: 1 }),
+      texts: fc.array(fc.oneof(fc.constantFrom('hello\n', 'a', 'é\n', ' '), fc.string({ minLength: 1, maxLength: 20 })), { minLength: 1, maxLength: 4 }),
+      encoding: fc.constantFrom('json' as const, 'protobuf' as const),
+      chunked: fc.boolean(),
+    }),
+  ),
 );
 
 export function agentRunInput(maxSteps: number): fc.Arbitrary<AgentRunInput> {
@@ -162,6 +177,9 @@ async function runStep(ctx: Context, index: number, s: AgentStep, options: RunOp
     case 'request':
     case 'burst':
       await requests(ctx, index, s.kind === 'request' ? [s.spec] : s.specs, options);
+      break;
+    case 'interactive':
+      await within(interactive(ctx, index, s, options), options.timeoutMs * 3, () => `${where(ctx, index)}: an interactive session`);
       break;
   }
   await settle();
@@ -259,44 +277,90 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   checkFailure(ctx, end);
 }
 
-/** A new task, a session in its container that echoes and ends, and its wait status 0. */
+/** A new task, and an interactive session in its container that runs to its end (`interactive`). */
 async function aSessionRuns(ctx: Context, options: RunOptions): Promise<void> {
   const end = ctx.input.steps.length;
   const fail = (what: string) => new FuzzFailure(`${where(ctx, end)}: a new session afterwards: ${what}${logOf(ctx)}`);
   if (!(await ctx.host.launch((ms) => guard(ctx, end, () => ctx.running.advance(ms))))) throw fail('no offer came');
-  const parent = ctx.host.containers(0).all[0];
-  if (parent === undefined) throw fail('no task runs on the first agent');
-  const containerId = { parent: { value: parent }, value: 'after' };
-  const call = (body: object, accept: string, extra: [string, string][] = []): WireRequest => ({
-    port: ctx.agentPorts[0]!,
+  if (ctx.host.containers(0).all.length === 0) throw fail('no task runs on the first agent');
+  await interactive(ctx, end, { kind: 'interactive', agent: 0, texts: ['after\n', 'the end'], encoding: 'json', chunked: true }, options);
+}
+
+/** A request as an ordinary client sends it to the agent on `port`, a session's stream held. */
+function plainCall(port: number, body: object | Buffer, accept: string, extra: [string, string][] = [], contentType = 'application/json'): WireRequest {
+  return {
+    port,
     method: 'POST',
     target: '/api/v1',
     version: 'HTTP/1.1',
-    headers: [['Host', `127.0.0.1:${ctx.agentPorts[0]}`], ['Content-Type', 'application/json'], ['Accept', accept], ...extra],
-    body: Buffer.from(JSON.stringify(body)),
+    headers: [['Host', `127.0.0.1:${port}`], ['Content-Type', contentType], ['Accept', accept], ...extra],
+    body: Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body)),
     framing: 'length',
     followUp: false,
     hold: true,
     abort: 'no',
     operator: false,
     session: true,
-  });
-  const launch = { type: 'LAUNCH_NESTED_CONTAINER_SESSION', launch_nested_container_session: { container_id: containerId, command: { shell: true, value: 'echo after' } } };
-  const res = await send(call(launch, 'application/recordio', [['Message-Accept', 'application/json']]), options.timeoutMs);
-  if (res.status !== 200 || res.held === undefined) throw fail(`LAUNCH_NESTED_CONTAINER_SESSION got ${res.outcome} ${res.status ?? ''} ${res.body.toString('utf8')}`);
+  };
+}
+
+type Interactive = Extract<AgentStep, { kind: 'interactive' }>;
+
+/**
+ * A `cat` session under a running task of the agent: 200 and its stream
+ * (503 while the agent is down); its input, typed as STDIN records and
+ * ended, is 200; its output is that text, the stream ends, its wait says 0.
+ */
+async function interactive(ctx: Context, index: number, s: Interactive, options: RunOptions): Promise<void> {
+  const agent = s.agent % ctx.agentPorts.length;
+  const parent = ctx.host.containers(agent).all[0];
+  if (parent === undefined) return;
+  const port = ctx.agentPorts[agent]!;
+  const up = agentOperatorState(ctx.running, ctx.running.agents[agent]!.id, ctx.memoryLimits).up;
+  const containerId = { parent: { value: parent }, value: `i${index}` };
+  const fail = (what: string, wire: WireRequest, res: WireResponse) => new FuzzFailure(`${where(ctx, index)}: an interactive session: ${what}\n${describe(wire, res)}${logOf(ctx)}`);
+  const launch = plainCall(port, { type: 'LAUNCH_NESTED_CONTAINER_SESSION', launch_nested_container_session: { container_id: containerId, command: { shell: false, value: 'cat', arguments: ['cat'] } } }, 'application/recordio', [['Message-Accept', 'application/json']]);
+  const session = await send(launch, options.timeoutMs);
+  options.stats.recordAs('agent interactive session', session);
+  if (!up) {
+    if (session.status !== 503) throw fail('expected 503 while the agent is down', launch, session);
+    return;
+  }
+  if (session.status !== 200 || session.held === undefined || session.check === undefined) throw fail('expected 200 and its output stream', launch, session);
   try {
-    for (let i = 0; i < 50 && res.check?.ended !== true; i++) {
-      guard(ctx, end, () => ctx.running.advance(100));
+    const records = [{ type: 'CONTAINER_ID', container_id: containerId }, ...s.texts.map((t) => stdinIo(t)), stdinIo('')];
+    const body = Buffer.concat(records.map((r) => frameRecord(encodeCall({ type: 'ATTACH_CONTAINER_INPUT', attach_container_input: r }, s.encoding))));
+    const media = s.encoding === 'json' ? 'application/json' : 'application/x-protobuf';
+    const input = { ...plainCall(port, body, 'application/json', [['Message-Content-Type', media]], 'application/recordio'), hold: false, framing: s.chunked ? ('chunked' as const) : ('length' as const) };
+    const typed = await send(input, options.timeoutMs);
+    options.stats.recordAs('agent interactive input', typed);
+    if (typed.status !== 200) throw fail('expected 200 to the input', input, typed);
+    for (let i = 0; i < 20 && session.check.ended !== true; i++) {
+      guard(ctx, index, () => ctx.running.advance(100));
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
-    if (res.check?.ended !== true || res.check.problem !== undefined) throw fail(`its output stream did not end well: ${res.check?.problem ?? 'no end'}`);
-    if (res.check.records === 0) throw fail('its output stream had no record');
+    if (session.check.problem !== undefined || !session.check.ended) throw fail(`its output stream did not end well: ${session.check.problem ?? 'no end'}`, launch, session);
+    if (session.check.output !== s.texts.join('')) throw fail(`its output was ${JSON.stringify(session.check.output)}, its input ${JSON.stringify(s.texts.join(''))}`, launch, session);
   } finally {
-    res.held.destroy();
+    session.held.destroy();
+    options.stats.streamRead(session.check);
   }
-  const waited = await send({ ...call({ type: 'WAIT_CONTAINER', wait_container: { container_id: containerId } }, 'application/json'), hold: false }, options.timeoutMs);
-  const text = waited.body.toString('utf8');
-  if (waited.status !== 200 || JSON.parse(text).wait_container?.exit_status !== 0) throw fail(`WAIT_CONTAINER got ${waited.status} ${text}`);
+  const waitCall = { ...plainCall(port, { type: 'WAIT_CONTAINER', wait_container: { container_id: containerId } }, 'application/json'), hold: false };
+  const waited = await send(waitCall, options.timeoutMs);
+  options.stats.recordAs('agent interactive wait', waited);
+  if (waited.status !== 200 || JSON.parse(waited.body.toString('utf8')).wait_container?.exit_status !== 0) throw fail('expected 200 and exit status 0', waitCall, waited);
+  options.stats.exact += 3;
+}
+
+const stdinIo = (text: string) => ({ type: 'PROCESS_IO', process_io: { type: 'DATA', data: { type: 'STDIN', data: Buffer.from(text).toString('base64') } } });
+
+/** An agent Call as JSON or protobuf bytes. */
+function encodeCall(call: object, encoding: 'json' | 'protobuf'): Buffer {
+  const text = JSON.stringify(call);
+  if (encoding === 'json') return Buffer.from(text);
+  const decoded = decodeJson<object>(AGENT_CALL_TYPE, text);
+  if (!decoded.ok) throw new Error(`an agent Call that does not convert: ${decoded.error}`);
+  return Buffer.from(encodeProto(AGENT_CALL_TYPE, decoded.value));
 }
 
 function where(ctx: Context, index: number): string {

@@ -141,7 +141,7 @@ async function runStep(ctx: Context, index: number, s: EngineStep, options: RunO
 }
 
 function judge(ctx: Context, index: number, wire: WireRequest, res: WireResponse, options: RunOptions): void {
-  options.stats.record({ server: 1, target: wire.target, body: { kind: 'none' } } as never, res);
+  options.stats.recordAs(`engine ${wire.method.slice(0, 10)} ${wire.target.split('?')[0]!.replace(/[0-9a-f]{12,64}/g, '<id>').slice(0, 50)}`, res);
   const broken = engineVerdict(wire, res);
   if (res.status === 201) {
     const id = (JSON.parse(res.body.toString('utf8')) as { Id?: string }).Id;

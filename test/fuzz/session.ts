@@ -82,10 +82,15 @@ export class Stats {
   onCase: ((stats: Stats) => void) | undefined;
 
   record(spec: RequestSpec, res: WireResponse): void {
+    this.recordAs(kindOf(spec), res);
+  }
+
+  /** A case of this kind (a call type, a path) and its answer. */
+  recordAs(what: string, res: WireResponse): void {
     this.cases++;
     const status = res.outcome !== 'response' ? res.outcome : res.stream ? `${res.status} (stream)` : String(res.status);
     this.byStatus.set(status, (this.byStatus.get(status) ?? 0) + 1);
-    const kind = `${kindOf(spec)} ${status}`;
+    const kind = `${what} ${status}`;
     this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + 1);
     if (res.followUp !== undefined) this.followUps.set(String(res.followUp), (this.followUps.get(String(res.followUp)) ?? 0) + 1);
     if (res.check !== undefined && res.held === undefined) this.streamRead(res.check);

@@ -37,6 +37,8 @@ export class StreamCheck {
   readonly types: string[] = [];
   /** What is wrong with the stream, once something is. */
   problem: string | undefined;
+  /** A session's output so far, stdout and stderr as they came. */
+  output = '';
   /** The terminating zero-length chunk came: the server ended the stream. */
   ended = false;
   #chunked = Buffer.alloc(0);
@@ -107,6 +109,8 @@ export class StreamCheck {
     if (untold !== undefined) throw new Error(`${name}: ${untold}`);
     this.records++;
     if (this.types.length < 5) this.types.push(name);
+    const data = (decoded.value as { data?: { data?: Uint8Array | string } }).data?.data;
+    if (this.api === 'session' && data !== undefined) this.output += typeof data === 'string' ? Buffer.from(data, 'base64').toString('utf8') : Buffer.from(data).toString('utf8');
   }
 }
 
