@@ -25,7 +25,6 @@ export const AGENT_RESPONSE_TYPE = 'mesos.v1.agent.Response';
 export const agentToken = {
   parent: (i: number) => `@@parent:${i}`,
   engineParent: (i: number) => `@@engine-parent:${i}`,
-  agent: (i: number) => `@@agent:${i}`,
 } as const;
 
 /** The nested containers' own ids: few, three mostly, so that later calls find what earlier ones launched. */
@@ -94,7 +93,7 @@ const PAYLOADS: Record<string, fc.Arbitrary<J | undefined>> = {
   REMOVE_CONTAINER: byId,
   REMOVE_NESTED_CONTAINER: byId,
   ATTACH_CONTAINER_OUTPUT: byId,
-  ATTACH_CONTAINER_INPUT: fc.tuple(nestedContainerId).map(([id]): J => ({ type: 'CONTAINER_ID', container_id: id })),
+  ATTACH_CONTAINER_INPUT: nestedContainerId.map((id): J => ({ type: 'CONTAINER_ID', container_id: id })),
   UPDATE_CONTAINER_MEMORY_LIMIT: memoryLimit,
   GET_CONTAINERS: some({ show_nested: fc.boolean(), show_standalone: fc.boolean() }),
   GET_METRICS: some({ timeout: some({ nanoseconds: fc.constantFrom(0, 1_000_000_000, -1) }) }),

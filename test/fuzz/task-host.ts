@@ -8,9 +8,9 @@
  *   @@parent:i         the container of a running task on the agent the request goes to
  *   @@engine-parent:i  the container of a running DOCKER task there (any task's, without one)
  *   @@engine:i         the engine's name of a DOCKER task's container (`cluster-<id>`)
- *   @@engine-id:i      that container's engine id (64 hex digits), or its first 12
- *   @@exec:i           an exec instance the engine created (`EngineHost` records them)
- *   @@agent:i          an agent's id
+ *   @@engine-id:i      that container's engine id (64 hex digits)
+ *   @@engine-short:i   its first 12 hex digits
+ *   @@exec:i           an exec instance the engine created (the engine fuzz records them)
  *
  * An index is taken modulo what exists, so a generated value never goes stale.
  */
@@ -163,8 +163,6 @@ export class TaskHost {
       }
       case 'exec':
         return pick(this.execs, '0'.repeat(64));
-      case 'agent':
-        return this.running.agents[i % this.running.agents.length]!.id;
       default:
         return tokenText;
     }
