@@ -137,7 +137,9 @@ export async function attachInput(req: FastifyRequest, reply: FastifyReply, bind
   const reader = new RecordReader();
   let containerId: string | undefined;
   for await (const chunk of req.body as Readable) {
-    for (const record of reader.push(chunk as Buffer)) {
+    const records = readRecords(reader, chunk as Buffer);
+    if (typeof records === 'string') return refuseInput(req, reply, httpError('BODY_UNDECODABLE', records));
+    for (const record of records) {
       const decoded = messageType === JSON_TYPE ? decodeJson<Call>('mesos.v1.agent.Call', record.toString('utf8'), 'Call') : decodeProto<Call>('mesos.v1.agent.Call', record, 'Call');
       if (!decoded.ok) return refuseInput(req, reply, httpError('BODY_UNDECODABLE', decoded.error));
       const input = inputRecordOf(decoded.value);
@@ -163,6 +165,15 @@ export async function attachInput(req: FastifyRequest, reply: FastifyReply, bind
     }
   }
   return sendEmpty(reply, 200);
+}
+
+/** The records a chunk of an input stream completes, or why its RecordIO framing is broken (a length prefix that is none). */
+function readRecords(reader: RecordReader, chunk: Buffer): Buffer[] | string {
+  try {
+    return reader.push(chunk);
+  } catch (error) {
+    return `Failed to decode the input stream: ${(error as Error).message}`;
+  }
 }
 
 /** A refusal in the middle of an input stream: the answer, then the connection closes (the rest is not read). */

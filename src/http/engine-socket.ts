@@ -71,20 +71,34 @@ interface EngineRequest {
   readonly body: string;
 }
 
+/** The most a request's head and body may hold: past them the engine answers 431 or 413 and closes, as an HTTP server does. */
+const MAX_HEAD_BYTES = 64 * 1024;
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
 /** Requests one after the other on a connection (keep-alive), until one takes the connection over. */
 function readRequests(socket: net.Socket, handle: (request: EngineRequest) => 'keep' | 'taken'): void {
   let buffered = Buffer.alloc(0);
+  const refuse = (status: number, message: string): void => {
+    socket.off('data', onData);
+    new Reply(socket).send(status, 'application/json', JSON.stringify({ message }), true);
+    socket.end();
+  };
   const onData = (chunk: Buffer): void => {
     buffered = Buffer.concat([buffered, chunk]);
     for (;;) {
       const end = buffered.indexOf('\r\n\r\n');
-      if (end < 0) return;
+      if (end < 0) return buffered.length > MAX_HEAD_BYTES ? refuse(431, 'request header fields too large') : undefined;
+      if (end > MAX_HEAD_BYTES) return refuse(431, 'request header fields too large');
       const head = buffered.subarray(0, end).toString('latin1').split('\r\n');
       const [method = 'GET', target = '/'] = head[0]!.split(' ');
-      const length = Number(/^content-length:\s*(\d+)$/im.exec(head.slice(1).join('\n'))?.[1] ?? 0);
-      if (buffered.length < end + 4 + length) return;
-      const body = buffered.subarray(end + 4, end + 4 + length).toString('utf8');
-      buffered = buffered.subarray(end + 4 + length);
+      const fields = head.slice(1).join('\n');
+      const framed = /^transfer-encoding:\s*chunked\s*$/im.test(fields)
+        ? chunkedBody(buffered.subarray(end + 4))
+        : lengthBody(buffered.subarray(end + 4), Number(/^content-length:\s*(\d+)$/im.exec(fields)?.[1] ?? 0));
+      if (framed === 'incomplete') return;
+      if (typeof framed === 'string') return refuse(framed === BODY_TOO_LARGE ? 413 : 400, framed);
+      const body = framed.body.toString('utf8');
+      buffered = buffered.subarray(end + 4 + framed.used);
       const path = target.replace(/^\/v\d+\.\d+(?=\/)/, '').split('?')[0]!;
       if (handle({ method, path, body }) === 'taken') {
         socket.off('data', onData);
@@ -98,15 +112,51 @@ function readRequests(socket: net.Socket, handle: (request: EngineRequest) => 'k
   socket.on('error', () => socket.destroy());
 }
 
+const BODY_TOO_LARGE = 'request body too large';
+
+type Framed = { readonly body: Buffer; readonly used: number } | 'incomplete' | string;
+
+/** A body of `length` bytes at the start of `bytes`. */
+function lengthBody(bytes: Buffer, length: number): Framed {
+  if (length > MAX_BODY_BYTES) return BODY_TOO_LARGE;
+  return bytes.length < length ? 'incomplete' : { body: bytes.subarray(0, length), used: length };
+}
+
+/** A chunked body at the start of `bytes` (`<hex size>[;ext]\r\n<data>\r\n`... `0\r\n\r\n`), or why it is none. */
+function chunkedBody(bytes: Buffer): Framed {
+  const parts: Buffer[] = [];
+  let at = 0;
+  let size = 0;
+  for (;;) {
+    const eol = bytes.indexOf('\r\n', at);
+    if (eol < 0) return bytes.length - at > 64 ? 'malformed chunked encoding' : 'incomplete';
+    const line = bytes.subarray(at, eol).toString('latin1').split(';')[0]!.trim();
+    if (!/^[0-9a-fA-F]{1,8}$/.test(line)) return 'malformed chunked encoding';
+    const chunk = Number.parseInt(line, 16);
+    size += chunk;
+    if (size > MAX_BODY_BYTES) return BODY_TOO_LARGE;
+    if (chunk === 0) {
+      // No trailers: the body ends with an empty line.
+      if (bytes.length < eol + 4) return 'incomplete';
+      return bytes.subarray(eol + 2, eol + 4).toString('latin1') === '\r\n' ? { body: Buffer.concat(parts), used: eol + 4 } : 'malformed chunked encoding';
+    }
+    if (bytes.length < eol + 2 + chunk + 2) return 'incomplete';
+    if (bytes.subarray(eol + 2 + chunk, eol + 4 + chunk).toString('latin1') !== '\r\n') return 'malformed chunked encoding';
+    parts.push(bytes.subarray(eol + 2, eol + 2 + chunk));
+    at = eol + 4 + chunk;
+  }
+}
+
 function route(options: EngineOptions, execs: Map<string, ExecInstance>, request: EngineRequest, socket: net.Socket): 'keep' | 'taken' {
   const { driver } = options;
   const { method, path, body } = request;
-  const res = new Reply(socket);
+  const res = new Reply(socket, method === 'HEAD');
   if (method === 'GET' && path === '/_ping') return text(res, 200, 'OK');
   if (method === 'GET' && path === '/version') return json(res, 200, ENGINE_VERSION);
   const container = /^\/containers\/([^/]+)\/(json|exec)$/.exec(path);
   if (container !== null) {
-    const name = decodeURIComponent(container[1]!).replace(/^\//, '');
+    const name = decodePathSegment(container[1]!)?.replace(/^\//, '');
+    if (name === undefined) return json(res, 400, { message: `invalid URL escape in ${JSON.stringify(container[1])}` });
     const found = driver.read((view) => view.engineContainers().find((c) => c.name === name || c.engineId === name || (name.length >= 12 && c.engineId.startsWith(name))));
     if (found === undefined) return json(res, 404, { message: `No such container: ${name}` });
     if (container[2] === 'json' && method === 'GET') return json(res, 200, containerJson(found));
@@ -122,17 +172,32 @@ function route(options: EngineOptions, execs: Map<string, ExecInstance>, request
   return json(res, 404, { message: 'page not found' });
 }
 
-/** A plain HTTP/1.1 answer on the connection, kept alive. */
+/** A plain HTTP/1.1 answer on the connection, kept alive; a HEAD's has its head only, or the next answer would start inside its body. */
 class Reply {
-  constructor(private readonly socket: net.Socket) {}
+  constructor(
+    private readonly socket: net.Socket,
+    private readonly head = false,
+  ) {}
 
-  send(status: number, contentType: string, body: string): void {
+  send(status: number, contentType: string, body: string, close = false): void {
     const reason = STATUS_TEXT[status] ?? '';
-    this.socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: ${ENGINE_VERSION.ApiVersion}\r\n\r\n${body}`);
+    const connection = close ? 'Connection: close\r\n' : '';
+    this.socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: ${ENGINE_VERSION.ApiVersion}\r\n${connection}\r\n${this.head ? '' : body}`);
   }
 }
 
-const STATUS_TEXT: Readonly<Record<number, string>> = { 200: 'OK', 201: 'Created', 400: 'Bad Request', 404: 'Not Found', 409: 'Conflict' };
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  200: 'OK', 201: 'Created', 400: 'Bad Request', 404: 'Not Found', 409: 'Conflict', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large',
+};
+
+/** A path segment with its escapes decoded; undefined for an escape that is none (`%zz`, a lone `%`, bytes that are no UTF-8). */
+function decodePathSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
 
 function containerJson(c: EngineContainerView): object {
   return {
@@ -145,12 +210,15 @@ function containerJson(c: EngineContainerView): object {
 }
 
 function createExec(execs: Map<string, ExecInstance>, container: EngineContainerView, body: string, res: Reply): 'keep' {
-  let request: { Cmd?: unknown; Tty?: unknown; AttachStdin?: unknown };
+  let parsed: unknown;
   try {
-    request = JSON.parse(body || '{}');
+    parsed = JSON.parse(body || '{}');
   } catch {
     return json(res, 400, { message: 'invalid JSON in the exec create body' });
   }
+  // `null` is an empty body, as the engine's decoder takes it; another value than an object is refused.
+  if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) return json(res, 400, { message: 'the exec create body is no JSON object' });
+  const request = (parsed ?? {}) as { Cmd?: unknown; Tty?: unknown; AttachStdin?: unknown };
   const cmd = request.Cmd;
   if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((w) => typeof w === 'string')) return json(res, 400, { message: 'No exec command specified' });
   const id = randomBytes(32).toString('hex');

@@ -335,3 +335,23 @@ export const schemaCall: fc.Arbitrary<Json> = fc.oneof(
     }),
   ),
 );
+
+/**
+ * A call of the schema `typeName` (a `Call` with a `Type` enum and a
+ * payload field of each type's name): any call now and then, mostly one
+ * whose payload matches its type, handed to `live` half the time to make
+ * its ids live (the index drawn for a token).
+ */
+export function schemaCallOf(typeName: string, live: (payload: J, i: number, type: string) => void): fc.Arbitrary<Json> {
+  const types = Object.keys(messageType(typeName).lookupEnum('Type').values);
+  const typed = fc.constantFrom(...types).chain((type) => {
+    const resolved = messageType(typeName).fields[type.toLowerCase()]?.resolvedType;
+    const payload = resolved instanceof protobuf.Type ? schemaJson(resolved.fullName.slice(1), 3) : fc.constant(undefined);
+    return fc.tuple(payload, fc.boolean(), idx).map(([p, makeLive, i]): Json => {
+      if (p === undefined) return { type };
+      if (makeLive) live(p as J, i, type);
+      return { type, [type.toLowerCase()]: p };
+    });
+  });
+  return fc.oneof(w(1, schemaJson(typeName, 3)), w(6, typed));
+}

@@ -20,7 +20,6 @@ import fc from 'fast-check';
 import { ExecutorClient } from '../../src/client/executor-client.js';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
 import { domainSocketPath } from '../../src/http/domain-sockets.js';
-import { MASTER_NODE } from '../../src/core/messages.js';
 import { startCluster, type RunningCluster } from '../../src/start.js';
 import { executorVerdict, agentState, expectedAnswer, type Expected } from './executor-judge.js';
 import { ExecutorPool, type FrameworkAction } from './executor-live.js';
@@ -39,6 +38,7 @@ import {
   type RunOptions,
 } from './session.js';
 import type { StreamCheck } from './stream-check.js';
+import { checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, toggleAgent as restartOrCrash, toggleLink as cutOrHeal } from './cluster-faults.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
 
 export type ExecutorStep =
@@ -259,52 +259,6 @@ function disagreements(ctx: Context): string[] {
   return found;
 }
 
-function drop(held: Held[], options: RunOptions): void {
-  for (const { socket, check } of held) {
-    socket.destroy();
-    if (check !== undefined) options.stats.streamRead(check);
-  }
-}
-
-/** Crashes the agent, or starts it again when it is down. */
-function toggleAgent(ctx: Context, index: number, agent: number, recover: 'reconnect' | 'cleanup'): void {
-  const id = ctx.running.agents[agent % ctx.running.agents.length]!.id;
-  const crashed = ctx.running.driver.read((view) => view.agentNode(id)?.state === 'crashed');
-  guard(ctx, index, () => ctx.running.driver.input((c) => (crashed ? c.restartAgent(id, recover) : c.crashAgent(id))));
-}
-
-/** Cuts the agent off from the master, or heals the cut. */
-function toggleLink(ctx: Context, index: number, agent: number): void {
-  const id = ctx.running.agents[agent % ctx.running.agents.length]!.id;
-  const cut = ctx.cut.has(id);
-  guard(ctx, index, () => ctx.running.driver.input((c) => (cut ? c.heal(id, MASTER_NODE) : c.partition(id, MASTER_NODE))));
-  if (cut) ctx.cut.delete(id);
-  else ctx.cut.add(id);
-}
-
-function guard(ctx: Context, index: number, apply: () => void): void {
-  try {
-    apply();
-  } catch (error) {
-    throw new FuzzFailure(`${where(ctx, index)}: the cluster failed: ${(error as Error).message}${logOf(ctx)}`, 'crash');
-  }
-}
-
-function checkFailure(ctx: Context, index: number): void {
-  const broken = heldStreamsBroken(ctx);
-  if (broken !== undefined) throw new FuzzFailure(`${where(ctx, index)}: ${broken}${logOf(ctx)}`);
-  const failure = ctx.seen.failure ?? ctx.running.driver.failure;
-  if (failure !== undefined) {
-    throw new FuzzFailure(`${where(ctx, index)}: the cluster failed: ${failure.message}\n  last trace entries:\n    ${failure.lastEntries.join('\n    ')}${logOf(ctx)}`, 'crash');
-  }
-}
-
-function heldStreamsBroken(ctx: Context): string | undefined {
-  const broken = ctx.held.find(({ check }) => check?.problem !== undefined);
-  if (broken === undefined) return undefined;
-  return `a held executor event stream broke: ${broken.check!.problem} (its first events: ${broken.check!.types.join(', ')})`;
-}
-
 /**
  * The end: the invariants hold; with every stream dropped and every agent
  * back (`reconnect`), past every timeout, they still hold and no executor
@@ -377,6 +331,8 @@ function where(ctx: Context, index: number): string {
   return `executor fuzz, cluster seed ${ctx.input.clusterSeed}, ${at}`;
 }
 
-function logOf(ctx: Context): string {
-  return ctx.logLines.length === 0 ? '' : `\n  cluster error log:\n    ${ctx.logLines.join('\n    ')}`;
-}
+const guard = (ctx: Context, index: number, apply: () => void) => guardStep(ctx, where(ctx, index), apply);
+const checkFailure = (ctx: Context, index: number) => checkAnyFailure(ctx, where(ctx, index), 'executor event stream');
+const heldStreamsBroken = (ctx: Context) => heldBroken(ctx, 'executor event stream');
+const toggleAgent = (ctx: Context, index: number, agent: number, recover: 'reconnect' | 'cleanup') => restartOrCrash(ctx, where(ctx, index), agent, recover);
+const toggleLink = (ctx: Context, index: number, agent: number) => cutOrHeal(ctx, where(ctx, index), agent);

@@ -16,9 +16,8 @@
  * a live cluster for the scheduler calls that follow.
  */
 import fc from 'fast-check';
-import protobuf from 'protobufjs/light.js';
 import { messageType } from '../../src/wire/schema.js';
-import { idx, oddString, schemaJson, some, token, value, w, type J } from './calls.js';
+import { idx, oddString, schemaCallOf, some, token, value, w, type J } from './calls.js';
 import type { Json } from './mutate.js';
 
 export const OPERATOR_CALL_TYPE = 'mesos.v1.master.Call';
@@ -198,25 +197,8 @@ export const operatorTemplateCall: fc.Arbitrary<Json> = fc.oneof(
 const LIVE_IDS_SPARED = ['MARK_AGENT_GONE', 'DRAIN_AGENT'];
 
 /** A call of the schema whose payload matches its type; ids made live half the time. */
-export const operatorSchemaCall: fc.Arbitrary<Json> = fc.oneof(
-  w(1, schemaJson(OPERATOR_CALL_TYPE, 3)),
-  w(
-    6,
-    fc.constantFrom(...ALL_TYPES).chain((type) => {
-      const field = messageType(OPERATOR_CALL_TYPE).fields[type.toLowerCase()];
-      const resolved = field?.resolvedType;
-      const payload = resolved instanceof protobuf.Type ? schemaJson(resolved.fullName.slice(1), 3) : fc.constant(undefined);
-      return fc.tuple(payload, fc.boolean(), idx).map(([p, live, i]): Json => {
-        const call: J = { type };
-        if (p === undefined) return call;
-        const body = p as J;
-        if (live && !LIVE_IDS_SPARED.includes(type)) {
-          if ('agent_id' in body) body['agent_id'] = { value: token.agent(i) };
-          if ('framework_id' in body) body['framework_id'] = { value: token.otherFramework(i) };
-        }
-        call[type.toLowerCase()] = body;
-        return call;
-      });
-    }),
-  ),
-);
+export const operatorSchemaCall: fc.Arbitrary<Json> = schemaCallOf(OPERATOR_CALL_TYPE, (body, i, type) => {
+  if (LIVE_IDS_SPARED.includes(type)) return;
+  if ('agent_id' in body) body['agent_id'] = { value: token.agent(i) };
+  if ('framework_id' in body) body['framework_id'] = { value: token.otherFramework(i) };
+});

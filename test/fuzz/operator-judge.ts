@@ -78,8 +78,8 @@ export function reasonError(wire: WireRequest, res: WireResponse, body: string):
   return undefined;
 }
 
-/** A read's 200: a Response of the call's type, in a message encoding. */
-function responseError(type: string, res: WireResponse): string | undefined {
+/** A read's 200: a Response (of `responseType`) of the call's type, in a message encoding. */
+export function responseError(type: string, res: WireResponse, responseType = OPERATOR_RESPONSE_TYPE): string | undefined {
   const media = res.headers['content-type'];
   if (media === undefined || !MESSAGE_TYPES.includes(media)) return `a 200 to ${type} of Content-Type ${JSON.stringify(media)}`;
   let bytes = res.body;
@@ -92,29 +92,34 @@ function responseError(type: string, res: WireResponse): string | undefined {
   }
   const decoded =
     media === 'application/json'
-      ? decodeJson<{ type?: string }>(OPERATOR_RESPONSE_TYPE, bytes.toString('utf8'), 'Response')
-      : decodeProto<{ type?: string }>(OPERATOR_RESPONSE_TYPE, bytes, 'Response');
+      ? decodeJson<{ type?: string }>(responseType, bytes.toString('utf8'), 'Response')
+      : decodeProto<{ type?: string }>(responseType, bytes, 'Response');
   if (!decoded.ok) return `a 200 to ${type} that is no Response: ${decoded.error}`;
   if (decoded.value.type !== type) return `a 200 to ${type} with a Response of type ${String(decoded.value.type)}`;
   return undefined;
 }
 
 /** The encoding a request accepting exactly one of the two must get. */
-function askedFor(wire: WireRequest): string | undefined {
+export function askedFor(wire: WireRequest): string | undefined {
   const accepts = wire.headers.filter(([n]) => n.toLowerCase() === 'accept');
   return accepts.length === 1 && MESSAGE_TYPES.includes(accepts[0]![1]) ? accepts[0]![1] : undefined;
 }
 
-/** The type of the call in the request, read as the master reads it (the first Content-Type, compared whole). */
-function callType(wire: WireRequest): string | undefined {
+/** The type of the call in the request, read as the server reads it (the first Content-Type, compared whole); a `Call` of `callMessage`. */
+export function callType(wire: WireRequest, callMessage = OPERATOR_CALL_TYPE): string | undefined {
+  return callOf<{ type?: string }>(wire, callMessage)?.type;
+}
+
+/** The call in the request, decoded as the server decodes it; undefined when it does not decode. */
+export function callOf<T>(wire: WireRequest, callMessage: string): T | undefined {
   const media = wire.headers.find(([n]) => n.toLowerCase() === 'content-type')?.[1];
   const decoded =
     media === 'application/json'
-      ? decodeJson<{ type?: string }>(OPERATOR_CALL_TYPE, wire.body.toString('utf8'))
+      ? decodeJson<T>(callMessage, wire.body.toString('utf8'))
       : media === 'application/x-protobuf'
-        ? decodeProto<{ type?: string }>(OPERATOR_CALL_TYPE, wire.body)
+        ? decodeProto<T>(callMessage, wire.body)
         : undefined;
-  return decoded?.ok === true ? decoded.value.type : undefined;
+  return decoded?.ok === true ? decoded.value : undefined;
 }
 
 /** Posts an operator call as JSON; the answer's status and body. */

@@ -367,6 +367,11 @@ export function isExecutorPath(target: string): boolean {
   return /^(\/slave\(1\))?\/api\/v1\/executor(\/.*)?$/.test(routedPath(target));
 }
 
+/** Whether an agent's operator API serves this target: `/api/v1` and the paths below it but the executor API's. */
+export function isAgentOperatorPath(target: string): boolean {
+  return !isExecutorPath(target) && /^(\/slave\(1\))?\/api\/v1(\/.*)?$/.test(routedPath(target));
+}
+
 /** Whether the master's operator API serves this target (the route takes the paths below its own too). */
 export function isOperatorPath(target: string): boolean {
   return /^(\/master)?\/api\/v1(\/(?!scheduler(\/|$)).*)?$/.test(routedPath(target));

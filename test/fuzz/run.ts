@@ -10,8 +10,10 @@
  *
  * FUZZ_API picks what is fuzzed: `master` (the master's APIs and the
  * agents' other endpoints), `executor` (the agents' executor API, on agents
- * that await their custom executors), or `all` (default: runs of both,
- * two of the master's to one of the executor API's).
+ * that await their custom executors), `agent` (the agents' operator API:
+ * exec sessions, nested containers, input streams, waits, memory limits),
+ * `engine` (the container engine's Unix socket: its exec calls and
+ * streams), or `all` (default: runs of each, by the weights of `TARGETS`).
  *
  * FUZZ_SEED and FUZZ_PATH replay a failure; FUZZ_TIMEOUT_MS sets the
  * per-request hang limit (default 5,000), FUZZ_STALL_MS the watchdog's
@@ -19,8 +21,10 @@
  * FUZZ_BY_KIND=1 adds the counts by call type and path.
  */
 import fc from 'fast-check';
-import { executorRunInput, runExecutorsOnce, type ExecutorRunInput } from './executor-session.js';
-import { FuzzFailure, fuzzParameters, runInput, runOnce, Stats, type FailureKind, type RunInput, type RunOptions } from './session.js';
+import { agentRunInput, runAgentsOnce } from './agent-session.js';
+import { engineRunInput, runEngineOnce } from './engine-session.js';
+import { executorRunInput, runExecutorsOnce } from './executor-session.js';
+import { FuzzFailure, fuzzParameters, runInput, runOnce, Stats, type FailureKind, type RunOptions } from './session.js';
 import { Watchdog } from './watchdog.js';
 
 const target = Number(process.env['FUZZ_CASES'] ?? 100_000);
@@ -28,15 +32,30 @@ const maxSteps = Number(process.env['FUZZ_MAX_STEPS'] ?? 40);
 const timeoutMs = Number(process.env['FUZZ_TIMEOUT_MS'] ?? 5_000);
 const PROGRESS_EVERY = 5_000;
 const api = process.env['FUZZ_API'] ?? 'all';
-if (!['all', 'master', 'executor'].includes(api)) throw new Error(`FUZZ_API must be all, master or executor, not ${api}`);
 
-/** A run of either kind, tagged with the API it fuzzes. */
-type AnyRun = { readonly api: 'master'; readonly input: RunInput } | { readonly api: 'executor'; readonly input: ExecutorRunInput };
-const masterRuns = runInput(maxSteps).map((input): AnyRun => ({ api: 'master', input }));
-const executorRuns = executorRunInput(maxSteps).map((input): AnyRun => ({ api: 'executor', input }));
+/** A fuzz target: its runs' generator, how one runs, and its share of the runs of `all`. */
+interface Target {
+  readonly input: (maxSteps: number) => fc.Arbitrary<unknown>;
+  readonly run: (input: never, options: RunOptions) => Promise<void>;
+  readonly weight: number;
+}
+const fuzzTarget = <T>(input: (maxSteps: number) => fc.Arbitrary<T>, run: (input: T, options: RunOptions) => Promise<void>, weight: number): Target => ({ input, run, weight });
+
+/** The targets by their FUZZ_API name; a new one is a line here. */
+const TARGETS: Readonly<Record<string, Target>> = {
+  master: fuzzTarget(runInput, runOnce, 4),
+  executor: fuzzTarget(executorRunInput, runExecutorsOnce, 2),
+  agent: fuzzTarget(agentRunInput, runAgentsOnce, 2),
+  engine: fuzzTarget(engineRunInput, runEngineOnce, 1),
+};
+if (api !== 'all' && TARGETS[api] === undefined) throw new Error(`FUZZ_API must be all or one of ${Object.keys(TARGETS).join(', ')}, not ${api}`);
+
+/** A run of some target, tagged with its name. */
+type AnyRun = { readonly api: string; readonly input: unknown };
+const runsOf = (name: string) => TARGETS[name]!.input(maxSteps).map((input): AnyRun => ({ api: name, input }));
 const runs: fc.Arbitrary<AnyRun> =
-  api === 'master' ? masterRuns : api === 'executor' ? executorRuns : fc.oneof({ weight: 2, arbitrary: masterRuns }, { weight: 1, arbitrary: executorRuns });
-const runAny = (run: AnyRun, options: RunOptions) => (run.api === 'master' ? runOnce(run.input, options) : runExecutorsOnce(run.input, options));
+  api === 'all' ? fc.oneof(...Object.entries(TARGETS).map(([name, t]) => ({ weight: t.weight, arbitrary: runsOf(name) }))) : runsOf(api);
+const runAny = (run: AnyRun, options: RunOptions) => (TARGETS[run.api]!.run as (input: unknown, options: RunOptions) => Promise<void>)(run.input, options);
 
 /** The failure found, by kind: a run stops at its first, so each count is 0 or 1. */
 const failures: Record<FailureKind, number> = { crash: 0, hang: 0, 'unexpected 5xx': 0, other: 0 };
@@ -52,7 +71,7 @@ function figures(stats: Stats, started: number): string {
     ...statuses,
     `  then GET /health on the same connection: ${followUps.join(', ') || 'none sent'}`,
     `  event streams read: scheduler ${stats.streams.scheduler} (${stats.events.scheduler} events), operator ${stats.streams.operator} (${stats.events.operator} events), ` +
-      `executor ${stats.streams.executor} (${stats.events.executor} events)`,
+      `executor ${stats.streams.executor} (${stats.events.executor} events), session output ${stats.streams.session} (${stats.events.session} records)`,
     `  answers held to the one answer upstream gives: ${stats.exact}`,
   ];
   if (process.env['FUZZ_BY_KIND'] === '1') {

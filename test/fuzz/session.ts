@@ -24,7 +24,7 @@ import { startCluster, type RunningCluster } from '../../src/start.js';
 import { LiveFramework } from './live.js';
 import { operatorVerdict, reopen } from './operator-judge.js';
 import { AGENT_DOWN } from './executor-judge.js';
-import { isExecutorPath, isOperatorPath, render, requestSpec, SCHEDULER_PATHS, type RequestSpec } from './requests.js';
+import { isAgentOperatorPath, isExecutorPath, isOperatorPath, render, requestSpec, SCHEDULER_PATHS, type RequestSpec } from './requests.js';
 import type { StreamCheck } from './stream-check.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
 import { ACLS, authorization, CREDENTIALS } from './secured.js';
@@ -75,17 +75,22 @@ export class Stats {
   /** What a second request on a kept-alive connection got, after the first was answered. */
   readonly followUps = new Map<string, number>();
   /** Event streams read, and the events read from them (a held stream's until it is dropped), by API. */
-  readonly streams = { scheduler: 0, operator: 0, executor: 0 };
-  readonly events = { scheduler: 0, operator: 0, executor: 0 };
+  readonly streams = { scheduler: 0, operator: 0, executor: 0, session: 0 };
+  readonly events = { scheduler: 0, operator: 0, executor: 0, session: 0 };
   /** Answers held to the one answer upstream gives (the executor API's requests sent as a library sends them). */
   exact = 0;
   onCase: ((stats: Stats) => void) | undefined;
 
   record(spec: RequestSpec, res: WireResponse): void {
+    this.recordAs(kindOf(spec), res);
+  }
+
+  /** A case of this kind (a call type, a path) and its answer. */
+  recordAs(what: string, res: WireResponse): void {
     this.cases++;
     const status = res.outcome !== 'response' ? res.outcome : res.stream ? `${res.status} (stream)` : String(res.status);
     this.byStatus.set(status, (this.byStatus.get(status) ?? 0) + 1);
-    const kind = `${kindOf(spec)} ${status}`;
+    const kind = `${what} ${status}`;
     this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + 1);
     if (res.followUp !== undefined) this.followUps.set(String(res.followUp), (this.followUps.get(String(res.followUp)) ?? 0) + 1);
     if (res.check !== undefined && res.held === undefined) this.streamRead(res.check);
@@ -102,7 +107,8 @@ export class Stats {
 function kindOf(spec: RequestSpec): string {
   const { body } = spec;
   const onMaster = SCHEDULER_PATHS.includes(spec.target) ? '' : isOperatorPath(spec.target) ? 'operator ' : undefined;
-  const api = spec.server !== 0 ? (isExecutorPath(spec.target) ? 'executor ' : undefined) : onMaster;
+  const onAgent = isExecutorPath(spec.target) ? 'executor ' : isAgentOperatorPath(spec.target) ? 'agent ' : undefined;
+  const api = spec.server !== 0 ? onAgent : onMaster;
   if (body.kind === 'call' && api !== undefined) {
     const type = body.call !== null && typeof body.call === 'object' && !Array.isArray(body.call) ? body.call['type'] : undefined;
     const mutated = body.json.length + body.proto.length + body.bytes.length > 0;
@@ -200,9 +206,10 @@ export async function runOnce(input: RunInput, options: RunOptions): Promise<voi
 /**
  * `runs` fuzz runs as one fast-check property, as the tests run them: a
  * watchdog for synchronous hangs, the failure shown as soon as it is found
- * (shrinking runs with hangs in them may take minutes). Returns the figures.
+ * (shrinking runs with hangs in them may take minutes), of `seed` when
+ * given. Returns the figures.
  */
-export async function assertRuns<T>(input: fc.Arbitrary<T>, run: (input: T, options: RunOptions) => Promise<void>, runs: number): Promise<Stats> {
+export async function assertRuns<T>(input: fc.Arbitrary<T>, run: (input: T, options: RunOptions) => Promise<void>, runs: number, seed?: number): Promise<Stats> {
   const stats = new Stats();
   const watchdog = new Watchdog(30_000);
   let reported = false;
@@ -213,7 +220,8 @@ export async function assertRuns<T>(input: fc.Arbitrary<T>, run: (input: T, opti
   try {
     await fc.assert(
       fc.asyncProperty(input, (i) => run(i, { timeoutMs: 5_000, stats, watchdog, onFailure })),
-      fuzzParameters<T>(runs),
+      // A fixed seed, unless FUZZ_SEED replays another.
+      fuzzParameters<T>(runs, process.env['FUZZ_SEED'] === undefined ? seed : undefined),
     );
   } finally {
     await watchdog.stop();
@@ -331,7 +339,8 @@ export function verdict(spec: RequestSpec, wire: WireRequest, res: WireResponse)
   if (status >= 500 && !expectedServerError(spec, status, body)) return `answered ${status}`;
   // SUBSCRIBED (or the ERROR of a refused subscription) is written at once, in virtual time too.
   if (res.stream && res.check?.problem !== undefined) return `the event stream is unreadable: ${res.check.problem}`;
-  if (res.stream && res.check?.records === 0) return 'an event stream opened and ended without an event';
+  // A session's output stream may say nothing: a command that writes nothing.
+  if (res.stream && res.check?.records === 0 && res.check.api !== 'session') return 'an event stream opened and ended without an event';
   if (spec.server === 0 && isOperatorPath(spec.target)) {
     const broken = operatorVerdict(wire, res);
     if (broken !== undefined) return broken;
@@ -357,14 +366,18 @@ function closeIsExpected(wire: WireRequest): boolean {
   return head > MAX_HEAD_BYTES;
 }
 
+const CALL_FAILED = httpError('CALL_FAILED');
+
 /**
  * The 5xx answers the error catalogue gives on purpose: an UNKNOWN or
- * unsupported call, a master at its capacity, an agent that is down.
+ * unsupported call, a master at its capacity, an agent that is down; on
+ * the agent operator API, a call the agent failed to carry out (which
+ * `agent-judge.ts` allows for UPDATE_CONTAINER_MEMORY_LIMIT alone).
  */
 function expectedServerError(spec: RequestSpec, status: number, body: string): boolean {
-  if (spec.server !== 0 && isExecutorPath(spec.target)) {
-    return (status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) || (status === 503 && body === AGENT_DOWN);
-  }
+  const catalogued = (status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) || (status === 503 && body === AGENT_DOWN);
+  if (spec.server !== 0 && isExecutorPath(spec.target)) return catalogued;
+  if (spec.server !== 0 && isAgentOperatorPath(spec.target)) return catalogued || (status === CALL_FAILED.status && body === CALL_FAILED.body);
   const onApi = spec.server === 0 && (SCHEDULER_PATHS.includes(spec.target) || isOperatorPath(spec.target));
   if (onApi && status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) return true;
   return onApi && status === 503 && /^Too many (subscriptions|frameworks)\b/.test(body);
@@ -387,14 +400,9 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   const operator: Record<string, string> = ctx.input.secured ? { authorization: authorization(1) } : {};
   const closed = await within(reopen(ctx.running.masterUrl, operator), options.timeoutMs, () => `${where(ctx, end)}: lifting quotas and deactivations`);
   if (closed !== undefined) throw new FuzzFailure(`${where(ctx, end)}: lifting quotas and deactivations: ${closed}${logOf(ctx)}`);
-  const client = new SchedulerClient(ctx.running.masterUrl, 'json', liveHeaders(ctx.input));
+  const fail = (what: string, kind?: FailureKind) => new FuzzFailure(`${where(ctx, end)}: ${what}${logOf(ctx)}`, kind);
+  const client = await freshSubscription(ctx.running, liveHeaders(ctx.input), options.timeoutMs, fail);
   try {
-    const res = await within(client.subscribe({ user: 'fuzz', name: 'after' }), options.timeoutMs, () => `${where(ctx, end)}: a normal SUBSCRIBE afterwards`);
-    if (res.status !== 200) throw new FuzzFailure(`${where(ctx, end)}: a normal SUBSCRIBE afterwards got ${res.status} ${res.body}${logOf(ctx)}`);
-    await client.next('SUBSCRIBED', options.timeoutMs).catch((e: Error) => {
-      throw new FuzzFailure(`${where(ctx, end)}: a normal SUBSCRIBE afterwards got no SUBSCRIBED: ${e.message}${logOf(ctx)}`);
-    });
-    await offersArrive(ctx, client, options);
     guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
     await settle();
     checkHeldStreams(ctx);
@@ -404,23 +412,47 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
 }
 
 /**
- * OFFERS come at once, or after an allocation interval or two of virtual
+ * The last check of every fuzz run: a normal SUBSCRIBE gets SUBSCRIBED,
+ * then OFFERS at once or after an allocation interval or two of virtual
  * time. Only when nothing is left to offer may none come: a framework
  * subscribed by a generated call with a long failover timeout may still
- * hold every agent with its tasks, and that is no fault.
+ * hold every agent with its tasks, and that is no fault. Returns the
+ * client, still subscribed; `fail` makes the failure to throw.
  */
-async function offersArrive(ctx: Context, client: SchedulerClient, options: RunOptions): Promise<void> {
+export async function freshSubscription(
+  running: RunningCluster,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  fail: (what: string, kind?: FailureKind) => FuzzFailure,
+): Promise<SchedulerClient> {
+  const client = new SchedulerClient(running.masterUrl, 'json', headers);
+  try {
+    const res = await within(client.subscribe({ user: 'fuzz', name: 'after' }), timeoutMs, () => 'a normal SUBSCRIBE afterwards');
+    if (res.status !== 200) throw fail(`a normal SUBSCRIBE afterwards got ${res.status} ${res.body}`);
+    await client.next('SUBSCRIBED', timeoutMs).catch((e: Error) => Promise.reject(fail(`a normal SUBSCRIBE afterwards got no SUBSCRIBED: ${e.message}`)));
+    await offersArrive(running, client, timeoutMs, fail);
+    return client;
+  } catch (error) {
+    client.disconnect();
+    throw error;
+  }
+}
+
+async function offersArrive(running: RunningCluster, client: SchedulerClient, timeoutMs: number, fail: (what: string, kind?: FailureKind) => FuzzFailure): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await client.next('OFFERS', attempt === 0 ? 500 : 200);
       return;
     } catch (error) {
-      if (attempt * 200 > options.timeoutMs) {
-        if (!roomForATask(ctx.running)) return;
-        const end = ctx.input.steps.length;
-        throw new FuzzFailure(`${where(ctx, end)}: a normal SUBSCRIBE afterwards got no OFFERS: ${(error as Error).message}${logOf(ctx)}`);
+      if (attempt * 200 > timeoutMs) {
+        if (!roomForATask(running)) return;
+        throw fail(`a normal SUBSCRIBE afterwards got no OFFERS: ${(error as Error).message}`);
       }
-      guard(ctx, ctx.input.steps.length, () => ctx.running.advance(1_000));
+      try {
+        running.advance(1_000);
+      } catch (e) {
+        throw fail(`the cluster failed: ${(e as Error).message}`, 'crash');
+      }
     }
   }
 }

@@ -18,15 +18,17 @@ import { RecordReader } from '../../src/wire/recordio.js';
 import { ExecutorFeedCheck, type ExecutorEventValue } from './executor-feed-check.js';
 import { OperatorFeedCheck, type OperatorEventValue } from './operator-feed-check.js';
 
-export type StreamApi = 'scheduler' | 'operator' | 'executor';
+/** `session`: the output of a task exec session (agent operator API), ProcessIO records. */
+export type StreamApi = 'scheduler' | 'operator' | 'executor' | 'session';
 
 const EVENT_TYPES: Record<StreamApi, string> = {
   scheduler: 'mesos.v1.scheduler.Event',
   operator: 'mesos.v1.master.Event',
   executor: 'mesos.v1.executor.Event',
+  session: 'mesos.v1.agent.ProcessIO',
 };
 // An executor the agent is shutting down gets SHUTDOWN instead of SUBSCRIBED.
-const FIRST: Record<StreamApi, readonly string[]> = { scheduler: ['SUBSCRIBED', 'ERROR'], operator: ['SUBSCRIBED'], executor: ['SUBSCRIBED', 'SHUTDOWN'] };
+const FIRST: Record<StreamApi, readonly string[]> = { scheduler: ['SUBSCRIBED', 'ERROR'], operator: ['SUBSCRIBED'], executor: ['SUBSCRIBED', 'SHUTDOWN'], session: ['DATA', 'CONTROL'] };
 
 export class StreamCheck {
   /** Records read and decoded so far. */
@@ -35,6 +37,8 @@ export class StreamCheck {
   readonly types: string[] = [];
   /** What is wrong with the stream, once something is. */
   problem: string | undefined;
+  /** A session's output so far, stdout and stderr as they came. */
+  output = '';
   /** The terminating zero-length chunk came: the server ended the stream. */
   ended = false;
   #chunked = Buffer.alloc(0);
@@ -95,7 +99,8 @@ export class StreamCheck {
 
   #see(record: Buffer): void {
     const type = EVENT_TYPES[this.api];
-    const decoded = this.#json ? decodeJson<{ type?: string }>(type, jsonText(record), 'Event') : decodeProto<{ type?: string }>(type, record, 'Event');
+    const root = this.api === 'session' ? 'ProcessIO' : 'Event';
+    const decoded = this.#json ? decodeJson<{ type?: string }>(type, jsonText(record), root) : decodeProto<{ type?: string }>(type, record, root);
     if (!decoded.ok) throw new Error(`a record that is no ${type}: ${decoded.error}`);
     const name = decoded.value.type ?? '(no type)';
     if (this.records === 0 && !FIRST[this.api].includes(name)) throw new Error(`the first event is ${name}, not ${FIRST[this.api].join(' or ')}`);
@@ -104,6 +109,8 @@ export class StreamCheck {
     if (untold !== undefined) throw new Error(`${name}: ${untold}`);
     this.records++;
     if (this.types.length < 5) this.types.push(name);
+    const data = (decoded.value as { data?: { data?: Uint8Array | string } }).data?.data;
+    if (this.api === 'session' && data !== undefined) this.output += typeof data === 'string' ? Buffer.from(data, 'base64').toString('utf8') : Buffer.from(data).toString('utf8');
   }
 }
 

@@ -38,6 +38,12 @@ export interface WireRequest {
   readonly operator: boolean;
   /** Sent to an agent's executor API: a chunked 200 is an executor's event stream, which has no stream id header either. */
   readonly executor?: boolean;
+  /**
+   * Sent to an agent's operator API: a chunked 200 of Content-Type
+   * application/recordio is a session's output stream, seen once its head
+   * is there (a command may write nothing for a long while).
+   */
+  readonly session?: boolean;
   /** Sent over this Unix domain socket (an agent's, for its executors) instead of TCP to `port`. */
   readonly socketPath?: string;
 }
@@ -123,6 +129,7 @@ class ResponseParser {
     private readonly headRequest: boolean,
     private readonly operator = false,
     private readonly executor = false,
+    private readonly session = false,
   ) {}
 
   push(chunk: Buffer): Parsed | undefined {
@@ -158,13 +165,14 @@ class ResponseParser {
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
       // An event stream never ends: it is seen through its first event, or its end.
       const api = status !== 200 ? undefined : headers['mesos-stream-id'] !== undefined ? 'scheduler' : this.operator ? 'operator' : this.executor ? 'executor' : undefined;
-      if (api !== undefined) {
-        this.#check ??= new StreamCheck(api, headers['content-type']);
+      const session = status === 200 && this.session && headers['content-type'] === 'application/recordio';
+      if (api !== undefined || session) {
+        this.#check ??= session ? new StreamCheck('session', headers['message-content-type']) : new StreamCheck(api!, headers['content-type']);
         this.#check.push(this.#buffer);
         this.#streamBytes = Buffer.concat([this.#streamBytes, this.#buffer.subarray(0, 4096 - this.#streamBytes.length)]);
         this.#buffer = Buffer.alloc(0);
         const check = this.#check;
-        const first = check.records > 0 || check.problem !== undefined || check.ended || closed;
+        const first = session || check.records > 0 || check.problem !== undefined || check.ended || closed;
         return first ? { ...done(this.#streamBytes, true), check } : undefined;
       }
       const body = dechunk(this.#buffer);
@@ -216,7 +224,7 @@ export function send(req: WireRequest, timeoutMs: number): Promise<WireResponse>
   const started = performance.now();
   return new Promise((resolve) => {
     const socket = net.connect(req.socketPath !== undefined ? { path: req.socketPath } : { host: '127.0.0.1', port: req.port });
-    let parser = new ResponseParser(req.method === 'HEAD', req.operator, req.executor === true);
+    let parser = new ResponseParser(req.method === 'HEAD', req.operator, req.executor === true, req.session === true);
     let first: Parsed | undefined;
     let settled = false;
     const finish = (outcome: Outcome, parsed: Parsed | undefined, followUp?: Outcome | number) => {

@@ -208,3 +208,16 @@ describe('the container calls refuse as upstream does', () => {
     expect(res).toMatchObject({ status: 404, body: 'Container nobody cannot be found' });
   });
 });
+
+describe('an input stream whose RecordIO framing is broken', () => {
+  it('is refused 400 with the reason, not 500, whatever the length prefix', async () => {
+    const headers = { 'content-type': 'application/recordio', 'message-content-type': 'application/json' };
+    const record = containerIdRecord('framing');
+    for (const prefix of ['x', '0', '-1', '1'.repeat(25)]) {
+      const body = Buffer.concat([record, Buffer.from(`${prefix}\n{}`)]);
+      const res = await postRaw(api(), body, headers);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatch(/^Failed to decode the input stream: recordio: /);
+    }
+  });
+});

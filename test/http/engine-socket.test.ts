@@ -219,3 +219,60 @@ describe('--work-dir', () => {
     }
   });
 });
+
+/** One raw request on a connection of its own; what comes back before the engine closes it or 200 ms pass. */
+function raw(bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(h.cluster.engineSocket!);
+    let text = '';
+    const done = () => (socket.destroy(), resolve(text));
+    socket.setEncoding('latin1');
+    socket.on('data', (c: string) => (text += c));
+    socket.on('error', reject);
+    socket.on('close', done);
+    setTimeout(done, 200);
+    socket.write(bytes);
+  });
+}
+
+describe('the engine socket under requests no engine client sends', () => {
+  it('refuses an escape that is none in a container name with 400, and keeps serving', async () => {
+    for (const name of ['%', '%zz', '%E0%A4%A', '%ed%a0%80']) {
+      const answer = await raw(`GET /containers/${name}/json HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(answer).toContain('{"message":"invalid URL escape in ');
+    }
+    expect(await request('GET', '/_ping')).toMatchObject({ status: 200, text: 'OK' });
+  });
+
+  it('takes a create body of null as an empty one, and refuses JSON that is no object with 400', async () => {
+    const create = (body: string) => raw(`POST /containers/cluster-${engineTask}/exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    expect(await create('null')).toContain('{"message":"No exec command specified"}');
+    for (const body of ['[]', '"x"', '1', 'true']) expect(await create(body)).toContain('{"message":"the exec create body is no JSON object"}');
+    expect(await request('GET', '/_ping')).toMatchObject({ status: 200, text: 'OK' });
+  });
+
+  it('answers a head or a declared body past its limits with 431 or 413, and closes', async () => {
+    expect(await raw(`GET /_ping HTTP/1.1\r\nX-Big: ${'x'.repeat(70 * 1024)}`)).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n[^]*Connection: close/);
+    expect(await raw(`POST /containers/x/exec HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n{`)).toMatch(/^HTTP\/1\.1 413 Payload Too Large\r\n/);
+  });
+});
+
+describe('HEAD on the engine socket', () => {
+  it('answers with the head alone, so that the next answer on the connection is in step', async () => {
+    const answer = await raw('HEAD /exec/none/json HTTP/1.1\r\nHost: localhost\r\n\r\nGET /_ping HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1\.1 404 Not Found\r\n[^]*Content-Length: \d+\r\n[^]*\r\n\r\nHTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nOK$/);
+  });
+});
+
+describe('a chunked request body on the engine socket', () => {
+  it('is read as the body it encodes; a malformed one is 400, and the connection closes', async () => {
+    const body = JSON.stringify({ Cmd: ['echo', 'chunked'] });
+    const chunks = `${(10).toString(16)}\r\n${body.slice(0, 10)}\r\n${(body.length - 10).toString(16)};x=y\r\n${body.slice(10)}\r\n0\r\n\r\n`;
+    const head = `POST /containers/cluster-${engineTask}/exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    // The next request on the connection is answered too: the chunks were the body, no request of their own.
+    const answer = await raw(`${head}${chunks}GET /_ping HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1\.1 201 Created\r\n[^]*\{"Id":"[0-9a-f]{64}"\}HTTP\/1\.1 200 OK\r\n[^]*OK$/);
+    expect(await raw(`${head}zz\r\n{}\r\n0\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[^]*Connection: close\r\n[^]*\{"message":"malformed chunked encoding"\}$/);
+  });
+});
