@@ -10,8 +10,10 @@
  *
  * FUZZ_API picks what is fuzzed: `master` (the master's APIs and the
  * agents' other endpoints), `executor` (the agents' executor API, on agents
- * that await their custom executors), or `all` (default: runs of both,
- * two of the master's to one of the executor API's).
+ * that await their custom executors), `control` (the control API,
+ * `/sim/v1/`), `workflow` (the workflow service's API), `orchestrator` (the
+ * orchestration framework's API), or `all` (default: runs of each, in the
+ * proportions of `TARGETS`).
  *
  * FUZZ_SEED and FUZZ_PATH replay a failure; FUZZ_TIMEOUT_MS sets the
  * per-request hang limit (default 5,000), FUZZ_STALL_MS the watchdog's
@@ -19,24 +21,43 @@
  * FUZZ_BY_KIND=1 adds the counts by call type and path.
  */
 import fc from 'fast-check';
-import { executorRunInput, runExecutorsOnce, type ExecutorRunInput } from './executor-session.js';
-import { FuzzFailure, fuzzParameters, runInput, runOnce, Stats, type FailureKind, type RunInput, type RunOptions } from './session.js';
+import { controlRunInput, runControlOnce } from './control-session.js';
+import { executorRunInput, runExecutorsOnce } from './executor-session.js';
+import { orchestratorRunInput, runOrchestratorOnce } from './orchestrator-session.js';
+import { FuzzFailure, fuzzParameters, runInput, runOnce, Stats, type FailureKind, type RunOptions } from './session.js';
+import { runWorkflowOnce, workflowRunInput } from './workflow-session.js';
 import { Watchdog } from './watchdog.js';
 
 const target = Number(process.env['FUZZ_CASES'] ?? 100_000);
 const maxSteps = Number(process.env['FUZZ_MAX_STEPS'] ?? 40);
 const timeoutMs = Number(process.env['FUZZ_TIMEOUT_MS'] ?? 5_000);
 const PROGRESS_EVERY = 5_000;
-const api = process.env['FUZZ_API'] ?? 'all';
-if (!['all', 'master', 'executor'].includes(api)) throw new Error(`FUZZ_API must be all, master or executor, not ${api}`);
 
-/** A run of either kind, tagged with the API it fuzzes. */
-type AnyRun = { readonly api: 'master'; readonly input: RunInput } | { readonly api: 'executor'; readonly input: ExecutorRunInput };
-const masterRuns = runInput(maxSteps).map((input): AnyRun => ({ api: 'master', input }));
-const executorRuns = executorRunInput(maxSteps).map((input): AnyRun => ({ api: 'executor', input }));
+/** A run of some target, with the function that runs it. */
+interface AnyRun {
+  readonly api: string;
+  readonly input: unknown;
+  readonly run: (options: RunOptions) => Promise<void>;
+}
+
+/** Each target: its runs, and its weight among the runs of `all`. Adding a target is one line here. */
+const TARGETS: Readonly<Record<string, { readonly weight: number; readonly runs: fc.Arbitrary<AnyRun> }>> = {
+  master: entry('master', 4, runInput(maxSteps), runOnce),
+  executor: entry('executor', 2, executorRunInput(maxSteps), runExecutorsOnce),
+  control: entry('control', 2, controlRunInput(maxSteps), runControlOnce),
+  workflow: entry('workflow', 1, workflowRunInput(maxSteps), runWorkflowOnce),
+  orchestrator: entry('orchestrator', 1, orchestratorRunInput(maxSteps), runOrchestratorOnce),
+};
+
+function entry<T>(api: string, weight: number, input: fc.Arbitrary<T>, run: (input: T, options: RunOptions) => Promise<void>) {
+  return { weight, runs: input.map((i): AnyRun => ({ api, input: i, run: (options) => run(i, options) })) };
+}
+
+const api = process.env['FUZZ_API'] ?? 'all';
+if (api !== 'all' && TARGETS[api] === undefined) throw new Error(`FUZZ_API must be all or one of ${Object.keys(TARGETS).join(', ')}, not ${api}`);
 const runs: fc.Arbitrary<AnyRun> =
-  api === 'master' ? masterRuns : api === 'executor' ? executorRuns : fc.oneof({ weight: 2, arbitrary: masterRuns }, { weight: 1, arbitrary: executorRuns });
-const runAny = (run: AnyRun, options: RunOptions) => (run.api === 'master' ? runOnce(run.input, options) : runExecutorsOnce(run.input, options));
+  api === 'all' ? fc.oneof(...Object.values(TARGETS).map(({ weight, runs: arbitrary }) => ({ weight, arbitrary }))) : TARGETS[api]!.runs;
+const runAny = (run: AnyRun, options: RunOptions) => run.run(options);
 
 /** The failure found, by kind: a run stops at its first, so each count is 0 or 1. */
 const failures: Record<FailureKind, number> = { crash: 0, hang: 0, 'unexpected 5xx': 0, other: 0 };

@@ -81,11 +81,12 @@ export class Stats {
   exact = 0;
   onCase: ((stats: Stats) => void) | undefined;
 
-  record(spec: RequestSpec, res: WireResponse): void {
+  /** `label`: what the request was, for the counts by kind (by default, the call's type or the path). */
+  record(spec: RequestSpec, res: WireResponse, label = kindOf(spec)): void {
     this.cases++;
     const status = res.outcome !== 'response' ? res.outcome : res.stream ? `${res.status} (stream)` : String(res.status);
     this.byStatus.set(status, (this.byStatus.get(status) ?? 0) + 1);
-    const kind = `${kindOf(spec)} ${status}`;
+    const kind = `${label} ${status}`;
     this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + 1);
     if (res.followUp !== undefined) this.followUps.set(String(res.followUp), (this.followUps.get(String(res.followUp)) ?? 0) + 1);
     if (res.check !== undefined && res.held === undefined) this.streamRead(res.check);
@@ -351,7 +352,7 @@ const MAX_HEAD_BYTES = 16 * 1024;
  * with the client's bytes unread, so the kernel resets it and the client
  * may lose every answer; and, reset the same way, a head over node's limit.
  */
-function closeIsExpected(wire: WireRequest): boolean {
+export function closeIsExpected(wire: WireRequest): boolean {
   if (wire.method === 'CONNECT' || wire.framing === 'long' || wire.framing === 'short') return true;
   const head = wire.target.length + wire.headers.reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
   return head > MAX_HEAD_BYTES;
@@ -394,7 +395,8 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
     await client.next('SUBSCRIBED', options.timeoutMs).catch((e: Error) => {
       throw new FuzzFailure(`${where(ctx, end)}: a normal SUBSCRIBE afterwards got no SUBSCRIBED: ${e.message}${logOf(ctx)}`);
     });
-    await offersArrive(ctx, client, options);
+    const fail = (what: string) => new FuzzFailure(`${where(ctx, end)}: a normal SUBSCRIBE afterwards got ${what}${logOf(ctx)}`);
+    await offersArrive(ctx.running, client, options, fail, (ms) => guard(ctx, end, () => ctx.running.advance(ms)));
     guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
     await settle();
     checkHeldStreams(ctx);
@@ -409,18 +411,23 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
  * subscribed by a generated call with a long failover timeout may still
  * hold every agent with its tasks, and that is no fault.
  */
-async function offersArrive(ctx: Context, client: SchedulerClient, options: RunOptions): Promise<void> {
+export async function offersArrive(
+  running: RunningCluster,
+  client: SchedulerClient,
+  options: RunOptions,
+  fail: (what: string) => FuzzFailure,
+  advance: (ms: number) => void,
+): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await client.next('OFFERS', attempt === 0 ? 500 : 200);
       return;
     } catch (error) {
       if (attempt * 200 > options.timeoutMs) {
-        if (!roomForATask(ctx.running)) return;
-        const end = ctx.input.steps.length;
-        throw new FuzzFailure(`${where(ctx, end)}: a normal SUBSCRIBE afterwards got no OFFERS: ${(error as Error).message}${logOf(ctx)}`);
+        if (!roomForATask(running)) return;
+        throw fail(`no OFFERS: ${(error as Error).message}`);
       }
-      guard(ctx, ctx.input.steps.length, () => ctx.running.advance(1_000));
+      advance(1_000);
     }
   }
 }

@@ -99,6 +99,9 @@ function chunked(body: Buffer): Buffer {
   return Buffer.concat(parts);
 }
 
+/** The media types of streams of lines, which are not read as a scheduler's, operator's or executor's records. */
+const LINE_STREAMS = /^\s*(application\/x-ndjson|text\/event-stream)\b/i;
+
 interface Parsed {
   readonly status: number;
   readonly headers: Record<string, string>;
@@ -155,6 +158,12 @@ class ResponseParser {
     const { status, headers } = head;
     const done = (body: Buffer, stream = false): Parsed => ({ status, headers, body, stream });
     if (this.headRequest || status === 204 || status === 304) return done(Buffer.alloc(0));
+    // A stream of lines (the control API's trace and its events) never ends either: it is seen through its first bytes.
+    if (status === 200 && LINE_STREAMS.test(headers['content-type'] ?? '')) {
+      this.#streamBytes = Buffer.concat([this.#streamBytes, this.#buffer.subarray(0, 4096 - this.#streamBytes.length)]);
+      this.#buffer = Buffer.alloc(0);
+      return this.#streamBytes.length > 0 || closed ? done(this.#streamBytes, true) : undefined;
+    }
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
       // An event stream never ends: it is seen through its first event, or its end.
       const api = status !== 200 ? undefined : headers['mesos-stream-id'] !== undefined ? 'scheduler' : this.operator ? 'operator' : this.executor ? 'executor' : undefined;
