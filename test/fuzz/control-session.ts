@@ -39,7 +39,7 @@ import {
   type ServiceStep,
   type Surface,
 } from './service-session.js';
-import { send, type WireRequest, type WireResponse } from './transport.js';
+import { plainWire, send, type WireRequest, type WireResponse } from './transport.js';
 
 export type ControlStep = ServiceStep | { readonly kind: 'scheduler'; readonly spec: RequestSpec };
 
@@ -194,21 +194,10 @@ function learn(learnt: Learnt, wire: WireRequest, res: WireResponse): void {
 }
 
 /** Sends a control call as an ordinary client would, and judges the answer: one of `allowed`, and by every rule of the API. */
-async function control(run: ServiceRun, path: string, body: object, allowed: readonly number[], options: RunOptions): Promise<WireResponse> {
+async function control(run: ServiceRun, path: string, call: object, allowed: readonly number[], options: RunOptions): Promise<WireResponse> {
   const port = Number(new URL(run.running.masterUrl).port);
-  const wire: WireRequest = {
-    port,
-    method: path === 'clock' ? 'GET' : 'POST',
-    target: `/sim/v1/${path}`,
-    version: 'HTTP/1.1',
-    headers: [['Host', `127.0.0.1:${port}`], ['Content-Type', 'application/json']],
-    body: Buffer.from(path === 'clock' ? '' : JSON.stringify(body)),
-    framing: 'length',
-    followUp: false,
-    hold: false,
-    abort: 'no',
-    operator: false,
-  };
+  const body = Buffer.from(path === 'clock' ? '' : JSON.stringify(call));
+  const wire = plainWire(port, path === 'clock' ? 'GET' : 'POST', `/sim/v1/${path}`, [['Host', `127.0.0.1:${port}`], ['Content-Type', 'application/json']], body);
   options.watchdog?.note(`${where(run, run.steps)}:\n${describeRequest(wire)}`);
   const res = await send(wire, options.timeoutMs);
   const broken =

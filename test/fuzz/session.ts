@@ -202,8 +202,9 @@ export async function runOnce(input: RunInput, options: RunOptions): Promise<voi
  * `runs` fuzz runs as one fast-check property, as the tests run them: a
  * watchdog for synchronous hangs, the failure shown as soon as it is found
  * (shrinking runs with hangs in them may take minutes). Returns the figures.
+ * `seed`: fast-check's, for a slice that runs the same every time.
  */
-export async function assertRuns<T>(input: fc.Arbitrary<T>, run: (input: T, options: RunOptions) => Promise<void>, runs: number): Promise<Stats> {
+export async function assertRuns<T>(input: fc.Arbitrary<T>, run: (input: T, options: RunOptions) => Promise<void>, runs: number, seed?: number): Promise<Stats> {
   const stats = new Stats();
   const watchdog = new Watchdog(30_000);
   let reported = false;
@@ -214,7 +215,7 @@ export async function assertRuns<T>(input: fc.Arbitrary<T>, run: (input: T, opti
   try {
     await fc.assert(
       fc.asyncProperty(input, (i) => run(i, { timeoutMs: 5_000, stats, watchdog, onFailure })),
-      fuzzParameters<T>(runs),
+      fuzzParameters<T>(runs, seed),
     );
   } finally {
     await watchdog.stop();

@@ -42,6 +42,11 @@ export interface WireRequest {
   readonly socketPath?: string;
 }
 
+/** A request as an ordinary client sends it: HTTP/1.1, framed by its length, one connection, waited for. */
+export function plainWire(port: number, method: string, target: string, headers: readonly (readonly [string, string])[], body = Buffer.alloc(0)): WireRequest {
+  return { port, method, target, version: 'HTTP/1.1', headers, body, framing: 'length', followUp: false, hold: false, abort: 'no', operator: false };
+}
+
 /** `aborted`: the client dropped the connection itself, so there is no answer to judge. */
 export type Outcome = 'response' | 'closed' | 'timeout' | 'aborted';
 
