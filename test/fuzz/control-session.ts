@@ -17,10 +17,11 @@
  * subscribes to the leader and gets OFFERS.
  */
 import fc from 'fast-check';
+import { CALL_TYPE, token } from './calls.js';
 import { LiveFramework } from './live.js';
 import { CONTROL_PATHS, controlRequestSpec, snapshotToken } from './control-requests.js';
 import { type Json } from './mutate.js';
-import { render, requestSpec, resolveJsonWith, type RequestSpec, type TokenResolver } from './requests.js';
+import { assemble, render, requestSpec, resolveJsonWith, SCHEDULER_PATHS, type RequestSpec, type TokenResolver } from './requests.js';
 import { describe, describeRequest, FuzzFailure, settle, verdict, within, type RunOptions } from './session.js';
 import {
   advance,
@@ -51,13 +52,32 @@ export interface ControlRunInput {
 // An allocation interval, an election (10 s), a heartbeat, a ping timeout, an agent's reregistration.
 const advanceMs = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.constantFrom(1_000, 5_000, 10_000, 15_000, 60_000, 600_000));
 
+/** A task launched on the live framework's first offer, long-running, for the faults of tasks and executors to hit. */
+const launch: fc.Arbitrary<RequestSpec> = fc.nat({ max: 99 }).map((n) => {
+  const scalar = (name: string, value: number) => ({ name, type: 'SCALAR', scalar: { value } });
+  const task = { name: 'task', task_id: { value: `ctl-${n}` }, agent_id: { value: token.offerAgent(0) }, resources: [scalar('cpus', 0.1), scalar('mem', 32)], command: { value: 'sleep 3600' } };
+  const call = { type: 'ACCEPT', framework_id: { value: token.framework }, accept: { offer_ids: [{ value: token.offer(0) }], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] } };
+  return assemble({
+    server: 0,
+    method: 'POST',
+    target: SCHEDULER_PATHS[0]!,
+    headers: [[['Content-Type', 'application/json'], ['Mesos-Stream-Id', token.stream]]],
+    body: { kind: 'call', message: CALL_TYPE, encoding: 'json', call, json: [], proto: [], bytes: [] },
+    framing: 'length',
+    version: 'HTTP/1.1',
+    host: 'normal',
+    followUp: false,
+    abort: 'no',
+  });
+});
+
 export function controlRunInput(maxSteps: number): fc.Arbitrary<ControlRunInput> {
-  const scheduler = requestSpec.map((spec): ControlStep => ({ kind: 'scheduler', spec }));
-  const step = fc.oneof(w(5, serviceSteps(controlRequestSpec, advanceMs, maxSteps)), w(1, fc.array(scheduler, { maxLength: 3 })));
+  const scheduler = fc.oneof(w(1, requestSpec), w(2, launch)).map((spec): ControlStep => ({ kind: 'scheduler', spec }));
+  const step = fc.oneof(w(3, serviceSteps(controlRequestSpec, advanceMs, maxSteps)), w(1, fc.array(scheduler, { minLength: 1, maxLength: 3 })));
   return fc.record({
     clusterSeed: fc.nat(),
     // Runs of control steps with a few scheduler requests between them, cut to the length of a run.
-    steps: fc.array(step, { minLength: 1, maxLength: 3 }).map((parts): ControlStep[] => parts.flat().slice(0, maxSteps)).filter((s) => s.length > 0),
+    steps: fc.array(step, { minLength: 1, maxLength: 4 }).map((parts): ControlStep[] => parts.flat().slice(0, maxSteps)).filter((s) => s.length > 0),
   });
 }
 
@@ -186,7 +206,8 @@ function learn(learnt: Learnt, wire: WireRequest, res: WireResponse): void {
     return;
   }
   if (typeof answer['snapshot_id'] === 'string' && !learnt.snapshots.includes(answer['snapshot_id'])) learnt.snapshots.push(answer['snapshot_id']);
-  if (typeof answer['rule_id'] === 'number') learnt.maxRule = Math.max(learnt.maxRule, answer['rule_id']);
+  // A rule added has the next id; a removal echoes whatever id it was given.
+  if (answer['type'] === 'network_rule' && typeof answer['rule_id'] === 'number') learnt.maxRule = Math.max(learnt.maxRule, answer['rule_id']);
   if (answer['type'] === 'partition') {
     const nodes = Array.isArray(body['nodes']) ? body['nodes'] : [body['agent_id'], 'master'];
     if (nodes.every((n): n is string => typeof n === 'string')) learnt.cuts.push([nodes[0]!, nodes[1]!]);
