@@ -56,7 +56,7 @@ function listed(r: QueueRequest): Record<string, unknown> {
 
 export function buildWorkflowApp(scheduler: WorkflowScheduler, config: WorkflowConfig): FastifyInstance {
   // An id in a path is as long as node lets a request's head be: an id too long is unknown (404), not the router's 414.
-  const app = Fastify({ logger: false, maxParamLength: http.maxHeaderSize });
+  const app = Fastify({ logger: false, routerOptions: { maxParamLength: http.maxHeaderSize } });
   let counter = 0;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
