@@ -113,11 +113,15 @@ export async function runControlOnce(input: ControlRunInput, options: RunOptions
   const live = new LiveFramework(run.running, options.timeoutMs);
   const learnt: Learnt = { snapshots: [], cuts: [], maxRule: 0 };
   const port = new URL(run.running.masterUrl).port;
+  // Whether the master was down at some point of the step: a master down closes every connection but the control API's.
+  let down = false;
+  const masterDown = () => run.running.driver.read((view) => view.masterSeats()[0]?.state === 'down');
   const surface: Surface = {
     ports: () => [Number(port)],
     tokens: new ControlTokens(live, learnt),
     judge: (_spec, wire, res) => controlVerdict(wire, res),
     expected5xx: (_spec, status, body) => status === 503 && body === 'No leader elected',
+    closeExpected: (_spec, wire) => (down || masterDown()) && !servedWhenDown(wire.target),
     seen: (_spec, wire, res) => learn(learnt, wire, res),
     kind: (spec) => `control ${spec.method} ${spec.target.split('?')[0]!.slice(0, 40)}${faultType(spec)}`,
   };
@@ -127,6 +131,7 @@ export async function runControlOnce(input: ControlRunInput, options: RunOptions
     async () => {
       for (const [index, s] of input.steps.entries()) {
         await keepLive(run, live, index, options);
+        down = masterDown();
         if (s.kind === 'advance') await advance(run, index, s.ms, options);
         else if (s.kind === 'scheduler') await schedulerRequest(run, surface, index, s.spec, options);
         else await requests(run, surface, index, s.kind === 'request' ? [s.spec] : s.specs, options);
@@ -145,6 +150,12 @@ function faultType(spec: RequestSpec): string {
   const call = spec.body.kind === 'call' ? spec.body.call : undefined;
   const type = call !== null && typeof call === 'object' && !Array.isArray(call) ? call['type'] : undefined;
   return typeof type === 'string' && spec.target.includes('faults') ? ` ${type.slice(0, 20)}` : '';
+}
+
+/** What a master serves while its process is down: the control API below its prefix, `/health` and `/version` (leader-gate.ts). */
+function servedWhenDown(target: string): boolean {
+  const path = `/${target.split('?', 1)[0]!.split('/').filter((p) => p !== '').join('/')}`;
+  return /^\/sim\/v1\/./.test(path) || ['/health', '/version', '/master/health'].includes(path);
 }
 
 /** The live framework subscribes again when its stream ended (a reset, a restore, a failover), if a leader is there to take it. */

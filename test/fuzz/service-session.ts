@@ -57,6 +57,8 @@ export interface Surface {
   judge(spec: RequestSpec, wire: WireRequest, res: WireResponse): string | undefined;
   /** A 5xx this API gives on purpose, documented in its error catalogue. */
   expected5xx(spec: RequestSpec, status: number, body: string): boolean;
+  /** A close without an answer this API gives on purpose (besides node's own, which every API may give). */
+  closeExpected?(spec: RequestSpec, wire: WireRequest): boolean;
   /** Told of every answer, after it is judged: a target learns ids from them. */
   seen?(spec: RequestSpec, wire: WireRequest, res: WireResponse): void;
   /** The label of the request for the counts by kind. */
@@ -127,7 +129,8 @@ export async function requests(run: ServiceRun, surface: Surface, index: number,
 function judge(run: ServiceRun, surface: Surface, index: number, spec: RequestSpec, wire: WireRequest, res: WireResponse, options: RunOptions): void {
   options.stats.record(spec, res, surface.kind(spec));
   if (res.held !== undefined) run.held.push(res.held);
-  const broken = serviceVerdict(wire, res, (status, body) => surface.expected5xx(spec, status, body)) ?? (res.outcome === 'response' ? surface.judge(spec, wire, res) : undefined);
+  const closes = () => surface.closeExpected?.(spec, wire) === true;
+  const broken = serviceVerdict(wire, res, (status, body) => surface.expected5xx(spec, status, body), closes) ?? (res.outcome === 'response' ? surface.judge(spec, wire, res) : undefined);
   if (broken !== undefined) {
     const kind: FailureKind = res.outcome === 'timeout' || res.followUp === 'timeout' ? 'hang' : (res.status ?? 0) >= 500 ? 'unexpected 5xx' : 'other';
     throw new FuzzFailure(`${where(run, index)}: ${broken}\n${describe(wire, res)}${logOf(run)}`, kind);
@@ -141,10 +144,15 @@ function judge(run: ServiceRun, surface: Surface, index: number, spec: RequestSp
  * itself gives to what it cannot read), no 5xx but the documented ones, a
  * refusal with a reason on one line, and a kept-alive connection still in step.
  */
-export function serviceVerdict(wire: WireRequest, res: WireResponse, expected5xx: (status: number, body: string) => boolean): string | undefined {
+export function serviceVerdict(
+  wire: WireRequest,
+  res: WireResponse,
+  expected5xx: (status: number, body: string) => boolean,
+  closeExpected: () => boolean = () => false,
+): string | undefined {
   if (res.outcome === 'aborted') return undefined;
   if (res.outcome === 'timeout') return 'no answer within the per-request timeout (a hang)';
-  if (res.outcome === 'closed') return closeIsExpected(wire) ? undefined : 'the connection closed without an answer';
+  if (res.outcome === 'closed') return closeIsExpected(wire) || closeExpected() ? undefined : 'the connection closed without an answer';
   const status = res.status ?? 0;
   const body = res.body.toString('utf8');
   if (status >= 500 && !expected5xx(status, body)) return `answered ${status}`;

@@ -167,7 +167,7 @@ function workflowSurface(run: ServiceRun, port: number): Surface {
     ports: () => [port],
     tokens: new AgentTokens(run.running.agents.map((a) => a.id)),
     judge: (_spec, wire, res) => workflowVerdict(wire.method, wire.target, res.status ?? 0, res.body.toString('utf8')),
-    expected5xx: (spec, status, body) => status === 502 && spec.target.startsWith('/v0/agent/') && body.startsWith('The master could not be asked: '),
+    expected5xx: (spec, status, body) => status === 502 && spec.target.startsWith('/v0/agent/') && (spec.method === 'HEAD' || body.startsWith('The master could not be asked: ')),
     kind: (spec) => `workflow ${spec.method} ${spec.target.replace(/^(\/v0\/(task|agent)\/).*/, '$1<id>').slice(0, 40)}`,
   };
 }
