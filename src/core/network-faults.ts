@@ -25,7 +25,9 @@ export interface NetworkFaultTarget {
 }
 
 export function injectNetworkFault(cluster: NetworkFaultTarget, trace: Trace, fault: NetworkFault): Outcome<FaultResult> {
-  const unknown = faultNodes(fault).find((node) => node !== MASTER_NODE && !cluster.hasAgent(node));
+  // An agent's process fault names an agent: the master is a node, but no agent.
+  const agentOnly = fault.type === 'crash_agent' || fault.type === 'restart_agent';
+  const unknown = faultNodes(fault).find((node) => (agentOnly || node !== MASTER_NODE) && !cluster.hasAgent(node));
   if (unknown !== undefined) return fail('NOT_FOUND', `Agent '${unknown}' not found`);
   const { type, ...parameters } = fault;
   trace.append(`fault:${type}`, parameters);

@@ -122,7 +122,9 @@ function restartAgent(body: Body): Parsed {
 
 function link(body: Body, type: 'partition' | 'heal'): Parsed {
   const nodes = body['nodes'];
-  if (nodes === undefined) return withAgent(body, (agentId) => ({ type, nodes: [agentId, MASTER_NODE] }));
+  if (nodes === undefined) {
+    return withAgent(body, (agentId) => (agentId === MASTER_NODE ? "Expecting 'agent_id' to be an agent's id: the link is the agent's to the master" : { type, nodes: [agentId, MASTER_NODE] }));
+  }
   if (!Array.isArray(nodes) || nodes.length !== 2 || !nodes.every((n) => typeof n === 'string' && n !== '') || nodes[0] === nodes[1]) {
     return "Expecting 'nodes' to be two different node ids";
   }

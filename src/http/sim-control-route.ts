@@ -4,7 +4,7 @@
  *
  *   POST /sim/v1/run_until_idle  {"max_ms"?}              -> {"idle", "time_ms"}
  *   POST /sim/v1/run_until       {"condition", "max_ms"}   -> {"held", "time_ms"}
- *   POST /sim/v1/reset           {"seed"?}                 -> {"seed", "time_ms"}
+ *   POST /sim/v1/reset           {"seed"?}                 -> {"seed", "time_ms"}   (a seed of at most 256 characters)
  *   POST /sim/v1/snapshot        (no body, or {})          -> {"snapshot_id", "time_ms"}
  *   POST /sim/v1/restore         {"snapshot_id"}           -> {"snapshot_id", "time_ms"}
  *
@@ -19,6 +19,13 @@ import { MAX_SPAN_MS } from './fault-body.js';
 import { serveMethods } from './methods.js';
 
 type Body = Readonly<Record<string, unknown>>;
+
+/**
+ * The longest seed a reset takes: every random stream of the cluster is
+ * seeded from a hash of the seed text, and the seed comes back in the
+ * answer and the trace, so a seed of megabytes would hold the cluster up.
+ */
+export const MAX_SEED_LENGTH = 256;
 
 export function registerSimControlRoutes(app: FastifyInstance, control: SimControl): void {
   const post = (path: string, handle: (body: Body) => object): void =>
@@ -36,8 +43,9 @@ export function registerSimControlRoutes(app: FastifyInstance, control: SimContr
   });
   post('reset', (body) => {
     const seed = body['seed'];
-    if (seed !== undefined && !((typeof seed === 'string' && seed !== '') || (typeof seed === 'number' && Number.isSafeInteger(seed)))) {
-      throw new SimControlError('invalid', "Expecting 'seed' to be a whole number or a non-empty string");
+    const text = typeof seed === 'string' && seed !== '' && seed.length <= MAX_SEED_LENGTH;
+    if (seed !== undefined && !(text || (typeof seed === 'number' && Number.isSafeInteger(seed)))) {
+      throw new SimControlError('invalid', `Expecting 'seed' to be a whole number or a non-empty string of at most ${MAX_SEED_LENGTH} characters`);
     }
     const result = control.reset(seed);
     return { seed: result.seed, time_ms: result.timeMs };

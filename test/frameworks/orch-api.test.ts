@@ -82,7 +82,8 @@ describe('the framework API', () => {
   });
 
   it('refuses a count that is not a non-negative integer with 400', async () => {
-    for (const bad of ['-1', 'two', '1.5', '1e3', '%20']) {
+    // Escapes that decode to nothing (a lone %, a cut UTF-8 sequence) are shown as sent.
+    for (const bad of ['-1', 'two', '1.5', '1e3', '%20', '%', '%zz', '%E2%82']) {
       const r = await get(`/api/framework/v0/agent/scale/${bad}`);
       expect(r.status, bad).toBe(400);
       expect(r.text).toMatch(/^Invalid count .*: expected a non-negative integer\n$/);

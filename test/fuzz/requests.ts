@@ -11,7 +11,6 @@ import { decodeJson } from '../../src/wire/json.js';
 import { encodeProto } from '../../src/wire/proto-codec.js';
 import { CALL_TYPE, oddString, schemaCall, templateCall, token } from './calls.js';
 import { OPERATOR_CALL_TYPE, operatorSchemaCall, operatorTemplateCall } from './operator-calls.js';
-import type { LiveFramework } from './live.js';
 import { mutateBytes, mutateJson, mutateProto, type ByteMutation, type Json, type JsonMutation, type ProtoMutation } from './mutate.js';
 import { byteMutations, jsonMutations, protoMutations } from './mutations.js';
 import type { Framing, WireRequest } from './transport.js';
@@ -158,7 +157,8 @@ const credentials = fc.oneof(
 const encodings = fc.constantFrom('gzip', '*', 'gzip;q=0', 'identity', 'br', 'gzip, deflate, br', 'gzip;q=NaN', '*;q=0', 'GZIP', '');
 export const acceptEncoding = fc.oneof(w(3, none), w(2, header('Accept-Encoding', fc.oneof(encodings, headerValue))));
 
-const bodyOf = (encoding: Encoding, call: fc.Arbitrary<Json>, mutated: boolean, message = CALL_TYPE): fc.Arbitrary<BodySpec> =>
+/** A call's body in `encoding`, mutated or not. */
+export const bodyOf = (encoding: Encoding, call: fc.Arbitrary<Json>, mutated: boolean, message = CALL_TYPE): fc.Arbitrary<BodySpec> =>
   fc.record({
     kind: fc.constant('call' as const),
     message: fc.constant(message),
@@ -305,8 +305,20 @@ export const requestSpec: fc.Arbitrary<RequestSpec> = fc.oneof(w(12, schedulerRe
 
 /** What resolves the tokens of a body: the live framework, or the live executors. */
 export interface TokenResolver {
-  resolveText(text: string): string;
+  /** `frameworkId`: the framework the call names, whose stream id `@@stream` stands for. */
+  resolveText(text: string, frameworkId?: string): string;
   resolveJson(value: Json): Json;
+}
+
+/** `encodeURIComponent`, with a lone surrogate (which it cannot encode) sent as U+FFFD. */
+export const encodePathPart = (text: string): string => encodeURIComponent(text.replace(/\p{Cs}/gu, '\ufffd'));
+
+/** A JSON value with every token in its strings resolved by `resolveText`. */
+export function resolveJsonWith(value: Json, resolveText: (text: string) => string): Json {
+  if (typeof value === 'string') return resolveText(value);
+  if (Array.isArray(value)) return value.map((v) => resolveJsonWith(v, resolveText));
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveJsonWith(v, resolveText)]));
+  return value;
 }
 
 /** The body's bytes, tokens resolved, mutations applied. */
@@ -341,7 +353,7 @@ function namedFramework(call: Json): string | undefined {
 }
 
 /** The request as it goes on the wire to the server it names. */
-export function render(spec: RequestSpec, live: LiveFramework, ports: readonly number[]): WireRequest {
+export function render(spec: RequestSpec, live: TokenResolver, ports: readonly number[]): WireRequest {
   const port = spec.server === 0 || ports.length < 2 ? ports[0]! : ports[1 + ((spec.server - 1) % (ports.length - 1))]!;
   const hostHeader: (readonly [string, string])[] =
     spec.host === 'normal' ? [['Host', `127.0.0.1:${port}`]] : spec.host === 'odd' ? [['Host', 'exa mple:-1']] : [];

@@ -13,7 +13,9 @@
  * that await their custom executors), `agent` (the agents' operator API:
  * exec sessions, nested containers, input streams, waits, memory limits),
  * `engine` (the container engine's Unix socket: its exec calls and
- * streams), or `all` (default: runs of each, by the weights of `TARGETS`).
+ * streams), `control` (the control API, `/sim/v1/`), `workflow` (the
+ * workflow service's API), `orchestrator` (the orchestration framework's
+ * API), or `all` (default: runs of each, in the proportions of `TARGETS`).
  *
  * FUZZ_SEED and FUZZ_PATH replay a failure; FUZZ_TIMEOUT_MS sets the
  * per-request hang limit (default 5,000), FUZZ_STALL_MS the watchdog's
@@ -22,40 +24,46 @@
  */
 import fc from 'fast-check';
 import { agentRunInput, runAgentsOnce } from './agent-session.js';
+import { controlRunInput, runControlOnce } from './control-session.js';
 import { engineRunInput, runEngineOnce } from './engine-session.js';
 import { executorRunInput, runExecutorsOnce } from './executor-session.js';
+import { orchestratorRunInput, runOrchestratorOnce } from './orchestrator-session.js';
 import { FuzzFailure, fuzzParameters, runInput, runOnce, Stats, type FailureKind, type RunOptions } from './session.js';
+import { runWorkflowOnce, workflowRunInput } from './workflow-session.js';
 import { Watchdog } from './watchdog.js';
 
 const target = Number(process.env['FUZZ_CASES'] ?? 100_000);
 const maxSteps = Number(process.env['FUZZ_MAX_STEPS'] ?? 40);
 const timeoutMs = Number(process.env['FUZZ_TIMEOUT_MS'] ?? 5_000);
 const PROGRESS_EVERY = 5_000;
-const api = process.env['FUZZ_API'] ?? 'all';
 
-/** A fuzz target: its runs' generator, how one runs, and its share of the runs of `all`. */
-interface Target {
-  readonly input: (maxSteps: number) => fc.Arbitrary<unknown>;
-  readonly run: (input: never, options: RunOptions) => Promise<void>;
-  readonly weight: number;
+/** A run of some target, with the function that runs it. */
+interface AnyRun {
+  readonly api: string;
+  readonly input: unknown;
+  readonly run: (options: RunOptions) => Promise<void>;
 }
-const fuzzTarget = <T>(input: (maxSteps: number) => fc.Arbitrary<T>, run: (input: T, options: RunOptions) => Promise<void>, weight: number): Target => ({ input, run, weight });
 
-/** The targets by their FUZZ_API name; a new one is a line here. */
-const TARGETS: Readonly<Record<string, Target>> = {
-  master: fuzzTarget(runInput, runOnce, 4),
-  executor: fuzzTarget(executorRunInput, runExecutorsOnce, 2),
-  agent: fuzzTarget(agentRunInput, runAgentsOnce, 2),
-  engine: fuzzTarget(engineRunInput, runEngineOnce, 1),
+/** Each target: its runs, and its weight among the runs of `all`. Adding a target is one line here. */
+const TARGETS: Readonly<Record<string, { readonly weight: number; readonly runs: fc.Arbitrary<AnyRun> }>> = {
+  master: entry('master', 4, runInput(maxSteps), runOnce),
+  executor: entry('executor', 2, executorRunInput(maxSteps), runExecutorsOnce),
+  agent: entry('agent', 2, agentRunInput(maxSteps), runAgentsOnce),
+  engine: entry('engine', 1, engineRunInput(maxSteps), runEngineOnce),
+  control: entry('control', 2, controlRunInput(maxSteps), runControlOnce),
+  workflow: entry('workflow', 1, workflowRunInput(maxSteps), runWorkflowOnce),
+  orchestrator: entry('orchestrator', 1, orchestratorRunInput(maxSteps), runOrchestratorOnce),
 };
-if (api !== 'all' && TARGETS[api] === undefined) throw new Error(`FUZZ_API must be all or one of ${Object.keys(TARGETS).join(', ')}, not ${api}`);
 
-/** A run of some target, tagged with its name. */
-type AnyRun = { readonly api: string; readonly input: unknown };
-const runsOf = (name: string) => TARGETS[name]!.input(maxSteps).map((input): AnyRun => ({ api: name, input }));
+function entry<T>(api: string, weight: number, input: fc.Arbitrary<T>, run: (input: T, options: RunOptions) => Promise<void>) {
+  return { weight, runs: input.map((i): AnyRun => ({ api, input: i, run: (options) => run(i, options) })) };
+}
+
+const api = process.env['FUZZ_API'] ?? 'all';
+if (api !== 'all' && TARGETS[api] === undefined) throw new Error(`FUZZ_API must be all or one of ${Object.keys(TARGETS).join(', ')}, not ${api}`);
 const runs: fc.Arbitrary<AnyRun> =
-  api === 'all' ? fc.oneof(...Object.entries(TARGETS).map(([name, t]) => ({ weight: t.weight, arbitrary: runsOf(name) }))) : runsOf(api);
-const runAny = (run: AnyRun, options: RunOptions) => (TARGETS[run.api]!.run as (input: unknown, options: RunOptions) => Promise<void>)(run.input, options);
+  api === 'all' ? fc.oneof(...Object.values(TARGETS).map(({ weight, runs: arbitrary }) => ({ weight, arbitrary }))) : TARGETS[api]!.runs;
+const runAny = (run: AnyRun, options: RunOptions) => run.run(options);
 
 /** The failure found, by kind: a run stops at its first, so each count is 0 or 1. */
 const failures: Record<FailureKind, number> = { crash: 0, hang: 0, 'unexpected 5xx': 0, other: 0 };

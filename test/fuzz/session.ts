@@ -81,8 +81,9 @@ export class Stats {
   exact = 0;
   onCase: ((stats: Stats) => void) | undefined;
 
-  record(spec: RequestSpec, res: WireResponse): void {
-    this.recordAs(kindOf(spec), res);
+  /** `label`: what the request was, for the counts by kind (by default, the call's type or the path). */
+  record(spec: RequestSpec, res: WireResponse, label = kindOf(spec)): void {
+    this.recordAs(label, res);
   }
 
   /** A case of this kind (a call type, a path) and its answer. */
@@ -360,7 +361,7 @@ const MAX_HEAD_BYTES = 16 * 1024;
  * with the client's bytes unread, so the kernel resets it and the client
  * may lose every answer; and, reset the same way, a head over node's limit.
  */
-function closeIsExpected(wire: WireRequest): boolean {
+export function closeIsExpected(wire: WireRequest): boolean {
   if (wire.method === 'CONNECT' || wire.framing === 'long' || wire.framing === 'short') return true;
   const head = wire.target.length + wire.headers.reduce((n, [k, v]) => n + k.length + v.length + 4, 0);
   return head > MAX_HEAD_BYTES;
@@ -424,13 +425,15 @@ export async function freshSubscription(
   headers: Record<string, string>,
   timeoutMs: number,
   fail: (what: string, kind?: FailureKind) => FuzzFailure,
+  at: { readonly url?: string; readonly advance?: (ms: number) => void } = {},
 ): Promise<SchedulerClient> {
-  const client = new SchedulerClient(running.masterUrl, 'json', headers);
+  const client = new SchedulerClient(at.url ?? running.masterUrl, 'json', headers);
+  const advance = at.advance ?? ((ms: number) => advanceOrFail(running, ms, fail));
   try {
     const res = await within(client.subscribe({ user: 'fuzz', name: 'after' }), timeoutMs, () => 'a normal SUBSCRIBE afterwards');
     if (res.status !== 200) throw fail(`a normal SUBSCRIBE afterwards got ${res.status} ${res.body}`);
     await client.next('SUBSCRIBED', timeoutMs).catch((e: Error) => Promise.reject(fail(`a normal SUBSCRIBE afterwards got no SUBSCRIBED: ${e.message}`)));
-    await offersArrive(running, client, timeoutMs, fail);
+    await offersArrive(running, client, timeoutMs, fail, advance);
     return client;
   } catch (error) {
     client.disconnect();
@@ -438,7 +441,22 @@ export async function freshSubscription(
   }
 }
 
-async function offersArrive(running: RunningCluster, client: SchedulerClient, timeoutMs: number, fail: (what: string, kind?: FailureKind) => FuzzFailure): Promise<void> {
+function advanceOrFail(running: RunningCluster, ms: number, fail: (what: string, kind?: FailureKind) => FuzzFailure): void {
+  try {
+    running.advance(ms);
+  } catch (e) {
+    throw fail(`the cluster failed: ${(e as Error).message}`, 'crash');
+  }
+}
+
+/** `advance` moves the cluster's time between the waits (on a cluster that follows the wall clock, it need not). */
+async function offersArrive(
+  running: RunningCluster,
+  client: SchedulerClient,
+  timeoutMs: number,
+  fail: (what: string, kind?: FailureKind) => FuzzFailure,
+  advance: (ms: number) => void,
+): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await client.next('OFFERS', attempt === 0 ? 500 : 200);
@@ -448,11 +466,7 @@ async function offersArrive(running: RunningCluster, client: SchedulerClient, ti
         if (!roomForATask(running)) return;
         throw fail(`a normal SUBSCRIBE afterwards got no OFFERS: ${(error as Error).message}`);
       }
-      try {
-        running.advance(1_000);
-      } catch (e) {
-        throw fail(`the cluster failed: ${(e as Error).message}`, 'crash');
-      }
+      advance(1_000);
     }
   }
 }

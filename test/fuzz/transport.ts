@@ -48,6 +48,11 @@ export interface WireRequest {
   readonly socketPath?: string;
 }
 
+/** A request as an ordinary client sends it: HTTP/1.1, framed by its length, one connection, waited for. */
+export function plainWire(port: number, method: string, target: string, headers: readonly (readonly [string, string])[], body = Buffer.alloc(0)): WireRequest {
+  return { port, method, target, version: 'HTTP/1.1', headers, body, framing: 'length', followUp: false, hold: false, abort: 'no', operator: false };
+}
+
 /** `aborted`: the client dropped the connection itself, so there is no answer to judge. */
 export type Outcome = 'response' | 'closed' | 'timeout' | 'aborted';
 
@@ -104,6 +109,9 @@ function chunked(body: Buffer): Buffer {
   parts.push(Buffer.from('0\r\n\r\n', 'latin1'));
   return Buffer.concat(parts);
 }
+
+/** The media types of streams of lines, which are not read as a scheduler's, operator's or executor's records. */
+const LINE_STREAMS = /^\s*(application\/x-ndjson|text\/event-stream)\b/i;
 
 interface Parsed {
   readonly status: number;
@@ -162,6 +170,12 @@ class ResponseParser {
     const { status, headers } = head;
     const done = (body: Buffer, stream = false): Parsed => ({ status, headers, body, stream });
     if (this.headRequest || status === 204 || status === 304) return done(Buffer.alloc(0));
+    // A stream of lines (the control API's trace and its events) never ends either: it is seen through its first bytes.
+    if (status === 200 && LINE_STREAMS.test(headers['content-type'] ?? '')) {
+      this.#streamBytes = Buffer.concat([this.#streamBytes, this.#buffer.subarray(0, 4096 - this.#streamBytes.length)]);
+      this.#buffer = Buffer.alloc(0);
+      return this.#streamBytes.length > 0 || closed ? done(this.#streamBytes, true) : undefined;
+    }
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
       // An event stream never ends: it is seen through its first event, or its end.
       const api = status !== 200 ? undefined : headers['mesos-stream-id'] !== undefined ? 'scheduler' : this.operator ? 'operator' : this.executor ? 'executor' : undefined;

@@ -188,6 +188,11 @@ describe('POST /sim/v1/reset', () => {
     const back = await framework(first.client.frameworkId);
     expect(back.offer.offers.offers![0]!.agent_id.value).toMatch(/-S[01]$/);
     expect((await post('/sim/v1/reset')).json).toEqual({ seed: '43', time_ms: 0 });
-    expect(await post('/sim/v1/reset', { seed: 1.5 })).toMatchObject({ status: 400, body: "Expecting 'seed' to be a whole number or a non-empty string" });
+    const refused = { status: 400, body: "Expecting 'seed' to be a whole number or a non-empty string of at most 256 characters" };
+    expect(await post('/sim/v1/reset', { seed: 1.5 })).toMatchObject(refused);
+    // Every random stream is seeded from the seed's text: a seed of megabytes would hold the cluster up, and comes back in the answer.
+    expect(await post('/sim/v1/reset', { seed: '\u0000'.repeat(1_000_000) })).toMatchObject(refused);
+    expect(await post('/sim/v1/reset', { seed: 'x'.repeat(257) })).toMatchObject(refused);
+    expect((await post('/sim/v1/reset', { seed: 'x'.repeat(256) })).json).toEqual({ seed: 'x'.repeat(256), time_ms: 0 });
   });
 });

@@ -50,6 +50,11 @@ describe('the control API', () => {
     expect(await post('/sim/v1/advance', { ms: -1 })).toMatchObject({ status: 400, body: "Expecting 'ms' to be a whole number of milliseconds from 0 to 86400000" });
     expect(await post('/sim/v1/faults', { type: 'explode', agent_id: 'x' })).toMatchObject({ status: 400 });
     expect(await post('/sim/v1/faults', { type: 'crash_agent', agent_id: 'nobody' })).toMatchObject({ status: 404, body: "Agent 'nobody' not found" });
+    // The master is a node of the network, but no agent: its process faults are the master faults.
+    expect(await post('/sim/v1/faults', { type: 'crash_agent', agent_id: 'master' })).toMatchObject({ status: 404, body: "Agent 'master' not found" });
+    expect(await post('/sim/v1/faults', { type: 'restart_agent', agent_id: 'master' })).toMatchObject({ status: 404, body: "Agent 'master' not found" });
+    expect(await post('/sim/v1/faults', { type: 'partition', agent_id: 'master' })).toMatchObject({ status: 400, body: "Expecting 'agent_id' to be an agent's id: the link is the agent's to the master" });
+    expect(r.driver.failure).toBeUndefined();
     expect((await postRaw(new URL('/sim/v1/advance', r.masterUrl), 'not json', { 'content-type': 'application/json' })).status).toBe(400);
     await r.close();
     r = await startCluster({ port: 0, agents: 0 });

@@ -67,10 +67,19 @@ export async function answer(target: ApiTarget, method: string, rawPath: string,
 
 async function scale(o: Orchestrator, part: Part, count: string | undefined): Promise<Reply> {
   if (count === undefined) return json({ Scale: o.wanted[part], Running: o.live(part).filter((t) => t.state === 'TASK_RUNNING').length });
-  if (!/^[0-9]+$/.test(count) || !Number.isSafeInteger(Number(count))) return text(400, `Invalid count ${JSON.stringify(decodeURIComponent(count))}: expected a non-negative integer`);
+  if (!/^[0-9]+$/.test(count) || !Number.isSafeInteger(Number(count))) return text(400, `Invalid count ${JSON.stringify(decoded(count))}: expected a non-negative integer`);
   const previous = o.wanted[part];
   await o.scale(part, Number(count));
   return json({ Scale: Number(count), Previous: previous });
+}
+
+/** A path segment as it reads decoded, or as it was sent when its escapes decode to nothing. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 async function route2(target: ApiTarget, o: Orchestrator, route: string, path: string): Promise<Reply> {

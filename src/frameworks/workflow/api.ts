@@ -11,6 +11,7 @@
  * them. Built by a factory and tested with a real listener.
  */
 import { timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { WorkflowConfig } from './config.js';
 import { sendWorkflowError } from './api-errors.js';
@@ -54,7 +55,8 @@ function listed(r: QueueRequest): Record<string, unknown> {
 }
 
 export function buildWorkflowApp(scheduler: WorkflowScheduler, config: WorkflowConfig): FastifyInstance {
-  const app = Fastify({ logger: false });
+  // An id in a path is as long as node lets a request's head be: an id too long is unknown (404), not the router's 414.
+  const app = Fastify({ logger: false, routerOptions: { maxParamLength: http.maxHeaderSize } });
   let counter = 0;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));

@@ -5,6 +5,7 @@
  * are accepted too: `airflow_task_id` for `workflow_task_id`, `memlimit`
  * for `mem_limit`, and `container_type` `MESOS`.
  */
+import { idError } from '../../core/master/validation.js';
 import { isConstraint, NETWORK_MODES, type NetworkMode, type WorkflowConfig } from './config.js';
 
 export type ContainerType = 'DOCKER' | 'MESOS';
@@ -90,6 +91,26 @@ function optionalText(body: Record<string, unknown>, field: string): string | un
   return typeof value === 'string' && value !== '' ? value : { error: `'${field}' must be a non-empty string` };
 }
 
+/**
+ * The longest request id: its task's id on the cluster is the request id,
+ * or `<id>.<run>` when an ended id is queued again, and the cluster takes
+ * task ids of at most 255 characters; this leaves room for the run.
+ */
+export const MAX_TASK_ID_LENGTH = 240;
+
+/**
+ * Why a request id cannot be a cluster task id, or undefined: the cluster's
+ * rules for ids (not empty, not `.` or `..`, no control characters, no
+ * slash or backslash) and `MAX_TASK_ID_LENGTH`; and text that is not
+ * Unicode (a lone surrogate) names nothing a client could look up.
+ */
+export function taskIdError(id: string, field: string): string | undefined {
+  if (id.length > MAX_TASK_ID_LENGTH) return `'${field}' must be at most ${MAX_TASK_ID_LENGTH} characters, got ${id.length}`;
+  if (/\p{Cs}/u.test(id)) return `'${field}' must be Unicode text (it holds a lone surrogate)`;
+  const error = idError(id);
+  return error === undefined ? undefined : `'${field}' is not a task id the cluster takes: ${error}`;
+}
+
 /** DOCKER (the spec's ENGINE) runs an engine container; MESOS (the spec's CLUSTER) the cluster's own with the image. */
 function containerTypeOf(value: unknown): ContainerType | undefined {
   if (value === undefined || value === null) return 'DOCKER';
@@ -106,7 +127,10 @@ export function parseQueueRequest(body: unknown, config: WorkflowConfig, nextId:
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, error: 'The body must be a JSON object' };
   const b = body as Record<string, unknown>;
   if (b['command'] === undefined || b['command'] === null) return { ok: false, error: NO_COMMAND };
-  const id = optionalText(b, b['workflow_task_id'] !== undefined ? 'workflow_task_id' : 'airflow_task_id');
+  const idField = b['workflow_task_id'] !== undefined ? 'workflow_task_id' : 'airflow_task_id';
+  const id = optionalText(b, idField);
+  const badId = typeof id === 'string' ? taskIdError(id, idField) : undefined;
+  if (badId !== undefined) return { ok: false, error: badId };
   const image = optionalText(b, 'image') ?? config.engineImageSlave;
   const user = optionalText(b, 'user');
   const memField = b['mem_limit'] !== undefined ? 'mem_limit' : 'memlimit';

@@ -68,6 +68,32 @@ describe('POST /v0/queue_command', () => {
     expect(res.text).not.toContain('\n');
   });
 
+  it.each([
+    ['x'.repeat(100_000), "'workflow_task_id' must be at most 240 characters, got 100000"],
+    ['x'.repeat(241), "'workflow_task_id' must be at most 240 characters, got 241"],
+    ['a/b', "'workflow_task_id' is not a task id the cluster takes: 'a/b' contains invalid characters"],
+    ['a\\b', "'workflow_task_id' is not a task id the cluster takes: 'a\\b' contains invalid characters"],
+    ['a\nb', "'workflow_task_id' is not a task id the cluster takes: 'a\\x0ab' contains invalid characters"],
+    ['..', "'workflow_task_id' is not a task id the cluster takes: '..' is disallowed"],
+    ['\ud800', "'workflow_task_id' must be Unicode text (it holds a lone surrogate)"],
+  ])('refuses an id the cluster would refuse (%#) at once, with a 400 and a one-line reason', async (id, reason) => {
+    // A bounded wait: an answer that never comes, or one a client cannot read, fails here.
+    const res = await fetch(`${service.url}/v0/queue_command`, {
+      method: 'POST',
+      body: JSON.stringify({ workflow_task_id: id, command: ['true'], image: 'alpine' }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    expect({ status: res.status, text: await res.text(), location: res.headers.get('location') }).toEqual({ status: 400, text: reason, location: null });
+    expect(service.scheduler.task(id)).toBeUndefined();
+  });
+
+  it('takes an id of 240 characters, and its status is found at its Location', async () => {
+    const id = `${'y'.repeat(239)}é`;
+    const res = await queue({ airflow_task_id: id, command: ['true'], image: 'alpine' });
+    expect(res.status).toBe(200);
+    expect((await call('GET', res.headers.get('location')!)).status).toBe(200);
+  });
+
   it('refuses an id that is still queued with 409', async () => {
     expect((await queue({ airflow_task_id: 'api.dup', command: ['true'], image: 'alpine' })).status).toBe(200);
     expect(await queue({ workflow_task_id: 'api.dup', command: ['true'], image: 'alpine' })).toMatchObject({ status: 409, text: "Task 'api.dup' is already queued" });
@@ -76,7 +102,8 @@ describe('POST /v0/queue_command', () => {
 
 describe('GET /v0/task/<task_id>', () => {
   it('answers null for a queued task, 404 for an unknown one, with URL-encoded ids', async () => {
-    const id = 'api/odd id?#%';
+    // Characters a path must escape, none of which the cluster refuses in a task id.
+    const id = 'api odd id?#%';
     expect((await queue({ workflow_task_id: id, command: ['true'], image: 'alpine' })).status).toBe(200);
     expect(await call('GET', `/v0/task/${encodeURIComponent(id)}`)).toMatchObject({ status: 200, text: 'null' });
     expect(await call('GET', '/v0/task/never.queued')).toMatchObject({ status: 404, text: "Task 'never.queued' is not known" });

@@ -106,19 +106,19 @@ describe('workflow service against a cluster', () => {
   });
 
   it('keeps a request no agent satisfies queued, lists it under /v0/dags, and refuses it twice', async () => {
-    const body = { workflow_task_id: 'wf/nowhere 1', command: ['true'], image: 'alpine', attributes: ['zone:c'] };
+    const body = { workflow_task_id: 'wf nowhere 1', command: ['true'], image: 'alpine', attributes: ['zone:c'] };
     expect((await api('POST', '/v0/queue_command', body)).status).toBe(200);
     const again = await api('POST', '/v0/queue_command', body);
-    expect(again).toMatchObject({ status: 409, text: "Task 'wf/nowhere 1' is already queued" });
+    expect(again).toMatchObject({ status: 409, text: "Task 'wf nowhere 1' is already queued" });
     // A later request that fits runs meanwhile: first in, first out among those that fit.
     expect((await api('POST', '/v0/queue_command', { workflow_task_id: 'wf.after', command: ['true'], image: 'alpine' })).status).toBe(200);
     expect((await finalStatus('wf.after')).status.state).toBe('TASK_FINISHED');
-    const status = await api('GET', `/v0/task/${encodeURIComponent('wf/nowhere 1')}`);
+    const status = await api('GET', `/v0/task/${encodeURIComponent('wf nowhere 1')}`);
     expect(status).toMatchObject({ status: 200, text: 'null' });
     const auth = { authorization: `Basic ${Buffer.from('api:secret').toString('base64')}` };
     const dags = await api('GET', '/v0/dags', undefined, auth);
     expect(dags.status).toBe(200);
-    expect(dags.json()).toEqual([expect.objectContaining({ workflow_task_id: 'wf/nowhere 1', attributes: ['zone:c'] })]);
+    expect(dags.json()).toEqual([expect.objectContaining({ workflow_task_id: 'wf nowhere 1', attributes: ['zone:c'] })]);
   });
 
   it('queues an ended task id again, as a new task on the cluster', async () => {
