@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { openStream } from '../../src/client/event-queue.js';
 import { postRaw } from '../../src/client/scheduler-client.js';
 import { Connections } from '../../src/http/connections.js';
+import { RequestParser, type Step } from '../../src/http/engine-reader.js';
 import { createEngineServer, type EngineOptions } from '../../src/http/engine-socket.js';
 import { startHarness, type Harness } from './executor-harness.js';
 
@@ -420,6 +421,78 @@ describe('the execs the engine keeps', () => {
     } finally {
       for (const socket of streams) socket.destroy();
       await engine.close();
+    }
+  });
+});
+
+/** Every request `parser` finds in `bytes` pushed in pieces of the sizes `sizes` gives, in turn. */
+function parseInPieces(bytes: Buffer, sizes: (index: number) => number): Step[] {
+  const parser = new RequestParser();
+  const found: Step[] = [];
+  for (let at = 0, index = 0; at < bytes.length; index++) {
+    const size = sizes(index);
+    parser.push(bytes.subarray(at, at + size));
+    at += size;
+    for (let step = parser.next(); step !== 'incomplete'; step = parser.next()) {
+      if (step === 'head') continue;
+      found.push(step);
+      // A refusal ends the connection.
+      if ('status' in step) return found;
+    }
+  }
+  return found;
+}
+
+/** `bytes` written to a connection of the engine in pieces of `piece` bytes; resolves with the first whole answer. */
+function sendInPieces(bytes: Buffer, piece: number): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(h.cluster.engineSocket!);
+    let got = Buffer.alloc(0);
+    socket.on('data', (c: Buffer) => {
+      got = Buffer.concat([got, c]);
+      const end = got.indexOf('\r\n\r\n');
+      const length = Number(/content-length: (\d+)/i.exec(got.subarray(0, end).toString())?.[1]);
+      if (end < 0 || got.length < end + 4 + length) return;
+      socket.destroy();
+      resolve({ status: Number(got.subarray(9, 12).toString()), json: JSON.parse(got.subarray(end + 4).toString()) });
+    });
+    socket.on('error', reject);
+    for (let at = 0; at < bytes.length; at += piece) socket.write(bytes.subarray(at, at + piece));
+  });
+}
+
+describe('a request arriving in many small pieces', () => {
+  const body = JSON.stringify({ Cmd: ['echo', 'a ünïcode body split anywhere'] });
+  const chunked = `1\r\n${body[0]}\r\n${(Buffer.byteLength(body) - 1).toString(16)};ext=1\r\n${body.slice(1)}\r\n0\r\n\r\n`;
+  const stream = Buffer.from(
+    `POST /v1.43/containers/c/exec HTTP/1.1\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` +
+      `POST /containers/c/exec HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}` +
+      'GET /_ping HTTP/1.1\r\n\r\n',
+  );
+
+  it('is parsed as when it comes whole, whatever its pieces (one byte at a time, or of uneven sizes)', () => {
+    const whole = parseInPieces(stream, () => stream.length);
+    expect(whole).toEqual([
+      { method: 'POST', path: '/containers/c/exec', body },
+      { method: 'POST', path: '/containers/c/exec', body },
+      { method: 'GET', path: '/_ping', body: '' },
+    ]);
+    expect(parseInPieces(stream, () => 1)).toEqual(whole);
+    expect(parseInPieces(stream, (i) => [3, 1, 7, 2, 13][i % 5]!)).toEqual(whole);
+  });
+
+  it('takes a body of almost 16 MiB in 4 KiB pieces, with a length or chunked, as the body it is', async () => {
+    // A pattern that a piece lost, repeated or out of place would break.
+    const argument = Array.from({ length: 16 * 1024 * 1024 / 8 - 64 }, (_, i) => (i % 10_000_000).toString(36).padStart(8, '.')).join('');
+    const payload = JSON.stringify({ Cmd: ['echo', argument] });
+    expect(Buffer.byteLength(payload)).toBeLessThanOrEqual(16 * 1024 * 1024);
+    const head = `POST /containers/cluster-${engineTask}/exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n`;
+    const chunks = payload.match(/[^]{1,1000}/g)!.map((c) => `${c.length.toString(16)}\r\n${c}\r\n`).join('');
+    for (const wire of [`${head}Content-Length: ${payload.length}\r\n\r\n${payload}`, `${head}Transfer-Encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`]) {
+      const created = await sendInPieces(Buffer.from(wire), 4096);
+      expect(created.status).toBe(201);
+      const inspected = await request('GET', `/exec/${created.json.Id}/json`);
+      expect(inspected.json.ProcessConfig.arguments[0] === argument).toBe(true);
     }
   });
 });
