@@ -52,6 +52,8 @@ export interface EngineOptions {
   readonly requestTimeoutMs?: number;
   /** The most execs kept that are not running (ended, or never started); the oldest go first (default 1,000). */
   readonly maxIdleExecs?: number;
+  /** The most bytes of commands those execs may hold, whatever their number (default 64 MiB). */
+  readonly maxIdleExecBytes?: number;
 }
 
 /** The listeners' timeouts (README.md, "Limits"), and as many idle execs as an agent keeps ended nested containers. */
@@ -59,10 +61,8 @@ export const DEFAULT_ENGINE_LIMITS = {
   headersTimeoutMs: DEFAULT_LISTENER_LIMITS.headersTimeoutSeconds * 1000,
   requestTimeoutMs: DEFAULT_LISTENER_LIMITS.requestTimeoutSeconds * 1000,
   maxIdleExecs: 1_000,
+  maxIdleExecBytes: 64 * 1024 * 1024,
 } as const;
-
-/** The most bytes of commands the idle execs kept may hold, whatever their number. */
-const MAX_IDLE_EXEC_BYTES = 64 * 1024 * 1024;
 
 /**
  * The engine's server; listen on a socket path with `listen(path)`. HTTP/1.1
@@ -72,7 +72,7 @@ const MAX_IDLE_EXEC_BYTES = 64 * 1024 * 1024;
  */
 export function createEngineServer(options: EngineOptions): net.Server {
   const limits = { ...DEFAULT_ENGINE_LIMITS, ...definedOnly(options) };
-  const execs = new ExecStore(options.driver, limits.maxIdleExecs);
+  const execs = new ExecStore(options.driver, limits);
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
@@ -90,14 +90,15 @@ export function createEngineServer(options: EngineOptions): net.Server {
 }
 
 function definedOnly(options: EngineOptions): Partial<typeof DEFAULT_ENGINE_LIMITS> {
-  const { headersTimeoutMs, requestTimeoutMs, maxIdleExecs } = options;
-  return Object.fromEntries(Object.entries({ headersTimeoutMs, requestTimeoutMs, maxIdleExecs }).filter(([, v]) => v !== undefined));
+  const { headersTimeoutMs, requestTimeoutMs, maxIdleExecs, maxIdleExecBytes } = options;
+  const limits = { headersTimeoutMs, requestTimeoutMs, maxIdleExecs, maxIdleExecBytes };
+  return Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
 }
 
 /**
  * The exec instances, by id, in the order of their creation. A running one
  * is kept until it ends; of the others (ended, or never started) the newest
- * `maxIdle` are, within MAX_IDLE_EXEC_BYTES of commands: the engine forgets
+ * `maxIdleExecs` are, within `maxIdleExecBytes` of commands: the engine forgets
  * finished execs in time too, and a client creating execs in a loop must not
  * grow the process' memory for ever.
  */
@@ -106,7 +107,7 @@ class ExecStore {
 
   constructor(
     private readonly driver: ClusterDriver,
-    private readonly maxIdle: number,
+    private readonly limits: { readonly maxIdleExecs: number; readonly maxIdleExecBytes: number },
   ) {}
 
   get(id: string): ExecInstance | undefined {
@@ -119,7 +120,7 @@ class ExecStore {
     let bytes = idle.reduce((sum, e) => sum + e.bytes, 0);
     let count = idle.length;
     for (const oldest of idle) {
-      if (count <= this.maxIdle && bytes <= MAX_IDLE_EXEC_BYTES) return;
+      if (count <= this.limits.maxIdleExecs && bytes <= this.limits.maxIdleExecBytes) return;
       this.#execs.delete(oldest.id);
       count--;
       bytes -= oldest.bytes;

@@ -296,7 +296,7 @@ function exchange(socketPath: string, bytes: string, waitMs = 10_000): Promise<{
 }
 
 /** An engine of its own on the cluster, with small limits: its timeouts in milliseconds, its bound of idle execs. */
-async function smallEngine(limits: Pick<EngineOptions, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxIdleExecs'>) {
+async function smallEngine(limits: Pick<EngineOptions, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxIdleExecs' | 'maxIdleExecBytes'>) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'clustersim-engine-'));
   const socketPath = path.join(dir, 'engine.sock');
   // Its own connection ids: the cluster's server delivers nothing to them (an exec's output is dropped).
@@ -420,6 +420,21 @@ describe('the execs the engine keeps', () => {
       expect((await inspect(running)).json).toMatchObject({ Running: true, ExitCode: null });
     } finally {
       for (const socket of streams) socket.destroy();
+      await engine.close();
+    }
+  });
+
+  it('hold their commands within a number of bytes too, the oldest idle ones going first', async () => {
+    const engine = await smallEngine({ maxIdleExecBytes: 3100 });
+    const create = async (argument: string) => (await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: ['echo', argument] })).json.Id as string;
+    try {
+      // 1,004 bytes each (echo and its argument): three fit in 3,100 bytes, not four.
+      const ids = [await create('a'.repeat(1000)), await create('b'.repeat(1000)), await create('c'.repeat(1000))];
+      expect((await ask(engine.socketPath, 'GET', `/exec/${ids[0]}/json`)).status).toBe(200);
+      ids.push(await create('d'.repeat(1000)));
+      expect((await ask(engine.socketPath, 'GET', `/exec/${ids[0]}/json`)).status).toBe(404);
+      for (const id of ids.slice(1)) expect((await ask(engine.socketPath, 'GET', `/exec/${id}/json`)).status).toBe(200);
+    } finally {
       await engine.close();
     }
   });
