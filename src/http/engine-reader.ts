@@ -10,6 +10,7 @@
  * answer): 408 past them, or a silent close when not a byte of the request
  * has come. Every refusal is a one-line JSON `message`, and closes.
  *
+ * A client that does not read its answers is not read from until it does.
  * The bytes are read in time linear in their number: they are appended to
  * a buffer that grows by doubling, the head's end is searched for in the
  * new bytes only, and a chunked body is decoded as its bytes come.
@@ -56,7 +57,9 @@ export function readRequests(
     // A client that never reads nor closes does not keep the connection either.
     timers.linger(() => socket.destroy());
   };
+  let stopped = false;
   const stop = (): void => {
+    stopped = true;
     socket.off('data', onData);
     timers.clear();
   };
@@ -78,7 +81,17 @@ export function readRequests(
         return;
       }
       timers.start();
+      // A client that does not read its answers gets no more read until it does: they do not pile up in memory.
+      if (socket.writableNeedDrain) return waitForDrain();
     }
+  };
+  const waitForDrain = (): void => {
+    socket.pause();
+    socket.once('drain', () => {
+      if (stopped) return;
+      socket.resume();
+      onData(Buffer.alloc(0));
+    });
   };
   timers.start();
   socket.on('data', onData);

@@ -511,3 +511,38 @@ describe('a request arriving in many small pieces', () => {
     }
   });
 });
+
+describe('a client that does not read its answers', () => {
+  it('is not read from until it does, so that its answers do not pile up; then all come', async () => {
+    const engine = await smallEngine({});
+    try {
+      const created = await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: ['echo', 'x'.repeat(65_536)] });
+      // 300 inspects of 16 KiB each (4.8 MiB, past what the kernel buffers), each answered with 64 KiB: 19 MiB unread.
+      const one = `GET /exec/${created.json.Id}/json HTTP/1.1\r\nHost: localhost\r\nX-Pad: ${'p'.repeat(16_384)}\r\n\r\n`;
+      const socket = net.connect(engine.socketPath);
+      socket.write(one.repeat(300));
+      // Read everything, the engine would have emptied the client's queue at once; it stops reading instead.
+      for (let wait = 0; wait < 50 && socket.writableLength > 0; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(socket.writableLength).toBeGreaterThan(0);
+      const answers = await new Promise<number>((resolve, reject) => {
+        let got = Buffer.alloc(0);
+        let count = 0;
+        socket.on('data', (c: Buffer) => {
+          got = Buffer.concat([got, c]);
+          for (let end = got.indexOf('\r\n\r\n'); end >= 0; end = got.indexOf('\r\n\r\n')) {
+            const length = Number(/content-length: (\d+)/i.exec(got.subarray(0, end).toString())![1]);
+            if (got.length < end + 4 + length) break;
+            expect(got.subarray(0, 15).toString()).toBe('HTTP/1.1 200 OK');
+            got = got.subarray(end + 4 + length);
+            if (++count === 300) resolve(count);
+          }
+        });
+        socket.on('error', reject);
+      });
+      expect(answers).toBe(300);
+      socket.destroy();
+    } finally {
+      await engine.close();
+    }
+  });
+});
