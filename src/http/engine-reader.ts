@@ -45,7 +45,7 @@ type Answer = (status: number, message: string) => void;
 export function readRequests(
   socket: net.Socket,
   limits: ReadLimits,
-  answer: (status: number, message: string) => void,
+  answer: Answer,
   handle: (request: EngineRequest) => 'keep' | 'taken',
 ): void {
   const parser = new RequestParser();
