@@ -301,7 +301,7 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<R
   const sockets: DomainSocket[] = [];
   const tokens = await tokensOf(options);
   const { connections, streamBudget, containers } = outputsOf(driver, limits.master, machine.flags, { workDir, options, tokens }, logger);
-  const engine = await startEngine(options, { driver, connections }, workDir);
+  const engine = await startEngine(options, { driver, connections }, limits.agentListener, workDir);
   const control = controlOf(driver, connections, logger);
   const metrics = new ClusterMetrics(driver);
   const stop = async (): Promise<void> => {
@@ -511,15 +511,16 @@ function engineOn(options: StartClusterOptions): boolean {
   return containerizers.includes('docker');
 }
 
-/** The simulated container engine on its Unix socket (mode 0600), unless `containerizers` leaves it out. */
+/** The simulated container engine on its Unix socket (mode 0600), unless `containerizers` leaves it out; the listeners' timeouts hold on it. */
 async function startEngine(
   options: StartClusterOptions,
   engine: EngineOptions,
+  { headersTimeoutSeconds, requestTimeoutSeconds }: ListenerLimits,
   workDir: WorkDir | undefined,
 ): Promise<{ path: string; helpers: EngineHelpers; close: () => Promise<void> } | undefined> {
   if (!engineOn(options)) return undefined;
   const socketPath = options.engineSocket ?? path.join(workDir!.path, 'engine.sock');
-  const server = createEngineServer(engine);
+  const server = createEngineServer({ ...engine, headersTimeoutMs: headersTimeoutSeconds * 1000, requestTimeoutMs: requestTimeoutSeconds * 1000 });
   mkdirSync(path.dirname(socketPath), { recursive: true });
   rmSync(socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {

@@ -36,9 +36,12 @@ export class Connections {
   readonly #streams = new Map<string, AnyStream>();
   #next = 0;
 
+  /** `prefix` begins its ids: the ids of two servers driving one core must differ. */
+  constructor(private readonly prefix = 'c') {}
+
   /** A new connection id, unique within this server. */
   open(stream: AnyStream): string {
-    const id = `c${++this.#next}`;
+    const id = `${this.prefix}${++this.#next}`;
     this.#streams.set(id, stream);
     return id;
   }

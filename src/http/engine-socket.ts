@@ -19,10 +19,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import type { EngineContainerView } from '../core/view.js';
+import type { ClusterView, EngineContainerView } from '../core/view.js';
 import type { ProcessOutput } from '../core/executor-api.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { Connections } from './connections.js';
+import { readRequests, type EngineRequest } from './engine-reader.js';
+import { DEFAULT_LISTENER_LIMITS } from './limits.js';
 
 export const ENGINE_VERSION = { Version: '24.0.0-clustersim', ApiVersion: '1.43', MinAPIVersion: '1.12', Os: 'linux', Arch: 'amd64' };
 
@@ -30,31 +32,53 @@ interface ExecInstance {
   readonly id: string;
   readonly container: EngineContainerView;
   readonly argv: readonly string[];
+  /** The bytes of its command, for the bound of the execs kept. */
+  readonly bytes: number;
   readonly tty: boolean;
   readonly stdin: boolean;
   started: boolean;
   /** Its command could not start (its arguments too long, its container gone): 126, as the engine reports such an exec. */
   failedToStart?: boolean;
+  /** Its exit code once known: kept, since the agent forgets its ended nested containers in time. */
+  exitCode?: number;
 }
 
 export interface EngineOptions {
   readonly driver: ClusterDriver;
   readonly connections: Connections;
+  /** Milliseconds a client has to send a request's head, from its start (default 10 s, as `--headers-timeout`). */
+  readonly headersTimeoutMs?: number;
+  /** Milliseconds a client has to send a whole request, body included (default 60 s, as `--request-timeout`). */
+  readonly requestTimeoutMs?: number;
+  /** The most execs kept that are not running (ended, or never started); the oldest go first (default 1,000). */
+  readonly maxIdleExecs?: number;
+  /** The most bytes of commands those execs may hold, whatever their number (default 64 MiB). */
+  readonly maxIdleExecBytes?: number;
 }
+
+/** The listeners' timeouts (README.md, "Limits"), and as many idle execs as an agent keeps ended nested containers. */
+export const DEFAULT_ENGINE_LIMITS = {
+  headersTimeoutMs: DEFAULT_LISTENER_LIMITS.headersTimeoutSeconds * 1000,
+  requestTimeoutMs: DEFAULT_LISTENER_LIMITS.requestTimeoutSeconds * 1000,
+  maxIdleExecs: 1_000,
+  maxIdleExecBytes: 64 * 1024 * 1024,
+} as const;
 
 /**
  * The engine's server; listen on a socket path with `listen(path)`. HTTP/1.1
- * is read by hand, not by node's server: `/exec/{id}/start` turns its
- * connection into a raw two-way stream without an upgrade request, which
- * node's parser would not give up.
+ * is read by hand (engine-reader.ts), not by node's server:
+ * `/exec/{id}/start` turns its connection into a raw two-way stream without
+ * an upgrade request, which node's parser would not give up.
  */
 export function createEngineServer(options: EngineOptions): net.Server {
-  const execs = new Map<string, ExecInstance>();
+  const limits = { ...DEFAULT_ENGINE_LIMITS, ...definedOnly(options) };
+  const execs = new ExecStore(options.driver, limits);
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    readRequests(socket, (request) => route(options, execs, request, socket));
+    const answer = (status: number, message: string) => new Reply(socket).send(status, 'application/json', JSON.stringify({ message }), true);
+    readRequests(socket, limits, answer, (request) => route(options, execs, request, socket));
   });
   const close = server.close.bind(server);
   // Closing ends the open exec streams too; they would hold the close forever.
@@ -65,89 +89,62 @@ export function createEngineServer(options: EngineOptions): net.Server {
   return server;
 }
 
-interface EngineRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly body: string;
+function definedOnly(options: EngineOptions): Partial<typeof DEFAULT_ENGINE_LIMITS> {
+  const { headersTimeoutMs, requestTimeoutMs, maxIdleExecs, maxIdleExecBytes } = options;
+  const limits = { headersTimeoutMs, requestTimeoutMs, maxIdleExecs, maxIdleExecBytes };
+  return Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined));
 }
 
-/** The most a request's head and body may hold: past them the engine answers 431 or 413 and closes, as an HTTP server does. */
-const MAX_HEAD_BYTES = 64 * 1024;
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/**
+ * The exec instances, by id, in the order of their creation. A running one
+ * is kept until it ends; of the others (ended, or never started) the newest
+ * `maxIdleExecs` are, within `maxIdleExecBytes` of commands: the engine forgets
+ * finished execs in time too, and a client creating execs in a loop must not
+ * grow the process' memory for ever.
+ */
+class ExecStore {
+  readonly #execs = new Map<string, ExecInstance>();
 
-/** Requests one after the other on a connection (keep-alive), until one takes the connection over. */
-function readRequests(socket: net.Socket, handle: (request: EngineRequest) => 'keep' | 'taken'): void {
-  let buffered = Buffer.alloc(0);
-  const refuse = (status: number, message: string): void => {
-    socket.off('data', onData);
-    new Reply(socket).send(status, 'application/json', JSON.stringify({ message }), true);
-    socket.end();
-  };
-  const onData = (chunk: Buffer): void => {
-    buffered = Buffer.concat([buffered, chunk]);
-    for (;;) {
-      const end = buffered.indexOf('\r\n\r\n');
-      if (end < 0) return buffered.length > MAX_HEAD_BYTES ? refuse(431, 'request header fields too large') : undefined;
-      if (end > MAX_HEAD_BYTES) return refuse(431, 'request header fields too large');
-      const head = buffered.subarray(0, end).toString('latin1').split('\r\n');
-      const [method = 'GET', target = '/'] = head[0]!.split(' ');
-      const fields = head.slice(1).join('\n');
-      const framed = /^transfer-encoding:\s*chunked\s*$/im.test(fields)
-        ? chunkedBody(buffered.subarray(end + 4))
-        : lengthBody(buffered.subarray(end + 4), Number(/^content-length:\s*(\d+)$/im.exec(fields)?.[1] ?? 0));
-      if (framed === 'incomplete') return;
-      if (typeof framed === 'string') return refuse(framed === BODY_TOO_LARGE ? 413 : 400, framed);
-      const body = framed.body.toString('utf8');
-      buffered = buffered.subarray(end + 4 + framed.used);
-      const path = target.replace(/^\/v\d+\.\d+(?=\/)/, '').split('?')[0]!;
-      if (handle({ method, path, body }) === 'taken') {
-        socket.off('data', onData);
-        // Bytes after the start request are already the exec's input.
-        if (buffered.length > 0) socket.unshift(buffered);
-        return;
-      }
+  constructor(
+    private readonly driver: ClusterDriver,
+    private readonly limits: { readonly maxIdleExecs: number; readonly maxIdleExecBytes: number },
+  ) {}
+
+  get(id: string): ExecInstance | undefined {
+    return this.#execs.get(id);
+  }
+
+  add(instance: ExecInstance): void {
+    this.#execs.set(instance.id, instance);
+    const idle = this.driver.read((view) => [...this.#execs.values()].filter((e) => !e.started || exitCodeOf(view, e) !== null || gone(view, e)));
+    let bytes = idle.reduce((sum, e) => sum + e.bytes, 0);
+    let count = idle.length;
+    for (const oldest of idle) {
+      if (count <= this.limits.maxIdleExecs && bytes <= this.limits.maxIdleExecBytes) return;
+      this.#execs.delete(oldest.id);
+      count--;
+      bytes -= oldest.bytes;
     }
-  };
-  socket.on('data', onData);
-  socket.on('error', () => socket.destroy());
-}
-
-const BODY_TOO_LARGE = 'request body too large';
-
-type Framed = { readonly body: Buffer; readonly used: number } | 'incomplete' | string;
-
-/** A body of `length` bytes at the start of `bytes`. */
-function lengthBody(bytes: Buffer, length: number): Framed {
-  if (length > MAX_BODY_BYTES) return BODY_TOO_LARGE;
-  return bytes.length < length ? 'incomplete' : { body: bytes.subarray(0, length), used: length };
-}
-
-/** A chunked body at the start of `bytes` (`<hex size>[;ext]\r\n<data>\r\n`... `0\r\n\r\n`), or why it is none. */
-function chunkedBody(bytes: Buffer): Framed {
-  const parts: Buffer[] = [];
-  let at = 0;
-  let size = 0;
-  for (;;) {
-    const eol = bytes.indexOf('\r\n', at);
-    if (eol < 0) return bytes.length - at > 64 ? 'malformed chunked encoding' : 'incomplete';
-    const line = bytes.subarray(at, eol).toString('latin1').split(';')[0]!.trim();
-    if (!/^[0-9a-fA-F]{1,8}$/.test(line)) return 'malformed chunked encoding';
-    const chunk = Number.parseInt(line, 16);
-    size += chunk;
-    if (size > MAX_BODY_BYTES) return BODY_TOO_LARGE;
-    if (chunk === 0) {
-      // No trailers: the body ends with an empty line.
-      if (bytes.length < eol + 4) return 'incomplete';
-      return bytes.subarray(eol + 2, eol + 4).toString('latin1') === '\r\n' ? { body: Buffer.concat(parts), used: eol + 4 } : 'malformed chunked encoding';
-    }
-    if (bytes.length < eol + 2 + chunk + 2) return 'incomplete';
-    if (bytes.subarray(eol + 2 + chunk, eol + 4 + chunk).toString('latin1') !== '\r\n') return 'malformed chunked encoding';
-    parts.push(bytes.subarray(eol + 2, eol + 2 + chunk));
-    at = eol + 4 + chunk;
   }
 }
 
-function route(options: EngineOptions, execs: Map<string, ExecInstance>, request: EngineRequest, socket: net.Socket): 'keep' | 'taken' {
+/** An exec's exit code, null until it has ended. */
+function exitCodeOf(view: ClusterView, instance: ExecInstance): number | null {
+  if (instance.failedToStart === true) return 126;
+  if (!instance.started || instance.exitCode !== undefined) return instance.exitCode ?? null;
+  const termination = view.nestedContainer(instance.container.agentId, instance.id)?.termination;
+  if (termination === undefined) return null;
+  const signal = termination.exitStatus & 0x7f;
+  instance.exitCode = signal === 0 ? termination.exitStatus >> 8 : 128 + signal;
+  return instance.exitCode;
+}
+
+/** A started exec whose nested container its agent no longer knows (the agent's state lost): it runs no more. */
+function gone(view: ClusterView, instance: ExecInstance): boolean {
+  return instance.started && view.nestedContainer(instance.container.agentId, instance.id) === undefined;
+}
+
+function route(options: EngineOptions, execs: ExecStore, request: EngineRequest, socket: net.Socket): 'keep' | 'taken' {
   const { driver } = options;
   const { method, path, body } = request;
   const res = new Reply(socket, method === 'HEAD');
@@ -187,7 +184,7 @@ class Reply {
 }
 
 const STATUS_TEXT: Readonly<Record<number, string>> = {
-  200: 'OK', 201: 'Created', 400: 'Bad Request', 404: 'Not Found', 409: 'Conflict', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large',
+  200: 'OK', 201: 'Created', 400: 'Bad Request', 404: 'Not Found', 408: 'Request Timeout', 409: 'Conflict', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large',
 };
 
 /** A path segment with its escapes decoded; undefined for an escape that is none (`%zz`, a lone `%`, bytes that are no UTF-8). */
@@ -209,7 +206,7 @@ function containerJson(c: EngineContainerView): object {
   };
 }
 
-function createExec(execs: Map<string, ExecInstance>, container: EngineContainerView, body: string, res: Reply): 'keep' {
+function createExec(execs: ExecStore, container: EngineContainerView, body: string, res: Reply): 'keep' {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body || '{}');
@@ -222,16 +219,13 @@ function createExec(execs: Map<string, ExecInstance>, container: EngineContainer
   const cmd = request.Cmd;
   if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((w) => typeof w === 'string')) return json(res, 400, { message: 'No exec command specified' });
   const id = randomBytes(32).toString('hex');
-  execs.set(id, { id, container, argv: cmd, tty: request.Tty === true, stdin: request.AttachStdin === true, started: false });
+  const bytes = cmd.reduce((sum: number, w: string) => sum + Buffer.byteLength(w), 0);
+  execs.add({ id, container, argv: cmd, bytes, tty: request.Tty === true, stdin: request.AttachStdin === true, started: false });
   return json(res, 201, { Id: id });
 }
 
 function inspectExec(driver: ClusterDriver, instance: ExecInstance): object {
-  const status = driver.read((view) => view.nestedContainer(instance.container.agentId, instance.id));
-  const termination = status?.termination;
-  const signal = termination === undefined ? 0 : termination.exitStatus & 0x7f;
-  const ended = termination === undefined ? null : signal === 0 ? termination.exitStatus >> 8 : 128 + signal;
-  const exitCode = instance.failedToStart === true ? 126 : ended;
+  const exitCode = driver.read((view) => exitCodeOf(view, instance));
   return {
     ID: instance.id,
     Running: instance.started && exitCode === null,

@@ -9,10 +9,10 @@
 import type net from 'node:net';
 import type { WireRequest, WireResponse } from './transport.js';
 
-/** The engine table's statuses, and its HTTP server's 413 and 431 for a body or a head past its limits. */
+/** The engine table's statuses, and its HTTP server's 413 and 431 for a body or a head past its limits (408: see engineVerdict). */
 const STATUSES = new Set([200, 201, 400, 404, 409, 413, 431]);
 
-/** A request whose declared body never comes (a Content-Length of its own that lies, or a body cut short): the engine may wait for it. */
+/** A request whose declared body never comes (a Content-Length of its own that lies, or a body cut short): the engine may wait for it, until its request timeout (408). */
 export function bodyNeverComes(wire: WireRequest): boolean {
   if (wire.framing === 'long') return true;
   const declared = wire.headers.find(([n]) => n.toLowerCase() === 'content-length')?.[1];
@@ -25,7 +25,8 @@ export function engineVerdict(wire: WireRequest, res: WireResponse): string | un
   if (res.outcome === 'timeout') return bodyNeverComes(wire) ? undefined : 'no answer within the per-request timeout (a hang)';
   if (res.outcome === 'closed') return bodyNeverComes(wire) || wire.framing === 'short' ? undefined : 'the connection closed without an answer';
   const status = res.status ?? 0;
-  if (!STATUSES.has(status)) return `the engine answered ${status}`;
+  // A request whose body never comes is answered 408 once the request timeout has passed; no other one.
+  if (!STATUSES.has(status) && !(status === 408 && bodyNeverComes(wire))) return `the engine answered ${status}`;
   const problem = wire.method === 'HEAD' ? (res.body.length > 0 ? 'a HEAD answered with a body' : undefined) : jsonProblem(status, res.headers['content-type'], res.body);
   if (problem !== undefined) return problem;
   if (res.followUp === 'timeout' && !bodyNeverComes(wire)) return `answered ${status}, then a second request on the same connection got no answer (a hang)`;

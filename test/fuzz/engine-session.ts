@@ -10,7 +10,8 @@
  *
  *   every request   answered (but one whose declared body never comes, or
  *                   which the client gave up on), 200, 201, 400, 404 or 409,
- *                   never a 5xx; the process stays up
+ *                   413 or 431 past a limit, 408 only for a body that never
+ *                   comes, never a 5xx; the process stays up
  *   JSON answers    JSON; an error's is `{"message": <one line>}`; a 201's
  *                   `{"Id": <64 hex digits>}`; an inspect's `Running` a
  *                   boolean and `ExitCode` null or a number

@@ -14,6 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { openStream } from '../../src/client/event-queue.js';
 import { postRaw } from '../../src/client/scheduler-client.js';
+import { Connections } from '../../src/http/connections.js';
+import { RequestParser, type Step } from '../../src/http/engine-reader.js';
+import { createEngineServer, type EngineOptions } from '../../src/http/engine-socket.js';
 import { startHarness, type Harness } from './executor-harness.js';
 
 let h: Harness;
@@ -274,5 +277,272 @@ describe('a chunked request body on the engine socket', () => {
     const answer = await raw(`${head}${chunks}GET /_ping HTTP/1.1\r\nHost: localhost\r\n\r\n`);
     expect(answer).toMatch(/^HTTP\/1\.1 201 Created\r\n[^]*\{"Id":"[0-9a-f]{64}"\}HTTP\/1\.1 200 OK\r\n[^]*OK$/);
     expect(await raw(`${head}zz\r\n{}\r\n0\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[^]*Connection: close\r\n[^]*\{"message":"malformed chunked encoding"\}$/);
+  });
+});
+
+/** What a raw connection gets, and whether the engine closed it, within `waitMs` (a bound, never reached when all goes well). */
+function exchange(socketPath: string, bytes: string, waitMs = 10_000): Promise<{ text: string; closed: boolean }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(socketPath);
+    let text = '';
+    const done = (closed: boolean) => (clearTimeout(timer), socket.destroy(), resolve({ text, closed }));
+    const timer = setTimeout(() => done(false), waitMs);
+    socket.setEncoding('latin1');
+    socket.on('data', (c: string) => (text += c));
+    socket.on('error', reject);
+    socket.on('close', () => done(true));
+    if (bytes !== '') socket.write(bytes);
+  });
+}
+
+/** An engine of its own on the cluster, with small limits: its timeouts in milliseconds, its bound of idle execs. */
+async function smallEngine(limits: Pick<EngineOptions, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxIdleExecs' | 'maxIdleExecBytes'>) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'clustersim-engine-'));
+  const socketPath = path.join(dir, 'engine.sock');
+  // Its own connection ids: the cluster's server delivers nothing to them (an exec's output is dropped).
+  const server = createEngineServer({ driver: h.cluster.driver, connections: new Connections('test-engine-'), ...limits });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  const close = async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { socketPath, close };
+}
+
+function rawRequest(method: string, target: string, body?: object): string {
+  const payload = body === undefined ? '' : JSON.stringify(body);
+  return `${method} ${target} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`;
+}
+
+/** One request on a connection of its own to `socketPath`, the answer's status and JSON body. */
+function ask(socketPath: string, method: string, target: string, body?: object): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? '' : JSON.stringify(body);
+    const headers = { host: 'localhost', 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
+    const req = http.request({ socketPath, path: target, method, headers, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+describe('the engine socket against a slow or dead client', () => {
+  it('answers 408 with a one-line message and closes when the head or the body does not come in time', async () => {
+    const engine = await smallEngine({ headersTimeoutMs: 100, requestTimeoutMs: 300 });
+    try {
+      const head = await exchange(engine.socketPath, 'GET /_ping HTTP/1.1\r\nHost: localhost\r\n');
+      expect(head.closed).toBe(true);
+      expect(head.text).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*Connection: close\r\n\r\n\{"message":"the request's head did not come within 0\.1 s"\}$/);
+      const body = await exchange(engine.socketPath, 'POST /containers/x/exec HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\n{');
+      expect(body.closed).toBe(true);
+      expect(body.text).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*\{"message":"the whole request did not come within 0\.3 s"\}$/);
+      // Not a byte, or nothing after an answer: closed without a word, as an idle keep-alive connection is.
+      expect(await exchange(engine.socketPath, '')).toEqual({ text: '', closed: true });
+      const kept = await exchange(engine.socketPath, 'GET /_ping HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      expect(kept.closed).toBe(true);
+      expect(kept.text).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nOK$/);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('never cuts an exec stream, which is no request being read', async () => {
+    const engine = await smallEngine({ headersTimeoutMs: 50, requestTimeoutMs: 100 });
+    try {
+      const created = await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: ['cat'], AttachStdin: true });
+      const socket = net.connect(engine.socketPath);
+      let text = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (c: string) => (text += c));
+      let closed = false;
+      socket.on('close', () => (closed = true));
+      socket.write(rawRequest('POST', `/exec/${created.json.Id}/start`, { Detach: false }));
+      // Four times the request timeout: a timer still armed would have closed the stream by then.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(closed).toBe(false);
+      expect((await ask(engine.socketPath, 'GET', `/exec/${created.json.Id}/json`)).json).toMatchObject({ Running: true, ExitCode: null });
+      // Its input still reaches it: the end of it ends `cat`.
+      socket.end();
+      const exitCode = await until(async () => (await ask(engine.socketPath, 'GET', `/exec/${created.json.Id}/json`)).json.ExitCode);
+      expect(exitCode).toBe(0);
+      socket.destroy();
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+/** `look` until it gives a number, at most 100 times 20 ms apart (a bound, never reached when all goes well). */
+async function until(look: () => Promise<number | null>): Promise<number | null> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const value = await look();
+    if (typeof value === 'number') return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return null;
+}
+
+describe('the execs the engine keeps', () => {
+  it('are the running ones and the newest of the others: the oldest ended ones are forgotten (404)', async () => {
+    const engine = await smallEngine({ maxIdleExecs: 3 });
+    const create = async (cmd: string[], stdin = false) => (await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: cmd, AttachStdin: stdin })).json.Id as string;
+    const inspect = (id: string) => ask(engine.socketPath, 'GET', `/exec/${id}/json`);
+    const streams: net.Socket[] = [];
+    const start = (id: string) => {
+      const socket = net.connect(engine.socketPath);
+      socket.on('error', () => {});
+      socket.write(rawRequest('POST', `/exec/${id}/start`, { Detach: false }));
+      streams.push(socket);
+    };
+    try {
+      // The oldest exec of all runs (`cat` waits for its input) and stays.
+      const running = await create(['cat'], true);
+      start(running);
+      const ended: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const id = await create(['sh', '-c', `exit ${10 + i}`]);
+        start(id);
+        expect(await until(async () => (await inspect(id)).json.ExitCode)).toBe(10 + i);
+        ended.push(id);
+      }
+      for (const id of ended.slice(0, 2)) expect(await inspect(id)).toEqual({ status: 404, json: { message: `No such exec instance: ${id}` } });
+      for (const [i, id] of ended.entries()) if (i >= 2) expect((await inspect(id)).json).toMatchObject({ Running: false, ExitCode: 10 + i });
+      expect((await inspect(running)).json).toMatchObject({ Running: true, ExitCode: null });
+      // Execs created and never started count too: they push the ended ones out, the running one stays.
+      const idle = [await create(['true']), await create(['true']), await create(['true']), await create(['true'])];
+      expect((await inspect(ended[4]!)).status).toBe(404);
+      expect((await inspect(idle[0]!)).status).toBe(404);
+      for (const id of idle.slice(1)) expect((await inspect(id)).json).toMatchObject({ Running: false, ExitCode: null });
+      expect((await inspect(running)).json).toMatchObject({ Running: true, ExitCode: null });
+    } finally {
+      for (const socket of streams) socket.destroy();
+      await engine.close();
+    }
+  });
+
+  it('hold their commands within a number of bytes too, the oldest idle ones going first', async () => {
+    const engine = await smallEngine({ maxIdleExecBytes: 3100 });
+    const create = async (argument: string) => (await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: ['echo', argument] })).json.Id as string;
+    try {
+      // 1,004 bytes each (echo and its argument): three fit in 3,100 bytes, not four.
+      const ids = [await create('a'.repeat(1000)), await create('b'.repeat(1000)), await create('c'.repeat(1000))];
+      expect((await ask(engine.socketPath, 'GET', `/exec/${ids[0]}/json`)).status).toBe(200);
+      ids.push(await create('d'.repeat(1000)));
+      expect((await ask(engine.socketPath, 'GET', `/exec/${ids[0]}/json`)).status).toBe(404);
+      for (const id of ids.slice(1)) expect((await ask(engine.socketPath, 'GET', `/exec/${id}/json`)).status).toBe(200);
+    } finally {
+      await engine.close();
+    }
+  });
+});
+
+/** Every request `parser` finds in `bytes` pushed in pieces of the sizes `sizes` gives, in turn. */
+function parseInPieces(bytes: Buffer, sizes: (index: number) => number): Step[] {
+  const parser = new RequestParser();
+  const found: Step[] = [];
+  for (let at = 0, index = 0; at < bytes.length; index++) {
+    const size = sizes(index);
+    parser.push(bytes.subarray(at, at + size));
+    at += size;
+    for (let step = parser.next(); step !== 'incomplete'; step = parser.next()) {
+      if (step === 'head') continue;
+      found.push(step);
+      // A refusal ends the connection.
+      if ('status' in step) return found;
+    }
+  }
+  return found;
+}
+
+/** `bytes` written to a connection of the engine in pieces of `piece` bytes; resolves with the first whole answer. */
+function sendInPieces(bytes: Buffer, piece: number): Promise<{ status: number; json: any }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(h.cluster.engineSocket!);
+    let got = Buffer.alloc(0);
+    socket.on('data', (c: Buffer) => {
+      got = Buffer.concat([got, c]);
+      const end = got.indexOf('\r\n\r\n');
+      const length = Number(/content-length: (\d+)/i.exec(got.subarray(0, end).toString())?.[1]);
+      if (end < 0 || got.length < end + 4 + length) return;
+      socket.destroy();
+      resolve({ status: Number(got.subarray(9, 12).toString()), json: JSON.parse(got.subarray(end + 4).toString()) });
+    });
+    socket.on('error', reject);
+    for (let at = 0; at < bytes.length; at += piece) socket.write(bytes.subarray(at, at + piece));
+  });
+}
+
+describe('a request arriving in many small pieces', () => {
+  const body = JSON.stringify({ Cmd: ['echo', 'a ünïcode body split anywhere'] });
+  const chunked = `1\r\n${body[0]}\r\n${(Buffer.byteLength(body) - 1).toString(16)};ext=1\r\n${body.slice(1)}\r\n0\r\n\r\n`;
+  const stream = Buffer.from(
+    `POST /v1.43/containers/c/exec HTTP/1.1\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` +
+      `POST /containers/c/exec HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n${chunked}` +
+      'GET /_ping HTTP/1.1\r\n\r\n',
+  );
+
+  it('is parsed as when it comes whole, whatever its pieces (one byte at a time, or of uneven sizes)', () => {
+    const whole = parseInPieces(stream, () => stream.length);
+    expect(whole).toEqual([
+      { method: 'POST', path: '/containers/c/exec', body },
+      { method: 'POST', path: '/containers/c/exec', body },
+      { method: 'GET', path: '/_ping', body: '' },
+    ]);
+    expect(parseInPieces(stream, () => 1)).toEqual(whole);
+    expect(parseInPieces(stream, (i) => [3, 1, 7, 2, 13][i % 5]!)).toEqual(whole);
+  });
+
+  it('takes a body of almost 16 MiB in 4 KiB pieces, with a length or chunked, as the body it is', async () => {
+    // A pattern that a piece lost, repeated or out of place would break.
+    const argument = Array.from({ length: 16 * 1024 * 1024 / 8 - 64 }, (_, i) => (i % 10_000_000).toString(36).padStart(8, '.')).join('');
+    const payload = JSON.stringify({ Cmd: ['echo', argument] });
+    expect(Buffer.byteLength(payload)).toBeLessThanOrEqual(16 * 1024 * 1024);
+    const head = `POST /containers/cluster-${engineTask}/exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n`;
+    const chunks = payload.match(/[^]{1,1000}/g)!.map((c) => `${c.length.toString(16)}\r\n${c}\r\n`).join('');
+    for (const wire of [`${head}Content-Length: ${payload.length}\r\n\r\n${payload}`, `${head}Transfer-Encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`]) {
+      const created = await sendInPieces(Buffer.from(wire), 4096);
+      expect(created.status).toBe(201);
+      const inspected = await request('GET', `/exec/${created.json.Id}/json`);
+      expect(inspected.json.ProcessConfig.arguments[0] === argument).toBe(true);
+    }
+  });
+});
+
+describe('a client that does not read its answers', () => {
+  it('is not read from until it does, so that its answers do not pile up; then all come', async () => {
+    const engine = await smallEngine({});
+    try {
+      const created = await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: ['echo', 'x'.repeat(65_536)] });
+      // 300 inspects of 16 KiB each (4.8 MiB, past what the kernel buffers), each answered with 64 KiB: 19 MiB unread.
+      const one = `GET /exec/${created.json.Id}/json HTTP/1.1\r\nHost: localhost\r\nX-Pad: ${'p'.repeat(16_384)}\r\n\r\n`;
+      const socket = net.connect(engine.socketPath);
+      socket.write(one.repeat(300));
+      // Read everything, the engine would have emptied the client's queue at once; it stops reading instead.
+      for (let wait = 0; wait < 50 && socket.writableLength > 0; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(socket.writableLength).toBeGreaterThan(0);
+      const answers = await new Promise<number>((resolve, reject) => {
+        let got = Buffer.alloc(0);
+        let count = 0;
+        socket.on('data', (c: Buffer) => {
+          got = Buffer.concat([got, c]);
+          for (let end = got.indexOf('\r\n\r\n'); end >= 0; end = got.indexOf('\r\n\r\n')) {
+            const length = Number(/content-length: (\d+)/i.exec(got.subarray(0, end).toString())![1]);
+            if (got.length < end + 4 + length) break;
+            expect(got.subarray(0, 15).toString()).toBe('HTTP/1.1 200 OK');
+            got = got.subarray(end + 4 + length);
+            if (++count === 300) resolve(count);
+          }
+        });
+        socket.on('error', reject);
+      });
+      expect(answers).toBe(300);
+      socket.destroy();
+    } finally {
+      await engine.close();
+    }
   });
 });
