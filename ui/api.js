@@ -7,9 +7,12 @@
 /** GET a JSON endpoint; rejects with the server's one-line reason on an error status. */
 export async function getJson(path) {
   const res = await fetch(path, { headers: { accept: 'application/json' }, cache: 'no-store' });
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${(await res.text()).trim()}`);
+  if (!res.ok) throw new Error(`${path}: ${refusal(res.status, (await res.text()).trim())}`);
   return res.json();
 }
+
+/** An error answer in one line: the body alone when it already starts with its status (`401 Unauthorized.`). */
+const refusal = (status, body) => (body.startsWith(`${status} `) ? body : `${status} ${body}`.trim());
 
 /** POST a JSON body to the control API; rejects with the server's reason on an error status. */
 export async function postJson(path, body) {

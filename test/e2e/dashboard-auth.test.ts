@@ -162,7 +162,7 @@ withChromium('the dashboard in Chromium, with credentials', { timeout: 60_000 },
 
   it('says so when the browser has wrong credentials, and follows the cluster once it has the right ones', async () => {
     await withPage('bob', 'not-bob-secret', async (page, errors) => {
-      const reason = /^Cannot read the cluster: \/(master\/(state|roles)|sim\/v1\/clock): 401 401 Unauthorized\.$/;
+      const reason = /^Cannot read the cluster: \/(master\/(state|roles)|sim\/v1\/clock): 401 Unauthorized\.$/;
       await eventually(() => text(page.locator('.banner'))).toMatch(reason);
       expect(await page.locator('cs-summary [data-live]').count()).toBe(0);
       expect(await entries(page).count()).toBe(0);
