@@ -139,6 +139,13 @@ function exitCodeOf(view: ClusterView, instance: ExecInstance): number | null {
   return instance.exitCode;
 }
 
+/**
+ * A name as a one-line message shows it: as it is, or quoted with its
+ * escapes when it holds a control character (`%0a` decodes to a line break;
+ * no container is named so).
+ */
+const shownName = (name: string): string => (/[\u0000-\u001f\u007f]/.test(name) ? JSON.stringify(name) : name);
+
 /** A started exec whose nested container its agent no longer knows (the agent's state lost): it runs no more. */
 function gone(view: ClusterView, instance: ExecInstance): boolean {
   return instance.started && view.nestedContainer(instance.container.agentId, instance.id) === undefined;
@@ -155,7 +162,7 @@ function route(options: EngineOptions, execs: ExecStore, request: EngineRequest,
     const name = decodePathSegment(container[1]!)?.replace(/^\//, '');
     if (name === undefined) return json(res, 400, { message: `invalid URL escape in ${JSON.stringify(container[1])}` });
     const found = driver.read((view) => view.engineContainers().find((c) => c.name === name || c.engineId === name || (name.length >= 12 && c.engineId.startsWith(name))));
-    if (found === undefined) return json(res, 404, { message: `No such container: ${name}` });
+    if (found === undefined) return json(res, 404, { message: `No such container: ${shownName(name)}` });
     if (container[2] === 'json' && method === 'GET') return json(res, 200, containerJson(found));
     if (container[2] === 'exec' && method === 'POST') return createExec(execs, found, body, res);
   }

@@ -248,6 +248,16 @@ describe('the engine socket under requests no engine client sends', () => {
     expect(await request('GET', '/_ping')).toMatchObject({ status: 200, text: 'OK' });
   });
 
+  it('names a container whose name holds a line break on one line, quoted, in its 404', async () => {
+    for (const method of ['GET /containers/%0a/json', 'POST /containers/a%0d%0ab/exec']) {
+      const answer = await raw(`${method} HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n`);
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { message: string };
+      expect(answer).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
+      expect(body.message).toMatch(/^No such container: "[^\n\r]*"$/);
+    }
+    expect(await request('GET', '/_ping')).toMatchObject({ status: 200, text: 'OK' });
+  });
+
   it('takes a create body of null as an empty one, and refuses JSON that is no object with 400', async () => {
     const create = (body: string) => raw(`POST /containers/cluster-${engineTask}/exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
     expect(await create('null')).toContain('{"message":"No exec command specified"}');
