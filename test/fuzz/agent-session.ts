@@ -26,7 +26,7 @@ import { agentRequestSpec, renderAgentRequest, type AgentRequestSpec } from './a
 import { callOf } from './operator-judge.js';
 import { closeCluster, describe, describeRequest, errorLog, freshSubscription, FuzzFailure, guardedRun, settle, verdict, within, type FailureKind, type RunOptions } from './session.js';
 import type { StreamCheck } from './stream-check.js';
-import { checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, toggleAgent as restartOrCrash, toggleLink as cutOrHeal } from './cluster-faults.js';
+import { checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, takeFaultStep, toggleAgent as restartOrCrash, toggleLink as cutOrHeal, type FaultStep } from './cluster-faults.js';
 import { TaskHost } from './task-host.js';
 import { frameRecord } from '../../src/wire/recordio.js';
 import { decodeJson } from '../../src/wire/json.js';
@@ -36,11 +36,8 @@ import { send, type WireRequest, type WireResponse } from './transport.js';
 export type AgentStep =
   | { readonly kind: 'request'; readonly spec: AgentRequestSpec }
   | { readonly kind: 'burst'; readonly specs: readonly AgentRequestSpec[] }
-  | { readonly kind: 'advance'; readonly ms: number }
-  /** The session streams held open so far are dropped, the oldest `share` of them. */
-  | { readonly kind: 'release'; readonly share: number }
-  /** `process`: the agent crashes if it runs, else starts again in this recover mode; `link`: cut off from the master, or healed. */
-  | { readonly kind: 'agent'; readonly agent: number; readonly fault: 'process' | 'link'; readonly recover: 'reconnect' | 'cleanup' }
+  /** Time moved, the oldest `share` of the held session streams dropped, an agent's process or link toggled. */
+  | FaultStep
   | { readonly kind: 'launch' }
   | { readonly kind: 'kill' }
   /** A `cat` session as an interactive client runs it: its input typed in records, its output the same text, its wait 0. */
@@ -159,14 +156,9 @@ async function runStep(ctx: Context, index: number, s: AgentStep, options: RunOp
   options.watchdog?.note(`${where(ctx, index)}: ${s.kind === 'request' || s.kind === 'burst' ? 'requests' : JSON.stringify(s)}`);
   switch (s.kind) {
     case 'advance':
-      guard(ctx, index, () => ctx.running.advance(s.ms));
-      break;
     case 'release':
-      drop(ctx.held.splice(0, Math.ceil(ctx.held.length * s.share)), options);
-      break;
     case 'agent':
-      if (s.fault === 'process') toggleAgent(ctx, index, s.agent, s.recover);
-      else toggleLink(ctx, index, s.agent);
+      takeFaultStep(ctx, where(ctx, index), s, options);
       break;
     case 'launch':
       await within(ctx.host.launch((ms) => guard(ctx, index, () => ctx.running.advance(ms))), options.timeoutMs, () => `${where(ctx, index)}: launching tasks`);

@@ -71,6 +71,34 @@ export function checkFailure(ctx: FaultContext, where: string, what: string): vo
 }
 
 /** Closes held streams, counting what was read from them. */
+/**
+ * The steps the runs aimed at agents share: time moved; the oldest `share`
+ * of the streams held open so far dropped; and an agent's `process` crashed
+ * if it runs, else started again in this recover mode, or its `link` to the
+ * master cut, or healed if cut.
+ */
+export type FaultStep =
+  | { readonly kind: 'advance'; readonly ms: number }
+  | { readonly kind: 'release'; readonly share: number }
+  | { readonly kind: 'agent'; readonly agent: number; readonly fault: 'process' | 'link'; readonly recover: 'reconnect' | 'cleanup' };
+
+/** Takes one of the shared steps; `release` lets go of that share of the held streams, oldest first. */
+export function takeFaultStep(
+  ctx: FaultContext & { readonly held: { readonly socket: Socket; readonly check: StreamCheck | undefined }[] },
+  where: string,
+  s: FaultStep,
+  options: RunOptions,
+): void {
+  switch (s.kind) {
+    case 'advance':
+      return guardStep(ctx, where, () => ctx.running.advance(s.ms));
+    case 'release':
+      return dropStreams(ctx.held.splice(0, Math.ceil(ctx.held.length * s.share)), options);
+    case 'agent':
+      return s.fault === 'process' ? toggleAgent(ctx, where, s.agent, s.recover) : toggleLink(ctx, where, s.agent);
+  }
+}
+
 export function dropStreams(held: readonly { readonly socket: Socket; readonly check: StreamCheck | undefined }[], options: RunOptions): void {
   for (const { socket, check } of held) {
     socket.destroy();

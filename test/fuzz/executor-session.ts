@@ -38,20 +38,14 @@ import {
   type RunOptions,
 } from './session.js';
 import type { StreamCheck } from './stream-check.js';
-import { checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, toggleAgent as restartOrCrash, toggleLink as cutOrHeal } from './cluster-faults.js';
+import { checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, takeFaultStep, toggleAgent as restartOrCrash, toggleLink as cutOrHeal, type FaultStep } from './cluster-faults.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
 
 export type ExecutorStep =
   | { readonly kind: 'request'; readonly spec: ExecutorRequestSpec }
   | { readonly kind: 'burst'; readonly specs: readonly ExecutorRequestSpec[] }
-  | { readonly kind: 'advance'; readonly ms: number }
-  /** The executor streams held open so far are dropped, the oldest `share` of them. */
-  | { readonly kind: 'release'; readonly share: number }
-  /**
-   * `process`: the agent crashes if it runs, else it starts again in this
-   * recover mode. `link`: its link to the master breaks, or heals if broken.
-   */
-  | { readonly kind: 'agent'; readonly agent: number; readonly fault: 'process' | 'link'; readonly recover: 'reconnect' | 'cleanup' }
+  /** Time moved, the oldest `share` of the held executor streams dropped, an agent's process or link toggled. */
+  | FaultStep
   | { readonly kind: 'launch'; readonly count: number; readonly reuse: boolean }
   | { readonly kind: 'framework'; readonly action: FrameworkAction; readonly index: number };
 
@@ -154,14 +148,9 @@ async function runStep(ctx: Context, index: number, s: ExecutorStep, options: Ru
   options.watchdog?.note(`${where(ctx, index)}: ${s.kind === 'request' || s.kind === 'burst' ? 'requests' : JSON.stringify(s)}`);
   switch (s.kind) {
     case 'advance':
-      guard(ctx, index, () => ctx.running.advance(s.ms));
-      break;
     case 'release':
-      drop(ctx.held.splice(0, Math.ceil(ctx.held.length * s.share)), options);
-      break;
     case 'agent':
-      if (s.fault === 'process') toggleAgent(ctx, index, s.agent, s.recover);
-      else toggleLink(ctx, index, s.agent);
+      takeFaultStep(ctx, where(ctx, index), s, options);
       break;
     case 'launch':
       await within(ctx.pool.launch(s.count, s.reuse, (ms) => guard(ctx, index, () => ctx.running.advance(ms))), options.timeoutMs, () => `${where(ctx, index)}: a launch`);
