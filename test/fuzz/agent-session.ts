@@ -26,7 +26,7 @@ import { agentRequestSpec, renderAgentRequest, type AgentRequestSpec } from './a
 import { callOf } from './operator-judge.js';
 import { closeCluster, describe, describeRequest, errorLog, freshSubscription, FuzzFailure, guardedRun, settle, verdict, within, type FailureKind, type RunOptions } from './session.js';
 import type { StreamCheck } from './stream-check.js';
-import { checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, takeFaultStep, toggleAgent as restartOrCrash, toggleLink as cutOrHeal, type FaultStep } from './cluster-faults.js';
+import { agentFaultStep, checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, releaseStep, takeFaultStep, toggleAgent as restartOrCrash, toggleLink as cutOrHeal, type FaultStep } from './cluster-faults.js';
 import { TaskHost } from './task-host.js';
 import { frameRecord } from '../../src/wire/recordio.js';
 import { decodeJson } from '../../src/wire/json.js';
@@ -61,16 +61,8 @@ const step: fc.Arbitrary<AgentStep> = fc.oneof(
   w(24, agentRequestSpec.map((spec): AgentStep => ({ kind: 'request', spec }))),
   w(2, fc.array(agentRequestSpec, { minLength: 2, maxLength: 5 }).map((specs): AgentStep => ({ kind: 'burst', specs }))),
   w(4, advance),
-  w(1, fc.constantFrom(0.5, 1).map((share): AgentStep => ({ kind: 'release', share }))),
-  w(
-    1,
-    fc.record({
-      kind: fc.constant('agent' as const),
-      agent: fc.nat({ max: 1 }),
-      fault: fc.constantFrom('process' as const, 'process' as const, 'link' as const),
-      recover: fc.constantFrom('reconnect' as const, 'cleanup' as const),
-    }),
-  ),
+  w(1, releaseStep),
+  w(1, agentFaultStep),
   w(1, fc.constant<AgentStep>({ kind: 'launch' })),
   w(1, fc.constant<AgentStep>({ kind: 'kill' })),
   w(

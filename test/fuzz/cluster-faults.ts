@@ -5,6 +5,7 @@
  * faults a step brings on an agent (its process crashed and restarted, its
  * link to the master cut and healed). `where` says the run and the step.
  */
+import fc from 'fast-check';
 import { MASTER_NODE } from '../../src/core/messages.js';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
 import type { RunningCluster } from '../../src/start.js';
@@ -81,6 +82,17 @@ export type FaultStep =
   | { readonly kind: 'advance'; readonly ms: number }
   | { readonly kind: 'release'; readonly share: number }
   | { readonly kind: 'agent'; readonly agent: number; readonly fault: 'process' | 'link'; readonly recover: 'reconnect' | 'cleanup' };
+
+/** The oldest half, or all, of the held streams let go. */
+export const releaseStep: fc.Arbitrary<FaultStep> = fc.constantFrom(0.5, 1).map((share): FaultStep => ({ kind: 'release', share }));
+
+/** One of two agents' process crashed or started again (twice as often), or its link cut or healed. */
+export const agentFaultStep: fc.Arbitrary<FaultStep> = fc.record({
+  kind: fc.constant('agent' as const),
+  agent: fc.nat({ max: 1 }),
+  fault: fc.constantFrom('process' as const, 'process' as const, 'link' as const),
+  recover: fc.constantFrom('reconnect' as const, 'cleanup' as const),
+});
 
 /** Takes one of the shared steps; `release` lets go of that share of the held streams, oldest first. */
 export function takeFaultStep(

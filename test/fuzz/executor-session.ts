@@ -38,7 +38,7 @@ import {
   type RunOptions,
 } from './session.js';
 import type { StreamCheck } from './stream-check.js';
-import { checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, takeFaultStep, toggleAgent as restartOrCrash, toggleLink as cutOrHeal, type FaultStep } from './cluster-faults.js';
+import { agentFaultStep, checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, releaseStep, takeFaultStep, toggleAgent as restartOrCrash, toggleLink as cutOrHeal, type FaultStep } from './cluster-faults.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
 
 export type ExecutorStep =
@@ -70,16 +70,8 @@ const step: fc.Arbitrary<ExecutorStep> = fc.oneof(
   w(24, executorRequestSpec.map((spec): ExecutorStep => ({ kind: 'request', spec }))),
   w(2, fc.array(executorRequestSpec, { minLength: 2, maxLength: 5 }).map((specs): ExecutorStep => ({ kind: 'burst', specs }))),
   w(3, advance),
-  w(1, fc.constantFrom(0.5, 1).map((share): ExecutorStep => ({ kind: 'release', share }))),
-  w(
-    2,
-    fc.record({
-      kind: fc.constant('agent' as const),
-      agent: fc.nat({ max: 1 }),
-      fault: fc.constantFrom('process' as const, 'process' as const, 'link' as const),
-      recover: fc.constantFrom('reconnect' as const, 'cleanup' as const),
-    }),
-  ),
+  w(1, releaseStep),
+  w(2, agentFaultStep),
   w(1, fc.record({ kind: fc.constant('launch' as const), count: fc.integer({ min: 1, max: 3 }), reuse: fc.boolean() })),
   w(3, fc.record({ kind: fc.constant('framework' as const), action: fc.constantFrom<FrameworkAction>('acknowledge', 'acknowledge', 'kill', 'kill', 'shutdown', 'message', 'message', 'teardown'), index: fc.nat({ max: 7 }) })),
 );
