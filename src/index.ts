@@ -1,6 +1,7 @@
 /** The library API of clustersim. */
-export { startCluster, StartError, DEFAULT_AGENT_RESOURCES } from './start.js';
-export type { StartClusterOptions, RunningCluster, AgentEndpoint } from './start.js';
+export { startCluster, DEFAULT_AGENT_RESOURCES } from './start/cluster.js';
+export { StartError } from './start/errors.js';
+export type { StartClusterOptions, RunningCluster, AgentEndpoint } from './start/cluster.js';
 export type { TimeMode, ClusterDriver } from './runtime/driver.js';
 export { ClusterFailure } from './runtime/driver.js';
 export { Cluster } from './core/cluster.js';
@@ -16,7 +17,7 @@ export { parseCondition } from './core/conditions.js';
 export type { Condition } from './core/conditions.js';
 export { SimControlError } from './runtime/sim-control.js';
 export type { Snapshot } from './runtime/sim-control.js';
-export { runScenarioFile } from './start-scenario.js';
+export { runScenarioFile } from './start/scenario.js';
 export { loadScenario, parseScenario, ScenarioError } from './scenario/load.js';
 export { RunError } from './scenario/runner.js';
 export type { RunResult, RunOptions } from './scenario/runner.js';
@@ -27,9 +28,9 @@ export { parseWorkflowConfig, loadWorkflowConfig } from './frameworks/workflow/c
 export { startOrchestrator } from './frameworks/orchestrator/service.js';
 export type { OrchestratorService } from './frameworks/orchestrator/service.js';
 export { loadConfig as loadOrchestratorConfig } from './frameworks/orchestrator/config.js';
-export type { ControlMethods, RunUntilTest, RunUntilOptions } from './start-control.js';
+export type { ControlMethods, RunUntilTest, RunUntilOptions } from './start/control.js';
 export type { ClusterView, FrameworkView, AgentView } from './core/view.js';
-export type { OptionName } from './start-options.js';
+export type { OptionName } from './start/options.js';
 // The typed clients and protocol types, also at `clustersim/client`.
 export { SchedulerClient, ExecutorClient, OperatorClient, CallError, StreamClosedError, taskInfoFrom } from './client/index.js';
 export type {

@@ -17,7 +17,7 @@
  *   2. Imports follow the floors of DESIGN.md ("Layers and the one dependency
  *      rule") and never form a circle:
  *
- *        floor 5  cli/, index.ts, start*.ts  the composition root, one room
+ *        floor 5  cli/, start/, index.ts  the composition root, one room
  *        floor 4  scenario/ | frameworks/
  *        floor 3  http/
  *        floor 2  runtime/ | client/
@@ -193,12 +193,12 @@ describe('tidy: the core is closed and deterministic', () => {
 describe('tidy: imports follow the floors, with no circle', () => {
   it('catches imports running up, sideways between siblings, off the picture or out of src', () => {
     const graph: ImportGraph = new Map<string, string[]>([
-      ['cli/up.ts', ['../start.js', '../index.js', 'yargs']],
-      ['index.ts', ['./start.js', './cli/up.js']],
-      ['start.ts', ['./http/master-app.js', './runtime/driver.js', './core/cluster.js', 'node:net']],
+      ['cli/up.ts', ['../start/cluster.js', '../index.js', 'yargs']],
+      ['index.ts', ['./start/cluster.js', './cli/up.js']],
+      ['start/cluster.ts', ['../http/master-app.js', '../runtime/driver.js', '../core/cluster.js', 'node:net']],
       ['scenario/runner.ts', ['../client/client.js', '../frameworks/echo.js']],
       ['frameworks/echo.ts', ['../client/client.js', '../wire/json.js']],
-      ['http/master-app.ts', ['../runtime/driver.js', '../wire/json.js', '../start.js']],
+      ['http/master-app.ts', ['../runtime/driver.js', '../wire/json.js', '../start/cluster.js']],
       ['runtime/driver.ts', ['../core/cluster.js', '../http/agent-app.js', '../client/client.js']],
       ['client/client.ts', ['../wire/json.js', '../runtime/driver.js']],
       ['wire/json.ts', ['../core/types.js', '../http/replies.js']],
@@ -212,7 +212,7 @@ describe('tidy: imports follow the floors, with no circle', () => {
       'src/client/client.ts -> ../runtime/driver.js (floor 2 -> floor 2)',
       'src/core/cluster.ts -> ../wire/json.js (floor 0 -> floor 1)',
       'src/core/types.ts -> ../../test/helpers.js (floor 0 -> outside src)',
-      'src/http/master-app.ts -> ../start.js (floor 3 -> floor 5)',
+      'src/http/master-app.ts -> ../start/cluster.js (floor 3 -> floor 5)',
       'src/runtime/driver.ts -> ../http/agent-app.js (floor 2 -> floor 3)',
       'src/runtime/driver.ts -> ../client/client.js (floor 2 -> floor 2)',
       'src/scenario/runner.ts -> ../frameworks/echo.js (floor 4 -> floor 4)',

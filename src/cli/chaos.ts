@@ -10,7 +10,7 @@ import { loadScenario, ScenarioError } from '../scenario/load.js';
 import { textReport } from '../scenario/report.js';
 import { runScenario } from '../scenario/runner.js';
 import type { TimelineEntry } from '../scenario/scenario.js';
-import { startScenarioCluster, startScenarioService } from '../start-scenario.js';
+import { startScenarioCluster, startScenarioService } from '../start/scenario.js';
 import { COUNT, numberFlag } from './flags.js';
 
 export interface ChaosArgs {

@@ -4,7 +4,7 @@
  * and the command says its flags instead (`--agent-resources`,
  * `--idle-timeout`).
  */
-import { StartError } from '../start-options.js';
+import { StartError } from '../start/errors.js';
 
 /** The flag of a library option (`heartbeatIntervalSeconds` is `--heartbeat-interval`); none for the library's own. */
 export function flagOf(option: string): string | undefined {

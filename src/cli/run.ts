@@ -13,7 +13,7 @@ import { junitReport, textReport } from '../scenario/report.js';
 import { RunError, type RunResult } from '../scenario/runner.js';
 import { formatSpan } from '../scenario/duration.js';
 import { traceDifference } from '../scenario/run-trace.js';
-import { runLoadedScenario } from '../start-scenario.js';
+import { runLoadedScenario } from '../start/scenario.js';
 import { TraceFile } from './trace-file.js';
 
 export interface RunArgs {

@@ -6,13 +6,13 @@ import type { TimeMode } from '../runtime/driver.js';
 import { AGENT_ADDRESSINGS, type AgentAddressing } from '../http/agent-listener.js';
 import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from '../core/executor-api.js';
 import { refusal } from './option-flags.js';
-import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, type StartClusterOptions } from '../start.js';
-import { DEFAULT_ISOLATION, ISOLATORS } from '../start-cgroups.js';
+import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, type StartClusterOptions } from '../start/cluster.js';
+import { DEFAULT_ISOLATION, ISOLATORS } from '../start/cgroups.js';
 import { CGROUPS_VERSIONS, type CgroupsVersion } from '../core/agent/flags.js';
 import { startWith, withOptions, type WithArgs } from './up-with.js';
 import { COUNT, COUNT_OR_ZERO, MIB, numberFlag, PORT, SECONDS, SECONDS_OR_ZERO, textFlag, USAGE_EXIT_CODE, type NumberRule } from './flags.js';
 import { logFormatOption, type LogFormat } from './log-options.js';
-import { agentResourcesOf } from '../start-resources.js';
+import { agentResourcesOf } from '../start/resources.js';
 import { parseAttributes } from '../wire/convert-common.js';
 import { parseWeights } from '../core/master/weights.js';
 

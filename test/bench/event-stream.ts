@@ -11,7 +11,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import http from 'node:http';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { decodeJson } from '../../src/wire/json.js';
 import { encodeProto } from '../../src/wire/proto-codec.js';
 import type { Encoding } from '../../src/client/scheduler-client.js';

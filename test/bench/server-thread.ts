@@ -8,7 +8,7 @@
  * closes (WindowHooks of load.ts).
  */
 import { Worker } from 'node:worker_threads';
-import type { StartClusterOptions } from '../../src/start.js';
+import type { StartClusterOptions } from '../../src/start/cluster.js';
 import type { WindowHooks } from './load.js';
 import type { ThreadWindow } from './thread-cpu.js';
 

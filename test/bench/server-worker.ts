@@ -8,7 +8,7 @@
 import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import Fastify from 'fastify';
-import { startCluster } from '../../src/start.js';
+import { startCluster } from '../../src/start/cluster.js';
 import type { MasterHolds, ServerReply, ServerRequest, ServerTarget } from './server-thread.js';
 import { ELU_SOURCE, measureThread, threadClock, type ThreadWindow } from './thread-cpu.js';
 

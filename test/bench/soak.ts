@@ -39,7 +39,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { DEFAULT_LIMITS } from '../../src/start.js';
+import { DEFAULT_LIMITS } from '../../src/start/cluster.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -4,7 +4,7 @@
  * event, and the part of it spent in `startCluster()` alone.
  */
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster } from '../../src/start.js';
+import { startCluster } from '../../src/start/cluster.js';
 import { progress, spreadOf, type Spread } from './stats.js';
 
 export interface StartupResult {

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExecutorClient, OperatorClient, SchedulerClient, type Encoding, type OperatorEvent } from '../../src/client/index.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 
 let r: RunningCluster | undefined;
 const closers: { close(): void }[] = [];

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { CallError, SchedulerClient, type Encoding, type SchedulerEvent, type SchedulerEventOf, type TaskState } from '../../src/client/index.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 
 let r: RunningCluster | undefined;
 const clients: SchedulerClient[] = [];

@@ -7,7 +7,7 @@
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import type { RunningCluster } from '../../src/start.js';
+import type { RunningCluster } from '../../src/start/cluster.js';
 import type { OrchestratorService } from '../../src/frameworks/orchestrator/service.js';
 import { runningAtMaster, startOrchCluster, startService, testConfig, until } from './orch-harness.js';
 

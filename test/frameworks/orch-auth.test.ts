@@ -5,7 +5,7 @@
  * start with the master's 401.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { runningAtMaster, startService, testConfig, until } from './orch-harness.js';
 
 let cluster: RunningCluster;

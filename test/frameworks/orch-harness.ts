@@ -3,7 +3,7 @@
  * framework against it over the public scheduler API, both on loopback
  * ports chosen by the system.
  */
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { loadConfig, type OrchConfig } from '../../src/frameworks/orchestrator/config.js';
 import { startOrchestrator, type OrchestratorService } from '../../src/frameworks/orchestrator/service.js';
 import type { KeyValueStore } from '../../src/frameworks/orchestrator/store.js';

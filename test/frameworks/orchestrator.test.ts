@@ -7,7 +7,7 @@
  * to its id and recovers its tasks from the store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningCluster } from '../../src/start.js';
+import type { RunningCluster } from '../../src/start/cluster.js';
 import { FAILOVER_TIMEOUT_SECONDS } from '../../src/frameworks/orchestrator/framework.js';
 import type { OrchestratorService } from '../../src/frameworks/orchestrator/service.js';
 import { MemoryStore } from '../../src/frameworks/orchestrator/store.js';

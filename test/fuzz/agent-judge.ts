@@ -26,7 +26,7 @@
 import { httpError } from '../../src/http/errors.js';
 import { AGENT_READ_CALLS, agentCallError } from '../../src/wire/agent-in.js';
 import type { mesos } from '../../src/wire/generated/types.js';
-import type { RunningCluster } from '../../src/start.js';
+import type { RunningCluster } from '../../src/start/cluster.js';
 import { AGENT_CALL_TYPE, AGENT_RESPONSE_TYPE } from './agent-calls.js';
 import { AGENT_OPERATOR_PATHS } from './agent-requests.js';
 import { AGENT_DOWN } from './executor-judge.js';

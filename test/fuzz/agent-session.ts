@@ -19,7 +19,7 @@
 import type { Socket } from 'node:net';
 import fc from 'fast-check';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { AGENT_CALL_TYPE, WAIT_CALLS } from './agent-calls.js';
 import { agentOperatorState, agentVerdict, type AgentOperatorState } from './agent-judge.js';
 import { agentRequestSpec, renderAgentRequest, type AgentRequestSpec } from './agent-requests.js';

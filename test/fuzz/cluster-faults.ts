@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { MASTER_NODE } from '../../src/core/messages.js';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
-import type { RunningCluster } from '../../src/start.js';
+import type { RunningCluster } from '../../src/start/cluster.js';
 import { FuzzFailure, type RunOptions } from './session.js';
 import type { Socket } from 'node:net';
 import type { StreamCheck } from './stream-check.js';

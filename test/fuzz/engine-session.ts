@@ -26,7 +26,7 @@
 import net from 'node:net';
 import fc from 'fast-check';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { checkFailure as checkAnyFailure, dropStreams, guardStep, logOf, toggleAgent as restartOrCrash } from './cluster-faults.js';
 import { engineBodyBytes, engineRequestSpec, execCycle, renderEngineRequest, startSpec, type EngineRequestSpec, type StartSpec } from './engine-requests.js';
 import type { Json } from './mutate.js';

@@ -21,7 +21,7 @@
  *              subscribed, a task of another executor, else 202
  */
 import { httpError } from '../../src/http/errors.js';
-import type { RunningCluster } from '../../src/start.js';
+import type { RunningCluster } from '../../src/start/cluster.js';
 import { decodeJson } from '../../src/wire/json.js';
 import type { mesos } from '../../src/wire/generated/types.js';
 import { decodeProto } from '../../src/wire/proto-codec.js';

@@ -10,7 +10,7 @@
  * executors, their tasks and agents, by index modulo what exists.
  */
 import { SchedulerClient, type JsonEvent } from '../../src/client/scheduler-client.js';
-import type { RunningCluster } from '../../src/start.js';
+import type { RunningCluster } from '../../src/start/cluster.js';
 import type { Json } from './mutate.js';
 
 export interface LiveExecutor {

@@ -20,7 +20,7 @@ import fc from 'fast-check';
 import { ExecutorClient } from '../../src/client/executor-client.js';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
 import { domainSocketPath } from '../../src/http/domain-sockets.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { executorVerdict, agentState, expectedAnswer, type Expected } from './executor-judge.js';
 import { ExecutorPool, type FrameworkAction } from './executor-live.js';
 import { executorRequestSpec, renderExecutorRequest, type ExecutorRequestSpec } from './executor-requests.js';

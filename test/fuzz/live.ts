@@ -10,7 +10,7 @@
  * next request, so later cases still have something real to aim at.
  */
 import { SchedulerClient, type JsonEvent } from '../../src/client/scheduler-client.js';
-import type { RunningCluster } from '../../src/start.js';
+import type { RunningCluster } from '../../src/start/cluster.js';
 import { LIVE_FRAMEWORK_INFO } from './calls.js';
 import type { Json } from './mutate.js';
 import { authorization } from './secured.js';

@@ -12,7 +12,7 @@
 import type { Socket } from 'node:net';
 import fc from 'fast-check';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
-import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
+import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 import { render, type RequestSpec, type TokenResolver } from './requests.js';
 import { closeCluster, closeIsExpected, describe, describeRequest, errorLog, freshSubscription, FuzzFailure, guardedRun, settle, within, type FailureKind, type RunOptions } from './session.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';

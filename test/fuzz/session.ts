@@ -20,7 +20,7 @@ import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import type { Resources } from '../../src/core/resources.js';
 import { httpError } from '../../src/http/errors.js';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { LiveFramework } from './live.js';
 import { operatorVerdict, reopen } from './operator-judge.js';
 import { AGENT_DOWN } from './executor-judge.js';

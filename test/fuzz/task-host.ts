@@ -15,7 +15,7 @@
  * An index is taken modulo what exists, so a generated value never goes stale.
  */
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import type { RunningCluster } from '../../src/start.js';
+import type { RunningCluster } from '../../src/start/cluster.js';
 import type { Json } from './mutate.js';
 import type { TokenResolver } from './requests.js';
 import { within } from './session.js';

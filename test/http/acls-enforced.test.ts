@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStream } from '../../src/client/event-queue.js';
 import { postRaw, SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { frameRecord } from '../../src/wire/recordio.js';
 import { agentOperatorCall, operatorCall, type Json } from './operator-harness.js';
 

@@ -7,7 +7,8 @@
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCluster, StartError, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
+import { StartError } from '../../src/start/errors.js';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import { runCli, startUp, type UpProcess } from '../e2e/cli-process.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { decodeJson } from '../../src/wire/json-decode.js';
 import { encodeJson } from '../../src/wire/json-encode.js';
 import { decodeProto, encodeProto } from '../../src/wire/proto-codec.js';

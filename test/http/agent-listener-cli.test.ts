@@ -7,7 +7,8 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, startUp, type UpProcess } from '../e2e/cli-process.js';
-import { startCluster, StartError } from '../../src/start.js';
+import { startCluster } from '../../src/start/cluster.js';
+import { StartError } from '../../src/start/errors.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

@@ -13,7 +13,7 @@ import { VirtualDriver } from '../../src/runtime/driver.js';
 import { HttpEventStream } from '../../src/http/event-stream.js';
 import { StreamBudget } from '../../src/http/stream-budget.js';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster } from '../../src/start.js';
+import { startCluster } from '../../src/start/cluster.js';
 import { Cluster } from '../../src/core/cluster.js';
 import { AGENT_RESOURCES, frameworkInfo, resources } from '../core/helpers.js';
 

@@ -7,7 +7,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { postRaw, SchedulerClient } from '../../src/client/scheduler-client.js';
 import { authenticate, SCHEDULER_REALM } from '../../src/http/auth.js';
-import { startCluster, StartError, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
+import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
+import { StartError } from '../../src/start/errors.js';
 
 const CREDENTIALS = { credentials: [{ principal: 'alice', secret: 's3cret' }, { principal: 'bob', secret: 'hunter2' }] };
 const ACLS = {

@@ -7,7 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster, StartError, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
+import { StartError } from '../../src/start/errors.js';
 
 type Json = any;
 

@@ -13,7 +13,7 @@ import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import type { TraceEntry } from '../../src/core/trace.js';
 import { DASHBOARD_DIR } from '../../src/http/dashboard.js';
 import { backlog, BACKLOG_ENTRIES } from '../../src/http/sim-events.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 

@@ -10,7 +10,7 @@ import { expect } from 'vitest';
 import { ExecutorClient } from '../../src/client/executor-client.js';
 import { SchedulerClient, type Encoding, type JsonEvent } from '../../src/client/scheduler-client.js';
 import type { SchedulerEventOf } from '../../src/client/protocol.js';
-import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
+import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 
 export const cpusMem = (cpus: number, mem: number) => [
   { name: 'cpus', type: 'SCALAR', scalar: { value: cpus } },

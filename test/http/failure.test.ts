@@ -9,7 +9,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import { ClusterFailure } from '../../src/runtime/driver.js';
-import { startCluster } from '../../src/start.js';
+import { startCluster } from '../../src/start/cluster.js';
 
 describe('a failure of the core', () => {
   it('stops every listener, refuses later inputs and is reported once with the seed', async () => {

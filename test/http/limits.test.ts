@@ -14,7 +14,7 @@ import Fastify from 'fastify';
 import { httpError } from '../../src/http/errors.js';
 import { DEFAULT_LISTENER_LIMITS, listenerServerOptions } from '../../src/http/limits.js';
 import { StreamBudget, type BudgetedStream } from '../../src/http/stream-budget.js';
-import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
+import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 
 const running: RunningCluster[] = [];
 const sockets: net.Socket[] = [];

@@ -9,7 +9,7 @@ import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import { defaultLogFormat } from '../../src/runtime/logging.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 
 const EPOCH = 1_700_000_000_000;
 const running: RunningCluster[] = [];

@@ -9,7 +9,7 @@ import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { postRaw, SchedulerClient } from '../../src/client/scheduler-client.js';
 import type { JsonEvent } from '../../src/client/event-queue.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { decodeJson } from '../../src/wire/json.js';
 import { runCli } from '../e2e/cli-process.js';
 import { encodeProto } from '../../src/wire/proto-codec.js';

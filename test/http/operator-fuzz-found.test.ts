@@ -3,7 +3,7 @@
  * an answer or an event, and the answer it gets now.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { operatorCall, OperatorStream, type Encoding } from './operator-harness.js';
 
 let running: RunningCluster;

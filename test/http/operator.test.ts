@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import { parseResources } from '../../src/core/resources.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { MEDIA, operatorCall, OperatorStream, postRaw, waitFor, type Encoding, type Json } from './operator-harness.js';
 
 let running: RunningCluster;

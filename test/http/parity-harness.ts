@@ -16,7 +16,7 @@
  */
 import http from 'node:http';
 import net from 'node:net';
-import type { RunningCluster } from '../../src/start.js';
+import type { RunningCluster } from '../../src/start/cluster.js';
 import { decodeJson, encodeJson } from '../../src/wire/json.js';
 import { decodeProto, encodeProto } from '../../src/wire/proto-codec.js';
 import { RecordReader } from '../../src/wire/recordio.js';

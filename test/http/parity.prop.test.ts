@@ -8,7 +8,7 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postRaw, SchedulerClient, type CallResult } from '../../src/client/scheduler-client.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { decodeJson, encodeJson } from '../../src/wire/json.js';
 import { decodeProto, encodeProto } from '../../src/wire/proto-codec.js';
 import { RecordReader } from '../../src/wire/recordio.js';

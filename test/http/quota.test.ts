@@ -5,7 +5,7 @@
  * quota metrics, and authorization of UPDATE_QUOTA.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
+import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 import { MEDIA, encodeCall, operatorCall, postBinary, type Encoding, type Json } from './operator-harness.js';
 
 let running: RunningCluster | undefined;

@@ -11,7 +11,7 @@ import path from 'node:path';
 import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postRaw, SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster } from '../../src/start.js';
+import { startCluster } from '../../src/start/cluster.js';
 import { runCli } from '../e2e/cli-process.js';
 import { parseTraceLine, replay, type TraceLine } from '../../src/scenario/replay.js';
 

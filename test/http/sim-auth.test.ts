@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import { READONLY_REALM, READWRITE_REALM } from '../../src/http/auth.js';
 import { simReaderOf } from '../../src/http/sim-view.js';
-import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
+import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 import type { Json } from './operator-harness.js';
 
 const CREDENTIALS = {

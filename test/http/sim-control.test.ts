@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { postRaw, SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { startUp } from '../e2e/cli-process.js';
 
 let r: RunningCluster | undefined;

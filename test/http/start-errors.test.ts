@@ -6,7 +6,8 @@
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCluster, StartError, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
+import { StartError } from '../../src/start/errors.js';
 
 const squatters: net.Server[] = [];
 const running: RunningCluster[] = [];

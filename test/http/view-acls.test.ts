@@ -18,7 +18,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import { parseResources, type Resources } from '../../src/core/resources.js';
 import { READONLY_REALM } from '../../src/http/auth.js';
-import { startCluster, StartError, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
+import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
+import { StartError } from '../../src/start/errors.js';
 import { renderState, toLegacyJson } from '../../src/wire/legacy/index.js';
 import { operatorCall, OperatorStream, type Encoding, type Json } from './operator-harness.js';
 

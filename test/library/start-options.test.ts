@@ -9,7 +9,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { flagOf, refusal } from '../../src/cli/option-flags.js';
 import { SimControlError } from '../../src/runtime/sim-control.js';
-import { startCluster, StartError, type RunningCluster, type StartClusterOptions } from '../../src/start.js';
+import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
+import { StartError } from '../../src/start/errors.js';
 
 let r: RunningCluster | undefined;
 afterEach(async () => {

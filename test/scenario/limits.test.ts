@@ -16,7 +16,7 @@ import { MAX_SCENARIO_BYTES } from '../../src/scenario/limits.js';
 import { replay } from '../../src/scenario/replay.js';
 import { searchFaults } from '../../src/scenario/chaos.js';
 import { RunError, runScenario, type RunResult, type ScenarioCluster } from '../../src/scenario/runner.js';
-import { startScenarioCluster, startScenarioService } from '../../src/start-scenario.js';
+import { startScenarioCluster, startScenarioService } from '../../src/start/scenario.js';
 import { runCli } from '../e2e/cli-process.js';
 import { BASE, error } from './scenario-text.js';
 

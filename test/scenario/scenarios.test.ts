@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { firstDivergence, type TraceEntry } from '../../src/core/trace.js';
 import { replay } from '../../src/scenario/replay.js';
 import { textReport } from '../../src/scenario/report.js';
-import { runScenarioFile } from '../../src/start-scenario.js';
+import { runScenarioFile } from '../../src/start/scenario.js';
 
 const DIR = 'scenarios';
 const FILES = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();

@@ -9,7 +9,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { textReport } from '../../src/scenario/report.js';
-import { runScenarioFile } from '../../src/start-scenario.js';
+import { runScenarioFile } from '../../src/start/scenario.js';
 
 const DIR = 'scenarios';
 const FILES = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();

@@ -9,7 +9,7 @@ import type { TraceEntry } from '../../src/core/trace.js';
 import { parseScenario } from '../../src/scenario/load.js';
 import { runScenario, type RunResult, type StartScenarioCluster } from '../../src/scenario/runner.js';
 import { selectAgent, type AgentFacts } from '../../src/scenario/targets.js';
-import { startScenarioCluster } from '../../src/start-scenario.js';
+import { startScenarioCluster } from '../../src/start/scenario.js';
 
 const FILE = `name: t
 duration: 2m

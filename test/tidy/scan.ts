@@ -322,7 +322,7 @@ export interface Room {
 
 /** The picture of DESIGN.md, "Layers and the one dependency rule". */
 const ROOMS: readonly (readonly [RegExp, Room])[] = [
-  [/^(?:cli\/|index\.ts$|start(?:-[a-z]+)?\.ts$)/, { name: 'composition root', floor: 5 }],
+  [/^(?:cli\/|start\/|index\.ts$)/, { name: 'composition root', floor: 5 }],
   [/^scenario\//, { name: 'scenario', floor: 4 }],
   [/^frameworks\//, { name: 'frameworks', floor: 4 }],
   [/^http\//, { name: 'http', floor: 3 }],

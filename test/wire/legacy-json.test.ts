@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ranges, scalar } from '../../src/core/resources.js';
 import type { SchedulerCall } from '../../src/core/types.js';
-import { startCluster, type RunningCluster } from '../../src/start.js';
+import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import {
   Double,
   attributesObject,
@@ -127,7 +127,7 @@ describe('legacy endpoints over HTTP', () => {
 
 describe('/metrics/snapshot', () => {
   it('answers a flat object of doubles under the upstream keys', async () => {
-    const { startCluster } = await import('../../src/start.js');
+    const { startCluster } = await import('../../src/start/cluster.js');
     const { SchedulerClient } = await import('../../src/client/scheduler-client.js');
     const running = await startCluster({ port: 0, agents: 2, time: 'virtual' });
     try {

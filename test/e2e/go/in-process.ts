@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
-import { startCluster, type RunningCluster } from '../../../src/start.js';
+import { startCluster, type RunningCluster } from '../../../src/start/cluster.js';
 
 /** A cluster the runs go against, started. */
 export interface Running {

@@ -5,7 +5,7 @@
  * is not partition-aware), one of the five states the operator fails on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../../src/start.js';
+import { startCluster, type RunningCluster } from '../../../src/start/cluster.js';
 import { DEFAULT_CONFIG } from '../../../src/frameworks/workflow/config.js';
 import { startWorkflowService, type WorkflowService } from '../../../src/frameworks/workflow/service.js';
 

@@ -4,7 +4,7 @@
  * protobuf to it instead of JSON.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../../src/start.js';
+import { startCluster, type RunningCluster } from '../../../src/start/cluster.js';
 import { DEFAULT_CONFIG } from '../../../src/frameworks/workflow/config.js';
 import { startWorkflowService } from '../../../src/frameworks/workflow/service.js';
 

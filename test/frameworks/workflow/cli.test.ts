@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../e2e/cli-process.js';
-import { startCluster, type RunningCluster } from '../../../src/start.js';
+import { startCluster, type RunningCluster } from '../../../src/start/cluster.js';
 
 let cluster: RunningCluster;
 let serve: ChildProcess;

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postRaw } from '../../../src/client/scheduler-client.js';
-import { startCluster, type RunningCluster } from '../../../src/start.js';
+import { startCluster, type RunningCluster } from '../../../src/start/cluster.js';
 import { DEFAULT_CONFIG } from '../../../src/frameworks/workflow/config.js';
 import { startWorkflowService, type WorkflowService } from '../../../src/frameworks/workflow/service.js';
 

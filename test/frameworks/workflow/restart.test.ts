@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../../src/start.js';
+import { startCluster, type RunningCluster } from '../../../src/start/cluster.js';
 import { DEFAULT_CONFIG } from '../../../src/frameworks/workflow/config.js';
 import { startWorkflowService, type WorkflowService } from '../../../src/frameworks/workflow/service.js';
 

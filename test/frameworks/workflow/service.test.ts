@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type RunningCluster } from '../../../src/start.js';
+import { startCluster, type RunningCluster } from '../../../src/start/cluster.js';
 import { DEFAULT_CONFIG } from '../../../src/frameworks/workflow/config.js';
 import { startWorkflowService, type WorkflowService } from '../../../src/frameworks/workflow/service.js';
 

@@ -5,9 +5,9 @@
  * servers bind to `host`. In a container the servers bind to `0.0.0.0` and
  * advertise the name clients reach them by (`localhost` through published
  * ports, a service name on a container network). Part of the composition
- * root, with start.ts.
+ * root, with cluster.ts.
  */
-import { StartError } from './start-agents.js';
+import { StartError } from './errors.js';
 
 /** Host names (letters, digits, `-`, dots) and IPv4 addresses. */
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;

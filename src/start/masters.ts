@@ -6,9 +6,9 @@
  * after a failover serves at once from its own port.
  */
 import type { FastifyInstance } from 'fastify';
-import { buildMasterApp, type MasterAppOptions } from './http/master-app.js';
-import type { ClusterDriver } from './runtime/driver.js';
-import { listen } from './start-agents.js';
+import { buildMasterApp, type MasterAppOptions } from '../http/master-app.js';
+import type { ClusterDriver } from '../runtime/driver.js';
+import { listen } from './agents.js';
 
 export async function listenMasters(
   count: number,

@@ -5,8 +5,8 @@
  * custom resources, as upstream's agent takes them, unless they are a slip
  * of a well-known name (`cpu`, `memory`).
  */
-import { parseResources, type Resources, type ValueType } from './core/resources.js';
-import { nearest } from './runtime/spelling.js';
+import { parseResources, type Resources, type ValueType } from '../core/resources.js';
+import { nearest } from '../runtime/spelling.js';
 
 /** The well-known resources and their types; any other name is a custom resource. */
 export const KNOWN_RESOURCES: Readonly<Record<string, ValueType>> = { cpus: 'SCALAR', mem: 'SCALAR', disk: 'SCALAR', gpus: 'SCALAR', ports: 'RANGES' };

@@ -6,15 +6,15 @@
  * subscribe again) and the log follows the new one's trace.
  */
 import type { Logger } from 'pino';
-import type { Cluster } from './core/cluster.js';
-import type { Condition } from './core/conditions.js';
-import type { ClusterView } from './core/view.js';
-import type { TraceEntry } from './core/trace.js';
-import type { Connections } from './http/connections.js';
-import { MAX_SPAN_MS } from './http/fault-body.js';
-import type { ClusterDriver } from './runtime/driver.js';
-import { logTrace } from './runtime/logging.js';
-import { SimControl, SimControlError, type Snapshot } from './runtime/sim-control.js';
+import type { Cluster } from '../core/cluster.js';
+import type { Condition } from '../core/conditions.js';
+import type { ClusterView } from '../core/view.js';
+import type { TraceEntry } from '../core/trace.js';
+import type { Connections } from '../http/connections.js';
+import { MAX_SPAN_MS } from '../http/fault-body.js';
+import type { ClusterDriver } from '../runtime/driver.js';
+import { logTrace } from '../runtime/logging.js';
+import { SimControl, SimControlError, type Snapshot } from '../runtime/sim-control.js';
 
 /** What `runUntil` waits for: a test of the read model, or a condition as data (core/conditions.ts). */
 export type RunUntilTest = ((view: ClusterView) => boolean) | Condition;

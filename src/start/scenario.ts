@@ -6,16 +6,16 @@
  * of days holds no more than a run of minutes.
  */
 import pino from 'pino';
-import { startCluster, type StartClusterOptions } from './start.js';
-import { StartError } from './start-options.js';
-import { loadScenario, ScenarioError } from './scenario/load.js';
-import { TRACE_WINDOW } from './scenario/run-trace.js';
-import { runScenario, type ClusterRequest, type ConductedService, type RunOptions, type RunResult, type ScenarioCluster, type ServiceContext } from './scenario/runner.js';
-import type { Scenario, ServiceSpec } from './scenario/scenario.js';
-import { startWorkflowService } from './frameworks/workflow/service.js';
-import { parseWorkflowConfig } from './frameworks/workflow/config.js';
-import { startOrchestrator } from './frameworks/orchestrator/service.js';
-import { loadConfig as loadOrchestratorConfig } from './frameworks/orchestrator/config.js';
+import { startCluster, type StartClusterOptions } from './cluster.js';
+import { StartError } from './errors.js';
+import { loadScenario, ScenarioError } from '../scenario/load.js';
+import { TRACE_WINDOW } from '../scenario/run-trace.js';
+import { runScenario, type ClusterRequest, type ConductedService, type RunOptions, type RunResult, type ScenarioCluster, type ServiceContext } from '../scenario/runner.js';
+import type { Scenario, ServiceSpec } from '../scenario/scenario.js';
+import { startWorkflowService } from '../frameworks/workflow/service.js';
+import { parseWorkflowConfig } from '../frameworks/workflow/config.js';
+import { startOrchestrator } from '../frameworks/orchestrator/service.js';
+import { loadConfig as loadOrchestratorConfig } from '../frameworks/orchestrator/config.js';
 
 export async function startScenarioCluster(request: ClusterRequest, extra: StartClusterOptions = {}): Promise<ScenarioCluster> {
   const running = await startCluster(clusterOptions(request, extra)).catch((error: unknown) => {

@@ -9,44 +9,45 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { parseWeights } from './core/master/weights.js';
-import { Cluster } from './core/cluster.js';
-import { controlMethods, controlOf, type ControlMethods } from './start-control.js';
-import type { MasterOptions } from './core/master/ops.js';
-import type { Acls } from './core/authz.js';
-import { agentResourcesOf } from './start-resources.js';
-import { AGENT_READWRITE_REALM, READONLY_REALM, type Credentials } from './http/auth.js';
-import { containerFlagsOf, type ContainerOptions } from './start-cgroups.js';
-import { listenMasters } from './start-masters.js';
-import { advertisedHost } from './start-advertise.js';
-import { startAgentsAddressed, type AgentEndpoint, type AgentsSpec, type DomainSocket, type Machine } from './start-agents.js';
-import { closeDomainSocket, domainSocketPath } from './http/domain-sockets.js';
-import { Connections } from './http/connections.js';
-import { StreamBudget } from './http/stream-budget.js';
-import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './core/agent/flags.js';
-import type { CustomExecutors } from './core/executor-api.js';
-import { ProcessContainers } from './runtime/containers.js';
-import { ExecutorTokens } from './http/executor-token.js';
-import { createEngineServer, type EngineOptions } from './http/engine-socket.js';
-import { EngineHelpers } from './http/engine-helper.js';
-import type { ContainerLaunch } from './core/executor-api.js';
-import type { AgentAddressing } from './http/agent-listener.js';
-import { DEFAULT_MAX_BUFFERED_BYTES } from './http/event-stream.js';
-import { DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, type ListenerLimits } from './http/limits.js';
+import { parseWeights } from '../core/master/weights.js';
+import { Cluster } from '../core/cluster.js';
+import { controlMethods, controlOf, type ControlMethods } from './control.js';
+import type { MasterOptions } from '../core/master/ops.js';
+import type { Acls } from '../core/authz.js';
+import { agentResourcesOf } from './resources.js';
+import { AGENT_READWRITE_REALM, READONLY_REALM, type Credentials } from '../http/auth.js';
+import { containerFlagsOf, type ContainerOptions } from './cgroups.js';
+import { listenMasters } from './masters.js';
+import { advertisedHost } from './advertise.js';
+import { startAgentsAddressed, type AgentEndpoint, type AgentsSpec, type DomainSocket, type Machine } from './agents.js';
+import { closeDomainSocket, domainSocketPath } from '../http/domain-sockets.js';
+import { Connections } from '../http/connections.js';
+import { StreamBudget } from '../http/stream-budget.js';
+import { DEFAULT_AGENT_FLAGS, type AgentFlags } from '../core/agent/flags.js';
+import type { CustomExecutors } from '../core/executor-api.js';
+import { ProcessContainers } from '../runtime/containers.js';
+import { ExecutorTokens } from '../http/executor-token.js';
+import { createEngineServer, type EngineOptions } from '../http/engine-socket.js';
+import { EngineHelpers } from '../http/engine-helper.js';
+import type { ContainerLaunch } from '../core/executor-api.js';
+import type { AgentAddressing } from '../http/agent-listener.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../http/event-stream.js';
+import { DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, type ListenerLimits } from '../http/limits.js';
 import {
   DEFAULT_MAX_FRAMEWORKS,
   DEFAULT_MAX_SUBSCRIPTIONS,
   DEFAULT_STREAM_BUDGET_BYTES,
   type MasterAppOptions,
-} from './http/master-app.js';
-import { RealtimeDriver, VirtualDriver, type ClusterDriver, type ClusterFailure, type TimeMode } from './runtime/driver.js';
-import { createLogger, logTrace, type LogLevel } from './runtime/logging.js';
-import { ClusterMetrics } from './runtime/metrics.js';
-import { loadAcls, loadCredentials, type AuthFileSource } from './runtime/auth-files.js';
-import { parseAttributes } from './wire/convert-common.js';
-import { VERSION } from './wire/version.js';
-import type { MisuseReport } from './core/master/misuse-report.js';
-import { checkStartOptions, StartError, type OPTION_RULES } from './start-options.js';
+} from '../http/master-app.js';
+import { RealtimeDriver, VirtualDriver, type ClusterDriver, type ClusterFailure, type TimeMode } from '../runtime/driver.js';
+import { createLogger, logTrace, type LogLevel } from '../runtime/logging.js';
+import { ClusterMetrics } from '../runtime/metrics.js';
+import { loadAcls, loadCredentials, type AuthFileSource } from '../runtime/auth-files.js';
+import { parseAttributes } from '../wire/convert-common.js';
+import { VERSION } from '../wire/version.js';
+import type { MisuseReport } from '../core/master/misuse-report.js';
+import { checkStartOptions, type OPTION_RULES } from './options.js';
+import { StartError } from './errors.js';
 
 export const DEFAULT_AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
 
@@ -249,9 +250,9 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
 }
 
 
-export { StartError, type AgentEndpoint };
+export { type AgentEndpoint };
 
-/** Holds the option checks (start-options.ts) to one rule for each option and none for another. */
+/** Holds the option checks (options.ts) to one rule for each option and none for another. */
 type OptionRulesComplete = [keyof StartClusterOptions, keyof typeof OPTION_RULES] extends [keyof typeof OPTION_RULES, keyof StartClusterOptions] ? true : never;
 export const OPTION_RULES_COMPLETE: OptionRulesComplete = true;
 
@@ -363,7 +364,7 @@ function clusterOf(options: StartClusterOptions, time: TimeMode, master: MasterO
   });
 }
 
-/** The group of masters (checked by start-options.ts). */
+/** The group of masters (checked by options.ts). */
 function mastersOf(options: StartClusterOptions): { masters: number; electionDelayMs: number } {
   return { masters: options.masters ?? 1, electionDelayMs: (options.electionDelaySeconds ?? 10) * 1000 };
 }
@@ -387,7 +388,7 @@ function masterOptionsOf(options: StartClusterOptions, host: string): MasterOpti
   };
 }
 
-/** The bounds of the master's histories (whole numbers, checked by start-options.ts; zero keeps none). */
+/** The bounds of the master's histories (whole numbers, checked by options.ts; zero keeps none). */
 function historyLimits(options: StartClusterOptions): Pick<MasterOptions, 'maxCompletedTasksPerFramework' | 'maxCompletedFrameworks'> {
   const { maxCompletedTasksPerFramework: tasks, maxCompletedFrameworks: frameworks } = options;
   return { ...(tasks === undefined ? {} : { maxCompletedTasksPerFramework: tasks }), ...(frameworks === undefined ? {} : { maxCompletedFrameworks: frameworks }) };
@@ -428,7 +429,7 @@ function agentsOf(options: StartClusterOptions): { count: number; machine: Machi
   return { count: options.agents ?? 3, machine };
 }
 
-/** The agents' executor flags from the library's options (checked by start-options.ts). */
+/** The agents' executor flags from the library's options (checked by options.ts). */
 function agentFlagsOf(options: StartClusterOptions): AgentFlags {
   const seconds = (value: number | undefined, fallbackMs: number): number => (value === undefined ? fallbackMs : Math.round(value * 1000));
   return {
@@ -535,7 +536,7 @@ async function startEngine(
   return { path: socketPath, helpers: new EngineHelpers(socketPath, engine.driver), close };
 }
 
-/** The limits with their defaults (checked by start-options.ts). */
+/** The limits with their defaults (checked by options.ts). */
 function limitsOf(options: LimitOptions): { master: Omit<MasterAppOptions, 'driver' | 'logger'>; agentListener: ListenerLimits } {
   const value = { ...DEFAULT_LIMITS, ...definedOnly(options) };
   const timeouts = {

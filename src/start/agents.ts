@@ -4,17 +4,17 @@
  * (`loopback`), listened on by a socket that feeds the app
  * (agent-listener.ts); with `--http-executor-domain-sockets` a Unix
  * domain socket per agent for its executors. Part of the composition root,
- * with start.ts.
+ * with cluster.ts.
  */
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { AgentFlags } from './core/agent/flags.js';
-import type { Resources } from './core/resources.js';
-import type { Attribute } from './core/types.js';
-import { buildAgentApp } from './http/agent-app.js';
-import type { Credentials } from './http/auth.js';
+import type { AgentFlags } from '../core/agent/flags.js';
+import type { Resources } from '../core/resources.js';
+import type { Attribute } from '../core/types.js';
+import { buildAgentApp } from '../http/agent-app.js';
+import type { Credentials } from '../http/auth.js';
 import {
   AgentDirectory,
   listenOnAddresses,
@@ -24,14 +24,13 @@ import {
   loopbackHost,
   WILDCARD_HOST,
   type AgentAddressing,
-} from './http/agent-listener.js';
-import type { AgentBinding } from './http/agent-operator-route.js';
-import { agentOfDomainSocket, domainSocketPath, listenDomainSocket, MAX_SOCKET_PATH } from './http/domain-sockets.js';
-import type { ListenerLimits } from './http/limits.js';
-import type { ClusterDriver } from './runtime/driver.js';
-import { StartError } from './start-options.js';
+} from '../http/agent-listener.js';
+import type { AgentBinding } from '../http/agent-operator-route.js';
+import { agentOfDomainSocket, domainSocketPath, listenDomainSocket, MAX_SOCKET_PATH } from '../http/domain-sockets.js';
+import type { ListenerLimits } from '../http/limits.js';
+import type { ClusterDriver } from '../runtime/driver.js';
+import { StartError } from './errors.js';
 
-export { StartError };
 
 export interface AgentEndpoint {
   readonly id: string;

@@ -5,30 +5,14 @@
  * `agentResources`, never a command-line flag), what it takes and what it
  * was given; `clustersim up` turns the names into its flags.
  *
- * start.ts checks at compile time that `OPTION_RULES` has a rule for each
+ * cluster.ts checks at compile time that `OPTION_RULES` has a rule for each
  * key of `StartClusterOptions` and no other.
  */
-import { CGROUPS_VERSIONS } from './core/agent/flags.js';
-import { CUSTOM_EXECUTOR_MODES } from './core/executor-api.js';
-import { AGENT_ADDRESSINGS } from './http/agent-listener.js';
-import { LOG_LEVELS } from './runtime/logging.js';
-
-/** A start that cannot go on: one line saying why, naming the options at fault (`options`, in order). */
-export class StartError extends Error {
-  /** The library options the message names, in the order it names them. */
-  readonly options: readonly string[];
-
-  constructor(message: string, options: string | readonly string[] = []) {
-    super(message);
-    this.name = 'StartError';
-    this.options = typeof options === 'string' ? [options] : options;
-  }
-
-  /** The option at fault: the first the message names. */
-  get option(): string | undefined {
-    return this.options[0];
-  }
-}
+import { CGROUPS_VERSIONS } from '../core/agent/flags.js';
+import { CUSTOM_EXECUTOR_MODES } from '../core/executor-api.js';
+import { AGENT_ADDRESSINGS } from '../http/agent-listener.js';
+import { LOG_LEVELS } from '../runtime/logging.js';
+import { StartError } from './errors.js';
 
 /** What a value must be, or undefined when it is fine. */
 type Rule = (value: unknown) => string | undefined;
@@ -75,7 +59,7 @@ const agentGroups: Rule = (v) => {
   return undefined;
 };
 
-/** A rule for every option of `StartClusterOptions` (start.ts holds it to that). */
+/** A rule for every option of `StartClusterOptions` (cluster.ts holds it to that). */
 export const OPTION_RULES = {
   host: nonEmpty,
   port,

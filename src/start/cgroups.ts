@@ -1,10 +1,10 @@
 /**
  * The agents' container flags of `startCluster()` and `clustersim up`: the
  * cgroups version, the isolators, and on cgroups v2 whether the memory
- * controller is delegated. Part of the composition root, with start.ts.
+ * controller is delegated. Part of the composition root, with cluster.ts.
  */
-import { DEFAULT_AGENT_FLAGS, type AgentFlags, type CgroupsVersion } from './core/agent/flags.js';
-import { StartError } from './start-options.js';
+import { DEFAULT_AGENT_FLAGS, type AgentFlags, type CgroupsVersion } from '../core/agent/flags.js';
+import { StartError } from './errors.js';
 
 /** Upstream's isolators this cluster knows; only `cgroups/mem` changes what it does (memory limits enforced). */
 export const ISOLATORS = ['cgroups/cpu', 'cgroups/mem', 'posix/cpu', 'posix/mem'] as const;
