@@ -202,7 +202,7 @@ describe('tidy: imports follow the floors, with no circle', () => {
       ['runtime/driver.ts', ['../core/cluster.js', '../http/agent-app.js', '../client/client.js']],
       ['client/client.ts', ['../wire/json.js', '../runtime/driver.js']],
       ['wire/json.ts', ['../core/types.js', '../http/replies.js']],
-      ['wire/legacy/state.ts', ['../json.js', '../../core/master/master.js']],
+      ['wire/v0/state.ts', ['../json.js', '../../core/master/master.js']],
       ['core/cluster.ts', ['./master/master.js', '../wire/json.js', 'node:fs']],
       ['core/master/master.ts', ['../types.js']],
       ['core/types.ts', ['../../test/helpers.js']],

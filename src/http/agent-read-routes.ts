@@ -8,8 +8,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentNodeView, ClusterView } from '../core/view.js';
-import { renderAgentCgroups, renderAgentContainers, renderAgentFlags, renderAgentState } from '../wire/legacy/agent-state.js';
-import { containerQuery, jsonpQuery } from '../wire/legacy/index.js';
+import { renderAgentCgroups, renderAgentContainers, renderAgentFlags, renderAgentState } from '../wire/v0/agent-state.js';
+import { containerQuery, jsonpQuery } from '../wire/v0/index.js';
 import { NOT_RECOVERED, readAgent, type AgentBinding } from './agent-operator-route.js';
 import { sendError } from './errors.js';
 import { everyMethod, serveMethods } from './methods.js';

@@ -11,7 +11,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ClusterView } from '../core/view.js';
 import type { ClusterDriver } from '../runtime/driver.js';
-import { decodeQuery, toLegacyJson } from '../wire/legacy/index.js';
+import { decodeQuery, toV0Json } from '../wire/v0/index.js';
 import { sendError } from './errors.js';
 import { JSON_TYPE, namesType } from './negotiate.js';
 
@@ -29,7 +29,7 @@ export function healthRoute(driver: ClusterDriver, masterIndex: number) {
     if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
     if (!namesType(req.headers.accept, JSON_TYPE)) return reply.code(200).header('content-length', '0').send();
     const body = driver.read((view) => healthOf(view, masterIndex));
-    return reply.code(200).header('content-type', JSON_TYPE).send(Buffer.from(toLegacyJson(body)));
+    return reply.code(200).header('content-type', JSON_TYPE).send(Buffer.from(toV0Json(body)));
   };
 }
 

@@ -17,7 +17,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MasterSeat } from '../core/master-group.js';
 import type { ClusterDriver } from '../runtime/driver.js';
-import { renderStandbyMetrics } from '../wire/legacy/metrics.js';
+import { renderStandbyMetrics } from '../wire/v0/metrics.js';
 import { principalOf } from './auth.js';
 import { sendError } from './errors.js';
 import { sendJson } from './read-routes.js';

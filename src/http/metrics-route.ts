@@ -1,6 +1,6 @@
 /**
  * `GET /metrics`: a master's figures as Prometheus text (format 0.0.4).
- * Every figure of its `/metrics/snapshot` (names: wire/legacy/
+ * Every figure of its `/metrics/snapshot` (names: wire/v0/
  * prometheus-names.ts), its own requests by route, method and status code
  * (a count and a latency histogram), the event streams open and the bytes
  * waiting on them, and the process's figures (runtime/metrics.ts:
@@ -12,8 +12,8 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { renderMetrics, renderStandbyMetrics } from '../wire/legacy/metrics.js';
-import { prometheusFigures, type PrometheusFigure } from '../wire/legacy/prometheus-names.js';
+import { renderMetrics, renderStandbyMetrics } from '../wire/v0/metrics.js';
+import { prometheusFigures, type PrometheusFigure } from '../wire/v0/prometheus-names.js';
 import { ClusterMetrics, METRIC_PREFIX } from '../runtime/metrics.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { Connections } from './connections.js';

@@ -22,12 +22,12 @@ import {
   renderVersion,
   slavesQuery,
   tasksQuery,
-  toLegacyJson,
+  toV0Json,
   type JsonpQuery,
   type QueryParams,
   type QueryResult,
-} from '../wire/legacy/index.js';
-import { snapshotState } from '../wire/legacy/state-stream.js';
+} from '../wire/v0/index.js';
+import { snapshotState } from '../wire/v0/state-stream.js';
 import { VERSION } from '../wire/version.js';
 import { principalOf, READONLY_REALM } from './auth.js';
 import { sendError } from './errors.js';
@@ -149,7 +149,7 @@ export function queryOf<Q>(req: FastifyRequest, parse: ParseQuery<Q>): QueryResu
  * written as upstream does, with a decimal point when whole.
  */
 export function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown, callback: string | undefined): FastifyReply {
-  const text = toLegacyJson(body);
+  const text = toV0Json(body);
   if (callback !== undefined) {
     return sendBody(req, reply, 'text/javascript', Buffer.from(`${callback}(${text});`));
   }

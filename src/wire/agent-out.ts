@@ -3,7 +3,6 @@
  * and their encodings. The flags are those this agent honours, under their
  * upstream names and in their upstream text form, sorted by name.
  */
-import { format } from '../core/resources.js';
 import type { AgentNodeView, ClusterView } from '../core/view.js';
 import type { AgentReadCall } from './agent-in.js';
 import { containerViewer } from './container-acls.js';
@@ -18,30 +17,12 @@ import {
 } from './agent-state.js';
 import type { mesos } from './generated/types.js';
 import { encodeJson } from './json-encode.js';
-import { formatDuration } from './legacy/state.js';
-import { BUILD_INFO } from './legacy/version.js';
+import { agentFlags } from './v0/agent-state.js';
 import { LOGGING_LEVEL } from './operator-out.js';
 import { encodeProto } from './proto-codec.js';
-import { VERSION } from './version.js';
+import { BUILD_INFO, VERSION } from './version.js';
 
 type Response = mesos.v1.agent.Response;
-
-export function agentFlags(view: ClusterView, node: AgentNodeView): Record<string, string> {
-  const { hostname, port } = view.masterInfo;
-  const { config } = node;
-  const { flags } = config;
-  return {
-    executor_registration_timeout: formatDuration(flags.executorRegistrationTimeoutMs),
-    executor_reregistration_timeout: formatDuration(flags.executorReregistrationTimeoutMs),
-    executor_shutdown_grace_period: formatDuration(flags.executorShutdownGracePeriodMs),
-    hostname: config.hostname,
-    ip: config.ip,
-    master: `${hostname}:${port}`,
-    port: String(config.port),
-    recovery_timeout: formatDuration(flags.recoveryTimeoutMs),
-    resources: format(config.resources),
-  };
-}
 
 /** The answer to a read call of the agent operator API. */
 export function agentReadResponse(view: ClusterView, node: AgentNodeView, type: AgentReadCall, principal?: string): Response {

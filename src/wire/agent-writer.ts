@@ -13,7 +13,7 @@ import type { Resources } from '../core/resources.js';
 import type { Attribute } from '../core/types.js';
 import type { ClusterView } from '../core/view.js';
 import { attributeToWire, resourcesToWire } from './convert-common.js';
-import { AGENT_CAPABILITIES } from './legacy/slaves.js';
+import { AGENT_CAPABILITIES } from './v0/slaves.js';
 import { agentToWire } from './operator-state.js';
 import { encodeProto } from './proto-codec.js';
 import { isAscii, ProtoWriter } from './proto-writer.js';

@@ -13,9 +13,9 @@ import type { ClusterView, FrameworkView } from '../core/view.js';
 import { hexToBytes } from './bytes.js';
 import { attributeToWire, labelsToWire, resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
-import { executorSpecs } from './legacy/executors.js';
-import { offerConstraintsJson } from './legacy/frameworks.js';
-import { AGENT_CAPABILITIES } from './legacy/slaves.js';
+import { executorSpecs } from './v0/executors.js';
+import { offerConstraintsJson } from './v0/frameworks.js';
+import { AGENT_CAPABILITIES } from './v0/slaves.js';
 import { taskStatusToWire } from './scheduler-out.js';
 import { SHOW_ALL, visibleResources, type Viewer } from './view-filter.js';
 

@@ -11,7 +11,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { snapshotState } from '../../src/wire/legacy/state-stream.js';
+import { snapshotState } from '../../src/wire/v0/state-stream.js';
 import { snapshotGetState } from '../../src/wire/operator-stream.js';
 import { bigCluster } from './reads.js';
 import { progress } from './stats.js';

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { AGENT_PING_TIMEOUT_MS, MAX_AGENT_PING_TIMEOUTS } from '../../src/core/master/agent-health.js';
-import { Double } from '../../src/wire/legacy/legacy-json.js';
-import { renderMetrics } from '../../src/wire/legacy/metrics.js';
-import { renderState } from '../../src/wire/legacy/state.js';
+import { Double } from '../../src/wire/v0/json.js';
+import { renderMetrics } from '../../src/wire/v0/metrics.js';
+import { renderState } from '../../src/wire/v0/state.js';
 import { getTasks } from '../../src/wire/operator-state.js';
 import { taskStatusToWire } from '../../src/wire/scheduler-out.js';
 import { commandTask, connect, makeCluster, OperatorSink, traceKinds, type TestScheduler } from './helpers.js';

@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { NO_ACLS } from '../../src/core/authz.js';
 import type { QuotaConfigRequest, QuotaUpdate } from '../../src/core/types.js';
 import { parseWeights } from '../../src/core/master/weights.js';
-import { renderRoles } from '../../src/wire/legacy/roles.js';
-import { renderMetrics } from '../../src/wire/legacy/metrics.js';
+import { renderRoles } from '../../src/wire/v0/roles.js';
+import { renderMetrics } from '../../src/wire/v0/metrics.js';
 import { commandTask, connect, makeCluster, type TestCluster } from './helpers.js';
 
 function config(role: string, limits: Record<string, number>, guarantees: Record<string, number> = {}): QuotaConfigRequest {

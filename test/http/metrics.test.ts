@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import parsePrometheusTextFormat, { type PrometheusFamily } from 'parse-prometheus-text-format';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { prometheusFigure } from '../../src/wire/legacy/prometheus-names.js';
+import { prometheusFigure } from '../../src/wire/v0/prometheus-names.js';
 
 let running: RunningCluster | undefined;
 const clients: SchedulerClient[] = [];

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildMasterApp } from '../../src/http/master-app.js';
 import { SLICE_BYTES } from '../../src/http/stream-body.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
-import { renderState, toLegacyJson } from '../../src/wire/legacy/index.js';
+import { renderState, toV0Json } from '../../src/wire/v0/index.js';
 import { encodeResponseJson, encodeResponseProto, readResponse } from '../../src/wire/operator-out.js';
 import { commandTask, connect, makeCluster, type TestCluster } from '../core/helpers.js';
 
@@ -37,7 +37,7 @@ function busyCluster(agents = 25, perAgent = 40): { cluster: TestCluster; driver
   return { cluster, driver };
 }
 
-const built = (cluster: TestCluster) => toLegacyJson(renderState(cluster.view));
+const built = (cluster: TestCluster) => toV0Json(renderState(cluster.view));
 
 describe('/state in slices', () => {
   it('writes the builder text, chunked, when it is longer than a slice', async () => {

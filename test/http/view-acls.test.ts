@@ -20,7 +20,7 @@ import { parseResources, type Resources } from '../../src/core/resources.js';
 import { READONLY_REALM } from '../../src/http/auth.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 import { StartError } from '../../src/start/errors.js';
-import { renderState, toLegacyJson } from '../../src/wire/legacy/index.js';
+import { renderState, toV0Json } from '../../src/wire/v0/index.js';
 import { operatorCall, OperatorStream, type Encoding, type Json } from './operator-harness.js';
 
 const CREDENTIALS = {
@@ -165,7 +165,7 @@ describe('view ACLs on the legacy endpoints', () => {
 
   it('/state: a reader no rule names sees what the master shows without ACLs', async () => {
     const bob = await getJson(s.r, '/state', BOB);
-    const everything = JSON.parse(toLegacyJson(renderState(s.r.cluster.view))) as Json;
+    const everything = JSON.parse(toV0Json(renderState(s.r.cluster.view))) as Json;
     expect(bob).toEqual(everything);
     expect(ids(bob.frameworks)).toEqual([s.ids.A, s.ids.B].sort());
     expect(ids(bob.completed_frameworks)).toEqual([s.ids.C]);

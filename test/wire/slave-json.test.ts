@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { NO_ACLS, type Acls } from '../../src/core/authz.js';
-import { toLegacyJson } from '../../src/wire/legacy/index.js';
-import { slaveJson } from '../../src/wire/legacy/slave-json.js';
-import { slaveObjectOf } from '../../src/wire/legacy/slaves.js';
+import { toV0Json } from '../../src/wire/v0/index.js';
+import { slaveJson } from '../../src/wire/v0/slave-json.js';
+import { slaveObjectOf } from '../../src/wire/v0/slaves.js';
 import { SHOW_ALL, viewerOf, type Viewer } from '../../src/wire/view-filter.js';
 import { makeCluster, resources } from '../core/helpers.js';
 import { richCluster } from './read-fixture.js';
@@ -25,7 +25,7 @@ describe("an agent's entry of /state written straight to text", () => {
     for (const viewer of readers) {
       for (const record of agents) {
         const books = view.agentBooks(record.id);
-        expect(slaveJson(record, books, '1.11.0', viewer)).toBe(toLegacyJson(slaveObjectOf(record, books, '1.11.0', viewer)));
+        expect(slaveJson(record, books, '1.11.0', viewer)).toBe(toV0Json(slaveObjectOf(record, books, '1.11.0', viewer)));
       }
     }
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderState, toLegacyJson } from '../../src/wire/legacy/index.js';
-import { snapshotState } from '../../src/wire/legacy/state-stream.js';
+import { renderState, toV0Json } from '../../src/wire/v0/index.js';
+import { snapshotState } from '../../src/wire/v0/state-stream.js';
 import { NO_ACLS, type Acls } from '../../src/core/authz.js';
 import { viewerOf } from '../../src/wire/view-filter.js';
 import { commandTask } from '../core/helpers.js';
@@ -12,7 +12,7 @@ const text = (piece: Uint8Array | void) => (piece === undefined ? '' : Buffer.fr
 describe('/state as a stream', () => {
   it('writes the same text as the builder, on a cluster with a bit of everything', () => {
     const { cluster } = richCluster();
-    const built = toLegacyJson(renderState(cluster.view));
+    const built = toV0Json(renderState(cluster.view));
     const state = JSON.parse(built);
     // The fixture has what the stream must get right.
     expect(state.frameworks.length).toBe(3);
@@ -24,12 +24,12 @@ describe('/state as a stream', () => {
     expect(batch.executors.length).toBe(1);
     expect(state.slaves.some((s: any) => Object.keys(s.reserved_resources).length > 0)).toBe(true);
     expectSameText(streamed(snapshotState(cluster.view).pieces()), built);
-    expect(streamed(snapshotState(cluster.view, { startTimeSeconds: 12.5 }).pieces())).toBe(toLegacyJson(renderState(cluster.view, { startTimeSeconds: 12.5 })));
+    expect(streamed(snapshotState(cluster.view, { startTimeSeconds: 12.5 }).pieces())).toBe(toV0Json(renderState(cluster.view, { startTimeSeconds: 12.5 })));
   });
 
   it('writes the cluster as it was when the snapshot was taken, whatever happens while it is written', () => {
     const { cluster, web, batch } = richCluster();
-    const before = toLegacyJson(renderState(cluster.view));
+    const before = toV0Json(renderState(cluster.view));
     const snapshot = snapshotState(cluster.view);
     const pieces = snapshot.pieces();
     const first = pieces.next();
@@ -43,14 +43,14 @@ describe('/state as a stream', () => {
     cluster.advance(60_000);
     batch.call({ type: 'TEARDOWN' });
     cluster.advance(1000);
-    expect(toLegacyJson(renderState(cluster.view))).not.toBe(before);
+    expect(toV0Json(renderState(cluster.view))).not.toBe(before);
     expectSameText(`${text(first.value)}${streamed({ [Symbol.iterator]: () => pieces })}`, before);
   });
 
   it('writes the cluster of its moment when it changes before the first piece, or between any two pieces', () => {
     const built = (() => {
       const { cluster } = richCluster();
-      return toLegacyJson(renderState(cluster.view));
+      return toV0Json(renderState(cluster.view));
     })();
     const pieceCount = [...snapshotState(richCluster().cluster.view).pieces(1)].length;
     expect(pieceCount).toBeGreaterThan(10);
@@ -64,7 +64,7 @@ describe('/state as a stream', () => {
       web.acknowledgeAll();
       batch.call({ type: 'TEARDOWN' });
       cluster.advance(1000);
-      expect(toLegacyJson(renderState(cluster.view))).not.toBe(built);
+      expect(toV0Json(renderState(cluster.view))).not.toBe(built);
       expectSameText(head + streamed({ [Symbol.iterator]: () => pieces }), built);
     }
   });
@@ -82,7 +82,7 @@ describe('/state as a stream', () => {
     };
     const { cluster } = richCluster(acls);
     const viewer = viewerOf(cluster.view.authorizer, undefined);
-    const built = toLegacyJson(renderState(cluster.view, {}, viewer));
+    const built = toV0Json(renderState(cluster.view, {}, viewer));
     expect(built).not.toContain('"flags"');
     expectSameText(streamed(snapshotState(cluster.view, {}, viewer).pieces()), built);
   });

@@ -6,8 +6,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../../src/core/master/framework.js';
 import type { ClusterView } from '../../src/core/view.js';
-import { renderTasks, toLegacyJson, type TasksQuery } from '../../src/wire/legacy/index.js';
-import { taskObject } from '../../src/wire/legacy/objects.js';
+import { renderTasks, toV0Json, type TasksQuery } from '../../src/wire/v0/index.js';
+import { taskObject } from '../../src/wire/v0/objects.js';
 import { commandTask, connect, makeCluster } from '../core/helpers.js';
 import { richCluster } from './read-fixture.js';
 
@@ -25,7 +25,7 @@ function reference(view: ClusterView, q: TasksQuery): string {
   all.sort((a, b) => key(a.task) - key(b.task) || text(a.task.spec.taskId, b.task.spec.taskId) || text(a.task.frameworkId, b.task.frameworkId));
   if (q.order !== 'asc') all.reverse();
   const offset = q.offset ?? 0;
-  return toLegacyJson({ tasks: all.slice(offset, offset + (q.limit ?? 100)).map((e) => taskObject(e.task, e.user)) });
+  return toV0Json({ tasks: all.slice(offset, offset + (q.limit ?? 100)).map((e) => taskObject(e.task, e.user)) });
 }
 
 /** Tasks launched at a few moments, several at each (ties on time), some never started. */
@@ -66,7 +66,7 @@ describe('/tasks paging', () => {
     fc.assert(
       fc.property(query, fc.boolean(), (q, useRich) => {
         const view = useRich ? rich.view : cluster.view;
-        expect(toLegacyJson(renderTasks(view, q))).toBe(reference(view, q));
+        expect(toV0Json(renderTasks(view, q))).toBe(reference(view, q));
       }),
       { numRuns: 300, verbose: true },
     );

@@ -10,7 +10,7 @@
 import { add, fromMilli, scalarQuantities } from '../../core/resources.js';
 import type { Quantities } from '../../core/types.js';
 import type { ClusterView, RoleView } from '../../core/view.js';
-import { Double } from './legacy-json.js';
+import { Double } from './json.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { resourcesSummary, type JsonObject } from './summary.js';
 

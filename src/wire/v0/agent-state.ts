@@ -1,5 +1,5 @@
 /**
- * The legacy read endpoints of an agent (`/state`, `/flags`, `/containers`),
+ * The v0 read endpoints of an agent (`/state`, `/flags`, `/containers`),
  * from the agent process' own state in the read model, with upstream's
  * keys. Tasks carry no status history: the agent keeps only each task's
  * latest state. Container statistics are simulated (see ../agent-state.ts).
@@ -9,13 +9,30 @@ import type { FrameworkRef } from '../../core/messages.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView, ClusterView } from '../../core/view.js';
 import { agentExecutors, containerResources, executorInfoOf, executorViewable, resourceStatistics, usersOf } from '../agent-state.js';
 import { viewerOf, type Viewer } from '../view-filter.js';
-import { add, type Resources } from '../../core/resources.js';
-import { agentFlags } from '../agent-out.js';
-import { Double } from './legacy-json.js';
+import { add, format, type Resources } from '../../core/resources.js';
+import { formatDuration } from '../../core/duration.js';
+import { Double } from './json.js';
 import { AGENT_CAPABILITIES, reservations, unreserved } from './slaves.js';
 import { attributesObject, labelsJson, resourceJson, resourcesSummary, secondsOf, type Json, type JsonObject } from './summary.js';
-import { BUILD_INFO } from './version.js';
-import { VERSION } from '../version.js';
+import { BUILD_INFO, VERSION } from '../version.js';
+
+/** An agent's flags as `/flags` and GET_FLAGS show them. */
+export function agentFlags(view: ClusterView, node: AgentNodeView): Record<string, string> {
+  const { hostname, port } = view.masterInfo;
+  const { config } = node;
+  const { flags } = config;
+  return {
+    executor_registration_timeout: formatDuration(flags.executorRegistrationTimeoutMs),
+    executor_reregistration_timeout: formatDuration(flags.executorReregistrationTimeoutMs),
+    executor_shutdown_grace_period: formatDuration(flags.executorShutdownGracePeriodMs),
+    hostname: config.hostname,
+    ip: config.ip,
+    master: `${hostname}:${port}`,
+    port: String(config.port),
+    recovery_timeout: formatDuration(flags.recoveryTimeoutMs),
+    resources: format(config.resources),
+  };
+}
 
 export function renderAgentFlags(view: ClusterView, node: AgentNodeView): JsonObject {
   return { flags: agentFlags(view, node) };

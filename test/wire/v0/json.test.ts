@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ranges, scalar } from '../../src/core/resources.js';
-import type { SchedulerCall } from '../../src/core/types.js';
-import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
+import { ranges, scalar } from '../../../src/core/resources.js';
+import type { SchedulerCall } from '../../../src/core/types.js';
+import { startCluster, type RunningCluster } from '../../../src/start/cluster.js';
 import {
   Double,
   attributesObject,
@@ -12,11 +12,11 @@ import {
   renderTasks,
   renderVersion,
   resourceJson,
-  toLegacyJson,
-} from '../../src/wire/legacy/index.js';
-import { commandTask, makeCluster, subscribe } from '../core/helpers.js';
+  toV0Json,
+} from '../../../src/wire/v0/index.js';
+import { commandTask, makeCluster, subscribe } from '../../core/helpers.js';
 
-describe('toLegacyJson', () => {
+describe('toV0Json', () => {
   it('writes doubles with a decimal point and everything else as JSON.stringify does', () => {
     const value = {
       whole: new Double(4),
@@ -32,23 +32,23 @@ describe('toLegacyJson', () => {
       list: [new Double(1), 2, undefined, 'x', { y: new Double(2.5) }],
       nested: { empty: {}, arr: [] },
     };
-    expect(toLegacyJson(value)).toBe(
+    expect(toV0Json(value)).toBe(
       '{"whole":4.0,"zero":0.0,"frac":0.1,"time":1700000000.123,"big":1e21,"int":5051,' +
         '"text":"a \\"q\\" é\\n","flag":true,"none":null,"list":[1.0,2,null,"x",{"y":2.5}],"nested":{"empty":{},"arr":[]}}',
     );
     // Without the doubles' spelling, the text is JSON.stringify's.
-    expect(JSON.parse(toLegacyJson(value))).toEqual(JSON.parse(JSON.stringify(value)));
-    expect(toLegacyJson(new Double(3))).toBe('3.0');
-    expect(toLegacyJson([new Double(-0), new Double(-1.5)])).toBe('[-0.0,-1.5]');
-    expect(toLegacyJson('s')).toBe('"s"');
-    expect(toLegacyJson(undefined)).toBe('null');
+    expect(JSON.parse(toV0Json(value))).toEqual(JSON.parse(JSON.stringify(value)));
+    expect(toV0Json(new Double(3))).toBe('3.0');
+    expect(toV0Json([new Double(-0), new Double(-1.5)])).toBe('[-0.0,-1.5]');
+    expect(toV0Json('s')).toBe('"s"');
+    expect(toV0Json(undefined)).toBe('null');
   });
 });
 
-describe('legacy endpoint text', () => {
+describe('v0 endpoint text', () => {
   it('/slaves: summaries and full resources are doubles, ports and ranges integers', () => {
     const cluster = makeCluster({ agents: 1 });
-    const text = toLegacyJson(renderSlaves(cluster.view, {}));
+    const text = toV0Json(renderSlaves(cluster.view, {}));
     expect(text).toContain('"port":5051,');
     expect(text).toContain('"registered_time":1700000000.0,');
     expect(text).toContain('"resources":{"cpus":4.0,"gpus":0.0,"mem":8192.0,"disk":16384.0,"ports":"[31000-32000]"}');
@@ -58,17 +58,17 @@ describe('legacy endpoint text', () => {
   });
 
   it('writes scalar attributes as doubles', () => {
-    expect(toLegacyJson(attributesObject([{ name: 'level', type: 'SCALAR', milli: 2000 }, { name: 'rack', type: 'TEXT', text: 'r1' }]))).toBe(
+    expect(toV0Json(attributesObject([{ name: 'level', type: 'SCALAR', milli: 2000 }, { name: 'rack', type: 'TEXT', text: 'r1' }]))).toBe(
       '{"level":2.0,"rack":"r1"}',
     );
-    expect(toLegacyJson(resourceJson(scalar('mem', 128)))).toBe('{"name":"mem","type":"SCALAR","scalar":{"value":128.0},"role":"*"}');
-    expect(toLegacyJson(resourceJson(ranges('ports', [[1, 2]])))).toBe(
+    expect(toV0Json(resourceJson(scalar('mem', 128)))).toBe('{"name":"mem","type":"SCALAR","scalar":{"value":128.0},"role":"*"}');
+    expect(toV0Json(resourceJson(ranges('ports', [[1, 2]])))).toBe(
       '{"name":"ports","type":"RANGES","ranges":{"range":[{"begin":1,"end":2}]},"role":"*"}',
     );
   });
 
   it('/version, /state, /frameworks, /tasks and /roles write times and quantities as doubles', () => {
-    expect(toLegacyJson(renderVersion('1.11.0'))).toMatch(/"build_time":1699920000\.0,/);
+    expect(toV0Json(renderVersion('1.11.0'))).toMatch(/"build_time":1699920000\.0,/);
 
     const cluster = makeCluster({ agents: 1 });
     const { sink, frameworkId, streamId } = subscribe(cluster, { failoverTimeoutMs: 60_000 });
@@ -81,27 +81,27 @@ describe('legacy endpoint text', () => {
       filters: { refuseMs: 60_000 },
     });
 
-    const state = toLegacyJson(renderState(cluster.view));
+    const state = toV0Json(renderState(cluster.view));
     expect(state).toContain('"start_time":1700000000.0,"elected_time":1700000000.0,');
     expect(state).toContain('"activated_slaves":1,"deactivated_slaves":0,"unreachable_slaves":0,');
     expect(state).toMatch(/"leader_info":\{[^}]*"port":5050,/);
-    expect(toLegacyJson(renderState(cluster.view, { startTimeSeconds: 12 }))).toContain('"start_time":12.0,');
+    expect(toV0Json(renderState(cluster.view, { startTimeSeconds: 12 }))).toContain('"start_time":12.0,');
 
-    const frameworks = toLegacyJson(renderFrameworks(cluster.view, {}));
+    const frameworks = toV0Json(renderFrameworks(cluster.view, {}));
     expect(frameworks).toContain('"failover_timeout":60.0,');
     expect(frameworks).toContain('"registered_time":1700000000.0,"unregistered_time":0.0,');
     expect(frameworks).toContain('"used_resources":{"cpus":1.0,"gpus":0.0,"mem":128.0,"disk":0.0}');
 
-    expect(toLegacyJson(renderTasks(cluster.view, {}))).toContain('"statuses":[{"state":"TASK_STARTING","timestamp":1700000000.0');
+    expect(toV0Json(renderTasks(cluster.view, {}))).toContain('"statuses":[{"state":"TASK_STARTING","timestamp":1700000000.0');
 
-    const roles = toLegacyJson(renderRoles(cluster.view));
+    const roles = toV0Json(renderRoles(cluster.view));
     expect(roles).toContain('"weight":1.0,');
     expect(roles).toContain('"consumed":{"cpus":1.0,"mem":128.0}');
     expect(roles).toContain('"allocated":{"cpus":1.0,"mem":128.0}');
   });
 });
 
-describe('legacy endpoints over HTTP', () => {
+describe('v0 endpoints over HTTP', () => {
   let running: RunningCluster | undefined;
   afterEach(async () => {
     await running?.close();
@@ -127,8 +127,8 @@ describe('legacy endpoints over HTTP', () => {
 
 describe('/metrics/snapshot', () => {
   it('answers a flat object of doubles under the upstream keys', async () => {
-    const { startCluster } = await import('../../src/start/cluster.js');
-    const { SchedulerClient } = await import('../../src/client/scheduler-client.js');
+    const { startCluster } = await import('../../../src/start/cluster.js');
+    const { SchedulerClient } = await import('../../../src/client/scheduler-client.js');
     const running = await startCluster({ port: 0, agents: 2, time: 'virtual' });
     try {
       const client = new SchedulerClient(running.masterUrl);

@@ -7,7 +7,7 @@ import type { AttributeConstraint, OfferConstraints } from '../../core/types.js'
 import type { ClusterView, FrameworkView } from '../../core/view.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { executorSpecs } from './executors.js';
-import { Double } from './legacy-json.js';
+import { Double } from './json.js';
 import { executorObject, offerObject, taskObject } from './objects.js';
 import { labelsJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';
 

@@ -1,7 +1,7 @@
 /**
  * The task object of `/state`, `/frameworks` and `/tasks` written straight
  * to JSON text, for the reads that write hundreds of thousands of them:
- * the same text as `toLegacyJson(taskObject(task, user))`, without the
+ * the same text as `toV0Json(taskObject(task, user))`, without the
  * object in between. The rare parts (limits, labels, ranges or sets among
  * the resources) go through the object renderers.
  */
@@ -10,7 +10,7 @@ import type { Task } from '../../core/master/framework.js';
 import type { TaskStatus } from '../../core/types.js';
 import { jsonString, LastQuoted } from '../../core/trace.js';
 import { formatDouble } from '../json-encode.js';
-import { toLegacyJson } from './legacy-json.js';
+import { toV0Json } from './json.js';
 import { taskObject } from './objects.js';
 import { labelsJson, resourcesSummary } from './summary.js';
 
@@ -33,13 +33,13 @@ export function taskJson(task: Task, user: string): string {
   const { spec } = task;
   const limits = spec.limits !== undefined && Object.keys(spec.limits).length > 0;
   const resources = taskSummary(task.resources);
-  if (limits || resources === undefined) return toLegacyJson(taskObject(task, user));
+  if (limits || resources === undefined) return toV0Json(taskObject(task, user));
   let out = `{"id":${jsonString(spec.taskId)},"name":${jsonString(spec.name)},"framework_id":${frameworkIds.of(task.frameworkId)},"executor_id":${jsonString(task.executorId ?? '')}`;
   out += `,"slave_id":${agentIds.of(task.agentId)},"state":"${task.state}","resources":${resources},"role":${roles.of(task.role)},"statuses":[`;
   const { statuses } = task;
   for (let i = 0; i < statuses.length; i++) out += (i === 0 ? '' : ',') + statusJson(statuses[i]!);
   out += `],"user":${users.of(user)}`;
-  if (spec.labels.length > 0) out += `,"labels":${toLegacyJson(labelsJson(spec.labels))}`;
+  if (spec.labels.length > 0) out += `,"labels":${toV0Json(labelsJson(spec.labels))}`;
   return out + '}';
 }
 
@@ -86,5 +86,5 @@ const double = (milli: number): string => formatDouble(fromMilli(milli));
 
 /** The summary text of any bag, for callers that need it whatever it holds. */
 export function resourcesSummaryJson(bag: Resources): string {
-  return summaryJson(bag) ?? toLegacyJson(resourcesSummary(bag));
+  return summaryJson(bag) ?? toV0Json(resourcesSummary(bag));
 }

@@ -6,7 +6,7 @@
 import type { ExecutorRecord, Offer, Task } from '../../core/master/framework.js';
 import type { CommandSpec, ExecutorSpec, TaskStatus } from '../../core/types.js';
 import type { FrameworkView } from '../../core/view.js';
-import { Double } from './legacy-json.js';
+import { Double } from './json.js';
 import { labelsJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';
 
 /** `state, timestamp`, then the container status when the agent reported one. */

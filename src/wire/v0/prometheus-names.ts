@@ -8,7 +8,7 @@
  * `allocator/cluster/quota/roles/<role>/resources/<name>/limit` is
  * `clustersim_allocator_quota_limit{role="<role>",resource="<name>"}`.
  */
-import { Double } from './legacy-json.js';
+import { Double } from './json.js';
 import type { Json } from './summary.js';
 
 export interface PrometheusFigure {

@@ -1,7 +1,7 @@
 /**
  * An agent's entry of `/state` written straight to JSON text, for the
  * reads that write tens of thousands of them: the same text as
- * `toLegacyJson(slaveObjectOf(record, books, version, viewer))`. What
+ * `toV0Json(slaveObjectOf(record, books, version, viewer))`. What
  * follows from an agent's total alone (its summary, reservations and
  * unreserved part) and its attributes is written once per bag (agents
  * started alike share them); its books' summaries are written each time.
@@ -11,7 +11,7 @@ import type { Resources } from '../../core/resources.js';
 import type { Attribute } from '../../core/types.js';
 import type { AgentView } from '../../core/view.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
-import { toLegacyJson } from './legacy-json.js';
+import { toV0Json } from './json.js';
 import { AGENT_CAPABILITIES, reservations, unreserved } from './slaves.js';
 import { attributesObject, resourcesSummary, secondsOf } from './summary.js';
 import { jsonString } from '../../core/trace.js';
@@ -26,12 +26,12 @@ interface TotalText {
 
 const totals = new WeakMap<Resources, TotalText>();
 const attributeTexts = new WeakMap<readonly Attribute[], string>();
-const CAPABILITIES = toLegacyJson([...AGENT_CAPABILITIES]);
+const CAPABILITIES = toV0Json([...AGENT_CAPABILITIES]);
 
 function totalText(total: Resources): TotalText {
   let text = totals.get(total);
   if (text === undefined) {
-    const reserved = [...reservations(total)].map(([role, bag]) => [role, `${jsonString(role)}:${toLegacyJson(resourcesSummary(bag))}`] as const);
+    const reserved = [...reservations(total)].map(([role, bag]) => [role, `${jsonString(role)}:${toV0Json(resourcesSummary(bag))}`] as const);
     text = { resources: resourcesSummaryJson(total), reserved, unreserved: resourcesSummaryJson(unreserved(total)) };
     totals.set(total, text);
   }
@@ -41,7 +41,7 @@ function totalText(total: Resources): TotalText {
 function attributesText(attributes: readonly Attribute[]): string {
   let text = attributeTexts.get(attributes);
   if (text === undefined) {
-    text = toLegacyJson(attributesObject(attributes));
+    text = toV0Json(attributesObject(attributes));
     attributeTexts.set(attributes, text);
   }
   return text;
@@ -53,7 +53,7 @@ export function slaveJson(record: AgentView, books: Books, version: string, view
   let reserved = '';
   for (const [role, text] of total.reserved) if (viewer.role(role)) reserved += (reserved === '' ? '' : ',') + text;
   let out = `{"id":${jsonString(record.id)},"hostname":${jsonString(info.hostname)},"port":${JSON.stringify(info.port)}`;
-  out += `,"attributes":${attributesText(info.attributes)},"pid":${jsonString(record.pid)},"registered_time":${toLegacyJson(secondsOf(record.registeredTimeMs))}`;
+  out += `,"attributes":${attributesText(info.attributes)},"pid":${jsonString(record.pid)},"registered_time":${toV0Json(secondsOf(record.registeredTimeMs))}`;
   out += `,"resources":${total.resources},"used_resources":${resourcesSummaryJson(books.used)},"offered_resources":${resourcesSummaryJson(books.offered)}`;
   out += `,"reserved_resources":{${reserved}},"unreserved_resources":${total.unreserved},"active":${record.active ? 'true' : 'false'}`;
   return `${out},"deactivated":false,"version":${jsonString(version)},"capabilities":${CAPABILITIES}}`;

@@ -1,6 +1,6 @@
 /**
  * `/state` written as a stream: the same text as
- * `toLegacyJson(renderState(view, clock, viewer))`, in pieces.
+ * `toV0Json(renderState(view, clock, viewer))`, in pieces.
  *
  * `snapshotState` reads the head (the master and its flags) at the moment
  * of the request and nothing else: the agents and the frameworks with their
@@ -21,7 +21,7 @@ import { liveTasks } from '../tasks-as-of.js';
 import { TextChunks } from '../text-chunks.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { frameworkObject } from './frameworks.js';
-import { toLegacyJson } from './legacy-json.js';
+import { toV0Json } from './json.js';
 import { slaveJson } from './slave-json.js';
 import { recoveredSlaves } from './slaves.js';
 import { stateHead, type StateClock } from './state.js';
@@ -45,9 +45,9 @@ export interface StateSnapshot {
 }
 
 export function snapshotState(view: ClusterView, now: StateClock = {}, viewer: Viewer = SHOW_ALL): StateSnapshot {
-  const head = toLegacyJson(stateHead(view, now, viewer));
+  const head = toV0Json(stateHead(view, now, viewer));
   const version = view.masterInfo.version;
-  const recovered = toLegacyJson(recoveredSlaves(view));
+  const recovered = toV0Json(recoveredSlaves(view));
   const agents = new LiveList(liveAgents(view), (rest) => {
     // The master changes an agent's record and books in place: keep them as they are now.
     const copies: AgentAsOf[] = [];
@@ -140,7 +140,7 @@ class FrameworkEntry {
 
   #make(): FrameworkText {
     const { fw, viewer } = this;
-    const text = toLegacyJson(frameworkObject(this.view, fw, viewer, EMPTY_LISTS));
+    const text = toV0Json(frameworkObject(this.view, fw, viewer, EMPTY_LISTS));
     // Keys and strings are escaped, so the lists' text occurs nowhere else in the entry.
     const at = text.indexOf(EMPTY_LISTS_TEXT);
     const { user } = fw.info;

@@ -1,9 +1,9 @@
 /**
- * The JSON text of the legacy read-only endpoints. Upstream writes them with
+ * The JSON text of the v0 read-only endpoints. Upstream writes them with
  * the same writer as its protobuf JSON: integers bare, doubles with a decimal
  * point even when whole (`4.0`, `1700000000.0`). A JS number cannot tell the
  * two apart, so the renderers wrap every double-typed value in a `Double`,
- * and `toLegacyJson` writes it with the protobuf JSON spelling.
+ * and `toV0Json` writes it with the protobuf JSON spelling.
  */
 import { formatDouble } from '../json-encode.js';
 
@@ -21,7 +21,7 @@ export class Double {
  * `undefined` members left out, `toJSON` honoured), except that a `Double`
  * is written with `formatDouble`.
  */
-export function toLegacyJson(value: unknown): string {
+export function toV0Json(value: unknown): string {
   return write(value) ?? 'null';
 }
 

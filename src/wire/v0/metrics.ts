@@ -9,7 +9,7 @@
 import { fromMilli, scalarMilli } from '../../core/resources.js';
 import { TASK_STATES } from '../../core/types.js';
 import type { ClusterView } from '../../core/view.js';
-import { Double } from './legacy-json.js';
+import { Double } from './json.js';
 import type { Json } from './summary.js';
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Cluster, DEFAULT_EPOCH_MS } from '../../src/core/cluster.js';
-import { ranges, scalar, set } from '../../src/core/resources.js';
-import type { FrameworkInfo, SchedulerCall, TaskSpec } from '../../src/core/types.js';
+import { Cluster, DEFAULT_EPOCH_MS } from '../../../src/core/cluster.js';
+import { ranges, scalar, set } from '../../../src/core/resources.js';
+import type { FrameworkInfo, SchedulerCall, TaskSpec } from '../../../src/core/types.js';
 import {
   attributesObject,
   decodeQuery,
@@ -13,14 +13,14 @@ import {
   resourceJson,
   resourcesSummary,
   tasksQuery,
-  toLegacyJson,
-} from '../../src/wire/legacy/index.js';
-import { commandTask, makeCluster, resources, subscribe } from '../core/helpers.js';
+  toV0Json,
+} from '../../../src/wire/v0/index.js';
+import { commandTask, makeCluster, resources, subscribe } from '../../core/helpers.js';
 
 // The renderers wrap doubles in `Double`; tests read the parsed text, where
 // every value is a plain number again, loosely.
 type Loose = Record<string, any>;
-const plain = (value: unknown): Loose => JSON.parse(toLegacyJson(value)) as Loose;
+const plain = (value: unknown): Loose => JSON.parse(toV0Json(value)) as Loose;
 const EPOCH_S = DEFAULT_EPOCH_MS / 1000;
 
 /** A cluster with one subscribed framework and its first offer. */
@@ -57,7 +57,7 @@ function started(info: Partial<FrameworkInfo> = {}, agents = 1) {
 /** The endpoint text parses to what plain `JSON.stringify` writes, doubles included. */
 const roundTrips = (value: object) => expect(plain(value)).toEqual(JSON.parse(JSON.stringify(value)));
 
-describe('legacy building blocks', () => {
+describe('v0 building blocks', () => {
   it('summarises resources with the four fixed names first', () => {
     const summary = plain(resourcesSummary(resources('cpus:4;mem:8192;disk:16384;ports:[31000-32000]')));
     expect(summary).toEqual({ cpus: 4, gpus: 0, mem: 8192, disk: 16384, ports: '[31000-32000]' });
@@ -449,8 +449,8 @@ describe('/state', () => {
 
 describe('renderRoles', () => {
   it('lists subscribed roles with their frameworks, allocation and offers', async () => {
-    const { renderRoles } = await import('../../src/wire/legacy/index.js');
-    const { commandTask, makeCluster, subscribe } = await import('../core/helpers.js');
+    const { renderRoles } = await import('../../../src/wire/v0/index.js');
+    const { commandTask, makeCluster, subscribe } = await import('../../core/helpers.js');
     const cluster = makeCluster({ agents: 1 });
     const { sink, frameworkId, streamId } = subscribe(cluster, { capabilities: ['MULTI_ROLE'], roles: ['web'] });
     const [offer] = sink.lastOffers();
@@ -476,8 +476,8 @@ describe('renderRoles', () => {
 
 describe('renderStateSummary', () => {
   it('summarises agents and frameworks with task counts per state', async () => {
-    const { renderStateSummary, toLegacyJson } = await import('../../src/wire/legacy/index.js');
-    const { commandTask, makeCluster, subscribe } = await import('../core/helpers.js');
+    const { renderStateSummary, toV0Json } = await import('../../../src/wire/v0/index.js');
+    const { commandTask, makeCluster, subscribe } = await import('../../core/helpers.js');
     const cluster = makeCluster({ agents: 2 });
     const { sink, frameworkId, streamId } = subscribe(cluster);
     const [offer] = sink.lastOffers();
@@ -488,7 +488,7 @@ describe('renderStateSummary', () => {
         filters: { refuseMs: 0 },
 
     });
-    const summary = JSON.parse(toLegacyJson(renderStateSummary(cluster.view))) as {
+    const summary = JSON.parse(toV0Json(renderStateSummary(cluster.view))) as {
       slaves: Record<string, unknown>[];
       frameworks: Record<string, unknown>[];
     };

@@ -7,7 +7,7 @@ import {
   tasksQuery,
   type QueryParams,
   type QueryResult,
-} from '../../src/wire/legacy/index.js';
+} from '../../../src/wire/v0/index.js';
 
 const params = (target: string): QueryParams => {
   const decoded = decodeQuery(target);

@@ -1,13 +1,13 @@
 /**
- * Building blocks of the legacy read-only endpoints: the resources summary
+ * Building blocks of the v0 read-only endpoints: the resources summary
  * object, the attributes object, the full Resource in protobuf JSON, labels
  * and times. Everything returned is JSON-able; values upstream types as
- * doubles are wrapped in `Double`, so `toLegacyJson` can write them as
+ * doubles are wrapped in `Double`, so `toV0Json` can write them as
  * upstream does (`4.0`, not `4`).
  */
 import { formatValue, fromMilli, normaliseRanges, type DiskInfo, type Range, type ReservationInfo, type Resource, type Resources } from '../../core/resources.js';
 import type { Attribute, Label } from '../../core/types.js';
-import { Double } from './legacy-json.js';
+import { Double } from './json.js';
 
 export type Json = null | boolean | number | string | Double | Json[] | JsonObject;
 export interface JsonObject {

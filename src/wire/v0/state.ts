@@ -5,18 +5,17 @@
 import { DEFAULT_AGENT_FLAGS } from '../../core/agent/flags.js';
 import { formatDuration } from '../../core/duration.js';
 
-export { formatDuration };
 import { DEFAULT_ALLOCATION_INTERVAL_MS } from '../../core/allocator/allocator.js';
 import { MAX_COMPLETED_TASKS_PER_FRAMEWORK } from '../../core/master/framework.js';
 import { MAX_COMPLETED_FRAMEWORKS } from '../../core/master/master.js';
 import type { ClusterView, FrameworkView } from '../../core/view.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { frameworkObject } from './frameworks.js';
-import { Double } from './legacy-json.js';
+import { Double } from './json.js';
 import { slaveObject } from './slaves.js';
 import { secondsOf, type JsonObject } from './summary.js';
 import { recoveredSlaves } from './slaves.js';
-import { renderVersion } from './version.js';
+import { BUILD_INFO } from '../version.js';
 
 /** MasterInfo capabilities, in enum order. */
 export const MASTER_CAPABILITIES = ['AGENT_UPDATE', 'AGENT_DRAINING', 'QUOTA_V2'] as const;
@@ -104,3 +103,12 @@ export function masterFlags(view: ClusterView): Record<string, string> {
   return Object.fromEntries(Object.entries(flags).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
+/** `build_time` is a double of seconds since the epoch. */
+export function renderVersion(version: string): JsonObject {
+  return {
+    version,
+    build_date: BUILD_INFO.buildDate,
+    build_time: new Double(BUILD_INFO.buildTimeSeconds),
+    build_user: BUILD_INFO.buildUser,
+  };
+}
