@@ -3,15 +3,12 @@
  * trace, byte for byte, and a replay of that trace in the core alone (what
  * `clustersim replay` does) finds no divergence.
  */
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { firstDivergence, type TraceEntry } from '../../src/core/trace.js';
 import { replay } from '../../src/scenario/replay.js';
 import { textReport } from '../../src/scenario/report.js';
 import { runScenarioFile } from '../../src/start/scenario.js';
-
-const DIR = 'scenarios';
-const FILES = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
+import { SCENARIO_DIR as DIR, SHIPPED_SCENARIOS as FILES } from './shipped.js';
 
 describe('shipped scenarios', () => {
   it('there are at least twelve', () => {

@@ -6,13 +6,11 @@
  * a seed that placed the tasks away from it. `clustersim run` of every file
  * passes with seeds 1 to 20 (README, "Scenarios"); the suite runs five.
  */
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { textReport } from '../../src/scenario/report.js';
 import { runScenarioFile } from '../../src/start/scenario.js';
+import { SCENARIO_DIR as DIR, SHIPPED_SCENARIOS as FILES } from './shipped.js';
 
-const DIR = 'scenarios';
-const FILES = readdirSync(DIR).filter((f) => f.endsWith('.yaml')).sort();
 const SEEDS = [12, 13, 14, 15, 16];
 
 describe('shipped scenarios on other seeds', () => {
