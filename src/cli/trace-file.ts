@@ -5,7 +5,7 @@
  * (a full disk) stops the writing, not the run: the run reports it.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { traceJsonLine, type TraceEntry } from '../core/trace.js';
+import { traceJsonLine, type TraceEntry } from '../core/kernel/trace.js';
 
 const TRACE_CHUNK_BYTES = 1 << 20;
 

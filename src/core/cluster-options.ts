@@ -1,8 +1,8 @@
 /** What a cluster is built with, and what an added agent is given and gets back. */
 import type { AgentFlags } from './agent/flags.js';
 import type { MasterOptions } from './master/ops.js';
-import type { Resources } from './resources.js';
-import type { Attribute } from './types.js';
+import type { Resources } from './model/resources.js';
+import type { Attribute } from './model/types.js';
 
 export interface ClusterOptions {
   readonly seed?: string | number;

@@ -12,41 +12,41 @@
  *   executors   executorSubscribe, executorCall, containerExited, containerLaunchFailed (and disconnect)
  *   containers  launchNestedContainer, containerInput, waitContainer, killContainer, removeContainer
  *   cluster     addAgent
- *   faults      inject (any Fault of faults.ts), and its parts crashAgent, restartAgent,
+ *   faults      inject (any Fault of faults/vocabulary.ts), and its parts crashAgent, restartAgent,
  *               addNetworkRule, removeNetworkRule, partition, heal, crashMaster, restartMaster;
- *               the faults of streams, executors, tasks and the wall clock are fault-actions.ts's
- *   masters     bindMasterPort, masters (the group: seats, leader; master-group.ts)
+ *               the faults of streams, executors, tasks and the wall clock are faults/actions.ts's
+ *   masters     bindMasterPort, masters (the group: seats, leader; master/group.ts)
  *   clock       advance, advanceTo
  *   output      drainOutbox, answerFirst (the next input's answer before what it made due)
  */
 import { Agent } from './agent/agent.js';
 import { DEFAULT_AGENT_FLAGS, type AgentFlags } from './agent/flags.js';
-import type { ContainerTermination, ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from './executor-api.js';
+import type { ContainerTermination, ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from './model/executor-api.js';
 import { AGENT_NOT_RECOVERED } from './agent/executor-calls.js';
 import { NestedContainers, parentContainer, waitExecutorContainer, type NestedLaunch } from './agent/nested-containers.js';
-import type { SimContext } from './context.js';
-import { fail, ok, type Outcome } from './errors.js';
-import type { Fault, FaultResult } from './faults.js';
-import { FaultActions, isNodeFault } from './fault-actions.js';
-import { injectMasterFault, isMasterFault, NO_LEADER } from './master-faults.js';
-import { injectNetworkFault } from './network-faults.js';
-import { EventLoop } from './event-loop.js';
+import type { SimContext } from './network/context.js';
+import { fail, ok, type Outcome } from './model/errors.js';
+import type { Fault, FaultResult } from './faults/vocabulary.js';
+import { FaultActions, isNodeFault } from './faults/actions.js';
+import { injectMasterFault, isMasterFault, NO_LEADER } from './faults/master.js';
+import { injectNetworkFault } from './faults/network.js';
+import { EventLoop } from './kernel/event-loop.js';
 import { checkAgents, InvariantError } from './invariants.js';
-import { MASTER_NODE } from './messages.js';
+import { MASTER_NODE } from './model/messages.js';
 import { Master, type MasterOptions, type Subscribed } from './master/master.js';
 import { MisuseLog } from './master/misuse.js';
-import { DEFAULT_ELECTION_DELAY_MS, MasterGroup } from './master-group.js';
-import { Network, type NetworkRule } from './network.js';
-import { Outbox, type ContainerRecord, type OutboxRecord } from './outbox.js';
-import type { Attribute } from './types.js';
-import type { Resources } from './resources.js';
-import { Rng } from './rng.js';
-import { Trace } from './trace.js';
-import { Probes } from './probes.js';
+import { DEFAULT_ELECTION_DELAY_MS, MasterGroup } from './master/group.js';
+import { Network, type NetworkRule } from './network/network.js';
+import { Outbox, type ContainerRecord, type OutboxRecord } from './network/outbox.js';
+import type { Attribute } from './model/types.js';
+import type { Resources } from './model/resources.js';
+import { Rng } from './kernel/rng.js';
+import { Trace } from './kernel/trace.js';
+import { Probes } from './kernel/probes.js';
 import { encodeArgs, encodeValue, INPUT_KIND_PREFIX, startRecord, type InputRecord } from './input-record.js';
 import { watchCondition, type Condition } from './conditions.js';
-import type { ResourceOperationType, SchedulerCall, Subscription } from './types.js';
-import type { OperatorCall, OperatorValue } from './operator-types.js';
+import type { ResourceOperationType, SchedulerCall, Subscription } from './model/types.js';
+import type { OperatorCall, OperatorValue } from './model/operator-types.js';
 import { ClusterView } from './view.js';
 
 import { DEFAULT_EPOCH_MS, type AddedAgent, type AgentSpec, type ClusterOptions } from './cluster-options.js';
@@ -373,7 +373,7 @@ export class Cluster {
     return this.#agents.has(agentId);
   }
 
-  /** A master process dies (the leader when no index is given); see master-group.ts. */
+  /** A master process dies (the leader when no index is given); see master/group.ts. */
   crashMaster(index?: number): void {
     this.#input('crashMaster', [index], () => {
       const target = index ?? this.#masters.leaderIndex();

@@ -13,8 +13,8 @@
  *   {"all": [c...]} / {"any": [c...]}  each / one of the conditions
  */
 import type { ClusterView } from './view.js';
-import type { Trace, TraceEntry } from './trace.js';
-import { TASK_STATES, type TaskState } from './types.js';
+import type { Trace, TraceEntry } from './kernel/trace.js';
+import { TASK_STATES, type TaskState } from './model/types.js';
 
 export type Condition =
   | { readonly task_state: { readonly state: TaskState; readonly task_id?: string; readonly framework_id?: string; readonly count?: number } }

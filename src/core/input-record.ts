@@ -20,7 +20,7 @@
  * them by whoever replays (`decodeArgs`'s `authorizerOf`), giving the same
  * answers for the same executors.
  */
-import type { ExecutorAuthorizer } from './executor-api.js';
+import type { ExecutorAuthorizer } from './model/executor-api.js';
 
 export interface InputRecord {
   /** The `Cluster` method. */

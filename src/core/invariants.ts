@@ -17,7 +17,7 @@
  */
 import type { Books } from './master/ledger.js';
 import type { Master } from './master/master.js';
-import { add, format, identityKey, normalise, rangesSize, type Resources } from './resources.js';
+import { add, format, identityKey, normalise, rangesSize, type Resources } from './model/resources.js';
 
 export class InvariantError extends Error {
   constructor(

@@ -19,7 +19,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ContainerTermination, ProcessOutput } from '../core/executor-api.js';
+import type { ContainerTermination, ProcessOutput } from '../core/model/executor-api.js';
 import { containerRequestFromWire, inputRecordOf, processIoToJson, processIoToProto, waitResponse, type ContainerRequest } from '../wire/agent-containers.js';
 import { encodeAgentResponseJson, encodeAgentResponseProto } from '../wire/agent-out.js';
 import type { mesos } from '../wire/generated/types.js';

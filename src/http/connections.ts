@@ -4,10 +4,10 @@
  * records here after every input. A record for a connection that has gone
  * is dropped (the core learns of the close through `disconnect`).
  */
-import type { ContainerTermination, ExecutorEvent, ProcessOutput } from '../core/executor-api.js';
-import type { OperatorEvent } from '../core/operator-types.js';
-import type { OutboxRecord } from '../core/outbox.js';
-import type { SchedulerEvent } from '../core/types.js';
+import type { ContainerTermination, ExecutorEvent, ProcessOutput } from '../core/model/executor-api.js';
+import type { OperatorEvent } from '../core/model/operator-types.js';
+import type { OutboxRecord } from '../core/network/outbox.js';
+import type { SchedulerEvent } from '../core/model/types.js';
 
 export interface EventStream<E = SchedulerEvent> {
   send(event: E): void;

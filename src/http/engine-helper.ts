@@ -11,7 +11,7 @@
  * container's end.
  */
 import net from 'node:net';
-import type { ProcessOutput } from '../core/executor-api.js';
+import type { ProcessOutput } from '../core/model/executor-api.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 
 const INSPECT_ATTEMPTS = 500;

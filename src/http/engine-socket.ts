@@ -20,7 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import type { ClusterView, EngineContainerView } from '../core/view.js';
-import type { ProcessOutput } from '../core/executor-api.js';
+import type { ProcessOutput } from '../core/model/executor-api.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { Connections } from './connections.js';
 import { readRequests, type EngineRequest } from './engine-reader.js';

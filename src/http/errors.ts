@@ -17,7 +17,7 @@
  * closing); those bodies are theirs and not in this table.
  */
 import type { FastifyReply } from 'fastify';
-import type { CallError } from '../core/errors.js';
+import type { CallError } from '../core/model/errors.js';
 
 interface Entry {
   readonly status: number;

@@ -25,7 +25,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { SchedulerEvent } from '../core/types.js';
+import type { SchedulerEvent } from '../core/model/types.js';
 import type { EventStream } from './connections.js';
 import type { BudgetedStream, StreamBudget } from './stream-budget.js';
 

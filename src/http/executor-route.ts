@@ -16,7 +16,7 @@
  *   stream of RecordIO records, with no stream id header.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ExecutorAuthorizer, ExecutorEvent } from '../core/executor-api.js';
+import type { ExecutorAuthorizer, ExecutorEvent } from '../core/model/executor-api.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { executorCallError, executorCallFromWire } from '../wire/executor-in.js';
 import { executorEventToJson, executorEventToProto } from '../wire/executor-out.js';

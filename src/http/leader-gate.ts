@@ -15,7 +15,7 @@
  * the `get_endpoints` ACL as the leader's.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { MasterSeat } from '../core/master-group.js';
+import type { MasterSeat } from '../core/master/group.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { renderStandbyMetrics } from '../wire/v0/metrics.js';
 import { principalOf } from './auth.js';

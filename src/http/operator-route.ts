@@ -20,7 +20,7 @@
  */
 import { principalOf } from './auth.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { OperatorEvent } from '../core/operator-types.js';
+import type { OperatorEvent } from '../core/model/operator-types.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { mesos } from '../wire/generated/types.js';
 import { firstRefusal, operatorCallError, operatorRequestFromWire, unsupportedQuestions } from '../wire/operator-in.js';

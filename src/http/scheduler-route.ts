@@ -19,10 +19,10 @@
  * subscription's.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { SchedulerEvent, Subscription } from '../core/types.js';
+import type { SchedulerEvent, Subscription } from '../core/model/types.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { Connections } from './connections.js';
-import { principalMismatch } from '../core/authz.js';
+import { principalMismatch } from '../core/model/authz.js';
 import { principalOf } from './auth.js';
 import type { mesos } from '../wire/generated/types.js';
 import { encodeProto } from '../wire/proto-codec.js';

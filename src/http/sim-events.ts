@@ -20,7 +20,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { traceJsonLine, type TraceEntry } from '../core/trace.js';
+import { traceJsonLine, type TraceEntry } from '../core/kernel/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { serveMethods } from './methods.js';
 import { principalOf } from './auth.js';

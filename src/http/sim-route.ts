@@ -28,11 +28,11 @@
  * running, an agent down, memory limits not enforced) 409.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { traceJsonLine, type TraceEntry } from '../core/trace.js';
+import { traceJsonLine, type TraceEntry } from '../core/kernel/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
-import type { CallError } from '../core/errors.js';
-import { NO_LEADER } from '../core/master-faults.js';
-import type { Fault, FaultResult } from '../core/faults.js';
+import type { CallError } from '../core/model/errors.js';
+import { NO_LEADER } from '../core/faults/master.js';
+import type { Fault, FaultResult } from '../core/faults/vocabulary.js';
 import { sendError } from './errors.js';
 import { MAX_SPAN_MS, parseFault } from './fault-body.js';
 import { serveMethods } from './methods.js';

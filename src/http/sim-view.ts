@@ -31,8 +31,8 @@
  * view, and of their examples those whose task it may view.
  */
 import type { MisuseReport } from '../core/master/misuse-report.js';
-import type { TraceEntry } from '../core/trace.js';
-import type { ExecutorSpec } from '../core/types.js';
+import type { TraceEntry } from '../core/kernel/trace.js';
+import type { ExecutorSpec } from '../core/model/types.js';
 import type { ClusterView, FrameworkView } from '../core/view.js';
 import { viewerOf, type Viewer } from '../wire/view-filter.js';
 

@@ -23,8 +23,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { distance } from './spelling.js';
-import { ACL_ACTIONS, ACTION_NAMES, AUTHORIZABLE_ENDPOINTS, fieldOf, type AclAction } from '../core/acl-actions.js';
-import type { AclEntity, AclRule, Acls } from '../core/authz.js';
+import { ACL_ACTIONS, ACTION_NAMES, AUTHORIZABLE_ENDPOINTS, fieldOf, type AclAction } from '../core/model/acl-actions.js';
+import type { AclEntity, AclRule, Acls } from '../core/model/authz.js';
 
 export interface CredentialsJson {
   readonly credentials: readonly { readonly principal: string; readonly secret?: string }[];

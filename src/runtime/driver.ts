@@ -7,7 +7,7 @@
  * the output consumer (the HTTP layer's streams).
  */
 import type { Cluster } from '../core/cluster.js';
-import type { ContainerRecord, OutboxRecord } from '../core/outbox.js';
+import type { ContainerRecord, OutboxRecord } from '../core/network/outbox.js';
 import type { ClusterView } from '../core/view.js';
 
 export type TimeMode = 'realtime' | 'virtual';

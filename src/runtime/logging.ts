@@ -6,7 +6,7 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
 import type { Cluster } from '../core/cluster.js';
-import type { TraceEntry } from '../core/trace.js';
+import type { TraceEntry } from '../core/kernel/trace.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

@@ -14,7 +14,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, readFileSync, rmdirSync } from 'node:fs';
-import type { ContainerLaunch } from '../core/executor-api.js';
+import type { ContainerLaunch } from '../core/model/executor-api.js';
 import type { mesos } from '../wire/generated/types.js';
 
 export interface HostUser {

@@ -8,7 +8,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yaml';
-import { MASTER_NODE } from '../core/messages.js';
+import { MASTER_NODE } from '../core/model/messages.js';
 import { parseFault } from '../http/fault-body.js';
 import { parseAttributes } from '../wire/convert-common.js';
 import { formatSpan, parseDuration } from './duration.js';

@@ -5,7 +5,7 @@
  * and counts of the trace kinds conditions ask about. Bounded by what the
  * scenario asks for, however long the run: the trace itself is not kept.
  */
-import type { Trace, TraceEntry } from '../core/trace.js';
+import type { Trace, TraceEntry } from '../core/kernel/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { Observed } from './conditions.js';
 

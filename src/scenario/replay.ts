@@ -11,9 +11,9 @@
  */
 import { Cluster, type ClusterOptions } from '../core/cluster.js';
 import { decodeArgs, decodeValue, INPUT_KIND_PREFIX, type AuthorizerOf } from '../core/input-record.js';
-import type { TraceEntry } from '../core/trace.js';
+import type { TraceEntry } from '../core/kernel/trace.js';
 import { applyInput } from '../core/rebuild.js';
-import type { ExecutorAuthorizer } from '../core/executor-api.js';
+import type { ExecutorAuthorizer } from '../core/model/executor-api.js';
 import { claimsAuthorizer } from '../http/executor-token.js';
 
 /** One line of a trace file. */

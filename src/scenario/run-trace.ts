@@ -8,7 +8,7 @@
  * difference down to a stretch of entries, and the windows find the exact
  * entry when they hold that stretch.
  */
-import type { Trace, TraceEntry } from '../core/trace.js';
+import type { Trace, TraceEntry } from '../core/kernel/trace.js';
 
 /** The latest trace entries a scenario's cluster keeps in memory (up to twice as many are held). */
 export const TRACE_WINDOW = 100_000;

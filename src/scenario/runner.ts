@@ -10,7 +10,7 @@
  */
 import { postRaw } from '../client/scheduler-client.js';
 import type { MisuseReport } from '../core/master/misuse-report.js';
-import type { TraceEntry } from '../core/trace.js';
+import type { TraceEntry } from '../core/kernel/trace.js';
 import { parseFault } from '../http/fault-body.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { Double } from '../wire/v0/json.js';

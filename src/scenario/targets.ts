@@ -16,8 +16,8 @@
  * given. `as` keeps the agent chosen under a name, for later faults: the
  * heal of a partition, the restart of a crash, whatever runs there by then.
  */
-import { MASTER_NODE } from '../core/messages.js';
-import type { Attribute } from '../core/types.js';
+import { MASTER_NODE } from '../core/model/messages.js';
+import type { Attribute } from '../core/model/types.js';
 import { parseAttributes } from '../wire/convert-common.js';
 
 export interface RunningSelector {

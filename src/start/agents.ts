@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { AgentFlags } from '../core/agent/flags.js';
-import type { Resources } from '../core/resources.js';
-import type { Attribute } from '../core/types.js';
+import type { Resources } from '../core/model/resources.js';
+import type { Attribute } from '../core/model/types.js';
 import { buildAgentApp } from '../http/agent-app.js';
 import type { Credentials } from '../http/auth.js';
 import {

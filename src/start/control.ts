@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Cluster } from '../core/cluster.js';
 import type { Condition } from '../core/conditions.js';
 import type { ClusterView } from '../core/view.js';
-import type { TraceEntry } from '../core/trace.js';
+import type { TraceEntry } from '../core/kernel/trace.js';
 import type { Connections } from '../http/connections.js';
 import { MAX_SPAN_MS } from '../http/fault-body.js';
 import type { ClusterDriver } from '../runtime/driver.js';

@@ -5,7 +5,7 @@
  * custom resources, as upstream's agent takes them, unless they are a slip
  * of a well-known name (`cpu`, `memory`).
  */
-import { parseResources, type Resources, type ValueType } from '../core/resources.js';
+import { parseResources, type Resources, type ValueType } from '../core/model/resources.js';
 import { nearest } from '../runtime/spelling.js';
 
 /** The well-known resources and their types; any other name is a custom resource. */

@@ -4,9 +4,9 @@
  * ATTACH_CONTAINER_INPUT records), WAIT_CONTAINER, KILL_CONTAINER,
  * REMOVE_CONTAINER, and their deprecated *_NESTED_CONTAINER forms.
  */
-import type { AclAction } from '../core/acl-actions.js';
+import type { AclAction } from '../core/model/acl-actions.js';
 import type { NestedLaunch } from '../core/agent/nested-containers.js';
-import type { ContainerTermination, ProcessOutput } from '../core/executor-api.js';
+import type { ContainerTermination, ProcessOutput } from '../core/model/executor-api.js';
 import type { mesos } from './generated/types.js';
 import { encodeJson } from './json-encode.js';
 import { encodeProto } from './proto-codec.js';

@@ -15,14 +15,14 @@
  * (core/agent/cgroups.ts); cpu times are zero.
  */
 import { COMMAND_EXECUTOR_RESOURCES, containerResources } from '../core/agent/allotment.js';
-import { fromMilli, scalarMilli } from '../core/resources.js';
-import type { ExecutorAgentInfo } from '../core/executor-api.js';
-import type { CommandSpec } from '../core/types.js';
+import { fromMilli, scalarMilli } from '../core/model/resources.js';
+import type { ExecutorAgentInfo } from '../core/model/executor-api.js';
+import type { CommandSpec } from '../core/model/types.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView } from '../core/view.js';
-import type { FrameworkRef } from '../core/messages.js';
+import type { FrameworkRef } from '../core/model/messages.js';
 
 export { COMMAND_EXECUTOR_RESOURCES, containerResources, executorResources } from '../core/agent/allotment.js';
-import { isTerminal } from '../core/task-state.js';
+import { isTerminal } from '../core/model/task-state.js';
 import { attributeToWire, labelsToWire, resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
 import { frameworkInfoToWire, taskInfoExtras } from './operator-state.js';

@@ -8,9 +8,9 @@
  * and text that is not ASCII go through the generic encoder.
  */
 import protobuf from 'protobufjs/light.js';
-import type { AgentSnapshot } from '../core/operator-types.js';
-import type { Resources } from '../core/resources.js';
-import type { Attribute } from '../core/types.js';
+import type { AgentSnapshot } from '../core/model/operator-types.js';
+import type { Resources } from '../core/model/resources.js';
+import type { Attribute } from '../core/model/types.js';
 import type { ClusterView } from '../core/view.js';
 import { attributeToWire, resourcesToWire } from './convert-common.js';
 import { AGENT_CAPABILITIES } from './v0/slaves.js';

@@ -19,7 +19,7 @@
  * command user, as upstream's agent builds that executor), else its
  * framework's; a container no executor holds has none, which asks ANY.
  */
-import type { AclAction } from '../core/acl-actions.js';
+import type { AclAction } from '../core/model/acl-actions.js';
 import type { AgentNodeView, ClusterView } from '../core/view.js';
 import type { ContainerRequest } from './agent-containers.js';
 import type { mesos } from './generated/types.js';

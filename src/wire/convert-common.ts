@@ -12,8 +12,8 @@ import {
   type ReservationInfo,
   type Resource,
   type Resources,
-} from '../core/resources.js';
-import type { Attribute, CommandSpec, Label } from '../core/types.js';
+} from '../core/model/resources.js';
+import type { Attribute, CommandSpec, Label } from '../core/model/types.js';
 import type { mesos } from './generated/types.js';
 
 type W = mesos.v1.Resource;

@@ -3,8 +3,8 @@
  * agent's `validation::executor::call::validate`, in its order and words),
  * then the call as the core's `ExecutorCallEnvelope`.
  */
-import type { ExecutorCall, ExecutorCallEnvelope, ExecutorStatus } from '../core/executor-api.js';
-import type { StatusReason, TaskState } from '../core/types.js';
+import type { ExecutorCall, ExecutorCallEnvelope, ExecutorStatus } from '../core/model/executor-api.js';
+import type { StatusReason, TaskState } from '../core/model/types.js';
 import { bytesToHex } from './bytes.js';
 import type { mesos } from './generated/types.js';
 

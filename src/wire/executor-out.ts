@@ -4,8 +4,8 @@
  * as the framework sent them (their `raw` wire message), as upstream's
  * agent hands them on; the ExecutorInfo carries its framework's id.
  */
-import type { ExecutorEvent } from '../core/executor-api.js';
-import type { ExecutorSpec, TaskSpec } from '../core/types.js';
+import type { ExecutorEvent } from '../core/model/executor-api.js';
+import type { ExecutorSpec, TaskSpec } from '../core/model/types.js';
 import { hexToBytes } from './bytes.js';
 import { agentDescriptionToWire } from './agent-state.js';
 import { resourcesToWire } from './convert-common.js';

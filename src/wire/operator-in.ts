@@ -5,11 +5,11 @@
  * can answer become core `OperatorCall`s; SUBSCRIBE opens the operator event
  * stream; calls this master has no feature for get upstream's answer for it.
  */
-import type { AclAction } from '../core/acl-actions.js';
-import type { Authorizer } from '../core/authz.js';
-import type { OperatorCall } from '../core/operator-types.js';
-import type { QuotaConfigRequest } from '../core/types.js';
-import { toMilli } from '../core/resources.js';
+import type { AclAction } from '../core/model/acl-actions.js';
+import type { Authorizer } from '../core/model/authz.js';
+import type { OperatorCall } from '../core/model/operator-types.js';
+import type { QuotaConfigRequest } from '../core/model/types.js';
+import { toMilli } from '../core/model/resources.js';
 import { resourcesFromWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
 

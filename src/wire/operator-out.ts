@@ -5,12 +5,12 @@
  * the whole state, rendered from the view when the event is delivered,
  * which is at the end of the input that subscribed.
  */
-import type { AgentSnapshot, FrameworkSnapshot, OperatorEvent, OperatorValue } from '../core/operator-types.js';
-import { fromMilli } from '../core/resources.js';
+import type { AgentSnapshot, FrameworkSnapshot, OperatorEvent, OperatorValue } from '../core/model/operator-types.js';
+import { fromMilli } from '../core/model/resources.js';
 import type { ClusterView } from '../core/view.js';
 import type { mesos } from './generated/types.js';
 import { encodeJson } from './json-encode.js';
-import { add } from '../core/resources.js';
+import { add } from '../core/model/resources.js';
 import { Double, renderMetrics } from './v0/index.js';
 import { masterFlags } from './v0/state.js';
 import { BUILD_INFO } from './version.js';
@@ -18,7 +18,7 @@ import { encodeProto } from './proto-codec.js';
 import { masterInfoToWire, operationStatusToWire, taskStatusToWire } from './scheduler-out.js';
 import { hexToBytes } from './bytes.js';
 import type { OperationRecord } from '../core/master/operation-store.js';
-import type { Quantities, QuotaConfig, ResourceOperation } from '../core/types.js';
+import type { Quantities, QuotaConfig, ResourceOperation } from '../core/model/types.js';
 import { resourcesToWire } from './convert-common.js';
 import type { ReadCallType } from './operator-in.js';
 import { agentToWire, frameworkInfoToWire, frameworkToWire, getAgents, getExecutors, getFrameworks, getState, getTasks, taskToWire } from './operator-state.js';

@@ -6,9 +6,9 @@
  * legacy JSON endpoints, in the v1 messages.
  */
 import type { Task } from '../core/master/framework.js';
-import type { AgentSnapshot, FrameworkSnapshot } from '../core/operator-types.js';
-import type { Resources } from '../core/resources.js';
-import type { FrameworkInfo } from '../core/types.js';
+import type { AgentSnapshot, FrameworkSnapshot } from '../core/model/operator-types.js';
+import type { Resources } from '../core/model/resources.js';
+import type { FrameworkInfo } from '../core/model/types.js';
 import type { ClusterView, FrameworkView } from '../core/view.js';
 import { hexToBytes } from './bytes.js';
 import { attributeToWire, labelsToWire, resourcesToWire } from './convert-common.js';

@@ -3,7 +3,7 @@
  * (bad resources) do not reject the call: they travel with the task and
  * become TASK_ERROR, as upstream reports them.
  */
-import type { SchedulerCall, Operation, ResourceOperation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/types.js';
+import type { SchedulerCall, Operation, ResourceOperation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/model/types.js';
 import { bytesToHex } from './bytes.js';
 import { commandFromWire, commandParts, durationMs, labelsFromWire, resourcesFromWire, sharedWireResources } from './convert-common.js';
 import type { mesos } from './generated/types.js';

@@ -1,5 +1,5 @@
 /** Scheduler events from core values to wire messages. */
-import type { MasterInfo, OfferView, OperationStatus, SchedulerEvent, TaskStatus } from '../core/types.js';
+import type { MasterInfo, OfferView, OperationStatus, SchedulerEvent, TaskStatus } from '../core/model/types.js';
 import { hexToBytes, ipToUint32 } from './bytes.js';
 import { attributeToWire, resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';

@@ -11,8 +11,8 @@
  */
 import protobuf from 'protobufjs/light.js';
 import type { Task } from '../core/master/framework.js';
-import type { Resources } from '../core/resources.js';
-import type { TaskStatus } from '../core/types.js';
+import type { Resources } from '../core/model/resources.js';
+import type { TaskStatus } from '../core/model/types.js';
 import { resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
 import { encodeJson, formatDouble, quote } from './json-encode.js';

@@ -9,7 +9,7 @@
  * is the state of its moment, whatever happened after.
  */
 import type { Task } from '../core/master/framework.js';
-import type { TaskState } from '../core/types.js';
+import type { TaskState } from '../core/model/types.js';
 import { LiveList } from './live-list.js';
 
 export class TasksAsOf {

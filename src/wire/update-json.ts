@@ -7,7 +7,7 @@
  * double); a status with a resource limitation, or a value the encoder
  * would refuse, goes the generic way.
  */
-import type { TaskStatus } from '../core/types.js';
+import type { TaskStatus } from '../core/model/types.js';
 import { hexToBytes } from './bytes.js';
 import { enumJson, formatDouble, quote } from './json-encode.js';
 

@@ -17,9 +17,9 @@
  * answer is kept for the reader's request, so a thousand tasks of one user
  * ask once.
  */
-import { viewableResource, type Authorizer } from '../core/authz.js';
-import type { Resource, Resources } from '../core/resources.js';
-import type { ExecutorSpec, TaskSpec } from '../core/types.js';
+import { viewableResource, type Authorizer } from '../core/model/authz.js';
+import type { Resource, Resources } from '../core/model/resources.js';
+import type { ExecutorSpec, TaskSpec } from '../core/model/types.js';
 import type { mesos } from './generated/types.js';
 
 export interface Viewer {

@@ -13,7 +13,7 @@
  * one JSON row.
  */
 import type { Cluster } from '../../src/core/cluster.js';
-import type { OfferView, TaskSpec, TaskStatus } from '../../src/core/types.js';
+import type { OfferView, TaskSpec, TaskStatus } from '../../src/core/model/types.js';
 import { CoreBench, FRAMEWORK_INFO, ROOMY_AGENT_RESOURCES, TINY_TASK_RESOURCES, LONG_COMMAND } from './core-harness.js';
 
 export interface AgentSideRow {

@@ -20,12 +20,12 @@
  * frameworks subscribed, timed end to end.
  */
 import { Allocator, type OfferDecision } from '../../src/core/allocator/allocator.js';
-import type { SimContext } from '../../src/core/context.js';
-import { EventLoop } from '../../src/core/event-loop.js';
-import { Network } from '../../src/core/network.js';
-import { allocate as withAllocationRole, parseResources, type Resources } from '../../src/core/resources.js';
-import { Rng } from '../../src/core/rng.js';
-import { Trace } from '../../src/core/trace.js';
+import type { SimContext } from '../../src/core/network/context.js';
+import { EventLoop } from '../../src/core/kernel/event-loop.js';
+import { Network } from '../../src/core/network/network.js';
+import { allocate as withAllocationRole, parseResources, type Resources } from '../../src/core/model/resources.js';
+import { Rng } from '../../src/core/kernel/rng.js';
+import { Trace } from '../../src/core/kernel/trace.js';
 import { CoreBench, FRAMEWORK_INFO } from './core-harness.js';
 import { num, progress, table } from './stats.js';
 

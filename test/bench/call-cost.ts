@@ -13,8 +13,8 @@
  * Offers come back when virtual time moves past the allocation interval;
  * that pass over all agents runs untimed whenever the offers run out.
  */
-import { MASTER_NODE } from '../../src/core/messages.js';
-import type { OfferView, SchedulerCall, SchedulerEvent, TaskSpec } from '../../src/core/types.js';
+import { MASTER_NODE } from '../../src/core/model/messages.js';
+import type { OfferView, SchedulerCall, SchedulerEvent, TaskSpec } from '../../src/core/model/types.js';
 import { CoreBench, parsed } from './core-harness.js';
 import { progress } from './stats.js';
 

@@ -5,10 +5,10 @@
  * the HTTP layer's driver does the same after every call.
  */
 import { Cluster } from '../../src/core/cluster.js';
-import type { Outcome } from '../../src/core/errors.js';
-import type { OutboxRecord } from '../../src/core/outbox.js';
-import { parseResources, type Resources } from '../../src/core/resources.js';
-import type { FrameworkInfo, SchedulerCall, SchedulerEvent, TaskSpec } from '../../src/core/types.js';
+import type { Outcome } from '../../src/core/model/errors.js';
+import type { OutboxRecord } from '../../src/core/network/outbox.js';
+import { parseResources, type Resources } from '../../src/core/model/resources.js';
+import type { FrameworkInfo, SchedulerCall, SchedulerEvent, TaskSpec } from '../../src/core/model/types.js';
 
 export const AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
 export const MASTER = { hostname: 'localhost', ip: '127.0.0.1', port: 5050, version: '1.11.0' } as const;

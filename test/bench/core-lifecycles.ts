@@ -6,8 +6,8 @@
  * and trace entries per wall second. The outbox is drained after every
  * input, as the HTTP layer does.
  */
-import { scalarMilli } from '../../src/core/resources.js';
-import type { OfferView, SchedulerEvent, TaskSpec } from '../../src/core/types.js';
+import { scalarMilli } from '../../src/core/model/resources.js';
+import type { OfferView, SchedulerEvent, TaskSpec } from '../../src/core/model/types.js';
 import { CoreBench, parsed } from './core-harness.js';
 import { progress } from './stats.js';
 

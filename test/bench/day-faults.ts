@@ -15,10 +15,10 @@
  * as a scenario's timeline or the control API would apply it. An agent
  * already under a fault is not drawn again until that fault has ended.
  */
-import type { Outcome } from '../../src/core/errors.js';
-import type { Fault, FaultResult } from '../../src/core/faults.js';
-import { MASTER_NODE } from '../../src/core/messages.js';
-import type { Rng } from '../../src/core/rng.js';
+import type { Outcome } from '../../src/core/model/errors.js';
+import type { Fault, FaultResult } from '../../src/core/faults/vocabulary.js';
+import { MASTER_NODE } from '../../src/core/model/messages.js';
+import type { Rng } from '../../src/core/kernel/rng.js';
 
 export const FAULT_EVERY_MS = 60_000;
 

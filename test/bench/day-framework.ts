@@ -8,10 +8,10 @@
  * reconciles its live tasks now and then. Task durations come from its own
  * seeded stream.
  */
-import type { Rng } from '../../src/core/rng.js';
-import { scalarMilli, type Resources } from '../../src/core/resources.js';
-import { isTerminal } from '../../src/core/task-state.js';
-import type { FrameworkInfo, OfferView, SchedulerCall, SchedulerEvent, TaskSpec } from '../../src/core/types.js';
+import type { Rng } from '../../src/core/kernel/rng.js';
+import { scalarMilli, type Resources } from '../../src/core/model/resources.js';
+import { isTerminal } from '../../src/core/model/task-state.js';
+import type { FrameworkInfo, OfferView, SchedulerCall, SchedulerEvent, TaskSpec } from '../../src/core/model/types.js';
 
 /** Offers not needed are declined for six hours. */
 const REFUSE_MS = 6 * 3_600_000;

@@ -5,8 +5,8 @@
  * measured side by side in the same run. `eventToWire` is left out: both
  * encodings share it.
  */
-import { parseResources } from '../../src/core/resources.js';
-import type { OfferView, SchedulerEvent } from '../../src/core/types.js';
+import { parseResources } from '../../src/core/model/resources.js';
+import type { OfferView, SchedulerEvent } from '../../src/core/model/types.js';
 import { decodeJson, encodeJson } from '../../src/wire/json.js';
 import { decodeProto, encodeProto } from '../../src/wire/proto-codec.js';
 import { eventToWire } from '../../src/wire/scheduler-out.js';

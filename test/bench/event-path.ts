@@ -6,7 +6,7 @@
  * record (eventToWire, encode, RecordIO), as the HTTP stream does just
  * before writing to the socket.
  */
-import type { SchedulerCall, SchedulerEvent } from '../../src/core/types.js';
+import type { SchedulerCall, SchedulerEvent } from '../../src/core/model/types.js';
 import type { Encoding } from '../../src/client/scheduler-client.js';
 import { encodeJson } from '../../src/wire/json.js';
 import { encodeProto } from '../../src/wire/proto-codec.js';

@@ -12,7 +12,7 @@
  * and 400,000 tasks) are quick to set up and the failover alone is timed.
  */
 import { Cluster } from '../../src/core/cluster.js';
-import type { OfferView, SchedulerEvent, TaskSpec } from '../../src/core/types.js';
+import type { OfferView, SchedulerEvent, TaskSpec } from '../../src/core/model/types.js';
 import { FRAMEWORK_INFO, MASTER, parsed, ROOMY_AGENT_RESOURCES, TINY_TASK_RESOURCES, LONG_COMMAND } from './core-harness.js';
 import { progress } from './stats.js';
 

@@ -9,9 +9,9 @@
  * clock then moves to the next timer, fault or reconciliation.
  */
 import { Cluster } from '../../src/core/cluster.js';
-import type { Fault } from '../../src/core/faults.js';
-import { Rng } from '../../src/core/rng.js';
-import type { Capability, SchedulerCall, SchedulerEvent } from '../../src/core/types.js';
+import type { Fault } from '../../src/core/faults/vocabulary.js';
+import { Rng } from '../../src/core/kernel/rng.js';
+import type { Capability, SchedulerCall, SchedulerEvent } from '../../src/core/model/types.js';
 import { AGENT_RESOURCES, FRAMEWORK_INFO, MASTER, parsed } from './core-harness.js';
 import { DayFramework } from './day-framework.js';
 import { FaultPlan, type FaultKind } from './day-faults.js';

@@ -5,8 +5,8 @@
  * say exactly what task by task would.
  */
 import { describe, expect, it } from 'vitest';
-import { add, format, type Resources } from '../../src/core/resources.js';
-import type { Operation, TaskSpec } from '../../src/core/types.js';
+import { add, format, type Resources } from '../../src/core/model/resources.js';
+import type { Operation, TaskSpec } from '../../src/core/model/types.js';
 import { commandTask, connect, resources } from './helpers.js';
 import { acceptWith, clusterWith, op, reserved } from './operations-helpers.js';
 

@@ -5,12 +5,12 @@
  * master would.
  */
 import { Allocator, type OfferDecision } from '../../src/core/allocator/allocator.js';
-import type { SimContext } from '../../src/core/context.js';
-import { EventLoop } from '../../src/core/event-loop.js';
-import { Network } from '../../src/core/network.js';
-import { allocate as withAllocationRole, parseResources, subtract, type Resources } from '../../src/core/resources.js';
-import { Rng } from '../../src/core/rng.js';
-import { Trace } from '../../src/core/trace.js';
+import type { SimContext } from '../../src/core/network/context.js';
+import { EventLoop } from '../../src/core/kernel/event-loop.js';
+import { Network } from '../../src/core/network/network.js';
+import { allocate as withAllocationRole, parseResources, subtract, type Resources } from '../../src/core/model/resources.js';
+import { Rng } from '../../src/core/kernel/rng.js';
+import { Trace } from '../../src/core/kernel/trace.js';
 
 export function bag(text: string): Resources {
   const r = parseResources(text);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allocate as withAllocationRole } from '../../src/core/resources.js';
+import { allocate as withAllocationRole } from '../../src/core/model/resources.js';
 import { AllocatorHarness, bag, scalars } from './allocator-helpers.js';
 
 const AGENT = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';

@@ -8,8 +8,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Authorizer, NO_ACLS, notAuthorizedForRoles, rolesOf, type AclEntity, type AclRule, type Acls } from '../../src/core/authz.js';
-import { scalar, type Resource } from '../../src/core/resources.js';
+import { Authorizer, NO_ACLS, notAuthorizedForRoles, rolesOf, type AclEntity, type AclRule, type Acls } from '../../src/core/model/authz.js';
+import { scalar, type Resource } from '../../src/core/model/resources.js';
 import { frameworkInfo, RecordingSink, TestCluster } from './helpers.js';
 
 const ANY: AclEntity = { type: 'ANY' };

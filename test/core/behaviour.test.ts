@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planFor } from '../../src/core/behaviour.js';
-import type { CommandSpec } from '../../src/core/types.js';
+import { planFor } from '../../src/core/process/behaviour.js';
+import type { CommandSpec } from '../../src/core/model/types.js';
 
 const shell = (value: string): CommandSpec => ({ shell: true, value, arguments: [] });
 

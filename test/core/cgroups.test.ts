@@ -6,9 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentFlags } from '../../src/core/agent/flags.js';
 import { formatBytes, V1_UNLIMITED } from '../../src/core/agent/cgroups.js';
-import { bytesAt, firstExceeding, MIB, parseMemoryCurve, shifted, type MemoryCurve } from '../../src/core/memory-curve.js';
-import { scalarMilli } from '../../src/core/resources.js';
-import type { TaskSpec } from '../../src/core/types.js';
+import { bytesAt, firstExceeding, MIB, parseMemoryCurve, shifted, type MemoryCurve } from '../../src/core/process/memory-curve.js';
+import { scalarMilli } from '../../src/core/model/resources.js';
+import type { TaskSpec } from '../../src/core/model/types.js';
 import { commandTask, connect, defaultExecutor, makeCluster, traceKinds } from './helpers.js';
 
 function curve(text: string): MemoryCurve {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Cluster } from '../../src/core/cluster.js';
-import { firstDivergence, type TraceEntry } from '../../src/core/trace.js';
+import { firstDivergence, type TraceEntry } from '../../src/core/kernel/trace.js';
 import { commandTask, connect, makeCluster, type TestScheduler } from './helpers.js';
 
 /** Launches one task per command on the scheduler's first offer, if it holds one. */

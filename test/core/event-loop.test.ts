@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventLoop, TimerScope, type TimerId } from '../../src/core/event-loop.js';
+import { EventLoop, TimerScope, type TimerId } from '../../src/core/kernel/event-loop.js';
 
 function recorder(loop: EventLoop) {
   const log: string[] = [];
@@ -162,7 +162,7 @@ describe('event loop', () => {
 
 describe('EventLoop guard', () => {
   it('lets a long span of real work run, and stops a zero-delay loop', async () => {
-    const { EventLoop } = await import('../../src/core/event-loop.js');
+    const { EventLoop } = await import('../../src/core/kernel/event-loop.js');
     const loop = new EventLoop();
     let ticks = 0;
     const tick = () => {
@@ -178,7 +178,7 @@ describe('EventLoop guard', () => {
   });
 
   it("does not count the shell's steps, which end by construction: long scripts waking at one instant pass any fixed number", async () => {
-    const { EventLoop, FINITE_TIMERS } = await import('../../src/core/event-loop.js');
+    const { EventLoop, FINITE_TIMERS } = await import('../../src/core/kernel/event-loop.js');
     expect([...FINITE_TIMERS]).toEqual(['shell:step', 'shell:sleep']);
     const loop = new EventLoop();
     // Twenty scripts of 60,000 commands each (120 KB of `:;`), all sleeping until 1 s.
@@ -230,7 +230,7 @@ describe('EventLoop guard', () => {
   });
 
   it('lets an instant with many timers due take more than a million steps (a large failover)', async () => {
-    const { EventLoop } = await import('../../src/core/event-loop.js');
+    const { EventLoop } = await import('../../src/core/kernel/event-loop.js');
     const loop = new EventLoop();
     let steps = 0;
     // Each of 250,000 timers due together starts a chain of four zero-delay steps (a message and its answers).

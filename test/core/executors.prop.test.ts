@@ -15,9 +15,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ExecutorCall, ExecutorStatus } from '../../src/core/executor-api.js';
-import { canTransition, isTerminal } from '../../src/core/task-state.js';
-import type { TaskState } from '../../src/core/types.js';
+import type { ExecutorCall, ExecutorStatus } from '../../src/core/model/executor-api.js';
+import { canTransition, isTerminal } from '../../src/core/model/task-state.js';
+import type { TaskState } from '../../src/core/model/types.js';
 import { connect, customExecutor, ExecutorSink, executorTask, makeCluster, traceKinds, type TestCluster, type TestScheduler } from './helpers.js';
 
 const STATES: readonly TaskState[] = ['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_ERROR', 'TASK_LOST'];

@@ -9,7 +9,7 @@
  * leader as ended, holding nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { format } from '../../src/core/resources.js';
+import { format } from '../../src/core/model/resources.js';
 import { commandTask, connect, type TestCluster, twoMasters } from './helpers.js';
 
 /** One agent running t1, whose updates are never acknowledged; the trace is at the moment of launch plus `afterMs`. */

@@ -14,9 +14,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Fault } from '../../src/core/faults.js';
+import type { Fault } from '../../src/core/faults/vocabulary.js';
 import { FAULT_TYPES as ALL_FAULT_TYPES } from '../../src/http/fault-body.js';
-import type { TaskSpec } from '../../src/core/types.js';
+import type { TaskSpec } from '../../src/core/model/types.js';
 import { commandTask, connect, customExecutor, executorTask, expectLegalTransitions, makeCluster, traceKinds, type RecordingSink, type TestCluster, type TestScheduler } from './helpers.js';
 
 type Step =

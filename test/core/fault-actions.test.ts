@@ -4,9 +4,9 @@
  * sees, the trace entry, and the refusals that change nothing.
  */
 import { describe, expect, it } from 'vitest';
-import type { Fault } from '../../src/core/faults.js';
-import { MIB } from '../../src/core/memory-curve.js';
-import type { TaskSpec } from '../../src/core/types.js';
+import type { Fault } from '../../src/core/faults/vocabulary.js';
+import { MIB } from '../../src/core/process/memory-curve.js';
+import type { TaskSpec } from '../../src/core/model/types.js';
 import { commandTask, connect, customExecutor, executorTask, makeCluster, traceKinds, type TestCluster } from './helpers.js';
 
 const withMemory = (task: TaskSpec, label: string): TaskSpec => ({ ...task, labels: [{ key: 'memory', value: label }] });

@@ -1,17 +1,17 @@
 import { expect } from 'vitest';
-import { canTransition, isTerminal } from '../../src/core/task-state.js';
+import { canTransition, isTerminal } from '../../src/core/model/task-state.js';
 import { Cluster, type AddedAgent, type AgentSpec, type ClusterOptions } from '../../src/core/cluster.js';
-import type { Outcome } from '../../src/core/errors.js';
+import type { Outcome } from '../../src/core/model/errors.js';
 import type { AgentFlags } from '../../src/core/agent/flags.js';
-import type { ExecutorCallEnvelope, ExecutorEvent, RecoverMode } from '../../src/core/executor-api.js';
+import type { ExecutorCallEnvelope, ExecutorEvent, RecoverMode } from '../../src/core/model/executor-api.js';
 import type { Offer } from '../../src/core/master/framework.js';
-import type { Acls } from '../../src/core/authz.js';
-import type { NetworkRule } from '../../src/core/network.js';
-import type { Fault, FaultResult } from '../../src/core/faults.js';
+import type { Acls } from '../../src/core/model/authz.js';
+import type { NetworkRule } from '../../src/core/network/network.js';
+import type { Fault, FaultResult } from '../../src/core/faults/vocabulary.js';
 import type { FrameworkView } from '../../src/core/view.js';
 import { Connections } from '../../src/http/connections.js';
-import type { OperatorCall, OperatorEvent, OperatorValue } from '../../src/core/operator-types.js';
-import { add, allocate, format, normaliseRanges, parseResources, rangesSize, type Resource, type Resources } from '../../src/core/resources.js';
+import type { OperatorCall, OperatorEvent, OperatorValue } from '../../src/core/model/operator-types.js';
+import { add, allocate, format, normaliseRanges, parseResources, rangesSize, type Resource, type Resources } from '../../src/core/model/resources.js';
 import type {
   ExecutorSpec,
   FrameworkInfo,
@@ -24,7 +24,7 @@ import type {
   TaskState,
   TaskStatus,
   WeightInfo,
-} from '../../src/core/types.js';
+} from '../../src/core/model/types.js';
 
 export const AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
 

@@ -16,9 +16,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { TestCluster } from './helpers.js';
-import { contains, format, type Resources } from '../../src/core/resources.js';
-import { canTransition } from '../../src/core/task-state.js';
-import type { Capability, TaskSpec, TaskState } from '../../src/core/types.js';
+import { contains, format, type Resources } from '../../src/core/model/resources.js';
+import { canTransition } from '../../src/core/model/task-state.js';
+import type { Capability, TaskSpec, TaskState } from '../../src/core/model/types.js';
 import {
   commandTask,
   connect,

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Ledger, type Books, type HoldingKind } from '../../src/core/master/ledger.js';
-import { add, allocate, parseResources, type Resources } from '../../src/core/resources.js';
+import { add, allocate, parseResources, type Resources } from '../../src/core/model/resources.js';
 import { sumDisjoint } from './helpers.js';
 
 function bag(text: string, role: string): Resources {

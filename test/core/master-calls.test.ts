@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { RETRY_MIN_MS } from '../../src/core/agent/status-update-manager.js';
 import type { TestCluster } from './helpers.js';
-import { allocate, format, subtract, type Resources } from '../../src/core/resources.js';
+import { allocate, format, subtract, type Resources } from '../../src/core/model/resources.js';
 import {
   AGENT_RESOURCES,
   commandTask,

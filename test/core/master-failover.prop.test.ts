@@ -14,8 +14,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isTerminal } from '../../src/core/task-state.js';
-import type { FrameworkInfo } from '../../src/core/types.js';
+import { isTerminal } from '../../src/core/model/task-state.js';
+import type { FrameworkInfo } from '../../src/core/model/types.js';
 import { AGENT_RESOURCES, commandTask, connect, resources, TestCluster, traceKinds, type TestScheduler } from './helpers.js';
 
 type Step =

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ClusterOptions } from '../../src/core/cluster.js';
-import type { FrameworkInfo } from '../../src/core/types.js';
+import type { FrameworkInfo } from '../../src/core/model/types.js';
 import { AGENT_RESOURCES, commandTask, connect, OperatorSink, resources, TestCluster, type TestScheduler } from './helpers.js';
 
 const MINUTE = 60_000;

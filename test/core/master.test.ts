@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { scalarMilli } from '../../src/core/resources.js';
+import { scalarMilli } from '../../src/core/model/resources.js';
 import { commandTask, makeCluster, subscribe } from './helpers.js';
 
 describe('master: a task from offer to finish', () => {

@@ -10,7 +10,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bytesAt, firstExceeding, MIB, parseMemoryCurve, shifted } from '../../src/core/memory-curve.js';
+import { bytesAt, firstExceeding, MIB, parseMemoryCurve, shifted } from '../../src/core/process/memory-curve.js';
 
 const amount = fc.integer({ min: 0, max: 2_000_000 }).map((milli) => String(milli / 1000));
 const time = fc.tuple(fc.integer({ min: 0, max: 600 }), fc.constantFrom('ms', 's', 'm'));

@@ -4,8 +4,8 @@
  * well-behaved framework whose report stays empty.
  */
 import { describe, expect, it } from 'vitest';
-import type { SimContext } from '../../src/core/context.js';
-import { EventLoop } from '../../src/core/event-loop.js';
+import type { SimContext } from '../../src/core/network/context.js';
+import { EventLoop } from '../../src/core/kernel/event-loop.js';
 import type { Offer } from '../../src/core/master/framework.js';
 import { MisuseLog } from '../../src/core/master/misuse.js';
 import { formatMisuse, MAX_EXAMPLES, type MisuseEntry, type MisuseKind } from '../../src/core/master/misuse-report.js';

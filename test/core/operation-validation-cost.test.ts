@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { operationError } from '../../src/core/master/operation-validation.js';
-import type { Resources } from '../../src/core/resources.js';
+import type { Resources } from '../../src/core/model/resources.js';
 import { resources } from './helpers.js';
 import { op, reserved, volume } from './operations-helpers.js';
 

@@ -1,5 +1,5 @@
-import type { Resource, Resources } from '../../src/core/resources.js';
-import type { Operation, OperationStatus, ResourceOperation } from '../../src/core/types.js';
+import type { Resource, Resources } from '../../src/core/model/resources.js';
+import type { Operation, OperationStatus, ResourceOperation } from '../../src/core/model/types.js';
 import { makeCluster, resources, type RecordingSink, type TestCluster, type TestScheduler } from './helpers.js';
 
 /** The resources, dynamically reserved (on top of any reservation they have) to `role` by `principal`. */

@@ -27,8 +27,8 @@ import {
   scalarQuantities,
   contains,
   type Resources,
-} from '../../src/core/resources.js';
-import type { Operation } from '../../src/core/types.js';
+} from '../../src/core/model/resources.js';
+import type { Operation } from '../../src/core/model/types.js';
 import { commandTask, connect, makeCluster, resources, sumDisjoint, type TestCluster, type TestScheduler } from './helpers.js';
 import { op, operationStatuses, reserved, volume } from './operations-helpers.js';
 

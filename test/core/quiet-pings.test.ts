@@ -9,10 +9,10 @@ import { describe, expect, it } from 'vitest';
 import { AGENT_PING_TIMEOUT_MS, MAX_AGENT_PING_TIMEOUTS } from '../../src/core/master/agent-health.js';
 import { MASTER_PING_TIMEOUT_MS } from '../../src/core/agent/flags.js';
 import { PingWatch } from '../../src/core/agent/ping-watch.js';
-import { EventLoop } from '../../src/core/event-loop.js';
-import { Network } from '../../src/core/network.js';
-import { Rng } from '../../src/core/rng.js';
-import { Trace } from '../../src/core/trace.js';
+import { EventLoop } from '../../src/core/kernel/event-loop.js';
+import { Network } from '../../src/core/network/network.js';
+import { Rng } from '../../src/core/kernel/rng.js';
+import { Trace } from '../../src/core/kernel/trace.js';
 import { makeCluster } from './helpers.js';
 
 const QUIET_MS = 30 * 60_000;

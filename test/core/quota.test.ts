@@ -3,8 +3,8 @@
  * specification's Quota section and upstream's checks, in their order.
  */
 import { describe, expect, it } from 'vitest';
-import { NO_ACLS } from '../../src/core/authz.js';
-import type { QuotaConfigRequest, QuotaUpdate } from '../../src/core/types.js';
+import { NO_ACLS } from '../../src/core/model/authz.js';
+import type { QuotaConfigRequest, QuotaUpdate } from '../../src/core/model/types.js';
 import { parseWeights } from '../../src/core/master/weights.js';
 import { renderRoles } from '../../src/wire/v0/roles.js';
 import { renderMetrics } from '../../src/wire/v0/metrics.js';

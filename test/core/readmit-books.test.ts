@@ -6,7 +6,7 @@
  * that ended before the failover.
  */
 import { describe, expect, it } from 'vitest';
-import { format } from '../../src/core/resources.js';
+import { format } from '../../src/core/model/resources.js';
 import { commandTask, connect, type TestCluster, type TestScheduler, twoMasters } from './helpers.js';
 
 function cluster(): TestCluster {

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { Cluster } from '../../src/core/cluster.js';
 import { decodeArgs, encodeArgs, fromBase64, toBase64 } from '../../src/core/input-record.js';
 import { applyInput, rebuildCluster } from '../../src/core/rebuild.js';
-import type { TraceEntry } from '../../src/core/trace.js';
+import type { TraceEntry } from '../../src/core/kernel/trace.js';
 import { replay, type TraceLine } from '../../src/scenario/replay.js';
 import { commandTask, connect, makeCluster, type TestCluster } from './helpers.js';
 

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { add, allocate, contains, normalise, subtract, type Resource, type Resources } from '../../src/core/resources.js';
+import { add, allocate, contains, normalise, subtract, type Resource, type Resources } from '../../src/core/model/resources.js';
 
 const ROLES = ['*', 'a', 'b'];
 const NAMES = ['cpus', 'mem', 'disk', 'gpus'];

@@ -15,7 +15,7 @@ import {
   set,
   subtract,
   toMilli,
-} from '../../src/core/resources.js';
+} from '../../src/core/model/resources.js';
 import { resources } from './helpers.js';
 
 describe('resources', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalise, retag } from '../../src/core/resources.js';
+import { normalise, retag } from '../../src/core/model/resources.js';
 import { resources } from './helpers.js';
 
 describe('retag', () => {

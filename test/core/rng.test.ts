@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hashString, Rng, RngStream, toHex } from '../../src/core/rng.js';
+import { hashString, Rng, RngStream, toHex } from '../../src/core/kernel/rng.js';
 
 const draw = (rng: RngStream, n: number) => Array.from({ length: n }, () => rng.nextU32());
 

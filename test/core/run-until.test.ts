@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseCondition } from '../../src/core/conditions.js';
-import { EventLoop } from '../../src/core/event-loop.js';
+import { EventLoop } from '../../src/core/kernel/event-loop.js';
 import { commandTask, connect, makeCluster } from './helpers.js';
 
 describe('the event loop: background timers', () => {

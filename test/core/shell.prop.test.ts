@@ -12,9 +12,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { planFor } from '../../src/core/behaviour.js';
-import { EventLoop } from '../../src/core/event-loop.js';
-import { argvRefusal, ShellProcess, type ShellWorld } from '../../src/core/shell.js';
+import { planFor } from '../../src/core/process/behaviour.js';
+import { EventLoop } from '../../src/core/kernel/event-loop.js';
+import { argvRefusal, ShellProcess, type ShellWorld } from '../../src/core/process/shell.js';
 
 const WORDS = ['echo', '-n', 'cat', 'env', 'hostname', 'pwd', 'ls', 'true', 'false', ':', 'exit', 'sleep', 'sh', '-c', 'stdout', 'nothing', 'frobnicate', '0', '1', '0.5', '3', '256', '-1', 'x'];
 const OPERATORS = ['|', '||', '&&', ';', '\n', '&', '(', ')', '{', '}', '<', '>', '>>', '2>&1', '$X', '${HOME}', '$(', '`', '\\', '#', '\t', ' ', "'", '"'];

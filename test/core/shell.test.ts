@@ -3,8 +3,8 @@
  * `||`, `sh -c`, exit codes, standard input as it comes, and time.
  */
 import { describe, expect, it } from 'vitest';
-import { EventLoop, FINITE_TIMERS, type Timers } from '../../src/core/event-loop.js';
-import { argvRefusal, MAX_ARGUMENT_BYTES, MAX_ARGV_BYTES, ShellProcess, type ShellWorld } from '../../src/core/shell.js';
+import { EventLoop, FINITE_TIMERS, type Timers } from '../../src/core/kernel/event-loop.js';
+import { argvRefusal, MAX_ARGUMENT_BYTES, MAX_ARGV_BYTES, ShellProcess, type ShellWorld } from '../../src/core/process/shell.js';
 
 function run(argv: readonly string[], input?: readonly string[]): { stdout: string; stderr: string; code: number | undefined; loop: EventLoop; process: ShellProcess } {
   const loop = new EventLoop();

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { appended, pushed, SmallMap, SmallSet } from '../../src/core/small-map.js';
+import { appended, pushed, SmallMap, SmallSet } from '../../src/core/kernel/small-map.js';
 
 type MapOp = { readonly op: 'set'; readonly key: number; readonly value: number } | { readonly op: 'delete'; readonly key: number };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canTransition, isTerminal, transition } from '../../src/core/task-state.js';
-import { TASK_STATES, type TaskState } from '../../src/core/types.js';
+import { canTransition, isTerminal, transition } from '../../src/core/model/task-state.js';
+import { TASK_STATES, type TaskState } from '../../src/core/model/types.js';
 
 const TERMINAL: readonly TaskState[] = [
   'TASK_FINISHED',

@@ -5,7 +5,7 @@
  * repeats the latest one's state replaces it, as upstream's updateTask does.
  */
 import { describe, expect, it } from 'vitest';
-import type { ExecutorStatus } from '../../src/core/executor-api.js';
+import type { ExecutorStatus } from '../../src/core/model/executor-api.js';
 import { connect, customExecutor, ExecutorSink, executorTask, makeCluster } from './helpers.js';
 
 /** Task t1 on custom executor e1, subscribed: `update` hands the agent a status from it. */

@@ -7,8 +7,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { statusText, unknownAgentText, updateText } from '../../src/core/trace-lines.js';
-import { jsonString, Trace } from '../../src/core/trace.js';
+import { statusText, unknownAgentText, updateText } from '../../src/core/kernel/trace-lines.js';
+import { jsonString, Trace } from '../../src/core/kernel/trace.js';
 
 const anyText = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 12 });
 const uuid = fc.option(anyText, { nil: undefined });

@@ -6,7 +6,7 @@
  * link to the master cut and healed). `where` says the run and the step.
  */
 import fc from 'fast-check';
-import { MASTER_NODE } from '../../src/core/messages.js';
+import { MASTER_NODE } from '../../src/core/model/messages.js';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
 import type { RunningCluster } from '../../src/start/cluster.js';
 import { FuzzFailure, type RunOptions } from './session.js';

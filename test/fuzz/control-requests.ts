@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { FAULT_TYPES, MAX_SPAN_MS } from '../../src/http/fault-body.js';
 import { CONDITION_KINDS } from '../../src/core/conditions.js';
-import { TASK_STATES } from '../../src/core/types.js';
+import { TASK_STATES } from '../../src/core/model/types.js';
 import { idx, oddString, some as fields, token, w, type J } from './calls.js';
 import type { Json } from './mutate.js';
 import {

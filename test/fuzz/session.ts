@@ -17,7 +17,7 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import pino from 'pino';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import type { Resources } from '../../src/core/resources.js';
+import type { Resources } from '../../src/core/model/resources.js';
 import { httpError } from '../../src/http/errors.js';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';

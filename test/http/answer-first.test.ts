@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { OutboxRecord } from '../../src/core/outbox.js';
+import type { OutboxRecord } from '../../src/core/network/outbox.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
 import { HttpEventStream } from '../../src/http/event-stream.js';
 import { StreamBudget } from '../../src/http/stream-budget.js';

@@ -10,7 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import type { TraceEntry } from '../../src/core/trace.js';
+import type { TraceEntry } from '../../src/core/kernel/trace.js';
 import { DASHBOARD_DIR } from '../../src/http/dashboard.js';
 import { backlog, BACKLOG_ENTRIES } from '../../src/http/sim-events.js';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';

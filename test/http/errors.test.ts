@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { ErrorCode } from '../../src/core/errors.js';
+import type { ErrorCode } from '../../src/core/model/errors.js';
 import { callError, httpError, HTTP_ERRORS, MAX_ERROR_TEXT_CHARS, type HttpErrorCode } from '../../src/http/errors.js';
 import { buildMasterApp } from '../../src/http/master-app.js';
 import { Cluster } from '../../src/core/cluster.js';

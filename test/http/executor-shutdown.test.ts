@@ -9,7 +9,7 @@
  * aware, on an agent back from a partition): its new tasks there run.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { MASTER_NODE } from '../../src/core/messages.js';
+import { MASTER_NODE } from '../../src/core/model/messages.js';
 import { newUuid, startHarness, tick, type Harness } from './executor-harness.js';
 
 let h: Harness | undefined;

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { parseResources } from '../../src/core/resources.js';
+import { parseResources } from '../../src/core/model/resources.js';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { MEDIA, operatorCall, OperatorStream, postRaw, waitFor, type Encoding, type Json } from './operator-harness.js';
 

@@ -16,7 +16,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { parseResources, type Resources } from '../../src/core/resources.js';
+import { parseResources, type Resources } from '../../src/core/model/resources.js';
 import { READONLY_REALM } from '../../src/http/auth.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 import { StartError } from '../../src/start/errors.js';

@@ -9,7 +9,7 @@ import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TraceEntry } from '../../src/core/trace.js';
+import type { TraceEntry } from '../../src/core/kernel/trace.js';
 import type { ClusterDriver } from '../../src/runtime/driver.js';
 import { parseScenario } from '../../src/scenario/load.js';
 import { MAX_SCENARIO_BYTES } from '../../src/scenario/limits.js';

@@ -5,7 +5,7 @@
  * between two notes.
  */
 import { describe, expect, it } from 'vitest';
-import { Trace, type TraceEntry } from '../../src/core/trace.js';
+import { Trace, type TraceEntry } from '../../src/core/kernel/trace.js';
 import { MAX_CHECKPOINTS, RunTrace, traceDifference, type TraceSummary } from '../../src/scenario/run-trace.js';
 
 /** A trace of `n` entries (entry `divergeAt` written differently), its window of `window` entries. */

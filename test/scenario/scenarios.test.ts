@@ -4,7 +4,7 @@
  * `clustersim replay` does) finds no divergence.
  */
 import { describe, expect, it } from 'vitest';
-import { firstDivergence, type TraceEntry } from '../../src/core/trace.js';
+import { firstDivergence, type TraceEntry } from '../../src/core/kernel/trace.js';
 import { replay } from '../../src/scenario/replay.js';
 import { textReport } from '../../src/scenario/report.js';
 import { runScenarioFile } from '../../src/start/scenario.js';

@@ -5,7 +5,7 @@
  * selector that matches nothing is a one-line problem of the run.
  */
 import { describe, expect, it } from 'vitest';
-import type { TraceEntry } from '../../src/core/trace.js';
+import type { TraceEntry } from '../../src/core/kernel/trace.js';
 import { parseScenario } from '../../src/scenario/load.js';
 import { runScenario, type RunResult, type StartScenarioCluster } from '../../src/scenario/runner.js';
 import { selectAgent, type AgentFacts } from '../../src/scenario/targets.js';

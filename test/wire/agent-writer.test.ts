@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NO_ACLS } from '../../src/core/authz.js';
+import { NO_ACLS } from '../../src/core/model/authz.js';
 import type { ClusterView } from '../../src/core/view.js';
 import { writeAgentProto } from '../../src/wire/agent-writer.js';
 import { agentToWire } from '../../src/wire/operator-state.js';

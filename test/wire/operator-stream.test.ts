@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NO_ACLS, type Acls } from '../../src/core/authz.js';
+import { NO_ACLS, type Acls } from '../../src/core/model/authz.js';
 import { encodeResponseJson, encodeResponseProto, readResponse } from '../../src/wire/operator-out.js';
 import { PAUSE, snapshotGetAgents, snapshotGetState, snapshotGetTasks, type OperatorPiece } from '../../src/wire/operator-stream.js';
 import { SHOW_ALL, viewerOf, type Viewer } from '../../src/wire/view-filter.js';

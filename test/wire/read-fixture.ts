@@ -7,8 +7,8 @@
  */
 import { commandTask, connect, customExecutor, executorTask, makeCluster, resources, subscribe, type TestCluster, type TestScheduler } from '../core/helpers.js';
 import { expect } from 'vitest';
-import type { Acls } from '../../src/core/authz.js';
-import type { TaskSpec } from '../../src/core/types.js';
+import type { Acls } from '../../src/core/model/authz.js';
+import type { TaskSpec } from '../../src/core/model/types.js';
 
 export interface RichCluster {
   readonly cluster: TestCluster;

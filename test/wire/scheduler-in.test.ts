@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskSpec } from '../../src/core/types.js';
+import type { TaskSpec } from '../../src/core/model/types.js';
 import type { mesos } from '../../src/wire/generated/types.js';
 import { decodeJson } from '../../src/wire/json-decode.js';
 import { refuseMs, schedulerCallFromWire, taskFromWire, taskInfoOf } from '../../src/wire/scheduler-in.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NO_ACLS, type Acls } from '../../src/core/authz.js';
+import { NO_ACLS, type Acls } from '../../src/core/model/authz.js';
 import { toV0Json } from '../../src/wire/v0/index.js';
 import { slaveJson } from '../../src/wire/v0/slave-json.js';
 import { slaveObjectOf } from '../../src/wire/v0/slaves.js';

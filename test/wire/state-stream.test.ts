@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderState, toV0Json } from '../../src/wire/v0/index.js';
 import { snapshotState } from '../../src/wire/v0/state-stream.js';
-import { NO_ACLS, type Acls } from '../../src/core/authz.js';
+import { NO_ACLS, type Acls } from '../../src/core/model/authz.js';
 import { viewerOf } from '../../src/wire/view-filter.js';
 import { commandTask } from '../core/helpers.js';
 import { expectSameText, richCluster } from './read-fixture.js';

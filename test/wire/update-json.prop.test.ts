@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { scalar } from '../../src/core/resources.js';
-import { TASK_STATES, type StatusReason, type TaskStatus } from '../../src/core/types.js';
+import { scalar } from '../../src/core/model/resources.js';
+import { TASK_STATES, type StatusReason, type TaskStatus } from '../../src/core/model/types.js';
 import { encodeJson } from '../../src/wire/json-encode.js';
 import { eventToJson, eventToWire } from '../../src/wire/scheduler-out.js';
 import { updateJson } from '../../src/wire/update-json.js';

@@ -19,16 +19,16 @@
  * agent re-registers with the tasks it still has, and the master
  * reconciles the rest.
  */
-import { wallTimeMs, type SimContext } from '../context.js';
-import type { TimerId } from '../event-loop.js';
-import { MASTER_NODE, type AgentDescription, type AgentToMaster, type ExecutorToAgent } from '../messages.js';
-import type { FrameworkRef, MasterToAgent, Message, SimNode } from '../messages.js';
-import type { Outbox } from '../outbox.js';
-import type { Rng } from '../rng.js';
-import type { Resources } from '../resources.js';
-import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from '../executor-api.js';
-import type { Outcome } from '../errors.js';
-import type { ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
+import { wallTimeMs, type SimContext } from '../network/context.js';
+import type { TimerId } from '../kernel/event-loop.js';
+import { MASTER_NODE, type AgentDescription, type AgentToMaster, type ExecutorToAgent } from '../model/messages.js';
+import type { FrameworkRef, MasterToAgent, Message, SimNode } from '../model/messages.js';
+import type { Outbox } from '../network/outbox.js';
+import type { Rng } from '../kernel/rng.js';
+import type { Resources } from '../model/resources.js';
+import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from '../model/executor-api.js';
+import type { Outcome } from '../model/errors.js';
+import type { ExecutorSpec, StatusReason, TaskSpec, TaskState, TaskStatus } from '../model/types.js';
 import { AgentCgroups } from './cgroups.js';
 import { Containerizer } from './containerizer.js';
 import { SimTask, type ExecutorHost, type ExecutorKind } from './executor.js';

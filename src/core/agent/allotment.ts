@@ -4,9 +4,9 @@
  * live tasks. The agent's endpoints show it; the cgroup model sets the
  * memory files from it.
  */
-import { add, scalar, type Resources } from '../resources.js';
-import { isTerminal } from '../task-state.js';
-import type { TaskSpec, TaskState } from '../types.js';
+import { add, scalar, type Resources } from '../model/resources.js';
+import { isTerminal } from '../model/task-state.js';
+import type { TaskSpec, TaskState } from '../model/types.js';
 import type { ExecutorKind } from './executor.js';
 
 /** What the agent adds to a command task for its command executor, as upstream does (0.1 cpus, 32 MB). */

@@ -22,16 +22,16 @@
  * delegated) a container has no memory files and nothing is enforced.
  * While the agent process is down no OOM is watched for.
  */
-import type { Outcome } from '../errors.js';
-import { done, fail } from '../errors.js';
-import type { SimContext } from '../context.js';
-import { engineContainerId, engineContainerName } from '../engine-ids.js';
-import type { TimerId } from '../event-loop.js';
-import { bytesAt, firstExceeding, MEMORY_LABEL, MIB, parseMemoryCurve, shifted, type MemoryCurve, type MemoryPiece } from '../memory-curve.js';
-import { scalar, scalarMilli, type Resources } from '../resources.js';
-import { SmallMap } from '../small-map.js';
-import { isTerminal } from '../task-state.js';
-import type { TaskSpec, TaskStatus } from '../types.js';
+import type { Outcome } from '../model/errors.js';
+import { done, fail } from '../model/errors.js';
+import type { SimContext } from '../network/context.js';
+import { engineContainerId, engineContainerName } from '../model/engine-ids.js';
+import type { TimerId } from '../kernel/event-loop.js';
+import { bytesAt, firstExceeding, MEMORY_LABEL, MIB, parseMemoryCurve, shifted, type MemoryCurve, type MemoryPiece } from '../process/memory-curve.js';
+import { scalar, scalarMilli, type Resources } from '../model/resources.js';
+import { SmallMap } from '../kernel/small-map.js';
+import { isTerminal } from '../model/task-state.js';
+import type { TaskSpec, TaskStatus } from '../model/types.js';
 import { executorResources } from './allotment.js';
 import type { AgentConfig, AgentFlags, CgroupsVersion } from './flags.js';
 import type { AgentExecutor } from './frameworks.js';

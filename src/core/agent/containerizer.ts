@@ -8,10 +8,10 @@
  * agent keeps the records of which framework runs which executor; this is
  * its hand on the processes.
  */
-import type { SimContext } from '../context.js';
-import type { TimerId } from '../event-loop.js';
-import type { FrameworkRef } from '../messages.js';
-import type { ExecutorSpec } from '../types.js';
+import type { SimContext } from '../network/context.js';
+import type { TimerId } from '../kernel/event-loop.js';
+import type { FrameworkRef } from '../model/messages.js';
+import type { ExecutorSpec } from '../model/types.js';
 import { SimExecutor, type ExecutorHost, type ExecutorKind } from './executor.js';
 import type { AgentConfig } from './flags.js';
 import type { AgentExecutor } from './frameworks.js';

@@ -14,12 +14,12 @@
  * once), and a task still staging that the executor does not know (its
  * LAUNCH was lost with the stream) is reported lost.
  */
-import { wallTimeMs, type SimContext } from '../context.js';
-import { done, fail, type Outcome } from '../errors.js';
-import type { ExecutorAuthorizer, ExecutorCallEnvelope, ExecutorStatus } from '../executor-api.js';
-import type { AgentToMaster, FrameworkRef } from '../messages.js';
-import { canTransition, isTerminal } from '../task-state.js';
-import type { StatusReason, TaskState, TaskStatus } from '../types.js';
+import { wallTimeMs, type SimContext } from '../network/context.js';
+import { done, fail, type Outcome } from '../model/errors.js';
+import type { ExecutorAuthorizer, ExecutorCallEnvelope, ExecutorStatus } from '../model/executor-api.js';
+import type { AgentToMaster, FrameworkRef } from '../model/messages.js';
+import { canTransition, isTerminal } from '../model/task-state.js';
+import type { StatusReason, TaskState, TaskStatus } from '../model/types.js';
 import type { SimExecutor } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 

@@ -17,14 +17,14 @@
  * Lifecycle:  running --SHUTDOWN--> terminating --exit--> terminated
  *             running --exit (tasks done, or destroyed)--> terminated
  */
-import { planFor, type TaskPlan } from '../behaviour.js';
-import { wallTimeMs, type SimContext } from '../context.js';
-import type { TimerId } from '../event-loop.js';
-import type { AgentToExecutor, Message, SimNode } from '../messages.js';
-import type { RngStream } from '../rng.js';
-import { pushed, SmallMap } from '../small-map.js';
-import { isTerminal, transition } from '../task-state.js';
-import type { StatusReason, TaskSpec, TaskState, TaskStatus } from '../types.js';
+import { planFor, type TaskPlan } from '../process/behaviour.js';
+import { wallTimeMs, type SimContext } from '../network/context.js';
+import type { TimerId } from '../kernel/event-loop.js';
+import type { AgentToExecutor, Message, SimNode } from '../model/messages.js';
+import type { RngStream } from '../kernel/rng.js';
+import { pushed, SmallMap } from '../kernel/small-map.js';
+import { isTerminal, transition } from '../model/task-state.js';
+import type { StatusReason, TaskSpec, TaskState, TaskStatus } from '../model/types.js';
 
 export type ExecutorKind = 'command' | 'default' | 'custom';
 

@@ -1,9 +1,9 @@
 /**
  * The agent's flags and limits, with upstream's defaults (wire-facts §10).
  */
-import type { CustomExecutors } from '../executor-api.js';
-import type { Resources } from '../resources.js';
-import type { Attribute } from '../types.js';
+import type { CustomExecutors } from '../model/executor-api.js';
+import type { Resources } from '../model/resources.js';
+import type { Attribute } from '../model/types.js';
 
 /** The agent's flags about executors, with upstream's defaults in DEFAULT_AGENT_FLAGS. */
 export interface AgentFlags {

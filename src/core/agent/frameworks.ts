@@ -2,7 +2,7 @@
  * What an agent holds per framework: its executors, the executor of each
  * task, and the executors that exited, for the agent's own endpoints.
  */
-import type { FrameworkRef } from '../messages.js';
+import type { FrameworkRef } from '../model/messages.js';
 import type { SimExecutor } from './executor.js';
 import { MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK, MAX_FINISHED_TASKS } from './flags.js';
 import type { HttpExecutor } from './http-executor.js';

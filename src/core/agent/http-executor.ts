@@ -21,13 +21,13 @@
  * (its process does so by itself; in `await` mode the stream is all there
  * is of it, so the agent takes it for exited).
  */
-import type { SimContext } from '../context.js';
-import type { TimerId } from '../event-loop.js';
-import type { ExecutorAgentInfo, ExecutorEvent } from '../executor-api.js';
-import type { AgentToExecutor, FrameworkRef, Message, SimNode } from '../messages.js';
-import type { Outbox } from '../outbox.js';
-import { isTerminal } from '../task-state.js';
-import type { ExecutorSpec, TaskSpec, TaskState } from '../types.js';
+import type { SimContext } from '../network/context.js';
+import type { TimerId } from '../kernel/event-loop.js';
+import type { ExecutorAgentInfo, ExecutorEvent } from '../model/executor-api.js';
+import type { AgentToExecutor, FrameworkRef, Message, SimNode } from '../model/messages.js';
+import type { Outbox } from '../network/outbox.js';
+import { isTerminal } from '../model/task-state.js';
+import type { ExecutorSpec, TaskSpec, TaskState } from '../model/types.js';
 import { ExecutorIdentified, type ExecutorIdentity } from './executor.js';
 
 export type HttpExecutorState = 'launched' | 'subscribed' | 'disconnected' | 'terminating' | 'terminated';

@@ -6,15 +6,15 @@
  * its only connection. The agent owns the records; this is its hand for
  * them, reached through a narrow port.
  */
-import { formatDuration } from '../duration.js';
-import type { ExecutorAgentInfo, ExecutorAuthorizer, ExecutorCallEnvelope } from '../executor-api.js';
-import type { Outcome } from '../errors.js';
-import type { AgentToMaster, FrameworkRef } from '../messages.js';
-import type { Outbox } from '../outbox.js';
-import type { SimContext } from '../context.js';
-import type { TimerId } from '../event-loop.js';
-import type { Resources } from '../resources.js';
-import type { ExecutorSpec, StatusReason, TaskState, TaskStatus } from '../types.js';
+import { formatDuration } from '../kernel/duration.js';
+import type { ExecutorAgentInfo, ExecutorAuthorizer, ExecutorCallEnvelope } from '../model/executor-api.js';
+import type { Outcome } from '../model/errors.js';
+import type { AgentToMaster, FrameworkRef } from '../model/messages.js';
+import type { Outbox } from '../network/outbox.js';
+import type { SimContext } from '../network/context.js';
+import type { TimerId } from '../kernel/event-loop.js';
+import type { Resources } from '../model/resources.js';
+import type { ExecutorSpec, StatusReason, TaskState, TaskStatus } from '../model/types.js';
 import { executorCall, executorSubscribe, type ExecutorEndpointHost } from './executor-calls.js';
 import type { ExecutorIdentity } from './executor.js';
 import type { AgentConfig } from './flags.js';

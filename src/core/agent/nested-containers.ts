@@ -10,11 +10,11 @@
  * Lifecycle:   running --its script ends, or KILL_CONTAINER, or its parent ends--> exited
  *              exited  --REMOVE_CONTAINER--> (forgotten)
  */
-import type { SimContext } from '../context.js';
-import { fail, ok, type Outcome } from '../errors.js';
-import type { ContainerTermination } from '../executor-api.js';
-import type { Outbox } from '../outbox.js';
-import { argvRefusal, ShellProcess, type ShellWorld } from '../shell.js';
+import type { SimContext } from '../network/context.js';
+import { fail, ok, type Outcome } from '../model/errors.js';
+import type { ContainerTermination } from '../model/executor-api.js';
+import type { Outbox } from '../network/outbox.js';
+import { argvRefusal, ShellProcess, type ShellWorld } from '../process/shell.js';
 
 export interface NestedLaunch {
   readonly containerId: string;

@@ -9,11 +9,11 @@
  * Paused while the agent is not registered; `resume()` sends every
  * update at once. What is unacknowledged survives a restart.
  */
-import type { SimContext } from '../context.js';
-import type { TimerId } from '../event-loop.js';
-import type { ApplyOperation } from '../messages.js';
-import { applyConversions, type Resources } from '../resources.js';
-import type { OperationStatus } from '../types.js';
+import type { SimContext } from '../network/context.js';
+import type { TimerId } from '../kernel/event-loop.js';
+import type { ApplyOperation } from '../model/messages.js';
+import { applyConversions, type Resources } from '../model/resources.js';
+import type { OperationStatus } from '../model/types.js';
 import { RETRY_MAX_MS, RETRY_MIN_MS } from './status-update-manager.js';
 
 export interface OperationUpdate {

@@ -10,8 +10,8 @@
  * on the watch sleeps, and the network wakes it when they end, to count the
  * silence from the last of them.
  */
-import type { TimerId, Timers } from '../event-loop.js';
-import type { Network } from '../network.js';
+import type { TimerId, Timers } from '../kernel/event-loop.js';
+import type { Network } from '../network/network.js';
 
 export class PingWatch {
   #lastMs = 0;

@@ -3,8 +3,8 @@
  * live executors, the tasks whose updates it still holds (their executor
  * may be gone), and its executors other than command executors.
  */
-import type { AgentDescription, AgentToMaster, FrameworkRef, ReportedExecutor, ReportedTask } from '../messages.js';
-import type { TaskState } from '../types.js';
+import type { AgentDescription, AgentToMaster, FrameworkRef, ReportedExecutor, ReportedTask } from '../model/messages.js';
+import type { TaskState } from '../model/types.js';
 import type { AgentExecutor } from './frameworks.js';
 import type { StreamHead } from './status-update-manager.js';
 

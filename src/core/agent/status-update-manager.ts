@@ -10,12 +10,12 @@
  * While the agent is not registered the manager is paused: it queues and
  * sends nothing, and `resume()` sends every head at once.
  */
-import type { SimContext } from '../context.js';
-import type { TimerId } from '../event-loop.js';
-import { pushed, SmallSet } from '../small-map.js';
-import { isTerminal } from '../task-state.js';
-import { updateText } from '../trace-lines.js';
-import type { TaskSpec, TaskStatus } from '../types.js';
+import type { SimContext } from '../network/context.js';
+import type { TimerId } from '../kernel/event-loop.js';
+import { pushed, SmallSet } from '../kernel/small-map.js';
+import { isTerminal } from '../model/task-state.js';
+import { updateText } from '../kernel/trace-lines.js';
+import type { TaskSpec, TaskStatus } from '../model/types.js';
 
 export const RETRY_MIN_MS = 10_000;
 export const RETRY_MAX_MS = 600_000;

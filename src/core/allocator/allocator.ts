@@ -19,10 +19,10 @@
  * frameworks alone. Whatever else is free was declined by everyone else
  * already. A pass with nothing to do costs nothing.
  */
-import type { SimContext } from '../context.js';
-import type { Rng } from '../rng.js';
-import { isEmpty, scalarMilli, subtract, allocate as withAllocationRole, add, type Resources } from '../resources.js';
-import type { OfferConstraints } from '../types.js';
+import type { SimContext } from '../network/context.js';
+import type { Rng } from '../kernel/rng.js';
+import { isEmpty, scalarMilli, subtract, allocate as withAllocationRole, add, type Resources } from '../model/resources.js';
+import type { OfferConstraints } from '../model/types.js';
 import { BitSet } from './bitset.js';
 import type { AgentFacts } from './constraints.js';
 import { RefuseFilters } from './filters.js';

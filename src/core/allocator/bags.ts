@@ -6,7 +6,7 @@
  * `resources.ts`. Fields other than the quantities (`milli`, `ranges`,
  * `set`) are compared as opaque parts of a resource's identity.
  */
-import { add, contains, retag, subtract, type Resource, type Resources } from '../resources.js';
+import { add, contains, retag, subtract, type Resource, type Resources } from '../model/resources.js';
 
 /** The bag with every resource tagged with `role` (or untagged); the input must carry one tag. */
 export function tag(bag: Resources, role: string | undefined): Resources {

@@ -4,8 +4,8 @@
  * compare against the attribute's text form; regexes must match the whole
  * value (RE2 full-match semantics, evaluated with the platform's regex).
  */
-import { formatValue } from '../resources.js';
-import type { Attribute, AttributeConstraint, OfferConstraints } from '../types.js';
+import { formatValue } from '../model/resources.js';
+import type { Attribute, AttributeConstraint, OfferConstraints } from '../model/types.js';
 
 export interface AgentFacts {
   readonly hostname: string;

@@ -11,8 +11,8 @@
  * operations, whatever the number of frameworks. Expiries wait in a heap
  * ordered by (time, sequence); only the earliest one has a timer.
  */
-import { heapPop, heapPush } from '../heap.js';
-import type { Resources } from '../resources.js';
+import { heapPop, heapPush } from '../kernel/heap.js';
+import type { Resources } from '../model/resources.js';
 import { within } from './bags.js';
 import { BitSet } from './bitset.js';
 

@@ -13,7 +13,7 @@
  * their members out by bit set, and when few frameworks are left they are
  * listed from the bits directly.
  */
-import type { Resources } from '../resources.js';
+import type { Resources } from '../model/resources.js';
 import { within } from './bags.js';
 import { BitSet, coveredBy, difference } from './bitset.js';
 import { satisfies } from './constraints.js';

@@ -20,7 +20,7 @@
  * role with its descendants summed in, updated as allocations and
  * reservations change, so a read or a headroom is a few map look-ups.
  */
-import type { Resource, Resources } from '../resources.js';
+import type { Resource, Resources } from '../model/resources.js';
 
 export interface QuotaConfig {
   /** Resource name -> milli. */

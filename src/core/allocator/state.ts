@@ -6,9 +6,9 @@
  *
  *   available(agent) = total(agent) - sum over frameworks of allocated(agent, framework)
  */
-import { isEmpty, scalarMilli, scalarQuantities, type Resource, type Resources } from '../resources.js';
+import { isEmpty, scalarMilli, scalarQuantities, type Resource, type Resources } from '../model/resources.js';
 import { minus, plus, tag } from './bags.js';
-import type { OfferConstraints } from '../types.js';
+import type { OfferConstraints } from '../model/types.js';
 import { BitSet } from './bitset.js';
 import type { AgentFacts } from './constraints.js';
 import type { FilterGroup, FilterHolder } from './filters.js';

@@ -7,10 +7,10 @@
  * after them can use the reserved resources and volumes), and the rest is
  * declined with the call's refuse filter.
  */
-import { done, type Outcome } from '../errors.js';
-import type { MasterToAgent } from '../messages.js';
-import { add, allocate as withAllocationRole, contains, format, overlap, subtract, type Resources } from '../resources.js';
-import type { ExecutorSpec, Operation, StatusReason, TaskSpec } from '../types.js';
+import { done, type Outcome } from '../model/errors.js';
+import type { MasterToAgent } from '../model/messages.js';
+import { add, allocate as withAllocationRole, contains, format, overlap, subtract, type Resources } from '../model/resources.js';
+import type { ExecutorSpec, Operation, StatusReason, TaskSpec } from '../model/types.js';
 import { refOf, type Framework, type Offer, type Task } from './framework.js';
 import type { MasterOps } from './ops.js';
 import { acceptOperation, type AcceptPool } from './operations.js';

@@ -13,10 +13,10 @@
  * Kill grace periods are not simulated: a killed task ends as soon as its
  * executor hears of it, within any `max_grace_period`.
  */
-import { wallTimeMs } from '../context.js';
-import { done, fail, type Outcome } from '../errors.js';
-import { isTerminal } from '../task-state.js';
-import type { TaskState } from '../types.js';
+import { wallTimeMs } from '../network/context.js';
+import { done, fail, type Outcome } from '../model/errors.js';
+import { isTerminal } from '../model/task-state.js';
+import type { TaskState } from '../model/types.js';
 import { killDuringLaunch } from './accept.js';
 import type { AgentRecord } from './agents.js';
 import { refOf } from './framework.js';

@@ -19,10 +19,10 @@
  * with their executors; frameworks that are not partition-aware, whose
  * tasks were reported lost, are shut down on it.
  */
-import { wallTimeMs } from '../context.js';
-import { MASTER_NODE, type ReportedTask } from '../messages.js';
-import type { QuietPings } from '../network.js';
-import { isTerminal } from '../task-state.js';
+import { wallTimeMs } from '../network/context.js';
+import { MASTER_NODE, type ReportedTask } from '../model/messages.js';
+import type { QuietPings } from '../network/network.js';
+import { isTerminal } from '../model/task-state.js';
 import type { AgentRecord, PingRound, PingState } from './agents.js';
 import { refOf, type ExecutorRecord } from './framework.js';
 import type { MasterOps } from './ops.js';

@@ -4,11 +4,11 @@
  * knows), status updates, executor exits, and the network's notice that an
  * agent's connection broke.
  */
-import { wallTimeMs } from '../context.js';
-import type { AgentDescription, AgentToMaster, Exited, ReportedTask } from '../messages.js';
-import { isTerminal } from '../task-state.js';
-import { statusText, unknownAgentText } from '../trace-lines.js';
-import type { TaskStatus } from '../types.js';
+import { wallTimeMs } from '../network/context.js';
+import type { AgentDescription, AgentToMaster, Exited, ReportedTask } from '../model/messages.js';
+import { isTerminal } from '../model/task-state.js';
+import { statusText, unknownAgentText } from '../kernel/trace-lines.js';
+import type { TaskStatus } from '../model/types.js';
 import { onPong, restoreReachable, startPinging } from './agent-health.js';
 import { AgentRecord } from './agents.js';
 import { refOf } from './framework.js';

@@ -5,8 +5,8 @@
  * has been seen with. Quota validation (capacity, consumption, which names
  * are scalar) reads these without a walk over the agents.
  */
-import { scalarQuantities, type Resources, type ValueType } from '../resources.js';
-import type { Quantities } from '../types.js';
+import { scalarQuantities, type Resources, type ValueType } from '../model/resources.js';
+import type { Quantities } from '../model/types.js';
 
 export class AgentTotals {
   readonly #byAgent = new Map<string, Resources>();

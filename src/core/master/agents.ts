@@ -12,8 +12,8 @@
  * has not deactivated it (DEACTIVATE_AGENT, DRAIN_AGENT): `deactivated` is
  * kept beside the state, as upstream keeps it across disconnections.
  */
-import type { AgentDescription } from '../messages.js';
-import type { DrainInfo } from '../operator-types.js';
+import type { AgentDescription } from '../model/messages.js';
+import type { DrainInfo } from '../model/operator-types.js';
 import type { ExecutorRecord } from './framework.js';
 
 export type AgentRecordState = 'active' | 'disconnected' | 'unreachable' | 'gone';

@@ -3,9 +3,9 @@
  * matched the call to a subscribed framework and its stream. Each returns
  * an outcome for the HTTP status; results reach the framework as events.
  */
-import { done, fail, type Outcome } from '../errors.js';
-import { isTerminal } from '../task-state.js';
-import type { SchedulerCall, TaskState } from '../types.js';
+import { done, fail, type Outcome } from '../model/errors.js';
+import { isTerminal } from '../model/task-state.js';
+import type { SchedulerCall, TaskState } from '../model/types.js';
 import { killDuringLaunch, onAccept, onDecline } from './accept.js';
 import { refOf, type Framework, type Task } from './framework.js';
 import { unreachableSince } from './agent-health.js';

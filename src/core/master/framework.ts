@@ -7,8 +7,8 @@
  *   subscribed ---TEARDOWN---> removed
  *   disconnected ---failover timeout---> removed
  */
-import type { TimerId } from '../event-loop.js';
-import type { Resources } from '../resources.js';
+import type { TimerId } from '../kernel/event-loop.js';
+import type { Resources } from '../model/resources.js';
 import type {
   Capability,
   FrameworkInfo,
@@ -17,7 +17,7 @@ import type {
   TaskSpec,
   TaskState,
   TaskStatus,
-} from '../types.js';
+} from '../model/types.js';
 
 export type FrameworkState = 'subscribed' | 'disconnected' | 'removed';
 

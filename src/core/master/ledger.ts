@@ -15,7 +15,7 @@
  * be added and taken away again exactly. Their totals sum over the agents
  * when read.
  */
-import { add, isEmpty, normalise, subtract, type Resource, type Resources } from '../resources.js';
+import { add, isEmpty, normalise, subtract, type Resource, type Resources } from '../model/resources.js';
 
 export type HoldingKind = 'offered' | 'used';
 

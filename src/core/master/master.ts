@@ -9,16 +9,16 @@
  * changes, with the books (`Ledger`) kept beside them.
  */
 import { Allocator, DEFAULT_ALLOCATION_INTERVAL_MS, type OfferDecision } from '../allocator/allocator.js';
-import { Authorizer, notAuthorizedForRoles, principalMismatch, rolesOf } from '../authz.js';
-import { wallTimeMs, type SimContext } from '../context.js';
-import { done, fail, type Outcome } from '../errors.js';
-import { IdGenerator } from '../ids.js';
-import { MASTER_NODE, type AgentToMaster, type FrameworkRef, type Message, type MasterToAgent, type SimNode } from '../messages.js';
-import type { Outbox } from '../outbox.js';
-import { allocate as withAllocationRole } from '../resources.js';
-import type { Rng } from '../rng.js';
-import { canTransition, isTerminal } from '../task-state.js';
-import type { MasterInfo, OfferView, QuotaConfig, SchedulerCall, SchedulerEvent, Subscription, TaskState, TaskStatus } from '../types.js';
+import { Authorizer, notAuthorizedForRoles, principalMismatch, rolesOf } from '../model/authz.js';
+import { wallTimeMs, type SimContext } from '../network/context.js';
+import { done, fail, type Outcome } from '../model/errors.js';
+import { IdGenerator } from '../kernel/ids.js';
+import { MASTER_NODE, type AgentToMaster, type FrameworkRef, type Message, type MasterToAgent, type SimNode } from '../model/messages.js';
+import type { Outbox } from '../network/outbox.js';
+import { allocate as withAllocationRole } from '../model/resources.js';
+import type { Rng } from '../kernel/rng.js';
+import { canTransition, isTerminal } from '../model/task-state.js';
+import type { MasterInfo, OfferView, QuotaConfig, SchedulerCall, SchedulerEvent, Subscription, TaskState, TaskStatus } from '../model/types.js';
 import { quietPings } from './agent-health.js';
 import { AgentTotals } from './agent-totals.js';
 import { AgentRecord, type PingRound } from './agents.js';
@@ -35,7 +35,7 @@ import { OperationStore } from './operation-store.js';
 import { MasterRecovery } from './recovery-state.js';
 import { removeFrameworkOperations } from './operations.js';
 import { immutableFieldError, subscriptionError } from './validation.js';
-import type { OperatorCall, OperatorEvent, OperatorValue } from '../operator-types.js';
+import type { OperatorCall, OperatorEvent, OperatorValue } from '../model/operator-types.js';
 
 export type { MasterOptions } from './ops.js';
 

@@ -47,10 +47,10 @@
  * times per agent, outstanding offers, the last ended offers) is dropped
  * as it is answered, capped, or forgotten with its framework.
  */
-import type { SimContext } from '../context.js';
+import type { SimContext } from '../network/context.js';
 import { RETRY_MIN_MS } from '../agent/status-update-manager.js';
-import { isTerminal } from '../task-state.js';
-import type { SchedulerCall, SchedulerEvent } from '../types.js';
+import { isTerminal } from '../model/task-state.js';
+import type { SchedulerCall, SchedulerEvent } from '../model/types.js';
 import type { Framework, Offer } from './framework.js';
 import { formatSeconds, MisuseTally, type MisuseExample, type MisuseKind, type MisuseReport } from './misuse-report.js';
 

@@ -3,8 +3,8 @@
  * version (how many operations changed its resources). `operations.ts`
  * runs the operations; this is only their bookkeeping.
  */
-import type { Conversion, Resources } from '../resources.js';
-import type { OperationState, OperationStatus, ResourceOperation } from '../types.js';
+import type { Conversion, Resources } from '../model/resources.js';
+import type { OperationState, OperationStatus, ResourceOperation } from '../model/types.js';
 
 export interface OperationRecord {
   readonly uuid: string;

@@ -26,8 +26,8 @@ import {
   isReserved,
   type Resource,
   type Resources,
-} from '../resources.js';
-import type { ResourceOperation } from '../types.js';
+} from '../model/resources.js';
+import type { ResourceOperation } from '../model/types.js';
 import type { Framework } from './framework.js';
 import { roleError } from './validation.js';
 

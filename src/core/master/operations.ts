@@ -17,8 +17,8 @@
  * Records are kept until their terminal status is acknowledged, or their
  * framework is removed; the operator's GET_OPERATIONS lists them.
  */
-import { done, type Outcome } from '../errors.js';
-import { toHex } from '../rng.js';
+import { done, type Outcome } from '../model/errors.js';
+import { toHex } from '../kernel/rng.js';
 import {
   add,
   allocate as withAllocationRole,
@@ -28,8 +28,8 @@ import {
   withoutVolume,
   type Conversion,
   type Resources,
-} from '../resources.js';
-import type { OperationState, OperationStatus, ResourceOperation, ResourceOperationType } from '../types.js';
+} from '../model/resources.js';
+import type { OperationState, OperationStatus, ResourceOperation, ResourceOperationType } from '../model/types.js';
 import type { Framework } from './framework.js';
 import type { MasterOps } from './ops.js';
 import { isTerminalOperation, type OperationRecord } from './operation-store.js';

@@ -11,10 +11,10 @@
  *               HEARTBEAT every interval, the first one an interval later
  *   disconnect  the subscriber and its heartbeat are dropped
  */
-import type { SimContext } from '../context.js';
-import type { TimerId } from '../event-loop.js';
-import type { OperatorEvent } from '../operator-types.js';
-import type { Outbox } from '../outbox.js';
+import type { SimContext } from '../network/context.js';
+import type { TimerId } from '../kernel/event-loop.js';
+import type { OperatorEvent } from '../model/operator-types.js';
+import type { Outbox } from '../network/outbox.js';
 
 export class OperatorFeed {
   /** Each subscriber's connection, with its next heartbeat. */

@@ -18,10 +18,10 @@
  * Each asks the ACLs as upstream does (README, "ACLs"); a refusal is 403
  * with its reason and changes nothing. The calls on agents ask first.
  */
-import { done, fail, ok, type Outcome } from '../errors.js';
-import type { Resources } from '../resources.js';
-import type { ResourceOperation, ResourceOperationType } from '../types.js';
-import type { OperatorCall, OperatorValue } from '../operator-types.js';
+import { done, fail, ok, type Outcome } from '../model/errors.js';
+import type { Resources } from '../model/resources.js';
+import type { ResourceOperation, ResourceOperationType } from '../model/types.js';
+import type { OperatorCall, OperatorValue } from '../model/operator-types.js';
 import type { OperationRecord } from './operation-store.js';
 import { deactivateAgent, drainAgent, markAgentGone, reactivateAgent, transitionDrained } from './agent-admin.js';
 import type { MasterOps } from './ops.js';

@@ -5,17 +5,17 @@
  * files form no circle.
  */
 import type { Allocator } from '../allocator/allocator.js';
-import type { Acls, Authorizer } from '../authz.js';
-import type { SimContext } from '../context.js';
-import type { Outcome } from '../errors.js';
-import type { IdGenerator } from '../ids.js';
-import type { FrameworkRef, MasterToAgent } from '../messages.js';
+import type { Acls, Authorizer } from '../model/authz.js';
+import type { SimContext } from '../network/context.js';
+import type { Outcome } from '../model/errors.js';
+import type { IdGenerator } from '../kernel/ids.js';
+import type { FrameworkRef, MasterToAgent } from '../model/messages.js';
 import type { MasterRecovery } from './recovery-state.js';
-import type { OfferView, QuotaConfig, Subscription, TaskState, TaskStatus } from '../types.js';
+import type { OfferView, QuotaConfig, Subscription, TaskState, TaskStatus } from '../model/types.js';
 import type { AgentTotals } from './agent-totals.js';
 import type { AgentRecord, PingRound } from './agents.js';
 import type { ExecutorRecord, Framework, Offer, Task, TaskRef } from './framework.js';
-import type { Rng } from '../rng.js';
+import type { Rng } from '../kernel/rng.js';
 import type { Ledger } from './ledger.js';
 import type { OperatorFeed } from './operator-feed.js';
 import type { OperationStore } from './operation-store.js';

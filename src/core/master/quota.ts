@@ -18,9 +18,9 @@
  * beneath it) use of unreserved resources, plus everything reserved to
  * them, allocated or not. Offered resources are not charged.
  */
-import { done, fail, type Outcome } from '../errors.js';
-import { fromMilli, scalarQuantities, type Resources } from '../resources.js';
-import type { Quantities, QuotaConfig, QuotaConfigRequest, QuotaUpdate } from '../types.js';
+import { done, fail, type Outcome } from '../model/errors.js';
+import { fromMilli, scalarQuantities, type Resources } from '../model/resources.js';
+import type { Quantities, QuotaConfig, QuotaConfigRequest, QuotaUpdate } from '../model/types.js';
 import { inSubtree } from './agent-totals.js';
 import type { Offer } from './framework.js';
 import type { MasterOps } from './ops.js';

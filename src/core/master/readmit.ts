@@ -10,10 +10,10 @@
  * An agent that was unreachable keeps only the tasks of partition-aware
  * frameworks; the others are shut down on it, as upstream does.
  */
-import { wallTimeMs } from '../context.js';
-import type { AgentToMaster, ReportedExecutor, ReportedTask } from '../messages.js';
-import { add, allocate as withAllocationRole, normalise, type Resources } from '../resources.js';
-import { isTerminal } from '../task-state.js';
+import { wallTimeMs } from '../network/context.js';
+import type { AgentToMaster, ReportedExecutor, ReportedTask } from '../model/messages.js';
+import { add, allocate as withAllocationRole, normalise, type Resources } from '../model/resources.js';
+import { isTerminal } from '../model/task-state.js';
 import { startPinging } from './agent-health.js';
 import { AgentRecord } from './agents.js';
 import type { Framework, Task } from './framework.js';

@@ -1,5 +1,5 @@
 /** What a leader still expects back from the registry it was built from (recovery.ts). */
-import type { AgentDescription } from '../messages.js';
+import type { AgentDescription } from '../model/messages.js';
 
 export class MasterRecovery {
   /** Admitted agents not re-registered yet (upstream's `slaves.recovered`), in registry order. */

@@ -17,7 +17,7 @@
  *     (TASK_UNREACHABLE with `unreachable_time` for partition-aware ones,
  *     else TASK_LOST).
  */
-import { wallTimeMs } from '../context.js';
+import { wallTimeMs } from '../network/context.js';
 import { AgentRecord } from './agents.js';
 import type { MasterOps } from './ops.js';
 import type { Registry } from './registry.js';

@@ -14,8 +14,8 @@
  * master's durable records, and it is read off them when the master dies
  * (`Registry.of`). A new leader is built from it (`recovery.ts`).
  */
-import type { AgentDescription } from '../messages.js';
-import type { QuotaConfig } from '../types.js';
+import type { AgentDescription } from '../model/messages.js';
+import type { QuotaConfig } from '../model/types.js';
 import type { MasterOps } from './ops.js';
 
 export type RegisteredAgentState = 'admitted' | 'unreachable' | 'gone';

@@ -4,7 +4,7 @@
  * them, taken when the event happens (the records keep changing after).
  * Each costs what one framework or one agent holds, never a walk.
  */
-import type { AgentSnapshot, FrameworkSnapshot } from '../operator-types.js';
+import type { AgentSnapshot, FrameworkSnapshot } from '../model/operator-types.js';
 import type { AgentRecord } from './agents.js';
 import type { Framework, Task } from './framework.js';
 import type { Ledger } from './ledger.js';

@@ -4,8 +4,8 @@
  * undefined when the input is valid.
  */
 import { regexError } from '../allocator/constraints.js';
-import { contains, format, overlap, type Resources } from '../resources.js';
-import type { FrameworkInfo, Subscription, TaskSpec } from '../types.js';
+import { contains, format, overlap, type Resources } from '../model/resources.js';
+import type { FrameworkInfo, Subscription, TaskSpec } from '../model/types.js';
 
 /** Upper bound of a duration in upstream (int64 nanoseconds), in seconds. */
 const MAX_DURATION_MS = 9_223_372_036_854;

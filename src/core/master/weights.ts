@@ -5,8 +5,8 @@
  * subscribed framework, every outstanding offer is rescinded so the next
  * allocation follows the new weights, as upstream does.
  */
-import { done, fail, type Outcome } from '../errors.js';
-import type { WeightInfo } from '../types.js';
+import { done, fail, type Outcome } from '../model/errors.js';
+import type { WeightInfo } from '../model/types.js';
 import type { MasterOps } from './ops.js';
 import { roleError } from './validation.js';
 

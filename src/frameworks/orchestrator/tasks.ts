@@ -4,8 +4,8 @@
  * TaskInfo that launches it as an engine container on an offer. Offers and
  * TaskInfos are the scheduler API's JSON (upstream field names).
  */
-import { isTerminal } from '../../core/task-state.js';
-import type { TaskState } from '../../core/types.js';
+import { isTerminal } from '../../core/model/task-state.js';
+import type { TaskState } from '../../core/model/types.js';
 import type { OrchConfig, Part } from './config.js';
 
 /** What the framework remembers of one task (in the store as JSON). */

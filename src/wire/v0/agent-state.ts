@@ -4,13 +4,13 @@
  * keys. Tasks carry no status history: the agent keeps only each task's
  * latest state. Container statistics are simulated (see ../agent-state.ts).
  */
-import { isTerminal } from '../../core/task-state.js';
-import type { FrameworkRef } from '../../core/messages.js';
+import { isTerminal } from '../../core/model/task-state.js';
+import type { FrameworkRef } from '../../core/model/messages.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView, ClusterView } from '../../core/view.js';
 import { agentExecutors, containerResources, executorInfoOf, executorViewable, resourceStatistics, usersOf } from '../agent-state.js';
 import { viewerOf, type Viewer } from '../view-filter.js';
-import { add, format, type Resources } from '../../core/resources.js';
-import { formatDuration } from '../../core/duration.js';
+import { add, format, type Resources } from '../../core/model/resources.js';
+import { formatDuration } from '../../core/kernel/duration.js';
 import { Double } from './json.js';
 import { AGENT_CAPABILITIES, reservations, unreserved } from './slaves.js';
 import { attributesObject, labelsJson, resourceJson, resourcesSummary, secondsOf, type Json, type JsonObject } from './summary.js';

@@ -4,7 +4,7 @@
  * accounting: what executors hold is in the master's books.
  */
 import type { ExecutorRecord, Task } from '../../core/master/framework.js';
-import type { ExecutorSpec } from '../../core/types.js';
+import type { ExecutorSpec } from '../../core/model/types.js';
 import type { FrameworkView } from '../../core/view.js';
 
 /**

@@ -1,9 +1,9 @@
 /**
  * `/frameworks` and the framework entries of `/state`.
  */
-import { add } from '../../core/resources.js';
+import { add } from '../../core/model/resources.js';
 import type { Task } from '../../core/master/framework.js';
-import type { AttributeConstraint, OfferConstraints } from '../../core/types.js';
+import type { AttributeConstraint, OfferConstraints } from '../../core/model/types.js';
 import type { ClusterView, FrameworkView } from '../../core/view.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { executorSpecs } from './executors.js';

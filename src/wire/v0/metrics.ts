@@ -6,8 +6,8 @@
  * tasks and executors use, not what is on offer; task counts cover live and
  * completed tasks (completed ones as far as they are kept).
  */
-import { fromMilli, scalarMilli } from '../../core/resources.js';
-import { TASK_STATES } from '../../core/types.js';
+import { fromMilli, scalarMilli } from '../../core/model/resources.js';
+import { TASK_STATES } from '../../core/model/types.js';
 import type { ClusterView } from '../../core/view.js';
 import { Double } from './json.js';
 import type { Json } from './summary.js';

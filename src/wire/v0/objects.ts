@@ -4,7 +4,7 @@
  * print them.
  */
 import type { ExecutorRecord, Offer, Task } from '../../core/master/framework.js';
-import type { CommandSpec, ExecutorSpec, TaskStatus } from '../../core/types.js';
+import type { CommandSpec, ExecutorSpec, TaskStatus } from '../../core/model/types.js';
 import type { FrameworkView } from '../../core/view.js';
 import { Double } from './json.js';
 import { labelsJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';

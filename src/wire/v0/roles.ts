@@ -7,8 +7,8 @@
  * resources are not charged). `reserved` lists what is reserved to exactly
  * this role.
  */
-import { add, fromMilli, scalarQuantities } from '../../core/resources.js';
-import type { Quantities } from '../../core/types.js';
+import { add, fromMilli, scalarQuantities } from '../../core/model/resources.js';
+import type { Quantities } from '../../core/model/types.js';
 import type { ClusterView, RoleView } from '../../core/view.js';
 import { Double } from './json.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';

@@ -7,14 +7,14 @@
  * started alike share them); its books' summaries are written each time.
  */
 import type { Books } from '../../core/master/ledger.js';
-import type { Resources } from '../../core/resources.js';
-import type { Attribute } from '../../core/types.js';
+import type { Resources } from '../../core/model/resources.js';
+import type { Attribute } from '../../core/model/types.js';
 import type { AgentView } from '../../core/view.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { toV0Json } from './json.js';
 import { AGENT_CAPABILITIES, reservations, unreserved } from './slaves.js';
 import { attributesObject, resourcesSummary, secondsOf } from './summary.js';
-import { jsonString } from '../../core/trace.js';
+import { jsonString } from '../../core/kernel/trace.js';
 import { resourcesSummaryJson } from './task-json.js';
 
 interface TotalText {

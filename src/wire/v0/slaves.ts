@@ -3,7 +3,7 @@
  * upstream word; inside, these are agents.
  */
 import type { Books } from '../../core/master/ledger.js';
-import { normalise, type Resources } from '../../core/resources.js';
+import { normalise, type Resources } from '../../core/model/resources.js';
 import type { AgentView, ClusterView } from '../../core/view.js';
 import { SHOW_ALL, visibleResources, type Viewer } from '../view-filter.js';
 import { attributesObject, resourceJson, resourcesSummary, secondsOf, type JsonObject } from './summary.js';

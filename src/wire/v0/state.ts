@@ -3,7 +3,7 @@
  * and frameworks in one object.
  */
 import { DEFAULT_AGENT_FLAGS } from '../../core/agent/flags.js';
-import { formatDuration } from '../../core/duration.js';
+import { formatDuration } from '../../core/kernel/duration.js';
 
 import { DEFAULT_ALLOCATION_INTERVAL_MS } from '../../core/allocator/allocator.js';
 import { MAX_COMPLETED_TASKS_PER_FRAMEWORK } from '../../core/master/framework.js';

@@ -5,10 +5,10 @@
  * object in between. The rare parts (limits, labels, ranges or sets among
  * the resources) go through the object renderers.
  */
-import { fromMilli, type Resources } from '../../core/resources.js';
+import { fromMilli, type Resources } from '../../core/model/resources.js';
 import type { Task } from '../../core/master/framework.js';
-import type { TaskStatus } from '../../core/types.js';
-import { jsonString, LastQuoted } from '../../core/trace.js';
+import type { TaskStatus } from '../../core/model/types.js';
+import { jsonString, LastQuoted } from '../../core/kernel/trace.js';
 import { formatDouble } from '../json-encode.js';
 import { toV0Json } from './json.js';
 import { taskObject } from './objects.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ranges, scalar } from '../../../src/core/resources.js';
-import type { SchedulerCall } from '../../../src/core/types.js';
+import { ranges, scalar } from '../../../src/core/model/resources.js';
+import type { SchedulerCall } from '../../../src/core/model/types.js';
 import { startCluster, type RunningCluster } from '../../../src/start/cluster.js';
 import {
   Double,

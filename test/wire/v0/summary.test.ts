@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Cluster, DEFAULT_EPOCH_MS } from '../../../src/core/cluster.js';
-import { ranges, scalar, set } from '../../../src/core/resources.js';
-import type { FrameworkInfo, SchedulerCall, TaskSpec } from '../../../src/core/types.js';
+import { ranges, scalar, set } from '../../../src/core/model/resources.js';
+import type { FrameworkInfo, SchedulerCall, TaskSpec } from '../../../src/core/model/types.js';
 import {
   attributesObject,
   decodeQuery,

@@ -17,10 +17,10 @@
  *
  * each with a `probability` (default 1) drawn from the `network` stream.
  */
-import type { EventLoop } from './event-loop.js';
-import { messageSummary, type Message, type MessageType, type SimNode } from './messages.js';
-import type { Rng } from './rng.js';
-import type { Trace } from './trace.js';
+import type { EventLoop } from '../kernel/event-loop.js';
+import { messageSummary, type Message, type MessageType, type SimNode } from '../model/messages.js';
+import type { Rng } from '../kernel/rng.js';
+import type { Trace } from '../kernel/trace.js';
 
 export interface NetworkOptions {
   /** One-way latency between hosts, in milliseconds. */

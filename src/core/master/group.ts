@@ -18,15 +18,15 @@
  * SUBSCRIBE again, with their framework id. While no master leads,
  * messages to the master are lost.
  */
-import type { SimContext } from './context.js';
-import { TimerScope } from './event-loop.js';
-import type { Master } from './master/master.js';
-import type { MasterOptions } from './master/ops.js';
-import { recoverFromRegistry } from './master/recovery.js';
-import { Registry } from './master/registry.js';
-import { MASTER_NODE } from './messages.js';
-import type { Outbox } from './outbox.js';
-import { Rng } from './rng.js';
+import type { SimContext } from '../network/context.js';
+import { TimerScope } from '../kernel/event-loop.js';
+import type { Master } from './master.js';
+import type { MasterOptions } from './ops.js';
+import { recoverFromRegistry } from './recovery.js';
+import { Registry } from './registry.js';
+import { MASTER_NODE } from '../model/messages.js';
+import type { Outbox } from '../network/outbox.js';
+import { Rng } from '../kernel/rng.js';
 
 /** `--zk_session_timeout`: how long a dead leader's session outlives it, and so the election after it. */
 export const DEFAULT_ELECTION_DELAY_MS = 10_000;

@@ -10,9 +10,9 @@
  * together when it is released, as bytes queued on a live TCP connection
  * do. A connection that dies while stalled loses them.
  */
-import type { ContainerLaunch, ContainerTermination, ExecutorEvent, ProcessOutput } from './executor-api.js';
-import type { OperatorEvent } from './operator-types.js';
-import type { SchedulerEvent } from './types.js';
+import type { ContainerLaunch, ContainerTermination, ExecutorEvent, ProcessOutput } from '../model/executor-api.js';
+import type { OperatorEvent } from '../model/operator-types.js';
+import type { SchedulerEvent } from '../model/types.js';
 
 export type OutboxRecord =
   | { readonly kind: 'event'; readonly connectionId: string; readonly event: SchedulerEvent }

@@ -24,7 +24,7 @@
  * relay that bounds their nesting. What bounds a script is what bounds any
  * program's arguments on Linux (`argvRefusal`).
  */
-import type { Timers, TimerId } from './event-loop.js';
+import type { Timers, TimerId } from '../kernel/event-loop.js';
 
 export interface ShellWorld {
   readonly loop: Timers;

@@ -13,7 +13,7 @@
  * The plan is data: how long the task runs and how it ends.
  */
 import { parse as parseScript } from './shell.js';
-import type { CommandSpec } from './types.js';
+import type { CommandSpec } from '../model/types.js';
 
 export type TaskPlan = (
   | { readonly kind: 'exits'; readonly runMs: number; readonly exitCode: number; readonly output: string }

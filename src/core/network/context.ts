@@ -1,8 +1,8 @@
-import type { Timers } from './event-loop.js';
+import type { Timers } from '../kernel/event-loop.js';
 import type { Network } from './network.js';
-import type { Probes } from './probes.js';
-import type { Rng } from './rng.js';
-import type { Trace } from './trace.js';
+import type { Probes } from '../kernel/probes.js';
+import type { Rng } from '../kernel/rng.js';
+import type { Trace } from '../kernel/trace.js';
 
 /** What every node of the simulation is handed: time, randomness, trace, links. */
 export interface SimContext {

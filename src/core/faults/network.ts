@@ -1,15 +1,15 @@
 /**
- * The faults of agents' processes and of the network (faults.ts): an agent
+ * The faults of agents' processes and of the network (faults/vocabulary.ts): an agent
  * crashed or restarted, two nodes cut apart or healed, a network rule added
  * or removed. Each is made of the cluster's own inputs, which run as parts
  * of the fault; a node it names that does not exist is NOT_FOUND.
  */
-import { fail, ok, type Outcome } from './errors.js';
-import type { Fault, FaultResult } from './faults.js';
-import { MASTER_NODE } from './messages.js';
-import type { NetworkRule } from './network.js';
-import type { RecoverMode } from './executor-api.js';
-import type { Trace } from './trace.js';
+import { fail, ok, type Outcome } from '../model/errors.js';
+import type { Fault, FaultResult } from './vocabulary.js';
+import { MASTER_NODE } from '../model/messages.js';
+import type { NetworkRule } from '../network/network.js';
+import type { RecoverMode } from '../model/executor-api.js';
+import type { Trace } from '../kernel/trace.js';
 
 export type NetworkFault = Extract<Fault, { readonly type: 'crash_agent' | 'restart_agent' | 'partition' | 'heal' | 'network_rule' | 'remove_network_rule' }>;
 

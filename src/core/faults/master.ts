@@ -1,14 +1,14 @@
 /**
- * The master faults of the vocabulary (faults.ts), applied to the group of
- * masters (master-group.ts):
+ * The master faults of the vocabulary (faults/vocabulary.ts), applied to the group of
+ * masters (master/group.ts):
  *
  *   crash_master     the master process dies: the leader unless `master` names one
  *   restart_master   a master that is down starts again, as a standby
  *   master_failover  the leader (or `master`) dies and its supervisor starts
  *                    it again at once: it contends behind the others
  */
-import { fail, ok, type Outcome } from './errors.js';
-import type { Fault, FaultResult } from './faults.js';
+import { fail, ok, type Outcome } from '../model/errors.js';
+import type { Fault, FaultResult } from './vocabulary.js';
 
 /** Upstream's answer while no master leads. */
 export const NO_LEADER = 'No leader elected';

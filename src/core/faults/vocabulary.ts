@@ -4,8 +4,8 @@
  * speak one vocabulary, and a trace can carry a fault as data. `Cluster.inject`
  * applies one; `describeFault` is its one-line form for reports.
  */
-import type { RecoverMode } from './executor-api.js';
-import type { NetworkRule } from './network.js';
+import type { RecoverMode } from '../model/executor-api.js';
+import type { NetworkRule } from '../network/network.js';
 
 export type Fault =
   /** The agent process dies; its connection to the master breaks. */
@@ -20,7 +20,7 @@ export type Fault =
   | { readonly type: 'remove_network_rule'; readonly ruleId: number }
   | SubscriberFault
   | ProcessFault
-  /** The cluster's wall clock steps `ms` forward (an NTP step); see fault-actions.ts. */
+  /** The cluster's wall clock steps `ms` forward (an NTP step); see faults/actions.ts. */
   | { readonly type: 'clock_jump'; readonly ms: number }
   /** A master process dies: the leader unless `master` (an index) names another. */
   | { readonly type: 'crash_master'; readonly master?: number }

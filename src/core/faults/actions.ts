@@ -43,16 +43,16 @@
  * process (CONFLICT). Its executor can be crashed: a spawned process is
  * killed by the host.
  */
-import type { Agent } from './agent/agent.js';
-import type { AgentExecutor } from './agent/frameworks.js';
-import { SimExecutor } from './agent/executor.js';
-import type { SimContext, WallClock } from './context.js';
-import { fail, ok, type Outcome } from './errors.js';
-import type { TimerId } from './event-loop.js';
-import type { Fault, FaultResult, ProcessFault, SubscriberFault, TaskTarget } from './faults.js';
-import type { Master } from './master/master.js';
-import type { Outbox } from './outbox.js';
-import { isTerminal } from './task-state.js';
+import type { Agent } from '../agent/agent.js';
+import type { AgentExecutor } from '../agent/frameworks.js';
+import { SimExecutor } from '../agent/executor.js';
+import type { SimContext, WallClock } from '../network/context.js';
+import { fail, ok, type Outcome } from '../model/errors.js';
+import type { TimerId } from '../kernel/event-loop.js';
+import type { Fault, FaultResult, ProcessFault, SubscriberFault, TaskTarget } from './vocabulary.js';
+import type { Master } from '../master/master.js';
+import type { Outbox } from '../network/outbox.js';
+import { isTerminal } from '../model/task-state.js';
 
 /** The faults this module applies. */
 export type NodeFault = SubscriberFault | ProcessFault | { readonly type: 'clock_jump'; readonly ms: number };
