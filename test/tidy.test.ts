@@ -29,7 +29,17 @@
  *      share a floor are siblings and import nothing of each other: runtime
  *      and client, scenario and frameworks. Every file of `src/` is on a
  *      floor, and no relative import leaves `src/`. No import circle among
- *      the files of `src/`, type-only imports included
+ *      the files of `src/`, type-only imports included. Inside the core the
+ *      same rule holds between its rooms:
+ *
+ *        floor 6  core/*.ts        the port: Cluster, its options, the view,
+ *                                  conditions, invariants, the input record
+ *        floor 5  core/faults/
+ *        floor 4  core/master/ | core/agent/
+ *        floor 3  core/allocator/
+ *        floor 2  core/network/ | core/process/
+ *        floor 1  core/model/
+ *        floor 0  core/kernel/
  *   3. No function in `src/` is longer than 70 lines
  *   4. No file in `src/` is longer than 600 lines
  *
@@ -44,6 +54,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
+  coreLayerViolations,
   importCycles,
   importsOf,
   layerViolations,
@@ -248,6 +259,27 @@ describe('tidy: imports follow the floors, with no circle', () => {
   it('holds for src/', () => {
     const violations = layerViolations(IMPORTS);
     expect(violations, violations.join('\n')).toEqual([]);
+  });
+
+  it('holds inside src/core, whose rooms have floors of their own', () => {
+    const violations = coreLayerViolations(IMPORTS);
+    expect(violations, violations.join('\n')).toEqual([]);
+  });
+
+  it('catches a core room importing a room above it or a sibling', () => {
+    const graph: ImportGraph = new Map<string, string[]>([
+      ['core/cluster.ts', ['./master/master.js', './kernel/rng.js']],
+      ['core/master/master.ts', ['../model/types.js', '../agent/flags.js', '../view.js']],
+      ['core/model/types.ts', ['./resources.js', '../kernel/ids.js', '../network/network.js']],
+      ['core/kernel/rng.ts', ['../../wire/json.js']],
+      ['core/widgets/x.ts', []],
+    ]);
+    expect(coreLayerViolations(graph)).toEqual([
+      'src/core/master/master.ts -> ../agent/flags.js (floor 4 -> floor 4)',
+      'src/core/master/master.ts -> ../view.js (floor 4 -> floor 6)',
+      'src/core/model/types.ts -> ../network/network.js (floor 1 -> floor 2)',
+      'src/core/widgets/x.ts is on no floor of the picture',
+    ]);
   });
 
   it('has no circle in src/', () => {

@@ -17,7 +17,7 @@ import { BUILD_INFO } from './version.js';
 import { encodeProto } from './proto-codec.js';
 import { masterInfoToWire, operationStatusToWire, taskStatusToWire } from './scheduler-out.js';
 import { hexToBytes } from './bytes.js';
-import type { OperationRecord } from '../core/master/operation-store.js';
+import type { OperationRecord } from '../core/model/records.js';
 import type { Quantities, QuotaConfig, ResourceOperation } from '../core/model/types.js';
 import { resourcesToWire } from './convert-common.js';
 import type { ReadCallType } from './operator-in.js';

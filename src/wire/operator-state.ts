@@ -5,7 +5,7 @@
  * GET_STATE, and the operator events). They carry the same facts as the
  * legacy JSON endpoints, in the v1 messages.
  */
-import type { Task } from '../core/master/framework.js';
+import type { Task } from '../core/model/records.js';
 import type { AgentSnapshot, FrameworkSnapshot } from '../core/model/operator-types.js';
 import type { Resources } from '../core/model/resources.js';
 import type { FrameworkInfo } from '../core/model/types.js';

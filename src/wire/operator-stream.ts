@@ -12,7 +12,7 @@
  * pausing now and then (`PAUSE`) so the server answers others meanwhile,
  * and written once all their lengths are known.
  */
-import type { Task } from '../core/master/framework.js';
+import type { Task } from '../core/model/records.js';
 import type { ClusterView, FrameworkView } from '../core/view.js';
 import { encodeJson } from './json-encode.js';
 import { agentsAsOf, agentsToWire, getExecutors, getFrameworks, type AgentsAsOf } from './operator-state.js';

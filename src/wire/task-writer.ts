@@ -10,7 +10,7 @@
  * any text that is not ASCII.
  */
 import protobuf from 'protobufjs/light.js';
-import type { Task } from '../core/master/framework.js';
+import type { Task } from '../core/model/records.js';
 import type { Resources } from '../core/model/resources.js';
 import type { TaskStatus } from '../core/model/types.js';
 import { resourcesToWire } from './convert-common.js';

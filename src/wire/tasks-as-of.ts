@@ -8,7 +8,7 @@
  * changed since (nearly always), else a copy with the old values: the read
  * is the state of its moment, whatever happened after.
  */
-import type { Task } from '../core/master/framework.js';
+import type { Task } from '../core/model/records.js';
 import type { TaskState } from '../core/model/types.js';
 import { LiveList } from './live-list.js';
 

@@ -21,7 +21,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { allocate, contains, format, scalarQuantities, type Resources } from '../../src/core/model/resources.js';
-import type { Offer } from '../../src/core/master/framework.js';
+import type { Offer } from '../../src/core/model/records.js';
 import type { OfferView, Operation, TaskSpec } from '../../src/core/model/types.js';
 import { AGENT_RESOURCES, commandTask, connect, makeCluster, resources, sumDisjoint, traceKinds, type TestCluster, type TestScheduler } from './helpers.js';
 import { reserved, volume } from './operations-helpers.js';

@@ -4,7 +4,7 @@ import { Cluster, type AddedAgent, type AgentSpec, type ClusterOptions } from '.
 import type { Outcome } from '../../src/core/model/errors.js';
 import type { AgentFlags } from '../../src/core/agent/flags.js';
 import type { ExecutorCallEnvelope, ExecutorEvent, RecoverMode } from '../../src/core/model/executor-api.js';
-import type { Offer } from '../../src/core/master/framework.js';
+import type { Offer } from '../../src/core/model/records.js';
 import type { Acls } from '../../src/core/model/authz.js';
 import type { NetworkRule } from '../../src/core/network/network.js';
 import type { Fault, FaultResult } from '../../src/core/faults/vocabulary.js';

@@ -3,7 +3,7 @@
  * `master.call`, against the rows of the specification's tables.
  */
 import { describe, expect, it } from 'vitest';
-import { RETRY_MIN_MS } from '../../src/core/agent/status-update-manager.js';
+import { RETRY_MIN_MS } from '../../src/core/model/messages.js';
 import type { TestCluster } from './helpers.js';
 import { allocate, format, subtract, type Resources } from '../../src/core/model/resources.js';
 import {

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { SimContext } from '../../src/core/network/context.js';
 import { EventLoop } from '../../src/core/kernel/event-loop.js';
-import type { Offer } from '../../src/core/master/framework.js';
+import type { Offer } from '../../src/core/model/records.js';
 import { MisuseLog } from '../../src/core/master/misuse.js';
 import { formatMisuse, MAX_EXAMPLES, type MisuseEntry, type MisuseKind } from '../../src/core/master/misuse-report.js';
 import { commandTask, connect, makeCluster, type TestCluster, type TestScheduler } from './helpers.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RETRY_MIN_MS } from '../../src/core/agent/status-update-manager.js';
+import { RETRY_MIN_MS } from '../../src/core/model/messages.js';
 import { allocate, format, scalarMilli } from '../../src/core/model/resources.js';
 import { commandTask, connect, resources } from './helpers.js';
 import { acceptWith, clusterWith, op, operationStatuses, reserved, volume } from './operations-helpers.js';

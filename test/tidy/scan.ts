@@ -332,8 +332,27 @@ const ROOMS: readonly (readonly [RegExp, Room])[] = [
   [/^core\//, { name: 'core', floor: 0 }],
 ];
 
-export function roomOf(file: string): Room | undefined {
-  return ROOMS.find(([pattern]) => pattern.test(file))?.[1];
+/**
+ * The core's own picture: the port at its root on top, the nodes below it,
+ * and under them the pieces every node is made of. Its files import files
+ * of their own room and of lower floors only, as the rooms of src/ do.
+ */
+const CORE_ROOMS: readonly (readonly [RegExp, Room])[] = [
+  [/^core\/[^/]+$/, { name: 'core: the port', floor: 6 }],
+  [/^core\/faults\//, { name: 'core/faults', floor: 5 }],
+  [/^core\/master\//, { name: 'core/master', floor: 4 }],
+  [/^core\/agent\//, { name: 'core/agent', floor: 4 }],
+  [/^core\/allocator\//, { name: 'core/allocator', floor: 3 }],
+  [/^core\/network\//, { name: 'core/network', floor: 2 }],
+  [/^core\/process\//, { name: 'core/process', floor: 2 }],
+  [/^core\/model\//, { name: 'core/model', floor: 1 }],
+  [/^core\/kernel\//, { name: 'core/kernel', floor: 0 }],
+];
+
+export type Rooms = readonly (readonly [RegExp, Room])[];
+
+export function roomOf(file: string, rooms: Rooms = ROOMS): Room | undefined {
+  return rooms.find(([pattern]) => pattern.test(file))?.[1];
 }
 
 /** A file's imports by specifier, as written (bare and `node:` ones included). */
@@ -344,11 +363,21 @@ export type ImportGraph = ReadonlyMap<string, readonly string[]>;
  * floor 3)`; also files on no floor and imports leaving src. Only relative
  * imports join files of src; packages are the core rule's business.
  */
-export function layerViolations(graph: ImportGraph): string[] {
+/** The floors inside src/core/ (files of the core only; imports leaving it are the core rule's business). */
+export function coreLayerViolations(graph: ImportGraph): string[] {
+  const core = new Map(
+    [...graph]
+      .filter(([file]) => file.startsWith('core/'))
+      .map(([file, specifiers]) => [file, specifiers.filter((s) => insideCore(file, s))] as const),
+  );
+  return layerViolations(core, CORE_ROOMS);
+}
+
+export function layerViolations(graph: ImportGraph, rooms: Rooms = ROOMS): string[] {
   const files = new Set(graph.keys());
   const out: string[] = [];
   for (const file of [...files].sort()) {
-    const from = roomOf(file);
+    const from = roomOf(file, rooms);
     if (from === undefined) {
       out.push(`src/${file} is on no floor of the picture`);
       continue;
@@ -356,7 +385,7 @@ export function layerViolations(graph: ImportGraph): string[] {
     for (const specifier of graph.get(file)!) {
       if (!isRelative(specifier)) continue;
       const to = resolveImport(file, specifier, files) ?? target(file, specifier).replace(/\.[mc]?js$/, '.ts');
-      const room = to.startsWith('../') ? undefined : roomOf(to);
+      const room = to.startsWith('../') ? undefined : roomOf(to, rooms);
       const where = to.startsWith('../') ? 'outside src' : room === undefined ? 'no floor' : `floor ${room.floor}`;
       if (room !== undefined && (room.name === from.name || room.floor < from.floor)) continue;
       out.push(`src/${file} -> ${specifier} (floor ${from.floor} -> ${where})`);

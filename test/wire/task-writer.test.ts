@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Task } from '../../src/core/master/framework.js';
+import type { Task } from '../../src/core/model/records.js';
 import { TASK_STATES, type TaskStatus } from '../../src/core/model/types.js';
 import { encodeJson } from '../../src/wire/json-encode.js';
 import { taskToWire } from '../../src/wire/operator-state.js';

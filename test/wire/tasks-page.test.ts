@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Task } from '../../src/core/master/framework.js';
+import type { Task } from '../../src/core/model/records.js';
 import type { ClusterView } from '../../src/core/view.js';
 import { renderTasks, toV0Json, type TasksQuery } from '../../src/wire/v0/index.js';
 import { taskObject } from '../../src/wire/v0/objects.js';

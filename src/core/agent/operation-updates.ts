@@ -14,7 +14,7 @@ import type { TimerId } from '../kernel/event-loop.js';
 import type { ApplyOperation } from '../model/messages.js';
 import { applyConversions, type Resources } from '../model/resources.js';
 import type { OperationStatus } from '../model/types.js';
-import { RETRY_MAX_MS, RETRY_MIN_MS } from './status-update-manager.js';
+import { RETRY_MAX_MS, RETRY_MIN_MS } from '../model/messages.js';
 
 export interface OperationUpdate {
   readonly frameworkId?: string;

@@ -16,9 +16,7 @@ import { pushed, SmallSet } from '../kernel/small-map.js';
 import { isTerminal } from '../model/task-state.js';
 import { updateText } from '../kernel/trace-lines.js';
 import type { TaskSpec, TaskStatus } from '../model/types.js';
-
-export const RETRY_MIN_MS = 10_000;
-export const RETRY_MAX_MS = 600_000;
+import { RETRY_MAX_MS, RETRY_MIN_MS } from '../model/messages.js';
 
 /**
  * A task whose executor is gone while its updates wait for their

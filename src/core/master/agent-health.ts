@@ -24,7 +24,8 @@ import { MASTER_NODE, type ReportedTask } from '../model/messages.js';
 import type { QuietPings } from '../network/network.js';
 import { isTerminal } from '../model/task-state.js';
 import type { AgentRecord, PingRound, PingState } from './agents.js';
-import { refOf, type ExecutorRecord } from './framework.js';
+import { refOf } from './framework.js';
+import type { ExecutorRecord } from '../model/records.js';
 import type { MasterOps } from './ops.js';
 import { agentSnapshot } from './snapshots.js';
 

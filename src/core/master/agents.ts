@@ -14,7 +14,7 @@
  */
 import type { AgentDescription } from '../model/messages.js';
 import type { DrainInfo } from '../model/operator-types.js';
-import type { ExecutorRecord } from './framework.js';
+import type { ExecutorRecord } from '../model/records.js';
 
 export type AgentRecordState = 'active' | 'disconnected' | 'unreachable' | 'gone';
 

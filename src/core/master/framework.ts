@@ -9,6 +9,7 @@
  */
 import type { TimerId } from '../kernel/event-loop.js';
 import type { Resources } from '../model/resources.js';
+import type { ExecutorRecord, FrameworkState, Offer, Task } from '../model/records.js';
 import type {
   Capability,
   FrameworkInfo,
@@ -19,47 +20,11 @@ import type {
   TaskStatus,
 } from '../model/types.js';
 
-export type FrameworkState = 'subscribed' | 'disconnected' | 'removed';
-
 const FRAMEWORK_NEXT: Readonly<Record<FrameworkState, readonly FrameworkState[]>> = {
   subscribed: ['subscribed', 'disconnected', 'removed'],
   disconnected: ['subscribed', 'removed'],
   removed: [],
 };
-
-export interface Offer {
-  readonly id: string;
-  readonly frameworkId: string;
-  readonly agentId: string;
-  readonly role: string;
-  /** Tagged with the allocation role. */
-  readonly resources: Resources;
-  timer?: TimerId;
-}
-
-export interface Task {
-  readonly spec: TaskSpec;
-  readonly frameworkId: string;
-  readonly agentId: string;
-  readonly executorId?: string;
-  readonly role: string;
-  /** Tagged with the allocation role. */
-  readonly resources: Resources;
-  state: TaskState;
-  readonly statuses: TaskStatus[];
-  statusUpdateState?: TaskState;
-  statusUpdateUuid?: string;
-  /** Launch accepted but not yet delivered to the agent. */
-  pending: boolean;
-  resourcesRecovered: boolean;
-}
-
-export interface ExecutorRecord {
-  readonly executorId: string;
-  readonly agentId: string;
-  readonly resources: Resources;
-  readonly raw?: unknown;
-}
 
 export const MAX_COMPLETED_TASKS_PER_FRAMEWORK = 1000;
 

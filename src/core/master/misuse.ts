@@ -48,10 +48,11 @@
  * as it is answered, capped, or forgotten with its framework.
  */
 import type { SimContext } from '../network/context.js';
-import { RETRY_MIN_MS } from '../agent/status-update-manager.js';
+import { RETRY_MIN_MS } from '../model/messages.js';
 import { isTerminal } from '../model/task-state.js';
 import type { SchedulerCall, SchedulerEvent } from '../model/types.js';
-import type { Framework, Offer } from './framework.js';
+import type { Framework } from './framework.js';
+import type { Offer } from '../model/records.js';
 import { formatSeconds, MisuseTally, type MisuseExample, type MisuseKind, type MisuseReport } from './misuse-report.js';
 
 /** First delivery plus the agent's retries 10 s and 20 s later. */

@@ -5,21 +5,7 @@
  */
 import type { Conversion, Resources } from '../model/resources.js';
 import type { OperationState, OperationStatus, ResourceOperation } from '../model/types.js';
-
-export interface OperationRecord {
-  readonly uuid: string;
-  readonly frameworkId?: string;
-  readonly agentId: string;
-  /** The operation as accepted (its resources tagged with the offer's role) or as the operator asked it. */
-  readonly info: ResourceOperation;
-  /** What it did to the agent's resources, without allocation roles. */
-  readonly conversions: readonly Conversion[];
-  /** The agent's resource version this operation produced, and the total after it. */
-  readonly version: number;
-  readonly total: Resources;
-  latest: OperationStatus;
-  readonly statuses: OperationStatus[];
-}
+import type { OperationRecord } from '../model/records.js';
 
 const TERMINAL: ReadonlySet<OperationState> = new Set([
   'OPERATION_FINISHED',

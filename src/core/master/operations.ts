@@ -31,8 +31,10 @@ import {
 } from '../model/resources.js';
 import type { OperationState, OperationStatus, ResourceOperation, ResourceOperationType } from '../model/types.js';
 import type { Framework } from './framework.js';
+import type {  } from '../model/records.js';
 import type { MasterOps } from './ops.js';
-import { isTerminalOperation, type OperationRecord } from './operation-store.js';
+import { isTerminalOperation } from './operation-store.js';
+import type { OperationRecord } from '../model/records.js';
 import { operationError } from './operation-validation.js';
 
 /** The two sides of an operation: what it consumes and what takes its place. */

@@ -22,7 +22,7 @@ import { done, fail, ok, type Outcome } from '../model/errors.js';
 import type { Resources } from '../model/resources.js';
 import type { ResourceOperation, ResourceOperationType } from '../model/types.js';
 import type { OperatorCall, OperatorValue } from '../model/operator-types.js';
-import type { OperationRecord } from './operation-store.js';
+import type { OperationRecord } from '../model/records.js';
 import { deactivateAgent, drainAgent, markAgentGone, reactivateAgent, transitionDrained } from './agent-admin.js';
 import type { MasterOps } from './ops.js';
 import { operatorOperation } from './operations.js';

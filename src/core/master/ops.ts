@@ -14,11 +14,13 @@ import type { MasterRecovery } from './recovery-state.js';
 import type { OfferView, QuotaConfig, Subscription, TaskState, TaskStatus } from '../model/types.js';
 import type { AgentTotals } from './agent-totals.js';
 import type { AgentRecord, PingRound } from './agents.js';
-import type { ExecutorRecord, Framework, Offer, Task, TaskRef } from './framework.js';
+import type { Framework, TaskRef } from './framework.js';
+import type { ExecutorRecord, Offer, Task } from '../model/records.js';
 import type { Rng } from '../kernel/rng.js';
 import type { Ledger } from './ledger.js';
 import type { OperatorFeed } from './operator-feed.js';
 import type { OperationStore } from './operation-store.js';
+import type {  } from '../model/records.js';
 
 export interface MasterOptions {
   readonly hostname: string;

@@ -22,7 +22,7 @@ import { done, fail, type Outcome } from '../model/errors.js';
 import { fromMilli, scalarQuantities, type Resources } from '../model/resources.js';
 import type { Quantities, QuotaConfig, QuotaConfigRequest, QuotaUpdate } from '../model/types.js';
 import { inSubtree } from './agent-totals.js';
-import type { Offer } from './framework.js';
+import type { Offer } from '../model/records.js';
 import type { MasterOps } from './ops.js';
 import { roleError } from './validation.js';
 

@@ -16,7 +16,8 @@ import { add, allocate as withAllocationRole, normalise, type Resources } from '
 import { isTerminal } from '../model/task-state.js';
 import { startPinging } from './agent-health.js';
 import { AgentRecord } from './agents.js';
-import type { Framework, Task } from './framework.js';
+import type { Framework } from './framework.js';
+import type { Task } from '../model/records.js';
 import type { MasterOps } from './ops.js';
 import { agentSnapshot, taskSnapshot } from './snapshots.js';
 

@@ -6,7 +6,8 @@
  */
 import type { AgentSnapshot, FrameworkSnapshot } from '../model/operator-types.js';
 import type { AgentRecord } from './agents.js';
-import type { Framework, Task } from './framework.js';
+import type { Framework } from './framework.js';
+import type { Task } from '../model/records.js';
 import type { Ledger } from './ledger.js';
 
 /** What a snapshot reads of a framework: the master's record, as the read model hands it out. */

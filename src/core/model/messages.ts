@@ -20,6 +20,14 @@ import type { Conversion, Resources } from './resources.js';
 import type { Attribute, ExecutorSpec, FrameworkInfo, OperationStatus, TaskSpec, TaskState, TaskStatus } from './types.js';
 
 /** The master's node id; agents use their agent id, executors `executor:<containerId>`. */
+/**
+ * An agent retries an unacknowledged status or operation update from 10 s,
+ * doubling to 10 min, as upstream's status update manager does; the master's
+ * misuse report reads the first interval too.
+ */
+export const RETRY_MIN_MS = 10_000;
+export const RETRY_MAX_MS = 600_000;
+
 export const MASTER_NODE = 'master';
 
 export type FrameworkRef = FrameworkInfo & { readonly id: string };

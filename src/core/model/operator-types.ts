@@ -8,8 +8,8 @@
 import type { AgentDescription } from './messages.js';
 import type { Resources } from './resources.js';
 import type { FrameworkInfo, OfferConstraints, QuotaConfig, QuotaUpdate, TaskSpec, TaskState, TaskStatus, WeightInfo } from './types.js';
-import type { OperationRecord } from '../master/operation-store.js';
-import type { FrameworkState, Offer, Task } from '../master/framework.js';
+import type { OperationRecord } from './records.js';
+import type { FrameworkState, Offer, Task } from './records.js';
 
 
 export type OperatorCall =

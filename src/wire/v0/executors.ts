@@ -3,7 +3,7 @@
  * `/state` and `/frameworks` print. A lookup over the framework's tasks, not
  * accounting: what executors hold is in the master's books.
  */
-import type { ExecutorRecord, Task } from '../../core/master/framework.js';
+import type { ExecutorRecord, Task } from '../../core/model/records.js';
 import type { ExecutorSpec } from '../../core/model/types.js';
 import type { FrameworkView } from '../../core/view.js';
 

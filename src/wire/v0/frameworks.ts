@@ -2,7 +2,7 @@
  * `/frameworks` and the framework entries of `/state`.
  */
 import { add } from '../../core/model/resources.js';
-import type { Task } from '../../core/master/framework.js';
+import type { Task } from '../../core/model/records.js';
 import type { AttributeConstraint, OfferConstraints } from '../../core/model/types.js';
 import type { ClusterView, FrameworkView } from '../../core/view.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';

@@ -3,7 +3,7 @@
  * `/frameworks` and `/tasks`. Keys are written in the order the endpoints
  * print them.
  */
-import type { ExecutorRecord, Offer, Task } from '../../core/master/framework.js';
+import type { ExecutorRecord, Offer, Task } from '../../core/model/records.js';
 import type { CommandSpec, ExecutorSpec, TaskStatus } from '../../core/model/types.js';
 import type { FrameworkView } from '../../core/view.js';
 import { Double } from './json.js';

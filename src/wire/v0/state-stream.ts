@@ -14,7 +14,7 @@
  * for no walk over the whole cluster.
  */
 import type { Books } from '../../core/master/ledger.js';
-import type { Task } from '../../core/master/framework.js';
+import type { Task } from '../../core/model/records.js';
 import type { ClusterView, FrameworkView, AgentView } from '../../core/view.js';
 import { filtered, LiveList, reader } from '../live-list.js';
 import { liveTasks } from '../tasks-as-of.js';

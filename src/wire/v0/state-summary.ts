@@ -3,7 +3,7 @@
  * task lists, each with a count of tasks per state (TASK_STAGING ..
  * TASK_ERROR, as upstream counts them) and the ids on the other side.
  */
-import type { Task } from '../../core/master/framework.js';
+import type { Task } from '../../core/model/records.js';
 import type { ClusterView, FrameworkView } from '../../core/view.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { slaveObject } from './slaves.js';

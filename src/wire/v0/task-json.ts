@@ -6,7 +6,7 @@
  * the resources) go through the object renderers.
  */
 import { fromMilli, type Resources } from '../../core/model/resources.js';
-import type { Task } from '../../core/master/framework.js';
+import type { Task } from '../../core/model/records.js';
 import type { TaskStatus } from '../../core/model/types.js';
 import { jsonString, LastQuoted } from '../../core/kernel/trace.js';
 import { formatDouble } from '../json-encode.js';

@@ -2,7 +2,7 @@
  * `/tasks`: the live, unreachable and completed tasks of the registered and
  * the completed frameworks, sorted, then paged with `offset` and `limit`.
  */
-import type { Task } from '../../core/master/framework.js';
+import type { Task } from '../../core/model/records.js';
 import type { ClusterView } from '../../core/view.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { taskObject } from './objects.js';
