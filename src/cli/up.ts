@@ -3,7 +3,7 @@ import type { Argv } from 'yargs';
 import type { Logger } from 'pino';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
 import type { TimeMode } from '../runtime/driver.js';
-import { AGENT_ADDRESSINGS, type AgentAddressing } from '../http/agent-listener.js';
+import { AGENT_ADDRESSINGS, type AgentAddressing } from '../http/agent/listener.js';
 import { CUSTOM_EXECUTOR_MODES, type CustomExecutors } from '../core/model/executor-api.js';
 import { refusal } from './option-flags.js';
 import { DEFAULT_AGENT_RESOURCES, DEFAULT_LIMITS, startCluster, type StartClusterOptions } from '../start/cluster.js';

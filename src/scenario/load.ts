@@ -9,7 +9,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { MASTER_NODE } from '../core/model/messages.js';
-import { parseFault } from '../http/fault-body.js';
+import { parseFault } from '../wire/sim/faults.js';
 import { parseAttributes } from '../wire/convert-common.js';
 import { formatSpan, parseDuration } from './duration.js';
 import { AGENT_SELECTOR_FORM, DURATION_FORMAT, isAgentTargetSchema, isDurationSchema, SCENARIO_SCHEMA } from './schema.js';

@@ -14,7 +14,7 @@ import { decodeArgs, decodeValue, INPUT_KIND_PREFIX, type AuthorizerOf } from '.
 import type { TraceEntry } from '../core/kernel/trace.js';
 import { applyInput } from '../core/rebuild.js';
 import type { ExecutorAuthorizer } from '../core/model/executor-api.js';
-import { claimsAuthorizer } from '../http/executor-token.js';
+import { claimsAuthorizer } from '../http/agent/executor-token.js';
 
 /** One line of a trace file. */
 export interface TraceLine {

@@ -11,7 +11,7 @@
 import { postRaw } from '../client/scheduler-client.js';
 import type { MisuseReport } from '../core/master/misuse-report.js';
 import type { TraceEntry } from '../core/kernel/trace.js';
-import { parseFault } from '../http/fault-body.js';
+import { parseFault } from '../wire/sim/faults.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { Double } from '../wire/v0/json.js';
 import { renderMetrics } from '../wire/v0/metrics.js';

@@ -3,7 +3,7 @@
  * is this object written out (a test keeps the two equal); editors that
  * understand `# yaml-language-server: $schema=...` check files as they are typed.
  */
-import { FAULT_TYPES } from '../http/fault-body.js';
+import { FAULT_TYPES } from '../wire/sim/faults.js';
 import { MISUSE_KINDS } from '../core/master/misuse-report.js';
 import { DURATION_PATTERN } from './duration.js';
 import * as max from './limits.js';

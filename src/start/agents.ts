@@ -2,7 +2,7 @@
  * Starting the agents' server: one app for every agent, each agent at an
  * endpoint of its own, a port (`ports`) or a loopback address
  * (`loopback`), listened on by a socket that feeds the app
- * (agent-listener.ts); with `--http-executor-domain-sockets` a Unix
+ * (http/agent/listener.ts); with `--http-executor-domain-sockets` a Unix
  * domain socket per agent for its executors. Part of the composition root,
  * with cluster.ts.
  */
@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { AgentFlags } from '../core/agent/flags.js';
 import type { Resources } from '../core/model/resources.js';
 import type { Attribute } from '../core/model/types.js';
-import { buildAgentApp } from '../http/agent-app.js';
+import { buildAgentApp } from '../http/agent/app.js';
 import type { Credentials } from '../http/auth.js';
 import {
   AgentDirectory,
@@ -24,8 +24,8 @@ import {
   loopbackHost,
   WILDCARD_HOST,
   type AgentAddressing,
-} from '../http/agent-listener.js';
-import type { AgentBinding } from '../http/agent-operator-route.js';
+} from '../http/agent/listener.js';
+import type { AgentBinding } from '../http/agent/operator-route.js';
 import { agentOfDomainSocket, domainSocketPath, listenDomainSocket, MAX_SOCKET_PATH } from '../http/domain-sockets.js';
 import type { ListenerLimits } from '../http/limits.js';
 import type { ClusterDriver } from '../runtime/driver.js';
@@ -119,7 +119,7 @@ function bindError(error: unknown, count: number, label = 'the agent listener'):
 
 /**
  * One app for every agent, each at an address of its own on one port
- * (agent-listener.ts); the agents join the core once the port is known.
+ * (http/agent/listener.ts); the agents join the core once the port is known.
  */
 async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
   const addresses = loopbackAddresses(spec.count, host);

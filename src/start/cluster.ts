@@ -26,11 +26,11 @@ import { StreamBudget } from '../http/stream-budget.js';
 import { DEFAULT_AGENT_FLAGS, type AgentFlags } from '../core/agent/flags.js';
 import type { CustomExecutors } from '../core/model/executor-api.js';
 import { ProcessContainers } from '../runtime/containers.js';
-import { ExecutorTokens } from '../http/executor-token.js';
-import { createEngineServer, type EngineOptions } from '../http/engine-socket.js';
-import { EngineHelpers } from '../http/engine-helper.js';
+import { ExecutorTokens } from '../http/agent/executor-token.js';
+import { createEngineServer, type EngineOptions } from '../http/engine/socket.js';
+import { EngineHelpers } from '../http/agent/engine-helper.js';
 import type { ContainerLaunch } from '../core/model/executor-api.js';
-import type { AgentAddressing } from '../http/agent-listener.js';
+import type { AgentAddressing } from '../http/agent/listener.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from '../http/event-stream.js';
 import { DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, type ListenerLimits } from '../http/limits.js';
 import {
@@ -38,7 +38,7 @@ import {
   DEFAULT_MAX_SUBSCRIPTIONS,
   DEFAULT_STREAM_BUDGET_BYTES,
   type MasterAppOptions,
-} from '../http/master-app.js';
+} from '../http/master/app.js';
 import { RealtimeDriver, VirtualDriver, type ClusterDriver, type ClusterFailure, type TimeMode } from '../runtime/driver.js';
 import { createLogger, logTrace, type LogLevel } from '../runtime/logging.js';
 import { ClusterMetrics } from '../runtime/metrics.js';
@@ -178,7 +178,7 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
   readonly streamKeepaliveMs?: number;
   /**
    * `--credentials`: HTTP Basic on the scheduler and operator APIs, and on
-   * the control API (`/sim/v1/`, http/sim-auth.ts). A file path, or
+   * the control API (`/sim/v1/`, http/sim/auth.ts). A file path, or
    * upstream's JSON (`{ credentials: [{ principal, secret }] }`). The
    * library's own control methods (`advance()`, `reset()`, ...) ask nothing.
    */
@@ -559,7 +559,7 @@ function limitsOf(options: LimitOptions): { master: Omit<MasterAppOptions, 'driv
 /**
  * What the masters' listeners authenticate: the scheduler and operator APIs
  * with credentials, the read endpoints with `authenticateHttpReadonly`, and
- * the control API once any authentication is on (http/sim-auth.ts).
+ * the control API once any authentication is on (http/sim/auth.ts).
  */
 function masterAuthOf(options: StartClusterOptions, credentials: Credentials | undefined): Pick<MasterAppOptions, 'credentials' | 'authenticateReadonly' | 'authenticateControlApi'> {
   return {

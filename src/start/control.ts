@@ -11,7 +11,7 @@ import type { Condition } from '../core/conditions.js';
 import type { ClusterView } from '../core/view.js';
 import type { TraceEntry } from '../core/kernel/trace.js';
 import type { Connections } from '../http/connections.js';
-import { MAX_SPAN_MS } from '../http/fault-body.js';
+import { MAX_SPAN_MS } from '../wire/sim/faults.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { logTrace } from '../runtime/logging.js';
 import { SimControl, SimControlError, type Snapshot } from '../runtime/sim-control.js';

@@ -2,11 +2,11 @@
  * The masters' listeners: one app and one listener per master of the
  * group, on consecutive ports from the first (each a free one with port
  * 0). Every app serves the whole API, but only the leader's answers; the
- * others redirect to it (http/leader-gate.ts), so that the master elected
+ * others redirect to it (http/master/leader-gate.ts), so that the master elected
  * after a failover serves at once from its own port.
  */
 import type { FastifyInstance } from 'fastify';
-import { buildMasterApp, type MasterAppOptions } from '../http/master-app.js';
+import { buildMasterApp, type MasterAppOptions } from '../http/master/app.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { listen } from './agents.js';
 

@@ -10,7 +10,7 @@
  */
 import { CGROUPS_VERSIONS } from '../core/agent/flags.js';
 import { CUSTOM_EXECUTOR_MODES } from '../core/model/executor-api.js';
-import { AGENT_ADDRESSINGS } from '../http/agent-listener.js';
+import { AGENT_ADDRESSINGS } from '../http/agent/listener.js';
 import { LOG_LEVELS } from '../runtime/logging.js';
 import { StartError } from './errors.js';
 

@@ -7,7 +7,7 @@
  */
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
-import type { AgentAddressing } from '../../src/http/agent-listener.js';
+import type { AgentAddressing } from '../../src/http/agent/listener.js';
 import { startCluster } from '../../src/start/cluster.js';
 import { progress } from './stats.js';
 

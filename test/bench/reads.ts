@@ -17,7 +17,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
-import { buildMasterApp } from '../../src/http/master-app.js';
+import { buildMasterApp } from '../../src/http/master/app.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
 import type { OfferView, SchedulerEvent, TaskSpec } from '../../src/core/model/types.js';
 import { CoreBench, FRAMEWORK_INFO, ROOMY_AGENT_RESOURCES, TINY_TASK_RESOURCES, LONG_COMMAND } from './core-harness.js';

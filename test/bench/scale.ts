@@ -23,7 +23,7 @@ import http from 'node:http';
 import { openStream } from '../../src/client/event-queue.js';
 import { postRaw } from '../../src/client/scheduler-client.js';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
-import { parseFault } from '../../src/http/fault-body.js';
+import { parseFault } from '../../src/wire/sim/faults.js';
 import { collector } from './agents.js';
 import { progress } from './stats.js';
 

@@ -15,7 +15,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Fault } from '../../src/core/faults/vocabulary.js';
-import { FAULT_TYPES as ALL_FAULT_TYPES } from '../../src/http/fault-body.js';
+import { FAULT_TYPES as ALL_FAULT_TYPES } from '../../src/wire/sim/faults.js';
 import type { TaskSpec } from '../../src/core/model/types.js';
 import { commandTask, connect, customExecutor, executorTask, expectLegalTransitions, makeCluster, traceKinds, type RecordingSink, type TestCluster, type TestScheduler } from './helpers.js';
 

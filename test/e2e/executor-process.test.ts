@@ -16,7 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ExecutorClient } from '../../src/client/executor-client.js';
 import type { JsonEvent } from '../../src/client/scheduler-client.js';
 import { replay } from '../../src/scenario/replay.js';
-import { ExecutorTokens } from '../../src/http/executor-token.js';
+import { ExecutorTokens } from '../../src/http/agent/executor-token.js';
 import { startHarness, tick, type Harness } from '../http/executor-harness.js';
 
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/executor.mjs');

@@ -1,13 +1,13 @@
 /**
  * Generated requests for the control API of the simulation (`/sim/v1/`):
- * clock reads and moves, every fault of `fault-body.ts` aimed at live ids
+ * clock reads and moves, every fault of `wire/sim/faults.ts` aimed at live ids
  * (agents, the live framework, its tasks, `master`) or at odd ones, runs
  * until idle or until a condition, resets, snapshots and restores, the
  * trace and its events, the misuse report; bodies right and wrong, mutated
  * as the master fuzz mutates its calls; unknown paths and methods.
  */
 import fc from 'fast-check';
-import { FAULT_TYPES, MAX_SPAN_MS } from '../../src/http/fault-body.js';
+import { FAULT_TYPES, MAX_SPAN_MS } from '../../src/wire/sim/faults.js';
 import { CONDITION_KINDS } from '../../src/core/conditions.js';
 import { TASK_STATES } from '../../src/core/model/types.js';
 import { idx, oddString, some as fields, token, w, type J } from './calls.js';

@@ -152,7 +152,7 @@ function faultType(spec: RequestSpec): string {
   return typeof type === 'string' && spec.target.includes('faults') ? ` ${type.slice(0, 20)}` : '';
 }
 
-/** What a master serves while its process is down: the control API below its prefix, `/health` and `/version` (leader-gate.ts). */
+/** What a master serves while its process is down: the control API below its prefix, `/health` and `/version` (master/leader-gate.ts). */
 function servedWhenDown(target: string): boolean {
   const path = `/${target.split('?', 1)[0]!.split('/').filter((p) => p !== '').join('/')}`;
   return /^\/sim\/v1\/./.test(path) || ['/health', '/version', '/master/health'].includes(path);

@@ -6,8 +6,8 @@
 import net from 'node:net';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentDirectory, listenOnAddresses, listenPorts, listenWildcard, loopbackAddresses, loopbackHost } from '../../src/http/agent-listener.js';
-import { buildAgentApp } from '../../src/http/agent-app.js';
+import { AgentDirectory, listenOnAddresses, listenPorts, listenWildcard, loopbackAddresses, loopbackHost } from '../../src/http/agent/listener.js';
+import { buildAgentApp } from '../../src/http/agent/app.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import type { TraceEntry } from '../../src/core/kernel/trace.js';
-import { DASHBOARD_DIR } from '../../src/http/dashboard.js';
-import { backlog, BACKLOG_ENTRIES } from '../../src/http/sim-events.js';
+import { DASHBOARD_DIR } from '../../src/http/master/dashboard.js';
+import { backlog, BACKLOG_ENTRIES } from '../../src/http/sim/events.js';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

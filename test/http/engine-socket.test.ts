@@ -15,8 +15,8 @@ import { randomUUID } from 'node:crypto';
 import { openStream } from '../../src/client/event-queue.js';
 import { postRaw } from '../../src/client/scheduler-client.js';
 import { Connections } from '../../src/http/connections.js';
-import { RequestParser, type Step } from '../../src/http/engine-reader.js';
-import { createEngineServer, type EngineOptions } from '../../src/http/engine-socket.js';
+import { RequestParser, type Step } from '../../src/http/engine/reader.js';
+import { createEngineServer, type EngineOptions } from '../../src/http/engine/socket.js';
 import { startHarness, type Harness } from './executor-harness.js';
 
 let h: Harness;

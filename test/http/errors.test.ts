@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { ErrorCode } from '../../src/core/model/errors.js';
 import { callError, httpError, HTTP_ERRORS, MAX_ERROR_TEXT_CHARS, type HttpErrorCode } from '../../src/http/errors.js';
-import { buildMasterApp } from '../../src/http/master-app.js';
+import { buildMasterApp } from '../../src/http/master/app.js';
 import { Cluster } from '../../src/core/cluster.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sendUnauthorized } from '../../src/http/auth.js';
-import { authorizeExecutor, EXECUTOR_REALM, ExecutorTokens, type ExecutorIdentity } from '../../src/http/executor-token.js';
+import { authorizeExecutor, EXECUTOR_REALM, ExecutorTokens, type ExecutorIdentity } from '../../src/http/agent/executor-token.js';
 
 const SECRET = new TextEncoder().encode('a secret of the agent, 32 bytes!');
 const ID: ExecutorIdentity = { frameworkId: 'fw-1', executorId: 'exec-1', containerId: 'c-0001' };

@@ -7,9 +7,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { Cluster } from '../../src/core/cluster.js';
-import { buildAgentApp } from '../../src/http/agent-app.js';
+import { buildAgentApp } from '../../src/http/agent/app.js';
 import { httpError } from '../../src/http/errors.js';
-import { buildMasterApp } from '../../src/http/master-app.js';
+import { buildMasterApp } from '../../src/http/master/app.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
 
 let app: FastifyInstance;

@@ -4,8 +4,8 @@
  * own goes to its longest prefix that has one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildAgentApp } from '../../src/http/agent-app.js';
-import { buildMasterApp } from '../../src/http/master-app.js';
+import { buildAgentApp } from '../../src/http/agent/app.js';
+import { buildMasterApp } from '../../src/http/master/app.js';
 import { Cluster } from '../../src/core/cluster.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
 import type { FastifyInstance } from 'fastify';

@@ -15,7 +15,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import { READONLY_REALM, READWRITE_REALM } from '../../src/http/auth.js';
-import { simReaderOf } from '../../src/http/sim-view.js';
+import { simReaderOf } from '../../src/wire/sim/view.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 import type { Json } from './operator-harness.js';
 
@@ -229,7 +229,7 @@ describe('the reads, by the view ACLs', () => {
     }
   });
 
-  it('shows a restricted reader an entry by what it names (sim-view.ts)', async () => {
+  it('shows a restricted reader an entry by what it names (wire/sim/view.ts)', async () => {
     const { r, alice, bob } = await cluster();
     const reader = simReaderOf(r.cluster.view, 'bob')!;
     const shown = (kind: string, text: string) => reader.entry({ seq: 1, timeMs: 7, kind, line: `7 ${kind} ${text}` });

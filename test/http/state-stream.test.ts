@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildMasterApp } from '../../src/http/master-app.js';
+import { buildMasterApp } from '../../src/http/master/app.js';
 import { SLICE_BYTES } from '../../src/http/stream-body.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
 import { renderState, toV0Json } from '../../src/wire/v0/index.js';

@@ -32,7 +32,7 @@ describe('event stream transport', () => {
   });
 
   it('drops a subscriber that stops reading once its buffer limit is reached', async () => {
-    const { buildMasterApp } = await import('../../src/http/master-app.js');
+    const { buildMasterApp } = await import('../../src/http/master/app.js');
     const { Cluster } = await import('../../src/core/cluster.js');
     const { VirtualDriver } = await import('../../src/runtime/driver.js');
     const cluster = new Cluster({ master: { hostname: '127.0.0.1', ip: '127.0.0.1', port: 0, version: 'test' } });

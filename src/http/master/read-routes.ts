@@ -6,8 +6,8 @@
  * `/flags` is all or nothing: 403 to a reader who may not view the flags.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import type { ClusterView } from '../core/view.js';
-import type { ClusterDriver } from '../runtime/driver.js';
+import type { ClusterView } from '../../core/view.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
 import {
   decodeQuery,
   frameworksQuery,
@@ -26,18 +26,18 @@ import {
   type JsonpQuery,
   type QueryParams,
   type QueryResult,
-} from '../wire/v0/index.js';
-import { snapshotState } from '../wire/v0/state-stream.js';
-import { VERSION } from '../wire/version.js';
-import { principalOf, READONLY_REALM } from './auth.js';
-import { sendError } from './errors.js';
-import { viewerOf, type Viewer } from '../wire/view-filter.js';
-import { everyMethod, serveMethods } from './methods.js';
-import { askedOwnPath } from './routing.js';
+} from '../../wire/v0/index.js';
+import { snapshotState } from '../../wire/v0/state-stream.js';
+import { VERSION } from '../../wire/version.js';
+import { principalOf, READONLY_REALM } from '../auth.js';
+import { sendError } from '../errors.js';
+import { viewerOf, type Viewer } from '../../wire/view-filter.js';
+import { everyMethod, serveMethods } from '../methods.js';
+import { askedOwnPath } from '../routing.js';
 import { healthRoute } from './health.js';
-import { sendBody, sendStreamed, type StreamedBody } from './stream-body.js';
+import { sendBody, sendStreamed, type StreamedBody } from '../stream-body.js';
 
-export { GZIP_THRESHOLD_BYTES, sendBody } from './stream-body.js';
+export { GZIP_THRESHOLD_BYTES, sendBody } from '../stream-body.js';
 
 /** Checks a request's parameters into the query its renderer takes. */
 export type ParseQuery<Q> = (params: QueryParams) => QueryResult<Q>;
@@ -84,7 +84,7 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
   read('/metrics/snapshot', endpoint(driver, '/metrics/snapshot', json(jsonpQuery, (view) => renderMetrics(view))));
   read('/version', json(jsonpQuery, () => renderVersion(VERSION)));
   read('/health', healthRoute(driver, masterIndex));
-  // The leader answers here, with itself; a master that does not lead answers in the leader gate (leader-gate.ts).
+  // The leader answers here, with itself; a master that does not lead answers in the leader gate (master/leader-gate.ts).
   read(
     '/redirect',
     bodiless((reply, req) => {

@@ -1,6 +1,6 @@
 /**
  * HTTP/1.1 requests read by hand from a connection of the container
- * engine's socket (engine-socket.ts), one after the other (keep-alive),
+ * engine's socket (engine/socket.ts), one after the other (keep-alive),
  * until one takes the connection over (an exec's stream).
  *
  * Within limits, as an HTTP server reads: a head of at most 64 KiB (431

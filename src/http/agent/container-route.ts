@@ -1,7 +1,7 @@
 /**
  * The container calls of the agent operator API (`POST {agent}/api/v1`):
  * task exec sessions and the calls around them. Decoding and the checks of
- * the agent route (agent-operator-route.ts) come first; then:
+ * the agent route (agent/operator-route.ts) come first; then:
  *
  *   LAUNCH_NESTED_CONTAINER_SESSION  `Accept` must allow application/recordio (406); 200 and a
  *                                    RecordIO stream of ProcessIO DATA records (`Message-Accept`
@@ -19,21 +19,21 @@
  */
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ContainerTermination, ProcessOutput } from '../core/model/executor-api.js';
-import { containerRequestFromWire, inputRecordOf, processIoToJson, processIoToProto, waitResponse, type ContainerRequest } from '../wire/agent-containers.js';
-import { encodeAgentResponseJson, encodeAgentResponseProto } from '../wire/agent-out.js';
-import type { mesos } from '../wire/generated/types.js';
-import { decodeJson } from '../wire/json.js';
-import { decodeProto } from '../wire/proto-codec.js';
-import { RecordReader } from '../wire/recordio.js';
-import type { AgentBinding } from './agent-binding.js';
-import { agentRefusal, httpError, send, sendError, type HttpError } from './errors.js';
-import { HttpEventStream } from './event-stream.js';
-import { accepts, contentTypeOf, JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE, type MessageType } from './negotiate.js';
-import { sendBody } from './read-routes.js';
-import { sendEmpty } from './replies.js';
-import { principalOf } from './auth.js';
-import { attachInputRefusal, containerRefusal } from '../wire/container-acls.js';
+import type { ContainerTermination, ProcessOutput } from '../../core/model/executor-api.js';
+import { containerRequestFromWire, inputRecordOf, processIoToJson, processIoToProto, waitResponse, type ContainerRequest } from '../../wire/agent-containers.js';
+import { encodeAgentResponseJson, encodeAgentResponseProto } from '../../wire/agent-out.js';
+import type { mesos } from '../../wire/generated/types.js';
+import { decodeJson } from '../../wire/json.js';
+import { decodeProto } from '../../wire/proto-codec.js';
+import { RecordReader } from '../../wire/recordio.js';
+import type { AgentBinding } from './binding.js';
+import { agentRefusal, httpError, send, sendError, type HttpError } from '../errors.js';
+import { HttpEventStream } from '../event-stream.js';
+import { accepts, contentTypeOf, JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE, type MessageType } from '../negotiate.js';
+import { sendBody } from '../master/read-routes.js';
+import { sendEmpty } from '../replies.js';
+import { principalOf } from '../auth.js';
+import { attachInputRefusal, containerRefusal } from '../../wire/container-acls.js';
 
 type Call = mesos.v1.agent.Call;
 

@@ -37,8 +37,8 @@
 import { createHmac, randomBytes, webcrypto } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
-import { httpError, type HttpError } from './errors.js';
-import type { ExecutorAuthorizer } from '../core/model/executor-api.js';
+import { httpError, type HttpError } from '../errors.js';
+import type { ExecutorAuthorizer } from '../../core/model/executor-api.js';
 
 /** Upstream's realm of the executor API (`EXECUTOR_HTTP_AUTHENTICATION_REALM`). */
 export const EXECUTOR_REALM = 'mesos-agent-executor';

@@ -6,7 +6,7 @@
  *   GET  /sim/v1/clock     {"time_ms", "epoch_ms", "mode", "next_due_ms"}
  *   POST /sim/v1/advance   {"ms": N}: cluster time moves N ms on, running all that falls due
  *                          (virtual time only: 409 while the clock follows the wall clock)
- *   POST /sim/v1/faults    a fault as fault-body.ts reads it -> {"type", ...}: "rule_id" for a rule,
+ *   POST /sim/v1/faults    a fault as wire/sim/faults.ts reads it -> {"type", ...}: "rule_id" for a rule,
  *                          "agent_id" and the agent's process "state" for a crash or restart,
  *                          "framework_id" for a fault of a framework's stream, "wall_time_ms" after
  *                          a clock jump
@@ -15,12 +15,12 @@
  *                          the entries kept (all when recording, else the recent ones), then the
  *                          new ones as they come, until the client goes; a reader that falls
  *                          more than 16 MiB behind is cut
- *   GET  /sim/v1/misuse    the protocol-misuse report (sim-misuse.ts)
+ *   GET  /sim/v1/misuse    the protocol-misuse report (sim/misuse.ts)
  *
- * and, in sim-control-route.ts, run_until_idle, run_until, reset, snapshot and restore.
+ * and, in sim/control-route.ts, run_until_idle, run_until, reset, snapshot and restore.
  *
- * Who may call them, with authentication on, is sim-auth.ts's; what the
- * trace shows each reader, sim-view.ts's.
+ * Who may call them, with authentication on, is sim/auth.ts's; what the
+ * trace shows each reader, wire/sim/view.ts's.
  *
  * A body that is not such JSON is 400 with the reason (so is an ambiguous id);
  * an unknown agent, framework, executor, task or container 404; a fault its
@@ -28,19 +28,19 @@
  * running, an agent down, memory limits not enforced) 409.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { traceJsonLine, type TraceEntry } from '../core/kernel/trace.js';
-import type { ClusterDriver } from '../runtime/driver.js';
-import type { CallError } from '../core/model/errors.js';
-import { NO_LEADER } from '../core/faults/master.js';
-import type { Fault, FaultResult } from '../core/faults/vocabulary.js';
-import { sendError } from './errors.js';
-import { MAX_SPAN_MS, parseFault } from './fault-body.js';
-import { serveMethods } from './methods.js';
-import { registerMisuseRoute } from './sim-misuse.js';
-import { registerSimControlRoutes } from './sim-control-route.js';
-import { SimControl } from '../runtime/sim-control.js';
-import { principalOf } from './auth.js';
-import { simReaderOf, type SimReader } from './sim-view.js';
+import { traceJsonLine, type TraceEntry } from '../../core/kernel/trace.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import type { CallError } from '../../core/model/errors.js';
+import { NO_LEADER } from '../../core/faults/master.js';
+import type { Fault, FaultResult } from '../../core/faults/vocabulary.js';
+import { sendError } from '../errors.js';
+import { MAX_SPAN_MS, parseFault } from '../../wire/sim/faults.js';
+import { serveMethods } from '../methods.js';
+import { registerMisuseRoute } from './misuse.js';
+import { registerSimControlRoutes } from './control-route.js';
+import { SimControl } from '../../runtime/sim-control.js';
+import { principalOf } from '../auth.js';
+import { simReaderOf, type SimReader } from '../../wire/sim/view.js';
 import type { ServerResponse } from 'node:http';
 
 /** The largest step one advance may take: a day of cluster time. */
@@ -62,7 +62,7 @@ export function registerSimRoutes(app: FastifyInstance, driver: ClusterDriver, c
 /** How far a trace reader may fall behind before its stream is cut. */
 const MAX_TRACE_BACKLOG_BYTES = 16 * 1024 * 1024;
 
-/** The trace as JSON lines, the entries `reader` may not see left out (sim-view.ts). */
+/** The trace as JSON lines, the entries `reader` may not see left out (wire/sim/view.ts). */
 function streamTrace(reply: FastifyReply, driver: ClusterDriver, readers: Set<ServerResponse>, reader: SimReader | undefined): undefined {
   const trace = driver.cluster.trace;
   const res = reply.raw;

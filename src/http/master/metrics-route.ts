@@ -12,14 +12,14 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { renderMetrics, renderStandbyMetrics } from '../wire/v0/metrics.js';
-import { prometheusFigures, type PrometheusFigure } from '../wire/v0/prometheus-names.js';
-import { ClusterMetrics, METRIC_PREFIX } from '../runtime/metrics.js';
-import type { ClusterDriver } from '../runtime/driver.js';
-import type { Connections } from './connections.js';
-import type { StreamBudget } from './stream-budget.js';
-import { principalOf } from './auth.js';
-import { sendError } from './errors.js';
+import { renderMetrics, renderStandbyMetrics } from '../../wire/v0/metrics.js';
+import { prometheusFigures, type PrometheusFigure } from '../../wire/v0/prometheus-names.js';
+import { ClusterMetrics, METRIC_PREFIX } from '../../runtime/metrics.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import type { Connections } from '../connections.js';
+import type { StreamBudget } from '../stream-budget.js';
+import { principalOf } from '../auth.js';
+import { sendError } from '../errors.js';
 
 /** Methods a request is counted under; any other is `other`, so that clients cannot grow the label set. */
 const COUNTED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);

@@ -18,12 +18,12 @@
  * stream id header; its heartbeats are the core's (every interval, the
  * first an interval after SUBSCRIBED), with no transport keepalive of its own.
  */
-import { principalOf } from './auth.js';
+import { principalOf } from '../auth.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { OperatorEvent } from '../core/model/operator-types.js';
-import type { ClusterDriver } from '../runtime/driver.js';
-import type { mesos } from '../wire/generated/types.js';
-import { firstRefusal, operatorCallError, operatorRequestFromWire, unsupportedQuestions } from '../wire/operator-in.js';
+import type { OperatorEvent } from '../../core/model/operator-types.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import type { mesos } from '../../wire/generated/types.js';
+import { firstRefusal, operatorCallError, operatorRequestFromWire, unsupportedQuestions } from '../../wire/operator-in.js';
 import {
   encodeEventJson,
   encodeEventProto,
@@ -32,20 +32,20 @@ import {
   operatorEventToWire,
   readResponse,
   valueResponse,
-} from '../wire/operator-out.js';
-import { closing, decodeCallBody } from './call-body.js';
-import type { Connections } from './connections.js';
-import { sendCallError, sendError } from './errors.js';
-import { HttpEventStream } from './event-stream.js';
-import { serveMethods } from './methods.js';
-import { JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from './negotiate.js';
-import { viewerOf } from '../wire/view-filter.js';
+} from '../../wire/operator-out.js';
+import { closing, decodeCallBody } from '../call-body.js';
+import type { Connections } from '../connections.js';
+import { sendCallError, sendError } from '../errors.js';
+import { HttpEventStream } from '../event-stream.js';
+import { serveMethods } from '../methods.js';
+import { JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from '../negotiate.js';
+import { viewerOf } from '../../wire/view-filter.js';
 import { sendBody } from './read-routes.js';
-import { sendStreamed } from './stream-body.js';
-import { snapshotGetAgents, snapshotGetState, snapshotGetTasks } from '../wire/operator-stream.js';
-import { sendEmpty } from './replies.js';
+import { sendStreamed } from '../stream-body.js';
+import { snapshotGetAgents, snapshotGetState, snapshotGetTasks } from '../../wire/operator-stream.js';
+import { sendEmpty } from '../replies.js';
 import { CAPACITY_RETRY_AFTER_SECONDS } from './scheduler-route.js';
-import type { StreamBudget } from './stream-budget.js';
+import type { StreamBudget } from '../stream-budget.js';
 
 type Call = mesos.v1.master.Call;
 type Response = mesos.v1.master.Response;

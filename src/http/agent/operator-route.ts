@@ -9,25 +9,25 @@
  * With no agent process to ask (crashed), UNAVAILABLE.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AgentNodeView, ClusterView } from '../core/view.js';
-import type { ClusterDriver } from '../runtime/driver.js';
-import type { AgentBinding } from './agent-binding.js';
-import { agentCallError, agentRequestFromWire, type AgentRequest } from '../wire/agent-in.js';
-import { agentReadResponse, encodeAgentResponseJson, encodeAgentResponseProto } from '../wire/agent-out.js';
-import type { mesos } from '../wire/generated/types.js';
-import { decodeCallBody } from './call-body.js';
-import { sendCallError, sendError } from './errors.js';
-import { sendEmpty } from './replies.js';
-import { serveMethods } from './methods.js';
-import { JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE } from './negotiate.js';
-import { attachInput, containerCall } from './agent-container-route.js';
-import { isContainerCall } from '../wire/agent-containers.js';
-import { sendBody } from './read-routes.js';
-import { principalOf } from './auth.js';
-import { agentCallQuestions } from '../wire/container-acls.js';
-import { firstRefusal } from '../wire/operator-in.js';
+import type { AgentNodeView, ClusterView } from '../../core/view.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import type { AgentBinding } from './binding.js';
+import { agentCallError, agentRequestFromWire, type AgentRequest } from '../../wire/agent-in.js';
+import { agentReadResponse, encodeAgentResponseJson, encodeAgentResponseProto } from '../../wire/agent-out.js';
+import type { mesos } from '../../wire/generated/types.js';
+import { decodeCallBody } from '../call-body.js';
+import { sendCallError, sendError } from '../errors.js';
+import { sendEmpty } from '../replies.js';
+import { serveMethods } from '../methods.js';
+import { JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE } from '../negotiate.js';
+import { attachInput, containerCall } from './container-route.js';
+import { isContainerCall } from '../../wire/agent-containers.js';
+import { sendBody } from '../master/read-routes.js';
+import { principalOf } from '../auth.js';
+import { agentCallQuestions } from '../../wire/container-acls.js';
+import { firstRefusal } from '../../wire/operator-in.js';
 
-export type { AgentBinding } from './agent-binding.js';
+export type { AgentBinding } from './binding.js';
 
 
 /** Upstream's answer while its agent cannot serve its state. */

@@ -9,11 +9,11 @@
  * address, null during an election.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ClusterView } from '../core/view.js';
-import type { ClusterDriver } from '../runtime/driver.js';
-import { decodeQuery, toV0Json } from '../wire/v0/index.js';
-import { sendError } from './errors.js';
-import { JSON_TYPE, namesType } from './negotiate.js';
+import type { ClusterView } from '../../core/view.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import { decodeQuery, toV0Json } from '../../wire/v0/index.js';
+import { sendError } from '../errors.js';
+import { JSON_TYPE, namesType } from '../negotiate.js';
 
 export interface HealthBody {
   readonly healthy: boolean;

@@ -4,25 +4,25 @@
  * them); every error is plain text on one line.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
-import type { ClusterDriver } from '../runtime/driver.js';
-import { AUTHENTICATED_ROUTES, requireAuthentication, type Credentials } from './auth.js';
-import { Connections } from './connections.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import { AUTHENTICATED_ROUTES, requireAuthentication, type Credentials } from '../auth.js';
+import { Connections } from '../connections.js';
 import { readonlyRoutes, registerReadRoutes } from './read-routes.js';
-import { sendError } from './errors.js';
-import { DEFAULT_MAX_BUFFERED_BYTES } from './event-stream.js';
-import { capConnections, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from './limits.js';
+import { sendError } from '../errors.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from '../event-stream.js';
+import { capConnections, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from '../limits.js';
 import { registerSchedulerRoute } from './scheduler-route.js';
 import { registerOperatorRoute } from './operator-route.js';
-import { registerSimRoutes } from './sim-route.js';
-import { registerSimEvents } from './sim-events.js';
-import { guardControlApi } from './sim-auth.js';
+import { registerSimRoutes } from '../sim/routes.js';
+import { registerSimEvents } from '../sim/events.js';
+import { guardControlApi } from '../sim/auth.js';
 import { registerDashboard } from './dashboard.js';
-import type { SimControl } from '../runtime/sim-control.js';
-import { PathRouter } from './routing.js';
+import type { SimControl } from '../../runtime/sim-control.js';
+import { PathRouter } from '../routing.js';
 import { gateToLeader } from './leader-gate.js';
-import { StreamBudget } from './stream-budget.js';
+import { StreamBudget } from '../stream-budget.js';
 import { observeRequests, registerMetricsRoute } from './metrics-route.js';
-import type { ClusterMetrics } from '../runtime/metrics.js';
+import type { ClusterMetrics } from '../../runtime/metrics.js';
 
 export const DEFAULT_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 /**
@@ -57,7 +57,7 @@ export interface MasterAppOptions {
   /**
    * HTTP Basic on the control API (`/sim/v1/`) without `credentials` (an
    * authentication that has none, `--authenticate-http-executors`): then
-   * nobody can use it. With `credentials` it is always on (sim-auth.ts).
+   * nobody can use it. With `credentials` it is always on (sim/auth.ts).
    */
   readonly authenticateControlApi?: boolean;
   /**
@@ -68,7 +68,7 @@ export interface MasterAppOptions {
   readonly connections?: Connections;
   /** The bytes waiting on those streams; the master's own without. */
   readonly streamBudget?: StreamBudget;
-  /** Which master of the group this app serves (default 0): only the leader serves, the others redirect (leader-gate.ts). */
+  /** Which master of the group this app serves (default 0): only the leader serves, the others redirect (master/leader-gate.ts). */
   readonly masterIndex?: number;
   /** The port of each master's listener, by index, as they are bound: where redirects send clients. */
   readonly masterPorts?: readonly number[];

@@ -7,16 +7,16 @@
  * recovering agent does.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AgentNodeView, ClusterView } from '../core/view.js';
-import { renderAgentCgroups, renderAgentContainers, renderAgentFlags, renderAgentState } from '../wire/v0/agent-state.js';
-import { containerQuery, jsonpQuery } from '../wire/v0/index.js';
-import { NOT_RECOVERED, readAgent, type AgentBinding } from './agent-operator-route.js';
-import { sendError } from './errors.js';
-import { everyMethod, serveMethods } from './methods.js';
-import { queryOf, sendJson } from './read-routes.js';
-import { principalOf } from './auth.js';
-import { firstRefusal, type AclQuestion } from '../wire/operator-in.js';
-import { containerViewer } from '../wire/container-acls.js';
+import type { AgentNodeView, ClusterView } from '../../core/view.js';
+import { renderAgentCgroups, renderAgentContainers, renderAgentFlags, renderAgentState } from '../../wire/v0/agent-state.js';
+import { containerQuery, jsonpQuery } from '../../wire/v0/index.js';
+import { NOT_RECOVERED, readAgent, type AgentBinding } from './operator-route.js';
+import { sendError } from '../errors.js';
+import { everyMethod, serveMethods } from '../methods.js';
+import { queryOf, sendJson } from '../master/read-routes.js';
+import { principalOf } from '../auth.js';
+import { firstRefusal, type AclQuestion } from '../../wire/operator-in.js';
+import { containerViewer } from '../../wire/container-acls.js';
 
 type Render = (view: ClusterView, node: AgentNodeView) => unknown;
 

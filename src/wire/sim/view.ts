@@ -30,11 +30,11 @@
  * is not asked. The misuse report lists the frameworks the reader may
  * view, and of their examples those whose task it may view.
  */
-import type { MisuseReport } from '../core/master/misuse-report.js';
-import type { TraceEntry } from '../core/kernel/trace.js';
-import type { ExecutorSpec } from '../core/model/types.js';
-import type { ClusterView, FrameworkView } from '../core/view.js';
-import { viewerOf, type Viewer } from '../wire/view-filter.js';
+import type { MisuseReport } from '../../core/master/misuse-report.js';
+import type { TraceEntry } from '../../core/kernel/trace.js';
+import type { ExecutorSpec } from '../../core/model/types.js';
+import type { ClusterView, FrameworkView } from '../../core/view.js';
+import { viewerOf, type Viewer } from '../view-filter.js';
 
 export interface SimReader {
   /** Whether the reader may see this entry of the trace. */

@@ -10,7 +10,7 @@
  *
  * The page reads the cluster through the JSON endpoints (`/master/state`,
  * `/master/roles`, `/sim/v1/clock`), follows the trace over
- * `GET /sim/v1/events` (sim-events.ts) and drives virtual time with
+ * `GET /sim/v1/events` (sim/events.ts) and drives virtual time with
  * `POST /sim/v1/advance` and `/sim/v1/run_until_idle`.
  */
 import { createHash } from 'node:crypto';
@@ -18,7 +18,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { serveMethods } from './methods.js';
+import { serveMethods } from '../methods.js';
 
 /** Where the page's files are, from `src/http/` and from `dist/http/` alike. */
 export const DASHBOARD_DIR = fileURLToPath(new URL('../../ui/', import.meta.url));

@@ -20,11 +20,11 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { traceJsonLine, type TraceEntry } from '../core/kernel/trace.js';
-import type { ClusterDriver } from '../runtime/driver.js';
-import { serveMethods } from './methods.js';
-import { principalOf } from './auth.js';
-import { simReaderOf } from './sim-view.js';
+import { traceJsonLine, type TraceEntry } from '../../core/kernel/trace.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import { serveMethods } from '../methods.js';
+import { principalOf } from '../auth.js';
+import { simReaderOf } from '../../wire/sim/view.js';
 
 /** How many of the entries kept a new reader gets first (`/sim/v1/trace` gives them all). */
 export const BACKLOG_ENTRIES = 500;

@@ -19,24 +19,24 @@
  * subscription's.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { SchedulerEvent, Subscription } from '../core/model/types.js';
-import type { ClusterDriver } from '../runtime/driver.js';
-import type { Connections } from './connections.js';
-import { principalMismatch } from '../core/model/authz.js';
-import { principalOf } from './auth.js';
-import type { mesos } from '../wire/generated/types.js';
-import { encodeProto } from '../wire/proto-codec.js';
-import { schedulerCallFromWire, subscriptionFromWire } from '../wire/scheduler-in.js';
-import { eventToJson, eventToWire } from '../wire/scheduler-out.js';
-import { schedulerCallError } from '../wire/scheduler-validate.js';
-import { HttpEventStream } from './event-stream.js';
-import type { StreamBudget } from './stream-budget.js';
-import { sendCallError, sendError } from './errors.js';
-import { JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from './negotiate.js';
-import { closing, decodeCallBody } from './call-body.js';
-import { serveMethods } from './methods.js';
-import { noteRefusedAcknowledge } from './sim-misuse.js';
-import { sendEmpty } from './replies.js';
+import type { SchedulerEvent, Subscription } from '../../core/model/types.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import type { Connections } from '../connections.js';
+import { principalMismatch } from '../../core/model/authz.js';
+import { principalOf } from '../auth.js';
+import type { mesos } from '../../wire/generated/types.js';
+import { encodeProto } from '../../wire/proto-codec.js';
+import { schedulerCallFromWire, subscriptionFromWire } from '../../wire/scheduler-in.js';
+import { eventToJson, eventToWire } from '../../wire/scheduler-out.js';
+import { schedulerCallError } from '../../wire/scheduler-validate.js';
+import { HttpEventStream } from '../event-stream.js';
+import type { StreamBudget } from '../stream-budget.js';
+import { sendCallError, sendError } from '../errors.js';
+import { JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from '../negotiate.js';
+import { closing, decodeCallBody } from '../call-body.js';
+import { serveMethods } from '../methods.js';
+import { noteRefusedAcknowledge } from '../sim/misuse.js';
+import { sendEmpty } from '../replies.js';
 
 type Call = mesos.v1.scheduler.Call;
 

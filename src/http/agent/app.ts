@@ -4,16 +4,16 @@
  * the executor API.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { capConnections, DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from './limits.js';
-import { acceptRawBodies, installErrorReplies } from './master-app.js';
-import { everyMethod, serveMethods } from './methods.js';
-import { PathRouter } from './routing.js';
-import { RECORDIO_TYPE } from './negotiate.js';
-import { VERSION } from '../wire/version.js';
-import { registerAgentOperatorRoute, type AgentBinding } from './agent-operator-route.js';
-import { registerAgentReadRoutes } from './agent-read-routes.js';
+import { capConnections, DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from '../limits.js';
+import { acceptRawBodies, installErrorReplies } from '../master/app.js';
+import { everyMethod, serveMethods } from '../methods.js';
+import { PathRouter } from '../routing.js';
+import { RECORDIO_TYPE } from '../negotiate.js';
+import { VERSION } from '../../wire/version.js';
+import { registerAgentOperatorRoute, type AgentBinding } from './operator-route.js';
+import { registerAgentReadRoutes } from './read-routes.js';
 import { registerExecutorRoute } from './executor-route.js';
-import { AGENT_READWRITE_ROUTES, requireAuthentication, type Credentials } from './auth.js';
+import { AGENT_READWRITE_ROUTES, requireAuthentication, type Credentials } from '../auth.js';
 
 export interface AgentAppOptions {
   readonly logger?: FastifyBaseLogger;

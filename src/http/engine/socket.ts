@@ -19,12 +19,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import type { ClusterView, EngineContainerView } from '../core/view.js';
-import type { ProcessOutput } from '../core/model/executor-api.js';
-import type { ClusterDriver } from '../runtime/driver.js';
-import type { Connections } from './connections.js';
-import { readRequests, type EngineRequest } from './engine-reader.js';
-import { DEFAULT_LISTENER_LIMITS } from './limits.js';
+import type { ClusterView, EngineContainerView } from '../../core/view.js';
+import type { ProcessOutput } from '../../core/model/executor-api.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import type { Connections } from '../connections.js';
+import { readRequests, type EngineRequest } from './reader.js';
+import { DEFAULT_LISTENER_LIMITS } from '../limits.js';
 
 export const ENGINE_VERSION = { Version: '24.0.0-clustersim', ApiVersion: '1.43', MinAPIVersion: '1.12', Os: 'linux', Arch: 'amd64' };
 
@@ -66,7 +66,7 @@ export const DEFAULT_ENGINE_LIMITS = {
 
 /**
  * The engine's server; listen on a socket path with `listen(path)`. HTTP/1.1
- * is read by hand (engine-reader.ts), not by node's server:
+ * is read by hand (engine/reader.ts), not by node's server:
  * `/exec/{id}/start` turns its connection into a raw two-way stream without
  * an upgrade request, which node's parser would not give up.
  */

@@ -16,21 +16,21 @@
  *   stream of RecordIO records, with no stream id header.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ExecutorAuthorizer, ExecutorEvent } from '../core/model/executor-api.js';
-import type { ClusterDriver } from '../runtime/driver.js';
-import { executorCallError, executorCallFromWire } from '../wire/executor-in.js';
-import { executorEventToJson, executorEventToProto } from '../wire/executor-out.js';
-import type { mesos } from '../wire/generated/types.js';
-import { sendUnauthorized } from './auth.js';
-import { closing, decodeCallBody } from './call-body.js';
+import type { ExecutorAuthorizer, ExecutorEvent } from '../../core/model/executor-api.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import { executorCallError, executorCallFromWire } from '../../wire/executor-in.js';
+import { executorEventToJson, executorEventToProto } from '../../wire/executor-out.js';
+import type { mesos } from '../../wire/generated/types.js';
+import { sendUnauthorized } from '../auth.js';
+import { closing, decodeCallBody } from '../call-body.js';
 import { claimsAuthorizer, type ExecutorTokens } from './executor-token.js';
-import type { Connections } from './connections.js';
-import { agentRefusal, send, sendError } from './errors.js';
-import { HttpEventStream } from './event-stream.js';
-import { serveMethods } from './methods.js';
-import { JSON_TYPE, MESSAGE_TYPES, negotiate } from './negotiate.js';
-import { sendEmpty } from './replies.js';
-import type { StreamBudget } from './stream-budget.js';
+import type { Connections } from '../connections.js';
+import { agentRefusal, send, sendError } from '../errors.js';
+import { HttpEventStream } from '../event-stream.js';
+import { serveMethods } from '../methods.js';
+import { JSON_TYPE, MESSAGE_TYPES, negotiate } from '../negotiate.js';
+import { sendEmpty } from '../replies.js';
+import type { StreamBudget } from '../stream-budget.js';
 
 export interface ExecutorRouteOptions {
   readonly driver: ClusterDriver;

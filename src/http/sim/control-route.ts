@@ -12,11 +12,11 @@
  * of a cluster that does not record its inputs, 409; an unknown snapshot 404.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseCondition } from '../core/conditions.js';
-import { SimControl, SimControlError } from '../runtime/sim-control.js';
-import { sendError } from './errors.js';
-import { MAX_SPAN_MS } from './fault-body.js';
-import { serveMethods } from './methods.js';
+import { parseCondition } from '../../core/conditions.js';
+import { SimControl, SimControlError } from '../../runtime/sim-control.js';
+import { sendError } from '../errors.js';
+import { MAX_SPAN_MS } from '../../wire/sim/faults.js';
+import { serveMethods } from '../methods.js';
 
 type Body = Readonly<Record<string, unknown>>;
 

@@ -15,13 +15,13 @@
  * the `get_endpoints` ACL as the leader's.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { MasterSeat } from '../core/master/group.js';
-import type { ClusterDriver } from '../runtime/driver.js';
-import { renderStandbyMetrics } from '../wire/v0/metrics.js';
-import { principalOf } from './auth.js';
-import { sendError } from './errors.js';
+import type { MasterSeat } from '../../core/master/group.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import { renderStandbyMetrics } from '../../wire/v0/metrics.js';
+import { principalOf } from '../auth.js';
+import { sendError } from '../errors.js';
 import { sendJson } from './read-routes.js';
-import { normalisePath } from './routing.js';
+import { normalisePath } from '../routing.js';
 
 const EVERY_MASTER = new Set(['/health', '/version', '/master/health']);
 const REDIRECT = new Set(['/redirect', '/master/redirect']);

@@ -26,8 +26,8 @@
  * A task is named by its id, with its framework's where two frameworks use
  * the same id.
  */
-import type { Fault } from '../core/faults/vocabulary.js';
-import { MASTER_NODE, type MessageType } from '../core/model/messages.js';
+import type { Fault } from '../../core/faults/vocabulary.js';
+import { MASTER_NODE, type MessageType } from '../../core/model/messages.js';
 
 /** The largest span of time a fault or a clock move may name: a day. */
 export const MAX_SPAN_MS = 86_400_000;

@@ -1,6 +1,6 @@
 /** What an agent's routes are bound to: the cluster, and how a request finds its agent. */
 import type { FastifyRequest } from 'fastify';
-import type { ClusterDriver } from '../runtime/driver.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
 import type { EngineHelpers } from './engine-helper.js';
 import type { ExecutorRouteOptions } from './executor-route.js';
 

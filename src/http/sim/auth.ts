@@ -17,12 +17,12 @@
  * asked about the authenticated principal, or about none (ANY) when
  * authentication is off: refused, 403 with one line and nothing changed.
  * Without `--acls`, or with `permissive` and no rule that matches, it is
- * allowed. What the reads show each reader is the routes' (sim-view.ts).
+ * allowed. What the reads show each reader is the routes' (wire/sim/view.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import type { ClusterDriver } from '../runtime/driver.js';
-import { authenticate, principalOf, READONLY_REALM, READWRITE_REALM, sendUnauthorized, setPrincipal, type Credentials } from './auth.js';
-import { sendError } from './errors.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import { authenticate, principalOf, READONLY_REALM, READWRITE_REALM, sendUnauthorized, setPrincipal, type Credentials } from '../auth.js';
+import { sendError } from '../errors.js';
 
 /** The control API's routes that change nothing; every other one under `/sim/v1/` is a change. */
 export const SIM_READ_ROUTES: ReadonlySet<string> = new Set(['/sim/v1/clock', '/sim/v1/trace', '/sim/v1/events', '/sim/v1/misuse']);

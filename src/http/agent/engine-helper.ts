@@ -11,8 +11,8 @@
  * container's end.
  */
 import net from 'node:net';
-import type { ProcessOutput } from '../core/model/executor-api.js';
-import type { ClusterDriver } from '../runtime/driver.js';
+import type { ProcessOutput } from '../../core/model/executor-api.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
 
 const INSPECT_ATTEMPTS = 500;
 const INSPECT_INTERVAL_MS = 10;

@@ -12,13 +12,13 @@
  * since the cluster started; an example names only the ids that apply.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { MisuseIds, MisuseReport } from '../core/master/misuse-report.js';
-import type { mesos } from '../wire/generated/types.js';
-import type { ClusterDriver } from '../runtime/driver.js';
-import { JSON_TYPE, MESSAGE_TYPES, contentTypeOf } from './negotiate.js';
-import { serveMethods } from './methods.js';
-import { principalOf } from './auth.js';
-import { simReaderOf } from './sim-view.js';
+import type { MisuseIds, MisuseReport } from '../../core/master/misuse-report.js';
+import type { mesos } from '../../wire/generated/types.js';
+import type { ClusterDriver } from '../../runtime/driver.js';
+import { JSON_TYPE, MESSAGE_TYPES, contentTypeOf } from '../negotiate.js';
+import { serveMethods } from '../methods.js';
+import { principalOf } from '../auth.js';
+import { simReaderOf } from '../../wire/sim/view.js';
 
 type Call = mesos.v1.scheduler.Call;
 
