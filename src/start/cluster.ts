@@ -17,7 +17,7 @@ import type { Acls } from '../core/model/authz.js';
 import { agentResourcesOf } from './resources.js';
 import { AGENT_READWRITE_REALM, READONLY_REALM, type Credentials } from '../http/auth.js';
 import { containerFlagsOf, type ContainerOptions } from './cgroups.js';
-import { listenMasters } from './masters.js';
+import { listenMasters, type MasterListenOptions } from './masters.js';
 import { advertisedHost } from './advertise.js';
 import { startAgentsAddressed, type AgentEndpoint, type AgentsSpec, type DomainSocket, type Machine } from './agents.js';
 import { closeDomainSocket, domainSocketPath } from '../http/domain-sockets.js';
@@ -561,7 +561,7 @@ function limitsOf(options: LimitOptions): { master: Omit<MasterAppOptions, 'driv
  * with credentials, the read endpoints with `authenticateHttpReadonly`, and
  * the control API once any authentication is on (http/sim/auth.ts).
  */
-function masterAuthOf(options: StartClusterOptions, credentials: Credentials | undefined): Pick<MasterAppOptions, 'credentials' | 'authenticateReadonly' | 'authenticateControlApi'> {
+function masterAuthOf(options: StartClusterOptions, credentials: Credentials | undefined): Pick<MasterListenOptions, 'credentials' | 'authenticateReadonly' | 'authenticateControlApi'> {
   return {
     ...(credentials === undefined ? {} : { credentials }),
     authenticateReadonly: options.authenticateHttpReadonly === true,
