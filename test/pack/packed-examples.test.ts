@@ -43,7 +43,7 @@ beforeAll(async () => {
   const stage = path.join(PACK, 'stage');
   mkdirSync(stage);
   // Every file the package ships besides the build (package.json `files`).
-  for (const file of ['package.json', 'README.md', 'ui']) cpSync(path.join(ROOT, file), path.join(stage, file), { recursive: true });
+  for (const file of ['package.json', 'README.md', 'docs', 'ui']) cpSync(path.join(ROOT, file), path.join(stage, file), { recursive: true });
   await run(process.execPath, [BIN('typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(stage, 'dist')], { cwd: ROOT });
   const { stdout } = await run('npm', ['pack', stage, '--ignore-scripts', '--pack-destination', PACK, '--silent'], { cwd: ROOT, env: cleanEnv(), maxBuffer: 16 * 1024 * 1024 });
   const tarball = stdout.trim().split('\n').at(-1)!;
