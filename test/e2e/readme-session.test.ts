@@ -168,6 +168,16 @@ async function runSession(steps: readonly Step[], mode: { virtual: boolean }): P
   return receivedRecords(splitResponse(bg!.out()).body);
 }
 
+describe('the README', () => {
+  it('subscribes, in its first tour, with the command of the session it links to', () => {
+    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const subscribe = sessionSteps(readFileSync(PAGE, 'utf8')).find((s) => s.kind === 'background')?.text;
+    expect(subscribe).toBeDefined();
+    expect(readme).toContain(`\`\`\`sh\n${subscribe!}\n\`\`\``);
+    expect(readme).toContain('](docs/scheduler-api.md#a-session-with-curl)');
+  });
+});
+
 describe('comparing an answer with the page', () => {
   const startingShown = `359\n{"type":"UPDATE","update":{"status":{"state":"TASK_STARTING","timestamp":1795424627.178,"uuid":"iP32EoRFDzsxkduqLAbyrA=="}}}`;
   const received = (text: string) => Buffer.from(`${Buffer.byteLength(text)}\n${text}`);
