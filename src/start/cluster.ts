@@ -53,7 +53,7 @@ export const DEFAULT_AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-
 
 const MIB = 1024 * 1024;
 
-/** The defaults of the limits below, for `clustersim up` and the README. */
+/** The defaults of the limits below, for `clustersim up` and docs/cli.md. */
 export const DEFAULT_LIMITS = {
   idleTimeoutSeconds: DEFAULT_LISTENER_LIMITS.idleTimeoutSeconds,
   headersTimeoutSeconds: DEFAULT_LISTENER_LIMITS.headersTimeoutSeconds,
@@ -70,7 +70,7 @@ export const DEFAULT_LIMITS = {
  * What a client may hold: connections and their timeouts on every listener,
  * event streams and the bytes waiting on them, frameworks. Past a limit the
  * server closes the connection, cuts the stream or refuses the SUBSCRIBE
- * (README.md, "Limits").
+ * (docs/cli.md, "Limits").
  */
 export interface LimitOptions {
   /** Seconds a connection may sit silent (between keep-alive requests, a response unread); not event streams. */
