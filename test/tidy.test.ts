@@ -45,7 +45,8 @@
  *      (http/master/, …) import what they share at http/'s root and
  *      nothing of each other
  *   3. No function in `src/` is longer than 70 lines
- *   4. No file in `src/` is longer than 600 lines
+ *   4. No file in `src/` is longer than 500 lines, but those of a list that
+ *      were longer when the rule came: each may only shrink
  *
  * Generated code (`src/wire/generated/`) is exempt from 3 and 4. The scanner
  * (`tidy/scan.ts`) reads names in the text with comments, strings, templates
@@ -72,7 +73,19 @@ import {
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 const MAX_FUNCTION_LINES = 70;
-const MAX_FILE_LINES = 600;
+const MAX_FILE_LINES = 500;
+/**
+ * Files that were longer than the rule when it came, each held to the length
+ * it had: they may only shrink, and leave the list once they fit.
+ */
+const SHRINKING: ReadonlyMap<string, number> = new Map([
+  ['core/agent/agent.ts', 600],
+  ['core/cluster.ts', 598],
+  ['start/cluster.ts', 598],
+  ['core/master/master.ts', 553],
+  ['core/model/resources.ts', 541],
+  ['core/allocator/allocator.ts', 520],
+]);
 
 /** Source files of src/, by their path inside src/ with `/` separators. */
 function sourceFiles(dir: string): string[] {
@@ -338,14 +351,19 @@ describe(`tidy: functions of at most ${MAX_FUNCTION_LINES} lines`, () => {
 describe(`tidy: files of at most ${MAX_FILE_LINES} lines`, () => {
   it('counts lines, a final newline ending the last one', () => {
     const text = (n: number) => 'const x = 1;\n'.repeat(n);
-    expect(scanFileLength('a.ts', text(600), MAX_FILE_LINES)).toEqual([]);
-    expect(scanFileLength('a.ts', text(600).trimEnd(), MAX_FILE_LINES)).toEqual([]);
-    expect(report(scanFileLength('a.ts', text(601), MAX_FILE_LINES))).toBe('src/a.ts:601: file of 601 lines (at most 600)');
-    expect(report(scanFileLength('a.ts', `${text(600)}x`, MAX_FILE_LINES))).toBe('src/a.ts:601: file of 601 lines (at most 600)');
+    expect(scanFileLength('a.ts', text(500), MAX_FILE_LINES)).toEqual([]);
+    expect(scanFileLength('a.ts', text(500).trimEnd(), MAX_FILE_LINES)).toEqual([]);
+    expect(report(scanFileLength('a.ts', text(501), MAX_FILE_LINES))).toBe('src/a.ts:501: file of 501 lines (at most 500)');
+    expect(report(scanFileLength('a.ts', `${text(500)}x`, MAX_FILE_LINES))).toBe('src/a.ts:501: file of 501 lines (at most 500)');
   });
 
-  it('holds for src/', () => {
-    const findings = HANDWRITTEN.flatMap((f) => scanFileLength(f, SOURCES.get(f)!, MAX_FILE_LINES));
+  it('holds for src/, the shrinking files held to their own length', () => {
+    const findings = HANDWRITTEN.flatMap((f) => scanFileLength(f, SOURCES.get(f)!, SHRINKING.get(f) ?? MAX_FILE_LINES));
     expect(findings, report(findings)).toEqual([]);
+  });
+
+  it('lists only files that are still longer than the rule, and that exist', () => {
+    const done = [...SHRINKING.keys()].filter((f) => !SOURCES.has(f) || scanFileLength(f, SOURCES.get(f)!, MAX_FILE_LINES).length === 0);
+    expect(done, `fit in ${MAX_FILE_LINES} lines now (or are gone): take them off SHRINKING`).toEqual([]);
   });
 });
