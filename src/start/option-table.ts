@@ -258,8 +258,3 @@ export type TableRow = (typeof OPTION_TABLE)[number];
 /** The rows of `clustersim up`'s flags. */
 export type FlagRow = Extract<TableRow, { flag: string }>;
 export const FLAG_ROWS: readonly FlagRow[] = OPTION_TABLE.filter((row): row is FlagRow => 'flag' in row);
-
-/** The unit of an option's value (`seconds`, `MiB`, `ms`), if it has one. */
-export function unitOf(row: OptionRow): string | undefined {
-  return row.kind === 'number' ? row.rule.unit : undefined;
-}
