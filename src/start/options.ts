@@ -49,7 +49,7 @@ export function resolveStartOptions(options: StartClusterOptions): ResolvedOptio
 }
 
 /** The options given a value: an `undefined` must not hide a default. */
-export function definedOnly<T extends object>(options: T): Partial<T> {
+function definedOnly<T extends object>(options: T): Partial<T> {
   return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
