@@ -8,6 +8,10 @@
  */
 import type { Argv, Options } from 'yargs';
 import { nearest } from '../runtime/spelling.js';
+import type { NumberRule } from '../start/number-rules.js';
+
+// The kinds of numbers live with the options they bound (start/number-rules.ts); the commands take them from here.
+export { COUNT, COUNT_OR_ZERO, MIB, PORT, SECONDS, SECONDS_OR_ZERO, type NumberRule } from '../start/number-rules.js';
 
 /** A mistake on the command line: the line to print, without the command's prefix. */
 export class UsageError extends Error {}
@@ -34,20 +38,6 @@ function numberOf(raw: unknown): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-export interface NumberRule {
-  /** Whole numbers only. */
-  readonly whole?: boolean;
-  /** The least value allowed. */
-  readonly min?: number;
-  /** Values must be above this (not equal). */
-  readonly above?: number;
-  readonly max?: number;
-  /** The unit, for the message: `seconds`, `MiB`. */
-  readonly unit?: string;
-  /** What a value is, for the message when it is not one: `a port (0-65535)`. */
-  readonly noun?: string;
-}
-
 /** The checked number of `--flag`, or a UsageError naming it, the value and what is allowed. */
 export function checkNumber(flag: string, raw: unknown, rule: NumberRule): number {
   const value = single(flag, raw);
@@ -61,14 +51,6 @@ export function checkNumber(flag: string, raw: unknown, rule: NumberRule): numbe
   if (rule.max !== undefined && n > rule.max) throw new UsageError(`--${flag}: ${n} is not allowed: at most ${rule.max}${unit}`);
   return n;
 }
-
-/** The rules of the kinds of numbers the commands take. */
-export const PORT: NumberRule = { whole: true, min: 0, max: 65535, noun: 'a port (0-65535)' };
-export const SECONDS: NumberRule = { above: 0, unit: 'seconds' };
-export const SECONDS_OR_ZERO: NumberRule = { min: 0, unit: 'seconds' };
-export const COUNT: NumberRule = { whole: true, min: 1 };
-export const COUNT_OR_ZERO: NumberRule = { whole: true, min: 0 };
-export const MIB: NumberRule = { above: 0, unit: 'MiB' };
 
 /**
  * A number flag: checked as it is parsed (the raw text is kept for the

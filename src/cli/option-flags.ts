@@ -5,11 +5,13 @@
  * `--idle-timeout`).
  */
 import { StartError } from '../start/errors.js';
+import { FLAG_ROWS } from '../start/option-table.js';
 
-/** The flag of a library option (`heartbeatIntervalSeconds` is `--heartbeat-interval`); none for the library's own. */
+const FLAGS: ReadonlyMap<string, string> = new Map(FLAG_ROWS.map((row) => [row.name, `--${row.flag}`]));
+
+/** The flag of a library option (`heartbeatIntervalSeconds` is `--heartbeat-interval`, option-table.ts); none for the library's own. */
 export function flagOf(option: string): string | undefined {
-  if (option === 'agentGroups') return undefined;
-  return `--${option.replace(/(Seconds|MiB|Ms)$/, '').replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  return FLAGS.get(option);
 }
 
 /** A refused start in one line: the library's reason, in terms of the flag that chose what it names. */

@@ -5,7 +5,7 @@
  * orchestration framework takes its configuration from the environment, as
  * `clustersim serve orchestrator` does.
  */
-import type { Argv } from 'yargs';
+import type { Argv, Options } from 'yargs';
 import type { Logger } from 'pino';
 import { DEFAULT_API_PORT, DEFAULT_CONFIG, loadWorkflowConfig } from '../frameworks/workflow/config.js';
 import { startWorkflowService } from '../frameworks/workflow/service.js';
@@ -20,18 +20,24 @@ export interface WithArgs {
   'workflow-port': number;
 }
 
-export function withOptions(y: Argv): Argv {
-  return y
-    .option('with', {
+/** The flags of the bundled frameworks, for `--help` and the docs (not options of the library: the command starts them). */
+export function withFlags(): Record<string, Options> {
+  return {
+    with: {
       type: 'string',
       array: true,
       default: [] as string[],
       coerce: checkServices,
       describe: `Bundled frameworks to run beside the cluster, comma-separated or repeated: ${WITH_SERVICES.join(', ')}`,
-    })
-    .option('workflow-config', { type: 'string', describe: 'With --with workflow: its INI file (the master is this cluster\'s whatever the file says)' })
-    .option('workflow-port', numberFlag('workflow-port', PORT, { default: DEFAULT_API_PORT, describe: "With --with workflow: its API's port" }))
-    .group(['with', 'workflow-config', 'workflow-port'], 'Bundled frameworks (docs/frameworks.md):');
+    },
+    'workflow-config': { type: 'string', describe: 'With --with workflow: its INI file (the master is this cluster\'s whatever the file says)' },
+    'workflow-port': numberFlag('workflow-port', PORT, { default: DEFAULT_API_PORT, describe: "With --with workflow: its API's port" }),
+  };
+}
+
+export function withOptions(y: Argv): Argv {
+  const flags = withFlags();
+  return y.options(flags).group(Object.keys(flags), 'Bundled frameworks (docs/frameworks.md):');
 }
 
 /** The names `--with` gives, each known; checked as the command line is parsed. */

@@ -3,121 +3,55 @@
  * a known option, and every value one the option takes. A wrong one stops
  * the start with a StartError that names the library option (`agents`,
  * `agentResources`, never a command-line flag), what it takes and what it
- * was given; `clustersim up` turns the names into its flags.
- *
- * cluster.ts checks at compile time that `OPTION_RULES` has a rule for each
- * key of `StartClusterOptions` and no other.
+ * was given; `clustersim up` turns the names into its flags. The rules and
+ * the defaults come from the option table (option-table.ts).
  */
-import { CGROUPS_VERSIONS } from '../core/agent/flags.js';
-import { CUSTOM_EXECUTOR_MODES } from '../core/model/executor-api.js';
-import { AGENT_ADDRESSINGS } from '../http/agent/listener.js';
-import { LOG_LEVELS } from '../runtime/logging.js';
 import { StartError } from './errors.js';
+import type { StartClusterOptions } from './cluster-options.js';
+import { bool, nonEmpty, numberCheck, oneOf, text, type Rule } from './option-checks.js';
+import { OPTION_TABLE, type OptionName, type OptionRow, type TableRow } from './option-table.js';
 
-/** What a value must be, or undefined when it is fine. */
-type Rule = (value: unknown) => string | undefined;
+export type { OptionName };
 
-const MAX_PORT = 65_535;
-
-const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-const wholeFrom = (min: number, max = Number.MAX_SAFE_INTEGER): Rule => (v) =>
-  Number.isSafeInteger(v) && (v as number) >= min && (v as number) <= max
-    ? undefined
-    : max === Number.MAX_SAFE_INTEGER
-      ? `must be a whole number of at least ${min}`
-      : `must be a whole number from ${min} to ${max}`;
-const positive: Rule = (v) => (isNumber(v) && v > 0 ? undefined : 'must be a positive number');
-const notNegative: Rule = (v) => (isNumber(v) && v >= 0 ? undefined : 'must be a number of at least 0');
-const finite: Rule = (v) => (isNumber(v) ? undefined : 'must be a finite number');
-const oneOf = (values: readonly string[]): Rule => (v) => (typeof v === 'string' && values.includes(v) ? undefined : `must be one of ${values.join(', ')}`);
-const bool: Rule = (v) => (typeof v === 'boolean' ? undefined : 'must be true or false');
-const text: Rule = (v) => (typeof v === 'string' ? undefined : 'must be a string');
-const nonEmpty: Rule = (v) => (typeof v === 'string' && v !== '' ? undefined : 'must be a non-empty string');
-const func: Rule = (v) => (typeof v === 'function' ? undefined : 'must be a function');
-const port = wholeFrom(0, MAX_PORT);
-const seed: Rule = (v) => (typeof v === 'string' || isNumber(v) ? undefined : 'must be a string or a finite number');
-const logger: Rule = (v) =>
-  typeof v === 'object' && v !== null && typeof (v as { info?: unknown }).info === 'function' ? undefined : 'must be a pino logger';
-/** A file path, a JSON text, or the parsed JSON. */
-const authSource: Rule = (v) => (typeof v === 'string' || (typeof v === 'object' && v !== null) ? undefined : 'must be a file path, a JSON text or an object');
-
-const advertisePorts: Rule = (v) => {
-  const ports = v as { master?: unknown; firstAgent?: unknown } | null;
-  const ok = typeof v === 'object' && ports !== null && port(ports.master) === undefined && port(ports.firstAgent) === undefined;
-  return ok ? undefined : `must be { master, firstAgent }, each a port from 0 to ${MAX_PORT}`;
-};
-
-const agentGroups: Rule = (v) => {
-  if (!Array.isArray(v)) return 'must be an array of { count, resources?, attributes? }';
-  for (const [i, group] of v.entries()) {
-    const g = group as { count?: unknown; resources?: unknown; attributes?: unknown } | null;
-    if (typeof g !== 'object' || g === null) return `[${i}] must be an object { count, resources?, attributes? }`;
-    if (wholeFrom(0)(g.count) !== undefined) return `[${i}].count must be a whole number of at least 0`;
-    if (g.resources !== undefined && typeof g.resources !== 'string') return `[${i}].resources must be a string`;
-    if (g.attributes !== undefined && typeof g.attributes !== 'string') return `[${i}].attributes must be a string`;
+/** The check of an option's values: its own, or the one its kind of value has. */
+function ruleOf(row: OptionRow): Rule {
+  switch (row.kind) {
+    case 'number':
+      return row.check ?? numberCheck(row.rule);
+    case 'text':
+      return row.check ?? (row.parse === undefined ? nonEmpty : text);
+    case 'choice':
+      return oneOf(row.choices);
+    case 'boolean':
+      return bool;
+    case 'value':
+      return row.check;
   }
-  return undefined;
-};
+}
 
-/** A rule for every option of `StartClusterOptions` (cluster.ts holds it to that). */
-export const OPTION_RULES = {
-  host: nonEmpty,
-  port,
-  advertisePorts,
-  advertiseHost: nonEmpty,
-  maxCompletedTasksPerFramework: wholeFrom(0),
-  maxCompletedFrameworks: wholeFrom(0),
-  masters: wholeFrom(1, 64),
-  electionDelaySeconds: notNegative,
-  agentReregisterTimeoutSeconds: positive,
-  agents: wholeFrom(0),
-  agentResources: text,
-  agentAttributes: text,
-  agentGroups,
-  agentPort: port,
-  agentAddressing: oneOf(AGENT_ADDRESSINGS),
-  seed,
-  heartbeatIntervalSeconds: positive,
-  allocationIntervalSeconds: positive,
-  weights: text,
-  epochMs: finite,
-  time: oneOf(['realtime', 'virtual']),
-  logLevel: oneOf(LOG_LEVELS),
-  logger,
-  recordTrace: bool,
-  recordInputs: (v) => (typeof v === 'boolean' || v === 'trace' ? undefined : "must be true, false or 'trace'"),
-  traceWindow: wholeFrom(1),
-  onFailure: func,
-  streamKeepaliveMs: wholeFrom(0),
-  credentials: authSource,
-  acls: authSource,
-  authenticateHttpReadonly: bool,
-  authenticateHttpReadwrite: bool,
-  customExecutors: oneOf(CUSTOM_EXECUTOR_MODES),
-  switchUser: bool,
-  workDir: nonEmpty,
-  executorRegistrationTimeoutSeconds: positive,
-  executorShutdownGracePeriodSeconds: positive,
-  httpExecutorDomainSockets: bool,
-  containerizers: text,
-  engineSocket: nonEmpty,
-  authenticateHttpExecutors: bool,
-  jwtSecretKey: nonEmpty,
-  idleTimeoutSeconds: positive,
-  headersTimeoutSeconds: positive,
-  requestTimeoutSeconds: positive,
-  maxConnections: wholeFrom(1),
-  agentMaxConnections: wholeFrom(1),
-  maxSubscriptions: wholeFrom(1),
-  maxFrameworks: wholeFrom(1),
-  streamBufferLimitMiB: positive,
-  streamBufferBudgetMiB: positive,
-  cgroups: oneOf(CGROUPS_VERSIONS),
-  isolation: text,
-  memoryControllerDelegated: bool,
-} satisfies Record<string, Rule>;
+/** A rule for every option of `StartClusterOptions`, in the table's order. */
+export const OPTION_RULES: Readonly<Record<OptionName, Rule>> = Object.fromEntries(OPTION_TABLE.map((row) => [row.name, ruleOf(row)])) as Record<OptionName, Rule>;
 
-export type OptionName = keyof typeof OPTION_RULES;
+/** Holds the table to a row for each option of `StartClusterOptions` (a row's name can only be one). */
+type TableComplete = [Exclude<OptionName, TableRow['name']>] extends [never] ? true : never;
+export const OPTION_TABLE_COMPLETE: TableComplete = true;
+
+/** The options `startCluster()` gives a default of its own (not those the core applies). */
+type Defaulted = Exclude<Extract<TableRow, { default: unknown }>, { coreDefault: true }>['name'];
+export type ResolvedOptions = StartClusterOptions & { readonly [K in Defaulted]-?: Exclude<StartClusterOptions[K], undefined> };
+
+const DEFAULTS = Object.fromEntries(OPTION_TABLE.flatMap((row) => ('default' in row && !('coreDefault' in row) ? [[row.name, row.default]] : [])));
+
+/** The options checked, with the table's defaults where one is not given (or given as `undefined`). */
+export function resolveStartOptions(options: StartClusterOptions): ResolvedOptions {
+  checkStartOptions(options);
+  return { ...DEFAULTS, ...definedOnly(options) } as ResolvedOptions;
+}
+
+/** The options given a value: an `undefined` must not hide a default. */
+function definedOnly<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
 
 /**
  * Throws a StartError for the first option that is not one, or whose

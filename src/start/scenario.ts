@@ -8,6 +8,7 @@
 import pino from 'pino';
 import { startCluster, type StartClusterOptions } from './cluster.js';
 import { StartError } from './errors.js';
+import { OPTION_TABLE } from './option-table.js';
 import { loadScenario, ScenarioError } from '../scenario/load.js';
 import { TRACE_WINDOW } from '../scenario/run-trace.js';
 import { runScenario, type ClusterRequest, type ConductedService, type RunOptions, type RunResult, type ScenarioCluster, type ServiceContext } from '../scenario/runner.js';
@@ -53,25 +54,13 @@ function clusterOptions(request: ClusterRequest, extra: StartClusterOptions): St
   };
 }
 
-/** The fields of a scenario file that the library's options come from, for a StartError's message. */
-const FIELDS: Readonly<Record<string, string>> = {
-  masters: 'cluster.masters',
-  agentGroups: 'cluster.agents',
-  heartbeatIntervalSeconds: 'cluster.heartbeat_interval',
-  allocationIntervalSeconds: 'cluster.allocation_interval',
-  weights: 'cluster.weights',
-  containerizers: 'cluster.containerizers',
-  isolation: 'cluster.agent_flags.isolation',
-  cgroups: 'cluster.agent_flags.cgroups',
-  executorRegistrationTimeoutSeconds: 'cluster.agent_flags.executor_registration_timeout',
-  executorShutdownGracePeriodSeconds: 'cluster.agent_flags.executor_shutdown_grace_period',
-  seed: 'seed',
-};
+/** The fields of a scenario file that the library's options come from (option-table.ts), for a StartError's message. */
+const FIELDS: ReadonlyMap<string, string> = new Map(OPTION_TABLE.flatMap((row) => ('scenarioField' in row ? [[row.name, row.scenarioField]] : [])));
 
 /** A refused start as the file's error: `cluster.agents[0].resources: ...` rather than `agentGroups[0].resources: ...`. */
 function fieldMessage(error: StartError): string {
   const option = /^[A-Za-z]+/.exec(error.message)?.[0];
-  const field = option === undefined ? undefined : FIELDS[option];
+  const field = option === undefined ? undefined : FIELDS.get(option);
   return field === undefined ? `cluster: ${error.message}` : `${field}${error.message.slice(option!.length)}`;
 }
 
