@@ -83,7 +83,6 @@ const SHRINKING: ReadonlyMap<string, number> = new Map([
   ['core/cluster.ts', 598],
   ['start/cluster.ts', 598],
   ['core/master/master.ts', 553],
-  ['core/model/resources.ts', 541],
   ['core/allocator/allocator.ts', 520],
 ]);
 

@@ -12,7 +12,8 @@
 import type { SimContext } from '../network/context.js';
 import type { TimerId } from '../kernel/event-loop.js';
 import type { ApplyOperation } from '../model/messages.js';
-import { applyConversions, type Resources } from '../model/resources.js';
+import type { Resources } from '../model/resources.js';
+import { applyConversions } from '../model/conversions.js';
 import type { OperationStatus } from '../model/types.js';
 import { RETRY_MAX_MS, RETRY_MIN_MS } from '../model/messages.js';
 

@@ -19,16 +19,8 @@
  */
 import { done, type Outcome } from '../model/errors.js';
 import { toHex } from '../kernel/rng.js';
-import {
-  add,
-  allocate as withAllocationRole,
-  applyConversions,
-  contains,
-  popReservation,
-  withoutVolume,
-  type Conversion,
-  type Resources,
-} from '../model/resources.js';
+import { add, allocate as withAllocationRole, contains, type Resources } from '../model/resources.js';
+import { applyConversions, popReservation, withoutVolume, type Conversion } from '../model/conversions.js';
 import type { OperationState, OperationStatus, ResourceOperation, ResourceOperationType } from '../model/types.js';
 import type { Framework } from './framework.js';
 import type {  } from '../model/records.js';
