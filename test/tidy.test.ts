@@ -83,7 +83,6 @@ const SHRINKING: ReadonlyMap<string, number> = new Map([
   ['core/cluster.ts', 598],
   ['start/cluster.ts', 598],
   ['core/master/master.ts', 553],
-  ['core/allocator/allocator.ts', 520],
 ]);
 
 /** Source files of src/, by their path inside src/ with `/` separators. */
