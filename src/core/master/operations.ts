@@ -25,6 +25,7 @@ import type { OperationState, OperationStatus, ResourceOperation, ResourceOperat
 import type { Framework } from './framework.js';
 import type {  } from '../model/records.js';
 import type { MasterOps } from './ops.js';
+import { removeOffer } from './offers.js';
 import { isTerminalOperation } from './operation-store.js';
 import type { OperationRecord } from '../model/records.js';
 import { operationError } from './operation-validation.js';
@@ -228,7 +229,7 @@ export function operatorOperation(
   for (const fw of m.frameworks.values()) {
     for (const offer of [...fw.offers.values()]) {
       if (contains(unallocated(m, agentId), consumed)) break;
-      if (offer.agentId === agentId) m.removeOffer(offer, { rescind: true });
+      if (offer.agentId === agentId) removeOffer(m, offer, { rescind: true });
     }
   }
   const applied = applyConversions(unallocated(m, agentId), [conversionOf(op)]);
