@@ -17,7 +17,8 @@
  */
 import type { Books } from './master/ledger.js';
 import type { Master } from './master/master.js';
-import { add, format, identityKey, normalise, rangesSize, type Resources } from './model/resources.js';
+import { add, format, identityKey, normalise, type Resources } from './model/resources.js';
+import { rangesSize } from './model/ranges.js';
 
 export class InvariantError extends Error {
   constructor(

@@ -2,17 +2,8 @@
  * Conversions shared by every endpoint: resources, attributes, labels,
  * commands and durations between wire messages and core types.
  */
-import {
-  fromMilli,
-  normalise,
-  rangesOverlapWithin,
-  toMilli,
-  type DiskInfo,
-  type Range,
-  type ReservationInfo,
-  type Resource,
-  type Resources,
-} from '../core/model/resources.js';
+import { fromMilli, normalise, toMilli, type DiskInfo, type ReservationInfo, type Resource, type Resources } from '../core/model/resources.js';
+import { rangesOverlapWithin, type Range } from '../core/model/ranges.js';
 import type { Attribute, CommandSpec, Label } from '../core/model/types.js';
 import type { mesos } from './generated/types.js';
 

@@ -11,7 +11,8 @@ import type { Fault, FaultResult } from '../../src/core/faults/vocabulary.js';
 import type { FrameworkView } from '../../src/core/view.js';
 import { Connections } from '../../src/http/connections.js';
 import type { OperatorCall, OperatorEvent, OperatorValue } from '../../src/core/model/operator-types.js';
-import { add, allocate, format, normaliseRanges, parseResources, rangesSize, type Resource, type Resources } from '../../src/core/model/resources.js';
+import { add, allocate, format, parseResources, type Resource, type Resources } from '../../src/core/model/resources.js';
+import { normaliseRanges, rangesSize } from '../../src/core/model/ranges.js';
 import type {
   ExecutorSpec,
   FrameworkInfo,

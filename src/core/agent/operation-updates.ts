@@ -7,12 +7,14 @@
  * agent applies speculative operations at once, so the first is terminal.
  *
  * Paused while the agent is not registered; `resume()` sends every
- * update at once. What is unacknowledged survives a restart.
+ * update at once. What is unacknowledged survives a restart, as do the
+ * resources the operations changed (`ResourceOperations` keeps both).
  */
 import type { SimContext } from '../network/context.js';
 import type { TimerId } from '../kernel/event-loop.js';
-import type { ApplyOperation } from '../model/messages.js';
-import { applyConversions, type Resources } from '../model/resources.js';
+import type { AgentToMaster, ApplyOperation } from '../model/messages.js';
+import type { Resources } from '../model/resources.js';
+import { applyConversions } from '../model/conversions.js';
 import type { OperationStatus } from '../model/types.js';
 import { RETRY_MAX_MS, RETRY_MIN_MS } from '../model/messages.js';
 
@@ -145,4 +147,78 @@ export function applyOperation(
     status: { ...(m.operationId === undefined ? {} : { operationId: m.operationId }), state: 'OPERATION_FINISHED', agentId, uuid },
   });
   return next;
+}
+
+/** What the agent keeps on disk of its operations. */
+export interface OperationsCheckpoint {
+  readonly resources: CheckpointedResources;
+  readonly operationUpdates: readonly OperationUpdate[];
+}
+
+/**
+ * The agent's side of operations on its resources: the checkpointed
+ * resources they change, kept on disk at once (a real agent checkpoints its
+ * resources before it acknowledges an operation), and their status updates.
+ */
+export class ResourceOperations {
+  #resources: CheckpointedResources;
+  #updates: OperationUpdates;
+
+  constructor(
+    private readonly ctx: SimContext,
+    private readonly agentId: string,
+    total: Resources,
+    private readonly toMaster: (message: AgentToMaster) => void,
+  ) {
+    this.#resources = { total, version: 0 };
+    this.#updates = this.#newUpdates();
+  }
+
+  /** The agent's total: its resources flag, changed by the operations applied since. */
+  get resources(): CheckpointedResources {
+    return this.#resources;
+  }
+
+  /** Operations whose status the master has not acknowledged. */
+  get pending(): number {
+    return this.#updates.size;
+  }
+
+  /** APPLY_OPERATION; `uuid` is its status's. */
+  apply(m: ApplyOperation, uuid: string): void {
+    this.#resources = applyOperation(this.ctx, this.agentId, this.#resources, m, this.#updates, uuid);
+  }
+
+  acknowledge(operationUuid: string, statusUuid: string): void {
+    if (!this.#updates.acknowledge(operationUuid, statusUuid)) {
+      this.ctx.trace.append('operation-update:ack-ignored', { agentId: this.agentId, operationUuid });
+    }
+  }
+
+  pause(): void {
+    this.#updates.pause();
+  }
+
+  resume(): void {
+    this.#updates.resume();
+  }
+
+  checkpoint(): OperationsCheckpoint {
+    return { resources: this.#resources, operationUpdates: this.#updates.checkpoint() };
+  }
+
+  /** The process is gone: the updates in memory with it (the checkpoint keeps them). */
+  lost(): void {
+    this.#updates = this.#newUpdates();
+  }
+
+  /** Takes back what a checkpoint kept (paused until `resume`). */
+  recover(disk: OperationsCheckpoint): void {
+    this.#resources = disk.resources;
+    this.#updates.recover(disk.operationUpdates);
+  }
+
+  #newUpdates(): OperationUpdates {
+    return new OperationUpdates(this.ctx, (update) => this.toMaster({ type: 'UPDATE_OPERATION_STATUS', agentId: this.agentId, ...update }));
+  }
 }

@@ -9,26 +9,19 @@
  * Allocation runs event-driven (framework added or revived, agent added,
  * filter expired) and, for recovered resources, batched at the allocation
  * interval, as upstream does. There is no idle periodic timer, so a quiet
- * cluster has an empty event queue.
- *
- * Incremental: a pass visits only the agents whose free resources changed
- * (or that came back, or lost a refuse filter), with every framework as a
- * candidate, and, when frameworks became able to take offers (added,
- * activated, revived, a role's quota raised or its consumption fallen after
- * a limit cut an offer), the other agents with free resources for those
- * frameworks alone. Whatever else is free was declined by everyone else
- * already. A pass with nothing to do costs nothing.
+ * cluster has an empty event queue. A pass is incremental: it visits what
+ * its work list (worklist.ts) holds.
  */
 import type { SimContext } from '../network/context.js';
 import type { Rng } from '../kernel/rng.js';
 import { isEmpty, scalarMilli, subtract, allocate as withAllocationRole, add, type Resources } from '../model/resources.js';
 import type { OfferConstraints } from '../model/types.js';
-import { BitSet } from './bitset.js';
 import type { AgentFacts } from './constraints.js';
 import { RefuseFilters } from './filters.js';
 import { Pass, type OfferDecision } from './pass.js';
 import { reservedScalars, type QuotaConfig } from './quota.js';
-import { allocatable, Books, splitByAllocationRole, type AgentState, type Client, type FrameworkState, type RoleState } from './state.js';
+import { Books, splitByAllocationRole, type AgentState, type FrameworkState } from './state.js';
+import { Worklist } from './worklist.js';
 
 export type { OfferDecision } from './pass.js';
 export type { QuotaConfig } from './quota.js';
@@ -51,14 +44,7 @@ export class Allocator {
   readonly #rng: Rng;
   #scheduledAtMs: number | undefined;
   #expiryTimerAtMs: number | undefined;
-  /** Agents to visit with every framework as a candidate. */
-  #dirty = new Set<AgentState>();
-  /** Clients that became able to take offers since the last pass. */
-  #able = new Set<Client>();
-  /** Active agents with allocatable free resources. */
-  readonly #free = new Set<AgentState>();
-  /** Roles a quota limit cut an offer for: they are able again when consumption falls. */
-  readonly #cutRoles = new Set<string>();
+  readonly #work = new Worklist(this.#books);
   /** Paused after a master failover until this many agents are added (recovery.ts); no pass runs meanwhile. */
   #pausedUntilAgents: number | undefined;
 
@@ -87,7 +73,7 @@ export class Allocator {
     this.#books.agents.set(id, agent);
     this.#books.countTotal(total, 1);
     this.#chargeReservations(total, 1);
-    this.#changed(agent);
+    this.#work.changed(agent);
     if (this.#pausedUntilAgents !== undefined && this.#books.agents.size >= this.#pausedUntilAgents) this.resume();
     this.requestAllocation();
   }
@@ -101,17 +87,16 @@ export class Allocator {
     this.#chargeReservations(agent.total, -1);
     this.#filters.forgetAgent(id, (role, index) => this.#books.roles.get(role)?.byIndex[index]);
     this.#books.agents.delete(id);
-    this.#free.delete(agent);
-    this.#dirty.delete(agent);
+    this.#work.forgetAgent(agent);
     this.#books.touched.add(id);
-    this.#consumptionFell();
+    this.#work.consumptionFell();
   }
 
   activateAgent(id: string): void {
     const agent = this.#books.agents.get(id);
     if (agent === undefined || agent.active) return;
     agent.active = true;
-    this.#changed(agent);
+    this.#work.changed(agent);
     this.requestAllocation();
   }
 
@@ -120,7 +105,7 @@ export class Allocator {
     const agent = this.#books.agents.get(id);
     if (agent === undefined) return;
     agent.active = false;
-    this.#free.delete(agent);
+    this.#work.refresh(agent);
   }
 
   /**
@@ -145,8 +130,8 @@ export class Allocator {
     this.#books.countTotal(total, 1);
     this.#chargeReservations(total, 1);
     this.#books.touched.add(agentId);
-    this.#changed(agent);
-    this.#consumptionFell();
+    this.#work.changed(agent);
+    this.#work.consumptionFell();
     this.requestAllocation();
   }
 
@@ -206,7 +191,7 @@ export class Allocator {
     for (const role of unsuppressed) this.#clearFilters(fw, role);
     for (const role of fw.roles) this.#books.client(fw, role);
     // Constraints or capabilities may have changed: every client may want more.
-    this.#sync(fw, true);
+    this.#work.sync(fw, true);
     this.requestAllocation();
   }
 
@@ -214,7 +199,7 @@ export class Allocator {
     const fw = this.#books.frameworks.get(id);
     if (fw === undefined) return;
     fw.active = true;
-    this.#sync(fw, true);
+    this.#work.sync(fw, true);
     this.requestAllocation();
   }
 
@@ -222,7 +207,7 @@ export class Allocator {
     const fw = this.#books.frameworks.get(id);
     if (fw === undefined) return;
     fw.active = false;
-    this.#sync(fw, false);
+    this.#work.sync(fw, false);
   }
 
   /** Forgets a framework; what it still holds goes back to the agents. */
@@ -236,17 +221,17 @@ export class Allocator {
       const held = agent.allocated.get(id);
       if (held === undefined) continue;
       this.#books.recover(agent, id, held);
-      this.#changed(agent);
+      this.#work.changed(agent);
       recovered = true;
     }
     for (const c of [...fw.clients.values()]) {
       this.#filters.clear(c);
-      this.#able.delete(c);
+      this.#work.forgetClient(c);
       this.#books.dropClient(c);
     }
     this.#books.frameworks.delete(id);
     if (recovered) {
-      this.#consumptionFell();
+      this.#work.consumptionFell();
       this.requestAllocation(this.allocationIntervalMs);
     }
   }
@@ -255,7 +240,7 @@ export class Allocator {
     const fw = this.#books.frameworks.get(id);
     if (fw === undefined) return;
     for (const role of roles.length === 0 ? fw.roles : roles) fw.suppressed.add(role);
-    this.#sync(fw, false);
+    this.#work.sync(fw, false);
   }
 
   revive(id: string, roles: readonly string[]): void {
@@ -266,9 +251,9 @@ export class Allocator {
       fw.suppressed.delete(role);
       this.#clearFilters(fw, role);
       const c = fw.clients.get(role);
-      if (c !== undefined && fw.roles.has(role)) this.#able.add(c);
+      if (c !== undefined && fw.roles.has(role)) this.#work.able(c);
     }
-    this.#sync(fw, false);
+    this.#work.sync(fw, false);
     this.requestAllocation();
   }
 
@@ -339,7 +324,7 @@ export class Allocator {
     for (const [role, bag] of splitByAllocationRole(resources)) {
       this.#books.allocate(agent, this.#books.client(fw, role), bag);
     }
-    this.#changed(agent);
+    this.#work.changed(agent);
   }
 
   /** Returns resources (tagged with their allocation role) to the pool. */
@@ -347,8 +332,8 @@ export class Allocator {
     const agent = this.#books.agents.get(agentId);
     if (agent === undefined || isEmpty(resources)) return;
     const byRole = this.#books.recover(agent, frameworkId, resources);
-    this.#changed(agent);
-    this.#consumptionFell();
+    this.#work.changed(agent);
+    this.#work.consumptionFell();
     const fw = this.#books.frameworks.get(frameworkId);
     if (refuseMs > 0 && fw !== undefined) {
       const expiresAtMs = this.ctx.loop.now() + refuseMs;
@@ -402,66 +387,18 @@ export class Allocator {
    */
   allocate(): OfferDecision[] {
     this.#expireFilters();
-    if (this.#dirty.size === 0 && this.#able.size === 0) return [];
-    const able = this.#ableByRole();
-    const visits: AgentState[] = [];
-    const full = new Set<AgentState>();
-    for (const agent of this.#dirty) {
-      if (this.#free.has(agent)) {
-        visits.push(agent);
-        full.add(agent);
-      }
+    const work = this.#work.take();
+    if (work === undefined) return [];
+    const pass = new Pass(this.#books, this.#filters, work.able);
+    for (const agent of this.#rng.shuffle(work.visits)) {
+      pass.visit(agent, work.full.has(agent));
+      this.#work.refresh(agent);
     }
-    if (able.size > 0) for (const agent of this.#free) if (!full.has(agent)) visits.push(agent);
-    this.#dirty = new Set();
-    this.#able = new Set();
-    const pass = new Pass(this.#books, this.#filters, able);
-    for (const agent of this.#rng.shuffle(visits)) {
-      pass.visit(agent, full.has(agent));
-      this.#refreshFree(agent);
-    }
-    for (const role of pass.cutRoles) this.#cutRoles.add(role);
+    this.#work.cut(pass.cutRoles);
     return pass.decisions;
   }
 
   // ---- internals ----
-
-  /** The able clients still eligible, as bit sets per role. */
-  #ableByRole(): Map<RoleState, BitSet> {
-    const out = new Map<RoleState, BitSet>();
-    for (const c of this.#able) {
-      if (!c.inOrder) continue;
-      let bits = out.get(c.roleState);
-      if (bits === undefined) out.set(c.roleState, (bits = new BitSet()));
-      bits.add(c.index);
-    }
-    return out;
-  }
-
-  /** Free resources of an agent changed (or it came back): visit it fully. */
-  #changed(agent: AgentState): void {
-    this.#refreshFree(agent);
-    if (agent.active) this.#dirty.add(agent);
-  }
-
-  #refreshFree(agent: AgentState): void {
-    if (agent.active && allocatable(agent.available)) this.#free.add(agent);
-    else this.#free.delete(agent);
-  }
-
-  /**
-   * Puts a framework's clients in or out of their roles' orders: a client
-   * takes offers when the framework is active, in the role and not
-   * suppressed in it. `all` marks every eligible client able, else only
-   * those that came in.
-   */
-  #sync(fw: FrameworkState, all: boolean): void {
-    for (const c of fw.clients.values()) {
-      const eligible = fw.active && fw.roles.has(c.role) && !fw.suppressed.has(c.role);
-      const cameIn = this.#books.setEligible(c, eligible);
-      if (eligible && (all || cameIn)) this.#able.add(c);
-    }
-  }
 
   #clearFilters(fw: FrameworkState, role: string): void {
     const c = fw.clients.get(role);
@@ -472,36 +409,16 @@ export class Allocator {
     for (const [role, q] of reservedScalars(total)) this.#books.quota.charge(role, q, sign);
   }
 
-  /**
-   * Some consumption fell: roles a limit cut are able again (the roles of
-   * one tree share their limits, so any fall may give them room).
-   */
-  #consumptionFell(): void {
-    if (this.#cutRoles.size === 0) return;
-    for (const role of this.#cutRoles) this.#markRoleAble(role);
-    this.#cutRoles.clear();
-  }
-
   #quotaChanged(role: string): void {
-    const top = role.split('/')[0]!;
-    for (const name of this.#books.roles.keys()) {
-      if (name === top || name.startsWith(`${top}/`)) this.#markRoleAble(name);
-    }
-    this.#cutRoles.delete(role);
+    this.#work.quotaChanged(role);
     this.requestAllocation();
-  }
-
-  #markRoleAble(role: string): void {
-    const state = this.#books.roles.get(role);
-    if (state === undefined) return;
-    for (const c of state.sorter.order()) this.#able.add(c);
   }
 
   #expireFilters(): void {
     const agents = this.#filters.expire(this.ctx.loop.now(), (role, index) => this.#books.roles.get(role)?.byIndex[index]);
     for (const id of agents) {
       const agent = this.#books.agents.get(id);
-      if (agent !== undefined && agent.active) this.#dirty.add(agent);
+      if (agent !== undefined) this.#work.unfiltered(agent);
     }
   }
 

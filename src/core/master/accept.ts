@@ -14,6 +14,8 @@ import type { ExecutorSpec, Operation, StatusReason, TaskSpec } from '../model/t
 import { refOf, type Framework } from './framework.js';
 import type { Offer, Task } from '../model/records.js';
 import type { MasterOps } from './ops.js';
+import { removeOffer, useOffer } from './offers.js';
+import { addExecutor, addTask, masterStatus, removeExecutor, updateTaskState } from './tasks.js';
 import { acceptOperation, type AcceptPool } from './operations.js';
 import { taskError } from './validation.js';
 
@@ -27,10 +29,10 @@ export function onAccept(
   const { offers, error } = collectOffers(m, fw, offerIds, operations.length > 0);
   if (error !== undefined) {
     m.ctx.trace.append('offer:invalid', { frameworkId: fw.id, message: error });
-    for (const offer of offers) m.removeOffer(offer, { rescind: false });
+    for (const offer of offers) removeOffer(m, offer, { rescind: false });
     const state = fw.has('PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
     for (const task of operations.flatMap(tasksOf)) {
-      const status = m.masterStatus(task, state, `Task launched with invalid offers: ${error}`, 'REASON_INVALID_OFFERS');
+      const status = masterStatus(m, task, state, `Task launched with invalid offers: ${error}`, 'REASON_INVALID_OFFERS');
       fw.send({ type: 'UPDATE', status });
     }
     return done;
@@ -39,7 +41,7 @@ export function onAccept(
   if (first === undefined) return done;
   const pool: Pool = { agentId: first.agentId, role: first.role, available: [], unbooked: [] };
   for (const offer of offers) {
-    m.useOffer(offer);
+    useOffer(m, offer);
     pool.available = add(pool.available, offer.resources);
   }
   for (const op of operations) {
@@ -69,7 +71,7 @@ export function onDecline(m: MasterOps, fw: Framework, offerIds: readonly string
       m.ctx.trace.append('offer:decline-invalid', { frameworkId: fw.id, offerId: id });
       continue;
     }
-    m.removeOffer(offer, { rescind: false, refuseMs });
+    removeOffer(m, offer, { rescind: false, refuseMs });
   }
   return done;
 }
@@ -174,7 +176,7 @@ function launch(m: MasterOps, fw: Framework, pool: Pool, [spec]: readonly TaskSp
   }
   pool.available = subtract(pool.available, add(need, executorNeed));
   if (newExecutor) {
-    m.addExecutor(fw, executorKey!, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
+    addExecutor(m, fw, executorKey!, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
   }
   const task = record(m, fw, pool, spec, need, executor?.executorId);
   deliver(m, fw, [task], newExecutor ? executorKey : undefined, () => ({ type: 'RUN_TASK', launchId: m.ids.launch(), framework: fw.info, task: spec }));
@@ -218,7 +220,7 @@ function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: Executor
   }
   pool.available = subtract(pool.available, total);
   if (newExecutor) {
-    m.addExecutor(fw, executorKey, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
+    addExecutor(m, fw, executorKey, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
   }
   const tasks = specs.map((spec) => record(m, fw, pool, spec, withAllocationRole(spec.resources, pool.role), executor.executorId));
   deliver(m, fw, tasks, newExecutor ? executorKey : undefined, (live) => ({ type: 'RUN_TASK_GROUP', launchId: m.ids.launch(), framework: fw.info, executor, tasks: live }));
@@ -281,7 +283,7 @@ function record(m: MasterOps, fw: Framework, pool: Pool, spec: TaskSpec, resourc
     pending: true,
     resourcesRecovered: false,
   };
-  m.addTask(fw, task, false);
+  addTask(m, fw, task, false);
   pool.unbooked.push(resources);
   m.ctx.trace.append('task:launch', { frameworkId: fw.id, agentId: pool.agentId, taskId: spec.taskId, executorId });
   return task;
@@ -320,8 +322,8 @@ function deliver(
 /** KILL of an accepted task not yet handed to its agent: the master answers itself. */
 export function killDuringLaunch(m: MasterOps, fw: Framework, task: Task): void {
   task.pending = false;
-  const status = m.masterStatus(refOf(task), 'TASK_KILLED', 'Killed before delivery to the agent', 'REASON_TASK_KILLED_DURING_LAUNCH');
-  m.updateTaskState(task, status);
+  const status = masterStatus(m, refOf(task), 'TASK_KILLED', 'Killed before delivery to the agent', 'REASON_TASK_KILLED_DURING_LAUNCH');
+  updateTaskState(m, task, status);
   fw.completeTask(task);
   fw.send({ type: 'UPDATE', status });
 }
@@ -331,13 +333,13 @@ function dropUnusedExecutor(m: MasterOps, fw: Framework, key: string | undefined
   if (record === undefined) return;
   // A later launch may have reused the executor before this one was dropped.
   for (const t of fw.tasks.values()) if (t.agentId === record.agentId && t.executorId === record.executorId) return;
-  m.removeExecutor(fw, key!);
+  removeExecutor(m, fw, key!);
   m.ctx.trace.append('executor:drop', { frameworkId: fw.id, agentId: record.agentId, executorId: record.executorId });
 }
 
 function reject(m: MasterOps, fw: Framework, pool: Pool, spec: TaskSpec, message: string, reason: StatusReason): void {
   m.ctx.trace.append('task:invalid', { frameworkId: fw.id, taskId: spec.taskId, message });
-  const status = m.masterStatus({ taskId: spec.taskId, agentId: pool.agentId }, 'TASK_ERROR', message, reason);
+  const status = masterStatus(m, { taskId: spec.taskId, agentId: pool.agentId }, 'TASK_ERROR', message, reason);
   fw.send({ type: 'UPDATE', status });
 }
 

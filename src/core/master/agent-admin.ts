@@ -21,6 +21,8 @@ import { killDuringLaunch } from './accept.js';
 import type { AgentRecord } from './agents.js';
 import { refOf } from './framework.js';
 import type { MasterOps } from './ops.js';
+import { removeOffer } from './offers.js';
+import { masterStatus, removeExecutor, updateTaskState } from './tasks.js';
 
 /** Upstream finds recovered, registered and unreachable agents; a gone one is none of these. */
 function knownAgent(m: MasterOps, agentId: string): AgentRecord | undefined {
@@ -101,13 +103,13 @@ export function markAgentGone(m: MasterOps, agentId: string): Outcome {
       if (!isTerminal(task.state)) {
         // A launch still on its way is never delivered now.
         task.pending = false;
-        const status = m.masterStatus(refOf(task), state, 'Agent has been marked gone', 'REASON_AGENT_REMOVED_BY_OPERATOR');
-        m.updateTaskState(task, status);
+        const status = masterStatus(m, refOf(task), state, 'Agent has been marked gone', 'REASON_AGENT_REMOVED_BY_OPERATOR');
+        updateTaskState(m, task, status);
         fw.send({ type: 'UPDATE', status });
       }
       fw.completeTask(task);
     }
-    for (const [key, executor] of [...fw.executors]) if (executor.agentId === agentId) m.removeExecutor(fw, key);
+    for (const [key, executor] of [...fw.executors]) if (executor.agentId === agentId) removeExecutor(m, fw, key);
     fw.send({ type: 'FAILURE', agentId });
   }
   // Everything on it is recovered now: the allocator forgets it, so its
@@ -120,6 +122,6 @@ export function markAgentGone(m: MasterOps, agentId: string): Outcome {
 
 function rescindOffers(m: MasterOps, agentId: string): void {
   for (const fw of m.frameworks.values()) {
-    for (const offer of [...fw.offers.values()]) if (offer.agentId === agentId) m.removeOffer(offer, { rescind: true });
+    for (const offer of [...fw.offers.values()]) if (offer.agentId === agentId) removeOffer(m, offer, { rescind: true });
   }
 }

@@ -27,6 +27,8 @@ import type { AgentRecord, PingRound, PingState } from './agents.js';
 import { refOf } from './framework.js';
 import type { ExecutorRecord } from '../model/records.js';
 import type { MasterOps } from './ops.js';
+import { removeOffer } from './offers.js';
+import { addExecutor, masterStatus, recoverTaskResources, removeExecutor, updateTaskState } from './tasks.js';
 import { agentSnapshot } from './snapshots.js';
 
 export const AGENT_PING_TIMEOUT_MS = 15_000;
@@ -192,7 +194,7 @@ export function markUnreachable(m: MasterOps, record: AgentRecord): void {
   m.ctx.trace.append('agent:unreachable', { agentId, missedPings: MAX_AGENT_PING_TIMEOUTS });
   m.allocator.deactivateAgent(agentId);
   for (const fw of m.frameworks.values()) {
-    for (const offer of [...fw.offers.values()]) if (offer.agentId === agentId) m.removeOffer(offer, { rescind: true });
+    for (const offer of [...fw.offers.values()]) if (offer.agentId === agentId) removeOffer(m, offer, { rescind: true });
   }
   const executors = new Map<string, ExecutorRecord>();
   for (const fw of m.frameworks.values()) {
@@ -202,16 +204,16 @@ export function markUnreachable(m: MasterOps, record: AgentRecord): void {
       // A launch still on its way is never delivered now.
       task.pending = false;
       const state = partitionAware ? 'TASK_UNREACHABLE' : 'TASK_LOST';
-      const status = { ...m.masterStatus(refOf(task), state, UNREACHABLE_MESSAGE, 'REASON_AGENT_REMOVED'), unreachableTimeMs };
-      m.updateTaskState(task, status);
-      m.recoverTaskResources(task);
+      const status = { ...masterStatus(m, refOf(task), state, UNREACHABLE_MESSAGE, 'REASON_AGENT_REMOVED'), unreachableTimeMs };
+      updateTaskState(m, task, status);
+      recoverTaskResources(m, task);
       if (!partitionAware) fw.completeTask(task);
       fw.send({ type: 'UPDATE', status });
     }
     for (const [key, executor] of [...fw.executors]) {
       if (executor.agentId !== agentId) continue;
       if (partitionAware) executors.set(`${fw.id}\u0000${key}`, executor);
-      m.removeExecutor(fw, key);
+      removeExecutor(m, fw, key);
     }
     fw.send({ type: 'FAILURE', agentId });
   }
@@ -260,7 +262,7 @@ export function restoreReachable(
     const fw = m.frameworks.get(id.split('\u0000')[0]!);
     if (fw === undefined || !running.has(id)) continue;
     const key = id.slice(fw.id.length + 1);
-    m.addExecutor(fw, key, executor);
+    addExecutor(m, fw, key, executor);
     m.allocator.holdUsed(fw.id, agentId, executor.resources);
   }
   record.parkedExecutors = new Map();

@@ -13,6 +13,8 @@ import { onPong, restoreReachable, startPinging } from './agent-health.js';
 import { AgentRecord } from './agents.js';
 import { refOf } from './framework.js';
 import type { MasterOps } from './ops.js';
+import { removeOffer } from './offers.js';
+import { masterStatus, removeExecutor, updateTaskState } from './tasks.js';
 import { agentSnapshot } from './snapshots.js';
 import { onOperationStatus, resendOperations } from './operations.js';
 import { mustReadmit, readmit } from './readmit.js';
@@ -135,8 +137,8 @@ function reconcileTasks(m: MasterOps, agentId: string, reported: readonly Report
       if (task.agentId !== agentId || task.pending || isTerminal(task.state)) continue;
       if (known.has(`${fw.id}\u0000${task.spec.taskId}`)) continue;
       const state = fw.has('PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
-      const status = m.masterStatus(refOf(task), state, 'Task is unknown to the agent', 'REASON_TASK_UNKNOWN');
-      m.updateTaskState(task, status);
+      const status = masterStatus(m, refOf(task), state, 'Task is unknown to the agent', 'REASON_TASK_UNKNOWN');
+      updateTaskState(m, task, status);
       fw.send({ type: 'UPDATE', status });
     }
   }
@@ -154,7 +156,7 @@ function reconcileExecutors(
       // An executor the master added for a launch still on its way is not missing.
       if ([...fw.tasks.values()].some((t) => t.pending && t.agentId === agentId && t.executorId === record.executorId)) continue;
       m.ctx.trace.append('executor:unknown-to-agent', { agentId, frameworkId: fw.id, executorId: record.executorId });
-      m.removeExecutor(fw, key);
+      removeExecutor(m, fw, key);
     }
   }
 }
@@ -168,7 +170,7 @@ function onAgentExited(m: MasterOps, agentId: string): void {
   m.allocator.deactivateAgent(agentId);
   for (const fw of m.frameworks.values()) {
     for (const offer of [...fw.offers.values()]) {
-      if (offer.agentId === agentId) m.removeOffer(offer, { rescind: true });
+      if (offer.agentId === agentId) removeOffer(m, offer, { rescind: true });
     }
   }
 }
@@ -187,7 +189,7 @@ function onStatusUpdate(m: MasterOps, agentId: string, frameworkId: string, repo
   m.ctx.trace.appendJson('task:status', statusText(frameworkId, agentId, taskId, state, latest, uuid), () => ({ frameworkId, agentId, taskId, state, latest, uuid }));
   if (fw === undefined) return;
   const task = fw.tasks.get(status.taskId);
-  if (task !== undefined) m.updateTaskState(task, status, latest);
+  if (task !== undefined) updateTaskState(m, task, status, latest);
   fw.send({ type: 'UPDATE', status });
 }
 
@@ -195,7 +197,7 @@ function onExitedExecutor(m: MasterOps, agentId: string, frameworkId: string, ex
   const fw = m.frameworks.get(frameworkId);
   m.ctx.trace.append('executor:exited', { agentId, frameworkId, executorId, waitStatus });
   if (fw === undefined) return;
-  m.removeExecutor(fw, `${agentId}/${executorId}`);
+  removeExecutor(m, fw, `${agentId}/${executorId}`);
   fw.send({ type: 'FAILURE', agentId, executorId, status: waitStatus });
 }
 

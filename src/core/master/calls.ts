@@ -11,6 +11,7 @@ import { refOf, type Framework } from './framework.js';
 import type { Task } from '../model/records.js';
 import { unreachableSince } from './agent-health.js';
 import type { MasterOps } from './ops.js';
+import { masterStatus } from './tasks.js';
 import { onAcknowledgeOperation, onReconcileOperations } from './operations.js';
 import { roleError } from './validation.js';
 
@@ -158,7 +159,7 @@ function onReconcile(m: MasterOps, fw: Framework, call: Call<'RECONCILE'>): Outc
 }
 
 function sendLatest(m: MasterOps, fw: Framework, task: Task): void {
-  const status = m.masterStatus(refOf(task), task.state, 'Reconciliation: Latest task state', 'REASON_RECONCILIATION');
+  const status = masterStatus(m, refOf(task), task.state, 'Reconciliation: Latest task state', 'REASON_RECONCILIATION');
   const unreachableTimeMs = task.state === 'TASK_UNREACHABLE' ? unreachableSince(m, task.agentId) : undefined;
   fw.send({ type: 'UPDATE', status: unreachableTimeMs === undefined ? status : { ...status, unreachableTimeMs } });
 }
@@ -184,7 +185,7 @@ function reconcileUnknown(m: MasterOps, fw: Framework, taskId: string, named: st
       : agentId !== undefined && m.agents.has(agentId)
         ? 'Reconciliation: Task is unknown to the agent'
         : 'Reconciliation: Task is unknown';
-  const status = m.masterStatus({ taskId, agentId }, state, message, 'REASON_RECONCILIATION');
+  const status = masterStatus(m, { taskId, agentId }, state, message, 'REASON_RECONCILIATION');
   fw.send({ type: 'UPDATE', status: unreachableTimeMs === undefined ? status : { ...status, unreachableTimeMs } });
 }
 

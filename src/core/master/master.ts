@@ -5,39 +5,40 @@
  * messages (`receive`). Events for schedulers go to the outbox, addressed
  * to their connection. The call handlers live in `calls.ts` and
  * `accept.ts`, which see the master only as `MasterOps`; this file keeps
- * the lifecycles (framework, agent, offer, task) and the one place each
- * changes, with the books (`Ledger`) kept beside them.
+ * the frameworks' lifecycle, from subscription to removal. Offers change
+ * in one place, `offers.ts`, tasks and executors in another, `tasks.ts`,
+ * each with the books (`Ledger`) kept beside them.
  */
-import { Allocator, DEFAULT_ALLOCATION_INTERVAL_MS, type OfferDecision } from '../allocator/allocator.js';
+import { Allocator, DEFAULT_ALLOCATION_INTERVAL_MS } from '../allocator/allocator.js';
 import { Authorizer, notAuthorizedForRoles, principalMismatch, rolesOf } from '../model/authz.js';
 import { wallTimeMs, type SimContext } from '../network/context.js';
 import { done, fail, type Outcome } from '../model/errors.js';
 import { IdGenerator } from '../kernel/ids.js';
 import { MASTER_NODE, type AgentToMaster, type FrameworkRef, type Message, type MasterToAgent, type SimNode } from '../model/messages.js';
 import type { Outbox } from '../network/outbox.js';
-import { allocate as withAllocationRole } from '../model/resources.js';
 import type { Rng } from '../kernel/rng.js';
-import { canTransition, isTerminal } from '../model/task-state.js';
-import type { MasterInfo, OfferView, QuotaConfig, SchedulerCall, SchedulerEvent, Subscription, TaskState, TaskStatus } from '../model/types.js';
+import { isTerminal } from '../model/task-state.js';
+import type { MasterInfo, QuotaConfig, SchedulerCall, SchedulerEvent, Subscription } from '../model/types.js';
 import { quietPings } from './agent-health.js';
 import { AgentTotals } from './agent-totals.js';
 import { AgentRecord, type PingRound } from './agents.js';
 import { dispatch } from './calls.js';
-import { Framework, keepLatest, MAX_COMPLETED_TASKS_PER_FRAMEWORK, refOf, type TaskRef } from './framework.js';
-import type { ExecutorRecord, Offer, Task } from '../model/records.js';
+import { Framework, keepLatest, MAX_COMPLETED_TASKS_PER_FRAMEWORK, refOf } from './framework.js';
 import { Ledger } from './ledger.js';
 import { MisuseLog } from './misuse.js';
+import { makeOffers, removeOffer } from './offers.js';
 import type { MasterOps, MasterOptions } from './ops.js';
 import { onAgentMessage } from './agent-messages.js';
 import { checkDraining, onOperatorCall } from './operator.js';
 import { OperatorFeed } from './operator-feed.js';
-import { frameworkSnapshot, taskSnapshot } from './snapshots.js';
+import { frameworkSnapshot } from './snapshots.js';
 import { OperationStore } from './operation-store.js';
 import type {  } from '../model/records.js';
 import { MasterRecovery } from './recovery-state.js';
 import { removeFrameworkOperations } from './operations.js';
+import { masterStatus, recoverTaskResources, removeExecutor, updateTaskState } from './tasks.js';
 import { immutableFieldError, subscriptionError } from './validation.js';
-import type { OperatorCall, OperatorEvent, OperatorValue } from '../model/operator-types.js';
+import type { OperatorCall, OperatorValue } from '../model/operator-types.js';
 
 export type { MasterOptions } from './ops.js';
 
@@ -102,7 +103,7 @@ export class Master implements MasterOps, SimNode {
     this.startTimeMs = wallTimeMs(ctx);
     this.allocator = new Allocator(
       ctx,
-      (decisions) => this.#onDecisions(decisions),
+      (decisions) => makeOffers(this, decisions),
       options.allocationIntervalMs ?? DEFAULT_ALLOCATION_INTERVAL_MS,
     );
     this.weights = new Map(options.weights ?? []);
@@ -194,7 +195,7 @@ export class Master implements MasterOps, SimNode {
     fw.unregisteredTimeMs = wallTimeMs(this.ctx);
     this.ctx.loop.cancel(fw.heartbeatTimer);
     this.allocator.deactivateFramework(fw.id);
-    for (const offer of [...fw.offers.values()]) this.removeOffer(offer, { rescind: false });
+    for (const offer of [...fw.offers.values()]) removeOffer(this, offer, { rescind: false });
     fw.failoverTimer = this.ctx.loop.schedule(fw.info.failoverTimeoutMs, 'framework:failover-timeout', () => {
       this.ctx.trace.append('framework:failover-expired', { frameworkId });
       this.removeFramework(fw, 'Framework failover timeout');
@@ -296,7 +297,7 @@ export class Master implements MasterOps, SimNode {
     this.ctx.loop.cancel(fw.failoverTimer);
     fw.failoverTimer = undefined;
     // Upstream discards the outstanding offers of a failed-over framework silently.
-    for (const offer of [...fw.offers.values()]) this.removeOffer(offer, { rescind: false });
+    for (const offer of [...fw.offers.values()]) removeOffer(this, offer, { rescind: false });
     // `user` and `checkpoint` keep their first values on re-subscription.
     fw.info = { ...sub.info, id: fw.id, user: fw.info.user, checkpoint: fw.info.checkpoint };
     this.#applySubscription(fw, sub);
@@ -319,7 +320,7 @@ export class Master implements MasterOps, SimNode {
     this.#applySubscription(fw, sub);
     const roles = new Set(fw.roles());
     for (const offer of [...fw.offers.values()]) {
-      if (!roles.has(offer.role)) this.removeOffer(offer, { rescind: true });
+      if (!roles.has(offer.role)) removeOffer(this, offer, { rescind: true });
     }
     this.allocator.updateFramework(fw.id, this.#allocationInfo(fw));
     this.ctx.trace.append('framework:update', { frameworkId: fw.id, roles: fw.roles(), suppressed: [...fw.suppressedRoles] });
@@ -359,15 +360,15 @@ export class Master implements MasterOps, SimNode {
       this.#byConnection.delete(fw.connectionId);
       fw.connectionId = undefined;
     }
-    for (const offer of [...fw.offers.values()]) this.removeOffer(offer, { rescind: false });
+    for (const offer of [...fw.offers.values()]) removeOffer(this, offer, { rescind: false });
     for (const task of [...fw.tasks.values()]) {
       if (!isTerminal(task.state)) {
-        this.updateTaskState(task, this.masterStatus(refOf(task), 'TASK_KILLED', 'Framework removed', 'REASON_FRAMEWORK_REMOVED'));
+        updateTaskState(this, task, masterStatus(this, refOf(task), 'TASK_KILLED', 'Framework removed', 'REASON_FRAMEWORK_REMOVED'));
       }
-      this.recoverTaskResources(task);
+      recoverTaskResources(this, task);
       fw.completeTask(task);
     }
-    for (const key of [...fw.executors.keys()]) this.removeExecutor(fw, key);
+    for (const key of [...fw.executors.keys()]) removeExecutor(this, fw, key);
     removeFrameworkOperations(this, fw.id);
     for (const agentId of this.agents.keys()) this.toAgent(agentId, { type: 'SHUTDOWN_FRAMEWORK', frameworkId: fw.id });
     this.allocator.removeFramework(fw.id);
@@ -377,148 +378,6 @@ export class Master implements MasterOps, SimNode {
     this.frameworks.delete(fw.id);
     keepLatest(this.completedFrameworks, fw, this.options.maxCompletedFrameworks ?? MAX_COMPLETED_FRAMEWORKS);
     this.feed.emit(() => ({ type: 'FRAMEWORK_REMOVED', info: fw.info }));
-  }
-
-  // ---- offers ----
-
-  #onDecisions(decisions: readonly OfferDecision[]): void {
-    const batches = new Map<Framework, OfferView[]>();
-    for (const d of decisions) {
-      const fw = this.frameworks.get(d.frameworkId);
-      if (fw === undefined) throw new Error(`allocator offered to unknown framework '${d.frameworkId}'`);
-      const offer: Offer = {
-        id: this.ids.offer(),
-        frameworkId: fw.id,
-        agentId: d.agentId,
-        role: d.role,
-        resources: withAllocationRole(d.resources, d.role),
-      };
-      fw.offers.set(offer.id, offer);
-      this.misuse.offerMade(offer);
-      this.ledger.hold('offered', offer, offer.resources);
-      if (this.options.offerTimeoutMs !== undefined) {
-        offer.timer = this.ctx.loop.schedule(this.options.offerTimeoutMs, 'offer:timeout', () =>
-          this.removeOffer(offer, { rescind: true }),
-        );
-      }
-      this.ctx.trace.append('offer:create', { offerId: offer.id, frameworkId: fw.id, agentId: d.agentId, role: d.role });
-      const batch = batches.get(fw) ?? [];
-      batch.push(this.offerView(fw, offer));
-      batches.set(fw, batch);
-    }
-    for (const [fw, offers] of batches) fw.send({ type: 'OFFERS', offers });
-  }
-
-  offerView(fw: Framework, offer: Offer): OfferView {
-    const { info } = this.agents.get(offer.agentId)!;
-    const multiRole = fw.has('MULTI_ROLE');
-    // One pass, no copies: a framework may run thousands of executors, and every offer looks.
-    const executorIds: string[] = [];
-    for (const e of fw.executors.values()) if (e.agentId === offer.agentId) executorIds.push(e.executorId);
-    return {
-      id: offer.id,
-      frameworkId: fw.id,
-      agentId: offer.agentId,
-      hostname: info.hostname,
-      ...(multiRole ? { allocationRole: offer.role } : {}),
-      resources: multiRole ? offer.resources : withAllocationRole(offer.resources, undefined),
-      reservationRefinement: fw.has('RESERVATION_REFINEMENT'),
-      attributes: info.attributes,
-      executorIds,
-      url: { scheme: 'http', hostname: info.hostname, ip: info.ip, port: info.port, path: '/slave(1)' },
-    };
-  }
-
-  /** Takes an offer away; its resources go back to the allocator. */
-  removeOffer(offer: Offer, how: { readonly rescind: boolean; readonly refuseMs?: number }): void {
-    const fw = this.frameworks.get(offer.frameworkId);
-    this.#dropOffer(offer);
-    this.misuse.offerEnded(offer, how.rescind ? 'rescinded' : 'withdrawn');
-    this.allocator.recoverResources(offer.frameworkId, offer.agentId, offer.resources, how.refuseMs ?? 0);
-    this.ctx.trace.append(how.rescind ? 'offer:rescind' : 'offer:remove', { offerId: offer.id });
-    if (how.rescind) fw?.send({ type: 'RESCIND', offerId: offer.id });
-  }
-
-  useOffer(offer: Offer): void {
-    this.#dropOffer(offer);
-    this.misuse.offerEnded(offer, 'accepted');
-    this.ctx.trace.append('offer:use', { offerId: offer.id });
-  }
-
-  #dropOffer(offer: Offer): void {
-    this.ctx.loop.cancel(offer.timer);
-    this.frameworks.get(offer.frameworkId)?.offers.delete(offer.id);
-    this.ledger.release('offered', offer, offer.resources);
-  }
-
-  // ---- tasks and executors ----
-
-  addTask(fw: Framework, task: Task, book = true): void {
-    fw.tasks.set(task.spec.taskId, task);
-    if (book) this.ledger.hold('used', task, task.resources);
-    this.feed.emit(() => ({ type: 'TASK_ADDED', task: taskSnapshot(task), user: fw.info.user }));
-  }
-
-  addExecutor(fw: Framework, key: string, record: ExecutorRecord): void {
-    fw.executors.set(key, record);
-    this.ledger.hold('used', { frameworkId: fw.id, agentId: record.agentId }, record.resources);
-  }
-
-  removeExecutor(fw: Framework, key: string): void {
-    const record = fw.executors.get(key);
-    if (record === undefined) return;
-    fw.executors.delete(key);
-    this.ledger.release('used', { frameworkId: fw.id, agentId: record.agentId }, record.resources);
-    this.allocator.recoverResources(fw.id, record.agentId, record.resources);
-  }
-
-  /** A status the master makes up itself: no uuid, so never acknowledged. */
-  masterStatus(task: TaskRef, state: TaskState, message: string, reason: TaskStatus['reason']): TaskStatus {
-    return {
-      taskId: task.taskId,
-      state,
-      source: 'SOURCE_MASTER',
-      ...(reason === undefined ? {} : { reason }),
-      message,
-      ...(task.agentId === undefined ? {} : { agentId: task.agentId }),
-      ...(task.executorId === undefined ? {} : { executorId: task.executorId }),
-      timestampMs: wallTimeMs(this.ctx),
-    };
-  }
-
-  /**
-   * Moves the master's task to the status' latest state. An update that
-   * the network delayed or duplicated may arrive after a newer one; a move
-   * the task state table does not allow from where the task is now is such
-   * a stale update, and leaves the task where it is, unless the update
-   * itself says the task has ended.
-   */
-  updateTaskState(task: Task, status: TaskStatus, latest: TaskState = status.state): void {
-    if (task.state !== latest && !isTerminal(task.state)) {
-      if (canTransition(task.state, latest)) task.state = latest;
-      else if (isTerminal(status.state)) task.state = status.state;
-      else this.ctx.trace.append('task:stale-update', { taskId: task.spec.taskId, state: task.state, latest });
-    }
-    const changed = task.statuses.at(-1)?.state !== status.state;
-    // Kept without its data, as upstream keeps it (MESOS-1746: frameworks' data would fill the master);
-    // a repeated state replaces the latest status, as upstream's `updateTask` does.
-    task.statuses[changed ? task.statuses.length : task.statuses.length - 1] = status.data === undefined ? status : withoutData(status);
-    task.statusUpdateState = status.state;
-    task.statusUpdateUuid = status.uuid;
-    if (isTerminal(task.state)) this.recoverTaskResources(task);
-    if (changed) this.feed.emit(() => this.#taskUpdated(task, status));
-  }
-
-  #taskUpdated(task: Task, status: TaskStatus): OperatorEvent {
-    const user = this.frameworks.get(task.frameworkId)?.info.user ?? '';
-    return { type: 'TASK_UPDATED', frameworkId: task.frameworkId, status, state: task.state, spec: task.spec, user };
-  }
-
-  recoverTaskResources(task: Task): void {
-    if (task.resourcesRecovered) return;
-    task.resourcesRecovered = true;
-    this.ledger.release('used', task, task.resources);
-    this.allocator.recoverResources(task.frameworkId, task.agentId, task.resources);
   }
 }
 
@@ -545,9 +404,4 @@ function eventSummary(event: SchedulerEvent): string {
     case 'HEARTBEAT':
       return '';
   }
-}
-
-function withoutData(status: TaskStatus): TaskStatus {
-  const { data: _dropped, ...kept } = status;
-  return kept;
 }

@@ -3,7 +3,8 @@
  * version (how many operations changed its resources). `operations.ts`
  * runs the operations; this is only their bookkeeping.
  */
-import type { Conversion, Resources } from '../model/resources.js';
+import type { Resources } from '../model/resources.js';
+import type { Conversion } from '../model/conversions.js';
 import type { OperationState, OperationStatus, ResourceOperation } from '../model/types.js';
 import type { OperationRecord } from '../model/records.js';
 

@@ -17,16 +17,8 @@
  *              fields), not used by a task or executor
  *   any        at least one resource once zero quantities are dropped
  */
-import {
-  allocate as withAllocationRole,
-  contains,
-  format,
-  isDynamicallyReserved,
-  isPersistentVolume,
-  isReserved,
-  type Resource,
-  type Resources,
-} from '../model/resources.js';
+import { allocate as withAllocationRole, contains, format, type Resource, type Resources } from '../model/resources.js';
+import { isDynamicallyReserved, isPersistentVolume, isReserved } from '../model/conversions.js';
 import type { ResourceOperation } from '../model/types.js';
 import type { Framework } from './framework.js';
 import { roleError } from './validation.js';

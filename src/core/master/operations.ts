@@ -19,20 +19,13 @@
  */
 import { done, type Outcome } from '../model/errors.js';
 import { toHex } from '../kernel/rng.js';
-import {
-  add,
-  allocate as withAllocationRole,
-  applyConversions,
-  contains,
-  popReservation,
-  withoutVolume,
-  type Conversion,
-  type Resources,
-} from '../model/resources.js';
+import { add, allocate as withAllocationRole, contains, type Resources } from '../model/resources.js';
+import { applyConversions, popReservation, withoutVolume, type Conversion } from '../model/conversions.js';
 import type { OperationState, OperationStatus, ResourceOperation, ResourceOperationType } from '../model/types.js';
 import type { Framework } from './framework.js';
 import type {  } from '../model/records.js';
 import type { MasterOps } from './ops.js';
+import { removeOffer } from './offers.js';
 import { isTerminalOperation } from './operation-store.js';
 import type { OperationRecord } from '../model/records.js';
 import { operationError } from './operation-validation.js';
@@ -236,7 +229,7 @@ export function operatorOperation(
   for (const fw of m.frameworks.values()) {
     for (const offer of [...fw.offers.values()]) {
       if (contains(unallocated(m, agentId), consumed)) break;
-      if (offer.agentId === agentId) m.removeOffer(offer, { rescind: true });
+      if (offer.agentId === agentId) removeOffer(m, offer, { rescind: true });
     }
   }
   const applied = applyConversions(unallocated(m, agentId), [conversionOf(op)]);

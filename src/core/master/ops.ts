@@ -2,7 +2,8 @@
  * What the call handlers (`calls.ts`, `accept.ts`) may use of the master:
  * its records and the few operations that change them in one place. The
  * master implements it; the handlers import only this, so the master's
- * files form no circle.
+ * files form no circle. Offers (`offers.ts`) and tasks and executors
+ * (`tasks.ts`) change in one place each, over this too.
  */
 import type { Allocator } from '../allocator/allocator.js';
 import type { Acls, Authorizer } from '../model/authz.js';
@@ -18,6 +19,7 @@ import type { Framework, TaskRef } from './framework.js';
 import type { ExecutorRecord, Offer, Task } from '../model/records.js';
 import type { Rng } from '../kernel/rng.js';
 import type { Ledger } from './ledger.js';
+import type { MisuseLog } from './misuse.js';
 import type { OperatorFeed } from './operator-feed.js';
 import type { OperationStore } from './operation-store.js';
 import type {  } from '../model/records.js';
@@ -80,26 +82,12 @@ export interface MasterOps {
   readonly completedFrameworks: readonly Framework[];
   /** What a leader built from the registry still expects back (empty for a first master). */
   readonly recovery: MasterRecovery;
+  /** The protocol-misuse log: offers made and ended are told to it. */
+  readonly misuse: MisuseLog;
   /** A framework a re-registering agent runs that this master does not know: added inactive, as recovered. */
   recoverFramework(info: FrameworkRef): Framework;
   /** Sends a message to an agent; false when the master does not know it. */
   toAgent(agentId: string, message: MasterToAgent): boolean;
   removeFramework(fw: Framework, reason: string): void;
   updateFramework(fw: Framework, sub: Subscription): Outcome;
-  removeOffer(offer: Offer, how: { readonly rescind: boolean; readonly refuseMs?: number }): void;
-  /** Takes an offer out of the framework's hands for an ACCEPT; the caller reuses its resources. */
-  useOffer(offer: Offer): void;
-  masterStatus(task: TaskRef, state: TaskState, message: string, reason: TaskStatus['reason']): TaskStatus;
-  updateTaskState(task: Task, status: TaskStatus, latest?: TaskState): void;
-  /**
-   * Records a new task holding `task.resources`; the launch is the caller's.
-   * With `book` false the caller books the resources in the ledger itself
-   * (an ACCEPT books all its launches on the agent in one step).
-   */
-  addTask(fw: Framework, task: Task, book?: boolean): void;
-  /** Records an executor holding `record.resources`, keyed `agentId/executorId`. */
-  addExecutor(fw: Framework, key: string, record: ExecutorRecord): void;
-  removeExecutor(fw: Framework, key: string): void;
-  recoverTaskResources(task: Task): void;
-  offerView(fw: Framework, offer: Offer): OfferView;
 }

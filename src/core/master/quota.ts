@@ -24,6 +24,7 @@ import type { Quantities, QuotaConfig, QuotaConfigRequest, QuotaUpdate } from '.
 import { inSubtree } from './agent-totals.js';
 import type { Offer } from '../model/records.js';
 import type { MasterOps } from './ops.js';
+import { removeOffer } from './offers.js';
 import { roleError } from './validation.js';
 
 /** Upstream's ceilings: 1 exabyte in MB for mem and disk, 1 trillion for the rest. */
@@ -152,13 +153,13 @@ function rescindForQuota(m: MasterOps, config: QuotaConfig): void {
     if (contains(config.limits, held)) break;
     if (!mine(offer)) continue;
     subtractFrom(held, offer.resources);
-    m.removeOffer(offer, { rescind: true });
+    removeOffer(m, offer, { rescind: true });
   }
   for (const offer of offers) {
     if (covers(held, config.guarantees)) break;
     if (mine(offer) || !m.frameworks.get(offer.frameworkId)?.offers.has(offer.id)) continue;
     addTo(held, offer.resources);
-    m.removeOffer(offer, { rescind: true });
+    removeOffer(m, offer, { rescind: true });
   }
 }
 

@@ -19,6 +19,7 @@ import { AgentRecord } from './agents.js';
 import type { Framework } from './framework.js';
 import type { Task } from '../model/records.js';
 import type { MasterOps } from './ops.js';
+import { addExecutor, recoverTaskResources } from './tasks.js';
 import { agentSnapshot, taskSnapshot } from './snapshots.js';
 
 export type Reregistration = Extract<AgentToMaster, { readonly type: 'REREGISTER_AGENT' }>;
@@ -123,7 +124,7 @@ class Learnt {
       for (const [bag, count] of bags) sum = add(sum, times(bag, count));
       this.m.ledger.hold('used', { frameworkId: fw.id, agentId: this.agentId }, sum);
       this.m.allocator.holdUsed(fw.id, this.agentId, sum);
-      for (const task of ended) this.m.recoverTaskResources(task);
+      for (const task of ended) recoverTaskResources(this.m, task);
     }
   }
 
@@ -150,6 +151,6 @@ function learnExecutor(m: MasterOps, fw: Framework, agentId: string, reported: R
   if (fw.executors.has(key)) return;
   const own = reported.resources ?? [];
   const resources = withAllocationRole(own, roleOf(fw, own));
-  m.addExecutor(fw, key, { executorId: reported.executorId, agentId, resources });
+  addExecutor(m, fw, key, { executorId: reported.executorId, agentId, resources });
   m.allocator.holdUsed(fw.id, agentId, resources);
 }

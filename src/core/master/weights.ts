@@ -8,6 +8,7 @@
 import { done, fail, type Outcome } from '../model/errors.js';
 import type { WeightInfo } from '../model/types.js';
 import type { MasterOps } from './ops.js';
+import { removeOffer } from './offers.js';
 import { roleError } from './validation.js';
 
 export const DEFAULT_WEIGHT = 1;
@@ -39,7 +40,7 @@ export function updateWeights(m: MasterOps, infos: readonly WeightInfo[], refusa
   m.allocator.setWeights(m.weights);
   if (roles.some((role) => m.ledger.roleMembers(role).length > 0)) {
     for (const fw of [...m.frameworks.values()]) {
-      for (const offer of [...fw.offers.values()]) m.removeOffer(offer, { rescind: true });
+      for (const offer of [...fw.offers.values()]) removeOffer(m, offer, { rescind: true });
     }
   }
   return done;

@@ -16,7 +16,8 @@
  *   executor -> agent  EXECUTOR_UPDATE, EXECUTOR_SUBSCRIBE
  *   network -> node    EXITED (the peer's connection broke: it crashed)
  */
-import type { Conversion, Resources } from './resources.js';
+import type { Resources } from './resources.js';
+import type { Conversion } from './conversions.js';
 import type { Attribute, ExecutorSpec, FrameworkInfo, OperationStatus, TaskSpec, TaskState, TaskStatus } from './types.js';
 
 /** The master's node id; agents use their agent id, executors `executor:<containerId>`. */

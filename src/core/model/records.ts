@@ -5,7 +5,8 @@
  * model and the operator events show them.
  */
 import type { TimerId } from '../kernel/event-loop.js';
-import type { Conversion, Resources } from './resources.js';
+import type { Resources } from './resources.js';
+import type { Conversion } from './conversions.js';
 import type { OperationStatus, ResourceOperation, TaskSpec, TaskState, TaskStatus } from './types.js';
 
 /** A framework's registration state (the machine is master/framework.ts's). */

@@ -2,8 +2,8 @@
  * Resources with integer arithmetic. Scalars are fixed point with three
  * decimal digits (`milli`: 1.5 cpus = 1500), as upstream keeps them, so sums
  * and differences are exact; ranges are sorted, disjoint, inclusive integer
- * intervals; sets are sorted string lists. Floats appear only at the wire
- * boundary (`toMilli`/`fromMilli`).
+ * intervals (ranges.ts); sets are sorted string lists. Floats appear only
+ * at the wire boundary (`toMilli`/`fromMilli`).
  *
  * A resource's identity is everything but its quantity: name, type, its
  * reservation stack (and so its role), its disk info (a persistent volume
@@ -15,11 +15,12 @@
  * Reservations stack as upstream's `reservations`: the first is the
  * agent's static one or the first dynamic one, each later one refines the
  * role before it. `role` is always the role of the last reservation (`*`
- * when unreserved), which is the role the resource may be offered to.
+ * when unreserved), which is the role the resource may be offered to. The
+ * operations that push and pop reservations and volumes are in conversions.ts.
  */
+import { normaliseRanges, rangesSize, subtractRanges, type Range } from './ranges.js';
 
 export type ValueType = 'SCALAR' | 'RANGES' | 'SET';
-export type Range = readonly [begin: number, end: number];
 
 export interface ResourceLabel {
   readonly key: string;
@@ -357,11 +358,6 @@ function withAllocation(r: Resource, role: string | undefined): Resource {
   return role === undefined ? rest : { ...rest, allocationRole: role };
 }
 
-/** Total number of integers covered by the ranges. */
-export function rangesSize(rs: readonly Range[]): number {
-  return rs.reduce((n, [lo, hi]) => n + (hi - lo + 1), 0);
-}
-
 /**
  * Where two bags claim the same range value or set item of one resource
  * (the same name and reservation role), described for an error; undefined
@@ -383,43 +379,6 @@ export function overlap(a: Resources, b: Resources): string | undefined {
     }
   }
   return undefined;
-}
-
-/** Overlapping or repeated ranges within one list, described for an error. */
-export function rangesOverlapWithin(items: readonly Range[]): string | undefined {
-  const sorted = [...items].sort((p, q) => p[0] - q[0] || p[1] - q[1]);
-  for (let i = 1; i < sorted.length; i++) {
-    const [prev, next] = [sorted[i - 1]!, sorted[i]!];
-    if (next[0] <= prev[1]) return `[${prev[0]}-${prev[1]}] and [${next[0]}-${next[1]}] overlap`;
-  }
-  return undefined;
-}
-
-export function normaliseRanges(items: readonly Range[]): Range[] {
-  const sorted = items.filter(([lo, hi]) => lo <= hi).map(([lo, hi]) => [lo, hi] as const).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
-  const out: [number, number][] = [];
-  for (const [lo, hi] of sorted) {
-    const last = out[out.length - 1];
-    if (last !== undefined && lo <= last[1] + 1) last[1] = Math.max(last[1], hi);
-    else out.push([lo, hi]);
-  }
-  return out;
-}
-
-function subtractRanges(a: readonly Range[], b: readonly Range[]): Range[] {
-  let out: Range[] = [...a];
-  for (const [blo, bhi] of b) {
-    const next: Range[] = [];
-    for (const [lo, hi] of out) {
-      if (bhi < lo || blo > hi) next.push([lo, hi]);
-      else {
-        if (lo < blo) next.push([lo, blo - 1]);
-        if (bhi < hi) next.push([bhi + 1, hi]);
-      }
-    }
-    out = next;
-  }
-  return normaliseRanges(out);
 }
 
 /**
@@ -444,52 +403,6 @@ function detailText(r: Resource): string {
   const p = r.disk?.persistence;
   const volume = p === undefined ? '' : `[${p.id}:${r.disk?.volume?.containerPath ?? ''}]`;
   return reservations + volume;
-}
-
-// ---- reservations, volumes and conversions ----
-
-export function isReserved(r: Resource): boolean {
-  return (r.reservations?.length ?? 0) > 0;
-}
-
-/** Reserved, and the last reservation is dynamic (it can be unreserved). */
-export function isDynamicallyReserved(r: Resource): boolean {
-  const stack = r.reservations ?? [];
-  return stack.length > 0 && stack[stack.length - 1]!.type === 'DYNAMIC';
-}
-
-export function isPersistentVolume(r: Resource): boolean {
-  return r.disk?.persistence !== undefined;
-}
-
-/** The resource with its last reservation taken off: what a RESERVE consumed, what an UNRESERVE gives back. */
-export function popReservation(r: Resource): Resource {
-  const stack = (r.reservations ?? []).slice(0, -1);
-  const { reservations: _drop, ...rest } = r;
-  const role = stack.length === 0 ? '*' : stack[stack.length - 1]!.role;
-  return stack.length === 0 ? { ...rest, role } : { ...rest, role, reservations: stack };
-}
-
-/** The resource without its volume: what a CREATE consumed, what a DESTROY gives back. */
-export function withoutVolume(r: Resource): Resource {
-  const { disk: _drop, ...rest } = r;
-  return rest;
-}
-
-/** One step of an operation: `consumed` leaves a bag, `converted` takes its place. */
-export interface Conversion {
-  readonly consumed: Resources;
-  readonly converted: Resources;
-}
-
-/** The bag after the conversions, in order; the reason when one does not apply. */
-export function applyConversions(bag: Resources, conversions: readonly Conversion[]): Resources | string {
-  let out = bag;
-  for (const { consumed, converted } of conversions) {
-    if (!contains(out, consumed)) return `${format(out)} does not contain ${format(consumed)}`;
-    out = add(subtract(out, consumed), converted);
-  }
-  return out;
 }
 
 export function formatValue(r: Resource): string {

@@ -4,7 +4,8 @@
  * checks, discovery, ...) travel as the opaque `raw` wire message, so the
  * HTTP layer can render them back unchanged.
  */
-import type { Range, Resources } from './resources.js';
+import type { Resources } from './resources.js';
+import type { Range } from './ranges.js';
 
 export const TASK_STATES = [
   'TASK_STAGING',

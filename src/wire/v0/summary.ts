@@ -5,7 +5,8 @@
  * doubles are wrapped in `Double`, so `toV0Json` can write them as
  * upstream does (`4.0`, not `4`).
  */
-import { formatValue, fromMilli, normaliseRanges, type DiskInfo, type Range, type ReservationInfo, type Resource, type Resources } from '../../core/model/resources.js';
+import { formatValue, fromMilli, type DiskInfo, type ReservationInfo, type Resource, type Resources } from '../../core/model/resources.js';
+import { normaliseRanges, type Range } from '../../core/model/ranges.js';
 import type { Attribute, Label } from '../../core/model/types.js';
 import { Double } from './json.js';
 

@@ -19,7 +19,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { OfferDecision } from '../../../src/core/allocator/allocator.js';
-import { allocate as withAllocationRole, contains, overlap, rangesSize, subtract, type Resource, type Resources } from '../../../src/core/model/resources.js';
+import { allocate as withAllocationRole, contains, overlap, subtract, type Resource, type Resources } from '../../../src/core/model/resources.js';
+import { rangesSize } from '../../../src/core/model/ranges.js';
 import { AllocatorHarness, bag, type HeldOffer } from './helpers.js';
 
 const ROLES = ['a', 'b', 'a/x', 'c'];

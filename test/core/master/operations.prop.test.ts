@@ -18,16 +18,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  format,
-  isDynamicallyReserved,
-  isPersistentVolume,
-  isReserved,
-  rangesSize,
-  scalarQuantities,
-  contains,
-  type Resources,
-} from '../../../src/core/model/resources.js';
+import { format, scalarQuantities, contains, type Resources } from '../../../src/core/model/resources.js';
+import { isDynamicallyReserved, isPersistentVolume, isReserved } from '../../../src/core/model/conversions.js';
+import { rangesSize } from '../../../src/core/model/ranges.js';
 import type { Operation } from '../../../src/core/model/types.js';
 import { commandTask, connect, makeCluster, resources, sumDisjoint, type TestCluster, type TestScheduler } from '../helpers.js';
 import { op, operationStatuses, reserved, volume } from './operations-helpers.js';

@@ -1,21 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  add,
-  allocate,
-  contains,
-  format,
-  fromMilli,
-  isEmpty,
-  normalise,
-  parseResources,
-  ranges,
-  rangesSize,
-  scalar,
-  scalarMilli,
-  set,
-  subtract,
-  toMilli,
-} from '../../../src/core/model/resources.js';
+import { add, allocate, contains, format, fromMilli, isEmpty, normalise, parseResources, ranges, scalar, scalarMilli, set, subtract, toMilli } from '../../../src/core/model/resources.js';
+import { rangesSize } from '../../../src/core/model/ranges.js';
 import { resources } from '../helpers.js';
 
 describe('resources', () => {

@@ -1,0 +1,166 @@
+/**
+ * The agent's task status updates: the streams of the status update
+ * manager (status-update-manager.ts), the newest state of every task with
+ * updates still in flight, which each forwarded update carries to the
+ * master as its `latestState`, the updates the agent makes itself, and
+ * those its simulated executors send. A crash loses them all but what the
+ * checkpoint keeps of checkpointing frameworks.
+ */
+import { wallTimeMs, type SimContext } from '../network/context.js';
+import type { Rng } from '../kernel/rng.js';
+import type { AgentToMaster, ExecutorToAgent } from '../model/messages.js';
+import type { Resources } from '../model/resources.js';
+import type { StatusReason, TaskState, TaskStatus } from '../model/types.js';
+import type { AgentExecutor } from './frameworks.js';
+import { StatusUpdateManager, streamKey, type EndedTask, type StreamCheckpoint, type StreamHead } from './status-update-manager.js';
+
+/** What the updates need of their agent. */
+export interface TaskUpdatesPort {
+  readonly ctx: SimContext;
+  readonly agentId: string;
+  /** The agent's stream, for the uuids of its own updates. */
+  readonly rng: Rng;
+  /** Whether a framework takes updates: known to the agent, and not being shut down. */
+  accepts(frameworkId: string): boolean;
+  /** The executor of that id, if the agent has it. */
+  executor(frameworkId: string, executorId: string): AgentExecutor | undefined;
+  /** An update was taken: the task and its container learn its state. */
+  taken(frameworkId: string, status: TaskStatus): void;
+  toMaster(message: AgentToMaster): void;
+}
+
+/** What the checkpoint keeps of the updates. */
+export interface UpdatesCheckpoint {
+  readonly updates: readonly StreamCheckpoint[];
+  readonly latest: ReadonlyMap<string, TaskState>;
+}
+
+export class TaskUpdates {
+  #manager: StatusUpdateManager;
+  /** The newest state of every task with updates still in flight. */
+  #latest = new Map<string, TaskState>();
+
+  constructor(private readonly port: TaskUpdatesPort) {
+    this.#manager = this.#newManager();
+  }
+
+  get size(): number {
+    return this.#manager.size;
+  }
+
+  get latest(): ReadonlyMap<string, TaskState> {
+    return this.#latest;
+  }
+
+  heads(): StreamHead[] {
+    return this.#manager.heads();
+  }
+
+  hasPending(frameworkId: string, taskId: string): boolean {
+    return this.#manager.hasPending(frameworkId, taskId);
+  }
+
+  keepEnded(frameworkId: string, ended: EndedTask): void {
+    this.#manager.keepEnded(frameworkId, ended);
+  }
+
+  pause(): void {
+    this.#manager.pause();
+  }
+
+  resume(): void {
+    this.#manager.resume();
+  }
+
+  /** An update the agent makes itself (not its executors'). */
+  emit(frameworkId: string, taskId: string, executor: AgentExecutor | undefined, state: TaskState, message: string, reason: StatusReason, limitation?: Resources): void {
+    this.take(frameworkId, {
+      ...(limitation === undefined ? {} : { limitation }),
+      taskId,
+      state,
+      source: 'SOURCE_AGENT',
+      reason,
+      message,
+      agentId: this.port.agentId,
+      ...(executor === undefined ? {} : { executorId: executor.executorId, containerId: executor.containerId }),
+      timestampMs: wallTimeMs(this.port.ctx),
+      uuid: this.port.rng.hex(16),
+    });
+  }
+
+  /** Takes an update into the status update manager, unless it has it already (then false). */
+  take(frameworkId: string, status: TaskStatus): boolean {
+    if (!this.port.accepts(frameworkId)) return false;
+    const key = streamKey(frameworkId, status.taskId);
+    // Set before queueing: the manager may forward at once, with the latest state.
+    const before = this.#latest.get(key);
+    this.#latest.set(key, status.state);
+    if (this.#manager.update(frameworkId, status, key)) {
+      this.port.taken(frameworkId, status);
+      return true;
+    }
+    if (before === undefined) this.#latest.delete(key);
+    else this.#latest.set(key, before);
+    return false;
+  }
+
+  /** A call of a simulated executor: an update, or its subscription again with what it has not seen acknowledged. */
+  fromExecutor(from: string, m: ExecutorToAgent): void {
+    // A call that arrives after the agent has reaped its executor (delayed on the way) finds no executor, as
+    // upstream's executor API answers 400 "Executor cannot be found": the agent has already ended its tasks.
+    const { ctx, agentId } = this.port;
+    const executor = this.port.executor(m.frameworkId, m.executorId);
+    if (executor?.nodeId !== from) {
+      ctx.trace.append('executor:call-refused', { agentId, executorId: m.executorId, call: m.type, reason: 'Executor cannot be found' });
+      return;
+    }
+    switch (m.type) {
+      case 'EXECUTOR_UPDATE':
+        this.take(m.frameworkId, m.status);
+        return;
+      case 'EXECUTOR_SUBSCRIBE':
+        ctx.trace.append('executor:resubscribe', { agentId, executorId: m.executorId, unacknowledged: m.unacknowledged.length });
+        for (const status of m.unacknowledged) this.take(m.frameworkId, status);
+        return;
+    }
+  }
+
+  /** The acknowledged update, undefined for a stale or unknown acknowledgement. */
+  acknowledge(frameworkId: string, taskId: string, uuid: string): TaskStatus | undefined {
+    const acked = this.#manager.acknowledge(frameworkId, taskId, uuid);
+    if (acked !== undefined && !this.#manager.hasPending(frameworkId, taskId)) this.#latest.delete(streamKey(frameworkId, taskId));
+    return acked;
+  }
+
+  /** A framework shut down: its updates are dropped. */
+  removeFramework(frameworkId: string): void {
+    this.#manager.removeFramework(frameworkId);
+    for (const key of this.#latest.keys()) if (key.startsWith(`${frameworkId}\u0000`)) this.#latest.delete(key);
+  }
+
+  checkpoint(keep: (frameworkId: string) => boolean): UpdatesCheckpoint {
+    return {
+      updates: this.#manager.checkpoint(keep),
+      latest: new Map([...this.#latest].filter(([key]) => keep(key.split('\u0000')[0]!))),
+    };
+  }
+
+  /** The process is gone: everything in memory with it. */
+  lost(): void {
+    this.#latest = new Map();
+    this.#manager = this.#newManager();
+  }
+
+  /** Takes back what a checkpoint kept (paused until `resume`). */
+  recover(disk: UpdatesCheckpoint): void {
+    this.#manager.recover(disk.updates);
+    this.#latest = new Map(disk.latest);
+  }
+
+  #newManager(): StatusUpdateManager {
+    return new StatusUpdateManager(this.port.ctx, (frameworkId, status, key) => {
+      const latestState = this.#latest.get(key) ?? status.state;
+      this.port.toMaster({ type: 'STATUS_UPDATE', agentId: this.port.agentId, frameworkId, status, latestState });
+    });
+  }
+}
