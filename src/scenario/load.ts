@@ -9,6 +9,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { MASTER_NODE } from '../core/model/messages.js';
+import { COUNTED_KINDS, parseCountedCondition } from '../wire/sim/conditions.js';
 import { parseFault } from '../wire/sim/faults.js';
 import { parseAttributes } from '../wire/convert-common.js';
 import { formatSpan, parseDuration } from './duration.js';
@@ -78,7 +79,7 @@ export function parseScenario(file: string, text: string): Scenario {
   }
   const raw = plainOf(file, doc);
   if (!validate(raw)) throw new ScenarioError(schemaError(validate.errors ?? [], where));
-  return build(file, raw as Raw, where, (path) => lines.linePos(nodeAt(doc, path)?.range?.[0] ?? 0).line);
+  return build(file, withConditions(raw as Raw, where), where, (path) => lines.linePos(nodeAt(doc, path)?.range?.[0] ?? 0).line);
 }
 
 /** The document as plain data; aliases that expand past the limit (an alias bomb) are the file's error. */
@@ -91,6 +92,26 @@ function plainOf(file: string, doc: Document): unknown {
     }
     throw error;
   }
+}
+
+/**
+ * The file with its conditions (`when`, and expectations of a counted
+ * kind) read by the parser the control API uses: the core's form
+ * (`task_id` becomes `taskId`), each framework still named as in the file.
+ */
+function withConditions(raw: Raw, where: (path: Path) => string): Raw {
+  const read = (value: Raw, path: Path): Raw => {
+    const parsed = parseCountedCondition(value, fieldName(path));
+    if (typeof parsed === 'string') throw new ScenarioError(`${where(path)}: ${parsed}`);
+    return parsed;
+  };
+  const timeline = (raw['timeline'] ?? []).map((entry: Raw, i: number) => (entry['when'] === undefined ? entry : { ...entry, when: read(entry['when'], ['timeline', i, 'when']) }));
+  const expect = raw['expect'].map((e: Raw, i: number) => {
+    const { at, ...rest } = e;
+    const counted = Object.keys(rest).some((k) => (COUNTED_KINDS as readonly string[]).includes(k));
+    return counted ? { ...read(rest, ['expect', i]), ...(at === undefined ? {} : { at }) } : e;
+  });
+  return { ...raw, ...(raw['timeline'] === undefined ? {} : { timeline }), expect };
 }
 
 function build(file: string, raw: Raw, where: (path: Path, key?: string) => string, lineOf: (path: Path) => number): Scenario {

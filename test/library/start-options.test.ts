@@ -136,7 +136,7 @@ describe('the clock of a running cluster', () => {
     // The condition as data still works, and stops at the same instant a function does.
     const again = await partitioned();
     try {
-      expect(again.runUntil({ trace_kind: 'agent:unreachable' }, { maxMs: 200_000 })).toEqual({ held: true, timeMs: unreachable.timeMs });
+      expect(again.runUntil({ trace: { kind: 'agent:unreachable' } }, { maxMs: 200_000 })).toEqual({ held: true, timeMs: unreachable.timeMs });
     } finally {
       await again.close();
     }
