@@ -40,6 +40,10 @@
  *        floor 2  core/network/ | core/process/
  *        floor 1  core/model/
  *        floor 0  core/kernel/
+ *
+ *      and inside http/: the master, agent, engine and sim servers
+ *      (http/master/, …) import what they share at http/'s root and
+ *      nothing of each other
  *   3. No function in `src/` is longer than 70 lines
  *   4. No file in `src/` is longer than 600 lines
  *
@@ -55,6 +59,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   coreLayerViolations,
+  httpLayerViolations,
   importCycles,
   importsOf,
   layerViolations,
@@ -264,6 +269,23 @@ describe('tidy: imports follow the floors, with no circle', () => {
   it('holds inside src/core, whose rooms have floors of their own', () => {
     const violations = coreLayerViolations(IMPORTS);
     expect(violations, violations.join('\n')).toEqual([]);
+  });
+
+  it('holds inside src/http, whose servers borrow nothing from each other', () => {
+    const violations = httpLayerViolations(IMPORTS);
+    expect(violations, violations.join('\n')).toEqual([]);
+  });
+
+  it('catches a server of http/ importing another, or the shared root importing a server', () => {
+    const graph: ImportGraph = new Map<string, string[]>([
+      ['http/agent/app.ts', ['../app.js', '../master/app.js', './binding.js', '../../wire/json.js']],
+      ['http/app.ts', ['./errors.js', './sim/part.js']],
+      ['http/errors.ts', []],
+    ]);
+    expect(httpLayerViolations(graph)).toEqual([
+      'src/http/agent/app.ts -> ../master/app.js (floor 1 -> floor 1)',
+      'src/http/app.ts -> ./sim/part.js (floor 0 -> floor 1)',
+    ]);
   });
 
   it('catches a core room importing a room above it or a sibling', () => {

@@ -49,5 +49,5 @@ const cli = flagsFromEnvironment(yargs(argv))
   .help()
   .alias('help', 'h')
   .version()
-  .epilogue('Docs: README.md. A run in virtual time (up --time virtual) replays from its --seed and --epoch.');
+  .epilogue('Docs: README.md and docs/ (every command and option: docs/cli.md). A run in virtual time (up --time virtual) replays from its --seed and --epoch.');
 await parseOrExplain(failOnUsage(cli, COMMANDS, argv));

@@ -20,7 +20,7 @@ export function serveOrchestratorOptions(y: Argv): Argv {
     .epilogue(
       'Configured by the environment: FRAMEWORK_NAME (m3s), FRAMEWORK_PORT (10000), CLUSTER_MASTER (127.0.0.1:5050), ' +
         'ORCH_AGENT_COUNT (1), ORCH_*_CPU/MEM/CONSTRAINT, PORTRANGE_FROM/TO, STORE_SERVER (Redis; embedded store without), ' +
-        'AUTH_USERNAME/AUTH_PASSWORD, HEARTBEAT_INTERVAL (15s), ... (README, "Orchestration framework").',
+        'AUTH_USERNAME/AUTH_PASSWORD, HEARTBEAT_INTERVAL (15s), ... (docs/frameworks.md, "Orchestration framework").',
     );
 }
 

@@ -31,7 +31,7 @@ export function withOptions(y: Argv): Argv {
     })
     .option('workflow-config', { type: 'string', describe: 'With --with workflow: its INI file (the master is this cluster\'s whatever the file says)' })
     .option('workflow-port', numberFlag('workflow-port', PORT, { default: DEFAULT_API_PORT, describe: "With --with workflow: its API's port" }))
-    .group(['with', 'workflow-config', 'workflow-port'], 'Bundled frameworks (README.md, "Workflow container-task service"):');
+    .group(['with', 'workflow-config', 'workflow-port'], 'Bundled frameworks (docs/frameworks.md):');
 }
 
 /** The names `--with` gives, each known; checked as the command line is parsed. */

@@ -106,7 +106,7 @@ function containerOptions(y: Argv): Argv {
       default: true,
       describe: "cgroups v2: the memory controller is delegated to the agents' hierarchy (--no-memory-controller-delegated: no memory files, limits cannot be changed)",
     })
-    .group(['cgroups', 'isolation', 'memory-controller-delegated'], 'Containers (README.md, "Containers and cgroups"):');
+    .group(['cgroups', 'isolation', 'memory-controller-delegated'], 'Containers (docs/agent-api.md, "Containers and cgroups"):');
 }
 
 /** How executors exist and are reached, and the container engine. */
@@ -146,7 +146,7 @@ function executorOptions(y: Argv): Argv {
     .option('containerizers', textFlag('containerizers', (t) => unknownIn(t, CONTAINERIZERS, 'containerizer'), { default: 'mesos,docker', describe: 'mesos,docker runs the simulated container engine for DOCKER tasks; mesos leaves it out' }))
     .option('engine-socket', { type: 'string', describe: "The container engine API's Unix socket (default <work-dir>/engine.sock), mode 0600" })
     .option('jwt-secret-key', { type: 'string', describe: 'File whose bytes sign executor tokens (default: 32 random bytes made at start)' })
-    .group(EXECUTOR_FLAGS, 'Executors (README.md, "Executor API", "Container engine"):');
+    .group(EXECUTOR_FLAGS, 'Executors (docs/executor-api.md; docs/agent-api.md, "Container engine"):');
 }
 
 const EXECUTOR_FLAGS = [
@@ -212,7 +212,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
       describe: 'HTTP Basic (with --credentials) on the read-only endpoints too (/state, /frameworks, /flags, /metrics/snapshot, ...), so view_* ACLs see who reads',
     })
     .option('authenticate-http-readwrite', { type: 'boolean', default: false, describe: "HTTP Basic (with --credentials) on each agent's operator API /api/v1 (realm mesos-agent-readwrite)" })
-    .group(LIMIT_FLAGS, 'Limits (README.md, "Limits"):')
+    .group(LIMIT_FLAGS, 'Limits (docs/cli.md, "Limits"):')
     .option('idle-timeout', numberFlag('idle-timeout', SECONDS, { default: L.idleTimeoutSeconds, describe: 'Seconds a connection may sit silent before it is closed (not event streams)' }))
     .option('headers-timeout', numberFlag('headers-timeout', SECONDS, { default: L.headersTimeoutSeconds, describe: "Seconds a client has to send a request's headers" }))
     .option('request-timeout', numberFlag('request-timeout', SECONDS, { default: L.requestTimeoutSeconds, describe: 'Seconds a client has to send a whole request, body included' }))

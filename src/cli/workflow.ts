@@ -28,7 +28,7 @@ export interface ServeWorkflowArgs {
 
 export function serveWorkflowOptions(y: Argv): Argv {
   return y
-    .option('config', { type: 'string', describe: 'INI file with a [cluster] section (README.md, "Workflow container-task service"); without it, the defaults' })
+    .option('config', { type: 'string', describe: 'INI file with a [cluster] section (docs/frameworks.md, "Workflow container-task service"); without it, the defaults' })
     .option('port', numberFlag('port', PORT, { default: DEFAULT_API_PORT, describe: 'Port of the local API (0 picks a free one)' }))
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address the local API listens on' })
     .option('master', { type: 'string', describe: "The master, host:port or a URL, or several comma-separated (default the configuration's `master`)" })

@@ -2,7 +2,7 @@
  * The error catalogue of the HTTP servers: every 4xx and 5xx they send, by a
  * stable code, with its status and its one-line plain-text body. Routes send
  * errors only through `sendError`, so a status or a text changes here and
- * nowhere else; README.md lists the same codes (test/http/errors.test.ts
+ * nowhere else; docs/scheduler-api.md lists the same codes (test/http/errors.test.ts
  * holds the two together).
  *
  * Most texts are upstream's, byte for byte, trailing periods and unquoted

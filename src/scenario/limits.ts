@@ -1,7 +1,7 @@
 /**
  * The most a scenario file may ask for. A file is input from anywhere (CI,
  * a colleague, a generator): these keep a run to a size the process can
- * hold, and the README's "Scenario limits" lists each one. The schema
+ * hold, and docs/scenarios.md, "Scenario limits", lists each one. The schema
  * (schema.ts) carries them, so a file over a limit is refused with its
  * field before anything runs.
  */

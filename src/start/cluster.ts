@@ -17,7 +17,7 @@ import type { Acls } from '../core/model/authz.js';
 import { agentResourcesOf } from './resources.js';
 import { AGENT_READWRITE_REALM, READONLY_REALM, type Credentials } from '../http/auth.js';
 import { containerFlagsOf, type ContainerOptions } from './cgroups.js';
-import { listenMasters } from './masters.js';
+import { listenMasters, type MasterListenOptions } from './masters.js';
 import { advertisedHost } from './advertise.js';
 import { startAgentsAddressed, type AgentEndpoint, type AgentsSpec, type DomainSocket, type Machine } from './agents.js';
 import { closeDomainSocket, domainSocketPath } from '../http/domain-sockets.js';
@@ -53,7 +53,7 @@ export const DEFAULT_AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-
 
 const MIB = 1024 * 1024;
 
-/** The defaults of the limits below, for `clustersim up` and the README. */
+/** The defaults of the limits below, for `clustersim up` and docs/cli.md. */
 export const DEFAULT_LIMITS = {
   idleTimeoutSeconds: DEFAULT_LISTENER_LIMITS.idleTimeoutSeconds,
   headersTimeoutSeconds: DEFAULT_LISTENER_LIMITS.headersTimeoutSeconds,
@@ -70,7 +70,7 @@ export const DEFAULT_LIMITS = {
  * What a client may hold: connections and their timeouts on every listener,
  * event streams and the bytes waiting on them, frameworks. Past a limit the
  * server closes the connection, cuts the stream or refuses the SUBSCRIBE
- * (README.md, "Limits").
+ * (docs/cli.md, "Limits").
  */
 export interface LimitOptions {
   /** Seconds a connection may sit silent (between keep-alive requests, a response unread); not event streams. */
@@ -561,7 +561,7 @@ function limitsOf(options: LimitOptions): { master: Omit<MasterAppOptions, 'driv
  * with credentials, the read endpoints with `authenticateHttpReadonly`, and
  * the control API once any authentication is on (http/sim/auth.ts).
  */
-function masterAuthOf(options: StartClusterOptions, credentials: Credentials | undefined): Pick<MasterAppOptions, 'credentials' | 'authenticateReadonly' | 'authenticateControlApi'> {
+function masterAuthOf(options: StartClusterOptions, credentials: Credentials | undefined): Pick<MasterListenOptions, 'credentials' | 'authenticateReadonly' | 'authenticateControlApi'> {
   return {
     ...(credentials === undefined ? {} : { credentials }),
     authenticateReadonly: options.authenticateHttpReadonly === true,

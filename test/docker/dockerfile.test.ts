@@ -2,7 +2,7 @@
  * docker/Dockerfile and docker/compose.yaml, checked by reading them (no
  * image is built here): the HEALTHCHECK command, run as the image runs it,
  * exits 0 against a running cluster and non-zero otherwise; the stages, the
- * user and the ports are as the README says; and every CLUSTERSIM_*
+ * user and the ports are as docs/docker-and-ci.md says; and every CLUSTERSIM_*
  * variable the files set names a flag of the command it configures.
  */
 import { spawn } from 'node:child_process';

@@ -1,11 +1,11 @@
 /**
- * The README's curl session, run as printed: `clustersim up` as a child
+ * The curl session of docs/scheduler-api.md, run as printed: `clustersim up` as a child
  * process on a free port (the session's `npm start`), the subscription left
- * running in the background as the README says, each other command through
- * `bash -c` once what the README shows before it has appeared, and every
- * answer compared with the README's (see readme-session.ts for the rules).
+ * running in the background as the page says, each other command through
+ * `bash -c` once what the page shows before it has appeared, and every
+ * answer compared with the page's (see readme-session.ts for the rules).
  * A changed id, uuid, length or status, or a command that no longer works,
- * fails it. The same session runs again in virtual time, as the README's
+ * fails it. The same session runs again in virtual time, as the page's
  * paragraph on it says: the same answers, once the clock is advanced.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -26,14 +26,14 @@ import {
   type StreamRecord,
 } from './readme-session.js';
 
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const PAGE = fileURLToPath(new URL('../../docs/scheduler-api.md', import.meta.url));
 const STREAM_WAIT_MS = 30_000;
 
 interface Background {
   readonly child: ChildProcess;
   readonly out: () => Buffer;
   headersMatched: boolean;
-  /** Index of the first record not yet matched by a block of the README. */
+  /** Index of the first record not yet matched by a block of the page. */
   next: number;
 }
 
@@ -96,14 +96,14 @@ async function expectOnStream(bg: Background, step: Step, port: number): Promise
       why = found.missing;
     }
     if (Date.now() > deadline || bg.child.exitCode !== null) {
-      throw new Error(`README line ${step.line}: ${why}${bg.child.exitCode !== null ? ` (the stream ended, exit ${bg.child.exitCode})` : ''}`);
+      throw new Error(`docs/scheduler-api.md line ${step.line}: ${why}${bg.child.exitCode !== null ? ` (the stream ended, exit ${bg.child.exitCode})` : ''}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
-describe('the README session', () => {
-  const steps = sessionSteps(readFileSync(README, 'utf8'));
+describe('the curl session of docs/scheduler-api.md', () => {
+  const steps = sessionSteps(readFileSync(PAGE, 'utf8'));
 
   it('is there: a start, a stream left running, commands and what they answer', () => {
     expect(steps[0]?.kind).toBe('start');
@@ -115,11 +115,11 @@ describe('the README session', () => {
     for (const [i, s] of steps.entries()) if (s.kind === 'output') expect(['run', 'background']).toContain(steps[i - 1]?.kind);
   });
 
-  it('answers as the README says, command by command', { timeout: 120_000 }, async () => {
+  it('answers as the page says, command by command', { timeout: 120_000 }, async () => {
     await runSession(steps, { virtual: false });
   });
 
-  it('gives the same ids and uuids in virtual time, with the README\'s advance before the task\'s end', { timeout: 120_000 }, async () => {
+  it('gives the same ids and uuids in virtual time, with the page\'s advance before the task\'s end', { timeout: 120_000 }, async () => {
     const received = await runSession(steps, { virtual: true });
     const stamps = received.flatMap((r) => [...r.text.matchAll(/"timestamp":([0-9.]+)/g)].map((m) => Number(m[1])));
     expect(stamps.length).toBeGreaterThanOrEqual(3);
@@ -142,11 +142,11 @@ async function runSession(steps: readonly Step[], mode: { virtual: boolean }): P
   let bg: Background | undefined;
   let last: { code: number; stdout: string; stderr: string } | undefined;
   for (const [i, step] of steps.entries()) {
-    const where = `README line ${step.line}`;
+    const where = `docs/scheduler-api.md line ${step.line}`;
     if (i === lastStream && mode.virtual) {
       for (const v of steps.filter((s) => s.kind === 'virtual')) {
         const moved = await runCommand(localCommand(v.text, origin));
-        expect(moved.stdout, `README line ${v.line}: ${moved.stderr}`).toContain('"mode":"virtual"');
+        expect(moved.stdout, `docs/scheduler-api.md line ${v.line}: ${moved.stderr}`).toContain('"mode":"virtual"');
       }
     }
     if (step.kind === 'start' || step.kind === 'virtual') {
@@ -168,7 +168,17 @@ async function runSession(steps: readonly Step[], mode: { virtual: boolean }): P
   return receivedRecords(splitResponse(bg!.out()).body);
 }
 
-describe('comparing an answer with the README', () => {
+describe('the README', () => {
+  it('subscribes, in its first tour, with the command of the session it links to', () => {
+    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const subscribe = sessionSteps(readFileSync(PAGE, 'utf8')).find((s) => s.kind === 'background')?.text;
+    expect(subscribe).toBeDefined();
+    expect(readme).toContain(`\`\`\`sh\n${subscribe!}\n\`\`\``);
+    expect(readme).toContain('](docs/scheduler-api.md#a-session-with-curl)');
+  });
+});
+
+describe('comparing an answer with the page', () => {
   const startingShown = `359\n{"type":"UPDATE","update":{"status":{"state":"TASK_STARTING","timestamp":1795424627.178,"uuid":"iP32EoRFDzsxkduqLAbyrA=="}}}`;
   const received = (text: string) => Buffer.from(`${Buffer.byteLength(text)}\n${text}`);
   const actual = '{"type":"UPDATE","update":{"status":{"state":"TASK_STARTING","timestamp":1795424701.5,"uuid":"iP32EoRFDzsxkduqLAbyrA=="}}}';

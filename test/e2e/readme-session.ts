@@ -1,6 +1,7 @@
 /**
- * The README's curl session as data: its marked code blocks, and how an
- * answer is compared with the one the README prints.
+ * The curl session of docs/scheduler-api.md (once the README's, hence the
+ * file's name and the markers') as data: its marked code blocks, and how an
+ * answer is compared with the one the page prints.
  *
  * A block is part of the session when an HTML comment
  * `<!-- readme-session: KIND -->` stands on the line before its fence:
@@ -23,7 +24,7 @@
  * A record shown matches a record received when their texts are equal, `…`
  * standing for any run of characters, and so are their lengths. Before the
  * comparison, what may differ between two runs of the same session is made
- * the same on both sides: the master's port (the README's `5050`, the
+ * the same on both sides: the master's port (the page's `5050`, the
  * test's a free one) and the wall clock in `"timestamp"` fields, each with
  * the bytes it adds to a record's length.
  */
@@ -33,7 +34,7 @@ export type StepKind = 'start' | 'background' | 'run' | 'output' | 'stream' | 'v
 export interface Step {
   readonly kind: StepKind;
   readonly text: string;
-  /** 1-based line of the README where the block's marker stands. */
+  /** 1-based line of the page where the block's marker stands. */
   readonly line: number;
 }
 
@@ -42,17 +43,17 @@ export interface StreamRecord {
   readonly text: string;
 }
 
-export const README_ORIGIN = 'http://127.0.0.1:5050';
+export const SESSION_ORIGIN = 'http://127.0.0.1:5050';
 const KINDS: readonly StepKind[] = ['start', 'background', 'run', 'output', 'stream', 'virtual'];
 const MARKER = /<!-- readme-session: ([a-z]+) -->\n```[a-z]*\n([\s\S]*?)\n```/g;
 
-/** The session's steps in README order; a marker without a block after it, or of an unknown kind, is an error. */
+/** The session's steps in page order; a marker without a block after it, or of an unknown kind, is an error. */
 export function sessionSteps(markdown: string): Step[] {
   const steps: Step[] = [];
   for (const m of markdown.matchAll(MARKER)) {
     const kind = m[1] as StepKind;
     const line = markdown.slice(0, m.index).split('\n').length;
-    if (!KINDS.includes(kind)) throw new Error(`README line ${line}: unknown session block '${kind}'`);
+    if (!KINDS.includes(kind)) throw new Error(`line ${line}: unknown session block '${kind}'`);
     steps.push({ kind, text: m[2]!, line });
   }
   const markers = markdown.match(/<!-- readme-session/g)?.length ?? 0;
@@ -67,11 +68,11 @@ export function startFlags(command: string): string[] {
   return m[1] === undefined ? [] : m[1].trim().split(/\s+/);
 }
 
-/** A command of the README aimed at the test's master; any other address in it is an error (nothing else is reachable). */
+/** A command of the page aimed at the test's master; any other address in it is an error (nothing else is reachable). */
 export function localCommand(command: string, origin: string): string {
-  const out = command.split(README_ORIGIN).join(origin);
+  const out = command.split(SESSION_ORIGIN).join(origin);
   const others = out.match(/https?:\/\/[^\s'"/]+/g)?.filter((o) => o !== origin) ?? [];
-  if (others.length > 0) throw new Error(`the command names ${others.join(', ')}, not ${README_ORIGIN}: ${command}`);
+  if (others.length > 0) throw new Error(`the command names ${others.join(', ')}, not ${SESSION_ORIGIN}: ${command}`);
   return out;
 }
 
@@ -98,7 +99,7 @@ export function linesMatch(expected: readonly string[], actual: readonly string[
   return true;
 }
 
-/** A block of records as the README prints it (what curl shows: each length right after the record before). */
+/** A block of records as the page prints it (what curl shows: each length right after the record before). */
 export function shownRecords(body: string): StreamRecord[] {
   const parts = body.split(/(\d+)\n/);
   if (parts[0] !== '') throw new Error(`a stream block starts with a record length, not '${parts[0]!.slice(0, 40)}'`);
@@ -124,10 +125,10 @@ export function receivedRecords(body: Buffer): StreamRecord[] {
   return out;
 }
 
-/** A record with the master's port and the timestamps made the README's, and its length changed by as many bytes. */
+/** A record with the master's port and the timestamps made the page's, and its length changed by as many bytes. */
 export function normalised(record: StreamRecord, port: number): StreamRecord {
   let delta = 0;
-  const shown = README_ORIGIN.slice(README_ORIGIN.lastIndexOf(':') + 1);
+  const shown = SESSION_ORIGIN.slice(SESSION_ORIGIN.lastIndexOf(':') + 1);
   const text = record.text
     .replace(new RegExp(`("port":|127\\.0\\.0\\.1:)${port}(?=[,}"])`, 'g'), (_, before: string) => {
       delta += shown.length - String(port).length;
@@ -153,7 +154,7 @@ export function findRecords(shown: readonly StreamRecord[], received: readonly S
       const actual = normalised(received[at]!, port);
       if (!matches(expected.text, actual.text)) continue;
       if (actual.length !== expected.length) {
-        return { missing: `the record ${expected.text.slice(0, 80)}… arrived with length ${actual.length} (counted with the README's port and timestamps), the README says ${expected.length}` };
+        return { missing: `the record ${expected.text.slice(0, 80)}… arrived with length ${actual.length} (counted with the page's port and timestamps), the page says ${expected.length}` };
       }
       found = true;
     }

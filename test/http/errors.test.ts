@@ -1,6 +1,7 @@
 /**
- * The error catalogue (src/http/errors.ts) against the README's error list,
- * the core's codes, and the routes that must send through it.
+ * The error catalogue (src/http/errors.ts) against the error list of
+ * docs/scheduler-api.md, the core's codes, and the routes that must send
+ * through it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -22,15 +23,15 @@ interface ReadmeRow {
 }
 
 /**
- * The README's error section: from the paragraph that opens it to the one
+ * The page's error section: from the paragraph that opens it to the one
  * about broken subscription connections, which follows it.
  */
 function readmeErrorSection(): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const readme = readFileSync(join(ROOT, 'docs', 'scheduler-api.md'), 'utf8');
   const start = readme.indexOf('Errors are plain text');
   const end = readme.indexOf('A broken subscription connection', start);
-  expect(start, 'the README error section opens with "Errors are plain text"').toBeGreaterThanOrEqual(0);
-  expect(end, 'the README error section is followed by "A broken subscription connection"').toBeGreaterThan(start);
+  expect(start, 'the error section of docs/scheduler-api.md opens with "Errors are plain text"').toBeGreaterThanOrEqual(0);
+  expect(end, 'the error section of docs/scheduler-api.md is followed by "A broken subscription connection"').toBeGreaterThan(start);
   return readme.slice(start, end);
 }
 
@@ -40,12 +41,12 @@ function readmeRows(section: string): ReadmeRow[] {
   expect(rows.slice(0, 2)).toEqual(['| status | error | when |', '|---|---|---|']);
   return rows.slice(2).map((line) => {
     const m = /^\| (\d{3}) \| `([A-Z_]+)` \| (.+) \|$/.exec(line);
-    expect(m, `README error row: ${line}`).not.toBeNull();
+    expect(m, `docs/scheduler-api.md error row: ${line}`).not.toBeNull();
     return { status: Number(m![1]), code: m![2]!, when: m![3]!.trim() };
   });
 }
 
-describe('the error catalogue and README.md', () => {
+describe('the error catalogue and docs/scheduler-api.md', () => {
   const section = readmeErrorSection();
   const rows = readmeRows(section);
 
@@ -154,7 +155,9 @@ describe('the error catalogue', () => {
   it('is the only place in src/http that writes an error status or text', () => {
     const dir = join(ROOT, 'src', 'http');
     const offenders: string[] = [];
-    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts') && f !== 'errors.ts')) {
+    const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts') && f !== 'errors.ts');
+    expect(files.length).toBeGreaterThan(30);
+    for (const file of files) {
       readFileSync(join(dir, file), 'utf8')
         .split('\n')
         .forEach((line, i) => {

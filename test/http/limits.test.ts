@@ -1,5 +1,5 @@
 /**
- * The limits of the listeners and of the master (README.md, "Limits"), on
+ * The limits of the listeners and of the master (docs/cli.md, "Limits"), on
  * real sockets. Timeouts are configured small and the tests wait for their
  * effect (a socket's close, a log line), never for a wall-clock duration to
  * pass, so a slow machine only makes them slower.

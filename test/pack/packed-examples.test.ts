@@ -9,7 +9,7 @@
  * stays as other tests find it) and packed.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -43,7 +43,7 @@ beforeAll(async () => {
   const stage = path.join(PACK, 'stage');
   mkdirSync(stage);
   // Every file the package ships besides the build (package.json `files`).
-  for (const file of ['package.json', 'README.md', 'ui']) cpSync(path.join(ROOT, file), path.join(stage, file), { recursive: true });
+  for (const file of ['package.json', 'README.md', 'docs', 'ui']) cpSync(path.join(ROOT, file), path.join(stage, file), { recursive: true });
   await run(process.execPath, [BIN('typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(stage, 'dist')], { cwd: ROOT });
   const { stdout } = await run('npm', ['pack', stage, '--ignore-scripts', '--pack-destination', PACK, '--silent'], { cwd: ROOT, env: cleanEnv(), maxBuffer: 16 * 1024 * 1024 });
   const tarball = stdout.trim().split('\n').at(-1)!;
@@ -64,6 +64,14 @@ describe('the packed package', () => {
     const manifest = JSON.parse(readFileSync(path.join(PACK, 'node_modules', 'clustersim', 'package.json'), 'utf8')) as { exports: Record<string, { types: string }> };
     expect(Object.keys(manifest.exports)).toEqual(['.', './client']);
     for (const entry of Object.values(manifest.exports)) expect(() => readFileSync(path.join(PACK, 'node_modules', 'clustersim', entry.types))).not.toThrow();
+  });
+
+  it('ships the README and the docs/ pages it links to (the help names docs/cli.md)', () => {
+    const packed = path.join(PACK, 'node_modules', 'clustersim');
+    const readme = readFileSync(path.join(packed, 'README.md'), 'utf8');
+    const pages = [...readme.matchAll(/\]\((docs\/[a-z-]+\.md)[#)]/g)].map((m) => m[1]!);
+    expect(pages).toContain('docs/cli.md');
+    for (const page of pages.filter((p) => existsSync(path.join(ROOT, p)))) expect(existsSync(path.join(packed, page)), page).toBe(true);
   });
 
   it('type-checks the vitest example against the packed declarations, with no any', async () => {

@@ -4,7 +4,7 @@
  * only where one seed put things is a wrong expectation. Seeds 12 to 16
  * include, for each of the four files that once named their agent by index,
  * a seed that placed the tasks away from it. `clustersim run` of every file
- * passes with seeds 1 to 20 (README, "Scenarios"); the suite runs five.
+ * passes with seeds 1 to 20 (docs/scenarios.md); the suite runs five.
  */
 import { describe, expect, it } from 'vitest';
 import { textReport } from '../../src/scenario/report.js';

@@ -320,8 +320,10 @@ export interface Room {
   readonly floor: number;
 }
 
-/** The picture of DESIGN.md, "Layers and the one dependency rule". */
-const ROOMS: readonly (readonly [RegExp, Room])[] = [
+export type Rooms = readonly (readonly [RegExp, Room])[];
+
+/** The picture of docs/architecture.md, "Layers". */
+const ROOMS: Rooms = [
   [/^(?:cli\/|start\/|index\.ts$)/, { name: 'composition root', floor: 5 }],
   [/^scenario\//, { name: 'scenario', floor: 4 }],
   [/^frameworks\//, { name: 'frameworks', floor: 4 }],
@@ -337,7 +339,7 @@ const ROOMS: readonly (readonly [RegExp, Room])[] = [
  * and under them the pieces every node is made of. Its files import files
  * of their own room and of lower floors only, as the rooms of src/ do.
  */
-const CORE_ROOMS: readonly (readonly [RegExp, Room])[] = [
+const CORE_ROOMS: Rooms = [
   [/^core\/[^/]+$/, { name: 'core: the port', floor: 6 }],
   [/^core\/faults\//, { name: 'core/faults', floor: 5 }],
   [/^core\/master\//, { name: 'core/master', floor: 4 }],
@@ -348,8 +350,6 @@ const CORE_ROOMS: readonly (readonly [RegExp, Room])[] = [
   [/^core\/model\//, { name: 'core/model', floor: 1 }],
   [/^core\/kernel\//, { name: 'core/kernel', floor: 0 }],
 ];
-
-export type Rooms = readonly (readonly [RegExp, Room])[];
 
 export function roomOf(file: string, rooms: Rooms = ROOMS): Room | undefined {
   return rooms.find(([pattern]) => pattern.test(file))?.[1];
@@ -363,15 +363,34 @@ export type ImportGraph = ReadonlyMap<string, readonly string[]>;
  * floor 3)`; also files on no floor and imports leaving src. Only relative
  * imports join files of src; packages are the core rule's business.
  */
-/** The floors inside src/core/ (files of the core only; imports leaving it are the core rule's business). */
-export function coreLayerViolations(graph: ImportGraph): string[] {
-  const core = new Map(
+/**
+ * http/'s picture: what the servers share at its root, and the servers on
+ * it, siblings that borrow nothing from each other.
+ */
+const HTTP_ROOMS: Rooms = [
+  [/^http\/[^/]+$/, { name: 'http: shared', floor: 0 }],
+  [/^http\/master\//, { name: 'http/master', floor: 1 }],
+  [/^http\/agent\//, { name: 'http/agent', floor: 1 }],
+  [/^http\/engine\//, { name: 'http/engine', floor: 1 }],
+  [/^http\/sim\//, { name: 'http/sim', floor: 1 }],
+];
+
+/** The floors inside one room of src/ (`core/`, `http/`), for imports between its files only. */
+function innerViolations(graph: ImportGraph, room: string, rooms: Rooms): string[] {
+  const inside = (file: string, specifier: string): boolean => isRelative(specifier) && target(file, specifier).startsWith(room);
+  const files = new Map(
     [...graph]
-      .filter(([file]) => file.startsWith('core/'))
-      .map(([file, specifiers]) => [file, specifiers.filter((s) => insideCore(file, s))] as const),
+      .filter(([file]) => file.startsWith(room))
+      .map(([file, specifiers]) => [file, specifiers.filter((s) => inside(file, s))] as const),
   );
-  return layerViolations(core, CORE_ROOMS);
+  return layerViolations(files, rooms);
 }
+
+/** The floors inside src/core/ (imports leaving it are the core rule's business). */
+export const coreLayerViolations = (graph: ImportGraph): string[] => innerViolations(graph, 'core/', CORE_ROOMS);
+
+/** The floors inside src/http/: the four servers over what they share. */
+export const httpLayerViolations = (graph: ImportGraph): string[] => innerViolations(graph, 'http/', HTTP_ROOMS);
 
 export function layerViolations(graph: ImportGraph, rooms: Rooms = ROOMS): string[] {
   const files = new Set(graph.keys());

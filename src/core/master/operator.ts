@@ -15,8 +15,8 @@
  *   RESERVE_RESOURCES, UNRESERVE_RESOURCES, CREATE_VOLUMES, DESTROY_VOLUMES
  *                       200, 400, 403, 409 (operations.ts)
  *
- * Each asks the ACLs as upstream does (README, "ACLs"); a refusal is 403
- * with its reason and changes nothing. The calls on agents ask first.
+ * Each asks the ACLs as upstream does (the table of docs/auth.md); a refusal
+ * is 403 with its reason and changes nothing. The calls on agents ask first.
  */
 import { done, fail, ok, type Outcome } from '../model/errors.js';
 import type { Resources } from '../model/resources.js';

@@ -8,8 +8,8 @@
  *   implicit  nothing to name: only ANY or NONE mean anything, and the
  *             file may not give values (upstream refuses SOME)
  *
- * clustersim asks every action for which it has a call (README, section
- * "ACLs"); the others (agent registration, resource providers, disks,
+ * clustersim asks every action for which it has a call (docs/auth.md,
+ * "ACLs: which call asks which action"); the others (agent registration, resource providers, disks,
  * images, standalone containers, sandboxes and logs) are checked in the
  * file and kept, with nothing to apply them to.
  */

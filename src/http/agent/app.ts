@@ -5,7 +5,7 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { capConnections, DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from '../limits.js';
-import { acceptRawBodies, installErrorReplies } from '../master/app.js';
+import { acceptRawBodies, installErrorReplies } from '../app.js';
 import { everyMethod, serveMethods } from '../methods.js';
 import { PathRouter } from '../routing.js';
 import { RECORDIO_TYPE } from '../negotiate.js';

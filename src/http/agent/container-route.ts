@@ -30,7 +30,7 @@ import type { AgentBinding } from './binding.js';
 import { agentRefusal, httpError, send, sendError, type HttpError } from '../errors.js';
 import { HttpEventStream } from '../event-stream.js';
 import { accepts, contentTypeOf, JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE, type MessageType } from '../negotiate.js';
-import { sendBody } from '../master/read-routes.js';
+import { sendBody } from '../stream-body.js';
 import { sendEmpty } from '../replies.js';
 import { principalOf } from '../auth.js';
 import { attachInputRefusal, containerRefusal } from '../../wire/container-acls.js';

@@ -22,7 +22,7 @@ import { serveMethods } from '../methods.js';
 import { JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE } from '../negotiate.js';
 import { attachInput, containerCall } from './container-route.js';
 import { isContainerCall } from '../../wire/agent-containers.js';
-import { sendBody } from '../master/read-routes.js';
+import { sendBody } from '../stream-body.js';
 import { principalOf } from '../auth.js';
 import { agentCallQuestions } from '../../wire/container-acls.js';
 import { firstRefusal } from '../../wire/operator-in.js';

@@ -13,7 +13,7 @@ import { containerQuery, jsonpQuery } from '../../wire/v0/index.js';
 import { NOT_RECOVERED, readAgent, type AgentBinding } from './operator-route.js';
 import { sendError } from '../errors.js';
 import { everyMethod, serveMethods } from '../methods.js';
-import { queryOf, sendJson } from '../master/read-routes.js';
+import { queryOf, sendJson } from '../v0-replies.js';
 import { principalOf } from '../auth.js';
 import { firstRefusal, type AclQuestion } from '../../wire/operator-in.js';
 import { containerViewer } from '../../wire/container-acls.js';

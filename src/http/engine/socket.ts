@@ -56,7 +56,7 @@ export interface EngineOptions {
   readonly maxIdleExecBytes?: number;
 }
 
-/** The listeners' timeouts (README.md, "Limits"), and as many idle execs as an agent keeps ended nested containers. */
+/** The listeners' timeouts (docs/cli.md, "Limits"), and as many idle execs as an agent keeps ended nested containers. */
 export const DEFAULT_ENGINE_LIMITS = {
   headersTimeoutMs: DEFAULT_LISTENER_LIMITS.headersTimeoutSeconds * 1000,
   requestTimeoutMs: DEFAULT_LISTENER_LIMITS.requestTimeoutSeconds * 1000,

@@ -1,23 +1,21 @@
 /**
  * The master's HTTP server, built by a factory so tests can use `inject()`
- * without a socket. Request bodies are taken raw (the wire layer decodes
- * them); every error is plain text on one line.
+ * without a socket: the scheduler, operator and read APIs, the metrics and
+ * the dashboard, and whatever parts the composition root mounts on it (the
+ * control API). Request bodies are taken raw (the wire layer decodes them);
+ * every error is plain text on one line.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { acceptRawBodies, installErrorReplies, type AppPart } from '../app.js';
 import type { ClusterDriver } from '../../runtime/driver.js';
 import { AUTHENTICATED_ROUTES, requireAuthentication, type Credentials } from '../auth.js';
 import { Connections } from '../connections.js';
 import { readonlyRoutes, registerReadRoutes } from './read-routes.js';
-import { sendError } from '../errors.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from '../event-stream.js';
 import { capConnections, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from '../limits.js';
 import { registerSchedulerRoute } from './scheduler-route.js';
 import { registerOperatorRoute } from './operator-route.js';
-import { registerSimRoutes } from '../sim/routes.js';
-import { registerSimEvents } from '../sim/events.js';
-import { guardControlApi } from '../sim/auth.js';
 import { registerDashboard } from './dashboard.js';
-import type { SimControl } from '../../runtime/sim-control.js';
 import { PathRouter } from '../routing.js';
 import { gateToLeader } from './leader-gate.js';
 import { StreamBudget } from '../stream-budget.js';
@@ -38,8 +36,8 @@ export const DEFAULT_MAX_FRAMEWORKS = 1000;
 
 export interface MasterAppOptions {
   readonly driver: ClusterDriver;
-  /** The control API's runs and rewinds (one of its own over `driver` without). */
-  readonly simControl?: SimControl;
+  /** Parts of the app served from elsewhere: the control API (http/sim/), mounted by the composition root. */
+  readonly parts?: readonly AppPart[];
   readonly logger?: FastifyBaseLogger;
   readonly bodyLimitBytes?: number;
   /** Bytes waiting on one event stream before it is cut. */
@@ -54,12 +52,6 @@ export interface MasterAppOptions {
   readonly credentials?: Credentials;
   /** `--authenticate-http-readonly`: HTTP Basic on the read-only endpoints too (needs `credentials`). */
   readonly authenticateReadonly?: boolean;
-  /**
-   * HTTP Basic on the control API (`/sim/v1/`) without `credentials` (an
-   * authentication that has none, `--authenticate-http-executors`): then
-   * nobody can use it. With `credentials` it is always on (sim/auth.ts).
-   */
-  readonly authenticateControlApi?: boolean;
   /**
    * The streams of every server of the cluster, when the agents' servers
    * have streams too (the executor API); the caller then routes the
@@ -96,8 +88,7 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     const routes = options.authenticateReadonly === true ? new Map([...AUTHENTICATED_ROUTES, ...readonlyRoutes()]) : AUTHENTICATED_ROUTES;
     requireAuthentication(app, options.credentials, routes);
   }
-  const controlCredentials = options.credentials ?? (options.authenticateControlApi === true ? new Map<string, string>() : undefined);
-  guardControlApi(app, options.driver, controlCredentials);
+  for (const part of options.parts ?? []) part.guard?.(app);
   gateToLeader(app, options.driver, options.masterIndex ?? 0, options.masterPorts);
   const connections = options.connections ?? new Connections();
   if (options.connections === undefined) options.driver.setOutput(connections.deliver);
@@ -116,8 +107,7 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     maxFrameworks: options.maxFrameworks ?? DEFAULT_MAX_FRAMEWORKS,
     ...(options.keepaliveMs === undefined ? {} : { keepaliveMs: options.keepaliveMs }),
   };
-  registerSimRoutes(app, options.driver, options.simControl);
-  registerSimEvents(app, options.driver);
+  for (const part of options.parts ?? []) part.routes(app);
   registerDashboard(app);
   registerMetricsRoute(app, observed, { ...route, masterIndex: options.masterIndex ?? 0, ...(options.metrics === undefined ? {} : { clusterMetrics: options.metrics }) });
   for (const prefix of ['', '/master']) {
@@ -128,27 +118,3 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
   installErrorReplies(app);
   return app;
 }
-
-/** Every body arrives as a Buffer, whatever its Content-Type (or none). */
-export function acceptRawBodies(app: FastifyInstance): void {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-}
-
-export function installErrorReplies(app: FastifyInstance): void {
-  app.setNotFoundHandler((_req, reply) => sendError(reply, 'NOT_FOUND'));
-  app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, req, reply) => {
-    // fastify refuses these before a route has looked at the call, which may
-    // have been a SUBSCRIBE, and may leave the body unread: close, as the
-    // scheduler route does for every refusal until it knows the call.
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(closing(reply), 'BODY_TOO_LARGE');
-    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return sendError(closing(reply), 'CONTENT_TYPE_MALFORMED');
-    // The other requests fastify cannot read (a body cut short, a QUERY
-    // without Content-Type) all have the status 400 and fastify's text.
-    if (error.statusCode === 400) return sendError(closing(reply), 'REQUEST_UNREADABLE', error.message);
-    req.log.error({ err: error }, 'request failed');
-    return sendError(reply, 'INTERNAL');
-  });
-}
-
-const closing = (reply: FastifyReply): FastifyReply => reply.header('connection', 'close');

@@ -21,7 +21,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { serveMethods } from '../methods.js';
 
 /** Where the page's files are, from `src/http/` and from `dist/http/` alike. */
-export const DASHBOARD_DIR = fileURLToPath(new URL('../../ui/', import.meta.url));
+export const DASHBOARD_DIR = fileURLToPath(new URL('../../../ui/', import.meta.url));
 
 /** The URL prefix of the page's scripts and styles. */
 export const DASHBOARD_ASSET_PREFIX = '/ui/';

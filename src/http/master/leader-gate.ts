@@ -20,7 +20,7 @@ import type { ClusterDriver } from '../../runtime/driver.js';
 import { renderStandbyMetrics } from '../../wire/v0/metrics.js';
 import { principalOf } from '../auth.js';
 import { sendError } from '../errors.js';
-import { sendJson } from './read-routes.js';
+import { sendJson } from '../v0-replies.js';
 import { normalisePath } from '../routing.js';
 
 const EVERY_MASTER = new Set(['/health', '/version', '/master/health']);

@@ -40,7 +40,7 @@ import { HttpEventStream } from '../event-stream.js';
 import { serveMethods } from '../methods.js';
 import { JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from '../negotiate.js';
 import { viewerOf } from '../../wire/view-filter.js';
-import { sendBody } from './read-routes.js';
+import { sendBody } from '../stream-body.js';
 import { sendStreamed } from '../stream-body.js';
 import { snapshotGetAgents, snapshotGetState, snapshotGetTasks } from '../../wire/operator-stream.js';
 import { sendEmpty } from '../replies.js';

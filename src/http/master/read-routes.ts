@@ -22,10 +22,7 @@ import {
   renderVersion,
   slavesQuery,
   tasksQuery,
-  toV0Json,
   type JsonpQuery,
-  type QueryParams,
-  type QueryResult,
 } from '../../wire/v0/index.js';
 import { snapshotState } from '../../wire/v0/state-stream.js';
 import { VERSION } from '../../wire/version.js';
@@ -35,12 +32,11 @@ import { viewerOf, type Viewer } from '../../wire/view-filter.js';
 import { everyMethod, serveMethods } from '../methods.js';
 import { askedOwnPath } from '../routing.js';
 import { healthRoute } from './health.js';
-import { sendBody, sendStreamed, type StreamedBody } from '../stream-body.js';
+import { sendStreamed } from '../stream-body.js';
+import { jsonBody, queryOf, sendJson, type ParseQuery } from '../v0-replies.js';
 
-export { GZIP_THRESHOLD_BYTES, sendBody } from '../stream-body.js';
 
 /** Checks a request's parameters into the query its renderer takes. */
-export type ParseQuery<Q> = (params: QueryParams) => QueryResult<Q>;
 
 /** The endpoints upstream puts in its read-only realm, under both prefixes; `/metrics/snapshot` is its own process's (and `/metrics` shows the same figures). */
 const READONLY_PATHS = ['/state', '/state.json', '/state-summary', '/slaves', '/frameworks', '/tasks', '/roles', '/flags'];
@@ -138,26 +134,3 @@ function bodiless(answer: (reply: FastifyReply, req: FastifyRequest) => FastifyR
   };
 }
 
-/** The raw request target, not fastify's parsed query: upstream's rules decide repeated names and separators. */
-export function queryOf<Q>(req: FastifyRequest, parse: ParseQuery<Q>): QueryResult<Q> {
-  const params = decodeQuery(req.url);
-  return params.ok ? parse(params.value) : params;
-}
-
-/**
- * JSON, or `cb(<json>)` as JavaScript when `?jsonp=cb` is given. Doubles are
- * written as upstream does, with a decimal point when whole.
- */
-export function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown, callback: string | undefined): FastifyReply {
-  const text = toV0Json(body);
-  if (callback !== undefined) {
-    return sendBody(req, reply, 'text/javascript', Buffer.from(`${callback}(${text});`));
-  }
-  return sendBody(req, reply, 'application/json', Buffer.from(text));
-}
-
-/** JSON text in pieces, or a JSONP call around it, as `sendJson` writes it. */
-export function jsonBody(pieces: Iterator<string | Uint8Array>, callback: string | undefined): StreamedBody {
-  if (callback === undefined) return { type: 'application/json', pieces };
-  return { type: 'text/javascript', pieces, prefix: `${callback}(`, suffix: ');' };
-}

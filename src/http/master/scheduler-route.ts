@@ -35,7 +35,7 @@ import { sendCallError, sendError } from '../errors.js';
 import { JSON_TYPE, MESSAGE_TYPES, negotiate, type MessageType } from '../negotiate.js';
 import { closing, decodeCallBody } from '../call-body.js';
 import { serveMethods } from '../methods.js';
-import { noteRefusedAcknowledge } from '../sim/misuse.js';
+import { noteRefusedAcknowledge } from './refused-acknowledge.js';
 import { sendEmpty } from '../replies.js';
 
 type Call = mesos.v1.scheduler.Call;
