@@ -144,11 +144,28 @@ export interface ConditionWatch {
   stop(): void;
 }
 
-/** Watches a condition from now on: `trace` counts entries appended after this call. */
+/**
+ * Watches a condition from now on: `trace` counts entries appended after this call.
+ * A value of another shape is a bug of the caller (conditions from outside
+ * are read by wire/sim/conditions.ts), or a recorded input of an older
+ * form: it throws, naming it.
+ */
 export function watchCondition(condition: Condition, view: ClusterView, trace: Trace): ConditionWatch {
+  if (!isCondition(condition)) throw new Error(`Not a condition of tasks, agents, frameworks, trace, all or any: ${JSON.stringify(condition)}`);
   const counts = new TraceCounts(trace, traceWatched(condition));
   return {
     holds: () => evaluate(condition, view, counts.count),
     stop: () => counts.stop(),
   };
+}
+
+const COUNTED = ['tasks', 'agents', 'frameworks', 'trace'];
+
+function isCondition(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const keys = Object.keys(value);
+  if (keys.length !== 1) return false;
+  const body: unknown = (value as Record<string, unknown>)[keys[0]!];
+  if (keys[0] === 'all' || keys[0] === 'any') return Array.isArray(body) && body.every(isCondition);
+  return COUNTED.includes(keys[0]!) && typeof body === 'object' && body !== null;
 }

@@ -4,7 +4,7 @@
  * the core's conditions (counted over the read model, held to bounds).
  */
 import { describe, expect, it } from 'vitest';
-import { inBounds } from '../../src/core/conditions.js';
+import { inBounds, type Condition } from '../../src/core/conditions.js';
 import { EventLoop } from '../../src/core/kernel/event-loop.js';
 import { commandTask, connect, makeCluster } from './helpers.js';
 
@@ -121,5 +121,14 @@ describe('conditions: counts held to bounds', () => {
     expect(cluster.runUntil({ trace: { kind: 'task:launch' } }, 5_000)).toBe(false);
     expect(cluster.runUntil({ trace: { kind: 'task:status', contains: '"TASK_FINISHED"', count: 1 } }, 100_000)).toBe(true);
     expect(cluster.now()).toBe(10_000);
+  });
+});
+
+describe('conditions: a value of another shape', () => {
+  it('throws, naming it (a recorded input of the form before, replayed)', () => {
+    const cluster = makeCluster({ agents: 1 });
+    const old = { agents_registered: 1 } as unknown as Condition;
+    expect(() => cluster.runUntil(old, 1_000)).toThrow('Not a condition of tasks, agents, frameworks, trace, all or any: {"agents_registered":1}');
+    expect(() => cluster.runUntil({ all: [old] }, 1_000)).toThrow(/^Not a condition/);
   });
 });
