@@ -14,8 +14,8 @@
  *      `WeakRef` or `FinalizationRegistry`, and not the host locale (`Intl`,
  *      `localeCompare`, `toLocale*`). A property key such as
  *      `{ process: string }` and a member such as `event.dateMs` are not uses
- *   2. Imports follow the floors of DESIGN.md ("Layers and the one dependency
- *      rule") and never form a circle:
+ *   2. Imports follow the floors of docs/architecture.md ("Layers") and
+ *      never form a circle:
  *
  *        floor 5  cli/, start/, index.ts  the composition root, one room
  *        floor 4  scenario/ | frameworks/
@@ -45,7 +45,11 @@
  *      (http/master/, …) import what they share at http/'s root and
  *      nothing of each other
  *   3. No function in `src/` is longer than 70 lines
- *   4. No file in `src/` is longer than 600 lines
+ *   4. No file in `src/` is longer than 500 lines, but those of a list that
+ *      were longer when the rule came: each may only shrink
+ *   5. docs/architecture.md stays true: its codemap names every folder of
+ *      `src/`, and its floors tables list the rooms of the pictures of 2,
+ *      each on its floor
  *
  * Generated code (`src/wire/generated/`) is exempt from 3 and 4. The scanner
  * (`tidy/scan.ts`) reads names in the text with comments, strings, templates
@@ -59,20 +63,35 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   coreLayerViolations,
+  floorTableMismatches,
   httpLayerViolations,
   importCycles,
   importsOf,
   layerViolations,
+  markdownSection,
   report,
   scanCore,
   scanFileLength,
   scanFunctionLengths,
+  unnamedFolders,
   type ImportGraph,
 } from './tidy/scan.js';
 
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
 const MAX_FUNCTION_LINES = 70;
-const MAX_FILE_LINES = 600;
+const MAX_FILE_LINES = 500;
+/**
+ * Files that were longer than the rule when it came, each held to the length
+ * it had: they may only shrink, and leave the list once they fit.
+ */
+const SHRINKING: ReadonlyMap<string, number> = new Map([
+  ['core/agent/agent.ts', 600],
+  ['core/cluster.ts', 598],
+  ['start/cluster.ts', 598],
+  ['core/master/master.ts', 553],
+  ['core/model/resources.ts', 541],
+  ['core/allocator/allocator.ts', 520],
+]);
 
 /** Source files of src/, by their path inside src/ with `/` separators. */
 function sourceFiles(dir: string): string[] {
@@ -338,14 +357,76 @@ describe(`tidy: functions of at most ${MAX_FUNCTION_LINES} lines`, () => {
 describe(`tidy: files of at most ${MAX_FILE_LINES} lines`, () => {
   it('counts lines, a final newline ending the last one', () => {
     const text = (n: number) => 'const x = 1;\n'.repeat(n);
-    expect(scanFileLength('a.ts', text(600), MAX_FILE_LINES)).toEqual([]);
-    expect(scanFileLength('a.ts', text(600).trimEnd(), MAX_FILE_LINES)).toEqual([]);
-    expect(report(scanFileLength('a.ts', text(601), MAX_FILE_LINES))).toBe('src/a.ts:601: file of 601 lines (at most 600)');
-    expect(report(scanFileLength('a.ts', `${text(600)}x`, MAX_FILE_LINES))).toBe('src/a.ts:601: file of 601 lines (at most 600)');
+    expect(scanFileLength('a.ts', text(500), MAX_FILE_LINES)).toEqual([]);
+    expect(scanFileLength('a.ts', text(500).trimEnd(), MAX_FILE_LINES)).toEqual([]);
+    expect(report(scanFileLength('a.ts', text(501), MAX_FILE_LINES))).toBe('src/a.ts:501: file of 501 lines (at most 500)');
+    expect(report(scanFileLength('a.ts', `${text(500)}x`, MAX_FILE_LINES))).toBe('src/a.ts:501: file of 501 lines (at most 500)');
   });
 
-  it('holds for src/', () => {
-    const findings = HANDWRITTEN.flatMap((f) => scanFileLength(f, SOURCES.get(f)!, MAX_FILE_LINES));
+  it('holds for src/, the shrinking files held to their own length', () => {
+    const findings = HANDWRITTEN.flatMap((f) => scanFileLength(f, SOURCES.get(f)!, SHRINKING.get(f) ?? MAX_FILE_LINES));
     expect(findings, report(findings)).toEqual([]);
+  });
+
+  it('lists only files that are still longer than the rule, and that exist', () => {
+    const done = [...SHRINKING.keys()].filter((f) => !SOURCES.has(f) || scanFileLength(f, SOURCES.get(f)!, MAX_FILE_LINES).length === 0);
+    expect(done, `fit in ${MAX_FILE_LINES} lines now (or are gone): take them off SHRINKING`).toEqual([]);
+  });
+});
+
+describe('tidy: docs/architecture.md stays true', () => {
+  const ARCHITECTURE = readFileSync(join(SRC, '..', 'docs', 'architecture.md'), 'utf8');
+
+  /** The folders of src/, by their path inside it (`core/kernel`). */
+  const folders = (dir: string): string[] =>
+    readdirSync(dir)
+      .sort()
+      .filter((name) => statSync(join(dir, name)).isDirectory())
+      .flatMap((name) => [relative(SRC, join(dir, name)).split(sep).join('/'), ...folders(join(dir, name))]);
+
+  it('catches a floors table with a room on the wrong floor, a room missing, or a path on no floor', () => {
+    const layers = lines(
+      '| floor | rooms | |',
+      '|---|---|---|',
+      '| 5 | `cli/`, `start/`, `index.ts` | the root |',
+      '| 4 | `scenario/` · `frameworks/` | |',
+      '| 2 | `http/` | |',
+      '| 2 | `runtime/` · `client/` | |',
+      '| 1 | `wire/` · `tools/` | |',
+      '| 0 | `core/` | |',
+      '| 6 | `core/*.ts` | the port: `Cluster` |',
+      '| 5 | `core/faults/` | |',
+      '| 4 | `core/master/` · `core/agent/` | |',
+      '| 3 | `core/allocator/` | |',
+      '| 2 | `core/network/` · `core/process/` | |',
+      '| 1 | `core/model/` | |',
+      '| 1 | `http/master/` · `http/agent/` · `http/engine/` | |',
+      '| 0 | `http/*.ts` | |',
+    );
+    expect(floorTableMismatches(layers)).toEqual([
+      '`http/` is on floor 3 of src/, the table says 2',
+      "`tools/` is in no room of src/'s picture",
+      "room 'http' (floor 3 of src/) is in no row",
+      "room 'core/kernel' (floor 0 of src/core/) is in no row",
+      "room 'http/sim' (floor 1 of src/http/) is in no row",
+    ]);
+  });
+
+  it('catches a codemap that leaves a folder out', () => {
+    const codemap = '### `src/core/`\n- `core/kernel/`: the loop; `src/wire/v0/` and `wire/`';
+    expect(unnamedFolders(['core', 'core/kernel', 'core/model', 'wire', 'wire/v0'], codemap)).toEqual(['core/model']);
+    expect(markdownSection('# A\n## Codemap\ntext\n### sub\nmore\n## Next\nother', 'Codemap')).toBe('text\n### sub\nmore');
+  });
+
+  it('names every folder of src/ in its codemap', () => {
+    const codemap = markdownSection(ARCHITECTURE, 'Codemap');
+    expect(codemap).not.toBe('');
+    expect(unnamedFolders(folders(SRC), codemap)).toEqual([]);
+  });
+
+  it('lists the rooms of every picture of the floors, each on its floor', () => {
+    const layers = markdownSection(ARCHITECTURE, 'Layers');
+    const mismatches = floorTableMismatches(layers);
+    expect(mismatches, mismatches.join('\n')).toEqual([]);
   });
 });

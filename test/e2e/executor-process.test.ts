@@ -17,7 +17,7 @@ import { ExecutorClient } from '../../src/client/executor-client.js';
 import type { JsonEvent } from '../../src/client/scheduler-client.js';
 import { replay } from '../../src/scenario/replay.js';
 import { ExecutorTokens } from '../../src/http/agent/executor-token.js';
-import { startHarness, tick, type Harness } from '../http/executor-harness.js';
+import { startHarness, tick, type Harness } from '../http/agent/executor-harness.js';
 
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/executor.mjs');
 const WAIT_MS = 15_000;

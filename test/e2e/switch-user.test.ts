@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JsonEvent } from '../../src/client/scheduler-client.js';
 import { lookupUser, parsePasswd } from '../../src/runtime/users.js';
 import { replay } from '../../src/scenario/replay.js';
-import { startHarness, type Harness } from '../http/executor-harness.js';
+import { startHarness, type Harness } from '../http/agent/executor-harness.js';
 
 const WAIT_MS = 15_000;
 const ROOT = process.getuid?.() === 0;

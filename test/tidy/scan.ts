@@ -323,7 +323,7 @@ export interface Room {
 export type Rooms = readonly (readonly [RegExp, Room])[];
 
 /** The picture of docs/architecture.md, "Layers". */
-const ROOMS: Rooms = [
+export const ROOMS: Rooms = [
   [/^(?:cli\/|start\/|index\.ts$)/, { name: 'composition root', floor: 5 }],
   [/^scenario\//, { name: 'scenario', floor: 4 }],
   [/^frameworks\//, { name: 'frameworks', floor: 4 }],
@@ -339,7 +339,7 @@ const ROOMS: Rooms = [
  * and under them the pieces every node is made of. Its files import files
  * of their own room and of lower floors only, as the rooms of src/ do.
  */
-const CORE_ROOMS: Rooms = [
+export const CORE_ROOMS: Rooms = [
   [/^core\/[^/]+$/, { name: 'core: the port', floor: 6 }],
   [/^core\/faults\//, { name: 'core/faults', floor: 5 }],
   [/^core\/master\//, { name: 'core/master', floor: 4 }],
@@ -359,15 +359,10 @@ export function roomOf(file: string, rooms: Rooms = ROOMS): Room | undefined {
 export type ImportGraph = ReadonlyMap<string, readonly string[]>;
 
 /**
- * Imports that run upwards or sideways, as `src/a.ts -> ../x/b.js (floor 2 ->
- * floor 3)`; also files on no floor and imports leaving src. Only relative
- * imports join files of src; packages are the core rule's business.
- */
-/**
  * http/'s picture: what the servers share at its root, and the servers on
  * it, siblings that borrow nothing from each other.
  */
-const HTTP_ROOMS: Rooms = [
+export const HTTP_ROOMS: Rooms = [
   [/^http\/[^/]+$/, { name: 'http: shared', floor: 0 }],
   [/^http\/master\//, { name: 'http/master', floor: 1 }],
   [/^http\/agent\//, { name: 'http/agent', floor: 1 }],
@@ -392,6 +387,11 @@ export const coreLayerViolations = (graph: ImportGraph): string[] => innerViolat
 /** The floors inside src/http/: the four servers over what they share. */
 export const httpLayerViolations = (graph: ImportGraph): string[] => innerViolations(graph, 'http/', HTTP_ROOMS);
 
+/**
+ * Imports that run upwards or sideways, as `src/a.ts -> ../x/b.js (floor 2 ->
+ * floor 3)`; also files on no floor and imports leaving src. Only relative
+ * imports join files of src; packages are the core rule's business.
+ */
 export function layerViolations(graph: ImportGraph, rooms: Rooms = ROOMS): string[] {
   const files = new Set(graph.keys());
   const out: string[] = [];
@@ -553,4 +553,61 @@ function arrowHead(code: string, arrow: number): number {
 export function scanFileLength(file: string, text: string, max: number): Finding[] {
   const lines = text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
   return lines > max ? [{ file, line: max + 1, message: `file of ${lines} lines (at most ${max})` }] : [];
+}
+
+// ---- rule: docs/architecture.md stays true ----
+
+/** The text of a markdown section, from its `## heading` line to the next `## ` (empty when none). */
+export function markdownSection(markdown: string, heading: string): string {
+  const lines = markdown.split('\n');
+  const start = lines.findIndex((line) => line.trim() === `## ${heading}`);
+  if (start < 0) return '';
+  const end = lines.findIndex((line, i) => i > start && line.startsWith('## '));
+  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n');
+}
+
+/** The folders (`core/kernel`) that a codemap names nowhere as `` `core/kernel/` `` or `` `src/core/kernel/` ``. */
+export function unnamedFolders(folders: readonly string[], codemap: string): string[] {
+  return folders.filter((f) => !codemap.includes(`\`${f}/\``) && !codemap.includes(`\`src/${f}/\``));
+}
+
+/**
+ * The pictures of the floors: src/'s own, and those inside a room of it,
+ * by the room's folder. A path of a floors table belongs to the picture
+ * of the folder it lies within (`core/kernel/` to the core's), else to
+ * src/'s (`core/`, `index.ts`).
+ */
+export const PICTURES: ReadonlyMap<string, Rooms> = new Map([
+  ['', ROOMS],
+  ['core/', CORE_ROOMS],
+  ['http/', HTTP_ROOMS],
+]);
+
+/**
+ * Where the floors tables of a document disagree with the pictures. A row
+ * of a table is `| floor | rooms | ... |`, its rooms' paths in backticks
+ * (`cli/`, `core/*.ts`, `index.ts`); every path must be on that floor of its
+ * picture, and every room of every picture must be in some row.
+ */
+export function floorTableMismatches(layers: string, pictures: ReadonlyMap<string, Rooms> = PICTURES): string[] {
+  const out: string[] = [];
+  const covered = new Set<Room>();
+  for (const line of layers.split('\n')) {
+    const cells = line.trim().startsWith('|') ? line.split('|').slice(1, -1).map((c) => c.trim()) : [];
+    if (cells.length < 2 || !/^\d+$/.test(cells[0]!)) continue;
+    const floor = Number(cells[0]);
+    for (const [, path] of cells[1]!.matchAll(/`([^`]+)`/g)) {
+      const folder = [...pictures.keys()].find((k) => k !== '' && path!.startsWith(k) && path!.length > k.length) ?? '';
+      const room = roomOf(path!.endsWith('/') ? `${path}x.ts` : path!.replace('*', 'x'), pictures.get(folder)!);
+      if (room === undefined) out.push(`\`${path}\` is in no room of src/${folder}'s picture`);
+      else if (room.floor !== floor) out.push(`\`${path}\` is on floor ${room.floor} of src/${folder}, the table says ${floor}`);
+      else covered.add(room);
+    }
+  }
+  for (const [folder, rooms] of pictures) {
+    for (const [, room] of rooms) {
+      if (!covered.has(room)) out.push(`room '${room.name}' (floor ${room.floor} of src/${folder}) is in no row`);
+    }
+  }
+  return out;
 }

@@ -4,7 +4,7 @@
  * entry (and a `status-update:retry` when it is sent again). Each function
  * writes byte for byte what `Trace.append` writes of the same data
  * (JSON.stringify: keys in this order, an undefined value left out);
- * test/core/trace-lines.test.ts holds them to it.
+ * test/core/kernel/trace-lines.test.ts holds them to it.
  */
 import { jsonString, LastQuoted } from './trace.js';
 

@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { planFor } from '../../../src/core/process/behaviour.js';
+import type { CommandSpec } from '../../../src/core/model/types.js';
+
+const shell = (value: string): CommandSpec => ({ shell: true, value, arguments: [] });
+
+describe('task behaviour from its command', () => {
+  it.each([
+    ['sleep 1', { kind: 'exits', runMs: 1000, exitCode: 0, output: '' }],
+    ['sleep 0.5 && exit 3', { kind: 'exits', runMs: 500, exitCode: 3, output: '' }],
+    ['false || echo x', { kind: 'exits', runMs: 0, exitCode: 0, output: 'x\n' }],
+    ['exit 0', { kind: 'exits', runMs: 0, exitCode: 0, output: '' }],
+    ['exit 2', { kind: 'exits', runMs: 0, exitCode: 2, output: '' }],
+    ['true', { kind: 'exits', runMs: 0, exitCode: 0, output: '' }],
+    ['false', { kind: 'exits', runMs: 0, exitCode: 1, output: '' }],
+    ['echo hi', { kind: 'exits', runMs: 0, exitCode: 0, output: 'hi\n' }],
+    ['echo "a  b"; echo c', { kind: 'exits', runMs: 0, exitCode: 0, output: 'a  b\nc\n' }],
+    ['sleep 2; false', { kind: 'exits', runMs: 2000, exitCode: 1, output: '' }],
+    ['false && sleep 5', { kind: 'exits', runMs: 0, exitCode: 1, output: '' }],
+    ['true || exit 4', { kind: 'exits', runMs: 0, exitCode: 0, output: '' }],
+    ['sleep 1\nsleep 2\nexit 7', { kind: 'exits', runMs: 3000, exitCode: 7, output: '' }],
+    ['false; exit', { kind: 'exits', runMs: 0, exitCode: 1, output: '' }],
+    ['exit 256', { kind: 'exits', runMs: 0, exitCode: 0, output: '' }],
+    ['exit nope', { kind: 'exits', runMs: 0, exitCode: 2, output: '' }],
+    ['sleep abc', { kind: 'exits', runMs: 0, exitCode: 1, output: '' }],
+  ] as const)('%j', (command, plan) => {
+    expect(planFor(shell(command))).toEqual(plan);
+  });
+
+  it.each(['./my-server --port 80', 'python -m http.server', 'sleep 1 && ./serve', 'nginx -g "daemon off;"'])(
+    'an unknown command runs until killed: %j',
+    (command) => {
+      expect(planFor(shell(command)).kind).toBe('forever');
+    },
+  );
+
+  it('keeps the time spent before an unknown command', () => {
+    expect(planFor(shell('sleep 2; ./serve'))).toEqual({ kind: 'forever', runMs: 2000, output: '' });
+  });
+
+  it('a task without a command runs until killed', () => {
+    expect(planFor(undefined)).toEqual({ kind: 'forever', runMs: 0, output: '' });
+  });
+
+  it('shell=false runs value with arguments as argv (argv[0] included)', () => {
+    expect(planFor({ shell: false, value: '/bin/sleep', arguments: ['sleep', '2'] })).toEqual({
+      kind: 'exits',
+      runMs: 2000,
+      exitCode: 0,
+      output: '',
+    });
+    expect(planFor({ shell: false, value: '/usr/bin/echo', arguments: ['echo', 'a', 'b'] })).toMatchObject({ output: 'a b\n' });
+    expect(planFor({ shell: false, value: 'false', arguments: ['false'] })).toMatchObject({ exitCode: 1 });
+    // No shell: operators are plain arguments, not sequencing.
+    expect(planFor({ shell: false, value: 'true', arguments: ['true', '&&', 'exit', '3'] })).toMatchObject({ exitCode: 0 });
+    expect(planFor({ shell: false, arguments: ['sleep', '1'] })).toMatchObject({ kind: 'exits', runMs: 1000 });
+    expect(planFor({ shell: false, value: '/opt/app/server', arguments: ['server'] }).kind).toBe('forever');
+  });
+
+  it("trap '' TERM: the task ignores SIGTERM, and the rest of the script runs as before", () => {
+    const sh = (value: string) => planFor({ shell: true, value, arguments: [] });
+    expect(sh("trap '' TERM; sleep 2")).toMatchObject({ kind: 'exits', runMs: 2000, exitCode: 0, ignoresTerm: true });
+    expect(sh('trap "" SIGTERM; ./serve')).toMatchObject({ kind: 'forever', ignoresTerm: true });
+    expect(sh("trap '' 15; sleep 1").ignoresTerm).toBe(true);
+    expect(sh("trap 'echo bye' TERM; sleep 1").ignoresTerm).toBeUndefined();
+    expect(sh("trap '' INT; sleep 1").ignoresTerm).toBeUndefined();
+    expect(sh('sleep 1').ignoresTerm).toBeUndefined();
+  });
+
+  it('shares one plan among the tasks of one script, and a plan is the same however many scripts came between', () => {
+    const first = planFor(shell('sleep 7; exit 3'));
+    expect(planFor(shell('sleep 7; exit 3'))).toBe(first);
+    // More scripts than the cache keeps: the plan is made again, equal to the first.
+    for (let i = 0; i < 1_100; i++) planFor(shell(`sleep ${i}`));
+    const again = planFor(shell('sleep 7; exit 3'));
+    expect(again).toEqual({ kind: 'exits', runMs: 7000, exitCode: 3, output: '' });
+    expect(again).toEqual(first);
+  });
+});
