@@ -5,7 +5,7 @@
  * resolved to its id, and held to their bounds. Each answer says what was
  * found, for the report.
  */
-import { boundsOf, inBounds, type Bounds, type CountedCondition } from '../core/conditions.js';
+import { boundsOf, inBounds, type Bounds, type Condition, type CountedCondition } from '../core/conditions.js';
 
 /** What conditions look at, as the runner sees the cluster now. */
 export interface Observed {
@@ -23,8 +23,17 @@ export interface Verdict {
   readonly found: string;
 }
 
-/** A condition of the file (its framework named as in the file) checked now. */
-export function holds(condition: CountedCondition, seen: Observed): Verdict {
+/** A condition of the file (its frameworks named as in the file) checked now; `all` and `any` say what each part found. */
+export function holds(condition: Condition, seen: Observed): Verdict {
+  if ('all' in condition || 'any' in condition) {
+    const every = 'all' in condition;
+    const parts = (every ? condition.all : condition.any).map((c) => holds(c, seen));
+    return {
+      ok: every ? parts.every((p) => p.ok) : parts.some((p) => p.ok),
+      what: `${every ? 'all' : 'any'} of (${parts.map((p) => p.what).join('; ')})`,
+      found: parts.map((p) => p.found).join('; '),
+    };
+  }
   const resolved = withFrameworkId(condition, seen);
   return within(boundsOf(condition), resolved === undefined ? 0 : seen.count(resolved), described(condition));
 }

@@ -443,12 +443,12 @@ function missingAgent(target: AgentTarget): string {
 
 /** The trace kinds the file's conditions count. */
 function watchedKinds(scenario: Scenario): TraceWatched[] {
-  const conditions = [...scenario.timeline.flatMap((e) => (e.when === undefined ? [] : [e.when])), ...scenario.expect.filter(isCounted)];
+  const conditions = [...scenario.timeline.flatMap((e) => (e.when === undefined ? [] : [e.when])), ...scenario.expect.filter(isCondition)];
   return conditions.flatMap(traceWatched);
 }
 
-function isCounted(e: Expectation): e is Expectation & Condition {
-  return 'tasks' in e || 'agents' in e || 'frameworks' in e || 'trace' in e;
+function isCondition(e: Expectation): e is Expectation & Condition {
+  return 'tasks' in e || 'agents' in e || 'frameworks' in e || 'trace' in e || 'all' in e || 'any' in e;
 }
 
 /** The event sequences the file's expectations look for (the arrays themselves: the record finds them by identity). */

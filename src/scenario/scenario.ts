@@ -1,14 +1,14 @@
 /** A scenario as the runner takes it: the file read, checked and typed. */
-import type { Bounds, CountedCondition } from '../core/conditions.js';
+import type { Bounds, Condition } from '../core/conditions.js';
 
 export type { Bounds } from '../core/conditions.js';
 
 /**
- * What holds at an instant: a counted condition of the shared vocabulary
- * (wire/sim/conditions.ts), its framework named as in the file (the runner
- * resolves the name to the framework's id).
+ * What holds at an instant: a condition of the shared vocabulary
+ * (wire/sim/conditions.ts), each framework named as in the file (the
+ * runner resolves the name to the framework's id).
  */
-export type Condition = CountedCondition;
+export type { Condition } from '../core/conditions.js';
 
 export type Expectation = (
   | Condition

@@ -39,11 +39,16 @@ const bounds = {
   max: { ...bound, description: 'at most this many' },
 };
 
+/** A condition inside `all` or `any`: the schema's `definitions.condition`. */
+const CONDITION_REF = { $ref: '#/definitions/condition' };
+
+const conditions = (description: string) => ({ description, type: 'array', minItems: 1, items: CONDITION_REF });
+
 /**
- * What holds at an instant, over the read model and the trace: the
- * counted kinds of the one condition vocabulary (wire/sim/conditions.ts
- * reads them, for the control API too; this says the same to editors and
- * places the loader's messages).
+ * What holds at an instant, over the read model and the trace: the one
+ * condition vocabulary (wire/sim/conditions.ts reads it, for the control
+ * API too; this says the same to editors and places the loader's
+ * messages; the parser holds `all` and `any` to 8 deep).
  */
 const condition = {
   type: 'object',
@@ -84,6 +89,8 @@ const condition = {
       required: ['kind'],
       properties: { kind: { type: 'string', minLength: 1 }, contains: { type: 'string' }, ...bounds },
     },
+    all: conditions('Every one of these conditions holds'),
+    any: conditions('At least one of these conditions holds'),
   },
 };
 
@@ -269,6 +276,7 @@ export const SCENARIO_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'duration', 'cluster', 'expect'],
+  definitions: { condition },
   properties: {
     name: NAME,
     description: { type: 'string' },
@@ -330,7 +338,7 @@ export const SCENARIO_SCHEMA = {
       items: {
         type: 'object',
         additionalProperties: false,
-        properties: { at: duration, when: condition, fault, request },
+        properties: { at: duration, when: CONDITION_REF, fault, request },
         allOf: [{ oneOf: [{ required: ['at'] }, { required: ['when'] }] }, { oneOf: [{ required: ['fault'] }, { required: ['request'] }] }],
       },
     },
