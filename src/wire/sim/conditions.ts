@@ -35,9 +35,9 @@ export type ConditionJson =
   | { readonly all: readonly ConditionJson[] }
   | { readonly any: readonly ConditionJson[] };
 
-export const COUNTED_KINDS = ['tasks', 'agents', 'frameworks', 'trace'] as const;
+const COUNTED_KINDS = ['tasks', 'agents', 'frameworks', 'trace'] as const;
 export const CONDITION_KINDS = [...COUNTED_KINDS, 'all', 'any'] as const;
-export type CountedKind = (typeof COUNTED_KINDS)[number];
+type CountedKind = (typeof COUNTED_KINDS)[number];
 
 /** The largest bound a condition takes. */
 export const MAX_CONDITION_BOUND = 1_000_000_000;
@@ -64,13 +64,6 @@ export function parseCondition(value: unknown, where = 'condition', depth = 0): 
   const field = `${where}.${kind.name}`;
   if (kind.name === 'all' || kind.name === 'any') return group(kind.name, body, field, depth);
   return countedBody(kind.name, body, field);
-}
-
-/** A condition of one counted kind (`tasks`, `agents`, `frameworks`, `trace`): what scenario expectations take beside their own kinds. */
-export function parseCountedCondition(value: unknown, where: string): CountedCondition | string {
-  const kind = kindOf(value, where, COUNTED_KINDS);
-  if (kind.error !== undefined) return kind.error;
-  return countedBody(kind.name, (value as Body)[kind.name], `${where}.${kind.name}`);
 }
 
 function kindOf<K extends string>(value: unknown, where: string, kinds: readonly K[]): { name: K; error?: undefined } | { error: string } {
