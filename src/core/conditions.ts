@@ -1,89 +1,140 @@
 /**
- * Conditions on a running cluster, as data: what `POST /sim/v1/run_until`
- * waits for, and what scenario timelines and expectations test. JSON in
- * (`parseCondition`), a boolean out (`watchCondition(...).holds()`), read
- * from the read model only.
+ * Conditions on a running cluster, as data: what `Cluster.runUntil` (the
+ * control API's `run_until`, the library's `runUntil`) waits for, and what
+ * scenario timelines and expectations test. Counted over the read model and
+ * the trace; read from JSON or YAML in `wire/sim/conditions.ts`, which has
+ * the table of the vocabulary.
  *
- *   {"task_state": {"state", "task_id"?, "framework_id"?, "count"?}}
- *        at least `count` (default 1) tasks in that state (the master's
- *        view, completed tasks included), or the task named in it
- *   {"agents_registered": N}       at least N agents registered and reachable
- *   {"frameworks_subscribed": N}   at least N frameworks subscribed (stream open)
- *   {"trace_kind": "kind"}         an entry of that kind appended since the watch began
- *   {"all": [c...]} / {"any": [c...]}  each / one of the conditions
+ * A counted kind holds when its count is within its bounds: `count`
+ * exactly, `min` at least, `max` at most (each one given must hold); with
+ * no bound at all, at least 1.
  */
 import type { ClusterView } from './view.js';
 import type { Trace, TraceEntry } from './kernel/trace.js';
-import { TASK_STATES, type TaskState } from './model/types.js';
+import type { AgentRecordState } from './master/agents.js';
+import type { FrameworkState } from './model/records.js';
+import type { TaskState } from './model/types.js';
 
-export type Condition =
-  | { readonly task_state: { readonly state: TaskState; readonly task_id?: string; readonly framework_id?: string; readonly count?: number } }
-  | { readonly agents_registered: number }
-  | { readonly frameworks_subscribed: number }
-  | { readonly trace_kind: string }
-  | { readonly all: readonly Condition[] }
-  | { readonly any: readonly Condition[] };
-
-export const CONDITION_KINDS = ['task_state', 'agents_registered', 'frameworks_subscribed', 'trace_kind', 'all', 'any'] as const;
-
-/** How deep `all` and `any` may nest. */
-const MAX_DEPTH = 8;
-
-/** A condition from JSON, or the reason it is not one (naming the field at fault). */
-export function parseCondition(value: unknown, where = 'condition', depth = 0): Condition | string {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `Expecting '${where}' to be an object`;
-  const keys = Object.keys(value);
-  const kind = keys[0];
-  if (keys.length !== 1 || !(CONDITION_KINDS as readonly string[]).includes(kind!)) {
-    return `Expecting '${where}' to have exactly one of ${CONDITION_KINDS.join(', ')}`;
-  }
-  const body = (value as Record<string, unknown>)[kind!];
-  const field = `${where}.${kind!}`;
-  switch (kind as (typeof CONDITION_KINDS)[number]) {
-    case 'task_state':
-      return taskState(body, field);
-    case 'agents_registered':
-    case 'frameworks_subscribed':
-      return isCount(body) ? ({ [kind!]: body } as Condition) : `Expecting '${field}' to be a whole number from 0`;
-    case 'trace_kind':
-      return typeof body === 'string' && body !== '' ? { trace_kind: body } : `Expecting '${field}' to be a trace entry kind`;
-    case 'all':
-    case 'any':
-      return group(kind as 'all' | 'any', body, field, depth);
-  }
+export interface Bounds {
+  /** Exactly this many. */
+  readonly count?: number;
+  /** At least this many. */
+  readonly min?: number;
+  /** At most this many. */
+  readonly max?: number;
 }
 
-function taskState(body: unknown, field: string): Condition | string {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return `Expecting '${field}' to be an object`;
-  const { state, task_id: taskId, framework_id: frameworkId, count } = body as Record<string, unknown>;
-  if (typeof state !== 'string' || !(TASK_STATES as readonly string[]).includes(state)) return `Expecting '${field}.state' to be a task state (TASK_RUNNING, ...)`;
-  if (taskId !== undefined && (typeof taskId !== 'string' || taskId === '')) return `Expecting '${field}.task_id' to be a task id`;
-  if (frameworkId !== undefined && (typeof frameworkId !== 'string' || frameworkId === '')) return `Expecting '${field}.framework_id' to be a framework id`;
-  if (count !== undefined && !isCount(count)) return `Expecting '${field}.count' to be a whole number from 0`;
-  return {
-    task_state: {
-      state: state as TaskState,
-      ...(taskId === undefined ? {} : { task_id: taskId as string }),
-      ...(frameworkId === undefined ? {} : { framework_id: frameworkId as string }),
-      ...(count === undefined ? {} : { count: count as number }),
-    },
+/** The agent states a condition counts: the master's books of its agents. */
+export const AGENT_STATES = ['active', 'disconnected', 'unreachable', 'gone'] as const satisfies readonly AgentRecordState[];
+/** The framework states a condition counts. */
+export const FRAMEWORK_STATES = ['subscribed', 'disconnected', 'removed'] as const satisfies readonly FrameworkState[];
+
+/** What a condition counts, with the bounds the count is held to. */
+export type CountedCondition =
+  /** Tasks whose latest state (the master's) is `state`, of one framework (by id) or all, or the one task named. */
+  | { readonly tasks: { readonly state: TaskState; readonly framework?: string; readonly taskId?: string } & Bounds }
+  | { readonly agents: { readonly state: AgentRecordState } & Bounds }
+  | { readonly frameworks: { readonly state: FrameworkState } & Bounds }
+  /** Trace entries of `kind` (whose line contains `contains`) appended since the watch began. */
+  | { readonly trace: { readonly kind: string; readonly contains?: string } & Bounds };
+
+export type Condition = CountedCondition | { readonly all: readonly Condition[] } | { readonly any: readonly Condition[] };
+
+/** A kind of trace entry (and a text its line contains) that conditions count. */
+export interface TraceWatched {
+  readonly kind: string;
+  readonly contains?: string;
+}
+
+/** How many entries of a kind (containing a text) the trace took since the watch began. */
+export type TraceCounted = (kind: string, contains: string | undefined) => number;
+
+/** Whether `n` is within the bounds: each one given holds; with none, at least 1. */
+export function inBounds(bounds: Bounds, n: number): boolean {
+  if (bounds.count === undefined && bounds.min === undefined && bounds.max === undefined) return n >= 1;
+  return (bounds.count === undefined || n === bounds.count) && (bounds.min === undefined || n >= bounds.min) && (bounds.max === undefined || n <= bounds.max);
+}
+
+/** The bounds of a counted condition, without what it counts. */
+export function boundsOf(condition: CountedCondition): Bounds {
+  const { count, min, max } = 'tasks' in condition ? condition.tasks : 'agents' in condition ? condition.agents : 'frameworks' in condition ? condition.frameworks : condition.trace;
+  return { ...(count === undefined ? {} : { count }), ...(min === undefined ? {} : { min }), ...(max === undefined ? {} : { max }) };
+}
+
+/**
+ * What a counted condition counts now. Tasks: those of the frameworks the
+ * master books (not those of frameworks it removed), live and completed,
+ * by their latest state. Agents and frameworks: the master's records in
+ * that state, removed frameworks included.
+ */
+export function countOf(condition: CountedCondition, view: ClusterView, traced: TraceCounted): number {
+  if ('tasks' in condition) return countTasks(view, condition.tasks);
+  if ('agents' in condition) return countWhere(view.allAgents(), (a) => a.state === condition.agents.state);
+  if ('frameworks' in condition) {
+    const state = condition.frameworks.state;
+    return countWhere(view.frameworks(), (fw) => fw.state === state) + countWhere(view.completedFrameworks(), (fw) => fw.state === state);
+  }
+  return traced(condition.trace.kind, condition.trace.contains);
+}
+
+/** Whether a condition holds now. */
+export function evaluate(condition: Condition, view: ClusterView, traced: TraceCounted): boolean {
+  if ('all' in condition) return condition.all.every((c) => evaluate(c, view, traced));
+  if ('any' in condition) return condition.any.some((c) => evaluate(c, view, traced));
+  return inBounds(boundsOf(condition), countOf(condition, view, traced));
+}
+
+function countTasks(view: ClusterView, want: Extract<CountedCondition, { tasks: unknown }>['tasks']): number {
+  let n = 0;
+  for (const fw of view.frameworks()) {
+    if (want.framework !== undefined && fw.id !== want.framework) continue;
+    for (const task of fw.tasks.values()) if (task.state === want.state && (want.taskId === undefined || task.spec.taskId === want.taskId)) n++;
+    for (const task of fw.completedTasks) if (task.state === want.state && (want.taskId === undefined || task.spec.taskId === want.taskId)) n++;
+  }
+  return n;
+}
+
+function countWhere<T>(items: Iterable<T>, test: (item: T) => boolean): number {
+  let n = 0;
+  for (const item of items) if (test(item)) n++;
+  return n;
+}
+
+/** The trace kinds (and texts) a condition counts. */
+export function traceWatched(condition: Condition): TraceWatched[] {
+  if ('all' in condition) return condition.all.flatMap(traceWatched);
+  if ('any' in condition) return condition.any.flatMap(traceWatched);
+  if (!('trace' in condition)) return [];
+  const { kind, contains } = condition.trace;
+  return [{ kind, ...(contains === undefined ? {} : { contains }) }];
+}
+
+/** Counts of trace entries of the kinds (and texts) watched, from its construction on, until `stop`. */
+export class TraceCounts {
+  readonly #kinds = new Map<string, { readonly contains: string | undefined; count: number }[]>();
+  readonly #listener = (entry: TraceEntry): void => {
+    const counted = this.#kinds.get(entry.kind);
+    if (counted !== undefined) for (const c of counted) if (c.contains === undefined || entry.line.includes(c.contains)) c.count++;
   };
-}
 
-function group(kind: 'all' | 'any', body: unknown, field: string, depth: number): Condition | string {
-  if (!Array.isArray(body) || body.length === 0) return `Expecting '${field}' to be a non-empty array of conditions`;
-  if (depth >= MAX_DEPTH) return `Expecting '${field}' to nest at most ${MAX_DEPTH} deep`;
-  const parts: Condition[] = [];
-  for (const [i, part] of body.entries()) {
-    const parsed = parseCondition(part, `${field}[${i}]`, depth + 1);
-    if (typeof parsed === 'string') return parsed;
-    parts.push(parsed);
+  constructor(
+    private readonly trace: Trace,
+    watched: readonly TraceWatched[],
+  ) {
+    for (const w of watched) {
+      const list = this.#kinds.get(w.kind) ?? [];
+      if (!list.some((c) => c.contains === w.contains)) list.push({ contains: w.contains, count: 0 });
+      this.#kinds.set(w.kind, list);
+    }
+    if (this.#kinds.size > 0) trace.onEntry(this.#listener);
   }
-  return kind === 'all' ? { all: parts } : { any: parts };
-}
 
-function isCount(v: unknown): v is number {
-  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+  /** Entries of a watched kind (and text) so far; 0 for one not watched. */
+  readonly count: TraceCounted = (kind, contains) => this.#kinds.get(kind)?.find((c) => c.contains === contains)?.count ?? 0;
+
+  stop(): void {
+    this.trace.offEntry(this.#listener);
+  }
 }
 
 export interface ConditionWatch {
@@ -93,51 +144,28 @@ export interface ConditionWatch {
   stop(): void;
 }
 
-/** Watches a condition from now on: `trace_kind` counts entries appended after this call. */
+/**
+ * Watches a condition from now on: `trace` counts entries appended after this call.
+ * A value of another shape is a bug of the caller (conditions from outside
+ * are read by wire/sim/conditions.ts), or a recorded input of an older
+ * form: it throws, naming it.
+ */
 export function watchCondition(condition: Condition, view: ClusterView, trace: Trace): ConditionWatch {
-  const kinds = new Set<string>();
-  traceKinds(condition, kinds);
-  const seen = new Set<string>();
-  const listener = (entry: TraceEntry): void => {
-    if (kinds.has(entry.kind)) seen.add(entry.kind);
-  };
-  if (kinds.size > 0) trace.onEntry(listener);
+  if (!isCondition(condition)) throw new Error(`Not a condition of tasks, agents, frameworks, trace, all or any: ${JSON.stringify(condition)}`);
+  const counts = new TraceCounts(trace, traceWatched(condition));
   return {
-    holds: () => evaluate(condition, view, seen),
-    stop: () => trace.offEntry(listener),
+    holds: () => evaluate(condition, view, counts.count),
+    stop: () => counts.stop(),
   };
 }
 
-/** Whether a condition holds now; `seenKinds`: trace kinds appended since it began to be watched. */
-export function evaluate(condition: Condition, view: ClusterView, seenKinds: ReadonlySet<string>): boolean {
-  if ('task_state' in condition) return countTasks(view, condition.task_state) >= (condition.task_state.count ?? 1);
-  if ('agents_registered' in condition) return countOf(view.agents()) >= condition.agents_registered;
-  if ('frameworks_subscribed' in condition) return countOf([...view.frameworks()].filter((f) => f.state === 'subscribed')) >= condition.frameworks_subscribed;
-  if ('trace_kind' in condition) return seenKinds.has(condition.trace_kind);
-  if ('all' in condition) return condition.all.every((c) => evaluate(c, view, seenKinds));
-  return condition.any.some((c) => evaluate(c, view, seenKinds));
-}
+const COUNTED = ['tasks', 'agents', 'frameworks', 'trace'];
 
-function countTasks(view: ClusterView, want: Extract<Condition, { task_state: unknown }>['task_state']): number {
-  let n = 0;
-  const frameworks = want.framework_id === undefined ? [...view.frameworks(), ...view.completedFrameworks()] : [view.framework(want.framework_id)];
-  for (const fw of frameworks) {
-    if (fw === undefined) continue;
-    for (const task of [...fw.tasks.values(), ...fw.completedTasks]) {
-      if (task.state === want.state && (want.task_id === undefined || task.spec.taskId === want.task_id)) n++;
-    }
-  }
-  return n;
-}
-
-function countOf(items: Iterable<unknown>): number {
-  let n = 0;
-  for (const _ of items) n++;
-  return n;
-}
-
-function traceKinds(condition: Condition, into: Set<string>): void {
-  if ('trace_kind' in condition) into.add(condition.trace_kind);
-  else if ('all' in condition) for (const c of condition.all) traceKinds(c, into);
-  else if ('any' in condition) for (const c of condition.any) traceKinds(c, into);
+function isCondition(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const keys = Object.keys(value);
+  if (keys.length !== 1) return false;
+  const body: unknown = (value as Record<string, unknown>)[keys[0]!];
+  if (keys[0] === 'all' || keys[0] === 'any') return Array.isArray(body) && body.every(isCondition);
+  return COUNTED.includes(keys[0]!) && typeof body === 'object' && body !== null;
 }

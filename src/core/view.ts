@@ -197,6 +197,11 @@ export class ClusterView {
     return n;
   }
 
+  /** Every agent the master books, gone and unreachable ones too. */
+  allAgents(): Iterable<AgentView> {
+    return this.master.agents.values();
+  }
+
   agent(id: string): AgentView | undefined {
     return this.master.agents.get(id);
   }

@@ -13,7 +13,7 @@
  * stream of the old one closes, and clients subscribe again.
  */
 import type { Cluster } from '../core/cluster.js';
-import { parseCondition, type Condition } from '../core/conditions.js';
+import type { Condition } from '../core/conditions.js';
 import { connectionsLeftOpen, rebuildCluster } from '../core/rebuild.js';
 import type { ClusterView } from '../core/view.js';
 import type { ClusterDriver } from './driver.js';
@@ -72,12 +72,10 @@ export class SimControl {
     return { idle, timeMs: this.driver.cluster.now() };
   }
 
-  /** Runs until `condition` holds at the end of an instant, at most `maxMs` on. */
+  /** Runs until `condition` (read from JSON by wire/sim/conditions.ts) holds at the end of an instant, at most `maxMs` on. */
   runUntil(condition: Condition, maxMs: number): { readonly held: boolean; readonly timeMs: number } {
     this.#virtualOnly('run until a condition holds');
-    const checked = parseCondition(condition);
-    if (typeof checked === 'string') throw new SimControlError('invalid', checked);
-    const held = this.driver.input((c) => c.runUntil(checked, c.now() + maxMs));
+    const held = this.driver.input((c) => c.runUntil(condition, c.now() + maxMs));
     return { held, timeMs: this.driver.cluster.now() };
   }
 

@@ -1,18 +1,16 @@
 /**
- * Conditions of a scenario (schema.ts `condition`) read against the cluster:
- * counts of tasks, agents and frameworks in a state, and of trace entries,
- * held to their bounds. Each answer says what was found, for the report.
+ * Conditions of a scenario (the shared vocabulary, wire/sim/conditions.ts)
+ * read against the cluster: counted as the core counts them
+ * (core/conditions.ts `countOf`), once a framework named in the file is
+ * resolved to its id, and held to their bounds. Each answer says what was
+ * found, for the report.
  */
-import type { Bounds, Condition } from './scenario.js';
+import { boundsOf, inBounds, type Bounds, type Condition, type CountedCondition } from '../core/conditions.js';
 
 /** What conditions look at, as the runner sees the cluster now. */
 export interface Observed {
-  /** Tasks whose latest state is `state`, of one framework (by id) or all. */
-  tasksIn(state: string, frameworkId: string | undefined): number;
-  agentsIn(state: string): number;
-  frameworksIn(state: string): number;
-  /** Trace entries so far of `kind` whose line contains `contains`. */
-  traceCount(kind: string, contains: string | undefined): number;
+  /** What a condition counts now, its framework named by id. */
+  count(condition: CountedCondition): number;
   /** A framework's id by its name in the file (undefined before it subscribed). */
   frameworkId(name: string): string | undefined;
 }
@@ -25,26 +23,45 @@ export interface Verdict {
   readonly found: string;
 }
 
+/** A condition of the file (its frameworks named as in the file) checked now; `all` and `any` say what each part found. */
 export function holds(condition: Condition, seen: Observed): Verdict {
-  if ('tasks' in condition) {
-    const { framework, state, ...bounds } = condition.tasks;
-    const id = framework === undefined ? undefined : seen.frameworkId(framework);
-    const n = framework !== undefined && id === undefined ? 0 : seen.tasksIn(state, id);
-    return within(bounds, n, `${state} tasks${framework === undefined ? '' : ` of ${framework}`}`);
+  if ('all' in condition || 'any' in condition) {
+    const every = 'all' in condition;
+    const parts = (every ? condition.all : condition.any).map((c) => holds(c, seen));
+    return {
+      ok: every ? parts.every((p) => p.ok) : parts.some((p) => p.ok),
+      what: `${every ? 'all' : 'any'} of (${parts.map((p) => p.what).join('; ')})`,
+      found: parts.map((p) => p.found).join('; '),
+    };
   }
-  if ('agents' in condition) return within(condition.agents, seen.agentsIn(condition.agents.state), `${condition.agents.state} agents`);
-  if ('frameworks' in condition) return within(condition.frameworks, seen.frameworksIn(condition.frameworks.state), `${condition.frameworks.state} frameworks`);
-  const { kind, contains, ...bounds } = condition.trace;
-  return within(bounds, seen.traceCount(kind, contains), `trace entries ${kind}${contains === undefined ? '' : ` containing '${contains}'`}`);
+  const resolved = withFrameworkId(condition, seen);
+  return within(boundsOf(condition), resolved === undefined ? 0 : seen.count(resolved), described(condition));
 }
 
-/** A count held to its bounds; with none given, at least one. */
+/** The condition with its framework's id for its name; undefined when that framework has not subscribed (it has no tasks). */
+function withFrameworkId(condition: CountedCondition, seen: Observed): CountedCondition | undefined {
+  if (!('tasks' in condition) || condition.tasks.framework === undefined) return condition;
+  const id = seen.frameworkId(condition.tasks.framework);
+  return id === undefined ? undefined : { tasks: { ...condition.tasks, framework: id } };
+}
+
+function described(condition: CountedCondition): string {
+  if ('tasks' in condition) {
+    const { state, framework, taskId } = condition.tasks;
+    return `${state} tasks${taskId === undefined ? '' : ` '${taskId}'`}${framework === undefined ? '' : ` of ${framework}`}`;
+  }
+  if ('agents' in condition) return `${condition.agents.state} agents`;
+  if ('frameworks' in condition) return `${condition.frameworks.state} frameworks`;
+  const { kind, contains } = condition.trace;
+  return `trace entries ${kind}${contains === undefined ? '' : ` containing '${contains}'`}`;
+}
+
+/** A count held to its bounds (core/conditions.ts `inBounds`: with none given, at least one), in words. */
 export function within(bounds: Bounds, n: number, what: string): Verdict {
   const parts: string[] = [];
-  let ok = true;
-  if (bounds.count !== undefined) (parts.push(`exactly ${bounds.count}`), (ok &&= n === bounds.count));
-  if (bounds.min !== undefined) (parts.push(`at least ${bounds.min}`), (ok &&= n >= bounds.min));
-  if (bounds.max !== undefined) (parts.push(`at most ${bounds.max}`), (ok &&= n <= bounds.max));
-  if (parts.length === 0) (parts.push('at least 1'), (ok = n >= 1));
-  return { ok, what: `${parts.join(' and ')} ${what}`, found: `${n}` };
+  if (bounds.count !== undefined) parts.push(`exactly ${bounds.count}`);
+  if (bounds.min !== undefined) parts.push(`at least ${bounds.min}`);
+  if (bounds.max !== undefined) parts.push(`at most ${bounds.max}`);
+  if (parts.length === 0) parts.push('at least 1');
+  return { ok: inBounds(bounds, n), what: `${parts.join(' and ')} ${what}`, found: `${n}` };
 }

@@ -5,6 +5,7 @@
  * (schema.ts) carries them, so a file over a limit is refused with its
  * field before anything runs.
  */
+import { MAX_CONDITION_BOUND } from '../wire/sim/conditions.js';
 
 /** The size of a scenario file, checked before it is read or parsed. */
 export const MAX_SCENARIO_BYTES = 1024 * 1024;
@@ -42,5 +43,5 @@ export const MAX_EXPECT = 1_000;
 export const MAX_QUOTA_ENTRIES = 100;
 export const MAX_SEQUENCE = 1_000;
 
-/** The bounds of a condition or an expectation (`count`, `min`, `max`). */
-export const MAX_BOUND = 1_000_000_000;
+/** The bounds of a condition or an expectation (`count`, `min`, `max`): the control API's. */
+export const MAX_BOUND = MAX_CONDITION_BOUND;

@@ -9,12 +9,13 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { Ajv, type ErrorObject } from 'ajv';
 import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { MASTER_NODE } from '../core/model/messages.js';
+import { CONDITION_KINDS, parseCondition } from '../wire/sim/conditions.js';
 import { parseFault } from '../wire/sim/faults.js';
 import { parseAttributes } from '../wire/convert-common.js';
 import { formatSpan, parseDuration } from './duration.js';
 import { AGENT_SELECTOR_FORM, DURATION_FORMAT, isAgentTargetSchema, isDurationSchema, SCENARIO_SCHEMA } from './schema.js';
 import { isSelector, resolveFault, type AgentTarget } from './targets.js';
-import type { AgentFlagsSpec, AgentGroup, Expectation, FrameworkSpec, Scenario, ServiceRequest, ServiceSpec, TaskPlan, TimelineEntry } from './scenario.js';
+import type { AgentFlagsSpec, AgentGroup, Condition, Expectation, FrameworkSpec, Scenario, ServiceRequest, ServiceSpec, TaskPlan, TimelineEntry } from './scenario.js';
 import { agentCount } from './scenario.js';
 import { MAX_AGENTS, MAX_ALIAS_COUNT, MAX_DURATION_MS, MAX_SCENARIO_BYTES } from './limits.js';
 
@@ -78,7 +79,7 @@ export function parseScenario(file: string, text: string): Scenario {
   }
   const raw = plainOf(file, doc);
   if (!validate(raw)) throw new ScenarioError(schemaError(validate.errors ?? [], where));
-  return build(file, raw as Raw, where, (path) => lines.linePos(nodeAt(doc, path)?.range?.[0] ?? 0).line);
+  return build(file, withConditions(raw as Raw, where), where, (path) => lines.linePos(nodeAt(doc, path)?.range?.[0] ?? 0).line);
 }
 
 /** The document as plain data; aliases that expand past the limit (an alias bomb) are the file's error. */
@@ -91,6 +92,26 @@ function plainOf(file: string, doc: Document): unknown {
     }
     throw error;
   }
+}
+
+/**
+ * The file with its conditions (`when`, and expectations of a kind of
+ * the vocabulary) read by the parser the control API uses: the core's form
+ * (`task_id` becomes `taskId`), each framework still named as in the file.
+ */
+function withConditions(raw: Raw, where: (path: Path) => string): Raw {
+  const read = (value: Raw, path: Path): Raw => {
+    const parsed = parseCondition(value, fieldName(path));
+    if (typeof parsed === 'string') throw new ScenarioError(`${where(path)}: ${parsed}`);
+    return parsed;
+  };
+  const timeline = (raw['timeline'] ?? []).map((entry: Raw, i: number) => (entry['when'] === undefined ? entry : { ...entry, when: read(entry['when'], ['timeline', i, 'when']) }));
+  const expect = raw['expect'].map((e: Raw, i: number) => {
+    const { at, ...rest } = e;
+    const counted = Object.keys(rest).some((k) => (CONDITION_KINDS as readonly string[]).includes(k));
+    return counted ? { ...read(rest, ['expect', i]), ...(at === undefined ? {} : { at }) } : e;
+  });
+  return { ...raw, ...(raw['timeline'] === undefined ? {} : { timeline }), expect };
 }
 
 function build(file: string, raw: Raw, where: (path: Path, key?: string) => string, lineOf: (path: Path) => number): Scenario {
@@ -211,10 +232,7 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
     }
   };
   const chosen = chosenNames(scenario, where);
-  scenario.timeline.forEach((entry, i) => {
-    if (entry.request !== undefined) service(entry.request.service, ['timeline', i, 'request', 'service'], `timeline[${i}].request.service`);
-    const fault = entry.fault;
-    if (fault === undefined) return;
+  const checkFault = (fault: Readonly<Raw>, i: number): void => {
     named(fault['framework'], ['timeline', i, 'fault', 'framework'], `timeline[${i}].fault.framework`);
     for (const [target, path] of agentTargets(fault, ['timeline', i, 'fault'])) {
       const wrong = targetError(target, agents, chosen, names);
@@ -224,14 +242,26 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
     const placeholder = (target: AgentTarget): string => `agent-${JSON.stringify(target)}`;
     const parsed = parseFault(resolveFault(fault, placeholder, (name) => `framework-${name}`));
     if (typeof parsed === 'string') throw new ScenarioError(`${where(['timeline', i, 'fault'])}: timeline[${i}].fault: ${parsed}`);
-    const when = entry.when as { tasks?: { framework?: string } } | undefined;
-    named(when?.tasks?.framework, ['timeline', i, 'when', 'tasks', 'framework'], `timeline[${i}].when.tasks.framework`);
+  };
+  scenario.timeline.forEach((entry, i) => {
+    if (entry.request !== undefined) service(entry.request.service, ['timeline', i, 'request', 'service'], `timeline[${i}].request.service`);
+    if (entry.fault !== undefined) checkFault(entry.fault, i);
+    for (const [name, path] of frameworksNamed(entry.when, ['timeline', i, 'when'])) named(name, path, fieldName(path));
   });
   scenario.expect.forEach((e, i) => {
     const ref = (e as Raw)[Object.keys(e).find((k) => k !== 'at' && k !== 'line')!] as Raw | undefined;
     named(ref?.['framework'], ['expect', i], `expect[${i}].framework`);
+    if ('all' in e || 'any' in e) for (const [name, path] of frameworksNamed(e, ['expect', i])) named(name, path, fieldName(path));
     if ('service' in e) service(e.service.name, ['expect', i, 'service', 'name'], `expect[${i}].service.name`);
   });
+}
+
+/** The frameworks a condition names (`tasks.framework`, in `all` and `any` too), with their paths in the file. */
+function frameworksNamed(condition: Condition | undefined, path: Path): [string, Path][] {
+  if (condition === undefined) return [];
+  if ('all' in condition) return condition.all.flatMap((c, i) => frameworksNamed(c, [...path, 'all', i]));
+  if ('any' in condition) return condition.any.flatMap((c, i) => frameworksNamed(c, [...path, 'any', i]));
+  return 'tasks' in condition && condition.tasks.framework !== undefined ? [[condition.tasks.framework, [...path, 'tasks', 'framework']]] : [];
 }
 
 /** The agents a fault names (`agent`, and `nodes` but 'master'), with their paths in the file. */

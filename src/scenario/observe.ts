@@ -5,6 +5,7 @@
  * and counts of the trace kinds conditions ask about. Bounded by what the
  * scenario asks for, however long the run: the trace itself is not kept.
  */
+import { countOf, TraceCounts, type TraceWatched } from '../core/conditions.js';
 import type { Trace, TraceEntry } from '../core/kernel/trace.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { Observed } from './conditions.js';
@@ -43,21 +44,17 @@ class EventSequence {
 export class RunRecord {
   readonly #events = new Map<string, number>();
   readonly #sequences = new Map<string, EventSequence>();
-  readonly #kinds = new Map<string, { readonly contains: string | undefined; count: number }[]>();
+  readonly #counts: TraceCounts;
   readonly #listener = (entry: TraceEntry, data: Readonly<Record<string, unknown>>): void => this.#on(entry, data);
 
   constructor(
     private readonly trace: Trace,
     /** Trace kinds (and texts) that conditions count. */
-    watched: readonly { readonly kind: string; readonly contains?: string }[],
+    watched: readonly TraceWatched[],
     /** The event sequences the file's expectations look for. */
     private readonly expected: readonly (readonly string[])[] = [],
   ) {
-    for (const w of watched) {
-      const list = this.#kinds.get(w.kind) ?? [];
-      if (!list.some((c) => c.contains === w.contains)) list.push({ contains: w.contains, count: 0 });
-      this.#kinds.set(w.kind, list);
-    }
+    this.#counts = new TraceCounts(trace, watched);
     trace.onEntry(this.#listener);
   }
 
@@ -74,17 +71,17 @@ export class RunRecord {
     return { matched: seen?.matched[i] ?? 0, count: seen?.count ?? 0, head: seen?.head ?? [] };
   }
 
+  /** Entries of a watched trace kind (and text) since the run began. */
   traceCount(kind: string, contains: string | undefined): number {
-    return this.#kinds.get(kind)?.find((c) => c.contains === contains)?.count ?? 0;
+    return this.#counts.count(kind, contains);
   }
 
   close(): void {
+    this.#counts.stop();
     this.trace.offEntry(this.#listener);
   }
 
   #on(entry: TraceEntry, data: Readonly<Record<string, unknown>>): void {
-    const counted = this.#kinds.get(entry.kind);
-    if (counted !== undefined) for (const c of counted) if (c.contains === undefined || entry.line.includes(c.contains)) c.count++;
     if (!entry.kind.startsWith('event:')) return;
     const text = String(data['text'] ?? '');
     const space = text.indexOf(' ');
@@ -98,23 +95,11 @@ export class RunRecord {
   }
 }
 
-/** The cluster as conditions see it: the read model through the driver, the record for the trace. */
-export function observed(driver: ClusterDriver, agentIds: readonly string[], record: RunRecord, idOf: (name: string) => string | undefined): Observed {
+/** The cluster as conditions see it: the read model through the driver, counted as the core counts, the record for the trace. */
+export function observed(driver: ClusterDriver, record: RunRecord, idOf: (name: string) => string | undefined): Observed {
+  const traced = (kind: string, contains: string | undefined): number => record.traceCount(kind, contains);
   return {
-    tasksIn: (state, frameworkId) =>
-      driver.read((view) => {
-        let n = 0;
-        for (const fw of view.frameworks()) {
-          if (frameworkId !== undefined && fw.id !== frameworkId) continue;
-          for (const task of fw.tasks.values()) if (task.state === state) n++;
-          for (const task of fw.completedTasks) if (task.state === state) n++;
-        }
-        return n;
-      }),
-    agentsIn: (state) => driver.read((view) => agentIds.filter((id) => view.agent(id)?.state === state).length),
-    frameworksIn: (state) =>
-      driver.read((view) => [...view.frameworks(), ...view.completedFrameworks()].filter((fw) => fw.state === state).length),
-    traceCount: (kind, contains) => record.traceCount(kind, contains),
+    count: (condition) => driver.read((view) => countOf(condition, view, traced)),
     frameworkId: idOf,
   };
 }

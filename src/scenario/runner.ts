@@ -11,6 +11,7 @@
 import { postRaw } from '../client/scheduler-client.js';
 import type { MisuseReport } from '../core/master/misuse-report.js';
 import type { TraceEntry } from '../core/kernel/trace.js';
+import { traceWatched, type TraceWatched } from '../core/conditions.js';
 import { parseFault } from '../wire/sim/faults.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { Double } from '../wire/v0/json.js';
@@ -23,7 +24,7 @@ import { ScenarioError } from './load.js';
 import { observed, RunRecord } from './observe.js';
 import { replayCommandOf } from './replay-command.js';
 import { RunTrace, type TraceCheckpoint } from './run-trace.js';
-import type { ClusterSpec, Condition, Scenario, TimelineEntry } from './scenario.js';
+import type { ClusterSpec, Condition, Expectation, Scenario, TimelineEntry } from './scenario.js';
 import { ServiceRun, type StartService, type StreamWatch } from './services.js';
 import { describeSelector, resolveFault, selectAgent } from './targets.js';
 import type { AgentFacts, AgentTarget, AgentTask } from './targets.js';
@@ -399,7 +400,7 @@ class Run {
   }
 
   #evidenceOf(): Evidence {
-    const base = observed(this.#driver, this.cluster.agentIds, this.#record, (name) => this.#idOf(name));
+    const base = observed(this.#driver, this.#record, (name) => this.#idOf(name));
     const fw = (name: string): ScriptedFramework | undefined => this.#frameworks.find((f) => f.spec.name === name);
     return {
       ...base,
@@ -441,9 +442,13 @@ function missingAgent(target: AgentTarget): string {
 }
 
 /** The trace kinds the file's conditions count. */
-function watchedKinds(scenario: Scenario): { kind: string; contains?: string }[] {
-  const conditions = [...scenario.timeline.map((e) => e.when), ...scenario.expect] as ({ trace?: { kind: string; contains?: string } } | undefined)[];
-  return conditions.flatMap((c) => (c?.trace === undefined ? [] : [{ kind: c.trace.kind, ...(c.trace.contains === undefined ? {} : { contains: c.trace.contains }) }]));
+function watchedKinds(scenario: Scenario): TraceWatched[] {
+  const conditions = [...scenario.timeline.flatMap((e) => (e.when === undefined ? [] : [e.when])), ...scenario.expect.filter(isCondition)];
+  return conditions.flatMap(traceWatched);
+}
+
+function isCondition(e: Expectation): e is Expectation & Condition {
+  return 'tasks' in e || 'agents' in e || 'frameworks' in e || 'trace' in e || 'all' in e || 'any' in e;
 }
 
 /** The event sequences the file's expectations look for (the arrays themselves: the record finds them by identity). */

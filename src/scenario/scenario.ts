@@ -1,13 +1,14 @@
 /** A scenario as the runner takes it: the file read, checked and typed. */
+import type { Bounds, Condition } from '../core/conditions.js';
 
-export type Bounds = { readonly count?: number; readonly min?: number; readonly max?: number };
+export type { Bounds } from '../core/conditions.js';
 
-/** What holds at an instant (schema.ts `condition`). */
-export type Condition =
-  | { readonly tasks: { readonly framework?: string; readonly state: string } & Bounds }
-  | { readonly agents: { readonly state: string } & Bounds }
-  | { readonly frameworks: { readonly state: string } & Bounds }
-  | { readonly trace: { readonly kind: string; readonly contains?: string } & Bounds };
+/**
+ * What holds at an instant: a condition of the shared vocabulary
+ * (wire/sim/conditions.ts), each framework named as in the file (the
+ * runner resolves the name to the framework's id).
+ */
+export type { Condition } from '../core/conditions.js';
 
 export type Expectation = (
   | Condition

@@ -3,6 +3,8 @@
  * is this object written out (a test keeps the two equal); editors that
  * understand `# yaml-language-server: $schema=...` check files as they are typed.
  */
+import { AGENT_STATES, FRAMEWORK_STATES } from '../core/conditions.js';
+import { TASK_STATES } from '../core/model/types.js';
 import { FAULT_TYPES } from '../wire/sim/faults.js';
 import { MISUSE_KINDS } from '../core/master/misuse-report.js';
 import { DURATION_PATTERN } from './duration.js';
@@ -37,12 +39,17 @@ const bounds = {
   max: { ...bound, description: 'at most this many' },
 };
 
-const TASK_STATES = [
-  'TASK_STAGING', 'TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED',
-  'TASK_ERROR', 'TASK_LOST', 'TASK_DROPPED', 'TASK_UNREACHABLE', 'TASK_GONE', 'TASK_GONE_BY_OPERATOR', 'TASK_UNKNOWN',
-];
+/** A condition inside `all` or `any`: the schema's `definitions.condition`. */
+const CONDITION_REF = { $ref: '#/definitions/condition' };
 
-/** What holds at an instant, over the read model and the trace. */
+const conditions = (description: string) => ({ description, type: 'array', minItems: 1, items: CONDITION_REF });
+
+/**
+ * What holds at an instant, over the read model and the trace: the one
+ * condition vocabulary (wire/sim/conditions.ts reads it, for the control
+ * API too; this says the same to editors and places the loader's
+ * messages; the parser holds `all` and `any` to 8 deep).
+ */
 const condition = {
   type: 'object',
   minProperties: 1,
@@ -54,21 +61,26 @@ const condition = {
       type: 'object',
       additionalProperties: false,
       required: ['state'],
-      properties: { framework: { type: 'string' }, state: { enum: TASK_STATES }, ...bounds },
+      properties: {
+        framework: { type: 'string', description: 'A framework of this file (default all)' },
+        state: { enum: [...TASK_STATES] },
+        task_id: { type: 'string', minLength: 1, description: 'Only the task of this id' },
+        ...bounds,
+      },
     },
     agents: {
       description: 'Agents in a state as the master books them',
       type: 'object',
       additionalProperties: false,
       required: ['state'],
-      properties: { state: { enum: ['active', 'disconnected', 'unreachable', 'gone'] }, ...bounds },
+      properties: { state: { enum: [...AGENT_STATES] }, ...bounds },
     },
     frameworks: {
       description: 'Frameworks in a state as the master books them',
       type: 'object',
       additionalProperties: false,
       required: ['state'],
-      properties: { state: { enum: ['subscribed', 'disconnected', 'removed'] }, ...bounds },
+      properties: { state: { enum: [...FRAMEWORK_STATES] }, ...bounds },
     },
     trace: {
       description: 'Trace entries of a kind (optionally whose line contains a text), so far',
@@ -77,6 +89,8 @@ const condition = {
       required: ['kind'],
       properties: { kind: { type: 'string', minLength: 1 }, contains: { type: 'string' }, ...bounds },
     },
+    all: conditions('Every one of these conditions holds'),
+    any: conditions('At least one of these conditions holds'),
   },
 };
 
@@ -262,6 +276,7 @@ export const SCENARIO_SCHEMA = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'duration', 'cluster', 'expect'],
+  definitions: { condition },
   properties: {
     name: NAME,
     description: { type: 'string' },
@@ -323,7 +338,7 @@ export const SCENARIO_SCHEMA = {
       items: {
         type: 'object',
         additionalProperties: false,
-        properties: { at: duration, when: condition, fault, request },
+        properties: { at: duration, when: CONDITION_REF, fault, request },
         allOf: [{ oneOf: [{ required: ['at'] }, { required: ['when'] }] }, { oneOf: [{ required: ['fault'] }, { required: ['request'] }] }],
       },
     },

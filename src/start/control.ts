@@ -7,17 +7,17 @@
  */
 import type { Logger } from 'pino';
 import type { Cluster } from '../core/cluster.js';
-import type { Condition } from '../core/conditions.js';
 import type { ClusterView } from '../core/view.js';
 import type { TraceEntry } from '../core/kernel/trace.js';
 import type { Connections } from '../http/connections.js';
+import { parseCondition, type ConditionJson } from '../wire/sim/conditions.js';
 import { MAX_SPAN_MS } from '../wire/sim/faults.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { logTrace } from '../runtime/logging.js';
 import { SimControl, SimControlError, type Snapshot } from '../runtime/sim-control.js';
 
-/** What `runUntil` waits for: a test of the read model, or a condition as data (core/conditions.ts). */
-export type RunUntilTest = ((view: ClusterView) => boolean) | Condition;
+/** What `runUntil` waits for: a test of the read model, or a condition as data, as the control API takes it (wire/sim/conditions.ts). */
+export type RunUntilTest = ((view: ClusterView) => boolean) | ConditionJson;
 
 export interface RunUntilOptions {
   /** How far on in cluster time to run at most, in ms (default a day). */
@@ -101,7 +101,10 @@ export function controlMethods(driver: ClusterDriver, control: SimControl): Cont
     runUntil: (test, options = {}) => {
       virtual('runUntil');
       const span = checkedSpan('runUntil', options.timeoutMs !== undefined ? 'options.timeoutMs' : 'options.maxMs', options.timeoutMs ?? options.maxMs ?? MAX_SPAN_MS);
-      return typeof test === 'function' ? control.runUntilHolds(test, span) : control.runUntil(test, span);
+      if (typeof test === 'function') return control.runUntilHolds(test, span);
+      const condition = parseCondition(test);
+      if (typeof condition === 'string') throw new SimControlError('invalid', `runUntil(): ${condition}`);
+      return control.runUntil(condition, span);
     },
     reset: (seed) => control.reset(seed),
     snapshot: () => control.snapshot(),

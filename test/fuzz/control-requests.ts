@@ -8,7 +8,8 @@
  */
 import fc from 'fast-check';
 import { FAULT_TYPES, MAX_SPAN_MS } from '../../src/wire/sim/faults.js';
-import { CONDITION_KINDS } from '../../src/core/conditions.js';
+import { AGENT_STATES, FRAMEWORK_STATES } from '../../src/core/conditions.js';
+import { CONDITION_KINDS } from '../../src/wire/sim/conditions.js';
 import { TASK_STATES } from '../../src/core/model/types.js';
 import { idx, oddString, some as fields, token, w, type J } from './calls.js';
 import type { Json } from './mutate.js';
@@ -102,18 +103,21 @@ const fault: fc.Arbitrary<Json> = fc.oneof(
 );
 
 const count = fc.oneof(w(6, fc.integer({ min: 0, max: 4 })), w(1, fc.constantFrom<Json>(-1, 1.5, '1', 2 ** 53, null)));
+const bounds = { count, min: count, max: count };
 const leafCondition: fc.Arbitrary<Json> = fc.oneof(
-  fields({ task_state: fields({ state: fc.constantFrom<Json>(...TASK_STATES, 'x'), task_id: taskId, framework_id: frameworkId, count }, ['state']) }, ['task_state']),
-  count.map((n): Json => ({ agents_registered: n })),
-  count.map((n): Json => ({ frameworks_subscribed: n })),
-  fc.constantFrom<Json>('offer:create', 'task:update', 'agent:register', '', 'x').map((kind): Json => ({ trace_kind: kind })),
-  fc.constantFrom<Json>({}, { x: 1 }, [], null, { agents_registered: 1, frameworks_subscribed: 1 }, { [CONDITION_KINDS[0]]: null }),
+  w(3, fields({ tasks: fields({ state: fc.constantFrom<Json>(...TASK_STATES, 'x'), task_id: taskId, framework: frameworkId, ...bounds }, ['state']) }, ['tasks'])),
+  w(2, fields({ agents: fields({ state: fc.constantFrom<Json>(...AGENT_STATES, 'x'), ...bounds }, ['state']) }, ['agents'])),
+  w(2, fields({ frameworks: fields({ state: fc.constantFrom<Json>(...FRAMEWORK_STATES, 'x'), ...bounds }, ['state']) }, ['frameworks'])),
+  w(2, fields({ trace: fields({ kind: fc.constantFrom<Json>('offer:create', 'task:status', 'agent:unreachable', '', 'x'), contains: fc.constantFrom<Json>('TASK_', '', 1), ...bounds }, ['kind']) }, ['trace'])),
+  // The old forms (refused, naming the new one), and shapes that are no condition.
+  w(1, fc.constantFrom<Json>({ task_state: { state: 'TASK_RUNNING' } }, { agents_registered: 1 }, { frameworks_subscribed: 1 }, { trace_kind: 'x' })),
+  w(1, fc.constantFrom<Json>({}, { x: 1 }, [], null, { agents: { state: 'active' }, frameworks: { state: 'subscribed' } }, { [CONDITION_KINDS[0]]: null }, { tasks: { state: 'TASK_RUNNING', y: 1 } })),
 );
 const condition: fc.Arbitrary<Json> = fc.oneof(
   w(5, leafCondition),
   w(1, fc.tuple(fc.constantFrom('all', 'any'), fc.array(leafCondition, { maxLength: 3 })).map(([k, cs]): Json => ({ [k]: cs }))),
   // Deeper than conditions may nest.
-  w(1, fc.integer({ min: 2, max: 12 }).map((depth) => Array.from({ length: depth }).reduce<Json>((c) => ({ any: [c] }), { agents_registered: 1 }))),
+  w(1, fc.integer({ min: 2, max: 12 }).map((depth) => Array.from({ length: depth }).reduce<Json>((c) => ({ any: [c] }), { agents: { state: 'active' } }))),
 );
 
 const seed = fc.oneof(fc.nat(), fc.constantFrom<Json>('', 'abc', -1, 1.5, 2 ** 53, null, [], 'x'.repeat(300)));

@@ -64,7 +64,7 @@ async function recordedRun(encoding: 'json' | 'protobuf' = 'json'): Promise<{ li
     await post('/sim/v1/faults', { type: 'restart_agent', agent_id: offer.agent_id.value, recover: 'reconnect' });
     await post('/sim/v1/faults', { type: 'network_rule', action: 'delay', delay_ms: 50, jitter_ms: 20 });
     await post('/sim/v1/run_until_idle', { max_ms: 60_000 });
-    await post('/sim/v1/run_until', { condition: { frameworks_subscribed: 1 }, max_ms: 1_000 });
+    await post('/sim/v1/run_until', { condition: { frameworks: { state: 'subscribed' } }, max_ms: 1_000 });
     const lines = await readTrace(r.masterUrl, r.trace().length);
     expect(lines.map((l) => JSON.parse(l).kind)).toEqual(expect.arrayContaining(['input:subscribe', 'input:call', 'input:inject', 'input:advanceTo', 'agent:crash']));
     return { lines, hash: r.cluster.trace.hash() };

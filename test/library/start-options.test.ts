@@ -136,7 +136,17 @@ describe('the clock of a running cluster', () => {
     // The condition as data still works, and stops at the same instant a function does.
     const again = await partitioned();
     try {
-      expect(again.runUntil({ trace_kind: 'agent:unreachable' }, { maxMs: 200_000 })).toEqual({ held: true, timeMs: unreachable.timeMs });
+      expect(again.runUntil({ trace: { kind: 'agent:unreachable' } }, { maxMs: 200_000 })).toEqual({ held: true, timeMs: unreachable.timeMs });
+      // Counted with bounds, as the control API and scenario files write them.
+      expect(again.runUntil({ agents: { state: 'unreachable', count: 1 } }, { timeoutMs: 0 }).held).toBe(true);
+      expect(again.runUntil({ all: [{ agents: { state: 'active', max: 1 } }, { frameworks: { state: 'subscribed', count: 0 } }] }, { timeoutMs: 0 }).held).toBe(true);
+      // A condition that does not read, or in a form before this one, names the field and the form to write.
+      const old = { agents_registered: 1 } as unknown as Parameters<RunningCluster['runUntil']>[0];
+      expect(() => again.runUntil(old)).toThrow(
+        new SimControlError('invalid', `runUntil(): 'condition.agents_registered' is the old form of a condition: write {"agents":{"state":"active","min":1}}`),
+      );
+      const wrong = { agents: { state: 'up' } } as unknown as Parameters<RunningCluster['runUntil']>[0];
+      expect(() => again.runUntil(wrong)).toThrow(/^runUntil\(\): Expecting 'condition.agents.state' to be one of active, /);
     } finally {
       await again.close();
     }

@@ -29,6 +29,19 @@ describe('scenario files', () => {
     expect(error(BASE.replace('  - name: web\n', '  - name: web\n    role: a\n  - name: web\n'))).toMatch(/'web' is named twice/);
   });
 
+  it('reads conditions as the control API does, a task id and all; a framework stays named as in the file', () => {
+    const s = parseScenario(
+      's.yaml',
+      `${BASE.replace('  - invariants: true', '  - tasks: { framework: web, state: TASK_FINISHED, task_id: web-0, min: 1 }\n  - trace: { kind: "task:launch" }')}timeline:\n  - when: { agents: { state: active, count: 2 } }\n    fault: { type: crash_agent, agent: 0 }\n`,
+    );
+    expect(s.expect[0]).toEqual({ tasks: { state: 'TASK_FINISHED', framework: 'web', taskId: 'web-0', min: 1 }, line: 10 });
+    expect(s.expect[1]).toEqual({ trace: { kind: 'task:launch' }, line: 11 });
+    expect(s.timeline[0]!.when).toEqual({ agents: { state: 'active', count: 2 } });
+    expect(error(BASE.replace('  - invariants: true', '  - tasks: { state: TASK_RUNNING, task_id: "" }'))).toBe(
+      's.yaml:10:44: expect[0].tasks.task_id: must NOT have fewer than 1 characters',
+    );
+  });
+
   it('reads agents named by selector and by a name a selector chose them as, and refuses what names no agent', () => {
     const chose = '{ type: crash_agent, agent: { running: { framework: web, task_prefix: web-0 }, as: down } }';
     const file = (first: string, second = '{ type: restart_agent, agent: down }'): string =>

@@ -8,13 +8,15 @@
  *   POST /sim/v1/snapshot        (no body, or {})          -> {"snapshot_id", "time_ms"}
  *   POST /sim/v1/restore         {"snapshot_id"}           -> {"snapshot_id", "time_ms"}
  *
- * A body that is not such JSON is 400; running in real time, or a rewind
+ * Conditions are read by wire/sim/conditions.ts (its table has the
+ * vocabulary, the scenario files' own): `{"tasks": {"state":
+ * "TASK_RUNNING", "min": 2}}`. A body that is not such JSON is 400; running in real time, or a rewind
  * of a cluster that does not record its inputs, 409; an unknown snapshot 404.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseCondition } from '../../core/conditions.js';
 import { SimControl, SimControlError } from '../../runtime/sim-control.js';
 import { sendError } from '../errors.js';
+import { parseCondition } from '../../wire/sim/conditions.js';
 import { MAX_SPAN_MS } from '../../wire/sim/faults.js';
 import { serveMethods } from '../methods.js';
 

@@ -37,7 +37,7 @@ const CHANGES: [string, Json][] = [
   ['/sim/v1/advance', { ms: 1000 }],
   ['/sim/v1/faults', { type: 'crash_master' }],
   ['/sim/v1/run_until_idle', { max_ms: 1000 }],
-  ['/sim/v1/run_until', { condition: { agents_registered: 5 }, max_ms: 1000 }],
+  ['/sim/v1/run_until', { condition: { agents: { state: 'active', min: 5 } }, max_ms: 1000 }],
   ['/sim/v1/reset', { seed: 9 }],
   ['/sim/v1/snapshot', {}],
   ['/sim/v1/restore', { snapshot_id: 'snapshot-1' }],

@@ -63,12 +63,19 @@ describe('POST /sim/v1/run_until_idle and /sim/v1/run_until', () => {
     await launch(client, await client.waitFor('OFFERS'), 'long', 'sleep 100');
     // The master sees each update of a task once the framework acknowledged the one before.
     expect(await acknowledgeUntil(client, 'long', 'TASK_RUNNING')).toEqual(['TASK_STARTING', 'TASK_RUNNING']);
-    const condition = { task_state: { state: 'TASK_FINISHED', task_id: 'long' } };
+    const condition = { tasks: { state: 'TASK_FINISHED', task_id: 'long' } };
     expect((await post('/sim/v1/run_until', { condition, max_ms: 50_000 })).json).toEqual({ held: false, time_ms: 80_000 });
     expect((await post('/sim/v1/run_until', { condition, max_ms: 50_000 })).json).toEqual({ held: true, time_ms: 130_000 });
-    expect((await post('/sim/v1/run_until', { condition: { frameworks_subscribed: 1 }, max_ms: 0 })).json).toEqual({ held: true, time_ms: 130_000 });
+    expect((await post('/sim/v1/run_until', { condition: { frameworks: { state: 'subscribed', count: 1 } }, max_ms: 0 })).json).toEqual({ held: true, time_ms: 130_000 });
+    // By framework id; bounds of exactly, at least, at most.
+    const byFramework = { tasks: { state: 'TASK_FINISHED', framework: client.frameworkId, count: 2 } };
+    expect((await post('/sim/v1/run_until', { condition: byFramework, max_ms: 0 })).json).toEqual({ held: true, time_ms: 130_000 });
+    const running = { all: [{ tasks: { state: 'TASK_RUNNING', max: 0 } }, { agents: { state: 'active', min: 1 } }] };
+    expect((await post('/sim/v1/run_until', { condition: running, max_ms: 0 })).json).toEqual({ held: true, time_ms: 130_000 });
+    const other = { tasks: { state: 'TASK_FINISHED', framework: 'no-such-framework' } };
+    expect((await post('/sim/v1/run_until', { condition: other, max_ms: 1_000 })).json).toEqual({ held: false, time_ms: 131_000 });
     // Bounded: an idle cluster's clock stays where it is, with a bound of 0 too.
-    expect((await post('/sim/v1/run_until_idle', { max_ms: 0 })).json).toMatchObject({ time_ms: 130_000 });
+    expect((await post('/sim/v1/run_until_idle', { max_ms: 0 })).json).toMatchObject({ time_ms: 131_000 });
   });
 
   it('refuses what it cannot read, and runs only in virtual time', async () => {
@@ -76,17 +83,26 @@ describe('POST /sim/v1/run_until_idle and /sim/v1/run_until', () => {
     expect(await post('/sim/v1/run_until_idle', { max_ms: -1 })).toMatchObject({ status: 400, body: "Expecting 'max_ms' to be a whole number of milliseconds from 0 to 86400000" });
     expect(await post('/sim/v1/run_until_idle', [1])).toMatchObject({ status: 400, body: 'Expecting a JSON object' });
     expect(await post('/sim/v1/run_until', { max_ms: 10 })).toMatchObject({ status: 400, body: "Expecting 'condition' to be an object" });
-    expect(await post('/sim/v1/run_until', { condition: { agents_registered: 1 } })).toMatchObject({ status: 400, body: "Expecting 'max_ms' to be a whole number of milliseconds from 0 to 86400000" });
-    expect(await post('/sim/v1/run_until', { condition: { task_state: { state: 'DONE' } }, max_ms: 1 })).toMatchObject({
+    expect(await post('/sim/v1/run_until', { condition: { agents: { state: 'active' } } })).toMatchObject({ status: 400, body: "Expecting 'max_ms' to be a whole number of milliseconds from 0 to 86400000" });
+    expect(await post('/sim/v1/run_until', { condition: { tasks: { state: 'DONE' } }, max_ms: 1 })).toMatchObject({
       status: 400,
-      body: "Expecting 'condition.task_state.state' to be a task state (TASK_RUNNING, ...)",
+      body: "Expecting 'condition.tasks.state' to be a task state (TASK_RUNNING, ...)",
+    });
+    // The forms before the one vocabulary: refused, with the form to write.
+    expect(await post('/sim/v1/run_until', { condition: { task_state: { state: 'TASK_RUNNING' } }, max_ms: 1 })).toMatchObject({
+      status: 400,
+      body: `'condition.task_state' is the old form of a condition: write {"tasks":{"state":"TASK_RUNNING","min":1}}`,
+    });
+    expect(await post('/sim/v1/run_until', { condition: { agents_registered: 1 }, max_ms: 1 })).toMatchObject({
+      status: 400,
+      body: `'condition.agents_registered' is the old form of a condition: write {"agents":{"state":"active","min":1}}`,
     });
     expect((await postRaw(new URL('/sim/v1/run_until_idle', r.masterUrl), 'nope', { 'content-type': 'application/json' })).status).toBe(400);
     expect((await fetch(new URL('/sim/v1/run_until_idle', r.masterUrl))).status).toBe(405);
     await r.close();
     r = await startCluster({ port: 0, agents: 0 });
     expect(await post('/sim/v1/run_until_idle', {})).toMatchObject({ status: 409, body: expect.stringMatching(/virtual time/) });
-    expect((await post('/sim/v1/run_until', { condition: { agents_registered: 0 }, max_ms: 1 })).status).toBe(409);
+    expect((await post('/sim/v1/run_until', { condition: { agents: { state: 'active', min: 0 } }, max_ms: 1 })).status).toBe(409);
   });
 });
 
@@ -109,7 +125,7 @@ describe('POST /sim/v1/snapshot and /sim/v1/restore', () => {
     expect(back.client.frameworkId).toBe(frameworkId);
     expect((await state()).frameworks.map((f) => [f.id, f.tasks.length])).toEqual([[frameworkId, 0]]);
     await launch(back.client, back.offer, 'again', 'sleep 5');
-    expect((await post('/sim/v1/run_until', { condition: { task_state: { state: 'TASK_FINISHED', task_id: 'again' } }, max_ms: 60_000 })).json).toMatchObject({ held: true });
+    expect((await post('/sim/v1/run_until', { condition: { tasks: { state: 'TASK_FINISHED', task_id: 'again' } }, max_ms: 60_000 })).json).toMatchObject({ held: true });
   });
 
   it('refuses an unknown snapshot, a body without one, and a cluster that does not record its inputs', async () => {
@@ -140,7 +156,7 @@ describe('POST /sim/v1/snapshot and /sim/v1/restore', () => {
       r!.cluster.inject({ type: 'crash_agent', agentId: a!.id });
       r!.advanceTo(r!.now() + 30_000);
       r!.cluster.inject({ type: 'partition', nodes: [b!.id, 'master'] });
-      expect(r!.runUntil({ trace_kind: 'agent:unreachable' }, { maxMs: 200_000 }).held).toBe(true);
+      expect(r!.runUntil({ trace: { kind: 'agent:unreachable' } }, { maxMs: 200_000 }).held).toBe(true);
       r!.cluster.inject({ type: 'restart_agent', agentId: a!.id, recover: 'reconnect' });
       r!.runUntilIdle({ maxMs: 60_000 });
       return r!.trace().slice(from).map((e) => `${e.seq} ${e.line}`);
