@@ -74,11 +74,14 @@ describe('the framework API', () => {
     expect(await json('/api/framework/v0/agent/scale')).toEqual({ Scale: 1, Running: 1 });
     expect(await json('/api/framework/v0/agent/scale/2')).toEqual({ Scale: 2, Previous: 1 });
     await until('two agents', () => running().agent === 2);
+    // The master counts a task running before the framework has its update: wait for the framework's own count.
+    await until('the framework to see two agents running', async () => (await json('/api/framework/v0/agent/scale')).Running === 2);
     expect(await json('/api/framework/v0/agent/scale')).toEqual({ Scale: 2, Running: 2 });
     expect(await json('/api/framework/v0/server/scale')).toEqual({ Scale: 1, Running: 1 });
     expect(await json('/api/framework/v0/datastore/scale/1')).toEqual({ Scale: 1, Previous: 1 });
     expect(await json('/api/framework/v0/agent/scale/1')).toEqual({ Scale: 1, Previous: 2 });
     await until('one agent', () => running().agent === 1);
+    await until('the framework to see one agent running', async () => (await json('/api/framework/v0/agent/scale')).Running === 1);
   });
 
   it('refuses a count that is not a non-negative integer with 400', async () => {
