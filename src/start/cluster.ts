@@ -10,7 +10,7 @@ import { rmSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { controlMethods, controlOf, type ControlMethods } from './control.js';
-import { listenMasters } from './masters.js';
+import { listenMasters, type MasterListenOptions } from './masters.js';
 import { advertisedHost } from './advertise.js';
 import { startAgentsAddressed, type AgentEndpoint, type AgentsSpec, type DomainSocket } from './agents.js';
 import { closeDomainSocket } from '../http/domain-sockets.js';
@@ -18,12 +18,17 @@ import { RealtimeDriver, VirtualDriver, type ClusterDriver, type ClusterFailure 
 import { createLogger, logTrace } from '../runtime/logging.js';
 import { ClusterMetrics } from '../runtime/metrics.js';
 import type { MisuseReport } from '../core/master/misuse-report.js';
-import { resolveStartOptions } from './options.js';
+import { resolveStartOptions, type ResolvedOptions } from './options.js';
 import type { StartClusterOptions } from './cluster-options.js';
 import { agentsOf, clusterOf, masterOptionsOf } from './core-options.js';
 import { limitsOf } from './limits.js';
 import { authOf, masterAuthOf, tokensOf } from './auth.js';
-import { outputsOf, startEngine, workDirOf } from './executors.js';
+import { outputsOf, startEngine, workDirOf, type WorkDir } from './executors.js';
+import type { Acls } from '../core/model/authz.js';
+import type { AgentFlags } from '../core/agent/flags.js';
+import type { Credentials } from '../http/auth.js';
+import type { ExecutorTokens } from '../http/agent/executor-token.js';
+import type { SimControl } from '../runtime/sim-control.js';
 
 export type { AgentGroupOptions, LimitOptions, StartClusterOptions } from './cluster-options.js';
 export { DEFAULT_AGENT_RESOURCES } from './option-table.js';
@@ -59,58 +64,112 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
   const agents = agentsOf(options);
   const limits = limitsOf(options);
   const { credentials, acls } = authOf(options);
+  const { driver, logger, advertised } = coreOf(options, acls);
+  const servers: FastifyInstance[] = [];
+  stopOnFailure(driver, servers, logger, options.onFailure);
+  const around = await executorSurroundings(options, driver, agents.machine.flags, limits, logger);
+  const control = controlOf(driver, around.connections, logger);
+  const metrics = new ClusterMetrics(driver);
+  const sockets: DomainSocket[] = [];
+  const stop = stopper(driver, metrics, around, servers, sockets);
+  try {
+    const masterApps = masterListenOptions(options, credentials, { driver, control, metrics, logger }, around, limits);
+    const masterUrls = await listenMasters(options.masters, options.host, options.port, masterApps, servers, options.advertisePorts?.master);
+    const agentSpec = agentsSpecOf(options, agents, { advertised, credentials, sockets }, around, limits);
+    const endpoints = await startAgentsAddressed(options.agentAddressing, driver, options.host, agentSpec, servers, logger);
+    control.markStarted();
+    const started = { masterUrls, agents: endpoints, workDir: around.workDir?.path, engineSocket: around.engine?.path };
+    return running(driver, control, started, stop);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+type Limits = ReturnType<typeof limitsOf>;
+
+/** What the executors work in and the core's output goes to (executors.ts), made before anything listens. */
+interface ExecutorSurroundings extends ReturnType<typeof outputsOf> {
+  readonly workDir: WorkDir | undefined;
+  readonly tokens: ExecutorTokens | undefined;
+  readonly engine: Awaited<ReturnType<typeof startEngine>>;
+}
+
+/**
+ * The core and its driver, nothing listening yet, and the logger of the
+ * run: its timestamps are virtual time when time is virtual.
+ */
+function coreOf(options: ResolvedOptions, acls: Acls | undefined): { driver: ClusterDriver; logger: Logger; advertised: string } {
   const advertised = advertisedHost(options, options.host);
   const cluster = clusterOf(options, { ...masterOptionsOf(options, advertised), ...(acls === undefined ? {} : { acls }) });
   const driver: ClusterDriver = options.time === 'virtual' ? new VirtualDriver(cluster) : new RealtimeDriver(cluster);
   // The driver's cluster: a reset or a restore swaps it.
-  const logger = options.logger ?? createLogger(options.logLevel, options.time === 'virtual' ? () => driver.cluster.epochMs + driver.cluster.now() : undefined);
+  const virtualNowMs = options.time === 'virtual' ? () => driver.cluster.epochMs + driver.cluster.now() : undefined;
+  const logger = options.logger ?? createLogger(options.logLevel, virtualNowMs);
   logTrace(cluster, logger);
+  return { driver, logger, advertised };
+}
 
-  const servers: FastifyInstance[] = [];
-  stopOnFailure(driver, servers, logger, options.onFailure);
-  const workDir = workDirOf(options, agents.machine.flags);
-  const sockets: DomainSocket[] = [];
+/** The work directory, the executors' tokens, the streams (and spawned executors) the core's output goes to, the container engine. */
+async function executorSurroundings(options: ResolvedOptions, driver: ClusterDriver, agentFlags: AgentFlags, limits: Limits, logger: Logger): Promise<ExecutorSurroundings> {
+  const workDir = workDirOf(options, agentFlags);
   const tokens = await tokensOf(options);
-  const { connections, streamBudget, containers } = outputsOf(driver, limits.master, agents.machine.flags, { workDir, options, tokens }, logger);
-  const engine = await startEngine(options, { driver, connections }, limits.agentListener, workDir);
-  const control = controlOf(driver, connections, logger);
-  const metrics = new ClusterMetrics(driver);
-  const stop = async (): Promise<void> => {
+  const outputs = outputsOf(driver, limits.master, agentFlags, { workDir, options, tokens }, logger);
+  const engine = await startEngine(options, { driver, connections: outputs.connections }, limits.agentListener, workDir);
+  return { ...outputs, workDir, tokens, engine };
+}
+
+/** Closes what was started, listeners and sockets together, and removes a work directory made for this run. */
+function stopper(driver: ClusterDriver, metrics: ClusterMetrics, around: ExecutorSurroundings, servers: FastifyInstance[], sockets: DomainSocket[]): () => Promise<void> {
+  const { engine, containers, workDir } = around;
+  return async () => {
     driver.close();
     metrics.close();
     await Promise.all([...servers.map((s) => s.close()), ...sockets.map((d) => closeDomainSocket(d.server, d.path)), engine?.close()]);
     await containers?.close();
     if (workDir?.own === true) rmSync(workDir.path, { recursive: true, force: true });
   };
-  try {
-    const masterUrls = await listenMasters(options.masters, options.host, options.port, {
-      driver,
-      simControl: control,
-      metrics,
-      logger,
-      connections,
-      streamBudget,
-      ...limits.master,
-      ...(options.streamKeepaliveMs === undefined ? {} : { keepaliveMs: options.streamKeepaliveMs }),
-      ...masterAuthOf(options, credentials),
-    }, servers, options.advertisePorts?.master);
-    const agentSpec: AgentsSpec = {
-      ...agents,
-      firstPort: options.agentPort,
-      ...(options.advertisePorts === undefined ? {} : { advertiseFirstPort: options.advertisePorts.firstAgent }),
-      advertiseHost: advertised,
-      listener: limits.agentListener,
-      executors: { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }), ...(engine === undefined ? {} : { engine: engine.helpers }) },
-      ...(options.authenticateHttpReadwrite ? { credentials: credentials! } : {}),
-      ...(options.httpExecutorDomainSockets ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {}),
-    };
-    const endpoints = await startAgentsAddressed(options.agentAddressing, driver, options.host, agentSpec, servers, logger);
-    control.markStarted();
-    return running(driver, control, { masterUrls, agents: endpoints, workDir: workDir?.path, engineSocket: engine?.path }, stop);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+}
+
+/** The masters' apps: the core and its control, the streams, the limits, the keepalive and what they authenticate. */
+function masterListenOptions(
+  options: ResolvedOptions,
+  credentials: Credentials | undefined,
+  core: { driver: ClusterDriver; control: SimControl; metrics: ClusterMetrics; logger: Logger },
+  { connections, streamBudget }: ExecutorSurroundings,
+  limits: Limits,
+): MasterListenOptions {
+  return {
+    driver: core.driver,
+    simControl: core.control,
+    metrics: core.metrics,
+    logger: core.logger,
+    connections,
+    streamBudget,
+    ...limits.master,
+    ...(options.streamKeepaliveMs === undefined ? {} : { keepaliveMs: options.streamKeepaliveMs }),
+    ...masterAuthOf(options, credentials),
+  };
+}
+
+/** The agents: what they are, where they listen and advertise, where their executors' streams go, what they authenticate. */
+function agentsSpecOf(
+  options: ResolvedOptions,
+  agents: ReturnType<typeof agentsOf>,
+  { advertised, credentials, sockets }: { advertised: string; credentials: Credentials | undefined; sockets: DomainSocket[] },
+  { connections, streamBudget, tokens, engine, workDir }: ExecutorSurroundings,
+  limits: Limits,
+): AgentsSpec {
+  return {
+    ...agents,
+    firstPort: options.agentPort,
+    ...(options.advertisePorts === undefined ? {} : { advertiseFirstPort: options.advertisePorts.firstAgent }),
+    advertiseHost: advertised,
+    listener: limits.agentListener,
+    executors: { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }), ...(engine === undefined ? {} : { engine: engine.helpers }) },
+    ...(options.authenticateHttpReadwrite ? { credentials: credentials! } : {}),
+    ...(options.httpExecutorDomainSockets ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {}),
+  };
 }
 
 /** The running cluster: the control methods, with what was started and how to stop it. */

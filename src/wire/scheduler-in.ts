@@ -3,7 +3,7 @@
  * (bad resources) do not reject the call: they travel with the task and
  * become TASK_ERROR, as upstream reports them.
  */
-import type { SchedulerCall, Operation, ResourceOperation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/model/types.js';
+import type { SchedulerCall, SchedulerCallType, Operation, ResourceOperation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/model/types.js';
 import { bytesToHex } from './bytes.js';
 import { commandFromWire, commandParts, durationMs, labelsFromWire, resourcesFromWire, sharedWireResources } from './convert-common.js';
 import type { mesos } from './generated/types.js';
@@ -249,68 +249,56 @@ function resourceOperationFromWire(op: mesos.v1.Offer.Operation): ResourceOperat
 
 /** A validated non-SUBSCRIBE call as a core input, or the reason it cannot be one. */
 export function schedulerCallFromWire(call: Call): SchedulerCall | { readonly type: 'UNKNOWN' } | string {
-  switch (call.type) {
-    case 'TEARDOWN':
-    case 'REQUEST':
-      return { type: call.type };
-    case 'ACCEPT': {
-      const a = call.accept!;
-      const agentIds = interner();
-      const operations = (a.operations ?? []).map((op) => operationFromWire(op, agentIds));
-      return { type: 'ACCEPT', offerIds: ids(a.offer_ids), operations, filters: { refuseMs: refuseMs(a.filters) } };
-    }
-    case 'DECLINE': {
-      const d = call.decline!;
-      return { type: 'DECLINE', offerIds: ids(d.offer_ids), filters: { refuseMs: refuseMs(d.filters) } };
-    }
-    case 'ACCEPT_INVERSE_OFFERS':
-      return { type: call.type, offerIds: ids(call.accept_inverse_offers!.inverse_offer_ids) };
-    case 'DECLINE_INVERSE_OFFERS':
-      return { type: call.type, offerIds: ids(call.decline_inverse_offers!.inverse_offer_ids) };
-    case 'REVIVE': {
-      // `role` is the spec's single-role form; upstream sends `roles`.
-      const { roles = [], role } = call.revive ?? {};
-      return { type: 'REVIVE', roles: role === undefined || roles.includes(role) ? roles : [...roles, role] };
-    }
-    case 'SUPPRESS':
-      return { type: 'SUPPRESS', roles: call.suppress?.roles ?? [] };
-    case 'KILL': {
-      const k = call.kill!;
-      const grace = durationMs(k.kill_policy?.grace_period);
-      return { type: 'KILL', taskId: k.task_id.value, ...optional('agentId', k.agent_id?.value), ...optional('gracePeriodMs', grace) };
-    }
-    case 'SHUTDOWN':
-      return { type: 'SHUTDOWN', executorId: call.shutdown!.executor_id.value, agentId: call.shutdown!.agent_id.value };
-    case 'ACKNOWLEDGE': {
-      const a = call.acknowledge!;
-      return { type: 'ACKNOWLEDGE', agentId: a.agent_id.value, taskId: a.task_id.value, uuid: bytesToHex(a.uuid) };
-    }
-    case 'ACKNOWLEDGE_OPERATION_STATUS': {
-      const a = call.acknowledge_operation_status!;
-      return { type: 'ACKNOWLEDGE_OPERATION_STATUS', ...optional('agentId', a.agent_id?.value), operationId: a.operation_id.value, uuid: bytesToHex(a.uuid) };
-    }
-    case 'RECONCILE':
-      return {
-        type: 'RECONCILE',
-        tasks: (call.reconcile!.tasks ?? []).map((t) => ({ taskId: t.task_id.value, ...optional('agentId', t.agent_id?.value) })),
-      };
-    case 'RECONCILE_OPERATIONS':
-      return {
-        type: 'RECONCILE_OPERATIONS',
-        operations: (call.reconcile_operations!.operations ?? []).map((o) => ({ operationId: o.operation_id.value, ...optional('agentId', o.agent_id?.value) })),
-      };
-    case 'MESSAGE': {
-      const m = call.message!;
-      return { type: 'MESSAGE', agentId: m.agent_id.value, executorId: m.executor_id.value, data: m.data };
-    }
-    case 'UPDATE_FRAMEWORK': {
-      const sub = subscriptionFromWire(call.update_framework!);
-      return typeof sub === 'string' ? sub : { type: 'UPDATE_FRAMEWORK', subscription: sub };
-    }
-    default:
-      return { type: 'UNKNOWN' };
-  }
+  const type = call.type;
+  // Own keys only: a type off the wire is any string, `toString` included.
+  if (type === undefined || !Object.hasOwn(CALLS_FROM_WIRE, type)) return { type: 'UNKNOWN' };
+  return CALLS_FROM_WIRE[type as SchedulerCallType](call);
 }
+
+/** Each call the core takes, from its wire message; its field is there, as the call's validation checked. */
+const CALLS_FROM_WIRE: { readonly [T in SchedulerCallType]: (call: Call) => SchedulerCall | string } = {
+  TEARDOWN: () => ({ type: 'TEARDOWN' }),
+  REQUEST: () => ({ type: 'REQUEST' }),
+  ACCEPT: ({ accept }) => {
+    const agentIds = interner();
+    const operations = (accept!.operations ?? []).map((op) => operationFromWire(op, agentIds));
+    return { type: 'ACCEPT', offerIds: ids(accept!.offer_ids), operations, filters: { refuseMs: refuseMs(accept!.filters) } };
+  },
+  DECLINE: ({ decline }) => ({ type: 'DECLINE', offerIds: ids(decline!.offer_ids), filters: { refuseMs: refuseMs(decline!.filters) } }),
+  ACCEPT_INVERSE_OFFERS: (call) => ({ type: 'ACCEPT_INVERSE_OFFERS', offerIds: ids(call.accept_inverse_offers!.inverse_offer_ids) }),
+  DECLINE_INVERSE_OFFERS: (call) => ({ type: 'DECLINE_INVERSE_OFFERS', offerIds: ids(call.decline_inverse_offers!.inverse_offer_ids) }),
+  REVIVE: ({ revive }) => {
+    // `role` is the spec's single-role form; upstream sends `roles`.
+    const { roles = [], role } = revive ?? {};
+    return { type: 'REVIVE', roles: role === undefined || roles.includes(role) ? roles : [...roles, role] };
+  },
+  SUPPRESS: ({ suppress }) => ({ type: 'SUPPRESS', roles: suppress?.roles ?? [] }),
+  KILL: ({ kill }) => {
+    const grace = durationMs(kill!.kill_policy?.grace_period);
+    return { type: 'KILL', taskId: kill!.task_id.value, ...optional('agentId', kill!.agent_id?.value), ...optional('gracePeriodMs', grace) };
+  },
+  SHUTDOWN: ({ shutdown }) => ({ type: 'SHUTDOWN', executorId: shutdown!.executor_id.value, agentId: shutdown!.agent_id.value }),
+  ACKNOWLEDGE: ({ acknowledge: a }) => ({ type: 'ACKNOWLEDGE', agentId: a!.agent_id.value, taskId: a!.task_id.value, uuid: bytesToHex(a!.uuid) }),
+  ACKNOWLEDGE_OPERATION_STATUS: ({ acknowledge_operation_status: a }) => ({
+    type: 'ACKNOWLEDGE_OPERATION_STATUS',
+    ...optional('agentId', a!.agent_id?.value),
+    operationId: a!.operation_id.value,
+    uuid: bytesToHex(a!.uuid),
+  }),
+  RECONCILE: ({ reconcile }) => ({
+    type: 'RECONCILE',
+    tasks: (reconcile!.tasks ?? []).map((t) => ({ taskId: t.task_id.value, ...optional('agentId', t.agent_id?.value) })),
+  }),
+  RECONCILE_OPERATIONS: ({ reconcile_operations }) => ({
+    type: 'RECONCILE_OPERATIONS',
+    operations: (reconcile_operations!.operations ?? []).map((o) => ({ operationId: o.operation_id.value, ...optional('agentId', o.agent_id?.value) })),
+  }),
+  MESSAGE: ({ message: m }) => ({ type: 'MESSAGE', agentId: m!.agent_id.value, executorId: m!.executor_id.value, data: m!.data }),
+  UPDATE_FRAMEWORK: ({ update_framework }) => {
+    const sub = subscriptionFromWire(update_framework!);
+    return typeof sub === 'string' ? sub : { type: 'UPDATE_FRAMEWORK', subscription: sub };
+  },
+};
 
 function ids(list: readonly { value: string }[] | undefined): string[] {
   return (list ?? []).map((x) => x.value);

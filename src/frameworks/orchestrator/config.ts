@@ -176,34 +176,19 @@ export function parseSpan(text: string): number | undefined {
   return Math.round(Number(match[1]) * UNITS[match[2] ?? 's']!);
 }
 
-/** The configuration of an environment (`process.env` in the command). */
+/**
+ * The configuration of an environment (`process.env` in the command). The
+ * variables are read in a fixed order, so that of two bad values the same
+ * one is named every time.
+ */
 export function loadConfig(env: Readonly<Record<string, string | undefined>>): OrchConfig {
   const r = new Reader(env);
-  const server: PartResources = { cpus: r.positive('ORCH_SERVER_CPU', 0.1)!, mem: r.positive('ORCH_SERVER_MEM', 1200)!, disk: undefined };
-  const agent: PartResources = { cpus: r.positive('ORCH_AGENT_CPU', 0.1)!, mem: r.positive('ORCH_AGENT_MEM', 1200)!, disk: undefined };
-  const datastore: PartResources = { cpus: r.positive('DS_CPU', 0.1)!, mem: r.positive('DS_MEM', 1200)!, disk: r.positive('DS_DISK', undefined) };
-  const portFrom = r.port('PORTRANGE_FROM', 31000);
-  const portTo = r.port('PORTRANGE_TO', 32000);
-  if (portTo < portFrom) throw new ConfigError('PORTRANGE_TO', `${portTo} is below PORTRANGE_FROM ${portFrom}`);
-  const authUsername = r.opt('AUTH_USERNAME');
-  const authPassword = r.opt('AUTH_PASSWORD');
-  if ((authUsername === undefined) !== (authPassword === undefined)) {
-    throw new ConfigError(authUsername === undefined ? 'AUTH_USERNAME' : 'AUTH_PASSWORD', 'AUTH_USERNAME and AUTH_PASSWORD go together');
-  }
-  const name = r.str('FRAMEWORK_NAME', 'm3s');
-  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new ConfigError('FRAMEWORK_NAME', `expected letters, digits, '.', '_' or '-', got ${JSON.stringify(name)}`);
+  const resources = partResourcesOf(r);
+  const { portFrom, portTo } = portRangeOf(r);
+  const { authUsername, authPassword } = apiCredentialsOf(r);
   return {
-    user: r.str('FRAMEWORK_USER', 'root'),
-    name,
-    role: r.str('FRAMEWORK_ROLE', 'm3s'),
-    port: r.port('FRAMEWORK_PORT', 10000, true),
-    hostname: r.str('FRAMEWORK_HOSTNAME', os.hostname()),
-    clusterUsername: r.opt('CLUSTER_USERNAME') ?? r.opt('MESOS_USERNAME'),
-    clusterPassword: r.opt('CLUSTER_PASSWORD') ?? r.opt('MESOS_PASSWORD'),
-    clusterPrincipal: r.opt('CLUSTER_PRINCIPAL') ?? r.opt('MESOS_PRINCIPAL'),
-    master: r.address('CLUSTER_MASTER', r.address('MESOS_MASTER', '127.0.0.1:5050'))!,
-    clusterCni: r.opt('CLUSTER_CNI'),
-    clusterSsl: r.bool('CLUSTER_SSL', false),
+    ...frameworkOf(r),
+    ...masterConnectionOf(r),
     portFrom,
     portTo,
     logLevel: r.oneOf('LOGLEVEL', ['info', 'warn', 'error', 'debug'], 'info'),
@@ -217,25 +202,89 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>>): O
     customDomain: r.str('ORCH_CUSTOM_DOMAIN', 'cloud.local'),
     serverString: r.str('ORCH_SERVER_STRING', DEFAULT_SERVER_STRING),
     agentString: r.str('ORCH_AGENT_STRING', DEFAULT_AGENT_STRING),
-    resources: { server, agent, datastore },
-    constraints: { server: r.opt('ORCH_SERVER_CONSTRAINT'), agent: r.opt('ORCH_AGENT_CONSTRAINT'), datastore: r.opt('ORCH_DS_CONSTRAINT') },
-    agentLabels: r.labels('ORCH_AGENT_LABELS'),
-    counts: { server: r.count('ORCH_SERVER_COUNT', 1), agent: r.count('ORCH_AGENT_COUNT', 1), datastore: r.count('DS_COUNT', 1) },
+    resources,
+    ...placementOf(r),
     engine: r.bool('ORCH_ENGINE', true),
     storeServer: r.address('STORE_SERVER', undefined),
     storePassword: r.opt('STORE_PASSWORD'),
-    bootstrapUrl: r.str('BOOTSTRAP_URL', 'https://raw.githubusercontent.com/AVENTER-UG/mesos-m3s/master/bootstrap/bootstrap.sh'),
+    bootstrapUrl: r.str('BOOTSTRAP_URL', DEFAULT_BOOTSTRAP_URL),
     skipSsl: r.bool('SKIP_SSL', true),
     sslCrtBase64: base64(r, 'SSL_CRT_BASE64'),
     sslKeyBase64: base64(r, 'SSL_KEY_BASE64'),
     dsPort: r.port('DS_PORT', 3306),
     dsEngine: r.oneOf('DS_ENGINE', ['mysql', 'etcd'], 'mysql'),
-    images: { orch: r.str('IMAGE_ORCH', 'avhost/ubuntu-m3s:latest'), kvstore: r.str('IMAGE_KVSTORE', 'bitnami/etcd:latest'), sql: r.str('IMAGE_SQL', 'mariadb:latest') },
+    images: imagesOf(r),
     volumeDriver: r.str('VOLUME_DRIVER', 'local'),
     volumeServer: r.str('VOLUME_ORCH_SERVER', '/data/k3s/server'),
     volumeDs: r.str('VOLUME_DS', '/data/k3s/datastore'),
     heartbeatMs: r.duration('HEARTBEAT_INTERVAL', 15_000),
   };
+}
+
+const DEFAULT_BOOTSTRAP_URL = 'https://raw.githubusercontent.com/AVENTER-UG/mesos-m3s/master/bootstrap/bootstrap.sh';
+
+/** The resources of a server, an agent and a datastore container (`ORCH_*_CPU`, `ORCH_*_MEM`, `DS_*`). */
+function partResourcesOf(r: Reader): OrchConfig['resources'] {
+  const server: PartResources = { cpus: r.positive('ORCH_SERVER_CPU', 0.1)!, mem: r.positive('ORCH_SERVER_MEM', 1200)!, disk: undefined };
+  const agent: PartResources = { cpus: r.positive('ORCH_AGENT_CPU', 0.1)!, mem: r.positive('ORCH_AGENT_MEM', 1200)!, disk: undefined };
+  const datastore: PartResources = { cpus: r.positive('DS_CPU', 0.1)!, mem: r.positive('DS_MEM', 1200)!, disk: r.positive('DS_DISK', undefined) };
+  return { server, agent, datastore };
+}
+
+/** The host ports the containers may take, the first not above the last. */
+function portRangeOf(r: Reader): Pick<OrchConfig, 'portFrom' | 'portTo'> {
+  const portFrom = r.port('PORTRANGE_FROM', 31000);
+  const portTo = r.port('PORTRANGE_TO', 32000);
+  if (portTo < portFrom) throw new ConfigError('PORTRANGE_TO', `${portTo} is below PORTRANGE_FROM ${portFrom}`);
+  return { portFrom, portTo };
+}
+
+/** The credentials the framework's API asks for: both or neither. */
+function apiCredentialsOf(r: Reader): Pick<OrchConfig, 'authUsername' | 'authPassword'> {
+  const authUsername = r.opt('AUTH_USERNAME');
+  const authPassword = r.opt('AUTH_PASSWORD');
+  if ((authUsername === undefined) !== (authPassword === undefined)) {
+    throw new ConfigError(authUsername === undefined ? 'AUTH_USERNAME' : 'AUTH_PASSWORD', 'AUTH_USERNAME and AUTH_PASSWORD go together');
+  }
+  return { authUsername, authPassword };
+}
+
+/** Who the framework is (`FRAMEWORK_*`); its name is also the store's prefix, so it keeps to a safe alphabet. */
+function frameworkOf(r: Reader): Pick<OrchConfig, 'user' | 'name' | 'role' | 'port' | 'hostname'> {
+  const name = r.str('FRAMEWORK_NAME', 'm3s');
+  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new ConfigError('FRAMEWORK_NAME', `expected letters, digits, '.', '_' or '-', got ${JSON.stringify(name)}`);
+  return {
+    user: r.str('FRAMEWORK_USER', 'root'),
+    name,
+    role: r.str('FRAMEWORK_ROLE', 'm3s'),
+    port: r.port('FRAMEWORK_PORT', 10000, true),
+    hostname: r.str('FRAMEWORK_HOSTNAME', os.hostname()),
+  };
+}
+
+/** How the framework reaches the master (`CLUSTER_*`, each falling back to its `MESOS_*` spelling). */
+function masterConnectionOf(r: Reader): Pick<OrchConfig, 'clusterUsername' | 'clusterPassword' | 'clusterPrincipal' | 'master' | 'clusterCni' | 'clusterSsl'> {
+  return {
+    clusterUsername: r.opt('CLUSTER_USERNAME') ?? r.opt('MESOS_USERNAME'),
+    clusterPassword: r.opt('CLUSTER_PASSWORD') ?? r.opt('MESOS_PASSWORD'),
+    clusterPrincipal: r.opt('CLUSTER_PRINCIPAL') ?? r.opt('MESOS_PRINCIPAL'),
+    master: r.address('CLUSTER_MASTER', r.address('MESOS_MASTER', '127.0.0.1:5050'))!,
+    clusterCni: r.opt('CLUSTER_CNI'),
+    clusterSsl: r.bool('CLUSTER_SSL', false),
+  };
+}
+
+/** Where the parts run and how many (`ORCH_*_CONSTRAINT`, `ORCH_AGENT_LABELS`, `*_COUNT`). */
+function placementOf(r: Reader): Pick<OrchConfig, 'constraints' | 'agentLabels' | 'counts'> {
+  return {
+    constraints: { server: r.opt('ORCH_SERVER_CONSTRAINT'), agent: r.opt('ORCH_AGENT_CONSTRAINT'), datastore: r.opt('ORCH_DS_CONSTRAINT') },
+    agentLabels: r.labels('ORCH_AGENT_LABELS'),
+    counts: { server: r.count('ORCH_SERVER_COUNT', 1), agent: r.count('ORCH_AGENT_COUNT', 1), datastore: r.count('DS_COUNT', 1) },
+  };
+}
+
+function imagesOf(r: Reader): OrchConfig['images'] {
+  return { orch: r.str('IMAGE_ORCH', 'avhost/ubuntu-m3s:latest'), kvstore: r.str('IMAGE_KVSTORE', 'bitnami/etcd:latest'), sql: r.str('IMAGE_SQL', 'mariadb:latest') };
 }
 
 function base64(r: Reader, name: string): string | undefined {
