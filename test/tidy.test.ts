@@ -84,9 +84,7 @@ const MAX_FILE_LINES = 500;
  * Files that were longer than the rule when it came, each held to the length
  * it had: they may only shrink, and leave the list once they fit.
  */
-const SHRINKING: ReadonlyMap<string, number> = new Map([
-  ['core/cluster.ts', 598],
-]);
+const SHRINKING: ReadonlyMap<string, number> = new Map([]);
 
 /** Source files of src/, by their path inside src/ with `/` separators. */
 function sourceFiles(dir: string): string[] {

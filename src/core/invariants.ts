@@ -15,6 +15,7 @@
  * set sizes), which is cheap; the books' own `subtract` already asserts
  * the exact containment of ranges and sets.
  */
+import type { Agent } from './agent/agent.js';
 import type { Books } from './master/ledger.js';
 import type { Master } from './master/master.js';
 import { add, format, identityKey, normalise, type Resources } from './model/resources.js';
@@ -32,6 +33,35 @@ export class InvariantError extends Error {
 }
 
 export type CheckScope = 'touched' | 'full';
+
+/**
+ * The check of `scope` on the leading master, each agent's total taken as
+ * the master that led last knows it (`current`); a broken invariant throws.
+ */
+export function assertInvariants(
+  leader: Master,
+  current: Master,
+  agents: ReadonlyMap<string, Agent>,
+  scope: CheckScope,
+  seed: string,
+  timeMs: number,
+): void {
+  const failure = checkAgents(leader, agentTotals(current, agents), scope);
+  if (failure !== undefined) throw new InvariantError(seed, timeMs, failure);
+}
+
+/**
+ * Each agent's total as the master knows it: operations change it on the
+ * master first, and the agent follows when their message arrives.
+ */
+function agentTotals(master: Master, agents: ReadonlyMap<string, Agent>): (agentId: string) => Resources | undefined {
+  return (agentId) => {
+    const record = master.agents.get(agentId);
+    // A gone or unreachable agent is out of the cluster: nothing of it may be held or counted.
+    if (record?.state === 'gone' || record?.state === 'unreachable') return [];
+    return record?.info.resources ?? agents.get(agentId)?.config.resources;
+  };
+}
 
 /** Returns a description of the first broken invariant, or undefined. */
 export function checkAgents(

@@ -10,10 +10,10 @@
  *   registering/active --crash--> crashed --restart--> registering
  *
  * A crash loses everything in memory. What a real agent keeps on disk
- * survives: its checkpointed resources (reservations and volumes made by
- * operations, and the unacknowledged status updates of those operations),
- * the checkpoint of its checkpointing frameworks (their info
- * and their unacknowledged status updates); their executors keep running
+ * survives (checkpoint.ts): its checkpointed resources (reservations and
+ * volumes made by operations, and the unacknowledged status updates of
+ * those operations), the checkpoint of its checkpointing frameworks
+ * (their info and their unacknowledged status updates); their executors keep running
  * too, and subscribe again when the agent is back. Executors of
  * frameworks that do not checkpoint die with the agent. The restarted
  * agent re-registers with the tasks it still has, and the master
@@ -38,10 +38,11 @@ import type { NestedContainers } from './nested-containers.js';
 import { PingWatch } from './ping-watch.js';
 import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
 import { forgetIfDone, recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
-import { ResourceOperations, type OperationsCheckpoint } from './operation-updates.js';
+import { ResourceOperations } from './operation-updates.js';
 import { reregistration } from './reports.js';
 import { MasterOrders } from './master-orders.js';
-import { TaskUpdates, type UpdatesCheckpoint } from './task-updates.js';
+import { TaskUpdates } from './task-updates.js';
+import { adoptOrphans, emptyCheckpoint, frameworksOf, writeCheckpoint, type Checkpoint } from './checkpoint.js';
 
 export type AgentState = 'registering' | 'active' | 'crashed';
 
@@ -50,11 +51,6 @@ const AGENT_PROCESS_NEXT: Readonly<Record<AgentState, readonly AgentState[]>> = 
   active: ['active', 'crashed', 'registering'],
   crashed: ['registering'],
 };
-
-/** What the agent keeps on disk. */
-interface Checkpoint extends UpdatesCheckpoint, OperationsCheckpoint {
-  readonly frameworks: readonly FrameworkRef[];
-}
 
 export class Agent implements SimNode, ExecutorHost {
   #state: AgentState = 'registering';
@@ -186,13 +182,7 @@ export class Agent implements SimNode, ExecutorHost {
   // ---- lifecycle ----
 
   crash(): void {
-    // A framework being shut down is not recovered: its executors end with the process.
-    const checkpointing = new Set([...this.#frameworks.values()].filter((f) => f.info.checkpoint && !f.terminating).map((f) => f.info.id));
-    const disk: Checkpoint = {
-      frameworks: [...this.#frameworks.values()].filter((f) => checkpointing.has(f.info.id)).map((f) => f.info),
-      ...this.#updates.checkpoint((id) => checkpointing.has(id)),
-      ...this.#operations.checkpoint(),
-    };
+    const { disk, checkpointing } = writeCheckpoint(this.#frameworks, this.#updates, this.#operations);
     this.#moveTo('crashed');
     this.nested?.clear();
     this.#httpExecutors?.agentLost();
@@ -227,19 +217,14 @@ export class Agent implements SimNode, ExecutorHost {
    * registering.
    */
   restart(recover: RecoverMode = 'reconnect'): void {
-    const disk = this.#disk ?? { frameworks: [], updates: [], latest: new Map(), resources: this.#operations.resources, operationUpdates: [] };
+    const disk = this.#disk ?? emptyCheckpoint(this.#operations);
     this.#disk = undefined;
     this.#moveTo('registering');
     this.#reregisters = true;
-    for (const info of disk.frameworks) this.#frameworks.set(info.id, { info, executors: new Map(), tasks: new Map(), completed: [], terminating: false });
+    this.#frameworks = frameworksOf(disk);
     this.#updates.recover(disk);
     this.#operations.recover(disk);
-    for (const executor of this.#orphans) {
-      if (!executor.alive) continue;
-      const fw = this.#frameworks.get(executor.frameworkId);
-      fw?.executors.set(executor.executorId, executor);
-      for (const taskId of executor.tasks.keys()) fw?.tasks.set(taskId, executor);
-    }
+    adoptOrphans(this.#frameworks, this.#orphans);
     this.ctx.trace.append('agent:restart', { agentId: this.id, executors: this.#orphans.length, recover });
     const orphans = this.#orphans.filter((e) => e.alive);
     this.#orphans = [];
