@@ -6,7 +6,13 @@ export type { TimeMode, ClusterDriver } from './runtime/driver.js';
 export { ClusterFailure } from './runtime/driver.js';
 export { Cluster } from './core/cluster.js';
 export type { ClusterOptions } from './core/cluster.js';
-export type { MisuseReport, MisuseKind, MisuseEntry, MisuseExample, FrameworkMisuse } from './core/master/misuse-report.js';
+export type {
+  MisuseReport,
+  MisuseKind,
+  MisuseEntry,
+  MisuseExample,
+  FrameworkMisuse,
+} from './core/master/misuse-report.js';
 export { formatMisuse } from './core/master/misuse-report.js';
 export type { AuthFileSource, CredentialsJson } from './runtime/auth-files.js';
 export type { CgroupsVersion } from './core/agent/flags.js';
@@ -33,7 +39,14 @@ export type { ControlMethods, RunUntilTest, RunUntilOptions } from './start/cont
 export type { ClusterView, FrameworkView, AgentView } from './core/view.js';
 export type { OptionName } from './start/options.js';
 // The typed clients and protocol types, also at `clustersim/client`.
-export { SchedulerClient, ExecutorClient, OperatorClient, CallError, StreamClosedError, taskInfoFrom } from './client/index.js';
+export {
+  SchedulerClient,
+  ExecutorClient,
+  OperatorClient,
+  CallError,
+  StreamClosedError,
+  taskInfoFrom,
+} from './client/index.js';
 export type {
   ClientOptions,
   Encoding,

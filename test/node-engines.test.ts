@@ -43,7 +43,8 @@ function enginesNotAdmitting(declared: string, packages: Record<string, LockPack
     const range = engines !== undefined && !Array.isArray(engines) ? (engines as { node?: string }).node : undefined;
     if (range === undefined) continue;
     const name = path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
-    if (semver.validRange(range) === null || !semver.subset(declared, range)) out.push(`${name}@${pkg.version} requires node ${range}`);
+    if (semver.validRange(range) === null || !semver.subset(declared, range))
+      out.push(`${name}@${pkg.version} requires node ${range}`);
   }
   return out;
 }

@@ -97,7 +97,9 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-const SOURCES: ReadonlyMap<string, string> = new Map(sourceFiles(SRC).map((f) => [f, readFileSync(join(SRC, f), 'utf8')]));
+const SOURCES: ReadonlyMap<string, string> = new Map(
+  sourceFiles(SRC).map((f) => [f, readFileSync(join(SRC, f), 'utf8')]),
+);
 const HANDWRITTEN = [...SOURCES.keys()].filter((f) => !f.startsWith('wire/generated/'));
 const IMPORTS: ImportGraph = new Map(
   [...SOURCES].map(([file, text]) => [file, importsOf(text).flatMap((ref) => ref.specifier ?? [])]),
@@ -175,11 +177,11 @@ describe('tidy: the core is closed and deterministic', () => {
       'const row = { process: 1, Date: 2, performance: 3 };',
       'const n = Math.floor(Math.max(a, b) * Math.imul(c, d));',
       "const text = 'Date.now() and process.exit() and import(x)';",
-      "const said = \"differs from 'subscribe.framework_info.id'\";",
+      'const said = "differs from \'subscribe.framework_info.id\'";',
       'const msg = `at ${wallTimeMs(ctx)}: Date.now and Math.random`;',
       '// Math.random() in a comment is fine',
       '/* so is setTimeout( in a block comment */',
-      "const pattern = /[/'\"]+Date/u; // a regex with quotes and slashes",
+      'const pattern = /[/\'"]+Date/u; // a regex with quotes and slashes',
       'class C { #process = 0; run() { return this.#process; } }',
     );
     expect(report(scanCore('core/example.ts', good))).toBe('');
@@ -201,14 +203,24 @@ describe('tidy: the core is closed and deterministic', () => {
       "const k = await import('./k.js');",
       'const l = await import(name);',
       "type M = typeof import('./m.js');",
-      "const s = \"differs from 'subscribe.framework_info.id'\";",
+      'const s = "differs from \'subscribe.framework_info.id\'";',
       "// import x from './commented.js';",
       'const meta = import.meta.url;',
       'export const n = 1;',
     );
     expect(importsOf(text).map((ref) => [ref.line, ref.specifier])).toEqual([
-      [1, './a.js'], [2, './b.js'], [3, './c.js'], [4, './e.js'], [5, './side-effect.js'], [6, './f.js'],
-      [7, './g.js'], [8, './h.js'], [9, './i.js'], [12, './k.js'], [13, undefined], [14, './m.js'],
+      [1, './a.js'],
+      [2, './b.js'],
+      [3, './c.js'],
+      [4, './e.js'],
+      [5, './side-effect.js'],
+      [6, './f.js'],
+      [7, './g.js'],
+      [8, './h.js'],
+      [9, './i.js'],
+      [12, './k.js'],
+      [13, undefined],
+      [14, './m.js'],
     ]);
   });
 
@@ -352,8 +364,12 @@ describe(`tidy: files of at most ${MAX_FILE_LINES} lines`, () => {
     const text = (n: number) => 'const x = 1;\n'.repeat(n);
     expect(scanFileLength('a.ts', text(500), MAX_FILE_LINES)).toEqual([]);
     expect(scanFileLength('a.ts', text(500).trimEnd(), MAX_FILE_LINES)).toEqual([]);
-    expect(report(scanFileLength('a.ts', text(501), MAX_FILE_LINES))).toBe('src/a.ts:501: file of 501 lines (at most 500)');
-    expect(report(scanFileLength('a.ts', `${text(500)}x`, MAX_FILE_LINES))).toBe('src/a.ts:501: file of 501 lines (at most 500)');
+    expect(report(scanFileLength('a.ts', text(501), MAX_FILE_LINES))).toBe(
+      'src/a.ts:501: file of 501 lines (at most 500)',
+    );
+    expect(report(scanFileLength('a.ts', `${text(500)}x`, MAX_FILE_LINES))).toBe(
+      'src/a.ts:501: file of 501 lines (at most 500)',
+    );
   });
 
   it('holds for src/, the shrinking files held to their own length', () => {
@@ -362,7 +378,9 @@ describe(`tidy: files of at most ${MAX_FILE_LINES} lines`, () => {
   });
 
   it('lists only files that are still longer than the rule, and that exist', () => {
-    const done = [...SHRINKING.keys()].filter((f) => !SOURCES.has(f) || scanFileLength(f, SOURCES.get(f)!, MAX_FILE_LINES).length === 0);
+    const done = [...SHRINKING.keys()].filter(
+      (f) => !SOURCES.has(f) || scanFileLength(f, SOURCES.get(f)!, MAX_FILE_LINES).length === 0,
+    );
     expect(done, `fit in ${MAX_FILE_LINES} lines now (or are gone): take them off SHRINKING`).toEqual([]);
   });
 });
@@ -408,7 +426,9 @@ describe('tidy: docs/architecture.md stays true', () => {
   it('catches a codemap that leaves a folder out', () => {
     const codemap = '### `src/core/`\n- `core/kernel/`: the loop; `src/wire/v0/` and `wire/`';
     expect(unnamedFolders(['core', 'core/kernel', 'core/model', 'wire', 'wire/v0'], codemap)).toEqual(['core/model']);
-    expect(markdownSection('# A\n## Codemap\ntext\n### sub\nmore\n## Next\nother', 'Codemap')).toBe('text\n### sub\nmore');
+    expect(markdownSection('# A\n## Codemap\ntext\n### sub\nmore\n## Next\nother', 'Codemap')).toBe(
+      'text\n### sub\nmore',
+    );
   });
 
   it('names every folder of src/ in its codemap', () => {

@@ -30,7 +30,11 @@ export async function postJson(path, body) {
  * quota) and the clock.
  */
 export async function readCluster() {
-  const [state, roles, clock] = await Promise.all([getJson('/master/state'), getJson('/master/roles'), getJson('/sim/v1/clock')]);
+  const [state, roles, clock] = await Promise.all([
+    getJson('/master/state'),
+    getJson('/master/roles'),
+    getJson('/sim/v1/clock'),
+  ]);
   return { state, roles: roles.roles ?? [], clock };
 }
 

@@ -95,11 +95,20 @@ export function usageBar({ name, total, used, offered, free }) {
     h('span', { class: 'usage-name' }, name),
     h(
       'span',
-      { class: 'bar', title: `${amount(name, used)} used, ${amount(name, offered)} offered, ${amount(name, free)} free of ${amount(name, total)}` },
+      {
+        class: 'bar',
+        title: `${amount(name, used)} used, ${amount(name, offered)} offered, ${amount(name, free)} free of ${amount(name, total)}`,
+      },
       sized(h('span', { class: 'bar-used' }), pct(used)),
       sized(h('span', { class: 'bar-offered' }), pct(offered)),
     ),
-    h('span', { class: 'usage-figures' }, `${amount(name, used)} used · ${amount(name, offered)} offered · `, h('b', { class: 'free' }, amount(name, free)), ` free / ${amount(name, total)}`),
+    h(
+      'span',
+      { class: 'usage-figures' },
+      `${amount(name, used)} used · ${amount(name, offered)} offered · `,
+      h('b', { class: 'free' }, amount(name, free)),
+      ` free / ${amount(name, total)}`,
+    ),
   );
 }
 

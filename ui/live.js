@@ -23,7 +23,12 @@ export class SummaryPanel extends HTMLElement {
     this.replaceChildren(
       h('span', { title: state.id ?? '' }, `master ${state.hostname ?? ''}:${state.leader_info?.port ?? ''}`),
       h('span', {}, `version ${state.version ?? '?'}`),
-      h('span', {}, counted((state.slaves ?? []).length, 'agent'), state.unreachable_slaves > 0 ? ` (${state.unreachable_slaves} unreachable)` : ''),
+      h(
+        'span',
+        {},
+        counted((state.slaves ?? []).length, 'agent'),
+        state.unreachable_slaves > 0 ? ` (${state.unreachable_slaves} unreachable)` : '',
+      ),
       h('span', {}, counted((state.frameworks ?? []).length, 'framework')),
       h('span', { class: `live ${live}`, 'data-live': live }, live === 'live' ? 'events live' : 'events reconnecting'),
     );
@@ -41,14 +46,32 @@ export class ClockPanel extends HTMLElement {
     if (this.time !== undefined) return;
     this.time = h('output', { class: 'clock-time', 'data-time-ms': '' }, '—');
     this.mode = h('span', { class: 'clock-mode' });
-    this.step = h('select', { name: 'step', 'aria-label': 'Advance by' }, ...STEPS.map(([ms, label]) => h('option', { value: ms, selected: ms === 1_000 }, label)));
+    this.step = h(
+      'select',
+      { name: 'step', 'aria-label': 'Advance by' },
+      ...STEPS.map(([ms, label]) => h('option', { value: ms, selected: ms === 1_000 }, label)),
+    );
     this.advanceButton = h('button', { type: 'button', name: 'advance' }, 'Advance');
     this.idleButton = h('button', { type: 'button', name: 'run-until-idle' }, 'Run until idle');
     this.result = h('span', { class: 'clock-result', role: 'status' });
     this.controls = h('span', { class: 'clock-controls' }, this.step, this.advanceButton, this.idleButton);
-    this.append(h('span', { class: 'clock-label' }, 'cluster time '), this.time, ' ', this.mode, this.controls, this.result);
-    this.advanceButton.addEventListener('click', () => this.#act(() => advance(Number(this.step.value)), (r) => `advanced to ${seconds(r.time_ms)}`));
-    this.idleButton.addEventListener('click', () => this.#act(runUntilIdle, (r) => `${r.idle ? 'idle' : 'still busy'} at ${seconds(r.time_ms)}`));
+    this.append(
+      h('span', { class: 'clock-label' }, 'cluster time '),
+      this.time,
+      ' ',
+      this.mode,
+      this.controls,
+      this.result,
+    );
+    this.advanceButton.addEventListener('click', () =>
+      this.#act(
+        () => advance(Number(this.step.value)),
+        (r) => `advanced to ${seconds(r.time_ms)}`,
+      ),
+    );
+    this.idleButton.addEventListener('click', () =>
+      this.#act(runUntilIdle, (r) => `${r.idle ? 'idle' : 'still busy'} at ${seconds(r.time_ms)}`),
+    );
   }
 
   update(clock) {
@@ -88,7 +111,12 @@ export class ClockPanel extends HTMLElement {
 export class TimelinePanel extends HTMLElement {
   connectedCallback() {
     if (this.list !== undefined) return;
-    this.filter = h('input', { type: 'search', name: 'filter', placeholder: 'filter: task:status, offer, agent…', 'aria-label': 'Filter the timeline' });
+    this.filter = h('input', {
+      type: 'search',
+      name: 'filter',
+      placeholder: 'filter: task:status, offer, agent…',
+      'aria-label': 'Filter the timeline',
+    });
     this.inputs = h('input', { type: 'checkbox', name: 'inputs' });
     this.list = h('ol', { class: 'timeline', reversed: true });
     this.filter.addEventListener('input', () => this.#applyFilter());
@@ -129,5 +157,7 @@ export class TimelinePanel extends HTMLElement {
 
 /** Long generated ids in trace text, shortened as the tables show them. */
 function shortenIds(text) {
-  return text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(-[A-Z]*\d+)?/g, (id) => shortId(id));
+  return text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(-[A-Z]*\d+)?/g, (id) =>
+    shortId(id),
+  );
 }

@@ -26,7 +26,12 @@ export class TablePanel extends HTMLElement {
     const { title, columns } = this.spec;
     this.count = h('span', { class: 'count' });
     this.body = h('tbody');
-    this.table = h('table', {}, h('thead', {}, h('tr', {}, ...columns.map(([label]) => h('th', {}, label)))), this.body);
+    this.table = h(
+      'table',
+      {},
+      h('thead', {}, h('tr', {}, ...columns.map(([label]) => h('th', {}, label)))),
+      this.body,
+    );
     this.empty = h('p', { class: 'empty' });
     this.append(h('section', {}, h('h2', {}, title, ' ', this.count), this.table, this.empty));
   }
@@ -36,7 +41,13 @@ export class TablePanel extends HTMLElement {
     const list = rows(model);
     this.count.textContent = `(${list.length})`;
     this.body.replaceChildren(
-      ...list.map((row) => h('tr', { 'data-key': key(row) }, ...columns.map(([label, cell]) => h('td', { 'data-column': label }, cell(row, model))))),
+      ...list.map((row) =>
+        h(
+          'tr',
+          { 'data-key': key(row) },
+          ...columns.map(([label, cell]) => h('td', { 'data-column': label }, cell(row, model))),
+        ),
+      ),
     );
     this.table.hidden = list.length === 0;
     this.empty.hidden = list.length > 0;
@@ -81,7 +92,10 @@ export const FrameworksPanel = panel({
     ['Framework', (fw) => idCell(fw.id)],
     ['Name', (fw) => fw.name],
     ['Roles', (fw) => (fw.roles ?? [fw.role]).filter(Boolean).join(', ')],
-    ['Status', (fw) => (fw.completed ? 'removed' : fw.connected ? (fw.active ? 'connected' : 'inactive') : 'disconnected')],
+    [
+      'Status',
+      (fw) => (fw.completed ? 'removed' : fw.connected ? (fw.active ? 'connected' : 'inactive') : 'disconnected'),
+    ],
     ['Tasks', (fw) => `${(fw.tasks ?? []).length} active, ${(fw.completed_tasks ?? []).length} ended`],
     ['Used', (fw) => resources(fw.used_resources)],
     ['Offered', (fw) => resources(fw.offered_resources)],

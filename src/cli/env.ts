@@ -13,11 +13,17 @@ export const ENV_PREFIX = 'CLUSTERSIM';
 
 export function flagsFromEnvironment<T>(y: Argv<T>, env: NodeJS.ProcessEnv = process.env): Argv<T> {
   // yargs hands a middleware the command's own instance too (its types do not say so): its options are the flags known.
-  const dropUnknown = (argv: Record<string, unknown>, command: { getOptions(): { key: Record<string, unknown> } }): void => {
+  const dropUnknown = (
+    argv: Record<string, unknown>,
+    command: { getOptions(): { key: Record<string, unknown> } },
+  ): void => {
     const known = new Set(Object.keys(command.getOptions().key));
     for (const name of Object.keys(env)) {
       if (!name.startsWith(`${ENV_PREFIX}_`)) continue;
-      const flag = name.slice(ENV_PREFIX.length + 1).toLowerCase().replace(/_/g, '-');
+      const flag = name
+        .slice(ENV_PREFIX.length + 1)
+        .toLowerCase()
+        .replace(/_/g, '-');
       if (known.has(flag)) continue;
       delete argv[flag];
       delete argv[flag.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())];

@@ -26,7 +26,8 @@ export function shown(raw: unknown): string {
 
 /** One value: a flag given twice is a mistake, not a list. */
 function single(flag: string, raw: unknown): unknown {
-  if (Array.isArray(raw)) throw new UsageError(`--${flag}: given ${raw.length} times (${raw.map(shown).join(', ')}); give it once`);
+  if (Array.isArray(raw))
+    throw new UsageError(`--${flag}: given ${raw.length} times (${raw.map(shown).join(', ')}); give it once`);
   return raw;
 }
 
@@ -43,12 +44,21 @@ export function checkNumber(flag: string, raw: unknown, rule: NumberRule): numbe
   const value = single(flag, raw);
   const n = numberOf(value);
   const unit = rule.unit === undefined ? '' : ` ${rule.unit}`;
-  const noun = rule.noun ?? (rule.whole === true ? 'a whole number' : `a number${rule.unit === undefined ? '' : ` of ${rule.unit}`}`);
-  const outside = n !== undefined && rule.noun !== undefined && ((rule.min !== undefined && n < rule.min) || (rule.max !== undefined && n > rule.max));
-  if (n === undefined || (rule.whole === true && !Number.isInteger(n)) || outside) throw new UsageError(`--${flag}: ${shown(value)} is not ${noun}`);
-  if (rule.min !== undefined && n < rule.min) throw new UsageError(`--${flag}: ${n} is not allowed: at least ${rule.min}${unit}`);
-  if (rule.above !== undefined && n <= rule.above) throw new UsageError(`--${flag}: ${n} is not allowed: more than ${rule.above}${unit}`);
-  if (rule.max !== undefined && n > rule.max) throw new UsageError(`--${flag}: ${n} is not allowed: at most ${rule.max}${unit}`);
+  const noun =
+    rule.noun ??
+    (rule.whole === true ? 'a whole number' : `a number${rule.unit === undefined ? '' : ` of ${rule.unit}`}`);
+  const outside =
+    n !== undefined &&
+    rule.noun !== undefined &&
+    ((rule.min !== undefined && n < rule.min) || (rule.max !== undefined && n > rule.max));
+  if (n === undefined || (rule.whole === true && !Number.isInteger(n)) || outside)
+    throw new UsageError(`--${flag}: ${shown(value)} is not ${noun}`);
+  if (rule.min !== undefined && n < rule.min)
+    throw new UsageError(`--${flag}: ${n} is not allowed: at least ${rule.min}${unit}`);
+  if (rule.above !== undefined && n <= rule.above)
+    throw new UsageError(`--${flag}: ${n} is not allowed: more than ${rule.above}${unit}`);
+  if (rule.max !== undefined && n > rule.max)
+    throw new UsageError(`--${flag}: ${n} is not allowed: at most ${rule.max}${unit}`);
   return n;
 }
 
@@ -58,11 +68,20 @@ export function checkNumber(flag: string, raw: unknown, rule: NumberRule): numbe
  */
 export function numberFlag(flag: string, rule: NumberRule, options: Omit<Options, 'coerce' | 'type'>): Options {
   const describe = options.describe === undefined ? undefined : `${options.describe} [number]`;
-  return { ...options, ...(describe === undefined ? {} : { describe }), requiresArg: true, coerce: (raw: unknown) => checkNumber(flag, raw, rule) };
+  return {
+    ...options,
+    ...(describe === undefined ? {} : { describe }),
+    requiresArg: true,
+    coerce: (raw: unknown) => checkNumber(flag, raw, rule),
+  };
 }
 
 /** A text flag whose value `check` accepts (it returns the reason when not), given once. */
-export function textFlag(flag: string, check: (text: string) => string | undefined, options: Omit<Options, 'coerce' | 'type'>): Options {
+export function textFlag(
+  flag: string,
+  check: (text: string) => string | undefined,
+  options: Omit<Options, 'coerce' | 'type'>,
+): Options {
   return {
     ...options,
     type: 'string',
@@ -77,7 +96,10 @@ export function textFlag(flag: string, check: (text: string) => string | undefin
 }
 
 /** A choice flag; yargs checks the choice and the failure handler words it. */
-export function choiceFlag<C extends string>(choices: readonly C[], options: Omit<Options, 'choices' | 'type'>): Options {
+export function choiceFlag<C extends string>(
+  choices: readonly C[],
+  options: Omit<Options, 'choices' | 'type'>,
+): Options {
   return { ...options, choices, requiresArg: true };
 }
 
@@ -107,7 +129,10 @@ function typedAsFlag(name: string, argv: readonly string[]): string | undefined 
 
 /** The names yargs reports (`agent-resorces, agentResorces`): each once, as typed. */
 function reportedNames(list: string): string[] {
-  const names = list.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const names = list
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '');
   const camel = (n: string) => n.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
   return names.filter((n) => !names.some((other) => other !== n && other.includes('-') && camel(other) === n));
 }
@@ -128,7 +153,12 @@ function unknownWords(list: string, argv: readonly string[], knownFlags: readonl
 }
 
 /** One line for what yargs complains of, in the form of the flag checks' lines. */
-export function usageLine(message: string, argv: readonly string[], knownFlags: readonly string[], rest: CommandTree): string {
+export function usageLine(
+  message: string,
+  argv: readonly string[],
+  knownFlags: readonly string[],
+  rest: CommandTree,
+): string {
   const unknown = /^Unknown arguments?: (.*)$/s.exec(message);
   if (unknown !== null) return unknownWords(unknown[1]!, argv, knownFlags, rest);
   const choice = /Argument: (\S+), Given: (.*), Choices: (.*)$/m.exec(message);
@@ -141,8 +171,16 @@ export function usageLine(message: string, argv: readonly string[], knownFlags: 
   const noValue = /^Not enough arguments following: (\S+)$/.exec(message);
   if (noValue !== null) return `--${noValue[1]} needs a value`;
   const missing = /^Missing required arguments?: (.*)$/.exec(message);
-  if (missing !== null) return `${missing[1]!.split(', ').map((n) => `--${n}`).join(', ')} ${missing[1]!.includes(',') ? 'are' : 'is'} required`;
-  return message.split('\n').map((l) => l.trim()).filter((l) => l !== '').join(' ');
+  if (missing !== null)
+    return `${missing[1]!
+      .split(', ')
+      .map((n) => `--${n}`)
+      .join(', ')} ${missing[1]!.includes(',') ? 'are' : 'is'} required`;
+  return message
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .join(' ');
 }
 
 /**
@@ -155,7 +193,8 @@ export function failOnUsage<T>(y: Argv<T>, tree: CommandTree, argv: readonly str
   return y.showHelpOnFail(false).fail((message, error, usage) => {
     const { path, rest } = commandPath(argv, tree);
     // The third argument is yargs' usage of the command that failed: its flags are the ones to suggest.
-    const described = (usage as unknown as { getDescriptions?: () => Record<string, unknown> }).getDescriptions?.() ?? {};
+    const described =
+      (usage as unknown as { getDescriptions?: () => Record<string, unknown> }).getDescriptions?.() ?? {};
     const line = usageLine(message ?? error?.message ?? 'invalid command line', argv, Object.keys(described), rest);
     throw new UsageError(`${['clustersim', ...path].join(' ')}: ${line}`);
   });

@@ -31,17 +31,37 @@ const cli = flagsFromEnvironment(yargs(argv))
   .scriptName('clustersim')
   .usage('$0 <command> [options]')
   .command('up', 'Start a cluster: a master and its agents, serving the HTTP APIs', upOptions, runUp)
-  .command('run <files..>', 'Run scenario files in virtual time: each expectation with PASS or FAIL, and the command that replays the run', runOptions, (args) => runRun(args as unknown as RunArgs))
+  .command(
+    'run <files..>',
+    'Run scenario files in virtual time: each expectation with PASS or FAIL, and the command that replays the run',
+    runOptions,
+    (args) => runRun(args as unknown as RunArgs),
+  )
   .command(
     'check-determinism <files..>',
     'Run each scenario twice with one seed and compare the traces',
-    (y) => y.positional('files', { type: 'string', array: true, demandOption: true, describe: 'Scenario files' }).option('seed', { type: 'string', describe: "The seed (default the file's)" }),
+    (y) =>
+      y
+        .positional('files', { type: 'string', array: true, demandOption: true, describe: 'Scenario files' })
+        .option('seed', { type: 'string', describe: "The seed (default the file's)" }),
     (args) => runCheckDeterminism(args as unknown as CheckArgs),
   )
-  .command('chaos <file>', 'Run a scenario under random fault schedules; shrink a failing one and write it out as a scenario', chaosOptions, (args) => runChaos(args as unknown as ChaosArgs))
+  .command(
+    'chaos <file>',
+    'Run a scenario under random fault schedules; shrink a failing one and write it out as a scenario',
+    chaosOptions,
+    (args) => runChaos(args as unknown as ChaosArgs),
+  )
   .command('task', 'The tasks of a running cluster: list them, or run a command inside one', taskCommands)
-  .command('replay <trace>', 'Re-run a recorded trace in the core and report the first divergence, if any', replayOptions, runReplay)
-  .command('serve', 'Run a bundled framework against a master: serve workflow, serve orchestrator', (y) => serveOrchestrator(serveCommands(y)))
+  .command(
+    'replay <trace>',
+    'Re-run a recorded trace in the core and report the first divergence, if any',
+    replayOptions,
+    runReplay,
+  )
+  .command('serve', 'Run a bundled framework against a master: serve workflow, serve orchestrator', (y) =>
+    serveOrchestrator(serveCommands(y)),
+  )
   .command('workflow', "The workflow service's container operator: run one task through its API", workflowCommands)
   .command('orch', "The orchestration framework's plugin: list, kubeconfig, scale, status, version", orchCommands)
   .demandCommand(1, 'Name a command; see --help')
@@ -49,5 +69,7 @@ const cli = flagsFromEnvironment(yargs(argv))
   .help()
   .alias('help', 'h')
   .version()
-  .epilogue('Docs: README.md and docs/ (every command and option: docs/cli.md). A run in virtual time (up --time virtual) replays from its --seed and --epoch.');
+  .epilogue(
+    'Docs: README.md and docs/ (every command and option: docs/cli.md). A run in virtual time (up --time virtual) replays from its --seed and --epoch.',
+  );
 await parseOrExplain(failOnUsage(cli, COMMANDS, argv));

@@ -20,5 +20,7 @@ export function refusal(error: unknown): string {
   const flag = error.option === undefined ? undefined : flagOf(error.option);
   if (flag === undefined || error.message.includes(flag)) return error.message;
   const prefix = `${error.option}: `;
-  return error.message.startsWith(prefix) ? `${flag}: ${error.message.slice(prefix.length)}` : `${error.message} (${flag})`;
+  return error.message.startsWith(prefix)
+    ? `${flag}: ${error.message.slice(prefix.length)}`
+    : `${error.message} (${flag})`;
 }

@@ -10,13 +10,24 @@ import path from 'node:path';
 import type { Argv } from 'yargs';
 import { ConfigError, loadConfig } from '../frameworks/orchestrator/config.js';
 import { startOrchestrator } from '../frameworks/orchestrator/service.js';
-import { callFramework, listText, loadPluginConfig, PluginError, scalePath, type PluginConfig } from '../frameworks/orchestrator/plugin.js';
+import {
+  callFramework,
+  listText,
+  loadPluginConfig,
+  PluginError,
+  scalePath,
+  type PluginConfig,
+} from '../frameworks/orchestrator/plugin.js';
 import { UsageError } from './flags.js';
 
 /** `serve orchestrator`: options beyond the environment. */
 export function serveOrchestratorOptions(y: Argv): Argv {
   return y
-    .option('listen', { type: 'string', default: '0.0.0.0', describe: 'The address the API listens on (its port is FRAMEWORK_PORT)' })
+    .option('listen', {
+      type: 'string',
+      default: '0.0.0.0',
+      describe: 'The address the API listens on (its port is FRAMEWORK_PORT)',
+    })
     .epilogue(
       'Configured by the environment: FRAMEWORK_NAME (m3s), FRAMEWORK_PORT (10000), CLUSTER_MASTER (127.0.0.1:5050), ' +
         'ORCH_AGENT_COUNT (1), ORCH_*_CPU/MEM/CONSTRAINT, PORTRANGE_FROM/TO, STORE_SERVER (Redis; embedded store without), ' +
@@ -54,7 +65,11 @@ interface PluginArgs {
 const DEFAULT_CONFIG = path.join(os.homedir(), '.clustersim', 'config.ini');
 
 function pluginConfig(args: PluginArgs): PluginConfig {
-  return loadPluginConfig(args.config ?? process.env.CLUSTERSIM_CONFIG ?? DEFAULT_CONFIG, args.config !== undefined, args.master);
+  return loadPluginConfig(
+    args.config ?? process.env.CLUSTERSIM_CONFIG ?? DEFAULT_CONFIG,
+    args.config !== undefined,
+    args.master,
+  );
 }
 
 /** Runs a plugin command: its output on stdout, a failure as one line and exit code 1. */
@@ -71,7 +86,8 @@ function plugin<A>(act: (config: PluginConfig, args: A) => Promise<string>): (ar
   };
 }
 
-const id = (y: Argv<any>): Argv<any> => y.positional('id', { type: 'string', demandOption: true, describe: "The framework's id (see orch list)" });
+const id = (y: Argv<any>): Argv<any> =>
+  y.positional('id', { type: 'string', demandOption: true, describe: "The framework's id (see orch list)" });
 
 function packageVersion(): string {
   const file = new URL('../../package.json', import.meta.url);
@@ -80,11 +96,26 @@ function packageVersion(): string {
 
 export function orchCommands(yargs: Argv): Argv {
   return yargs
-    .option('config', { type: 'string', describe: `INI file with [framework] principal and secret, [master] address (default $CLUSTERSIM_CONFIG or ${DEFAULT_CONFIG})` })
-    .option('master', { type: 'string', describe: `The master's URL or host:port (default [master] address, else ${'127.0.0.1:5050'})` })
-    .command('list', 'List the orchestration frameworks of the master: ID, Active, WebUI, Name', (y) =>
-      y.option('name', { type: 'string', default: 'm3s', describe: 'Show frameworks whose name contains this' }), plugin((c, a: { name: string }) => listText(c, a.name)))
-    .command('kubeconfig <id>', "Print the orchestrated cluster's client configuration file", id, plugin((c, a: { id: string }) => callFramework(c, a.id, 'server/config')))
+    .option('config', {
+      type: 'string',
+      describe: `INI file with [framework] principal and secret, [master] address (default $CLUSTERSIM_CONFIG or ${DEFAULT_CONFIG})`,
+    })
+    .option('master', {
+      type: 'string',
+      describe: `The master's URL or host:port (default [master] address, else ${'127.0.0.1:5050'})`,
+    })
+    .command(
+      'list',
+      'List the orchestration frameworks of the master: ID, Active, WebUI, Name',
+      (y) => y.option('name', { type: 'string', default: 'm3s', describe: 'Show frameworks whose name contains this' }),
+      plugin((c, a: { name: string }) => listText(c, a.name)),
+    )
+    .command(
+      'kubeconfig <id>',
+      "Print the orchestrated cluster's client configuration file",
+      id,
+      plugin((c, a: { id: string }) => callFramework(c, a.id, 'server/config')),
+    )
     .command(
       'scale <id> <count>',
       'Set the number of agents (default), managers (servers) or datastores',
@@ -95,7 +126,8 @@ export function orchCommands(yargs: Argv): Argv {
             demandOption: true,
             describe: 'The number of running instances',
             coerce: (count: string) => {
-              if (!/^[0-9]+$/.test(count)) throw new UsageError(`<count>: ${JSON.stringify(count)} is not a whole number of at least 0`);
+              if (!/^[0-9]+$/.test(count))
+                throw new UsageError(`<count>: ${JSON.stringify(count)} is not a whole number of at least 0`);
               return count;
             },
           })
@@ -105,23 +137,41 @@ export function orchCommands(yargs: Argv): Argv {
           .conflicts('agent', ['manager', 'datastore'])
           .conflicts('manager', 'datastore'),
       plugin((c, a: { id: string; count: string; manager?: boolean; datastore?: boolean }) =>
-        callFramework(c, a.id, scalePath(a.manager === true ? 'manager' : a.datastore === true ? 'datastore' : 'agent', a.count)),
+        callFramework(
+          c,
+          a.id,
+          scalePath(a.manager === true ? 'manager' : a.datastore === true ? 'datastore' : 'agent', a.count),
+        ),
       ),
     )
     .command(
       'status <id>',
       "Print the status of the framework's parts (--m3s, the default) or of the orchestrated cluster's nodes (--kubernetes)",
-      (y) => id(y).option('m3s', { type: 'boolean', describe: 'The framework (default)' }).option('kubernetes', { type: 'boolean', describe: 'The orchestrated cluster' }).conflicts('m3s', 'kubernetes'),
-      plugin((c, a: { id: string; kubernetes?: boolean }) => callFramework(c, a.id, a.kubernetes === true ? 'status/k8s' : 'status/m3s')),
+      (y) =>
+        id(y)
+          .option('m3s', { type: 'boolean', describe: 'The framework (default)' })
+          .option('kubernetes', { type: 'boolean', describe: 'The orchestrated cluster' })
+          .conflicts('m3s', 'kubernetes'),
+      plugin((c, a: { id: string; kubernetes?: boolean }) =>
+        callFramework(c, a.id, a.kubernetes === true ? 'status/k8s' : 'status/m3s'),
+      ),
     )
-    .command('version', "Print the plugin's version", (y) => y, plugin(async () => `clustersim orch ${packageVersion()}`))
+    .command(
+      'version',
+      "Print the plugin's version",
+      (y) => y,
+      plugin(async () => `clustersim orch ${packageVersion()}`),
+    )
     .demandCommand(1, 'Name an orch command: list, kubeconfig, scale, status or version');
 }
 
 /** Adds `orchestrator` to the subcommands of `serve`. */
 export function serveOrchestrator(yargs: Argv): Argv {
-  return yargs.command('orchestrator', 'Run the orchestration framework against a master (configured by its environment)', serveOrchestratorOptions, (a) =>
-    runServeOrchestrator(a as unknown as { listen: string }),
+  return yargs.command(
+    'orchestrator',
+    'Run the orchestration framework against a master (configured by its environment)',
+    serveOrchestratorOptions,
+    (a) => runServeOrchestrator(a as unknown as { listen: string }),
   );
 }
 
@@ -137,5 +187,8 @@ export async function startOrchestratorBeside(
 ): Promise<{ readonly line: string; close(): Promise<void> }> {
   const config = loadConfig({ FRAMEWORK_HOSTNAME: host, ...env, CLUSTER_MASTER: masterUrl });
   const service = await startOrchestrator(config, { listen: host });
-  return { line: `orchestration framework ${config.name} at ${service.url} (framework ${service.orchestrator.frameworkId})`, close: () => service.close() };
+  return {
+    line: `orchestration framework ${config.name} at ${service.url} (framework ${service.orchestrator.frameworkId})`,
+    close: () => service.close(),
+  };
 }

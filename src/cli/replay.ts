@@ -21,28 +21,43 @@ export function replayOptions(y: Argv): Argv<ReplayArgs> {
     .positional('trace', {
       type: 'string',
       demandOption: true,
-      describe: "the trace's JSON lines: GET /sim/v1/trace of a cluster that records (virtual time, or --record-trace), or a run's --trace file; - for standard input",
+      describe:
+        "the trace's JSON lines: GET /sim/v1/trace of a cluster that records (virtual time, or --record-trace), or a run's --trace file; - for standard input",
     })
     .option('quiet', { type: 'boolean', default: false, describe: 'no progress line on standard error' })
     .option('invariants', {
       type: 'boolean',
       default: true,
-      describe: 'check the invariants after every input; --no-invariants is faster and gives the same trace, but misses a broken invariant',
+      describe:
+        'check the invariants after every input; --no-invariants is faster and gives the same trace, but misses a broken invariant',
     })
-    .example('$0 replay run.jsonl', 'replays run.jsonl and reports the first divergence, if any') as unknown as Argv<ReplayArgs>;
+    .example(
+      '$0 replay run.jsonl',
+      'replays run.jsonl and reports the first divergence, if any',
+    ) as unknown as Argv<ReplayArgs>;
 }
 
 /** How often the progress line is written, in entries. */
 const PROGRESS_EVERY = 100_000;
 
 export async function runReplay(args: ReplayArgs): Promise<void> {
-  const progress = args.quiet ? {} : { onProgress: (n: number) => process.stderr.write(`replay: ${n} entries, no divergence so far\r`), progressEvery: PROGRESS_EVERY };
+  const progress = args.quiet
+    ? {}
+    : {
+        onProgress: (n: number) => process.stderr.write(`replay: ${n} entries, no divergence so far\r`),
+        progressEvery: PROGRESS_EVERY,
+      };
   const invariants = { checkInvariants: args.invariants };
   let result: ReplayResult;
   try {
     result = await replay(readTrace(args.trace), { ...progress, ...invariants });
   } catch (error) {
-    if (!(error instanceof ReplayError) && !(error instanceof SyntaxError) && (error as NodeJS.ErrnoException).code === undefined) throw error;
+    if (
+      !(error instanceof ReplayError) &&
+      !(error instanceof SyntaxError) &&
+      (error as NodeJS.ErrnoException).code === undefined
+    )
+      throw error;
     process.stderr.write(`replay: ${args.trace}: ${(error as Error).message}\n`);
     process.exitCode = 2;
     return;

@@ -25,12 +25,28 @@ export interface RunArgs {
 
 export function runOptions(yargs: Argv): Argv<RunArgs> {
   return yargs
-    .positional('files', { type: 'string', array: true, demandOption: true, describe: 'Scenario files (scenarios/*.yaml)' })
+    .positional('files', {
+      type: 'string',
+      array: true,
+      demandOption: true,
+      describe: 'Scenario files (scenarios/*.yaml)',
+    })
     .option('seed', { type: 'string', describe: "The seed of the run (default the file's)" })
-    .option('trace', { type: 'string', describe: 'Write the trace as JSON lines to this file (one file per scenario: NAME is inserted before .jsonl when several run)' })
-    .option('reporter', { choices: ['text', 'junit'] as const, default: 'text' as const, describe: 'text for people; junit writes JUnit XML to stdout (the text goes to stderr)' })
+    .option('trace', {
+      type: 'string',
+      describe:
+        'Write the trace as JSON lines to this file (one file per scenario: NAME is inserted before .jsonl when several run)',
+    })
+    .option('reporter', {
+      choices: ['text', 'junit'] as const,
+      default: 'text' as const,
+      describe: 'text for people; junit writes JUnit XML to stdout (the text goes to stderr)',
+    })
     .example('$0 run scenarios/agent-crash.yaml --seed 7', 'One scenario with seed 7')
-    .example('$0 run scenarios/*.yaml --reporter junit > scenarios.xml', 'All of them, for CI') as unknown as Argv<RunArgs>;
+    .example(
+      '$0 run scenarios/*.yaml --reporter junit > scenarios.xml',
+      'All of them, for CI',
+    ) as unknown as Argv<RunArgs>;
 }
 
 export async function runRun(args: RunArgs): Promise<void> {
@@ -57,14 +73,26 @@ export async function runRun(args: RunArgs): Promise<void> {
  */
 async function runOne(
   file: string,
-  args: { readonly seed: string | undefined; readonly trace?: string | undefined; readonly runs?: number; readonly keepTrace?: boolean },
+  args: {
+    readonly seed: string | undefined;
+    readonly trace?: string | undefined;
+    readonly runs?: number;
+    readonly keepTrace?: boolean;
+  },
 ): Promise<RunResult | 'file error' | 'run error'> {
   let trace: TraceFile | undefined;
   try {
     const scenario = loadScenario(file);
     trace = args.trace === undefined ? undefined : openTrace(traceFile(args.trace, scenario.name, args.runs ?? 1));
-    const options = { ...(args.seed === undefined ? {} : { seed: args.seed }), keepTrace: args.keepTrace ?? false, onProgress: progress(file) };
-    return await runLoadedScenario(scenario, { ...options, ...(trace === undefined ? {} : { traceSink: trace.write }) });
+    const options = {
+      ...(args.seed === undefined ? {} : { seed: args.seed }),
+      keepTrace: args.keepTrace ?? false,
+      onProgress: progress(file),
+    };
+    return await runLoadedScenario(scenario, {
+      ...options,
+      ...(trace === undefined ? {} : { traceSink: trace.write }),
+    });
   } catch (error) {
     if (error instanceof ScenarioError) return fail(error.message, 'file error');
     if (error instanceof RunError) return fail(error.message, 'run error');
@@ -86,7 +114,9 @@ function openTrace(path: string): TraceFile {
   try {
     return new TraceFile(path);
   } catch (error) {
-    throw new ScenarioError(`${path}: the trace file cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new ScenarioError(
+      `${path}: the trace file cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
   }
 }
 
@@ -124,17 +154,25 @@ export async function runCheckDeterminism(args: CheckArgs): Promise<void> {
     const difference = traceDifference(first, second);
     if (difference === undefined) {
       same++;
-      process.stdout.write(`${file}: seed ${first.seed}, two runs, the same trace (${first.traceLength} entries, hash ${first.traceHash})\n`);
+      process.stdout.write(
+        `${file}: seed ${first.seed}, two runs, the same trace (${first.traceLength} entries, hash ${first.traceHash})\n`,
+      );
     } else if (difference.kind === 'entry') {
       const { seq, first: a, second: b } = difference;
-      process.stdout.write(`${file}: seed ${first.seed}, the runs differ at entry ${seq} (cluster time ${a?.timeMs ?? b?.timeMs} ms)\n  first:  ${a?.line ?? '(none)'}\n  second: ${b?.line ?? '(none)'}\n`);
+      process.stdout.write(
+        `${file}: seed ${first.seed}, the runs differ at entry ${seq} (cluster time ${a?.timeMs ?? b?.timeMs} ms)\n  first:  ${a?.line ?? '(none)'}\n  second: ${b?.line ?? '(none)'}\n`,
+      );
     } else {
       // The windows no longer hold the entries where the runs parted: their hashes say between which.
       const between = `entries ${difference.afterSeq + 1} and ${difference.bySeq} (hashes ${first.traceHash} and ${second.traceHash})`;
-      process.stdout.write(`${file}: seed ${first.seed}, the runs differ between ${between}; clustersim run --trace writes the whole trace of a run\n`);
+      process.stdout.write(
+        `${file}: seed ${first.seed}, the runs differ between ${between}; clustersim run --trace writes the whole trace of a run\n`,
+      );
     }
   }
-  process.stdout.write(`${plural(args.files.length, 'scenario')}: ${same} deterministic, ${args.files.length - same} not\n`);
+  process.stdout.write(
+    `${plural(args.files.length, 'scenario')}: ${same} deterministic, ${args.files.length - same} not\n`,
+  );
   process.exitCode = fileErrors > 0 ? 2 : same === args.files.length ? 0 : 1;
 }
 

@@ -30,8 +30,14 @@ export function withFlags(): Record<string, Options> {
       coerce: checkServices,
       describe: `Bundled frameworks to run beside the cluster, comma-separated or repeated: ${WITH_SERVICES.join(', ')}`,
     },
-    'workflow-config': { type: 'string', describe: 'With --with workflow: its INI file (the master is this cluster\'s whatever the file says)' },
-    'workflow-port': numberFlag('workflow-port', PORT, { default: DEFAULT_API_PORT, describe: "With --with workflow: its API's port" }),
+    'workflow-config': {
+      type: 'string',
+      describe: "With --with workflow: its INI file (the master is this cluster's whatever the file says)",
+    },
+    'workflow-port': numberFlag('workflow-port', PORT, {
+      default: DEFAULT_API_PORT,
+      describe: "With --with workflow: its API's port",
+    }),
   };
 }
 
@@ -43,11 +49,16 @@ export function withOptions(y: Argv): Argv {
 /** The names `--with` gives, each known; checked as the command line is parsed. */
 function checkServices(values: readonly string[]): string[] {
   const unknown = servicesOf(values).find((n) => !(WITH_SERVICES as readonly string[]).includes(n));
-  if (unknown !== undefined) throw new UsageError(`--with: unknown service ${JSON.stringify(unknown)} (one of ${WITH_SERVICES.join(', ')})`);
+  if (unknown !== undefined)
+    throw new UsageError(`--with: unknown service ${JSON.stringify(unknown)} (one of ${WITH_SERVICES.join(', ')})`);
   return [...values];
 }
 
-const servicesOf = (values: readonly string[]): string[] => values.flatMap((w) => w.split(',')).map((w) => w.trim()).filter((w) => w !== '');
+const servicesOf = (values: readonly string[]): string[] =>
+  values
+    .flatMap((w) => w.split(','))
+    .map((w) => w.trim())
+    .filter((w) => w !== '');
 
 export interface StartedServices {
   /** One line each, `<service> … at <url>`. */
@@ -62,7 +73,12 @@ interface Started {
 }
 
 /** The services named, in order; an unknown name, or one that cannot start, is the error (those started are stopped). */
-export async function startWith(args: WithArgs, masterUrl: string, host: string, logger: Logger): Promise<StartedServices | string> {
+export async function startWith(
+  args: WithArgs,
+  masterUrl: string,
+  host: string,
+  logger: Logger,
+): Promise<StartedServices | string> {
   const names = servicesOf(args.with);
   const unknown = names.find((n) => !(WITH_SERVICES as readonly string[]).includes(n));
   if (unknown !== undefined) return `--with: unknown service '${unknown}' (one of ${WITH_SERVICES.join(', ')})`;
@@ -71,8 +87,12 @@ export async function startWith(args: WithArgs, masterUrl: string, host: string,
     for (const s of started.reverse()) await s.close();
   };
   for (const name of WITH_SERVICES.filter((n) => names.includes(n))) {
-    const service = await (name === 'workflow' ? startWorkflowBeside(args, masterUrl, host, logger) : startOrchestratorBeside(masterUrl, host)).catch(
-      (e: Error) => `cannot start the ${name === 'workflow' ? 'workflow service' : 'orchestration framework'}: ${e.message}`,
+    const service = await (name === 'workflow'
+      ? startWorkflowBeside(args, masterUrl, host, logger)
+      : startOrchestratorBeside(masterUrl, host)
+    ).catch(
+      (e: Error) =>
+        `cannot start the ${name === 'workflow' ? 'workflow service' : 'orchestration framework'}: ${e.message}`,
     );
     if (typeof service === 'string') {
       await close();
@@ -83,9 +103,26 @@ export async function startWith(args: WithArgs, masterUrl: string, host: string,
   return { lines: started.map((s) => s.line), close };
 }
 
-async function startWorkflowBeside(args: WithArgs, masterUrl: string, host: string, logger: Logger): Promise<Started | string> {
-  const loaded = args['workflow-config'] === undefined ? { ok: true as const, config: DEFAULT_CONFIG } : loadWorkflowConfig(args['workflow-config']);
+async function startWorkflowBeside(
+  args: WithArgs,
+  masterUrl: string,
+  host: string,
+  logger: Logger,
+): Promise<Started | string> {
+  const loaded =
+    args['workflow-config'] === undefined
+      ? { ok: true as const, config: DEFAULT_CONFIG }
+      : loadWorkflowConfig(args['workflow-config']);
   if (!loaded.ok) return loaded.error;
-  const service = await startWorkflowService({ config: loaded.config, masterUrl, port: args['workflow-port'], host, logger: logger.child({ service: 'workflow' }) });
-  return { line: `workflow service at ${service.url} (framework ${service.scheduler.frameworkId})`, close: () => service.close() };
+  const service = await startWorkflowService({
+    config: loaded.config,
+    masterUrl,
+    port: args['workflow-port'],
+    host,
+    logger: logger.child({ service: 'workflow' }),
+  });
+  return {
+    line: `workflow service at ${service.url} (framework ${service.scheduler.frameworkId})`,
+    close: () => service.close(),
+  };
 }

@@ -10,8 +10,18 @@ import { numberFlag, textFlag, USAGE_EXIT_CODE } from './flags.js';
 import { logFormatOption, type LogFormat } from './log-options.js';
 
 /** The value a flag of the table gives: its kind's, or undefined where the flag has no default. */
-type ValueOf<R> = R extends { kind: 'number' } ? number : R extends { kind: 'boolean' } ? boolean : R extends { choices: readonly (infer C)[] } ? C : string;
-type ArgOf<R> = R extends { flagDefault: null } ? ValueOf<R> | undefined : R extends { default: unknown } | { flagDefault: unknown } ? ValueOf<R> : ValueOf<R> | undefined;
+type ValueOf<R> = R extends { kind: 'number' }
+  ? number
+  : R extends { kind: 'boolean' }
+    ? boolean
+    : R extends { choices: readonly (infer C)[] }
+      ? C
+      : string;
+type ArgOf<R> = R extends { flagDefault: null }
+  ? ValueOf<R> | undefined
+  : R extends { default: unknown } | { flagDefault: unknown }
+    ? ValueOf<R>
+    : ValueOf<R> | undefined;
 /** The flags the option table gives `clustersim up`, by name. */
 type TableArgs = { [R in FlagRow as R['flag']]: ArgOf<R> };
 
@@ -23,7 +33,10 @@ const HELP_GROUPS: readonly (OptionGroup | 'with')[] = ['containers', 'executors
 /** The yargs option of a flag of the table: its default (the command's where it differs from the library's), its check. */
 function flagOptions(row: FlagRow): Options {
   const fallback = 'flagDefault' in row ? row.flagDefault : 'default' in row ? row.default : undefined;
-  const base = { describe: row.describe, ...(fallback === undefined || fallback === null ? {} : { default: fallback }) };
+  const base = {
+    describe: row.describe,
+    ...(fallback === undefined || fallback === null ? {} : { default: fallback }),
+  };
   switch (row.kind) {
     case 'number':
       return 'flagUnchecked' in row ? { type: 'number', ...base } : numberFlag(row.flag, row.rule, base);
@@ -44,7 +57,13 @@ function tableOptions(y: Argv): Argv {
     if (row.flag === 'log-level') built = built.option('log-format', logFormatOption());
   }
   for (const group of HELP_GROUPS) {
-    built = group === 'with' ? withOptions(built) : built.group(FLAG_ROWS.filter((row) => 'group' in row && row.group === group).map((row) => row.flag), OPTION_GROUPS[group]);
+    built =
+      group === 'with'
+        ? withOptions(built)
+        : built.group(
+            FLAG_ROWS.filter((row) => 'group' in row && row.group === group).map((row) => row.flag),
+            OPTION_GROUPS[group],
+          );
   }
   return built;
 }
@@ -53,13 +72,31 @@ export function upOptions(y: Argv): Argv<UpArgs> {
   return tableOptions(y)
     .example('$0 up', 'A master on 127.0.0.1:5050 with 3 agents')
     .example('$0 up --time virtual', 'Cluster time moves only when told: POST /sim/v1/advance with {"ms": 15000}')
-    .example('$0 up --masters 3', 'Three masters on 5050-5052: 5050 leads, the others redirect; POST /sim/v1/faults {"type":"crash_master"} fails it over')
+    .example(
+      '$0 up --masters 3',
+      'Three masters on 5050-5052: 5050 leads, the others redirect; POST /sim/v1/faults {"type":"crash_master"} fails it over',
+    )
     .example("$0 up --port 0 --agents 1 --agent-attributes 'rack:r1'", 'One agent, any free port')
-    .example('$0 up --agents 10000 --agent-addressing loopback', 'Ten thousand agents at 127.0.0.2:P and up, served by one listener')
-    .example('$0 up --custom-executors spawn --work-dir /tmp/sandboxes', "Tasks' own executors run as real processes, each in a sandbox with its stdout and stderr")
-    .example('$0 up --credentials creds.json --acls acls.json', 'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow; /sim/v1 asks for credentials, its changes for control_simulation')
-    .example('$0 up --cgroups v1 --agents 1', 'Containers get cgroups v1 memory files (memory.limit_in_bytes, memory.soft_limit_in_bytes)')
-    .example('$0 up --credentials creds.json --acls acls.json --authenticate-http-readonly', '/state and the other read endpoints ask for credentials too, and show each reader what view_* allows') as unknown as Argv<UpArgs>;
+    .example(
+      '$0 up --agents 10000 --agent-addressing loopback',
+      'Ten thousand agents at 127.0.0.2:P and up, served by one listener',
+    )
+    .example(
+      '$0 up --custom-executors spawn --work-dir /tmp/sandboxes',
+      "Tasks' own executors run as real processes, each in a sandbox with its stdout and stderr",
+    )
+    .example(
+      '$0 up --credentials creds.json --acls acls.json',
+      'Schedulers authenticate (HTTP Basic) and subscribe only with the roles the ACLs allow; /sim/v1 asks for credentials, its changes for control_simulation',
+    )
+    .example(
+      '$0 up --cgroups v1 --agents 1',
+      'Containers get cgroups v1 memory files (memory.limit_in_bytes, memory.soft_limit_in_bytes)',
+    )
+    .example(
+      '$0 up --credentials creds.json --acls acls.json --authenticate-http-readonly',
+      '/state and the other read endpoints ask for credentials too, and show each reader what view_* allows',
+    ) as unknown as Argv<UpArgs>;
 }
 
 export async function runUp(args: UpArgs): Promise<void> {
@@ -72,10 +109,14 @@ export async function runUp(args: UpArgs): Promise<void> {
     process.exitCode = USAGE_EXIT_CODE;
     return;
   }
-  const standbys = running.masterUrls.length > 1 ? ` (leader; standby masters at ${running.masterUrls.slice(1).join(', ')})` : '';
-  process.stdout.write(`clustersim: master at ${running.masterUrl}${standbys} with ${running.agents.length} agent${running.agents.length === 1 ? '' : 's'}\n`);
+  const standbys =
+    running.masterUrls.length > 1 ? ` (leader; standby masters at ${running.masterUrls.slice(1).join(', ')})` : '';
+  process.stdout.write(
+    `clustersim: master at ${running.masterUrl}${standbys} with ${running.agents.length} agent${running.agents.length === 1 ? '' : 's'}\n`,
+  );
   // The ready line stays the one line on stdout; where the engine listens is a log line.
-  if (running.engineSocket !== undefined) logger.info({ engineSocket: running.engineSocket, workDir: running.workDir }, 'container engine listening');
+  if (running.engineSocket !== undefined)
+    logger.info({ engineSocket: running.engineSocket, workDir: running.workDir }, 'container engine listening');
   const services = await startWith(args, running.masterUrl, args.host, logger);
   if (typeof services === 'string') {
     process.stderr.write(`clustersim: ${services}\n`);
@@ -86,7 +127,10 @@ export async function runUp(args: UpArgs): Promise<void> {
   for (const line of services.lines) process.stdout.write(`clustersim: ${line}\n`);
   const stop = (signal: string) => {
     logger.info({ signal }, 'stopping');
-    void services.close().then(() => running.close()).then(() => process.exit(0));
+    void services
+      .close()
+      .then(() => running.close())
+      .then(() => process.exit(0));
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
@@ -94,7 +138,9 @@ export async function runUp(args: UpArgs): Promise<void> {
 
 /** The library's options from the command's: each flag of the table as its option (`--log-level` makes the logger given instead). */
 function clusterOptionsOf(args: UpArgs, logger: Logger): StartClusterOptions {
-  const given = FLAG_ROWS.flatMap((row) => (row.name === 'logLevel' || args[row.flag] === undefined ? [] : [[row.name, args[row.flag]]]));
+  const given = FLAG_ROWS.flatMap((row) =>
+    row.name === 'logLevel' || args[row.flag] === undefined ? [] : [[row.name, args[row.flag]]],
+  );
   return {
     ...(Object.fromEntries(given) as StartClusterOptions),
     recordTrace: args['record-trace'] ?? args.time === 'virtual',

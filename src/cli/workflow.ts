@@ -9,7 +9,12 @@ import { randomBytes } from 'node:crypto';
 import type { Argv } from 'yargs';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
 import type { Encoding } from '../client/scheduler-client.js';
-import { DEFAULT_API_PORT, DEFAULT_CONFIG, loadWorkflowConfig, type WorkflowConfig } from '../frameworks/workflow/config.js';
+import {
+  DEFAULT_API_PORT,
+  DEFAULT_CONFIG,
+  loadWorkflowConfig,
+  type WorkflowConfig,
+} from '../frameworks/workflow/config.js';
 import { startWorkflowService, type WorkflowService } from '../frameworks/workflow/service.js';
 import { EXIT_CODES, runOperator, type OperatorOutcome } from '../frameworks/workflow/operator.js';
 import { numberFlag, PORT, SECONDS, UsageError } from './flags.js';
@@ -28,15 +33,41 @@ export interface ServeWorkflowArgs {
 
 export function serveWorkflowOptions(y: Argv): Argv {
   return y
-    .option('config', { type: 'string', describe: 'INI file with a [cluster] section (docs/frameworks.md, "Workflow container-task service"); without it, the defaults' })
-    .option('port', numberFlag('port', PORT, { default: DEFAULT_API_PORT, describe: 'Port of the local API (0 picks a free one)' }))
+    .option('config', {
+      type: 'string',
+      describe:
+        'INI file with a [cluster] section (docs/frameworks.md, "Workflow container-task service"); without it, the defaults',
+    })
+    .option(
+      'port',
+      numberFlag('port', PORT, { default: DEFAULT_API_PORT, describe: 'Port of the local API (0 picks a free one)' }),
+    )
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address the local API listens on' })
-    .option('master', { type: 'string', describe: "The master, host:port or a URL, or several comma-separated (default the configuration's `master`)" })
-    .option('state-file', { type: 'string', describe: 'Keep the framework id, queue and tasks here, so that a restart fails over onto the framework and keeps them' })
-    .option('encoding', { choices: ['json', 'protobuf'] as const, default: 'json' as Encoding, describe: 'What the framework speaks to the master' })
-    .option('log-level', { choices: LOG_LEVELS, default: 'info' as LogLevel, requiresArg: true, describe: 'Log level (logs go to stderr)' })
+    .option('master', {
+      type: 'string',
+      describe: "The master, host:port or a URL, or several comma-separated (default the configuration's `master`)",
+    })
+    .option('state-file', {
+      type: 'string',
+      describe:
+        'Keep the framework id, queue and tasks here, so that a restart fails over onto the framework and keeps them',
+    })
+    .option('encoding', {
+      choices: ['json', 'protobuf'] as const,
+      default: 'json' as Encoding,
+      describe: 'What the framework speaks to the master',
+    })
+    .option('log-level', {
+      choices: LOG_LEVELS,
+      default: 'info' as LogLevel,
+      requiresArg: true,
+      describe: 'Log level (logs go to stderr)',
+    })
     .option('log-format', logFormatOption())
-    .example('$0 serve workflow --config workflow.cfg', 'Serves the API on 11000 with the framework on the configured master');
+    .example(
+      '$0 serve workflow --config workflow.cfg',
+      'Serves the API on 11000 with the framework on the configured master',
+    );
 }
 
 function configOf(args: ServeWorkflowArgs): WorkflowConfig | undefined {
@@ -71,7 +102,9 @@ export async function runServeWorkflow(args: ServeWorkflowArgs): Promise<Workflo
     process.exitCode = 1;
     return undefined;
   }
-  process.stdout.write(`clustersim: workflow service at ${service.url} (framework ${service.scheduler.frameworkId} on ${service.scheduler.masterOrigin})\n`);
+  process.stdout.write(
+    `clustersim: workflow service at ${service.url} (framework ${service.scheduler.frameworkId} on ${service.scheduler.masterOrigin})\n`,
+  );
   const stop = (signal: string) => {
     logger.info({ signal }, 'stopping the workflow service');
     void service.close().then(() => process.exit(0));
@@ -104,25 +137,64 @@ export interface WorkflowRunArgs {
 
 function runOptions(y: Argv): Argv {
   return y
-    .positional('cmd', { type: 'string', array: true, describe: 'The command (after --): one word runs through /bin/sh -c, several are the argument list' })
+    .positional('cmd', {
+      type: 'string',
+      array: true,
+      describe: 'The command (after --): one word runs through /bin/sh -c, several are the argument list',
+    })
     .option('image', { type: 'string', demandOption: true, describe: 'Container image' })
     .option('cpus', numberFlag('cpus', { above: 0 }, { describe: "CPUs (default the service's task_cpu)" }))
-    .option('mem-limit', { type: 'string', describe: "Memory: MiB, or a number with k, m or g (default the service's task_memory)" })
-    .option('disk', numberFlag('disk', { above: 0, unit: 'MiB' }, { describe: "Disk in MiB (default the service's task_disk)" }))
-    .option('attribute', { type: 'string', array: true, default: [] as string[], describe: 'Agent attribute constraint <name>:<value> (repeatable)' })
-    .option('env', { type: 'string', array: true, default: [] as string[], coerce: checkEnv, describe: 'Environment variable K=V (repeatable)' })
-    .option('volume', { type: 'string', array: true, default: [] as string[], describe: 'Volume source:/container/path[:ro|rw] (repeatable)' })
+    .option('mem-limit', {
+      type: 'string',
+      describe: "Memory: MiB, or a number with k, m or g (default the service's task_memory)",
+    })
+    .option(
+      'disk',
+      numberFlag('disk', { above: 0, unit: 'MiB' }, { describe: "Disk in MiB (default the service's task_disk)" }),
+    )
+    .option('attribute', {
+      type: 'string',
+      array: true,
+      default: [] as string[],
+      describe: 'Agent attribute constraint <name>:<value> (repeatable)',
+    })
+    .option('env', {
+      type: 'string',
+      array: true,
+      default: [] as string[],
+      coerce: checkEnv,
+      describe: 'Environment variable K=V (repeatable)',
+    })
+    .option('volume', {
+      type: 'string',
+      array: true,
+      default: [] as string[],
+      describe: 'Volume source:/container/path[:ro|rw] (repeatable)',
+    })
     .option('network-mode', { type: 'string', describe: 'Engine network mode: HOST, BRIDGE, NONE, USER' })
     .option('user', { type: 'string', describe: 'User inside the container' })
     .option('force-pull', { type: 'boolean', default: false, describe: 'Pull the image again' })
     .option('container-type', { type: 'string', default: 'DOCKER', describe: 'DOCKER (an engine container) or MESOS' })
     .option('task-id', { type: 'string', describe: 'The workflow task id (default a new workflow.run.<hex>)' })
-    .option('poll-interval', numberFlag('poll-interval', SECONDS, { default: 2, describe: 'Seconds between status requests' }))
-    .option('startup-timeout', numberFlag('startup-timeout', SECONDS, { default: 300, describe: 'Seconds to wait for a final state' }))
-    .option('url', { type: 'string', describe: `The service's API (default the configuration's operator_api_url, else ${DEFAULT_CONFIG.operatorApiUrl})` })
+    .option(
+      'poll-interval',
+      numberFlag('poll-interval', SECONDS, { default: 2, describe: 'Seconds between status requests' }),
+    )
+    .option(
+      'startup-timeout',
+      numberFlag('startup-timeout', SECONDS, { default: 300, describe: 'Seconds to wait for a final state' }),
+    )
+    .option('url', {
+      type: 'string',
+      describe: `The service's API (default the configuration's operator_api_url, else ${DEFAULT_CONFIG.operatorApiUrl})`,
+    })
     .option('config', { type: 'string', describe: 'INI file whose [cluster] operator_api_url is the default of --url' })
     .example('$0 workflow run --image alpine -- "echo hello"', 'Exits 0 once the task is TASK_FINISHED')
-    .epilogue(`Exit codes: ${Object.entries(EXIT_CODES).map(([k, v]) => `${v} ${k}`).join(', ')}.`);
+    .epilogue(
+      `Exit codes: ${Object.entries(EXIT_CODES)
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ')}.`,
+    );
 }
 
 /** Each `--env` a K=V, checked as the command line is parsed. */
@@ -136,7 +208,9 @@ function checkEnv(values: readonly string[]): string[] {
 function bodyOf(args: WorkflowRunArgs): (Record<string, unknown> & { workflow_task_id: string }) | string {
   const words = args['--'] ?? args.cmd ?? [];
   if (words.length === 0) return 'name the command after --, e.g. -- "echo hello"';
-  const environment = Object.fromEntries(args.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+  const environment = Object.fromEntries(
+    args.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
+  );
   return {
     workflow_task_id: args['task-id'] ?? `workflow.run.${randomBytes(4).toString('hex')}`,
     container_type: args['container-type'],
@@ -156,9 +230,16 @@ function bodyOf(args: WorkflowRunArgs): (Record<string, unknown> & { workflow_ta
 
 function report(id: string, outcome: OperatorOutcome): void {
   if (outcome.kind === 'finished') process.stdout.write('TASK_FINISHED\n');
-  else if (outcome.kind === 'failed') process.stderr.write(`clustersim: task ${id} ended in state ${outcome.state}: ${JSON.stringify(outcome.status)}\n`);
-  else if (outcome.kind === 'timeout') process.stderr.write(`clustersim: timed out waiting for task ${id} (last state ${outcome.state ?? 'none: still queued'})\n`);
-  else process.stderr.write(`clustersim: task ${id}: ${outcome.kind === 'invalid-json' ? 'invalid JSON answer: ' : ''}${outcome.message}\n`);
+  else if (outcome.kind === 'failed')
+    process.stderr.write(`clustersim: task ${id} ended in state ${outcome.state}: ${JSON.stringify(outcome.status)}\n`);
+  else if (outcome.kind === 'timeout')
+    process.stderr.write(
+      `clustersim: timed out waiting for task ${id} (last state ${outcome.state ?? 'none: still queued'})\n`,
+    );
+  else
+    process.stderr.write(
+      `clustersim: task ${id}: ${outcome.kind === 'invalid-json' ? 'invalid JSON answer: ' : ''}${outcome.message}\n`,
+    );
 }
 
 /** --url, else the configuration's operator_api_url, else the default; or why the configuration does not read. */
@@ -194,16 +275,24 @@ export async function runWorkflowRun(args: WorkflowRunArgs): Promise<void> {
 
 export function workflowCommands(y: Argv): Argv {
   return y
-    .command('run [cmd..]', 'Run one container task through the workflow service and wait for its final state (the exit code says how it ended)', runOptions, (args) =>
-      runWorkflowRun(args as unknown as WorkflowRunArgs),
+    .command(
+      'run [cmd..]',
+      'Run one container task through the workflow service and wait for its final state (the exit code says how it ended)',
+      runOptions,
+      (args) => runWorkflowRun(args as unknown as WorkflowRunArgs),
     )
     .demandCommand(1, 'Name a workflow command; see --help');
 }
 
 export function serveCommands(y: Argv): Argv {
   return y
-    .command('workflow', 'The workflow container-task service: its framework on a master, its local API (/v0/queue_command, /v0/task/<id>)', serveWorkflowOptions, async (args) => {
-      await runServeWorkflow(args as unknown as ServeWorkflowArgs);
-    })
+    .command(
+      'workflow',
+      'The workflow container-task service: its framework on a master, its local API (/v0/queue_command, /v0/task/<id>)',
+      serveWorkflowOptions,
+      async (args) => {
+        await runServeWorkflow(args as unknown as ServeWorkflowArgs);
+      },
+    )
     .demandCommand(1, 'Name a service to serve; see --help');
 }

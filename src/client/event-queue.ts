@@ -37,22 +37,26 @@ export function openStream(
   let request!: http.ClientRequest;
   const answer = new Promise<CallResult>((resolve, reject) => {
     let answered = false;
-    request = http.request(url, { method: 'POST', headers, agent: false, ...(socketPath === undefined ? {} : { socketPath }) }, (res) => {
-      answered = true;
-      if (res.statusCode !== 200) {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
-        return;
-      }
-      on.opened?.(res.headers);
-      const reader = new RecordReader();
-      res.on('data', (chunk: Buffer) => {
-        for (const record of reader.push(chunk)) on.record(record);
-      });
-      res.on('close', () => on.closed());
-      resolve({ status: 200, body: '', headers: res.headers });
-    });
+    request = http.request(
+      url,
+      { method: 'POST', headers, agent: false, ...(socketPath === undefined ? {} : { socketPath }) },
+      (res) => {
+        answered = true;
+        if (res.statusCode !== 200) {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+          return;
+        }
+        on.opened?.(res.headers);
+        const reader = new RecordReader();
+        res.on('data', (chunk: Buffer) => {
+          for (const record of reader.push(chunk)) on.record(record);
+        });
+        res.on('close', () => on.closed());
+        resolve({ status: 200, body: '', headers: res.headers });
+      },
+    );
     // Before a response, an error fails the subscription; after it, it ends the stream.
     request.on('error', (e) => (answered ? on.closed() : reject(e)));
     request.end(body);
@@ -133,11 +137,18 @@ export class EventQueue<E extends { type: string } = JsonEvent> {
 
   /** `iterate` as events of the typed union `T`, HEARTBEATs taken and dropped unless `heartbeats`. */
   typed<T extends { type: string }>(heartbeats: boolean): AsyncGenerator<T, void, undefined> {
-    return this.iterate(heartbeats ? undefined : (e) => e.type === 'HEARTBEAT') as unknown as AsyncGenerator<T, void, undefined>;
+    return this.iterate(heartbeats ? undefined : (e) => e.type === 'HEARTBEAT') as unknown as AsyncGenerator<
+      T,
+      void,
+      undefined
+    >;
   }
 
   /** The next event of `type` not yet taken (and passing `where`), as the typed event `T`. */
-  nextOf<T>(type: string, options: { readonly timeoutMs?: number; readonly where?: (event: T) => boolean }): Promise<T> {
+  nextOf<T>(
+    type: string,
+    options: { readonly timeoutMs?: number; readonly where?: (event: T) => boolean },
+  ): Promise<T> {
     const where = options.where;
     const match = (e: E) => e.type === type && (where === undefined || where(e as unknown as T));
     return this.next(match, options.timeoutMs ?? 5_000) as unknown as Promise<T>;

@@ -13,7 +13,14 @@ import { decodeJson, encodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
 import { EventQueue, openStream, type CallResult, type EventMatch, type JsonEvent } from './event-queue.js';
 import type { ExecutorCall, ExecutorEvent, ExecutorEventOf, ExecutorEventType, TaskStatus } from './protocol.js';
-import { clientOptions, expectAccepted, postRaw, type ClientOptions, type Encoding, type WaitOptions } from './scheduler-client.js';
+import {
+  clientOptions,
+  expectAccepted,
+  postRaw,
+  type ClientOptions,
+  type Encoding,
+  type WaitOptions,
+} from './scheduler-client.js';
 
 const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 
@@ -49,7 +56,8 @@ export class ExecutorClient {
     this.headers = options.headers;
     this.#heartbeats = options.heartbeats;
     this.#socketPath = agent.startsWith('/') ? agent : undefined;
-    const base = this.#socketPath !== undefined ? 'http://localhost' : agent.includes('://') ? agent : `http://${agent}`;
+    const base =
+      this.#socketPath !== undefined ? 'http://localhost' : agent.includes('://') ? agent : `http://${agent}`;
     this.#url = new URL('/api/v1/executor', base);
   }
 
@@ -64,7 +72,10 @@ export class ExecutorClient {
   }
 
   /** The next event of `type` not yet taken (and passing `where`), typed. */
-  waitFor<T extends ExecutorEventType>(type: T, options: WaitOptions & { readonly where?: (event: ExecutorEventOf<T>) => boolean } = {}): Promise<ExecutorEventOf<T>> {
+  waitFor<T extends ExecutorEventType>(
+    type: T,
+    options: WaitOptions & { readonly where?: (event: ExecutorEventOf<T>) => boolean } = {},
+  ): Promise<ExecutorEventOf<T>> {
     return this.#queue.nextOf<ExecutorEventOf<T>>(type, options);
   }
 
@@ -74,7 +85,11 @@ export class ExecutorClient {
 
   /** An upstream JSON call with this executor's ids, in this client's encoding. */
   encodeCall(call: Record<string, unknown>): string | Buffer {
-    const text = JSON.stringify({ framework_id: { value: this.ids.frameworkId }, executor_id: { value: this.ids.executorId }, ...call });
+    const text = JSON.stringify({
+      framework_id: { value: this.ids.frameworkId },
+      executor_id: { value: this.ids.executorId },
+      ...call,
+    });
     if (this.encoding === 'json') return text;
     const decoded = decodeJson<object>('mesos.v1.executor.Call', text);
     if (!decoded.ok) throw new Error(decoded.error);
@@ -91,10 +106,16 @@ export class ExecutorClient {
     const queue = this.#queue;
     const body = this.encodeCall({ type: 'SUBSCRIBE', subscribe });
     const media = MEDIA[this.encoding];
-    const { request, answer } = openStream(this.#url, { ...this.headers, 'content-type': media, accept: media }, body, {
-      record: (record) => queue.push(this.#decodeEvent(record)),
-      closed: () => queue.close(),
-    }, this.#socketPath);
+    const { request, answer } = openStream(
+      this.#url,
+      { ...this.headers, 'content-type': media, accept: media },
+      body,
+      {
+        record: (record) => queue.push(this.#decodeEvent(record)),
+        closed: () => queue.close(),
+      },
+      this.#socketPath,
+    );
     this.#request = request;
     const result = await answer;
     if (result.status !== 200) queue.close();
@@ -103,12 +124,21 @@ export class ExecutorClient {
 
   /** Posts a call (an upstream JSON object without the ids) on a connection other than the stream's. */
   call(call: ExecutorCall | Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
-    return postRaw(this.#url, this.encodeCall(call), { ...this.headers, 'content-type': MEDIA[this.encoding], ...headers }, this.#agent, this.#socketPath);
+    return postRaw(
+      this.#url,
+      this.encodeCall(call),
+      { ...this.headers, 'content-type': MEDIA[this.encoding], ...headers },
+      this.#agent,
+      this.#socketPath,
+    );
   }
 
   /** UPDATE with a status from this executor; `uuid` is 16 bytes, Base64 in the JSON form. */
   update(status: Partial<TaskStatus> | Record<string, unknown>): Promise<CallResult> {
-    return this.call({ type: 'UPDATE', update: { status: { source: 'SOURCE_EXECUTOR', executor_id: { value: this.ids.executorId }, ...status } } });
+    return this.call({
+      type: 'UPDATE',
+      update: { status: { source: 'SOURCE_EXECUTOR', executor_id: { value: this.ids.executorId }, ...status } },
+    });
   }
 
   /**
@@ -116,13 +146,22 @@ export class ExecutorClient {
    * executor library does; throws a CallError when the agent refuses it.
    */
   async sendStatus(taskId: string, state: TaskStatus['state'], more: Partial<TaskStatus> = {}): Promise<void> {
-    const status = { task_id: { value: taskId }, state, uuid: randomBytes(16).toString('base64'), timestamp: Date.now() / 1000, ...more };
+    const status = {
+      task_id: { value: taskId },
+      state,
+      uuid: randomBytes(16).toString('base64'),
+      timestamp: Date.now() / 1000,
+      ...more,
+    };
     expectAccepted('UPDATE', await this.update(status));
   }
 
   /** MESSAGE: bytes for the scheduler (a FrameworkMessage). */
   async message(data: Uint8Array | string): Promise<void> {
-    expectAccepted('MESSAGE', await this.call({ type: 'MESSAGE', message: { data: Buffer.from(data).toString('base64') } }));
+    expectAccepted(
+      'MESSAGE',
+      await this.call({ type: 'MESSAGE', message: { data: Buffer.from(data).toString('base64') } }),
+    );
   }
 
   next(match?: EventMatch, timeoutMs = 5_000): Promise<JsonEvent> {

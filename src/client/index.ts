@@ -10,6 +10,15 @@ export type { ExecutorIds } from './executor-client.js';
 export { OperatorClient } from './operator-client.js';
 export type { OperatorGetType } from './operator-client.js';
 export { StreamClosedError } from './event-queue.js';
-export { taskInfoFrom, offerIdOf, acknowledgeCall, acceptCall, declineCall, launchOperation, killCall, reconcileCall } from './scheduler-calls.js';
+export {
+  taskInfoFrom,
+  offerIdOf,
+  acknowledgeCall,
+  acceptCall,
+  declineCall,
+  launchOperation,
+  killCall,
+  reconcileCall,
+} from './scheduler-calls.js';
 export type { TaskSpec, OfferRef, ReconcileTask } from './scheduler-calls.js';
 export type * from './protocol.js';

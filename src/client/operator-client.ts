@@ -10,8 +10,29 @@ import http from 'node:http';
 import { decodeJson, encodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
 import { EventQueue, openStream, type CallResult, type JsonEvent } from './event-queue.js';
-import type { Json, mesos, OperatorCall, OperatorCallType, OperatorEvent, OperatorEventOf, OperatorEventType, OperatorResponse, OperatorResponseOf, OperatorResponseType } from './protocol.js';
-import { CallError, clientOptions, expectAccepted, MAX_REDIRECTS, postRaw, redirectTarget, type ClientOptions, type Encoding, type WaitOptions } from './scheduler-client.js';
+import type {
+  Json,
+  mesos,
+  OperatorCall,
+  OperatorCallType,
+  OperatorEvent,
+  OperatorEventOf,
+  OperatorEventType,
+  OperatorResponse,
+  OperatorResponseOf,
+  OperatorResponseType,
+} from './protocol.js';
+import {
+  CallError,
+  clientOptions,
+  expectAccepted,
+  MAX_REDIRECTS,
+  postRaw,
+  redirectTarget,
+  type ClientOptions,
+  type Encoding,
+  type WaitOptions,
+} from './scheduler-client.js';
 
 const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 
@@ -52,15 +73,22 @@ export class OperatorClient {
       raw = await postRaw(this.#url, body, { ...this.headers, 'content-type': media, accept: media }, this.#agent);
     }
     const bytes = raw.bytes;
-    const response = raw.status === 200 && bytes.length > 0 ? (this.#decode('mesos.v1.master.Response', bytes, 'Response') as OperatorResponse) : undefined;
+    const response =
+      raw.status === 200 && bytes.length > 0
+        ? (this.#decode('mesos.v1.master.Response', bytes, 'Response') as OperatorResponse)
+        : undefined;
     return { status: raw.status, body: bytes.toString('utf8'), headers: raw.headers, response };
   }
 
   /** A call answered with a Response of its type (`GET_STATE`...), typed; throws a CallError when refused. */
-  async get<T extends OperatorGetType>(type: T, fields: Omit<OperatorCall, 'type'> = {}): Promise<OperatorResponseOf<T>> {
+  async get<T extends OperatorGetType>(
+    type: T,
+    fields: Omit<OperatorCall, 'type'> = {},
+  ): Promise<OperatorResponseOf<T>> {
     const answer = await this.call({ ...fields, type });
     expectAccepted(type, answer);
-    if (answer.response?.type !== type) throw new CallError(type, answer.status, `expected a ${type} response, got ${answer.response?.type ?? 'none'}`);
+    if (answer.response?.type !== type)
+      throw new CallError(type, answer.status, `expected a ${type} response, got ${answer.response?.type ?? 'none'}`);
     return answer.response as OperatorResponseOf<T>;
   }
 
@@ -103,10 +131,15 @@ export class OperatorClient {
     this.#queue = new EventQueue<JsonEvent>();
     const queue = this.#queue;
     const media = MEDIA[this.encoding];
-    const { request, answer } = openStream(this.#url, { ...this.headers, 'content-type': media, accept: media }, this.#encode({ type: 'SUBSCRIBE' }), {
-      record: (record) => queue.push(this.#decode('mesos.v1.master.Event', record, 'Event') as JsonEvent),
-      closed: () => queue.close(),
-    });
+    const { request, answer } = openStream(
+      this.#url,
+      { ...this.headers, 'content-type': media, accept: media },
+      this.#encode({ type: 'SUBSCRIBE' }),
+      {
+        record: (record) => queue.push(this.#decode('mesos.v1.master.Event', record, 'Event') as JsonEvent),
+        closed: () => queue.close(),
+      },
+    );
     this.#request = request;
     const result = await answer;
     if (result.status === 200) return;
@@ -123,7 +156,10 @@ export class OperatorClient {
   }
 
   /** The next stream event of `type` not yet taken (and passing `where`), typed. */
-  waitFor<T extends OperatorEventType>(type: T, options: WaitOptions & { readonly where?: (event: OperatorEventOf<T>) => boolean } = {}): Promise<OperatorEventOf<T>> {
+  waitFor<T extends OperatorEventType>(
+    type: T,
+    options: WaitOptions & { readonly where?: (event: OperatorEventOf<T>) => boolean } = {},
+  ): Promise<OperatorEventOf<T>> {
     return this.#queue.nextOf<OperatorEventOf<T>>(type, options);
   }
 

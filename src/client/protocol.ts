@@ -33,7 +33,9 @@ export type SchedulerEventType = Exclude<mesos.v1.scheduler.Event.Type, 'UNKNOWN
  * `error.message` and, as the JSON stream has it, `message`.
  */
 export type SchedulerEvent = {
-  [T in SchedulerEventType]: T extends 'ERROR' ? { type: 'ERROR'; error: { message: string }; message: string } : Variant<mesos.v1.scheduler.Event, T>;
+  [T in SchedulerEventType]: T extends 'ERROR'
+    ? { type: 'ERROR'; error: { message: string }; message: string }
+    : Variant<mesos.v1.scheduler.Event, T>;
 }[SchedulerEventType];
 
 /** The scheduler event of one type, e.g. `SchedulerEventOf<'UPDATE'>`. */
@@ -75,7 +77,9 @@ export type OperatorCall = Json<mesos.v1.master.Call>;
 
 export type OperatorResponseType = Exclude<mesos.v1.master.Response.Type, 'UNKNOWN'>;
 /** A response of the operator API: a GET_STATE answer has `get_state`, and so on. */
-export type OperatorResponse = { [T in OperatorResponseType]: Variant<mesos.v1.master.Response, T> }[OperatorResponseType];
+export type OperatorResponse = {
+  [T in OperatorResponseType]: Variant<mesos.v1.master.Response, T>;
+}[OperatorResponseType];
 export type OperatorResponseOf<T extends OperatorResponseType> = Extract<OperatorResponse, { type: T }>;
 
 export type OperatorEventType = Exclude<mesos.v1.master.Event.Type, 'UNKNOWN'>;

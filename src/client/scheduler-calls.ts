@@ -4,7 +4,17 @@
  * offer's own, so roles, reservations and allocation info match), offer
  * ids from offers, and the acknowledgement of a status update.
  */
-import type { Filters, Offer, OfferOperation, Resource, SchedulerCall, TaskInfo, TaskStatus, CommandInfo, SchedulerEventOf } from './protocol.js';
+import type {
+  Filters,
+  Offer,
+  OfferOperation,
+  Resource,
+  SchedulerCall,
+  TaskInfo,
+  TaskStatus,
+  CommandInfo,
+  SchedulerEventOf,
+} from './protocol.js';
 
 /** What a task needs beyond its offer: an id, a command, and amounts of scalar resources. */
 export interface TaskSpec {
@@ -41,7 +51,8 @@ export function offerIdOf(offer: OfferRef): { value: string } {
 export function taskInfoFrom(offer: Offer, spec: TaskSpec): TaskInfo {
   const resources: Resource[] = [];
   for (const [name, wanted] of Object.entries(spec.resources ?? DEFAULT_RESOURCES)) {
-    if (!(wanted > 0) || !Number.isFinite(wanted)) throw new RangeError(`task '${spec.taskId}': resources.${name} must be a positive number, got ${wanted}`);
+    if (!(wanted > 0) || !Number.isFinite(wanted))
+      throw new RangeError(`task '${spec.taskId}': resources.${name} must be a positive number, got ${wanted}`);
     let left = round(wanted);
     for (const have of offer.resources ?? []) {
       if (left <= 0) break;
@@ -52,8 +63,12 @@ export function taskInfoFrom(offer: Offer, spec: TaskSpec): TaskInfo {
       left = round(left - take);
     }
     if (left > 0) {
-      const offered = round((offer.resources ?? []).filter((r) => r.name === name).reduce((sum, r) => sum + (r.scalar?.value ?? 0), 0));
-      throw new RangeError(`task '${spec.taskId}': offer ${offer.id.value} has ${offered} ${name}, the task needs ${round(wanted)}`);
+      const offered = round(
+        (offer.resources ?? []).filter((r) => r.name === name).reduce((sum, r) => sum + (r.scalar?.value ?? 0), 0),
+      );
+      throw new RangeError(
+        `task '${spec.taskId}': offer ${offer.id.value} has ${offered} ${name}, the task needs ${round(wanted)}`,
+      );
     }
   }
   const command = typeof spec.command === 'string' ? { value: spec.command } : spec.command;
@@ -68,8 +83,19 @@ export function taskInfoFrom(offer: Offer, spec: TaskSpec): TaskInfo {
 }
 
 /** ACCEPT of `offers` with `operations`. */
-export function acceptCall(offers: readonly OfferRef[], operations: readonly OfferOperation[], filters?: Filters): SchedulerCall {
-  return { type: 'ACCEPT', accept: { offer_ids: offers.map(offerIdOf), operations: [...operations], ...(filters === undefined ? {} : { filters }) } };
+export function acceptCall(
+  offers: readonly OfferRef[],
+  operations: readonly OfferOperation[],
+  filters?: Filters,
+): SchedulerCall {
+  return {
+    type: 'ACCEPT',
+    accept: {
+      offer_ids: offers.map(offerIdOf),
+      operations: [...operations],
+      ...(filters === undefined ? {} : { filters }),
+    },
+  };
 }
 
 /** The LAUNCH operation of these tasks. */
@@ -78,7 +104,10 @@ export function launchOperation(tasks: readonly TaskInfo[]): OfferOperation {
 }
 
 export function declineCall(offers: readonly OfferRef[], filters?: Filters): SchedulerCall {
-  return { type: 'DECLINE', decline: { offer_ids: offers.map(offerIdOf), ...(filters === undefined ? {} : { filters }) } };
+  return {
+    type: 'DECLINE',
+    decline: { offer_ids: offers.map(offerIdOf), ...(filters === undefined ? {} : { filters }) },
+  };
 }
 
 /**
@@ -89,7 +118,10 @@ export function declineCall(offers: readonly OfferRef[], filters?: Filters): Sch
 export function acknowledgeCall(update: SchedulerEventOf<'UPDATE'> | TaskStatus): SchedulerCall | undefined {
   const status = 'update' in update ? update.update.status : update;
   if (status.uuid === undefined || status.agent_id === undefined) return undefined;
-  return { type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } };
+  return {
+    type: 'ACKNOWLEDGE',
+    acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+  };
 }
 
 /** A task to reconcile: its id, and its agent's when known. */
@@ -101,12 +133,20 @@ export interface ReconcileTask {
 export function reconcileCall(tasks: readonly ReconcileTask[]): SchedulerCall {
   return {
     type: 'RECONCILE',
-    reconcile: { tasks: tasks.map((t) => ({ task_id: { value: t.taskId }, ...(t.agentId === undefined ? {} : { agent_id: { value: t.agentId } }) })) },
+    reconcile: {
+      tasks: tasks.map((t) => ({
+        task_id: { value: t.taskId },
+        ...(t.agentId === undefined ? {} : { agent_id: { value: t.agentId } }),
+      })),
+    },
   };
 }
 
 export function killCall(taskId: string, agentId?: string): SchedulerCall {
-  return { type: 'KILL', kill: { task_id: { value: taskId }, ...(agentId === undefined ? {} : { agent_id: { value: agentId } }) } };
+  return {
+    type: 'KILL',
+    kill: { task_id: { value: taskId }, ...(agentId === undefined ? {} : { agent_id: { value: agentId } }) },
+  };
 }
 
 /** REVIVE or SUPPRESS, of the roles given (all the framework's without). */

@@ -15,7 +15,18 @@ import http from 'node:http';
 import { decodeJson, encodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
 import { EventQueue, openStream, type CallResult, type EventMatch, type JsonEvent } from './event-queue.js';
-import type { Filters, FrameworkInfo, Offer, OfferOperation, SchedulerCall, SchedulerEvent, SchedulerEventOf, SchedulerEventType, TaskInfo, TaskStatus } from './protocol.js';
+import type {
+  Filters,
+  FrameworkInfo,
+  Offer,
+  OfferOperation,
+  SchedulerCall,
+  SchedulerEvent,
+  SchedulerEventOf,
+  SchedulerEventType,
+  TaskInfo,
+  TaskStatus,
+} from './protocol.js';
 import {
   acceptCall,
   acknowledgeCall,
@@ -71,9 +82,17 @@ export function expectAccepted(call: string, answer: CallResult): CallResult {
 }
 
 /** The options of a client from its constructor's arguments (the options object, or the encoding and headers). */
-export function clientOptions(encodingOrOptions: Encoding | ClientOptions | undefined, headers: Readonly<Record<string, string>> | undefined): Required<ClientOptions> {
-  const given: ClientOptions = typeof encodingOrOptions === 'string' ? { encoding: encodingOrOptions } : (encodingOrOptions ?? {});
-  return { encoding: given.encoding ?? 'json', headers: { ...given.headers, ...headers }, heartbeats: given.heartbeats ?? false };
+export function clientOptions(
+  encodingOrOptions: Encoding | ClientOptions | undefined,
+  headers: Readonly<Record<string, string>> | undefined,
+): Required<ClientOptions> {
+  const given: ClientOptions =
+    typeof encodingOrOptions === 'string' ? { encoding: encodingOrOptions } : (encodingOrOptions ?? {});
+  return {
+    encoding: given.encoding ?? 'json',
+    headers: { ...given.headers, ...headers },
+    heartbeats: given.heartbeats ?? false,
+  };
 }
 
 export class SchedulerClient {
@@ -94,7 +113,11 @@ export class SchedulerClient {
    * `new SchedulerClient(masterUrl, { encoding, headers, heartbeats })`, or
    * (the earlier form) `new SchedulerClient(masterUrl, encoding, headers)`.
    */
-  constructor(masterUrl: string, encodingOrOptions?: Encoding | ClientOptions, headers?: Readonly<Record<string, string>>) {
+  constructor(
+    masterUrl: string,
+    encodingOrOptions?: Encoding | ClientOptions,
+    headers?: Readonly<Record<string, string>>,
+  ) {
     const options = clientOptions(encodingOrOptions, headers);
     this.encoding = options.encoding;
     this.headers = options.headers;
@@ -139,7 +162,10 @@ export class SchedulerClient {
    * SUBSCRIBED event comes first on the stream. `extra` adds fields of the
    * Subscribe message (`suppressed_roles`, `offer_constraints`).
    */
-  async subscribe(frameworkInfo: FrameworkInfo | Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<CallResult> {
+  async subscribe(
+    frameworkInfo: FrameworkInfo | Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+  ): Promise<CallResult> {
     const body = this.encodeCall({ type: 'SUBSCRIBE', subscribe: { framework_info: frameworkInfo, ...extra } });
     for (let hops = 0; ; hops++) {
       const answer = await this.#subscribeHere(body);
@@ -176,12 +202,17 @@ export class SchedulerClient {
   async call(call: SchedulerCall | Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
     const body = this.encodeCall({ framework_id: { value: this.frameworkId }, ...call });
     for (let hops = 0; ; hops++) {
-      const answer = await postRaw(this.#url, body, {
-        ...this.headers,
-        'content-type': MEDIA[this.encoding],
-        ...(this.streamId === undefined ? {} : { 'mesos-stream-id': this.streamId }),
-        ...headers,
-      }, this.#agent);
+      const answer = await postRaw(
+        this.#url,
+        body,
+        {
+          ...this.headers,
+          'content-type': MEDIA[this.encoding],
+          ...(this.streamId === undefined ? {} : { 'mesos-stream-id': this.streamId }),
+          ...headers,
+        },
+        this.#agent,
+      );
       if (answer.status !== 307 || hops === MAX_REDIRECTS || !this.#follow(answer)) return answer;
     }
   }
@@ -209,8 +240,13 @@ export class SchedulerClient {
   }
 
   /** The next UPDATE of a task (in `state`, when given), typed. */
-  waitForUpdate(taskId: string, options: WaitOptions & { readonly state?: TaskStatus['state'] } = {}): Promise<SchedulerEventOf<'UPDATE'>> {
-    const where = (e: SchedulerEventOf<'UPDATE'>) => e.update.status.task_id.value === taskId && (options.state === undefined || e.update.status.state === options.state);
+  waitForUpdate(
+    taskId: string,
+    options: WaitOptions & { readonly state?: TaskStatus['state'] } = {},
+  ): Promise<SchedulerEventOf<'UPDATE'>> {
+    const where = (e: SchedulerEventOf<'UPDATE'>) =>
+      e.update.status.task_id.value === taskId &&
+      (options.state === undefined || e.update.status.state === options.state);
     return this.waitFor('UPDATE', { ...options, where });
   }
 
@@ -237,7 +273,11 @@ export class SchedulerClient {
   // ---- the usual calls: each throws a CallError when refused ----
 
   /** ACCEPT: `operations` on the offers. */
-  accept(offers: OfferRef | readonly OfferRef[], operations: readonly OfferOperation[], filters?: Filters): Promise<CallResult> {
+  accept(
+    offers: OfferRef | readonly OfferRef[],
+    operations: readonly OfferOperation[],
+    filters?: Filters,
+  ): Promise<CallResult> {
     return this.#send(acceptCall(list(offers), operations, filters));
   }
 
@@ -321,9 +361,20 @@ export function redirectTarget(answer: CallResult, url: URL): URL | undefined {
 export const MAX_REDIRECTS = 5;
 
 /** POSTs a body; `agent` keeps connections alive, `socketPath` goes over a Unix domain socket instead of TCP. */
-export function postRaw(url: URL, body: string | Buffer, headers: Record<string, string>, agent?: http.Agent, socketPath?: string): Promise<CallResult & { readonly bytes: Buffer }> {
+export function postRaw(
+  url: URL,
+  body: string | Buffer,
+  headers: Record<string, string>,
+  agent?: http.Agent,
+  socketPath?: string,
+): Promise<CallResult & { readonly bytes: Buffer }> {
   return new Promise((resolve, reject) => {
-    const options = { method: 'POST', headers, ...(agent === undefined ? {} : { agent }), ...(socketPath === undefined ? {} : { socketPath }) };
+    const options = {
+      method: 'POST',
+      headers,
+      ...(agent === undefined ? {} : { agent }),
+      ...(socketPath === undefined ? {} : { socketPath }),
+    };
     const req = http.request(url, options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));

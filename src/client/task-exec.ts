@@ -41,12 +41,15 @@ export async function locateTask(masterUrl: string, taskId: string): Promise<Loc
   const tasks = await getJson(new URL(`/tasks?task_id=${encodeURIComponent(taskId)}`, masterUrl));
   const task = (tasks.tasks ?? []).find((t: any) => t.id === taskId && t.state === 'TASK_RUNNING');
   if (task === undefined) throw new ExecError(`No running task '${taskId}' on the master at ${masterUrl}`);
-  const parent = (task.statuses ?? []).map((s: any) => s.container_status?.container_id?.value).find((v: unknown) => typeof v === 'string');
+  const parent = (task.statuses ?? [])
+    .map((s: any) => s.container_status?.container_id?.value)
+    .find((v: unknown) => typeof v === 'string');
   if (parent === undefined) throw new ExecError(`Task '${taskId}' has no container id in its statuses`);
   const slaves = await getJson(new URL('/slaves', masterUrl));
   const agent = (slaves.slaves ?? []).find((s: any) => s.id === task.slave_id);
   const address = /@(.+)$/.exec(agent?.pid ?? '')?.[1];
-  if (address === undefined) throw new ExecError(`The agent '${task.slave_id}' of task '${taskId}' is not known to the master`);
+  if (address === undefined)
+    throw new ExecError(`The agent '${task.slave_id}' of task '${taskId}' is not known to the master`);
   return { agentUrl: new URL('/api/v1', `http://${address}`), parent };
 }
 
@@ -64,14 +67,28 @@ type ContainerId = { readonly parent: { readonly value: string }; readonly value
 /** Step 3 (and 4 alongside): resolves when the output stream ends. */
 async function launchSession(agentUrl: URL, containerId: ContainerId, options: ExecOptions): Promise<void> {
   const [file, ...rest] = options.argv;
-  const command = { shell: false, value: file, arguments: [file, ...rest], ...(options.user === undefined ? {} : { user: options.user }) };
+  const command = {
+    shell: false,
+    value: file,
+    arguments: [file, ...rest],
+    ...(options.user === undefined ? {} : { user: options.user }),
+  };
   const call = {
     type: 'LAUNCH_NESTED_CONTAINER_SESSION',
-    launch_nested_container_session: { container_id: containerId, command, ...(options.tty === true ? { container: { type: 'MESOS', tty_info: {} } } : {}) },
+    launch_nested_container_session: {
+      container_id: containerId,
+      command,
+      ...(options.tty === true ? { container: { type: 'MESOS', tty_info: {} } } : {}),
+    },
   };
   let ended!: () => void;
   const done = new Promise<void>((resolve) => (ended = resolve));
-  const headers = { 'content-type': 'application/json', accept: 'application/recordio', 'message-accept': 'application/json', 'accept-encoding': 'gzip' };
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/recordio',
+    'message-accept': 'application/json',
+    'accept-encoding': 'gzip',
+  };
   const { answer } = openStream(agentUrl, headers, JSON.stringify(call), {
     record: (record) => {
       const io = JSON.parse(record.toString('utf8'));
@@ -88,22 +105,48 @@ async function launchSession(agentUrl: URL, containerId: ContainerId, options: E
   await done;
 }
 
-const inputCall = (attach: Record<string, unknown>) => frameRecord(JSON.stringify({ type: 'ATTACH_CONTAINER_INPUT', attach_container_input: attach }));
-const stdinRecord = (data: Uint8Array) => inputCall({ type: 'PROCESS_IO', process_io: { type: 'DATA', data: { type: 'STDIN', data: Buffer.from(data).toString('base64') } } });
+const inputCall = (attach: Record<string, unknown>) =>
+  frameRecord(JSON.stringify({ type: 'ATTACH_CONTAINER_INPUT', attach_container_input: attach }));
+const stdinRecord = (data: Uint8Array) =>
+  inputCall({
+    type: 'PROCESS_IO',
+    process_io: { type: 'DATA', data: { type: 'STDIN', data: Buffer.from(data).toString('base64') } },
+  });
 
 /** Step 4: the probe, then the input stream, ended by an empty STDIN record. */
-async function attachInput(agentUrl: URL, containerId: ContainerId, input: AsyncIterable<Uint8Array | string>): Promise<void> {
-  const headers = { 'content-type': 'application/recordio', 'message-content-type': 'application/json', accept: 'application/json' };
+async function attachInput(
+  agentUrl: URL,
+  containerId: ContainerId,
+  input: AsyncIterable<Uint8Array | string>,
+): Promise<void> {
+  const headers = {
+    'content-type': 'application/recordio',
+    'message-content-type': 'application/json',
+    accept: 'application/json',
+  };
   const first = inputCall({ type: 'CONTAINER_ID', container_id: containerId });
   const probe = await postRaw(agentUrl, first, headers);
-  if (probe.status < 200 || probe.status >= 300) throw new ExecError(`The agent refused the input: ${probe.status} ${probe.body}`);
+  if (probe.status < 200 || probe.status >= 300)
+    throw new ExecError(`The agent refused the input: ${probe.status} ${probe.body}`);
   const req = http.request(agentUrl, { method: 'POST', headers: { ...headers, 'transfer-encoding': 'chunked' } });
   const answered = new Promise<void>((resolve, reject) => {
-    req.on('response', (res) => (res.resume(), res.statusCode === 200 ? resolve() : reject(new ExecError(`The agent refused the input: ${res.statusCode}`))));
+    req.on(
+      'response',
+      (res) => (
+        res.resume(),
+        res.statusCode === 200 ? resolve() : reject(new ExecError(`The agent refused the input: ${res.statusCode}`))
+      ),
+    );
     req.on('error', reject);
   });
   req.write(first);
-  const heartbeat = inputCall({ type: 'PROCESS_IO', process_io: { type: 'CONTROL', control: { type: 'HEARTBEAT', heartbeat: { interval: { nanoseconds: INPUT_HEARTBEAT_MS * 1e6 } } } } });
+  const heartbeat = inputCall({
+    type: 'PROCESS_IO',
+    process_io: {
+      type: 'CONTROL',
+      control: { type: 'HEARTBEAT', heartbeat: { interval: { nanoseconds: INPUT_HEARTBEAT_MS * 1e6 } } },
+    },
+  });
   const timer = setInterval(() => req.write(heartbeat), INPUT_HEARTBEAT_MS);
   try {
     for await (const chunk of input) {

@@ -35,12 +35,7 @@ export interface ClusterParts {
   readonly gate: InputGate;
 }
 
-export function assembleCluster(
-  options: ClusterOptions,
-  seed: string,
-  outbox: Outbox,
-  probes: Probes,
-): ClusterParts {
+export function assembleCluster(options: ClusterOptions, seed: string, outbox: Outbox, probes: Probes): ClusterParts {
   const ctx = simContext(options, seed, probes);
   // As plain data (maps tagged), so that log lines show its fields.
   ctx.trace.append(
@@ -86,7 +81,11 @@ export function assembleCluster(
 }
 
 /** The context every node is handed, its wall clock the one the clock faults step. */
-function simContext(options: ClusterOptions, seed: string, probes: Probes): SimContext & { loop: EventLoop; wallClock: WallClock } {
+function simContext(
+  options: ClusterOptions,
+  seed: string,
+  probes: Probes,
+): SimContext & { loop: EventLoop; wallClock: WallClock } {
   const loop = new EventLoop();
   const rng = new Rng(seed);
   const window = options.traceWindow === undefined ? {} : { tailSize: options.traceWindow };

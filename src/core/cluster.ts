@@ -22,7 +22,12 @@
  *   clock       advance, advanceTo
  *   output      drainOutbox, answerFirst (the next input's answer before what it made due)
  */
-import type { ContainerTermination, ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from './model/executor-api.js';
+import type {
+  ContainerTermination,
+  ExecutorAuthorizer,
+  ExecutorCallEnvelope,
+  RecoverMode,
+} from './model/executor-api.js';
 import type { NestedLaunch } from './agent/nested-containers.js';
 import type { SimContext } from './network/context.js';
 import type { Outcome } from './model/errors.js';
@@ -118,12 +123,16 @@ export class Cluster {
    * `principal`: the one the request authenticated as, if authentication is on.
    */
   subscribe(connectionId: string, sub: Subscription, principal?: string): Subscribed {
-    return this.#input('subscribe', [connectionId, sub, principal], () => this.#onMasters.subscribe(connectionId, sub, principal));
+    return this.#input('subscribe', [connectionId, sub, principal], () =>
+      this.#onMasters.subscribe(connectionId, sub, principal),
+    );
   }
 
   /** A scheduler call other than SUBSCRIBE; `principal` as for `subscribe`. */
   call(frameworkId: string, streamId: string | undefined, call: AnySchedulerCall, principal?: string): Outcome {
-    return this.#input('call', [frameworkId, streamId, call, principal], () => this.#onMasters.call(frameworkId, streamId, call, principal));
+    return this.#input('call', [frameworkId, streamId, call, principal], () =>
+      this.#onMasters.call(frameworkId, streamId, call, principal),
+    );
   }
 
   /**
@@ -131,7 +140,9 @@ export class Cluster {
    * bytes): the answer stays the layer's 400; the misuse report counts it.
    */
   acknowledgeRefused(frameworkId: string, taskId?: string, agentId?: string): void {
-    this.#input('acknowledgeRefused', [frameworkId, taskId, agentId], () => this.#onMasters.acknowledgeRefused(frameworkId, taskId, agentId));
+    this.#input('acknowledgeRefused', [frameworkId, taskId, agentId], () =>
+      this.#onMasters.acknowledgeRefused(frameworkId, taskId, agentId),
+    );
   }
 
   /** A subscriber's connection closed (a scheduler's, an operator's or an executor's). */
@@ -149,7 +160,12 @@ export class Cluster {
    * `/api/v1/executor`; on success its events follow in the outbox, first
    * SUBSCRIBED (or SHUTDOWN, for an executor being shut down).
    */
-  executorSubscribe(connectionId: string, agentId: string, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
+  executorSubscribe(
+    connectionId: string,
+    agentId: string,
+    envelope: ExecutorCallEnvelope,
+    authorize?: ExecutorAuthorizer,
+  ): Outcome {
     return this.#input('executorSubscribe', [connectionId, agentId, envelope, authorize], () =>
       this.#agents.executorSubscribe(connectionId, agentId, envelope, authorize),
     );
@@ -161,7 +177,9 @@ export class Cluster {
    * the executor found (for SUBSCRIBE too).
    */
   executorCall(agentId: string, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
-    return this.#input('executorCall', [agentId, envelope, authorize], () => this.#agents.get(agentId).executorCall(envelope, authorize));
+    return this.#input('executorCall', [agentId, envelope, authorize], () =>
+      this.#agents.get(agentId).executorCall(envelope, authorize),
+    );
   }
 
   // ---- inputs: containers (the agent operator API) ----
@@ -172,17 +190,23 @@ export class Cluster {
    * command in the small shell, inside a live executor's container.
    */
   launchNestedContainer(agentId: string, launch: NestedLaunch, output?: string): Outcome {
-    return this.#input('launchNestedContainer', [agentId, launch, output], () => this.#agents.launchNested(agentId, launch, output));
+    return this.#input('launchNestedContainer', [agentId, launch, output], () =>
+      this.#agents.launchNested(agentId, launch, output),
+    );
   }
 
   /** The process outside the core running an external nested container (an engine exec) ended. */
   nestedContainerExited(agentId: string, containerId: string, exitStatus: number): Outcome {
-    return this.#input('nestedContainerExited', [agentId, containerId, exitStatus], () => this.#agents.nested(agentId, (n) => n.externalExited(containerId, exitStatus)));
+    return this.#input('nestedContainerExited', [agentId, containerId, exitStatus], () =>
+      this.#agents.nested(agentId, (n) => n.externalExited(containerId, exitStatus)),
+    );
   }
 
   /** ATTACH_CONTAINER_INPUT: standard input for a nested container; `undefined` ends it. */
   containerInput(agentId: string, containerId: string, data: string | undefined): Outcome {
-    return this.#input('containerInput', [agentId, containerId, data], () => this.#agents.nested(agentId, (n) => n.input(containerId, data)));
+    return this.#input('containerInput', [agentId, containerId, data], () =>
+      this.#agents.nested(agentId, (n) => n.input(containerId, data)),
+    );
   }
 
   /**
@@ -190,27 +214,37 @@ export class Cluster {
    * one undefined, and the answer goes to `connectionId` in the outbox.
    */
   waitContainer(connectionId: string, agentId: string, containerId: string): Outcome<ContainerTermination | undefined> {
-    return this.#input('waitContainer', [connectionId, agentId, containerId], () => this.#agents.wait(connectionId, agentId, containerId));
+    return this.#input('waitContainer', [connectionId, agentId, containerId], () =>
+      this.#agents.wait(connectionId, agentId, containerId),
+    );
   }
 
   /** KILL_CONTAINER: a signal to a nested container. */
   killContainer(agentId: string, containerId: string, signal: number): Outcome {
-    return this.#input('killContainer', [agentId, containerId, signal], () => this.#agents.nested(agentId, (n) => n.kill(containerId, signal)));
+    return this.#input('killContainer', [agentId, containerId, signal], () =>
+      this.#agents.nested(agentId, (n) => n.kill(containerId, signal)),
+    );
   }
 
   /** REMOVE_CONTAINER: forgets an ended nested container. */
   removeContainer(agentId: string, containerId: string): Outcome {
-    return this.#input('removeContainer', [agentId, containerId], () => this.#agents.nested(agentId, (n) => n.remove(containerId)));
+    return this.#input('removeContainer', [agentId, containerId], () =>
+      this.#agents.nested(agentId, (n) => n.remove(containerId)),
+    );
   }
 
   /** The process of a spawned executor exited, with its wait(2) status. */
   containerExited(agentId: string, containerId: string, waitStatus: number): void {
-    this.#input('containerExited', [agentId, containerId, waitStatus], () => this.#agents.get(agentId).containerExited(containerId, waitStatus));
+    this.#input('containerExited', [agentId, containerId, waitStatus], () =>
+      this.#agents.get(agentId).containerExited(containerId, waitStatus),
+    );
   }
 
   /** The process of a spawned executor could not be started (its user, say); `message` is the agent's reason. */
   containerLaunchFailed(agentId: string, containerId: string, message: string): void {
-    this.#input('containerLaunchFailed', [agentId, containerId, message], () => this.#agents.get(agentId).containerLaunchFailed(containerId, message));
+    this.#input('containerLaunchFailed', [agentId, containerId, message], () =>
+      this.#agents.get(agentId).containerLaunchFailed(containerId, message),
+    );
   }
 
   // ---- inputs: operators ----
@@ -231,7 +265,9 @@ export class Cluster {
    * Nothing the master books changes.
    */
   updateContainerMemoryLimit(agentId: string, containerId: string, mib: number): Outcome {
-    return this.#input('updateContainerMemoryLimit', [agentId, containerId, mib], () => this.#agents.updateMemoryLimit(agentId, containerId, mib));
+    return this.#input('updateContainerMemoryLimit', [agentId, containerId, mib], () =>
+      this.#agents.updateMemoryLimit(agentId, containerId, mib),
+    );
   }
 
   /** SUBSCRIBE to the operator event stream on a new connection: SUBSCRIBED, then events and heartbeats. */

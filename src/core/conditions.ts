@@ -25,7 +25,12 @@ export interface Bounds {
 }
 
 /** The agent states a condition counts: the master's books of its agents. */
-export const AGENT_STATES = ['active', 'disconnected', 'unreachable', 'gone'] as const satisfies readonly AgentRecordState[];
+export const AGENT_STATES = [
+  'active',
+  'disconnected',
+  'unreachable',
+  'gone',
+] as const satisfies readonly AgentRecordState[];
 /** The framework states a condition counts. */
 export const FRAMEWORK_STATES = ['subscribed', 'disconnected', 'removed'] as const satisfies readonly FrameworkState[];
 
@@ -38,7 +43,10 @@ export type CountedCondition =
   /** Trace entries of `kind` (whose line contains `contains`) appended since the watch began. */
   | { readonly trace: { readonly kind: string; readonly contains?: string } & Bounds };
 
-export type Condition = CountedCondition | { readonly all: readonly Condition[] } | { readonly any: readonly Condition[] };
+export type Condition =
+  | CountedCondition
+  | { readonly all: readonly Condition[] }
+  | { readonly any: readonly Condition[] };
 
 /** A kind of trace entry (and a text its line contains) that conditions count. */
 export interface TraceWatched {
@@ -52,13 +60,28 @@ export type TraceCounted = (kind: string, contains: string | undefined) => numbe
 /** Whether `n` is within the bounds: each one given holds; with none, at least 1. */
 export function inBounds(bounds: Bounds, n: number): boolean {
   if (bounds.count === undefined && bounds.min === undefined && bounds.max === undefined) return n >= 1;
-  return (bounds.count === undefined || n === bounds.count) && (bounds.min === undefined || n >= bounds.min) && (bounds.max === undefined || n <= bounds.max);
+  return (
+    (bounds.count === undefined || n === bounds.count) &&
+    (bounds.min === undefined || n >= bounds.min) &&
+    (bounds.max === undefined || n <= bounds.max)
+  );
 }
 
 /** The bounds of a counted condition, without what it counts. */
 export function boundsOf(condition: CountedCondition): Bounds {
-  const { count, min, max } = 'tasks' in condition ? condition.tasks : 'agents' in condition ? condition.agents : 'frameworks' in condition ? condition.frameworks : condition.trace;
-  return { ...(count === undefined ? {} : { count }), ...(min === undefined ? {} : { min }), ...(max === undefined ? {} : { max }) };
+  const { count, min, max } =
+    'tasks' in condition
+      ? condition.tasks
+      : 'agents' in condition
+        ? condition.agents
+        : 'frameworks' in condition
+          ? condition.frameworks
+          : condition.trace;
+  return {
+    ...(count === undefined ? {} : { count }),
+    ...(min === undefined ? {} : { min }),
+    ...(max === undefined ? {} : { max }),
+  };
 }
 
 /**
@@ -72,7 +95,10 @@ export function countOf(condition: CountedCondition, view: ClusterView, traced: 
   if ('agents' in condition) return countWhere(view.allAgents(), (a) => a.state === condition.agents.state);
   if ('frameworks' in condition) {
     const state = condition.frameworks.state;
-    return countWhere(view.frameworks(), (fw) => fw.state === state) + countWhere(view.completedFrameworks(), (fw) => fw.state === state);
+    return (
+      countWhere(view.frameworks(), (fw) => fw.state === state) +
+      countWhere(view.completedFrameworks(), (fw) => fw.state === state)
+    );
   }
   return traced(condition.trace.kind, condition.trace.contains);
 }
@@ -88,8 +114,10 @@ function countTasks(view: ClusterView, want: Extract<CountedCondition, { tasks: 
   let n = 0;
   for (const fw of view.frameworks()) {
     if (want.framework !== undefined && fw.id !== want.framework) continue;
-    for (const task of fw.tasks.values()) if (task.state === want.state && (want.taskId === undefined || task.spec.taskId === want.taskId)) n++;
-    for (const task of fw.completedTasks) if (task.state === want.state && (want.taskId === undefined || task.spec.taskId === want.taskId)) n++;
+    for (const task of fw.tasks.values())
+      if (task.state === want.state && (want.taskId === undefined || task.spec.taskId === want.taskId)) n++;
+    for (const task of fw.completedTasks)
+      if (task.state === want.state && (want.taskId === undefined || task.spec.taskId === want.taskId)) n++;
   }
   return n;
 }
@@ -114,7 +142,8 @@ export class TraceCounts {
   readonly #kinds = new Map<string, { readonly contains: string | undefined; count: number }[]>();
   readonly #listener = (entry: TraceEntry): void => {
     const counted = this.#kinds.get(entry.kind);
-    if (counted !== undefined) for (const c of counted) if (c.contains === undefined || entry.line.includes(c.contains)) c.count++;
+    if (counted !== undefined)
+      for (const c of counted) if (c.contains === undefined || entry.line.includes(c.contains)) c.count++;
   };
 
   constructor(
@@ -130,7 +159,8 @@ export class TraceCounts {
   }
 
   /** Entries of a watched kind (and text) so far; 0 for one not watched. */
-  readonly count: TraceCounted = (kind, contains) => this.#kinds.get(kind)?.find((c) => c.contains === contains)?.count ?? 0;
+  readonly count: TraceCounted = (kind, contains) =>
+    this.#kinds.get(kind)?.find((c) => c.contains === contains)?.count ?? 0;
 
   stop(): void {
     this.trace.offEntry(this.#listener);
@@ -151,7 +181,8 @@ export interface ConditionWatch {
  * form: it throws, naming it.
  */
 export function watchCondition(condition: Condition, view: ClusterView, trace: Trace): ConditionWatch {
-  if (!isCondition(condition)) throw new Error(`Not a condition of tasks, agents, frameworks, trace, all or any: ${JSON.stringify(condition)}`);
+  if (!isCondition(condition))
+    throw new Error(`Not a condition of tasks, agents, frameworks, trace, all or any: ${JSON.stringify(condition)}`);
   const counts = new TraceCounts(trace, traceWatched(condition));
   return {
     holds: () => evaluate(condition, view, counts.count),

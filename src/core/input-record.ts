@@ -109,10 +109,12 @@ function revive(value: unknown, authorizerOf: AuthorizerOf): unknown {
     const [key] = keys as [string];
     const tagged = object[key];
     if (key === '$bytes' && typeof tagged === 'string') return fromBase64(tagged);
-    if (key === '$map' && Array.isArray(tagged)) return new Map(tagged.map((e) => revive(e, authorizerOf) as [unknown, unknown]));
+    if (key === '$map' && Array.isArray(tagged))
+      return new Map(tagged.map((e) => revive(e, authorizerOf) as [unknown, unknown]));
     if (key === '$set' && Array.isArray(tagged)) return new Set(tagged.map((e) => revive(e, authorizerOf)));
     if (key === '$undefined' && tagged === true) return undefined;
-    if (key === '$authorizer') return authorizerOf(typeof tagged === 'object' ? (tagged as Record<string, unknown> | null) : null);
+    if (key === '$authorizer')
+      return authorizerOf(typeof tagged === 'object' ? (tagged as Record<string, unknown> | null) : null);
   }
   const out: Record<string, unknown> = {};
   for (const key of keys) out[key] = revive(object[key], authorizerOf);

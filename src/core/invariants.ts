@@ -90,7 +90,8 @@ function checkAgent(master: Master, agentId: string, total: Resources): string |
     return `agent '${agentId}' total {${format(total)}}, allocator's total {${format(allocatorTotal)}}`;
   }
   for (const [key, n] of quantities(allocated, true)) {
-    if (n > (totals.get(key) ?? 0)) return `agent '${agentId}' allocates {${sum(allocated)}} beyond its total {${format(total)}}`;
+    if (n > (totals.get(key) ?? 0))
+      return `agent '${agentId}' allocates {${sum(allocated)}} beyond its total {${format(total)}}`;
   }
   return undefined;
 }
@@ -123,8 +124,18 @@ function checkRecords(master: Master): string | undefined {
   };
   return (
     compareBooks('agent', agents, (id) => ledger.agent(id), ledger.agentIds()) ??
-    compareBooks('framework', frameworks, onAgent((f, a) => ledger.frameworkOn(f, a)), pairs('framework')) ??
-    compareBooks('role', roles, onAgent((r, a) => ledger.roleOn(r, a)), pairs('role'))
+    compareBooks(
+      'framework',
+      frameworks,
+      onAgent((f, a) => ledger.frameworkOn(f, a)),
+      pairs('framework'),
+    ) ??
+    compareBooks(
+      'role',
+      roles,
+      onAgent((r, a) => ledger.roleOn(r, a)),
+      pairs('role'),
+    )
   );
 }
 
@@ -175,7 +186,10 @@ function quantities(bags: Iterable<Resources>, ignoreAllocation = false): Readon
 }
 
 /** Bags are never changed: each is counted once per way of counting (the books check the same bags again and again). */
-const COUNTED = [new WeakMap<Resources, ReadonlyMap<string, number>>(), new WeakMap<Resources, ReadonlyMap<string, number>>()];
+const COUNTED = [
+  new WeakMap<Resources, ReadonlyMap<string, number>>(),
+  new WeakMap<Resources, ReadonlyMap<string, number>>(),
+];
 
 function bagQuantities(bag: Resources, ignoreAllocation: boolean): ReadonlyMap<string, number> {
   const cache = COUNTED[ignoreAllocation ? 1 : 0]!;
@@ -184,7 +198,8 @@ function bagQuantities(bag: Resources, ignoreAllocation: boolean): ReadonlyMap<s
   out = new Map<string, number>();
   for (const r of bag) {
     const key = identityKey(r, ignoreAllocation);
-    const n = r.type === 'SCALAR' ? (r.milli ?? 0) : r.type === 'RANGES' ? rangesSize(r.ranges ?? []) : (r.set?.length ?? 0);
+    const n =
+      r.type === 'SCALAR' ? (r.milli ?? 0) : r.type === 'RANGES' ? rangesSize(r.ranges ?? []) : (r.set?.length ?? 0);
     out.set(key, (out.get(key) ?? 0) + n);
   }
   cache.set(bag, out);

@@ -12,7 +12,12 @@ import type { InputRecord } from './input-record.js';
  * the first `count` of `inputs`; what they sent to subscribers is dropped,
  * for nobody listens to the new cluster yet. It records its own inputs.
  */
-export function rebuildCluster(options: ClusterOptions, inputs: readonly InputRecord[], count: number, overrides: Partial<ClusterOptions> = {}): Cluster {
+export function rebuildCluster(
+  options: ClusterOptions,
+  inputs: readonly InputRecord[],
+  count: number,
+  overrides: Partial<ClusterOptions> = {},
+): Cluster {
   const cluster = new Cluster({ ...options, ...overrides, recordInputs: true });
   for (let i = 0; i < count && i < inputs.length; i++) {
     const input = inputs[i]!;
@@ -32,7 +37,8 @@ export function rebuildCluster(options: ClusterOptions, inputs: readonly InputRe
  */
 export function applyInput(cluster: Cluster, name: string, args: readonly unknown[]): unknown {
   const method: unknown = name === 'constructor' ? undefined : (cluster as unknown as Record<string, unknown>)[name];
-  if (typeof method !== 'function' || !cluster.tracesInputs) throw new Error(`cluster: '${name}' is not an input (or inputs are not recorded)`);
+  if (typeof method !== 'function' || !cluster.tracesInputs)
+    throw new Error(`cluster: '${name}' is not an input (or inputs are not recorded)`);
   const before = cluster.inputCount;
   const result: unknown = method.apply(cluster, args);
   if (cluster.inputCount === before) throw new Error(`cluster: '${name}' is not an input`);

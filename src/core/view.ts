@@ -24,7 +24,14 @@ import type { Master, MasterOptions } from './master/master.js';
 import type { MasterGroup, MasterSeat } from './master/group.js';
 import type { AgentDescription } from './model/messages.js';
 import { add, allocate as withAllocationRole, subtract, type Resources } from './model/resources.js';
-import type { Capability, FrameworkInfo, MasterInfo, OfferConstraints, Quantities, QuotaConfig } from './model/types.js';
+import type {
+  Capability,
+  FrameworkInfo,
+  MasterInfo,
+  OfferConstraints,
+  Quantities,
+  QuotaConfig,
+} from './model/types.js';
 import type { AgentSnapshot, FrameworkSnapshot } from './model/operator-types.js';
 import { agentSnapshot, frameworkSnapshot } from './master/snapshots.js';
 import { consumedQuota } from './master/quota.js';
@@ -52,7 +59,10 @@ export interface FrameworkView {
   has(capability: Capability): boolean;
 }
 
-export type AgentView = Pick<AgentRecord, 'id' | 'info' | 'state' | 'active' | 'pid' | 'registeredTimeMs' | 'reregisteredTimeMs'>;
+export type AgentView = Pick<
+  AgentRecord,
+  'id' | 'info' | 'state' | 'active' | 'pid' | 'registeredTimeMs' | 'reregisteredTimeMs'
+>;
 
 /** A container of the container engine. */
 export interface EngineContainerView {
@@ -65,7 +75,10 @@ export interface EngineContainerView {
   readonly command: string;
 }
 
-export type ExecutorView = Pick<SimExecutor | HttpExecutor, 'executorId' | 'frameworkId' | 'kind' | 'alive' | 'containerId' | 'state'>;
+export type ExecutorView = Pick<
+  SimExecutor | HttpExecutor,
+  'executorId' | 'frameworkId' | 'kind' | 'alive' | 'containerId' | 'state'
+>;
 
 /** A task as the agent process holds it: its TaskInfo and its latest state. */
 export type AgentTaskView = Pick<SimTask, 'spec' | 'state'>;
@@ -187,7 +200,8 @@ export class ClusterView {
 
   /** The registered agents; one marked gone or unreachable is no longer listed. */
   *agents(): Iterable<AgentView> {
-    for (const record of this.master.agents.values()) if (record.state !== 'gone' && record.state !== 'unreachable') yield record;
+    for (const record of this.master.agents.values())
+      if (record.state !== 'gone' && record.state !== 'unreachable') yield record;
   }
 
   /** Agents the master marked unreachable that have not come back. */
@@ -307,7 +321,13 @@ export class ClusterView {
         if (task?.spec.engine === undefined || !executor.alive) continue;
         const { containerId } = executor;
         const ids = { name: engineContainerName(containerId), engineId: engineContainerId(containerId) };
-        out.push({ ...ids, agentId, containerId, image: task.spec.engine.image, command: task.spec.command?.value ?? '' });
+        out.push({
+          ...ids,
+          agentId,
+          containerId,
+          image: task.spec.engine.image,
+          command: task.spec.command?.value ?? '',
+        });
       }
     }
     return out;

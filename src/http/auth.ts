@@ -58,7 +58,11 @@ export type Authentication =
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** The principal an `Authorization` header proves, or the 401 to answer with. */
-export function authenticate(authorization: string | undefined, credentials: Credentials, realm: string): Authentication {
+export function authenticate(
+  authorization: string | undefined,
+  credentials: Credentials,
+  realm: string,
+): Authentication {
   const refused: Authentication = { ok: false, error: httpError('UNAUTHORIZED'), challenge: `Basic realm="${realm}"` };
   if (authorization === undefined) return refused;
   const parts = authorization.split(' ');
@@ -90,7 +94,11 @@ export function setPrincipal(req: FastifyRequest, principal: string): void {
  * any route hook or handler runs; other paths, unknown ones included, are
  * left alone. Install before the routes.
  */
-export function requireAuthentication(app: FastifyInstance, credentials: Credentials, routes = AUTHENTICATED_ROUTES): void {
+export function requireAuthentication(
+  app: FastifyInstance,
+  credentials: Credentials,
+  routes = AUTHENTICATED_ROUTES,
+): void {
   app.addHook('onRequest', async (req, reply) => {
     const realm = routes.get(req.routeOptions.url ?? '');
     if (realm === undefined) return undefined;

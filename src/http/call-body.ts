@@ -29,7 +29,10 @@ export function decodeCallBody<T>(req: FastifyRequest, reply: FastifyReply, type
     return undefined;
   }
   const body = req.body instanceof Buffer ? req.body : Buffer.alloc(0);
-  const decoded = contentType === JSON_TYPE ? decodeJson<T>(typeName, body.toString('utf8'), 'Call') : decodeProto<T>(typeName, body, 'Call');
+  const decoded =
+    contentType === JSON_TYPE
+      ? decodeJson<T>(typeName, body.toString('utf8'), 'Call')
+      : decodeProto<T>(typeName, body, 'Call');
   if (!decoded.ok) {
     sendError(closing(reply), 'BODY_UNDECODABLE', decoded.error);
     return undefined;

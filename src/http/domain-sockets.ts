@@ -29,7 +29,11 @@ export function agentOfDomainSocket(req: FastifyRequest): string | undefined {
 }
 
 /** Listens on the agent's socket path; requests go to `app`, tagged with the agent. */
-export async function listenDomainSocket(app: FastifyInstance, socketPath: string, agentId: string): Promise<http.Server> {
+export async function listenDomainSocket(
+  app: FastifyInstance,
+  socketPath: string,
+  agentId: string,
+): Promise<http.Server> {
   mkdirSync(path.dirname(socketPath), { recursive: true });
   rmSync(socketPath, { force: true });
   await app.ready();

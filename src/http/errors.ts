@@ -89,7 +89,10 @@ export const HTTP_ERRORS = {
     status: 406,
     text: (offered: readonly string[]) => `Expecting 'Accept' to allow ${quoted([...offered].reverse())}`,
   },
-  SUBSCRIBE_WITH_STREAM_ID: { status: 400, text: () => "Subscribe calls should not include the 'Mesos-Stream-Id' header" },
+  SUBSCRIBE_WITH_STREAM_ID: {
+    status: 400,
+    text: () => "Subscribe calls should not include the 'Mesos-Stream-Id' header",
+  },
   /**
    * Upstream answers 400 here; the spec's error table puts a call without a
    * subscription at 403, and the spec wins. The text and the place in the
@@ -138,7 +141,8 @@ export const HTTP_ERRORS = {
    */
   TOO_MANY_SUBSCRIPTIONS: {
     status: 503,
-    text: (limit: number) => `Too many subscriptions: the master serves at most ${limit} event streams at once; retry later`,
+    text: (limit: number) =>
+      `Too many subscriptions: the master serves at most ${limit} event streams at once; retry later`,
   },
   /** Counts frameworks connected or within their failover timeout; a re-subscription is never refused by it. */
   TOO_MANY_FRAMEWORKS: {
@@ -190,7 +194,11 @@ function oneShortLine(text: string): string {
   return `${line.slice(0, end)}…`;
 }
 
-export function sendError<C extends HttpErrorCode>(reply: FastifyReply, code: C, ...args: HttpErrorArgs<C>): FastifyReply {
+export function sendError<C extends HttpErrorCode>(
+  reply: FastifyReply,
+  code: C,
+  ...args: HttpErrorArgs<C>
+): FastifyReply {
   return send(reply, httpError(code, ...args));
 }
 

@@ -156,7 +156,8 @@ export class HttpEventStream<E = SchedulerEvent> implements EventStream<E>, Budg
     if (period <= 0) return;
     this.#lastWriteMs = performance.now();
     this.#keepalive = setInterval(() => {
-      if (!this.#stalled && performance.now() - this.#lastWriteMs >= period) this.send({ type: 'HEARTBEAT' } as unknown as E);
+      if (!this.#stalled && performance.now() - this.#lastWriteMs >= period)
+        this.send({ type: 'HEARTBEAT' } as unknown as E);
     }, period / 5);
     this.#keepalive.unref();
   }

@@ -76,8 +76,12 @@ export function listenerServerOptions(
   const idleMs = millis(limits.idleTimeoutSeconds);
   const requestMs = streamingBodies ? 0 : millis(limits.requestTimeoutSeconds);
   // Node refuses a headers timeout longer than the request timeout (0 is none).
-  const headersMs = requestMs === 0 ? millis(limits.headersTimeoutSeconds) : Math.min(millis(limits.headersTimeoutSeconds), requestMs);
-  const checkMs = Math.min(1000, Math.max(10, Math.floor((requestMs === 0 ? headersMs : Math.min(headersMs, requestMs)) / 4)));
+  const headersMs =
+    requestMs === 0 ? millis(limits.headersTimeoutSeconds) : Math.min(millis(limits.headersTimeoutSeconds), requestMs);
+  const checkMs = Math.min(
+    1000,
+    Math.max(10, Math.floor((requestMs === 0 ? headersMs : Math.min(headersMs, requestMs)) / 4)),
+  );
   return {
     connectionTimeout: idleMs,
     keepAliveTimeout: idleMs,
@@ -91,7 +95,12 @@ export function listenerServerOptions(
  * the cap without a word; the log says so, at most once per interval with
  * the number refused meanwhile.
  */
-export function capConnections(app: FastifyInstance, listener: string, maxConnections: number, log: FastifyBaseLogger): void {
+export function capConnections(
+  app: FastifyInstance,
+  listener: string,
+  maxConnections: number,
+  log: FastifyBaseLogger,
+): void {
   app.server.maxConnections = maxConnections;
   let refused = 0;
   let lastLogMs = -Infinity;

@@ -8,7 +8,6 @@ import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteHandlerMethod } from 'fastify';
 import { sendError } from './errors.js';
 
-
 /**
  * Every method fastify routes (once `serveMethods` has added the rare
  * ones): upstream's legacy read handlers do not check the method, so a

@@ -14,7 +14,10 @@ export const MESSAGE_TYPES: readonly MessageType[] = [JSON_TYPE, PROTOBUF_TYPE];
  * The message type a Content-Type names, compared whole as upstream does (so
  * `application/json; charset=utf-8` is not JSON); undefined if none.
  */
-export function contentTypeOf(header: string, supported: readonly MessageType[] = [JSON_TYPE]): MessageType | undefined {
+export function contentTypeOf(
+  header: string,
+  supported: readonly MessageType[] = [JSON_TYPE],
+): MessageType | undefined {
   return supported.find((t) => t === header);
 }
 
@@ -47,7 +50,13 @@ function quality(ranges: readonly MediaRange[], mediaType: string): number {
   let best: { specificity: number; q: number } | undefined;
   for (const r of ranges) {
     const specificity =
-      r.type === type && r.subtype === subtype ? 3 : r.type === type && r.subtype === '*' ? 2 : r.type === '*' && r.subtype === '*' ? 1 : 0;
+      r.type === type && r.subtype === subtype
+        ? 3
+        : r.type === type && r.subtype === '*'
+          ? 2
+          : r.type === '*' && r.subtype === '*'
+            ? 1
+            : 0;
     if (specificity > 0 && (best === undefined || specificity > best.specificity)) best = { specificity, q: r.q };
   }
   return best?.q ?? 0;

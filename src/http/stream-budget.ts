@@ -62,7 +62,12 @@ export class StreamBudget {
     if (bytes > perStreamBytes) {
       this.release(stream);
       log.warn(
-        { connectionId: stream.connectionId, frameworkId: stream.frameworkId, bufferedBytes: bytes, limitBytes: perStreamBytes },
+        {
+          connectionId: stream.connectionId,
+          frameworkId: stream.frameworkId,
+          bufferedBytes: bytes,
+          limitBytes: perStreamBytes,
+        },
         'event stream cut: its client does not read and its buffer limit is reached',
       );
       stream.cut('subscriber too slow: event buffer limit reached');

@@ -19,7 +19,12 @@ export function queryOf<Q>(req: FastifyRequest, parse: ParseQuery<Q>): QueryResu
  * JSON, or `cb(<json>)` as JavaScript when `?jsonp=cb` is given. Doubles are
  * written as upstream does, with a decimal point when whole.
  */
-export function sendJson(req: FastifyRequest, reply: FastifyReply, body: unknown, callback: string | undefined): FastifyReply {
+export function sendJson(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  body: unknown,
+  callback: string | undefined,
+): FastifyReply {
   const text = toV0Json(body);
   if (callback !== undefined) {
     return sendBody(req, reply, 'text/javascript', Buffer.from(`${callback}(${text});`));

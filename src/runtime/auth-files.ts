@@ -23,7 +23,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { distance } from './spelling.js';
-import { ACL_ACTIONS, ACTION_NAMES, AUTHORIZABLE_ENDPOINTS, fieldOf, type AclAction } from '../core/model/acl-actions.js';
+import {
+  ACL_ACTIONS,
+  ACTION_NAMES,
+  AUTHORIZABLE_ENDPOINTS,
+  fieldOf,
+  type AclAction,
+} from '../core/model/acl-actions.js';
 import type { AclEntity, AclRule, Acls } from '../core/model/authz.js';
 
 export interface CredentialsJson {
@@ -70,7 +76,12 @@ function loaded<T>(where: string, parse: () => T): Loaded<T> {
   }
 }
 
-function load<T>(flag: string, source: AuthFileSource, fromJson: (json: unknown) => T, fromText?: (text: string) => T): Loaded<T> {
+function load<T>(
+  flag: string,
+  source: AuthFileSource,
+  fromJson: (json: unknown) => T,
+  fromText?: (text: string) => T,
+): Loaded<T> {
   let file: ReturnType<typeof read>;
   try {
     file = read(flag, source);
@@ -128,7 +139,10 @@ function credentialsFromJson(json: unknown): Map<string, string> {
     const path = `credentials[${i}]`;
     const e = object(entry, path, ['principal', 'secret']);
     if (e.principal === undefined) fail(`'${path}.principal' is missing`);
-    return [string(e.principal, `${path}.principal`), e.secret === undefined ? '' : string(e.secret, `${path}.secret`)] as const;
+    return [
+      string(e.principal, `${path}.principal`),
+      e.secret === undefined ? '' : string(e.secret, `${path}.secret`),
+    ] as const;
   });
   return credentialMap(entries);
 }
@@ -150,7 +164,8 @@ function credentialMap(entries: readonly (readonly [string, string])[]): Map<str
   for (const [principal, secret] of entries) {
     if (principal === '') fail('a principal is empty');
     if (principal.includes(':')) fail(`principal '${principal}' contains ':', which HTTP Basic cannot carry`);
-    if (secret.includes(':')) fail(`the secret of '${principal}' contains ':', which the master's HTTP Basic authentication never accepts`);
+    if (secret.includes(':'))
+      fail(`the secret of '${principal}' contains ':', which the master's HTTP Basic authentication never accepts`);
     if (map.has(principal)) fail(`principal '${principal}' is listed twice`);
     map.set(principal, secret);
   }
@@ -187,11 +202,15 @@ function rules(value: unknown, action: AclAction): AclRule[] {
     for (const field of ['principals', objects]) {
       if (rule[field] === undefined || rule[field] === null) fail(`'${path}.${field}' is missing`);
     }
-    const parsed = { principals: entity(rule.principals, `${path}.principals`), objects: entity(rule[objects], `${path}.${objects}`) };
+    const parsed = {
+      principals: entity(rule.principals, `${path}.principals`),
+      objects: entity(rule[objects], `${path}.${objects}`),
+    };
     if (kind === 'implicit' && parsed.objects.type === 'SOME') fail(`acls.${action} type must be either NONE or ANY`);
     if (action === 'get_endpoints' && parsed.objects.type === 'SOME') {
       const path = parsed.objects.values.find((p) => !AUTHORIZABLE_ENDPOINTS.includes(p));
-      if (path !== undefined) fail(`Path: '${path}' is not an authorizable path (${AUTHORIZABLE_ENDPOINTS.join(', ')})`);
+      if (path !== undefined)
+        fail(`Path: '${path}' is not an authorizable path (${AUTHORIZABLE_ENDPOINTS.join(', ')})`);
     }
     return parsed;
   });

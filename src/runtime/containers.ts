@@ -73,13 +73,25 @@ export class ProcessContainers {
   /** The sandbox of a container: its working directory and the home of its stdout and stderr. */
   sandboxOf(launch: Pick<ContainerLaunch, 'agentId' | 'containerId' | 'framework' | 'executor'>): string {
     const { agentId, containerId, framework, executor } = launch;
-    return path.join(this.workDir, 'agents', agentId, 'frameworks', framework.id, 'executors', executor.executorId, 'runs', containerId);
+    return path.join(
+      this.workDir,
+      'agents',
+      agentId,
+      'frameworks',
+      framework.id,
+      'executors',
+      executor.executorId,
+      'runs',
+      containerId,
+    );
   }
 
   /** Kills every process still running and waits for them. */
   async close(): Promise<void> {
     this.#closed = true;
-    const exits = [...this.#running.values()].map(({ child }) => new Promise<void>((resolve) => child.once('close', () => resolve())));
+    const exits = [...this.#running.values()].map(
+      ({ child }) => new Promise<void>((resolve) => child.once('close', () => resolve())),
+    );
     for (const containerId of [...this.#running.keys()]) this.#destroy(containerId);
     await Promise.all(exits);
   }
@@ -97,7 +109,11 @@ export class ProcessContainers {
     try {
       child = spawn(file, args, {
         cwd: sandbox,
-        env: { ...process.env, ...commandEnvironment(launch), ...executorEnvironment(launch, sandbox, this.#extras(launch)) },
+        env: {
+          ...process.env,
+          ...commandEnvironment(launch),
+          ...executorEnvironment(launch, sandbox, this.#extras(launch)),
+        },
         stdio: ['ignore', stdout, stderr],
         // A group of its own, so that destroying the container kills what it started too.
         detached: true,
@@ -113,22 +129,33 @@ export class ProcessContainers {
     }
     const { agentId, containerId } = launch;
     this.#running.set(containerId, { child, launch });
-    this.options.logger.info({ agentId, containerId, executorId: launch.executor.executorId, pid: child.pid, sandbox }, 'executor process started');
-    child.once('error', (error) => this.options.logger.warn({ containerId, err: error }, 'executor process failed to start'));
+    this.options.logger.info(
+      { agentId, containerId, executorId: launch.executor.executorId, pid: child.pid, sandbox },
+      'executor process started',
+    );
+    child.once('error', (error) =>
+      this.options.logger.warn({ containerId, err: error }, 'executor process failed to start'),
+    );
     child.once('close', (code, signal) => {
       this.#running.delete(containerId);
-      const status = code === null ? (signal === null ? NOT_STARTED_STATUS : os.constants.signals[signal]) : (code & 0xff) << 8;
+      const status =
+        code === null ? (signal === null ? NOT_STARTED_STATUS : os.constants.signals[signal]) : (code & 0xff) << 8;
       this.options.logger.info({ agentId, containerId, code, signal }, 'executor process exited');
-      if (this.options.driver.failure === undefined) this.options.driver.input((c) => c.containerExited(agentId, containerId, status));
+      if (this.options.driver.failure === undefined)
+        this.options.driver.input((c) => c.containerExited(agentId, containerId, status));
     });
   }
 
   /** The process was not started: the core hears why, after the records being handled now. */
   #launchFailed(launch: ContainerLaunch, message: string): void {
     const { agentId, containerId } = launch;
-    this.options.logger.warn({ agentId, containerId, executorId: launch.executor.executorId, reason: message }, 'executor process not started');
+    this.options.logger.warn(
+      { agentId, containerId, executorId: launch.executor.executorId, reason: message },
+      'executor process not started',
+    );
     setImmediate(() => {
-      if (!this.#closed && this.options.driver.failure === undefined) this.options.driver.input((c) => c.containerLaunchFailed(agentId, containerId, message));
+      if (!this.#closed && this.options.driver.failure === undefined)
+        this.options.driver.input((c) => c.containerLaunchFailed(agentId, containerId, message));
     });
   }
 
@@ -182,7 +209,11 @@ export interface EnvironmentExtras {
   readonly domainSocket?: string;
 }
 
-export function executorEnvironment(launch: ContainerLaunch, sandbox: string, extras: EnvironmentExtras = {}): Record<string, string> {
+export function executorEnvironment(
+  launch: ContainerLaunch,
+  sandbox: string,
+  extras: EnvironmentExtras = {},
+): Record<string, string> {
   const vars: Record<string, string> = {
     FRAMEWORK_ID: launch.framework.id,
     EXECUTOR_ID: launch.executor.executorId,
@@ -193,7 +224,10 @@ export function executorEnvironment(launch: ContainerLaunch, sandbox: string, ex
     SLAVE_PID: `slave(1)@${launch.agentEndpoint}`,
     EXECUTOR_SHUTDOWN_GRACE_PERIOD: formatDuration(launch.shutdownGracePeriodMs),
     ...(launch.checkpoint
-      ? { RECOVERY_TIMEOUT: formatDuration(launch.recoveryTimeoutMs), SUBSCRIPTION_BACKOFF_MAX: formatDuration(launch.subscriptionBackoffMaxMs) }
+      ? {
+          RECOVERY_TIMEOUT: formatDuration(launch.recoveryTimeoutMs),
+          SUBSCRIPTION_BACKOFF_MAX: formatDuration(launch.subscriptionBackoffMaxMs),
+        }
       : {}),
     ...(extras.token === undefined ? {} : { EXECUTOR_AUTHENTICATION_TOKEN: extras.token }),
     ...(extras.domainSocket === undefined ? {} : { DOMAIN_SOCKET: extras.domainSocket }),

@@ -163,7 +163,10 @@ abstract class BaseDriver {
 
   #fail(error: unknown): ClusterFailure {
     if (this.#failure !== undefined) return this.#failure;
-    const lines = this.cluster.trace.entries().slice(-FAILURE_TRACE_ENTRIES).map((e) => `${e.timeMs} ${e.line}`);
+    const lines = this.cluster.trace
+      .entries()
+      .slice(-FAILURE_TRACE_ENTRIES)
+      .map((e) => `${e.timeMs} ${e.line}`);
     this.#failure = new ClusterFailure(this.cluster.seed, error, lines);
     for (const listener of this.#failureListeners) listener(this.#failure);
     return this.#failure;
@@ -257,14 +260,17 @@ export class RealtimeDriver extends BaseDriver implements ClusterDriver {
     if (due === undefined) return;
     const delay = Math.max(0, due - (this.wallMs() - this.#originMs));
     // Timers beyond ~24.8 days overflow setTimeout; wake up earlier and re-arm.
-    this.#timer = setTimeout(() => {
-      this.#armedForMs = undefined;
-      try {
-        this.input(() => undefined);
-      } catch {
-        // A failure has reached the failure listeners; nothing else waits on this timer.
-      }
-    }, Math.min(Math.ceil(delay), 2 ** 31 - 1));
+    this.#timer = setTimeout(
+      () => {
+        this.#armedForMs = undefined;
+        try {
+          this.input(() => undefined);
+        } catch {
+          // A failure has reached the failure listeners; nothing else waits on this timer.
+        }
+      },
+      Math.min(Math.ceil(delay), 2 ** 31 - 1),
+    );
     this.#timer.unref();
   }
 }

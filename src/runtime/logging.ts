@@ -44,8 +44,13 @@ const SIGNIFICANT = new Set([
  * Trace kinds at `info` said in words: a task launched, a status update
  * reaching the master, a batch of offers sent to a framework.
  */
-const DESCRIBED: Readonly<Record<string, (data: Readonly<Record<string, unknown>>) => readonly [string, Record<string, unknown>]>> = {
-  'task:launch': (d) => [`task ${String(d['taskId'])} launched`, { taskId: d['taskId'], frameworkId: d['frameworkId'], agentId: d['agentId'] }],
+const DESCRIBED: Readonly<
+  Record<string, (data: Readonly<Record<string, unknown>>) => readonly [string, Record<string, unknown>]>
+> = {
+  'task:launch': (d) => [
+    `task ${String(d['taskId'])} launched`,
+    { taskId: d['taskId'], frameworkId: d['frameworkId'], agentId: d['agentId'] },
+  ],
   'task:status': (d) => [
     `task ${String(d['taskId'])} ${String(d['state'])}`,
     { taskId: d['taskId'], state: d['state'], frameworkId: d['frameworkId'], agentId: d['agentId'] },

@@ -14,7 +14,9 @@ import type { ClusterDriver } from './driver.js';
 export const METRIC_PREFIX = 'clustersim_';
 
 /** Allocation runs take from tens of microseconds (a few agents) to seconds (a hundred thousand). */
-const ALLOCATION_BUCKETS_SECONDS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const ALLOCATION_BUCKETS_SECONDS = [
+  0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+];
 
 /** The event-loop delay figures, each a gauge of seconds. */
 const LAG_FIGURES = [
@@ -32,7 +34,7 @@ export class ClusterMetrics {
   constructor(driver: ClusterDriver) {
     this.#allocation = new Histogram({
       name: `${METRIC_PREFIX}allocation_run_seconds`,
-      help: "Wall time of each run of the allocator (one pass over the agents that may be offered), in seconds",
+      help: 'Wall time of each run of the allocator (one pass over the agents that may be offered), in seconds',
       buckets: ALLOCATION_BUCKETS_SECONDS,
       registers: [],
     });

@@ -59,7 +59,10 @@ export class SimControl {
   advanceTo(timeMs: number): number {
     this.#virtualOnly('advance the clock');
     if (!Number.isSafeInteger(timeMs) || timeMs < this.driver.cluster.now()) {
-      throw new SimControlError('invalid', `Expecting a time from now (${this.driver.cluster.now()} ms) on, got ${timeMs}`);
+      throw new SimControlError(
+        'invalid',
+        `Expecting a time from now (${this.driver.cluster.now()} ms) on, got ${timeMs}`,
+      );
     }
     this.driver.input((c) => c.advanceTo(timeMs));
     return this.driver.cluster.now();
@@ -85,7 +88,10 @@ export class SimControl {
    * recorded input (`advanceTo` the instant), so a recorded run replays the
    * same without the test: the same stops as `runUntil` with a condition.
    */
-  runUntilHolds(holds: (view: ClusterView) => boolean, maxMs: number): { readonly held: boolean; readonly timeMs: number } {
+  runUntilHolds(
+    holds: (view: ClusterView) => boolean,
+    maxMs: number,
+  ): { readonly held: boolean; readonly timeMs: number } {
     this.#virtualOnly('run until a condition holds');
     const untilMs = this.driver.cluster.now() + maxMs;
     const result = (held: boolean) => ({ held, timeMs: this.driver.cluster.now() });
@@ -140,14 +146,21 @@ export class SimControl {
   }
 
   #virtualOnly(what: string): void {
-    if (this.driver.mode !== 'virtual') throw new SimControlError('virtual-only', `The clock follows the wall clock: to ${what}, start the cluster in virtual time (--time virtual)`);
+    if (this.driver.mode !== 'virtual')
+      throw new SimControlError(
+        'virtual-only',
+        `The clock follows the wall clock: to ${what}, start the cluster in virtual time (--time virtual)`,
+      );
   }
 
   #recording(what: string): Cluster {
     const cluster = this.driver.cluster;
     if (this.driver.failure !== undefined) throw this.driver.failure;
     if (!cluster.recordsInputs) {
-      throw new SimControlError('not-recording', `To ${what}, the cluster must record its inputs (virtual time records them)`);
+      throw new SimControlError(
+        'not-recording',
+        `To ${what}, the cluster must record its inputs (virtual time records them)`,
+      );
     }
     return cluster;
   }

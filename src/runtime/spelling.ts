@@ -8,7 +8,8 @@ export function distance(a: string, b: string): number {
     const next = [i];
     for (let j = 1; j <= b.length; j++) {
       next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) next[j] = Math.min(next[j]!, before[j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        next[j] = Math.min(next[j]!, before[j - 2]! + 1);
     }
     before = row;
     row = next;
@@ -21,7 +22,8 @@ export function nearest(name: string, known: readonly string[]): string | undefi
   let best: { name: string; d: number } | undefined;
   for (const candidate of known) {
     const d = distance(name, candidate);
-    if (d <= Math.max(1, Math.floor(candidate.length / 3)) && (best === undefined || d < best.d)) best = { name: candidate, d };
+    if (d <= Math.max(1, Math.floor(candidate.length / 3)) && (best === undefined || d < best.d))
+      best = { name: candidate, d };
   }
   return best?.name;
 }

@@ -37,7 +37,11 @@ export function lookupUser(name: string): HostUser | string {
   if (name === '' || /[\u0000:\n]/u.test(name)) return none;
   let text: string;
   try {
-    text = execFileSync('getent', ['passwd', '--', name], { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    text = execFileSync('getent', ['passwd', '--', name], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   } catch (error) {
     const e = error as NodeJS.ErrnoException & { status?: number | null };
     // getent answers 2 for a key it does not find; without getent, the file is all there is.

@@ -34,7 +34,11 @@ export interface ChaosOptions {
 export interface ChaosOutcome {
   readonly runs: number;
   /** The minimal failing schedule and its run, if a run failed. */
-  readonly failure?: { readonly schedule: readonly TimelineEntry[]; readonly result: RunResult; readonly counterexamplePath: string };
+  readonly failure?: {
+    readonly schedule: readonly TimelineEntry[];
+    readonly result: RunResult;
+    readonly counterexamplePath: string;
+  };
   /** The minimal schedule under which the run could not go on, and why: worse than a failure, so it comes first. */
   readonly stopped?: { readonly schedule: readonly TimelineEntry[]; readonly reason: string };
 }
@@ -72,30 +76,48 @@ function scheduleOf(scenario: Scenario): fc.Arbitrary<ChaosFault[]> {
   const at = fc.integer({ min: 0, max: latest }).map((s) => s * 1000);
   const span = fc.integer({ min: 1, max: 180 }).map((s) => s * 1000);
   const entry = (atMs: number, fault: Record<string, unknown>): TimelineEntry => ({ at: atMs, fault, line: 0 });
-  const faults: fc.Arbitrary<ChaosFault>[] = [fc.record({ at, ms: span }).map(({ at, ms }) => [entry(at, { type: 'clock_jump', ms })])];
+  const faults: fc.Arbitrary<ChaosFault>[] = [
+    fc.record({ at, ms: span }).map(({ at, ms }) => [entry(at, { type: 'clock_jump', ms })]),
+  ];
   const agents = agentCount(scenario);
   if (agents > 0) {
     const agent = fc.integer({ min: 0, max: agents - 1 });
     faults.push(
-      fc.record({ at, agent, down: span, recover: fc.constantFrom('reconnect', 'cleanup') }).map(({ at, agent, down, recover }) => [
-        entry(at, { type: 'crash_agent', agent }),
-        entry(at + down, { type: 'restart_agent', agent, recover }),
-      ]),
-      fc.record({ at, agent, cut: span }).map(({ at, agent, cut }) => [entry(at, { type: 'partition', agent }), entry(at + cut, { type: 'heal', agent })]),
+      fc
+        .record({ at, agent, down: span, recover: fc.constantFrom('reconnect', 'cleanup') })
+        .map(({ at, agent, down, recover }) => [
+          entry(at, { type: 'crash_agent', agent }),
+          entry(at + down, { type: 'restart_agent', agent, recover }),
+        ]),
+      fc
+        .record({ at, agent, cut: span })
+        .map(({ at, agent, cut }) => [
+          entry(at, { type: 'partition', agent }),
+          entry(at + cut, { type: 'heal', agent }),
+        ]),
     );
   }
   if (scenario.cluster.masters > 1) {
     faults.push(
       at.map((at) => [entry(at, { type: 'master_failover' })]),
-      fc.record({ at, down: span }).map(({ at, down }) => [entry(at, { type: 'crash_master', master: 0 }), entry(at + down, { type: 'restart_master', master: 0 })]),
+      fc
+        .record({ at, down: span })
+        .map(({ at, down }) => [
+          entry(at, { type: 'crash_master', master: 0 }),
+          entry(at + down, { type: 'restart_master', master: 0 }),
+        ]),
     );
   }
   const names = scenario.frameworks.map((f) => f.name);
   if (names.length > 0) {
     const framework = fc.constantFrom(...names);
     faults.push(
-      fc.record({ at, framework }).map(({ at, framework }) => [entry(at, { type: 'drop_framework_connection', framework })]),
-      fc.record({ at, framework, ms: span }).map(({ at, framework, ms }) => [entry(at, { type: 'stall_heartbeats', framework, duration_ms: ms })]),
+      fc
+        .record({ at, framework })
+        .map(({ at, framework }) => [entry(at, { type: 'drop_framework_connection', framework })]),
+      fc
+        .record({ at, framework, ms: span })
+        .map(({ at, framework, ms }) => [entry(at, { type: 'stall_heartbeats', framework, duration_ms: ms })]),
     );
   }
   return fc.array(fc.oneof(...faults), { minLength: 1, maxLength: 6 });
@@ -107,7 +129,10 @@ function scheduleOf(scenario: Scenario): fc.Arbitrary<ChaosFault[]> {
  */
 export function scenarioWithSchedule(scenario: Scenario, schedule: readonly TimelineEntry[], seed: number): string {
   const raw = parse(readFileSync(scenario.file, 'utf8')) as Record<string, unknown>;
-  const timeline = [...((raw['timeline'] as unknown[]) ?? []), ...schedule.map((e) => ({ at: formatSpan(e.at!), fault: e.fault }))];
+  const timeline = [
+    ...((raw['timeline'] as unknown[]) ?? []),
+    ...schedule.map((e) => ({ at: formatSpan(e.at!), fault: e.fault })),
+  ];
   const description = `Found by clustersim chaos ${scenario.file} --seed ${seed}: the smallest schedule of faults found that makes an expectation fail.`;
   return `${stringify({ ...raw, name: `${scenario.name}-chaos-${seed}`, description, timeline })}`;
 }

@@ -35,18 +35,22 @@ export interface ExpectationResult extends Verdict {
 
 /** Checks an expectation; a `service` one against the answer the runner fetched for it. */
 export function check(e: Expectation, seen: Evidence, nowMs: number, answer?: ServiceAnswer): ExpectationResult {
-  const result = 'service' in e ? serviceVerdict(e.service, answer ?? { status: 0, body: 'not asked' }) : verdict(e, seen);
+  const result =
+    'service' in e ? serviceVerdict(e.service, answer ?? { status: 0, body: 'not asked' }) : verdict(e, seen);
   return { ...result, line: e.line, atMs: nowMs };
 }
 
 function serviceVerdict(e: ServiceCheck, answer: ServiceAnswer): Verdict {
   const status = e.status ?? 200;
   const what = `${e.name} answers GET ${e.get} with ${status}${e.field === undefined ? '' : ` and ${e.field}${e.equals === undefined ? ' set' : ` = ${String(e.equals)}`}`}`;
-  if (answer.status !== status) return { ok: false, what, found: `${answer.status} ${answer.body.trim().slice(0, 200)}` };
+  if (answer.status !== status)
+    return { ok: false, what, found: `${answer.status} ${answer.body.trim().slice(0, 200)}` };
   if (e.field === undefined) return { ok: true, what, found: String(answer.status) };
   let value: unknown;
   try {
-    value = e.field.split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], JSON.parse(answer.body));
+    value = e.field
+      .split('.')
+      .reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], JSON.parse(answer.body));
   } catch {
     return { ok: false, what, found: `not JSON: ${answer.body.trim().slice(0, 200)}` };
   }
@@ -55,7 +59,8 @@ function serviceVerdict(e: ServiceCheck, answer: ServiceAnswer): Verdict {
 }
 
 function verdict(e: Exclude<Expectation, { readonly service: ServiceCheck }>, seen: Evidence): Verdict {
-  if ('events' in e) return inOrder(e.events.framework, e.events.sequence, seen.sequence(e.events.framework, e.events.sequence));
+  if ('events' in e)
+    return inOrder(e.events.framework, e.events.sequence, seen.sequence(e.events.framework, e.events.sequence));
   if ('resubscribed' in e) return resubscribed(e.resubscribed, seen.subscriptions(e.resubscribed.framework));
   if ('metric' in e) {
     const { name, ...bounds } = e.metric;
@@ -65,8 +70,13 @@ function verdict(e: Exclude<Expectation, { readonly service: ServiceCheck }>, se
   }
   if ('misuse' in e) {
     const { framework, kind, ...bounds } = e.misuse;
-    const bound = bounds.count === undefined && bounds.min === undefined && bounds.max === undefined ? { count: 0 } : bounds;
-    return within(bound, seen.misuses(framework, kind), `protocol misuses${kind === undefined ? '' : ` of kind ${kind}`}${framework === undefined ? '' : ` by ${framework}`}`);
+    const bound =
+      bounds.count === undefined && bounds.min === undefined && bounds.max === undefined ? { count: 0 } : bounds;
+    return within(
+      bound,
+      seen.misuses(framework, kind),
+      `protocol misuses${kind === undefined ? '' : ` of kind ${kind}`}${framework === undefined ? '' : ` by ${framework}`}`,
+    );
   }
   if ('invariants' in e) {
     const broken = seen.invariants();
@@ -81,7 +91,11 @@ function inOrder(framework: string, expected: readonly string[], events: Sequenc
   const what = `${framework} receives ${expected.join(', ')} in this order`;
   if (i === expected.length) return { ok: true, what, found: `${events.count} events` };
   const more = events.count > events.head.length ? ', ...' : '';
-  return { ok: false, what, found: `no ${expected[i]} after ${i === 0 ? 'the start' : expected[i - 1]} (${events.count} events: ${events.head.join(', ')}${more})` };
+  return {
+    ok: false,
+    what,
+    found: `no ${expected[i]} after ${i === 0 ? 'the start' : expected[i - 1]} (${events.count} events: ${events.head.join(', ')}${more})`,
+  };
 }
 
 function resubscribed(
@@ -92,6 +106,11 @@ function resubscribed(
   const gaps = history.lost.map((t) => (history.subscribed.find((s) => s >= t) ?? Infinity) - t);
   const slow = gaps.findIndex((g) => g > e.within);
   const found = `${gaps.length} losses${gaps.length === 0 ? '' : `, longest gap ${Number.isFinite(Math.max(...gaps)) ? formatSpan(Math.max(...gaps)) : 'never'}`}`;
-  if (slow >= 0) return { ok: false, what, found: `${found}; the loss at ${formatSpan(history.lost[slow]!)} was not followed in time` };
+  if (slow >= 0)
+    return {
+      ok: false,
+      what,
+      found: `${found}; the loss at ${formatSpan(history.lost[slow]!)} was not followed in time`,
+    };
   return { ok: gaps.length >= (e.min ?? 1), what, found };
 }

@@ -97,7 +97,10 @@ export class ScriptedFramework {
     const silent = (this.#silentAtMs() ?? Infinity) <= now;
     if (this.connected && (silent || (this.#failoverAtMs !== undefined && this.#failoverAtMs <= now))) {
       if (!silent) this.#failoverAtMs = now + this.spec.failoverEveryMs!;
-      else this.notes.push(`no event for ${(now - this.#lastHeardMs) / 1000} s: took the connection for dead at ${now / 1000} s`);
+      else
+        this.notes.push(
+          `no event for ${(now - this.#lastHeardMs) / 1000} s: took the connection for dead at ${now / 1000} s`,
+        );
       await this.#hangUp(now);
       await this.#subscribe(now);
     }
@@ -178,7 +181,8 @@ export class ScriptedFramework {
         this.subscribedAt.push(now);
         this.#silenceLimitMs = HEARTBEATS_MISSED * 1000 * (event['subscribed'].heartbeat_interval_seconds ?? 15);
         this.#subscriptions++;
-        if (this.spec.reconcile && this.#subscriptions > 1) await this.#call({ type: 'RECONCILE', reconcile: { tasks: [] } });
+        if (this.spec.reconcile && this.#subscriptions > 1)
+          await this.#call({ type: 'RECONCILE', reconcile: { tasks: [] } });
         return;
       case 'OFFERS':
         return this.#offers(event['offers'].offers);
@@ -202,9 +206,20 @@ export class ScriptedFramework {
         continue;
       }
       for (const task of tasks) this.#live.add((task['task_id'] as { value: string }).value);
-      await this.#call({ type: 'ACCEPT', accept: { offer_ids: [offer['id']], operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }], filters: { refuse_seconds: 1 } } });
+      await this.#call({
+        type: 'ACCEPT',
+        accept: {
+          offer_ids: [offer['id']],
+          operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }],
+          filters: { refuse_seconds: 1 },
+        },
+      });
     }
-    if (declined.length > 0) await this.#call({ type: 'DECLINE', decline: { offer_ids: declined, filters: { refuse_seconds: IDLE_REFUSE_SECONDS } } });
+    if (declined.length > 0)
+      await this.#call({
+        type: 'DECLINE',
+        decline: { offer_ids: declined, filters: { refuse_seconds: IDLE_REFUSE_SECONDS } },
+      });
   }
 
   /**
@@ -231,7 +246,8 @@ export class ScriptedFramework {
     const client = this.#client;
     if (client === undefined || client.closed) return;
     const answer = await client.call(call).catch((e: Error) => ({ status: 0, body: e.message }));
-    if (answer.status < 200 || answer.status > 299) this.notes.push(`${String(call['type'])}: ${answer.status} ${answer.body}`);
+    if (answer.status < 200 || answer.status > 299)
+      this.notes.push(`${String(call['type'])}: ${answer.status} ${answer.body}`);
   }
 
   #frameworkInfo(): Record<string, unknown> {
@@ -252,7 +268,9 @@ export class ScriptedFramework {
     this.#subscribeAtMs = undefined;
     for (let hop = 0; hop < 3; hop++) {
       const client = new SchedulerClient(this.#url, this.spec.encoding);
-      const answer = await client.subscribe(this.#frameworkInfo()).catch((e: Error) => ({ status: 0, body: e.message, headers: {} as Record<string, unknown> }));
+      const answer = await client
+        .subscribe(this.#frameworkInfo())
+        .catch((e: Error) => ({ status: 0, body: e.message, headers: {} as Record<string, unknown> }));
       if (answer.status === 307 && typeof answer.headers['location'] === 'string') {
         this.#url = new URL(answer.headers['location'], this.#url).origin;
         continue;

@@ -13,9 +13,26 @@ import { CONDITION_KINDS, parseCondition } from '../wire/sim/conditions.js';
 import { parseFault } from '../wire/sim/faults.js';
 import { parseAttributes } from '../wire/convert-common.js';
 import { formatSpan, parseDuration } from './duration.js';
-import { AGENT_SELECTOR_FORM, DURATION_FORMAT, isAgentTargetSchema, isDurationSchema, SCENARIO_SCHEMA } from './schema.js';
+import {
+  AGENT_SELECTOR_FORM,
+  DURATION_FORMAT,
+  isAgentTargetSchema,
+  isDurationSchema,
+  SCENARIO_SCHEMA,
+} from './schema.js';
 import { isSelector, resolveFault, type AgentTarget } from './targets.js';
-import type { AgentFlagsSpec, AgentGroup, Condition, Expectation, FrameworkSpec, Scenario, ServiceRequest, ServiceSpec, TaskPlan, TimelineEntry } from './scenario.js';
+import type {
+  AgentFlagsSpec,
+  AgentGroup,
+  Condition,
+  Expectation,
+  FrameworkSpec,
+  Scenario,
+  ServiceRequest,
+  ServiceSpec,
+  TaskPlan,
+  TimelineEntry,
+} from './scenario.js';
 import { agentCount } from './scenario.js';
 import { MAX_AGENTS, MAX_ALIAS_COUNT, MAX_DURATION_MS, MAX_SCENARIO_BYTES } from './limits.js';
 
@@ -50,7 +67,8 @@ function readBounded(file: string): string {
     // A pipe or a device has no size: read one byte more than the limit, to know it is over.
     const buffer = Buffer.alloc(MAX_SCENARIO_BYTES + 1);
     let length = 0;
-    for (let n = -1; n !== 0 && length < buffer.length; length += n) n = readSync(fd, buffer, length, buffer.length - length, null);
+    for (let n = -1; n !== 0 && length < buffer.length; length += n)
+      n = readSync(fd, buffer, length, buffer.length - length, null);
     if (length > MAX_SCENARIO_BYTES) throw tooLarge(file);
     return buffer.toString('utf8', 0, length);
   } finally {
@@ -60,7 +78,9 @@ function readBounded(file: string): string {
 
 function tooLarge(file: string, bytes?: number): ScenarioError {
   const size = bytes === undefined ? 'more bytes' : `${bytes} bytes, more`;
-  return new ScenarioError(`${file}: the file has ${size} than a scenario file may have (${MAX_SCENARIO_BYTES} bytes, 1 MiB)`);
+  return new ScenarioError(
+    `${file}: the file has ${size} than a scenario file may have (${MAX_SCENARIO_BYTES} bytes, 1 MiB)`,
+  );
 }
 
 export function parseScenario(file: string, text: string): Scenario {
@@ -79,7 +99,12 @@ export function parseScenario(file: string, text: string): Scenario {
   }
   const raw = plainOf(file, doc);
   if (!validate(raw)) throw new ScenarioError(schemaError(validate.errors ?? [], where));
-  return build(file, withConditions(raw as Raw, where), where, (path) => lines.linePos(nodeAt(doc, path)?.range?.[0] ?? 0).line);
+  return build(
+    file,
+    withConditions(raw as Raw, where),
+    where,
+    (path) => lines.linePos(nodeAt(doc, path)?.range?.[0] ?? 0).line,
+  );
 }
 
 /** The document as plain data; aliases that expand past the limit (an alias bomb) are the file's error. */
@@ -88,7 +113,9 @@ function plainOf(file: string, doc: Document): unknown {
     return doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
   } catch (error) {
     if (error instanceof ReferenceError && /alias/i.test(error.message)) {
-      throw new ScenarioError(`${file}: its aliases (*name) expand too far (at most ${MAX_ALIAS_COUNT}: the uses of an anchor times the aliases inside it)`);
+      throw new ScenarioError(
+        `${file}: its aliases (*name) expand too far (at most ${MAX_ALIAS_COUNT}: the uses of an anchor times the aliases inside it)`,
+      );
     }
     throw error;
   }
@@ -105,7 +132,9 @@ function withConditions(raw: Raw, where: (path: Path) => string): Raw {
     if (typeof parsed === 'string') throw new ScenarioError(`${where(path)}: ${parsed}`);
     return parsed;
   };
-  const timeline = (raw['timeline'] ?? []).map((entry: Raw, i: number) => (entry['when'] === undefined ? entry : { ...entry, when: read(entry['when'], ['timeline', i, 'when']) }));
+  const timeline = (raw['timeline'] ?? []).map((entry: Raw, i: number) =>
+    entry['when'] === undefined ? entry : { ...entry, when: read(entry['when'], ['timeline', i, 'when']) },
+  );
   const expect = raw['expect'].map((e: Raw, i: number) => {
     const { at, ...rest } = e;
     const counted = Object.keys(rest).some((k) => (CONDITION_KINDS as readonly string[]).includes(k));
@@ -114,12 +143,18 @@ function withConditions(raw: Raw, where: (path: Path) => string): Raw {
   return { ...raw, ...(raw['timeline'] === undefined ? {} : { timeline }), expect };
 }
 
-function build(file: string, raw: Raw, where: (path: Path, key?: string) => string, lineOf: (path: Path) => number): Scenario {
+function build(
+  file: string,
+  raw: Raw,
+  where: (path: Path, key?: string) => string,
+  lineOf: (path: Path) => number,
+): Scenario {
   const frameworks = (raw['frameworks'] ?? []).map(frameworkOf);
   const names = new Set<string>();
   const unique = (list: readonly { name: string }[], key: string): void =>
     list.forEach((f, i) => {
-      if (names.has(f.name)) throw new ScenarioError(`${where([key, i, 'name'])}: ${key}[${i}].name: '${f.name}' is named twice`);
+      if (names.has(f.name))
+        throw new ScenarioError(`${where([key, i, 'name'])}: ${key}[${i}].name: '${f.name}' is named twice`);
       names.add(f.name);
     });
   unique(frameworks, 'frameworks');
@@ -143,13 +178,15 @@ function build(file: string, raw: Raw, where: (path: Path, key?: string) => stri
     },
     frameworks,
     services: (raw['services'] ?? []).map(serviceOf),
-    timeline: (raw['timeline'] ?? []).map((entry: Raw, i: number): TimelineEntry => ({
-      ...optionalMs('at', entry['at']),
-      ...(entry['when'] === undefined ? {} : { when: entry['when'] }),
-      ...(entry['fault'] === undefined ? {} : { fault: entry['fault'] }),
-      ...(entry['request'] === undefined ? {} : { request: requestOf(entry['request']) }),
-      line: lineOf(['timeline', i]),
-    })),
+    timeline: (raw['timeline'] ?? []).map(
+      (entry: Raw, i: number): TimelineEntry => ({
+        ...optionalMs('at', entry['at']),
+        ...(entry['when'] === undefined ? {} : { when: entry['when'] }),
+        ...(entry['fault'] === undefined ? {} : { fault: entry['fault'] }),
+        ...(entry['request'] === undefined ? {} : { request: requestOf(entry['request']) }),
+        line: lineOf(['timeline', i]),
+      }),
+    ),
     expect: raw['expect'].map((e: Raw, i: number) => expectationOf(e, lineOf(['expect', i]))),
   };
   checkReferences(scenario, where);
@@ -205,12 +242,20 @@ function serviceOf(raw: Raw): ServiceSpec {
 }
 
 function requestOf(raw: Raw): ServiceRequest {
-  return { service: raw['service'], method: raw['method'] ?? (raw['body'] === undefined ? 'GET' : 'POST'), path: raw['path'], ...(raw['body'] === undefined ? {} : { body: raw['body'] }) };
+  return {
+    service: raw['service'],
+    method: raw['method'] ?? (raw['body'] === undefined ? 'GET' : 'POST'),
+    path: raw['path'],
+    ...(raw['body'] === undefined ? {} : { body: raw['body'] }),
+  };
 }
 
 function expectationOf(raw: Raw, line: number): Expectation {
   const { at, ...rest } = raw;
-  const durations = rest['resubscribed'] === undefined ? {} : { resubscribed: { ...rest['resubscribed'], within: parseDuration(rest['resubscribed'].within) } };
+  const durations =
+    rest['resubscribed'] === undefined
+      ? {}
+      : { resubscribed: { ...rest['resubscribed'], within: parseDuration(rest['resubscribed'].within) } };
   return { ...rest, ...durations, ...optionalMs('at', at), line } as Expectation;
 }
 
@@ -220,11 +265,14 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
   const names = new Set([...scenario.frameworks, ...scenario.services].map((f) => f.name));
   const services = new Set(scenario.services.map((s) => s.name));
   const service = (value: string, path: Path, field: string): void => {
-    if (!services.has(value)) throw new ScenarioError(`${where(path)}: ${field}: no service named '${value}' in this file`);
+    if (!services.has(value))
+      throw new ScenarioError(`${where(path)}: ${field}: no service named '${value}' in this file`);
   };
   const agents = agentCount(scenario);
   if (agents > MAX_AGENTS) {
-    throw new ScenarioError(`${where(['cluster', 'agents'])}: cluster.agents: ${agents} agents in all, more than a scenario may have (${MAX_AGENTS})`);
+    throw new ScenarioError(
+      `${where(['cluster', 'agents'])}: cluster.agents: ${agents} agents in all, more than a scenario may have (${MAX_AGENTS})`,
+    );
   }
   const named = (value: unknown, path: Path, field: string): void => {
     if (value !== undefined && !names.has(value as string)) {
@@ -241,17 +289,20 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
     }
     const placeholder = (target: AgentTarget): string => `agent-${JSON.stringify(target)}`;
     const parsed = parseFault(resolveFault(fault, placeholder, (name) => `framework-${name}`));
-    if (typeof parsed === 'string') throw new ScenarioError(`${where(['timeline', i, 'fault'])}: timeline[${i}].fault: ${parsed}`);
+    if (typeof parsed === 'string')
+      throw new ScenarioError(`${where(['timeline', i, 'fault'])}: timeline[${i}].fault: ${parsed}`);
   };
   scenario.timeline.forEach((entry, i) => {
-    if (entry.request !== undefined) service(entry.request.service, ['timeline', i, 'request', 'service'], `timeline[${i}].request.service`);
+    if (entry.request !== undefined)
+      service(entry.request.service, ['timeline', i, 'request', 'service'], `timeline[${i}].request.service`);
     if (entry.fault !== undefined) checkFault(entry.fault, i);
     for (const [name, path] of frameworksNamed(entry.when, ['timeline', i, 'when'])) named(name, path, fieldName(path));
   });
   scenario.expect.forEach((e, i) => {
     const ref = (e as Raw)[Object.keys(e).find((k) => k !== 'at' && k !== 'line')!] as Raw | undefined;
     named(ref?.['framework'], ['expect', i], `expect[${i}].framework`);
-    if ('all' in e || 'any' in e) for (const [name, path] of frameworksNamed(e, ['expect', i])) named(name, path, fieldName(path));
+    if ('all' in e || 'any' in e)
+      for (const [name, path] of frameworksNamed(e, ['expect', i])) named(name, path, fieldName(path));
     if ('service' in e) service(e.service.name, ['expect', i, 'service', 'name'], `expect[${i}].service.name`);
   });
 }
@@ -261,7 +312,9 @@ function frameworksNamed(condition: Condition | undefined, path: Path): [string,
   if (condition === undefined) return [];
   if ('all' in condition) return condition.all.flatMap((c, i) => frameworksNamed(c, [...path, 'all', i]));
   if ('any' in condition) return condition.any.flatMap((c, i) => frameworksNamed(c, [...path, 'any', i]));
-  return 'tasks' in condition && condition.tasks.framework !== undefined ? [[condition.tasks.framework, [...path, 'tasks', 'framework']]] : [];
+  return 'tasks' in condition && condition.tasks.framework !== undefined
+    ? [[condition.tasks.framework, [...path, 'tasks', 'framework']]]
+    : [];
 }
 
 /** The agents a fault names (`agent`, and `nodes` but 'master'), with their paths in the file. */
@@ -340,7 +393,10 @@ function schemaError(errors: readonly ErrorObject[], where: (path: Path, key?: s
     .split('/')
     .slice(1)
     .map((s) => (/^\d+$/.test(s) ? Number(s) : s.replaceAll('~1', '/').replaceAll('~0', '~')));
-  const extra = error.keyword === 'additionalProperties' ? (error.params as { additionalProperty: string }).additionalProperty : undefined;
+  const extra =
+    error.keyword === 'additionalProperties'
+      ? (error.params as { additionalProperty: string }).additionalProperty
+      : undefined;
   const field = fieldName(extra === undefined ? path : [...path, extra]);
   return `${where(path, extra)}: ${field === '' ? 'the file' : field}: ${messageOf(error)}`;
 }
@@ -358,7 +414,8 @@ const AGENT_FORMS = "its index (0, 1, ...), a name an earlier fault chose it 'as
 function messageOf(error: ErrorObject): string {
   switch (error.keyword) {
     case 'oneOf':
-      if (isDurationSchema(error.parentSchema)) return `must be a duration of at most ${formatSpan(MAX_DURATION_MS)}: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d`;
+      if (isDurationSchema(error.parentSchema))
+        return `must be a duration of at most ${formatSpan(MAX_DURATION_MS)}: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d`;
       if (isAgentTargetSchema(error.parentSchema)) return `must be an agent: ${AGENT_FORMS}`;
       return `must have exactly one of ${formsOf(error.schema).join(' or ')}`;
     case 'anyOf':
@@ -375,7 +432,9 @@ function messageOf(error: ErrorObject): string {
 
 /** The fields that tell a oneOf's forms apart, e.g. `at` and `when`. */
 function formsOf(alternatives: unknown): string[] {
-  return (Array.isArray(alternatives) ? alternatives : []).flatMap((f: { required?: string[] }) => (f.required === undefined ? [] : [f.required.join(' and ')]));
+  return (Array.isArray(alternatives) ? alternatives : []).flatMap((f: { required?: string[] }) =>
+    f.required === undefined ? [] : [f.required.join(' and ')],
+  );
 }
 
 function fieldName(path: Path): string {

@@ -96,7 +96,11 @@ export class RunRecord {
 }
 
 /** The cluster as conditions see it: the read model through the driver, counted as the core counts, the record for the trace. */
-export function observed(driver: ClusterDriver, record: RunRecord, idOf: (name: string) => string | undefined): Observed {
+export function observed(
+  driver: ClusterDriver,
+  record: RunRecord,
+  idOf: (name: string) => string | undefined,
+): Observed {
   const traced = (kind: string, contains: string | undefined): number => record.traceCount(kind, contains);
   return {
     count: (condition) => driver.read((view) => countOf(condition, view, traced)),

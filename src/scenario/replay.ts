@@ -70,13 +70,16 @@ export function parseTraceLine(text: string): TraceLine | string {
 
 /** Claims recorded for an executor call's check give the executor API's own check again. */
 const authorizerOf: AuthorizerOf = (claims) =>
-  claims === null ? allowAll : claimsAuthorizer(Object.fromEntries(Object.entries(claims).map(([k, v]) => [k, String(v)])));
+  claims === null
+    ? allowAll
+    : claimsAuthorizer(Object.fromEntries(Object.entries(claims).map(([k, v]) => [k, String(v)])));
 const allowAll: ExecutorAuthorizer = () => undefined;
 
 /** The text after `<time> <kind> ` of an entry's line. */
 function textOf(entry: TraceLine): string {
   const head = `${entry.timeMs} ${entry.kind} `;
-  if (!entry.line.startsWith(head)) throw new ReplayError(`entry ${entry.seq}: its line does not start with its time and kind`);
+  if (!entry.line.startsWith(head))
+    throw new ReplayError(`entry ${entry.seq}: its line does not start with its time and kind`);
   return entry.line.slice(head.length);
 }
 
@@ -86,7 +89,8 @@ export class ReplayError extends Error {
 
 /** The options of the cluster a `cluster:start` entry describes, recording its inputs. */
 export function optionsFromStart(entry: TraceLine): ClusterOptions {
-  if (entry.kind !== 'cluster:start') throw new ReplayError(`the trace starts with '${entry.kind}', not 'cluster:start': a replay needs the whole trace`);
+  if (entry.kind !== 'cluster:start')
+    throw new ReplayError(`the trace starts with '${entry.kind}', not 'cluster:start': a replay needs the whole trace`);
   const start = decodeValue(textOf(entry), authorizerOf) as Record<string, unknown>;
   const { seed, epochMs, networkLatencyMs, master, masters, electionDelayMs } = start;
   if (typeof seed !== 'string' || typeof epochMs !== 'number' || typeof master !== 'object' || master === null) {
@@ -132,12 +136,19 @@ class Pending {
 }
 
 /** Replays a trace's entries (in order) and compares what the core writes with them. */
-export async function replay(lines: AsyncIterable<TraceLine> | Iterable<TraceLine>, options: ReplayOptions = {}): Promise<ReplayResult> {
+export async function replay(
+  lines: AsyncIterable<TraceLine> | Iterable<TraceLine>,
+  options: ReplayOptions = {},
+): Promise<ReplayResult> {
   const produced = new Pending();
   let cluster: Cluster | undefined;
   let compared = 0;
   const every = options.progressEvery ?? 100_000;
-  const result = (divergence?: Divergence): ReplayResult => ({ entries: compared, hash: cluster?.trace.hash() ?? '', divergence });
+  const result = (divergence?: Divergence): ReplayResult => ({
+    entries: compared,
+    hash: cluster?.trace.hash() ?? '',
+    divergence,
+  });
   for await (const expected of lines) {
     if (cluster === undefined) {
       cluster = new Cluster({ ...optionsFromStart(expected), checkInvariants: options.checkInvariants ?? true });
@@ -155,7 +166,11 @@ export async function replay(lines: AsyncIterable<TraceLine> | Iterable<TraceLin
   }
   if (cluster === undefined) throw new ReplayError('the trace is empty');
   const extra = produced.first;
-  return result(extra === undefined ? undefined : { seq: extra.seq, timeMs: extra.timeMs, expected: undefined, produced: extra.line });
+  return result(
+    extra === undefined
+      ? undefined
+      : { seq: extra.seq, timeMs: extra.timeMs, expected: undefined, produced: extra.line },
+  );
 }
 
 function diverged(expected: TraceLine, produced: TraceEntry | undefined): Divergence {
@@ -169,7 +184,9 @@ function applyEntry(cluster: Cluster, entry: TraceLine): void {
   try {
     applyInput(cluster, name, args);
   } catch (error) {
-    throw new ReplayError(`entry ${entry.seq} (${entry.kind}) failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ReplayError(
+      `entry ${entry.seq} (${entry.kind}) failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   } finally {
     cluster.drainOutbox();
     cluster.drainContainers();

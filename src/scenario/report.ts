@@ -46,7 +46,8 @@ export function junitReport(results: readonly RunResult[]): string {
       return `    <testcase classname="${esc(result.scenario.name)}" name="${name}" time="0">${body}</testcase>`;
     });
     const problems = result.problems.map(
-      (p) => `    <testcase classname="${esc(result.scenario.name)}" name="run problem"><error message="${esc(p)}"/></testcase>`,
+      (p) =>
+        `    <testcase classname="${esc(result.scenario.name)}" name="run problem"><error message="${esc(p)}"/></testcase>`,
     );
     const failures = result.results.filter((r) => !r.ok).length;
     return [
@@ -57,5 +58,11 @@ export function junitReport(results: readonly RunResult[]): string {
       '  </testsuite>',
     ].join('\n');
   });
-  return ['<?xml version="1.0" encoding="UTF-8"?>', '<testsuites name="clustersim scenarios">', ...suites, '</testsuites>', ''].join('\n');
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<testsuites name="clustersim scenarios">',
+    ...suites,
+    '</testsuites>',
+    '',
+  ].join('\n');
 }

@@ -34,7 +34,9 @@ export class RunTrace {
     // The entries written while the cluster started are all still in its window.
     const kept = trace.entries();
     if (sink !== undefined && trace.length > 0 && kept[0]?.seq !== 1) {
-      throw new Error(`the cluster's trace window lost its first entries before the run began (${trace.length} written)`);
+      throw new Error(
+        `the cluster's trace window lost its first entries before the run began (${trace.length} written)`,
+      );
     }
     if (sink !== undefined) for (const entry of kept) sink(entry);
     trace.onEntry(this.#listener);
@@ -70,7 +72,12 @@ export interface TraceSummary {
 
 /** Where two runs' traces part: the exact entry when the windows hold it, else the stretch between two notes. */
 export type TraceDifference =
-  | { readonly kind: 'entry'; readonly seq: number; readonly first: TraceEntry | undefined; readonly second: TraceEntry | undefined }
+  | {
+      readonly kind: 'entry';
+      readonly seq: number;
+      readonly first: TraceEntry | undefined;
+      readonly second: TraceEntry | undefined;
+    }
   | { readonly kind: 'stretch'; readonly afterSeq: number; readonly bySeq: number };
 
 /** Undefined when the two traces are the same (hash and length), else where they part. */
@@ -92,7 +99,10 @@ export function traceDifference(a: TraceSummary, b: TraceSummary): TraceDifferen
   }
   const first = entryAt(a.trace, afterSeq + 1);
   const second = entryAt(b.trace, afterSeq + 1);
-  if ((first === undefined && afterSeq + 1 <= a.traceLength) || (second === undefined && afterSeq + 1 <= b.traceLength)) {
+  if (
+    (first === undefined && afterSeq + 1 <= a.traceLength) ||
+    (second === undefined && afterSeq + 1 <= b.traceLength)
+  ) {
     return { kind: 'stretch', afterSeq, bySeq };
   }
   for (let seq = afterSeq + 1; seq <= end; seq++) {

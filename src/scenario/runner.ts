@@ -102,7 +102,9 @@ export class RunError extends Error {
     readonly atMs: number,
     readonly reason: string,
   ) {
-    super(`${file}: the run stopped at ${formatSpan(atMs)} of cluster time (seed ${seed}): ${reason}; replay: ${replayCommandOf(file, seed)}`);
+    super(
+      `${file}: the run stopped at ${formatSpan(atMs)} of cluster time (seed ${seed}): ${reason}; replay: ${replayCommandOf(file, seed)}`,
+    );
   }
 }
 
@@ -114,7 +116,9 @@ function runFailure(scenario: Scenario, seed: string, atMs: number, error: unkno
   if (error instanceof ScenarioError) return new ScenarioError(`${scenario.file}: ${error.message}`);
   const engine = ENGINE_ERRORS.some((type) => error instanceof type);
   const text = error instanceof Error ? error.message : String(error);
-  const reason = engine ? 'an internal error of clustersim (a bug; the replay command shows it again)' : text.split('\n')[0]!;
+  const reason = engine
+    ? 'an internal error of clustersim (a bug; the replay command shows it again)'
+    : text.split('\n')[0]!;
   return new RunError(scenario.file, seed, atMs, reason);
 }
 
@@ -134,7 +138,12 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   }
 }
 
-async function runOn(scenario: Scenario, cluster: ScenarioCluster, options: RunOptions, started: number): Promise<RunResult> {
+async function runOn(
+  scenario: Scenario,
+  cluster: ScenarioCluster,
+  options: RunOptions,
+  started: number,
+): Promise<RunResult> {
   const seed = options.seed ?? scenario.seed;
   const trace = cluster.driver.cluster.trace;
   const runTrace = new RunTrace(trace, options.traceSink);
@@ -238,7 +247,8 @@ class Run {
   async close(): Promise<void> {
     for (const fw of this.#frameworks) fw.close();
     this.#record.close();
-    for (const service of this.#services) await service.close().catch((e: Error) => this.problems.push(`closing ${service.spec.name}: ${e.message}`));
+    for (const service of this.#services)
+      await service.close().catch((e: Error) => this.problems.push(`closing ${service.spec.name}: ${e.message}`));
   }
 
   /** Everything due at one instant, until nothing more is. */
@@ -291,7 +301,11 @@ class Run {
   async #fireTimeline(now: number): Promise<boolean> {
     const due = this.scenario.timeline
       .map((entry, i) => [entry, i] as const)
-      .filter(([entry, i]) => !this.#fired.has(i) && (entry.at !== undefined ? entry.at <= now : holds(entry.when as Condition, this.#evidence).ok));
+      .filter(
+        ([entry, i]) =>
+          !this.#fired.has(i) &&
+          (entry.at !== undefined ? entry.at <= now : holds(entry.when as Condition, this.#evidence).ok),
+      );
     for (const [entry, i] of due) {
       this.#fired.add(i);
       await this.#apply(entry, `timeline[${i}] (line ${entry.line})`);
@@ -316,7 +330,8 @@ class Run {
       (target) => this.#agentOf(target, chosen) ?? (missing.push(missingAgent(target)), ''),
       (name) => this.#idOf(name) ?? (missing.push(`framework ${name} (not subscribed yet)`), ''),
     );
-    const report = (text: string): void => void (this.options.lenientFaults === true ? this.notes : this.problems).push(`${where}: ${text}`);
+    const report = (text: string): void =>
+      void (this.options.lenientFaults === true ? this.notes : this.problems).push(`${where}: ${text}`);
     if (missing.length > 0) return report(`${String(raw['type'])}: no ${missing.join(', ')}`);
     for (const [name, id] of chosen) this.#chosen.set(name, id);
     const fault = parseFault(body);
@@ -358,7 +373,10 @@ class Run {
     for (const [i, e] of this.scenario.expect.entries()) {
       if (this.#checked.has(i) || (e.at ?? Infinity) > now) continue;
       this.#checked.add(i);
-      const answer = 'service' in e ? await this.#services.find((s) => s.spec.name === e.service.name)!.get(e.service.get) : undefined;
+      const answer =
+        'service' in e
+          ? await this.#services.find((s) => s.spec.name === e.service.name)!.get(e.service.get)
+          : undefined;
       this.results.push(check(e, this.#evidence, this.#now(), answer));
     }
   }
@@ -382,18 +400,26 @@ class Run {
   }
 
   #idOf(name: string): string | undefined {
-    return this.#frameworks.find((fw) => fw.spec.name === name)?.id ?? this.#services.find((s) => s.spec.name === name)?.id;
+    return (
+      this.#frameworks.find((fw) => fw.spec.name === name)?.id ?? this.#services.find((s) => s.spec.name === name)?.id
+    );
   }
 
   async #setUp(): Promise<void> {
     for (const { role, limits } of this.scenario.cluster.quota) {
       const quantities = Object.fromEntries(Object.entries(limits).map(([name, value]) => [name, { value }]));
-      const call = { type: 'UPDATE_QUOTA', update_quota: { force: true, quota_configs: [{ role, limits: quantities }] } };
-      const answer = await postRaw(new URL('/api/v1', this.cluster.masterUrls[0]), JSON.stringify(call), { 'content-type': 'application/json' });
+      const call = {
+        type: 'UPDATE_QUOTA',
+        update_quota: { force: true, quota_configs: [{ role, limits: quantities }] },
+      };
+      const answer = await postRaw(new URL('/api/v1', this.cluster.masterUrls[0]), JSON.stringify(call), {
+        'content-type': 'application/json',
+      });
       if (answer.status !== 200) this.problems.push(`quota for ${role}: ${answer.status} ${answer.body}`);
     }
     for (const service of this.#services) {
-      if (this.options.startService === undefined) throw new Error(`service ${service.spec.name}: this run cannot start bundled frameworks`);
+      if (this.options.startService === undefined)
+        throw new Error(`service ${service.spec.name}: this run cannot start bundled frameworks`);
       await service.start(this.options.startService, this.cluster.masterUrls);
       await this.#quiesce(this.#now());
     }
@@ -443,7 +469,10 @@ function missingAgent(target: AgentTarget): string {
 
 /** The trace kinds the file's conditions count. */
 function watchedKinds(scenario: Scenario): TraceWatched[] {
-  const conditions = [...scenario.timeline.flatMap((e) => (e.when === undefined ? [] : [e.when])), ...scenario.expect.filter(isCondition)];
+  const conditions = [
+    ...scenario.timeline.flatMap((e) => (e.when === undefined ? [] : [e.when])),
+    ...scenario.expect.filter(isCondition),
+  ];
   return conditions.flatMap(traceWatched);
 }
 
@@ -460,7 +489,8 @@ function expectedSequences(scenario: Scenario): (readonly string[])[] {
 async function until(what: string, test: () => boolean): Promise<void> {
   const deadline = performance.now() + SYNC_TIMEOUT_MS;
   while (!test()) {
-    if (performance.now() > deadline) throw new Error(`scenario runner: waited ${formatSpan(SYNC_TIMEOUT_MS)} of wall time for ${what}`);
+    if (performance.now() > deadline)
+      throw new Error(`scenario runner: waited ${formatSpan(SYNC_TIMEOUT_MS)} of wall time for ${what}`);
     await new Promise((resolve) => setImmediate(resolve));
   }
 }

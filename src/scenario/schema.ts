@@ -173,8 +173,18 @@ const framework = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        keep_running: { type: 'integer', minimum: 0, maximum: max.MAX_KEEP_RUNNING, description: 'Keep this many tasks running: a task that ends is replaced' },
-        total: { type: 'integer', minimum: 0, maximum: max.MAX_TASKS_TOTAL, description: 'Launch this many tasks in all, then no more' },
+        keep_running: {
+          type: 'integer',
+          minimum: 0,
+          maximum: max.MAX_KEEP_RUNNING,
+          description: 'Keep this many tasks running: a task that ends is replaced',
+        },
+        total: {
+          type: 'integer',
+          minimum: 0,
+          maximum: max.MAX_TASKS_TOTAL,
+          description: 'Launch this many tasks in all, then no more',
+        },
         command: { type: 'string', description: "The tasks' shell command (default 'sleep 3600')" },
         cpus: { type: 'number', exclusiveMinimum: 0, maximum: max.MAX_TASK_CPUS },
         mem: { type: 'number', exclusiveMinimum: 0, maximum: max.MAX_TASK_MIB },
@@ -182,8 +192,14 @@ const framework = {
       },
     },
     failover_every: { ...duration, description: 'Drop its connection and subscribe again with its id this often' },
-    stop_at: { ...duration, description: 'When its process exits for good: the connection breaks and it never subscribes again' },
-    reconnect_after: { ...duration, description: 'How long it waits before subscribing again after losing its stream (default 1s)' },
+    stop_at: {
+      ...duration,
+      description: 'When its process exits for good: the connection breaks and it never subscribes again',
+    },
+    reconnect_after: {
+      ...duration,
+      description: 'How long it waits before subscribing again after losing its stream (default 1s)',
+    },
     acknowledge: { type: 'boolean', description: 'Acknowledge status updates (default true)' },
     reconcile: { type: 'boolean', description: 'Reconcile its tasks after each subscription (default true)' },
   },
@@ -195,7 +211,10 @@ const service = {
   required: ['name', 'kind'],
   properties: {
     name: NAME,
-    kind: { enum: [...SERVICE_KINDS], description: 'workflow: the workflow container-task service; orchestrator: the orchestration framework' },
+    kind: {
+      enum: [...SERVICE_KINDS],
+      description: 'workflow: the workflow container-task service; orchestrator: the orchestration framework',
+    },
     config: {
       description: "workflow: its configuration file's [cluster] settings; orchestrator: its environment variables",
       type: 'object',
@@ -225,18 +244,31 @@ const expectation = {
     ...condition.properties,
     at: { ...duration, description: 'When to check (default at the end of the run)' },
     events: {
-      description: "Event types (or 'UPDATE TASK_STATE') that reach a framework in this order, others between them allowed",
+      description:
+        "Event types (or 'UPDATE TASK_STATE') that reach a framework in this order, others between them allowed",
       type: 'object',
       additionalProperties: false,
       required: ['framework', 'sequence'],
-      properties: { framework: { type: 'string' }, sequence: { type: 'array', minItems: 1, maxItems: max.MAX_SEQUENCE, items: { type: 'string', pattern: '^[A-Z_]+( TASK_[A-Z_]+)?$' } } },
+      properties: {
+        framework: { type: 'string' },
+        sequence: {
+          type: 'array',
+          minItems: 1,
+          maxItems: max.MAX_SEQUENCE,
+          items: { type: 'string', pattern: '^[A-Z_]+( TASK_[A-Z_]+)?$' },
+        },
+      },
     },
     resubscribed: {
       description: 'Every time the framework lost its subscription, it subscribed again within this time',
       type: 'object',
       additionalProperties: false,
       required: ['framework', 'within'],
-      properties: { framework: { type: 'string' }, within: duration, min: { ...bound, description: 'and at least this many times' } },
+      properties: {
+        framework: { type: 'string' },
+        within: duration,
+        min: { ...bound, description: 'and at least this many times' },
+      },
     },
     metric: {
       description: 'A figure of /metrics/snapshot at the end of the run',
@@ -280,7 +312,12 @@ export const SCENARIO_SCHEMA = {
   properties: {
     name: NAME,
     description: { type: 'string' },
-    seed: { type: ['integer', 'string'], minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description: 'The default seed (--seed overrides it)' },
+    seed: {
+      type: ['integer', 'string'],
+      minimum: -Number.MAX_SAFE_INTEGER,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'The default seed (--seed overrides it)',
+    },
     duration: { ...duration, description: 'How much cluster time the run covers' },
     cluster: {
       type: 'object',
@@ -308,7 +345,10 @@ export const SCENARIO_SCHEMA = {
           type: 'object',
           additionalProperties: false,
           properties: {
-            isolation: { type: 'string', description: 'e.g. cgroups/cpu,cgroups/mem (default); posix/mem does not enforce memory limits' },
+            isolation: {
+              type: 'string',
+              description: 'e.g. cgroups/cpu,cgroups/mem (default); posix/mem does not enforce memory limits',
+            },
             cgroups: { enum: ['v1', 'v2'] },
             executor_registration_timeout: duration,
             executor_shutdown_grace_period: duration,
@@ -317,7 +357,10 @@ export const SCENARIO_SCHEMA = {
         heartbeat_interval: duration,
         allocation_interval: duration,
         weights: { type: 'string', description: 'role=weight,...' },
-        containerizers: { type: 'string', description: 'The agents\' containerizers, e.g. docker,mesos for engine containers (default mesos)' },
+        containerizers: {
+          type: 'string',
+          description: "The agents' containerizers, e.g. docker,mesos for engine containers (default mesos)",
+        },
         quota: {
           type: 'array',
           maxItems: max.MAX_QUOTA_ENTRIES,
@@ -325,13 +368,21 @@ export const SCENARIO_SCHEMA = {
             type: 'object',
             additionalProperties: false,
             required: ['role', 'limits'],
-            properties: { role: { type: 'string' }, limits: { type: 'object', additionalProperties: { type: 'number', minimum: 0, maximum: max.MAX_QUOTA } } },
+            properties: {
+              role: { type: 'string' },
+              limits: { type: 'object', additionalProperties: { type: 'number', minimum: 0, maximum: max.MAX_QUOTA } },
+            },
           },
         },
       },
     },
     frameworks: { type: 'array', maxItems: max.MAX_FRAMEWORKS, items: framework },
-    services: { type: 'array', maxItems: max.MAX_SERVICES, items: service, description: 'Bundled frameworks started beside the cluster and conducted like the scripted ones' },
+    services: {
+      type: 'array',
+      maxItems: max.MAX_SERVICES,
+      items: service,
+      description: 'Bundled frameworks started beside the cluster and conducted like the scripted ones',
+    },
     timeline: {
       type: 'array',
       maxItems: max.MAX_TIMELINE,
@@ -339,7 +390,10 @@ export const SCENARIO_SCHEMA = {
         type: 'object',
         additionalProperties: false,
         properties: { at: duration, when: CONDITION_REF, fault, request },
-        allOf: [{ oneOf: [{ required: ['at'] }, { required: ['when'] }] }, { oneOf: [{ required: ['fault'] }, { required: ['request'] }] }],
+        allOf: [
+          { oneOf: [{ required: ['at'] }, { required: ['when'] }] },
+          { oneOf: [{ required: ['fault'] }, { required: ['request'] }] },
+        ],
       },
     },
     expect: { type: 'array', minItems: 1, maxItems: max.MAX_EXPECT, items: expectation },

@@ -91,7 +91,8 @@ export class ServiceRun {
   #fetch(method: string, path: string, body: unknown): Promise<ServiceAnswer> {
     if (this.#service === undefined) return Promise.resolve({ status: 0, body: `${this.spec.name} is not running` });
     const text = body === undefined ? undefined : JSON.stringify(body);
-    const headers = text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+    const headers =
+      text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
     return new Promise((resolve) => {
       const req = http.request(new URL(path, this.#service!.url), { method, headers, agent: false }, (res) => {
         let answer = '';

@@ -8,7 +8,14 @@ import type { JsonEvent } from '../client/event-queue.js';
 import type { TaskPlan } from './scenario.js';
 
 const TERMINAL = new Set([
-  'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_ERROR', 'TASK_LOST', 'TASK_DROPPED', 'TASK_GONE', 'TASK_GONE_BY_OPERATOR',
+  'TASK_FINISHED',
+  'TASK_FAILED',
+  'TASK_KILLED',
+  'TASK_ERROR',
+  'TASK_LOST',
+  'TASK_DROPPED',
+  'TASK_GONE',
+  'TASK_GONE_BY_OPERATOR',
 ]);
 
 export function isTerminalState(state: string): boolean {
@@ -37,9 +44,16 @@ export function wanted(plan: TaskPlan, count: TaskCount): number {
  * by `nextId`. Scalars are taken from the first offered resource of each
  * name that still has enough.
  */
-export function tasksFor(offer: JsonEvent, plan: TaskPlan, want: number, nextId: () => string): Record<string, unknown>[] {
+export function tasksFor(
+  offer: JsonEvent,
+  plan: TaskPlan,
+  want: number,
+  nextId: () => string,
+): Record<string, unknown>[] {
   const pool: JsonResource[] = (offer['resources'] ?? []).map((r: JsonResource) => structuredClone(r));
-  const needs = (['cpus', 'mem', 'disk'] as const).map((name) => [name, plan[name]] as const).filter(([, amount]) => amount > 0);
+  const needs = (['cpus', 'mem', 'disk'] as const)
+    .map((name) => [name, plan[name]] as const)
+    .filter(([, amount]) => amount > 0);
   const tasks: Record<string, unknown>[] = [];
   while (tasks.length < want) {
     const taken = needs.map(([name, amount]) => take(pool, name, amount));

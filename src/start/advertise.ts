@@ -10,15 +10,24 @@
 import { StartError } from './errors.js';
 
 /** Host names (letters, digits, `-`, dots) and IPv4 addresses. */
-const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+const HOST_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
 
 /** The host to advertise: `advertiseHost` checked, else the bind host. */
-export function advertisedHost(options: { readonly advertiseHost?: string; readonly agentAddressing?: string }, host: string): string {
+export function advertisedHost(
+  options: { readonly advertiseHost?: string; readonly agentAddressing?: string },
+  host: string,
+): string {
   const advertise = options.advertiseHost;
   if (advertise === undefined) return host;
-  if (!HOST_NAME.test(advertise)) throw new StartError(`--advertise-host must be a host name or an IPv4 address, got '${advertise}'`);
-  if (advertise === '0.0.0.0') throw new StartError("--advertise-host must be an address clients can reach, not '0.0.0.0'");
+  if (!HOST_NAME.test(advertise))
+    throw new StartError(`--advertise-host must be a host name or an IPv4 address, got '${advertise}'`);
+  if (advertise === '0.0.0.0')
+    throw new StartError("--advertise-host must be an address clients can reach, not '0.0.0.0'");
   // Loopback agents are told apart by their own addresses, which are what they advertise.
-  if (options.agentAddressing === 'loopback') throw new StartError('--advertise-host applies to --agent-addressing ports: loopback agents advertise their own addresses');
+  if (options.agentAddressing === 'loopback')
+    throw new StartError(
+      '--advertise-host applies to --agent-addressing ports: loopback agents advertise their own addresses',
+    );
   return advertise;
 }

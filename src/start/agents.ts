@@ -31,7 +31,6 @@ import type { ListenerLimits } from '../http/limits.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { StartError } from './errors.js';
 
-
 export interface AgentEndpoint {
   readonly id: string;
   readonly url: string;
@@ -93,7 +92,10 @@ export async function startAgentsAddressed(
   } catch (error) {
     // Only Linux routes all of 127.0.0.0/8 to loopback; elsewhere 127.0.0.2 cannot be bound.
     if ((error as NodeJS.ErrnoException).code !== 'EADDRNOTAVAIL') throw bindError(error, spec.count);
-    logger.warn({ host }, 'agent addressing: loopback addresses other than 127.0.0.1 cannot be bound here; agents take a port each');
+    logger.warn(
+      { host },
+      'agent addressing: loopback addresses other than 127.0.0.1 cannot be bound here; agents take a port each',
+    );
     return startAgents(driver, host, spec, servers, logger);
   }
 }
@@ -108,7 +110,8 @@ function agentLabel(error: unknown, spec: AgentsSpec): string | undefined {
 
 function bindError(error: unknown, count: number, label = 'the agent listener'): unknown {
   const { code, address, port } = error as NodeJS.ErrnoException & { address?: string; port?: number };
-  if (code === 'EADDRINUSE' || code === 'EACCES') return listenError(error, { label, option: 'agentPort' }, address ?? '', port ?? 0);
+  if (code === 'EADDRINUSE' || code === 'EACCES')
+    return listenError(error, { label, option: 'agentPort' }, address ?? '', port ?? 0);
   if (code !== 'EMFILE') return error;
   return new StartError(
     `agentAddressing: loopback: out of file descriptors for ${count} agent addresses, a socket each on a loopback host; ` +
@@ -121,15 +124,29 @@ function bindError(error: unknown, count: number, label = 'the agent listener'):
  * One app for every agent, each at an address of its own on one port
  * (http/agent/listener.ts); the agents join the core once the port is known.
  */
-async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
+async function startLoopbackAgents(
+  driver: ClusterDriver,
+  host: string,
+  spec: AgentsSpec,
+  servers: FastifyInstance[],
+  logger: Logger,
+): Promise<AgentEndpoint[]> {
   const addresses = loopbackAddresses(spec.count, host);
   const directory = new AgentDirectory('address');
   const app = sharedApp(driver, directory, spec, servers, logger);
   const cap = spec.listener.maxConnections;
   const listener =
-    host === WILDCARD_HOST ? await listenWildcard(app, directory, spec.firstPort, cap) : await listenOnAddresses(app, addresses, spec.firstPort, cap);
+    host === WILDCARD_HOST
+      ? await listenWildcard(app, directory, spec.firstPort, cap)
+      : await listenOnAddresses(app, addresses, spec.firstPort, cap);
   const port = listener.port;
-  return joinAgents(driver, app, spec, directory, addresses.map((ip) => ({ hostname: ip, ip, port, key: ip })));
+  return joinAgents(
+    driver,
+    app,
+    spec,
+    directory,
+    addresses.map((ip) => ({ hostname: ip, ip, port, key: ip })),
+  );
 }
 
 /**
@@ -138,7 +155,13 @@ async function startLoopbackAgents(driver: ClusterDriver, host: string, spec: Ag
  * ports are known. Each server joins `servers` before it listens, to be
  * closed on failure.
  */
-async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): Promise<AgentEndpoint[]> {
+async function startAgents(
+  driver: ClusterDriver,
+  host: string,
+  spec: AgentsSpec,
+  servers: FastifyInstance[],
+  logger: Logger,
+): Promise<AgentEndpoint[]> {
   if (spec.count === 0) return [];
   const directory = new AgentDirectory('port');
   const app = sharedApp(driver, directory, spec, servers, logger);
@@ -149,13 +172,35 @@ async function startAgents(driver: ClusterDriver, host: string, spec: AgentsSpec
     throw bindError(error, spec.count, agentLabel(error, spec));
   }
   const hostname = spec.advertiseHost ?? host;
-  return joinAgents(driver, app, spec, directory, ports.map((port) => ({ hostname, ip: hostname, port, key: port, url: `http://${host}:${port}` })));
+  return joinAgents(
+    driver,
+    app,
+    spec,
+    directory,
+    ports.map((port) => ({ hostname, ip: hostname, port, key: port, url: `http://${host}:${port}` })),
+  );
 }
 
 /** The app every agent's endpoint feeds; until an agent joins, its endpoint answers as a recovering agent. */
-function sharedApp(driver: ClusterDriver, directory: AgentDirectory, spec: AgentsSpec, servers: FastifyInstance[], logger: Logger): FastifyInstance {
-  const binding = { driver, agentId: (req: FastifyRequest) => agentOfDomainSocket(req) ?? directory.agentOf(req.socket), executors: spec.executors };
-  const app = buildAgentApp({ logger, name: 'agents', listener: spec.listener, agent: binding, ...credentialsOf(spec) });
+function sharedApp(
+  driver: ClusterDriver,
+  directory: AgentDirectory,
+  spec: AgentsSpec,
+  servers: FastifyInstance[],
+  logger: Logger,
+): FastifyInstance {
+  const binding = {
+    driver,
+    agentId: (req: FastifyRequest) => agentOfDomainSocket(req) ?? directory.agentOf(req.socket),
+    executors: spec.executors,
+  };
+  const app = buildAgentApp({
+    logger,
+    name: 'agents',
+    listener: spec.listener,
+    agent: binding,
+    ...credentialsOf(spec),
+  });
   servers.push(app);
   return app;
 }
@@ -172,24 +217,50 @@ interface Joining {
 }
 
 /** The agents join the core at their endpoints, in order, and the directory learns where each is. */
-async function joinAgents(driver: ClusterDriver, app: FastifyInstance, spec: AgentsSpec, directory: AgentDirectory, joining: readonly Joining[]): Promise<AgentEndpoint[]> {
+async function joinAgents(
+  driver: ClusterDriver,
+  app: FastifyInstance,
+  spec: AgentsSpec,
+  directory: AgentDirectory,
+  joining: readonly Joining[],
+): Promise<AgentEndpoint[]> {
   const agents: AgentEndpoint[] = [];
   for (const [i, j] of joining.entries()) {
-    const agent = driver.input((c) => c.addAgent({ hostname: j.hostname, ip: j.ip, port: advertised(spec, i, j.port), ...(spec.machines?.[i] ?? spec.machine) }));
+    const agent = driver.input((c) =>
+      c.addAgent({
+        hostname: j.hostname,
+        ip: j.ip,
+        port: advertised(spec, i, j.port),
+        ...(spec.machines?.[i] ?? spec.machine),
+      }),
+    );
     directory.add(j.key, agent.id);
     const domainSocket = await serveDomainSocket(app, agent.id, spec);
-    agents.push({ id: agent.id, url: j.url ?? `http://${j.ip}:${j.port}`, pid: agent.pid, hostname: j.hostname, port: j.port, ...domainSocket });
+    agents.push({
+      id: agent.id,
+      url: j.url ?? `http://${j.ip}:${j.port}`,
+      pid: agent.pid,
+      hostname: j.hostname,
+      port: j.port,
+      ...domainSocket,
+    });
   }
   return agents;
 }
 
-
 /** With domain sockets on, the agent's socket: listening, kept for closing, its path for the endpoint. */
-async function serveDomainSocket(app: FastifyInstance, agentId: string, spec: AgentsSpec): Promise<{ domainSocket?: string }> {
+async function serveDomainSocket(
+  app: FastifyInstance,
+  agentId: string,
+  spec: AgentsSpec,
+): Promise<{ domainSocket?: string }> {
   if (spec.domainSockets === undefined) return {};
   const path = domainSocketPath(spec.domainSockets.workDir, agentId);
   if (Buffer.byteLength(path) > MAX_SOCKET_PATH) {
-    throw new StartError(`workDir: the agents' socket paths (${path}) pass the ${MAX_SOCKET_PATH} bytes a Unix socket address holds; choose a shorter one`, ['workDir']);
+    throw new StartError(
+      `workDir: the agents' socket paths (${path}) pass the ${MAX_SOCKET_PATH} bytes a Unix socket address holds; choose a shorter one`,
+      ['workDir'],
+    );
   }
   const server = await listenDomainSocket(app, path, agentId);
   spec.domainSockets.servers.push({ server, path });
@@ -219,7 +290,8 @@ export function listenError(error: unknown, server: ServerName, host: string, po
   const code = (error as NodeJS.ErrnoException).code;
   const where = `${server.label} cannot listen on ${host}:${port}`;
   if (code === 'EADDRINUSE') return new StartError(`${where}: the port is in use`, server.option);
-  if (code === 'EACCES') return new StartError(`${where}: permission denied (ports below 1024 need privileges)`, server.option);
+  if (code === 'EACCES')
+    return new StartError(`${where}: permission denied (ports below 1024 need privileges)`, server.option);
   if (code === 'EADDRNOTAVAIL') return new StartError(`${where}: ${host} is not an address of this machine`, 'host');
   return error;
 }

@@ -17,10 +17,16 @@ export function authOf(options: ResolvedOptions): { credentials?: Map<string, st
   const out: { credentials?: Map<string, string>; acls?: Acls } = {};
   if (options.authenticateHttpReadonly && options.credentials === undefined) {
     // Upstream's master does not start either: its basic authenticator has no credentials for the realm.
-    throw new StartError(`authenticateHttpReadonly: needs credentials: there are none for the realm '${READONLY_REALM}'`, ['authenticateHttpReadonly', 'credentials']);
+    throw new StartError(
+      `authenticateHttpReadonly: needs credentials: there are none for the realm '${READONLY_REALM}'`,
+      ['authenticateHttpReadonly', 'credentials'],
+    );
   }
   if (options.authenticateHttpReadwrite && options.credentials === undefined) {
-    throw new StartError(`authenticateHttpReadwrite: needs credentials: there are none for the realm '${AGENT_READWRITE_REALM}'`, ['authenticateHttpReadwrite', 'credentials']);
+    throw new StartError(
+      `authenticateHttpReadwrite: needs credentials: there are none for the realm '${AGENT_READWRITE_REALM}'`,
+      ['authenticateHttpReadwrite', 'credentials'],
+    );
   }
   if (options.credentials !== undefined) {
     const loaded = loadCredentials(options.credentials);
@@ -40,7 +46,10 @@ export function authOf(options: ResolvedOptions): { credentials?: Map<string, st
  * with credentials, the read endpoints with `authenticateHttpReadonly`, and
  * the control API once any authentication is on (http/sim/part.ts).
  */
-export function masterAuthOf(options: ResolvedOptions, credentials: Credentials | undefined): Pick<MasterListenOptions, 'credentials' | 'authenticateReadonly' | 'authenticateControlApi'> {
+export function masterAuthOf(
+  options: ResolvedOptions,
+  credentials: Credentials | undefined,
+): Pick<MasterListenOptions, 'credentials' | 'authenticateReadonly' | 'authenticateControlApi'> {
   return {
     ...(credentials === undefined ? {} : { credentials }),
     authenticateReadonly: options.authenticateHttpReadonly,
@@ -51,7 +60,11 @@ export function masterAuthOf(options: ResolvedOptions, credentials: Credentials 
 /** The executor tokens, with executor authentication on; a bad key file stops the start with one line naming it. */
 export async function tokensOf(options: ResolvedOptions): Promise<ExecutorTokens | undefined> {
   if (!options.authenticateHttpExecutors) {
-    if (options.jwtSecretKey !== undefined) throw new StartError('jwtSecretKey: needs authenticateHttpExecutors', ['jwtSecretKey', 'authenticateHttpExecutors']);
+    if (options.jwtSecretKey !== undefined)
+      throw new StartError('jwtSecretKey: needs authenticateHttpExecutors', [
+        'jwtSecretKey',
+        'authenticateHttpExecutors',
+      ]);
     return undefined;
   }
   if (options.jwtSecretKey === undefined) return ExecutorTokens.create();

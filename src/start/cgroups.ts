@@ -25,13 +25,16 @@ export interface ContainerOptions {
 }
 
 /** The container flags from the library's options (with their defaults, option-table.ts), checked; a StartError names the option at fault. */
-export function containerFlagsOf(options: Required<ContainerOptions>): Pick<AgentFlags, 'cgroups' | 'memoryIsolation' | 'memoryControllerDelegated'> {
+export function containerFlagsOf(
+  options: Required<ContainerOptions>,
+): Pick<AgentFlags, 'cgroups' | 'memoryIsolation' | 'memoryControllerDelegated'> {
   const isolators = options.isolation
     .split(',')
     .map((i) => i.trim())
     .filter((i) => i !== '');
   const unknown = isolators.find((i) => !(ISOLATORS as readonly string[]).includes(i));
-  if (unknown !== undefined) throw new StartError(`isolation: unknown isolator '${unknown}' (known: ${ISOLATORS.join(', ')})`, 'isolation');
+  if (unknown !== undefined)
+    throw new StartError(`isolation: unknown isolator '${unknown}' (known: ${ISOLATORS.join(', ')})`, 'isolation');
   return {
     cgroups: options.cgroups,
     memoryIsolation: isolators.includes('cgroups/mem'),

@@ -74,9 +74,23 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
   const stop = stopper(driver, metrics, around, servers, sockets);
   try {
     const masterApps = masterListenOptions(options, credentials, { driver, control, metrics, logger }, around, limits);
-    const masterUrls = await listenMasters(options.masters, options.host, options.port, masterApps, servers, options.advertisePorts?.master);
+    const masterUrls = await listenMasters(
+      options.masters,
+      options.host,
+      options.port,
+      masterApps,
+      servers,
+      options.advertisePorts?.master,
+    );
     const agentSpec = agentsSpecOf(options, agents, { advertised, credentials, sockets }, around, limits);
-    const endpoints = await startAgentsAddressed(options.agentAddressing, driver, options.host, agentSpec, servers, logger);
+    const endpoints = await startAgentsAddressed(
+      options.agentAddressing,
+      driver,
+      options.host,
+      agentSpec,
+      servers,
+      logger,
+    );
     control.markStarted();
     const started = { masterUrls, agents: endpoints, workDir: around.workDir?.path, engineSocket: around.engine?.path };
     return running(driver, control, started, stop);
@@ -99,9 +113,15 @@ interface ExecutorSurroundings extends ReturnType<typeof outputsOf> {
  * The core and its driver, nothing listening yet, and the logger of the
  * run: its timestamps are virtual time when time is virtual.
  */
-function coreOf(options: ResolvedOptions, acls: Acls | undefined): { driver: ClusterDriver; logger: Logger; advertised: string } {
+function coreOf(
+  options: ResolvedOptions,
+  acls: Acls | undefined,
+): { driver: ClusterDriver; logger: Logger; advertised: string } {
   const advertised = advertisedHost(options, options.host);
-  const cluster = clusterOf(options, { ...masterOptionsOf(options, advertised), ...(acls === undefined ? {} : { acls }) });
+  const cluster = clusterOf(options, {
+    ...masterOptionsOf(options, advertised),
+    ...(acls === undefined ? {} : { acls }),
+  });
   const driver: ClusterDriver = options.time === 'virtual' ? new VirtualDriver(cluster) : new RealtimeDriver(cluster);
   // The driver's cluster: a reset or a restore swaps it.
   const virtualNowMs = options.time === 'virtual' ? () => driver.cluster.epochMs + driver.cluster.now() : undefined;
@@ -111,21 +131,42 @@ function coreOf(options: ResolvedOptions, acls: Acls | undefined): { driver: Clu
 }
 
 /** The work directory, the executors' tokens, the streams (and spawned executors) the core's output goes to, the container engine. */
-async function executorSurroundings(options: ResolvedOptions, driver: ClusterDriver, agentFlags: AgentFlags, limits: Limits, logger: Logger): Promise<ExecutorSurroundings> {
+async function executorSurroundings(
+  options: ResolvedOptions,
+  driver: ClusterDriver,
+  agentFlags: AgentFlags,
+  limits: Limits,
+  logger: Logger,
+): Promise<ExecutorSurroundings> {
   const workDir = workDirOf(options, agentFlags);
   const tokens = await tokensOf(options);
   const outputs = outputsOf(driver, limits.master, agentFlags, { workDir, options, tokens }, logger);
-  const engine = await startEngine(options, { driver, connections: outputs.connections }, limits.agentListener, workDir);
+  const engine = await startEngine(
+    options,
+    { driver, connections: outputs.connections },
+    limits.agentListener,
+    workDir,
+  );
   return { ...outputs, workDir, tokens, engine };
 }
 
 /** Closes what was started, listeners and sockets together, and removes a work directory made for this run. */
-function stopper(driver: ClusterDriver, metrics: ClusterMetrics, around: ExecutorSurroundings, servers: FastifyInstance[], sockets: DomainSocket[]): () => Promise<void> {
+function stopper(
+  driver: ClusterDriver,
+  metrics: ClusterMetrics,
+  around: ExecutorSurroundings,
+  servers: FastifyInstance[],
+  sockets: DomainSocket[],
+): () => Promise<void> {
   const { engine, containers, workDir } = around;
   return async () => {
     driver.close();
     metrics.close();
-    await Promise.all([...servers.map((s) => s.close()), ...sockets.map((d) => closeDomainSocket(d.server, d.path)), engine?.close()]);
+    await Promise.all([
+      ...servers.map((s) => s.close()),
+      ...sockets.map((d) => closeDomainSocket(d.server, d.path)),
+      engine?.close(),
+    ]);
     await containers?.close();
     if (workDir?.own === true) rmSync(workDir.path, { recursive: true, force: true });
   };
@@ -156,7 +197,11 @@ function masterListenOptions(
 function agentsSpecOf(
   options: ResolvedOptions,
   agents: ReturnType<typeof agentsOf>,
-  { advertised, credentials, sockets }: { advertised: string; credentials: Credentials | undefined; sockets: DomainSocket[] },
+  {
+    advertised,
+    credentials,
+    sockets,
+  }: { advertised: string; credentials: Credentials | undefined; sockets: DomainSocket[] },
   { connections, streamBudget, tokens, engine, workDir }: ExecutorSurroundings,
   limits: Limits,
 ): AgentsSpec {
@@ -166,7 +211,12 @@ function agentsSpecOf(
     ...(options.advertisePorts === undefined ? {} : { advertiseFirstPort: options.advertisePorts.firstAgent }),
     advertiseHost: advertised,
     listener: limits.agentListener,
-    executors: { connections, budget: streamBudget, ...(tokens === undefined ? {} : { tokens }), ...(engine === undefined ? {} : { engine: engine.helpers }) },
+    executors: {
+      connections,
+      budget: streamBudget,
+      ...(tokens === undefined ? {} : { tokens }),
+      ...(engine === undefined ? {} : { engine: engine.helpers }),
+    },
     ...(options.authenticateHttpReadwrite ? { credentials: credentials! } : {}),
     ...(options.httpExecutorDomainSockets ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {}),
   };
@@ -199,7 +249,12 @@ function running(
  * the seed, the error and the last trace entries, then every listener
  * closes (open streams are cut), so no client is served a broken state.
  */
-function stopOnFailure(driver: ClusterDriver, servers: FastifyInstance[], logger: Logger, onFailure?: (f: ClusterFailure) => void): void {
+function stopOnFailure(
+  driver: ClusterDriver,
+  servers: FastifyInstance[],
+  logger: Logger,
+  onFailure?: (f: ClusterFailure) => void,
+): void {
   driver.onFailure((failure) => {
     logger.fatal({ seed: failure.seed, lastEntries: failure.lastEntries, err: failure.cause }, failure.message);
     driver.close();

@@ -73,7 +73,10 @@ export function controlOf(driver: ClusterDriver, connections: Connections, logge
 export function controlMethods(driver: ClusterDriver, control: SimControl): ControlMethods {
   const virtual = (method: string): void => {
     if (driver.mode !== 'virtual') {
-      throw new SimControlError('virtual-only', `${method}() needs a cluster in virtual time, and this one follows the wall clock: start it with startCluster({ time: 'virtual' })`);
+      throw new SimControlError(
+        'virtual-only',
+        `${method}() needs a cluster in virtual time, and this one follows the wall clock: start it with startCluster({ time: 'virtual' })`,
+      );
     }
   };
   return {
@@ -90,7 +93,9 @@ export function controlMethods(driver: ClusterDriver, control: SimControl): Cont
       virtual('advanceTo');
       const now = driver.cluster.now();
       if (!Number.isSafeInteger(timeMs) || timeMs < now) {
-        throw new RangeError(`advanceTo(timeMs): timeMs must be a whole number of milliseconds from now (${now}) on, got ${timeMs}`);
+        throw new RangeError(
+          `advanceTo(timeMs): timeMs must be a whole number of milliseconds from now (${now}) on, got ${timeMs}`,
+        );
       }
       control.advanceTo(timeMs);
     },
@@ -100,7 +105,11 @@ export function controlMethods(driver: ClusterDriver, control: SimControl): Cont
     },
     runUntil: (test, options = {}) => {
       virtual('runUntil');
-      const span = checkedSpan('runUntil', options.timeoutMs !== undefined ? 'options.timeoutMs' : 'options.maxMs', options.timeoutMs ?? options.maxMs ?? MAX_SPAN_MS);
+      const span = checkedSpan(
+        'runUntil',
+        options.timeoutMs !== undefined ? 'options.timeoutMs' : 'options.maxMs',
+        options.timeoutMs ?? options.maxMs ?? MAX_SPAN_MS,
+      );
       if (typeof test === 'function') return control.runUntilHolds(test, span);
       const condition = parseCondition(test);
       if (typeof condition === 'string') throw new SimControlError('invalid', `runUntil(): ${condition}`);

@@ -23,7 +23,11 @@ export function clusterOf(options: ResolvedOptions, master: MasterOptions): Clus
   const { time } = options;
   return new Cluster({
     seed: options.seed,
-    ...(options.epochMs !== undefined ? { epochMs: options.epochMs } : time === 'realtime' ? { epochMs: Date.now() } : {}),
+    ...(options.epochMs !== undefined
+      ? { epochMs: options.epochMs }
+      : time === 'realtime'
+        ? { epochMs: Date.now() }
+        : {}),
     recordTrace: options.recordTrace,
     ...(options.traceWindow === undefined ? {} : { traceWindow: options.traceWindow }),
     recordInputs: options.recordInputs ?? (options.recordTrace || time === 'virtual'),
@@ -46,15 +50,22 @@ export function masterOptionsOf(options: ResolvedOptions, host: string): MasterO
     allocationIntervalMs: options.allocationIntervalSeconds * 1000,
     weights: new Map(weights.map((w) => [w.role, w.weight])),
     // These three the core defaults itself (option-table.ts): given only when given.
-    ...(options.agentReregisterTimeoutSeconds === undefined ? {} : { agentReregisterTimeoutMs: options.agentReregisterTimeoutSeconds * 1000 }),
+    ...(options.agentReregisterTimeoutSeconds === undefined
+      ? {}
+      : { agentReregisterTimeoutMs: options.agentReregisterTimeoutSeconds * 1000 }),
     ...historyLimits(options),
   };
 }
 
 /** The bounds of the master's histories (whole numbers, checked by options.ts; zero keeps none). */
-function historyLimits(options: ResolvedOptions): Pick<MasterOptions, 'maxCompletedTasksPerFramework' | 'maxCompletedFrameworks'> {
+function historyLimits(
+  options: ResolvedOptions,
+): Pick<MasterOptions, 'maxCompletedTasksPerFramework' | 'maxCompletedFrameworks'> {
   const { maxCompletedTasksPerFramework: tasks, maxCompletedFrameworks: frameworks } = options;
-  return { ...(tasks === undefined ? {} : { maxCompletedTasksPerFramework: tasks }), ...(frameworks === undefined ? {} : { maxCompletedFrameworks: frameworks }) };
+  return {
+    ...(tasks === undefined ? {} : { maxCompletedTasksPerFramework: tasks }),
+    ...(frameworks === undefined ? {} : { maxCompletedFrameworks: frameworks }),
+  };
 }
 
 /** How many agents, and what each is, from the library's options; a StartError names the option at fault. */
@@ -62,15 +73,27 @@ export function agentsOf(options: ResolvedOptions): { count: number; machine: Ma
   const flags = agentFlagsOf(options);
   const machineOf = (resourceText: string, attributeText: string, where: string): Machine => {
     const resources = agentResourcesOf(resourceText);
-    if (typeof resources === 'string') throw new StartError(`${where === '' ? 'agentResources' : `${where}.resources`}: ${resources}`, [where === '' ? 'agentResources' : 'agentGroups']);
+    if (typeof resources === 'string')
+      throw new StartError(`${where === '' ? 'agentResources' : `${where}.resources`}: ${resources}`, [
+        where === '' ? 'agentResources' : 'agentGroups',
+      ]);
     const attributes = parseAttributes(attributeText);
-    if (typeof attributes === 'string') throw new StartError(`${where === '' ? 'agentAttributes' : `${where}.attributes`}: ${attributes}`, [where === '' ? 'agentAttributes' : 'agentGroups']);
+    if (typeof attributes === 'string')
+      throw new StartError(`${where === '' ? 'agentAttributes' : `${where}.attributes`}: ${attributes}`, [
+        where === '' ? 'agentAttributes' : 'agentGroups',
+      ]);
     return { resources, attributes, flags };
   };
   const machine = machineOf(options.agentResources, options.agentAttributes, '');
   if (options.agentGroups !== undefined) {
     const machines = options.agentGroups.flatMap((group, i) => {
-      return Array<Machine>(group.count).fill(machineOf(group.resources ?? options.agentResources, group.attributes ?? options.agentAttributes, `agentGroups[${i}]`));
+      return Array<Machine>(group.count).fill(
+        machineOf(
+          group.resources ?? options.agentResources,
+          group.attributes ?? options.agentAttributes,
+          `agentGroups[${i}]`,
+        ),
+      );
     });
     return { count: machines.length, machine, machines };
   }

@@ -38,21 +38,46 @@ export function outputsOf(
   driver: ClusterDriver,
   master: { readonly maxBufferedBytes?: number; readonly streamBudgetBytes?: number },
   agentFlags: AgentFlags,
-  where: { readonly workDir: WorkDir | undefined; readonly options: ResolvedOptions; readonly tokens: ExecutorTokens | undefined },
+  where: {
+    readonly workDir: WorkDir | undefined;
+    readonly options: ResolvedOptions;
+    readonly tokens: ExecutorTokens | undefined;
+  },
   logger: Logger,
 ): { connections: Connections; streamBudget: StreamBudget; containers: ProcessContainers | undefined } {
   const connections = new Connections();
-  const streamBudget = new StreamBudget({ perStreamBytes: master.maxBufferedBytes!, totalBytes: master.streamBudgetBytes!, log: logger });
+  const streamBudget = new StreamBudget({
+    perStreamBytes: master.maxBufferedBytes!,
+    totalBytes: master.streamBudgetBytes!,
+    log: logger,
+  });
   driver.setOutput(connections.deliver);
-  if (agentFlags.customExecutors !== 'spawn' || where.workDir === undefined) return { connections, streamBudget, containers: undefined };
+  if (agentFlags.customExecutors !== 'spawn' || where.workDir === undefined)
+    return { connections, streamBudget, containers: undefined };
   const workDir = where.workDir.path;
-  const domainSocketOf = where.options.httpExecutorDomainSockets ? { domainSocketOf: (agentId: string) => domainSocketPath(workDir, agentId) } : {};
+  const domainSocketOf = where.options.httpExecutorDomainSockets
+    ? { domainSocketOf: (agentId: string) => domainSocketPath(workDir, agentId) }
+    : {};
   const tokens = where.tokens;
   const tokenFor =
     tokens === undefined
       ? {}
-      : { tokenFor: (l: ContainerLaunch) => tokens.signSync({ frameworkId: l.framework.id, executorId: l.executor.executorId, containerId: l.containerId }) };
-  const containers = new ProcessContainers({ driver, logger, workDir, ...domainSocketOf, ...tokenFor, switchUser: where.options.switchUser });
+      : {
+          tokenFor: (l: ContainerLaunch) =>
+            tokens.signSync({
+              frameworkId: l.framework.id,
+              executorId: l.executor.executorId,
+              containerId: l.containerId,
+            }),
+        };
+  const containers = new ProcessContainers({
+    driver,
+    logger,
+    workDir,
+    ...domainSocketOf,
+    ...tokenFor,
+    switchUser: where.options.switchUser,
+  });
   driver.setContainerHost(containers.handle);
   return { connections, streamBudget, containers };
 }
@@ -76,7 +101,8 @@ export function workDirOf(options: ResolvedOptions, flags: AgentFlags): WorkDir 
 export function engineOn(options: Required<Pick<StartClusterOptions, 'containerizers'>>): boolean {
   const containerizers = options.containerizers.split(',').map((c) => c.trim());
   const unknown = containerizers.find((c) => c !== 'mesos' && c !== 'docker');
-  if (unknown !== undefined) throw new StartError(`containerizers: takes mesos and docker, got '${unknown}'`, ['containerizers']);
+  if (unknown !== undefined)
+    throw new StartError(`containerizers: takes mesos and docker, got '${unknown}'`, ['containerizers']);
   return containerizers.includes('docker');
 }
 
@@ -89,11 +115,21 @@ export async function startEngine(
 ): Promise<{ path: string; helpers: EngineHelpers; close: () => Promise<void> } | undefined> {
   if (!engineOn(options)) return undefined;
   const socketPath = options.engineSocket ?? path.join(workDir!.path, 'engine.sock');
-  const server = createEngineServer({ ...engine, headersTimeoutMs: headersTimeoutSeconds * 1000, requestTimeoutMs: requestTimeoutSeconds * 1000 });
+  const server = createEngineServer({
+    ...engine,
+    headersTimeoutMs: headersTimeoutSeconds * 1000,
+    requestTimeoutMs: requestTimeoutSeconds * 1000,
+  });
   mkdirSync(path.dirname(socketPath), { recursive: true });
   rmSync(socketPath, { force: true });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new StartError(`engineSocket: cannot listen on ${socketPath}: ${error.code ?? error.message}`, ['engineSocket'])));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(
+        new StartError(`engineSocket: cannot listen on ${socketPath}: ${error.code ?? error.message}`, [
+          'engineSocket',
+        ]),
+      ),
+    );
     server.listen(socketPath, () => resolve());
   });
   chmodSync(socketPath, 0o600);

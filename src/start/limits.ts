@@ -17,7 +17,10 @@ export const DEFAULT_LIMITS = Object.fromEntries(
 ) as { readonly [K in keyof LimitOptions]-?: number };
 
 /** The limits as the servers take them (checked by options.ts). */
-export function limitsOf(value: ResolvedOptions): { master: Omit<MasterAppOptions, 'driver' | 'logger'>; agentListener: ListenerLimits } {
+export function limitsOf(value: ResolvedOptions): {
+  master: Omit<MasterAppOptions, 'driver' | 'logger'>;
+  agentListener: ListenerLimits;
+} {
   const timeouts = {
     idleTimeoutSeconds: value.idleTimeoutSeconds,
     headersTimeoutSeconds: value.headersTimeoutSeconds,

@@ -47,7 +47,9 @@ export async function listenMasters(
     const port = await listen(masterApp, host, firstPort === 0 ? 0 : firstPort + index, { label, option: 'port' });
     ports.push(port);
     // A port of 0 is known only now.
-    app.driver.input((c) => c.bindMasterPort(advertiseFirstPort === undefined ? port : advertiseFirstPort + index, index));
+    app.driver.input((c) =>
+      c.bindMasterPort(advertiseFirstPort === undefined ? port : advertiseFirstPort + index, index),
+    );
     urls.push(`http://${host}:${port}`);
   }
   return urls;

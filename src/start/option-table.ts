@@ -33,7 +33,15 @@ import { parseAttributes } from '../wire/convert-common.js';
 import { DEFAULT_ISOLATION, ISOLATORS } from './cgroups.js';
 import * as check from './option-checks.js';
 import type { OptionGroup, OptionRow } from './option-row.js';
-import { COUNT, COUNT_OR_ZERO, MIB as MIB_RULE, PORT, SECONDS, SECONDS_OR_ZERO, type NumberRule } from './number-rules.js';
+import {
+  COUNT,
+  COUNT_OR_ZERO,
+  MIB as MIB_RULE,
+  PORT,
+  SECONDS,
+  SECONDS_OR_ZERO,
+  type NumberRule,
+} from './number-rules.js';
 import { agentResourcesOf } from './resources.js';
 
 export const DEFAULT_AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
@@ -47,7 +55,10 @@ export { OPTION_GROUPS, type OptionGroup, type OptionName, type OptionRow } from
 
 /** A comma list's first unknown item, as a reason. */
 function unknownIn(text: string, known: readonly string[], what: string): string | undefined {
-  const unknown = text.split(',').map((w) => w.trim()).find((w) => w !== '' && !known.includes(w));
+  const unknown = text
+    .split(',')
+    .map((w) => w.trim())
+    .find((w) => w !== '' && !known.includes(w));
   return unknown === undefined ? undefined : `unknown ${what} ${JSON.stringify(unknown)} (known: ${known.join(', ')})`;
 }
 
@@ -75,12 +86,20 @@ const masterOptions = [
     coreDefault: true,
     describe: 'Removed frameworks the master keeps, the oldest dropped first',
   },
-  { name: 'host', flag: 'host', kind: 'text', check: check.nonEmpty, default: '127.0.0.1', describe: 'Address the master and agents listen on' },
+  {
+    name: 'host',
+    flag: 'host',
+    kind: 'text',
+    check: check.nonEmpty,
+    default: '127.0.0.1',
+    describe: 'Address the master and agents listen on',
+  },
   {
     name: 'advertiseHost',
     flag: 'advertise-host',
     kind: 'text',
-    describe: "Host written in master_info, pids, offers and /redirect, where clients go (default --host); e.g. localhost with --host 0.0.0.0 in a container",
+    describe:
+      'Host written in master_info, pids, offers and /redirect, where clients go (default --host); e.g. localhost with --host 0.0.0.0 in a container',
   },
   { name: 'advertisePorts', kind: 'value', check: check.advertisePorts },
   {
@@ -139,14 +158,22 @@ const agentOptions = [
     describe: "Attributes of each agent, e.g. 'rack:r1;zone:z1'",
   },
   { name: 'agentGroups', kind: 'value', check: check.agentGroups, scenarioField: 'cluster.agents' },
-  { name: 'agentPort', flag: 'agent-port', kind: 'number', rule: PORT, default: 0, describe: 'Port of the first agent, the next ones follow (0 = ephemeral)' },
+  {
+    name: 'agentPort',
+    flag: 'agent-port',
+    kind: 'number',
+    rule: PORT,
+    default: 0,
+    describe: 'Port of the first agent, the next ones follow (0 = ephemeral)',
+  },
   {
     name: 'agentAddressing',
     flag: 'agent-addressing',
     kind: 'choice',
     choices: AGENT_ADDRESSINGS,
     default: 'ports',
-    describe: 'ports: a port and listener per agent; loopback: an address per agent (127.0.0.2 and up, Linux) on one port, one listener',
+    describe:
+      'ports: a port and listener per agent; loopback: an address per agent (127.0.0.2 and up, Linux) on one port, one listener',
   },
 ] as const satisfies readonly OptionRow[];
 
@@ -167,7 +194,8 @@ const runOptions = [
     kind: 'choice',
     choices: TIME_MODES,
     default: 'realtime',
-    describe: 'realtime: cluster time follows the wall clock; virtual: it moves only through the control API (POST /sim/v1/advance), and a run replays from its seed',
+    describe:
+      'realtime: cluster time follows the wall clock; virtual: it moves only through the control API (POST /sim/v1/advance), and a run replays from its seed',
   },
   {
     name: 'recordTrace',
@@ -175,7 +203,8 @@ const runOptions = [
     kind: 'boolean',
     default: false,
     flagDefault: null,
-    describe: 'Keep the whole trace, so that GET /sim/v1/trace replays with clustersim replay (default: on in virtual time; --no-record-trace keeps only the recent entries)',
+    describe:
+      'Keep the whole trace, so that GET /sim/v1/trace replays with clustersim replay (default: on in virtual time; --no-record-trace keeps only the recent entries)',
   },
   { name: 'recordInputs', kind: 'value', check: check.recordInputs },
   { name: 'traceWindow', kind: 'number', rule: COUNT },
@@ -185,7 +214,8 @@ const runOptions = [
     kind: 'number',
     rule: EPOCH,
     check: check.finite,
-    describe: 'Cluster time zero, ms since the Unix epoch (default: the wall clock at start in real time, 1700000000000 in virtual time)',
+    describe:
+      'Cluster time zero, ms since the Unix epoch (default: the wall clock at start in real time, 1700000000000 in virtual time)',
   },
   {
     name: 'heartbeatIntervalSeconds',
@@ -251,7 +281,8 @@ const authOptions = [
     flag: 'authenticate-http-readonly',
     kind: 'boolean',
     default: false,
-    describe: 'HTTP Basic (with --credentials) on the read-only endpoints too (/state, /frameworks, /flags, /metrics/snapshot, ...), so view_* ACLs see who reads',
+    describe:
+      'HTTP Basic (with --credentials) on the read-only endpoints too (/state, /frameworks, /flags, /metrics/snapshot, ...), so view_* ACLs see who reads',
   },
   {
     name: 'authenticateHttpReadwrite',
@@ -347,7 +378,12 @@ const executorOptions = [
     describe:
       "A task's own executor (ExecutorInfo): simulate: the agent plays it; spawn: its command runs as a real process that speaks the executor API; await: the agent waits for an outside process to subscribe as it",
   },
-  { name: 'workDir', flag: 'work-dir', kind: 'text', describe: 'Where spawned executors get their sandboxes (default: a temporary directory, removed on exit)' },
+  {
+    name: 'workDir',
+    flag: 'work-dir',
+    kind: 'text',
+    describe: 'Where spawned executors get their sandboxes (default: a temporary directory, removed on exit)',
+  },
   {
     name: 'executorRegistrationTimeoutSeconds',
     flag: 'executor-registration-timeout',
@@ -371,21 +407,24 @@ const executorOptions = [
     flag: 'http-executor-domain-sockets',
     kind: 'boolean',
     default: false,
-    describe: 'Each agent serves its executor API on a Unix domain socket too (<work-dir>/agents/<agent>/agent.sock), given to executors as DOMAIN_SOCKET',
+    describe:
+      'Each agent serves its executor API on a Unix domain socket too (<work-dir>/agents/<agent>/agent.sock), given to executors as DOMAIN_SOCKET',
   },
   {
     name: 'switchUser',
     flag: 'switch-user',
     kind: 'boolean',
     default: true,
-    describe: "Spawned executors run as their command's user, else their framework's (--no-switch-user: as this process' user)",
+    describe:
+      "Spawned executors run as their command's user, else their framework's (--no-switch-user: as this process' user)",
   },
   {
     name: 'authenticateHttpExecutors',
     flag: 'authenticate-http-executors',
     kind: 'boolean',
     default: false,
-    describe: 'Each spawned executor gets a signed token (EXECUTOR_AUTHENTICATION_TOKEN); the executor API wants it as Authorization: Bearer. The control API /sim/v1 then asks for credentials: without --credentials nobody can use it',
+    describe:
+      'Each spawned executor gets a signed token (EXECUTOR_AUTHENTICATION_TOKEN); the executor API wants it as Authorization: Bearer. The control API /sim/v1 then asks for credentials: without --credentials nobody can use it',
   },
   {
     name: 'containerizers',
@@ -396,8 +435,18 @@ const executorOptions = [
     scenarioField: 'cluster.containerizers',
     describe: 'mesos,docker runs the simulated container engine for DOCKER tasks; mesos leaves it out',
   },
-  { name: 'engineSocket', flag: 'engine-socket', kind: 'text', describe: "The container engine API's Unix socket (default <work-dir>/engine.sock), mode 0600" },
-  { name: 'jwtSecretKey', flag: 'jwt-secret-key', kind: 'text', describe: 'File whose bytes sign executor tokens (default: 32 random bytes made at start)' },
+  {
+    name: 'engineSocket',
+    flag: 'engine-socket',
+    kind: 'text',
+    describe: "The container engine API's Unix socket (default <work-dir>/engine.sock), mode 0600",
+  },
+  {
+    name: 'jwtSecretKey',
+    flag: 'jwt-secret-key',
+    kind: 'text',
+    describe: 'File whose bytes sign executor tokens (default: 32 random bytes made at start)',
+  },
 ] as const satisfies readonly OptionRow[];
 
 const containerOptions = [
@@ -424,11 +473,13 @@ const containerOptions = [
     flag: 'memory-controller-delegated',
     kind: 'boolean',
     default: DEFAULT_AGENT_FLAGS.memoryControllerDelegated,
-    describe: "cgroups v2: the memory controller is delegated to the agents' hierarchy (--no-memory-controller-delegated: no memory files, limits cannot be changed)",
+    describe:
+      "cgroups v2: the memory controller is delegated to the agents' hierarchy (--no-memory-controller-delegated: no memory files, limits cannot be changed)",
   },
 ] as const satisfies readonly OptionRow[];
 
-const grouped = <R extends OptionRow, G extends OptionGroup>(rows: readonly R[], group: G) => rows.map((row) => ({ ...row, group }));
+const grouped = <R extends OptionRow, G extends OptionGroup>(rows: readonly R[], group: G) =>
+  rows.map((row) => ({ ...row, group }));
 
 /** Every option of `startCluster()`, once. */
 export const OPTION_TABLE = [

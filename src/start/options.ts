@@ -30,7 +30,9 @@ function ruleOf(row: OptionRow): Rule {
 }
 
 /** A rule for every option of `StartClusterOptions`, in the table's order. */
-export const OPTION_RULES: Readonly<Record<OptionName, Rule>> = Object.fromEntries(OPTION_TABLE.map((row) => [row.name, ruleOf(row)])) as Record<OptionName, Rule>;
+export const OPTION_RULES: Readonly<Record<OptionName, Rule>> = Object.fromEntries(
+  OPTION_TABLE.map((row) => [row.name, ruleOf(row)]),
+) as Record<OptionName, Rule>;
 
 /** Holds the table to a row for each option of `StartClusterOptions` (a row's name can only be one). */
 type TableComplete = [Exclude<OptionName, TableRow['name']>] extends [never] ? true : never;
@@ -38,9 +40,13 @@ export const OPTION_TABLE_COMPLETE: TableComplete = true;
 
 /** The options `startCluster()` gives a default of its own (not those the core applies). */
 type Defaulted = Exclude<Extract<TableRow, { default: unknown }>, { coreDefault: true }>['name'];
-export type ResolvedOptions = StartClusterOptions & { readonly [K in Defaulted]-?: Exclude<StartClusterOptions[K], undefined> };
+export type ResolvedOptions = StartClusterOptions & {
+  readonly [K in Defaulted]-?: Exclude<StartClusterOptions[K], undefined>;
+};
 
-const DEFAULTS = Object.fromEntries(OPTION_TABLE.flatMap((row) => ('default' in row && !('coreDefault' in row) ? [[row.name, row.default]] : [])));
+const DEFAULTS = Object.fromEntries(
+  OPTION_TABLE.flatMap((row) => ('default' in row && !('coreDefault' in row) ? [[row.name, row.default]] : [])),
+);
 
 /** The options checked, with the table's defaults where one is not given (or given as `undefined`). */
 export function resolveStartOptions(options: StartClusterOptions): ResolvedOptions {
@@ -68,7 +74,8 @@ export function checkStartOptions(options: object): void {
     if (rule === undefined) throw new StartError(unknownOption(name), [name]);
     if (value === undefined) continue;
     const reason = rule(value);
-    if (reason !== undefined) throw new StartError(`${name}${reason.startsWith('[') ? '' : ': '}${reason}, got ${show(value)}`, [name]);
+    if (reason !== undefined)
+      throw new StartError(`${name}${reason.startsWith('[') ? '' : ': '}${reason}, got ${show(value)}`, [name]);
   }
 }
 
@@ -77,7 +84,10 @@ function unknownOption(name: string): string {
   const near = Object.keys(OPTION_RULES)
     .map((known) => ({ known, distance: editDistance(name.toLowerCase(), known.toLowerCase()) }))
     .sort((a, b) => a.distance - b.distance || a.known.localeCompare(b.known))[0]!;
-  const hint = near.distance <= Math.max(2, Math.floor(name.length / 3)) ? `; did you mean '${near.known}'?` : `; the options are ${Object.keys(OPTION_RULES).join(', ')}`;
+  const hint =
+    near.distance <= Math.max(2, Math.floor(name.length / 3))
+      ? `; did you mean '${near.known}'?`
+      : `; the options are ${Object.keys(OPTION_RULES).join(', ')}`;
   return `startCluster(): unknown option '${name}'${hint}`;
 }
 
@@ -85,7 +95,8 @@ function editDistance(a: string, b: string): number {
   let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row.push(Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    for (let j = 1; j <= b.length; j++)
+      row.push(Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
     previous = row;
   }
   return previous[b.length]!;
@@ -95,7 +106,8 @@ function editDistance(a: string, b: string): number {
 export function show(value: unknown): string {
   if (typeof value === 'string') return `'${value}'`;
   if (typeof value === 'function') return 'a function';
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined)
+    return String(value);
   try {
     return JSON.stringify(value) ?? String(value);
   } catch {

@@ -11,14 +11,25 @@ import { StartError } from './errors.js';
 import { OPTION_TABLE } from './option-table.js';
 import { loadScenario, ScenarioError } from '../scenario/load.js';
 import { TRACE_WINDOW } from '../scenario/run-trace.js';
-import { runScenario, type ClusterRequest, type ConductedService, type RunOptions, type RunResult, type ScenarioCluster, type ServiceContext } from '../scenario/runner.js';
+import {
+  runScenario,
+  type ClusterRequest,
+  type ConductedService,
+  type RunOptions,
+  type RunResult,
+  type ScenarioCluster,
+  type ServiceContext,
+} from '../scenario/runner.js';
 import type { Scenario, ServiceSpec } from '../scenario/scenario.js';
 import { startWorkflowService } from '../frameworks/workflow/service.js';
 import { parseWorkflowConfig } from '../frameworks/workflow/config.js';
 import { startOrchestrator } from '../frameworks/orchestrator/service.js';
 import { loadConfig as loadOrchestratorConfig } from '../frameworks/orchestrator/config.js';
 
-export async function startScenarioCluster(request: ClusterRequest, extra: StartClusterOptions = {}): Promise<ScenarioCluster> {
+export async function startScenarioCluster(
+  request: ClusterRequest,
+  extra: StartClusterOptions = {},
+): Promise<ScenarioCluster> {
   const running = await startCluster(clusterOptions(request, extra)).catch((error: unknown) => {
     throw error instanceof StartError ? new ScenarioError(fieldMessage(error)) : error;
   });
@@ -46,8 +57,12 @@ function clusterOptions(request: ClusterRequest, extra: StartClusterOptions): St
     seed: request.seed,
     masters: request.masters,
     agentGroups: request.agents,
-    ...(request.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalSeconds: request.heartbeatIntervalMs / 1000 }),
-    ...(request.allocationIntervalMs === undefined ? {} : { allocationIntervalSeconds: request.allocationIntervalMs / 1000 }),
+    ...(request.heartbeatIntervalMs === undefined
+      ? {}
+      : { heartbeatIntervalSeconds: request.heartbeatIntervalMs / 1000 }),
+    ...(request.allocationIntervalMs === undefined
+      ? {}
+      : { allocationIntervalSeconds: request.allocationIntervalMs / 1000 }),
     ...(request.weights === undefined ? {} : { weights: request.weights }),
     ...(request.containerizers === undefined ? {} : { containerizers: request.containerizers }),
     ...agentFlagOptions(request),
@@ -55,7 +70,9 @@ function clusterOptions(request: ClusterRequest, extra: StartClusterOptions): St
 }
 
 /** The fields of a scenario file that the library's options come from (option-table.ts), for a StartError's message. */
-const FIELDS: ReadonlyMap<string, string> = new Map(OPTION_TABLE.flatMap((row) => ('scenarioField' in row ? [[row.name, row.scenarioField]] : [])));
+const FIELDS: ReadonlyMap<string, string> = new Map(
+  OPTION_TABLE.flatMap((row) => ('scenarioField' in row ? [[row.name, row.scenarioField]] : [])),
+);
 
 /** A refused start as the file's error: `cluster.agents[0].resources: ...` rather than `agentGroups[0].resources: ...`. */
 function fieldMessage(error: StartError): string {
@@ -70,8 +87,15 @@ export async function runScenarioFile(file: string, options: Omit<RunOptions, 's
 }
 
 /** Runs a scenario already loaded on a cluster of this process. */
-export async function runLoadedScenario(scenario: Scenario, options: Omit<RunOptions, 'start'> = {}): Promise<RunResult> {
-  return runScenario(scenario, { ...options, start: (request) => startScenarioCluster(request), startService: startScenarioService });
+export async function runLoadedScenario(
+  scenario: Scenario,
+  options: Omit<RunOptions, 'start'> = {},
+): Promise<RunResult> {
+  return runScenario(scenario, {
+    ...options,
+    start: (request) => startScenarioCluster(request),
+    startService: startScenarioService,
+  });
 }
 
 /**
@@ -80,7 +104,10 @@ export async function runLoadedScenario(scenario: Scenario, options: Omit<RunOpt
  * run: a fixed user and host, task ids counted, and the API's configured
  * address as its web UI.
  */
-export async function startScenarioService(spec: ServiceSpec, { masterUrls, pace }: ServiceContext): Promise<ConductedService> {
+export async function startScenarioService(
+  spec: ServiceSpec,
+  { masterUrls, pace }: ServiceContext,
+): Promise<ConductedService> {
   const failed = (error: string): never => {
     throw new Error(`service ${spec.name}: ${error}`);
   };

@@ -28,7 +28,8 @@ export type ContainerRequest =
   | { readonly kind: 'kill'; readonly containerId: string; readonly signal: number; readonly action: AclAction }
   | { readonly kind: 'remove'; readonly containerId: string; readonly action: AclAction };
 
-const nestedOr = (id: mesos.v1.ContainerID, nested: AclAction, standalone: AclAction): AclAction => (id.parent === undefined || id.parent === null ? standalone : nested);
+const nestedOr = (id: mesos.v1.ContainerID, nested: AclAction, standalone: AclAction): AclAction =>
+  id.parent === undefined || id.parent === null ? standalone : nested;
 
 /** Whether a decoded agent Call is one of the container calls this agent serves. */
 export function isContainerCall(call: Call): boolean {
@@ -48,13 +49,28 @@ export function containerRequestFromWire(call: Call): ContainerRequest | string 
     }
     case 'WAIT_CONTAINER': {
       const id = call.wait_container!.container_id;
-      return { kind: 'wait', containerId: id.value, nested: false, action: nestedOr(id, 'wait_nested_containers', 'wait_standalone_containers') };
+      return {
+        kind: 'wait',
+        containerId: id.value,
+        nested: false,
+        action: nestedOr(id, 'wait_nested_containers', 'wait_standalone_containers'),
+      };
     }
     case 'WAIT_NESTED_CONTAINER':
-      return { kind: 'wait', containerId: call.wait_nested_container!.container_id.value, nested: true, action: 'wait_nested_containers' };
+      return {
+        kind: 'wait',
+        containerId: call.wait_nested_container!.container_id.value,
+        nested: true,
+        action: 'wait_nested_containers',
+      };
     case 'KILL_CONTAINER': {
       const { container_id: id, signal } = call.kill_container!;
-      return { kind: 'kill', containerId: id.value, signal: signal ?? SIGKILL, action: nestedOr(id, 'kill_nested_containers', 'kill_standalone_containers') };
+      return {
+        kind: 'kill',
+        containerId: id.value,
+        signal: signal ?? SIGKILL,
+        action: nestedOr(id, 'kill_nested_containers', 'kill_standalone_containers'),
+      };
     }
     case 'KILL_NESTED_CONTAINER': {
       const { container_id: id, signal } = call.kill_nested_container!;
@@ -62,28 +78,50 @@ export function containerRequestFromWire(call: Call): ContainerRequest | string 
     }
     case 'REMOVE_CONTAINER': {
       const id = call.remove_container!.container_id;
-      return { kind: 'remove', containerId: id.value, action: nestedOr(id, 'remove_nested_containers', 'remove_standalone_containers') };
+      return {
+        kind: 'remove',
+        containerId: id.value,
+        action: nestedOr(id, 'remove_nested_containers', 'remove_standalone_containers'),
+      };
     }
     case 'REMOVE_NESTED_CONTAINER':
-      return { kind: 'remove', containerId: call.remove_nested_container!.container_id.value, action: 'remove_nested_containers' };
+      return {
+        kind: 'remove',
+        containerId: call.remove_nested_container!.container_id.value,
+        action: 'remove_nested_containers',
+      };
     default:
       return undefined;
   }
 }
 
-function launchOf(id: mesos.v1.ContainerID, command: mesos.v1.CommandInfo | undefined, tty: boolean, session: boolean): ContainerRequest | string {
+function launchOf(
+  id: mesos.v1.ContainerID,
+  command: mesos.v1.CommandInfo | undefined,
+  tty: boolean,
+  session: boolean,
+): ContainerRequest | string {
   if (id.parent === undefined) return `Expecting 'container_id.parent' to be present`;
   if (command === undefined) return `Expecting 'command' to be present`;
   const shell = command.shell ?? true;
-  const argv = shell ? ['sh', '-c', command.value ?? ''] : (command.arguments ?? []).length > 0 ? [...command.arguments!] : [command.value ?? ''];
+  const argv = shell
+    ? ['sh', '-c', command.value ?? '']
+    : (command.arguments ?? []).length > 0
+      ? [...command.arguments!]
+      : [command.value ?? ''];
   const user = typeof command.user === 'string' ? { user: command.user } : {};
   return { kind: 'launch', launch: { containerId: id.value, parentId: id.parent.value, argv, tty }, session, ...user };
 }
 
 /** The answer to WAIT_CONTAINER (or the deprecated WAIT_NESTED_CONTAINER). */
 export function waitResponse(termination: ContainerTermination, nested: boolean): mesos.v1.agent.Response {
-  const body = { exit_status: termination.exitStatus, ...(termination.message === undefined ? {} : { message: termination.message }) };
-  return nested ? { type: 'WAIT_NESTED_CONTAINER', wait_nested_container: body } : { type: 'WAIT_CONTAINER', wait_container: body };
+  const body = {
+    exit_status: termination.exitStatus,
+    ...(termination.message === undefined ? {} : { message: termination.message }),
+  };
+  return nested
+    ? { type: 'WAIT_NESTED_CONTAINER', wait_nested_container: body }
+    : { type: 'WAIT_CONTAINER', wait_container: body };
 }
 
 function processIoOf(output: ProcessOutput): mesos.v1.agent.ProcessIO {
@@ -109,14 +147,19 @@ export type InputRecord =
 /** A decoded input record (an agent Call of type ATTACH_CONTAINER_INPUT). */
 export function inputRecordOf(call: Call): InputRecord {
   const input = call.attach_container_input;
-  if (call.type !== 'ATTACH_CONTAINER_INPUT' || input === undefined) return { kind: 'invalid', reason: "Expecting 'attach_container_input' to be present" };
+  if (call.type !== 'ATTACH_CONTAINER_INPUT' || input === undefined)
+    return { kind: 'invalid', reason: "Expecting 'attach_container_input' to be present" };
   if (input.type === 'CONTAINER_ID') {
-    return input.container_id === undefined ? { kind: 'invalid', reason: "Expecting 'container_id' to be present" } : { kind: 'container', containerId: input.container_id.value };
+    return input.container_id === undefined
+      ? { kind: 'invalid', reason: "Expecting 'container_id' to be present" }
+      : { kind: 'container', containerId: input.container_id.value };
   }
   const io = input.process_io;
-  if (input.type !== 'PROCESS_IO' || io === undefined) return { kind: 'invalid', reason: "Expecting 'process_io' to be present" };
+  if (input.type !== 'PROCESS_IO' || io === undefined)
+    return { kind: 'invalid', reason: "Expecting 'process_io' to be present" };
   if (io.type === 'CONTROL') return { kind: 'control' };
-  if (io.type !== 'DATA' || io.data?.type !== 'STDIN') return { kind: 'invalid', reason: 'Expecting STDIN data or a control message' };
+  if (io.type !== 'DATA' || io.data?.type !== 'STDIN')
+    return { kind: 'invalid', reason: 'Expecting STDIN data or a control message' };
   const bytes = io.data.data ?? new Uint8Array();
   return bytes.length === 0 ? { kind: 'end' } : { kind: 'stdin', data: new TextDecoder().decode(bytes) };
 }

@@ -58,7 +58,10 @@ const PAYLOADS: Partial<Record<AgentCallType, keyof Call>> = {
 
 /** Upstream's agent call validation: the reason a decoded call is invalid, if it is. */
 export function agentCallError(call: Call): string | undefined {
-  return missingPayload(call, PAYLOADS) ?? (call.type === 'UPDATE_CONTAINER_MEMORY_LIMIT' ? memoryLimitError(call.update_container_memory_limit!) : undefined);
+  return (
+    missingPayload(call, PAYLOADS) ??
+    (call.type === 'UPDATE_CONTAINER_MEMORY_LIMIT' ? memoryLimitError(call.update_container_memory_limit!) : undefined)
+  );
 }
 
 /**
@@ -73,7 +76,8 @@ function memoryLimitError(payload: mesos.v1.agent.Call.UpdateContainerMemoryLimi
     return `'${field}.container_id' is a nested ContainerID; only a top-level task container's memory limit can be updated`;
   }
   const mib = payload.memory_limit.value;
-  if (!(Number.isFinite(mib) && mib > 0)) return `Expecting '${field}.memory_limit.value' to be a positive finite number of MiB, got ${mib}`;
+  if (!(Number.isFinite(mib) && mib > 0))
+    return `Expecting '${field}.memory_limit.value' to be a positive finite number of MiB, got ${mib}`;
   return undefined;
 }
 
@@ -85,7 +89,8 @@ function memoryLimitError(payload: mesos.v1.agent.Call.UpdateContainerMemoryLimi
  */
 export function agentRequestFromWire(call: Call): AgentRequest {
   const type = call.type!;
-  if ((AGENT_READ_CALLS as readonly string[]).includes(type)) return { kind: 'read', type: type as AgentReadCall, call };
+  if ((AGENT_READ_CALLS as readonly string[]).includes(type))
+    return { kind: 'read', type: type as AgentReadCall, call };
   if (type === 'UPDATE_CONTAINER_MEMORY_LIMIT') {
     const payload = call.update_container_memory_limit!;
     return { kind: 'memory-limit', containerId: payload.container_id.value, mib: payload.memory_limit.value };

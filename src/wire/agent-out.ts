@@ -25,17 +25,32 @@ import { BUILD_INFO, VERSION } from './version.js';
 type Response = mesos.v1.agent.Response;
 
 /** The answer to a read call of the agent operator API. */
-export function agentReadResponse(view: ClusterView, node: AgentNodeView, type: AgentReadCall, principal?: string): Response {
+export function agentReadResponse(
+  view: ClusterView,
+  node: AgentNodeView,
+  type: AgentReadCall,
+  principal?: string,
+): Response {
   const viewer = viewerOf(view.authorizer, principal);
   switch (type) {
     case 'GET_HEALTH':
       return { type, get_health: { healthy: true } };
     case 'GET_FLAGS':
-      return { type, get_flags: { flags: Object.entries(agentFlags(view, node)).map(([name, value]) => ({ name, value })) } };
+      return {
+        type,
+        get_flags: { flags: Object.entries(agentFlags(view, node)).map(([name, value]) => ({ name, value })) },
+      };
     case 'GET_VERSION':
       return {
         type,
-        get_version: { version_info: { version: VERSION, build_date: BUILD_INFO.buildDate, build_time: BUILD_INFO.buildTimeSeconds, build_user: BUILD_INFO.buildUser } },
+        get_version: {
+          version_info: {
+            version: VERSION,
+            build_date: BUILD_INFO.buildDate,
+            build_time: BUILD_INFO.buildTimeSeconds,
+            build_user: BUILD_INFO.buildUser,
+          },
+        },
       };
     case 'GET_LOGGING_LEVEL':
       return { type, get_logging_level: { level: LOGGING_LEVEL } };
@@ -61,4 +76,5 @@ export function agentReadResponse(view: ClusterView, node: AgentNodeView, type: 
 }
 
 export const encodeAgentResponseJson = (response: Response): string => encodeJson('mesos.v1.agent.Response', response);
-export const encodeAgentResponseProto = (response: Response): Uint8Array => encodeProto('mesos.v1.agent.Response', response);
+export const encodeAgentResponseProto = (response: Response): Uint8Array =>
+  encodeProto('mesos.v1.agent.Response', response);

@@ -31,7 +31,10 @@ import { SHOW_ALL, type Viewer } from './view-filter.js';
 /** The executors the agent runs, then those that exited; an executor still listed but dead counts as exited. */
 export function agentExecutors(node: AgentNodeView): { running: AgentExecutorView[]; exited: AgentExecutorView[] } {
   const listed = node.executors();
-  return { running: listed.filter((e) => e.alive), exited: [...listed.filter((e) => !e.alive), ...node.completedExecutors()] };
+  return {
+    running: listed.filter((e) => e.alive),
+    exited: [...listed.filter((e) => !e.alive), ...node.completedExecutors()],
+  };
 }
 
 export function agentInfoToWire(node: AgentNodeView): mesos.v1.AgentInfo {
@@ -54,9 +57,15 @@ export function agentGetAgent(node: AgentNodeView): mesos.v1.agent.Response.GetA
   return { agent_info: agentInfoToWire(node) };
 }
 
-export function agentGetFrameworks(node: AgentNodeView, viewer: Viewer = SHOW_ALL): mesos.v1.agent.Response.GetFrameworks {
+export function agentGetFrameworks(
+  node: AgentNodeView,
+  viewer: Viewer = SHOW_ALL,
+): mesos.v1.agent.Response.GetFrameworks {
   const frameworks = node.frameworks().filter((info) => viewer.framework(info.user));
-  return { frameworks: frameworks.map((info) => ({ framework_info: frameworkInfoToWire(info) })), completed_frameworks: [] };
+  return {
+    frameworks: frameworks.map((info) => ({ framework_info: frameworkInfoToWire(info) })),
+    completed_frameworks: [],
+  };
 }
 
 /**
@@ -64,7 +73,11 @@ export function agentGetFrameworks(node: AgentNodeView, viewer: Viewer = SHOW_AL
  * framework (view_frameworks), then the executor by the user it runs as
  * (view_executors): its command's, a command executor's being its task's.
  */
-export function executorViewable(executor: AgentExecutorView, users: ReadonlyMap<string, string>, viewer: Viewer): boolean {
+export function executorViewable(
+  executor: AgentExecutorView,
+  users: ReadonlyMap<string, string>,
+  viewer: Viewer,
+): boolean {
   if (viewer.all) return true;
   const frameworkUser = users.get(executor.frameworkId) ?? '';
   if (!viewer.framework(frameworkUser)) return false;
@@ -73,12 +86,17 @@ export function executorViewable(executor: AgentExecutorView, users: ReadonlyMap
   return viewer.executorUser(executor.kind === 'command' ? (spec?.command?.user ?? frameworkUser) : frameworkUser);
 }
 
-export const usersOf = (node: AgentNodeView): Map<string, string> => new Map(node.frameworks().map((f: FrameworkRef) => [f.id, f.user] as const));
+export const usersOf = (node: AgentNodeView): Map<string, string> =>
+  new Map(node.frameworks().map((f: FrameworkRef) => [f.id, f.user] as const));
 
 /** How upstream names a command executor: its task, and the command it runs. */
 function commandExecutorName(taskId: string, command: CommandSpec | undefined): string {
   const text =
-    command?.value === undefined ? 'NO EXECUTABLE' : command.shell ? `sh -c '${command.value}'` : `[${[command.value, ...command.arguments].join(', ')}]`;
+    command?.value === undefined
+      ? 'NO EXECUTABLE'
+      : command.shell
+        ? `sh -c '${command.value}'`
+        : `[${[command.value, ...command.arguments].join(', ')}]`;
   return `Command Executor (Task: ${taskId}) (Command: ${text})`;
 }
 
@@ -102,7 +120,10 @@ export function executorInfoOf(executor: AgentExecutorView): mesos.v1.ExecutorIn
   };
 }
 
-export function agentGetExecutors(node: AgentNodeView, viewer: Viewer = SHOW_ALL): mesos.v1.agent.Response.GetExecutors {
+export function agentGetExecutors(
+  node: AgentNodeView,
+  viewer: Viewer = SHOW_ALL,
+): mesos.v1.agent.Response.GetExecutors {
   const render = (executor: AgentExecutorView) => ({ executor_info: executorInfoOf(executor) });
   const users = usersOf(node);
   const viewable = (executor: AgentExecutorView) => executorViewable(executor, users, viewer);
@@ -110,7 +131,12 @@ export function agentGetExecutors(node: AgentNodeView, viewer: Viewer = SHOW_ALL
   return { executors: running.filter(viewable).map(render), completed_executors: exited.filter(viewable).map(render) };
 }
 
-function taskToWire(node: AgentNodeView, executor: AgentExecutorView, task: AgentTaskView, user: string): mesos.v1.Task {
+function taskToWire(
+  node: AgentNodeView,
+  executor: AgentExecutorView,
+  task: AgentTaskView,
+  user: string,
+): mesos.v1.Task {
   const raw = task.spec.raw as mesos.v1.TaskInfo | undefined;
   return {
     name: task.spec.name,
@@ -143,11 +169,21 @@ export function agentGetTasks(node: AgentNodeView, viewer: Viewer = SHOW_ALL): m
       list.push(taskToWire(node, executor, task, user));
     }
   }
-  return { pending_tasks: [], queued_tasks: [], launched_tasks: launched, terminated_tasks: terminated, completed_tasks: completed };
+  return {
+    pending_tasks: [],
+    queued_tasks: [],
+    launched_tasks: launched,
+    terminated_tasks: terminated,
+    completed_tasks: completed,
+  };
 }
 
 export function agentGetState(node: AgentNodeView, viewer: Viewer = SHOW_ALL): mesos.v1.agent.Response.GetState {
-  return { get_tasks: agentGetTasks(node, viewer), get_executors: agentGetExecutors(node, viewer), get_frameworks: agentGetFrameworks(node, viewer) };
+  return {
+    get_tasks: agentGetTasks(node, viewer),
+    get_executors: agentGetExecutors(node, viewer),
+    get_frameworks: agentGetFrameworks(node, viewer),
+  };
 }
 
 const MiB = 1024 * 1024;
@@ -159,7 +195,11 @@ const MiB = 1024 * 1024;
  * limit, as upstream's containerizer reports it. Cpu times are zero: a
  * simulated executor runs no process.
  */
-export function resourceStatistics(node: AgentNodeView, executor: AgentExecutorView, nowSeconds: number): mesos.v1.ResourceStatistics {
+export function resourceStatistics(
+  node: AgentNodeView,
+  executor: AgentExecutorView,
+  nowSeconds: number,
+): mesos.v1.ResourceStatistics {
   const allotted = containerResources(executor);
   const [cpus, mem] = [fromMilli(scalarMilli(allotted, 'cpus')), fromMilli(scalarMilli(allotted, 'mem'))];
   const cgroup = node.cgroups.view(executor.containerId);

@@ -23,7 +23,19 @@ import type { Viewer } from './view-filter.js';
 const AGENT = 'mesos.v1.master.Response.GetAgents.Agent';
 
 /** Field numbers of GetAgents.Agent, AgentInfo and TimeInfo (master.proto, mesos.proto). */
-const F = { info: 1, active: 2, version: 3, pid: 4, registered: 5, reregistered: 6, total: 7, allocated: 8, offered: 9, capabilities: 10, deactivated: 12 };
+const F = {
+  info: 1,
+  active: 2,
+  version: 3,
+  pid: 4,
+  registered: 5,
+  reregistered: 6,
+  total: 7,
+  allocated: 8,
+  offered: 9,
+  capabilities: 10,
+  deactivated: 12,
+};
 const INFO = { hostname: 1, resources: 3, attributes: 5, id: 6, port: 8 };
 const NANOSECONDS = 1;
 
@@ -47,19 +59,30 @@ const attributeMessages = new WeakMap<readonly Attribute[], Uint8Array[]>();
 
 function resourceMessages(bag: Resources): Uint8Array[] {
   let list = bagMessages.get(bag);
-  if (list === undefined) bagMessages.set(bag, (list = resourcesToWire(bag).map((r) => encodeProto('mesos.v1.Resource', r))));
+  if (list === undefined)
+    bagMessages.set(bag, (list = resourcesToWire(bag).map((r) => encodeProto('mesos.v1.Resource', r))));
   return list;
 }
 
 function attributesOf(attributes: readonly Attribute[]): Uint8Array[] {
   let list = attributeMessages.get(attributes);
-  if (list === undefined) attributeMessages.set(attributes, (list = attributes.map((a) => encodeProto('mesos.v1.Attribute', attributeToWire(a)))));
+  if (list === undefined)
+    attributeMessages.set(
+      attributes,
+      (list = attributes.map((a) => encodeProto('mesos.v1.Attribute', attributeToWire(a)))),
+    );
   return list;
 }
 
 function direct(agent: AgentSnapshot, version: string, viewer: Viewer): boolean {
   if (!viewer.all || agent.drain !== undefined || agent.drainStartTimeMs !== undefined) return false;
-  if (agent.registeredTimeMs < 0 || (agent.reregisteredTimeMs ?? 0) < 0 || !Number.isInteger(agent.info.port) || agent.info.port < 0) return false;
+  if (
+    agent.registeredTimeMs < 0 ||
+    (agent.reregisteredTimeMs ?? 0) < 0 ||
+    !Number.isInteger(agent.info.port) ||
+    agent.info.port < 0
+  )
+    return false;
   return isAscii(agent.id) && isAscii(agent.info.hostname) && isAscii(agent.pid) && isAscii(version);
 }
 
@@ -70,7 +93,13 @@ function time(out: ProtoWriter, field: number, ms: number): void {
 }
 
 /** Writes the agent as field `field` of the enclosing message: the bytes of `encodeProto(Agent, agentToWire(view, agent, viewer))` with their tag and length. */
-export function writeAgentProto(out: ProtoWriter, field: number, view: ClusterView, agent: AgentSnapshot, viewer: Viewer): void {
+export function writeAgentProto(
+  out: ProtoWriter,
+  field: number,
+  view: ClusterView,
+  agent: AgentSnapshot,
+  viewer: Viewer,
+): void {
   const version = view.masterInfo.version;
   if (!direct(agent, version, viewer)) return out.bytes(field, encodeProto(AGENT, agentToWire(view, agent, viewer)));
   const at = out.begin(field);

@@ -30,7 +30,12 @@ export function executorUserOf(node: AgentNodeView, rootId: string): string | un
   const executor = node.executors().find((e) => e.containerId === rootId);
   if (executor === undefined) return undefined;
   const task = executor.tasks.values().next().value;
-  const own = executor.kind === 'command' ? task?.spec.command?.user : executor.kind === 'custom' ? task?.spec.executor?.command?.user : undefined;
+  const own =
+    executor.kind === 'command'
+      ? task?.spec.command?.user
+      : executor.kind === 'custom'
+        ? task?.spec.executor?.command?.user
+        : undefined;
   return own ?? node.frameworks().find((f) => f.id === executor.frameworkId)?.user;
 }
 
@@ -40,7 +45,12 @@ export function rootOf(view: ClusterView, agentId: string, containerId: string):
 }
 
 /** The reason a container call is refused to `principal`, or undefined when the ACLs allow it. */
-export function containerRefusal(view: ClusterView, agentId: string, request: ContainerRequest, principal: string | undefined): string | undefined {
+export function containerRefusal(
+  view: ClusterView,
+  agentId: string,
+  request: ContainerRequest,
+  principal: string | undefined,
+): string | undefined {
   const { authorizer } = view;
   if (!authorizer.enabled) return undefined;
   const node = view.agentNode(agentId);
@@ -48,7 +58,8 @@ export function containerRefusal(view: ClusterView, agentId: string, request: Co
   if (request.kind === 'launch') {
     const parentUser = executorUserOf(node, request.launch.parentId);
     // Under no executor, upstream asks about the parent only, as ANY.
-    const command = parentUser === undefined ? undefined : { ...(request.user === undefined ? {} : { user: request.user }) };
+    const command =
+      parentUser === undefined ? undefined : { ...(request.user === undefined ? {} : { user: request.user }) };
     return authorizer.nestedLaunchRefusal(principal, request.session, parentUser, command);
   }
   const user = executorUserOf(node, rootOf(view, agentId, request.containerId));
@@ -60,7 +71,12 @@ export function containerRefusal(view: ClusterView, agentId: string, request: Co
  * container no executor holds is not asked about: it is not found (404),
  * as upstream's agent answers first.
  */
-export function attachInputRefusal(view: ClusterView, agentId: string, containerId: string, principal: string | undefined): string | undefined {
+export function attachInputRefusal(
+  view: ClusterView,
+  agentId: string,
+  containerId: string,
+  principal: string | undefined,
+): string | undefined {
   const node = view.agentNode(agentId);
   if (!view.authorizer.enabled || node === undefined) return undefined;
   const user = executorUserOf(node, rootOf(view, agentId, containerId));
@@ -68,7 +84,11 @@ export function attachInputRefusal(view: ClusterView, agentId: string, container
 }
 
 /** Which of the agent's containers a reader may see (view_containers, by the executor's user): for GET_CONTAINERS and /containers. */
-export function containerViewer(view: ClusterView, node: AgentNodeView, principal: string | undefined): (containerId: string) => boolean {
+export function containerViewer(
+  view: ClusterView,
+  node: AgentNodeView,
+  principal: string | undefined,
+): (containerId: string) => boolean {
   if (!view.authorizer.enabled) return () => true;
   return (containerId) => view.authorizer.may('view_containers', principal, executorUserOf(node, containerId));
 }

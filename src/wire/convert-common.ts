@@ -2,7 +2,15 @@
  * Conversions shared by every endpoint: resources, attributes, labels,
  * commands and durations between wire messages and core types.
  */
-import { fromMilli, normalise, toMilli, type DiskInfo, type ReservationInfo, type Resource, type Resources } from '../core/model/resources.js';
+import {
+  fromMilli,
+  normalise,
+  toMilli,
+  type DiskInfo,
+  type ReservationInfo,
+  type Resource,
+  type Resources,
+} from '../core/model/resources.js';
 import { rangesOverlapWithin, type Range } from '../core/model/ranges.js';
 import type { Attribute, CommandSpec, Label } from '../core/model/types.js';
 import type { mesos } from './generated/types.js';
@@ -23,7 +31,14 @@ const PLAIN_BAGS_MAX = 4096;
 function plainKey(list: readonly mesos.v1.Resource[]): string | undefined {
   let key = '';
   for (const r of list) {
-    if (r.type !== 'SCALAR' || (r.reservations?.length ?? 0) > 0 || r.reservation !== undefined || r.disk !== undefined || r.allocation_info !== undefined) return undefined;
+    if (
+      r.type !== 'SCALAR' ||
+      (r.reservations?.length ?? 0) > 0 ||
+      r.reservation !== undefined ||
+      r.disk !== undefined ||
+      r.allocation_info !== undefined
+    )
+      return undefined;
     if (r.role !== undefined && r.role !== '*') return undefined;
     const value = r.scalar?.value;
     if (typeof value !== 'number') return undefined;
@@ -52,7 +67,9 @@ export function sharedWireResources(list: mesos.v1.Resource[]): mesos.v1.Resourc
   let shared = WIRE_LISTS.get(key);
   if (shared === undefined) {
     if (WIRE_LISTS.size >= PLAIN_BAGS_MAX) WIRE_LISTS.clear();
-    shared = Object.freeze(list.map((r) => Object.freeze({ ...r, scalar: Object.freeze({ ...r.scalar! }) }))) as mesos.v1.Resource[];
+    shared = Object.freeze(
+      list.map((r) => Object.freeze({ ...r, scalar: Object.freeze({ ...r.scalar! }) })),
+    ) as mesos.v1.Resource[];
     WIRE_LISTS.set(key, shared);
   }
   return shared;
@@ -60,9 +77,16 @@ export function sharedWireResources(list: mesos.v1.Resource[]): mesos.v1.Resourc
 
 /** The key of one plain scalar wire resource, or undefined when it holds anything more. */
 function plainWireKey(r: mesos.v1.Resource): string | undefined {
-  if (r.type !== 'SCALAR' || r.scalar === undefined || typeof r.scalar.value !== 'number' || Object.is(r.scalar.value, -0)) return undefined;
+  if (
+    r.type !== 'SCALAR' ||
+    r.scalar === undefined ||
+    typeof r.scalar.value !== 'number' ||
+    Object.is(r.scalar.value, -0)
+  )
+    return undefined;
   if (r.role !== undefined && r.role !== '*') return undefined;
-  for (const field in r) if (field !== 'name' && field !== 'type' && field !== 'scalar' && field !== 'role') return undefined;
+  for (const field in r)
+    if (field !== 'name' && field !== 'type' && field !== 'scalar' && field !== 'role') return undefined;
   for (const field in r.scalar) if (field !== 'value') return undefined;
   // Length-prefixed names: no two lists share a key; the role's presence is part of it.
   return `${r.name.length}:${r.name}=${r.scalar.value}${r.role === undefined ? '' : '*'};`;
@@ -91,7 +115,8 @@ function readResources(list: readonly mesos.v1.Resource[] | undefined): Resource
     const disk = diskFromWire(r.disk);
     if (typeof disk === 'string') return `Invalid resource '${r.name}': ${disk}`;
     const volume = disk?.persistence === undefined ? undefined : `${reserved.role}\u0000${disk.persistence.id}`;
-    if (volume !== undefined && volumes.has(volume)) return `Invalid resource '${r.name}': persistent volume '${disk!.persistence!.id}' is listed twice`;
+    if (volume !== undefined && volumes.has(volume))
+      return `Invalid resource '${r.name}': persistent volume '${disk!.persistence!.id}' is listed twice`;
     if (volume !== undefined) volumes.add(volume);
     const base = {
       name: r.name,
@@ -106,7 +131,8 @@ function readResources(list: readonly mesos.v1.Resource[] | undefined): Resource
           return `Invalid scalar resource '${r.name}': ${value ?? 'missing value'}`;
         }
         // Three decimal digits are kept, as upstream does: a positive amount that rounds to nothing is refused, not dropped.
-        if (value !== 0 && toMilli(value) <= 0) return `Invalid scalar resource '${r.name}': ${value} is below 0.001 (value <= 0)`;
+        if (value !== 0 && toMilli(value) <= 0)
+          return `Invalid scalar resource '${r.name}': ${value} is below 0.001 (value <= 0)`;
         out.push({ ...base, type: 'SCALAR', milli: toMilli(value) });
         break;
       }
@@ -134,11 +160,15 @@ function readResources(list: readonly mesos.v1.Resource[] | undefined): Resource
 
 /** Ranges already listed for the same resource (name and role) earlier in the list. */
 function sameRanges(out: readonly Resource[], base: { name: string; role: string }): Range[] {
-  return out.filter((r) => r.type === 'RANGES' && r.name === base.name && r.role === base.role).flatMap((r) => [...(r.ranges ?? [])]);
+  return out
+    .filter((r) => r.type === 'RANGES' && r.name === base.name && r.role === base.role)
+    .flatMap((r) => [...(r.ranges ?? [])]);
 }
 
 function sameSet(out: readonly Resource[], base: { name: string; role: string }): string[] {
-  return out.filter((r) => r.type === 'SET' && r.name === base.name && r.role === base.role).flatMap((r) => [...(r.set ?? [])]);
+  return out
+    .filter((r) => r.type === 'SET' && r.name === base.name && r.role === base.role)
+    .flatMap((r) => [...(r.set ?? [])]);
 }
 
 /**
@@ -163,13 +193,20 @@ function reservationFromWire(r: W): { role: string; reservations?: ReservationIn
   }
   const role = stack[stack.length - 1]!.role;
   // An echo of the pre-refinement form may repeat the role; a different one contradicts the stack.
-  if (r.role !== undefined && r.role !== '*' && r.role !== role) return "'Resource.role' differs from the role of its last reservation";
+  if (r.role !== undefined && r.role !== '*' && r.role !== role)
+    return "'Resource.role' differs from the role of its last reservation";
   return { role, reservations: stack };
 }
 
-function principalAndLabels(x: mesos.v1.Resource.ReservationInfo): { principal?: string; labels?: ReservationInfo['labels'] } {
+function principalAndLabels(x: mesos.v1.Resource.ReservationInfo): {
+  principal?: string;
+  labels?: ReservationInfo['labels'];
+} {
   const labels = labelsFromWire(x.labels);
-  return { ...(x.principal === undefined ? {} : { principal: x.principal }), ...(labels.length === 0 ? {} : { labels }) };
+  return {
+    ...(x.principal === undefined ? {} : { principal: x.principal }),
+    ...(labels.length === 0 ? {} : { labels }),
+  };
 }
 
 /** Persistent volumes only: disks from other sources (mounts, paths) are not modelled. */
@@ -180,8 +217,12 @@ function diskFromWire(d: mesos.v1.Resource.DiskInfo | undefined): DiskInfo | und
   if (d.persistence === undefined && d.volume === undefined) return 'DiskInfo is set but empty';
   const p = d.persistence;
   return {
-    ...(p === undefined ? {} : { persistence: { id: p.id, ...(p.principal === undefined ? {} : { principal: p.principal }) } }),
-    ...(d.volume === undefined ? {} : { volume: { containerPath: d.volume.container_path, mode: d.volume.mode ?? 'RW' } }),
+    ...(p === undefined
+      ? {}
+      : { persistence: { id: p.id, ...(p.principal === undefined ? {} : { principal: p.principal }) } }),
+    ...(d.volume === undefined
+      ? {}
+      : { volume: { containerPath: d.volume.container_path, mode: d.volume.mode ?? 'RW' } }),
   };
 }
 
@@ -250,7 +291,11 @@ export function attributeToWire(a: Attribute): mesos.v1.Attribute {
     case 'SCALAR':
       return { name: a.name, type: 'SCALAR', scalar: { value: fromMilli(a.milli ?? 0) } };
     case 'RANGES':
-      return { name: a.name, type: 'RANGES', ranges: { range: (a.ranges ?? []).map(([begin, end]) => ({ begin, end })) } };
+      return {
+        name: a.name,
+        type: 'RANGES',
+        ranges: { range: (a.ranges ?? []).map(([begin, end]) => ({ begin, end })) },
+      };
     case 'SET':
       return { name: a.name, type: 'SET', set: { item: [...(a.set ?? [])] } };
     case 'TEXT':
@@ -264,7 +309,10 @@ export function attributeToWire(a: Attribute): mesos.v1.Attribute {
  */
 export function parseAttributes(text: string): Attribute[] | string {
   const out: Attribute[] = [];
-  for (const part of text.split(';').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of text
+    .split(';')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const i = part.indexOf(':');
     if (i <= 0) return `Invalid attribute '${part}': expected name:value`;
     const name = part.slice(0, i).trim();
@@ -273,14 +321,24 @@ export function parseAttributes(text: string): Attribute[] | string {
     const set = /^\{(.*)\}$/.exec(value);
     if (range !== null) {
       const ranges: [number, number][] = [];
-      for (const piece of range[1]!.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+      for (const piece of range[1]!
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== '')) {
         const m = /^(\d+)-(\d+)$/.exec(piece);
         if (m === null) return `Invalid range '${piece}' in attribute '${name}'`;
         ranges.push([Number(m[1]), Number(m[2])]);
       }
       out.push({ name, type: 'RANGES', ranges });
     } else if (set !== null) {
-      out.push({ name, type: 'SET', set: set[1]!.split(',').map((p) => p.trim()).filter((p) => p !== '') });
+      out.push({
+        name,
+        type: 'SET',
+        set: set[1]!
+          .split(',')
+          .map((p) => p.trim())
+          .filter((p) => p !== ''),
+      });
     } else if (value !== '' && Number.isFinite(Number(value))) {
       out.push({ name, type: 'SCALAR', milli: toMilli(Number(value)) });
     } else {
@@ -329,7 +387,12 @@ export function commandFromWire(c: mesos.v1.CommandInfo | undefined): CommandSpe
 
 function commandSpecOf(c: mesos.v1.CommandInfo): CommandSpec {
   const user = typeof c.user === 'string' ? { user: c.user } : {};
-  return { shell: c.shell ?? true, ...(c.value === undefined ? {} : { value: c.value }), arguments: c.arguments ?? [], ...user };
+  return {
+    shell: c.shell ?? true,
+    ...(c.value === undefined ? {} : { value: c.value }),
+    arguments: c.arguments ?? [],
+    ...user,
+  };
 }
 
 /** Longer commands are kept as sent: the cache holds at most this much text per entry. */

@@ -27,7 +27,8 @@ export function executorCallError(call: Call): string | undefined {
       if (statusExecutor !== undefined && statusExecutor !== call.executor_id.value) {
         return `ExecutorID in Call: ${call.executor_id.value} does not match ExecutorID in TaskStatus: ${statusExecutor}`;
       }
-      if (status.source !== 'SOURCE_EXECUTOR') return `Received Call from ${who} with invalid source, expecting 'SOURCE_EXECUTOR'`;
+      if (status.source !== 'SOURCE_EXECUTOR')
+        return `Received Call from ${who} with invalid source, expecting 'SOURCE_EXECUTOR'`;
       if (status.state === 'TASK_STAGING') return `Received TASK_STAGING from ${who} which is not allowed`;
       return undefined;
     }
@@ -51,7 +52,9 @@ function payloadOf(call: Call): ExecutorCall {
       return {
         type: 'SUBSCRIBE',
         unacknowledgedTaskIds: (subscribe.unacknowledged_tasks ?? []).map((t) => t.task_id.value),
-        unacknowledgedUpdates: (subscribe.unacknowledged_updates ?? []).filter((u) => u.status.uuid?.length === 16).map((u) => statusFromWire(u.status)),
+        unacknowledgedUpdates: (subscribe.unacknowledged_updates ?? [])
+          .filter((u) => u.status.uuid?.length === 16)
+          .map((u) => statusFromWire(u.status)),
       };
     }
     case 'UPDATE':

@@ -38,7 +38,9 @@ export function executorEventToWire(event: ExecutorEvent): Event {
         type: 'KILL',
         kill: {
           task_id: { value: event.taskId },
-          ...(event.gracePeriodMs === undefined ? {} : { kill_policy: { grace_period: { nanoseconds: Math.round(event.gracePeriodMs * 1e6) } } }),
+          ...(event.gracePeriodMs === undefined
+            ? {}
+            : { kill_policy: { grace_period: { nanoseconds: Math.round(event.gracePeriodMs * 1e6) } } }),
         },
       };
     case 'ACKNOWLEDGED':
@@ -64,11 +66,22 @@ export function executorEventToProto(event: ExecutorEvent): Uint8Array {
 function executorInfoToWire(spec: ExecutorSpec, frameworkId: string): mesos.v1.ExecutorInfo {
   const raw = spec.raw as mesos.v1.ExecutorInfo | undefined;
   return {
-    ...(raw ?? { executor_id: { value: spec.executorId }, type: spec.type, resources: resourcesToWire(spec.resources) }),
+    ...(raw ?? {
+      executor_id: { value: spec.executorId },
+      type: spec.type,
+      resources: resourcesToWire(spec.resources),
+    }),
     framework_id: { value: frameworkId },
   };
 }
 
 function taskInfoToWire(task: TaskSpec): mesos.v1.TaskInfo {
-  return taskInfoOf(task) ?? { name: task.name, task_id: { value: task.taskId }, agent_id: { value: task.agentId }, resources: resourcesToWire(task.resources) };
+  return (
+    taskInfoOf(task) ?? {
+      name: task.name,
+      task_id: { value: task.taskId },
+      agent_id: { value: task.agentId },
+      resources: resourcesToWire(task.resources),
+    }
+  );
 }

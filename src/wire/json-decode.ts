@@ -4,14 +4,7 @@
 // proto2 required fields checked after parsing; stricter than upstream on the
 // shape of repeated fields (see applyValue).
 import type protobuf from 'protobufjs/light.js';
-import {
-  Kind,
-  assertStringKeyed,
-  enumNames,
-  enumOf,
-  fieldKind,
-  messageTypeOf,
-} from './json-fields.js';
+import { Kind, assertStringKeyed, enumNames, enumOf, fieldKind, messageTypeOf } from './json-fields.js';
 import { messageType } from './schema.js';
 
 export type DecodeResult<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -316,9 +309,7 @@ function collectMissing(plan: DecodePlan, msg: Message, prefix: string, out: str
         collectMissing(sub, entry as Message, `${prefix}${field.name}[${i}].value.`, out),
       );
     } else if (field.repeated) {
-      (v as Message[]).forEach((element, i) =>
-        collectMissing(sub, element, `${prefix}${field.name}[${i}].`, out),
-      );
+      (v as Message[]).forEach((element, i) => collectMissing(sub, element, `${prefix}${field.name}[${i}].`, out));
     } else {
       collectMissing(sub, v as Message, `${prefix}${field.name}.`, out);
     }
@@ -334,9 +325,7 @@ function planFor(type: protobuf.Type): DecodePlan {
   const plan: DecodePlan = {
     byName: new Map(fields.map((f) => [f.name, f])),
     required: fields.filter((f) => f.required).map((f) => f.name),
-    messageFields: fields
-      .filter((f) => f.kind === Kind.Message)
-      .sort((a, b) => a.number - b.number),
+    messageFields: fields.filter((f) => f.kind === Kind.Message).sort((a, b) => a.number - b.number),
   };
   plans.set(type, plan);
   return plan;

@@ -55,7 +55,9 @@ export function encodeJson(typeName: string, value: object): string {
 
 /** An enum value of a message's field as the encoder writes it (quoted, canonical), or undefined if it is none. */
 export function enumJson(typeName: string, fieldName: string, value: string): string | undefined {
-  return planFor(messageType(typeName)).fields.find((f) => f.name === fieldName)?.quotedEnum?.get(value);
+  return planFor(messageType(typeName))
+    .fields.find((f) => f.name === fieldName)
+    ?.quotedEnum?.get(value);
 }
 
 function writeMessage(plan: EncodePlan, msg: Message): string {
@@ -189,9 +191,7 @@ function toEncodeField(field: protobuf.Field): EncodeField {
   const kind = fieldKind(field);
   const e = enumOf(field);
   const quotedEnum =
-    e === undefined
-      ? undefined
-      : new Map([...enumNames(e)].map(([name, canonical]) => [name, `"${canonical}"`]));
+    e === undefined ? undefined : new Map([...enumNames(e)].map(([name, canonical]) => [name, `"${canonical}"`]));
   const encodeField: EncodeField = {
     name: field.name,
     firstKey: `${quote(field.name)}:`,

@@ -86,7 +86,10 @@ export function operatorCallError(call: Call): string | undefined {
 }
 
 /** Upstream's first checks of a call, the master's or an agent's: its type, then the payload that type needs. */
-export function missingPayload<C extends { readonly type?: string }>(call: C, payloads: Partial<Record<string, keyof C>>): string | undefined {
+export function missingPayload<C extends { readonly type?: string }>(
+  call: C,
+  payloads: Partial<Record<string, keyof C>>,
+): string | undefined {
   if (call.type === undefined) return "Expecting 'type' to be present";
   const payload = payloads[call.type];
   if (payload !== undefined && call[payload] === undefined) return `Expecting '${String(payload)}' to be present`;
@@ -162,7 +165,11 @@ export function unsupportedQuestions(call: Call): AclQuestion[] {
 }
 
 /** The first refusal among the questions, if any. */
-export function firstRefusal(authorizer: Authorizer, principal: string | undefined, questions: readonly AclQuestion[]): string | undefined {
+export function firstRefusal(
+  authorizer: Authorizer,
+  principal: string | undefined,
+  questions: readonly AclQuestion[],
+): string | undefined {
   for (const { action, object } of questions) {
     const refused = authorizer.refusal(action, principal, object);
     if (refused !== undefined) return refused;
@@ -184,9 +191,16 @@ function coreCallFromWire(call: Call): OperatorCall | string {
     case 'DRAIN_AGENT':
       return drainFromWire(call.drain_agent!);
     case 'UPDATE_QUOTA':
-      return { type: 'UPDATE_QUOTA', force: call.update_quota!.force ?? false, configs: (call.update_quota!.quota_configs ?? []).map(quotaFromWire) };
+      return {
+        type: 'UPDATE_QUOTA',
+        force: call.update_quota!.force ?? false,
+        configs: (call.update_quota!.quota_configs ?? []).map(quotaFromWire),
+      };
     case 'UPDATE_WEIGHTS':
-      return { type: 'UPDATE_WEIGHTS', weights: (call.update_weights!.weight_infos ?? []).map((w) => ({ role: w.role ?? '', weight: w.weight })) };
+      return {
+        type: 'UPDATE_WEIGHTS',
+        weights: (call.update_weights!.weight_infos ?? []).map((w) => ({ role: w.role ?? '', weight: w.weight })),
+      };
     case 'GET_QUOTA':
     case 'GET_WEIGHTS':
     case 'GET_OPERATIONS':

@@ -21,7 +21,17 @@ import type { OperationRecord } from '../core/model/records.js';
 import type { Quantities, QuotaConfig, ResourceOperation } from '../core/model/types.js';
 import { resourcesToWire } from './convert-common.js';
 import type { ReadCallType } from './operator-in.js';
-import { agentToWire, frameworkInfoToWire, frameworkToWire, getAgents, getExecutors, getFrameworks, getState, getTasks, taskToWire } from './operator-state.js';
+import {
+  agentToWire,
+  frameworkInfoToWire,
+  frameworkToWire,
+  getAgents,
+  getExecutors,
+  getFrameworks,
+  getState,
+  getTasks,
+  taskToWire,
+} from './operator-state.js';
 import { SHOW_ALL, visibleResources, type Viewer } from './view-filter.js';
 
 type Response = mesos.v1.master.Response;
@@ -41,7 +51,10 @@ export function readResponse(view: ClusterView, type: ReadCallType, viewer: View
       return { type, get_health: { healthy: true } };
     case 'GET_FLAGS':
       if (!viewer.flags()) return 'FORBIDDEN';
-      return { type, get_flags: { flags: Object.entries(masterFlags(view)).map(([name, value]) => ({ name, value })) } };
+      return {
+        type,
+        get_flags: { flags: Object.entries(masterFlags(view)).map(([name, value]) => ({ name, value })) },
+      };
     case 'GET_VERSION':
       return {
         type,
@@ -55,7 +68,15 @@ export function readResponse(view: ClusterView, type: ReadCallType, viewer: View
         },
       };
     case 'GET_METRICS':
-      return { type, get_metrics: { metrics: Object.entries(renderMetrics(view)).map(([name, value]) => ({ name, value: value instanceof Double ? value.value : Number(value) })) } };
+      return {
+        type,
+        get_metrics: {
+          metrics: Object.entries(renderMetrics(view)).map(([name, value]) => ({
+            name,
+            value: value instanceof Double ? value.value : Number(value),
+          })),
+        },
+      };
     case 'GET_LOGGING_LEVEL':
       return { type, get_logging_level: { level: LOGGING_LEVEL } };
     case 'GET_STATE':
@@ -77,7 +98,10 @@ export function readResponse(view: ClusterView, type: ReadCallType, viewer: View
       return { type, get_maintenance_schedule: { schedule: {} } };
     case 'GET_MASTER': {
       const startTime = view.startTimeMs / 1000;
-      return { type, get_master: { master_info: masterInfoToWire(view.masterInfo), start_time: startTime, elected_time: startTime } };
+      return {
+        type,
+        get_master: { master_info: masterInfoToWire(view.masterInfo), start_time: startTime, elected_time: startTime },
+      };
     }
   }
 }
@@ -100,7 +124,10 @@ export function valueResponse(value: OperatorValue): Response {
     case 'GET_QUOTA':
       return { type: 'GET_QUOTA', get_quota: { status: quotaStatus(value.configs) } };
     case 'GET_WEIGHTS':
-      return { type: 'GET_WEIGHTS', get_weights: { weight_infos: value.weights.map((w) => ({ role: w.role, weight: w.weight })) } };
+      return {
+        type: 'GET_WEIGHTS',
+        get_weights: { weight_infos: value.weights.map((w) => ({ role: w.role, weight: w.weight })) },
+      };
     case 'GET_OPERATIONS':
       return { type: 'GET_OPERATIONS', get_operations: { operations: value.operations.map(operationToWire) } };
   }
@@ -112,11 +139,16 @@ export function valueResponse(value: OperatorValue): Response {
  * config as the specification nests it (`infos[].configs[]`).
  */
 function quotaStatus(quotas: readonly QuotaConfig[]): mesos.v1.quota.QuotaStatus {
-  const scalars = (quantities: Quantities) => Object.fromEntries([...quantities].map(([name, milli]) => [name, { value: fromMilli(milli) }]));
+  const scalars = (quantities: Quantities) =>
+    Object.fromEntries([...quantities].map(([name, milli]) => [name, { value: fromMilli(milli) }]));
   const configs = quotas.map((q) => ({ role: q.role, guarantees: scalars(q.guarantees), limits: scalars(q.limits) }));
   const infos = quotas.map((q, i) => ({
     role: q.role,
-    guarantee: [...q.guarantees].map(([name, milli]) => ({ name, type: 'SCALAR' as const, scalar: { value: fromMilli(milli) } })),
+    guarantee: [...q.guarantees].map(([name, milli]) => ({
+      name,
+      type: 'SCALAR' as const,
+      scalar: { value: fromMilli(milli) },
+    })),
     configs: [configs[i]!],
   }));
   return { infos, configs };
@@ -156,10 +188,17 @@ function offerOperationToWire(op: ResourceOperation): mesos.v1.Offer.Operation {
  * view the framework, with the resources of roles it may view; AGENT_ADDED
  * goes to all, its total resources filtered.
  */
-export function operatorEventToWire(view: ClusterView, event: OperatorEvent, viewer: Viewer = SHOW_ALL): Event | undefined {
+export function operatorEventToWire(
+  view: ClusterView,
+  event: OperatorEvent,
+  viewer: Viewer = SHOW_ALL,
+): Event | undefined {
   switch (event.type) {
     case 'SUBSCRIBED':
-      return { type: 'SUBSCRIBED', subscribed: { get_state: getState(view, viewer), heartbeat_interval_seconds: event.heartbeatIntervalSeconds } };
+      return {
+        type: 'SUBSCRIBED',
+        subscribed: { get_state: getState(view, viewer), heartbeat_interval_seconds: event.heartbeatIntervalSeconds },
+      };
     case 'TASK_ADDED':
       if (!viewer.framework(event.user) || !viewer.task(event.task.spec, event.user)) return undefined;
       return { type: 'TASK_ADDED', task_added: { task: taskToWire(event.task, event.user) } };
@@ -167,7 +206,11 @@ export function operatorEventToWire(view: ClusterView, event: OperatorEvent, vie
       if (!viewer.framework(event.user) || !viewer.task(event.spec, event.user)) return undefined;
       return {
         type: 'TASK_UPDATED',
-        task_updated: { framework_id: { value: event.frameworkId }, status: taskStatusToWire(event.status), state: event.state },
+        task_updated: {
+          framework_id: { value: event.frameworkId },
+          status: taskStatusToWire(event.status),
+          state: event.state,
+        },
       };
     case 'AGENT_ADDED':
       return { type: 'AGENT_ADDED', agent_added: { agent: agentAdded(view, event.agent, viewer) } };
@@ -187,17 +230,29 @@ export function operatorEventToWire(view: ClusterView, event: OperatorEvent, vie
 /** Upstream filters only the agent's total resources in this event. */
 function agentAdded(view: ClusterView, agent: AgentSnapshot, viewer: Viewer): mesos.v1.master.Response.GetAgents.Agent {
   const wire = agentToWire(view, agent);
-  return viewer.all ? wire : { ...wire, total_resources: resourcesToWire(visibleResources(agent.info.resources, viewer)) };
+  return viewer.all
+    ? wire
+    : { ...wire, total_resources: resourcesToWire(visibleResources(agent.info.resources, viewer)) };
 }
 
-function frameworkEvent(view: ClusterView, type: 'FRAMEWORK_ADDED' | 'FRAMEWORK_UPDATED', fw: FrameworkSnapshot, viewer: Viewer): Event | undefined {
+function frameworkEvent(
+  view: ClusterView,
+  type: 'FRAMEWORK_ADDED' | 'FRAMEWORK_UPDATED',
+  fw: FrameworkSnapshot,
+  viewer: Viewer,
+): Event | undefined {
   if (!viewer.framework(fw.info.user)) return undefined;
-  const seen = viewer.all ? fw : { ...fw, allocated: visibleResources(fw.allocated, viewer), offered: visibleResources(fw.offered, viewer) };
+  const seen = viewer.all
+    ? fw
+    : { ...fw, allocated: visibleResources(fw.allocated, viewer), offered: visibleResources(fw.offered, viewer) };
   const framework = frameworkToWire(view, seen);
-  return type === 'FRAMEWORK_ADDED' ? { type, framework_added: { framework } } : { type, framework_updated: { framework } };
+  return type === 'FRAMEWORK_ADDED'
+    ? { type, framework_added: { framework } }
+    : { type, framework_updated: { framework } };
 }
 
 export const encodeResponseJson = (response: Response): string => encodeJson('mesos.v1.master.Response', response);
-export const encodeResponseProto = (response: Response): Uint8Array => encodeProto('mesos.v1.master.Response', response);
+export const encodeResponseProto = (response: Response): Uint8Array =>
+  encodeProto('mesos.v1.master.Response', response);
 export const encodeEventJson = (event: Event): string => encodeJson('mesos.v1.master.Event', event);
 export const encodeEventProto = (event: Event): Uint8Array => encodeProto('mesos.v1.master.Event', event);

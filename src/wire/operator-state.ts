@@ -40,7 +40,10 @@ export function frameworkInfoToWire(info: FrameworkInfo & { readonly id: string 
   };
 }
 
-export function frameworkToWire(view: ClusterView, fw: FrameworkSnapshot): mesos.v1.master.Response.GetFrameworks.Framework {
+export function frameworkToWire(
+  view: ClusterView,
+  fw: FrameworkSnapshot,
+): mesos.v1.master.Response.GetFrameworks.Framework {
   const subscribed = fw.state === 'subscribed';
   const constraints = offerConstraintsJson(fw.constraints);
   return {
@@ -61,12 +64,18 @@ export function frameworkToWire(view: ClusterView, fw: FrameworkSnapshot): mesos
     })),
     allocated_resources: resourcesToWire(fw.allocated),
     offered_resources: resourcesToWire(fw.offered),
-    ...(Object.keys(constraints).length === 0 ? {} : { offer_constraints: constraints as mesos.v1.scheduler.OfferConstraints }),
+    ...(Object.keys(constraints).length === 0
+      ? {}
+      : { offer_constraints: constraints as mesos.v1.scheduler.OfferConstraints }),
   };
 }
 
 /** The resources are those the reader may view (`view_roles`), in every list. */
-export function agentToWire(view: ClusterView, agent: AgentSnapshot, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetAgents.Agent {
+export function agentToWire(
+  view: ClusterView,
+  agent: AgentSnapshot,
+  viewer: Viewer = SHOW_ALL,
+): mesos.v1.master.Response.GetAgents.Agent {
   const { info } = agent;
   const resources = (bag: Resources) => resourcesToWire(visibleResources(bag, viewer));
   return {
@@ -94,7 +103,9 @@ export function agentToWire(view: ClusterView, agent: AgentSnapshot, viewer: Vie
             state: agent.drain.state,
             config: {
               mark_gone: agent.drain.markGone,
-              ...(agent.drain.maxGracePeriodMs === undefined ? {} : { max_grace_period: { nanoseconds: agent.drain.maxGracePeriodMs * 1e6 } }),
+              ...(agent.drain.maxGracePeriodMs === undefined
+                ? {}
+                : { max_grace_period: { nanoseconds: agent.drain.maxGracePeriodMs * 1e6 } }),
             },
           },
         }),
@@ -147,11 +158,22 @@ export interface AgentsAsOf {
 
 export function agentsAsOf(view: ClusterView): AgentsAsOf {
   const agents = [...view.agents()].map((a) => view.agentSnapshot(a.id)!);
-  const recovered = view.recoveredAgents().map((a) => ({ id: { value: a.agentId }, hostname: a.hostname, port: a.port, attributes: a.attributes.map(attributeToWire) }));
+  const recovered = view
+    .recoveredAgents()
+    .map((a) => ({
+      id: { value: a.agentId },
+      hostname: a.hostname,
+      port: a.port,
+      attributes: a.attributes.map(attributeToWire),
+    }));
   return { agents, recovered };
 }
 
-export function agentsToWire(view: ClusterView, asOf: AgentsAsOf, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetAgents {
+export function agentsToWire(
+  view: ClusterView,
+  asOf: AgentsAsOf,
+  viewer: Viewer = SHOW_ALL,
+): mesos.v1.master.Response.GetAgents {
   return { agents: asOf.agents.map((a) => agentToWire(view, a, viewer)), recovered_agents: [...asOf.recovered] };
 }
 
@@ -163,7 +185,10 @@ export function getAgents(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v
 export function getFrameworks(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1.master.Response.GetFrameworks {
   const render = (fw: FrameworkView) => frameworkToWire(view, view.frameworkSnapshot(fw));
   const seen = (fw: FrameworkView) => viewer.framework(fw.info.user);
-  return { frameworks: [...view.frameworks()].filter(seen).map(render), completed_frameworks: view.completedFrameworks().filter(seen).map(render) };
+  return {
+    frameworks: [...view.frameworks()].filter(seen).map(render),
+    completed_frameworks: view.completedFrameworks().filter(seen).map(render),
+  };
 }
 
 /**
@@ -178,7 +203,8 @@ export function getTasks(view: ClusterView, viewer: Viewer = SHOW_ALL): mesos.v1
   for (const fw of viewedFrameworks(view, viewer)) {
     const { user } = fw.info;
     const seen = (task: Task) => viewer.task(task.spec, user);
-    for (const task of fw.tasks.values()) if (seen(task)) (task.state === 'TASK_UNREACHABLE' ? unreachable : tasks).push(taskToWire(task, user));
+    for (const task of fw.tasks.values())
+      if (seen(task)) (task.state === 'TASK_UNREACHABLE' ? unreachable : tasks).push(taskToWire(task, user));
     for (const task of fw.completedTasks) if (seen(task)) completed.push(taskToWire(task, user));
   }
   return { tasks, unreachable_tasks: unreachable, completed_tasks: completed };
@@ -197,7 +223,10 @@ export function getExecutors(view: ClusterView, viewer: Viewer = SHOW_ALL): meso
       if (!viewer.executor(spec, fw.info.user)) continue;
       const raw = spec.raw as mesos.v1.ExecutorInfo | undefined;
       const info: mesos.v1.ExecutorInfo = raw ?? { executor_id: { value: record.executorId }, type: 'DEFAULT' };
-      executors.push({ executor_info: { ...info, framework_id: { value: fw.id } }, agent_id: { value: record.agentId } });
+      executors.push({
+        executor_info: { ...info, framework_id: { value: fw.id } },
+        agent_id: { value: record.agentId },
+      });
     }
   }
   return { executors };

@@ -66,7 +66,9 @@ function liveTaskLists(view: ClusterView, viewer: Viewer): TaskLists {
     const seen = (task: Task) => viewer.all || viewer.task(task.spec, user);
     const group = (tasks: Iterable<Task>): TaskGroup => ({ user, tasks: liveTasks(tasks) });
     lists.tasks.push(group(filtered(fw.tasks.values(), (task) => task.state !== 'TASK_UNREACHABLE' && seen(task))));
-    lists.unreachable_tasks.push(group(filtered(fw.tasks.values(), (task) => task.state === 'TASK_UNREACHABLE' && seen(task))));
+    lists.unreachable_tasks.push(
+      group(filtered(fw.tasks.values(), (task) => task.state === 'TASK_UNREACHABLE' && seen(task))),
+    );
     lists.completed_tasks.push(group(filtered(fw.completedTasks, seen)));
   }
   return lists;
@@ -127,7 +129,10 @@ interface PartCodec<T> {
 
 /** A message of `Response.<type>` through the generic encoders. */
 function wire(type: string): PartCodec<object> {
-  return { json: (value) => encodeJson(`${RESPONSE}.${type}`, value), proto: (value) => encodeProto(`${RESPONSE}.${type}`, value) };
+  return {
+    json: (value) => encodeJson(`${RESPONSE}.${type}`, value),
+    proto: (value) => encodeProto(`${RESPONSE}.${type}`, value),
+  };
 }
 
 /** GetAgents as bytes: each agent straight to bytes (agent-writer.ts), the recovered ones through the generic encoder. */
@@ -172,7 +177,13 @@ class Part<T> implements RestPart {
   }
 }
 
-function snapshotOf(view: ClusterView, type: 'GET_STATE' | 'GET_TASKS', field: 'get_state' | 'get_tasks', lists: TaskLists, rest: readonly RestPart[]): OperatorSnapshot {
+function snapshotOf(
+  view: ClusterView,
+  type: 'GET_STATE' | 'GET_TASKS',
+  field: 'get_state' | 'get_tasks',
+  lists: TaskLists,
+  rest: readonly RestPart[],
+): OperatorSnapshot {
   const nested = field === 'get_state';
   const cancel = view.beforeChange(() => {
     for (const name of LIST_FIELDS) for (const group of lists[name]) group.tasks.freeze();
@@ -197,10 +208,15 @@ function snapshotOf(view: ClusterView, type: 'GET_STATE' | 'GET_TASKS', field: '
         for (const name of LIST_FIELDS) encoded.push([fieldNumber(`${RESPONSE}.GetTasks`, name), []]);
         yield* encodeTasks(lists, encoded);
         const getTasks = encoded.reduce((sum, [, chunks]) => sum + chunks.reduce((s, bytes) => s + bytes.length, 0), 0);
-        const parts = rest.map((part): [number, Uint8Array] => [fieldNumber(`${RESPONSE}.GetState`, part.field), part.proto()]);
+        const parts = rest.map((part): [number, Uint8Array] => [
+          fieldNumber(`${RESPONSE}.GetState`, part.field),
+          part.proto(),
+        ]);
         cancel();
         const tasksField = fieldNumber(`${RESPONSE}.GetState`, 'get_tasks');
-        const inner = (nested ? fieldLength(tasksField, getTasks) : getTasks) + parts.reduce((sum, [number, bytes]) => sum + fieldLength(number, bytes.length), 0);
+        const inner =
+          (nested ? fieldLength(tasksField, getTasks) : getTasks) +
+          parts.reduce((sum, [number, bytes]) => sum + fieldLength(number, bytes.length), 0);
         yield encodeProto(RESPONSE, { type });
         yield fieldHead(fieldNumber(RESPONSE, field), inner);
         if (nested) yield fieldHead(tasksField, getTasks);
@@ -239,7 +255,10 @@ function* tasksJson(lists: TaskLists, pieceBytes: number): Generator<OperatorPie
  * Each list's entries of GetTasks (tag, length, task), in chunks of about
  * `CHUNK_BYTES`, pausing every `TASKS_PER_TURN` tasks.
  */
-function* encodeTasks(lists: TaskLists, into: readonly [number, Uint8Array[]][]): Generator<OperatorPiece, void, undefined> {
+function* encodeTasks(
+  lists: TaskLists,
+  into: readonly [number, Uint8Array[]][],
+): Generator<OperatorPiece, void, undefined> {
   let n = 0;
   const out = new ProtoWriter(CHUNK_BYTES + 4096);
   for (let f = 0; f < LIST_FIELDS.length; f++) {

@@ -61,7 +61,8 @@ function scanMessage(type: protobuf.Type, bytes: Uint8Array, start: number, end:
 function allowedWireTypes(field: protobuf.Field): number[] {
   const resolved = field.resolve();
   if (resolved instanceof protobuf.MapField || resolved.map) return [LENGTH];
-  if (resolved.resolvedType instanceof protobuf.Enum || VARINT_TYPES.has(resolved.type)) return packable(resolved, VARINT);
+  if (resolved.resolvedType instanceof protobuf.Enum || VARINT_TYPES.has(resolved.type))
+    return packable(resolved, VARINT);
   if (FIXED64_TYPES.has(resolved.type)) return packable(resolved, FIXED64);
   if (FIXED32_TYPES.has(resolved.type)) return packable(resolved, FIXED32);
   return [LENGTH];
@@ -144,8 +145,10 @@ function planOf(type: protobuf.Type): Plan {
   for (const field of type.fieldsArray) {
     const f = field.resolve();
     const map = f instanceof protobuf.MapField || f.map;
-    if (f.resolvedType instanceof protobuf.Enum && !map) enums.push({ name: f.name, required: f.required, repeated: f.repeated });
-    else if (f.resolvedType instanceof protobuf.Type) messages.push({ name: f.name, type: f.resolvedType, repeated: f.repeated, map });
+    if (f.resolvedType instanceof protobuf.Enum && !map)
+      enums.push({ name: f.name, required: f.required, repeated: f.repeated });
+    else if (f.resolvedType instanceof protobuf.Type)
+      messages.push({ name: f.name, type: f.resolvedType, repeated: f.repeated, map });
     else if (f.type === 'bytes' && !map) bytesFields.push({ name: f.name, repeated: f.repeated });
   }
   plan = { enums, bytes: bytesFields, messages };

@@ -92,7 +92,8 @@ export class ProtoWriter {
     this.varint((field << 3) | DELIMITED);
     this.varint(n);
     this.#ensure(n);
-    for (let i = 0; i < n; i++) this.#buf[this.pos++] = (nibble(hex.charCodeAt(2 * i)) << 4) | nibble(hex.charCodeAt(2 * i + 1));
+    for (let i = 0; i < n; i++)
+      this.#buf[this.pos++] = (nibble(hex.charCodeAt(2 * i)) << 4) | nibble(hex.charCodeAt(2 * i + 1));
   }
 
   /** Bytes as they are (already encoded fields). */

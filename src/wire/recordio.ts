@@ -5,7 +5,10 @@
 
 /** Frames one record; the result is written as one HTTP chunk. */
 export function frameRecord(payload: Uint8Array | string): Buffer {
-  const body = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
+  const body =
+    typeof payload === 'string'
+      ? Buffer.from(payload, 'utf8')
+      : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength);
   if (body.length === 0) throw new Error('recordio: records are never empty');
   return Buffer.concat([Buffer.from(`${body.length}\n`, 'ascii'), body]);
 }

@@ -3,9 +3,28 @@
  * (bad resources) do not reject the call: they travel with the task and
  * become TASK_ERROR, as upstream reports them.
  */
-import type { SchedulerCall, SchedulerCallType, Operation, ResourceOperation, Subscription, TaskSpec, ExecutorSpec, FrameworkInfo, Capability, OfferConstraints, AttributeConstraint } from '../core/model/types.js';
+import type {
+  SchedulerCall,
+  SchedulerCallType,
+  Operation,
+  ResourceOperation,
+  Subscription,
+  TaskSpec,
+  ExecutorSpec,
+  FrameworkInfo,
+  Capability,
+  OfferConstraints,
+  AttributeConstraint,
+} from '../core/model/types.js';
 import { bytesToHex } from './bytes.js';
-import { commandFromWire, commandParts, durationMs, labelsFromWire, resourcesFromWire, sharedWireResources } from './convert-common.js';
+import {
+  commandFromWire,
+  commandParts,
+  durationMs,
+  labelsFromWire,
+  resourcesFromWire,
+  sharedWireResources,
+} from './convert-common.js';
 import type { mesos } from './generated/types.js';
 
 type Call = mesos.v1.scheduler.Call;
@@ -154,7 +173,8 @@ export function taskFromWire(t: mesos.v1.TaskInfo, ids: Interner = (id) => id): 
   const parts = t.command === undefined ? undefined : commandParts(t.command);
   const command = parts?.spec;
   const grace = durationMs(t.kill_policy?.grace_period);
-  const limits = t.limits === undefined ? undefined : Object.fromEntries(Object.entries(t.limits).map(([k, v]) => [k, v.value]));
+  const limits =
+    t.limits === undefined ? undefined : Object.fromEntries(Object.entries(t.limits).map(([k, v]) => [k, v.value]));
   const invalid = typeof resources === 'string' ? resources : executor?.invalid;
   const { name: _name, task_id: _taskId, agent_id: _agentId, ...raw } = t;
   if (raw.resources !== undefined) raw.resources = sharedWireResources(raw.resources);
@@ -216,7 +236,8 @@ function interner(): Interner {
 function operationFromWire(op: mesos.v1.Offer.Operation, ids: Interner): Operation {
   const id = op.id?.value;
   const withId = id === undefined ? {} : { id };
-  if (op.type === 'LAUNCH') return { type: 'LAUNCH', tasks: (op.launch?.task_infos ?? []).map((t) => taskFromWire(t, ids)), ...withId };
+  if (op.type === 'LAUNCH')
+    return { type: 'LAUNCH', tasks: (op.launch?.task_infos ?? []).map((t) => taskFromWire(t, ids)), ...withId };
   if (op.type === 'LAUNCH_GROUP' && op.launch_group !== undefined) {
     return {
       type: 'LAUNCH_GROUP',
@@ -242,9 +263,12 @@ function resourceOperationFromWire(op: mesos.v1.Offer.Operation): ResourceOperat
           : op.type === 'DESTROY'
             ? op.destroy?.volumes
             : undefined;
-  if (op.type !== 'RESERVE' && op.type !== 'UNRESERVE' && op.type !== 'CREATE' && op.type !== 'DESTROY') return undefined;
+  if (op.type !== 'RESERVE' && op.type !== 'UNRESERVE' && op.type !== 'CREATE' && op.type !== 'DESTROY')
+    return undefined;
   const resources = resourcesFromWire(list);
-  return typeof resources === 'string' ? { type: op.type, resources: [], invalid: resources } : { type: op.type, resources };
+  return typeof resources === 'string'
+    ? { type: op.type, resources: [], invalid: resources }
+    : { type: op.type, resources };
 }
 
 /** A validated non-SUBSCRIBE call as a core input, or the reason it cannot be one. */
@@ -262,11 +286,26 @@ const CALLS_FROM_WIRE: { readonly [T in SchedulerCallType]: (call: Call) => Sche
   ACCEPT: ({ accept }) => {
     const agentIds = interner();
     const operations = (accept!.operations ?? []).map((op) => operationFromWire(op, agentIds));
-    return { type: 'ACCEPT', offerIds: ids(accept!.offer_ids), operations, filters: { refuseMs: refuseMs(accept!.filters) } };
+    return {
+      type: 'ACCEPT',
+      offerIds: ids(accept!.offer_ids),
+      operations,
+      filters: { refuseMs: refuseMs(accept!.filters) },
+    };
   },
-  DECLINE: ({ decline }) => ({ type: 'DECLINE', offerIds: ids(decline!.offer_ids), filters: { refuseMs: refuseMs(decline!.filters) } }),
-  ACCEPT_INVERSE_OFFERS: (call) => ({ type: 'ACCEPT_INVERSE_OFFERS', offerIds: ids(call.accept_inverse_offers!.inverse_offer_ids) }),
-  DECLINE_INVERSE_OFFERS: (call) => ({ type: 'DECLINE_INVERSE_OFFERS', offerIds: ids(call.decline_inverse_offers!.inverse_offer_ids) }),
+  DECLINE: ({ decline }) => ({
+    type: 'DECLINE',
+    offerIds: ids(decline!.offer_ids),
+    filters: { refuseMs: refuseMs(decline!.filters) },
+  }),
+  ACCEPT_INVERSE_OFFERS: (call) => ({
+    type: 'ACCEPT_INVERSE_OFFERS',
+    offerIds: ids(call.accept_inverse_offers!.inverse_offer_ids),
+  }),
+  DECLINE_INVERSE_OFFERS: (call) => ({
+    type: 'DECLINE_INVERSE_OFFERS',
+    offerIds: ids(call.decline_inverse_offers!.inverse_offer_ids),
+  }),
   REVIVE: ({ revive }) => {
     // `role` is the spec's single-role form; upstream sends `roles`.
     const { roles = [], role } = revive ?? {};
@@ -275,10 +314,24 @@ const CALLS_FROM_WIRE: { readonly [T in SchedulerCallType]: (call: Call) => Sche
   SUPPRESS: ({ suppress }) => ({ type: 'SUPPRESS', roles: suppress?.roles ?? [] }),
   KILL: ({ kill }) => {
     const grace = durationMs(kill!.kill_policy?.grace_period);
-    return { type: 'KILL', taskId: kill!.task_id.value, ...optional('agentId', kill!.agent_id?.value), ...optional('gracePeriodMs', grace) };
+    return {
+      type: 'KILL',
+      taskId: kill!.task_id.value,
+      ...optional('agentId', kill!.agent_id?.value),
+      ...optional('gracePeriodMs', grace),
+    };
   },
-  SHUTDOWN: ({ shutdown }) => ({ type: 'SHUTDOWN', executorId: shutdown!.executor_id.value, agentId: shutdown!.agent_id.value }),
-  ACKNOWLEDGE: ({ acknowledge: a }) => ({ type: 'ACKNOWLEDGE', agentId: a!.agent_id.value, taskId: a!.task_id.value, uuid: bytesToHex(a!.uuid) }),
+  SHUTDOWN: ({ shutdown }) => ({
+    type: 'SHUTDOWN',
+    executorId: shutdown!.executor_id.value,
+    agentId: shutdown!.agent_id.value,
+  }),
+  ACKNOWLEDGE: ({ acknowledge: a }) => ({
+    type: 'ACKNOWLEDGE',
+    agentId: a!.agent_id.value,
+    taskId: a!.task_id.value,
+    uuid: bytesToHex(a!.uuid),
+  }),
   ACKNOWLEDGE_OPERATION_STATUS: ({ acknowledge_operation_status: a }) => ({
     type: 'ACKNOWLEDGE_OPERATION_STATUS',
     ...optional('agentId', a!.agent_id?.value),
@@ -287,13 +340,24 @@ const CALLS_FROM_WIRE: { readonly [T in SchedulerCallType]: (call: Call) => Sche
   }),
   RECONCILE: ({ reconcile }) => ({
     type: 'RECONCILE',
-    tasks: (reconcile!.tasks ?? []).map((t) => ({ taskId: t.task_id.value, ...optional('agentId', t.agent_id?.value) })),
+    tasks: (reconcile!.tasks ?? []).map((t) => ({
+      taskId: t.task_id.value,
+      ...optional('agentId', t.agent_id?.value),
+    })),
   }),
   RECONCILE_OPERATIONS: ({ reconcile_operations }) => ({
     type: 'RECONCILE_OPERATIONS',
-    operations: (reconcile_operations!.operations ?? []).map((o) => ({ operationId: o.operation_id.value, ...optional('agentId', o.agent_id?.value) })),
+    operations: (reconcile_operations!.operations ?? []).map((o) => ({
+      operationId: o.operation_id.value,
+      ...optional('agentId', o.agent_id?.value),
+    })),
   }),
-  MESSAGE: ({ message: m }) => ({ type: 'MESSAGE', agentId: m!.agent_id.value, executorId: m!.executor_id.value, data: m!.data }),
+  MESSAGE: ({ message: m }) => ({
+    type: 'MESSAGE',
+    agentId: m!.agent_id.value,
+    executorId: m!.executor_id.value,
+    data: m!.data,
+  }),
   UPDATE_FRAMEWORK: ({ update_framework }) => {
     const sub = subscriptionFromWire(update_framework!);
     return typeof sub === 'string' ? sub : { type: 'UPDATE_FRAMEWORK', subscription: sub };

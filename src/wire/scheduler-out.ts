@@ -26,7 +26,10 @@ export function eventToWire(event: SchedulerEvent): Event {
     case 'UPDATE':
       return { type: 'UPDATE', update: { status: taskStatusToWire(event.status) } };
     case 'UPDATE_OPERATION_STATUS':
-      return { type: 'UPDATE_OPERATION_STATUS', update_operation_status: { status: operationStatusToWire(event.status) } };
+      return {
+        type: 'UPDATE_OPERATION_STATUS',
+        update_operation_status: { status: operationStatusToWire(event.status) },
+      };
     case 'MESSAGE':
       return {
         type: 'MESSAGE',
@@ -92,7 +95,9 @@ export function taskStatusToWire(s: TaskStatus): mesos.v1.TaskStatus {
     timestamp: s.timestampMs / 1000,
     ...(s.uuid === undefined ? {} : { uuid: hexToBytes(s.uuid) }),
     ...(s.containerId === undefined ? {} : { container_status: { container_id: { value: s.containerId } } }),
-    ...(s.unreachableTimeMs === undefined ? {} : { unreachable_time: { nanoseconds: Math.round(s.unreachableTimeMs * 1e6) } }),
+    ...(s.unreachableTimeMs === undefined
+      ? {}
+      : { unreachable_time: { nanoseconds: Math.round(s.unreachableTimeMs * 1e6) } }),
     ...(s.limitation === undefined ? {} : { limitation: { resources: resourcesToWire(s.limitation) } }),
   };
 }

@@ -48,7 +48,8 @@ export function schedulerCallError(call: Call): string | undefined {
   const field = PAYLOAD[call.type];
   // REQUEST may carry its requests at the top level, as the spec writes it.
   const topLevelRequests = call.type === 'REQUEST' && call.requests !== undefined;
-  if (field !== undefined && call[field] === undefined && !topLevelRequests) return `Expecting '${field}' to be present`;
+  if (field !== undefined && call[field] === undefined && !topLevelRequests)
+    return `Expecting '${field}' to be present`;
   if (call.type === 'UPDATE_FRAMEWORK' && call.framework_id.value !== call.update_framework?.framework_info.id?.value) {
     return "'framework_id' differs from 'update_framework.framework_info.id'";
   }

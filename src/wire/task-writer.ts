@@ -32,8 +32,29 @@ const TASK_STATES = enumValues('mesos.v1.Task', 'state');
 const SOURCES = enumValues('mesos.v1.TaskStatus', 'source');
 
 /** Field numbers of mesos.v1.Task and mesos.v1.TaskStatus (mesos.proto). */
-const TASK = { name: 1, taskId: 2, frameworkId: 3, executorId: 4, agentId: 5, state: 6, resources: 7, statuses: 8, updateState: 9, updateUuid: 10, user: 14 };
-const STATUS = { taskId: 1, state: 2, agentId: 5, timestamp: 6, executorId: 7, source: 9, uuid: 11, containerStatus: 13 };
+const TASK = {
+  name: 1,
+  taskId: 2,
+  frameworkId: 3,
+  executorId: 4,
+  agentId: 5,
+  state: 6,
+  resources: 7,
+  statuses: 8,
+  updateState: 9,
+  updateUuid: 10,
+  user: 14,
+};
+const STATUS = {
+  taskId: 1,
+  state: 2,
+  agentId: 5,
+  timestamp: 6,
+  executorId: 7,
+  source: 9,
+  uuid: 11,
+  containerStatus: 13,
+};
 /** ContainerStatus.container_id. */
 const CONTAINER_ID = 4;
 
@@ -44,11 +65,22 @@ const HEX = /^(?:[0-9a-f]{2})*$/;
 function direct(task: Task, user: string): boolean {
   const { spec } = task;
   const raw = spec.raw as mesos.v1.TaskInfo | undefined;
-  if (raw !== undefined && (raw.discovery ?? raw.container ?? raw.health_check ?? raw.kill_policy ?? raw.limits) !== undefined) return false;
+  if (
+    raw !== undefined &&
+    (raw.discovery ?? raw.container ?? raw.health_check ?? raw.kill_policy ?? raw.limits) !== undefined
+  )
+    return false;
   if (spec.labels.length > 0 || !(task.state in TASK_STATES)) return false;
   if (task.statusUpdateState !== undefined && !(task.statusUpdateState in TASK_STATES)) return false;
   if (task.statusUpdateUuid !== undefined && !HEX.test(task.statusUpdateUuid)) return false;
-  return isAscii(spec.name) && isAscii(spec.taskId) && isAscii(task.frameworkId) && isAscii(task.agentId) && isAscii(user) && isAscii(task.executorId ?? '');
+  return (
+    isAscii(spec.name) &&
+    isAscii(spec.taskId) &&
+    isAscii(task.frameworkId) &&
+    isAscii(task.agentId) &&
+    isAscii(user) &&
+    isAscii(task.executorId ?? '')
+  );
 }
 
 function directStatus(s: TaskStatus): boolean {
@@ -65,7 +97,9 @@ const bagProto = new WeakMap<Resources, Uint8Array>();
 function resourcesJson(bag: Resources): string {
   let text = bagJson.get(bag);
   if (text === undefined) {
-    text = resourcesToWire(bag).map((r) => encodeJson('mesos.v1.Resource', r)).join(',');
+    text = resourcesToWire(bag)
+      .map((r) => encodeJson('mesos.v1.Resource', r))
+      .join(',');
     bagJson.set(bag, text);
   }
   return text;

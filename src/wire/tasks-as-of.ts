@@ -45,7 +45,12 @@ export class TasksAsOf {
     const count = this.#statusCounts[i]!;
     const updateState = this.#updateStates[i];
     const updateUuid = this.#updateUuids[i];
-    if (task.state === state && task.statuses.length === count && task.statusUpdateState === updateState && task.statusUpdateUuid === updateUuid) {
+    if (
+      task.state === state &&
+      task.statuses.length === count &&
+      task.statusUpdateState === updateState &&
+      task.statusUpdateUuid === updateUuid
+    ) {
       return task;
     }
     const then: Task = { ...task, state, statuses: task.statuses.slice(0, count) };

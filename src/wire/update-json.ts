@@ -52,6 +52,7 @@ export function updateJson(s: TaskStatus): string | undefined {
   out += `,"timestamp":${formatDouble(s.timestampMs / 1000)}`;
   if (s.uuid !== undefined) out += `,"uuid":${uuidBase64(s.uuid)}`;
   if (s.containerId !== undefined) out += `,"container_status":{"container_id":{"value":${quote(s.containerId)}}}`;
-  if (s.unreachableTimeMs !== undefined) out += `,"unreachable_time":{"nanoseconds":${String(Math.round(s.unreachableTimeMs * 1e6))}}`;
+  if (s.unreachableTimeMs !== undefined)
+    out += `,"unreachable_time":{"nanoseconds":${String(Math.round(s.unreachableTimeMs * 1e6))}}`;
   return `${out}}}}`;
 }

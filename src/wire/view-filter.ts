@@ -38,7 +38,16 @@ export interface Viewer {
 
 const yes = (): boolean => true;
 
-export const SHOW_ALL: Viewer = { all: true, framework: yes, task: yes, executor: yes, executorUser: yes, role: yes, resource: yes, flags: yes };
+export const SHOW_ALL: Viewer = {
+  all: true,
+  framework: yes,
+  task: yes,
+  executor: yes,
+  executorUser: yes,
+  role: yes,
+  resource: yes,
+  flags: yes,
+};
 
 /** The reader with this principal (undefined: an unauthenticated request). */
 export function viewerOf(authorizer: Authorizer, principal: string | undefined): Viewer {

@@ -28,7 +28,6 @@ export interface AgentSideRow {
   readonly heapMB: number;
 }
 
-
 function fullGc(): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   for (let i = 0; i < 3; i++) gc?.();
@@ -36,7 +35,8 @@ function fullGc(): void {
 
 function runningTasks(bench: CoreBench): number {
   let n = 0;
-  for (const fw of bench.cluster.view.frameworks()) for (const task of fw.tasks.values()) n += task.state === 'TASK_RUNNING' ? 1 : 0;
+  for (const fw of bench.cluster.view.frameworks())
+    for (const task of fw.tasks.values()) n += task.state === 'TASK_RUNNING' ? 1 : 0;
   return n;
 }
 
@@ -44,7 +44,14 @@ function runningTasks(bench: CoreBench): number {
 function tasksOf(offer: OfferView, perAgent: number): TaskSpec[] {
   const tasks: TaskSpec[] = [];
   for (let i = 0; i < perAgent; i++) {
-    tasks.push({ taskId: `${offer.id}-${i}`, name: 'long', agentId: offer.agentId, resources: TINY_TASK_RESOURCES, command: LONG_COMMAND, labels: [] });
+    tasks.push({
+      taskId: `${offer.id}-${i}`,
+      name: 'long',
+      agentId: offer.agentId,
+      resources: TINY_TASK_RESOURCES,
+      command: LONG_COMMAND,
+      labels: [],
+    });
   }
   return tasks;
 }
@@ -60,15 +67,25 @@ export interface AgentSideOptions {
 /** Sends the ACKNOWLEDGE of every update taken since the last call. */
 function acknowledgeAll(bench: CoreBench, updates: TaskStatus[]): void {
   for (const status of updates.splice(0)) {
-    if (status.uuid !== undefined && status.agentId !== undefined) bench.call({ type: 'ACKNOWLEDGE', agentId: status.agentId, taskId: status.taskId, uuid: status.uuid });
+    if (status.uuid !== undefined && status.agentId !== undefined)
+      bench.call({ type: 'ACKNOWLEDGE', agentId: status.agentId, taskId: status.taskId, uuid: status.uuid });
   }
 }
 
 export function measureAgentSide(agents: number, tasksPerAgent: number, o: AgentSideOptions = {}): AgentSideRow {
-  const bench = new CoreBench({ agents, agentResources: ROOMY_AGENT_RESOURCES, checkInvariants: o.checkInvariants ?? false });
+  const bench = new CoreBench({
+    agents,
+    agentResources: ROOMY_AGENT_RESOURCES,
+    checkInvariants: o.checkInvariants ?? false,
+  });
   const offers: OfferView[] = [];
   const updates: TaskStatus[] = [];
-  const info = { ...FRAMEWORK_INFO, failoverTimeoutMs: 7 * 86_400_000, roles: ['*'], capabilities: ['MULTI_ROLE' as const] };
+  const info = {
+    ...FRAMEWORK_INFO,
+    failoverTimeoutMs: 7 * 86_400_000,
+    roles: ['*'],
+    capabilities: ['MULTI_ROLE' as const],
+  };
   bench.subscribe((event) => {
     if (event.type === 'OFFERS') offers.push(...event.offers);
     if (event.type === 'UPDATE' && o.acknowledge === true) updates.push(event.status);
@@ -78,7 +95,12 @@ export function measureAgentSide(agents: number, tasksPerAgent: number, o: Agent
   const heap0 = process.memoryUsage().heapUsed;
   const cpu0 = process.cpuUsage();
   for (const offer of offers.splice(0)) {
-    bench.call({ type: 'ACCEPT', offerIds: [offer.id], operations: [{ type: 'LAUNCH', tasks: tasksOf(offer, tasksPerAgent) }], filters: { refuseMs: 5_000 } });
+    bench.call({
+      type: 'ACCEPT',
+      offerIds: [offer.id],
+      operations: [{ type: 'LAUNCH', tasks: tasksOf(offer, tasksPerAgent) }],
+      filters: { refuseMs: 5_000 },
+    });
   }
   const tasks = agents * tasksPerAgent;
   let running = runningTasks(bench);
@@ -105,6 +127,9 @@ export function measureAgentSide(agents: number, tasksPerAgent: number, o: Agent
 
 if (process.argv[1]?.endsWith('agent-side.ts')) {
   const [agents, tasksPerAgent, invariants, acknowledge] = process.argv.slice(2).map(Number);
-  const row = measureAgentSide(agents ?? 1000, tasksPerAgent ?? 20, { checkInvariants: invariants === 1, acknowledge: acknowledge === 1 });
+  const row = measureAgentSide(agents ?? 1000, tasksPerAgent ?? 20, {
+    checkInvariants: invariants === 1,
+    acknowledge: acknowledge === 1,
+  });
   process.stdout.write(`${JSON.stringify(row)}\n`);
 }

@@ -52,7 +52,11 @@ const MODES = {
 } as const;
 
 /** `wildcard` adds rows on 0.0.0.0, which listen beyond loopback while they run. */
-export async function benchAgents(counts: readonly number[], portsMax: number, wildcard: boolean): Promise<AgentsRow[]> {
+export async function benchAgents(
+  counts: readonly number[],
+  portsMax: number,
+  wildcard: boolean,
+): Promise<AgentsRow[]> {
   const gc = collector();
   // The first start loads and compiles code; it is not part of any row.
   await emptyClusterHeap(gc);
@@ -66,7 +70,13 @@ export async function benchAgents(counts: readonly number[], portsMax: number, w
       gc();
       const before = process.memoryUsage().heapUsed;
       const t0 = performance.now();
-      const cluster = await startCluster({ port: 0, agents, ...MODES[addressing], time: 'realtime', logLevel: 'silent' });
+      const cluster = await startCluster({
+        port: 0,
+        agents,
+        ...MODES[addressing],
+        time: 'realtime',
+        logLevel: 'silent',
+      });
       const startMs = performance.now() - t0;
       try {
         gc();

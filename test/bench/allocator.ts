@@ -71,7 +71,8 @@ class Held {
   decline(allocator: Allocator, which: (d: OfferDecision, i: number) => boolean, refuseMs: number): void {
     const kept: OfferDecision[] = [];
     this.offers.forEach((d, i) => {
-      if (which(d, i)) allocator.recoverResources(d.frameworkId, d.agentId, withAllocationRole(d.resources, d.role), refuseMs);
+      if (which(d, i))
+        allocator.recoverResources(d.frameworkId, d.agentId, withAllocationRole(d.resources, d.role), refuseMs);
       else kept.push(d);
     });
     this.offers.length = 0;
@@ -83,15 +84,31 @@ function build(agents: number, frameworks: number): { allocator: Allocator; fram
   const allocator = new Allocator(context(), () => {});
   const plain = parsed('cpus:4;mem:8192;disk:16384;ports:[31000-32000]');
   for (let i = 0; i < agents; i++) {
-    const reserved = i % 10 === 0 ? parsed(`cpus:3;mem:6144;cpus(${ROLES[i % 30 === 0 ? 1 : 2]}):1;mem(${ROLES[1]}):2048;disk:16384;ports:[31000-32000]`) : plain;
+    const reserved =
+      i % 10 === 0
+        ? parsed(
+            `cpus:3;mem:6144;cpus(${ROLES[i % 30 === 0 ? 1 : 2]}):1;mem(${ROLES[1]}):2048;disk:16384;ports:[31000-32000]`,
+          )
+        : plain;
     allocator.addAgent(`agent-${i}`, reserved, { hostname: `agent${i}`, attributes: [] });
   }
   // A tenth of the cluster's cpus and mem for role0, a twentieth for role1.
   const cpus = agents * 4000;
   const mem = agents * 8192_000;
-  allocator.setQuota(ROLES[0]!, { limits: new Map([['cpus', cpus / 10], ['mem', mem / 10]]), guarantees: new Map() });
+  allocator.setQuota(ROLES[0]!, {
+    limits: new Map([
+      ['cpus', cpus / 10],
+      ['mem', mem / 10],
+    ]),
+    guarantees: new Map(),
+  });
   allocator.setQuota(ROLES[1]!, { limits: new Map([['cpus', cpus / 20]]), guarantees: new Map() });
-  allocator.setWeights(new Map([[ROLES[3]!, 2], [ROLES[4]!, 0.5]]));
+  allocator.setWeights(
+    new Map([
+      [ROLES[3]!, 2],
+      [ROLES[4]!, 0.5],
+    ]),
+  );
   const frameworkIds: string[] = [];
   for (let i = 0; i < frameworks; i++) {
     const id = `fw-${String(i).padStart(4, '0')}`;
@@ -108,7 +125,11 @@ function timed<T>(run: () => T): [T, number] {
   return [out, Number(process.hrtime.bigint() - start) / 1e6];
 }
 
-function filteredState(allocator: Allocator, held: Held, frameworks: number): { ms: number; offers: number; share: number } {
+function filteredState(
+  allocator: Allocator,
+  held: Held,
+  frameworks: number,
+): { ms: number; offers: number; share: number } {
   // Rounds of "offer everything, decline everything for an hour" until most
   // frameworks hold filters on most agents; the last round is the one timed.
   const rounds = Math.ceil(frameworks * 0.9);
@@ -151,13 +172,15 @@ export function benchAllocatorSize(agents: number, frameworks: number, filteredM
 export function benchCoreScaling(agents: number, frameworks: number): { agentsMs: number; subscribeMs: number } {
   const [bench, agentsMs] = timed(() => new CoreBench({ agents, checkInvariants: true }));
   const [, subscribeMs] = timed(() => {
-    for (let i = 0; i < frameworks; i++) bench.subscribe(() => {}, { ...FRAMEWORK_INFO, name: `bench-${i}`, role: ROLES[i % 3]! });
+    for (let i = 0; i < frameworks; i++)
+      bench.subscribe(() => {}, { ...FRAMEWORK_INFO, name: `bench-${i}`, role: ROLES[i % 3]! });
   });
   return { agentsMs, subscribeMs };
 }
 
 export function allocatorTables(rows: readonly AllocatorRow[]): string {
-  const cell = (ms: number | undefined, offers: number | undefined) => (ms === undefined ? '-' : `${num(ms, 1)} (${num(offers ?? 0)})`);
+  const cell = (ms: number | undefined, offers: number | undefined) =>
+    ms === undefined ? '-' : `${num(ms, 1)} (${num(offers ?? 0)})`;
   const body = rows.map((r) => [
     `${num(r.agents)} x ${num(r.frameworks)}`,
     cell(r.firstMs, r.firstOffers),
@@ -166,7 +189,19 @@ export function allocatorTables(rows: readonly AllocatorRow[]): string {
     cell(r.filteredMs, r.filteredOffers),
     cell(r.reviveMs, r.reviveOffers),
   ]);
-  const lines = [table(['agents x frameworks', 'first ms (offers)', 'quiet ms', 'work ms (offers)', 'filtered ms (offers)', 'revive ms (offers)'], body)];
+  const lines = [
+    table(
+      [
+        'agents x frameworks',
+        'first ms (offers)',
+        'quiet ms',
+        'work ms (offers)',
+        'filtered ms (offers)',
+        'revive ms (offers)',
+      ],
+      body,
+    ),
+  ];
   const find = (a: number, f: number) => rows.find((r) => r.agents === a && r.frameworks === f);
   const agentSizes = [...new Set(rows.map((r) => r.agents))];
   const fwSizes = [...new Set(rows.map((r) => r.frameworks))];
@@ -175,17 +210,25 @@ export function allocatorTables(rows: readonly AllocatorRow[]): string {
   for (const f of fwSizes) {
     const [a0, a1] = [agentSizes[0]!, agentSizes[agentSizes.length - 1]!];
     const [small, large] = [find(a0, f), find(a1, f)];
-    lines.push(`${num(f)} frameworks, ${num(a1)} / ${num(a0)} agents (${num(a1 / a0)}x): first ${ratio(large, small, (r) => r.firstMs)}, work ${ratio(large, small, (r) => r.workMs)}`);
+    lines.push(
+      `${num(f)} frameworks, ${num(a1)} / ${num(a0)} agents (${num(a1 / a0)}x): first ${ratio(large, small, (r) => r.firstMs)}, work ${ratio(large, small, (r) => r.workMs)}`,
+    );
   }
   for (const a of agentSizes) {
     const [f0, f1] = [fwSizes[0]!, fwSizes[fwSizes.length - 1]!];
     const [small, large] = [find(a, f0), find(a, f1)];
-    lines.push(`${num(a)} agents, ${num(f1)} / ${num(f0)} frameworks (${num(f1 / f0)}x): first ${ratio(large, small, (r) => r.firstMs)}, work ${ratio(large, small, (r) => r.workMs)}`);
+    lines.push(
+      `${num(a)} agents, ${num(f1)} / ${num(f0)} frameworks (${num(f1 / f0)}x): first ${ratio(large, small, (r) => r.firstMs)}, work ${ratio(large, small, (r) => r.workMs)}`,
+    );
   }
   return lines.join('\n');
 }
 
-export function benchAllocator(agentSizes: readonly number[], frameworkSizes: readonly number[], filteredMax: number): AllocatorRow[] {
+export function benchAllocator(
+  agentSizes: readonly number[],
+  frameworkSizes: readonly number[],
+  filteredMax: number,
+): AllocatorRow[] {
   const rows: AllocatorRow[] = [];
   // Warm-up, discarded: the first passes run before V8 has optimised the allocator.
   benchAllocatorSize(10_000, 100, 0);

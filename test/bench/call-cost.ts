@@ -58,10 +58,14 @@ class Holdings {
 function build(agents: number, checkInvariants: boolean): CoreBench {
   const every = agents >= 2000 ? 2000 : undefined;
   const bench = new CoreBench({ agents: 0, checkInvariants });
-  const ruleId = bench.input((c) => c.addNetworkRule({ to: MASTER_NODE, types: ['REGISTER_AGENT'], action: 'delay', delayMs: 1 }));
+  const ruleId = bench.input((c) =>
+    c.addNetworkRule({ to: MASTER_NODE, types: ['REGISTER_AGENT'], action: 'delay', delayMs: 1 }),
+  );
   const resources = parsed(AGENT_RESOURCES);
   for (let i = 0; i < agents; i++) {
-    bench.input((c) => c.addAgent({ hostname: `agent${i + 1}`, ip: '10.0.0.1', port: 5051 + i, resources, attributes: [] }));
+    bench.input((c) =>
+      c.addAgent({ hostname: `agent${i + 1}`, ip: '10.0.0.1', port: 5051 + i, resources, attributes: [] }),
+    );
     if (every !== undefined && (i + 1) % every === 0) progress(`  ${i + 1} of ${agents} agents added`);
   }
   bench.input((c) => c.removeNetworkRule(ruleId));
@@ -118,7 +122,14 @@ class Mix {
 
   #once(launchOn: OfferView, decline: OfferView): void {
     const taskId = `task-${++this.#taskSeq}`;
-    const spec: TaskSpec = { taskId, name: taskId, agentId: launchOn.agentId, resources: this.#task, command: { shell: true, value: LONG_RUNNING, arguments: [] }, labels: [] };
+    const spec: TaskSpec = {
+      taskId,
+      name: taskId,
+      agentId: launchOn.agentId,
+      resources: this.#task,
+      command: { shell: true, value: LONG_RUNNING, arguments: [] },
+      labels: [],
+    };
     const filters = { refuseMs: 0 };
     this.#timed({ type: 'ACCEPT', offerIds: [launchOn.id], operations: [{ type: 'LAUNCH', tasks: [spec] }], filters });
     this.#acknowledge(2);
@@ -186,6 +197,13 @@ export function benchCallCost(agents: number, seconds: number): CallCostResult[]
   interleaved(subjects, seconds * 1e6);
   return subjects.map(({ checkInvariants, setupSeconds, mix, held }) => {
     if (held.acks.length > 0) throw new Error(`${held.acks.length} updates left unacknowledged`);
-    return { agents, checkInvariants, setupSeconds, calls: mix.calls, meanUs: mix.us / mix.calls, byType: mix.byType() };
+    return {
+      agents,
+      checkInvariants,
+      setupSeconds,
+      calls: mix.calls,
+      meanUs: mix.us / mix.calls,
+      byType: mix.byType(),
+    };
   });
 }

@@ -32,7 +32,11 @@ export function parsed(text: string): Resources {
 export const ROOMY_AGENT_RESOURCES = 'cpus:64;mem:262144;disk:262144';
 export const TINY_TASK_RESOURCES = parsed('cpus:0.01;mem:1');
 /** A task that runs until killed. */
-export const LONG_COMMAND = { shell: true, value: 'sleep 1000000', arguments: [] } as const satisfies TaskSpec['command'];
+export const LONG_COMMAND = {
+  shell: true,
+  value: 'sleep 1000000',
+  arguments: [],
+} as const satisfies TaskSpec['command'];
 
 /** Receives the events addressed to one connection; must not re-enter the core. */
 export type EventConsumer = (event: SchedulerEvent) => void;
@@ -58,10 +62,16 @@ export class CoreBench {
   #connection = 0;
 
   constructor(options: BenchClusterOptions) {
-    this.cluster = new Cluster({ seed: options.seed ?? 1, checkInvariants: options.checkInvariants ?? true, master: MASTER });
+    this.cluster = new Cluster({
+      seed: options.seed ?? 1,
+      checkInvariants: options.checkInvariants ?? true,
+      master: MASTER,
+    });
     const resources = parsed(options.agentResources ?? AGENT_RESOURCES);
     for (let i = 0; i < options.agents; i++) {
-      const agent = this.input((c) => c.addAgent({ hostname: `agent${i + 1}`, ip: '127.0.0.1', port: 5051 + i, resources, attributes: [] }));
+      const agent = this.input((c) =>
+        c.addAgent({ hostname: `agent${i + 1}`, ip: '127.0.0.1', port: 5051 + i, resources, attributes: [] }),
+      );
       this.agentIds.push(agent.id);
     }
   }
@@ -69,7 +79,9 @@ export class CoreBench {
   /** Subscribes a framework on a fresh connection whose events go to `consumer`. */
   subscribe(consumer: EventConsumer, info: FrameworkInfo = FRAMEWORK_INFO): void {
     this.#consumer = consumer;
-    const { frameworkId, streamId } = this.input((c) => c.subscribe(`bench-${++this.#connection}`, { info, suppressedRoles: [] }));
+    const { frameworkId, streamId } = this.input((c) =>
+      c.subscribe(`bench-${++this.#connection}`, { info, suppressedRoles: [] }),
+    );
     if (frameworkId === '') throw new Error('SUBSCRIBE refused');
     this.frameworkId = frameworkId;
     this.streamId = streamId;

@@ -43,10 +43,20 @@ export function benchCoreLifecycles(seconds: number, checkInvariants: boolean): 
   bench.subscribe(queue.consume);
   let taskSeq = 0;
   const launchInto = (offer: OfferView) => {
-    const fit = Math.min(Math.floor(scalarMilli(offer.resources, 'cpus') / 1000), Math.floor(scalarMilli(offer.resources, 'mem') / 128_000));
+    const fit = Math.min(
+      Math.floor(scalarMilli(offer.resources, 'cpus') / 1000),
+      Math.floor(scalarMilli(offer.resources, 'mem') / 128_000),
+    );
     const tasks: TaskSpec[] = Array.from({ length: fit }, () => {
       const taskId = `t${++taskSeq}`;
-      return { taskId, name: taskId, agentId: offer.agentId, resources: taskResources, command: { shell: true, value: 'sleep 1', arguments: [] }, labels: [] };
+      return {
+        taskId,
+        name: taskId,
+        agentId: offer.agentId,
+        resources: taskResources,
+        command: { shell: true, value: 'sleep 1', arguments: [] },
+        labels: [],
+      };
     });
     const filters = { refuseMs: 0 };
     if (tasks.length === 0) bench.call({ type: 'DECLINE', offerIds: [offer.id], filters });

@@ -114,7 +114,13 @@ export class FaultPlan {
     if (kind === 'delay') {
       return { from: agentId, to: MASTER_NODE, action: 'delay', delayMs: 100 + this.rng.int(2901), jitterMs: 200 };
     }
-    return { from: MASTER_NODE, to: agentId, types: ['PING'], action: 'drop', probability: 0.25 + this.rng.int(51) / 100 };
+    return {
+      from: MASTER_NODE,
+      to: agentId,
+      types: ['PING'],
+      action: 'drop',
+      probability: 0.25 + this.rng.int(51) / 100,
+    };
   }
 
   #inject(inject: Inject, fault: Fault): number | undefined {

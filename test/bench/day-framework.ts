@@ -41,7 +41,14 @@ export interface FrameworkCounts {
 export type CallSink = (call: SchedulerCall) => void;
 
 export class DayFramework {
-  readonly counts: FrameworkCounts = { launched: 0, ended: new Map(), acknowledged: 0, offers: 0, declined: 0, rescinded: 0 };
+  readonly counts: FrameworkCounts = {
+    launched: 0,
+    ended: new Map(),
+    acknowledged: 0,
+    offers: 0,
+    declined: 0,
+    rescinded: 0,
+  };
   /** Live (non-terminal) tasks, by id, and the agent each runs on. */
   readonly #live = new Map<string, string>();
   readonly #cpusMilli: number;
@@ -112,7 +119,12 @@ export class DayFramework {
     const count = Math.max(0, Math.min(wanted, fit));
     if (count === 0) return false;
     const tasks = Array.from({ length: count }, () => this.#task(offer.agentId));
-    send({ type: 'ACCEPT', offerIds: [offer.id], operations: [{ type: 'LAUNCH', tasks }], filters: { refuseMs: REFUSE_MS } });
+    send({
+      type: 'ACCEPT',
+      offerIds: [offer.id],
+      operations: [{ type: 'LAUNCH', tasks }],
+      filters: { refuseMs: REFUSE_MS },
+    });
     return true;
   }
 
@@ -122,6 +134,13 @@ export class DayFramework {
     const [min, max] = durationSeconds;
     const seconds = min + rng.int(max - min + 1);
     this.#live.set(taskId, agentId);
-    return { taskId, name: taskId, agentId, resources: taskResources, command: { shell: true, value: `sleep ${seconds}`, arguments: [] }, labels: [] };
+    return {
+      taskId,
+      name: taskId,
+      agentId,
+      resources: taskResources,
+      command: { shell: true, value: `sleep ${seconds}`, arguments: [] },
+      labels: [],
+    };
   }
 }

@@ -93,7 +93,8 @@ export function benchEventCodec(): CodecRow[] {
     const text = encodeJson(EVENT, wire);
     const bytes = Buffer.from(encodeProto(EVENT, wire));
     // Both decoders must accept what the encoders wrote, or the figures mean nothing.
-    if (!decodeJson(EVENT, text).ok || !decodeProto(EVENT, bytes, 'Event').ok) throw new Error(`${name}: does not round trip`);
+    if (!decodeJson(EVENT, text).ok || !decodeProto(EVENT, bytes, 'Event').ok)
+      throw new Error(`${name}: does not round trip`);
     return {
       event: name,
       jsonBytes: Buffer.byteLength(text),

@@ -42,7 +42,12 @@ function framer(encoding: Encoding): (event: SchedulerEvent) => Buffer {
 }
 
 /** Events per second of RECONCILE calls naming `batch` unknown tasks each, for about `seconds`, after a warm-up. */
-export function benchEventPath(stage: PathStage, encoding: Encoding | undefined, batch: number, seconds: number): PathResult {
+export function benchEventPath(
+  stage: PathStage,
+  encoding: Encoding | undefined,
+  batch: number,
+  seconds: number,
+): PathResult {
   progress(`event path in-process: ${stage}${encoding === undefined ? '' : `, ${encoding}`}, ${seconds} s`);
   const bench = new CoreBench({ agents: 1 });
   const sink = new Counter(stage === 'framed' ? framer(encoding ?? 'json') : undefined);

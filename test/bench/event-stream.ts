@@ -74,7 +74,9 @@ interface Progress {
 }
 
 export async function benchEventStream(encoding: Encoding, options: StreamOptions): Promise<StreamResult> {
-  progress(`event stream: ${encoding}, ${options.measuredEvents} events after ${options.warmupEvents}, ${options.batch} per call`);
+  progress(
+    `event stream: ${encoding}, ${options.measuredEvents} events after ${options.warmupEvents}, ${options.batch} per call`,
+  );
   const running = await startCluster({ port: 0, agents: 1, time: 'virtual', logLevel: 'silent' });
   const seen: Progress = { records: 0, bytes: 0, closed: false, wake: undefined };
   const worker = new Worker(READER, {
@@ -82,21 +84,27 @@ export async function benchEventStream(encoding: Encoding, options: StreamOption
     workerData: {
       url: `${running.masterUrl}/api/v1/scheduler`,
       accept: MEDIA[encoding],
-      body: JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: { user: 'bench', name: 'event-stream' } } }),
+      body: JSON.stringify({
+        type: 'SUBSCRIBE',
+        subscribe: { framework_info: { user: 'bench', name: 'event-stream' } },
+      }),
     },
   });
   try {
     const headers = await new Promise<{ status: number; contentType: string }>((resolve, reject) => {
-      worker.on('message', (m: { kind: string; status: number; contentType: string; records: number; bytes: number; message: string }) => {
-        if (m.kind === 'headers') resolve(m);
-        else if (m.kind === 'error') reject(new Error(`subscriber: ${m.message}`));
-        else {
-          seen.records = m.records;
-          seen.bytes = m.bytes;
-          seen.closed ||= m.kind === 'closed';
-          seen.wake?.();
-        }
-      });
+      worker.on(
+        'message',
+        (m: { kind: string; status: number; contentType: string; records: number; bytes: number; message: string }) => {
+          if (m.kind === 'headers') resolve(m);
+          else if (m.kind === 'error') reject(new Error(`subscriber: ${m.message}`));
+          else {
+            seen.records = m.records;
+            seen.bytes = m.bytes;
+            seen.closed ||= m.kind === 'closed';
+            seen.wake?.();
+          }
+        },
+      );
       worker.on('error', reject);
     });
     if (headers.status !== 200 || headers.contentType !== MEDIA[encoding]) {
@@ -104,7 +112,12 @@ export async function benchEventStream(encoding: Encoding, options: StreamOption
     }
     const caller = reconcileCaller(running, encoding, options.batch);
     await pump(caller, seen, options.batch, options.warmupEvents);
-    const start = { at: performance.now(), records: seen.records, bytes: seen.bytes, elu: performance.eventLoopUtilization() };
+    const start = {
+      at: performance.now(),
+      records: seen.records,
+      bytes: seen.bytes,
+      elu: performance.eventLoopUtilization(),
+    };
     await pump(caller, seen, options.batch, options.measuredEvents);
     const seconds = (performance.now() - start.at) / 1000;
     const events = seen.records - start.records;
@@ -142,11 +155,14 @@ async function pump(call: () => Promise<void>, seen: Progress, batch: number, ev
 function reconcileCaller(running: RunningCluster, encoding: Encoding, batch: number): () => Promise<void> {
   const [framework] = running.cluster.view.frameworks();
   if (framework?.streamId === undefined) throw new Error('the subscriber is not subscribed');
-  const tasks = Array.from({ length: batch }, (_, i) => ({ task_id: { value: `unknown-task-${String(i).padStart(6, '0')}` } }));
+  const tasks = Array.from({ length: batch }, (_, i) => ({
+    task_id: { value: `unknown-task-${String(i).padStart(6, '0')}` },
+  }));
   const text = JSON.stringify({ framework_id: { value: framework.id }, type: 'RECONCILE', reconcile: { tasks } });
   const decoded = decodeJson<object>('mesos.v1.scheduler.Call', text);
   if (!decoded.ok) throw new Error(decoded.error);
-  const body = encoding === 'json' ? Buffer.from(text) : Buffer.from(encodeProto('mesos.v1.scheduler.Call', decoded.value));
+  const body =
+    encoding === 'json' ? Buffer.from(text) : Buffer.from(encodeProto('mesos.v1.scheduler.Call', decoded.value));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const url = new URL('/api/v1/scheduler', running.masterUrl);
   const headers = { 'content-type': MEDIA[encoding], 'mesos-stream-id': framework.streamId };
@@ -154,7 +170,9 @@ function reconcileCaller(running: RunningCluster, encoding: Encoding, batch: num
     new Promise<void>((resolve, reject) => {
       const req = http.request(url, { method: 'POST', headers, agent }, (res) => {
         res.resume();
-        res.on('end', () => (res.statusCode === 202 ? resolve() : reject(new Error(`RECONCILE answered ${res.statusCode}`))));
+        res.on('end', () =>
+          res.statusCode === 202 ? resolve() : reject(new Error(`RECONCILE answered ${res.statusCode}`)),
+        );
       });
       req.on('error', reject);
       req.end(body);

@@ -10,13 +10,18 @@ import { num, progress, table } from './stats.js';
 
 function runOne(agents: number, tasksPerAgent: number): FailoverRow | string {
   const script = fileURLToPath(new URL('./failover.ts', import.meta.url));
-  const child = spawnSync(process.execPath, ['--max-old-space-size=12288', '--import', 'tsx', script, '--one', String(agents), String(tasksPerAgent)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-    maxBuffer: 1 << 20,
-  });
+  const child = spawnSync(
+    process.execPath,
+    ['--max-old-space-size=12288', '--import', 'tsx', script, '--one', String(agents), String(tasksPerAgent)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    },
+  );
   const line = child.stdout.trim().split('\n').at(-1) ?? '';
-  if (child.status !== 0 || !line.startsWith('{')) return `${num(agents)} agents: the run failed (exit ${String(child.status ?? child.signal)})`;
+  if (child.status !== 0 || !line.startsWith('{'))
+    return `${num(agents)} agents: the run failed (exit ${String(child.status ?? child.signal)})`;
   return JSON.parse(line) as FailoverRow;
 }
 
@@ -36,7 +41,16 @@ export function benchFailoverPart(sizes: readonly number[], tasksPerAgent: numbe
     '10 s election delay passes in virtual time); build: the wall time to set the cluster up through core inputs',
     table(
       ['agents', 'tasks', 'build ms', 'failover ms', 'virtual ms', 'agents back', 'tasks back', 'heap MB'],
-      rows.map((r) => [num(r.agents), num(r.tasks), num(r.buildMs), num(r.failoverMs), num(r.virtualMs), num(r.reregistered), num(r.tasksBack), num(r.heapMB)]),
+      rows.map((r) => [
+        num(r.agents),
+        num(r.tasks),
+        num(r.buildMs),
+        num(r.failoverMs),
+        num(r.virtualMs),
+        num(r.reregistered),
+        num(r.tasksBack),
+        num(r.heapMB),
+      ]),
     ),
     ...failures,
   ];

@@ -13,7 +13,14 @@
  */
 import { Cluster } from '../../src/core/cluster.js';
 import type { OfferView, SchedulerEvent, TaskSpec } from '../../src/core/model/types.js';
-import { FRAMEWORK_INFO, MASTER, parsed, ROOMY_AGENT_RESOURCES, TINY_TASK_RESOURCES, LONG_COMMAND } from './core-harness.js';
+import {
+  FRAMEWORK_INFO,
+  MASTER,
+  parsed,
+  ROOMY_AGENT_RESOURCES,
+  TINY_TASK_RESOURCES,
+  LONG_COMMAND,
+} from './core-harness.js';
 import { progress } from './stats.js';
 
 export interface FailoverOptions {
@@ -37,7 +44,6 @@ export interface FailoverRow {
   readonly heapMB: number;
 }
 
-
 /** The core, its framework subscribed, and the first offer of each agent. */
 function build(o: FailoverOptions): { cluster: Cluster; frameworkId: string; streamId: string; offers: OfferView[] } {
   const cluster = new Cluster({ seed: 1, masters: 2, checkInvariants: o.checkInvariants ?? true, master: MASTER });
@@ -53,7 +59,12 @@ function build(o: FailoverOptions): { cluster: Cluster; frameworkId: string; str
       if (event?.type === 'OFFERS') offers.push(...event.offers);
     }
   };
-  const info = { ...FRAMEWORK_INFO, failoverTimeoutMs: 7 * 86_400_000, roles: ['*'], capabilities: ['MULTI_ROLE' as const] };
+  const info = {
+    ...FRAMEWORK_INFO,
+    failoverTimeoutMs: 7 * 86_400_000,
+    roles: ['*'],
+    capabilities: ['MULTI_ROLE' as const],
+  };
   const { frameworkId, streamId } = cluster.subscribe('bench-1', { info, suppressedRoles: [] });
   take();
   for (let moved = 0; offers.length < o.agents && moved < 10_000; moved += 1_000) {
@@ -63,7 +74,13 @@ function build(o: FailoverOptions): { cluster: Cluster; frameworkId: string; str
   return { cluster, frameworkId, streamId, offers };
 }
 
-function launchAll(cluster: Cluster, frameworkId: string, streamId: string, offers: readonly OfferView[], perAgent: number): number {
+function launchAll(
+  cluster: Cluster,
+  frameworkId: string,
+  streamId: string,
+  offers: readonly OfferView[],
+  perAgent: number,
+): number {
   let launched = 0;
   for (const offer of offers) {
     const tasks: TaskSpec[] = Array.from({ length: perAgent }, (_, i) => ({
@@ -74,7 +91,12 @@ function launchAll(cluster: Cluster, frameworkId: string, streamId: string, offe
       command: LONG_COMMAND,
       labels: [],
     }));
-    const outcome = cluster.call(frameworkId, streamId, { type: 'ACCEPT', offerIds: [offer.id], operations: [{ type: 'LAUNCH', tasks }], filters: { refuseMs: 5_000 } });
+    const outcome = cluster.call(frameworkId, streamId, {
+      type: 'ACCEPT',
+      offerIds: [offer.id],
+      operations: [{ type: 'LAUNCH', tasks }],
+      filters: { refuseMs: 5_000 },
+    });
     cluster.drainOutbox();
     if (outcome.ok) launched += perAgent;
   }
@@ -126,7 +148,16 @@ export function timeFailover(o: FailoverOptions, { cluster, tasks, buildMs }: Bu
     done = back(cluster);
   }
   const failoverMs = performance.now() - t0;
-  return { agents: o.agents, tasks, buildMs, failoverMs, virtualMs: cluster.now() - v0, reregistered: done.agents, tasksBack: done.tasks, heapMB: Math.round(process.memoryUsage().heapUsed / 1e6) };
+  return {
+    agents: o.agents,
+    tasks,
+    buildMs,
+    failoverMs,
+    virtualMs: cluster.now() - v0,
+    reregistered: done.agents,
+    tasksBack: done.tasks,
+    heapMB: Math.round(process.memoryUsage().heapUsed / 1e6),
+  };
 }
 
 /** Run alone: `failover.ts --one AGENTS TASKS_PER_AGENT [INVARIANTS(0|1)]` prints one JSON row. */

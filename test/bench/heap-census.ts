@@ -14,7 +14,14 @@ import { advanceUntil, clusterWithOffers, launchAll, runningTasks } from './scal
 import { num, table } from './stats.js';
 
 interface Snapshot {
-  readonly snapshot: { readonly meta: { readonly node_fields: string[]; readonly node_types: [string[]]; readonly edge_fields: string[]; readonly edge_types: [string[]] } };
+  readonly snapshot: {
+    readonly meta: {
+      readonly node_fields: string[];
+      readonly node_types: [string[]];
+      readonly edge_fields: string[];
+      readonly edge_types: [string[]];
+    };
+  };
   readonly nodes: number[];
   readonly edges: number[];
   readonly strings: string[];
@@ -36,7 +43,11 @@ async function census(): Promise<Map<string, { count: number; bytes: number }>> 
   const edgeCount = fields.indexOf('edge_count');
   const edgeFields = snap.snapshot.meta.edge_fields;
   const edgeTypes = snap.snapshot.meta.edge_types[0];
-  const [edgeType, edgeName, toNode] = ['type', 'name_or_index', 'to_node'].map((f) => edgeFields.indexOf(f)) as [number, number, number];
+  const [edgeType, edgeName, toNode] = ['type', 'name_or_index', 'to_node'].map((f) => edgeFields.indexOf(f)) as [
+    number,
+    number,
+    number,
+  ];
   const nodeCount = snap.nodes.length / fields.length;
   const kinds: string[] = new Array<string>(nodeCount);
   const firstEdge = new Uint32Array(nodeCount + 1);
@@ -73,7 +84,15 @@ async function census(): Promise<Map<string, { count: number; bytes: number }>> 
   }
   for (let n = 0; n < nodeCount; n++) {
     let kind = kinds[n]!;
-    if (kind === 'array' || kind === 'string' || kind === 'concatenated string' || kind === 'hidden' || kind === 'object Array' || kind === '{}' || kind === 'number') {
+    if (
+      kind === 'array' ||
+      kind === 'string' ||
+      kind === 'concatenated string' ||
+      kind === 'hidden' ||
+      kind === 'object Array' ||
+      kind === '{}' ||
+      kind === 'number'
+    ) {
       // Parts of a string chain by the record holding the chain.
       let at = n;
       while (holderNode[at]! >= 0 && kinds[holderNode[at]!] === 'concatenated string') at = holderNode[at]!;
@@ -94,7 +113,12 @@ async function main(): Promise<void> {
   try {
     gc();
     const before = await census();
-    const launch = await launchAll(fw, fw.offers!, { agents: agents!, tasksPerAgent: tasksPerAgent!, concurrency: 8, wildcard: false });
+    const launch = await launchAll(fw, fw.offers!, {
+      agents: agents!,
+      tasksPerAgent: tasksPerAgent!,
+      concurrency: 8,
+      wildcard: false,
+    });
     const tasks = (fw.offers!.length - launch.refused) * tasksPerAgent!;
     advanceUntil(cluster, () => runningTasks(cluster) >= tasks, 1_000, 60_000);
     gc();
@@ -106,7 +130,12 @@ async function main(): Promise<void> {
     rows.sort((x, y) => y.bytes - x.bytes);
     const total = rows.reduce((s, r) => s + r.bytes, 0);
     process.stdout.write(`${tasks} tasks: ${num(total)} B per task in all\n`);
-    process.stdout.write(table(['kind', 'objects/task', 'B/task'], rows.slice(0, top).map((r) => [r.kind, r.count.toFixed(2), r.bytes.toFixed(0)])));
+    process.stdout.write(
+      table(
+        ['kind', 'objects/task', 'B/task'],
+        rows.slice(0, top).map((r) => [r.kind, r.count.toFixed(2), r.bytes.toFixed(0)]),
+      ),
+    );
   } finally {
     await cluster.close();
   }

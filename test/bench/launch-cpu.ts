@@ -49,7 +49,15 @@ async function main(): Promise<void> {
     advanceUntil(cluster, () => runningTasks(cluster) >= tasks, 1_000, 60_000);
     gc();
     const heapPerTask = (process.memoryUsage().heapUsed - heap0) / tasks;
-    const row = { agents, tasks, refused: launch.refused, wallMs: Math.round(wallMs), cpuMs: Math.round(cpuMs), tasksPerCpuSecond: Math.round(tasks / (cpuMs / 1000)), heapBytesPerTask: Math.round(heapPerTask) };
+    const row = {
+      agents,
+      tasks,
+      refused: launch.refused,
+      wallMs: Math.round(wallMs),
+      cpuMs: Math.round(cpuMs),
+      tasksPerCpuSecond: Math.round(tasks / (cpuMs / 1000)),
+      heapBytesPerTask: Math.round(heapPerTask),
+    };
     process.stdout.write(`${JSON.stringify(row)}\n`);
   } finally {
     await cluster.close();

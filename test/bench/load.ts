@@ -88,7 +88,12 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     while (performance.now() < endMs) {
       const sentMs = performance.now();
       try {
-        const res = await pool.request({ path: options.path, method: 'POST', headers: options.headers, body: options.nextBody() });
+        const res = await pool.request({
+          path: options.path,
+          method: 'POST',
+          headers: options.headers,
+          body: options.nextBody(),
+        });
         if (res.statusCode === options.expectStatus) await res.body.dump();
         else note(res.statusCode, (await res.body.text()).slice(0, 200));
       } catch (error) {

@@ -73,7 +73,10 @@ function summarise(path: string, top: number): string {
   }
   const pct = (us: number) => `${num((100 * us) / totalUs, 1)}%`;
   const ranked = (m: Map<string, number>, n: number) =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => [k, num(us / 1000), pct(us)]);
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, us]) => [k, num(us / 1000), pct(us)]);
   return [
     `${path}: ${num(totalUs / 1000)} ms sampled`,
     table(['area (self)', 'ms', 'share'], ranked(areas, 20)),

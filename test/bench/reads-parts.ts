@@ -71,7 +71,7 @@ async function main(): Promise<void> {
     await session.post('Profiler.enable');
     await session.post('Profiler.start');
   }
-  const parts: Record<string, (() => () => Pieces)> = {
+  const parts: Record<string, () => () => Pieces> = {
     state: () => {
       const s = snapshotState(view);
       return () => s.pieces();

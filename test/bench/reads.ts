@@ -38,9 +38,12 @@ export function bigCluster(agents: number, perAgent: number, frameworks = 1): Co
   let seq = 0;
   for (let f = 0; f < frameworks; f++) {
     const offers: OfferView[] = [];
-    bench.subscribe((event: SchedulerEvent) => {
-      if (event.type === 'OFFERS') offers.push(...event.offers);
-    }, { ...FRAMEWORK_INFO, name: `reads-${f}` });
+    bench.subscribe(
+      (event: SchedulerEvent) => {
+        if (event.type === 'OFFERS') offers.push(...event.offers);
+      },
+      { ...FRAMEWORK_INFO, name: `reads-${f}` },
+    );
     bench.input((c) => c.advance(1_000));
     const share = Math.ceil(agents / frameworks);
     for (const offer of offers.slice(0, share)) {
@@ -48,15 +51,27 @@ export function bigCluster(agents: number, perAgent: number, frameworks = 1): Co
         const taskId = `t${++seq}`;
         return { taskId, name: 'long', agentId: offer.agentId, resources, command: LONG_COMMAND, labels: [] };
       });
-      bench.call({ type: 'ACCEPT', offerIds: [offer.id], operations: [{ type: 'LAUNCH', tasks }], filters: { refuseMs: 1e9 } });
+      bench.call({
+        type: 'ACCEPT',
+        offerIds: [offer.id],
+        operations: [{ type: 'LAUNCH', tasks }],
+        filters: { refuseMs: 1e9 },
+      });
     }
-    for (const offer of offers.slice(share)) bench.call({ type: 'DECLINE', offerIds: [offer.id], filters: { refuseMs: 1e9 } });
+    for (const offer of offers.slice(share))
+      bench.call({ type: 'DECLINE', offerIds: [offer.id], filters: { refuseMs: 1e9 } });
   }
   for (let i = 0; i < 10; i++) bench.input((c) => c.advance(1_000));
   return bench;
 }
 
-async function timed(base: string, path: string, method: 'GET' | 'POST', body?: string, accept?: string): Promise<ReadTiming> {
+async function timed(
+  base: string,
+  path: string,
+  method: 'GET' | 'POST',
+  body?: string,
+  accept?: string,
+): Promise<ReadTiming> {
   const cpu = process.cpuUsage();
   const big = timedRequest(new URL(path, base), method, body, accept);
   await new Promise((resolve) => setTimeout(resolve, 1));
@@ -81,7 +96,11 @@ async function startProfile(dir: string | undefined): Promise<() => Promise<void
   };
 }
 
-export async function benchReads(agents: number, perAgent: number, frameworks: number): Promise<Record<string, unknown>> {
+export async function benchReads(
+  agents: number,
+  perAgent: number,
+  frameworks: number,
+): Promise<Record<string, unknown>> {
   progress(`reads: building ${agents} agents with ${perAgent} tasks each`);
   const t0 = performance.now();
   const bench = bigCluster(agents, perAgent, frameworks);
@@ -105,7 +124,8 @@ export async function benchReads(agents: number, perAgent: number, frameworks: n
     const rows: Record<string, ReadTiming> = {};
     for (let i = 0; i < 2; i++) {
       progress(`reads: round ${i + 1}`);
-      for (const [name, read] of Object.entries(reads)) if (only === undefined || only === name) rows[name] = await read();
+      for (const [name, read] of Object.entries(reads))
+        if (only === undefined || only === name) rows[name] = await read();
     }
     await profile();
     return { agents, tasks, frameworks, buildMs, ...rows };

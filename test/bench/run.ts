@@ -92,7 +92,16 @@ function envNumber(name: string, fallback: number): number {
 }
 
 function loadRow(name: string, l: TargetResult): string[] {
-  return [name, num(l.calls), num(l.callsPerSecond), num(l.p50Ms, 2), num(l.p99Ms, 2), num(l.cpuUsPerCall), num(l.warmupCallsPerSecond), num(l.errors)];
+  return [
+    name,
+    num(l.calls),
+    num(l.callsPerSecond),
+    num(l.p50Ms, 2),
+    num(l.p99Ms, 2),
+    num(l.cpuUsPerCall),
+    num(l.warmupCallsPerSecond),
+    num(l.errors),
+  ];
 }
 
 function ratioLine(name: string, l: TargetResult, bare: TargetResult): string {
@@ -119,7 +128,8 @@ function launchLines(l: LaunchResult): string[] {
  */
 function threadLine(name: string, l: TargetResult): string {
   const { server, loadThread } = l;
-  const waited = (w: ThreadWindow) => (w.waitUs === undefined ? '' : `, waited for a core ${num(w.waitUs / 1e4 / w.seconds)}%`);
+  const waited = (w: ThreadWindow) =>
+    w.waitUs === undefined ? '' : `, waited for a core ${num(w.waitUs / 1e4 / w.seconds)}%`;
   return (
     `${name}: server thread busy ${num(server.busy * 100)}%${waited(server)};` +
     ` load generator thread busy ${num(loadThread.busy * 100)}%${waited(loadThread)}, ${num(loadThread.cpuUs / l.calls)} us of its CPU per call`
@@ -132,14 +142,20 @@ function callsTable(r: CallsResult): string {
   if (r.launches !== undefined) measured.push(['clustersim, launches', r.launches.result]);
   measured.push(['bare fastify', r.bare]);
   const lines = [
-    table(['target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'cpu us/call', 'warm-up calls/s', 'errors'], measured.map(([name, l]) => loadRow(name, l))),
+    table(
+      ['target', 'calls', 'calls/s', 'p50 ms', 'p99 ms', 'cpu us/call', 'warm-up calls/s', 'errors'],
+      measured.map(([name, l]) => loadRow(name, l)),
+    ),
   ];
   if (r.offers !== undefined) {
     const { liveCalls, staleCalls } = r.offers;
     lines.push(ratioLine('DECLINE/ACCEPT', r.offers.result, r.bare));
-    lines.push(`DECLINE/ACCEPT calls on live offers: ${num(liveCalls)} of ${num(liveCalls + staleCalls)} (the rest on offers no longer valid)`);
+    lines.push(
+      `DECLINE/ACCEPT calls on live offers: ${num(liveCalls)} of ${num(liveCalls + staleCalls)} (the rest on offers no longer valid)`,
+    );
   }
-  if (r.launches !== undefined) lines.push(ratioLine('launches', r.launches.result, r.bare), ...launchLines(r.launches));
+  if (r.launches !== undefined)
+    lines.push(ratioLine('launches', r.launches.result, r.bare), ...launchLines(r.launches));
   lines.push(...measured.map(([name, l]) => threadLine(name, l)));
   for (const [name, l] of measured) {
     for (const [status, { count, firstBody }] of l.unexpected) {
@@ -157,7 +173,14 @@ function callCostTables(results: readonly CallCostResult[]): string {
     const off = find(agents, false);
     const setup = `${num(on?.setupSeconds ?? Number.NaN, 1)} / ${num(off?.setupSeconds ?? Number.NaN, 1)}`;
     const share = on !== undefined && off !== undefined ? num(on.meanUs / off.meanUs, 2) : '-';
-    return [num(agents), setup, num(on?.calls ?? Number.NaN), num(on?.meanUs ?? Number.NaN, 1), num(off?.meanUs ?? Number.NaN, 1), share];
+    return [
+      num(agents),
+      setup,
+      num(on?.calls ?? Number.NaN),
+      num(on?.meanUs ?? Number.NaN, 1),
+      num(off?.meanUs ?? Number.NaN, 1),
+      share,
+    ];
   });
   const byType = results
     .filter((r) => r.checkInvariants)
@@ -165,7 +188,10 @@ function callCostTables(results: readonly CallCostResult[]): string {
   const [small, large] = [find(sizes[0]!, true), find(sizes[sizes.length - 1]!, true)];
   const ratio = small !== undefined && large !== undefined ? `${num(large.meanUs / small.meanUs, 2)}x` : '-';
   return [
-    table(['agents', 'setup s (on / off)', 'calls (on)', 'us/call, invariants on', 'us/call, invariants off', 'on / off'], rows),
+    table(
+      ['agents', 'setup s (on / off)', 'calls (on)', 'us/call, invariants on', 'us/call, invariants off', 'on / off'],
+      rows,
+    ),
     `ratio ${num(large?.agents ?? Number.NaN)} / ${num(small?.agents ?? Number.NaN)} agents, invariants on: ${ratio} per call`,
     '',
     table(['us per call, by type', ...CALL_TYPES], byType),
@@ -173,11 +199,17 @@ function callCostTables(results: readonly CallCostResult[]): string {
 }
 
 function startupTable(r: StartupResult): string {
-  const row = (name: string, s: StartupResult['startClusterMs']) => [name, num(s.min, 1), num(s.median, 1), num(s.p90, 1), num(s.max, 1)];
-  return table(['phase (ms)', 'min', 'median', 'p90', 'max'], [
-    row('startCluster() to first OFFERS', r.toFirstOffersMs),
-    row('startCluster() alone', r.startClusterMs),
-  ]);
+  const row = (name: string, s: StartupResult['startClusterMs']) => [
+    name,
+    num(s.min, 1),
+    num(s.median, 1),
+    num(s.p90, 1),
+    num(s.max, 1),
+  ];
+  return table(
+    ['phase (ms)', 'min', 'median', 'p90', 'max'],
+    [row('startCluster() to first OFFERS', r.toFirstOffersMs), row('startCluster() alone', r.startClusterMs)],
+  );
 }
 
 function coreTable(results: readonly CoreResult[]): string {
@@ -216,15 +248,26 @@ function streamTable(r: EventsResult): string {
   const [jsonFramed, protoFramed] = r.framed;
   const [json, proto] = r.stream;
   const serverUs = (s: StreamResult) => num((s.serverBusy * 1e6) / s.eventsPerSecond, 1);
-  return table(['UPDATE events to one subscriber', 'JSON', 'protobuf'], [
-    ['core alone (reconcile, trace), events/s', num(r.coreOnly.eventsPerSecond), '-'],
-    ['+ eventToWire, encode, RecordIO frame, events/s', num(jsonFramed.eventsPerSecond), num(protoFramed.eventsPerSecond)],
-    ['+ HTTP stream to the reader, events/s', num(json.eventsPerSecond), num(proto.eventsPerSecond)],
-    ['HTTP: server thread busy', `${num(json.serverBusy * 100)}%`, `${num(proto.serverBusy * 100)}%`],
-    ['HTTP: server thread us per event', serverUs(json), serverUs(proto)],
-    ['HTTP: bytes per event (framed)', num(json.bytesPerEvent), num(proto.bytesPerEvent)],
-    ['HTTP: MB/s', num((json.eventsPerSecond * json.bytesPerEvent) / 1e6, 1), num((proto.eventsPerSecond * proto.bytesPerEvent) / 1e6, 1)],
-  ]);
+  return table(
+    ['UPDATE events to one subscriber', 'JSON', 'protobuf'],
+    [
+      ['core alone (reconcile, trace), events/s', num(r.coreOnly.eventsPerSecond), '-'],
+      [
+        '+ eventToWire, encode, RecordIO frame, events/s',
+        num(jsonFramed.eventsPerSecond),
+        num(protoFramed.eventsPerSecond),
+      ],
+      ['+ HTTP stream to the reader, events/s', num(json.eventsPerSecond), num(proto.eventsPerSecond)],
+      ['HTTP: server thread busy', `${num(json.serverBusy * 100)}%`, `${num(proto.serverBusy * 100)}%`],
+      ['HTTP: server thread us per event', serverUs(json), serverUs(proto)],
+      ['HTTP: bytes per event (framed)', num(json.bytesPerEvent), num(proto.bytesPerEvent)],
+      [
+        'HTTP: MB/s',
+        num((json.eventsPerSecond * json.bytesPerEvent) / 1e6, 1),
+        num((proto.eventsPerSecond * proto.bytesPerEvent) / 1e6, 1),
+      ],
+    ],
+  );
 }
 
 async function benchEvents(measuredEvents: number, batch: number): Promise<string[]> {
@@ -245,7 +288,19 @@ async function benchEvents(measuredEvents: number, batch: number): Promise<strin
   ];
 }
 
-const PARTS = ['calls', 'launches', 'startup', 'core', 'invariants', 'events', 'allocator', 'agents', 'virtual-day', 'scale', 'failover'] as const;
+const PARTS = [
+  'calls',
+  'launches',
+  'startup',
+  'core',
+  'invariants',
+  'events',
+  'allocator',
+  'agents',
+  'virtual-day',
+  'scale',
+  'failover',
+] as const;
 /** Parts run only when named: the scale part takes tens of minutes at its largest size, the failover part minutes. */
 const NAMED_ONLY: readonly string[] = ['scale', 'failover'];
 type Part = (typeof PARTS)[number];
@@ -264,7 +319,9 @@ async function benchCalls(only: ReadonlySet<Part>, seconds: number, warmupSecond
   const allocationIntervalSeconds = envNumber('BENCH_LAUNCH_ALLOCATION_INTERVAL', 0.05);
   const command = process.env.BENCH_LAUNCH_COMMAND?.trim() || 'sleep 0.01';
   const task = { command, cpus: 0.1, mem: 32 };
-  const launches = only.has('launches') ? { agents, agentResources: 'cpus:1;mem:256', allocationIntervalSeconds, task } : undefined;
+  const launches = only.has('launches')
+    ? { agents, agentResources: 'cpus:1;mem:256', allocationIntervalSeconds, task }
+    : undefined;
   const options = { connections, warmupMs: warmupSeconds * 1000, durationMs: seconds * 1000 };
   const calls = await benchSchedulerCalls(options, { offers: only.has('calls'), launches });
   return [
@@ -370,7 +427,9 @@ async function main(): Promise<void> {
   const only = selectedParts(named === '' ? process.env.BENCH_ONLY : named);
 
   const cpus = os.cpus();
-  const out = [`clustersim bench: node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}), ${os.platform()}-${os.arch()}`];
+  const out = [
+    `clustersim bench: node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}), ${os.platform()}-${os.arch()}`,
+  ];
   if (only.has('calls') || only.has('launches')) out.push(...(await benchCalls(only, seconds, warmupSeconds)));
   if (only.has('startup')) {
     const startup = await benchStartup(startupRuns);
@@ -378,7 +437,10 @@ async function main(): Promise<void> {
   }
   if (only.has('core')) {
     const core = [benchCoreLifecycles(coreSeconds, true), benchCoreLifecycles(coreSeconds, false)];
-    out.push('', `3. core only, 3 agents, 'sleep 1' tasks of cpus:1;mem:128 into every offer, every update acknowledged, ${coreSeconds} s each`);
+    out.push(
+      '',
+      `3. core only, 3 agents, 'sleep 1' tasks of cpus:1;mem:128 into every offer, every update acknowledged, ${coreSeconds} s each`,
+    );
     out.push(coreTable(core));
   }
   if (only.has('events')) out.push(...(await benchEvents(streamEvents, streamBatch)));
@@ -388,10 +450,21 @@ async function main(): Promise<void> {
   if (only.has('virtual-day')) out.push(...benchVirtualDay());
   if (only.has('scale')) {
     const sizes = envList('BENCH_SCALE_AGENTS', [1000, 10_000, 50_000]);
-    out.push(...benchScalePart(sizes, Math.round(envNumber('BENCH_SCALE_TASKS_PER_AGENT', 20)), Math.round(envNumber('BENCH_SCALE_CONCURRENCY', 8))));
+    out.push(
+      ...benchScalePart(
+        sizes,
+        Math.round(envNumber('BENCH_SCALE_TASKS_PER_AGENT', 20)),
+        Math.round(envNumber('BENCH_SCALE_CONCURRENCY', 8)),
+      ),
+    );
   }
   if (only.has('failover')) {
-    out.push(...benchFailoverPart(envList('BENCH_FAILOVER_AGENTS', [10_000, 40_000]), Math.round(envNumber('BENCH_FAILOVER_TASKS_PER_AGENT', 10))));
+    out.push(
+      ...benchFailoverPart(
+        envList('BENCH_FAILOVER_AGENTS', [10_000, 40_000]),
+        Math.round(envNumber('BENCH_FAILOVER_TASKS_PER_AGENT', 10)),
+      ),
+    );
   }
   process.stdout.write(`${out.join('\n')}\n`);
 }

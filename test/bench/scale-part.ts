@@ -13,13 +13,28 @@ const SOCKET_PER_AGENT_MAX = 15_000;
 function runOne(agents: number, tasksPerAgent: number, concurrency: number): ScaleRow | string {
   const wildcard = agents > SOCKET_PER_AGENT_MAX ? 1 : 0;
   const script = fileURLToPath(new URL('./scale.ts', import.meta.url));
-  const child = spawnSync(process.execPath, ['--max-old-space-size=8192', '--import', 'tsx', script, '--one', String(agents), String(tasksPerAgent), String(concurrency), String(wildcard)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-    maxBuffer: 1 << 20,
-  });
+  const child = spawnSync(
+    process.execPath,
+    [
+      '--max-old-space-size=8192',
+      '--import',
+      'tsx',
+      script,
+      '--one',
+      String(agents),
+      String(tasksPerAgent),
+      String(concurrency),
+      String(wildcard),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    },
+  );
   const line = child.stdout.trim().split('\n').at(-1) ?? '';
-  if (child.status !== 0 || !line.startsWith('{')) return `${num(agents)} agents: the run failed (exit ${String(child.status ?? child.signal)})`;
+  if (child.status !== 0 || !line.startsWith('{'))
+    return `${num(agents)} agents: the run failed (exit ${String(child.status ?? child.signal)})`;
   return JSON.parse(line) as ScaleRow;
 }
 
@@ -27,7 +42,21 @@ const read = (f: ReadFigure): string => `${num(f.firstByteMs)} / ${num(f.totalMs
 
 function rowsTable(rows: readonly ScaleRow[]): string {
   return table(
-    ['agents', 'tasks', 'start ms', 'launch tasks/s', '/state first / last', '/tasks?limit=100', 'GET_STATE first / last', 'RSS held MB', 'RSS after reads MB', 'heap MB', 'heap KB/agent', 'heap B/task', 'failover ms'],
+    [
+      'agents',
+      'tasks',
+      'start ms',
+      'launch tasks/s',
+      '/state first / last',
+      '/tasks?limit=100',
+      'GET_STATE first / last',
+      'RSS held MB',
+      'RSS after reads MB',
+      'heap MB',
+      'heap KB/agent',
+      'heap B/task',
+      'failover ms',
+    ],
     rows.map((r) => [
       num(r.agents),
       num(r.tasks),

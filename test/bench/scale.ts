@@ -67,7 +67,12 @@ export interface ScaleRow {
 const AGENT_RESOURCES = 'cpus:64;mem:262144;disk:262144';
 
 /** One request; times to its first byte and to its end. */
-export function timedRequest(url: URL, method: 'GET' | 'POST', body?: string, accept = 'application/json'): Promise<ReadFigure> {
+export function timedRequest(
+  url: URL,
+  method: 'GET' | 'POST',
+  body?: string,
+  accept = 'application/json',
+): Promise<ReadFigure> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const headers = body === undefined ? {} : { 'content-type': 'application/json', accept };
@@ -78,7 +83,14 @@ export function timedRequest(url: URL, method: 'GET' | 'POST', body?: string, ac
         first ??= performance.now() - t0;
         bytes += chunk.length;
       });
-      res.on('end', () => resolve({ firstByteMs: first ?? performance.now() - t0, totalMs: performance.now() - t0, bytes, status: res.statusCode ?? 0 }));
+      res.on('end', () =>
+        resolve({
+          firstByteMs: first ?? performance.now() - t0,
+          totalMs: performance.now() - t0,
+          bytes,
+          status: res.statusCode ?? 0,
+        }),
+      );
     });
     req.on('error', reject);
     req.end(body);
@@ -98,7 +110,18 @@ export class LaunchingFramework {
   }
 
   async subscribe(): Promise<void> {
-    const body = JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: { user: 'bench', name: 'scale', roles: ['*'], capabilities: [{ type: 'MULTI_ROLE' }], failover_timeout: 86_400 } } });
+    const body = JSON.stringify({
+      type: 'SUBSCRIBE',
+      subscribe: {
+        framework_info: {
+          user: 'bench',
+          name: 'scale',
+          roles: ['*'],
+          capabilities: [{ type: 'MULTI_ROLE' }],
+          failover_timeout: 86_400,
+        },
+      },
+    });
     const { answer } = openStream(this.#url, { 'content-type': 'application/json', accept: 'application/json' }, body, {
       opened: (headers) => (this.streamId = String(headers['mesos-stream-id'])),
       record: (record) => this.#record(record),
@@ -111,7 +134,9 @@ export class LaunchingFramework {
   #record(record: Buffer): void {
     this.events++;
     if (record.indexOf('"SUBSCRIBED"') >= 0 && this.frameworkId === '') {
-      this.frameworkId = (JSON.parse(record.toString()) as { subscribed: { framework_id: { value: string } } }).subscribed.framework_id.value;
+      this.frameworkId = (
+        JSON.parse(record.toString()) as { subscribed: { framework_id: { value: string } } }
+      ).subscribed.framework_id.value;
     } else if (this.offers === undefined && record.indexOf('"type":"OFFERS"') >= 0) {
       this.offers = (JSON.parse(record.toString()) as { offers: { offers: Record<string, unknown>[] } }).offers.offers;
     }
@@ -119,7 +144,9 @@ export class LaunchingFramework {
 
   call(call: Record<string, unknown>): Promise<number> {
     const body = JSON.stringify({ framework_id: { value: this.frameworkId }, ...call });
-    return postRaw(this.#url, body, { 'content-type': 'application/json', 'mesos-stream-id': this.streamId }).then((r) => r.status);
+    return postRaw(this.#url, body, { 'content-type': 'application/json', 'mesos-stream-id': this.streamId }).then(
+      (r) => r.status,
+    );
   }
 }
 
@@ -136,7 +163,10 @@ function launchCall(offer: Record<string, any>, perAgent: number): Record<string
     ],
     command: { value: 'sleep 1000000' },
   }));
-  return { type: 'ACCEPT', accept: { offer_ids: [offer['id']], operations: [{ type: 'LAUNCH', launch: { task_infos } }] } };
+  return {
+    type: 'ACCEPT',
+    accept: { offer_ids: [offer['id']], operations: [{ type: 'LAUNCH', launch: { task_infos } }] },
+  };
 }
 
 /**
@@ -150,7 +180,16 @@ const UNBOUNDED_STREAMS = { streamBufferLimitMiB: 65_536, streamBufferBudgetMiB:
 
 /** A cluster of `agents` in virtual time (loopback addressing, two masters) with one framework holding an offer of each agent. */
 export async function clusterWithOffers(agents: number): Promise<{ cluster: RunningCluster; fw: LaunchingFramework }> {
-  const cluster = await startCluster({ port: 0, agents, agentAddressing: 'loopback', agentResources: AGENT_RESOURCES, masters: 2, time: 'virtual', logLevel: 'silent', ...UNBOUNDED_STREAMS });
+  const cluster = await startCluster({
+    port: 0,
+    agents,
+    agentAddressing: 'loopback',
+    agentResources: AGENT_RESOURCES,
+    masters: 2,
+    time: 'virtual',
+    logLevel: 'silent',
+    ...UNBOUNDED_STREAMS,
+  });
   const fw = new LaunchingFramework(cluster.masterUrl);
   await fw.subscribe();
   cluster.advance(1_000);
@@ -159,7 +198,11 @@ export async function clusterWithOffers(agents: number): Promise<{ cluster: Runn
 }
 
 /** Accepts every offer with its tasks, `concurrency` calls at a time; the wall time and the refusals. */
-export async function launchAll(fw: LaunchingFramework, offers: readonly Record<string, unknown>[], o: ScaleOptions): Promise<{ ms: number; refused: number }> {
+export async function launchAll(
+  fw: LaunchingFramework,
+  offers: readonly Record<string, unknown>[],
+  o: ScaleOptions,
+): Promise<{ ms: number; refused: number }> {
   let next = 0;
   let refused = 0;
   const t0 = performance.now();
@@ -191,7 +234,11 @@ export function runningTasks(cluster: RunningCluster): number {
 }
 
 /** The leader crashes; the wall time until the other master leads with every agent re-registered and their tasks. */
-function failover(cluster: RunningCluster, agents: number, tasks: number): { ms: number | undefined; reregistered: number } {
+function failover(
+  cluster: RunningCluster,
+  agents: number,
+  tasks: number,
+): { ms: number | undefined; reregistered: number } {
   const fault = parseFault({ type: 'crash_master' });
   if (typeof fault === 'string') throw new Error(fault);
   const t0 = performance.now();
@@ -218,7 +265,17 @@ export async function benchScale(o: ScaleOptions): Promise<ScaleRow> {
   const host = o.wildcard ? '0.0.0.0' : '127.0.0.1';
   progress(`scale: ${o.agents} agents starting (loopback addressing on ${host}, two masters, virtual time)`);
   let t0 = performance.now();
-  const cluster = await startCluster({ port: 0, host, agents: o.agents, agentAddressing: 'loopback', agentResources: AGENT_RESOURCES, masters: 2, time: 'virtual', logLevel: 'silent', ...UNBOUNDED_STREAMS });
+  const cluster = await startCluster({
+    port: 0,
+    host,
+    agents: o.agents,
+    agentAddressing: 'loopback',
+    agentResources: AGENT_RESOURCES,
+    masters: 2,
+    time: 'virtual',
+    logLevel: 'silent',
+    ...UNBOUNDED_STREAMS,
+  });
   const startMs = performance.now() - t0;
   try {
     const masterUrl = cluster.masterUrl.replace('0.0.0.0', '127.0.0.1');
@@ -248,7 +305,25 @@ export async function benchScale(o: ScaleOptions): Promise<ScaleRow> {
     const rssBytes = process.memoryUsage().rss - rss0;
     progress('scale: master failover');
     const fo = failover(cluster, o.agents, running);
-    return { agents: o.agents, tasks, host, startMs, launchMs: launch.ms, acceptCalls: fw.offers!.length, refused: launch.refused, runningMs, running, state, tasksPage, getState, heldRssBytes, rssBytes, heapBytes, failoverMs: fo.ms, reregistered: fo.reregistered };
+    return {
+      agents: o.agents,
+      tasks,
+      host,
+      startMs,
+      launchMs: launch.ms,
+      acceptCalls: fw.offers!.length,
+      refused: launch.refused,
+      runningMs,
+      running,
+      state,
+      tasksPage,
+      getState,
+      heldRssBytes,
+      rssBytes,
+      heapBytes,
+      failoverMs: fo.ms,
+      reregistered: fo.reregistered,
+    };
   } finally {
     await cluster.close();
   }

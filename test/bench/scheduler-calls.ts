@@ -90,7 +90,11 @@ export async function benchSchedulerCalls(
     ids = sim.ids;
   }
   progress(`scheduler calls: bare fastify, ${options.connections} connections, ${seconds} s`);
-  const { result: bare, cpuSource } = await driveBare(options, ids.streamId, new OfferFeed(ids.frameworkId, ids.staleOfferId));
+  const { result: bare, cpuSource } = await driveBare(
+    options,
+    ids.streamId,
+    new OfferFeed(ids.frameworkId, ids.staleOfferId),
+  );
   const launches = workloads.launches === undefined ? undefined : await driveLaunches(options, workloads.launches);
   return { offers, launches, bare, cpuSource };
 }
@@ -112,7 +116,12 @@ function staleOfferId(server: ServerThread): string {
   return `${server.masterId}-O999999`;
 }
 
-async function load(server: ServerThread, streamId: string, options: CallsOptions, nextBody: () => string): Promise<TargetResult> {
+async function load(
+  server: ServerThread,
+  streamId: string,
+  options: CallsOptions,
+  nextBody: () => string,
+): Promise<TargetResult> {
   const spec: LoadOptions = {
     origin: server.url,
     path: PATH,
@@ -130,7 +139,10 @@ async function load(server: ServerThread, streamId: string, options: CallsOption
 }
 
 async function driveOffers(options: CallsOptions) {
-  const server = await ServerThread.start({ kind: 'cluster', options: { port: 0, agents: 3, time: 'realtime', logLevel: 'silent' } });
+  const server = await ServerThread.start({
+    kind: 'cluster',
+    options: { port: 0, agents: 3, time: 'realtime', logLevel: 'silent' },
+  });
   let client: SchedulerClient | undefined;
   try {
     const c = (client = await subscribed(server.url));
@@ -180,7 +192,11 @@ async function driveLaunches(options: CallsOptions, launch: LaunchOptions): Prom
   }
 }
 
-async function driveBare(options: CallsOptions, streamId: string, feed: OfferFeed): Promise<{ result: TargetResult; cpuSource: string }> {
+async function driveBare(
+  options: CallsOptions,
+  streamId: string,
+  feed: OfferFeed,
+): Promise<{ result: TargetResult; cpuSource: string }> {
   const server = await ServerThread.start({ kind: 'bare', path: PATH });
   try {
     return { result: await load(server, streamId, options, () => feed.nextBody()), cpuSource: server.cpuSource };

@@ -132,8 +132,13 @@ export class ServerThread implements WindowHooks {
     if (this.#waiter !== undefined) throw new Error(`already waiting for '${this.#waiter.kind}'`);
     return new Promise((resolve, reject) => {
       const seconds = REPLY_TIMEOUT_MS[kind] / 1000;
-      const timer = setTimeout(() => this.#fail(new Error(`the server thread sent no '${kind}' in ${seconds} s`)), REPLY_TIMEOUT_MS[kind]);
-      const settled = <T>(settle: (value: T) => void) => (value: T) => (clearTimeout(timer), settle(value));
+      const timer = setTimeout(
+        () => this.#fail(new Error(`the server thread sent no '${kind}' in ${seconds} s`)),
+        REPLY_TIMEOUT_MS[kind],
+      );
+      const settled =
+        <T>(settle: (value: T) => void) =>
+        (value: T) => (clearTimeout(timer), settle(value));
       this.#waiter = { kind, resolve: settled(resolve), reject: settled(reject) };
     });
   }

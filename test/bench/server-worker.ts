@@ -46,7 +46,13 @@ async function startBare(path: string): Promise<Server> {
   app.post(path, (_req, reply) => reply.code(202).send());
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, masterId: undefined, startSeconds: 0, holds: () => undefined, close: () => app.close() };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    masterId: undefined,
+    startSeconds: 0,
+    holds: () => undefined,
+    close: () => app.close(),
+  };
 }
 
 async function serve(port: NonNullable<typeof parentPort>, target: ServerTarget): Promise<void> {

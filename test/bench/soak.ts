@@ -67,12 +67,18 @@ const BUDGET_MIB = envNumber('SOAK_STREAM_BUDGET_MIB', DEFAULT_LIMITS.streamBuff
 
 /** The defaults, but room for the load: every framework, every connection held at once. */
 const CLUSTER_FLAGS = [
-  '--agents', '3',
-  '--heartbeat-interval', '5',
-  '--max-frameworks', String(FRAMEWORKS + STALLED + 100),
-  '--max-connections', String(IDLE + STALLED + 200),
-  '--stream-buffer-budget', String(BUDGET_MIB),
-  '--log-level', 'warn',
+  '--agents',
+  '3',
+  '--heartbeat-interval',
+  '5',
+  '--max-frameworks',
+  String(FRAMEWORKS + STALLED + 100),
+  '--max-connections',
+  String(IDLE + STALLED + 200),
+  '--stream-buffer-budget',
+  String(BUDGET_MIB),
+  '--log-level',
+  'warn',
 ];
 
 // ---- the cluster ----
@@ -113,7 +119,11 @@ async function startServer(): Promise<Server> {
 
 /** Resident set size of a process, in MiB (`ps` reports KiB). */
 function rssMib(pid: number): number {
-  const kib = Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)]).toString().trim());
+  const kib = Number(
+    execFileSync('ps', ['-o', 'rss=', '-p', String(pid)])
+      .toString()
+      .trim(),
+  );
   return kib / 1024;
 }
 
@@ -121,18 +131,23 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function getJson(url: string): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    http.get(url, { agent: false }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve(JSON.parse(text) as Record<string, number>));
-    }).on('error', reject);
+    http
+      .get(url, { agent: false }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve(JSON.parse(text) as Record<string, number>));
+      })
+      .on('error', reject);
   });
 }
 
 // ---- the load ----
 
 const subscribeBody = (info: Record<string, unknown>): string =>
-  JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: { user: 'soak', ...info }, suppressed_roles: ['*'] } });
+  JSON.stringify({
+    type: 'SUBSCRIBE',
+    subscribe: { framework_info: { user: 'soak', ...info }, suppressed_roles: ['*'] },
+  });
 
 interface Subscribed {
   readonly socket: net.Socket;
@@ -247,7 +262,14 @@ class StalledConsumer {
 function post(port: number, body: string, headers: Record<string, string>, agent: http.Agent): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: '127.0.0.1', port, path: '/api/v1/scheduler', method: 'POST', agent, headers: { 'content-type': 'application/json', ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/api/v1/scheduler',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', ...headers },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -313,7 +335,9 @@ async function readingSubscriber(url: string): Promise<{ client: SchedulerClient
       counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
       if (event.type !== 'OFFERS') continue;
       const offerIds = (event.offers.offers as { id: unknown }[]).map((o) => o.id);
-      void client.call({ type: 'DECLINE', decline: { offer_ids: offerIds, filters: { refuse_seconds: 1 } } }).catch(() => undefined);
+      void client
+        .call({ type: 'DECLINE', decline: { offer_ids: offerIds, filters: { refuse_seconds: 1 } } })
+        .catch(() => undefined);
     }
   })();
   return { client, counts };
@@ -384,7 +408,9 @@ async function soak(load: Load, ceilingMib: number): Promise<boolean> {
 function summary(load: Load): void {
   const cuts = load.server.logs.filter((l) => String(l.msg).startsWith('event stream cut'));
   const byBudget = cuts.filter((l) => 'budgetBytes' in l).length;
-  log(`stream cuts logged: ${cuts.length} (${byBudget} by the ${BUDGET_MIB} MiB budget, ${cuts.length - byBudget} by the per-stream limit)`);
+  log(
+    `stream cuts logged: ${cuts.length} (${byBudget} by the ${BUDGET_MIB} MiB budget, ${cuts.length - byBudget} by the per-stream limit)`,
+  );
   if (cuts[0] !== undefined) log(`first cut: ${JSON.stringify(cuts[0])}`);
   const refused = load.server.logs.filter((l) => String(l.msg).startsWith('connection refused')).length;
   log(`connection-limit log lines: ${refused}`);
@@ -397,7 +423,9 @@ async function main(): Promise<void> {
   await sleep(1000);
   const baseline = rssMib(server.child.pid!);
   const ceilingMib = baseline + BUDGET_MIB + HEADROOM_MIB;
-  log(`cluster at ${server.url} (pid ${server.child.pid}), idle rss ${baseline.toFixed(0)} MiB, flags ${CLUSTER_FLAGS.join(' ')}`);
+  log(
+    `cluster at ${server.url} (pid ${server.child.pid}), idle rss ${baseline.toFixed(0)} MiB, flags ${CLUSTER_FLAGS.join(' ')}`,
+  );
   let load: Load | undefined;
   let ok = false;
   try {

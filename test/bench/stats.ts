@@ -23,7 +23,12 @@ export interface Spread {
 
 export function spreadOf(sample: readonly number[]): Spread {
   const s = sortedCopy(sample);
-  return { min: s[0] ?? Number.NaN, median: percentile(s, 0.5), p90: percentile(s, 0.9), max: s[s.length - 1] ?? Number.NaN };
+  return {
+    min: s[0] ?? Number.NaN,
+    median: percentile(s, 0.5),
+    p90: percentile(s, 0.9),
+    max: s[s.length - 1] ?? Number.NaN,
+  };
 }
 
 /** A number with a fixed count of decimals and thousands separators. */
@@ -37,7 +42,10 @@ export function table(header: readonly string[], rows: readonly (readonly string
   const all = [header, ...rows];
   const widths = header.map((_, c) => Math.max(...all.map((r) => (r[c] ?? '').length)));
   const line = (r: readonly string[]) =>
-    r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ').trimEnd();
+    r
+      .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
+      .join('  ')
+      .trimEnd();
   const rule = widths.map((w) => '-'.repeat(w)).join('  ');
   return [line(header), rule, ...rows.map(line)].join('\n');
 }

@@ -74,9 +74,11 @@ export function measureThread(clock: ThreadClock | undefined): () => ThreadWindo
     const used = performance.eventLoopUtilization(elu);
     const seconds = (performance.now() - at) / 1000;
     // ELU's active time (ms) also counts time the busy thread waited for a core, so it is only the fallback.
-    if (clock === undefined || atStart === undefined) return { seconds, cpuUs: used.active * 1000, busy: used.utilization, waitUs: undefined };
+    if (clock === undefined || atStart === undefined)
+      return { seconds, cpuUs: used.active * 1000, busy: used.utilization, waitUs: undefined };
     const atEnd = clock.now();
-    const waitUs = atEnd.waitUs === undefined || atStart.waitUs === undefined ? undefined : atEnd.waitUs - atStart.waitUs;
+    const waitUs =
+      atEnd.waitUs === undefined || atStart.waitUs === undefined ? undefined : atEnd.waitUs - atStart.waitUs;
     return { seconds, cpuUs: atEnd.cpuUs - atStart.cpuUs, busy: used.utilization, waitUs };
   };
 }

@@ -75,9 +75,23 @@ function frameworks(options: VirtualDayOptions, rng: Rng): DayFramework[] {
   return Array.from({ length: options.frameworks }, (_, i) => {
     const name = `day${i}`;
     const capabilities: Capability[] = i % 3 === 0 ? ['PARTITION_AWARE'] : [];
-    const info = { ...FRAMEWORK_INFO, name, checkpoint: i % 2 === 0, failoverTimeoutMs: 7 * 24 * HOUR_MS, capabilities };
+    const info = {
+      ...FRAMEWORK_INFO,
+      name,
+      checkpoint: i % 2 === 0,
+      failoverTimeoutMs: 7 * 24 * HOUR_MS,
+      capabilities,
+    };
     const budget = Math.floor(options.tasks / options.frameworks) + (i < options.tasks % options.frameworks ? 1 : 0);
-    return new DayFramework({ name, info, keep: options.keep, budget, taskResources, durationSeconds: options.durationSeconds, rng: rng.fork(name) });
+    return new DayFramework({
+      name,
+      info,
+      keep: options.keep,
+      budget,
+      taskResources,
+      durationSeconds: options.durationSeconds,
+      rng: rng.fork(name),
+    });
   });
 }
 
@@ -103,7 +117,10 @@ class Day {
     this.frameworks.forEach((fw, i) => {
       const connection = `day-${i}`;
       this.#byConnection.set(connection, fw);
-      this.#ids.set(fw, this.input((c) => c.subscribe(connection, { info: fw.options.info, suppressedRoles: [] })));
+      this.#ids.set(
+        fw,
+        this.input((c) => c.subscribe(connection, { info: fw.options.info, suppressedRoles: [] })),
+      );
     });
   }
 
@@ -179,7 +196,13 @@ export function runVirtualDay(options: VirtualDayOptions = VIRTUAL_DAY): Virtual
       nextHourMs += HOUR_MS;
       if (options.quiet !== true) hourLine(day, plan, (now - startVirtualMs) / HOUR_MS, startMs, startCpu);
     }
-    const next = Math.min(cluster.nextDueMs() ?? Number.POSITIVE_INFINITY, plan.nextMs(), nextReconcileMs, nextHourMs, endMs);
+    const next = Math.min(
+      cluster.nextDueMs() ?? Number.POSITIVE_INFINITY,
+      plan.nextMs(),
+      nextReconcileMs,
+      nextHourMs,
+      endMs,
+    );
     if (next > now) day.input((c) => c.advanceTo(next));
   }
   const wallSeconds = (performance.now() - startMs) / 1000;
@@ -212,11 +235,16 @@ function hourLine(day: Day, plan: FaultPlan, hours: number, startMs: number, sta
   const live = day.frameworks.reduce((n, fw) => n + fw.live, 0);
   const wall = (performance.now() - startMs) / 1000;
   const cpu = process.cpuUsage(startCpu);
-  progress(`virtual day: ${num(hours)} h of ${num(day.options.hours)} after ${num(wall, 1)} s wall, ${num((cpu.user + cpu.system) / 1e6, 1)} s CPU; tasks ended ${num(ended)}, live ${num(live)}; fault steps ${num(plan.total)}`);
+  progress(
+    `virtual day: ${num(hours)} h of ${num(day.options.hours)} after ${num(wall, 1)} s wall, ${num((cpu.user + cpu.system) / 1e6, 1)} s CPU; tasks ended ${num(ended)}, live ${num(live)}; fault steps ${num(plan.total)}`,
+  );
 }
 
 function countsLine<K extends string>(counts: ReadonlyMap<K, number>): string {
-  return [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k} ${num(v)}`).join(', ');
+  return [...counts]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k} ${num(v)}`)
+    .join(', ');
 }
 
 /** The figures of a run, as printed by `npm run bench`. */

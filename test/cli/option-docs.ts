@@ -22,7 +22,10 @@ export function envOf(flag: string): string {
 }
 
 const cell = (text: string): string => text.replace(/\|/g, '\\|');
-const code = (value: unknown): string => (value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0) ? '' : `\`${String(value)}\``);
+const code = (value: unknown): string =>
+  value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0)
+    ? ''
+    : `\`${String(value)}\``;
 
 function row(flag: string, defaultText: string, describe: string): string {
   return `| \`--${flag}\` | \`${envOf(flag)}\` | ${defaultText} | ${cell(describe)} |`;
@@ -36,8 +39,12 @@ function commandRow(flag: string, options: Options): string {
 
 /** The markdown table, with a line of its own for each flag. */
 export function optionTable(): string {
-  const rows = FLAG_ROWS.map((r) => row(r.flag, code('flagDefault' in r ? r.flagDefault : 'default' in r ? r.default : undefined), r.describe));
-  const own = [['log-format', logFormatOption()] as const, ...Object.entries(withFlags())].map(([flag, options]) => commandRow(flag, options));
+  const rows = FLAG_ROWS.map((r) =>
+    row(r.flag, code('flagDefault' in r ? r.flagDefault : 'default' in r ? r.default : undefined), r.describe),
+  );
+  const own = [['log-format', logFormatOption()] as const, ...Object.entries(withFlags())].map(([flag, options]) =>
+    commandRow(flag, options),
+  );
   return ['| flag | environment variable | default | meaning |', '|---|---|---|---|', ...rows, ...own].join('\n');
 }
 

@@ -13,7 +13,9 @@ import { DOCS_FILE, documentedTable, envOf, optionTable } from './option-docs.js
 
 describe('the option table', () => {
   it('is what docs/cli.md shows between its markers (npm run gen:docs writes it)', () => {
-    expect(documentedTable(readFileSync(DOCS_FILE, 'utf8')), 'docs/cli.md is out of date: run npm run gen:docs').toBe(optionTable());
+    expect(documentedTable(readFileSync(DOCS_FILE, 'utf8')), 'docs/cli.md is out of date: run npm run gen:docs').toBe(
+      optionTable(),
+    );
   });
 
   it('names each option and each flag once', () => {
@@ -35,7 +37,15 @@ describe('the option table', () => {
 
   it('gives a library option no flag when a command line could not give its value', () => {
     const libraryOnly = OPTION_TABLE.filter((row) => !('flag' in row)).map((row) => row.name);
-    expect(libraryOnly).toEqual(['advertisePorts', 'agentGroups', 'recordInputs', 'traceWindow', 'logger', 'onFailure', 'streamKeepaliveMs']);
+    expect(libraryOnly).toEqual([
+      'advertisePorts',
+      'agentGroups',
+      'recordInputs',
+      'traceWindow',
+      'logger',
+      'onFailure',
+      'streamKeepaliveMs',
+    ]);
     for (const name of libraryOnly) expect(flagOf(name), name).toBeUndefined();
   });
 });

@@ -6,7 +6,13 @@
  * in both encodings.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { ExecutorClient, OperatorClient, SchedulerClient, type Encoding, type OperatorEvent } from '../../src/client/index.js';
+import {
+  ExecutorClient,
+  OperatorClient,
+  SchedulerClient,
+  type Encoding,
+  type OperatorEvent,
+} from '../../src/client/index.js';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 
 let r: RunningCluster | undefined;
@@ -30,9 +36,22 @@ describe.each<Encoding>(['json', 'protobuf'])('ExecutorClient in %s', (encoding)
   it('takes its LAUNCH from the typed stream and reports its task, the scheduler acknowledging', async () => {
     const scheduler = await framework({ customExecutors: 'await' });
     const offer = (await scheduler.waitFor('OFFERS')).offers.offers![0]!;
-    const executorInfo = { executor_id: { value: 'ex' }, type: 'CUSTOM' as const, command: { value: 'run-executor' }, resources: [] };
-    await scheduler.launch(offer, { taskId: 'custom', resources: { cpus: 0.5, mem: 32 }, info: { executor: executorInfo } });
-    const executor = new ExecutorClient(r!.agents[0]!.url, { frameworkId: scheduler.frameworkId!, executorId: 'ex' }, { encoding });
+    const executorInfo = {
+      executor_id: { value: 'ex' },
+      type: 'CUSTOM' as const,
+      command: { value: 'run-executor' },
+      resources: [],
+    };
+    await scheduler.launch(offer, {
+      taskId: 'custom',
+      resources: { cpus: 0.5, mem: 32 },
+      info: { executor: executorInfo },
+    });
+    const executor = new ExecutorClient(
+      r!.agents[0]!.url,
+      { frameworkId: scheduler.frameworkId!, executorId: 'ex' },
+      { encoding },
+    );
     closers.push(executor);
     expect((await executor.subscribe()).status).toBe(200);
     const types: string[] = [];
@@ -75,7 +94,8 @@ describe.each<Encoding>(['json', 'protobuf'])('OperatorClient in %s', (encoding)
       seen.push(event.type);
       if (event.type === 'TASK_ADDED') expect(event.task_added.task.task_id.value).toBe('seen');
       if (event.type === 'TASK_UPDATED' && event.task_updated.state === 'TASK_RUNNING') break;
-      if (event.type === 'TASK_UPDATED') await scheduler.acknowledge(await scheduler.waitForUpdate('seen', { state: event.task_updated.state }));
+      if (event.type === 'TASK_UPDATED')
+        await scheduler.acknowledge(await scheduler.waitForUpdate('seen', { state: event.task_updated.state }));
     }
     expect(seen).toEqual(['TASK_ADDED', 'TASK_UPDATED', 'TASK_UPDATED']);
     const tasks = await operator.getTasks();

@@ -6,7 +6,14 @@
  * by their uuid, and the helpers' refusals as CallErrors.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { CallError, SchedulerClient, type Encoding, type SchedulerEvent, type SchedulerEventOf, type TaskState } from '../../src/client/index.js';
+import {
+  CallError,
+  SchedulerClient,
+  type Encoding,
+  type SchedulerEvent,
+  type SchedulerEventOf,
+  type TaskState,
+} from '../../src/client/index.js';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 
 let r: RunningCluster | undefined;
@@ -17,7 +24,10 @@ afterEach(async () => {
   r = undefined;
 });
 
-async function subscribed(encoding: Encoding, heartbeats?: boolean): Promise<{ client: SchedulerClient; stream: AsyncGenerator<SchedulerEvent, void> }> {
+async function subscribed(
+  encoding: Encoding,
+  heartbeats?: boolean,
+): Promise<{ client: SchedulerClient; stream: AsyncGenerator<SchedulerEvent, void> }> {
   r = await startCluster({ agents: 1, time: 'virtual', seed: 3 });
   const client = new SchedulerClient(r.masterUrl, { encoding, ...(heartbeats === undefined ? {} : { heartbeats }) });
   clients.push(client);
@@ -49,7 +59,10 @@ describe.each<Encoding>(['json', 'protobuf'])('SchedulerClient in %s', (encoding
     const offer = offers.offers.offers![0]!;
     const [task] = await client.launch(offer, { taskId: 'one', command: 'sleep 2', resources: { cpus: 0.5, mem: 64 } });
     expect(task!.agent_id.value).toBe(r!.agents[0]!.id);
-    expect(task!.resources!.map((res) => [res.name, res.scalar?.value])).toEqual([['cpus', 0.5], ['mem', 64]]);
+    expect(task!.resources!.map((res) => [res.name, res.scalar?.value])).toEqual([
+      ['cpus', 0.5],
+      ['mem', 64],
+    ]);
 
     const states: TaskState[] = [];
     for await (const event of stream) {
@@ -95,7 +108,9 @@ describe('SchedulerClient helpers', () => {
     await client.decline(offer, { refuse_seconds: 3600 });
     await client.suppress();
     await client.revive();
-    const again = await client.waitFor('OFFERS', { where: (e) => e.offers.offers![0]!.agent_id.value === offer.agent_id.value });
+    const again = await client.waitFor('OFFERS', {
+      where: (e) => e.offers.offers![0]!.agent_id.value === offer.agent_id.value,
+    });
     await client.launch(again.offers.offers![0]!, { taskId: 'long', command: 'sleep 3600' });
     const running = await client.waitForUpdate('long', { state: 'TASK_STARTING' });
     await client.acknowledge(running);

@@ -25,10 +25,21 @@ function declineAll(s: TestScheduler, refuseMs: number): void {
 function script(seed: number): { cluster: Cluster; events: string[] } {
   const cluster = makeCluster({ agents: 3, seed, taskLaunchDelayMs: 20, networkLatencyMs: 2 });
   // Faults are inputs like any other: random drops, delays and repeats come from the seed.
-  cluster.addNetworkRule({ action: 'delay', types: ['STATUS_UPDATE', 'RUN_TASK'], probability: 0.3, delayMs: 50, jitterMs: 400 });
+  cluster.addNetworkRule({
+    action: 'delay',
+    types: ['STATUS_UPDATE', 'RUN_TASK'],
+    probability: 0.3,
+    delayMs: 50,
+    jitterMs: 400,
+  });
   cluster.addNetworkRule({ action: 'duplicate', types: ['STATUS_UPDATE_ACK'], probability: 0.2, delayMs: 10 });
   cluster.advance(10); // the agents' registrations cross the network
-  const a = connect(cluster, { name: 'a', capabilities: ['TASK_KILLING_STATE'], failoverTimeoutMs: 30_000, checkpoint: true });
+  const a = connect(cluster, {
+    name: 'a',
+    capabilities: ['TASK_KILLING_STATE'],
+    failoverTimeoutMs: 30_000,
+    checkpoint: true,
+  });
   const b = connect(cluster, { name: 'b', capabilities: ['PARTITION_AWARE'], failoverTimeoutMs: 5_000 });
   const c = connect(cluster, { name: 'c', capabilities: ['MULTI_ROLE'], roles: ['web', 'batch'] });
   const sinks = [a.sink, b.sink, c.sink];
@@ -101,7 +112,14 @@ describe('determinism', () => {
 
     // The script did reach the interesting paths.
     const kinds = new Set(a.map((e) => e.kind));
-    const expected = ['task:launch', 'task:status', 'call:kill', 'call:reconcile', 'call:decline', 'framework:failover-expired'];
+    const expected = [
+      'task:launch',
+      'task:status',
+      'call:kill',
+      'call:reconcile',
+      'call:decline',
+      'framework:failover-expired',
+    ];
     for (const kind of [...expected, 'net:delay', 'net:duplicate', 'agent:crash', 'agent:reregistered']) {
       expect(kinds, `seed ${seed}: no '${kind}' entry`).toContain(kind);
     }

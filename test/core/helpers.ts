@@ -11,7 +11,14 @@ import type { Fault, FaultResult } from '../../src/core/faults/vocabulary.js';
 import type { FrameworkView } from '../../src/core/view.js';
 import { Connections } from '../../src/http/connections.js';
 import type { OperatorCall, OperatorEvent, OperatorValue } from '../../src/core/model/operator-types.js';
-import { add, allocate, format, parseResources, type Resource, type Resources } from '../../src/core/model/resources.js';
+import {
+  add,
+  allocate,
+  format,
+  parseResources,
+  type Resource,
+  type Resources,
+} from '../../src/core/model/resources.js';
 import { normaliseRanges, rangesSize } from '../../src/core/model/ranges.js';
 import type {
   ExecutorSpec,
@@ -62,7 +69,10 @@ export class TestCluster extends Cluster {
   }
 
   /** SUBSCRIBE on a new connection whose events go to `sink`. */
-  subscribeWith(sub: Subscription, sink: RecordingSink): { frameworkId: string; streamId: string; connectionId: string } {
+  subscribeWith(
+    sub: Subscription,
+    sink: RecordingSink,
+  ): { frameworkId: string; streamId: string; connectionId: string } {
     const connectionId = this.#connections.open(sink);
     return { ...this.subscribe(connectionId, sub), connectionId };
   }
@@ -71,7 +81,12 @@ export class TestCluster extends Cluster {
     return this.#routed(() => super.subscribe(connectionId, sub, principal));
   }
 
-  override call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
+  override call(
+    frameworkId: string,
+    streamId: string | undefined,
+    call: SchedulerCall | { readonly type: 'UNKNOWN' },
+    principal?: string,
+  ): Outcome {
     return this.#routed(() => super.call(frameworkId, streamId, call, principal));
   }
 
@@ -217,7 +232,13 @@ export function twoMasters(agents: number, seed = 11): TestCluster {
     master: { hostname: 'localhost', ip: '127.0.0.1', port: 5050, version: '1.11.0', taskLaunchDelayMs: 0 },
   });
   for (let i = 0; i < agents; i++) {
-    cluster.addAgent({ hostname: `agent${i + 1}`, ip: '127.0.0.1', port: 5051 + i, resources: resources(AGENT_RESOURCES), attributes: [] });
+    cluster.addAgent({
+      hostname: `agent${i + 1}`,
+      ip: '127.0.0.1',
+      port: 5051 + i,
+      resources: resources(AGENT_RESOURCES),
+      attributes: [],
+    });
   }
   return cluster;
 }
@@ -275,7 +296,16 @@ export class RecordingSink {
 }
 
 export function frameworkInfo(extra: Partial<FrameworkInfo> = {}): FrameworkInfo {
-  return { user: 'root', name: 'test', failoverTimeoutMs: 0, checkpoint: false, roles: [], capabilities: [], labels: [], ...extra };
+  return {
+    user: 'root',
+    name: 'test',
+    failoverTimeoutMs: 0,
+    checkpoint: false,
+    roles: [],
+    capabilities: [],
+    labels: [],
+    ...extra,
+  };
 }
 
 export function subscribe(cluster: TestCluster, info: Partial<FrameworkInfo> = {}, extra: Partial<Subscription> = {}) {
@@ -285,7 +315,14 @@ export function subscribe(cluster: TestCluster, info: Partial<FrameworkInfo> = {
 }
 
 export function commandTask(taskId: string, agentId: string, command: string, res = 'cpus:1;mem:128'): TaskSpec {
-  return { taskId, name: taskId, agentId, resources: resources(res), command: { shell: true, value: command, arguments: [] }, labels: [] };
+  return {
+    taskId,
+    name: taskId,
+    agentId,
+    resources: resources(res),
+    command: { shell: true, value: command, arguments: [] },
+    labels: [],
+  };
 }
 
 export function customExecutor(executorId: string, res = 'cpus:0.1;mem:32'): ExecutorSpec {
@@ -302,7 +339,12 @@ export function defaultExecutor(executorId: string, res = 'cpus:0.1;mem:32'): Ex
 }
 
 /** A task run by the framework's own executor rather than a command. */
-export function executorTask(taskId: string, agentId: string, executor: ExecutorSpec, res = 'cpus:1;mem:128'): TaskSpec {
+export function executorTask(
+  taskId: string,
+  agentId: string,
+  executor: ExecutorSpec,
+  res = 'cpus:1;mem:128',
+): TaskSpec {
   return { taskId, name: taskId, agentId, resources: resources(res), executor, labels: [] };
 }
 
@@ -400,7 +442,10 @@ export class TestScheduler {
   resubscribe(info: Partial<FrameworkInfo> = {}): RecordingSink {
     const old = this.framework?.info ?? frameworkInfo();
     const sink = new RecordingSink();
-    const sub = this.cluster.subscribeWith({ info: { ...old, ...info, id: this.frameworkId }, suppressedRoles: [] }, sink);
+    const sub = this.cluster.subscribeWith(
+      { info: { ...old, ...info, id: this.frameworkId }, suppressedRoles: [] },
+      sink,
+    );
     this.sink = sink;
     this.streamId = sub.streamId;
     this.connectionId = sub.connectionId;
@@ -413,7 +458,11 @@ export class TestScheduler {
   }
 }
 
-export function connect(cluster: TestCluster, info: Partial<FrameworkInfo> = {}, extra: Partial<Subscription> = {}): TestScheduler {
+export function connect(
+  cluster: TestCluster,
+  info: Partial<FrameworkInfo> = {},
+  extra: Partial<Subscription> = {},
+): TestScheduler {
   const { sink, frameworkId, streamId, connectionId } = subscribe(cluster, info, extra);
   return new TestScheduler(cluster, sink, frameworkId, streamId, connectionId);
 }

@@ -7,7 +7,17 @@ import { describe, expect, it } from 'vitest';
 import { resourcesFromWire } from '../../src/wire/convert-common.js';
 import { subscriptionFromWire } from '../../src/wire/scheduler-in.js';
 import type { mesos } from '../../src/wire/generated/types.js';
-import { commandTask, connect, customExecutor, defaultExecutor, executorTask, makeCluster, RecordingSink, resources, subscribe } from './helpers.js';
+import {
+  commandTask,
+  connect,
+  customExecutor,
+  defaultExecutor,
+  executorTask,
+  makeCluster,
+  RecordingSink,
+  resources,
+  subscribe,
+} from './helpers.js';
 
 function launchOne(res: string, task = (agentId: string) => commandTask('t', agentId, 'sleep 10', res)) {
   const cluster = makeCluster();
@@ -53,7 +63,10 @@ describe('framework ids', () => {
 
   it('offer filters with a negative or NaN quantity are refused, as upstream', () => {
     const cluster = makeCluster();
-    for (const [value, reason] of [[-1, 'Negative values not supported'], [Number.NaN, 'NaN not supported']] as const) {
+    for (const [value, reason] of [
+      [-1, 'Negative values not supported'],
+      [Number.NaN, 'NaN not supported'],
+    ] as const) {
       const sub = subscriptionFromWire({
         framework_info: {
           user: 'u',
@@ -80,19 +93,39 @@ describe('task ids', () => {
     const s = connect(cluster);
     const offer = s.firstOffer();
     s.accept(offer.id, [{ ...commandTask('x', offer.agentId, 'sleep 1'), taskId }]);
-    expect(s.sink.updates()).toEqual([expect.objectContaining({ taskId, state: 'TASK_ERROR', reason: 'REASON_TASK_INVALID', message })]);
+    expect(s.sink.updates()).toEqual([
+      expect.objectContaining({ taskId, state: 'TASK_ERROR', reason: 'REASON_TASK_INVALID', message }),
+    ]);
     cluster.checkAllInvariants();
   });
 });
 
 describe('task resources', () => {
   it.each([
-    ['the same range twice', [{ begin: 31000, end: 31000 }, { begin: 31000, end: 31000 }], '[31000-31000] and [31000-31000] overlap'],
-    ['overlapping ranges', [{ begin: 31000, end: 31005 }, { begin: 31003, end: 31010 }], '[31000-31005] and [31003-31010] overlap'],
+    [
+      'the same range twice',
+      [
+        { begin: 31000, end: 31000 },
+        { begin: 31000, end: 31000 },
+      ],
+      '[31000-31000] and [31000-31000] overlap',
+    ],
+    [
+      'overlapping ranges',
+      [
+        { begin: 31000, end: 31005 },
+        { begin: 31003, end: 31010 },
+      ],
+      '[31000-31005] and [31003-31010] overlap',
+    ],
   ])('a resource list with %s is refused at the wire', (_what, range, clash) => {
     const list = [{ name: 'ports', type: 'RANGES', ranges: { range } }] as mesos.v1.Resource[];
     expect(resourcesFromWire(list)).toBe(`Invalid ranges resource 'ports': ${clash}`);
-    const split = [0, 1].map((i) => ({ name: 'ports', type: 'RANGES', ranges: { range: [range[i]!] } })) as mesos.v1.Resource[];
+    const split = [0, 1].map((i) => ({
+      name: 'ports',
+      type: 'RANGES',
+      ranges: { range: [range[i]!] },
+    })) as mesos.v1.Resource[];
     expect(resourcesFromWire(split)).toBe(`Invalid ranges resource 'ports': ${clash}`);
   });
 
@@ -103,7 +136,9 @@ describe('task resources', () => {
 
   it('a task and its executor may not share ports', () => {
     const executor = { ...customExecutor('x'), resources: resources('cpus:0.1;mem:32;ports:[31000-31000]') };
-    const { update } = launchOne('', (agentId) => executorTask('t', agentId, executor, 'cpus:1;mem:128;ports:[31000-31000]'));
+    const { update } = launchOne('', (agentId) =>
+      executorTask('t', agentId, executor, 'cpus:1;mem:128;ports:[31000-31000]'),
+    );
     expect(update).toMatchObject({ state: 'TASK_ERROR' });
     expect(update?.message).toMatch(/^Task and its executor use invalid resources: 'ports' \[31000-31000\] overlaps/);
   });
@@ -112,7 +147,9 @@ describe('task resources', () => {
     const cluster = makeCluster();
     const s = connect(cluster);
     const offer = s.firstOffer();
-    const tasks = ['a', 'b'].map((id) => commandTask(id, offer.agentId, 'sleep 10', 'cpus:0.5;mem:64;ports:[31000-31001]'));
+    const tasks = ['a', 'b'].map((id) =>
+      commandTask(id, offer.agentId, 'sleep 10', 'cpus:0.5;mem:64;ports:[31000-31001]'),
+    );
     s.launchGroup(offer.id, defaultExecutor('g'), tasks);
     expect(s.sink.updates().map((u) => [u.taskId, u.state])).toEqual([
       ['a', 'TASK_ERROR'],
@@ -125,10 +162,14 @@ describe('task resources', () => {
     const cluster = makeCluster();
     const s = connect(cluster);
     const offer = s.firstOffer();
-    s.accept(offer.id, [executorTask('one', offer.agentId, { ...customExecutor('x'), raw: { executor_id: { value: 'x' }, name: 'v1' } })]);
+    s.accept(offer.id, [
+      executorTask('one', offer.agentId, { ...customExecutor('x'), raw: { executor_id: { value: 'x' }, name: 'v1' } }),
+    ]);
     cluster.advance(1_000);
     const next = s.firstOffer();
-    s.accept(next.id, [executorTask('two', next.agentId, { ...customExecutor('x'), raw: { executor_id: { value: 'x' }, name: 'v2' } })]);
+    s.accept(next.id, [
+      executorTask('two', next.agentId, { ...customExecutor('x'), raw: { executor_id: { value: 'x' }, name: 'v2' } }),
+    ]);
     expect(s.sink.updates().find((u) => u.taskId === 'two')).toMatchObject({
       state: 'TASK_ERROR',
       message: "ExecutorInfo is not compatible with existing ExecutorInfo with same ExecutorID 'x'",

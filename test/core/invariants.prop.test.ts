@@ -105,7 +105,8 @@ class Real {
       const held: Resources[] = [];
       for (const fw of this.cluster.view.frameworks()) {
         for (const offer of fw.offers.values()) if (offer.agentId === agent.id) held.push(offer.resources);
-        for (const task of fw.tasks.values()) if (task.agentId === agent.id && !task.resourcesRecovered) held.push(task.resources);
+        for (const task of fw.tasks.values())
+          if (task.agentId === agent.id && !task.resourcesRecovered) held.push(task.resources);
         for (const e of fw.executors.values()) if (e.agentId === agent.id) held.push(e.resources);
       }
       const registered = this.cluster.view.agent(agent.id);
@@ -113,11 +114,14 @@ class Real {
       const result = sumDisjoint(held);
       if ('overlap' in result) throw new Error(`agent '${agent.id}': ${result.overlap}`);
       if (!contains(registered.info.resources, result.sum)) {
-        throw new Error(`agent '${agent.id}': holds {${format(result.sum)}} beyond {${format(registered.info.resources)}}`);
+        throw new Error(
+          `agent '${agent.id}': holds {${format(result.sum)}} beyond {${format(registered.info.resources)}}`,
+        );
       }
     }
     for (const fw of this.cluster.view.frameworks()) {
-      if (fw.state !== 'subscribed' && fw.offers.size > 0) throw new Error(`framework '${fw.id}' is ${fw.state} but holds offers`);
+      if (fw.state !== 'subscribed' && fw.offers.size > 0)
+        throw new Error(`framework '${fw.id}' is ${fw.state} but holds offers`);
     }
     this.observe();
     expect(this.violations).toEqual([]);
@@ -190,7 +194,8 @@ class Accept extends OnFramework {
     const ports = offer.resources.find((res) => res.name === 'ports')?.ranges?.[0];
     const specs = this.tasks.map((t, i): TaskSpec => {
       const taskId = `t${r.nextTask++}`;
-      const port = t.port && ports !== undefined && ports[0] + i <= ports[1] ? `;ports:[${ports[0] + i}-${ports[0] + i}]` : '';
+      const port =
+        t.port && ports !== undefined && ports[0] + i <= ports[1] ? `;ports:[${ports[0] + i}-${ports[0] + i}]` : '';
       const res = `cpus:${t.cpusTenths / 10};mem:${t.memMib}${port}`;
       const list = r.launched.get(s.frameworkId) ?? [];
       list.push(taskId);
@@ -269,7 +274,10 @@ class Simple extends OnFramework {
         s.call({ type: 'RECONCILE', tasks: [] });
         return;
       case 'reconcile-some':
-        s.call({ type: 'RECONCILE', tasks: (r.launched.get(s.frameworkId) ?? []).slice(-3).map((taskId) => ({ taskId })) });
+        s.call({
+          type: 'RECONCILE',
+          tasks: (r.launched.get(s.frameworkId) ?? []).slice(-3).map((taskId) => ({ taskId })),
+        });
         return;
       case 'suppress':
         s.call({ type: 'SUPPRESS', roles: [] });
@@ -279,7 +287,8 @@ class Simple extends OnFramework {
         return;
       case 'shutdown': {
         const executor = [...(s.framework?.executors.values() ?? [])][0];
-        if (executor !== undefined) s.call({ type: 'SHUTDOWN', executorId: executor.executorId, agentId: executor.agentId });
+        if (executor !== undefined)
+          s.call({ type: 'SHUTDOWN', executorId: executor.executorId, agentId: executor.agentId });
         return;
       }
       case 'update-roles': {
@@ -358,7 +367,12 @@ class NetworkFault implements Cmd {
     if (this.action === 'clear') {
       for (const id of r.rules.splice(0)) r.cluster.removeNetworkRule(id);
     } else {
-      const rule = { action: this.action, probability: this.probability, delayMs: this.delayMs, jitterMs: this.delayMs };
+      const rule = {
+        action: this.action,
+        probability: this.probability,
+        delayMs: this.delayMs,
+        jitterMs: this.delayMs,
+      };
       r.rules.push(r.cluster.addNetworkRule(rule));
     }
     r.check();
@@ -381,7 +395,9 @@ const subscription = fc.record({
   checkpoint: fc.boolean(),
 });
 
-const subscribe = subscription.map(({ capabilities, failoverTimeoutMs, checkpoint }) => new Subscribe(capabilities, failoverTimeoutMs, checkpoint));
+const subscribe = subscription.map(
+  ({ capabilities, failoverTimeoutMs, checkpoint }) => new Subscribe(capabilities, failoverTimeoutMs, checkpoint),
+);
 const accept = fc
   .tuple(
     fwIndex,
@@ -392,16 +408,25 @@ const accept = fc
     fc.nat(9).map((n) => n === 0),
   )
   .map(([fw, offer, how, tasks, refuse, stale]) => new Accept(fw, offer, how, tasks, refuse, stale));
-const decline = fc.tuple(fwIndex, fc.nat(5), fc.integer({ min: 0, max: 60 })).map(([fw, offer, refuse]) => new Decline(fw, offer, refuse));
+const decline = fc
+  .tuple(fwIndex, fc.nat(5), fc.integer({ min: 0, max: 60 }))
+  .map(([fw, offer, refuse]) => new Decline(fw, offer, refuse));
 const kill = fc.tuple(fwIndex, fc.nat(20)).map(([fw, task]) => new Kill(fw, task));
-const simple = (...what: Simple['what'][]) => fc.tuple(fwIndex, fc.constantFrom(...what)).map(([fw, w]) => new Simple(fw, w));
+const simple = (...what: Simple['what'][]) =>
+  fc.tuple(fwIndex, fc.constantFrom(...what)).map(([fw, w]) => new Simple(fw, w));
 const agentFault = fc
   .tuple(fc.nat(2), fc.constantFrom('crash', 'restart', 'restart', 'partition', 'heal', 'heal' as const))
   .map(([agent, what]) => new AgentFault(agent, what));
 const networkFault = fc
-  .tuple(fc.constantFrom('drop', 'delay', 'duplicate', 'clear', 'clear' as const), fc.constantFrom(0.1, 0.5, 1), fc.constantFrom(0, 20, 3_000))
+  .tuple(
+    fc.constantFrom('drop', 'delay', 'duplicate', 'clear', 'clear' as const),
+    fc.constantFrom(0.1, 0.5, 1),
+    fc.constantFrom(0, 20, 3_000),
+  )
   .map(([action, p, ms]) => new NetworkFault(action, p, ms));
-const advance = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 2_000, max: 40_000 })).map((ms) => new Advance(ms));
+const advance = fc
+  .oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 2_000, max: 40_000 }))
+  .map((ms) => new Advance(ms));
 
 /** Weighted so that tasks get launched, acknowledged and run, with faults now and then. */
 const commands = fc.commands(
@@ -412,7 +437,10 @@ const commands = fc.commands(
       { arbitrary: advance, weight: 5 },
       { arbitrary: kill, weight: 2 },
       { arbitrary: decline, weight: 2 },
-      { arbitrary: simple('reconcile-all', 'reconcile-some', 'suppress', 'revive', 'shutdown', 'update-roles'), weight: 2 },
+      {
+        arbitrary: simple('reconcile-all', 'reconcile-some', 'suppress', 'revive', 'shutdown', 'update-roles'),
+        weight: 2,
+      },
       { arbitrary: simple('teardown', 'disconnect', 'resubscribe'), weight: 1 },
       { arbitrary: subscribe, weight: 1 },
       { arbitrary: agentFault, weight: 1 },

@@ -15,7 +15,8 @@ import type { TraceEntry } from '../../src/core/kernel/trace.js';
 import { replay, type TraceLine } from '../../src/scenario/replay.js';
 import { commandTask, connect, makeCluster, type TestCluster } from './helpers.js';
 
-const lines = (entries: readonly TraceEntry[]): TraceLine[] => entries.map((e) => ({ seq: e.seq, timeMs: e.timeMs, kind: e.kind, line: e.line }));
+const lines = (entries: readonly TraceEntry[]): TraceLine[] =>
+  entries.map((e) => ({ seq: e.seq, timeMs: e.timeMs, kind: e.kind, line: e.line }));
 
 /** A run with a bit of everything: launches, acks, a message, a quota, faults, an agent crash and restart. */
 function recordedRun(seed = 7): TestCluster {
@@ -23,12 +24,21 @@ function recordedRun(seed = 7): TestCluster {
   const s = connect(cluster, { checkpoint: true });
   cluster.advance(1_000);
   const offer = s.firstOffer();
-  s.accept(offer.id, [commandTask('short', offer.agentId, 'sleep 5', 'cpus:0.5;mem:32'), commandTask('long', offer.agentId, 'sleep 600', 'cpus:0.5;mem:32')]);
+  s.accept(offer.id, [
+    commandTask('short', offer.agentId, 'sleep 5', 'cpus:0.5;mem:32'),
+    commandTask('long', offer.agentId, 'sleep 600', 'cpus:0.5;mem:32'),
+  ]);
   cluster.advance(100);
   s.acknowledgeAll();
   s.call({ type: 'MESSAGE', agentId: offer.agentId, executorId: 'long', data: new Uint8Array([0, 1, 2, 250, 255]) });
-  cluster.updateQuota({ force: true, configs: [{ role: 'r1', guarantees: new Map([['cpus', 1]]), limits: new Map([['cpus', 2]]) }] });
-  cluster.inject({ type: 'network_rule', rule: { action: 'drop', from: offer.agentId, to: 'master', types: ['STATUS_UPDATE'], probability: 0.5 } });
+  cluster.updateQuota({
+    force: true,
+    configs: [{ role: 'r1', guarantees: new Map([['cpus', 1]]), limits: new Map([['cpus', 2]]) }],
+  });
+  cluster.inject({
+    type: 'network_rule',
+    rule: { action: 'drop', from: offer.agentId, to: 'master', types: ['STATUS_UPDATE'], probability: 0.5 },
+  });
   cluster.advance(10_000);
   s.acknowledgeAll();
   cluster.inject({ type: 'crash_agent', agentId: offer.agentId });
@@ -50,12 +60,22 @@ function recordedRun(seed = 7): TestCluster {
 describe('the input record', () => {
   it('puts every input of the port into the trace, with its arguments and time', () => {
     const cluster = recordedRun();
-    const kinds = new Set(cluster.trace.entries().filter((e) => e.kind.startsWith('input:')).map((e) => e.kind));
-    for (const kind of ['addAgent', 'subscribe', 'call', 'advanceTo', 'operator', 'inject', 'disconnect']) expect(kinds).toContain(`input:${kind}`);
+    const kinds = new Set(
+      cluster.trace
+        .entries()
+        .filter((e) => e.kind.startsWith('input:'))
+        .map((e) => e.kind),
+    );
+    for (const kind of ['addAgent', 'subscribe', 'call', 'advanceTo', 'operator', 'inject', 'disconnect'])
+      expect(kinds).toContain(`input:${kind}`);
     expect(cluster.inputs().length).toBe(cluster.trace.entries().filter((e) => e.kind.startsWith('input:')).length);
     const start = cluster.trace.entries()[0]!;
     expect(start.kind).toBe('cluster:start');
-    expect(JSON.parse(start.line.slice(start.line.indexOf('{')))).toMatchObject({ seed: '7', networkLatencyMs: 2, master: { port: 5050 } });
+    expect(JSON.parse(start.line.slice(start.line.indexOf('{')))).toMatchObject({
+      seed: '7',
+      networkLatencyMs: 2,
+      master: { port: 5050 },
+    });
   });
 
   it('is deterministic: the same seed and inputs give the same record, byte for byte', () => {
@@ -76,11 +96,14 @@ describe('the input record', () => {
 
   it('writes bytes as base64, maps, left-out arguments and executor checks as tagged JSON, and reads them back', () => {
     const bytes = new Uint8Array([0, 1, 2, 250, 255, 7]);
-    for (let n = 0; n <= bytes.length; n++) expect(fromBase64(toBase64(bytes.subarray(0, n)))).toEqual(bytes.subarray(0, n));
+    for (let n = 0; n <= bytes.length; n++)
+      expect(fromBase64(toBase64(bytes.subarray(0, n)))).toEqual(bytes.subarray(0, n));
     expect(toBase64(Buffer.from('hello'))).toBe(Buffer.from('hello').toString('base64'));
     const check = Object.assign(() => 'no', { claims: { fid: 'f', eid: 'e', cid: 'c' } });
     const text = encodeArgs(['a', undefined, { data: Buffer.from([9, 8]), m: new Map([['cpus', 1]]) }, check]);
-    expect(text).toBe('["a",{"$undefined":true},{"data":{"$bytes":"CQg="},"m":{"$map":[["cpus",1]]}},{"$authorizer":{"fid":"f","eid":"e","cid":"c"}}]');
+    expect(text).toBe(
+      '["a",{"$undefined":true},{"data":{"$bytes":"CQg="},"m":{"$map":[["cpus",1]]}},{"$authorizer":{"fid":"f","eid":"e","cid":"c"}}]',
+    );
     const seen: unknown[] = [];
     const args = decodeArgs(text, (claims) => (seen.push(claims), () => undefined));
     expect(args[1]).toBeUndefined();
@@ -97,7 +120,9 @@ describe('the input record', () => {
     expect(encodeArgs(deep(new Map([['k', 1]])))).toBe('[{"a":[{"b":{"c":[{"$map":[["k",1]]}]}}]}]');
     expect(encodeArgs(deep(new Set(['x'])))).toBe('[{"a":[{"b":{"c":[{"$set":["x"]}]}}]}]');
     expect(encodeArgs(deep(undefined))).toBe('[{"a":[{"b":{"c":[{"$undefined":true}]}}]}]');
-    expect(encodeArgs([{ check: Object.assign(() => 'no', { claims: null }) }])).toBe('[{"check":{"$authorizer":null}}]');
+    expect(encodeArgs([{ check: Object.assign(() => 'no', { claims: null }) }])).toBe(
+      '[{"check":{"$authorizer":null}}]',
+    );
   });
 });
 
@@ -123,7 +148,12 @@ describe('replay', () => {
     expect(tampered).not.toBe(original.line);
     entries[at] = { ...original, line: tampered };
     const result = await replay(entries);
-    expect(result.divergence).toEqual({ seq: original.seq, timeMs: original.timeMs, expected: tampered, produced: original.line });
+    expect(result.divergence).toEqual({
+      seq: original.seq,
+      timeMs: original.timeMs,
+      expected: tampered,
+      produced: original.line,
+    });
     expect(result.entries).toBe(at);
   });
 
@@ -132,7 +162,10 @@ describe('replay', () => {
     const at = entries.findIndex((e) => e.kind === 'input:advanceTo' && e.timeMs > 20_000);
     const next = entries[at + 1]!;
     // The clock stops earlier: the next entry the file has comes later than the replay gets to it.
-    entries[at] = { ...entries[at]!, line: entries[at]!.line.replace(/\[(\d+)\]$/, (_m, t: string) => `[${Number(t) - 5_000}]`) };
+    entries[at] = {
+      ...entries[at]!,
+      line: entries[at]!.line.replace(/\[(\d+)\]$/, (_m, t: string) => `[${Number(t) - 5_000}]`),
+    };
     const result = await replay(entries);
     expect(result.divergence?.seq).toBeGreaterThan(entries[at]!.seq);
     expect(result.divergence?.seq).toBeLessThanOrEqual(next.seq + 1_000);
@@ -150,24 +183,42 @@ describe('replay', () => {
     const seed = Date.now() % 100_000;
     console.log(`replay property seed: ${seed}`);
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof(fc.constant('crash'), fc.constant('restart'), fc.constant('launch'), fc.constant('ack'), fc.integer({ min: 0, max: 40_000 })), { maxLength: 25 }), async (steps) => {
-        const cluster = makeCluster({ agents: 2, seed: steps.length });
-        const s = connect(cluster, { checkpoint: true });
-        let n = 0;
-        for (const step of steps) {
-          if (typeof step === 'number') cluster.advance(step);
-          else if (step === 'crash') cluster.inject({ type: 'crash_agent', agentId: cluster.agents[0]!.id });
-          else if (step === 'restart') cluster.inject({ type: 'restart_agent', agentId: cluster.agents[0]!.id, recover: n % 2 === 0 ? 'reconnect' : 'cleanup' });
-          else if (step === 'ack') s.acknowledgeAll();
-          else {
-            const offer = s.offers()[0];
-            if (offer !== undefined) s.accept(offer.id, [commandTask(`t${n++}`, offer.agentId, `sleep ${n}`, 'cpus:0.1;mem:8')]);
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            fc.constant('crash'),
+            fc.constant('restart'),
+            fc.constant('launch'),
+            fc.constant('ack'),
+            fc.integer({ min: 0, max: 40_000 }),
+          ),
+          { maxLength: 25 },
+        ),
+        async (steps) => {
+          const cluster = makeCluster({ agents: 2, seed: steps.length });
+          const s = connect(cluster, { checkpoint: true });
+          let n = 0;
+          for (const step of steps) {
+            if (typeof step === 'number') cluster.advance(step);
+            else if (step === 'crash') cluster.inject({ type: 'crash_agent', agentId: cluster.agents[0]!.id });
+            else if (step === 'restart')
+              cluster.inject({
+                type: 'restart_agent',
+                agentId: cluster.agents[0]!.id,
+                recover: n % 2 === 0 ? 'reconnect' : 'cleanup',
+              });
+            else if (step === 'ack') s.acknowledgeAll();
+            else {
+              const offer = s.offers()[0];
+              if (offer !== undefined)
+                s.accept(offer.id, [commandTask(`t${n++}`, offer.agentId, `sleep ${n}`, 'cpus:0.1;mem:8')]);
+            }
           }
-        }
-        const result = await replay(lines(cluster.trace.entries()));
-        expect(result.divergence).toBeUndefined();
-        expect(result.hash).toBe(cluster.trace.hash());
-      }),
+          const result = await replay(lines(cluster.trace.entries()));
+          expect(result.divergence).toBeUndefined();
+          expect(result.hash).toBe(cluster.trace.hash());
+        },
+      ),
       { seed, numRuns: 25 },
     );
   });

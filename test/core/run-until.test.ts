@@ -37,7 +37,10 @@ function launched(agents: number, ...commands: string[]) {
   const cluster = makeCluster({ agents });
   const s = connect(cluster);
   const offer = s.firstOffer();
-  s.accept(offer.id, commands.map((command, i) => commandTask(`t${i}`, offer.agentId, command, 'cpus:0.5;mem:32')));
+  s.accept(
+    offer.id,
+    commands.map((command, i) => commandTask(`t${i}`, offer.agentId, command, 'cpus:0.5;mem:32')),
+  );
   return { cluster, s };
 }
 
@@ -78,14 +81,24 @@ describe('Cluster.runUntil', () => {
   it('counts agents and frameworks, watches trace kinds, and combines conditions', () => {
     const cluster = makeCluster({ agents: 2 });
     connect(cluster);
-    expect(cluster.runUntil({ all: [{ agents: { state: 'active', count: 2 } }, { frameworks: { state: 'subscribed', min: 1 } }] }, 0)).toBe(true);
+    expect(
+      cluster.runUntil(
+        { all: [{ agents: { state: 'active', count: 2 } }, { frameworks: { state: 'subscribed', min: 1 } }] },
+        0,
+      ),
+    ).toBe(true);
     const agentId = cluster.agents[0]!.id;
     cluster.inject({ type: 'partition', nodes: [agentId, 'master'] });
     expect(cluster.runUntil({ agents: { state: 'active', min: 2 } }, 0)).toBe(true);
     expect(cluster.runUntil({ trace: { kind: 'agent:unreachable' } }, 200_000)).toBe(true);
     // Five pings unanswered, 15 s apart: at the sixth (90 s) the agent is unreachable.
     expect(cluster.now()).toBe(90_000);
-    expect(cluster.runUntil({ any: [{ agents: { state: 'active', min: 2 } }, { frameworks: { state: 'subscribed', min: 2 } }] }, 80_000)).toBe(false);
+    expect(
+      cluster.runUntil(
+        { any: [{ agents: { state: 'active', min: 2 } }, { frameworks: { state: 'subscribed', min: 2 } }] },
+        80_000,
+      ),
+    ).toBe(false);
   });
 });
 
@@ -119,7 +132,9 @@ describe('conditions: counts held to bounds', () => {
     s.acknowledgeAll();
     // Both launches are in the past: the watch counts from now on.
     expect(cluster.runUntil({ trace: { kind: 'task:launch' } }, 5_000)).toBe(false);
-    expect(cluster.runUntil({ trace: { kind: 'task:status', contains: '"TASK_FINISHED"', count: 1 } }, 100_000)).toBe(true);
+    expect(cluster.runUntil({ trace: { kind: 'task:status', contains: '"TASK_FINISHED"', count: 1 } }, 100_000)).toBe(
+      true,
+    );
     expect(cluster.now()).toBe(10_000);
   });
 });
@@ -128,7 +143,9 @@ describe('conditions: a value of another shape', () => {
   it('throws, naming it (a recorded input of the form before, replayed)', () => {
     const cluster = makeCluster({ agents: 1 });
     const old = { agents_registered: 1 } as unknown as Condition;
-    expect(() => cluster.runUntil(old, 1_000)).toThrow('Not a condition of tasks, agents, frameworks, trace, all or any: {"agents_registered":1}');
+    expect(() => cluster.runUntil(old, 1_000)).toThrow(
+      'Not a condition of tasks, agents, frameworks, trace, all or any: {"agents_registered":1}',
+    );
     expect(() => cluster.runUntil({ all: [old] }, 1_000)).toThrow(/^Not a condition/);
   });
 });

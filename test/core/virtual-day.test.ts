@@ -9,7 +9,16 @@
 import { describe, expect, it } from 'vitest';
 import { runVirtualDay, VIRTUAL_DAY } from '../bench/virtual-day.js';
 
-const SMALL = { ...VIRTUAL_DAY, agents: 60, frameworks: 3, keep: 40, tasks: 600, durationSeconds: [60, 600] as const, hours: 2, quiet: true };
+const SMALL = {
+  ...VIRTUAL_DAY,
+  agents: 60,
+  frameworks: 3,
+  keep: 40,
+  tasks: 600,
+  durationSeconds: [60, 600] as const,
+  hours: 2,
+  quiet: true,
+};
 
 describe('the virtual day, small', () => {
   it('runs every task to its end under a fault a minute, and replays byte for byte from its seed', () => {

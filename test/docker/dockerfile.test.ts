@@ -18,7 +18,10 @@ import { upOptions } from '../../src/cli/up.js';
 
 const DOCKERFILE = readFileSync(fileURLToPath(new URL('../../docker/Dockerfile', import.meta.url)), 'utf8');
 const COMPOSE = parse(readFileSync(fileURLToPath(new URL('../../docker/compose.yaml', import.meta.url)), 'utf8')) as {
-  services: Record<string, { environment?: Record<string, string>; command?: string[]; ports?: string[]; build?: unknown; image?: string }>;
+  services: Record<
+    string,
+    { environment?: Record<string, string>; command?: string[]; ports?: string[]; build?: unknown; image?: string }
+  >;
 };
 
 /** The instructions, continuation lines joined, comments dropped. */
@@ -27,7 +30,8 @@ const INSTRUCTIONS = DOCKERFILE.replace(/\\\n\s*/g, ' ')
   .map((l) => l.trim())
   .filter((l) => l !== '' && !l.startsWith('#'));
 
-const instruction = (name: string): string[] => INSTRUCTIONS.filter((l) => l.startsWith(`${name} `)).map((l) => l.slice(name.length + 1).trim());
+const instruction = (name: string): string[] =>
+  INSTRUCTIONS.filter((l) => l.startsWith(`${name} `)).map((l) => l.slice(name.length + 1).trim());
 
 /** The HEALTHCHECK's command, in exec form. */
 function healthCommand(): string[] {
@@ -96,10 +100,17 @@ describe('docker/Dockerfile', () => {
   });
 
   it("exposes the master's port and the agents' range from CLUSTERSIM_AGENT_PORT, and sets only flags of up", () => {
-    const env = Object.fromEntries(instruction('ENV').flatMap((l) => l.split(/\s+/).map((kv) => kv.split('=') as [string, string])));
-    expect(env).toMatchObject({ CLUSTERSIM_HOST: '0.0.0.0', CLUSTERSIM_ADVERTISE_HOST: 'localhost', CLUSTERSIM_AGENT_PORT: '5051' });
+    const env = Object.fromEntries(
+      instruction('ENV').flatMap((l) => l.split(/\s+/).map((kv) => kv.split('=') as [string, string])),
+    );
+    expect(env).toMatchObject({
+      CLUSTERSIM_HOST: '0.0.0.0',
+      CLUSTERSIM_ADVERTISE_HOST: 'localhost',
+      CLUSTERSIM_AGENT_PORT: '5051',
+    });
     const flags = upFlags();
-    for (const name of Object.keys(env).filter((n) => n.startsWith('CLUSTERSIM_'))) expect(flags.has(flagOf(name)), name).toBe(true);
+    for (const name of Object.keys(env).filter((n) => n.startsWith('CLUSTERSIM_')))
+      expect(flags.has(flagOf(name)), name).toBe(true);
     const [exposed] = instruction('EXPOSE');
     expect(exposed?.split(' ')).toEqual(['5050', '5051-5060']);
   });

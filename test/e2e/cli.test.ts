@@ -8,9 +8,27 @@ describe('clustersim command line', () => {
     expect(top.stdout).toContain('clustersim up');
     const up = await runCli(['up', '--help']).output;
     expect(up.code).toBe(0);
-    for (const flag of ['--host', '--port', '--agents', '--agent-resources', '--agent-attributes', '--agent-port', '--seed', '--heartbeat-interval', '--allocation-interval', '--log-level',
-      '--idle-timeout', '--headers-timeout', '--request-timeout', '--max-connections', '--agent-max-connections',
-      '--max-subscriptions', '--max-frameworks', '--stream-buffer-limit', '--stream-buffer-budget']) {
+    for (const flag of [
+      '--host',
+      '--port',
+      '--agents',
+      '--agent-resources',
+      '--agent-attributes',
+      '--agent-port',
+      '--seed',
+      '--heartbeat-interval',
+      '--allocation-interval',
+      '--log-level',
+      '--idle-timeout',
+      '--headers-timeout',
+      '--request-timeout',
+      '--max-connections',
+      '--agent-max-connections',
+      '--max-subscriptions',
+      '--max-frameworks',
+      '--stream-buffer-limit',
+      '--stream-buffer-budget',
+    ]) {
       expect(up.stdout).toContain(flag);
     }
   });
@@ -42,7 +60,7 @@ describe('clustersim command line', () => {
   it('prints the master URL when ready and exits cleanly on SIGINT', async () => {
     const up = await startUp(['--agents', '1', '--log-level', 'silent']);
     expect(up.masterUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const slaves = (await (await fetch(new URL("/slaves", up.masterUrl))).json()) as any;
+    const slaves = (await (await fetch(new URL('/slaves', up.masterUrl))).json()) as any;
     expect(slaves.slaves).toHaveLength(1);
     const agentUrl = `http://${slaves.slaves[0].pid.split('@')[1]}`;
     expect((await fetch(new URL('/health', agentUrl))).status).toBe(200);
@@ -59,7 +77,9 @@ describe('the installed command', () => {
     // `npm ci` runs the build; without a build there is no command to check.
     if (!existsSync(`${root}/dist/cli/main.js`)) return;
     const out = await new Promise<string>((resolve, reject) =>
-      execFile('npx', ['--no-install', 'clustersim', '--help'], { cwd: root }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+      execFile('npx', ['--no-install', 'clustersim', '--help'], { cwd: root }, (error, stdout) =>
+        error ? reject(error) : resolve(stdout),
+      ),
     );
     expect(out).toContain('clustersim up');
     // npx resolving the package takes seconds, many on a loaded machine.

@@ -20,7 +20,14 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', { ti
   const errors: string[] = [];
 
   beforeAll(async () => {
-    running = await startCluster({ host: '127.0.0.1', port: 0, agents: 2, time: 'virtual', seed: 3, logLevel: 'silent' });
+    running = await startCluster({
+      host: '127.0.0.1',
+      port: 0,
+      agents: 2,
+      time: 'virtual',
+      seed: 3,
+      logLevel: 'silent',
+    });
     browser = await launchChromium();
     page = await browser.context.newPage();
     watchErrors(page, errors);
@@ -49,19 +56,29 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', { ti
 
   it('follows a task to TASK_FINISHED while the clock buttons move time', async () => {
     const client = new SchedulerClient(running.masterUrl);
-    await client.subscribe({ user: 'root', name: 'dashboard-test', roles: ['web'], capabilities: [{ type: 'MULTI_ROLE' }] });
+    await client.subscribe({
+      user: 'root',
+      name: 'dashboard-test',
+      roles: ['web'],
+      capabilities: [{ type: 'MULTI_ROLE' }],
+    });
     await client.next('SUBSCRIBED');
     const offer = (await client.next('OFFERS')).offers.offers[0] as JsonEvent;
     await eventually(() => text(page.locator('cs-frameworks tbody tr td[data-column="Name"]'))).toBe('dashboard-test');
     await eventually(() => page.locator('cs-offers tbody tr').count()).toBe(2);
-    await eventually(() => page.locator('cs-summary span').allTextContents()).toEqual(expect.arrayContaining(['2 agents', '1 framework']));
+    await eventually(() => page.locator('cs-summary span').allTextContents()).toEqual(
+      expect.arrayContaining(['2 agents', '1 framework']),
+    );
     await eventually(() => text(page.locator('cs-roles tbody tr td[data-column="Role"]'))).toBe('web');
 
     const acked: string[] = [];
     const acking = acknowledgeAll(client, acked);
     const accepted = await client.call({
       type: 'ACCEPT',
-      accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [sleepTask(offer, 'sleep 2')] } }] },
+      accept: {
+        offer_ids: [offer.id],
+        operations: [{ type: 'LAUNCH', launch: { task_infos: [sleepTask(offer, 'sleep 2')] } }],
+      },
     });
     expect(accepted.status).toBe(202);
     const row = page.locator('cs-tasks tbody tr[data-key$="/nightly-report"]');
@@ -71,7 +88,9 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', { ti
     const before = await clockMs();
     await page.locator('cs-clock select[name="step"]').selectOption('1000');
     await page.locator('cs-clock button[name="advance"]').click();
-    await eventually(() => page.locator('cs-clock .clock-time').getAttribute('data-time-ms')).toBe(String(before + 1000));
+    await eventually(() => page.locator('cs-clock .clock-time').getAttribute('data-time-ms')).toBe(
+      String(before + 1000),
+    );
 
     // Run until idle: the command ends two seconds after it started, and the clock shows where the run stopped.
     const beforeIdle = await clockMs();
@@ -80,7 +99,11 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', { ti
     expect(await clockMs()).toBeGreaterThan(beforeIdle);
 
     await eventually(() => text(row.locator('td[data-column="State"]'))).toBe('TASK_FINISHED');
-    await eventually(() => row.locator('.history [data-state]').allTextContents()).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
+    await eventually(() => row.locator('.history [data-state]').allTextContents()).toEqual([
+      'TASK_STARTING',
+      'TASK_RUNNING',
+      'TASK_FINISHED',
+    ]);
     await eventually(() => page.locator('cs-timeline li[data-kind="task:status"]').count()).toBeGreaterThan(0);
     await eventually(async () => acked).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
     client.disconnect();
@@ -89,7 +112,11 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', { ti
 
   it('starts a new timeline and shows the clock at zero after a reset', async () => {
     await eventually(() => clockMs()).toBeGreaterThan(0);
-    const reset = await fetch(new URL('/sim/v1/reset', running.masterUrl), { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    const reset = await fetch(new URL('/sim/v1/reset', running.masterUrl), {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(reset.status).toBe(200);
     await eventually(() => text(page.locator('cs-clock .clock-time'))).toBe('0.000 s');
     await eventually(() => page.locator('cs-tasks tbody tr').count()).toBe(0);
@@ -131,7 +158,12 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in re
 
 function sleepTask(offer: JsonEvent, command: string): object {
   const role = offer.allocation_info?.role as string;
-  const scalar = (name: string, value: number) => ({ name, type: 'SCALAR', scalar: { value }, allocation_info: { role } });
+  const scalar = (name: string, value: number) => ({
+    name,
+    type: 'SCALAR',
+    scalar: { value },
+    allocation_info: { role },
+  });
   return {
     name: 'report',
     task_id: { value: 'nightly-report' },
@@ -149,6 +181,9 @@ async function acknowledgeAll(client: SchedulerClient, acked: string[]): Promise
     const status = update.update.status;
     if (status.uuid === undefined) continue;
     acked.push(status.state as string);
-    await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+    await client.call({
+      type: 'ACKNOWLEDGE',
+      acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+    });
   }
 }

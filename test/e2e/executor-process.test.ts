@@ -34,14 +34,28 @@ const behaviour = (value: string) => ({ labels: { labels: [{ key: 'behaviour', v
 /** The sandbox of the container that sent `update`. */
 function sandboxOf(h: Harness, executorId: string, update: JsonEvent): string {
   const containerId = update.update.status.container_status.container_id.value as string;
-  return path.join(h.cluster.workDir!, 'agents', h.agentId, 'frameworks', h.frameworkId, 'executors', executorId, 'runs', containerId);
+  return path.join(
+    h.cluster.workDir!,
+    'agents',
+    h.agentId,
+    'frameworks',
+    h.frameworkId,
+    'executors',
+    executorId,
+    'runs',
+    containerId,
+  );
 }
 
 /** Waits until the executor's stdout has a line starting with `prefix`. */
 async function stdoutLine(sandbox: string, prefix: string): Promise<string> {
   const file = path.join(sandbox, 'stdout');
   for (let waited = 0; waited < WAIT_MS; waited += 20) {
-    const line = existsSync(file) ? readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith(prefix)) : undefined;
+    const line = existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .split('\n')
+          .find((l) => l.startsWith(prefix))
+      : undefined;
     if (line !== undefined) return line;
     await tick(20);
   }
@@ -65,8 +79,15 @@ describe.each(['CLUSTER', 'MESOS'])('a spawned executor reading the %s_* environ
     await stdoutLine(sandbox, `ack ${running.update.status.uuid}`);
 
     const bytes = Buffer.from([0, 1, 254, 255, 10, 13]).toString('base64');
-    await h.scheduler.call({ type: 'MESSAGE', message: { agent_id: { value: h.agentId }, executor_id: { value: 'e1' }, data: bytes } });
-    expect((await h.scheduler.next('MESSAGE', WAIT_MS)).message).toEqual({ agent_id: { value: h.agentId }, executor_id: { value: 'e1' }, data: bytes });
+    await h.scheduler.call({
+      type: 'MESSAGE',
+      message: { agent_id: { value: h.agentId }, executor_id: { value: 'e1' }, data: bytes },
+    });
+    expect((await h.scheduler.next('MESSAGE', WAIT_MS)).message).toEqual({
+      agent_id: { value: h.agentId },
+      executor_id: { value: 'e1' },
+      data: bytes,
+    });
 
     // The agent process dies and comes back: the stream breaks, the executor subscribes again.
     h.cluster.driver.input((c) => c.crashAgent(h!.agentId));
@@ -80,9 +101,15 @@ describe.each(['CLUSTER', 'MESOS'])('a spawned executor reading the %s_* environ
     expect(finished.update.status.source).toBe('SOURCE_EXECUTOR');
     await h.acknowledge(finished);
 
-    await h.scheduler.call({ type: 'SHUTDOWN', shutdown: { agent_id: { value: h.agentId }, executor_id: { value: 'e1' } } });
+    await h.scheduler.call({
+      type: 'SHUTDOWN',
+      shutdown: { agent_id: { value: h.agentId }, executor_id: { value: 'e1' } },
+    });
     expect((await update(h, 't1', 'TASK_KILLED')).update.status.source).toBe('SOURCE_EXECUTOR');
-    expect((await h.scheduler.next('FAILURE', WAIT_MS)).failure).toMatchObject({ executor_id: { value: 'e1' }, status: 0 });
+    expect((await h.scheduler.next('FAILURE', WAIT_MS)).failure).toMatchObject({
+      executor_id: { value: 'e1' },
+      status: 0,
+    });
     await stdoutLine(sandbox, 'exit 0');
   }, 60_000);
 });
@@ -103,10 +130,16 @@ describe('a spawned executor that ignores SHUTDOWN', () => {
     await h.launch('t1', 'e1', command('--ignore-shutdown'));
     const running = await update(h, 't1', 'TASK_RUNNING');
     await h.acknowledge(running);
-    await h.scheduler.call({ type: 'SHUTDOWN', shutdown: { agent_id: { value: h.agentId }, executor_id: { value: 'e1' } } });
+    await h.scheduler.call({
+      type: 'SHUTDOWN',
+      shutdown: { agent_id: { value: h.agentId }, executor_id: { value: 'e1' } },
+    });
     await stdoutLine(sandboxOf(h, 'e1', running), 'shutdown');
     h.cluster.advance(2_000);
-    expect((await update(h, 't1', 'TASK_LOST')).update.status).toMatchObject({ source: 'SOURCE_AGENT', reason: 'REASON_EXECUTOR_TERMINATED' });
+    expect((await update(h, 't1', 'TASK_LOST')).update.status).toMatchObject({
+      source: 'SOURCE_AGENT',
+      reason: 'REASON_EXECUTOR_TERMINATED',
+    });
     expect((await h.scheduler.next('FAILURE', WAIT_MS)).failure.status).toBe(9);
   }, 60_000);
 });
@@ -125,7 +158,9 @@ describe('--authenticate-http-executors', () => {
     anonymous.close();
 
     // A token that does not verify.
-    const forged = new ExecutorClient(h.agentUrl, { frameworkId: h.frameworkId, executorId: 'e1' }, 'json', { authorization: 'Bearer a.b.c' });
+    const forged = new ExecutorClient(h.agentUrl, { frameworkId: h.frameworkId, executorId: 'e1' }, 'json', {
+      authorization: 'Bearer a.b.c',
+    });
     expect((await forged.call({ type: 'MESSAGE', message: { data: '' } })).status).toBe(401);
     forged.close();
   }, 60_000);
@@ -135,7 +170,12 @@ describe('--authenticate-http-executors', () => {
     const keyFile = path.join(dir, 'jwt.key');
     writeFileSync(keyFile, 'a secret of the test, long enough for HS256 keys');
     try {
-      h = await startHarness({ customExecutors: 'spawn', authenticateHttpExecutors: true, jwtSecretKey: keyFile, recordTrace: true });
+      h = await startHarness({
+        customExecutors: 'spawn',
+        authenticateHttpExecutors: true,
+        jwtSecretKey: keyFile,
+        recordTrace: true,
+      });
       await h.launch('t1', 'e1', command());
       const running = await update(h, 't1', 'TASK_RUNNING');
       await h.acknowledge(running);
@@ -143,7 +183,9 @@ describe('--authenticate-http-executors', () => {
       const tokens = await ExecutorTokens.fromFile(keyFile);
       const as = async (executorId: string, cid: string) => {
         const token = tokens.signSync({ frameworkId: h!.frameworkId, executorId, containerId: cid });
-        const client = new ExecutorClient(h!.agentUrl, { frameworkId: h!.frameworkId, executorId: 'e1' }, 'json', { authorization: `Bearer ${token}` });
+        const client = new ExecutorClient(h!.agentUrl, { frameworkId: h!.frameworkId, executorId: 'e1' }, 'json', {
+          authorization: `Bearer ${token}`,
+        });
         const result = await client.call({ type: 'MESSAGE', message: { data: Buffer.from('hi').toString('base64') } });
         client.close();
         return result;

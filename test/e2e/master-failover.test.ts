@@ -23,7 +23,10 @@ afterEach(async () => {
 });
 
 const start = () => startCluster({ port: 0, agents: 2, masters: 3, electionDelaySeconds: 0.3, seed: 'failover' });
-const failover = (url: string) => postRaw(new URL('/sim/v1/faults', url), JSON.stringify({ type: 'master_failover' }), { 'content-type': 'application/json' });
+const failover = (url: string) =>
+  postRaw(new URL('/sim/v1/faults', url), JSON.stringify({ type: 'master_failover' }), {
+    'content-type': 'application/json',
+  });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The leader's task list, read over the API (a standby would redirect). */
@@ -43,11 +46,31 @@ describe('a master failover', () => {
     expect(client.url.origin).toBe(new URL(first).origin);
     const frameworkId = (await client.next('SUBSCRIBED')).subscribed.framework_id.value as string;
     const offer = (await client.next('OFFERS')).offers.offers[0];
-    const task = { name: 'nap', task_id: { value: 'nap' }, agent_id: offer.agent_id, resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 1 } }], command: { value: 'sleep 3600' } };
-    expect((await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] } })).status).toBe(202);
+    const task = {
+      name: 'nap',
+      task_id: { value: 'nap' },
+      agent_id: offer.agent_id,
+      resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 1 } }],
+      command: { value: 'sleep 3600' },
+    };
+    expect(
+      (
+        await client.call({
+          type: 'ACCEPT',
+          accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] },
+        })
+      ).status,
+    ).toBe(202);
     for (;;) {
       const { status } = (await client.next('UPDATE')).update;
-      expect((await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } })).status).toBe(202);
+      expect(
+        (
+          await client.call({
+            type: 'ACKNOWLEDGE',
+            acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+          })
+        ).status,
+      ).toBe(202);
       if (status.state === 'TASK_RUNNING') break;
     }
 
@@ -71,7 +94,9 @@ describe('a master failover', () => {
     expect((await again.call({ type: 'RECONCILE', reconcile: { tasks: [] } })).status).toBe(202);
     const reconciled = (await again.next('UPDATE')).update.status;
     expect([reconciled.task_id.value, reconciled.state]).toEqual(['nap', 'TASK_RUNNING']);
-    expect((await leaderTasks(r)).map((t) => [t.id, t.state, t.framework_id])).toEqual([['nap', 'TASK_RUNNING', frameworkId]]);
+    expect((await leaderTasks(r)).map((t) => [t.id, t.state, t.framework_id])).toEqual([
+      ['nap', 'TASK_RUNNING', frameworkId],
+    ]);
     again.disconnect();
   });
 
@@ -80,7 +105,13 @@ describe('a master failover', () => {
     const [first, standby, third] = r.masterUrls as [string, string, string];
     const h = (harness = createHarness(standby, {
       frameworkName: 'failover-e2e',
-      tasks: { long: { priority: 1, commandInfo: shellCommand('sleep 3600'), resources: { cpus: 0.5, mem: 64, disk: 0, ports: 0 } } },
+      tasks: {
+        long: {
+          priority: 1,
+          commandInfo: shellCommand('sleep 3600'),
+          resources: { cpus: 0.5, mem: 64, disk: 0, ports: 0 },
+        },
+      },
       // It re-subscribes 1 s after its stream ends: the election (0.3 s) is over by then.
       exponentialBackoffMinimum: 1,
     }));
@@ -88,21 +119,31 @@ describe('a master failover', () => {
     h.scheduler.subscribe();
     const subscribed = (await h.waitFor('subscribed')).data as { frameworkId: string };
     expect(h.logLines.some((l) => l.includes(`Leader info: 127.0.0.1:${new URL(first).port}`))).toBe(true);
-    const running = (await h.waitFor('update', (d: { status: LibraryStatus }) => d.status.state === 'TASK_RUNNING', { timeoutMs: 10_000 })).data as { status: LibraryStatus };
+    const running = (
+      await h.waitFor('update', (d: { status: LibraryStatus }) => d.status.state === 'TASK_RUNNING', {
+        timeoutMs: 10_000,
+      })
+    ).data as { status: LibraryStatus };
     const taskId = running.status.task_id.value;
 
     const from = h.events.length;
     expect((await failover(third)).status).toBe(200);
-    const again = (await h.waitFor('subscribed', undefined, { from, timeoutMs: 10_000 })).data as { frameworkId: string };
+    const again = (await h.waitFor('subscribed', undefined, { from, timeoutMs: 10_000 })).data as {
+      frameworkId: string;
+    };
     expect(again.frameworkId).toBe(subscribed.frameworkId);
     expect(h.errorMessages(from)).toEqual(['Long-running connection was closed!']);
     // The old leader, a standby now, sent it on to the new one.
     expect(h.logLines.some((l) => l.includes(`Leader info: 127.0.0.1:${new URL(standby).port}`))).toBe(true);
-    expect((await leaderTasks(r)).map((t) => [t.id, t.state, t.framework_id])).toEqual([[taskId, 'TASK_RUNNING', subscribed.frameworkId]]);
+    expect((await leaderTasks(r)).map((t) => [t.id, t.state, t.framework_id])).toEqual([
+      [taskId, 'TASK_RUNNING', subscribed.frameworkId],
+    ]);
     // Nothing to launch again: the library still counts its task as running.
     expect(h.scheduler.pendingTasks).toEqual([]);
     h.scheduler.reconcile(taskId, running.status.agent_id!.value);
-    const reconciled = (await h.waitFor('update', (d: { status: LibraryStatus }) => d.status.reason === 'REASON_RECONCILIATION', { from })).data as { status: LibraryStatus };
+    const reconciled = (
+      await h.waitFor('update', (d: { status: LibraryStatus }) => d.status.reason === 'REASON_RECONCILIATION', { from })
+    ).data as { status: LibraryStatus };
     expect(reconciled.status.state).toBe('TASK_RUNNING');
   });
 });

@@ -111,7 +111,11 @@ export interface Harness {
   /** The library's log lines (it would otherwise print them and write log files). */
   readonly logLines: readonly string[];
   /** The first event at or after `from` with this name that satisfies `match`. */
-  waitFor(name: string, match?: (data: any) => boolean, options?: { from?: number; timeoutMs?: number }): Promise<Recorded>;
+  waitFor(
+    name: string,
+    match?: (data: any) => boolean,
+    options?: { from?: number; timeoutMs?: number },
+  ): Promise<Recorded>;
   updates(from?: number): LibraryStatus[];
   errorMessages(from?: number): string[];
   /** Stops re-subscription and closes the library's subscription sockets. */
@@ -128,7 +132,10 @@ export function createHarness(masterUrl: string, options: Record<string, unknown
     ...options,
   });
   const logLines: string[] = [];
-  const line = (level: string) => (...args: unknown[]) => void logLines.push(`${level}: ${args.map(String).join(' ')}`);
+  const line =
+    (level: string) =>
+    (...args: unknown[]) =>
+      void logLines.push(`${level}: ${args.map(String).join(' ')}`);
   scheduler.logger = {
     error: line('error'),
     warn: line('warn'),
@@ -187,16 +194,26 @@ export function createHarness(masterUrl: string, options: Record<string, unknown
         const timer = setTimeout(() => {
           waiters.delete(waiter);
           const recent = events.slice(-20).map(describe).join('\n  ');
-          reject(new Error(`no '${name}' event within ${timeoutMs} ms; last events:\n  ${recent}\nlibrary log:\n  ${logLines.slice(-10).join('\n  ')}`));
+          reject(
+            new Error(
+              `no '${name}' event within ${timeoutMs} ms; last events:\n  ${recent}\nlibrary log:\n  ${logLines.slice(-10).join('\n  ')}`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(waiter);
       });
     },
     updates(from = 0) {
-      return events.slice(from).filter((e) => e.name === 'update').map((e) => (e.data as { status: LibraryStatus }).status);
+      return events
+        .slice(from)
+        .filter((e) => e.name === 'update')
+        .map((e) => (e.data as { status: LibraryStatus }).status);
     },
     errorMessages(from = 0) {
-      return events.slice(from).filter((e) => e.name === 'error').map((e) => errorText(e.data));
+      return events
+        .slice(from)
+        .filter((e) => e.name === 'error')
+        .map((e) => errorText(e.data));
     },
     dispose() {
       disposed = true;
@@ -213,6 +230,7 @@ export function createHarness(masterUrl: string, options: Record<string, unknown
 /** The library emits errors as Error objects, `{ message }` objects or plain strings. */
 export function errorText(data: unknown): string {
   if (typeof data === 'string') return data;
-  if (typeof data === 'object' && data !== null && 'message' in data) return String((data as { message: unknown }).message);
+  if (typeof data === 'object' && data !== null && 'message' in data)
+    return String((data as { message: unknown }).message);
   return JSON.stringify(data);
 }

@@ -78,7 +78,9 @@ describe('mesos-framework (npm) against clustersim up', () => {
     expect(subscribed.frameworkId).toMatch(/-0000$/);
     expect(subscribed.mesosStreamId).toMatch(UUID);
     await h.waitFor('heartbeat');
-    const offers = (await h.waitFor('offers')).data as { offers: { agent_id: { value: string }; url: { address: { ip: string } } }[] };
+    const offers = (await h.waitFor('offers')).data as {
+      offers: { agent_id: { value: string }; url: { address: { ip: string } } }[];
+    };
     expect(offers.offers).toHaveLength(2);
     for (const offer of offers.offers) expect(offer.url.address.ip).toBe('127.0.0.1');
     const registered = await until('the framework in /frameworks', async () =>
@@ -90,7 +92,15 @@ describe('mesos-framework (npm) against clustersim up', () => {
     // update of a task comes only once the previous one is acknowledged.
     const isShort = isTask('short');
     const isLong = isTask('long');
-    const finished = statusOf((await h.waitFor('update', update((st) => isShort(st.task_id.value) && st.state === 'TASK_FINISHED'), { timeoutMs: 10_000 })).data);
+    const finished = statusOf(
+      (
+        await h.waitFor(
+          'update',
+          update((st) => isShort(st.task_id.value) && st.state === 'TASK_FINISHED'),
+          { timeoutMs: 10_000 },
+        )
+      ).data,
+    );
     const shortUpdates = h.updates().filter((st) => isShort(st.task_id.value));
     expect(shortUpdates.map((st) => st.state)).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
     for (const st of shortUpdates) {
@@ -104,22 +114,55 @@ describe('mesos-framework (npm) against clustersim up', () => {
       return fw?.completed_tasks.find((t) => t.id === shortId && t.state === 'TASK_FINISHED');
     });
 
-    const running = statusOf((await h.waitFor('update', update((st) => isLong(st.task_id.value) && st.state === 'TASK_RUNNING'))).data);
+    const running = statusOf(
+      (
+        await h.waitFor(
+          'update',
+          update((st) => isLong(st.task_id.value) && st.state === 'TASK_RUNNING'),
+        )
+      ).data,
+    );
     const longId = running.task_id.value;
     const longAgent = running.agent_id!.value;
-    expect(h.updates().filter((st) => st.task_id.value === longId).map((st) => st.state)).toEqual(['TASK_STARTING', 'TASK_RUNNING']);
+    expect(
+      h
+        .updates()
+        .filter((st) => st.task_id.value === longId)
+        .map((st) => st.state),
+    ).toEqual(['TASK_STARTING', 'TASK_RUNNING']);
 
     // Explicit reconciliation of a known task: its latest state from the master, no uuid.
     let from = h.events.length;
     s.reconcile(longId, longAgent);
-    const explicit = statusOf((await h.waitFor('update', update((st) => st.reason === 'REASON_RECONCILIATION'), { from })).data);
-    expect(explicit).toMatchObject({ task_id: { value: longId }, state: 'TASK_RUNNING', source: 'SOURCE_MASTER', agent_id: { value: longAgent } });
+    const explicit = statusOf(
+      (
+        await h.waitFor(
+          'update',
+          update((st) => st.reason === 'REASON_RECONCILIATION'),
+          { from },
+        )
+      ).data,
+    );
+    expect(explicit).toMatchObject({
+      task_id: { value: longId },
+      state: 'TASK_RUNNING',
+      source: 'SOURCE_MASTER',
+      agent_id: { value: longAgent },
+    });
     expect(explicit.uuid).toBeUndefined();
 
     // Explicit reconciliation of a task the master does not know: TASK_LOST.
     from = h.events.length;
     s.reconcile('no-such-task', longAgent);
-    const unknown = statusOf((await h.waitFor('update', update((st) => st.reason === 'REASON_RECONCILIATION'), { from })).data);
+    const unknown = statusOf(
+      (
+        await h.waitFor(
+          'update',
+          update((st) => st.reason === 'REASON_RECONCILIATION'),
+          { from },
+        )
+      ).data,
+    );
     expect(unknown).toMatchObject({ task_id: { value: 'no-such-task' }, state: 'TASK_LOST', source: 'SOURCE_MASTER' });
     expect(unknown.uuid).toBeUndefined();
 
@@ -127,14 +170,26 @@ describe('mesos-framework (npm) against clustersim up', () => {
     from = h.events.length;
     s.reconcile();
     await h.waitFor('sent_reconcile', undefined, { from });
-    const implicit = statusOf((await h.waitFor('update', update((st) => st.reason === 'REASON_RECONCILIATION'), { from })).data);
+    const implicit = statusOf(
+      (
+        await h.waitFor(
+          'update',
+          update((st) => st.reason === 'REASON_RECONCILIATION'),
+          { from },
+        )
+      ).data,
+    );
     expect(implicit).toMatchObject({ task_id: { value: longId }, state: 'TASK_RUNNING', source: 'SOURCE_MASTER' });
 
     // Kill through the library: TASK_KILLED from the executor, acknowledged, then completed.
     from = h.events.length;
     s.kill(longId, longAgent);
     await h.waitFor('sent_kill', undefined, { from });
-    const killedEvent = await h.waitFor('update', update((st) => st.task_id.value === longId && st.state === 'TASK_KILLED'), { from });
+    const killedEvent = await h.waitFor(
+      'update',
+      update((st) => st.task_id.value === longId && st.state === 'TASK_KILLED'),
+      { from },
+    );
     const killed = statusOf(killedEvent.data);
     expect(killed.source).toBe('SOURCE_EXECUTOR');
     expect(Buffer.from(killed.uuid ?? '', 'base64')).toHaveLength(16);
@@ -157,7 +212,9 @@ describe('mesos-framework (npm) against clustersim up', () => {
     from = h.events.length;
     s.teardown();
     await h.waitFor('sent_teardown', undefined, { from });
-    const refused = await h.waitFor('error', (e) => errorText(e).startsWith('Error received from Mesos master'), { from });
+    const refused = await h.waitFor('error', (e) => errorText(e).startsWith('Error received from Mesos master'), {
+      from,
+    });
     h.dispose();
     expect(errorText(refused.data)).toMatch(/^Error received from Mesos master: Framework has been removed$/);
     expect(h.errorMessages(from)).toContain('Long-running connection was closed!');

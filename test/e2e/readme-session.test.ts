@@ -96,7 +96,9 @@ async function expectOnStream(bg: Background, step: Step, port: number): Promise
       why = found.missing;
     }
     if (Date.now() > deadline || bg.child.exitCode !== null) {
-      throw new Error(`docs/scheduler-api.md line ${step.line}: ${why}${bg.child.exitCode !== null ? ` (the stream ended, exit ${bg.child.exitCode})` : ''}`);
+      throw new Error(
+        `docs/scheduler-api.md line ${step.line}: ${why}${bg.child.exitCode !== null ? ` (the stream ended, exit ${bg.child.exitCode})` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -112,19 +114,24 @@ describe('the curl session of docs/scheduler-api.md', () => {
     expect(steps.filter((s) => s.kind === 'run').length).toBeGreaterThanOrEqual(4);
     expect(steps.filter((s) => s.kind === 'stream').length).toBeGreaterThanOrEqual(3);
     expect(steps.filter((s) => s.kind === 'virtual')).toHaveLength(1);
-    for (const [i, s] of steps.entries()) if (s.kind === 'output') expect(['run', 'background']).toContain(steps[i - 1]?.kind);
+    for (const [i, s] of steps.entries())
+      if (s.kind === 'output') expect(['run', 'background']).toContain(steps[i - 1]?.kind);
   });
 
   it('answers as the page says, command by command', { timeout: 120_000 }, async () => {
     await runSession(steps, { virtual: false });
   });
 
-  it('gives the same ids and uuids in virtual time, with the page\'s advance before the task\'s end', { timeout: 120_000 }, async () => {
-    const received = await runSession(steps, { virtual: true });
-    const stamps = received.flatMap((r) => [...r.text.matchAll(/"timestamp":([0-9.]+)/g)].map((m) => Number(m[1])));
-    expect(stamps.length).toBeGreaterThanOrEqual(3);
-    for (const t of stamps) expect(t >= 1_700_000_000 && t < 1_700_000_060, `timestamp ${t}`).toBe(true);
-  });
+  it(
+    "gives the same ids and uuids in virtual time, with the page's advance before the task's end",
+    { timeout: 120_000 },
+    async () => {
+      const received = await runSession(steps, { virtual: true });
+      const stamps = received.flatMap((r) => [...r.text.matchAll(/"timestamp":([0-9.]+)/g)].map((m) => Number(m[1])));
+      expect(stamps.length).toBeGreaterThanOrEqual(3);
+      for (const t of stamps) expect(t >= 1_700_000_000 && t < 1_700_000_060, `timestamp ${t}`).toBe(true);
+    },
+  );
 });
 
 /**
@@ -181,14 +188,17 @@ describe('the README', () => {
 describe('comparing an answer with the page', () => {
   const startingShown = `359\n{"type":"UPDATE","update":{"status":{"state":"TASK_STARTING","timestamp":1795424627.178,"uuid":"iP32EoRFDzsxkduqLAbyrA=="}}}`;
   const received = (text: string) => Buffer.from(`${Buffer.byteLength(text)}\n${text}`);
-  const actual = '{"type":"UPDATE","update":{"status":{"state":"TASK_STARTING","timestamp":1795424701.5,"uuid":"iP32EoRFDzsxkduqLAbyrA=="}}}';
+  const actual =
+    '{"type":"UPDATE","update":{"status":{"state":"TASK_STARTING","timestamp":1795424701.5,"uuid":"iP32EoRFDzsxkduqLAbyrA=="}}}';
 
   it('reads the lengths and records curl prints, and a RecordIO body', () => {
     expect(shownRecords('20\n{"type":"HEARTBEAT"}9\n{"a":"…"}')).toEqual([
       { length: 20, text: '{"type":"HEARTBEAT"}' },
       { length: 9, text: '{"a":"…"}' },
     ]);
-    expect(receivedRecords(Buffer.from('20\n{"type":"HEARTBEAT"}9\n{"a":'))).toEqual([{ length: 20, text: '{"type":"HEARTBEAT"}' }]);
+    expect(receivedRecords(Buffer.from('20\n{"type":"HEARTBEAT"}9\n{"a":'))).toEqual([
+      { length: 20, text: '{"type":"HEARTBEAT"}' },
+    ]);
     expect(() => receivedRecords(Buffer.from('{"type":"HEARTBEAT"}\n'))).toThrow(/not a record length/);
   });
 
@@ -213,10 +223,16 @@ describe('comparing an answer with the page', () => {
   });
 
   it('keeps every command on the master under test', () => {
-    expect(localCommand('curl http://127.0.0.1:5050/tasks', 'http://127.0.0.1:40000')).toBe('curl http://127.0.0.1:40000/tasks');
-    expect(() => localCommand('curl http://example.com/x', 'http://127.0.0.1:40000')).toThrow(/names http:\/\/example.com/);
+    expect(localCommand('curl http://127.0.0.1:5050/tasks', 'http://127.0.0.1:40000')).toBe(
+      'curl http://127.0.0.1:40000/tasks',
+    );
+    expect(() => localCommand('curl http://example.com/x', 'http://127.0.0.1:40000')).toThrow(
+      /names http:\/\/example.com/,
+    );
     expect(startFlags('npm start -- --time virtual')).toEqual(['--time', 'virtual']);
     expect(() => startFlags('clustersim up')).toThrow();
-    expect(() => sessionSteps('<!-- readme-session: runn -->\n```sh\ncurl x\n```\n')).toThrow(/unknown session block 'runn'/);
+    expect(() => sessionSteps('<!-- readme-session: runn -->\n```sh\ncurl x\n```\n')).toThrow(
+      /unknown session block 'runn'/,
+    );
   });
 });

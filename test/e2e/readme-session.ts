@@ -57,7 +57,8 @@ export function sessionSteps(markdown: string): Step[] {
     steps.push({ kind, text: m[2]!, line });
   }
   const markers = markdown.match(/<!-- readme-session/g)?.length ?? 0;
-  if (markers !== steps.length) throw new Error(`${markers} readme-session markers but ${steps.length} marked code blocks`);
+  if (markers !== steps.length)
+    throw new Error(`${markers} readme-session markers but ${steps.length} marked code blocks`);
   return steps;
 }
 
@@ -146,7 +147,12 @@ export function normalised(record: StreamRecord, port: number): StreamRecord {
  * `from` on (the index after the last one), or why they do not: a record
  * not (yet) received, or received with another length.
  */
-export function findRecords(shown: readonly StreamRecord[], received: readonly StreamRecord[], from: number, port: number): { next: number } | { missing: string } {
+export function findRecords(
+  shown: readonly StreamRecord[],
+  received: readonly StreamRecord[],
+  from: number,
+  port: number,
+): { next: number } | { missing: string } {
   let at = from;
   for (const expected of shown.map((r) => normalised(r, 5050))) {
     let found = false;
@@ -154,11 +160,14 @@ export function findRecords(shown: readonly StreamRecord[], received: readonly S
       const actual = normalised(received[at]!, port);
       if (!matches(expected.text, actual.text)) continue;
       if (actual.length !== expected.length) {
-        return { missing: `the record ${expected.text.slice(0, 80)}… arrived with length ${actual.length} (counted with the page's port and timestamps), the page says ${expected.length}` };
+        return {
+          missing: `the record ${expected.text.slice(0, 80)}… arrived with length ${actual.length} (counted with the page's port and timestamps), the page says ${expected.length}`,
+        };
       }
       found = true;
     }
-    if (!found) return { missing: `no record ${expected.text.slice(0, 200)} among the ${received.length - from} received` };
+    if (!found)
+      return { missing: `no record ${expected.text.slice(0, 200)} among the ${received.length - from} received` };
   }
   return { next: at };
 }

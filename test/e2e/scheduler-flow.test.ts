@@ -45,7 +45,11 @@ describe.each<Encoding>(['json', 'protobuf'])('a scheduler speaking %s against c
     expect(health.status).toBe(200);
 
     const client = new SchedulerClient(up.masterUrl, encoding);
-    const sub = await client.subscribe({ user: 'root', name: `e2e-${encoding}`, capabilities: [{ type: 'TASK_KILLING_STATE' }] });
+    const sub = await client.subscribe({
+      user: 'root',
+      name: `e2e-${encoding}`,
+      capabilities: [{ type: 'TASK_KILLING_STATE' }],
+    });
     expect(sub.status).toBe(200);
     expect(sub.headers['content-type']).toBe(encoding === 'json' ? 'application/json' : 'application/x-protobuf');
     const subscribed = await client.next('SUBSCRIBED');
@@ -60,12 +64,20 @@ describe.each<Encoding>(['json', 'protobuf'])('a scheduler speaking %s against c
       type: 'ACCEPT',
       accept: {
         offer_ids: [offer!.id],
-        operations: [{ type: 'LAUNCH', launch: { task_infos: [task('short', offer!, 'sleep 1'), task('long', offer!, 'sleep 3600')] } }],
+        operations: [
+          {
+            type: 'LAUNCH',
+            launch: { task_infos: [task('short', offer!, 'sleep 1'), task('long', offer!, 'sleep 3600')] },
+          },
+        ],
         filters: { refuse_seconds: 0 },
       },
     });
     expect(accept).toMatchObject({ status: 202, body: '' });
-    const declined = await client.call({ type: 'DECLINE', decline: { offer_ids: [other!.id], filters: { refuse_seconds: 3600 } } });
+    const declined = await client.call({
+      type: 'DECLINE',
+      decline: { offer_ids: [other!.id], filters: { refuse_seconds: 3600 } },
+    });
     expect(declined.status).toBe(202);
 
     const states: string[] = [];
@@ -87,7 +99,9 @@ describe.each<Encoding>(['json', 'protobuf'])('a scheduler speaking %s against c
       expect(update.update.status.state).toBe(expected);
       await acknowledge(client, update);
     }
-    expect((await client.call({ type: 'KILL', kill: { task_id: { value: 'long' }, agent_id: offer!.agent_id } })).status).toBe(202);
+    expect(
+      (await client.call({ type: 'KILL', kill: { task_id: { value: 'long' }, agent_id: offer!.agent_id } })).status,
+    ).toBe(202);
     for (const expected of ['TASK_KILLING', 'TASK_KILLED']) {
       const update = await client.nextUpdate('long');
       expect(update.update.status.state).toBe(expected);
@@ -124,10 +138,18 @@ describe.each<Encoding>(['json', 'protobuf'])('a scheduler speaking %s against c
     const json = { 'content-type': 'application/json' };
     const cases: [string, Record<string, string>, number][] = [
       ['{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"u","name":"n"}}}', {}, 400],
-      ['{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"u","name":"n"}}}', { 'content-type': 'text/xml' }, 415],
+      [
+        '{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"u","name":"n"}}}',
+        { 'content-type': 'text/xml' },
+        415,
+      ],
       ['not json', json, 400],
       ['{"type":"ACCEPT","framework_id":{"value":"x"}}', json, 400],
-      ['{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"u","name":"n"}}}', { ...json, accept: 'application/xml' }, 406],
+      [
+        '{"type":"SUBSCRIBE","subscribe":{"framework_info":{"user":"u","name":"n"}}}',
+        { ...json, accept: 'application/xml' },
+        406,
+      ],
       ['{"type":"REVIVE","framework_id":{"value":"unknown"}}', { ...json, 'mesos-stream-id': 's' }, 403],
     ];
     for (const [body, headers, status] of cases) {

@@ -28,38 +28,58 @@ afterEach(async () => {
 const printIds = (user?: string) => ({ value: 'id -u; id -g', ...(user === undefined ? {} : { user }) });
 
 /** The agent's last word on the task, and the sandbox of its container. */
-async function ended(harness: Harness, taskId: string): Promise<{ status: JsonEvent['update']['status']; sandbox: string }> {
+async function ended(
+  harness: Harness,
+  taskId: string,
+): Promise<{ status: JsonEvent['update']['status']; sandbox: string }> {
   const event = await harness.scheduler.nextUpdate(taskId, WAIT_MS);
   const status = event.update.status;
   const containerId = status.container_status.container_id.value as string;
-  const sandbox = path.join(harness.cluster.workDir!, 'agents', harness.agentId, 'frameworks', harness.frameworkId, 'executors', 'e1', 'runs', containerId);
+  const sandbox = path.join(
+    harness.cluster.workDir!,
+    'agents',
+    harness.agentId,
+    'frameworks',
+    harness.frameworkId,
+    'executors',
+    'e1',
+    'runs',
+    containerId,
+  );
   return { status, sandbox };
 }
 
 /** The uid and gid the executor printed. */
-const printed = (sandbox: string): number[] => readFileSync(path.join(sandbox, 'stdout'), 'utf8').trim().split('\n').map(Number);
+const printed = (sandbox: string): number[] =>
+  readFileSync(path.join(sandbox, 'stdout'), 'utf8').trim().split('\n').map(Number);
 
 describe('the user a spawned executor runs as', () => {
-  it.skipIf(!ROOT || typeof NOBODY === 'string')('is the framework\'s user (root switches to it; skipped unless the tests run as root on a host with a user nobody)', async () => {
-    const nobody = NOBODY as Exclude<typeof NOBODY, string>;
-    h = await startHarness({ customExecutors: 'spawn' }, { user: 'nobody' });
-    await h.launch('t1', 'e1', printIds());
-    const { status, sandbox } = await ended(h, 't1');
-    expect([status.state, status.message]).toEqual(['TASK_FAILED', 'Executor terminated']);
-    expect(printed(sandbox)).toEqual([nobody.uid, nobody.gid]);
-    expect(statSync(sandbox)).toMatchObject({ uid: nobody.uid, gid: nobody.gid });
-    expect(statSync(sandbox).mode & 0o777).toBe(0o750);
-  });
+  it.skipIf(!ROOT || typeof NOBODY === 'string')(
+    "is the framework's user (root switches to it; skipped unless the tests run as root on a host with a user nobody)",
+    async () => {
+      const nobody = NOBODY as Exclude<typeof NOBODY, string>;
+      h = await startHarness({ customExecutors: 'spawn' }, { user: 'nobody' });
+      await h.launch('t1', 'e1', printIds());
+      const { status, sandbox } = await ended(h, 't1');
+      expect([status.state, status.message]).toEqual(['TASK_FAILED', 'Executor terminated']);
+      expect(printed(sandbox)).toEqual([nobody.uid, nobody.gid]);
+      expect(statSync(sandbox)).toMatchObject({ uid: nobody.uid, gid: nobody.gid });
+      expect(statSync(sandbox).mode & 0o777).toBe(0o750);
+    },
+  );
 
-  it.skipIf(!ROOT || typeof NOBODY === 'string')("is the command's user before the framework's (skipped unless root, with a user nobody)", async () => {
-    const nobody = NOBODY as Exclude<typeof NOBODY, string>;
-    h = await startHarness({ customExecutors: 'spawn' }, { user: 'root' });
-    await h.launch('t1', 'e1', printIds('nobody'));
-    const { sandbox } = await ended(h, 't1');
-    expect(printed(sandbox)).toEqual([nobody.uid, nobody.gid]);
-  });
+  it.skipIf(!ROOT || typeof NOBODY === 'string')(
+    "is the command's user before the framework's (skipped unless root, with a user nobody)",
+    async () => {
+      const nobody = NOBODY as Exclude<typeof NOBODY, string>;
+      h = await startHarness({ customExecutors: 'spawn' }, { user: 'root' });
+      await h.launch('t1', 'e1', printIds('nobody'));
+      const { sandbox } = await ended(h, 't1');
+      expect(printed(sandbox)).toEqual([nobody.uid, nobody.gid]);
+    },
+  );
 
-  it('is this process\' user with switchUser false, whatever the framework says', async () => {
+  it("is this process' user with switchUser false, whatever the framework says", async () => {
     h = await startHarness({ customExecutors: 'spawn', switchUser: false }, { user: 'no-such-user-clustersim' });
     await h.launch('t1', 'e1', printIds('nobody'));
     const { status, sandbox } = await ended(h, 't1');
@@ -70,13 +90,19 @@ describe('the user a spawned executor runs as', () => {
 
 describe('a user the executor cannot run as', () => {
   const missing = 'no-such-user-clustersim';
-  const reason = (sandbox: string) => `Failed to create executor directory '${sandbox}': Failed to chown directory to '${missing}': No such user '${missing}'`;
+  const reason = (sandbox: string) =>
+    `Failed to create executor directory '${sandbox}': Failed to chown directory to '${missing}': No such user '${missing}'`;
 
-  it('that the host lacks: TASK_LOST from the agent with upstream\'s reason, the sandbox removed', async () => {
+  it("that the host lacks: TASK_LOST from the agent with upstream's reason, the sandbox removed", async () => {
     h = await startHarness({ customExecutors: 'spawn' }, { user: missing });
     await h.launch('t1', 'e1', printIds());
     const { status, sandbox } = await ended(h, 't1');
-    expect(status).toMatchObject({ state: 'TASK_LOST', source: 'SOURCE_AGENT', reason: 'REASON_EXECUTOR_TERMINATED', message: reason(sandbox) });
+    expect(status).toMatchObject({
+      state: 'TASK_LOST',
+      source: 'SOURCE_AGENT',
+      reason: 'REASON_EXECUTOR_TERMINATED',
+      message: reason(sandbox),
+    });
     expect(() => statSync(sandbox)).toThrow(/ENOENT/);
     // The executor is gone: the next task of the same executor gets a new container, which fails the same way.
     await h.launch('t2', 'e1', printIds());
@@ -86,22 +112,36 @@ describe('a user the executor cannot run as', () => {
   });
 
   it('named by the command, for a partition-aware framework: TASK_DROPPED; the failure is an input a replay repeats', async () => {
-    h = await startHarness({ customExecutors: 'spawn', recordTrace: true }, { capabilities: [{ type: 'PARTITION_AWARE' }] });
+    h = await startHarness(
+      { customExecutors: 'spawn', recordTrace: true },
+      { capabilities: [{ type: 'PARTITION_AWARE' }] },
+    );
     await h.launch('t1', 'e1', printIds(missing));
     const { status, sandbox } = await ended(h, 't1');
-    expect(status).toMatchObject({ state: 'TASK_DROPPED', source: 'SOURCE_AGENT', reason: 'REASON_EXECUTOR_TERMINATED', message: reason(sandbox) });
+    expect(status).toMatchObject({
+      state: 'TASK_DROPPED',
+      source: 'SOURCE_AGENT',
+      reason: 'REASON_EXECUTOR_TERMINATED',
+      message: reason(sandbox),
+    });
     const trace = h.cluster.trace();
     expect(trace.filter((e) => e.kind === 'input:containerLaunchFailed')).toHaveLength(1);
     const replayed = await replay(trace.map((e) => ({ seq: e.seq, timeMs: e.timeMs, kind: e.kind, line: e.line })));
     expect(replayed).toEqual({ entries: trace.length, hash: h.cluster.cluster.trace.hash(), divergence: undefined });
   });
 
-  it.skipIf(ROOT)('that this process may not switch to (root, this process not being root): TASK_LOST, Operation not permitted (skipped as root)', async () => {
-    h = await startHarness({ customExecutors: 'spawn' }, { user: 'root' });
-    await h.launch('t1', 'e1', printIds());
-    const { status, sandbox } = await ended(h, 't1');
-    expect(status).toMatchObject({ state: 'TASK_LOST', message: `Failed to create executor directory '${sandbox}': Failed to chown directory to 'root': Operation not permitted` });
-  });
+  it.skipIf(ROOT)(
+    'that this process may not switch to (root, this process not being root): TASK_LOST, Operation not permitted (skipped as root)',
+    async () => {
+      h = await startHarness({ customExecutors: 'spawn' }, { user: 'root' });
+      await h.launch('t1', 'e1', printIds());
+      const { status, sandbox } = await ended(h, 't1');
+      expect(status).toMatchObject({
+        state: 'TASK_LOST',
+        message: `Failed to create executor directory '${sandbox}': Failed to chown directory to 'root': Operation not permitted`,
+      });
+    },
+  );
 });
 
 describe('a command the host cannot execute', () => {
@@ -120,7 +160,8 @@ describe('user look-up', () => {
   it('finds users by name only, as getpwnam does', () => {
     expect(lookupUser('root')).toEqual({ name: 'root', uid: 0, gid: 0 });
     expect(lookupUser('0')).toBe("No such user '0'");
-    for (const name of ['', '-h', '--', 'a:b', 'a\nroot', 'ro\u0000ot']) expect(lookupUser(name)).toBe(`No such user '${name}'`);
+    for (const name of ['', '-h', '--', 'a:b', 'a\nroot', 'ro\u0000ot'])
+      expect(lookupUser(name)).toBe(`No such user '${name}'`);
     expect(parsePasswd('a:x:1:2::/:/bin/sh\nb:x:3:4::/:/bin/sh\n', 'b')).toEqual({ name: 'b', uid: 3, gid: 4 });
     expect(parsePasswd('b:x::4::/:/bin/sh\nb:x:z:4::/:/bin/sh\n', 'b')).toBeUndefined();
   });

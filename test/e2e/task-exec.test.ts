@@ -24,17 +24,30 @@ beforeAll(async () => {
     name: id,
     task_id: { value: id },
     agent_id: offer.agent_id,
-    resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } }, { name: 'mem', type: 'SCALAR', scalar: { value: 64 } }],
+    resources: [
+      { name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } },
+      { name: 'mem', type: 'SCALAR', scalar: { value: 64 } },
+    ],
     command: { value: './serve --forever' },
     ...extra,
   });
   // A command task, and an engine task (container.type DOCKER).
   const tasks = [task('server'), task('engine', { container: { type: 'DOCKER', docker: { image: 'nginx:1.25' } } })];
-  expect((await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }] } })).status).toBe(202);
+  expect(
+    (
+      await client.call({
+        type: 'ACCEPT',
+        accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }] },
+      })
+    ).status,
+  ).toBe(202);
   for (const id of ['server', 'engine']) {
     for (;;) {
       const { status } = (await client.nextUpdate(id, 10_000)).update;
-      await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+      await client.call({
+        type: 'ACKNOWLEDGE',
+        acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+      });
       if (status.state === 'TASK_RUNNING') break;
     }
   }
@@ -46,8 +59,14 @@ afterAll(async () => {
 });
 
 /** Runs the CLI from the sources with `input` on its standard input. */
-function cli(args: readonly string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+function cli(
+  args: readonly string[],
+  input?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -57,8 +76,14 @@ function cli(args: readonly string[], input?: string): Promise<{ code: number | 
 }
 
 describe('clustersim task', () => {
-  it.each(['server', 'engine'])('exec prints the output of a command in the running task %s and exits with its code', async (taskId) => {
-    expect(await cli(['task', 'exec', '--master', up.masterUrl, taskId, '--', 'echo', 'hello'])).toMatchObject({ code: 0, stdout: 'hello\n' });
+  it.each([
+    'server',
+    'engine',
+  ])('exec prints the output of a command in the running task %s and exits with its code', async (taskId) => {
+    expect(await cli(['task', 'exec', '--master', up.masterUrl, taskId, '--', 'echo', 'hello'])).toMatchObject({
+      code: 0,
+      stdout: 'hello\n',
+    });
     expect((await cli(['task', 'exec', '--master', up.masterUrl, taskId, '--', 'sh', '-c', 'exit 3'])).code).toBe(3);
   }, 60_000);
 
@@ -68,7 +93,9 @@ describe('clustersim task', () => {
   }, 60_000);
 
   it('exec --interactive forwards standard input: cat echoes what is typed', async () => {
-    expect(await cli(['task', 'exec', '-i', '--master', up.masterUrl, 'server', '--', 'cat'], 'typed\nlines\n')).toMatchObject({ code: 0, stdout: 'typed\nlines\n' });
+    expect(
+      await cli(['task', 'exec', '-i', '--master', up.masterUrl, 'server', '--', 'cat'], 'typed\nlines\n'),
+    ).toMatchObject({ code: 0, stdout: 'typed\nlines\n' });
   }, 60_000);
 
   it('exec says so when the task is not running', async () => {

@@ -15,9 +15,16 @@ let cluster: RunningCluster;
 let service: OrchestratorService;
 const AUTH = `Basic ${Buffer.from('admin:pa55:word').toString('base64')}`;
 
-async function get(path: string, init: { method?: string; auth?: string | null } = {}): Promise<{ status: number; text: string; type: string | null; headers: Headers }> {
+async function get(
+  path: string,
+  init: { method?: string; auth?: string | null } = {},
+): Promise<{ status: number; text: string; type: string | null; headers: Headers }> {
   const auth = init.auth === undefined ? AUTH : init.auth;
-  const res = await fetch(`${service.url}${path}`, { method: init.method ?? 'GET', headers: auth === null ? {} : { authorization: auth }, redirect: 'manual' });
+  const res = await fetch(`${service.url}${path}`, {
+    method: init.method ?? 'GET',
+    headers: auth === null ? {} : { authorization: auth },
+    redirect: 'manual',
+  });
   return { status: res.status, text: await res.text(), type: res.headers.get('content-type'), headers: res.headers };
 }
 const json = async (path: string, method?: string): Promise<any> => {
@@ -29,7 +36,9 @@ const running = (): Record<string, number> => runningAtMaster(cluster, service.o
 
 beforeAll(async () => {
   cluster = await startOrchCluster(3);
-  service = await startService(testConfig(cluster, { AUTH_USERNAME: 'admin', AUTH_PASSWORD: 'pa55:word', ORCH_AGENT_MEM: '256' }));
+  service = await startService(
+    testConfig(cluster, { AUTH_USERNAME: 'admin', AUTH_PASSWORD: 'pa55:word', ORCH_AGENT_MEM: '256' }),
+  );
   await until('every part running', () => JSON.stringify(running()) === '{"server":1,"agent":1,"datastore":1}');
 });
 afterAll(async () => {
@@ -39,7 +48,11 @@ afterAll(async () => {
 
 describe('the framework API', () => {
   it('answers 401 without the credentials, or with wrong ones, on every path', async () => {
-    for (const path of ['/api/framework/v0/status/framework', '/api/framework/v0/agent/scale/3', '/api/m3s/v0/status/m3s']) {
+    for (const path of [
+      '/api/framework/v0/status/framework',
+      '/api/framework/v0/agent/scale/3',
+      '/api/m3s/v0/status/m3s',
+    ]) {
       const none = await get(path, { auth: null });
       expect(none.status).toBe(401);
       expect(none.headers.get('www-authenticate')).toBe('Basic realm="m3s"');
@@ -50,7 +63,12 @@ describe('the framework API', () => {
   });
 
   it('reports the status record of the parts', async () => {
-    expect(await json('/api/framework/v0/status/framework')).toEqual({ Server: 'TASK_RUNNING', Agent: 'TASK_RUNNING', Datastore: 'TASK_RUNNING', API: 'ok' });
+    expect(await json('/api/framework/v0/status/framework')).toEqual({
+      Server: 'TASK_RUNNING',
+      Agent: 'TASK_RUNNING',
+      Datastore: 'TASK_RUNNING',
+      API: 'ok',
+    });
   });
 
   it('serves the client configuration: a cluster entry with the CA data and the server task host and port', async () => {
@@ -67,7 +85,10 @@ describe('the framework API', () => {
   });
 
   it('serves the server version', async () => {
-    expect(await json('/api/framework/v0/server/version')).toMatchObject({ gitVersion: 'latest', image: 'avhost/ubuntu-m3s:latest' });
+    expect(await json('/api/framework/v0/server/version')).toMatchObject({
+      gitVersion: 'latest',
+      image: 'avhost/ubuntu-m3s:latest',
+    });
   });
 
   it('sets and reads the count of each part', async () => {
@@ -75,13 +96,19 @@ describe('the framework API', () => {
     expect(await json('/api/framework/v0/agent/scale/2')).toEqual({ Scale: 2, Previous: 1 });
     await until('two agents', () => running().agent === 2);
     // The master counts a task running before the framework has its update: wait for the framework's own count.
-    await until('the framework to see two agents running', async () => (await json('/api/framework/v0/agent/scale')).Running === 2);
+    await until(
+      'the framework to see two agents running',
+      async () => (await json('/api/framework/v0/agent/scale')).Running === 2,
+    );
     expect(await json('/api/framework/v0/agent/scale')).toEqual({ Scale: 2, Running: 2 });
     expect(await json('/api/framework/v0/server/scale')).toEqual({ Scale: 1, Running: 1 });
     expect(await json('/api/framework/v0/datastore/scale/1')).toEqual({ Scale: 1, Previous: 1 });
     expect(await json('/api/framework/v0/agent/scale/1')).toEqual({ Scale: 1, Previous: 2 });
     await until('one agent', () => running().agent === 1);
-    await until('the framework to see one agent running', async () => (await json('/api/framework/v0/agent/scale')).Running === 1);
+    await until(
+      'the framework to see one agent running',
+      async () => (await json('/api/framework/v0/agent/scale')).Running === 1,
+    );
   });
 
   it('refuses a count that is not a non-negative integer with 400', async () => {
@@ -106,7 +133,12 @@ describe('the framework API', () => {
 
 describe("the plugin's API under /api/m3s/v0/", () => {
   it('serves status/m3s, status/k8s, server/config and server/version, with a double slash too', async () => {
-    expect(await json('//api/m3s/v0/status/m3s')).toEqual({ Server: 'TASK_RUNNING', Agent: 'TASK_RUNNING', Datastore: 'TASK_RUNNING', API: 'ok' });
+    expect(await json('//api/m3s/v0/status/m3s')).toEqual({
+      Server: 'TASK_RUNNING',
+      Agent: 'TASK_RUNNING',
+      Datastore: 'TASK_RUNNING',
+      API: 'ok',
+    });
     const k8s = await json('/api/m3s/v0/status/k8s');
     expect(k8s.Ready).toBe(true);
     expect(k8s.Nodes.map((n: any) => n.role).sort()).toEqual(['agent', 'server']);
@@ -132,6 +164,11 @@ describe("the plugin's API under /api/m3s/v0/", () => {
     await until('every part back', () => JSON.stringify(running()) === '{"server":1,"agent":1,"datastore":1}');
     const before = new Set(service.orchestrator.tasks.keys());
     expect(await json('//api/m3s/v0/cluster/restart', 'PUT')).toEqual({ Cluster: 'restart' });
-    await until('every part replaced', () => JSON.stringify(running()) === '{"server":1,"agent":1,"datastore":1}' && [...service.orchestrator.tasks.keys()].every((k) => !before.has(k)));
+    await until(
+      'every part replaced',
+      () =>
+        JSON.stringify(running()) === '{"server":1,"agent":1,"datastore":1}' &&
+        [...service.orchestrator.tasks.keys()].every((k) => !before.has(k)),
+    );
   });
 });

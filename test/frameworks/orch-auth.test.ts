@@ -26,11 +26,22 @@ afterAll(async () => {
 
 describe('cluster credentials', () => {
   it('subscribes with the principal and secret, and runs its parts', async () => {
-    const service = await startService(testConfig(cluster, { CLUSTER_PRINCIPAL: 'orch', CLUSTER_PASSWORD: 's3cret', ORCH_AGENT_MEM: '256', ORCH_SERVER_MEM: '256', DS_MEM: '256' }));
+    const service = await startService(
+      testConfig(cluster, {
+        CLUSTER_PRINCIPAL: 'orch',
+        CLUSTER_PASSWORD: 's3cret',
+        ORCH_AGENT_MEM: '256',
+        ORCH_SERVER_MEM: '256',
+        DS_MEM: '256',
+      }),
+    );
     try {
       const id = service.orchestrator.frameworkId!;
       expect(cluster.driver.read((v) => v.framework(id)?.info.principal)).toBe('orch');
-      await until('every part running', () => JSON.stringify(runningAtMaster(cluster, id)) === '{"server":1,"agent":1,"datastore":1}');
+      await until(
+        'every part running',
+        () => JSON.stringify(runningAtMaster(cluster, id)) === '{"server":1,"agent":1,"datastore":1}',
+      );
     } finally {
       await service.orchestrator.teardown();
       await service.close();
@@ -38,7 +49,9 @@ describe('cluster credentials', () => {
   });
 
   it('stops its start with the 401 of a wrong secret, or of none', async () => {
-    await expect(startService(testConfig(cluster, { CLUSTER_USERNAME: 'orch', CLUSTER_PASSWORD: 'wrong' }))).rejects.toThrow(/^SUBSCRIBE to http:\/\/127\.0\.0\.1:\d+: 401/);
+    await expect(
+      startService(testConfig(cluster, { CLUSTER_USERNAME: 'orch', CLUSTER_PASSWORD: 'wrong' })),
+    ).rejects.toThrow(/^SUBSCRIBE to http:\/\/127\.0\.0\.1:\d+: 401/);
     await expect(startService(testConfig(cluster))).rejects.toThrow(/: 401/);
   });
 });

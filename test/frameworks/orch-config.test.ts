@@ -55,7 +55,14 @@ describe('orchestrator configuration from the environment', () => {
       AUTH_PASSWORD: 'p',
       LOGLEVEL: 'debug',
     });
-    expect(c).toMatchObject({ name: 'orch-a', port: 10500, counts: { agent: 4 }, heartbeatMs: 500, storeServer: '10.0.0.2:6380', logLevel: 'debug' });
+    expect(c).toMatchObject({
+      name: 'orch-a',
+      port: 10500,
+      counts: { agent: 4 },
+      heartbeatMs: 500,
+      storeServer: '10.0.0.2:6380',
+      logLevel: 'debug',
+    });
     expect(c.resources.agent.cpus).toBe(0.5);
     expect(c.resources.server.mem).toBe(2048);
     expect(c.resources.datastore).toEqual({ cpus: 1, mem: 1200, disk: 5000 });

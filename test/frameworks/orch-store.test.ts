@@ -65,10 +65,18 @@ describe.skipIf(missing !== undefined)('the Redis store against a real redis-ser
   it('keeps the framework across a restart: same id, its tasks recovered and reconciled', async () => {
     const cluster = await startOrchCluster(2);
     try {
-      const config = testConfig(cluster, { STORE_SERVER: redis.address, STORE_PASSWORD: 's3cret', FRAMEWORK_NAME: 'm3s-redis', ORCH_AGENT_MEM: '256' });
+      const config = testConfig(cluster, {
+        STORE_SERVER: redis.address,
+        STORE_PASSWORD: 's3cret',
+        FRAMEWORK_NAME: 'm3s-redis',
+        ORCH_AGENT_MEM: '256',
+      });
       let service = await startService(config);
       const id = () => service.orchestrator.frameworkId;
-      await until('every part running', () => JSON.stringify(runningAtMaster(cluster, id() ?? '')) === '{"server":1,"agent":1,"datastore":1}');
+      await until(
+        'every part running',
+        () => JSON.stringify(runningAtMaster(cluster, id() ?? '')) === '{"server":1,"agent":1,"datastore":1}',
+      );
       await service.orchestrator.flushed();
       const tasks = [...service.orchestrator.tasks.keys()].sort();
       const first = id();
@@ -77,7 +85,9 @@ describe.skipIf(missing !== undefined)('the Redis store against a real redis-ser
       try {
         expect(id()).toBe(first);
         expect([...service.orchestrator.tasks.keys()].sort()).toEqual(tasks);
-        await until('reconciled running', () => [...service.orchestrator.tasks.values()].every((t) => t.state === 'TASK_RUNNING'));
+        await until('reconciled running', () =>
+          [...service.orchestrator.tasks.values()].every((t) => t.state === 'TASK_RUNNING'),
+        );
         expect(runningAtMaster(cluster, first!)).toEqual({ server: 1, agent: 1, datastore: 1 });
       } finally {
         await service.close();

@@ -41,19 +41,30 @@ afterAll(async () => {
 describe('the orchestration framework on a cluster', () => {
   it('subscribes with its name, role, webui_url and a failover timeout', () => {
     const info = cluster.driver.read((v) => v.framework(service.orchestrator.frameworkId!)?.info);
-    expect(info).toMatchObject({ name: 'm3s', user: 'root', webuiUrl: service.url, failoverTimeoutMs: FAILOVER_TIMEOUT_SECONDS * 1000 });
+    expect(info).toMatchObject({
+      name: 'm3s',
+      user: 'root',
+      webuiUrl: service.url,
+      failoverTimeoutMs: FAILOVER_TIMEOUT_SECONDS * 1000,
+    });
   });
 
   it('starts the datastore, the server and the agents at their counts, as engine containers', async () => {
     await expectCounts({ server: 1, agent: 2, datastore: 1 }, 'every part running');
     const containers = cluster.driver.read((v) => v.engineContainers());
     expect(containers).toHaveLength(4);
-    expect(containers.map((c) => c.image).sort()).toEqual(['avhost/ubuntu-m3s:latest', 'avhost/ubuntu-m3s:latest', 'avhost/ubuntu-m3s:latest', 'mariadb:latest']);
+    expect(containers.map((c) => c.image).sort()).toEqual([
+      'avhost/ubuntu-m3s:latest',
+      'avhost/ubuntu-m3s:latest',
+      'avhost/ubuntu-m3s:latest',
+      'mariadb:latest',
+    ]);
     const o = service.orchestrator;
     const server = o.live('server')[0]!;
     // The server on the host its constraint names; every port from the configured range.
     expect(server.hostname).toBe(cluster.agents[1]!.hostname);
-    for (const t of o.tasks.values()) for (const p of t.ports) expect(p).toBeGreaterThanOrEqual(31100), expect(p).toBeLessThanOrEqual(31200);
+    for (const t of o.tasks.values())
+      for (const p of t.ports) expect(p).toBeGreaterThanOrEqual(31100), expect(p).toBeLessThanOrEqual(31200);
     const agentTask = o.live('agent')[0]!;
     const spec = cluster.driver.read((v) => v.framework(o.frameworkId!)!.tasks.get(agentTask.taskId)!.spec);
     expect(spec.labels).toContainEqual({ key: 'zone', value: 'a' });
@@ -69,7 +80,9 @@ describe('the orchestration framework on a cluster', () => {
 
   it('replaces a task that fails', async () => {
     const victim = service.orchestrator.live('agent')[0]!.taskId;
-    cluster.driver.input((c) => c.inject({ type: 'fail_task', exitCode: 1, taskId: victim, frameworkId: service.orchestrator.frameworkId! }));
+    cluster.driver.input((c) =>
+      c.inject({ type: 'fail_task', exitCode: 1, taskId: victim, frameworkId: service.orchestrator.frameworkId! }),
+    );
     await until('the failed task forgotten', () => !service.orchestrator.tasks.has(victim));
     await expectCounts({ server: 1, agent: 3, datastore: 1 }, 'a replacement running');
     expect(service.orchestrator.live('agent').map((t) => t.taskId)).not.toContain(victim);
@@ -90,7 +103,9 @@ describe('the orchestration framework on a cluster', () => {
 
   it('sends a kill again at its state check when the first one was lost', async () => {
     const o = service.orchestrator;
-    const outcome = cluster.driver.input((c) => c.inject({ type: 'network_rule', rule: { action: 'drop', types: ['KILL_TASK'] } }));
+    const outcome = cluster.driver.input((c) =>
+      c.inject({ type: 'network_rule', rule: { action: 'drop', types: ['KILL_TASK'] } }),
+    );
     if (!outcome.ok) throw new Error(outcome.error.message);
     await o.scale('agent', 2);
     const doomed = [...o.tasks.values()].find((t) => t.killing)!;
@@ -110,7 +125,10 @@ describe('the orchestration framework on a cluster', () => {
     const stream = () => cluster.driver.read((v) => v.framework(id)?.streamId);
     const before = stream();
     cluster.driver.input((c) => c.inject({ type: 'drop_framework_connection', frameworkId: id }));
-    await until('subscribed on a new stream', () => cluster.driver.read((v) => v.framework(id)?.state) === 'subscribed' && stream() !== before);
+    await until(
+      'subscribed on a new stream',
+      () => cluster.driver.read((v) => v.framework(id)?.state) === 'subscribed' && stream() !== before,
+    );
     await expectCounts({ server: 1, agent: 3, datastore: 1 }, 'the parts still running');
   });
 
@@ -118,11 +136,16 @@ describe('the orchestration framework on a cluster', () => {
     const id = service.orchestrator.frameworkId!;
     const before = [...service.orchestrator.tasks.keys()].sort();
     await service.close();
-    await until('the master sees it disconnected', () => cluster.driver.read((v) => v.framework(id)?.state) === 'disconnected');
+    await until(
+      'the master sees it disconnected',
+      () => cluster.driver.read((v) => v.framework(id)?.state) === 'disconnected',
+    );
     service = await startService(service.orchestrator.config, store);
     await until('subscribed again', () => service.orchestrator.frameworkId === id);
     expect([...service.orchestrator.tasks.keys()].sort()).toEqual(before);
-    await until('every task reconciled running', () => [...service.orchestrator.tasks.values()].every((t) => t.state === 'TASK_RUNNING'));
+    await until('every task reconciled running', () =>
+      [...service.orchestrator.tasks.values()].every((t) => t.state === 'TASK_RUNNING'),
+    );
     expect(counts()).toEqual({ server: 1, agent: 3, datastore: 1 });
     expect(cluster.driver.read((v) => v.engineContainers()).length).toBe(5);
   });
@@ -142,7 +165,16 @@ describe('the orchestration framework on a cluster', () => {
 
 describe('a part whose host constraint no agent satisfies', () => {
   it('never starts, and neither do the parts that wait for it; the status says so', async () => {
-    const other = await startService(testConfig(cluster, { FRAMEWORK_NAME: 'm3s-pinned', ORCH_SERVER_CONSTRAINT: 'nowhere.example', ORCH_AGENT_MEM: '64', ORCH_SERVER_MEM: '64', DS_MEM: '64' }), new MemoryStore());
+    const other = await startService(
+      testConfig(cluster, {
+        FRAMEWORK_NAME: 'm3s-pinned',
+        ORCH_SERVER_CONSTRAINT: 'nowhere.example',
+        ORCH_AGENT_MEM: '64',
+        ORCH_SERVER_MEM: '64',
+        DS_MEM: '64',
+      }),
+      new MemoryStore(),
+    );
     try {
       const running = () => runningAtMaster(cluster, other.orchestrator.frameworkId!);
       await until('the datastore running', () => running().datastore === 1);

@@ -25,12 +25,24 @@ function freePort(): Promise<number> {
 /** Why tests that need Redis cannot run here, or undefined when they can. */
 export function redisMissing(): string | undefined {
   const found = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
-  return found.error === undefined && found.status === 0 ? undefined : 'redis-server is not installed (Debian package redis-server): the Redis store tests are skipped';
+  return found.error === undefined && found.status === 0
+    ? undefined
+    : 'redis-server is not installed (Debian package redis-server): the Redis store tests are skipped';
 }
 
 export async function startRedis(password?: string): Promise<RedisProcess> {
   const port = await freePort();
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(password === undefined ? [] : ['--requirepass', password])];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    ...(password === undefined ? [] : ['--requirepass', password]),
+  ];
   const child: ChildProcess = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise<void>((resolve, reject) => {
     let out = '';

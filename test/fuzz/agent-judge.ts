@@ -41,7 +41,12 @@ const NOT_IMPLEMENTED = httpError('NOT_IMPLEMENTED');
 const CALL_FAILED = httpError('CALL_FAILED');
 /** The calls whose 200 has no body. */
 const EMPTY_ANSWER_CALLS: readonly string[] = [
-  'LAUNCH_NESTED_CONTAINER', 'KILL_CONTAINER', 'KILL_NESTED_CONTAINER', 'REMOVE_CONTAINER', 'REMOVE_NESTED_CONTAINER', 'UPDATE_CONTAINER_MEMORY_LIMIT',
+  'LAUNCH_NESTED_CONTAINER',
+  'KILL_CONTAINER',
+  'KILL_NESTED_CONTAINER',
+  'REMOVE_CONTAINER',
+  'REMOVE_NESTED_CONTAINER',
+  'UPDATE_CONTAINER_MEMORY_LIMIT',
 ];
 const RESPONSE_CALLS: readonly string[] = [...AGENT_READ_CALLS, 'WAIT_CONTAINER', 'WAIT_NESTED_CONTAINER'];
 
@@ -54,16 +59,30 @@ export interface AgentOperatorState {
   readonly running: ReadonlySet<string>;
 }
 
-export function agentOperatorState(running: RunningCluster, agentId: string, memoryLimits: boolean): AgentOperatorState {
+export function agentOperatorState(
+  running: RunningCluster,
+  agentId: string,
+  memoryLimits: boolean,
+): AgentOperatorState {
   return running.driver.read((view) => {
     const node = view.agentNode(agentId);
-    const tasks = (node?.executors() ?? []).filter((e) => e.alive && [...e.tasks.values()].some((t) => t.state === 'TASK_RUNNING'));
-    return { up: node !== undefined && node.state !== 'crashed', memoryLimits, running: new Set(tasks.map((e) => e.containerId)) };
+    const tasks = (node?.executors() ?? []).filter(
+      (e) => e.alive && [...e.tasks.values()].some((t) => t.state === 'TASK_RUNNING'),
+    );
+    return {
+      up: node !== undefined && node.state !== 'crashed',
+      memoryLimits,
+      running: new Set(tasks.map((e) => e.containerId)),
+    };
   });
 }
 
 /** What is wrong with the answer, if anything, and whether it was held to the one right answer. */
-export function agentVerdict(wire: WireRequest, res: WireResponse, state: AgentOperatorState | undefined): { problem?: string; exact: boolean } {
+export function agentVerdict(
+  wire: WireRequest,
+  res: WireResponse,
+  state: AgentOperatorState | undefined,
+): { problem?: string; exact: boolean } {
   const problem = generalProblem(wire, res);
   if (problem !== undefined) return { problem, exact: false };
   const expected = state === undefined ? undefined : expectedAnswer(wire, state);
@@ -76,8 +95,10 @@ function generalProblem(wire: WireRequest, res: WireResponse): string | undefine
   const status = res.status ?? 0;
   const body = res.body.toString('utf8');
   if (!STATUSES.has(status)) return `the agent operator API answered ${status}`;
-  if (status === 501 && body !== NOT_IMPLEMENTED.body) return `answered 501 with ${JSON.stringify(body)}, not the catalogue's text`;
-  if (status === 503 && body !== AGENT_DOWN) return `answered 503 with ${JSON.stringify(body)}, not while the agent is down`;
+  if (status === 501 && body !== NOT_IMPLEMENTED.body)
+    return `answered 501 with ${JSON.stringify(body)}, not the catalogue's text`;
+  if (status === 503 && body !== AGENT_DOWN)
+    return `answered 503 with ${JSON.stringify(body)}, not while the agent is down`;
   const call = callOf<Call>(wire, AGENT_CALL_TYPE);
   if (status === 500 && (body !== CALL_FAILED.body || call?.type !== 'UPDATE_CONTAINER_MEMORY_LIMIT')) {
     return `answered 500 ${JSON.stringify(body)} to ${call?.type ?? 'a call it could not read'}`;
@@ -85,25 +106,34 @@ function generalProblem(wire: WireRequest, res: WireResponse): string | undefine
   if (status >= 400) return wire.method === 'HEAD' ? undefined : reasonError(wire, res, body);
   if (status !== 200) return undefined;
   const input = wire.headers.some(([n, v]) => n.toLowerCase() === 'content-type' && v === 'application/recordio');
-  if (input) return res.body.length === 0 ? undefined : `a 200 to an input stream with a body of ${res.body.length} bytes`;
+  if (input)
+    return res.body.length === 0 ? undefined : `a 200 to an input stream with a body of ${res.body.length} bytes`;
   const type = call?.type;
-  if (res.stream) return type === 'LAUNCH_NESTED_CONTAINER_SESSION' ? undefined : `a 200 to ${type ?? 'a call it could not read'} with a session's output stream`;
+  if (res.stream)
+    return type === 'LAUNCH_NESTED_CONTAINER_SESSION'
+      ? undefined
+      : `a 200 to ${type ?? 'a call it could not read'} with a session's output stream`;
   if (type === undefined) return undefined;
   if (type === 'LAUNCH_NESTED_CONTAINER_SESSION') return 'a session answered 200 without its output stream';
-  if (EMPTY_ANSWER_CALLS.includes(type)) return res.body.length === 0 ? undefined : `a 200 to ${type} with a body of ${res.body.length} bytes`;
+  if (EMPTY_ANSWER_CALLS.includes(type))
+    return res.body.length === 0 ? undefined : `a 200 to ${type} with a body of ${res.body.length} bytes`;
   if (!RESPONSE_CALLS.includes(type)) return `answered 200 to ${type}`;
   const asked = askedFor(wire);
-  if (asked !== undefined && res.headers['content-type'] !== asked) return `asked for ${asked} alone, answered ${JSON.stringify(res.headers['content-type'])}`;
+  if (asked !== undefined && res.headers['content-type'] !== asked)
+    return `asked for ${asked} alone, answered ${JSON.stringify(res.headers['content-type'])}`;
   return responseError(type, res, AGENT_RESPONSE_TYPE);
 }
 
 /** Sent as an ordinary client sends it: POST, one Content-Type of the two, an Accept of the two or none, nothing else. */
 function isPlain(wire: WireRequest): boolean {
-  if (wire.method !== 'POST' || wire.framing !== 'length' || wire.version !== 'HTTP/1.1' || wire.abort !== 'no') return false;
+  if (wire.method !== 'POST' || wire.framing !== 'length' || wire.version !== 'HTTP/1.1' || wire.abort !== 'no')
+    return false;
   if (!AGENT_OPERATOR_PATHS.includes(wire.target)) return false;
   const names = wire.headers.map(([n]) => n.toLowerCase());
   if (names[0] !== 'host' || names.filter((n) => n === 'content-type').length !== 1) return false;
-  return wire.headers.slice(1).every(([n, v]) => ['content-type', 'accept'].includes(n.toLowerCase()) && MESSAGE_TYPES.includes(v));
+  return wire.headers
+    .slice(1)
+    .every(([n, v]) => ['content-type', 'accept'].includes(n.toLowerCase()) && MESSAGE_TYPES.includes(v));
 }
 
 /** The one answer (`200`, or the status and reason) upstream's agent gives, where the judge can tell it. */
@@ -111,7 +141,8 @@ function expectedAnswer(wire: WireRequest, state: AgentOperatorState): string | 
   if (!isPlain(wire)) return undefined;
   const call = callOf<Call>(wire, AGENT_CALL_TYPE);
   if (call === undefined || agentCallError(call) !== undefined) return undefined;
-  if ((AGENT_READ_CALLS as readonly (string | undefined)[]).includes(call.type)) return state.up ? '200' : `503 ${AGENT_DOWN}`;
+  if ((AGENT_READ_CALLS as readonly (string | undefined)[]).includes(call.type))
+    return state.up ? '200' : `503 ${AGENT_DOWN}`;
   if (call.type !== 'UPDATE_CONTAINER_MEMORY_LIMIT') return undefined;
   if (!state.up) return `503 ${AGENT_DOWN}`;
   if (!state.running.has(call.update_container_memory_limit!.container_id.value)) return undefined;

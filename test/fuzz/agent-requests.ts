@@ -60,19 +60,37 @@ export type AgentRequestSpec = RequestSpec & { readonly input?: InputSpec };
 
 const agentBody = callBody(agentTemplateCall, agentSchemaCall, AGENT_CALL_TYPE, 1);
 const server = fc.integer({ min: 1, max: 2 });
-const recordioAccept = fc.constantFrom(RECORDIO, `${RECORDIO}, application/json`, '*/*', 'application/json', `${RECORDIO};q=0`);
-const messageMedia = fc.oneof(w(6, fc.constantFrom(...Object.values(MEDIA))), w(1, fc.constantFrom('', 'text/plain', RECORDIO, '*/*', 'application/json;q=0')));
+const recordioAccept = fc.constantFrom(
+  RECORDIO,
+  `${RECORDIO}, application/json`,
+  '*/*',
+  'application/json',
+  `${RECORDIO};q=0`,
+);
+const messageMedia = fc.oneof(
+  w(6, fc.constantFrom(...Object.values(MEDIA))),
+  w(1, fc.constantFrom('', 'text/plain', RECORDIO, '*/*', 'application/json;q=0')),
+);
 const plain = { ...plainRequest, abort: fc.constant('no' as const) };
 /** A session's output stream is held open most of the time, so that its input and its end can come. */
 const hold = fc.oneof(w(3, fc.constant(true)), w(1, fc.constant(false)));
 
 const typeOf = (call: Json): string | undefined =>
-  call !== null && typeof call === 'object' && !Array.isArray(call) && typeof call['type'] === 'string' ? call['type'] : undefined;
+  call !== null && typeof call === 'object' && !Array.isArray(call) && typeof call['type'] === 'string'
+    ? call['type']
+    : undefined;
 
 /** A request with a call in it: plain (the headers its call wants) or fuzzy. */
 const callRequest = fc
   .oneof(
-    fc.record({ target: fc.constantFrom(...AGENT_OPERATOR_PATHS), body: agentBody, plain: fc.constant(true), server, ...plain, hold }),
+    fc.record({
+      target: fc.constantFrom(...AGENT_OPERATOR_PATHS),
+      body: agentBody,
+      plain: fc.constant(true),
+      server,
+      ...plain,
+      hold,
+    }),
     fc.record({
       target: fc.oneof(w(8, fc.constantFrom(...AGENT_OPERATOR_PATHS)), w(1, fc.constantFrom(...ODD_PATHS))),
       body: agentBody,
@@ -86,14 +104,23 @@ const callRequest = fc
     const encoding: Encoding = r.body.kind === 'call' ? r.body.encoding : 'json';
     const session = r.body.kind === 'call' && typeOf(r.body.call) === 'LAUNCH_NESTED_CONTAINER_SESSION';
     const plainAccept: fc.Arbitrary<Headers> = session
-      ? messageMedia.map((m): Headers => [['Accept', RECORDIO], ['Message-Accept', m]])
+      ? messageMedia.map(
+          (m): Headers => [
+            ['Accept', RECORDIO],
+            ['Message-Accept', m],
+          ],
+        )
       : fc.oneof(w(3, none), w(2, header('Accept', fc.constantFrom(...Object.values(MEDIA)))));
     const headers = isPlain
       ? fc.tuple(fc.constant<Headers>([['Content-Type', MEDIA[encoding]]]), plainAccept)
       : fc.tuple(
           contentType(encoding),
           fc.oneof(w(2, accept), w(2, header('Accept', recordioAccept))),
-          fc.oneof(w(3, none), w(1, header('Message-Accept', messageMedia)), w(1, header('Message-Content-Type', messageMedia))),
+          fc.oneof(
+            w(3, none),
+            w(1, header('Message-Accept', messageMedia)),
+            w(1, header('Message-Content-Type', messageMedia)),
+          ),
           acceptEncoding,
           randomHeaders,
         );
@@ -102,8 +129,22 @@ const callRequest = fc
 
 const recordFraming: fc.Arbitrary<RecordFraming> = fc.oneof(
   w(12, fc.constant({ kind: 'plain' } as const)),
-  w(1, fc.record({ kind: fc.constant('length' as const), at: fc.double({ min: 0, max: 0.999, noNaN: true }), delta: fc.constantFrom(-3, -1, 1, 5, 1_000, 2 ** 40) })),
-  w(1, fc.record({ kind: fc.constant('prefix' as const), at: fc.double({ min: 0, max: 0.999, noNaN: true }), text: fc.constantFrom('0', 'x', '', '-1', '1'.repeat(25), ' 3', '0x10') })),
+  w(
+    1,
+    fc.record({
+      kind: fc.constant('length' as const),
+      at: fc.double({ min: 0, max: 0.999, noNaN: true }),
+      delta: fc.constantFrom(-3, -1, 1, 5, 1_000, 2 ** 40),
+    }),
+  ),
+  w(
+    1,
+    fc.record({
+      kind: fc.constant('prefix' as const),
+      at: fc.double({ min: 0, max: 0.999, noNaN: true }),
+      text: fc.constantFrom('0', 'x', '', '-1', '1'.repeat(25), ' 3', '0x10'),
+    }),
+  ),
 );
 
 /** An ATTACH_CONTAINER_INPUT stream, mostly as a client sends it. */
@@ -118,17 +159,28 @@ const inputRequest = fc
       bytes: fc.oneof(w(6, fc.constant([])), w(1, byteMutations)),
     }),
     method: fc.oneof(w(20, fc.constant('POST')), w(1, fc.constantFrom('PUT', 'GET'))),
-    framing: fc.oneof(w(6, fc.constant('chunked' as const)), w(3, fc.constant('length' as const)), w(1, fc.constantFrom('short' as const, 'long' as const))),
+    framing: fc.oneof(
+      w(6, fc.constant('chunked' as const)),
+      w(3, fc.constant('length' as const)),
+      w(1, fc.constantFrom('short' as const, 'long' as const)),
+    ),
     version: fc.constant('HTTP/1.1' as const),
     host: fc.constant('normal' as const),
     followUp: fc.boolean(),
     abort: fc.oneof(w(20, fc.constant('no' as const)), w(1, fc.constant('soon' as const))),
-    messageType: fc.oneof(w(12, fc.constant<string | undefined>(undefined)), w(1, messageMedia), w(1, fc.constant<string | undefined>(''))),
+    messageType: fc.oneof(
+      w(12, fc.constant<string | undefined>(undefined)),
+      w(1, messageMedia),
+      w(1, fc.constant<string | undefined>('')),
+    ),
     extra: fc.oneof(w(4, none), w(1, header('Accept', recordioAccept)), w(1, randomHeaders)),
   })
   .map(({ input, messageType, extra, ...r }): AgentRequestSpec => {
     const mct: Headers = messageType === '' ? [] : [['Message-Content-Type', messageType ?? MEDIA[input.encoding]]];
-    return { ...assemble({ ...r, body: { kind: 'none' }, headers: [[['Content-Type', RECORDIO]], mct, extra] }), input };
+    return {
+      ...assemble({ ...r, body: { kind: 'none' }, headers: [[['Content-Type', RECORDIO]], mct, extra] }),
+      input,
+    };
   });
 
 export const agentRequestSpec: fc.Arbitrary<AgentRequestSpec> = fc.oneof(w(6, callRequest), w(1, inputRequest));
@@ -152,7 +204,11 @@ function inputBytes(input: InputSpec, resolver: TokenResolver): Buffer {
 }
 
 /** The request as it goes on the wire to the agent it is for. */
-export function renderAgentRequest(spec: AgentRequestSpec, agentPorts: readonly number[], resolver: (agent: number) => TokenResolver): WireRequest {
+export function renderAgentRequest(
+  spec: AgentRequestSpec,
+  agentPorts: readonly number[],
+  resolver: (agent: number) => TokenResolver,
+): WireRequest {
   const agent = (spec.server - 1) % agentPorts.length;
   const port = agentPorts[agent]!;
   const tokens = resolver(agent);

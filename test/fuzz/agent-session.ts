@@ -24,9 +24,34 @@ import { AGENT_CALL_TYPE, WAIT_CALLS } from './agent-calls.js';
 import { agentOperatorState, agentVerdict, type AgentOperatorState } from './agent-judge.js';
 import { agentRequestSpec, renderAgentRequest, type AgentRequestSpec } from './agent-requests.js';
 import { callOf } from './operator-judge.js';
-import { closeCluster, describe, describeRequest, errorLog, freshSubscription, FuzzFailure, guardedRun, settle, verdict, within, type FailureKind, type RunOptions } from './session.js';
+import {
+  closeCluster,
+  describe,
+  describeRequest,
+  errorLog,
+  freshSubscription,
+  FuzzFailure,
+  guardedRun,
+  settle,
+  verdict,
+  within,
+  type FailureKind,
+  type RunOptions,
+} from './session.js';
 import type { StreamCheck } from './stream-check.js';
-import { agentFaultStep, checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, releaseStep, takeFaultStep, toggleAgent as restartOrCrash, toggleLink as cutOrHeal, type FaultStep } from './cluster-faults.js';
+import {
+  agentFaultStep,
+  checkFailure as checkAnyFailure,
+  dropStreams as drop,
+  guardStep,
+  heldStreamsBroken as heldBroken,
+  logOf,
+  releaseStep,
+  takeFaultStep,
+  toggleAgent as restartOrCrash,
+  toggleLink as cutOrHeal,
+  type FaultStep,
+} from './cluster-faults.js';
 import { TaskHost } from './task-host.js';
 import { frameRecord } from '../../src/wire/recordio.js';
 import { decodeJson } from '../../src/wire/json.js';
@@ -41,7 +66,13 @@ export type AgentStep =
   | { readonly kind: 'launch' }
   | { readonly kind: 'kill' }
   /** A `cat` session as an interactive client runs it: its input typed in records, its output the same text, its wait 0. */
-  | { readonly kind: 'interactive'; readonly agent: number; readonly texts: readonly string[]; readonly encoding: 'json' | 'protobuf'; readonly chunked: boolean };
+  | {
+      readonly kind: 'interactive';
+      readonly agent: number;
+      readonly texts: readonly string[];
+      readonly encoding: 'json' | 'protobuf';
+      readonly chunked: boolean;
+    };
 
 export interface AgentRunInput {
   readonly clusterSeed: number;
@@ -58,8 +89,14 @@ const advance = fc
   .oneof(fc.integer({ min: 0, max: 3_000 }), fc.constantFrom(1_000, 5_000, 6_000, 60_000, 100_000))
   .map((ms): AgentStep => ({ kind: 'advance', ms }));
 const step: fc.Arbitrary<AgentStep> = fc.oneof(
-  w(24, agentRequestSpec.map((spec): AgentStep => ({ kind: 'request', spec }))),
-  w(2, fc.array(agentRequestSpec, { minLength: 2, maxLength: 5 }).map((specs): AgentStep => ({ kind: 'burst', specs }))),
+  w(
+    24,
+    agentRequestSpec.map((spec): AgentStep => ({ kind: 'request', spec })),
+  ),
+  w(
+    2,
+    fc.array(agentRequestSpec, { minLength: 2, maxLength: 5 }).map((specs): AgentStep => ({ kind: 'burst', specs })),
+  ),
   w(4, advance),
   w(1, releaseStep),
   w(1, agentFaultStep),
@@ -70,7 +107,10 @@ const step: fc.Arbitrary<AgentStep> = fc.oneof(
     fc.record({
       kind: fc.constant('interactive' as const),
       agent: fc.nat({ max: 1 }),
-      texts: fc.array(fc.oneof(fc.constantFrom('hello\n', 'a', 'é\n', ' '), fc.string({ minLength: 1, maxLength: 20 })), { minLength: 1, maxLength: 4 }),
+      texts: fc.array(
+        fc.oneof(fc.constantFrom('hello\n', 'a', 'é\n', ' '), fc.string({ minLength: 1, maxLength: 20 })),
+        { minLength: 1, maxLength: 4 },
+      ),
       encoding: fc.constantFrom('json' as const, 'protobuf' as const),
       chunked: fc.boolean(),
     }),
@@ -123,12 +163,31 @@ export async function runAgentsOnce(input: AgentRunInput, options: RunOptions): 
   const seen: Context['seen'] = {};
   const isolation = input.memoryIsolation ? 'cgroups/cpu,cgroups/mem' : 'posix/cpu,posix/mem';
   const start = startCluster({
-    port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, cgroups: input.cgroups, isolation, memoryControllerDelegated: input.delegated, onFailure: (f) => (seen.failure = f),
+    port: 0,
+    agents: 2,
+    time: 'virtual',
+    seed: input.clusterSeed,
+    logger,
+    cgroups: input.cgroups,
+    isolation,
+    memoryControllerDelegated: input.delegated,
+    onFailure: (f) => (seen.failure = f),
   });
   const running = await within(start, 10_000, () => `cluster seed ${input.clusterSeed}: starting the cluster`);
   const host = new TaskHost(running, options.timeoutMs);
   const memoryLimits = input.memoryIsolation && (input.cgroups === 'v1' || input.delegated);
-  const ctx: Context = { input, running, host, agentPorts: running.agents.map((a) => a.port), logLines: lines, seen, held: [], pending: [], cut: new Set(), memoryLimits };
+  const ctx: Context = {
+    input,
+    running,
+    host,
+    agentPorts: running.agents.map((a) => a.port),
+    logLines: lines,
+    seen,
+    held: [],
+    pending: [],
+    cut: new Set(),
+    memoryLimits,
+  };
   options.stats.runs++;
   const run = async () => {
     await host.begin((ms) => guard(ctx, -1, () => running.advance(ms)), where(ctx, -1));
@@ -145,7 +204,9 @@ export async function runAgentsOnce(input: AgentRunInput, options: RunOptions): 
 }
 
 async function runStep(ctx: Context, index: number, s: AgentStep, options: RunOptions): Promise<void> {
-  options.watchdog?.note(`${where(ctx, index)}: ${s.kind === 'request' || s.kind === 'burst' ? 'requests' : JSON.stringify(s)}`);
+  options.watchdog?.note(
+    `${where(ctx, index)}: ${s.kind === 'request' || s.kind === 'burst' ? 'requests' : JSON.stringify(s)}`,
+  );
   switch (s.kind) {
     case 'advance':
     case 'release':
@@ -153,7 +214,11 @@ async function runStep(ctx: Context, index: number, s: AgentStep, options: RunOp
       takeFaultStep(ctx, where(ctx, index), s, options);
       break;
     case 'launch':
-      await within(ctx.host.launch((ms) => guard(ctx, index, () => ctx.running.advance(ms))), options.timeoutMs, () => `${where(ctx, index)}: launching tasks`);
+      await within(
+        ctx.host.launch((ms) => guard(ctx, index, () => ctx.running.advance(ms))),
+        options.timeoutMs,
+        () => `${where(ctx, index)}: launching tasks`,
+      );
       break;
     case 'kill':
       await within(ctx.host.kill(index), options.timeoutMs, () => `${where(ctx, index)}: killing a task`);
@@ -163,7 +228,11 @@ async function runStep(ctx: Context, index: number, s: AgentStep, options: RunOp
       await requests(ctx, index, s.kind === 'request' ? [s.spec] : s.specs, options);
       break;
     case 'interactive':
-      await within(interactive(ctx, index, s, options), options.timeoutMs * 3, () => `${where(ctx, index)}: an interactive session`);
+      await within(
+        interactive(ctx, index, s, options),
+        options.timeoutMs * 3,
+        () => `${where(ctx, index)}: an interactive session`,
+      );
       break;
   }
   await settle();
@@ -171,12 +240,19 @@ async function runStep(ctx: Context, index: number, s: AgentStep, options: RunOp
   checkFailure(ctx, index);
 }
 
-async function requests(ctx: Context, index: number, specs: readonly AgentRequestSpec[], options: RunOptions): Promise<void> {
+async function requests(
+  ctx: Context,
+  index: number,
+  specs: readonly AgentRequestSpec[],
+  options: RunOptions,
+): Promise<void> {
   const resolver = (agent: number) => ctx.host.resolver(agent);
   const wires = specs.map((spec) => renderAgentRequest(spec, ctx.agentPorts, resolver));
   options.watchdog?.note(`${where(ctx, index)}:\n${wires.map(describeRequest).join('\n')}`);
   // Requests of a burst race each other: only a request alone is held to the one right answer.
-  const states = wires.map((wire) => (wires.length === 1 ? agentOperatorState(ctx.running, agentOfPort(ctx, wire.port), ctx.memoryLimits) : undefined));
+  const states = wires.map((wire) =>
+    wires.length === 1 ? agentOperatorState(ctx.running, agentOfPort(ctx, wire.port), ctx.memoryLimits) : undefined,
+  );
   const now: Promise<void>[] = [];
   for (const [i, wire] of wires.entries()) {
     const type = callOf<{ type?: string }>(wire, AGENT_CALL_TYPE)?.type;
@@ -196,15 +272,29 @@ function agentOfPort(ctx: Context, port: number): string {
   return ctx.running.agents[Math.max(0, ctx.agentPorts.indexOf(port))]!.id;
 }
 
-function judge(ctx: Context, index: number, spec: AgentRequestSpec, wire: WireRequest, res: WireResponse, options: RunOptions, state?: AgentOperatorState): void {
+function judge(
+  ctx: Context,
+  index: number,
+  spec: AgentRequestSpec,
+  wire: WireRequest,
+  res: WireResponse,
+  options: RunOptions,
+  state?: AgentOperatorState,
+): void {
   options.stats.record(spec, res);
   if (res.held !== undefined) ctx.held.push({ socket: res.held, check: res.check });
   const general = verdict(spec, wire, res);
-  const judged = general === undefined && res.outcome === 'response' ? agentVerdict(wire, res, state) : { exact: false };
+  const judged =
+    general === undefined && res.outcome === 'response' ? agentVerdict(wire, res, state) : { exact: false };
   if (judged.exact && judged.problem === undefined) options.stats.exact++;
   const broken = general ?? judged.problem ?? heldStreamsBroken(ctx);
   if (broken === undefined) return;
-  const kind: FailureKind = res.outcome === 'timeout' || res.followUp === 'timeout' ? 'hang' : (res.status ?? 0) >= 500 ? 'unexpected 5xx' : 'other';
+  const kind: FailureKind =
+    res.outcome === 'timeout' || res.followUp === 'timeout'
+      ? 'hang'
+      : (res.status ?? 0) >= 500
+        ? 'unexpected 5xx'
+        : 'other';
   throw new FuzzFailure(`${where(ctx, index)}: ${broken}\n${describe(wire, res)}${logOf(ctx)}`, kind);
 }
 
@@ -233,7 +323,8 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   checkFailure(ctx, end);
   drop(ctx.held.splice(0), options);
   for (const [agent, { id }] of ctx.running.agents.entries()) {
-    if (ctx.running.driver.read((view) => view.agentNode(id)?.state === 'crashed')) toggleAgent(ctx, end, agent, 'reconnect');
+    if (ctx.running.driver.read((view) => view.agentNode(id)?.state === 'crashed'))
+      toggleAgent(ctx, end, agent, 'reconnect');
     if (ctx.cut.has(id)) toggleLink(ctx, end, agent);
   }
   for (let i = 0; i < 3; i++) {
@@ -246,8 +337,18 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
     await settle();
   }
   const waits = Promise.all(ctx.pending.map((p) => p.answer));
-  await within(waits, options.timeoutMs, () => `${where(ctx, end)}: the answers of ${ctx.pending.length} waits, every container ended`).catch((error: FuzzFailure) => {
-    throw new FuzzFailure(`${error.message}\n${ctx.pending.filter((p) => p.res === undefined).map((p) => describeRequest(p.wire)).join('\n')}${logOf(ctx)}`, 'hang');
+  await within(
+    waits,
+    options.timeoutMs,
+    () => `${where(ctx, end)}: the answers of ${ctx.pending.length} waits, every container ended`,
+  ).catch((error: FuzzFailure) => {
+    throw new FuzzFailure(
+      `${error.message}\n${ctx.pending
+        .filter((p) => p.res === undefined)
+        .map((p) => describeRequest(p.wire))
+        .join('\n')}${logOf(ctx)}`,
+      'hang',
+    );
   });
   judgeAnsweredWaits(ctx, options);
   guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
@@ -267,11 +368,22 @@ async function aSessionRuns(ctx: Context, options: RunOptions): Promise<void> {
   const fail = (what: string) => new FuzzFailure(`${where(ctx, end)}: a new session afterwards: ${what}${logOf(ctx)}`);
   if (!(await ctx.host.launch((ms) => guard(ctx, end, () => ctx.running.advance(ms))))) throw fail('no offer came');
   if (ctx.host.containers(0).all.length === 0) throw fail('no task runs on the first agent');
-  await interactive(ctx, end, { kind: 'interactive', agent: 0, texts: ['after\n', 'the end'], encoding: 'json', chunked: true }, options);
+  await interactive(
+    ctx,
+    end,
+    { kind: 'interactive', agent: 0, texts: ['after\n', 'the end'], encoding: 'json', chunked: true },
+    options,
+  );
 }
 
 /** A request as an ordinary client sends it to the agent on `port`, a session's stream held. */
-function plainCall(port: number, body: object | Buffer, accept: string, extra: [string, string][] = [], contentType = 'application/json'): WireRequest {
+function plainCall(
+  port: number,
+  body: object | Buffer,
+  accept: string,
+  extra: [string, string][] = [],
+  contentType = 'application/json',
+): WireRequest {
   return {
     port,
     method: 'POST',
@@ -302,20 +414,45 @@ async function interactive(ctx: Context, index: number, s: Interactive, options:
   const port = ctx.agentPorts[agent]!;
   const up = agentOperatorState(ctx.running, ctx.running.agents[agent]!.id, ctx.memoryLimits).up;
   const containerId = { parent: { value: parent }, value: `i${index}` };
-  const fail = (what: string, wire: WireRequest, res: WireResponse) => new FuzzFailure(`${where(ctx, index)}: an interactive session: ${what}\n${describe(wire, res)}${logOf(ctx)}`);
-  const launch = plainCall(port, { type: 'LAUNCH_NESTED_CONTAINER_SESSION', launch_nested_container_session: { container_id: containerId, command: { shell: false, value: 'cat', arguments: ['cat'] } } }, 'application/recordio', [['Message-Accept', 'application/json']]);
+  const fail = (what: string, wire: WireRequest, res: WireResponse) =>
+    new FuzzFailure(`${where(ctx, index)}: an interactive session: ${what}\n${describe(wire, res)}${logOf(ctx)}`);
+  const launch = plainCall(
+    port,
+    {
+      type: 'LAUNCH_NESTED_CONTAINER_SESSION',
+      launch_nested_container_session: {
+        container_id: containerId,
+        command: { shell: false, value: 'cat', arguments: ['cat'] },
+      },
+    },
+    'application/recordio',
+    [['Message-Accept', 'application/json']],
+  );
   const session = await send(launch, options.timeoutMs);
   options.stats.recordAs('agent interactive session', session);
   if (!up) {
     if (session.status !== 503) throw fail('expected 503 while the agent is down', launch, session);
     return;
   }
-  if (session.status !== 200 || session.held === undefined || session.check === undefined) throw fail('expected 200 and its output stream', launch, session);
+  if (session.status !== 200 || session.held === undefined || session.check === undefined)
+    throw fail('expected 200 and its output stream', launch, session);
   try {
-    const records = [{ type: 'CONTAINER_ID', container_id: containerId }, ...s.texts.map((t) => stdinIo(t)), stdinIo('')];
-    const body = Buffer.concat(records.map((r) => frameRecord(encodeCall({ type: 'ATTACH_CONTAINER_INPUT', attach_container_input: r }, s.encoding))));
+    const records = [
+      { type: 'CONTAINER_ID', container_id: containerId },
+      ...s.texts.map((t) => stdinIo(t)),
+      stdinIo(''),
+    ];
+    const body = Buffer.concat(
+      records.map((r) =>
+        frameRecord(encodeCall({ type: 'ATTACH_CONTAINER_INPUT', attach_container_input: r }, s.encoding)),
+      ),
+    );
     const media = s.encoding === 'json' ? 'application/json' : 'application/x-protobuf';
-    const input = { ...plainCall(port, body, 'application/json', [['Message-Content-Type', media]], 'application/recordio'), hold: false, framing: s.chunked ? ('chunked' as const) : ('length' as const) };
+    const input = {
+      ...plainCall(port, body, 'application/json', [['Message-Content-Type', media]], 'application/recordio'),
+      hold: false,
+      framing: s.chunked ? ('chunked' as const) : ('length' as const),
+    };
     const typed = await send(input, options.timeoutMs);
     options.stats.recordAs('agent interactive input', typed);
     if (typed.status !== 200) throw fail('expected 200 to the input', input, typed);
@@ -323,20 +460,33 @@ async function interactive(ctx: Context, index: number, s: Interactive, options:
       guard(ctx, index, () => ctx.running.advance(100));
       await new Promise((resolve) => setTimeout(resolve, 2));
     }
-    if (session.check.problem !== undefined || !session.check.ended) throw fail(`its output stream did not end well: ${session.check.problem ?? 'no end'}`, launch, session);
-    if (session.check.output !== s.texts.join('')) throw fail(`its output was ${JSON.stringify(session.check.output)}, its input ${JSON.stringify(s.texts.join(''))}`, launch, session);
+    if (session.check.problem !== undefined || !session.check.ended)
+      throw fail(`its output stream did not end well: ${session.check.problem ?? 'no end'}`, launch, session);
+    if (session.check.output !== s.texts.join(''))
+      throw fail(
+        `its output was ${JSON.stringify(session.check.output)}, its input ${JSON.stringify(s.texts.join(''))}`,
+        launch,
+        session,
+      );
   } finally {
     session.held.destroy();
     options.stats.streamRead(session.check);
   }
-  const waitCall = { ...plainCall(port, { type: 'WAIT_CONTAINER', wait_container: { container_id: containerId } }, 'application/json'), hold: false };
+  const waitCall = {
+    ...plainCall(port, { type: 'WAIT_CONTAINER', wait_container: { container_id: containerId } }, 'application/json'),
+    hold: false,
+  };
   const waited = await send(waitCall, options.timeoutMs);
   options.stats.recordAs('agent interactive wait', waited);
-  if (waited.status !== 200 || JSON.parse(waited.body.toString('utf8')).wait_container?.exit_status !== 0) throw fail('expected 200 and exit status 0', waitCall, waited);
+  if (waited.status !== 200 || JSON.parse(waited.body.toString('utf8')).wait_container?.exit_status !== 0)
+    throw fail('expected 200 and exit status 0', waitCall, waited);
   options.stats.exact += 3;
 }
 
-const stdinIo = (text: string) => ({ type: 'PROCESS_IO', process_io: { type: 'DATA', data: { type: 'STDIN', data: Buffer.from(text).toString('base64') } } });
+const stdinIo = (text: string) => ({
+  type: 'PROCESS_IO',
+  process_io: { type: 'DATA', data: { type: 'STDIN', data: Buffer.from(text).toString('base64') } },
+});
 
 /** An agent Call as JSON or protobuf bytes. */
 function encodeCall(call: object, encoding: 'json' | 'protobuf'): Buffer {
@@ -349,12 +499,14 @@ function encodeCall(call: object, encoding: 'json' | 'protobuf'): Buffer {
 
 function where(ctx: Context, index: number): string {
   const steps = ctx.input.steps.length;
-  const at = index < 0 ? 'before the first step' : index >= steps ? 'the final checks' : `step ${index + 1} of ${steps}`;
+  const at =
+    index < 0 ? 'before the first step' : index >= steps ? 'the final checks' : `step ${index + 1} of ${steps}`;
   return `agent operator fuzz, cluster seed ${ctx.input.clusterSeed}, ${at}`;
 }
 
 const guard = (ctx: Context, index: number, apply: () => void) => guardStep(ctx, where(ctx, index), apply);
 const checkFailure = (ctx: Context, index: number) => checkAnyFailure(ctx, where(ctx, index), 'session output stream');
 const heldStreamsBroken = (ctx: Context) => heldBroken(ctx, 'session output stream');
-const toggleAgent = (ctx: Context, index: number, agent: number, recover: 'reconnect' | 'cleanup') => restartOrCrash(ctx, where(ctx, index), agent, recover);
+const toggleAgent = (ctx: Context, index: number, agent: number, recover: 'reconnect' | 'cleanup') =>
+  restartOrCrash(ctx, where(ctx, index), agent, recover);
 const toggleLink = (ctx: Context, index: number, agent: number) => cutOrHeal(ctx, where(ctx, index), agent);

@@ -71,7 +71,12 @@ const frameworkId = fc.oneof(
 );
 const agentId = fc.oneof(w(6, idx.map(token.agent)), w(3, idx.map(token.offerAgent)), w(1, oddString));
 const taskId = fc.oneof(w(4, fc.constantFrom('t0', 't1', 't2', 't3')), w(4, idx.map(token.task)), w(1, oddString));
-const offerId = fc.oneof(w(8, idx.map(token.offer)), w(2, idx.map(token.usedOffer)), w(1, fc.nat({ max: 40 }).map(token.numberedOffer)), w(1, oddString));
+const offerId = fc.oneof(
+  w(8, idx.map(token.offer)),
+  w(2, idx.map(token.usedOffer)),
+  w(1, fc.nat({ max: 40 }).map(token.numberedOffer)),
+  w(1, oddString),
+);
 const executorId = fc.oneof(w(3, fc.constantFrom('e0', 'e1')), w(3, idx.map(token.task)), w(1, oddString));
 const role = fc.oneof(w(4, fc.constantFrom('*', 'r1', 'r2', 'r1/sub')), w(1, oddString));
 
@@ -89,35 +94,76 @@ const number = fc.oneof(
   w(1, fc.double({ noNaN: true, noDefaultInfinity: true })),
 );
 const duration = fc.oneof(fc.constantFrom(0, 1, 5, 30, -1, 1e18), fc.maxSafeInteger()).map((n) => ({ nanoseconds: n }));
-const filters = some({ refuse_seconds: fc.oneof(w(4, fc.constantFrom(0, 0.5, 1, 5, 60, -1, 31536001, 1e300)), w(1, number)) });
+const filters = some({
+  refuse_seconds: fc.oneof(w(4, fc.constantFrom(0, 0.5, 1, 5, 60, -1, 31536001, 1e300)), w(1, number)),
+});
 
 const scalar = (name: string, amounts: readonly number[]) =>
-  fc.record({ name: fc.constant(name), type: fc.constant('SCALAR'), scalar: fc.record({ value: fc.oneof(w(8, fc.constantFrom(...amounts)), w(1, number)) }) });
-const port = fc.oneof(w(8, fc.integer({ min: 30990, max: 32010 })), w(1, fc.constantFrom(0, 1, 65535, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 63, -1)));
+  fc.record({
+    name: fc.constant(name),
+    type: fc.constant('SCALAR'),
+    scalar: fc.record({ value: fc.oneof(w(8, fc.constantFrom(...amounts)), w(1, number)) }),
+  });
+const port = fc.oneof(
+  w(8, fc.integer({ min: 30990, max: 32010 })),
+  w(1, fc.constantFrom(0, 1, 65535, 2 ** 31, 2 ** 32, 2 ** 53, 2 ** 63, -1)),
+);
 const ports = fc.record({
   name: fc.constant('ports'),
   type: fc.constant('RANGES'),
   ranges: fc.record({ range: fc.array(fc.record({ begin: port, end: port }), { maxLength: 3 }) }),
 });
-const oddResource = fc.record({
-  name: fc.oneof(fc.constantFrom('cpus', 'mem', 'gpus', 'ports', 'disk', ''), oddString),
-  type: fc.constantFrom('SCALAR', 'RANGES', 'SET', 'TEXT', 'BOGUS'),
-  scalar: fc.record({ value: number }),
-  set: fc.record({ item: fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 }) }),
-  role: role,
-  reservations: fc.array(some({ type: fc.constantFrom('STATIC', 'DYNAMIC'), role, principal: fc.constantFrom('p', '') }), { maxLength: 2 }),
-}, { requiredKeys: ['name', 'type'] });
+const oddResource = fc.record(
+  {
+    name: fc.oneof(fc.constantFrom('cpus', 'mem', 'gpus', 'ports', 'disk', ''), oddString),
+    type: fc.constantFrom('SCALAR', 'RANGES', 'SET', 'TEXT', 'BOGUS'),
+    scalar: fc.record({ value: number }),
+    set: fc.record({ item: fc.array(fc.string({ maxLength: 4 }), { maxLength: 2 }) }),
+    role: role,
+    reservations: fc.array(
+      some({ type: fc.constantFrom('STATIC', 'DYNAMIC'), role, principal: fc.constantFrom('p', '') }),
+      { maxLength: 2 },
+    ),
+  },
+  { requiredKeys: ['name', 'type'] },
+);
 /** Mostly what fits in an agent's offer (4 cpus, 8 GiB), sometimes not at all. */
 const resources = fc.oneof(
-  w(8, fc.tuple(scalar('cpus', [0.1, 0.5, 1]), scalar('mem', [32, 64, 128])).map((r) => r as Json[])),
-  w(2, fc.array(fc.oneof(scalar('cpus', [0.1, 1, 4, 5]), scalar('mem', [1, 128, 8192, 9000]), scalar('disk', [1, 100]), ports), { maxLength: 4 })),
+  w(
+    8,
+    fc.tuple(scalar('cpus', [0.1, 0.5, 1]), scalar('mem', [32, 64, 128])).map((r) => r as Json[]),
+  ),
+  w(
+    2,
+    fc.array(
+      fc.oneof(scalar('cpus', [0.1, 1, 4, 5]), scalar('mem', [1, 128, 8192, 9000]), scalar('disk', [1, 100]), ports),
+      { maxLength: 4 },
+    ),
+  ),
   w(1, fc.array(oddResource, { maxLength: 3 })),
 );
 
 const command = fc.record(
   {
     value: fc.oneof(
-      w(8, fc.constantFrom('sleep 1', 'sleep 5', 'sleep 3600', 'exit 0', 'exit 3', 'true', 'false', ':', 'echo hi', 'sleep 1 && exit 2', 'false || true', 'sleep 1; exit 1', 'yes')),
+      w(
+        8,
+        fc.constantFrom(
+          'sleep 1',
+          'sleep 5',
+          'sleep 3600',
+          'exit 0',
+          'exit 3',
+          'true',
+          'false',
+          ':',
+          'echo hi',
+          'sleep 1 && exit 2',
+          'false || true',
+          'sleep 1; exit 1',
+          'yes',
+        ),
+      ),
       w(1, fc.constantFrom('', 'sleep -1', 'sleep abc', 'exit 999', 'sleep 1e9', '&&', ';;', 'sleep 0.5')),
       w(1, fc.string({ maxLength: 12 })),
     ),
@@ -127,22 +173,52 @@ const command = fc.record(
 );
 
 const executor = (type: fc.Arbitrary<string>) =>
-  some({ executor_id: value(executorId), type, command, resources, framework_id: value(frameworkId), name: fc.constant('ex') }, ['executor_id', 'type']);
+  some(
+    {
+      executor_id: value(executorId),
+      type,
+      command,
+      resources,
+      framework_id: value(frameworkId),
+      name: fc.constant('ex'),
+    },
+    ['executor_id', 'type'],
+  );
 
 /** A TaskInfo for the offer at `offer`, mostly on that offer's agent. */
 function taskInfo(offer: number, withRunner: boolean): fc.Arbitrary<J> {
   const agent = fc.oneof(w(8, fc.constant(token.offerAgent(offer))), w(1, agentId));
   const runner = withRunner
-    ? fc.oneof(w(6, fc.record({ command })), w(2, fc.record({ executor: executor(fc.constantFrom('CUSTOM', 'DEFAULT')) })), w(1, fc.constant({})))
+    ? fc.oneof(
+        w(6, fc.record({ command })),
+        w(2, fc.record({ executor: executor(fc.constantFrom('CUSTOM', 'DEFAULT')) })),
+        w(1, fc.constant({})),
+      )
     : fc.oneof(w(6, fc.record({ command })), w(1, fc.constant({})));
   const extras = some({
     kill_policy: some({ grace_period: duration }),
-    labels: fc.record({ labels: fc.array(some({ key: fc.string({ maxLength: 4 }), value: fc.string({ maxLength: 4 }) }, ['key']), { maxLength: 2 }) }),
+    labels: fc.record({
+      labels: fc.array(some({ key: fc.string({ maxLength: 4 }), value: fc.string({ maxLength: 4 }) }, ['key']), {
+        maxLength: 2,
+      }),
+    }),
     max_completion_time: duration,
-    limits: fc.dictionary(fc.constantFrom('cpus', 'mem', 'x'), fc.oneof(fc.constantFrom<Json>('Infinity', 1, -1), fc.record({ value: number }))),
+    limits: fc.dictionary(
+      fc.constantFrom('cpus', 'mem', 'x'),
+      fc.oneof(fc.constantFrom<Json>('Infinity', 1, -1), fc.record({ value: number })),
+    ),
   });
   return fc
-    .tuple(fc.record({ name: fc.constantFrom('task', '', 'tâche'), task_id: value(taskId), agent_id: value(agent), resources }), runner, extras)
+    .tuple(
+      fc.record({
+        name: fc.constantFrom('task', '', 'tâche'),
+        task_id: value(taskId),
+        agent_id: value(agent),
+        resources,
+      }),
+      runner,
+      extras,
+    )
     .map(([core, run, more]) => ({ ...core, ...run, ...more }));
 }
 
@@ -154,7 +230,10 @@ const offerIds = (offer: number) =>
   );
 
 const launch = (offer: number) =>
-  fc.record({ type: fc.constant('LAUNCH'), launch: fc.record({ task_infos: fc.array(taskInfo(offer, true), { minLength: 1, maxLength: 3 }) }) });
+  fc.record({
+    type: fc.constant('LAUNCH'),
+    launch: fc.record({ task_infos: fc.array(taskInfo(offer, true), { minLength: 1, maxLength: 3 }) }),
+  });
 const launchGroup = (offer: number) =>
   fc.record({
     type: fc.constant('LAUNCH_GROUP'),
@@ -175,7 +254,20 @@ const cleanAccept = fc.oneof(w(4, fc.constant(0)), w(1, idx)).chain((offer) =>
           task_id: value(fc.nat({ max: 99 }).map((n) => `task-${n}`)),
           agent_id: fc.constant({ value: token.offerAgent(offer) }),
           resources: fc.tuple(scalar('cpus', [0.1, 0.5, 1]), scalar('mem', [32, 64, 128])).map((r) => r as Json[]),
-          command: fc.record({ value: fc.constantFrom('sleep 1', 'sleep 5', 'sleep 30', 'sleep 3600', 'exit 0', 'exit 3', 'true', 'false', 'echo hi', 'yes') }),
+          command: fc.record({
+            value: fc.constantFrom(
+              'sleep 1',
+              'sleep 5',
+              'sleep 30',
+              'sleep 3600',
+              'exit 0',
+              'exit 3',
+              'true',
+              'false',
+              'echo hi',
+              'yes',
+            ),
+          }),
         }),
         { minLength: 1, maxLength: 2 },
       )
@@ -188,7 +280,10 @@ const wildAccept = idx.chain((offer) =>
   some(
     {
       offer_ids: offerIds(offer),
-      operations: fc.array(fc.oneof(w(8, launch(offer)), w(2, launchGroup(offer)), w(1, schemaJson('mesos.v1.Offer.Operation', 2))), { maxLength: 2 }),
+      operations: fc.array(
+        fc.oneof(w(8, launch(offer)), w(2, launchGroup(offer)), w(1, schemaJson('mesos.v1.Offer.Operation', 2))),
+        { maxLength: 2 },
+      ),
       filters,
     },
     ['offer_ids', 'operations'],
@@ -198,16 +293,32 @@ const wildAccept = idx.chain((offer) =>
 const accept = fc.oneof(w(3, cleanAccept), w(2, wildAccept));
 
 /** The live framework's info as the runner subscribed it; UPDATE_FRAMEWORK varies it. */
-export const LIVE_FRAMEWORK_INFO = { user: 'fuzz', name: 'fuzz-live', capabilities: [{ type: 'TASK_KILLING_STATE' }] } as const;
+export const LIVE_FRAMEWORK_INFO = {
+  user: 'fuzz',
+  name: 'fuzz-live',
+  capabilities: [{ type: 'TASK_KILLING_STATE' }],
+} as const;
 
 const capabilities = fc.array(
-  fc.record({ type: fc.constantFrom('MULTI_ROLE', 'PARTITION_AWARE', 'TASK_KILLING_STATE', 'GPU_RESOURCES', 'REGION_AWARE', 'UNKNOWN') }),
+  fc.record({
+    type: fc.constantFrom(
+      'MULTI_ROLE',
+      'PARTITION_AWARE',
+      'TASK_KILLING_STATE',
+      'GPU_RESOURCES',
+      'REGION_AWARE',
+      'UNKNOWN',
+    ),
+  }),
   { maxLength: 3 },
 );
 
 /** FrameworkInfo fields the master takes: the roles agree with the capabilities. */
 const validFields = fc.oneof(
-  some({ role: fc.constantFrom('*', 'r1'), capabilities: fc.constantFrom<Json>([], [{ type: 'TASK_KILLING_STATE' }], [{ type: 'PARTITION_AWARE' }]) }),
+  some({
+    role: fc.constantFrom('*', 'r1'),
+    capabilities: fc.constantFrom<Json>([], [{ type: 'TASK_KILLING_STATE' }], [{ type: 'PARTITION_AWARE' }]),
+  }),
   fc.record({
     roles: fc.array(fc.constantFrom('*', 'r1', 'r2'), { minLength: 1, maxLength: 2 }),
     capabilities: fc.constant<Json>([{ type: 'MULTI_ROLE' }]),
@@ -226,7 +337,9 @@ const wildFields = some({
     role,
     fc.record({
       min_allocatable_resources: fc.record({
-        quantities: fc.array(fc.record({ quantities: fc.dictionary(fc.constantFrom('cpus', 'mem'), number) }), { maxLength: 2 }),
+        quantities: fc.array(fc.record({ quantities: fc.dictionary(fc.constantFrom('cpus', 'mem'), number) }), {
+          maxLength: 2,
+        }),
       }),
     }),
   ),
@@ -243,13 +356,19 @@ function frameworkInfo(id: boolean): fc.Arbitrary<J> {
         id: value(frameworkId),
       })
     : fc.record({ user: fc.constantFrom('root', 'fuzz', ''), name: fc.constantFrom('fuzz-extra', '') });
-  return fc.tuple(who, fc.oneof(w(3, validFields), w(2, wildFields)), failover).map(([a, b, c]) => ({ ...b, ...c, ...a }));
+  return fc
+    .tuple(who, fc.oneof(w(3, validFields), w(2, wildFields)), failover)
+    .map(([a, b, c]) => ({ ...b, ...c, ...a }));
 }
 
 // A new framework mostly; now and then a failover of the live one.
-const subscribe = fc.oneof(w(6, fc.constant(false)), w(1, fc.constant(true))).chain((failover) =>
-  some({ framework_info: frameworkInfo(failover), suppressed_roles: fc.array(role, { maxLength: 2 }) }, ['framework_info']),
-);
+const subscribe = fc
+  .oneof(w(6, fc.constant(false)), w(1, fc.constant(true)))
+  .chain((failover) =>
+    some({ framework_info: frameworkInfo(failover), suppressed_roles: fc.array(role, { maxLength: 2 }) }, [
+      'framework_info',
+    ]),
+  );
 
 // Mostly the newest updates, which are the ones still waiting for their acknowledgement.
 const ackTriple = fc.oneof(w(4, fc.constant(0)), w(2, fc.nat({ max: 2 })), w(1, idx)).chain((i) =>
@@ -260,7 +379,9 @@ const ackTriple = fc.oneof(w(4, fc.constant(0)), w(2, fc.nat({ max: 2 })), w(1, 
   }),
 );
 
-const inverseOffers = some({ inverse_offer_ids: fc.array(value(offerId), { maxLength: 2 }), filters }, ['inverse_offer_ids']);
+const inverseOffers = some({ inverse_offer_ids: fc.array(value(offerId), { maxLength: 2 }), filters }, [
+  'inverse_offer_ids',
+]);
 const operationId = value(fc.string({ maxLength: 6 }));
 
 /** The payload of each call type, as a template; `undefined` for none (TEARDOWN, a REVIVE of every role). */
@@ -269,15 +390,25 @@ const PAYLOADS: Record<string, fc.Arbitrary<J | undefined>> = {
   TEARDOWN: fc.constant(undefined),
   ACCEPT: accept,
   DECLINE: some(
-    { offer_ids: fc.oneof(idx.map((i) => [{ value: token.offer(i) }] as Json[]), fc.array(value(offerId), { maxLength: 3 })), filters },
+    {
+      offer_ids: fc.oneof(
+        idx.map((i) => [{ value: token.offer(i) }] as Json[]),
+        fc.array(value(offerId), { maxLength: 3 }),
+      ),
+      filters,
+    },
     ['offer_ids'],
   ),
   REVIVE: fc.option(some({ roles: fc.array(role, { maxLength: 2 }), role }), { nil: undefined }),
   SUPPRESS: fc.option(some({ roles: fc.array(role, { maxLength: 2 }) }), { nil: undefined }),
-  KILL: some({ task_id: value(taskId), agent_id: value(agentId), kill_policy: some({ grace_period: duration }) }, ['task_id']),
+  KILL: some({ task_id: value(taskId), agent_id: value(agentId), kill_policy: some({ grace_period: duration }) }, [
+    'task_id',
+  ]),
   SHUTDOWN: fc.record({ executor_id: value(executorId), agent_id: value(agentId) }),
   ACKNOWLEDGE: ackTriple,
-  RECONCILE: fc.record({ tasks: fc.array(some({ task_id: value(taskId), agent_id: value(agentId) }, ['task_id']), { maxLength: 4 }) }),
+  RECONCILE: fc.record({
+    tasks: fc.array(some({ task_id: value(taskId), agent_id: value(agentId) }, ['task_id']), { maxLength: 4 }),
+  }),
   MESSAGE: fc.record({
     agent_id: value(agentId),
     executor_id: value(executorId),
@@ -286,14 +417,32 @@ const PAYLOADS: Record<string, fc.Arbitrary<J | undefined>> = {
   REQUEST: fc.record({ requests: fc.array(some({ agent_id: value(agentId), resources }), { maxLength: 2 }) }),
   ACCEPT_INVERSE_OFFERS: inverseOffers,
   DECLINE_INVERSE_OFFERS: inverseOffers,
-  ACKNOWLEDGE_OPERATION_STATUS: some({ agent_id: value(agentId), uuid, operation_id: operationId }, ['uuid', 'operation_id']),
-  RECONCILE_OPERATIONS: fc.record({ operations: fc.array(some({ operation_id: operationId, agent_id: value(agentId) }, ['operation_id']), { maxLength: 2 }) }),
-  UPDATE_FRAMEWORK: some({ framework_info: frameworkInfo(true), suppressed_roles: fc.array(role, { maxLength: 2 }) }, ['framework_info']),
+  ACKNOWLEDGE_OPERATION_STATUS: some({ agent_id: value(agentId), uuid, operation_id: operationId }, [
+    'uuid',
+    'operation_id',
+  ]),
+  RECONCILE_OPERATIONS: fc.record({
+    operations: fc.array(some({ operation_id: operationId, agent_id: value(agentId) }, ['operation_id']), {
+      maxLength: 2,
+    }),
+  }),
+  UPDATE_FRAMEWORK: some({ framework_info: frameworkInfo(true), suppressed_roles: fc.array(role, { maxLength: 2 }) }, [
+    'framework_info',
+  ]),
   UNKNOWN: fc.constant(undefined),
 };
 
 /** How often each call type is drawn: the deep paths first. */
-const WEIGHTS: Record<string, number> = { ACCEPT: 36, ACKNOWLEDGE: 24, KILL: 15, RECONCILE: 12, DECLINE: 12, UPDATE_FRAMEWORK: 9, SUBSCRIBE: 9, TEARDOWN: 1 };
+const WEIGHTS: Record<string, number> = {
+  ACCEPT: 36,
+  ACKNOWLEDGE: 24,
+  KILL: 15,
+  RECONCILE: 12,
+  DECLINE: 12,
+  UPDATE_FRAMEWORK: 9,
+  SUBSCRIBE: 9,
+  TEARDOWN: 1,
+};
 
 /** A call from a template: the type, the live framework id (or not), the payload under its field (`accept` for ACCEPT). */
 export const templateCall: fc.Arbitrary<Json> = fc.oneof(
@@ -322,7 +471,8 @@ export const schemaCall: fc.Arbitrary<Json> = fc.oneof(
     fc.constantFrom(...Object.keys(messageType(CALL_TYPE).lookupEnum('Type').values)).chain((type) => {
       const field = messageType(CALL_TYPE).fields[type.toLowerCase()];
       const resolved = field?.resolvedType;
-      const payload = resolved instanceof protobuf.Type ? schemaJson(resolved.fullName.slice(1), 3) : fc.constant(undefined);
+      const payload =
+        resolved instanceof protobuf.Type ? schemaJson(resolved.fullName.slice(1), 3) : fc.constant(undefined);
       return fc.tuple(payload, frameworkId).map(([p, fw]): Json => {
         const call: J = { type };
         if (type !== 'SUBSCRIBE') call['framework_id'] = { value: fw };
@@ -342,11 +492,15 @@ export const schemaCall: fc.Arbitrary<Json> = fc.oneof(
  * whose payload matches its type, handed to `live` half the time to make
  * its ids live (the index drawn for a token).
  */
-export function schemaCallOf(typeName: string, live: (payload: J, i: number, type: string) => void): fc.Arbitrary<Json> {
+export function schemaCallOf(
+  typeName: string,
+  live: (payload: J, i: number, type: string) => void,
+): fc.Arbitrary<Json> {
   const types = Object.keys(messageType(typeName).lookupEnum('Type').values);
   const typed = fc.constantFrom(...types).chain((type) => {
     const resolved = messageType(typeName).fields[type.toLowerCase()]?.resolvedType;
-    const payload = resolved instanceof protobuf.Type ? schemaJson(resolved.fullName.slice(1), 3) : fc.constant(undefined);
+    const payload =
+      resolved instanceof protobuf.Type ? schemaJson(resolved.fullName.slice(1), 3) : fc.constant(undefined);
     return fc.tuple(payload, fc.boolean(), idx).map(([p, makeLive, i]): Json => {
       if (p === undefined) return { type };
       if (makeLive) live(p as J, i, type);

@@ -42,14 +42,18 @@ export function guardStep(ctx: FaultContext, where: string, apply: () => void): 
 export function toggleAgent(ctx: FaultContext, where: string, agent: number, recover: 'reconnect' | 'cleanup'): void {
   const id = ctx.running.agents[agent % ctx.running.agents.length]!.id;
   const crashed = ctx.running.driver.read((view) => view.agentNode(id)?.state === 'crashed');
-  guardStep(ctx, where, () => ctx.running.driver.input((c) => (crashed ? c.restartAgent(id, recover) : c.crashAgent(id))));
+  guardStep(ctx, where, () =>
+    ctx.running.driver.input((c) => (crashed ? c.restartAgent(id, recover) : c.crashAgent(id))),
+  );
 }
 
 /** Cuts the agent off from the master, or heals the cut. */
 export function toggleLink(ctx: FaultContext, where: string, agent: number): void {
   const id = ctx.running.agents[agent % ctx.running.agents.length]!.id;
   const cut = ctx.cut.has(id);
-  guardStep(ctx, where, () => ctx.running.driver.input((c) => (cut ? c.heal(id, MASTER_NODE) : c.partition(id, MASTER_NODE))));
+  guardStep(ctx, where, () =>
+    ctx.running.driver.input((c) => (cut ? c.heal(id, MASTER_NODE) : c.partition(id, MASTER_NODE))),
+  );
   if (cut) ctx.cut.delete(id);
   else ctx.cut.add(id);
 }
@@ -67,7 +71,10 @@ export function checkFailure(ctx: FaultContext, where: string, what: string): vo
   if (broken !== undefined) throw new FuzzFailure(`${where}: ${broken}${logOf(ctx)}`);
   const failure = ctx.seen.failure ?? ctx.running.driver.failure;
   if (failure !== undefined) {
-    throw new FuzzFailure(`${where}: the cluster failed: ${failure.message}\n  last trace entries:\n    ${failure.lastEntries.join('\n    ')}${logOf(ctx)}`, 'crash');
+    throw new FuzzFailure(
+      `${where}: the cluster failed: ${failure.message}\n  last trace entries:\n    ${failure.lastEntries.join('\n    ')}${logOf(ctx)}`,
+      'crash',
+    );
   }
 }
 
@@ -81,10 +88,17 @@ export function checkFailure(ctx: FaultContext, where: string, what: string): vo
 export type FaultStep =
   | { readonly kind: 'advance'; readonly ms: number }
   | { readonly kind: 'release'; readonly share: number }
-  | { readonly kind: 'agent'; readonly agent: number; readonly fault: 'process' | 'link'; readonly recover: 'reconnect' | 'cleanup' };
+  | {
+      readonly kind: 'agent';
+      readonly agent: number;
+      readonly fault: 'process' | 'link';
+      readonly recover: 'reconnect' | 'cleanup';
+    };
 
 /** The oldest half, or all, of the held streams let go. */
-export const releaseStep: fc.Arbitrary<FaultStep> = fc.constantFrom(0.5, 1).map((share): FaultStep => ({ kind: 'release', share }));
+export const releaseStep: fc.Arbitrary<FaultStep> = fc
+  .constantFrom(0.5, 1)
+  .map((share): FaultStep => ({ kind: 'release', share }));
 
 /** One of two agents' process crashed or started again (twice as often), or its link cut or healed. */
 export const agentFaultStep: fc.Arbitrary<FaultStep> = fc.record({
@@ -111,7 +125,10 @@ export function takeFaultStep(
   }
 }
 
-export function dropStreams(held: readonly { readonly socket: Socket; readonly check: StreamCheck | undefined }[], options: RunOptions): void {
+export function dropStreams(
+  held: readonly { readonly socket: Socket; readonly check: StreamCheck | undefined }[],
+  options: RunOptions,
+): void {
   for (const { socket, check } of held) {
     socket.destroy();
     if (check !== undefined) options.stats.streamRead(check);

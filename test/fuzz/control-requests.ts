@@ -60,13 +60,27 @@ const frameworkId = fc.oneof(w(8, fc.constant(token.framework)), w(1, idx.map(to
 const taskId = fc.oneof(w(8, idx.map(token.task)), w(2, oddString));
 const node = fc.oneof(w(4, idx.map(token.agent)), w(2, fc.constant('master')), w(1, oddString));
 const masterIndex = fc.oneof(w(6, fc.constantFrom<Json>(0, 1, 2)), w(1, fc.constantFrom<Json>(-1, 99, 0.5, '0', null)));
-const messageTypes = fc.array(fc.oneof(fc.constantFrom('RUN_TASK', 'STATUS_UPDATE', 'PING', 'REGISTER_AGENT', 'KILL_TASK'), fc.stringMatching(/^[A-Z_]{1,12}$/)), { maxLength: 3 });
+const messageTypes = fc.array(
+  fc.oneof(
+    fc.constantFrom('RUN_TASK', 'STATUS_UPDATE', 'PING', 'REGISTER_AGENT', 'KILL_TASK'),
+    fc.stringMatching(/^[A-Z_]{1,12}$/),
+  ),
+  { maxLength: 3 },
+);
 
 const FAULT_FIELDS: Readonly<Record<(typeof FAULT_TYPES)[number], fc.Arbitrary<J>>> = {
   crash_agent: fields({ agent_id: agentId }, ['agent_id']),
-  restart_agent: fields({ agent_id: agentId, recover: fc.constantFrom<Json>('reconnect', 'cleanup', 'x') }, ['agent_id']),
-  partition: fc.oneof(fields({ agent_id: agentId }, ['agent_id']), fields({ nodes: fc.array(node, { minLength: 1, maxLength: 3 }) }, ['nodes'])),
-  heal: fc.oneof(fields({ agent_id: agentId }, ['agent_id']), fields({ nodes: fc.array(node, { minLength: 1, maxLength: 3 }) }, ['nodes'])),
+  restart_agent: fields({ agent_id: agentId, recover: fc.constantFrom<Json>('reconnect', 'cleanup', 'x') }, [
+    'agent_id',
+  ]),
+  partition: fc.oneof(
+    fields({ agent_id: agentId }, ['agent_id']),
+    fields({ nodes: fc.array(node, { minLength: 1, maxLength: 3 }) }, ['nodes']),
+  ),
+  heal: fc.oneof(
+    fields({ agent_id: agentId }, ['agent_id']),
+    fields({ nodes: fc.array(node, { minLength: 1, maxLength: 3 }) }, ['nodes']),
+  ),
   network_rule: fields(
     {
       action: fc.constantFrom<Json>('drop', 'delay', 'duplicate', 'x'),
@@ -79,7 +93,10 @@ const FAULT_FIELDS: Readonly<Record<(typeof FAULT_TYPES)[number], fc.Arbitrary<J
     },
     ['action'],
   ),
-  remove_network_rule: fields({ rule_id: fc.oneof(fc.integer({ min: 0, max: 8 }), fc.constantFrom<Json>(-1, 2 ** 53, '1', 1.5)) }, ['rule_id']),
+  remove_network_rule: fields(
+    { rule_id: fc.oneof(fc.integer({ min: 0, max: 8 }), fc.constantFrom<Json>(-1, 2 ** 53, '1', 1.5)) },
+    ['rule_id'],
+  ),
   drop_framework_connection: fields({ framework_id: frameworkId }, ['framework_id']),
   stall_heartbeats: fields({ framework_id: frameworkId, duration_ms: span }, ['framework_id']),
   resume_heartbeats: fields({ framework_id: frameworkId }, ['framework_id']),
@@ -87,10 +104,24 @@ const FAULT_FIELDS: Readonly<Record<(typeof FAULT_TYPES)[number], fc.Arbitrary<J
     fields({ task_id: taskId, framework_id: frameworkId }, ['task_id']),
     fields({ executor_id: taskId, agent_id: agentId, framework_id: frameworkId, task_id: taskId }, ['executor_id']),
   ),
-  fail_task: fields({ task_id: taskId, framework_id: frameworkId, exit_code: fc.constantFrom<Json>(1, 255, 0, 256, 'x'), message: oddString }, ['task_id']),
+  fail_task: fields(
+    {
+      task_id: taskId,
+      framework_id: frameworkId,
+      exit_code: fc.constantFrom<Json>(1, 255, 0, 256, 'x'),
+      message: oddString,
+    },
+    ['task_id'],
+  ),
   hang_task: fields({ task_id: taskId, framework_id: frameworkId }, ['task_id']),
-  memory_spike: fields({ task_id: taskId, framework_id: frameworkId, mib: fc.constantFrom<Json>(1, 512, 1e9, 0, -1), duration_ms: span }, ['task_id']),
-  set_memory_limit: fields({ agent_id: agentId, task_id: taskId, container_id: oddString, mib: fc.constantFrom<Json>(1, 64, 1e9, 0, -1) }, ['agent_id']),
+  memory_spike: fields(
+    { task_id: taskId, framework_id: frameworkId, mib: fc.constantFrom<Json>(1, 512, 1e9, 0, -1), duration_ms: span },
+    ['task_id'],
+  ),
+  set_memory_limit: fields(
+    { agent_id: agentId, task_id: taskId, container_id: oddString, mib: fc.constantFrom<Json>(1, 64, 1e9, 0, -1) },
+    ['agent_id'],
+  ),
   clock_jump: fields({ ms: span }, ['ms']),
   crash_master: fields({ master: masterIndex }),
   restart_master: fields({ master: masterIndex }),
@@ -98,26 +129,102 @@ const FAULT_FIELDS: Readonly<Record<(typeof FAULT_TYPES)[number], fc.Arbitrary<J
 };
 
 const fault: fc.Arbitrary<Json> = fc.oneof(
-  w(20, fc.constantFrom(...FAULT_TYPES).chain((type) => FAULT_FIELDS[type].map((f): Json => ({ type, ...f })))),
-  w(1, fc.oneof(fc.constantFrom<Json>({}, { type: 'x' }, { type: null }, { type: 'CRASH_AGENT' }), fc.dictionary(fc.string({ maxLength: 6 }), fc.string({ maxLength: 6 })))),
+  w(
+    20,
+    fc.constantFrom(...FAULT_TYPES).chain((type) => FAULT_FIELDS[type].map((f): Json => ({ type, ...f }))),
+  ),
+  w(
+    1,
+    fc.oneof(
+      fc.constantFrom<Json>({}, { type: 'x' }, { type: null }, { type: 'CRASH_AGENT' }),
+      fc.dictionary(fc.string({ maxLength: 6 }), fc.string({ maxLength: 6 })),
+    ),
+  ),
 );
 
 const count = fc.oneof(w(6, fc.integer({ min: 0, max: 4 })), w(1, fc.constantFrom<Json>(-1, 1.5, '1', 2 ** 53, null)));
 const bounds = { count, min: count, max: count };
 const leafCondition: fc.Arbitrary<Json> = fc.oneof(
-  w(3, fields({ tasks: fields({ state: fc.constantFrom<Json>(...TASK_STATES, 'x'), task_id: taskId, framework: frameworkId, ...bounds }, ['state']) }, ['tasks'])),
-  w(2, fields({ agents: fields({ state: fc.constantFrom<Json>(...AGENT_STATES, 'x'), ...bounds }, ['state']) }, ['agents'])),
-  w(2, fields({ frameworks: fields({ state: fc.constantFrom<Json>(...FRAMEWORK_STATES, 'x'), ...bounds }, ['state']) }, ['frameworks'])),
-  w(2, fields({ trace: fields({ kind: fc.constantFrom<Json>('offer:create', 'task:status', 'agent:unreachable', '', 'x'), contains: fc.constantFrom<Json>('TASK_', '', 1), ...bounds }, ['kind']) }, ['trace'])),
+  w(
+    3,
+    fields(
+      {
+        tasks: fields(
+          { state: fc.constantFrom<Json>(...TASK_STATES, 'x'), task_id: taskId, framework: frameworkId, ...bounds },
+          ['state'],
+        ),
+      },
+      ['tasks'],
+    ),
+  ),
+  w(
+    2,
+    fields({ agents: fields({ state: fc.constantFrom<Json>(...AGENT_STATES, 'x'), ...bounds }, ['state']) }, [
+      'agents',
+    ]),
+  ),
+  w(
+    2,
+    fields({ frameworks: fields({ state: fc.constantFrom<Json>(...FRAMEWORK_STATES, 'x'), ...bounds }, ['state']) }, [
+      'frameworks',
+    ]),
+  ),
+  w(
+    2,
+    fields(
+      {
+        trace: fields(
+          {
+            kind: fc.constantFrom<Json>('offer:create', 'task:status', 'agent:unreachable', '', 'x'),
+            contains: fc.constantFrom<Json>('TASK_', '', 1),
+            ...bounds,
+          },
+          ['kind'],
+        ),
+      },
+      ['trace'],
+    ),
+  ),
   // The old forms (refused, naming the new one), and shapes that are no condition.
-  w(1, fc.constantFrom<Json>({ task_state: { state: 'TASK_RUNNING' } }, { agents_registered: 1 }, { frameworks_subscribed: 1 }, { trace_kind: 'x' })),
-  w(1, fc.constantFrom<Json>({}, { x: 1 }, [], null, { agents: { state: 'active' }, frameworks: { state: 'subscribed' } }, { [CONDITION_KINDS[0]]: null }, { tasks: { state: 'TASK_RUNNING', y: 1 } })),
+  w(
+    1,
+    fc.constantFrom<Json>(
+      { task_state: { state: 'TASK_RUNNING' } },
+      { agents_registered: 1 },
+      { frameworks_subscribed: 1 },
+      { trace_kind: 'x' },
+    ),
+  ),
+  w(
+    1,
+    fc.constantFrom<Json>(
+      {},
+      { x: 1 },
+      [],
+      null,
+      { agents: { state: 'active' }, frameworks: { state: 'subscribed' } },
+      { [CONDITION_KINDS[0]]: null },
+      { tasks: { state: 'TASK_RUNNING', y: 1 } },
+    ),
+  ),
 );
 const condition: fc.Arbitrary<Json> = fc.oneof(
   w(5, leafCondition),
-  w(1, fc.tuple(fc.constantFrom('all', 'any'), fc.array(leafCondition, { maxLength: 3 })).map(([k, cs]): Json => ({ [k]: cs }))),
+  w(
+    1,
+    fc
+      .tuple(fc.constantFrom('all', 'any'), fc.array(leafCondition, { maxLength: 3 }))
+      .map(([k, cs]): Json => ({ [k]: cs })),
+  ),
   // Deeper than conditions may nest.
-  w(1, fc.integer({ min: 2, max: 12 }).map((depth) => Array.from({ length: depth }).reduce<Json>((c) => ({ any: [c] }), { agents: { state: 'active' } }))),
+  w(
+    1,
+    fc
+      .integer({ min: 2, max: 12 })
+      .map((depth) =>
+        Array.from({ length: depth }).reduce<Json>((c) => ({ any: [c] }), { agents: { state: 'active' } }),
+      ),
+  ),
 );
 
 const seed = fc.oneof(fc.nat(), fc.constantFrom<Json>('', 'abc', -1, 1.5, 2 ** 53, null, [], 'x'.repeat(300)));
@@ -143,13 +250,35 @@ function controlBody(path: string): fc.Arbitrary<BodySpec> {
       fc.tuple(call, fc.nat({ max: 2 })).chain(([c, m]) => bodyOf('json', fc.constant(c), m === 0, '')),
     ),
     w(2, fc.constant({ kind: 'none' } as const)),
-    w(2, fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom('{}', '[]', 'null', '{"ms":1}{}', '\ufeff{}', ' ')).map((text) => ({ kind: 'text', text }) as const)),
-    w(1, fc.uint8Array({ maxLength: 32 }).map((b) => ({ kind: 'bytes', bytes: [...b] }) as const)),
+    w(
+      2,
+      fc
+        .oneof(fc.string({ maxLength: 30 }), fc.constantFrom('{}', '[]', 'null', '{"ms":1}{}', '\ufeff{}', ' '))
+        .map((text) => ({ kind: 'text', text }) as const),
+    ),
+    w(
+      1,
+      fc.uint8Array({ maxLength: 32 }).map((b) => ({ kind: 'bytes', bytes: [...b] }) as const),
+    ),
   );
 }
 
-const otherPath = fc.constantFrom('/sim/v1', '/sim/v1/', '/sim/v1/x', '/sim/v1/faults/', '/sim/v1//clock', '/SIM/V1/CLOCK', '/sim/v2/clock', '/sim/v1/clock/x', '/sim', `/sim/v1/${'a'.repeat(3000)}`);
-const query = fc.oneof(w(8, fc.constant('')), w(1, fc.constantFrom('?x=1', '?', '?ms=5', '?%zz', `?${'a'.repeat(3000)}`)));
+const otherPath = fc.constantFrom(
+  '/sim/v1',
+  '/sim/v1/',
+  '/sim/v1/x',
+  '/sim/v1/faults/',
+  '/sim/v1//clock',
+  '/SIM/V1/CLOCK',
+  '/sim/v2/clock',
+  '/sim/v1/clock/x',
+  '/sim',
+  `/sim/v1/${'a'.repeat(3000)}`,
+);
+const query = fc.oneof(
+  w(8, fc.constant('')),
+  w(1, fc.constantFrom('?x=1', '?', '?ms=5', '?%zz', `?${'a'.repeat(3000)}`)),
+);
 
 /** A request to the control API: a known path with its method and a body for it, mostly. */
 export const controlRequestSpec: fc.Arbitrary<RequestSpec> = fc
@@ -161,7 +290,13 @@ export const controlRequestSpec: fc.Arbitrary<RequestSpec> = fc
       target: query.map((q) => `${known === undefined ? path : `/sim/v1/${path}`}${q}`),
       method: method(usual),
       body: controlBody(path),
-      headers: fc.tuple(fc.oneof(w(6, contentType('json')), w(1, none)), accept, acceptEncoding, randomHeaders, fc.oneof(w(6, none), w(1, header('Last-Event-ID', fc.constantFrom('0', '5', '999999', 'x', '-1'))))),
+      headers: fc.tuple(
+        fc.oneof(w(6, contentType('json')), w(1, none)),
+        accept,
+        acceptEncoding,
+        randomHeaders,
+        fc.oneof(w(6, none), w(1, header('Last-Event-ID', fc.constantFrom('0', '5', '999999', 'x', '-1')))),
+      ),
       framing,
       version,
       host,

@@ -21,7 +21,15 @@ import { CALL_TYPE, token } from './calls.js';
 import { LiveFramework } from './live.js';
 import { CONTROL_PATHS, controlRequestSpec, snapshotToken } from './control-requests.js';
 import { type Json } from './mutate.js';
-import { assemble, render, requestSpec, resolveJsonWith, SCHEDULER_PATHS, type RequestSpec, type TokenResolver } from './requests.js';
+import {
+  assemble,
+  render,
+  requestSpec,
+  resolveJsonWith,
+  SCHEDULER_PATHS,
+  type RequestSpec,
+  type TokenResolver,
+} from './requests.js';
 import { describe, describeRequest, FuzzFailure, settle, verdict, within, type RunOptions } from './session.js';
 import {
   advance,
@@ -50,18 +58,39 @@ export interface ControlRunInput {
 }
 
 // An allocation interval, an election (10 s), a heartbeat, a ping timeout, an agent's reregistration.
-const advanceMs = fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.constantFrom(1_000, 5_000, 10_000, 15_000, 60_000, 600_000));
+const advanceMs = fc.oneof(
+  fc.integer({ min: 0, max: 2_000 }),
+  fc.constantFrom(1_000, 5_000, 10_000, 15_000, 60_000, 600_000),
+);
 
 /** A task launched on the live framework's first offer, long-running, for the faults of tasks and executors to hit. */
 const launch: fc.Arbitrary<RequestSpec> = fc.nat({ max: 99 }).map((n) => {
   const scalar = (name: string, value: number) => ({ name, type: 'SCALAR', scalar: { value } });
-  const task = { name: 'task', task_id: { value: `ctl-${n}` }, agent_id: { value: token.offerAgent(0) }, resources: [scalar('cpus', 0.1), scalar('mem', 32)], command: { value: 'sleep 3600' } };
-  const call = { type: 'ACCEPT', framework_id: { value: token.framework }, accept: { offer_ids: [{ value: token.offer(0) }], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] } };
+  const task = {
+    name: 'task',
+    task_id: { value: `ctl-${n}` },
+    agent_id: { value: token.offerAgent(0) },
+    resources: [scalar('cpus', 0.1), scalar('mem', 32)],
+    command: { value: 'sleep 3600' },
+  };
+  const call = {
+    type: 'ACCEPT',
+    framework_id: { value: token.framework },
+    accept: {
+      offer_ids: [{ value: token.offer(0) }],
+      operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }],
+    },
+  };
   return assemble({
     server: 0,
     method: 'POST',
     target: SCHEDULER_PATHS[0]!,
-    headers: [[['Content-Type', 'application/json'], ['Mesos-Stream-Id', token.stream]]],
+    headers: [
+      [
+        ['Content-Type', 'application/json'],
+        ['Mesos-Stream-Id', token.stream],
+      ],
+    ],
     body: { kind: 'call', message: CALL_TYPE, encoding: 'json', call, json: [], proto: [], bytes: [] },
     framing: 'length',
     version: 'HTTP/1.1',
@@ -73,11 +102,17 @@ const launch: fc.Arbitrary<RequestSpec> = fc.nat({ max: 99 }).map((n) => {
 
 export function controlRunInput(maxSteps: number): fc.Arbitrary<ControlRunInput> {
   const scheduler = fc.oneof(w(1, requestSpec), w(2, launch)).map((spec): ControlStep => ({ kind: 'scheduler', spec }));
-  const step = fc.oneof(w(3, serviceSteps(controlRequestSpec, advanceMs, maxSteps)), w(1, fc.array(scheduler, { minLength: 1, maxLength: 3 })));
+  const step = fc.oneof(
+    w(3, serviceSteps(controlRequestSpec, advanceMs, maxSteps)),
+    w(1, fc.array(scheduler, { minLength: 1, maxLength: 3 })),
+  );
   return fc.record({
     clusterSeed: fc.nat(),
     // Runs of control steps with a few scheduler requests between them, cut to the length of a run.
-    steps: fc.array(step, { minLength: 1, maxLength: 4 }).map((parts): ControlStep[] => parts.flat().slice(0, maxSteps)).filter((s) => s.length > 0),
+    steps: fc
+      .array(step, { minLength: 1, maxLength: 4 })
+      .map((parts): ControlStep[] => parts.flat().slice(0, maxSteps))
+      .filter((s) => s.length > 0),
   });
 }
 
@@ -109,7 +144,11 @@ class ControlTokens implements TokenResolver {
 }
 
 export async function runControlOnce(input: ControlRunInput, options: RunOptions): Promise<void> {
-  const run = await startRun(`control fuzz, cluster seed ${input.clusterSeed}`, input.steps.length, { agents: 2, time: 'virtual', seed: input.clusterSeed });
+  const run = await startRun(`control fuzz, cluster seed ${input.clusterSeed}`, input.steps.length, {
+    agents: 2,
+    time: 'virtual',
+    seed: input.clusterSeed,
+  });
   const live = new LiveFramework(run.running, options.timeoutMs);
   const learnt: Learnt = { snapshots: [], cuts: [], maxRule: 0 };
   const port = new URL(run.running.masterUrl).port;
@@ -154,7 +193,11 @@ function faultType(spec: RequestSpec): string {
 
 /** What a master serves while its process is down: the control API below its prefix, `/health` and `/version` (master/leader-gate.ts). */
 function servedWhenDown(target: string): boolean {
-  const path = `/${target.split('?', 1)[0]!.split('/').filter((p) => p !== '').join('/')}`;
+  const path = `/${target
+    .split('?', 1)[0]!
+    .split('/')
+    .filter((p) => p !== '')
+    .join('/')}`;
   return /^\/sim\/v1\/./.test(path) || ['/health', '/version', '/master/health'].includes(path);
 }
 
@@ -170,17 +213,30 @@ async function keepLive(run: ServiceRun, live: LiveFramework, index: number, opt
 }
 
 /** A request of the master fuzz, judged as the master fuzz judges it; while no master leads, a close or `503 No leader elected` is the answer. */
-async function schedulerRequest(run: ServiceRun, surface: Surface, index: number, spec: RequestSpec, options: RunOptions): Promise<void> {
+async function schedulerRequest(
+  run: ServiceRun,
+  surface: Surface,
+  index: number,
+  spec: RequestSpec,
+  options: RunOptions,
+): Promise<void> {
   const leaderless = run.running.driver.read((view) => view.leaderIndex()) === undefined;
   const wire = render(spec, surface.tokens, surface.ports());
   options.watchdog?.note(`${where(run, index)}:\n${describeRequest(wire)}`);
   const res = await send(wire, options.timeoutMs);
   options.stats.record(spec, res);
   if (res.held !== undefined) run.held.push(res.held);
-  const excused = leaderless && (res.outcome === 'closed' || (res.status === 503 && res.body.toString('utf8') === 'No leader elected'));
+  const excused =
+    leaderless &&
+    (res.outcome === 'closed' || (res.status === 503 && res.body.toString('utf8') === 'No leader elected'));
   const broken = excused ? undefined : verdict(spec, wire, res);
   if (broken !== undefined) {
-    const kind = res.outcome === 'timeout' || res.followUp === 'timeout' ? 'hang' : (res.status ?? 0) >= 500 ? 'unexpected 5xx' : 'other';
+    const kind =
+      res.outcome === 'timeout' || res.followUp === 'timeout'
+        ? 'hang'
+        : (res.status ?? 0) >= 500
+          ? 'unexpected 5xx'
+          : 'other';
     throw new FuzzFailure(`${where(run, index)}: ${broken}\n${describe(wire, res)}${logOf(run)}`, kind);
   }
 }
@@ -191,14 +247,21 @@ export function controlVerdict(wire: WireRequest, res: WireResponse): string | u
   if (status >= 200 && status < 300 && status !== 200) return `answered ${status}`;
   if (status !== 200 || wire.method === 'HEAD') return undefined;
   // The master routes a path below an endpoint's to the endpoint, as upstream's does; empty segments count for nothing.
-  const [sim, v1, route] = wire.target.split('?', 1)[0]!.split('/').filter((p) => p !== '');
+  const [sim, v1, route] = wire.target
+    .split('?', 1)[0]!
+    .split('/')
+    .filter((p) => p !== '');
   if (sim !== 'sim' || v1 !== 'v1') return `answered 200 to a path the control API does not serve`;
-  if (route === undefined || !Object.hasOwn(CONTROL_PATHS, route)) return `answered 200 to a path the control API does not serve`;
-  if (route === 'trace' || route === 'events') return res.stream ? undefined : `a 200 of /sim/v1/${route} without a stream`;
-  if (!/^application\/json\b/.test(res.headers['content-type'] ?? '')) return `a 200 with Content-Type ${res.headers['content-type']}, not application/json`;
+  if (route === undefined || !Object.hasOwn(CONTROL_PATHS, route))
+    return `answered 200 to a path the control API does not serve`;
+  if (route === 'trace' || route === 'events')
+    return res.stream ? undefined : `a 200 of /sim/v1/${route} without a stream`;
+  if (!/^application\/json\b/.test(res.headers['content-type'] ?? ''))
+    return `a 200 with Content-Type ${res.headers['content-type']}, not application/json`;
   try {
     const value: unknown = JSON.parse(res.body.toString('utf8'));
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'a 200 whose body is not a JSON object';
+    if (typeof value !== 'object' || value === null || Array.isArray(value))
+      return 'a 200 whose body is not a JSON object';
   } catch {
     return 'a 200 whose body is not JSON';
   }
@@ -216,9 +279,11 @@ function learn(learnt: Learnt, wire: WireRequest, res: WireResponse): void {
   } catch {
     return;
   }
-  if (typeof answer['snapshot_id'] === 'string' && !learnt.snapshots.includes(answer['snapshot_id'])) learnt.snapshots.push(answer['snapshot_id']);
+  if (typeof answer['snapshot_id'] === 'string' && !learnt.snapshots.includes(answer['snapshot_id']))
+    learnt.snapshots.push(answer['snapshot_id']);
   // A rule added has the next id; a removal echoes whatever id it was given.
-  if (answer['type'] === 'network_rule' && typeof answer['rule_id'] === 'number') learnt.maxRule = Math.max(learnt.maxRule, answer['rule_id']);
+  if (answer['type'] === 'network_rule' && typeof answer['rule_id'] === 'number')
+    learnt.maxRule = Math.max(learnt.maxRule, answer['rule_id']);
   if (answer['type'] === 'partition') {
     const nodes = Array.isArray(body['nodes']) ? body['nodes'] : [body['agent_id'], 'master'];
     if (nodes.every((n): n is string => typeof n === 'string')) learnt.cuts.push([nodes[0]!, nodes[1]!]);
@@ -226,16 +291,36 @@ function learn(learnt: Learnt, wire: WireRequest, res: WireResponse): void {
 }
 
 /** Sends a control call as an ordinary client would, and judges the answer: one of `allowed`, and by every rule of the API. */
-async function control(run: ServiceRun, path: string, call: object, allowed: readonly number[], options: RunOptions): Promise<WireResponse> {
+async function control(
+  run: ServiceRun,
+  path: string,
+  call: object,
+  allowed: readonly number[],
+  options: RunOptions,
+): Promise<WireResponse> {
   const port = Number(new URL(run.running.masterUrl).port);
   const body = Buffer.from(path === 'clock' ? '' : JSON.stringify(call));
-  const wire = plainWire(port, path === 'clock' ? 'GET' : 'POST', `/sim/v1/${path}`, [['Host', `127.0.0.1:${port}`], ['Content-Type', 'application/json']], body);
+  const wire = plainWire(
+    port,
+    path === 'clock' ? 'GET' : 'POST',
+    `/sim/v1/${path}`,
+    [
+      ['Host', `127.0.0.1:${port}`],
+      ['Content-Type', 'application/json'],
+    ],
+    body,
+  );
   options.watchdog?.note(`${where(run, run.steps)}:\n${describeRequest(wire)}`);
   const res = await send(wire, options.timeoutMs);
   const broken =
-    serviceVerdict(wire, res, () => false) ?? controlVerdict(wire, res) ?? (allowed.includes(res.status ?? 0) ? undefined : `answered ${res.status}, not ${allowed.join(' or ')}`);
+    serviceVerdict(wire, res, () => false) ??
+    controlVerdict(wire, res) ??
+    (allowed.includes(res.status ?? 0) ? undefined : `answered ${res.status}, not ${allowed.join(' or ')}`);
   if (broken !== undefined) {
-    throw new FuzzFailure(`${where(run, run.steps)}: undoing the faults: ${broken}\n${describe(wire, res)}${logOf(run)}`, res.outcome === 'timeout' ? 'hang' : 'other');
+    throw new FuzzFailure(
+      `${where(run, run.steps)}: undoing the faults: ${broken}\n${describe(wire, res)}${logOf(run)}`,
+      res.outcome === 'timeout' ? 'hang' : 'other',
+    );
   }
   checkCluster(run, run.steps);
   return res;
@@ -251,20 +336,28 @@ async function finalChecks(run: ServiceRun, learnt: Learnt, options: RunOptions)
   for (const socket of run.held.splice(0)) socket.destroy();
   await settle();
   for (const seat of driver.read((view) => view.masterSeats())) {
-    if (seat.state === 'down') await control(run, 'faults', { type: 'restart_master', master: seat.index }, UNDONE, options);
+    if (seat.state === 'down')
+      await control(run, 'faults', { type: 'restart_master', master: seat.index }, UNDONE, options);
   }
-  for (const [a, b] of learnt.cuts) await control(run, 'faults', { type: 'heal', nodes: [a, b] }, [...UNDONE, 400], options);
+  for (const [a, b] of learnt.cuts)
+    await control(run, 'faults', { type: 'heal', nodes: [a, b] }, [...UNDONE, 400], options);
   for (const { id } of agents) await control(run, 'faults', { type: 'heal', agent_id: id }, UNDONE, options);
-  for (let rule = 1; rule <= learnt.maxRule; rule++) await control(run, 'faults', { type: 'remove_network_rule', rule_id: rule }, UNDONE, options);
+  for (let rule = 1; rule <= learnt.maxRule; rule++)
+    await control(run, 'faults', { type: 'remove_network_rule', rule_id: rule }, UNDONE, options);
   for (const { id } of agents) {
-    if (driver.read((view) => view.agentProcessState(id)) === 'crashed') await control(run, 'faults', { type: 'restart_agent', agent_id: id }, UNDONE, options);
+    if (driver.read((view) => view.agentProcessState(id)) === 'crashed')
+      await control(run, 'faults', { type: 'restart_agent', agent_id: id }, UNDONE, options);
   }
   const before = clockOf(await control(run, 'clock', {}, [200], options));
   for (let i = 0; i < 2; i++) await control(run, 'advance', { ms: 60_000 }, [200], options);
   const after = clockOf(await control(run, 'clock', {}, [200], options));
-  if (after < before + 120_000) throw new FuzzFailure(`${where(run, end)}: two minutes advanced, and the clock went from ${before} to ${after} ms${logOf(run)}`);
+  if (after < before + 120_000)
+    throw new FuzzFailure(
+      `${where(run, end)}: two minutes advanced, and the clock went from ${before} to ${after} ms${logOf(run)}`,
+    );
   guard(run, end, () => driver.input((c) => c.checkAllInvariants()));
-  if (driver.read((view) => view.leaderIndex()) === undefined) throw new FuzzFailure(`${where(run, end)}: no master leads after every master was restarted${logOf(run)}`);
+  if (driver.read((view) => view.leaderIndex()) === undefined)
+    throw new FuzzFailure(`${where(run, end)}: no master leads after every master was restarted${logOf(run)}`);
   await freshSubscriber(run, options);
 }
 

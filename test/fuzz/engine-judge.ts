@@ -22,35 +22,54 @@ export function bodyNeverComes(wire: WireRequest): boolean {
 /** Undefined when the engine's answer is acceptable, else what is wrong with it. */
 export function engineVerdict(wire: WireRequest, res: WireResponse): string | undefined {
   if (res.outcome === 'aborted') return undefined;
-  if (res.outcome === 'timeout') return bodyNeverComes(wire) ? undefined : 'no answer within the per-request timeout (a hang)';
-  if (res.outcome === 'closed') return bodyNeverComes(wire) || wire.framing === 'short' ? undefined : 'the connection closed without an answer';
+  if (res.outcome === 'timeout')
+    return bodyNeverComes(wire) ? undefined : 'no answer within the per-request timeout (a hang)';
+  if (res.outcome === 'closed')
+    return bodyNeverComes(wire) || wire.framing === 'short' ? undefined : 'the connection closed without an answer';
   const status = res.status ?? 0;
   // A request whose body never comes is answered 408 once the request timeout has passed; no other one.
   if (!STATUSES.has(status) && !(status === 408 && bodyNeverComes(wire))) return `the engine answered ${status}`;
-  const problem = wire.method === 'HEAD' ? (res.body.length > 0 ? 'a HEAD answered with a body' : undefined) : jsonProblem(status, res.headers['content-type'], res.body);
+  const problem =
+    wire.method === 'HEAD'
+      ? res.body.length > 0
+        ? 'a HEAD answered with a body'
+        : undefined
+      : jsonProblem(status, res.headers['content-type'], res.body);
   if (problem !== undefined) return problem;
-  if (res.followUp === 'timeout' && !bodyNeverComes(wire)) return `answered ${status}, then a second request on the same connection got no answer (a hang)`;
+  if (res.followUp === 'timeout' && !bodyNeverComes(wire))
+    return `answered ${status}, then a second request on the same connection got no answer (a hang)`;
   return undefined;
 }
 
 /** What is wrong with a JSON answer of the engine, if anything. */
 function jsonProblem(status: number, contentType: string | undefined, body: Buffer): string | undefined {
-  if (contentType !== 'application/json') return status === 200 && contentType === 'text/plain; charset=utf-8' ? undefined : `answered ${status} of Content-Type ${JSON.stringify(contentType)}`;
+  if (contentType !== 'application/json')
+    return status === 200 && contentType === 'text/plain; charset=utf-8'
+      ? undefined
+      : `answered ${status} of Content-Type ${JSON.stringify(contentType)}`;
   let value: unknown;
   try {
     value = JSON.parse(body.toString('utf8'));
   } catch {
     return `answered ${status} with a body that is no JSON`;
   }
-  const object = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  const object =
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   if (object === undefined) return `answered ${status} with JSON that is no object`;
   if (status >= 400) {
     const message = object['message'];
-    return typeof message === 'string' && message !== '' && !/[\r\n]/.test(message) ? undefined : `answered ${status} without a one-line message`;
+    return typeof message === 'string' && message !== '' && !/[\r\n]/.test(message)
+      ? undefined
+      : `answered ${status} without a one-line message`;
   }
-  if (status === 201 && !/^[0-9a-f]{64}$/.test(String(object['Id']))) return `answered 201 with the id ${JSON.stringify(object['Id'])}`;
-  if ('ExitCode' in object && !(object['ExitCode'] === null || typeof object['ExitCode'] === 'number')) return `an exec inspected with ExitCode ${JSON.stringify(object['ExitCode'])}`;
-  if ('Running' in object && typeof object['Running'] !== 'boolean') return `an exec inspected with Running ${JSON.stringify(object['Running'])}`;
+  if (status === 201 && !/^[0-9a-f]{64}$/.test(String(object['Id'])))
+    return `answered 201 with the id ${JSON.stringify(object['Id'])}`;
+  if ('ExitCode' in object && !(object['ExitCode'] === null || typeof object['ExitCode'] === 'number'))
+    return `an exec inspected with ExitCode ${JSON.stringify(object['ExitCode'])}`;
+  if ('Running' in object && typeof object['Running'] !== 'boolean')
+    return `an exec inspected with Running ${JSON.stringify(object['Running'])}`;
   return undefined;
 }
 
@@ -109,7 +128,8 @@ export class ExecStream {
   #frames(): void {
     while (this.#bytes.length >= 8 && this.#problem === undefined) {
       const [stream, a, b, c] = this.#bytes;
-      if ((stream !== 1 && stream !== 2) || a !== 0 || b !== 0 || c !== 0) this.#problem = `a frame head ${this.#bytes.subarray(0, 8).toString('hex')}`;
+      if ((stream !== 1 && stream !== 2) || a !== 0 || b !== 0 || c !== 0)
+        this.#problem = `a frame head ${this.#bytes.subarray(0, 8).toString('hex')}`;
       const size = this.#bytes.readUInt32BE(4);
       if (this.#bytes.length < 8 + size) return;
       const text = this.#bytes.subarray(8, 8 + size).toString('utf8');
@@ -120,8 +140,10 @@ export class ExecStream {
   }
 
   #end(): void {
-    if (this.status === 200 && this.#contentType === 'application/vnd.docker.raw-stream') this.#out.stdout += this.#bytes.toString('utf8');
-    else if (this.status === 200 && this.#bytes.length > 0 && this.#problem === undefined) this.#problem = `the stream closed inside a frame (${this.#bytes.length} bytes held)`;
+    if (this.status === 200 && this.#contentType === 'application/vnd.docker.raw-stream')
+      this.#out.stdout += this.#bytes.toString('utf8');
+    else if (this.status === 200 && this.#bytes.length > 0 && this.#problem === undefined)
+      this.#problem = `the stream closed inside a frame (${this.#bytes.length} bytes held)`;
   }
 
   /** What is wrong with the answer so far, if anything. */
@@ -129,8 +151,17 @@ export class ExecStream {
     if (this.#problem !== undefined) return this.#problem;
     if (this.#head) return this.closed ? 'the connection closed without an answer' : undefined;
     const status = this.status ?? 0;
-    if (status === 200) return /^application\/vnd\.docker\.(raw|multiplexed)-stream$/.test(this.#contentType ?? '') ? undefined : `a started exec's stream of Content-Type ${this.#contentType}`;
+    if (status === 200)
+      return /^application\/vnd\.docker\.(raw|multiplexed)-stream$/.test(this.#contentType ?? '')
+        ? undefined
+        : `a started exec's stream of Content-Type ${this.#contentType}`;
     if (status !== 404 && status !== 409 && status !== 400) return `an exec start answered ${status}`;
-    return this.closed || this.#bytes.length > 0 ? jsonProblem(status, this.#contentType, this.#bytes.subarray(0, Number(/content-length:\s*(\d+)/i.exec(this.#headers)?.[1] ?? this.#bytes.length))) : undefined;
+    return this.closed || this.#bytes.length > 0
+      ? jsonProblem(
+          status,
+          this.#contentType,
+          this.#bytes.subarray(0, Number(/content-length:\s*(\d+)/i.exec(this.#headers)?.[1] ?? this.#bytes.length)),
+        )
+      : undefined;
   }
 }

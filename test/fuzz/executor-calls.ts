@@ -31,7 +31,8 @@ export const xtoken = {
 } as const;
 
 /** The names of an enum field of TaskStatus: every state, reason and source there is. */
-const statusEnum = (field: string) => Object.keys((messageType('mesos.v1.TaskStatus').fields[field]!.resolvedType as protobuf.Enum).values);
+const statusEnum = (field: string) =>
+  Object.keys((messageType('mesos.v1.TaskStatus').fields[field]!.resolvedType as protobuf.Enum).values);
 const TASK_STATES = statusEnum('state');
 const REASONS = statusEnum('reason');
 const SOURCES = statusEnum('source');
@@ -51,12 +52,26 @@ const state = fc.oneof(
 );
 const source = fc.oneof(w(12, fc.constant('SOURCE_EXECUTOR')), w(2, fc.constantFrom(...SOURCES)));
 
-const frameworkId = fc.oneof(w(24, fc.constant(xtoken.framework)), w(1, fc.constant('no-such-framework')), w(1, oddString));
+const frameworkId = fc.oneof(
+  w(24, fc.constant(xtoken.framework)),
+  w(1, fc.constant('no-such-framework')),
+  w(1, oddString),
+);
 /** The executor of index `i` mostly; another live one, or one that never existed, now and then. */
 const executorId = (i: number) =>
-  fc.oneof(w(24, fc.constant(xtoken.executor(i))), w(2, fc.constant(xtoken.executor(i + 1))), w(1, fc.constantFrom('no-such-executor', '')), w(1, oddString));
+  fc.oneof(
+    w(24, fc.constant(xtoken.executor(i))),
+    w(2, fc.constant(xtoken.executor(i + 1))),
+    w(1, fc.constantFrom('no-such-executor', '')),
+    w(1, oddString),
+  );
 const taskId = (i: number) =>
-  fc.oneof(w(16, fc.constant(xtoken.task(i))), w(2, fc.constant(xtoken.alienTask(i))), w(1, fc.constantFrom('no-such-task', '')), w(1, oddString));
+  fc.oneof(
+    w(16, fc.constant(xtoken.task(i))),
+    w(2, fc.constant(xtoken.alienTask(i))),
+    w(1, fc.constantFrom('no-such-task', '')),
+    w(1, oddString),
+  );
 
 /** A TaskStatus as the executor of index `i` reports one. */
 function taskStatus(i: number): fc.Arbitrary<J> {
@@ -73,7 +88,10 @@ function taskStatus(i: number): fc.Arbitrary<J> {
     agent_id: value(fc.oneof(fc.constant(xtoken.agent(i)), oddString)),
   });
   // A well-formed update most of the time: the source and uuid an executor sends.
-  const formed = fc.record({ source: fc.constant('SOURCE_EXECUTOR'), uuid: fc.uint8Array({ minLength: 16, maxLength: 16 }).map(base64) });
+  const formed = fc.record({
+    source: fc.constant('SOURCE_EXECUTOR'),
+    uuid: fc.uint8Array({ minLength: 16, maxLength: 16 }).map(base64),
+  });
   return fc
     .tuple(required, fc.oneof(w(6, formed), w(1, fc.constant({}))), optional)
     .map(([r, f, o]) => ({ ...o, ...f, ...r }));
@@ -81,7 +99,12 @@ function taskStatus(i: number): fc.Arbitrary<J> {
 
 /** A task the executor says it was given: TaskInfo's required fields, and sometimes nothing else. */
 const unacknowledgedTask = (i: number) =>
-  fc.record({ name: fc.constantFrom('task', ''), task_id: value(taskId(i)), agent_id: value(fc.constant(xtoken.agent(i))), resources: fc.constant<Json>([]) });
+  fc.record({
+    name: fc.constantFrom('task', ''),
+    task_id: value(taskId(i)),
+    agent_id: value(fc.constant(xtoken.agent(i))),
+    resources: fc.constant<Json>([]),
+  });
 
 const subscribe = (i: number) =>
   fc.oneof(
@@ -90,7 +113,10 @@ const subscribe = (i: number) =>
       2,
       some({
         unacknowledged_tasks: fc.array(unacknowledgedTask(i), { maxLength: 2 }),
-        unacknowledged_updates: fc.array(taskStatus(i).map((status) => ({ status })), { maxLength: 2 }),
+        unacknowledged_updates: fc.array(
+          taskStatus(i).map((status) => ({ status })),
+          { maxLength: 2 },
+        ),
       }),
     ),
   );
@@ -99,7 +125,10 @@ const subscribe = (i: number) =>
 const PAYLOADS: Record<string, (i: number) => fc.Arbitrary<J | undefined>> = {
   SUBSCRIBE: subscribe,
   UPDATE: (i) => taskStatus(i).map((status) => ({ status })),
-  MESSAGE: () => fc.record({ data: fc.oneof(w(6, fc.uint8Array({ maxLength: 32 }).map(base64)), w(1, fc.constantFrom('', 'not base64!'))) }),
+  MESSAGE: () =>
+    fc.record({
+      data: fc.oneof(w(6, fc.uint8Array({ maxLength: 32 }).map(base64)), w(1, fc.constantFrom('', 'not base64!'))),
+    }),
   HEARTBEAT: () => fc.constant(undefined),
   UNKNOWN: () => fc.constant(undefined),
 };
@@ -129,15 +158,18 @@ export const executorSchemaCall: fc.Arbitrary<Json> = fc.oneof(
   w(1, schemaJson(EXECUTOR_CALL_TYPE, 3)),
   w(
     6,
-    fc.tuple(fc.constantFrom(...Object.keys(messageType(EXECUTOR_CALL_TYPE).lookupEnum('Type').values)), idx).chain(([type, i]) => {
-      const field = messageType(EXECUTOR_CALL_TYPE).fields[type.toLowerCase()];
-      const resolved = field?.resolvedType;
-      const payload = resolved instanceof protobuf.Type ? schemaJson(resolved.fullName.slice(1), 3) : fc.constant(undefined);
-      return fc.tuple(payload, frameworkId, executorId(i)).map(([p, fw, ex]): Json => {
-        const call: J = { framework_id: { value: fw }, executor_id: { value: ex }, type };
-        if (p !== undefined) call[type.toLowerCase()] = p;
-        return call;
-      });
-    }),
+    fc
+      .tuple(fc.constantFrom(...Object.keys(messageType(EXECUTOR_CALL_TYPE).lookupEnum('Type').values)), idx)
+      .chain(([type, i]) => {
+        const field = messageType(EXECUTOR_CALL_TYPE).fields[type.toLowerCase()];
+        const resolved = field?.resolvedType;
+        const payload =
+          resolved instanceof protobuf.Type ? schemaJson(resolved.fullName.slice(1), 3) : fc.constant(undefined);
+        return fc.tuple(payload, frameworkId, executorId(i)).map(([p, fw, ex]): Json => {
+          const call: J = { framework_id: { value: fw }, executor_id: { value: ex }, type };
+          if (p !== undefined) call[type.toLowerCase()] = p;
+          return call;
+        });
+      }),
   ),
 );

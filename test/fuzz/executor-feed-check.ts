@@ -32,7 +32,8 @@ export class ExecutorFeedCheck {
         if (this.#shutdown) return `task ${taskId} launched after SHUTDOWN`;
         if (this.#launched.has(taskId)) return `task ${taskId} launched twice`;
         this.#launched.add(taskId);
-        if (this.#executorId !== undefined && executorId !== this.#executorId) return `task ${taskId} of executor ${executorId} launched on the stream of ${this.#executorId}`;
+        if (this.#executorId !== undefined && executorId !== this.#executorId)
+          return `task ${taskId} of executor ${executorId} launched on the stream of ${this.#executorId}`;
         return undefined;
       }
       case 'SHUTDOWN':

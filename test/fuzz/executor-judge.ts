@@ -60,9 +60,18 @@ export function agentState(running: RunningCluster, agentId: string): AgentState
     const node = view.agentNode(agentId);
     const executors = new Map<string, ExecutorState>();
     for (const e of node?.executors() ?? []) {
-      executors.set(`${e.frameworkId}\u0000${e.executorId}`, { custom: e.kind === 'custom', alive: e.alive, state: e.state, tasks: new Set(e.tasks.keys()) });
+      executors.set(`${e.frameworkId}\u0000${e.executorId}`, {
+        custom: e.kind === 'custom',
+        alive: e.alive,
+        state: e.state,
+        tasks: new Set(e.tasks.keys()),
+      });
     }
-    return { up: node !== undefined && node.state !== 'crashed', frameworks: new Set((node?.frameworks() ?? []).map((f) => f.id)), executors };
+    return {
+      up: node !== undefined && node.state !== 'crashed',
+      frameworks: new Set((node?.frameworks() ?? []).map((f) => f.id)),
+      executors,
+    };
   });
 }
 
@@ -80,14 +89,18 @@ export function expectedAnswer(wire: WireRequest, agent: AgentState): Expected |
   const media = plainMedia(wire);
   if (media === undefined) return undefined;
   if (wire.body.length > BODY_LIMIT) return { status: 413, body: 'Request body is too large' };
-  const decoded = media === 'application/json' ? decodeJson<Call>(EXECUTOR_CALL_TYPE, wire.body.toString('utf8'), 'Call') : decodeProto<Call>(EXECUTOR_CALL_TYPE, wire.body, 'Call');
+  const decoded =
+    media === 'application/json'
+      ? decodeJson<Call>(EXECUTOR_CALL_TYPE, wire.body.toString('utf8'), 'Call')
+      : decodeProto<Call>(EXECUTOR_CALL_TYPE, wire.body, 'Call');
   if (!decoded.ok) return refusal('BODY_UNDECODABLE', decoded.error);
   const call = decoded.value;
   const broken = brokenRule(call);
   if (broken !== undefined) return refusal('EXECUTOR_CALL_INVALID', broken);
   if (call.type === 'HEARTBEAT') return { status: 202, body: '' };
   const accept = wire.headers.find(([n]) => n === 'Accept')?.[1];
-  if (call.type === 'SUBSCRIBE' && accept !== undefined && PLAIN_ACCEPT.indexOf(accept) >= 4) return { status: 406, body: /^Expecting 'Accept' to allow / };
+  if (call.type === 'SUBSCRIBE' && accept !== undefined && PLAIN_ACCEPT.indexOf(accept) >= 4)
+    return { status: 406, body: /^Expecting 'Accept' to allow / };
   if (call.type === 'UNKNOWN') return { status: 501, body: NOT_IMPLEMENTED };
   return fromAgent(call, agent, accept);
 }
@@ -106,7 +119,8 @@ function fromAgent(call: Call, agent: AgentState, accept: string | undefined): E
   if (!agent.up) return { status: 503, body: AGENT_DOWN };
   if (!agent.frameworks.has(call.framework_id.value)) return { status: 400, body: 'Framework cannot be found' };
   const executor = agent.executors.get(`${call.framework_id.value}\u0000${call.executor_id.value}`);
-  if (executor === undefined || !executor.custom || !executor.alive) return { status: 400, body: 'Executor cannot be found' };
+  if (executor === undefined || !executor.custom || !executor.alive)
+    return { status: 400, body: 'Executor cannot be found' };
   if (call.type === 'SUBSCRIBE') {
     // Upstream's agent tries JSON first: what accepts anything gets JSON.
     const contentType = accept !== undefined && MESSAGE_TYPES.includes(accept) ? accept : 'application/json';
@@ -129,7 +143,8 @@ function fromAgent(call: Call, agent: AgentState, accept: string | undefined): E
 function brokenRule(call: Call): string | undefined {
   if (call.type === undefined) return "Expecting 'type' to be present";
   const payload = { SUBSCRIBE: call.subscribe, UPDATE: call.update, MESSAGE: call.message }[call.type as string];
-  if (['SUBSCRIBE', 'UPDATE', 'MESSAGE'].includes(call.type) && payload === undefined) return `Expecting '${call.type.toLowerCase()}' to be present`;
+  if (['SUBSCRIBE', 'UPDATE', 'MESSAGE'].includes(call.type) && payload === undefined)
+    return `Expecting '${call.type.toLowerCase()}' to be present`;
   const status = call.update?.status;
   if (call.type !== 'UPDATE' || status === undefined) return undefined;
   const sender = `executor ${call.executor_id.value} of framework ${call.framework_id.value}`;
@@ -140,7 +155,10 @@ function brokenRule(call: Call): string | undefined {
       status.executor_id !== undefined && status.executor_id.value !== call.executor_id.value,
       `ExecutorID in Call: ${call.executor_id.value} does not match ExecutorID in TaskStatus: ${status.executor_id?.value}`,
     ],
-    [status.source !== 'SOURCE_EXECUTOR', `Received Call from ${sender} with invalid source, expecting 'SOURCE_EXECUTOR'`],
+    [
+      status.source !== 'SOURCE_EXECUTOR',
+      `Received Call from ${sender} with invalid source, expecting 'SOURCE_EXECUTOR'`,
+    ],
     [status.state === 'TASK_STAGING', `Received TASK_STAGING from ${sender} which is not allowed`],
   ];
   return rules.find(([broken]) => broken)?.[1];
@@ -148,9 +166,14 @@ function brokenRule(call: Call): string | undefined {
 
 /** The Content-Type of a request sent as a library sends it; undefined for any other request. */
 function plainMedia(wire: WireRequest): string | undefined {
-  if (wire.method !== 'POST' || wire.version !== 'HTTP/1.1' || wire.framing !== 'length' || wire.abort !== 'no') return undefined;
+  if (wire.method !== 'POST' || wire.version !== 'HTTP/1.1' || wire.framing !== 'length' || wire.abort !== 'no')
+    return undefined;
   const names = wire.headers.map(([n]) => n);
-  if (names.some((n) => !['Host', 'Content-Type', 'Accept'].includes(n)) || names.filter((n) => n !== 'Accept').join() !== 'Host,Content-Type') return undefined;
+  if (
+    names.some((n) => !['Host', 'Content-Type', 'Accept'].includes(n)) ||
+    names.filter((n) => n !== 'Accept').join() !== 'Host,Content-Type'
+  )
+    return undefined;
   if (wire.headers[0]![1] !== `127.0.0.1:${wire.port}`) return undefined;
   const accepts = wire.headers.filter(([n]) => n === 'Accept');
   if (accepts.length > 1 || (accepts.length === 1 && !PLAIN_ACCEPT.includes(accepts[0]![1]))) return undefined;
@@ -159,7 +182,11 @@ function plainMedia(wire: WireRequest): string | undefined {
 }
 
 /** Undefined when the executor API's answer is acceptable, else what is wrong with it. */
-export function executorVerdict(wire: WireRequest, res: WireResponse, expected: Expected | undefined): string | undefined {
+export function executorVerdict(
+  wire: WireRequest,
+  res: WireResponse,
+  expected: Expected | undefined,
+): string | undefined {
   const status = res.status ?? 0;
   const body = res.body.toString('utf8');
   if (expected !== undefined) {
@@ -167,9 +194,12 @@ export function executorVerdict(wire: WireRequest, res: WireResponse, expected: 
     if (exact !== undefined) return exact;
   }
   if (!STATUSES.has(status)) return `the executor API answered ${status}`;
-  if (status === 501 && body !== NOT_IMPLEMENTED) return `answered 501 with ${JSON.stringify(body)}, not the catalogue's text`;
-  if (status === 503 && body !== AGENT_DOWN) return `answered 503 with ${JSON.stringify(body)}, not while the agent is down`;
-  if (status === 403 && body !== NOT_SUBSCRIBED && wire.method !== 'HEAD') return `answered 403 with ${JSON.stringify(body)}`;
+  if (status === 501 && body !== NOT_IMPLEMENTED)
+    return `answered 501 with ${JSON.stringify(body)}, not the catalogue's text`;
+  if (status === 503 && body !== AGENT_DOWN)
+    return `answered 503 with ${JSON.stringify(body)}, not while the agent is down`;
+  if (status === 403 && body !== NOT_SUBSCRIBED && wire.method !== 'HEAD')
+    return `answered 403 with ${JSON.stringify(body)}`;
   if (status === 202 && res.body.length > 0) return `a 202 with a body of ${res.body.length} bytes`;
   if (status === 200 && !res.stream) return 'a 200 without an event stream';
   if (res.stream && res.check?.api !== 'executor') return 'an executor event stream not read as one';
@@ -185,11 +215,12 @@ function exactError(res: WireResponse, body: string, expected: Expected): string
   if (res.outcome !== 'response') return undefined;
   if (res.status !== expected.status) return `${want}, got ${res.status} ${JSON.stringify(body.slice(0, 200))}`;
   const text = expected.body;
-  if (typeof text === 'string' ? body !== text : text !== undefined && !text.test(body)) return `${want}, got ${JSON.stringify(body.slice(0, 200))}`;
-  if (expected.first !== undefined && res.check?.types[0] !== expected.first) return `${want}, the stream began with ${res.check?.types[0] ?? 'nothing'}`;
+  if (typeof text === 'string' ? body !== text : text !== undefined && !text.test(body))
+    return `${want}, got ${JSON.stringify(body.slice(0, 200))}`;
+  if (expected.first !== undefined && res.check?.types[0] !== expected.first)
+    return `${want}, the stream began with ${res.check?.types[0] ?? 'nothing'}`;
   if (expected.contentType !== undefined && res.headers['content-type'] !== expected.contentType) {
     return `${want} in ${expected.contentType}, got ${JSON.stringify(res.headers['content-type'])}`;
   }
   return undefined;
 }
-

@@ -63,7 +63,13 @@ export class ExecutorPool {
 
   async start(): Promise<void> {
     const capabilities = this.framework.killing ? [{ type: 'TASK_KILLING_STATE' }] : [];
-    const info = { user: 'fuzz', name: 'fuzz-executors', checkpoint: this.framework.checkpoint, failover_timeout: 3600, capabilities };
+    const info = {
+      user: 'fuzz',
+      name: 'fuzz-executors',
+      checkpoint: this.framework.checkpoint,
+      failover_timeout: 3600,
+      capabilities,
+    };
     const res = await this.#client.subscribe(info);
     if (res.status !== 200) throw new Error(`the executors' framework was refused: ${res.status} ${res.body}`);
     await this.#client.next('SUBSCRIBED', this.timeoutMs);
@@ -100,11 +106,20 @@ export class ExecutorPool {
       const n = this.#counter++;
       const executor = fresh ? this.#newExecutor(offer.agentId, `fuzz-executor-${n}`) : here[n % here.length]!;
       executor.tasks.push(`fuzz-task-${n}`);
-      const task = { name: 'task', task_id: { value: `fuzz-task-${n}` }, agent_id: { value: offer.agentId }, resources: cpusMem(0.1, 16), executor: executor.info };
+      const task = {
+        name: 'task',
+        task_id: { value: `fuzz-task-${n}` },
+        agent_id: { value: offer.agentId },
+        resources: cpusMem(0.1, 16),
+        executor: executor.info,
+      };
       tasks.push(task);
     }
     const operations = tasks.length === 0 ? [] : [{ type: 'LAUNCH', launch: { task_infos: tasks } }];
-    const res = await this.#client.call({ type: 'ACCEPT', accept: { offer_ids: [offer.id], operations, filters: { refuse_seconds: 0 } } });
+    const res = await this.#client.call({
+      type: 'ACCEPT',
+      accept: { offer_ids: [offer.id], operations, filters: { refuse_seconds: 0 } },
+    });
     if (res.status !== 202) throw new Error(`the executors' framework's ACCEPT got ${res.status} ${res.body}`);
     return true;
   }
@@ -114,7 +129,10 @@ export class ExecutorPool {
     this.drain();
     const offers = this.#offers.splice(0);
     if (offers.length === 0) return;
-    const res = await this.#client.call({ type: 'DECLINE', decline: { offer_ids: offers.map((o) => o.id), filters: { refuse_seconds: 0 } } });
+    const res = await this.#client.call({
+      type: 'DECLINE',
+      decline: { offer_ids: offers.map((o) => o.id), filters: { refuse_seconds: 0 } },
+    });
     if (res.status !== 202) throw new Error(`the executors' framework's DECLINE got ${res.status} ${res.body}`);
   }
 
@@ -123,28 +141,41 @@ export class ExecutorPool {
     if (action === 'teardown') return this.#replace();
     this.drain();
     const executor = this.executors.length === 0 ? undefined : this.executors[index % this.executors.length]!;
-    const who = executor === undefined ? undefined : { agent_id: { value: executor.agentId }, executor_id: { value: executor.executorId } };
+    const who =
+      executor === undefined
+        ? undefined
+        : { agent_id: { value: executor.agentId }, executor_id: { value: executor.executorId } };
     let res: { status: number; body: string } | undefined;
     if (action === 'acknowledge') {
       for (const update of this.#updates.splice(0)) {
         const { status } = update.update;
-        res = await this.#client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+        res = await this.#client.call({
+          type: 'ACKNOWLEDGE',
+          acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+        });
         if (res.status !== 202) break;
       }
     } else if (executor !== undefined && who !== undefined) {
       const task = executor.tasks[index % executor.tasks.length]!;
-      if (action === 'kill') res = await this.#client.call({ type: 'KILL', kill: { task_id: { value: task }, agent_id: who.agent_id } });
+      if (action === 'kill')
+        res = await this.#client.call({ type: 'KILL', kill: { task_id: { value: task }, agent_id: who.agent_id } });
       if (action === 'shutdown') res = await this.#client.call({ type: 'SHUTDOWN', shutdown: who });
-      if (action === 'message') res = await this.#client.call({ type: 'MESSAGE', message: { ...who, data: Buffer.from([index, 0, 255]).toString('base64') } });
+      if (action === 'message')
+        res = await this.#client.call({
+          type: 'MESSAGE',
+          message: { ...who, data: Buffer.from([index, 0, 255]).toString('base64') },
+        });
     }
-    if (res !== undefined && res.status !== 202) throw new Error(`the executors' framework's ${action.toUpperCase()} got ${res.status} ${res.body}`);
+    if (res !== undefined && res.status !== 202)
+      throw new Error(`the executors' framework's ${action.toUpperCase()} got ${res.status} ${res.body}`);
   }
 
   /** The value a token stands for now; a token with nothing to point at gets a stand-in. */
   resolve(tokenText: string): string {
     const [name = '', index = '0'] = tokenText.slice(2).split(':');
     const i = Number(index);
-    const at = (k: number): LiveExecutor | undefined => (this.executors.length === 0 ? undefined : this.executors[k % this.executors.length]);
+    const at = (k: number): LiveExecutor | undefined =>
+      this.executors.length === 0 ? undefined : this.executors[k % this.executors.length];
     switch (name) {
       case 'executor-framework':
         return this.frameworkId ?? 'no-framework';
@@ -168,7 +199,8 @@ export class ExecutorPool {
   resolveJson(value: Json): Json {
     if (typeof value === 'string') return this.resolveText(value);
     if (Array.isArray(value)) return value.map((v) => this.resolveJson(v));
-    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.resolveJson(v)]));
+    if (value !== null && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.resolveJson(v)]));
     return value;
   }
 
@@ -192,7 +224,12 @@ export class ExecutorPool {
   }
 
   #newExecutor(agentId: string, executorId: string): LiveExecutor {
-    const info = { executor_id: { value: executorId }, type: 'CUSTOM', command: { value: 'run-executor' }, resources: cpusMem(0.1, 16) };
+    const info = {
+      executor_id: { value: executorId },
+      type: 'CUSTOM',
+      command: { value: 'run-executor' },
+      resources: cpusMem(0.1, 16),
+    };
     const executor: LiveExecutor = { agentId, executorId, info, tasks: [] };
     this.executors.push(executor);
     return executor;

@@ -34,14 +34,25 @@ export const EXECUTOR_PATHS = ['/api/v1/executor', '/slave(1)/api/v1/executor'];
 const ODD_PATHS = ['/api/v1/executor/', '/api/v1//executor', '/slave(1)/api/v1/executor/x', '/api/v1/executor?x=1'];
 
 /** The Accept values whose answer to a SUBSCRIBE the judge knows: a stream, or 406. */
-export const PLAIN_ACCEPT = ['application/json', 'application/x-protobuf', '*/*', 'application/*', 'text/html', 'application/json;q=0'];
+export const PLAIN_ACCEPT = [
+  'application/json',
+  'application/x-protobuf',
+  '*/*',
+  'application/*',
+  'text/html',
+  'application/json;q=0',
+];
 
 // Most schema calls stop at validation: the templates reach the agent.
 const executorBody = callBody(executorTemplateCall, executorSchemaCall, EXECUTOR_CALL_TYPE, 1);
 
 /** Mostly to the executor's own agent. */
 const server = fc.oneof(w(10, fc.constant(-1)), w(1, fc.integer({ min: 1, max: 2 })));
-const plainAccept = fc.oneof(w(6, none), w(3, header('Accept', fc.constantFrom(...PLAIN_ACCEPT.slice(0, 4)))), w(1, header('Accept', fc.constantFrom(...PLAIN_ACCEPT.slice(4)))));
+const plainAccept = fc.oneof(
+  w(6, none),
+  w(3, header('Accept', fc.constantFrom(...PLAIN_ACCEPT.slice(0, 4)))),
+  w(1, header('Accept', fc.constantFrom(...PLAIN_ACCEPT.slice(4)))),
+);
 // A library's request is never given up on: its one right answer is judged.
 const plain = { ...plainRequest, abort: fc.constant('no' as const) };
 /** A SUBSCRIBE's stream is held open most of the time: the executor lives on it. */
@@ -54,7 +65,14 @@ const overSocket = fc.oneof(w(2, fc.constant(false)), w(1, fc.constant(true)));
 
 export const executorRequestSpec: fc.Arbitrary<ExecutorRequestSpec> = fc
   .oneof(
-    fc.record({ target: fc.constantFrom(...EXECUTOR_PATHS), body: executorBody, plain: fc.constant(true), server, ...plain, hold }),
+    fc.record({
+      target: fc.constantFrom(...EXECUTOR_PATHS),
+      body: executorBody,
+      plain: fc.constant(true),
+      server,
+      ...plain,
+      hold,
+    }),
     fc.record({
       target: fc.oneof(w(8, fc.constantFrom(...EXECUTOR_PATHS)), w(1, fc.constantFrom(...ODD_PATHS))),
       body: executorBody,
@@ -86,7 +104,12 @@ function namedExecutor(pool: ExecutorPool, spec: RequestSpec): string | undefine
  * The request as it goes on the wire to the agent it is for: to its port,
  * or through its domain socket (`socketPaths`, when the agents serve them).
  */
-export function renderExecutorRequest(spec: ExecutorRequestSpec, pool: ExecutorPool, agentPorts: readonly number[], socketPaths?: readonly string[]): WireRequest {
+export function renderExecutorRequest(
+  spec: ExecutorRequestSpec,
+  pool: ExecutorPool,
+  agentPorts: readonly number[],
+  socketPaths?: readonly string[],
+): WireRequest {
   const named = namedExecutor(pool, spec);
   const agentIds = pool.running.agents.map((a) => a.id);
   const ofExecutor = agentIds.indexOf(pool.executors.find((e) => e.executorId === named)?.agentId ?? '');

@@ -38,7 +38,19 @@ import {
   type RunOptions,
 } from './session.js';
 import type { StreamCheck } from './stream-check.js';
-import { agentFaultStep, checkFailure as checkAnyFailure, dropStreams as drop, guardStep, heldStreamsBroken as heldBroken, logOf, releaseStep, takeFaultStep, toggleAgent as restartOrCrash, toggleLink as cutOrHeal, type FaultStep } from './cluster-faults.js';
+import {
+  agentFaultStep,
+  checkFailure as checkAnyFailure,
+  dropStreams as drop,
+  guardStep,
+  heldStreamsBroken as heldBroken,
+  logOf,
+  releaseStep,
+  takeFaultStep,
+  toggleAgent as restartOrCrash,
+  toggleLink as cutOrHeal,
+  type FaultStep,
+} from './cluster-faults.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
 
 export type ExecutorStep =
@@ -67,13 +79,37 @@ const advance = fc
   .oneof(fc.integer({ min: 0, max: 3_000 }), fc.constantFrom(1_000, 2_000, 5_000, 6_000, 15_000, 60_000, 30 * 60_000))
   .map((ms): ExecutorStep => ({ kind: 'advance', ms }));
 const step: fc.Arbitrary<ExecutorStep> = fc.oneof(
-  w(24, executorRequestSpec.map((spec): ExecutorStep => ({ kind: 'request', spec }))),
-  w(2, fc.array(executorRequestSpec, { minLength: 2, maxLength: 5 }).map((specs): ExecutorStep => ({ kind: 'burst', specs }))),
+  w(
+    24,
+    executorRequestSpec.map((spec): ExecutorStep => ({ kind: 'request', spec })),
+  ),
+  w(
+    2,
+    fc
+      .array(executorRequestSpec, { minLength: 2, maxLength: 5 })
+      .map((specs): ExecutorStep => ({ kind: 'burst', specs })),
+  ),
   w(3, advance),
   w(1, releaseStep),
   w(2, agentFaultStep),
   w(1, fc.record({ kind: fc.constant('launch' as const), count: fc.integer({ min: 1, max: 3 }), reuse: fc.boolean() })),
-  w(3, fc.record({ kind: fc.constant('framework' as const), action: fc.constantFrom<FrameworkAction>('acknowledge', 'acknowledge', 'kill', 'kill', 'shutdown', 'message', 'message', 'teardown'), index: fc.nat({ max: 7 }) })),
+  w(
+    3,
+    fc.record({
+      kind: fc.constant('framework' as const),
+      action: fc.constantFrom<FrameworkAction>(
+        'acknowledge',
+        'acknowledge',
+        'kill',
+        'kill',
+        'shutdown',
+        'message',
+        'message',
+        'teardown',
+      ),
+      index: fc.nat({ max: 7 }),
+    }),
+  ),
 );
 
 export function executorRunInput(maxSteps: number): fc.Arbitrary<ExecutorRunInput> {
@@ -113,10 +149,30 @@ interface Context {
 export async function runExecutorsOnce(input: ExecutorRunInput, options: RunOptions): Promise<void> {
   const { logger, lines } = errorLog();
   const seen: Context['seen'] = {};
-  const start = startCluster({ port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, customExecutors: 'await', httpExecutorDomainSockets: input.sockets, onFailure: (f) => (seen.failure = f) });
+  const start = startCluster({
+    port: 0,
+    agents: 2,
+    time: 'virtual',
+    seed: input.clusterSeed,
+    logger,
+    customExecutors: 'await',
+    httpExecutorDomainSockets: input.sockets,
+    onFailure: (f) => (seen.failure = f),
+  });
   const running = await within(start, 10_000, () => `cluster seed ${input.clusterSeed}: starting the cluster`);
   const pool = new ExecutorPool(running, options.timeoutMs, { checkpoint: input.checkpoint, killing: input.killing });
-  const ctx: Context = { input, running, pool, agentPorts: running.agents.map((a) => a.port), socketPaths: socketsOf(running, input), logLines: lines, seen, held: [], cut: new Set(), unsettled: false };
+  const ctx: Context = {
+    input,
+    running,
+    pool,
+    agentPorts: running.agents.map((a) => a.port),
+    socketPaths: socketsOf(running, input),
+    logLines: lines,
+    seen,
+    held: [],
+    cut: new Set(),
+    unsettled: false,
+  };
   options.stats.runs++;
   const run = async () => {
     await within(pool.start(), options.timeoutMs, () => `${where(ctx, -1)}: the executors' framework`);
@@ -133,11 +189,15 @@ export async function runExecutorsOnce(input: ExecutorRunInput, options: RunOpti
 }
 
 function socketsOf(running: RunningCluster, input: ExecutorRunInput): string[] | undefined {
-  return input.sockets && running.workDir !== undefined ? running.agents.map((a) => domainSocketPath(running.workDir!, a.id)) : undefined;
+  return input.sockets && running.workDir !== undefined
+    ? running.agents.map((a) => domainSocketPath(running.workDir!, a.id))
+    : undefined;
 }
 
 async function runStep(ctx: Context, index: number, s: ExecutorStep, options: RunOptions): Promise<void> {
-  options.watchdog?.note(`${where(ctx, index)}: ${s.kind === 'request' || s.kind === 'burst' ? 'requests' : JSON.stringify(s)}`);
+  options.watchdog?.note(
+    `${where(ctx, index)}: ${s.kind === 'request' || s.kind === 'burst' ? 'requests' : JSON.stringify(s)}`,
+  );
   switch (s.kind) {
     case 'advance':
     case 'release':
@@ -145,10 +205,18 @@ async function runStep(ctx: Context, index: number, s: ExecutorStep, options: Ru
       takeFaultStep(ctx, where(ctx, index), s, options);
       break;
     case 'launch':
-      await within(ctx.pool.launch(s.count, s.reuse, (ms) => guard(ctx, index, () => ctx.running.advance(ms))), options.timeoutMs, () => `${where(ctx, index)}: a launch`);
+      await within(
+        ctx.pool.launch(s.count, s.reuse, (ms) => guard(ctx, index, () => ctx.running.advance(ms))),
+        options.timeoutMs,
+        () => `${where(ctx, index)}: a launch`,
+      );
       break;
     case 'framework':
-      await within(ctx.pool.act(s.action, s.index), options.timeoutMs, () => `${where(ctx, index)}: the framework's ${s.action}`).catch((e: Error) => {
+      await within(
+        ctx.pool.act(s.action, s.index),
+        options.timeoutMs,
+        () => `${where(ctx, index)}: the framework's ${s.action}`,
+      ).catch((e: Error) => {
         throw e instanceof FuzzFailure ? e : new FuzzFailure(`${where(ctx, index)}: ${e.message}${logOf(ctx)}`);
       });
       break;
@@ -163,7 +231,12 @@ async function runStep(ctx: Context, index: number, s: ExecutorStep, options: Ru
 }
 
 /** Sends the requests (at once, each on its own connection), then judges each answer. */
-async function requests(ctx: Context, index: number, specs: readonly ExecutorRequestSpec[], options: RunOptions): Promise<void> {
+async function requests(
+  ctx: Context,
+  index: number,
+  specs: readonly ExecutorRequestSpec[],
+  options: RunOptions,
+): Promise<void> {
   ctx.pool.drain();
   const wires = specs.map((spec) => renderExecutorRequest(spec, ctx.pool, ctx.agentPorts, ctx.socketPaths));
   options.watchdog?.note(`${where(ctx, index)}:\n${wires.map(describeRequest).join('\n')}`);
@@ -184,16 +257,36 @@ function subscribedExecutor(wire: WireRequest, res: WireResponse): string | unde
   return /fuzz-executor-\d+/.exec(call)?.[0];
 }
 
-function judge(ctx: Context, index: number, spec: ExecutorRequestSpec, wire: WireRequest, res: WireResponse, expected: Expected | undefined, options: RunOptions): void {
+function judge(
+  ctx: Context,
+  index: number,
+  spec: ExecutorRequestSpec,
+  wire: WireRequest,
+  res: WireResponse,
+  expected: Expected | undefined,
+  options: RunOptions,
+): void {
   options.stats.record(spec, res);
   if (expected !== undefined && res.outcome === 'response') options.stats.exact++;
-  if (res.held !== undefined) ctx.held.push({ socket: res.held, check: res.check, executorId: subscribedExecutor(wire, res) });
-  const broken = verdict(spec, wire, res) ?? (res.outcome === 'response' ? executorVerdict(wire, res, expected) : undefined) ?? heldStreamsBroken(ctx);
+  if (res.held !== undefined)
+    ctx.held.push({ socket: res.held, check: res.check, executorId: subscribedExecutor(wire, res) });
+  const broken =
+    verdict(spec, wire, res) ??
+    (res.outcome === 'response' ? executorVerdict(wire, res, expected) : undefined) ??
+    heldStreamsBroken(ctx);
   const failure = ctx.seen.failure ?? ctx.running.driver.failure;
   if (broken === undefined && failure === undefined) return;
-  const what = broken ?? `the cluster failed: ${failure!.message}\n  last trace entries:\n    ${failure!.lastEntries.join('\n    ')}`;
+  const what =
+    broken ??
+    `the cluster failed: ${failure!.message}\n  last trace entries:\n    ${failure!.lastEntries.join('\n    ')}`;
   const kind: FailureKind =
-    broken === undefined ? 'crash' : res.outcome === 'timeout' || res.followUp === 'timeout' ? 'hang' : (res.status ?? 0) >= 500 ? 'unexpected 5xx' : 'other';
+    broken === undefined
+      ? 'crash'
+      : res.outcome === 'timeout' || res.followUp === 'timeout'
+        ? 'hang'
+        : (res.status ?? 0) >= 500
+          ? 'unexpected 5xx'
+          : 'other';
   throw new FuzzFailure(`${where(ctx, index)}: ${what}\n${describe(wire, res)}${logOf(ctx)}`, kind);
 }
 
@@ -212,9 +305,16 @@ function agentIdOf(ctx: Context, wire: WireRequest): string {
  */
 async function quiet(ctx: Context, index: number, options: RunOptions): Promise<void> {
   const deadline = performance.now() + options.timeoutMs;
-  for (let left = disagreements(ctx); left.length > 0 && ctx.running.driver.failure === undefined; left = disagreements(ctx)) {
+  for (
+    let left = disagreements(ctx);
+    left.length > 0 && ctx.running.driver.failure === undefined;
+    left = disagreements(ctx)
+  ) {
     if (performance.now() > deadline) {
-      throw new FuzzFailure(`${where(ctx, index)}: the agents and their executors' streams disagree: ${left.join('; ')}${logOf(ctx)}`, 'hang');
+      throw new FuzzFailure(
+        `${where(ctx, index)}: the agents and their executors' streams disagree: ${left.join('; ')}${logOf(ctx)}`,
+        'hang',
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
@@ -223,19 +323,29 @@ async function quiet(ctx: Context, index: number, options: RunOptions): Promise<
 function disagreements(ctx: Context): string[] {
   const open = new Map<string, number>();
   for (const h of ctx.held) {
-    if (h.executorId !== undefined && h.check?.ended !== true && !h.socket.destroyed) open.set(h.executorId, (open.get(h.executorId) ?? 0) + 1);
+    if (h.executorId !== undefined && h.check?.ended !== true && !h.socket.destroyed)
+      open.set(h.executorId, (open.get(h.executorId) ?? 0) + 1);
   }
-  const states = ctx.running.driver.read((view) =>
-    new Map(ctx.running.agents.flatMap((a) => (view.agentNode(a.id)?.executors() ?? []).filter((e) => e.kind === 'custom').map((e) => [e.executorId, e.state] as const))),
+  const states = ctx.running.driver.read(
+    (view) =>
+      new Map(
+        ctx.running.agents.flatMap((a) =>
+          (view.agentNode(a.id)?.executors() ?? [])
+            .filter((e) => e.kind === 'custom')
+            .map((e) => [e.executorId, e.state] as const),
+        ),
+      ),
   );
   const found: string[] = [];
   for (const [executorId, state] of states) {
-    if (state === 'subscribed' && !open.has(executorId)) found.push(`${executorId} is subscribed on a stream dropped here`);
+    if (state === 'subscribed' && !open.has(executorId))
+      found.push(`${executorId} is subscribed on a stream dropped here`);
   }
   for (const [executorId, streams] of open) {
     const state = states.get(executorId) ?? 'gone';
     if (streams > 1) found.push(`${executorId} has ${streams} streams open`);
-    if (state !== 'subscribed' && state !== 'terminating') found.push(`the stream of ${executorId} is open, the executor ${state}`);
+    if (state !== 'subscribed' && state !== 'terminating')
+      found.push(`the stream of ${executorId} is open, the executor ${state}`);
   }
   return found;
 }
@@ -265,7 +375,10 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
   checkFailure(ctx, end);
   const stuck = stillShuttingDown(ctx);
-  if (stuck.length > 0) throw new FuzzFailure(`${where(ctx, end)}: executors still shutting down long after their grace period: ${stuck.join(', ')}${logOf(ctx)}`);
+  if (stuck.length > 0)
+    throw new FuzzFailure(
+      `${where(ctx, end)}: executors still shutting down long after their grace period: ${stuck.join(', ')}${logOf(ctx)}`,
+    );
   await within(aNewExecutorRuns(ctx), options.timeoutMs * 3, () => `${where(ctx, end)}: a new executor afterwards`);
   guard(ctx, end, () => ctx.running.driver.input((c) => c.checkAllInvariants()));
   checkFailure(ctx, end);
@@ -274,7 +387,11 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
 /** Executors the agents are shutting down: none may be left once every grace period is long past. */
 function stillShuttingDown(ctx: Context): string[] {
   return ctx.running.driver.read((view) =>
-    ctx.running.agents.flatMap((a) => (view.agentNode(a.id)?.executors() ?? []).filter((e) => e.alive && e.state === 'terminating').map((e) => e.executorId)),
+    ctx.running.agents.flatMap((a) =>
+      (view.agentNode(a.id)?.executors() ?? [])
+        .filter((e) => e.alive && e.state === 'terminating')
+        .map((e) => e.executorId),
+    ),
   );
 }
 
@@ -291,15 +408,24 @@ async function aNewExecutorRuns(ctx: Context): Promise<void> {
     throw fail('no offer came');
   }
   const taskId = executor.tasks[0]!;
-  const client = new ExecutorClient(ctx.running.agents.find((a) => a.id === executor.agentId)!.url, { frameworkId: ctx.pool.frameworkId!, executorId: executor.executorId });
+  const client = new ExecutorClient(ctx.running.agents.find((a) => a.id === executor.agentId)!.url, {
+    frameworkId: ctx.pool.frameworkId!,
+    executorId: executor.executorId,
+  });
   try {
     const sub = await client.subscribe();
     if (sub.status !== 200) throw fail(`SUBSCRIBE got ${sub.status} ${sub.body}`);
     await client.next('SUBSCRIBED').catch((e: Error) => Promise.reject(fail(`no SUBSCRIBED: ${e.message}`)));
     await client.next('LAUNCH').catch((e: Error) => Promise.reject(fail(`no LAUNCH: ${e.message}`)));
-    const update = await client.update({ task_id: { value: taskId }, state: 'TASK_RUNNING', uuid: Buffer.alloc(16, 7).toString('base64') });
+    const update = await client.update({
+      task_id: { value: taskId },
+      state: 'TASK_RUNNING',
+      uuid: Buffer.alloc(16, 7).toString('base64'),
+    });
     if (update.status !== 202) throw fail(`UPDATE got ${update.status} ${update.body}`);
-    const seen = await ctx.pool.scheduler.nextUpdate(taskId).catch((e: Error) => Promise.reject(fail(`the framework got no update: ${e.message}`)));
+    const seen = await ctx.pool.scheduler
+      .nextUpdate(taskId)
+      .catch((e: Error) => Promise.reject(fail(`the framework got no update: ${e.message}`)));
     if (seen.update.status.state !== 'TASK_RUNNING') throw fail(`the framework got ${seen.update.status.state}`);
   } finally {
     client.close();
@@ -308,12 +434,14 @@ async function aNewExecutorRuns(ctx: Context): Promise<void> {
 
 function where(ctx: Context, index: number): string {
   const steps = ctx.input.steps.length;
-  const at = index < 0 ? 'before the first step' : index >= steps ? 'the final checks' : `step ${index + 1} of ${steps}`;
+  const at =
+    index < 0 ? 'before the first step' : index >= steps ? 'the final checks' : `step ${index + 1} of ${steps}`;
   return `executor fuzz, cluster seed ${ctx.input.clusterSeed}, ${at}`;
 }
 
 const guard = (ctx: Context, index: number, apply: () => void) => guardStep(ctx, where(ctx, index), apply);
 const checkFailure = (ctx: Context, index: number) => checkAnyFailure(ctx, where(ctx, index), 'executor event stream');
 const heldStreamsBroken = (ctx: Context) => heldBroken(ctx, 'executor event stream');
-const toggleAgent = (ctx: Context, index: number, agent: number, recover: 'reconnect' | 'cleanup') => restartOrCrash(ctx, where(ctx, index), agent, recover);
+const toggleAgent = (ctx: Context, index: number, agent: number, recover: 'reconnect' | 'cleanup') =>
+  restartOrCrash(ctx, where(ctx, index), agent, recover);
 const toggleLink = (ctx: Context, index: number, agent: number) => cutOrHeal(ctx, where(ctx, index), agent);

@@ -70,7 +70,8 @@ describe('the fuzz harness', () => {
       operator: false,
     });
     try {
-      const judged = async (target: string) => verdict({ ...SPEC, target }, wire(target), await send(wire(target), 300));
+      const judged = async (target: string) =>
+        verdict({ ...SPEC, target }, wire(target), await send(wire(target), 300));
       expect(await judged('/500')).toBe('answered 500');
       expect(await judged('/hang')).toMatch(/hang/);
       expect(await judged('/drop')).toMatch(/closed without an answer/);
@@ -82,14 +83,21 @@ describe('the fuzz harness', () => {
   });
 
   it('mutates JSON into what a JS value cannot hold: repeated keys, bare NaN, deep nesting', () => {
-    const repeated = mutateJson({ type: 'KILL', a: { b: 1 } }, [{ kind: 'repeat-key', at: 0, value: 'ACCEPT', before: false }]);
+    const repeated = mutateJson({ type: 'KILL', a: { b: 1 } }, [
+      { kind: 'repeat-key', at: 0, value: 'ACCEPT', before: false },
+    ]);
     expect(repeated).toBe('{"type":"KILL","a":{"b":1},"type":"ACCEPT"}');
     expect(mutateJson({ a: { b: 1 } }, [{ kind: 'literal', at: 0.9, text: 'NaN' }])).toBe('{"a":{"b":NaN}}');
     expect(mutateJson({ a: 1 }, [{ kind: 'nest', at: 0.9, depth: 3, bracket: '[' }])).toBe('{"a":[[[1]]]}');
   });
 
   it('gives a nested protobuf field a wrong wire type inside well-framed parents', () => {
-    const call = Buffer.from(encodeProto('mesos.v1.scheduler.Call', { type: 'SUBSCRIBE', subscribe: { framework_info: { user: 'u', name: 'n' } } }));
+    const call = Buffer.from(
+      encodeProto('mesos.v1.scheduler.Call', {
+        type: 'SUBSCRIBE',
+        subscribe: { framework_info: { user: 'u', name: 'n' } },
+      }),
+    );
     expect(decodeProto('mesos.v1.scheduler.Call', call).ok).toBe(true);
     // The last field in the tree is framework_info.name, two messages down.
     const bad = mutateProto(call, [{ kind: 'wire-type', at: 0.99, wireType: 0 }]);
@@ -105,7 +113,10 @@ describe('the operator API verdict', () => {
     method: 'POST',
     target: '/api/v1',
     version: 'HTTP/1.1',
-    headers: [['Host', 'x'], ['Content-Type', 'application/json']],
+    headers: [
+      ['Host', 'x'],
+      ['Content-Type', 'application/json'],
+    ],
     body: Buffer.from(JSON.stringify(call)),
     framing: 'length',
     followUp: false,
@@ -140,12 +151,16 @@ describe('the operator API verdict', () => {
   it('wants a Response of the type called to a read, and a stream to a SUBSCRIBE', () => {
     const health = request({ type: 'GET_HEALTH' });
     const json = { 'content-type': 'application/json' };
-    expect(operatorVerdict(health, answer(200, '{"type":"GET_HEALTH","get_health":{"healthy":true}}', json))).toBeUndefined();
+    expect(
+      operatorVerdict(health, answer(200, '{"type":"GET_HEALTH","get_health":{"healthy":true}}', json)),
+    ).toBeUndefined();
     expect(operatorVerdict(health, answer(200, '{"type":"GET_STATE"}', json))).toMatch(/Response of type GET_STATE/);
     expect(operatorVerdict(health, answer(200, ''))).toMatch(/Content-Type/);
     expect(operatorVerdict(request({ type: 'SUBSCRIBE' }), answer(200, '', json))).toMatch(/without an event stream/);
     const protobufOnly = { ...health, headers: [...health.headers, ['Accept', 'application/x-protobuf']] as const };
-    expect(operatorVerdict(protobufOnly, answer(200, '{"type":"GET_HEALTH","get_health":{"healthy":true}}', json))).toMatch(/asked for application\/x-protobuf alone/);
+    expect(
+      operatorVerdict(protobufOnly, answer(200, '{"type":"GET_HEALTH","get_health":{"healthy":true}}', json)),
+    ).toMatch(/asked for application\/x-protobuf alone/);
   });
 
   it('reads an event stream chunk by chunk and record by record, and reports the first break', () => {
@@ -155,7 +170,9 @@ describe('the operator API verdict', () => {
     };
     const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
     const good = new StreamCheck('operator', 'application/json');
-    const bytes = Buffer.from(chunk(record({ type: 'SUBSCRIBED', subscribed: {} })) + chunk(record({ type: 'HEARTBEAT' })));
+    const bytes = Buffer.from(
+      chunk(record({ type: 'SUBSCRIBED', subscribed: {} })) + chunk(record({ type: 'HEARTBEAT' })),
+    );
     // Byte by byte: a record or a chunk cut anywhere is only incomplete.
     for (const byte of bytes) good.push(Buffer.from([byte]));
     expect([good.records, good.types, good.problem]).toEqual([2, ['SUBSCRIBED', 'HEARTBEAT'], undefined]);

@@ -83,7 +83,8 @@ export class LiveFramework {
 
   #see(event: JsonEvent): void {
     if (event.type === 'OFFERS') {
-      for (const offer of event.offers?.offers ?? []) this.#offers.push({ id: offer.id.value, agentId: offer.agent_id.value });
+      for (const offer of event.offers?.offers ?? [])
+        this.#offers.push({ id: offer.id.value, agentId: offer.agent_id.value });
       trim(this.#offers);
     } else if (event.type === 'RESCIND') {
       this.#retire(event.rescind?.offer_id?.value);
@@ -168,7 +169,11 @@ export class LiveFramework {
       case 'agent':
         return at(agents) ?? 'no-agent';
       case 'deactivated-agent':
-        return at(this.running.driver.read((view) => agents.filter((id) => view.agentSnapshot(id)?.deactivated === true))) ?? at(agents) ?? 'no-agent';
+        return (
+          at(this.running.driver.read((view) => agents.filter((id) => view.agentSnapshot(id)?.deactivated === true))) ??
+          at(agents) ??
+          'no-agent'
+        );
       case 'task':
         return at(this.#tasks) ?? `t${i}`;
       case 'update-task':

@@ -45,7 +45,13 @@ export type ProtoMutation =
   /** The field at this fraction of the field tree keeps its value bytes under another wire type. */
   | { readonly kind: 'wire-type'; readonly at: number; readonly wireType: number }
   /** A field added to the message at this fraction of the message tree. */
-  | { readonly kind: 'add-field'; readonly at: number; readonly field: number; readonly wireType: number; readonly payload: readonly number[] }
+  | {
+      readonly kind: 'add-field';
+      readonly at: number;
+      readonly field: number;
+      readonly wireType: number;
+      readonly payload: readonly number[];
+    }
   /** A length-delimited field's length prefix replaced, so it claims more or fewer bytes than follow. */
   | { readonly kind: 'bad-length'; readonly at: number; readonly length: number };
 
@@ -55,11 +61,13 @@ type Path = readonly (string | number)[];
 function paths(value: Json, prefix: Path = [], out: Path[] = []): Path[] {
   out.push(prefix);
   if (Array.isArray(value)) value.forEach((v, i) => paths(v, [...prefix, i], out));
-  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) paths(v, [...prefix, k], out);
+  else if (value !== null && typeof value === 'object')
+    for (const [k, v] of Object.entries(value)) paths(v, [...prefix, k], out);
   return out;
 }
 
-const pick = <T>(items: readonly T[], at: number): T => items[Math.min(items.length - 1, Math.floor(at * items.length))]!;
+const pick = <T>(items: readonly T[], at: number): T =>
+  items[Math.min(items.length - 1, Math.floor(at * items.length))]!;
 
 function get(root: Json, path: Path): Json {
   let node = root;
@@ -123,7 +131,9 @@ export function mutateJson(value: Json, mutations: readonly JsonMutation[]): str
   let text = JSON.stringify(root);
   // Sentinels were written as JSON strings; the last splice may hold earlier sentinels, so work backwards.
   for (let i = splices.length - 1; i >= 0; i--) {
-    text = text.replace(`"\\u0001${i}\\u0001"`, () => splices[i]!).replace(`"\\u0002${i}\\u0002":null`, () => splices[i]!);
+    text = text
+      .replace(`"\\u0001${i}\\u0001"`, () => splices[i]!)
+      .replace(`"\\u0002${i}\\u0002":null`, () => splices[i]!);
   }
   return text;
 }
@@ -160,7 +170,9 @@ function enumPath(root: Json, at: number): Path {
 
 function nested(node: Json, depth: number, bracket: '[' | '{'): string {
   const inner = JSON.stringify(node);
-  return bracket === '[' ? '['.repeat(depth) + inner + ']'.repeat(depth) : '{"a":'.repeat(depth) + inner + '}'.repeat(depth);
+  return bracket === '['
+    ? '['.repeat(depth) + inner + ']'.repeat(depth)
+    : '{"a":'.repeat(depth) + inner + '}'.repeat(depth);
 }
 
 /** The nearest object at or above `path`, or undefined when there is none. */
@@ -329,7 +341,8 @@ export function mutateProto(bytes: Buffer, mutations: readonly ProtoMutation[]):
     const field = pick(fields, m.at);
     if (m.kind === 'wire-type') {
       // The original bytes, length prefix and all, now read under the new wire type.
-      if (field.children !== undefined) field.raw = Buffer.concat([varint(encodeFields(field.children).length), encodeFields(field.children)]);
+      if (field.children !== undefined)
+        field.raw = Buffer.concat([varint(encodeFields(field.children).length), encodeFields(field.children)]);
       delete field.children;
       field.wireType = m.wireType;
     } else if (field.wireType === 2) {

@@ -25,12 +25,29 @@ export const OPERATOR_RESPONSE_TYPE = 'mesos.v1.master.Response';
 
 /** The calls that answer an empty 200: no Response of their own. */
 export const EMPTY_ANSWER_CALLS: readonly string[] = [
-  'TEARDOWN', 'MARK_AGENT_GONE', 'DEACTIVATE_AGENT', 'REACTIVATE_AGENT', 'DRAIN_AGENT', 'UPDATE_QUOTA', 'UPDATE_WEIGHTS',
-  'RESERVE_RESOURCES', 'UNRESERVE_RESOURCES', 'CREATE_VOLUMES', 'DESTROY_VOLUMES',
+  'TEARDOWN',
+  'MARK_AGENT_GONE',
+  'DEACTIVATE_AGENT',
+  'REACTIVATE_AGENT',
+  'DRAIN_AGENT',
+  'UPDATE_QUOTA',
+  'UPDATE_WEIGHTS',
+  'RESERVE_RESOURCES',
+  'UNRESERVE_RESOURCES',
+  'CREATE_VOLUMES',
+  'DESTROY_VOLUMES',
 ];
 
-const role = fc.oneof(w(8, fc.constantFrom('r1', 'r2', 'fuzz')), w(2, fc.constantFrom('*', 'r1/sub', 'r1/sub/x')), w(1, oddString));
-const reservedRole = fc.oneof(w(8, fc.constantFrom('r1', 'r2')), w(1, fc.constantFrom('r1/sub', '*', '')), w(1, oddString));
+const role = fc.oneof(
+  w(8, fc.constantFrom('r1', 'r2', 'fuzz')),
+  w(2, fc.constantFrom('*', 'r1/sub', 'r1/sub/x')),
+  w(1, oddString),
+);
+const reservedRole = fc.oneof(
+  w(8, fc.constantFrom('r1', 'r2')),
+  w(1, fc.constantFrom('r1/sub', '*', '')),
+  w(1, oddString),
+);
 const principal = fc.constantFrom('p', 'ops', '');
 
 const agent = fc.oneof(w(8, idx.map(token.agent)), w(1, oddString));
@@ -54,8 +71,16 @@ const oddNumber: fc.Arbitrary<Json> = fc.oneof(
   w(1, fc.double()),
 );
 const amount = fc.oneof(w(8, fc.constantFrom(0, 0.1, 0.5, 1, 2, 4, 8, 64, 128, 1024, 4096, 16384)), w(2, oddNumber));
-const quotaName = fc.oneof(w(8, fc.constantFrom('cpus', 'mem', 'disk', 'gpus')), w(1, fc.constantFrom('ports', 'bogus', '')), w(1, oddString));
-const quantities = fc.dictionary(quotaName, amount.map((v) => ({ value: v })), { maxKeys: 3 });
+const quotaName = fc.oneof(
+  w(8, fc.constantFrom('cpus', 'mem', 'disk', 'gpus')),
+  w(1, fc.constantFrom('ports', 'bogus', '')),
+  w(1, oddString),
+);
+const quantities = fc.dictionary(
+  quotaName,
+  amount.map((v) => ({ value: v })),
+  { maxKeys: 3 },
+);
 
 /** Guarantees mostly within the limits, sometimes over them. */
 const quotaConfig = fc
@@ -65,27 +90,54 @@ const quotaConfig = fc
     if (shape === 1) return { role: r, limits };
     return { role: r, limits, guarantees: shape === 2 ? guarantees : limits };
   });
-const updateQuota = some({ force: fc.boolean(), quota_configs: fc.array(quotaConfig, { maxLength: 3 }) }, ['quota_configs']);
+const updateQuota = some({ force: fc.boolean(), quota_configs: fc.array(quotaConfig, { maxLength: 3 }) }, [
+  'quota_configs',
+]);
 
 const weight = fc.oneof(w(6, fc.constantFrom(0.1, 0.5, 1, 2, 3.5, 10)), w(1, fc.constantFrom(0, -1)), w(2, oddNumber));
 const updateWeights = fc.record({ weight_infos: fc.array(some({ role, weight }, ['weight']), { maxLength: 3 }) });
 
 // ---- reservations and volumes ----
 
-const oddReservation = some({ type: fc.constantFrom('DYNAMIC', 'STATIC', 'UNKNOWN'), role: reservedRole, principal }, ['type']);
+const oddReservation = some({ type: fc.constantFrom('DYNAMIC', 'STATIC', 'UNKNOWN'), role: reservedRole, principal }, [
+  'type',
+]);
 /** Mostly one a later call can undo: the same few roles and principals. */
 const reservation = fc.oneof(
-  w(8, fc.record({ type: fc.constant('DYNAMIC'), role: fc.constantFrom('r1', 'r2'), principal: fc.constantFrom('p', 'p', 'p', 'ops') }) as fc.Arbitrary<J>),
+  w(
+    8,
+    fc.record({
+      type: fc.constant('DYNAMIC'),
+      role: fc.constantFrom('r1', 'r2'),
+      principal: fc.constantFrom('p', 'p', 'p', 'ops'),
+    }) as fc.Arbitrary<J>,
+  ),
   w(1, oddReservation),
 );
 /** A stack of reservations: one mostly, refined (`r1` then `r1/sub`) now and then, none or odd. */
 const reservations = fc.oneof(
-  w(12, reservation.map((r) => [r] as Json[])),
-  w(2, principal.map((p) => [{ type: 'DYNAMIC', role: 'r1', principal: p }, { type: 'DYNAMIC', role: 'r1/sub', principal: p }] as Json[])),
+  w(
+    12,
+    reservation.map((r) => [r] as Json[]),
+  ),
+  w(
+    2,
+    principal.map(
+      (p) =>
+        [
+          { type: 'DYNAMIC', role: 'r1', principal: p },
+          { type: 'DYNAMIC', role: 'r1/sub', principal: p },
+        ] as Json[],
+    ),
+  ),
   w(1, fc.array(oddReservation, { maxLength: 3 })),
 );
 const scalar = (name: fc.Arbitrary<string>, amounts: readonly number[]) =>
-  fc.record({ name, type: fc.constant('SCALAR'), scalar: fc.record({ value: fc.oneof(w(8, fc.constantFrom(...amounts)), w(1, oddNumber)) }) });
+  fc.record({
+    name,
+    type: fc.constant('SCALAR'),
+    scalar: fc.record({ value: fc.oneof(w(8, fc.constantFrom(...amounts)), w(1, oddNumber)) }),
+  });
 const unreserved = fc.oneof(
   w(4, scalar(fc.constant('cpus'), [0.5, 1, 1, 4, 5])),
   w(4, scalar(fc.constant('mem'), [64, 128, 128, 9000])),
@@ -100,7 +152,12 @@ const legacyReserved = fc
 const resourceList = (one: fc.Arbitrary<J>) => fc.array(one, { minLength: 1, maxLength: 3 }).map((l) => l as Json[]);
 
 /** Disk for the volumes below: reserved to `r1` by `p`. */
-const volumeDisk: J = { name: 'disk', type: 'SCALAR', scalar: { value: 256 }, reservations: [{ type: 'DYNAMIC', role: 'r1', principal: 'p' }] };
+const volumeDisk: J = {
+  name: 'disk',
+  type: 'SCALAR',
+  scalar: { value: 256 },
+  reservations: [{ type: 'DYNAMIC', role: 'r1', principal: 'p' }],
+};
 const reserve = some(
   {
     agent_id: value(storageAgent),
@@ -115,7 +172,14 @@ const reserve = some(
   ['agent_id', 'resources'],
 );
 const unreserve = some(
-  { agent_id: value(agent), resources: fc.oneof(w(8, resourceList(reserved)), w(1, resourceList(legacyReserved)), w(1, resourceList(unreserved))) },
+  {
+    agent_id: value(agent),
+    resources: fc.oneof(
+      w(8, resourceList(reserved)),
+      w(1, resourceList(legacyReserved)),
+      w(1, resourceList(unreserved)),
+    ),
+  },
   ['agent_id', 'resources'],
 );
 
@@ -131,24 +195,33 @@ const plainVolume = (id: string): J => ({
 const oddVolume = fc
   .tuple(scalar(fc.constant('disk'), [16, 64, 100_000]), reservations, persistenceId, principal, fc.nat({ max: 5 }))
   .map(([disk, rs, id, p, shape]): J => {
-    const info: J = { persistence: { id, principal: p }, volume: { container_path: shape === 5 ? '/abs' : 'data', mode: shape === 4 ? 'RO' : 'RW' } };
+    const info: J = {
+      persistence: { id, principal: p },
+      volume: { container_path: shape === 5 ? '/abs' : 'data', mode: shape === 4 ? 'RO' : 'RW' },
+    };
     // Unreserved disk, and a volume without a persistence id, now and then.
     if (shape === 3) return { ...disk, disk: { volume: { container_path: 'data', mode: 'RW' } }, reservations: rs };
     return shape === 2 ? { ...disk, disk: info } : { ...disk, disk: info, reservations: rs };
   });
 const volume = fc.oneof(w(3, fc.constantFrom('v0', 'v1', 'v2').map(plainVolume)), w(2, oddVolume));
 /** Thousands of tiny volumes, each of its own id: what a CREATE makes, a DESTROY finds again, on the disk reserved for them. */
-const manyVolumes = fc.constantFrom(200, 3_000, 12_000).map((n): Json[] =>
-  Array.from({ length: n }, (_, i) => ({ ...plainVolume(`m${i}`), scalar: { value: 0.001 } })),
-);
+const manyVolumes = fc
+  .constantFrom(200, 3_000, 12_000)
+  .map((n): Json[] => Array.from({ length: n }, (_, i) => ({ ...plainVolume(`m${i}`), scalar: { value: 0.001 } })));
 const volumes = some(
-  { agent_id: value(storageAgent), volumes: fc.oneof(w(30, fc.array(volume, { minLength: 1, maxLength: 2 })), w(1, manyVolumes)) },
+  {
+    agent_id: value(storageAgent),
+    volumes: fc.oneof(w(30, fc.array(volume, { minLength: 1, maxLength: 2 })), w(1, manyVolumes)),
+  },
   ['agent_id', 'volumes'],
 );
 
 // ---- agents ----
 
-const gracePeriod = some({ seconds: fc.constantFrom(0, 1, 30, -1, 2 ** 53), nanos: fc.constantFrom(0, 500_000_000, -1, 999_999_999) });
+const gracePeriod = some({
+  seconds: fc.constantFrom(0, 1, 30, -1, 2 ** 53),
+  nanos: fc.constantFrom(0, 500_000_000, -1, 999_999_999),
+});
 const drain = fc.oneof(
   w(6, some({ agent_id: value(agent), max_grace_period: gracePeriod, mark_gone: fc.constant(false) }, ['agent_id'])),
   w(1, some({ agent_id: value(rareAgent), max_grace_period: gracePeriod, mark_gone: fc.constant(true) }, ['agent_id'])),
@@ -171,14 +244,33 @@ const PAYLOADS: Record<string, fc.Arbitrary<J | undefined>> = {
   SUBSCRIBE: fc.constant(undefined),
   LIST_FILES: fc.record({ path: fc.constantFrom('/master/log', '/', '') }),
   READ_FILE: fc.record({ path: fc.constantFrom('/master/log', ''), offset: fc.constantFrom(0, 10) }),
-  SET_LOGGING_LEVEL: fc.record({ level: fc.constantFrom(0, 1, 3), duration: fc.record({ nanoseconds: fc.constantFrom(0, 1_000_000_000) }) }),
+  SET_LOGGING_LEVEL: fc.record({
+    level: fc.constantFrom(0, 1, 3),
+    duration: fc.record({ nanoseconds: fc.constantFrom(0, 1_000_000_000) }),
+  }),
 };
 
 /** How often each type is drawn; the rest weigh 1. */
 const WEIGHTS: Record<string, number> = {
-  UPDATE_QUOTA: 12, UPDATE_WEIGHTS: 6, RESERVE_RESOURCES: 10, UNRESERVE_RESOURCES: 8, CREATE_VOLUMES: 8, DESTROY_VOLUMES: 6,
-  TEARDOWN: 3, MARK_AGENT_GONE: 1, DEACTIVATE_AGENT: 4, REACTIVATE_AGENT: 8, DRAIN_AGENT: 3, SUBSCRIBE: 5,
-  GET_STATE: 3, GET_QUOTA: 3, GET_ROLES: 2, GET_OPERATIONS: 2, GET_AGENTS: 2, GET_FRAMEWORKS: 2, GET_TASKS: 2,
+  UPDATE_QUOTA: 12,
+  UPDATE_WEIGHTS: 6,
+  RESERVE_RESOURCES: 10,
+  UNRESERVE_RESOURCES: 8,
+  CREATE_VOLUMES: 8,
+  DESTROY_VOLUMES: 6,
+  TEARDOWN: 3,
+  MARK_AGENT_GONE: 1,
+  DEACTIVATE_AGENT: 4,
+  REACTIVATE_AGENT: 8,
+  DRAIN_AGENT: 3,
+  SUBSCRIBE: 5,
+  GET_STATE: 3,
+  GET_QUOTA: 3,
+  GET_ROLES: 2,
+  GET_OPERATIONS: 2,
+  GET_AGENTS: 2,
+  GET_FRAMEWORKS: 2,
+  GET_TASKS: 2,
 };
 
 const ALL_TYPES = Object.keys(messageType(OPERATOR_CALL_TYPE).lookupEnum('Type').values);
@@ -188,7 +280,9 @@ export const operatorTemplateCall: fc.Arbitrary<Json> = fc.oneof(
   ...ALL_TYPES.map((type) =>
     w(
       WEIGHTS[type] ?? 1,
-      (PAYLOADS[type] ?? fc.constant(undefined)).map((p): Json => (p === undefined ? { type } : { type, [type.toLowerCase()]: p })),
+      (PAYLOADS[type] ?? fc.constant(undefined)).map(
+        (p): Json => (p === undefined ? { type } : { type, [type.toLowerCase()]: p }),
+      ),
     ),
   ),
 );

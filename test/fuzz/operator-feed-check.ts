@@ -50,7 +50,12 @@ export class OperatorFeedCheck {
         return this.#add(this.#tasks, taskKey(task?.framework_id, task?.task_id), 'task');
       }
       case 'TASK_UPDATED':
-        return this.#known(this.#tasks, taskKey(event.task_updated?.framework_id, event.task_updated?.status?.task_id), 'task', false);
+        return this.#known(
+          this.#tasks,
+          taskKey(event.task_updated?.framework_id, event.task_updated?.status?.task_id),
+          'task',
+          false,
+        );
       case 'AGENT_ADDED':
         return this.#add(this.#agents, event.agent_added?.agent?.agent_info?.id?.value, 'agent');
       case 'AGENT_REMOVED':
@@ -58,7 +63,12 @@ export class OperatorFeedCheck {
       case 'FRAMEWORK_ADDED':
         return this.#add(this.#frameworks, event.framework_added?.framework?.framework_info?.id?.value, 'framework');
       case 'FRAMEWORK_UPDATED':
-        return this.#known(this.#frameworks, event.framework_updated?.framework?.framework_info?.id?.value, 'framework', false);
+        return this.#known(
+          this.#frameworks,
+          event.framework_updated?.framework?.framework_info?.id?.value,
+          'framework',
+          false,
+        );
       case 'FRAMEWORK_REMOVED':
         return this.#known(this.#frameworks, event.framework_removed?.framework_info?.id?.value, 'framework', true);
       default:
@@ -67,7 +77,8 @@ export class OperatorFeedCheck {
   }
 
   #subscribed(state: NonNullable<OperatorEventValue['subscribed']>['get_state']): void {
-    for (const list of Object.values(state?.get_tasks ?? {})) for (const t of list ?? []) this.#tasks.add(taskKey(t.framework_id, t.task_id));
+    for (const list of Object.values(state?.get_tasks ?? {}))
+      for (const t of list ?? []) this.#tasks.add(taskKey(t.framework_id, t.task_id));
     for (const f of state?.get_frameworks?.frameworks ?? []) this.#frameworks.add(f.framework_info?.id?.value ?? '?');
     for (const a of state?.get_agents?.agents ?? []) this.#agents.add(a.agent_info?.id?.value ?? '?');
   }
@@ -80,7 +91,8 @@ export class OperatorFeedCheck {
   }
 
   #known(known: Set<string>, id: string | undefined, what: string, remove: boolean): string | undefined {
-    if (id === undefined || !known.has(id)) return `an event about the ${what} ${String(id)}, which the stream never added`;
+    if (id === undefined || !known.has(id))
+      return `an event about the ${what} ${String(id)}, which the stream never added`;
     if (remove) known.delete(id);
     return undefined;
   }

@@ -46,9 +46,12 @@ export function operatorVerdict(wire: WireRequest, res: WireResponse): string | 
   const status = res.status ?? 0;
   const body = res.body.toString('utf8');
   if (!STATUSES.has(status)) return `the operator API answered ${status}`;
-  if (status === 501 && body !== NOT_IMPLEMENTED.body) return `answered 501 with ${JSON.stringify(body)}, not the catalogue's text`;
-  if (status === 503 && !CAPACITY.test(body)) return `answered 503 with ${JSON.stringify(body)}, not at the master's capacity`;
-  if (status === 401 && res.headers['www-authenticate'] === undefined) return 'answered 401 without a WWW-Authenticate challenge';
+  if (status === 501 && body !== NOT_IMPLEMENTED.body)
+    return `answered 501 with ${JSON.stringify(body)}, not the catalogue's text`;
+  if (status === 503 && !CAPACITY.test(body))
+    return `answered 503 with ${JSON.stringify(body)}, not at the master's capacity`;
+  if (status === 401 && res.headers['www-authenticate'] === undefined)
+    return 'answered 401 without a WWW-Authenticate challenge';
   // A HEAD's answer has a head only.
   if (status >= 400) return wire.method === 'HEAD' ? undefined : reasonError(wire, res, body);
   if (status !== 200) return undefined;
@@ -56,11 +59,13 @@ export function operatorVerdict(wire: WireRequest, res: WireResponse): string | 
   if (asked !== undefined && res.body.length > 0 && res.headers['content-type'] !== asked) {
     return `asked for ${asked} alone, answered ${JSON.stringify(res.headers['content-type'])}`;
   }
-  if (res.stream) return res.check?.api === 'operator' ? undefined : 'an operator event stream answered as a scheduler stream';
+  if (res.stream)
+    return res.check?.api === 'operator' ? undefined : 'an operator event stream answered as a scheduler stream';
   const type = callType(wire);
   if (type === undefined) return undefined;
   if (type === 'SUBSCRIBE') return 'a SUBSCRIBE answered 200 without an event stream';
-  if (EMPTY_ANSWER_CALLS.includes(type)) return res.body.length === 0 ? undefined : `a 200 to ${type} with a body of ${res.body.length} bytes`;
+  if (EMPTY_ANSWER_CALLS.includes(type))
+    return res.body.length === 0 ? undefined : `a 200 to ${type} with a body of ${res.body.length} bytes`;
   return responseError(type, res);
 }
 
@@ -74,14 +79,20 @@ export function reasonError(wire: WireRequest, res: WireResponse, body: string):
   if (res.status === 400 && body === '' && !host && wire.version === 'HTTP/1.1') return undefined;
   if (body.length === 0) return `answered ${res.status} with no reason`;
   if (/[\r\n]/.test(body)) return `answered ${res.status} with a reason of more than one line`;
-  if (type !== 'text/plain; charset=utf-8') return `answered ${res.status} with a reason of Content-Type ${JSON.stringify(type)}`;
+  if (type !== 'text/plain; charset=utf-8')
+    return `answered ${res.status} with a reason of Content-Type ${JSON.stringify(type)}`;
   return undefined;
 }
 
 /** A read's 200: a Response (of `responseType`) of the call's type, in a message encoding. */
-export function responseError(type: string, res: WireResponse, responseType = OPERATOR_RESPONSE_TYPE): string | undefined {
+export function responseError(
+  type: string,
+  res: WireResponse,
+  responseType = OPERATOR_RESPONSE_TYPE,
+): string | undefined {
   const media = res.headers['content-type'];
-  if (media === undefined || !MESSAGE_TYPES.includes(media)) return `a 200 to ${type} of Content-Type ${JSON.stringify(media)}`;
+  if (media === undefined || !MESSAGE_TYPES.includes(media))
+    return `a 200 to ${type} of Content-Type ${JSON.stringify(media)}`;
   let bytes = res.body;
   if (res.headers['content-encoding'] === 'gzip') {
     try {
@@ -123,7 +134,11 @@ export function callOf<T>(wire: WireRequest, callMessage: string): T | undefined
 }
 
 /** Posts an operator call as JSON; the answer's status and body. */
-async function postCall(masterUrl: string, call: object, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+async function postCall(
+  masterUrl: string,
+  call: object,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
   const res = await fetch(new URL('/api/v1', masterUrl), {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
@@ -141,9 +156,14 @@ export async function reopen(masterUrl: string, headers: Record<string, string>)
   const post = (call: object) => postCall(masterUrl, call, headers);
   const quota = await post({ type: 'GET_QUOTA' });
   if (quota.status !== 200) return `GET_QUOTA got ${quota.status} ${quota.body}`;
-  const configs = ((JSON.parse(quota.body) as { get_quota?: { status?: { configs?: { role: string }[] } } }).get_quota?.status?.configs ?? []);
+  const configs =
+    (JSON.parse(quota.body) as { get_quota?: { status?: { configs?: { role: string }[] } } }).get_quota?.status
+      ?.configs ?? [];
   if (configs.length > 0) {
-    const reset = await post({ type: 'UPDATE_QUOTA', update_quota: { force: true, quota_configs: configs.map((c) => ({ role: c.role })) } });
+    const reset = await post({
+      type: 'UPDATE_QUOTA',
+      update_quota: { force: true, quota_configs: configs.map((c) => ({ role: c.role })) },
+    });
     if (reset.status !== 200) return `resetting the quotas got ${reset.status} ${reset.body}`;
   }
   const agents = await post({ type: 'GET_AGENTS' });

@@ -55,14 +55,22 @@ const TARGETS: Readonly<Record<string, { readonly weight: number; readonly runs:
   orchestrator: entry('orchestrator', 1, orchestratorRunInput(maxSteps), runOrchestratorOnce),
 };
 
-function entry<T>(api: string, weight: number, input: fc.Arbitrary<T>, run: (input: T, options: RunOptions) => Promise<void>) {
+function entry<T>(
+  api: string,
+  weight: number,
+  input: fc.Arbitrary<T>,
+  run: (input: T, options: RunOptions) => Promise<void>,
+) {
   return { weight, runs: input.map((i): AnyRun => ({ api, input: i, run: (options) => run(i, options) })) };
 }
 
 const api = process.env['FUZZ_API'] ?? 'all';
-if (api !== 'all' && TARGETS[api] === undefined) throw new Error(`FUZZ_API must be all or one of ${Object.keys(TARGETS).join(', ')}, not ${api}`);
+if (api !== 'all' && TARGETS[api] === undefined)
+  throw new Error(`FUZZ_API must be all or one of ${Object.keys(TARGETS).join(', ')}, not ${api}`);
 const runs: fc.Arbitrary<AnyRun> =
-  api === 'all' ? fc.oneof(...Object.values(TARGETS).map(({ weight, runs: arbitrary }) => ({ weight, arbitrary }))) : TARGETS[api]!.runs;
+  api === 'all'
+    ? fc.oneof(...Object.values(TARGETS).map(({ weight, runs: arbitrary }) => ({ weight, arbitrary })))
+    : TARGETS[api]!.runs;
 const runAny = (run: AnyRun, options: RunOptions) => run.run(options);
 
 /** The failure found, by kind: a run stops at its first, so each count is 0 or 1. */
@@ -70,7 +78,9 @@ const failures: Record<FailureKind, number> = { crash: 0, hang: 0, 'unexpected 5
 
 function figures(stats: Stats, started: number): string {
   const seconds = (performance.now() - started) / 1000;
-  const statuses = [...stats.byStatus].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `    ${s.padEnd(14)} ${n}`);
+  const statuses = [...stats.byStatus]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([s, n]) => `    ${s.padEnd(14)} ${n}`);
   const followUps = [...stats.followUps].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s}: ${n}`);
   const lines = [
     `fuzz: ${stats.cases} cases in ${stats.runs} runs, ${seconds.toFixed(1)} s wall time (${Math.round(stats.cases / seconds)} cases/s); ` +
@@ -84,7 +94,8 @@ function figures(stats: Stats, started: number): string {
   ];
   if (process.env['FUZZ_BY_KIND'] === '1') {
     lines.push('  by call type or path, and status:');
-    for (const [k, n] of [...stats.byKind].sort(([a], [b]) => a.localeCompare(b))) lines.push(`    ${k.padEnd(60)} ${n}`);
+    for (const [k, n] of [...stats.byKind].sort(([a], [b]) => a.localeCompare(b)))
+      lines.push(`    ${k.padEnd(60)} ${n}`);
   }
   return lines.join('\n');
 }
@@ -127,7 +138,9 @@ async function fuzz(stats: Stats, started: number, watchdog: Watchdog): Promise<
     console.log(`fuzz: ${s.cases} / ${target} cases, ${s.runs} runs, ${seconds.toFixed(1)} s`);
   };
   const baseSeed = Number(process.env['FUZZ_SEED'] ?? (Date.now() ^ (Math.random() * 2 ** 31)) | 0);
-  console.log(`fuzz: ${target} cases of ${api === 'all' ? 'every API' : `the ${api} API`}, runs of up to ${maxSteps} steps, fast-check seed ${baseSeed} (FUZZ_SEED=${baseSeed} to replay)`);
+  console.log(
+    `fuzz: ${target} cases of ${api === 'all' ? 'every API' : `the ${api} API`}, runs of up to ${maxSteps} steps, fast-check seed ${baseSeed} (FUZZ_SEED=${baseSeed} to replay)`,
+  );
   // Runs vary in length, so the number of runs is a guess; batches top it up until the cases are there.
   for (let batch = 0; stats.cases < target; batch++) {
     // A first guess a little over the mean run, so that the first batch falls short rather than far over.

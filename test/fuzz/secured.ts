@@ -31,7 +31,8 @@ export const ACLS = {
   view_flags: [{ principals: viewer, flags: NONE }],
 };
 
-const basic = (principal: string, secret: string) => `Basic ${Buffer.from(`${principal}:${secret}`).toString('base64')}`;
+const basic = (principal: string, secret: string) =>
+  `Basic ${Buffer.from(`${principal}:${secret}`).toString('base64')}`;
 
 /** The `Authorization` value of `@@auth:<index>`. */
 export function authorization(index: number): string {

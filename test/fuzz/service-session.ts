@@ -14,7 +14,20 @@ import fc from 'fast-check';
 import type { ClusterFailure } from '../../src/runtime/driver.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 import { render, type RequestSpec, type TokenResolver } from './requests.js';
-import { closeCluster, closeIsExpected, describe, describeRequest, errorLog, freshSubscription, FuzzFailure, guardedRun, settle, within, type FailureKind, type RunOptions } from './session.js';
+import {
+  closeCluster,
+  closeIsExpected,
+  describe,
+  describeRequest,
+  errorLog,
+  freshSubscription,
+  FuzzFailure,
+  guardedRun,
+  settle,
+  within,
+  type FailureKind,
+  type RunOptions,
+} from './session.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
 
 export type ServiceStep =
@@ -27,11 +40,24 @@ export type ServiceStep =
 export const w = <T>(weight: number, arbitrary: fc.Arbitrary<T>) => ({ weight, arbitrary });
 
 /** The steps of a run: mostly requests, some bursts and moves of time. */
-export function serviceSteps(request: fc.Arbitrary<RequestSpec>, advance: fc.Arbitrary<number>, maxSteps: number): fc.Arbitrary<ServiceStep[]> {
+export function serviceSteps(
+  request: fc.Arbitrary<RequestSpec>,
+  advance: fc.Arbitrary<number>,
+  maxSteps: number,
+): fc.Arbitrary<ServiceStep[]> {
   const step: fc.Arbitrary<ServiceStep> = fc.oneof(
-    w(24, request.map((spec): ServiceStep => ({ kind: 'request', spec }))),
-    w(2, fc.array(request, { minLength: 2, maxLength: 5 }).map((specs): ServiceStep => ({ kind: 'burst', specs }))),
-    w(4, advance.map((ms): ServiceStep => ({ kind: 'advance', ms }))),
+    w(
+      24,
+      request.map((spec): ServiceStep => ({ kind: 'request', spec })),
+    ),
+    w(
+      2,
+      fc.array(request, { minLength: 2, maxLength: 5 }).map((specs): ServiceStep => ({ kind: 'burst', specs })),
+    ),
+    w(
+      4,
+      advance.map((ms): ServiceStep => ({ kind: 'advance', ms })),
+    ),
   );
   return fc.array(step, { minLength: 1, maxLength: maxSteps, size: 'max' });
 }
@@ -74,7 +100,12 @@ export async function startRun(label: string, steps: number, options: StartClust
 }
 
 /** Runs `body`, then drops the held streams, calls `cleanup` and closes the cluster, whatever happened. */
-export async function runGuarded(run: ServiceRun, options: RunOptions, body: () => Promise<void>, cleanup: () => Promise<void> = async () => {}): Promise<void> {
+export async function runGuarded(
+  run: ServiceRun,
+  options: RunOptions,
+  body: () => Promise<void>,
+  cleanup: () => Promise<void> = async () => {},
+): Promise<void> {
   options.stats.runs++;
   await guardedRun(options, body, async (failed) => {
     for (const socket of run.held.splice(0)) socket.destroy();
@@ -84,7 +115,8 @@ export async function runGuarded(run: ServiceRun, options: RunOptions, body: () 
 }
 
 export function where(run: ServiceRun, index: number): string {
-  const at = index < 0 ? 'before the first step' : index >= run.steps ? 'the final checks' : `step ${index + 1} of ${run.steps}`;
+  const at =
+    index < 0 ? 'before the first step' : index >= run.steps ? 'the final checks' : `step ${index + 1} of ${run.steps}`;
   return `${run.label}, ${at}`;
 }
 
@@ -97,7 +129,10 @@ export function guard(run: ServiceRun, index: number, apply: () => void): void {
   try {
     apply();
   } catch (error) {
-    throw new FuzzFailure(`${where(run, index)}: the cluster failed: ${(error as Error).message}${logOf(run)}`, 'crash');
+    throw new FuzzFailure(
+      `${where(run, index)}: the cluster failed: ${(error as Error).message}${logOf(run)}`,
+      'crash',
+    );
   }
 }
 
@@ -105,7 +140,10 @@ export function guard(run: ServiceRun, index: number, apply: () => void): void {
 export function checkCluster(run: ServiceRun, index: number): void {
   const failure = run.seen.failure ?? run.running.driver.failure;
   if (failure === undefined) return;
-  throw new FuzzFailure(`${where(run, index)}: the cluster failed: ${failure.message}\n  last trace entries:\n    ${failure.lastEntries.join('\n    ')}${logOf(run)}`, 'crash');
+  throw new FuzzFailure(
+    `${where(run, index)}: the cluster failed: ${failure.message}\n  last trace entries:\n    ${failure.lastEntries.join('\n    ')}${logOf(run)}`,
+    'crash',
+  );
 }
 
 /** Moves virtual time on, or waits as long (up to a second) on a cluster that follows the wall clock. */
@@ -116,7 +154,13 @@ export async function advance(run: ServiceRun, index: number, ms: number, option
 }
 
 /** Sends the requests at once, each on its own connection, and judges each answer. */
-export async function requests(run: ServiceRun, surface: Surface, index: number, specs: readonly RequestSpec[], options: RunOptions): Promise<void> {
+export async function requests(
+  run: ServiceRun,
+  surface: Surface,
+  index: number,
+  specs: readonly RequestSpec[],
+  options: RunOptions,
+): Promise<void> {
   const wires = specs.map((spec) => render(spec, surface.tokens, surface.ports()));
   options.watchdog?.note(`${where(run, index)}:\n${wires.map(describeRequest).join('\n')}`);
   const answers = await Promise.all(wires.map((wire) => send(wire, options.timeoutMs)));
@@ -125,13 +169,28 @@ export async function requests(run: ServiceRun, surface: Surface, index: number,
   checkCluster(run, index);
 }
 
-function judge(run: ServiceRun, surface: Surface, index: number, spec: RequestSpec, wire: WireRequest, res: WireResponse, options: RunOptions): void {
+function judge(
+  run: ServiceRun,
+  surface: Surface,
+  index: number,
+  spec: RequestSpec,
+  wire: WireRequest,
+  res: WireResponse,
+  options: RunOptions,
+): void {
   options.stats.record(spec, res, surface.kind(spec));
   if (res.held !== undefined) run.held.push(res.held);
   const closes = () => surface.closeExpected?.(spec, wire) === true;
-  const broken = serviceVerdict(wire, res, (status, body) => surface.expected5xx(spec, status, body), closes) ?? (res.outcome === 'response' ? surface.judge(spec, wire, res) : undefined);
+  const broken =
+    serviceVerdict(wire, res, (status, body) => surface.expected5xx(spec, status, body), closes) ??
+    (res.outcome === 'response' ? surface.judge(spec, wire, res) : undefined);
   if (broken !== undefined) {
-    const kind: FailureKind = res.outcome === 'timeout' || res.followUp === 'timeout' ? 'hang' : (res.status ?? 0) >= 500 ? 'unexpected 5xx' : 'other';
+    const kind: FailureKind =
+      res.outcome === 'timeout' || res.followUp === 'timeout'
+        ? 'hang'
+        : (res.status ?? 0) >= 500
+          ? 'unexpected 5xx'
+          : 'other';
     throw new FuzzFailure(`${where(run, index)}: ${broken}\n${describe(wire, res)}${logOf(run)}`, kind);
   }
   checkCluster(run, index);
@@ -151,7 +210,8 @@ export function serviceVerdict(
 ): string | undefined {
   if (res.outcome === 'aborted') return undefined;
   if (res.outcome === 'timeout') return 'no answer within the per-request timeout (a hang)';
-  if (res.outcome === 'closed') return closeIsExpected(wire) || closeExpected() ? undefined : 'the connection closed without an answer';
+  if (res.outcome === 'closed')
+    return closeIsExpected(wire) || closeExpected() ? undefined : 'the connection closed without an answer';
   const status = res.status ?? 0;
   const body = res.body.toString('utf8');
   if (status >= 500 && !expected5xx(status, body)) return `answered ${status}`;
@@ -161,7 +221,8 @@ export function serviceVerdict(
     if (reason.trim() === '') return `answered ${status} with no reason`;
     if (reason.includes('\n')) return `answered ${status} with a reason of more than one line`;
   }
-  if (res.followUp === 'timeout') return `answered ${status}, then GET /health on the same kept-alive connection got no answer (a hang)`;
+  if (res.followUp === 'timeout')
+    return `answered ${status}, then GET /health on the same kept-alive connection got no answer (a hang)`;
   return undefined;
 }
 

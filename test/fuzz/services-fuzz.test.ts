@@ -22,7 +22,10 @@ const MAX_STEPS = 30;
 const SEED = process.env['FUZZ_SEED'] === undefined ? 20_261_128 : undefined;
 
 const summary = (what: string, stats: Awaited<ReturnType<typeof assertRuns>>) =>
-  `fuzz: ${stats.cases} ${what} cases in ${stats.runs} runs (${[...stats.byStatus].sort().map(([s, n]) => `${s}: ${n}`).join(', ')})`;
+  `fuzz: ${stats.cases} ${what} cases in ${stats.runs} runs (${[...stats.byStatus]
+    .sort()
+    .map(([s, n]) => `${s}: ${n}`)
+    .join(', ')})`;
 
 describe('fuzzing the bundled APIs', () => {
   it(`answers ${RUNS} runs of the control API without a 5xx, a hang or a crash; a new scheduler gets offers after`, async () => {
@@ -60,13 +63,23 @@ describe('the judges of the bundled APIs', () => {
   it('flags a hang, a close, an undocumented 5xx and a refusal without a one-line reason', () => {
     const get = request('GET', '/v0/task/x');
     expect(serviceVerdict(get, { ...answer(200, ''), outcome: 'timeout', status: undefined }, none)).toMatch(/a hang/);
-    expect(serviceVerdict(get, { ...answer(200, ''), outcome: 'closed', status: undefined }, none)).toMatch(/closed without an answer/);
+    expect(serviceVerdict(get, { ...answer(200, ''), outcome: 'closed', status: undefined }, none)).toMatch(
+      /closed without an answer/,
+    );
     expect(serviceVerdict(get, answer(500, 'URI malformed'), none)).toBe('answered 500');
-    expect(serviceVerdict(get, answer(503, 'No leader elected'), (status, body) => status === 503 && body === 'No leader elected')).toBeUndefined();
+    expect(
+      serviceVerdict(
+        get,
+        answer(503, 'No leader elected'),
+        (status, body) => status === 503 && body === 'No leader elected',
+      ),
+    ).toBeUndefined();
     expect(serviceVerdict(get, answer(400, 'a\nb'), none)).toMatch(/more than one line/);
     expect(serviceVerdict(get, answer(404, 'Not Found\n'), none)).toBeUndefined();
     expect(serviceVerdict(get, answer(404, ''), none)).toMatch(/no reason/);
-    expect(serviceVerdict(get, { ...answer(200, 'Ok'), followUp: 'timeout' }, none)).toMatch(/kept-alive connection got no answer/);
+    expect(serviceVerdict(get, { ...answer(200, 'Ok'), followUp: 'timeout' }, none)).toMatch(
+      /kept-alive connection got no answer/,
+    );
   });
 
   it('wants JSON objects from the control API, streams from its trace, and no 200 off its paths', () => {
@@ -75,8 +88,12 @@ describe('the judges of the bundled APIs', () => {
     expect(controlVerdict(request('GET', '/sim/v1//clock/x'), answer(200, '{"time_ms":0}', json))).toBeUndefined();
     expect(controlVerdict(request('GET', '/sim/v1/clock'), answer(200, '[1]', json))).toMatch(/not a JSON object/);
     expect(controlVerdict(request('GET', '/sim/v1/clock'), answer(200, '{}'))).toMatch(/not application\/json/);
-    expect(controlVerdict(request('GET', '/sim/v1/trace'), answer(200, '{}', 'application/x-ndjson'))).toMatch(/without a stream/);
-    expect(controlVerdict(request('GET', '/sim/v1/trace'), answer(200, '{}', 'application/x-ndjson', true))).toBeUndefined();
+    expect(controlVerdict(request('GET', '/sim/v1/trace'), answer(200, '{}', 'application/x-ndjson'))).toMatch(
+      /without a stream/,
+    );
+    expect(
+      controlVerdict(request('GET', '/sim/v1/trace'), answer(200, '{}', 'application/x-ndjson', true)),
+    ).toBeUndefined();
     expect(controlVerdict(request('GET', '/sim/v1/nothing'), answer(200, '{}', json))).toMatch(/does not serve/);
     expect(controlVerdict(request('POST', '/sim/v1/reset'), answer(204, ''))).toBe('answered 204');
   });

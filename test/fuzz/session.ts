@@ -24,7 +24,15 @@ import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { LiveFramework } from './live.js';
 import { operatorVerdict, reopen } from './operator-judge.js';
 import { AGENT_DOWN } from './executor-judge.js';
-import { isAgentOperatorPath, isExecutorPath, isOperatorPath, render, requestSpec, SCHEDULER_PATHS, type RequestSpec } from './requests.js';
+import {
+  isAgentOperatorPath,
+  isExecutorPath,
+  isOperatorPath,
+  render,
+  requestSpec,
+  SCHEDULER_PATHS,
+  type RequestSpec,
+} from './requests.js';
 import type { StreamCheck } from './stream-check.js';
 import { send, type WireRequest, type WireResponse } from './transport.js';
 import { ACLS, authorization, CREDENTIALS } from './secured.js';
@@ -51,7 +59,10 @@ const advance = fc
   .map((ms): Step => ({ kind: 'advance', ms }));
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 24, arbitrary: requestSpec.map((spec): Step => ({ kind: 'request', spec })) },
-  { weight: 2, arbitrary: fc.array(requestSpec, { minLength: 2, maxLength: 6 }).map((specs): Step => ({ kind: 'burst', specs })) },
+  {
+    weight: 2,
+    arbitrary: fc.array(requestSpec, { minLength: 2, maxLength: 6 }).map((specs): Step => ({ kind: 'burst', specs })),
+  },
   { weight: 4, arbitrary: advance },
   { weight: 1, arbitrary: fc.constantFrom(0.5, 1).map((share): Step => ({ kind: 'release', share })) },
 );
@@ -89,11 +100,13 @@ export class Stats {
   /** A case of this kind (a call type, a path) and its answer. */
   recordAs(what: string, res: WireResponse): void {
     this.cases++;
-    const status = res.outcome !== 'response' ? res.outcome : res.stream ? `${res.status} (stream)` : String(res.status);
+    const status =
+      res.outcome !== 'response' ? res.outcome : res.stream ? `${res.status} (stream)` : String(res.status);
     this.byStatus.set(status, (this.byStatus.get(status) ?? 0) + 1);
     const kind = `${what} ${status}`;
     this.byKind.set(kind, (this.byKind.get(kind) ?? 0) + 1);
-    if (res.followUp !== undefined) this.followUps.set(String(res.followUp), (this.followUps.get(String(res.followUp)) ?? 0) + 1);
+    if (res.followUp !== undefined)
+      this.followUps.set(String(res.followUp), (this.followUps.get(String(res.followUp)) ?? 0) + 1);
     if (res.check !== undefined && res.held === undefined) this.streamRead(res.check);
     this.onCase?.(this);
   }
@@ -111,7 +124,8 @@ function kindOf(spec: RequestSpec): string {
   const onAgent = isExecutorPath(spec.target) ? 'executor ' : isAgentOperatorPath(spec.target) ? 'agent ' : undefined;
   const api = spec.server !== 0 ? onAgent : onMaster;
   if (body.kind === 'call' && api !== undefined) {
-    const type = body.call !== null && typeof body.call === 'object' && !Array.isArray(body.call) ? body.call['type'] : undefined;
+    const type =
+      body.call !== null && typeof body.call === 'object' && !Array.isArray(body.call) ? body.call['type'] : undefined;
     const mutated = body.json.length + body.proto.length + body.bytes.length > 0;
     return `${api}${typeof type === 'string' ? type : '(no type)'}${mutated ? ' (mutated)' : ''}`;
   }
@@ -186,7 +200,15 @@ export async function runOnce(input: RunInput, options: RunOptions): Promise<voi
   const { logger, lines } = errorLog();
   const seen: Context['seen'] = {};
   const auth = input.secured ? { credentials: CREDENTIALS, acls: ACLS } : {};
-  const start = startCluster({ port: 0, agents: 2, time: 'virtual', seed: input.clusterSeed, logger, onFailure: (f) => (seen.failure = f), ...auth });
+  const start = startCluster({
+    port: 0,
+    agents: 2,
+    time: 'virtual',
+    seed: input.clusterSeed,
+    logger,
+    onFailure: (f) => (seen.failure = f),
+    ...auth,
+  });
   const running = await within(start, 10_000, () => `cluster seed ${input.clusterSeed}: starting the cluster`);
   const ports = [new URL(running.masterUrl).port, ...running.agents.map((a) => String(a.port))].map(Number);
   const live = new LiveFramework(running, options.timeoutMs, liveHeaders(input));
@@ -210,12 +232,18 @@ export async function runOnce(input: RunInput, options: RunOptions): Promise<voi
  * (shrinking runs with hangs in them may take minutes), of `seed` when
  * given. Returns the figures.
  */
-export async function assertRuns<T>(input: fc.Arbitrary<T>, run: (input: T, options: RunOptions) => Promise<void>, runs: number, seed?: number): Promise<Stats> {
+export async function assertRuns<T>(
+  input: fc.Arbitrary<T>,
+  run: (input: T, options: RunOptions) => Promise<void>,
+  runs: number,
+  seed?: number,
+): Promise<Stats> {
   const stats = new Stats();
   const watchdog = new Watchdog(30_000);
   let reported = false;
   const onFailure = (error: unknown) => {
-    if (!reported) console.error(`fuzz: failure found, shrinking it now:\n${(error as Error)?.message ?? String(error)}`);
+    if (!reported)
+      console.error(`fuzz: failure found, shrinking it now:\n${(error as Error)?.message ?? String(error)}`);
     reported = true;
   };
   try {
@@ -231,7 +259,11 @@ export async function assertRuns<T>(input: fc.Arbitrary<T>, run: (input: T, opti
 }
 
 /** Runs a fuzz run's body, tells `onFailure` what it throws, and always ends with `cleanup`, told whether the run failed. */
-export async function guardedRun(options: RunOptions, body: () => Promise<void>, cleanup: (failed: boolean) => Promise<void>): Promise<void> {
+export async function guardedRun(
+  options: RunOptions,
+  body: () => Promise<void>,
+  cleanup: (failed: boolean) => Promise<void>,
+): Promise<void> {
   let failed = true;
   try {
     await body();
@@ -245,10 +277,19 @@ export async function guardedRun(options: RunOptions, body: () => Promise<void>,
 }
 
 /** Closes a run's cluster; a close that hangs is a failure when nothing went wrong before it. */
-export async function closeCluster(running: RunningCluster, failed: boolean, where: () => string, options: RunOptions): Promise<void> {
+export async function closeCluster(
+  running: RunningCluster,
+  failed: boolean,
+  where: () => string,
+  options: RunOptions,
+): Promise<void> {
   options.watchdog?.note(`${where()}: closing the cluster`);
   // A failed cluster's close() rejects with the failure, which a step has already reported.
-  const closed = within(running.close().catch(() => undefined), 10_000, () => `${where()}: closing the cluster`);
+  const closed = within(
+    running.close().catch(() => undefined),
+    10_000,
+    () => `${where()}: closing the cluster`,
+  );
   await (failed ? closed.catch(() => undefined) : closed);
 }
 
@@ -292,11 +333,21 @@ function guard(ctx: Context, index: number, apply: () => void): void {
   try {
     apply();
   } catch (error) {
-    throw new FuzzFailure(`${where(ctx, index)}: the cluster failed: ${(error as Error).message}${logOf(ctx)}`, 'crash');
+    throw new FuzzFailure(
+      `${where(ctx, index)}: the cluster failed: ${(error as Error).message}${logOf(ctx)}`,
+      'crash',
+    );
   }
 }
 
-function judge(ctx: Context, index: number, spec: RequestSpec, wire: WireRequest, res: WireResponse, options: RunOptions): void {
+function judge(
+  ctx: Context,
+  index: number,
+  spec: RequestSpec,
+  wire: WireRequest,
+  res: WireResponse,
+  options: RunOptions,
+): void {
   options.stats.record(spec, res);
   if (res.held !== undefined) {
     ctx.held.push({ socket: res.held, check: res.check });
@@ -308,9 +359,17 @@ function judge(ctx: Context, index: number, spec: RequestSpec, wire: WireRequest
   const broken = verdict(spec, wire, res) ?? heldStreamsBroken(ctx);
   const failure = ctx.seen.failure ?? ctx.running.driver.failure;
   if (broken !== undefined || failure !== undefined) {
-    const what = broken ?? `the cluster failed: ${failure!.message}\n  last trace entries:\n    ${failure!.lastEntries.join('\n    ')}`;
+    const what =
+      broken ??
+      `the cluster failed: ${failure!.message}\n  last trace entries:\n    ${failure!.lastEntries.join('\n    ')}`;
     const kind: FailureKind =
-      broken === undefined ? 'crash' : res.outcome === 'timeout' || res.followUp === 'timeout' ? 'hang' : (res.status ?? 0) >= 500 ? 'unexpected 5xx' : 'other';
+      broken === undefined
+        ? 'crash'
+        : res.outcome === 'timeout' || res.followUp === 'timeout'
+          ? 'hang'
+          : (res.status ?? 0) >= 500
+            ? 'unexpected 5xx'
+            : 'other';
     throw new FuzzFailure(`${where(ctx, index)}: ${what}\n${describe(wire, res)}${logOf(ctx)}`, kind);
   }
   if (spec.body.kind === 'call') ctx.live.afterCall(spec.body.call, res.status);
@@ -341,12 +400,14 @@ export function verdict(spec: RequestSpec, wire: WireRequest, res: WireResponse)
   // SUBSCRIBED (or the ERROR of a refused subscription) is written at once, in virtual time too.
   if (res.stream && res.check?.problem !== undefined) return `the event stream is unreadable: ${res.check.problem}`;
   // A session's output stream may say nothing: a command that writes nothing.
-  if (res.stream && res.check?.records === 0 && res.check.api !== 'session') return 'an event stream opened and ended without an event';
+  if (res.stream && res.check?.records === 0 && res.check.api !== 'session')
+    return 'an event stream opened and ended without an event';
   if (spec.server === 0 && isOperatorPath(spec.target)) {
     const broken = operatorVerdict(wire, res);
     if (broken !== undefined) return broken;
   }
-  if (res.followUp === 'timeout') return `answered ${status}, then GET /health on the same kept-alive connection got no answer (a hang)`;
+  if (res.followUp === 'timeout')
+    return `answered ${status}, then GET /health on the same kept-alive connection got no answer (a hang)`;
   return undefined;
 }
 
@@ -376,9 +437,11 @@ const CALL_FAILED = httpError('CALL_FAILED');
  * `agent-judge.ts` allows for UPDATE_CONTAINER_MEMORY_LIMIT alone).
  */
 function expectedServerError(spec: RequestSpec, status: number, body: string): boolean {
-  const catalogued = (status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) || (status === 503 && body === AGENT_DOWN);
+  const catalogued =
+    (status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) || (status === 503 && body === AGENT_DOWN);
   if (spec.server !== 0 && isExecutorPath(spec.target)) return catalogued;
-  if (spec.server !== 0 && isAgentOperatorPath(spec.target)) return catalogued || (status === CALL_FAILED.status && body === CALL_FAILED.body);
+  if (spec.server !== 0 && isAgentOperatorPath(spec.target))
+    return catalogued || (status === CALL_FAILED.status && body === CALL_FAILED.body);
   const onApi = spec.server === 0 && (SCHEDULER_PATHS.includes(spec.target) || isOperatorPath(spec.target));
   if (onApi && status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) return true;
   return onApi && status === 503 && /^Too many (subscriptions|frameworks)\b/.test(body);
@@ -392,15 +455,23 @@ async function finalChecks(ctx: Context, options: RunOptions): Promise<void> {
   ctx.live.close();
   // Operator streams stay to the end, and read what the last minute brings (removals, heartbeats, the last framework).
   const operatorStreams = ctx.held.filter(({ check }) => check?.api === 'operator');
-  drop(ctx.held.splice(0).filter((h) => !operatorStreams.includes(h)), options.stats);
+  drop(
+    ctx.held.splice(0).filter((h) => !operatorStreams.includes(h)),
+    options.stats,
+  );
   ctx.held.push(...operatorStreams);
   // The streams' ends reach the master as disconnections before time moves on.
   await settle();
   // Past every failover timeout a template subscribes with, and every executor's grace period.
   guard(ctx, end, () => ctx.running.advance(60_000));
   const operator: Record<string, string> = ctx.input.secured ? { authorization: authorization(1) } : {};
-  const closed = await within(reopen(ctx.running.masterUrl, operator), options.timeoutMs, () => `${where(ctx, end)}: lifting quotas and deactivations`);
-  if (closed !== undefined) throw new FuzzFailure(`${where(ctx, end)}: lifting quotas and deactivations: ${closed}${logOf(ctx)}`);
+  const closed = await within(
+    reopen(ctx.running.masterUrl, operator),
+    options.timeoutMs,
+    () => `${where(ctx, end)}: lifting quotas and deactivations`,
+  );
+  if (closed !== undefined)
+    throw new FuzzFailure(`${where(ctx, end)}: lifting quotas and deactivations: ${closed}${logOf(ctx)}`);
   const fail = (what: string, kind?: FailureKind) => new FuzzFailure(`${where(ctx, end)}: ${what}${logOf(ctx)}`, kind);
   const client = await freshSubscription(ctx.running, liveHeaders(ctx.input), options.timeoutMs, fail);
   try {
@@ -430,9 +501,15 @@ export async function freshSubscription(
   const client = new SchedulerClient(at.url ?? running.masterUrl, 'json', headers);
   const advance = at.advance ?? ((ms: number) => advanceOrFail(running, ms, fail));
   try {
-    const res = await within(client.subscribe({ user: 'fuzz', name: 'after' }), timeoutMs, () => 'a normal SUBSCRIBE afterwards');
+    const res = await within(
+      client.subscribe({ user: 'fuzz', name: 'after' }),
+      timeoutMs,
+      () => 'a normal SUBSCRIBE afterwards',
+    );
     if (res.status !== 200) throw fail(`a normal SUBSCRIBE afterwards got ${res.status} ${res.body}`);
-    await client.next('SUBSCRIBED', timeoutMs).catch((e: Error) => Promise.reject(fail(`a normal SUBSCRIBE afterwards got no SUBSCRIBED: ${e.message}`)));
+    await client
+      .next('SUBSCRIBED', timeoutMs)
+      .catch((e: Error) => Promise.reject(fail(`a normal SUBSCRIBE afterwards got no SUBSCRIBED: ${e.message}`)));
     await offersArrive(running, client, timeoutMs, fail, advance);
     return client;
   } catch (error) {
@@ -441,7 +518,11 @@ export async function freshSubscription(
   }
 }
 
-function advanceOrFail(running: RunningCluster, ms: number, fail: (what: string, kind?: FailureKind) => FuzzFailure): void {
+function advanceOrFail(
+  running: RunningCluster,
+  ms: number,
+  fail: (what: string, kind?: FailureKind) => FuzzFailure,
+): void {
   try {
     running.advance(ms);
   } catch (e) {
@@ -474,9 +555,16 @@ async function offersArrive(
 /** Whether some agent that may offer (registered, connected, not deactivated nor gone) has a cpu and 128 MB neither offered nor used. */
 function roomForATask(running: RunningCluster): boolean {
   const free = (resources: Resources, name: string) =>
-    resources.filter((r) => r.name === name && r.role === '*' && r.type === 'SCALAR').reduce((sum, r) => sum + (r.milli ?? 0), 0) / 1000;
+    resources
+      .filter((r) => r.name === name && r.role === '*' && r.type === 'SCALAR')
+      .reduce((sum, r) => sum + (r.milli ?? 0), 0) / 1000;
   return running.driver.read((view) =>
-    [...view.agents()].some((a) => view.agentSnapshot(a.id)?.active === true && free(view.unallocated(a.id), 'cpus') >= 1 && free(view.unallocated(a.id), 'mem') >= 128),
+    [...view.agents()].some(
+      (a) =>
+        view.agentSnapshot(a.id)?.active === true &&
+        free(view.unallocated(a.id), 'cpus') >= 1 &&
+        free(view.unallocated(a.id), 'mem') >= 128,
+    ),
   );
 }
 
@@ -487,7 +575,8 @@ function liveHeaders(input: RunInput): Record<string, string> {
 
 function where(ctx: Context, index: number): string {
   const steps = ctx.input.steps.length;
-  const at = index < 0 ? 'before the first step' : index >= steps ? 'the final checks' : `step ${index + 1} of ${steps}`;
+  const at =
+    index < 0 ? 'before the first step' : index >= steps ? 'the final checks' : `step ${index + 1} of ${steps}`;
   return `cluster seed ${ctx.input.clusterSeed}, ${at}`;
 }
 
@@ -499,7 +588,9 @@ const MAX_SHOWN = 1_500;
 
 /** The request as sent, short enough to read. */
 export function describeRequest(wire: WireRequest): string {
-  const head = [`  request: ${JSON.stringify(wire.method)} ${JSON.stringify(shorten(wire.target))} ${wire.version} to port ${wire.port}${wire.socketPath === undefined ? '' : ` over ${wire.socketPath}`}, framing ${wire.framing}`];
+  const head = [
+    `  request: ${JSON.stringify(wire.method)} ${JSON.stringify(shorten(wire.target))} ${wire.version} to port ${wire.port}${wire.socketPath === undefined ? '' : ` over ${wire.socketPath}`}, framing ${wire.framing}`,
+  ];
   for (const [n, v] of wire.headers) head.push(`    ${JSON.stringify(n)}: ${JSON.stringify(shorten(v))}`);
   head.push(`    body (${wire.body.length} bytes): ${bodyText(wire.body)}`);
   return head.join('\n');
@@ -508,7 +599,9 @@ export function describeRequest(wire: WireRequest): string {
 /** The request as sent and the answer, short enough to read. */
 export function describe(wire: WireRequest, res: WireResponse): string {
   const head = [describeRequest(wire)];
-  head.push(`  answer: ${res.outcome} ${res.status ?? ''} after ${Math.round(res.ms)} ms${res.followUp === undefined ? '' : `, follow-up ${res.followUp}`}`);
+  head.push(
+    `  answer: ${res.outcome} ${res.status ?? ''} after ${Math.round(res.ms)} ms${res.followUp === undefined ? '' : `, follow-up ${res.followUp}`}`,
+  );
   for (const [n, v] of Object.entries(res.headers)) head.push(`    ${n}: ${shorten(v)}`);
   head.push(`    body (${res.body.length} bytes): ${bodyText(res.body)}`);
   return head.join('\n');
@@ -524,7 +617,8 @@ function bodyText(body: Buffer): string {
   const more = body.length > MAX_SHOWN ? `… (${body.length} bytes)` : '';
   const text = head.toString('utf8');
   // A character cut in two at the end is no reason for base64.
-  if (!/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffd]/.test(text.replace(/\ufffd$/, ''))) return `${JSON.stringify(text)}${more}`;
+  if (!/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufffd]/.test(text.replace(/\ufffd$/, '')))
+    return `${JSON.stringify(text)}${more}`;
   return `base64 ${head.toString('base64')}${more}`;
 }
 

@@ -28,7 +28,12 @@ const EVENT_TYPES: Record<StreamApi, string> = {
   session: 'mesos.v1.agent.ProcessIO',
 };
 // An executor the agent is shutting down gets SHUTDOWN instead of SUBSCRIBED.
-const FIRST: Record<StreamApi, readonly string[]> = { scheduler: ['SUBSCRIBED', 'ERROR'], operator: ['SUBSCRIBED'], executor: ['SUBSCRIBED', 'SHUTDOWN'], session: ['DATA', 'CONTROL'] };
+const FIRST: Record<StreamApi, readonly string[]> = {
+  scheduler: ['SUBSCRIBED', 'ERROR'],
+  operator: ['SUBSCRIBED'],
+  executor: ['SUBSCRIBED', 'SHUTDOWN'],
+  session: ['DATA', 'CONTROL'],
+};
 
 export class StreamCheck {
   /** Records read and decoded so far. */
@@ -52,9 +57,11 @@ export class StreamCheck {
     contentType: string | undefined,
   ) {
     this.#json = contentType === 'application/json';
-    const feed = api === 'operator' ? new OperatorFeedCheck() : api === 'executor' ? new ExecutorFeedCheck() : undefined;
+    const feed =
+      api === 'operator' ? new OperatorFeedCheck() : api === 'executor' ? new ExecutorFeedCheck() : undefined;
     this.#feed = feed === undefined ? undefined : (event) => feed.see(event as OperatorEventValue & ExecutorEventValue);
-    if (!this.#json && contentType !== 'application/x-protobuf') this.problem = `an event stream of Content-Type ${JSON.stringify(contentType)}`;
+    if (!this.#json && contentType !== 'application/x-protobuf')
+      this.problem = `an event stream of Content-Type ${JSON.stringify(contentType)}`;
   }
 
   /** Bytes of the response body as they arrive (still chunk-encoded). */
@@ -84,12 +91,14 @@ export class StreamCheck {
       if (!/^[0-9a-fA-F]{1,8}$/.test(line)) throw new Error(`bad chunk size line ${JSON.stringify(line.slice(0, 40))}`);
       const size = Number.parseInt(line, 16);
       if (this.#chunked.length < eol + 2 + size + 2) return;
-      if (this.#chunked.subarray(eol + 2 + size, eol + 4 + size).toString('latin1') !== '\r\n') throw new Error('chunk not followed by CRLF');
+      if (this.#chunked.subarray(eol + 2 + size, eol + 4 + size).toString('latin1') !== '\r\n')
+        throw new Error('chunk not followed by CRLF');
       const payload = this.#chunked.subarray(eol + 2, eol + 2 + size);
       this.#chunked = this.#chunked.subarray(eol + 4 + size);
       if (size === 0) {
         this.ended = true;
-        if (this.#records.pending > 0) throw new Error(`the stream ended inside a record (${this.#records.pending} bytes held)`);
+        if (this.#records.pending > 0)
+          throw new Error(`the stream ended inside a record (${this.#records.pending} bytes held)`);
         if (this.#chunked.length > 0) throw new Error(`${this.#chunked.length} bytes after the stream's last chunk`);
         return;
       }
@@ -100,17 +109,23 @@ export class StreamCheck {
   #see(record: Buffer): void {
     const type = EVENT_TYPES[this.api];
     const root = this.api === 'session' ? 'ProcessIO' : 'Event';
-    const decoded = this.#json ? decodeJson<{ type?: string }>(type, jsonText(record), root) : decodeProto<{ type?: string }>(type, record, root);
+    const decoded = this.#json
+      ? decodeJson<{ type?: string }>(type, jsonText(record), root)
+      : decodeProto<{ type?: string }>(type, record, root);
     if (!decoded.ok) throw new Error(`a record that is no ${type}: ${decoded.error}`);
     const name = decoded.value.type ?? '(no type)';
-    if (this.records === 0 && !FIRST[this.api].includes(name)) throw new Error(`the first event is ${name}, not ${FIRST[this.api].join(' or ')}`);
-    if (this.records > 0 && this.api === 'executor' && name === 'SUBSCRIBED') throw new Error(`SUBSCRIBED again after ${this.records} events`);
+    if (this.records === 0 && !FIRST[this.api].includes(name))
+      throw new Error(`the first event is ${name}, not ${FIRST[this.api].join(' or ')}`);
+    if (this.records > 0 && this.api === 'executor' && name === 'SUBSCRIBED')
+      throw new Error(`SUBSCRIBED again after ${this.records} events`);
     const untold = this.#feed?.(decoded.value);
     if (untold !== undefined) throw new Error(`${name}: ${untold}`);
     this.records++;
     if (this.types.length < 5) this.types.push(name);
     const data = (decoded.value as { data?: { data?: Uint8Array | string } }).data?.data;
-    if (this.api === 'session' && data !== undefined) this.output += typeof data === 'string' ? Buffer.from(data, 'base64').toString('utf8') : Buffer.from(data).toString('utf8');
+    if (this.api === 'session' && data !== undefined)
+      this.output +=
+        typeof data === 'string' ? Buffer.from(data, 'base64').toString('utf8') : Buffer.from(data).toString('utf8');
   }
 }
 

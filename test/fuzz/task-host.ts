@@ -52,7 +52,12 @@ export class TaskHost {
   }
 
   async start(): Promise<void> {
-    const res = await this.client.subscribe({ user: 'fuzz', name: 'fuzz-tasks', checkpoint: true, failover_timeout: 3600 });
+    const res = await this.client.subscribe({
+      user: 'fuzz',
+      name: 'fuzz-tasks',
+      checkpoint: true,
+      failover_timeout: 3600,
+    });
     if (res.status !== 200) throw new Error(`the tasks' framework was refused: ${res.status} ${res.body}`);
     await this.client.next('SUBSCRIBED', this.timeoutMs);
   }
@@ -67,7 +72,11 @@ export class TaskHost {
     for (let i = 0; i < 6 && !launched; i++) {
       for (const offer of this.#offers()) {
         const tasks = [false, true].map((docker) => this.#task(offer.agent_id.value, docker));
-        const accept = { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }], filters: { refuse_seconds: 0 } };
+        const accept = {
+          offer_ids: [offer.id],
+          operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }],
+          filters: { refuse_seconds: 0 },
+        };
         const res = await this.client.call({ type: 'ACCEPT', accept });
         if (res.status !== 202) throw new Error(`the tasks' framework's ACCEPT got ${res.status} ${res.body}`);
         launched = true;
@@ -103,11 +112,18 @@ export class TaskHost {
   /** Kills the `index`-th task that still runs (modulo), or every one, so that what runs in them ends too. */
   async kill(index?: number): Promise<void> {
     const all = this.running.driver.read((view) =>
-      this.running.agents.flatMap((a) => (view.agentNode(a.id)?.executors() ?? []).filter((e) => e.alive).flatMap((e) => [...e.tasks.keys()].map((task) => ({ task, agent: a.id })))),
+      this.running.agents.flatMap((a) =>
+        (view.agentNode(a.id)?.executors() ?? [])
+          .filter((e) => e.alive)
+          .flatMap((e) => [...e.tasks.keys()].map((task) => ({ task, agent: a.id }))),
+      ),
     );
     const tasks = index === undefined || all.length === 0 ? all : [all[index % all.length]!];
     for (const { task, agent } of tasks) {
-      const res = await this.client.call({ type: 'KILL', kill: { task_id: { value: task }, agent_id: { value: agent } } });
+      const res = await this.client.call({
+        type: 'KILL',
+        kill: { task_id: { value: task }, agent_id: { value: agent } },
+      });
       if (res.status !== 202) throw new Error(`the tasks' framework's KILL got ${res.status} ${res.body}`);
     }
   }
@@ -116,7 +132,10 @@ export class TaskHost {
   async declineAll(): Promise<void> {
     const offers = this.#offers().map((o) => o.id);
     if (offers.length === 0) return;
-    const res = await this.client.call({ type: 'DECLINE', decline: { offer_ids: offers, filters: { refuse_seconds: 3600 } } });
+    const res = await this.client.call({
+      type: 'DECLINE',
+      decline: { offer_ids: offers, filters: { refuse_seconds: 3600 } },
+    });
     if (res.status !== 202) throw new Error(`the tasks' framework's DECLINE got ${res.status} ${res.body}`);
   }
 
@@ -124,19 +143,28 @@ export class TaskHost {
   containers(agent: number): Containers {
     const id = this.running.agents[agent % this.running.agents.length]!.id;
     return this.running.driver.read((view) => {
-      const engineIds = new Set(view.engineContainers().filter((c) => c.agentId === id).map((c) => c.containerId));
-      const all = (view.agentNode(id)?.executors() ?? []).filter((e) => e.alive && [...e.tasks.values()].some((t) => t.state === 'TASK_RUNNING')).map((e) => e.containerId);
+      const engineIds = new Set(
+        view
+          .engineContainers()
+          .filter((c) => c.agentId === id)
+          .map((c) => c.containerId),
+      );
+      const all = (view.agentNode(id)?.executors() ?? [])
+        .filter((e) => e.alive && [...e.tasks.values()].some((t) => t.state === 'TASK_RUNNING'))
+        .map((e) => e.containerId);
       return { all, engine: all.filter((c) => engineIds.has(c)) };
     });
   }
 
   /** The tokens of a request to the agent `agent` (an index of `running.agents`), resolved. */
   resolver(agent: number): TokenResolver {
-    const resolveText = (text: string): string => (text.includes('@@') ? text.replace(/@@[a-z-]+(?::\d+)?/g, (t) => this.#resolve(t, agent)) : text);
+    const resolveText = (text: string): string =>
+      text.includes('@@') ? text.replace(/@@[a-z-]+(?::\d+)?/g, (t) => this.#resolve(t, agent)) : text;
     const resolveJson = (value: Json): Json => {
       if (typeof value === 'string') return resolveText(value);
       if (Array.isArray(value)) return value.map(resolveJson);
-      if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveJson(v)]));
+      if (value !== null && typeof value === 'object')
+        return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolveJson(v)]));
       return value;
     };
     return { resolveText, resolveJson };

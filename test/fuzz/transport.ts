@@ -49,8 +49,26 @@ export interface WireRequest {
 }
 
 /** A request as an ordinary client sends it: HTTP/1.1, framed by its length, one connection, waited for. */
-export function plainWire(port: number, method: string, target: string, headers: readonly (readonly [string, string])[], body = Buffer.alloc(0)): WireRequest {
-  return { port, method, target, version: 'HTTP/1.1', headers, body, framing: 'length', followUp: false, hold: false, abort: 'no', operator: false };
+export function plainWire(
+  port: number,
+  method: string,
+  target: string,
+  headers: readonly (readonly [string, string])[],
+  body = Buffer.alloc(0),
+): WireRequest {
+  return {
+    port,
+    method,
+    target,
+    version: 'HTTP/1.1',
+    headers,
+    body,
+    framing: 'length',
+    followUp: false,
+    hold: false,
+    abort: 'no',
+    operator: false,
+  };
 }
 
 /** `aborted`: the client dropped the connection itself, so there is no answer to judge. */
@@ -178,12 +196,26 @@ class ResponseParser {
     }
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
       // An event stream never ends: it is seen through its first event, or its end.
-      const api = status !== 200 ? undefined : headers['mesos-stream-id'] !== undefined ? 'scheduler' : this.operator ? 'operator' : this.executor ? 'executor' : undefined;
+      const api =
+        status !== 200
+          ? undefined
+          : headers['mesos-stream-id'] !== undefined
+            ? 'scheduler'
+            : this.operator
+              ? 'operator'
+              : this.executor
+                ? 'executor'
+                : undefined;
       const session = status === 200 && this.session && headers['content-type'] === 'application/recordio';
       if (api !== undefined || session) {
-        this.#check ??= session ? new StreamCheck('session', headers['message-content-type']) : new StreamCheck(api!, headers['content-type']);
+        this.#check ??= session
+          ? new StreamCheck('session', headers['message-content-type'])
+          : new StreamCheck(api!, headers['content-type']);
         this.#check.push(this.#buffer);
-        this.#streamBytes = Buffer.concat([this.#streamBytes, this.#buffer.subarray(0, 4096 - this.#streamBytes.length)]);
+        this.#streamBytes = Buffer.concat([
+          this.#streamBytes,
+          this.#buffer.subarray(0, 4096 - this.#streamBytes.length),
+        ]);
         this.#buffer = Buffer.alloc(0);
         const check = this.#check;
         const first = session || check.records > 0 || check.problem !== undefined || check.ended || closed;
@@ -231,13 +263,20 @@ function dechunk(buffer: Buffer): Buffer | undefined {
   }
 }
 
-const EMPTY: Omit<WireResponse, 'outcome' | 'ms' | 'followUp'> = { status: undefined, headers: {}, body: Buffer.alloc(0), stream: false };
+const EMPTY: Omit<WireResponse, 'outcome' | 'ms' | 'followUp'> = {
+  status: undefined,
+  headers: {},
+  body: Buffer.alloc(0),
+  stream: false,
+};
 
 /** Sends one request on a new socket; never rejects: a hang is a `timeout` outcome. */
 export function send(req: WireRequest, timeoutMs: number): Promise<WireResponse> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const socket = net.connect(req.socketPath !== undefined ? { path: req.socketPath } : { host: '127.0.0.1', port: req.port });
+    const socket = net.connect(
+      req.socketPath !== undefined ? { path: req.socketPath } : { host: '127.0.0.1', port: req.port },
+    );
     let parser = new ResponseParser(req.method === 'HEAD', req.operator, req.executor === true, req.session === true);
     let first: Parsed | undefined;
     let settled = false;
@@ -250,7 +289,13 @@ export function send(req: WireRequest, timeoutMs: number): Promise<WireResponse>
       // A held stream is read to its end: every record must be framed and decode.
       else held.removeAllListeners('data').on('data', (chunk: Buffer) => parsed?.check?.push(chunk));
       const base = parsed ?? EMPTY;
-      resolve({ ...base, outcome: parsed === undefined ? outcome : 'response', followUp, ms: performance.now() - started, ...(held ? { held } : {}) });
+      resolve({
+        ...base,
+        outcome: parsed === undefined ? outcome : 'response',
+        followUp,
+        ms: performance.now() - started,
+        ...(held ? { held } : {}),
+      });
     };
     let timer = setTimeout(() => finish('timeout', undefined), timeoutMs);
     const onParsed = (parsed: Parsed) => {
@@ -283,7 +328,10 @@ export function send(req: WireRequest, timeoutMs: number): Promise<WireResponse>
 }
 
 function wantsFollowUp(req: WireRequest, res: Parsed): boolean {
-  if (!req.followUp || res.stream || req.version !== 'HTTP/1.1' || req.framing === 'short' || req.framing === 'long') return false;
+  if (!req.followUp || res.stream || req.version !== 'HTTP/1.1' || req.framing === 'short' || req.framing === 'long')
+    return false;
   const closes = (value: string | undefined) => /\bclose\b/i.test(value ?? '');
-  return !closes(res.headers['connection']) && !req.headers.some(([n, v]) => n.toLowerCase() === 'connection' && closes(v));
+  return (
+    !closes(res.headers['connection']) && !req.headers.some(([n, v]) => n.toLowerCase() === 'connection' && closes(v))
+  );
 }

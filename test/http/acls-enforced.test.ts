@@ -82,11 +82,20 @@ const ACTIONS: readonly (readonly [string, string])[] = [
 const ANY = { type: 'ANY' };
 const ACLS = {
   permissive: false,
-  ...Object.fromEntries(ACTIONS.map(([action, objects]) => [action, [{ principals: { values: ['alice'] }, [objects]: ANY }]])),
+  ...Object.fromEntries(
+    ACTIONS.map(([action, objects]) => [action, [{ principals: { values: ['alice'] }, [objects]: ANY }]]),
+  ),
   register_frameworks: [{ principals: { values: ['alice', 'bob'] }, roles: ANY }],
 };
-const CREDENTIALS = { credentials: [{ principal: 'alice', secret: 'a' }, { principal: 'bob', secret: 'b' }] };
-const basic = (user: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}` });
+const CREDENTIALS = {
+  credentials: [
+    { principal: 'alice', secret: 'a' },
+    { principal: 'bob', secret: 'b' },
+  ],
+};
+const basic = (user: string, secret: string) => ({
+  authorization: `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`,
+});
 const AS = { alice: basic('alice', 'a'), bob: basic('bob', 'b') } as const;
 type Who = keyof typeof AS;
 const refusal = (verb: string) => `Principal 'bob' is not authorized to ${verb}`;
@@ -123,10 +132,18 @@ async function fingerprint(r: RunningCluster): Promise<string> {
   return JSON.stringify(answers.map((a) => a.response));
 }
 
-const scalar = (name: string, value: number, extra: Json = {}) => ({ name, type: 'SCALAR', scalar: { value }, ...extra });
+const scalar = (name: string, value: number, extra: Json = {}) => ({
+  name,
+  type: 'SCALAR',
+  scalar: { value },
+  ...extra,
+});
 const reservedBy = (principal: string) => ({ reservations: [{ type: 'DYNAMIC', role: 'dev', principal }] });
 const volume = (id: string, principal: string, size = 100) =>
-  scalar('disk', size, { ...reservedBy('alice'), disk: { persistence: { id, principal }, volume: { container_path: id, mode: 'RW' } } });
+  scalar('disk', size, {
+    ...reservedBy('alice'),
+    disk: { persistence: { id, principal }, volume: { container_path: id, mode: 'RW' } },
+  });
 
 describe('the master operator API with ACLs that grant only alice', () => {
   let r: RunningCluster;
@@ -142,7 +159,10 @@ describe('the master operator API with ACLs that grant only alice', () => {
     // Held for the volume rows: reserved disk to create on, and a volume of alice's to destroy.
     const [a0] = agents;
     const setup = [
-      { type: 'RESERVE_RESOURCES', reserve_resources: { agent_id: { value: a0 }, resources: [scalar('disk', 300, reservedBy('alice'))] } },
+      {
+        type: 'RESERVE_RESOURCES',
+        reserve_resources: { agent_id: { value: a0 }, resources: [scalar('disk', 300, reservedBy('alice'))] },
+      },
       { type: 'CREATE_VOLUMES', create_volumes: { agent_id: { value: a0 }, volumes: [volume('kept', 'alice')] } },
     ];
     for (const body of setup) expect((await call(r, 'alice', body)).status).toBe(200);
@@ -152,25 +172,37 @@ describe('the master operator API with ACLs that grant only alice', () => {
   const rows: readonly { name: string; body: (who: Who) => Json; verb: string; alice: number }[] = [
     {
       name: 'RESERVE_RESOURCES',
-      body: (who) => ({ type: 'RESERVE_RESOURCES', reserve_resources: { agent_id: { value: agents[0] }, resources: [scalar('cpus', 1, reservedBy(who))] } }),
+      body: (who) => ({
+        type: 'RESERVE_RESOURCES',
+        reserve_resources: { agent_id: { value: agents[0] }, resources: [scalar('cpus', 1, reservedBy(who))] },
+      }),
       verb: "reserve resources for role 'dev'",
       alice: 200,
     },
     {
       name: 'UNRESERVE_RESOURCES',
-      body: () => ({ type: 'UNRESERVE_RESOURCES', unreserve_resources: { agent_id: { value: agents[0] }, resources: [scalar('cpus', 1, reservedBy('alice'))] } }),
+      body: () => ({
+        type: 'UNRESERVE_RESOURCES',
+        unreserve_resources: { agent_id: { value: agents[0] }, resources: [scalar('cpus', 1, reservedBy('alice'))] },
+      }),
       verb: "unreserve resources reserved by principal 'alice'",
       alice: 200,
     },
     {
       name: 'CREATE_VOLUMES',
-      body: (who) => ({ type: 'CREATE_VOLUMES', create_volumes: { agent_id: { value: agents[0] }, volumes: [volume(`v-${who}`, who)] } }),
+      body: (who) => ({
+        type: 'CREATE_VOLUMES',
+        create_volumes: { agent_id: { value: agents[0] }, volumes: [volume(`v-${who}`, who)] },
+      }),
       verb: "create volumes for role 'dev'",
       alice: 200,
     },
     {
       name: 'DESTROY_VOLUMES',
-      body: () => ({ type: 'DESTROY_VOLUMES', destroy_volumes: { agent_id: { value: agents[0] }, volumes: [volume('kept', 'alice')] } }),
+      body: () => ({
+        type: 'DESTROY_VOLUMES',
+        destroy_volumes: { agent_id: { value: agents[0] }, volumes: [volume('kept', 'alice')] },
+      }),
       verb: "destroy volumes created by principal 'alice'",
       alice: 200,
     },
@@ -182,14 +214,37 @@ describe('the master operator API with ACLs that grant only alice', () => {
     },
     {
       name: 'UPDATE_QUOTA',
-      body: () => ({ type: 'UPDATE_QUOTA', update_quota: { quota_configs: [{ role: 'dev', limits: { cpus: { value: 2 } } }] } }),
+      body: () => ({
+        type: 'UPDATE_QUOTA',
+        update_quota: { quota_configs: [{ role: 'dev', limits: { cpus: { value: 2 } } }] },
+      }),
       verb: "update the quota of role 'dev'",
       alice: 200,
     },
-    { name: 'DEACTIVATE_AGENT', body: () => ({ type: 'DEACTIVATE_AGENT', deactivate_agent: { agent_id: { value: agents[1] } } }), verb: 'deactivate agents', alice: 200 },
-    { name: 'REACTIVATE_AGENT', body: () => ({ type: 'REACTIVATE_AGENT', reactivate_agent: { agent_id: { value: agents[1] } } }), verb: 'reactivate agents', alice: 200 },
-    { name: 'DRAIN_AGENT', body: () => ({ type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: agents[2] } } }), verb: 'drain agents', alice: 200 },
-    { name: 'MARK_AGENT_GONE', body: () => ({ type: 'MARK_AGENT_GONE', mark_agent_gone: { agent_id: { value: agents[3] } } }), verb: 'mark agents gone', alice: 200 },
+    {
+      name: 'DEACTIVATE_AGENT',
+      body: () => ({ type: 'DEACTIVATE_AGENT', deactivate_agent: { agent_id: { value: agents[1] } } }),
+      verb: 'deactivate agents',
+      alice: 200,
+    },
+    {
+      name: 'REACTIVATE_AGENT',
+      body: () => ({ type: 'REACTIVATE_AGENT', reactivate_agent: { agent_id: { value: agents[1] } } }),
+      verb: 'reactivate agents',
+      alice: 200,
+    },
+    {
+      name: 'DRAIN_AGENT',
+      body: () => ({ type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: agents[2] } } }),
+      verb: 'drain agents',
+      alice: 200,
+    },
+    {
+      name: 'MARK_AGENT_GONE',
+      body: () => ({ type: 'MARK_AGENT_GONE', mark_agent_gone: { agent_id: { value: agents[3] } } }),
+      verb: 'mark agents gone',
+      alice: 200,
+    },
     {
       name: 'TEARDOWN',
       body: () => ({ type: 'TEARDOWN', teardown: { framework_id: { value: bobFramework } } }),
@@ -198,14 +253,54 @@ describe('the master operator API with ACLs that grant only alice', () => {
     },
     { name: 'GET_FLAGS', body: () => ({ type: 'GET_FLAGS' }), verb: 'view the flags', alice: 200 },
     // Calls this master has no feature for: asked first, as upstream's master asks before it acts.
-    { name: 'SET_LOGGING_LEVEL', body: () => ({ type: 'SET_LOGGING_LEVEL', set_logging_level: { level: 2, duration: { nanoseconds: 1e9 } } }), verb: 'set the log level', alice: 501 },
-    { name: 'UPDATE_MAINTENANCE_SCHEDULE', body: () => ({ type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: {} } }), verb: 'update the maintenance schedule', alice: 501 },
-    { name: 'START_MAINTENANCE', body: () => ({ type: 'START_MAINTENANCE', start_maintenance: {} }), verb: 'start maintenance', alice: 501 },
-    { name: 'STOP_MAINTENANCE', body: () => ({ type: 'STOP_MAINTENANCE', stop_maintenance: {} }), verb: 'stop maintenance', alice: 501 },
-    { name: 'GROW_VOLUME', body: () => ({ type: 'GROW_VOLUME', grow_volume: {} }), verb: 'resize volumes of any role', alice: 501 },
-    { name: 'SHRINK_VOLUME', body: () => ({ type: 'SHRINK_VOLUME', shrink_volume: {} }), verb: 'resize volumes of any role', alice: 501 },
-    { name: 'SET_QUOTA', body: () => ({ type: 'SET_QUOTA', set_quota: { quota_request: { role: 'dev' } } }), verb: "update the quota of role 'dev'", alice: 501 },
-    { name: 'REMOVE_QUOTA', body: () => ({ type: 'REMOVE_QUOTA', remove_quota: { role: 'dev' } }), verb: "update the quota of role 'dev'", alice: 501 },
+    {
+      name: 'SET_LOGGING_LEVEL',
+      body: () => ({ type: 'SET_LOGGING_LEVEL', set_logging_level: { level: 2, duration: { nanoseconds: 1e9 } } }),
+      verb: 'set the log level',
+      alice: 501,
+    },
+    {
+      name: 'UPDATE_MAINTENANCE_SCHEDULE',
+      body: () => ({ type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: {} } }),
+      verb: 'update the maintenance schedule',
+      alice: 501,
+    },
+    {
+      name: 'START_MAINTENANCE',
+      body: () => ({ type: 'START_MAINTENANCE', start_maintenance: {} }),
+      verb: 'start maintenance',
+      alice: 501,
+    },
+    {
+      name: 'STOP_MAINTENANCE',
+      body: () => ({ type: 'STOP_MAINTENANCE', stop_maintenance: {} }),
+      verb: 'stop maintenance',
+      alice: 501,
+    },
+    {
+      name: 'GROW_VOLUME',
+      body: () => ({ type: 'GROW_VOLUME', grow_volume: {} }),
+      verb: 'resize volumes of any role',
+      alice: 501,
+    },
+    {
+      name: 'SHRINK_VOLUME',
+      body: () => ({ type: 'SHRINK_VOLUME', shrink_volume: {} }),
+      verb: 'resize volumes of any role',
+      alice: 501,
+    },
+    {
+      name: 'SET_QUOTA',
+      body: () => ({ type: 'SET_QUOTA', set_quota: { quota_request: { role: 'dev' } } }),
+      verb: "update the quota of role 'dev'",
+      alice: 501,
+    },
+    {
+      name: 'REMOVE_QUOTA',
+      body: () => ({ type: 'REMOVE_QUOTA', remove_quota: { role: 'dev' } }),
+      verb: "update the quota of role 'dev'",
+      alice: 501,
+    },
   ];
 
   it('refuses bob every call with 403 and its reason, changing nothing, and serves alice', async () => {
@@ -218,7 +313,9 @@ describe('the master operator API with ACLs that grant only alice', () => {
       const served = await call(r, 'alice', row.body('alice'));
       seen.push(`${row.name} alice ${served.status}`);
     }
-    expect(seen).toEqual(rows.flatMap((row) => [`${row.name} bob 403 ${refusal(row.verb)}`, `${row.name} alice ${row.alice}`]));
+    expect(seen).toEqual(
+      rows.flatMap((row) => [`${row.name} bob 403 ${refusal(row.verb)}`, `${row.name} alice ${row.alice}`]),
+    );
   });
 
   it('the calls alice made took effect', () => {
@@ -250,7 +347,11 @@ describe('a standby master with ACLs that grant only alice', () => {
     const standby = r.masterUrls.find((url) => url !== r.masterUrl)!;
     for (const path of ['/metrics/snapshot', '/master/metrics/snapshot']) {
       const refused = await fetch(new URL(path, standby), { headers: AS.bob });
-      expect([path, refused.status, await refused.text()]).toEqual([path, 403, refusal("GET the endpoint '/metrics/snapshot'")]);
+      expect([path, refused.status, await refused.text()]).toEqual([
+        path,
+        403,
+        refusal("GET the endpoint '/metrics/snapshot'"),
+      ]);
       expect([path, (await fetch(new URL(path, standby), { headers: AS.alice })).status]).toEqual([path, 200]);
     }
   });
@@ -264,7 +365,13 @@ describe('the scheduler API with ACLs that grant only alice', () => {
     r = await start(1);
     agent = r.agents[0]!.id;
     const setup = [
-      { type: 'RESERVE_RESOURCES', reserve_resources: { agent_id: { value: agent }, resources: [scalar('cpus', 1, reservedBy('alice')), scalar('disk', 300, reservedBy('alice'))] } },
+      {
+        type: 'RESERVE_RESOURCES',
+        reserve_resources: {
+          agent_id: { value: agent },
+          resources: [scalar('cpus', 1, reservedBy('alice')), scalar('disk', 300, reservedBy('alice'))],
+        },
+      },
       { type: 'CREATE_VOLUMES', create_volumes: { agent_id: { value: agent }, volumes: [volume('kept', 'alice')] } },
     ];
     for (const body of setup) expect((await call(r, 'alice', body)).status).toBe(200);
@@ -279,7 +386,13 @@ describe('the scheduler API with ACLs that grant only alice', () => {
   }
 
   const allocated = (res: Json) => ({ ...res, allocation_info: { role: 'dev' } });
-  const task = (id: string, agentId: Json) => ({ name: id, task_id: { value: id }, agent_id: agentId, resources: [allocated(scalar('cpus', 0.1)), allocated(scalar('mem', 16))], command: { value: 'sleep 100' } });
+  const task = (id: string, agentId: Json) => ({
+    name: id,
+    task_id: { value: id },
+    agent_id: agentId,
+    resources: [allocated(scalar('cpus', 0.1)), allocated(scalar('mem', 16))],
+    command: { value: 'sleep 100' },
+  });
 
   /** bob's framework (role dev) tries every operation on one offer; alice's does the same launches. */
   async function acceptAll(who: Who): Promise<Json[]> {
@@ -288,22 +401,42 @@ describe('the scheduler API with ACLs that grant only alice', () => {
     await client.next('SUBSCRIBED');
     const offer = await offerTo(client);
     const operations = [
-      { type: 'RESERVE', id: { value: 'reserve' }, reserve: { resources: [allocated(scalar('cpus', 0.5, reservedBy(who)))] } },
-      { type: 'UNRESERVE', id: { value: 'unreserve' }, unreserve: { resources: [allocated(scalar('cpus', 1, reservedBy('alice')))] } },
+      {
+        type: 'RESERVE',
+        id: { value: 'reserve' },
+        reserve: { resources: [allocated(scalar('cpus', 0.5, reservedBy(who)))] },
+      },
+      {
+        type: 'UNRESERVE',
+        id: { value: 'unreserve' },
+        unreserve: { resources: [allocated(scalar('cpus', 1, reservedBy('alice')))] },
+      },
       { type: 'CREATE', id: { value: 'create' }, create: { volumes: [allocated(volume('fresh', who, 50))] } },
       { type: 'DESTROY', id: { value: 'destroy' }, destroy: { volumes: [allocated(volume('kept', 'alice'))] } },
       { type: 'LAUNCH', launch: { task_infos: [task(`${who}-task`, offer.agent_id)] } },
       {
         type: 'LAUNCH_GROUP',
         launch_group: {
-          executor: { executor_id: { value: `${who}-group` }, type: 'DEFAULT', resources: [allocated(scalar('cpus', 0.1)), allocated(scalar('mem', 32))] },
+          executor: {
+            executor_id: { value: `${who}-group` },
+            type: 'DEFAULT',
+            resources: [allocated(scalar('cpus', 0.1)), allocated(scalar('mem', 32))],
+          },
           task_group: { tasks: [task(`${who}-grouped`, offer.agent_id)] },
         },
       },
     ];
-    expect((await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer.id], operations, filters: { refuse_seconds: 0 } } })).status).toBe(202);
+    expect(
+      (
+        await client.call({
+          type: 'ACCEPT',
+          accept: { offer_ids: [offer.id], operations, filters: { refuse_seconds: 0 } },
+        })
+      ).status,
+    ).toBe(202);
     const events: Json[] = [];
-    for (let i = 0; i < 6; i++) events.push(await client.next((e) => e.type === 'UPDATE' || e.type === 'UPDATE_OPERATION_STATUS'));
+    for (let i = 0; i < 6; i++)
+      events.push(await client.next((e) => e.type === 'UPDATE' || e.type === 'UPDATE_OPERATION_STATUS'));
     client.disconnect();
     return events;
   }
@@ -348,19 +481,32 @@ describe('the agent operator API with ACLs that grant only alice', () => {
     agentUrl = r.agents[0]!.url;
     agentId = r.agents[0]!.id;
     // A reservation for dev, which /state shows only to readers who may view the role.
-    const reserve = { type: 'RESERVE_RESOURCES', reserve_resources: { agent_id: { value: agentId }, resources: [scalar('cpus', 1, reservedBy('alice'))] } };
+    const reserve = {
+      type: 'RESERVE_RESOURCES',
+      reserve_resources: { agent_id: { value: agentId }, resources: [scalar('cpus', 1, reservedBy('alice'))] },
+    };
     expect((await call(r, 'alice', reserve)).status).toBe(200);
     const alice = new SchedulerClient(r.masterUrl, 'json', AS.alice);
-    expect((await alice.subscribe({ user: 'alice-user', name: 'a', role: 'dev', principal: 'alice' })).status).toBe(200);
+    expect((await alice.subscribe({ user: 'alice-user', name: 'a', role: 'dev', principal: 'alice' })).status).toBe(
+      200,
+    );
     await alice.next('SUBSCRIBED');
     for (let i = 0; i < 30 && !alice.pending.some((e) => e.type === 'OFFERS'); i++) {
       r.advance(1_000);
       await tick();
     }
     const offer = (await alice.next('OFFERS', 100)).offers.offers[0] as Json;
-    const resources = [scalar('cpus', 0.5, { allocation_info: { role: 'dev' } }), scalar('mem', 64, { allocation_info: { role: 'dev' } })];
-    const infos = [{ name: 't', task_id: { value: 't' }, agent_id: offer.agent_id, resources, command: { value: 'sleep 3600' } }];
-    await alice.call({ type: 'ACCEPT', accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: infos } }] } });
+    const resources = [
+      scalar('cpus', 0.5, { allocation_info: { role: 'dev' } }),
+      scalar('mem', 64, { allocation_info: { role: 'dev' } }),
+    ];
+    const infos = [
+      { name: 't', task_id: { value: 't' }, agent_id: offer.agent_id, resources, command: { value: 'sleep 3600' } },
+    ];
+    await alice.call({
+      type: 'ACCEPT',
+      accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: infos } }] },
+    });
     for (;;) {
       const { status } = (await alice.nextUpdate('t')).update;
       if (status.uuid !== undefined) await alice.acknowledge({ type: 'UPDATE', update: { status } } as never);
@@ -379,20 +525,56 @@ describe('the agent operator API with ACLs that grant only alice', () => {
     const rows: readonly [string, Json, string, number][] = [
       [
         'LAUNCH_NESTED_CONTAINER',
-        { type: 'LAUNCH_NESTED_CONTAINER', launch_nested_container: { container_id: nested('n1'), command: { value: 'sleep 100' } } },
+        {
+          type: 'LAUNCH_NESTED_CONTAINER',
+          launch_nested_container: { container_id: nested('n1'), command: { value: 'sleep 100' } },
+        },
         "launch nested containers under a container of user 'alice-user'",
         200,
       ],
-      ['KILL_NESTED_CONTAINER', { type: 'KILL_NESTED_CONTAINER', kill_nested_container: { container_id: nested('n1') } }, "kill nested containers under a container of user 'alice-user'", 200],
-      ['WAIT_NESTED_CONTAINER', { type: 'WAIT_NESTED_CONTAINER', wait_nested_container: { container_id: nested('n1') } }, "wait on nested containers under a container of user 'alice-user'", 200],
-      ['REMOVE_NESTED_CONTAINER', { type: 'REMOVE_NESTED_CONTAINER', remove_nested_container: { container_id: nested('n1') } }, "remove nested containers under a container of user 'alice-user'", 200],
-      ['WAIT_CONTAINER (top level)', { type: 'WAIT_CONTAINER', wait_container: { container_id: { value: 'nothing-here' } } }, 'wait on standalone containers', 404],
-      ['KILL_CONTAINER (top level)', { type: 'KILL_CONTAINER', kill_container: { container_id: { value: 'nothing-here' } } }, 'kill standalone containers', 404],
+      [
+        'KILL_NESTED_CONTAINER',
+        { type: 'KILL_NESTED_CONTAINER', kill_nested_container: { container_id: nested('n1') } },
+        "kill nested containers under a container of user 'alice-user'",
+        200,
+      ],
+      [
+        'WAIT_NESTED_CONTAINER',
+        { type: 'WAIT_NESTED_CONTAINER', wait_nested_container: { container_id: nested('n1') } },
+        "wait on nested containers under a container of user 'alice-user'",
+        200,
+      ],
+      [
+        'REMOVE_NESTED_CONTAINER',
+        { type: 'REMOVE_NESTED_CONTAINER', remove_nested_container: { container_id: nested('n1') } },
+        "remove nested containers under a container of user 'alice-user'",
+        200,
+      ],
+      [
+        'WAIT_CONTAINER (top level)',
+        { type: 'WAIT_CONTAINER', wait_container: { container_id: { value: 'nothing-here' } } },
+        'wait on standalone containers',
+        404,
+      ],
+      [
+        'KILL_CONTAINER (top level)',
+        { type: 'KILL_CONTAINER', kill_container: { container_id: { value: 'nothing-here' } } },
+        'kill standalone containers',
+        404,
+      ],
       ['GET_FLAGS', { type: 'GET_FLAGS' }, 'view the flags', 200],
-      ['SET_LOGGING_LEVEL', { type: 'SET_LOGGING_LEVEL', set_logging_level: { level: 2, duration: { nanoseconds: 1e9 } } }, 'set the log level', 501],
+      [
+        'SET_LOGGING_LEVEL',
+        { type: 'SET_LOGGING_LEVEL', set_logging_level: { level: 2, duration: { nanoseconds: 1e9 } } },
+        'set the log level',
+        501,
+      ],
       [
         'LAUNCH_CONTAINER',
-        { type: 'LAUNCH_CONTAINER', launch_container: { container_id: { value: 'standalone' }, command: { value: 'true' } } },
+        {
+          type: 'LAUNCH_CONTAINER',
+          launch_container: { container_id: { value: 'standalone' }, command: { value: 'true' } },
+        },
         'launch standalone containers',
         501,
       ],
@@ -408,11 +590,16 @@ describe('the agent operator API with ACLs that grant only alice', () => {
       seen.push(`${name} alice ${served.status}`);
       void verb;
     }
-    expect(seen).toEqual(rows.flatMap(([name, , verb, status]) => [`${name} bob 403 ${refusal(verb)}`, `${name} alice ${status}`]));
+    expect(seen).toEqual(
+      rows.flatMap(([name, , verb, status]) => [`${name} bob 403 ${refusal(verb)}`, `${name} alice ${status}`]),
+    );
   });
 
   it('shows bob no container in GET_CONTAINERS (view_containers), alice the task container', async () => {
-    const ids = async (who: Who) => ((await agentCall(who, { type: 'GET_CONTAINERS' })).response!.get_containers.containers ?? []).map((c: Json) => c.container_id.value);
+    const ids = async (who: Who) =>
+      ((await agentCall(who, { type: 'GET_CONTAINERS' })).response!.get_containers.containers ?? []).map(
+        (c: Json) => c.container_id.value,
+      );
     expect(await ids('bob')).toEqual([]);
     expect(await ids('alice')).toEqual([parent]);
   });
@@ -442,16 +629,43 @@ describe('the agent operator API with ACLs that grant only alice', () => {
       type: 'LAUNCH_NESTED_CONTAINER_SESSION',
       launch_nested_container_session: { container_id: nested(id), command: { value: 'cat' } },
     });
-    const headers = (who: Who) => ({ 'content-type': 'application/json', accept: 'application/recordio', 'message-accept': 'application/json', ...AS[who] });
+    const headers = (who: Who) => ({
+      'content-type': 'application/json',
+      accept: 'application/recordio',
+      'message-accept': 'application/json',
+      ...AS[who],
+    });
     const refused = await postRaw(new URL('/api/v1', agentUrl), body, headers('bob'));
-    expect([refused.status, refused.body]).toEqual([403, refusal("launch nested container sessions under a container of user 'alice-user'")]);
+    expect([refused.status, refused.body]).toEqual([
+      403,
+      refusal("launch nested container sessions under a container of user 'alice-user'"),
+    ]);
     expect(nestedState(id)).toBe('null');
-    const { answer } = openStream(new URL('/api/v1', agentUrl), headers('alice'), body, { record: () => undefined, closed: () => undefined });
+    const { answer } = openStream(new URL('/api/v1', agentUrl), headers('alice'), body, {
+      record: () => undefined,
+      closed: () => undefined,
+    });
     expect((await answer).status).toBe(200);
-    const probe = frameRecord(Buffer.from(JSON.stringify({ type: 'ATTACH_CONTAINER_INPUT', attach_container_input: { type: 'CONTAINER_ID', container_id: nested(id) } })));
-    const input = (who: Who) => postRaw(new URL('/api/v1', agentUrl), probe, { 'content-type': 'application/recordio', 'message-content-type': 'application/json', accept: 'application/json', ...AS[who] });
+    const probe = frameRecord(
+      Buffer.from(
+        JSON.stringify({
+          type: 'ATTACH_CONTAINER_INPUT',
+          attach_container_input: { type: 'CONTAINER_ID', container_id: nested(id) },
+        }),
+      ),
+    );
+    const input = (who: Who) =>
+      postRaw(new URL('/api/v1', agentUrl), probe, {
+        'content-type': 'application/recordio',
+        'message-content-type': 'application/json',
+        accept: 'application/json',
+        ...AS[who],
+      });
     const bobInput = await input('bob');
-    expect([bobInput.status, bobInput.body]).toEqual([403, refusal("attach to the input of containers of user 'alice-user'")]);
+    expect([bobInput.status, bobInput.body]).toEqual([
+      403,
+      refusal("attach to the input of containers of user 'alice-user'"),
+    ]);
     expect((await input('alice')).status).toBe(200);
   });
 
@@ -466,7 +680,13 @@ describe('the agent operator API with ACLs that grant only alice', () => {
     }
     // /state shows such a reader no framework, no flags and no reservation.
     const state = (await (await fetch(new URL('/state', agentUrl))).json()) as Json;
-    expect([state.frameworks, state.flags, state.reserved_resources, state.reserved_resources_full, state.id]).toEqual([[], undefined, {}, {}, agentId]);
+    expect([state.frameworks, state.flags, state.reserved_resources, state.reserved_resources_full, state.id]).toEqual([
+      [],
+      undefined,
+      {},
+      {},
+      agentId,
+    ]);
     expect(r.cluster.view.agentResources(agentId)!.some((res) => res.role === 'dev')).toBe(true);
   });
 });

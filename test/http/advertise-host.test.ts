@@ -29,14 +29,25 @@ const getJson = async (url: string): Promise<Json> => (await fetch(url)).json();
 
 describe('advertiseHost', () => {
   it('is the host of MasterInfo, the pids, the offers and /redirect, while the servers listen on host', async () => {
-    running = await startCluster({ host: '127.0.0.1', advertiseHost: 'localhost', port: 0, agents: 2, time: 'virtual' });
+    running = await startCluster({
+      host: '127.0.0.1',
+      advertiseHost: 'localhost',
+      port: 0,
+      agents: 2,
+      time: 'virtual',
+    });
     const port = Number(new URL(running.masterUrl).port);
     expect(new URL(running.masterUrl).hostname).toBe('127.0.0.1');
     const client = new SchedulerClient(running.masterUrl);
     clients.push(client);
     await client.subscribe({ user: 'u', name: 'advertised' });
     const info = (await client.next('SUBSCRIBED')).subscribed.master_info;
-    expect([info.hostname, info.address.hostname, info.pid, info.port]).toEqual(['localhost', 'localhost', `master@localhost:${port}`, port]);
+    expect([info.hostname, info.address.hostname, info.pid, info.port]).toEqual([
+      'localhost',
+      'localhost',
+      `master@localhost:${port}`,
+      port,
+    ]);
     const offers = (await client.next('OFFERS')).offers.offers as Json[];
     for (const offer of offers) {
       expect(offer.hostname).toBe('localhost');
@@ -57,7 +68,14 @@ describe('advertiseHost', () => {
   });
 
   it("is the host a standby master's redirect sends clients to", async () => {
-    running = await startCluster({ host: '127.0.0.1', advertiseHost: 'localhost', port: 0, agents: 1, masters: 2, time: 'virtual' });
+    running = await startCluster({
+      host: '127.0.0.1',
+      advertiseHost: 'localhost',
+      port: 0,
+      agents: 1,
+      masters: 2,
+      time: 'virtual',
+    });
     const [leader, standby] = running.masterUrls as [string, string];
     const res = await fetch(`${standby}/state?x=1`, { redirect: 'manual' });
     expect([res.status, res.headers.get('location')]).toEqual([307, `//localhost:${new URL(leader).port}/state?x=1`]);
@@ -67,7 +85,9 @@ describe('advertiseHost', () => {
     for (const bad of ['', 'a b', 'http://x', '0.0.0.0', '-x']) {
       await expect(startCluster({ port: 0, advertiseHost: bad, time: 'virtual' })).rejects.toThrow(StartError);
     }
-    await expect(startCluster({ port: 0, advertiseHost: 'localhost', agentAddressing: 'loopback', time: 'virtual' })).rejects.toThrow(/advertise-host applies to --agent-addressing ports/);
+    await expect(
+      startCluster({ port: 0, advertiseHost: 'localhost', agentAddressing: 'loopback', time: 'virtual' }),
+    ).rejects.toThrow(/advertise-host applies to --agent-addressing ports/);
   });
 });
 
@@ -81,7 +101,10 @@ async function freePorts(): Promise<number> {
       });
     });
     const next = await new Promise<boolean>((resolve) => {
-      const s = net.createServer().once('error', () => resolve(false)).listen(port + 1, '127.0.0.1', () => s.close(() => resolve(true)));
+      const s = net
+        .createServer()
+        .once('error', () => resolve(false))
+        .listen(port + 1, '127.0.0.1', () => s.close(() => resolve(true)));
     });
     if (next && port < 65_000) return port;
   }
@@ -90,16 +113,27 @@ async function freePorts(): Promise<number> {
 describe('clustersim up from the environment', () => {
   it('takes every flag from CLUSTERSIM_* variables: --advertise-host, --agents, --agent-port', async () => {
     const agentPort = await freePorts();
-    const up = await startUp(['--log-level', 'silent'], { CLUSTERSIM_ADVERTISE_HOST: 'localhost', CLUSTERSIM_AGENTS: '2', CLUSTERSIM_AGENT_PORT: String(agentPort) });
+    const up = await startUp(['--log-level', 'silent'], {
+      CLUSTERSIM_ADVERTISE_HOST: 'localhost',
+      CLUSTERSIM_AGENTS: '2',
+      CLUSTERSIM_AGENT_PORT: String(agentPort),
+    });
     ups.push(up);
     const slaves = (await getJson(`${up.masterUrl}/slaves`)).slaves as Json[];
-    expect(slaves.map((s) => s.pid).sort()).toEqual([`slave(1)@localhost:${agentPort}`, `slave(1)@localhost:${agentPort + 1}`]);
+    expect(slaves.map((s) => s.pid).sort()).toEqual([
+      `slave(1)@localhost:${agentPort}`,
+      `slave(1)@localhost:${agentPort + 1}`,
+    ]);
     const info = (await getJson(`${up.masterUrl}/state`)) as Json;
     expect(info.pid).toBe(`master@localhost:${new URL(up.masterUrl).port}`);
   });
 
   it('lets a flag on the command line win, ignores variables that name no flag of the command, and checks values', async () => {
-    const up = await startUp(['--agents', '1', '--log-level', 'silent'], { CLUSTERSIM_AGENTS: '3', CLUSTERSIM_CONFIG: '/nowhere.ini', CLUSTERSIM_NO_SUCH_FLAG: 'x' });
+    const up = await startUp(['--agents', '1', '--log-level', 'silent'], {
+      CLUSTERSIM_AGENTS: '3',
+      CLUSTERSIM_CONFIG: '/nowhere.ini',
+      CLUSTERSIM_NO_SUCH_FLAG: 'x',
+    });
     ups.push(up);
     expect((await getJson(`${up.masterUrl}/slaves`)).slaves).toHaveLength(1);
     const bad = await runCli(['up', '--port', '0', '--log-level', 'silent'], { CLUSTERSIM_TIME: 'sideways' }).output;
@@ -109,7 +143,9 @@ describe('clustersim up from the environment', () => {
   });
 
   it('turns boolean flags on: CLUSTERSIM_AUTHENTICATE_HTTP_READONLY=true needs credentials', async () => {
-    const bad = await runCli(['up', '--port', '0', '--log-level', 'silent'], { CLUSTERSIM_AUTHENTICATE_HTTP_READONLY: 'true' }).output;
+    const bad = await runCli(['up', '--port', '0', '--log-level', 'silent'], {
+      CLUSTERSIM_AUTHENTICATE_HTTP_READONLY: 'true',
+    }).output;
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--authenticate-http-readonly: needs credentials');
   });

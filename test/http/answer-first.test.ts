@@ -19,9 +19,19 @@ import { AGENT_RESOURCES, frameworkInfo, resources } from '../core/helpers.js';
 
 /** A cluster as the runtime holds one: its outbox goes only where the driver hands it. */
 function plainCluster(agents: number): Cluster {
-  const cluster = new Cluster({ seed: 1, recordTrace: true, master: { hostname: 'localhost', ip: '127.0.0.1', port: 5050, version: '1.11.0' } });
+  const cluster = new Cluster({
+    seed: 1,
+    recordTrace: true,
+    master: { hostname: 'localhost', ip: '127.0.0.1', port: 5050, version: '1.11.0' },
+  });
   for (let i = 0; i < agents; i++) {
-    cluster.addAgent({ hostname: `agent${i + 1}`, ip: '127.0.0.1', port: 5051 + i, resources: resources(AGENT_RESOURCES), attributes: [] });
+    cluster.addAgent({
+      hostname: `agent${i + 1}`,
+      ip: '127.0.0.1',
+      port: 5051 + i,
+      resources: resources(AGENT_RESOURCES),
+      attributes: [],
+    });
   }
   return cluster;
 }
@@ -42,7 +52,11 @@ describe('answering a SUBSCRIBE first', () => {
       let heard: { types: string[]; offersTraced: boolean; streamId: string } | undefined;
       const answered = first
         ? (result: { streamId: string }) => {
-            heard = { types: eventTypes(delivered), offersTraced: cluster.trace.entries().some((e) => e.kind === 'event:offers'), streamId: result.streamId };
+            heard = {
+              types: eventTypes(delivered),
+              offersTraced: cluster.trace.entries().some((e) => e.kind === 'event:offers'),
+              streamId: result.streamId,
+            };
           }
         : undefined;
       const result = driver.input((c) => c.subscribe('c1', { info: frameworkInfo(), suppressedRoles: [] }), answered);
@@ -59,7 +73,12 @@ describe('answering a SUBSCRIBE first', () => {
     const cluster = plainCluster(1);
     const driver = new VirtualDriver(cluster);
     const told: number[] = [];
-    expect(driver.input(() => 7, (n) => told.push(n))).toBe(7);
+    expect(
+      driver.input(
+        () => 7,
+        (n) => told.push(n),
+      ),
+    ).toBe(7);
     expect(told).toEqual([7]);
     // The hook is taken back: the next input tells nobody.
     driver.input((c) => c.advance(1));
@@ -97,7 +116,10 @@ describe('answering a SUBSCRIBE first', () => {
       request.end();
       while (responses.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
       const res = responses.shift()!;
-      const stream = new HttpEventStream(res, (event: { type: string }) => JSON.stringify(event), { budget, keepaliveMs: 0 });
+      const stream = new HttpEventStream(res, (event: { type: string }) => JSON.stringify(event), {
+        budget,
+        keepaliveMs: 0,
+      });
       for (let i = 0; i < early; i++) stream.send({ type: 'SUBSCRIBED' });
       const before = res.socket!.bytesWritten;
       stream.start({ 'content-type': 'application/json' });

@@ -20,7 +20,10 @@ function file(name: string, text: string): string {
 
 describe('loadCredentials', () => {
   it('reads upstream JSON from a path, with or without file://, and a missing secret as empty', () => {
-    const p = file('creds.json', JSON.stringify({ credentials: [{ principal: 'a', secret: 'x' }, { principal: 'b' }] }));
+    const p = file(
+      'creds.json',
+      JSON.stringify({ credentials: [{ principal: 'a', secret: 'x' }, { principal: 'b' }] }),
+    );
     const expected = new Map([
       ['a', 'x'],
       ['b', ''],
@@ -31,9 +34,18 @@ describe('loadCredentials', () => {
 
   it("reads upstream's text form, one `principal secret` a line", () => {
     const p = file('creds.txt', 'a  x\n\nb y\n');
-    expect(loadCredentials(p)).toEqual({ ok: true, value: new Map([['a', 'x'], ['b', 'y']]) });
+    expect(loadCredentials(p)).toEqual({
+      ok: true,
+      value: new Map([
+        ['a', 'x'],
+        ['b', 'y'],
+      ]),
+    });
     const bad = file('bad.txt', 'a x\nb\n');
-    expect(loadCredentials(bad)).toEqual({ ok: false, error: `credentials ${bad}: Invalid credential format at line 2` });
+    expect(loadCredentials(bad)).toEqual({
+      ok: false,
+      error: `credentials ${bad}: Invalid credential format at line 2`,
+    });
   });
 
   it('refuses, naming the file, what would authenticate nobody or not as meant', () => {
@@ -44,7 +56,10 @@ describe('loadCredentials', () => {
       ['{"credentials": [{"principal": "a", "secret": 7}]}', "'credentials[0].secret' must be a string"],
       ['{"credentials": [{"principal": "a:b", "secret": "x"}]}', "principal 'a:b' contains ':'"],
       ['{"credentials": [{"principal": "a", "secret": "x:y"}]}', "the secret of 'a' contains ':'"],
-      ['{"credentials": [{"principal": "a", "secret": "x"}, {"principal": "a", "secret": "y"}]}', "principal 'a' is listed twice"],
+      [
+        '{"credentials": [{"principal": "a", "secret": "x"}, {"principal": "a", "secret": "y"}]}',
+        "principal 'a' is listed twice",
+      ],
       ['{"credentials": []}', 'holds no credentials'],
       ['{"credentials": {}}', "'credentials' must be a JSON array"],
       // Not a JSON object: upstream reads it as the text form.
@@ -66,7 +81,10 @@ describe('loadAcls', () => {
   it('reads every enforced action in order, entities defaulting to SOME, a lone value as a list', () => {
     const loaded = loadAcls({
       permissive: 'false',
-      register_frameworks: [{ principals: { values: ['a'] }, roles: { values: 'dev' } }, { principals: { type: 'ANY' }, roles: { type: 'NONE' } }],
+      register_frameworks: [
+        { principals: { values: ['a'] }, roles: { values: 'dev' } },
+        { principals: { type: 'ANY' }, roles: { type: 'NONE' } },
+      ],
       teardown_frameworks: [{ principals: { values: ['ops'] }, framework_principals: { type: 'ANY' } }],
       update_quotas: [{ principals: { values: ['ops'] }, roles: { values: ['q/%'] } }],
       view_flags: [{ principals: { type: 'ANY' }, flags: { type: 'NONE' } }],
@@ -79,11 +97,16 @@ describe('loadAcls', () => {
       { principals: { type: 'SOME', values: ['a'] }, objects: { type: 'SOME', values: ['dev'] } },
       { principals: { type: 'ANY' }, objects: { type: 'NONE' } },
     ]);
-    expect(loaded.value.teardownFrameworks).toEqual([{ principals: { type: 'SOME', values: ['ops'] }, objects: { type: 'ANY' } }]);
+    expect(loaded.value.teardownFrameworks).toEqual([
+      { principals: { type: 'SOME', values: ['ops'] }, objects: { type: 'ANY' } },
+    ]);
     expect(loaded.value.updateQuotas[0]!.objects).toEqual({ type: 'SOME', values: ['q/%'] });
     expect(loaded.value.viewFlags).toEqual([{ principals: { type: 'ANY' }, objects: { type: 'NONE' } }]);
     expect(loaded.value.viewTasks).toEqual([]);
-    expect(loadAcls('{}')).toEqual({ ok: true, value: expect.objectContaining({ permissive: true, registerFrameworks: [] }) });
+    expect(loadAcls('{}')).toEqual({
+      ok: true,
+      value: expect.objectContaining({ permissive: true, registerFrameworks: [] }),
+    });
   });
 
   it("reads the actions of upstream's later releases, each under its camelCase name", () => {
@@ -103,24 +126,55 @@ describe('loadAcls', () => {
     expect(loaded.value.destroyVolumes[0]!.objects).toEqual({ type: 'SOME', values: ['ops'] });
     expect(loaded.value.drainAgents[0]!.principals).toEqual({ type: 'SOME', values: ['ops'] });
     expect(loaded.value.markAgentsGone[0]!.objects).toEqual({ type: 'NONE' });
-    expect([loaded.value.resizeVolumes.length, loaded.value.viewStandaloneContainers.length, loaded.value.getEndpoints.length]).toEqual([1, 1, 1]);
+    expect([
+      loaded.value.resizeVolumes.length,
+      loaded.value.viewStandaloneContainers.length,
+      loaded.value.getEndpoints.length,
+    ]).toEqual([1, 1, 1]);
   });
 
   it('refuses misspelled actions and fields, bad types and missing entities, naming the place', () => {
     const cases: [object, string][] = [
-      [{ register_framework: [] }, "unknown field 'register_framework' in 'the file' (did you mean 'register_frameworks'?)"],
+      [
+        { register_framework: [] },
+        "unknown field 'register_framework' in 'the file' (did you mean 'register_frameworks'?)",
+      ],
       [{ frameworks: [] }, "unknown field 'frameworks' in 'the file'"],
       [{ register_frameworks: {} }, "'register_frameworks' must be a JSON array"],
-      [{ register_frameworks: [{ principals: { type: 'ANY' }, role: { type: 'ANY' } }] }, "unknown field 'role' in 'register_frameworks[0]' (did you mean 'roles'?)"],
-      [{ view_roles: [{ principals: { type: 'ANY', value: ['x'] }, roles: { type: 'ANY' } }] }, "unknown field 'value' in 'view_roles[0].principals' (did you mean 'values'?)"],
-      [{ teardown_frameworks: [{ principals: { type: 'ANY' } }] }, "'teardown_frameworks[0].framework_principals' is missing"],
-      [{ view_roles: [{ principals: { type: 'any' }, roles: { type: 'ANY' } }] }, "'view_roles[0].principals.type' must be SOME, ANY or NONE, got \"any\""],
-      [{ view_tasks: [{ principals: { values: [1] }, users: { type: 'ANY' } }] }, "'view_tasks[0].principals.values[0]' must be a string"],
-      [{ access_mesos_logs: [{ principals: { type: 'ANY' }, logs: { values: ['x'] } }] }, 'acls.access_mesos_logs type must be either NONE or ANY'],
-      [{ permissive: 'yes' }, "'permissive' must be true or false, got \"yes\""],
-      [{ mark_agents_gone: [{ principals: { type: 'ANY' }, agents: { values: ['a1'] } }] }, 'acls.mark_agents_gone type must be either NONE or ANY'],
+      [
+        { register_frameworks: [{ principals: { type: 'ANY' }, role: { type: 'ANY' } }] },
+        "unknown field 'role' in 'register_frameworks[0]' (did you mean 'roles'?)",
+      ],
+      [
+        { view_roles: [{ principals: { type: 'ANY', value: ['x'] }, roles: { type: 'ANY' } }] },
+        "unknown field 'value' in 'view_roles[0].principals' (did you mean 'values'?)",
+      ],
+      [
+        { teardown_frameworks: [{ principals: { type: 'ANY' } }] },
+        "'teardown_frameworks[0].framework_principals' is missing",
+      ],
+      [
+        { view_roles: [{ principals: { type: 'any' }, roles: { type: 'ANY' } }] },
+        '\'view_roles[0].principals.type\' must be SOME, ANY or NONE, got "any"',
+      ],
+      [
+        { view_tasks: [{ principals: { values: [1] }, users: { type: 'ANY' } }] },
+        "'view_tasks[0].principals.values[0]' must be a string",
+      ],
+      [
+        { access_mesos_logs: [{ principals: { type: 'ANY' }, logs: { values: ['x'] } }] },
+        'acls.access_mesos_logs type must be either NONE or ANY',
+      ],
+      [{ permissive: 'yes' }, '\'permissive\' must be true or false, got "yes"'],
+      [
+        { mark_agents_gone: [{ principals: { type: 'ANY' }, agents: { values: ['a1'] } }] },
+        'acls.mark_agents_gone type must be either NONE or ANY',
+      ],
       [{ drain_agent: [] }, "unknown field 'drain_agent' in 'the file' (did you mean 'drain_agents'?)"],
-      [{ unreserve_resources: [{ principals: { type: 'ANY' }, roles: { type: 'ANY' } }] }, "unknown field 'roles' in 'unreserve_resources[0]' (expected 'principals', 'reserver_principals')"],
+      [
+        { unreserve_resources: [{ principals: { type: 'ANY' }, roles: { type: 'ANY' } }] },
+        "unknown field 'roles' in 'unreserve_resources[0]' (expected 'principals', 'reserver_principals')",
+      ],
       [
         { get_endpoints: [{ principals: { type: 'ANY' }, paths: { values: ['/metrics/snapshot', '/state'] } }] },
         "Path: '/state' is not an authorizable path (/containers, /containerizer/debug, /files/debug, /logging/toggle, /metrics/snapshot, /monitor/statistics)",
@@ -138,12 +192,23 @@ describe('loadAcls', () => {
 
 describe('loadAcls: control_simulation', () => {
   it('reads it with objects ANY or NONE, as the actions of no object; refuses SOME', () => {
-    const loaded = loadAcls({ control_simulation: [{ principals: { values: ['ops'] }, objects: { type: 'ANY' } }, { principals: { type: 'ANY' }, objects: { type: 'NONE' } }] });
+    const loaded = loadAcls({
+      control_simulation: [
+        { principals: { values: ['ops'] }, objects: { type: 'ANY' } },
+        { principals: { type: 'ANY' }, objects: { type: 'NONE' } },
+      ],
+    });
     expect(loaded.ok && loaded.value.controlSimulation).toEqual([
       { principals: { type: 'SOME', values: ['ops'] }, objects: { type: 'ANY' } },
       { principals: { type: 'ANY' }, objects: { type: 'NONE' } },
     ]);
-    expect(loadAcls({ control_simulation: [{ principals: { type: 'ANY' }, objects: { values: ['x'] } }] })).toEqual({ ok: false, error: 'acls (object): acls.control_simulation type must be either NONE or ANY' });
-    expect(loadAcls({ control_simulations: [] })).toEqual({ ok: false, error: "acls (object): unknown field 'control_simulations' in 'the file' (did you mean 'control_simulation'?)" });
+    expect(loadAcls({ control_simulation: [{ principals: { type: 'ANY' }, objects: { values: ['x'] } }] })).toEqual({
+      ok: false,
+      error: 'acls (object): acls.control_simulation type must be either NONE or ANY',
+    });
+    expect(loadAcls({ control_simulations: [] })).toEqual({
+      ok: false,
+      error: "acls (object): unknown field 'control_simulations' in 'the file' (did you mean 'control_simulation'?)",
+    });
   });
 });

@@ -10,7 +10,12 @@ import { authenticate, SCHEDULER_REALM } from '../../src/http/auth.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 import { StartError } from '../../src/start/errors.js';
 
-const CREDENTIALS = { credentials: [{ principal: 'alice', secret: 's3cret' }, { principal: 'bob', secret: 'hunter2' }] };
+const CREDENTIALS = {
+  credentials: [
+    { principal: 'alice', secret: 's3cret' },
+    { principal: 'bob', secret: 'hunter2' },
+  ],
+};
 const ACLS = {
   permissive: false,
   register_frameworks: [
@@ -18,7 +23,9 @@ const ACLS = {
     { principals: { values: ['bob'] }, roles: { type: 'ANY' } },
   ],
 };
-const basic = (user: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}` });
+const basic = (user: string, secret: string) => ({
+  authorization: `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`,
+});
 const ALICE = basic('alice', 's3cret');
 const BOB = basic('bob', 'hunter2');
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -44,9 +51,14 @@ async function start(options: StartClusterOptions = {}): Promise<RunningCluster>
 }
 
 const schedulerUrl = (r: RunningCluster, prefix = '') => new URL(`${prefix}/api/v1/scheduler`, r.masterUrl);
-const subscribeBody = (info: Record<string, unknown>) => JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: info } });
+const subscribeBody = (info: Record<string, unknown>) =>
+  JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: info } });
 
-async function subscribed(r: RunningCluster, headers: Record<string, string>, info: Record<string, unknown>): Promise<SchedulerClient> {
+async function subscribed(
+  r: RunningCluster,
+  headers: Record<string, string>,
+  info: Record<string, unknown>,
+): Promise<SchedulerClient> {
   const client = new SchedulerClient(r.masterUrl, 'json', headers);
   const res = await client.subscribe(info);
   expect([res.status, res.body]).toEqual([200, '']);
@@ -120,7 +132,9 @@ describe('with credentials', () => {
     const r = await start({ credentials: CREDENTIALS });
     const client = await subscribed(r, ALICE, multiRole(['dev']));
     expect(r.cluster.view.framework(client.frameworkId!)!.info.principal).toBe('alice');
-    const frameworks = (await (await fetch(new URL('/frameworks', r.masterUrl))).json()) as { frameworks: { principal?: string }[] };
+    const frameworks = (await (await fetch(new URL('/frameworks', r.masterUrl))).json()) as {
+      frameworks: { principal?: string }[];
+    };
     expect(frameworks.frameworks[0]!.principal).toBe('alice');
     expect((await client.call({ type: 'REVIVE' })).status).toBe(202);
     client.disconnect();
@@ -128,7 +142,10 @@ describe('with credentials', () => {
 
   it('refuses a SUBSCRIBE whose FrameworkInfo declares another principal: 400 at validation', async () => {
     const r = await start({ credentials: CREDENTIALS });
-    const res = await postRaw(schedulerUrl(r), subscribeBody(multiRole(['dev'], { principal: 'bob' })), { ...JSON_TYPE, ...ALICE });
+    const res = await postRaw(schedulerUrl(r), subscribeBody(multiRole(['dev'], { principal: 'bob' })), {
+      ...JSON_TYPE,
+      ...ALICE,
+    });
     expect([res.status, res.body]).toEqual([
       400,
       "Failed to validate scheduler::Call: Authenticated principal 'alice' does not match principal 'bob' set in `FrameworkInfo`",
@@ -143,7 +160,10 @@ describe('with credentials', () => {
     const asBob = { ...JSON_TYPE, ...BOB, 'mesos-stream-id': alice.streamId! };
     const teardown = JSON.stringify({ type: 'TEARDOWN', framework_id: { value: alice.frameworkId } });
     const res = await postRaw(schedulerUrl(r), teardown, asBob);
-    expect([res.status, res.body]).toEqual([400, "Authenticated principal 'bob' does not match principal 'alice' set in `FrameworkInfo`"]);
+    expect([res.status, res.body]).toEqual([
+      400,
+      "Authenticated principal 'bob' does not match principal 'alice' set in `FrameworkInfo`",
+    ]);
     expect(r.cluster.view.framework(alice.frameworkId!)?.state).toBe('subscribed');
     expect((await alice.call({ type: 'TEARDOWN' })).status).toBe(202);
     expect(r.cluster.view.framework(alice.frameworkId!)).toBeUndefined();
@@ -181,7 +201,9 @@ describe('with credentials and ACLs', () => {
     expect([res.status, res.body]).toEqual([403, "Not authorized to use roles '{ dev, prod }'"]);
     expect(r.cluster.view.framework(client.frameworkId!)!.roles()).toEqual(['dev']);
     const allowed = multiRole(['dev', 'eng/x'], { id: { value: client.frameworkId }, principal: 'alice' });
-    expect((await client.call({ type: 'UPDATE_FRAMEWORK', update_framework: { framework_info: allowed } })).status).toBe(200);
+    expect(
+      (await client.call({ type: 'UPDATE_FRAMEWORK', update_framework: { framework_info: allowed } })).status,
+    ).toBe(200);
     expect(r.cluster.view.framework(client.frameworkId!)!.roles()).toEqual(['dev', 'eng/x']);
     client.disconnect();
   });
@@ -207,9 +229,18 @@ describe('files refused at start', () => {
       [{ credentials: { credentials: [{ secret: 'x' }] } as never }, /'credentials\[0\]\.principal' is missing/],
       [{ credentials: '/nonexistent/creds.json' }, /^credentials \/nonexistent\/creds\.json: cannot read the file/],
       [{ acls: { register_framework: [] } }, /^acls \(object\): unknown field 'register_framework' in 'the file'/],
-      [{ acls: { register_frameworks: [{ principals: { type: 'ALL' }, roles: { type: 'ANY' } }] } }, /'register_frameworks\[0\]\.principals\.type' must be SOME, ANY or NONE/],
-      [{ acls: { register_frameworks: [{ principals: { type: 'ANY' } }] } }, /'register_frameworks\[0\]\.roles' is missing/],
-      [{ acls: { view_flags: [{ principals: { type: 'ANY' }, flags: { values: ['x'] } }] } }, /acls\.view_flags type must be either NONE or ANY/],
+      [
+        { acls: { register_frameworks: [{ principals: { type: 'ALL' }, roles: { type: 'ANY' } }] } },
+        /'register_frameworks\[0\]\.principals\.type' must be SOME, ANY or NONE/,
+      ],
+      [
+        { acls: { register_frameworks: [{ principals: { type: 'ANY' } }] } },
+        /'register_frameworks\[0\]\.roles' is missing/,
+      ],
+      [
+        { acls: { view_flags: [{ principals: { type: 'ANY' }, flags: { values: ['x'] } }] } },
+        /acls\.view_flags type must be either NONE or ANY/,
+      ],
       [{ acls: '{"permissive": 1}' }, /^acls \(inline JSON\): 'permissive' must be true or false, got 1$/],
     ];
     for (const [options, message] of cases) {

@@ -47,7 +47,12 @@ describe('GET / and /ui/', () => {
       expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
       for (const m of text.matchAll(/from '\.\/([\w-]+\.js)'/g)) loaded.push(`/ui/${m[1]}`);
     }
-    expect([...seen].sort()).toEqual(readdirSync(DASHBOARD_DIR).filter((f) => f !== 'index.html').map((f) => `/ui/${f}`).sort());
+    expect([...seen].sort()).toEqual(
+      readdirSync(DASHBOARD_DIR)
+        .filter((f) => f !== 'index.html')
+        .map((f) => `/ui/${f}`)
+        .sort(),
+    );
   });
 
   it('answers a repeated load 304 by its ETag, an unknown file 404, a method other than GET or HEAD 405', async () => {
@@ -75,7 +80,11 @@ describe('GET / and /ui/', () => {
   });
 
   it('is in the packed package', () => {
-    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const files = (JSON.parse(out) as { files: { path: string }[] }[])[0]!.files.map((f) => f.path);
     for (const name of readdirSync(DASHBOARD_DIR)) expect(files).toContain(`ui/${name}`);
   });
@@ -109,13 +118,19 @@ describe('GET /sim/v1/events', () => {
     expect(first.startsWith('retry: 1000\n\n')).toBe(true);
     expect(ids(first)).toEqual(kept.map((e) => e.seq));
     const block = first.split('\n\n').find((b) => b.startsWith(`id: ${kept[0]!.seq}\n`))!;
-    expect(block.split('\n')).toEqual([`id: ${kept[0]!.seq}`, 'event: trace', `data: ${JSON.stringify({ seq: kept[0]!.seq, time_ms: 0, kind: kept[0]!.kind, line: kept[0]!.line })}`]);
+    expect(block.split('\n')).toEqual([
+      `id: ${kept[0]!.seq}`,
+      'event: trace',
+      `data: ${JSON.stringify({ seq: kept[0]!.seq, time_ms: 0, kind: kept[0]!.kind, line: kept[0]!.line })}`,
+    ]);
     const client = new SchedulerClient(r.masterUrl);
     await client.subscribe({ user: 'root', name: 'events-test' });
     await client.next('OFFERS');
     const later = r.trace().filter((e) => e.seq > kept.at(-1)!.seq);
     expect(later.length).toBeGreaterThan(0);
-    expect(ids(await readUntil(res, (text) => ids(text).at(-1) === later.at(-1)!.seq))).toEqual(later.map((e) => e.seq));
+    expect(ids(await readUntil(res, (text) => ids(text).at(-1) === later.at(-1)!.seq))).toEqual(
+      later.map((e) => e.seq),
+    );
     controller.abort();
     client.disconnect();
   });
@@ -133,10 +148,21 @@ describe('GET /sim/v1/events', () => {
   });
 
   it('gives a new reader the last entries kept, those after the id it saw, all of them for an id of a cluster since swapped', () => {
-    const entries: TraceEntry[] = Array.from({ length: BACKLOG_ENTRIES + 20 }, (_, i) => ({ seq: i + 1, timeMs: 0, kind: 'k', line: `0 k ${i}` }));
+    const entries: TraceEntry[] = Array.from({ length: BACKLOG_ENTRIES + 20 }, (_, i) => ({
+      seq: i + 1,
+      timeMs: 0,
+      kind: 'k',
+      line: `0 k ${i}`,
+    }));
     const seqs = (list: readonly TraceEntry[]) => list.map((e) => e.seq);
     expect(seqs(backlog(entries, undefined))).toEqual(seqs(entries.slice(20)));
-    expect(seqs(backlog(entries, BACKLOG_ENTRIES + 15))).toEqual([BACKLOG_ENTRIES + 16, BACKLOG_ENTRIES + 17, BACKLOG_ENTRIES + 18, BACKLOG_ENTRIES + 19, BACKLOG_ENTRIES + 20]);
+    expect(seqs(backlog(entries, BACKLOG_ENTRIES + 15))).toEqual([
+      BACKLOG_ENTRIES + 16,
+      BACKLOG_ENTRIES + 17,
+      BACKLOG_ENTRIES + 18,
+      BACKLOG_ENTRIES + 19,
+      BACKLOG_ENTRIES + 20,
+    ]);
     expect(backlog(entries, BACKLOG_ENTRIES + 20)).toEqual([]);
     expect(seqs(backlog(entries, BACKLOG_ENTRIES + 21))).toEqual(seqs(entries.slice(20)));
   });

@@ -30,8 +30,13 @@ function readmeErrorSection(): string {
   const readme = readFileSync(join(ROOT, 'docs', 'scheduler-api.md'), 'utf8');
   const start = readme.indexOf('Errors are plain text');
   const end = readme.indexOf('A broken subscription connection', start);
-  expect(start, 'the error section of docs/scheduler-api.md opens with "Errors are plain text"').toBeGreaterThanOrEqual(0);
-  expect(end, 'the error section of docs/scheduler-api.md is followed by "A broken subscription connection"').toBeGreaterThan(start);
+  expect(start, 'the error section of docs/scheduler-api.md opens with "Errors are plain text"').toBeGreaterThanOrEqual(
+    0,
+  );
+  expect(
+    end,
+    'the error section of docs/scheduler-api.md is followed by "A broken subscription connection"',
+  ).toBeGreaterThan(start);
   return readme.slice(start, end);
 }
 
@@ -112,7 +117,9 @@ describe('the error catalogue', () => {
     expect(long).toBe(`Failed to validate scheduler::Call: ${'y'.repeat(MAX_ERROR_TEXT_CHARS - 37)}…`);
     expect(long).toHaveLength(MAX_ERROR_TEXT_CHARS);
     // Lines folded first, so the cut counts what is sent.
-    expect(httpError('BODY_UNDECODABLE', `a\n${'b'.repeat(400)}`).body).toBe(`a ${'b'.repeat(MAX_ERROR_TEXT_CHARS - 3)}…`);
+    expect(httpError('BODY_UNDECODABLE', `a\n${'b'.repeat(400)}`).body).toBe(
+      `a ${'b'.repeat(MAX_ERROR_TEXT_CHARS - 3)}…`,
+    );
     // A surrogate pair is never split: the cut falls before it.
     const emoji = httpError('CALL_REFUSED', `${'z'.repeat(MAX_ERROR_TEXT_CHARS - 2)}😀😀`).body;
     expect(emoji).toBe(`${'z'.repeat(MAX_ERROR_TEXT_CHARS - 2)}…`);
@@ -146,16 +153,20 @@ describe('the error catalogue', () => {
     }
     const wrong = callError({ code: 'STREAM_ID', message: 'm' }, { frameworkId: 'f-1', streamId: 's-1' });
     expect(wrong).toEqual(httpError('STREAM_ID_MISMATCH', 's-1', 'f-1'));
-    expect(callError({ code: 'INVALID', message: "Role '' is invalid" }, { frameworkId: 'f', streamId: 's' }).body).toBe(
-      "Role '' is invalid",
+    expect(
+      callError({ code: 'INVALID', message: "Role '' is invalid" }, { frameworkId: 'f', streamId: 's' }).body,
+    ).toBe("Role '' is invalid");
+    expect(callError({ code: 'FORBIDDEN', message: '' }, { frameworkId: 'f', streamId: 's' }).body).toBe(
+      '403 Forbidden.',
     );
-    expect(callError({ code: 'FORBIDDEN', message: '' }, { frameworkId: 'f', streamId: 's' }).body).toBe('403 Forbidden.');
   });
 
   it('is the only place in src/http that writes an error status or text', () => {
     const dir = join(ROOT, 'src', 'http');
     const offenders: string[] = [];
-    const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts') && f !== 'errors.ts');
+    const files = (readdirSync(dir, { recursive: true }) as string[]).filter(
+      (f) => f.endsWith('.ts') && f !== 'errors.ts',
+    );
     expect(files.length).toBeGreaterThan(30);
     for (const file of files) {
       readFileSync(join(dir, file), 'utf8')
@@ -174,7 +185,12 @@ describe('errors fastify raises before a route runs', () => {
   it('answers a Content-Type that is no media type with CONTENT_TYPE_MALFORMED, and closes', async () => {
     const cluster = new Cluster({ master: { hostname: '127.0.0.1', ip: '127.0.0.1', port: 0, version: 'test' } });
     const app = buildMasterApp({ driver: new VirtualDriver(cluster) });
-    const res = await app.inject({ method: 'POST', url: '/api/v1/scheduler', headers: { 'content-type': 'json' }, payload: '{}' });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/api/v1/scheduler',
+      headers: { 'content-type': 'json' },
+      payload: '{}',
+    });
     const expected = httpError('CONTENT_TYPE_MALFORMED');
     expect([res.statusCode, res.body]).toEqual([expected.status, expected.body]);
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');

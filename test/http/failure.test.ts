@@ -14,7 +14,9 @@ import { startCluster } from '../../src/start/cluster.js';
 describe('a failure of the core', () => {
   it('stops every listener, refuses later inputs and is reported once with the seed', async () => {
     const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk)) as Record<string, unknown>), done()) });
+    const sink = new Writable({
+      write: (chunk, _enc, done) => (lines.push(JSON.parse(String(chunk)) as Record<string, unknown>), done()),
+    });
     const failures: ClusterFailure[] = [];
     const running = await startCluster({
       port: 0,

@@ -23,7 +23,16 @@ afterEach(async () => {
 
 type Method = NonNullable<InjectOptions['method']>;
 
-const JSON_ENDPOINTS = ['/state', '/state.json', '/state-summary', '/slaves', '/frameworks', '/tasks', '/roles', '/version'];
+const JSON_ENDPOINTS = [
+  '/state',
+  '/state.json',
+  '/state-summary',
+  '/slaves',
+  '/frameworks',
+  '/tasks',
+  '/roles',
+  '/version',
+];
 const READ_ENDPOINTS = [
   ...[...JSON_ENDPOINTS, '/health', '/redirect'].flatMap((path) => [path, `/master${path}`]),
   '/metrics/snapshot',
@@ -53,7 +62,10 @@ describe('query parameters of the read endpoints', () => {
   });
 
   it('answer a malformed percent-escape with 400 QUERY_INVALID and a one-line reason, as upstream fails such a query', async () => {
-    for (const [url, reason] of [['/slaves?slave_id=%zz', /%zz/], ['/health?%', /%/]] as const) {
+    for (const [url, reason] of [
+      ['/slaves?slave_id=%zz', /%zz/],
+      ['/health?%', /%/],
+    ] as const) {
       const res = await app.inject({ url });
       expect(res.statusCode, url).toBe(httpError('QUERY_INVALID', '').status);
       expect(res.body, url).toMatch(reason);
@@ -63,7 +75,13 @@ describe('query parameters of the read endpoints', () => {
   });
 
   it('use the default for a value the endpoint cannot use, as upstream does', async () => {
-    for (const url of ['/tasks?limit=abc', '/tasks?limit=-1', '/master/tasks?offset=1.5', '/tasks?limit=99999999999999999999', '/tasks?order=up']) {
+    for (const url of [
+      '/tasks?limit=abc',
+      '/tasks?limit=-1',
+      '/master/tasks?offset=1.5',
+      '/tasks?limit=99999999999999999999',
+      '/tasks?order=up',
+    ]) {
       const res = await app.inject({ url });
       expect([url, res.statusCode, res.json()]).toEqual([url, 200, { tasks: [] }]);
     }
@@ -126,7 +144,8 @@ describe('methods of the scheduler API', () => {
         const res = await app.inject({ method, url, headers: { 'content-type': 'json' }, payload: '{}' });
         expect([url, method, res.statusCode]).toEqual([url, method, 405]);
         expect(res.headers.allow).toBe('POST');
-        if (method !== 'HEAD') expect(res.body).toBe(`405 Method Not Allowed. Expecting one of { 'POST' }, but received '${method}'.`);
+        if (method !== 'HEAD')
+          expect(res.body).toBe(`405 Method Not Allowed. Expecting one of { 'POST' }, but received '${method}'.`);
       }
     }
   });
@@ -153,9 +172,18 @@ describe('JSON bodies of the scheduler API', () => {
   });
 
   it('refuses a type mismatch with a 400 naming the field', async () => {
-    const suppress = (roles: string) => `{"type":"SUPPRESS","framework_id":{"value":"f"},"suppress":{"roles":${roles}}}`;
-    expectError(await post(suppress('"x"')), 400, `${PREFIX}Expecting a JSON array for field 'roles', not a JSON string`);
-    expectError(await post(suppress('[null]')), 400, `${PREFIX}Not expecting a JSON null in the array of field 'roles'`);
+    const suppress = (roles: string) =>
+      `{"type":"SUPPRESS","framework_id":{"value":"f"},"suppress":{"roles":${roles}}}`;
+    expectError(
+      await post(suppress('"x"')),
+      400,
+      `${PREFIX}Expecting a JSON array for field 'roles', not a JSON string`,
+    );
+    expectError(
+      await post(suppress('[null]')),
+      400,
+      `${PREFIX}Not expecting a JSON null in the array of field 'roles'`,
+    );
     expectError(await post(suppress('[1]')), 400, `${PREFIX}Not expecting a JSON number for field 'roles'`);
     // null stays "absent" where it is a field's whole value.
     expect((await post(suppress('null'))).statusCode).toBe(403);
@@ -163,7 +191,9 @@ describe('JSON bodies of the scheduler API', () => {
 
   it('answers a 1 MB field with a reason of a few hundred characters', async () => {
     const huge = 'x'.repeat(1_000_000);
-    const res = await post(`{"type":"DECLINE","framework_id":{"value":"f"},"decline":{"offer_ids":[],"filters":{"refuse_seconds":"${huge}"}}}`);
+    const res = await post(
+      `{"type":"DECLINE","framework_id":{"value":"f"},"decline":{"offer_ids":[],"filters":{"refuse_seconds":"${huge}"}}}`,
+    );
     expect(res.statusCode).toBe(400);
     expect(res.body.length).toBeLessThanOrEqual(300);
     expect(res.body).toMatch(/^Failed to convert JSON into Call protobuf: Failed to convert 'xxx+…$/);

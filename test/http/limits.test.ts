@@ -70,10 +70,12 @@ async function heldConnection(port: number): Promise<Probe> {
 /** /health on a connection of its own. */
 function health(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: '/health', agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port, path: '/health', agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .on('error', reject);
   });
 }
 
@@ -99,7 +101,8 @@ function capturedLogger(): { logger: pino.Logger; lines: Record<string, unknown>
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString().split('\n'))
+        if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -153,7 +156,10 @@ describe('a response its client does not read', () => {
     });
     await app.listen({ host: '127.0.0.1', port: 0 });
     try {
-      const probe = await connect((app.server.address() as net.AddressInfo).port, 'GET /big HTTP/1.1\r\nHost: x\r\n\r\n');
+      const probe = await connect(
+        (app.server.address() as net.AddressInfo).port,
+        'GET /big HTTP/1.1\r\nHost: x\r\n\r\n',
+      );
       // A paused client never reads the close either: it is seen from the server.
       probe.socket.pause();
       await waitFor(() => serverSide !== undefined);
@@ -203,7 +209,12 @@ describe('the event streams buffer budget', () => {
       agent: false,
     });
     req.on('error', () => {});
-    req.end(JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: { user: 'u', name: 'stalled', failover_timeout: 3600 } } }));
+    req.end(
+      JSON.stringify({
+        type: 'SUBSCRIBE',
+        subscribe: { framework_info: { user: 'u', name: 'stalled', failover_timeout: 3600 } },
+      }),
+    );
     const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
     res.pause();
     const view = cluster.cluster.view;
@@ -269,7 +280,13 @@ describe('StreamBudget', () => {
     expect([b.cutFor, c.cutFor]).toEqual([undefined, undefined]);
     expect(budget.chargedBytes).toBe(300);
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 40, connectionId: 'a', frameworkId: 'f', bufferedBytes: 900, budgetBytes: 1000 });
+    expect(lines[0]).toMatchObject({
+      level: 40,
+      connectionId: 'a',
+      frameworkId: 'f',
+      bufferedBytes: 900,
+      budgetBytes: 1000,
+    });
   });
 
   it('cuts a stream over its own limit whatever the total, and forgets closed streams', () => {
@@ -304,7 +321,11 @@ describe('subscription and framework caps', () => {
     expect(refused.headers.connection).toBe('close');
 
     // A failover onto the framework's own open stream replaces it: not refused.
-    const failover = await subscribed(cluster.masterUrl, { name: 'second', id: { value: second.frameworkId }, failover_timeout: 3600 });
+    const failover = await subscribed(cluster.masterUrl, {
+      name: 'second',
+      id: { value: second.frameworkId },
+      failover_timeout: 3600,
+    });
     expect(failover.frameworkId).toBe(second.frameworkId);
 
     first.disconnect();
@@ -328,7 +349,11 @@ describe('subscription and framework caps', () => {
     expect(refused.headers['retry-after']).toBe('5');
 
     // A framework within its failover timeout still counts, and may come back.
-    const back = await subscribed(cluster.masterUrl, { name: 'gone', id: { value: gone.frameworkId }, failover_timeout: 3600 });
+    const back = await subscribed(cluster.masterUrl, {
+      name: 'gone',
+      id: { value: gone.frameworkId },
+      failover_timeout: 3600,
+    });
     expect(back.frameworkId).toBe(gone.frameworkId);
 
     expect((await here.call({ type: 'TEARDOWN' })).status).toBe(202);
@@ -339,10 +364,14 @@ describe('subscription and framework caps', () => {
 
 describe('limit options', () => {
   it('refuses a limit that is not positive, naming its option', async () => {
-    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', maxFrameworks: 0 })).rejects.toThrow('maxFrameworks: must be a whole number of at least 1, got 0');
-    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', idleTimeoutSeconds: -1 })).rejects.toMatchObject({ option: 'idleTimeoutSeconds' });
-    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', streamBufferBudgetMiB: Number.NaN })).rejects.toThrow(
-      'streamBufferBudgetMiB: must be a positive number, got NaN',
+    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', maxFrameworks: 0 })).rejects.toThrow(
+      'maxFrameworks: must be a whole number of at least 1, got 0',
     );
+    await expect(startCluster({ port: 0, agents: 0, time: 'virtual', idleTimeoutSeconds: -1 })).rejects.toMatchObject({
+      option: 'idleTimeoutSeconds',
+    });
+    await expect(
+      startCluster({ port: 0, agents: 0, time: 'virtual', streamBufferBudgetMiB: Number.NaN }),
+    ).rejects.toThrow('streamBufferBudgetMiB: must be a positive number, got NaN');
   });
 });

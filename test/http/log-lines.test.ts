@@ -25,11 +25,19 @@ async function logged(level: string): Promise<{ r: RunningCluster; lines: Record
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString().split('\n'))
+        if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
-  const r = await startCluster({ port: 0, agents: 1, time: 'virtual', seed: 0, epochMs: EPOCH, logger: pino({ level }, sink) });
+  const r = await startCluster({
+    port: 0,
+    agents: 1,
+    time: 'virtual',
+    seed: 0,
+    epochMs: EPOCH,
+    logger: pino({ level }, sink),
+  });
   running.push(r);
   return { r, lines };
 }
@@ -46,12 +54,24 @@ async function launch(r: RunningCluster): Promise<string> {
   }
   const offer = (await client.next('OFFERS', 1_000)).offers.offers[0];
   const resources = [{ name: 'cpus', type: 'SCALAR', scalar: { value: 1 } }];
-  const task = { name: 't1', task_id: { value: 't1' }, agent_id: offer.agent_id, resources, command: { value: 'sleep 60' } };
-  await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] } });
+  const task = {
+    name: 't1',
+    task_id: { value: 't1' },
+    agent_id: offer.agent_id,
+    resources,
+    command: { value: 'sleep 60' },
+  };
+  await client.call({
+    type: 'ACCEPT',
+    accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] },
+  });
   for (let state = ''; state !== 'TASK_RUNNING'; ) {
     const { status } = (await client.nextUpdate('t1')).update;
     state = status.state as string;
-    await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+    await client.call({
+      type: 'ACKNOWLEDGE',
+      acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+    });
   }
   return frameworkId;
 }
@@ -61,8 +81,15 @@ describe('log lines from the trace', () => {
     const { r, lines } = await logged('info');
     const frameworkId = await launch(r);
     const of = (event: string) => lines.filter((l) => l['event'] === event);
-    expect(of('event:offers')[0]).toMatchObject({ level: 30, frameworkId, offers: 1, msg: `1 offer sent to framework ${frameworkId}` });
-    expect(of('task:launch')).toEqual([expect.objectContaining({ level: 30, taskId: 't1', frameworkId, msg: 'task t1 launched' })]);
+    expect(of('event:offers')[0]).toMatchObject({
+      level: 30,
+      frameworkId,
+      offers: 1,
+      msg: `1 offer sent to framework ${frameworkId}`,
+    });
+    expect(of('task:launch')).toEqual([
+      expect.objectContaining({ level: 30, taskId: 't1', frameworkId, msg: 'task t1 launched' }),
+    ]);
     expect(of('task:status').map((l) => l['msg'])).toEqual(['task t1 TASK_STARTING', 'task t1 TASK_RUNNING']);
     for (const line of lines.filter((l) => l['event'] !== undefined)) {
       expect(line['clusterTime']).toBe(new Date(EPOCH + (line['at'] as number)).toISOString());

@@ -23,7 +23,12 @@ afterEach(async () => {
 const portOf = (url: string) => new URL(url).port;
 
 /** A request as it is, redirects not followed. */
-function request(url: string, method: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<{ status: number; location: string | undefined; body: string }> {
+function request(
+  url: string,
+  method: string,
+  body?: string | Buffer,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; location: string | undefined; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers }, (res) => {
       let text = '';
@@ -42,7 +47,8 @@ function protobuf(type: string, json: object): Buffer {
   return Buffer.from(encodeProto(type, decoded.value));
 }
 
-const post = (url: string, path: string, body: unknown) => postRaw(new URL(path, url), JSON.stringify(body), { 'content-type': 'application/json' });
+const post = (url: string, path: string, body: unknown) =>
+  postRaw(new URL(path, url), JSON.stringify(body), { 'content-type': 'application/json' });
 
 async function until(client: SchedulerClient, type: string, r: RunningCluster): Promise<JsonEvent> {
   for (let i = 0; i < 30 && !client.pending.some((e) => e.type === type); i++) {
@@ -78,14 +84,24 @@ describe('masters with a leader', () => {
     }
     // The leader serves; /redirect names it on every master.
     expect((await request(`${leader}/state`, 'GET')).status).toBe(200);
-    for (const url of r.masterUrls) expect(await request(`${url}/master/redirect`, 'GET')).toMatchObject({ status: 307, location: `//127.0.0.1:${portOf(leader)}` });
+    for (const url of r.masterUrls)
+      expect(await request(`${url}/master/redirect`, 'GET')).toMatchObject({
+        status: 307,
+        location: `//127.0.0.1:${portOf(leader)}`,
+      });
     // The simulator's own API and the process endpoints answer on every master.
     expect((await request(`${standby}/sim/v1/clock`, 'GET')).status).toBe(200);
     expect((await request(`${standby}/health`, 'GET')).status).toBe(200);
-    expect(await request(`${standby}/metrics/snapshot`, 'GET')).toMatchObject({ status: 200, body: '{"master/elected":0.0}' });
+    expect(await request(`${standby}/metrics/snapshot`, 'GET')).toMatchObject({
+      status: 200,
+      body: '{"master/elected":0.0}',
+    });
     expect(JSON.parse((await request(`${leader}/metrics/snapshot`, 'GET')).body)['master/elected']).toBe(1);
     expect((await request(`${standby}/master/redirect/x`, 'GET')).status).toBe(404);
-    const state = JSON.parse((await request(`${leader}/state`, 'GET')).body) as { leader: string; leader_info: { port: number } };
+    const state = JSON.parse((await request(`${leader}/state`, 'GET')).body) as {
+      leader: string;
+      leader_info: { port: number };
+    };
     expect(state.leader_info.port).toBe(Number(portOf(leader)));
   });
 
@@ -93,14 +109,35 @@ describe('masters with a leader', () => {
     r = await startCluster({ port: 0, agents: 1, masters: 3, time: 'virtual', seed: 3 });
     const [first, second, third] = r.masterUrls as [string, string, string];
     const client = new SchedulerClient(first);
-    await client.subscribe({ user: 'u', name: 'survivor', failover_timeout: 3600, capabilities: [{ type: 'PARTITION_AWARE' }] });
+    await client.subscribe({
+      user: 'u',
+      name: 'survivor',
+      failover_timeout: 3600,
+      capabilities: [{ type: 'PARTITION_AWARE' }],
+    });
     const frameworkId = (await client.next('SUBSCRIBED')).subscribed.framework_id.value as string;
     const offer = (await until(client, 'OFFERS', r)).offers.offers[0];
-    const task = { name: 'nap', task_id: { value: 'nap' }, agent_id: offer.agent_id, resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 1 } }], command: { value: 'sleep 3600' } };
-    expect((await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] } })).status).toBe(202);
+    const task = {
+      name: 'nap',
+      task_id: { value: 'nap' },
+      agent_id: offer.agent_id,
+      resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 1 } }],
+      command: { value: 'sleep 3600' },
+    };
+    expect(
+      (
+        await client.call({
+          type: 'ACCEPT',
+          accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] },
+        })
+      ).status,
+    ).toBe(202);
     for (;;) {
       const { status } = (await client.next('UPDATE')).update;
-      await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+      await client.call({
+        type: 'ACKNOWLEDGE',
+        acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+      });
       if (status.state === 'TASK_RUNNING') break;
     }
 
@@ -116,19 +153,33 @@ describe('masters with a leader', () => {
     expect(r.leaderUrl()).toBeUndefined();
     await post(second, '/sim/v1/advance', { ms: 10_000 });
     expect(r.leaderUrl()).toBe(second);
-    expect(await request(`${third}/api/v1/scheduler`, 'POST', '{}', { 'content-type': 'application/json' })).toMatchObject({ status: 307, location: `//127.0.0.1:${portOf(second)}/api/v1/scheduler` });
-    const state = JSON.parse((await request(`${second}/master/state`, 'GET')).body) as { frameworks: { id: string; active: boolean; recovered: boolean; tasks: { id: string; state: string }[] }[] };
-    expect(state.frameworks.map((f) => [f.id, f.active, f.recovered, f.tasks.map((t) => [t.id, t.state])])).toEqual([[frameworkId, false, true, [['nap', 'TASK_RUNNING']]]]);
+    expect(
+      await request(`${third}/api/v1/scheduler`, 'POST', '{}', { 'content-type': 'application/json' }),
+    ).toMatchObject({ status: 307, location: `//127.0.0.1:${portOf(second)}/api/v1/scheduler` });
+    const state = JSON.parse((await request(`${second}/master/state`, 'GET')).body) as {
+      frameworks: { id: string; active: boolean; recovered: boolean; tasks: { id: string; state: string }[] }[];
+    };
+    expect(state.frameworks.map((f) => [f.id, f.active, f.recovered, f.tasks.map((t) => [t.id, t.state])])).toEqual([
+      [frameworkId, false, true, [['nap', 'TASK_RUNNING']]],
+    ]);
 
     const again = new SchedulerClient(second);
-    await again.subscribe({ id: { value: frameworkId }, user: 'u', name: 'survivor', failover_timeout: 3600, capabilities: [{ type: 'PARTITION_AWARE' }] });
+    await again.subscribe({
+      id: { value: frameworkId },
+      user: 'u',
+      name: 'survivor',
+      failover_timeout: 3600,
+      capabilities: [{ type: 'PARTITION_AWARE' }],
+    });
     const subscribed = (await again.next('SUBSCRIBED')).subscribed;
     expect(subscribed.framework_id.value).toBe(frameworkId);
     expect(subscribed.master_info.port).toBe(Number(portOf(second)));
     expect((await again.call({ type: 'RECONCILE', reconcile: { tasks: [] } })).status).toBe(202);
     const reconciled = (await again.next('UPDATE')).update.status;
     expect([reconciled.task_id.value, reconciled.state]).toEqual(['nap', 'TASK_RUNNING']);
-    const tasks = JSON.parse((await request(`${second}/tasks`, 'GET')).body) as { tasks: { id: string; state: string }[] };
+    const tasks = JSON.parse((await request(`${second}/tasks`, 'GET')).body) as {
+      tasks: { id: string; state: string }[];
+    };
     expect(tasks.tasks.map((t) => [t.id, t.state])).toEqual([['nap', 'TASK_RUNNING']]);
     again.disconnect();
   });
@@ -144,10 +195,16 @@ describe('masters with a leader', () => {
         });
         void output.then(({ stderr }) => reject(new Error(stderr)));
       });
-      const m = /^clustersim: master at (http:\/\/\S+) \(leader; standby masters at (http:\/\/\S+)\) with 1 agent\n$/.exec(line);
+      const m =
+        /^clustersim: master at (http:\/\/\S+) \(leader; standby masters at (http:\/\/\S+)\) with 1 agent\n$/.exec(
+          line,
+        );
       expect(m, line).not.toBeNull();
       const [, leader, standby] = m!;
-      expect(await request(`${standby}/state`, 'GET')).toMatchObject({ status: 307, location: `//127.0.0.1:${portOf(leader!)}/state` });
+      expect(await request(`${standby}/state`, 'GET')).toMatchObject({
+        status: 307,
+        location: `//127.0.0.1:${portOf(leader!)}/state`,
+      });
     } finally {
       child.kill('SIGTERM');
       expect((await output).code).toBe(0);

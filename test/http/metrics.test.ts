@@ -25,7 +25,9 @@ afterEach(async () => {
   running = undefined;
 });
 
-async function scrape(url: string): Promise<{ type: string | null; text: string; families: Map<string, PrometheusFamily> }> {
+async function scrape(
+  url: string,
+): Promise<{ type: string | null; text: string; families: Map<string, PrometheusFamily> }> {
   const res = await fetch(url);
   expect(res.status).toBe(200);
   const text = await res.text();
@@ -34,9 +36,14 @@ async function scrape(url: string): Promise<{ type: string | null; text: string;
 }
 
 /** The value of a sample of a family, by its labels (all of them given). */
-function sample(families: Map<string, PrometheusFamily>, name: string, labels: Record<string, string> = {}): number | undefined {
+function sample(
+  families: Map<string, PrometheusFamily>,
+  name: string,
+  labels: Record<string, string> = {},
+): number | undefined {
   const family = families.get(name);
-  const same = (a: Readonly<Record<string, string>>) => Object.keys(a).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => a[k] === v);
+  const same = (a: Readonly<Record<string, string>>) =>
+    Object.keys(a).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => a[k] === v);
   const found = family?.metrics.find((m) => same(m.labels ?? {}));
   return found === undefined ? undefined : Number(found.value ?? found.count);
 }
@@ -58,7 +65,14 @@ async function runTask(r: RunningCluster): Promise<SchedulerClient> {
     ],
     command: { value: 'sleep 1' },
   };
-  expect((await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] } })).status).toBe(202);
+  expect(
+    (
+      await client.call({
+        type: 'ACCEPT',
+        accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] },
+      })
+    ).status,
+  ).toBe(202);
   for (const state of ['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']) {
     if (state === 'TASK_FINISHED') r.advance(1_000);
     const update = await client.nextUpdate('nap');
@@ -104,12 +118,17 @@ describe('GET /metrics', () => {
     expect(sample(families, 'clustersim_event_streams_open')).toBe(1);
     expect(sample(families, 'clustersim_event_streams_buffered_bytes')).toBeGreaterThanOrEqual(0);
     clients[0]!.disconnect();
-    await expect.poll(async () => sample((await scrape(`${r.masterUrl}/metrics`)).families, 'clustersim_event_streams_open')).toBe(0);
+    await expect
+      .poll(async () => sample((await scrape(`${r.masterUrl}/metrics`)).families, 'clustersim_event_streams_open'))
+      .toBe(0);
   });
 
   it('keeps timing the allocator after a reset swaps the cluster', async () => {
     const r = await start();
-    const runs = async () => Number((await scrape(`${r.masterUrl}/metrics`)).families.get('clustersim_allocation_run_seconds')?.metrics[0]?.count);
+    const runs = async () =>
+      Number(
+        (await scrape(`${r.masterUrl}/metrics`)).families.get('clustersim_allocation_run_seconds')?.metrics[0]?.count,
+      );
     r.reset();
     const before = await runs();
     await runTask(r);
@@ -124,24 +143,40 @@ describe('GET /metrics', () => {
     expect(sample(before, 'clustersim_http_requests_total', state)).toBeUndefined();
     for (let i = 0; i < 3; i++) await (await fetch(`${r.masterUrl}/state`)).arrayBuffer();
     await (await fetch(`${r.masterUrl}/no/such/thing`)).arrayBuffer();
-    await (await fetch(`${r.masterUrl}/api/v1/scheduler`, { method: 'POST', body: '{' , headers: { 'content-type': 'application/json' } })).arrayBuffer();
+    await (
+      await fetch(`${r.masterUrl}/api/v1/scheduler`, {
+        method: 'POST',
+        body: '{',
+        headers: { 'content-type': 'application/json' },
+      })
+    ).arrayBuffer();
     const { families: after, text } = await scrape(`${r.masterUrl}/metrics`);
     expect(sample(after, 'clustersim_http_requests_total', state)).toBe(3);
     expect(sample(after, 'clustersim_http_requests_total', missing)).toBe(1);
-    expect(sample(after, 'clustersim_http_requests_total', { route: '/api/v1/scheduler', method: 'POST', code: '400' })).toBe(1);
+    expect(
+      sample(after, 'clustersim_http_requests_total', { route: '/api/v1/scheduler', method: 'POST', code: '400' }),
+    ).toBe(1);
     // The scrape before this one counted too.
     expect(sample(after, 'clustersim_http_requests_total', { route: '/metrics', method: 'GET', code: '200' })).toBe(1);
     const latency = after.get('clustersim_http_request_duration_seconds');
     expect(latency?.type).toBe('HISTOGRAM');
     // The parser folds a histogram's label sets into one, so its samples are read from the text.
-    expect(text).toContain('clustersim_http_request_duration_seconds_count{route="/state",method="GET",code="200"} 3\n');
-    expect(text).toMatch(/^clustersim_http_request_duration_seconds_bucket\{le="\+Inf",route="\/state",method="GET",code="200"\} 3$/m);
+    expect(text).toContain(
+      'clustersim_http_request_duration_seconds_count{route="/state",method="GET",code="200"} 3\n',
+    );
+    expect(text).toMatch(
+      /^clustersim_http_request_duration_seconds_bucket\{le="\+Inf",route="\/state",method="GET",code="200"\} 3$/m,
+    );
   });
 
   it('shows quota figures as one metric per kind, with the role and resource as labels', async () => {
     const r = await start();
     const quota = { role: 'dev', limits: { cpus: { value: 2 } }, guarantees: { cpus: { value: 1 } } };
-    const res = await fetch(`${r.masterUrl}/api/v1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'UPDATE_QUOTA', update_quota: { quota_configs: [quota] } }) });
+    const res = await fetch(`${r.masterUrl}/api/v1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'UPDATE_QUOTA', update_quota: { quota_configs: [quota] } }),
+    });
     expect(res.status).toBe(200);
     const { families } = await scrape(`${r.masterUrl}/metrics`);
     expect(sample(families, 'clustersim_allocator_quota_limit', { role: 'dev', resource: 'cpus' })).toBe(2);
@@ -157,11 +192,16 @@ describe('GET /metrics', () => {
     const ours = (await scrape(`${leader}/metrics`)).families;
     expect(sample(ours, 'clustersim_master_elected')).toBe(1);
     expect(sample(ours, 'clustersim_master_slaves_active')).toBe(2);
-    expect(sample(ours, 'clustersim_http_requests_total', { route: '/metrics', method: 'GET', code: '200' })).toBeUndefined();
+    expect(
+      sample(ours, 'clustersim_http_requests_total', { route: '/metrics', method: 'GET', code: '200' }),
+    ).toBeUndefined();
   });
 
   it('asks for credentials with --authenticate-http-readonly, as /metrics/snapshot does', async () => {
-    const r = await start({ credentials: { credentials: [{ principal: 'p', secret: 's' }] }, authenticateHttpReadonly: true });
+    const r = await start({
+      credentials: { credentials: [{ principal: 'p', secret: 's' }] },
+      authenticateHttpReadonly: true,
+    });
     expect((await fetch(`${r.masterUrl}/metrics`)).status).toBe(401);
     expect((await fetch(`${r.masterUrl}/master/metrics/snapshot`)).status).toBe(401);
     const basic = `Basic ${Buffer.from('p:s').toString('base64')}`;
@@ -201,16 +241,31 @@ describe('/health', () => {
         frameworks: { active: 0, inactive: 0 },
       });
     }
-    const standby = await fetch(`${r.masterUrls[1]}/health`, { headers: { accept: 'text/html, application/json;q=0.5' } });
-    expect(await standby.json()).toMatchObject({ healthy: true, master: { index: 1, state: 'standby' }, agents: { active: 0 } });
+    const standby = await fetch(`${r.masterUrls[1]}/health`, {
+      headers: { accept: 'text/html, application/json;q=0.5' },
+    });
+    expect(await standby.json()).toMatchObject({
+      healthy: true,
+      master: { index: 1, state: 'standby' },
+      agents: { active: 0 },
+    });
   });
 });
 
 describe('Prometheus names of the snapshot figures', () => {
   it('prefix the key with clustersim_ and make every other character _; quota keys become labels', () => {
-    expect(prometheusFigure('master/tasks_running', 2)).toEqual({ name: 'clustersim_master_tasks_running', help: '/metrics/snapshot: master/tasks_running', labels: {}, value: 2 });
+    expect(prometheusFigure('master/tasks_running', 2)).toEqual({
+      name: 'clustersim_master_tasks_running',
+      help: '/metrics/snapshot: master/tasks_running',
+      labels: {},
+      value: 2,
+    });
     const nested = prometheusFigure('allocator/cluster/quota/roles/eng/web.v2/resources/cpus/limit', 1.5);
-    expect([nested.name, nested.labels, nested.value]).toEqual(['clustersim_allocator_quota_limit', { role: 'eng/web.v2', resource: 'cpus' }, 1.5]);
+    expect([nested.name, nested.labels, nested.value]).toEqual([
+      'clustersim_allocator_quota_limit',
+      { role: 'eng/web.v2', resource: 'cpus' },
+      1.5,
+    ]);
     // Two roles that the character rule would make one name stay apart.
     expect(prometheusFigure('allocator/cluster/quota/roles/a.b/resources/mem/guarantee', 1).labels).not.toEqual(
       prometheusFigure('allocator/cluster/quota/roles/a_b/resources/mem/guarantee', 1).labels,

@@ -5,7 +5,13 @@ import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 let running: RunningCluster;
 
 beforeEach(async () => {
-  running = await startCluster({ port: 0, agents: 1, time: 'virtual', seed: 3, agentResources: 'cpus:2;mem:1024;disk:512;cpus(r1):1' });
+  running = await startCluster({
+    port: 0,
+    agents: 1,
+    time: 'virtual',
+    seed: 3,
+    agentResources: 'cpus:2;mem:1024;disk:512;cpus(r1):1',
+  });
 });
 afterEach(async () => {
   await running.close();
@@ -13,15 +19,30 @@ afterEach(async () => {
 
 type Json = Record<string, any>;
 
-async function subscribe(encoding: 'json' | 'protobuf', capabilities: string[]): Promise<{ client: SchedulerClient; offer: Json }> {
+async function subscribe(
+  encoding: 'json' | 'protobuf',
+  capabilities: string[],
+): Promise<{ client: SchedulerClient; offer: Json }> {
   const client = new SchedulerClient(running.masterUrl, encoding);
-  const info = { user: 'root', name: 'ops', principal: 'p', roles: ['r1'], capabilities: capabilities.map((type) => ({ type })) };
+  const info = {
+    user: 'root',
+    name: 'ops',
+    principal: 'p',
+    roles: ['r1'],
+    capabilities: capabilities.map((type) => ({ type })),
+  };
   expect((await client.subscribe(info)).status).toBe(200);
   const offers = await client.next('OFFERS');
   return { client, offer: offers.offers.offers[0] };
 }
 
-const cpus = (value: number, extra: Json = {}) => ({ name: 'cpus', type: 'SCALAR', scalar: { value }, allocation_info: { role: 'r1' }, ...extra });
+const cpus = (value: number, extra: Json = {}) => ({
+  name: 'cpus',
+  type: 'SCALAR',
+  scalar: { value },
+  allocation_info: { role: 'r1' },
+  ...extra,
+});
 
 describe.each(['json', 'protobuf'] as const)('RESERVE over %s', (encoding) => {
   it('without RESERVATION_REFINEMENT: pre-refinement resources in, UPDATE_OPERATION_STATUS with a 16-byte uuid out, acknowledged', async () => {
@@ -32,7 +53,13 @@ describe.each(['json', 'protobuf'] as const)('RESERVE over %s', (encoding) => {
       type: 'ACCEPT',
       accept: {
         offer_ids: [offer.id],
-        operations: [{ type: 'RESERVE', id: { value: 'op-1' }, reserve: { resources: [cpus(1, { role: 'r1', reservation: { principal: 'p' } })] } }],
+        operations: [
+          {
+            type: 'RESERVE',
+            id: { value: 'op-1' },
+            reserve: { resources: [cpus(1, { role: 'r1', reservation: { principal: 'p' } })] },
+          },
+        ],
         filters: { refuse_seconds: 0 },
       },
     });
@@ -45,7 +72,11 @@ describe.each(['json', 'protobuf'] as const)('RESERVE over %s', (encoding) => {
     expect(Buffer.from(status.uuid.value, 'base64')).toHaveLength(16);
     const ack = await client.call({
       type: 'ACKNOWLEDGE_OPERATION_STATUS',
-      acknowledge_operation_status: { agent_id: status.agent_id, uuid: status.uuid.value, operation_id: status.operation_id },
+      acknowledge_operation_status: {
+        agent_id: status.agent_id,
+        uuid: status.uuid.value,
+        operation_id: status.operation_id,
+      },
     });
     expect(ack.status).toBe(202);
     running.advance(2_000);
@@ -69,7 +100,11 @@ describe('ACKNOWLEDGE_OPERATION_STATUS validation', () => {
     const { client } = await subscribe('json', ['MULTI_ROLE']);
     const shortUuid = await client.call({
       type: 'ACKNOWLEDGE_OPERATION_STATUS',
-      acknowledge_operation_status: { agent_id: { value: 'a' }, uuid: Buffer.alloc(4).toString('base64'), operation_id: { value: 'x' } },
+      acknowledge_operation_status: {
+        agent_id: { value: 'a' },
+        uuid: Buffer.alloc(4).toString('base64'),
+        operation_id: { value: 'x' },
+      },
     });
     expect(shortUuid.status).toBe(400);
     const noAgent = await client.call({
@@ -89,7 +124,12 @@ describe('/slaves and /roles', () => {
       type: 'ACCEPT',
       accept: {
         offer_ids: [offer.id],
-        operations: [{ type: 'RESERVE', reserve: { resources: [cpus(1, { reservations: [{ type: 'DYNAMIC', role: 'r1', principal: 'p' }] })] } }],
+        operations: [
+          {
+            type: 'RESERVE',
+            reserve: { resources: [cpus(1, { reservations: [{ type: 'DYNAMIC', role: 'r1', principal: 'p' }] })] },
+          },
+        ],
       },
     });
     const slaves = (await (await fetch(`${running.masterUrl}/slaves`)).json()) as Json;

@@ -21,9 +21,15 @@ describe.each<Encoding>(['json', 'protobuf'])('operator calls found by fuzzing, 
   it('refuses a DRAIN_AGENT whose max_grace_period no DurationInfo can hold, and the agent stays readable', async () => {
     const agentId = running.agents[0]!.id;
     // 2^53 seconds is 9e24 ns, past int64: GET_AGENTS and SUBSCRIBED could no longer be read.
-    const res = await call({ type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: agentId }, max_grace_period: { seconds: 2 ** 53 } } });
+    const res = await call({
+      type: 'DRAIN_AGENT',
+      drain_agent: { agent_id: { value: agentId }, max_grace_period: { seconds: 2 ** 53 } },
+    });
     expect([res.status, res.body]).toEqual([400, "Failed to validate master::Call: 'max_grace_period' is too large"]);
-    const largest = await call({ type: 'DRAIN_AGENT', drain_agent: { agent_id: { value: agentId }, max_grace_period: { seconds: 9_000_000_000 } } });
+    const largest = await call({
+      type: 'DRAIN_AGENT',
+      drain_agent: { agent_id: { value: agentId }, max_grace_period: { seconds: 9_000_000_000 } },
+    });
     expect(largest.status).toBe(200);
     const agents = await call({ type: 'GET_AGENTS' });
     expect(agents.response!.get_agents.agents[0].drain_info.config.max_grace_period).toEqual({ nanoseconds: 9e18 });
@@ -31,7 +37,10 @@ describe.each<Encoding>(['json', 'protobuf'])('operator calls found by fuzzing, 
     await stream.open();
     const subscribed = await stream.next('SUBSCRIBED');
     // No task to wait for: drained at once.
-    expect(subscribed.subscribed.get_state.get_agents.agents[0].drain_info).toEqual({ state: 'DRAINED', config: { max_grace_period: { nanoseconds: 9e18 }, mark_gone: false } });
+    expect(subscribed.subscribed.get_state.get_agents.agents[0].drain_info).toEqual({
+      state: 'DRAINED',
+      config: { max_grace_period: { nanoseconds: 9e18 }, mark_gone: false },
+    });
     stream.close();
   });
 });

@@ -40,17 +40,29 @@ export async function operatorCall(
   api: Api = 'master',
 ): Promise<OperatorAnswer> {
   const media = MEDIA[encoding];
-  const raw = await postBinary(new URL(path, masterUrl), encodeCall(call, encoding, api), { ...headers, 'content-type': media, accept: media });
+  const raw = await postBinary(new URL(path, masterUrl), encodeCall(call, encoding, api), {
+    ...headers,
+    'content-type': media,
+    accept: media,
+  });
   const type = raw.headers['content-type'];
   let response: Json | undefined;
   if (raw.status === 200 && type === media && raw.bytes.length > 0) {
-    response = encoding === 'json' ? (JSON.parse(raw.bytes.toString('utf8')) as Json) : protoToJson(`mesos.v1.${api}.Response`, raw.bytes);
+    response =
+      encoding === 'json'
+        ? (JSON.parse(raw.bytes.toString('utf8')) as Json)
+        : protoToJson(`mesos.v1.${api}.Response`, raw.bytes);
   }
   return { status: raw.status, body: raw.bytes.toString('utf8'), headers: raw.headers, response };
 }
 
 /** The same for an agent's operator API (`<agentUrl>/api/v1`). */
-export function agentOperatorCall(agentUrl: string, call: Json, encoding: Encoding, headers: Record<string, string> = {}): Promise<OperatorAnswer> {
+export function agentOperatorCall(
+  agentUrl: string,
+  call: Json,
+  encoding: Encoding,
+  headers: Record<string, string> = {},
+): Promise<OperatorAnswer> {
   return operatorCall(agentUrl, call, encoding, '/api/v1', headers, 'agent');
 }
 
@@ -101,16 +113,20 @@ export class OperatorStream {
   open(path = '/api/v1'): Promise<void> {
     const media = MEDIA[this.encoding];
     return new Promise((resolve, reject) => {
-      const req = http.request(new URL(path, this.masterUrl), { method: 'POST', headers: { ...this.requestHeaders, 'content-type': media, accept: media }, agent: false }, (res) => {
-        this.status = res.statusCode ?? 0;
-        this.headers = res.headers;
-        const reader = new RecordReader();
-        res.on('data', (chunk: Buffer) => {
-          for (const record of reader.push(chunk)) this.#onEvent(this.#decode(record));
-        });
-        res.on('close', () => (this.closed = true));
-        resolve();
-      });
+      const req = http.request(
+        new URL(path, this.masterUrl),
+        { method: 'POST', headers: { ...this.requestHeaders, 'content-type': media, accept: media }, agent: false },
+        (res) => {
+          this.status = res.statusCode ?? 0;
+          this.headers = res.headers;
+          const reader = new RecordReader();
+          res.on('data', (chunk: Buffer) => {
+            for (const record of reader.push(chunk)) this.#onEvent(this.#decode(record));
+          });
+          res.on('close', () => (this.closed = true));
+          resolve();
+        },
+      );
       req.on('error', (e) => (this.status === 0 ? reject(e) : (this.closed = true)));
       req.end(encodeCall({ type: 'SUBSCRIBE' }, this.encoding));
       this.#request = req;
@@ -118,7 +134,9 @@ export class OperatorStream {
   }
 
   #decode(record: Buffer): Json {
-    return this.encoding === 'json' ? (JSON.parse(record.toString('utf8')) as Json) : protoToJson('mesos.v1.master.Event', record);
+    return this.encoding === 'json'
+      ? (JSON.parse(record.toString('utf8')) as Json)
+      : protoToJson('mesos.v1.master.Event', record);
   }
 
   #onEvent(event: Json): void {

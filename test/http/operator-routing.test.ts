@@ -24,13 +24,25 @@ afterAll(async () => {
 });
 
 const health = JSON.stringify({ type: 'GET_HEALTH' });
-const post = (url: string) => master.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: health });
+const post = (url: string) =>
+  master.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: health });
 
 describe('master routing', () => {
   it('serves the operator API at /api/v1, /master/api/v1 and the /api/v1/operator path Python clients use, query ignored', async () => {
-    for (const url of ['/api/v1', '/master/api/v1', '/api/v1/operator', '/master/api/v1/operator', '/api/v1/?x=1', '/api/v1/operator/']) {
+    for (const url of [
+      '/api/v1',
+      '/master/api/v1',
+      '/api/v1/operator',
+      '/master/api/v1/operator',
+      '/api/v1/?x=1',
+      '/api/v1/operator/',
+    ]) {
       const res = await post(url);
-      expect([url, res.statusCode, res.json()]).toEqual([url, 200, { type: 'GET_HEALTH', get_health: { healthy: true } }]);
+      expect([url, res.statusCode, res.json()]).toEqual([
+        url,
+        200,
+        { type: 'GET_HEALTH', get_health: { healthy: true } },
+      ]);
     }
   });
 
@@ -46,7 +58,9 @@ describe('master routing', () => {
     const state = await master.inject({ method: 'GET', url: '/master/state/anything/below' });
     expect(state.statusCode).toBe(200);
     expect(state.json()).toHaveProperty('frameworks');
-    expect((await master.inject({ method: 'GET', url: '/metrics/snapshot/x' })).json()).toHaveProperty(['master/elected']);
+    expect((await master.inject({ method: 'GET', url: '/metrics/snapshot/x' })).json()).toHaveProperty([
+      'master/elected',
+    ]);
     // The scheduler API below its path is still the scheduler API: a GET is refused as a method, not as a path.
     expect((await master.inject({ method: 'GET', url: '/api/v1/scheduler/' })).statusCode).toBe(405);
   });

@@ -30,7 +30,10 @@ export interface Endpoint {
 }
 
 export type Encoding = 'json' | 'protobuf';
-export const MEDIA: Readonly<Record<Encoding, string>> = { json: 'application/json', protobuf: 'application/x-protobuf' };
+export const MEDIA: Readonly<Record<Encoding, string>> = {
+  json: 'application/json',
+  protobuf: 'application/x-protobuf',
+};
 
 export type JsonMessage = Record<string, any>;
 
@@ -172,7 +175,11 @@ function readReply(res: http.IncomingMessage, client: EndpointClient): Promise<R
     res.on('error', reject);
     res.on('end', () => {
       const type = res.headers['content-type'];
-      resolve({ status: res.statusCode ?? 0, contentType: normaliseType(type, client.encoding), body: client.decodeBody(Buffer.concat(chunks), type) });
+      resolve({
+        status: res.statusCode ?? 0,
+        contentType: normaliseType(type, client.encoding),
+        body: client.decodeBody(Buffer.concat(chunks), type),
+      });
     });
   });
 }
@@ -231,7 +238,11 @@ export async function runOnce(options: ParityOptions, encoding: Encoding, ports:
   running.cluster.trace.onEntry((entry) => {
     if (isEvent(entry.kind)) emitted++;
   });
-  const client = (options.client ?? ((e, url, enc) => new EndpointClient(e, url, enc)))(options.endpoint, running.masterUrl, encoding);
+  const client = (options.client ?? ((e, url, enc) => new EndpointClient(e, url, enc)))(
+    options.endpoint,
+    running.masterUrl,
+    encoding,
+  );
   const calls: JsonMessage[] = [];
   const trail: TrailEntry[] = [];
   const view: RunView = { events: client.events, calls, agentIds: running.agents.map((a) => a.id) };
@@ -248,7 +259,13 @@ export async function runOnce(options: ParityOptions, encoding: Encoding, ports:
       }
       await waitForEvents(client, emitted);
     }
-    return { encoding, trail, events: [...client.events], traceHash: running.cluster.trace.hash(), streamId: client.streamId };
+    return {
+      encoding,
+      trail,
+      events: [...client.events],
+      traceHash: running.cluster.trace.hash(),
+      streamId: client.streamId,
+    };
   } finally {
     client.disconnect();
     await running.close();
@@ -294,7 +311,8 @@ export function firstDifference(a: RunRecord, b: RunRecord): string | undefined 
   for (let i = 0; i < events; i++) {
     const x = JSON.stringify(a.events[i]);
     const y = JSON.stringify(b.events[i]);
-    if (x !== y) return `event ${i} of ${a.events.length}/${b.events.length} differs\n  ${a.encoding}: ${x}\n  ${b.encoding}: ${y}`;
+    if (x !== y)
+      return `event ${i} of ${a.events.length}/${b.events.length} differs\n  ${a.encoding}: ${x}\n  ${b.encoding}: ${y}`;
   }
   if (a.streamId !== b.streamId) return `stream ids differ: ${a.streamId} / ${b.streamId}`;
   if (a.traceHash !== b.traceHash) return `trace hashes differ: ${a.traceHash} / ${b.traceHash}`;

@@ -36,11 +36,13 @@ const SCHEDULER = ENDPOINTS[0]!;
 
 /** Runs a property; a failure names the seed and path, and how to replay them. */
 async function check<T>(name: string, property: fc.IRawProperty<T>, numRuns: number): Promise<void> {
-  const replay = process.env.FC_SEED === undefined ? {} : { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH };
+  const replay =
+    process.env.FC_SEED === undefined ? {} : { seed: Number(process.env.FC_SEED), path: process.env.FC_PATH };
   const details = await fc.check(property, { numRuns, ...replay });
   if (details.failed) {
     const how = `FC_SEED=${details.seed} FC_PATH=${details.counterexamplePath ?? ''} npx vitest run test/http/parity.prop.test.ts -t '${name}'`;
-    const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+    const cause =
+      details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
     throw new Error(`${fc.defaultReportMessage(details)}\n${cause}\nreplay: ${how}`);
   }
 }
@@ -59,22 +61,31 @@ function modelOf(view: RunView): Model {
   const subscribed = view.events.find((e) => e.type === 'SUBSCRIBED');
   const used = new Set<string>();
   const acked = new Set<string>();
-  const m: Model = { frameworkId: { value: subscribed?.subscribed.framework_id.value ?? 'none' }, offers: [], tasks: [], executors: [], unacked: [] };
+  const m: Model = {
+    frameworkId: { value: subscribed?.subscribed.framework_id.value ?? 'none' },
+    offers: [],
+    tasks: [],
+    executors: [],
+    unacked: [],
+  };
   for (const call of view.calls) {
     for (const id of call.accept?.offer_ids ?? call.decline?.offer_ids ?? []) used.add(id.value);
     if (call.acknowledge !== undefined) acked.add(call.acknowledge.uuid);
     for (const op of call.accept?.operations ?? []) {
       for (const t of op.launch.task_infos) {
         m.tasks.push({ taskId: t.task_id.value, agentId: t.agent_id.value });
-        if (t.executor !== undefined) m.executors.push({ executorId: t.executor.executor_id.value, agentId: t.agent_id.value });
+        if (t.executor !== undefined)
+          m.executors.push({ executorId: t.executor.executor_id.value, agentId: t.agent_id.value });
       }
     }
   }
   const rescinded = new Set(view.events.filter((e) => e.type === 'RESCIND').map((e) => e.rescind.offer_id.value));
   for (const e of view.events) {
-    if (e.type === 'OFFERS') m.offers.push(...e.offers.offers.filter((o: JsonMessage) => !used.has(o.id.value) && !rescinded.has(o.id.value)));
+    if (e.type === 'OFFERS')
+      m.offers.push(...e.offers.offers.filter((o: JsonMessage) => !used.has(o.id.value) && !rescinded.has(o.id.value)));
     const s = e.type === 'UPDATE' ? e.update.status : undefined;
-    if (s?.uuid !== undefined && !acked.has(s.uuid)) m.unacked.push({ taskId: s.task_id.value, agentId: s.agent_id?.value ?? '', uuid: s.uuid });
+    if (s?.uuid !== undefined && !acked.has(s.uuid))
+      m.unacked.push({ taskId: s.task_id.value, agentId: s.agent_id?.value ?? '', uuid: s.uuid });
   }
   return m;
 }
@@ -100,37 +111,87 @@ const taskArb = fc.record({
   name: fc.string({ unit: 'binary', maxLength: 8 }),
   command: fc.nat(COMMANDS.length - 1),
   executor: fc.option(fc.constantFrom('exec-a', 'exec-b'), { nil: undefined }),
-  labels: fc.option(fc.array(fc.record({ key: fc.string({ maxLength: 4 }), value: fc.string({ unit: 'binary', maxLength: 6 }) }), { minLength: 1, maxLength: 2 }), { nil: undefined }),
+  labels: fc.option(
+    fc.array(fc.record({ key: fc.string({ maxLength: 4 }), value: fc.string({ unit: 'binary', maxLength: 6 }) }), {
+      minLength: 1,
+      maxLength: 2,
+    }),
+    { nil: undefined },
+  ),
   data: fc.option(fc.uint8Array({ maxLength: 12 }), { nil: undefined }),
   graceNs: fc.option(fc.integer({ min: 0, max: 20_000_000_000 }), { nil: undefined }),
 });
-type TaskGen = (typeof taskArb) extends fc.Arbitrary<infer T> ? T : never;
+type TaskGen = typeof taskArb extends fc.Arbitrary<infer T> ? T : never;
 
-const refuseArb = fc.option(fc.oneof(fc.constant(0), fc.double({ min: 0, max: 12, noNaN: true }), fc.constant(1e9)), { nil: undefined });
+const refuseArb = fc.option(fc.oneof(fc.constant(0), fc.double({ min: 0, max: 12, noNaN: true }), fc.constant(1e9)), {
+  nil: undefined,
+});
 const taskRefArb = fc.record({ known: fc.boolean(), n: fc.nat(20), withAgent: fc.boolean() });
 // ' bad' is not a valid role name: the call is rejected, in both encodings alike.
 const rolesArb = fc.subarray(['*', ...ROLES, ' bad'], { maxLength: 2 });
 
 const commandArb = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ t: fc.constant('accept' as const), n: fc.nat(9), tasks: fc.array(taskArb, { maxLength: 3 }), refuse: refuseArb, aggregate: fc.boolean(), greedy: fc.boolean() }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      t: fc.constant('accept' as const),
+      n: fc.nat(9),
+      tasks: fc.array(taskArb, { maxLength: 3 }),
+      refuse: refuseArb,
+      aggregate: fc.boolean(),
+      greedy: fc.boolean(),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('decline' as const), n: fc.nat(9), refuse: refuseArb }) },
   fc.record({ t: fc.constant('revive' as const), roles: rolesArb }),
   fc.record({ t: fc.constant('suppress' as const), roles: rolesArb }),
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('kill' as const), task: taskRefArb, graceNs: fc.option(fc.integer({ min: 0, max: 2 ** 40 }), { nil: undefined }) }) },
-  { weight: 6, arbitrary: fc.record({ t: fc.constant('ack' as const), n: fc.nat(20), uuid: fc.uint8Array({ minLength: 16, maxLength: 16 }) }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant('reconcile' as const), tasks: fc.array(taskRefArb, { maxLength: 4 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      t: fc.constant('kill' as const),
+      task: taskRefArb,
+      graceNs: fc.option(fc.integer({ min: 0, max: 2 ** 40 }), { nil: undefined }),
+    }),
+  },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      t: fc.constant('ack' as const),
+      n: fc.nat(20),
+      uuid: fc.uint8Array({ minLength: 16, maxLength: 16 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant('reconcile' as const), tasks: fc.array(taskRefArb, { maxLength: 4 }) }),
+  },
   fc.record({ t: fc.constant('message' as const), n: fc.nat(9), data: fc.uint8Array({ maxLength: 48 }) }),
-  fc.record({ t: fc.constant('request' as const), withAgent: fc.boolean(), cpus: fc.double({ min: 0.01, max: 8, noNaN: true }) }),
+  fc.record({
+    t: fc.constant('request' as const),
+    withAgent: fc.boolean(),
+    cpus: fc.double({ min: 0.01, max: 8, noNaN: true }),
+  }),
   fc.record({ t: fc.constant('shutdown' as const), n: fc.nat(9) }),
-  fc.record({ t: fc.constant('update' as const), name: fc.string({ unit: 'binary', maxLength: 8 }), roles: fc.subarray(ROLES, { minLength: 1 }), suppress: fc.nat(2) }),
+  fc.record({
+    t: fc.constant('update' as const),
+    name: fc.string({ unit: 'binary', maxLength: 8 }),
+    roles: fc.subarray(ROLES, { minLength: 1 }),
+    suppress: fc.nat(2),
+  }),
 );
-type Command = (typeof commandArb) extends fc.Arbitrary<infer T> ? T : never;
+type Command = typeof commandArb extends fc.Arbitrary<infer T> ? T : never;
 
 const frameworkArb = fc.record({
   multiRole: fc.boolean(),
   roles: fc.subarray(ROLES, { minLength: 1, maxLength: 3 }),
   role: fc.option(fc.constantFrom('*', ...ROLES), { nil: undefined }),
-  capabilities: fc.subarray(['PARTITION_AWARE', 'TASK_KILLING_STATE', 'REVOCABLE_RESOURCES', 'GPU_RESOURCES', 'REGION_AWARE']),
+  capabilities: fc.subarray([
+    'PARTITION_AWARE',
+    'TASK_KILLING_STATE',
+    'REVOCABLE_RESOURCES',
+    'GPU_RESOURCES',
+    'REGION_AWARE',
+  ]),
   name: fc.string({ unit: 'binary', maxLength: 12 }),
   user: fc.constantFrom('root', 'nobody', 'ünïcode'),
   failoverTimeout: fc.option(fc.double({ min: 0, max: 3600, noNaN: true }), { nil: undefined }),
@@ -139,7 +200,7 @@ const frameworkArb = fc.record({
   suppressed: fc.nat(2),
   hostnameConstraint: fc.boolean(),
 });
-type FrameworkGen = (typeof frameworkArb) extends fc.Arbitrary<infer T> ? T : never;
+type FrameworkGen = typeof frameworkArb extends fc.Arbitrary<infer T> ? T : never;
 
 function frameworkRoles(f: FrameworkGen, roles = f.roles): string[] {
   return f.multiRole ? roles : [f.role ?? '*'];
@@ -160,13 +221,22 @@ function frameworkInfo(f: FrameworkGen, id?: { value: string }, name = f.name, r
 
 function subscribeCall(f: FrameworkGen): JsonMessage {
   const roles = frameworkRoles(f);
-  const hostname = { selector: { pseudoattribute_type: 'HOSTNAME' }, predicate: { text_matches: { regex: '127\\.0\\..*' } } };
+  const hostname = {
+    selector: { pseudoattribute_type: 'HOSTNAME' },
+    predicate: { text_matches: { regex: '127\\.0\\..*' } },
+  };
   return {
     type: 'SUBSCRIBE',
     subscribe: {
       framework_info: frameworkInfo(f),
       suppressed_roles: roles.slice(0, f.suppressed),
-      ...(f.hostnameConstraint ? { offer_constraints: { role_constraints: { [roles[0]!]: { groups: [{ attribute_constraints: [hostname] }] } } } } : {}),
+      ...(f.hostnameConstraint
+        ? {
+            offer_constraints: {
+              role_constraints: { [roles[0]!]: { groups: [{ attribute_constraints: [hostname] }] } },
+            },
+          }
+        : {}),
     },
   };
 }
@@ -182,7 +252,8 @@ function taskResources(offer: JsonMessage, parts: number, portIndex: number | un
     } else if (r.type === 'RANGES' && portIndex !== undefined) {
       const first = r.ranges.range[0];
       const port = first.begin + portIndex;
-      if (port <= first.end) out.push({ name: r.name, type: 'RANGES', ranges: { range: [{ begin: port, end: port }] }, ...alloc });
+      if (port <= first.end)
+        out.push({ name: r.name, type: 'RANGES', ranges: { range: [{ begin: port, end: port }] }, ...alloc });
     }
   }
   return out;
@@ -193,7 +264,13 @@ function taskInfo(gen: TaskGen, offer: JsonMessage, taskId: string, i: number, p
   const runs =
     gen.executor === undefined
       ? { command: COMMANDS[gen.command] }
-      : { executor: { executor_id: { value: gen.executor }, command: { value: 'my-executor' }, resources: taskResources(offer, parts, undefined) } };
+      : {
+          executor: {
+            executor_id: { value: gen.executor },
+            command: { value: 'my-executor' },
+            resources: taskResources(offer, parts, undefined),
+          },
+        };
   return {
     name: gen.name,
     task_id: { value: taskId },
@@ -217,8 +294,11 @@ const filters = (refuse: number | undefined) => (refuse === undefined ? {} : { f
 
 function acceptCall(c: Extract<Command, { t: 'accept' }>, m: Model): JsonMessage {
   const offer = pick(m.offers, c.n);
-  if (offer === undefined) return { type: 'ACCEPT', accept: { offer_ids: [{ value: 'no-such-offer' }], ...filters(c.refuse) } };
-  const partner = c.aggregate ? m.offers.find((o) => o !== offer && o.agent_id.value === offer.agent_id.value) : undefined;
+  if (offer === undefined)
+    return { type: 'ACCEPT', accept: { offer_ids: [{ value: 'no-such-offer' }], ...filters(c.refuse) } };
+  const partner = c.aggregate
+    ? m.offers.find((o) => o !== offer && o.agent_id.value === offer.agent_id.value)
+    : undefined;
   // Shares for every task and up to two new executors; a greedy call gives each task the whole
   // offer, so that the second one fails with TASK_ERROR.
   const parts = c.greedy ? 1 : c.tasks.length + 2;
@@ -237,7 +317,10 @@ function schedulerCall(c: Command, f: FrameworkGen, view: RunView): JsonMessage 
         return acceptCall(c, m);
       case 'decline': {
         const offer = pick(m.offers, c.n);
-        return { type: 'DECLINE', decline: { ...(offer === undefined ? {} : { offer_ids: [offer.id] }), ...filters(c.refuse) } };
+        return {
+          type: 'DECLINE',
+          decline: { ...(offer === undefined ? {} : { offer_ids: [offer.id] }), ...filters(c.refuse) },
+        };
       }
       case 'revive':
       case 'suppress':
@@ -247,18 +330,34 @@ function schedulerCall(c: Command, f: FrameworkGen, view: RunView): JsonMessage 
         return { type: 'KILL', kill: { ...taskRef(m, view, c.task), ...policy } };
       }
       case 'ack': {
-        const u = pick(m.unacked, c.n) ?? { taskId: pick(m.tasks, c.n)?.taskId ?? 'ghost', agentId: view.agentIds[0]!, uuid: base64(c.uuid) };
-        return { type: 'ACKNOWLEDGE', acknowledge: { agent_id: { value: u.agentId }, task_id: { value: u.taskId }, uuid: u.uuid } };
+        const u = pick(m.unacked, c.n) ?? {
+          taskId: pick(m.tasks, c.n)?.taskId ?? 'ghost',
+          agentId: view.agentIds[0]!,
+          uuid: base64(c.uuid),
+        };
+        return {
+          type: 'ACKNOWLEDGE',
+          acknowledge: { agent_id: { value: u.agentId }, task_id: { value: u.taskId }, uuid: u.uuid },
+        };
       }
       case 'reconcile':
-        return { type: 'RECONCILE', reconcile: c.tasks.length === 0 ? {} : { tasks: c.tasks.map((r) => taskRef(m, view, r)) } };
+        return {
+          type: 'RECONCILE',
+          reconcile: c.tasks.length === 0 ? {} : { tasks: c.tasks.map((r) => taskRef(m, view, r)) },
+        };
       case 'message': {
         const e = executor(c.n);
-        return { type: 'MESSAGE', message: { agent_id: { value: e.agentId }, executor_id: { value: e.executorId }, data: base64(c.data) } };
+        return {
+          type: 'MESSAGE',
+          message: { agent_id: { value: e.agentId }, executor_id: { value: e.executorId }, data: base64(c.data) },
+        };
       }
       case 'request': {
         const resources = [{ name: 'cpus', type: 'SCALAR', scalar: { value: c.cpus } }];
-        return { type: 'REQUEST', request: { requests: [{ ...(c.withAgent ? { agent_id: { value: view.agentIds[0] } } : {}), resources }] } };
+        return {
+          type: 'REQUEST',
+          request: { requests: [{ ...(c.withAgent ? { agent_id: { value: view.agentIds[0] } } : {}), resources }] },
+        };
       }
       case 'shutdown': {
         const e = executor(c.n);
@@ -267,7 +366,10 @@ function schedulerCall(c: Command, f: FrameworkGen, view: RunView): JsonMessage 
       case 'update': {
         const roles = frameworkRoles(f, c.roles);
         const info = frameworkInfo(f, m.frameworkId, c.name, c.roles);
-        return { type: 'UPDATE_FRAMEWORK', update_framework: { framework_info: info, suppressed_roles: roles.slice(0, c.suppress) } };
+        return {
+          type: 'UPDATE_FRAMEWORK',
+          update_framework: { framework_info: info, suppressed_roles: roles.slice(0, c.suppress) },
+        };
       }
     }
   })();
@@ -277,17 +379,21 @@ function schedulerCall(c: Command, f: FrameworkGen, view: RunView): JsonMessage 
 const scenarioArb = fc.record({
   seed: fc.integer({ min: 0, max: 2 ** 31 - 1 }),
   framework: frameworkArb,
-  commands: fc.array(fc.tuple(commandArb, fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 20_000 }))), { minLength: 4, maxLength: 18 }),
+  commands: fc.array(fc.tuple(commandArb, fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 20_000 }))), {
+    minLength: 4,
+    maxLength: 18,
+  }),
   teardown: fc.boolean(),
 });
 
-function stepsOf(s: (typeof scenarioArb) extends fc.Arbitrary<infer T> ? T : never): Step[] {
+function stepsOf(s: typeof scenarioArb extends fc.Arbitrary<infer T> ? T : never): Step[] {
   const steps: Step[] = [{ kind: 'subscribe', call: () => subscribeCall(s.framework) }];
   for (const [command, advanceMs] of s.commands) {
     steps.push({ kind: 'call', call: (view) => schedulerCall(command, s.framework, view) });
     if (advanceMs > 0) steps.push({ kind: 'advance', ms: advanceMs });
   }
-  if (s.teardown) steps.push({ kind: 'call', call: (view) => ({ type: 'TEARDOWN', framework_id: modelOf(view).frameworkId }) });
+  if (s.teardown)
+    steps.push({ kind: 'call', call: (view) => ({ type: 'TEARDOWN', framework_id: modelOf(view).frameworkId }) });
   return steps;
 }
 
@@ -298,7 +404,11 @@ function stepsOf(s: (typeof scenarioArb) extends fc.Arbitrary<infer T> ? T : nev
  */
 function schedulerClient(_endpoint: Endpoint, url: string, encoding: Encoding): WireClient {
   const client = new SchedulerClient(url, encoding);
-  const reply = (r: CallResult): Reply => ({ status: r.status, contentType: normaliseType(r.headers['content-type'], encoding), body: r.body });
+  const reply = (r: CallResult): Reply => ({
+    status: r.status,
+    contentType: normaliseType(r.headers['content-type'], encoding),
+    body: r.body,
+  });
   return {
     get events() {
       return client.pending;
@@ -325,7 +435,15 @@ describe('scheduler endpoint: a call sequence in JSON and in protobuf', () => {
         endpoint: SCHEDULER,
         agents: 2,
         // Inputs unrecorded: an input's record holds the call as its encoding decoded it (`raw`), which JSON and protobuf word differently.
-        start: (ports) => startCluster({ port: ports.master, agentPort: ports.agentBase, agents: 2, time: 'virtual', seed: s.seed, recordInputs: false }),
+        start: (ports) =>
+          startCluster({
+            port: ports.master,
+            agentPort: ports.agentBase,
+            agents: 2,
+            time: 'virtual',
+            seed: s.seed,
+            recordInputs: false,
+          }),
         steps: stepsOf(viaSchedulerClient ? { ...s, teardown: false } : s),
         ...(viaSchedulerClient ? { client: schedulerClient } : {}),
       });
@@ -341,7 +459,8 @@ describe('scheduler endpoint: a call sequence in JSON and in protobuf', () => {
 function plain(value: unknown): unknown {
   if (value instanceof Uint8Array) return Uint8Array.from(value);
   if (Array.isArray(value)) return value.map(plain);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
   return value;
 }
 
@@ -420,7 +539,9 @@ describe('application/x-protobuf over HTTP', () => {
     });
 
   it('answers garbage protobuf with 400 and a one-line plain-text body, and keeps serving', async () => {
-    const res = await postRaw(url, Buffer.from([0x1a, 0xff, 0xff, 0x01, 0x0a]), { 'content-type': 'application/x-protobuf' });
+    const res = await postRaw(url, Buffer.from([0x1a, 0xff, 0xff, 0x01, 0x0a]), {
+      'content-type': 'application/x-protobuf',
+    });
     expect(res).toMatchObject({ status: 400, body: 'Failed to parse body into Call protobuf' });
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     for (const input of fc.sample(fc.uint8Array({ minLength: 1, maxLength: 64 }), { numRuns: 100, seed: 5 })) {
@@ -429,7 +550,11 @@ describe('application/x-protobuf over HTTP', () => {
       expect(reply.body).not.toMatch(/[\r\n]/);
     }
     expect((await fetch(new URL('/health', running.masterUrl))).status).toBe(200);
-    expect(eventTypes(await open('application/x-protobuf'), 'application/x-protobuf')).toEqual(['SUBSCRIBED', 'HEARTBEAT', 'OFFERS']);
+    expect(eventTypes(await open('application/x-protobuf'), 'application/x-protobuf')).toEqual([
+      'SUBSCRIBED',
+      'HEARTBEAT',
+      'OFFERS',
+    ]);
   });
 
   it('streams protobuf records that decode as scheduler Events to Accept: application/x-protobuf', async () => {
@@ -439,7 +564,9 @@ describe('application/x-protobuf over HTTP', () => {
     expect(opened.headers['transfer-encoding']).toBe('chunked');
     expect(eventTypes(opened, 'application/x-protobuf')).toEqual(['SUBSCRIBED', 'HEARTBEAT', 'OFFERS']);
     const first = decodeProto<JsonMessage>(EVENT, opened.records[0]!, 'Event');
-    expect(first.ok && first.value.subscribed.framework_id.value).toBe([...running.cluster.view.frameworks()].map((f) => f.id)[0]);
+    expect(first.ok && first.value.subscribed.framework_id.value).toBe(
+      [...running.cluster.view.frameworks()].map((f) => f.id)[0],
+    );
   });
 
   it('chooses the event encoding by Accept alone, whatever the call was sent in', async () => {
@@ -453,7 +580,11 @@ describe('application/x-protobuf over HTTP', () => {
     ['two Accept header lines', ['application/json;q=0', 'application/x-protobuf'], 'application/x-protobuf'],
     ['*/*', '*/*', 'application/json'],
     ['no Accept header', undefined, 'application/json'],
-    ['both allowed, protobuf with the higher q', 'application/x-protobuf;q=0.9, application/json;q=0.1', 'application/json'],
+    [
+      'both allowed, protobuf with the higher q',
+      'application/x-protobuf;q=0.9, application/json;q=0.1',
+      'application/json',
+    ],
   ])('negotiates %s', async (_name, accept, media) => {
     const opened = await open(accept);
     expect(opened.status).toBe(200);

@@ -38,7 +38,8 @@ function readTrace(masterUrl: string, count: number): Promise<string[]> {
 
 async function recordedRun(encoding: 'json' | 'protobuf' = 'json'): Promise<{ lines: string[]; hash: string }> {
   const r = await startCluster({ port: 0, agents: 2, time: 'virtual', recordTrace: true, seed: 11 });
-  const post = (p: string, body: unknown) => postRaw(new URL(p, r.masterUrl), JSON.stringify(body), { 'content-type': 'application/json' });
+  const post = (p: string, body: unknown) =>
+    postRaw(new URL(p, r.masterUrl), JSON.stringify(body), { 'content-type': 'application/json' });
   const client = new SchedulerClient(r.masterUrl, encoding);
   try {
     await client.subscribe({ user: 'u', name: 'recorded', checkpoint: true, failover_timeout: 60 });
@@ -48,14 +49,23 @@ async function recordedRun(encoding: 'json' | 'protobuf' = 'json'): Promise<{ li
       name: id,
       task_id: { value: id },
       agent_id: offer.agent_id,
-      resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } }, { name: 'mem', type: 'SCALAR', scalar: { value: 32 } }],
+      resources: [
+        { name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } },
+        { name: 'mem', type: 'SCALAR', scalar: { value: 32 } },
+      ],
       command: { value: command },
     });
-    const accept = { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task('a', 'sleep 20'), task('b', 'sleep 600')] } }] };
+    const accept = {
+      offer_ids: [offer.id],
+      operations: [{ type: 'LAUNCH', launch: { task_infos: [task('a', 'sleep 20'), task('b', 'sleep 600')] } }],
+    };
     expect((await client.call({ type: 'ACCEPT', accept })).status).toBe(202);
     const ack = async (taskId: string) => {
       const { status } = (await client.nextUpdate(taskId)).update;
-      await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+      await client.call({
+        type: 'ACKNOWLEDGE',
+        acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+      });
     };
     await ack('a');
     await ack('b');
@@ -66,7 +76,9 @@ async function recordedRun(encoding: 'json' | 'protobuf' = 'json'): Promise<{ li
     await post('/sim/v1/run_until_idle', { max_ms: 60_000 });
     await post('/sim/v1/run_until', { condition: { frameworks: { state: 'subscribed' } }, max_ms: 1_000 });
     const lines = await readTrace(r.masterUrl, r.trace().length);
-    expect(lines.map((l) => JSON.parse(l).kind)).toEqual(expect.arrayContaining(['input:subscribe', 'input:call', 'input:inject', 'input:advanceTo', 'agent:crash']));
+    expect(lines.map((l) => JSON.parse(l).kind)).toEqual(
+      expect.arrayContaining(['input:subscribe', 'input:call', 'input:inject', 'input:advanceTo', 'agent:crash']),
+    );
     return { lines, hash: r.cluster.trace.hash() };
   } finally {
     client.disconnect();
@@ -90,7 +102,9 @@ describe('clustersim replay', () => {
     writeFileSync(bad, tampered.join('\n'));
     const diverged = await runCli(['replay', '--quiet', bad]).output;
     expect(diverged.code).toBe(1);
-    expect(diverged.stdout).toContain(`replay: diverged at entry ${entry.seq} (time ${entry.time_ms} ms), after ${at} entries that agree`);
+    expect(diverged.stdout).toContain(
+      `replay: diverged at entry ${entry.seq} (time ${entry.time_ms} ms), after ${at} entries that agree`,
+    );
     expect(diverged.stdout).toContain(`  expected: ${entry.line.replace('TASK_', 'TASK_NOT_')}`);
     expect(diverged.stdout).toContain(`  produced: ${entry.line}`);
   });

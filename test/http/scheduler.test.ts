@@ -86,24 +86,114 @@ describe('POST /api/v1/scheduler: the error table', () => {
 
   it.each([
     ['no Content-Type', subscribeBody, {}, 400, "Expecting 'Content-Type' to be present"],
-    ['Content-Type with parameters', subscribeBody, { 'content-type': 'application/json; charset=utf-8' }, 415, 'Expecting'],
+    [
+      'Content-Type with parameters',
+      subscribeBody,
+      { 'content-type': 'application/json; charset=utf-8' },
+      415,
+      'Expecting',
+    ],
     ['Content-Type text/plain', subscribeBody, { 'content-type': 'text/plain' }, 415, 'Expecting'],
     ['malformed JSON', '{"type":', { 'content-type': 'application/json' }, 400, 'Failed to parse body into JSON'],
     ['a JSON array', '[]', { 'content-type': 'application/json' }, 400, 'Failed to convert JSON into Call protobuf'],
-    ['no type', '{}', { 'content-type': 'application/json' }, 400, "Failed to validate scheduler::Call: Expecting 'type' to be present"],
-    ['an unknown type name', '{"type":"FLY"}', { 'content-type': 'application/json' }, 400, "Expecting 'type' to be present"],
-    ['an enum as a number', '{"type":1}', { 'content-type': 'application/json' }, 400, "Not expecting a JSON number for field 'type'"],
-    ['SUBSCRIBE without subscribe', '{"type":"SUBSCRIBE"}', { 'content-type': 'application/json' }, 400, "Expecting 'subscribe' to be present"],
-    ['SUBSCRIBE without user', '{"type":"SUBSCRIBE","subscribe":{"framework_info":{"name":"x"}}}', { 'content-type': 'application/json' }, 400, 'Missing required fields: subscribe.framework_info.user'],
-    ['SUBSCRIBE, framework_id differs', '{"type":"SUBSCRIBE","framework_id":{"value":"a"},"subscribe":{"framework_info":{"user":"u","name":"n"}}}', { 'content-type': 'application/json' }, 400, "'framework_id' differs"],
-    ['SUBSCRIBE, Accept not satisfiable', subscribeBody, { 'content-type': 'application/json', accept: 'text/html' }, 406, "Expecting 'Accept' to allow 'application/x-protobuf' or 'application/json'"],
-    ['SUBSCRIBE, Accept q=0', subscribeBody, { 'content-type': 'application/json', accept: 'application/json;q=0' }, 406, "Expecting 'Accept' to allow"],
-    ['SUBSCRIBE with a stream id', subscribeBody, { 'content-type': 'application/json', 'mesos-stream-id': 'x' }, 400, "Subscribe calls should not include the 'Mesos-Stream-Id' header"],
-    ['a call without framework_id', '{"type":"REVIVE"}', { 'content-type': 'application/json' }, 400, "Expecting 'framework_id' to be present"],
-    ['an unknown framework', '{"type":"REVIVE","framework_id":{"value":"nope"}}', { 'content-type': 'application/json', 'mesos-stream-id': 'x' }, 403, 'Framework cannot be found'],
-    ['DECLINE without decline', '{"type":"DECLINE","framework_id":{"value":"f"}}', { 'content-type': 'application/json' }, 400, "Expecting 'decline' to be present"],
-    ['ACKNOWLEDGE with a short uuid', '{"type":"ACKNOWLEDGE","framework_id":{"value":"f"},"acknowledge":{"agent_id":{"value":"a"},"task_id":{"value":"t"},"uuid":"AAAA"}}', { 'content-type': 'application/json' }, 400, "'uuid' must be a 16-byte UUID"],
-    ['bytes that are not base64', '{"type":"MESSAGE","framework_id":{"value":"f"},"message":{"agent_id":{"value":"a"},"executor_id":{"value":"e"},"data":"%%%"}}', { 'content-type': 'application/json' }, 400, "Failed to base64 decode bytes field 'data'"],
+    [
+      'no type',
+      '{}',
+      { 'content-type': 'application/json' },
+      400,
+      "Failed to validate scheduler::Call: Expecting 'type' to be present",
+    ],
+    [
+      'an unknown type name',
+      '{"type":"FLY"}',
+      { 'content-type': 'application/json' },
+      400,
+      "Expecting 'type' to be present",
+    ],
+    [
+      'an enum as a number',
+      '{"type":1}',
+      { 'content-type': 'application/json' },
+      400,
+      "Not expecting a JSON number for field 'type'",
+    ],
+    [
+      'SUBSCRIBE without subscribe',
+      '{"type":"SUBSCRIBE"}',
+      { 'content-type': 'application/json' },
+      400,
+      "Expecting 'subscribe' to be present",
+    ],
+    [
+      'SUBSCRIBE without user',
+      '{"type":"SUBSCRIBE","subscribe":{"framework_info":{"name":"x"}}}',
+      { 'content-type': 'application/json' },
+      400,
+      'Missing required fields: subscribe.framework_info.user',
+    ],
+    [
+      'SUBSCRIBE, framework_id differs',
+      '{"type":"SUBSCRIBE","framework_id":{"value":"a"},"subscribe":{"framework_info":{"user":"u","name":"n"}}}',
+      { 'content-type': 'application/json' },
+      400,
+      "'framework_id' differs",
+    ],
+    [
+      'SUBSCRIBE, Accept not satisfiable',
+      subscribeBody,
+      { 'content-type': 'application/json', accept: 'text/html' },
+      406,
+      "Expecting 'Accept' to allow 'application/x-protobuf' or 'application/json'",
+    ],
+    [
+      'SUBSCRIBE, Accept q=0',
+      subscribeBody,
+      { 'content-type': 'application/json', accept: 'application/json;q=0' },
+      406,
+      "Expecting 'Accept' to allow",
+    ],
+    [
+      'SUBSCRIBE with a stream id',
+      subscribeBody,
+      { 'content-type': 'application/json', 'mesos-stream-id': 'x' },
+      400,
+      "Subscribe calls should not include the 'Mesos-Stream-Id' header",
+    ],
+    [
+      'a call without framework_id',
+      '{"type":"REVIVE"}',
+      { 'content-type': 'application/json' },
+      400,
+      "Expecting 'framework_id' to be present",
+    ],
+    [
+      'an unknown framework',
+      '{"type":"REVIVE","framework_id":{"value":"nope"}}',
+      { 'content-type': 'application/json', 'mesos-stream-id': 'x' },
+      403,
+      'Framework cannot be found',
+    ],
+    [
+      'DECLINE without decline',
+      '{"type":"DECLINE","framework_id":{"value":"f"}}',
+      { 'content-type': 'application/json' },
+      400,
+      "Expecting 'decline' to be present",
+    ],
+    [
+      'ACKNOWLEDGE with a short uuid',
+      '{"type":"ACKNOWLEDGE","framework_id":{"value":"f"},"acknowledge":{"agent_id":{"value":"a"},"task_id":{"value":"t"},"uuid":"AAAA"}}',
+      { 'content-type': 'application/json' },
+      400,
+      "'uuid' must be a 16-byte UUID",
+    ],
+    [
+      'bytes that are not base64',
+      '{"type":"MESSAGE","framework_id":{"value":"f"},"message":{"agent_id":{"value":"a"},"executor_id":{"value":"e"},"data":"%%%"}}',
+      { 'content-type': 'application/json' },
+      400,
+      "Failed to base64 decode bytes field 'data'",
+    ],
   ])('%s', async (_name, body, headers, status, text) => {
     const res = await post(body, headers as Record<string, string>);
     expect(res.status).toBe(status);
@@ -173,10 +263,14 @@ describe('POST /api/v1/scheduler: the error table', () => {
 
   it('ignores query strings on POST', async () => {
     const client = new SchedulerClient(new URL('/?x=1', running.masterUrl).toString());
-    const res = await postRaw(new URL('/api/v1/scheduler?foo=bar', running.masterUrl), '{"type":"REVIVE","framework_id":{"value":"f"}}', {
-      'content-type': 'application/json',
-      'mesos-stream-id': 'x',
-    });
+    const res = await postRaw(
+      new URL('/api/v1/scheduler?foo=bar', running.masterUrl),
+      '{"type":"REVIVE","framework_id":{"value":"f"}}',
+      {
+        'content-type': 'application/json',
+        'mesos-stream-id': 'x',
+      },
+    );
     expect(res.body).toBe('Framework cannot be found');
     void client;
   });
@@ -190,25 +284,36 @@ async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void
   }
 }
 
-describe('the spec\'s own message shapes, read beside upstream\'s', () => {
+describe("the spec's own message shapes, read beside upstream's", () => {
   it('ERROR carries its message at the top level too; REVIVE takes a single role; REQUEST takes top-level requests; an operation id may be a plain string', async () => {
     const first = await subscribed();
     const second = new SchedulerClient(running.masterUrl);
     await second.subscribe({ ...FRAMEWORK, id: { value: first.frameworkId } });
     await second.next('SUBSCRIBED');
     const error = await first.next('ERROR');
-    expect(error).toMatchObject({ type: 'ERROR', error: { message: 'Framework failed over' }, message: 'Framework failed over' });
+    expect(error).toMatchObject({
+      type: 'ERROR',
+      error: { message: 'Framework failed over' },
+      message: 'Framework failed over',
+    });
 
     expect((await second.call({ type: 'REVIVE', revive: { role: '*' } })).status).toBe(202);
     const request = await second.call({ type: 'REQUEST', requests: [{ agent_id: { value: running.agents[0]!.id } }] });
     expect(request.status).toBe(202);
     const ack = await second.call({
       type: 'ACKNOWLEDGE_OPERATION_STATUS',
-      acknowledge_operation_status: { agent_id: { value: running.agents[0]!.id }, operation_id: 'op-1', uuid: Buffer.alloc(16).toString('base64') },
+      acknowledge_operation_status: {
+        agent_id: { value: running.agents[0]!.id },
+        operation_id: 'op-1',
+        uuid: Buffer.alloc(16).toString('base64'),
+      },
     });
     expect(ack.status).toBe(202);
     const noPayload = await second.call({ type: 'REQUEST' });
-    expect(noPayload).toMatchObject({ status: 400, body: "Failed to validate scheduler::Call: Expecting 'request' to be present" });
+    expect(noPayload).toMatchObject({
+      status: 400,
+      body: "Failed to validate scheduler::Call: Expecting 'request' to be present",
+    });
     second.disconnect();
   });
 });
@@ -222,7 +327,11 @@ describe('allocation interval', () => {
       const subscribedEvent = await client.next('SUBSCRIBED');
       const offers = await client.next('OFFERS');
       const frameworkId = subscribedEvent.subscribed.framework_id;
-      const decline = { framework_id: frameworkId, type: 'DECLINE', decline: { offer_ids: [offers.offers.offers[0].id], filters: { refuse_seconds: 0 } } };
+      const decline = {
+        framework_id: frameworkId,
+        type: 'DECLINE',
+        decline: { offer_ids: [offers.offers.offers[0].id], filters: { refuse_seconds: 0 } },
+      };
       expect((await client.call(decline)).status).toBe(202);
       const held = () => fast.cluster.view.framework(frameworkId.value)!.offers.size;
       fast.advance(49);

@@ -21,14 +21,18 @@ afterEach(async () => {
 async function takenPort(port = 0): Promise<number> {
   const server = net.createServer();
   squatters.push(server);
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen({ host: '127.0.0.1', port }, resolve));
+  await new Promise<void>((resolve, reject) =>
+    server.once('error', reject).listen({ host: '127.0.0.1', port }, resolve),
+  );
   return (server.address() as net.AddressInfo).port;
 }
 
 /** Whether a port on 127.0.0.1 can be had now (so a refused start let go of it). */
 async function free(port: number): Promise<boolean> {
   const probe = net.createServer();
-  const ok = await new Promise<boolean>((resolve) => probe.once('error', () => resolve(false)).listen({ host: '127.0.0.1', port }, () => resolve(true)));
+  const ok = await new Promise<boolean>((resolve) =>
+    probe.once('error', () => resolve(false)).listen({ host: '127.0.0.1', port }, () => resolve(true)),
+  );
   if (ok) await new Promise((resolve) => probe.close(resolve));
   return ok;
 }
@@ -62,15 +66,24 @@ describe('agent resources', () => {
   });
 
   it('an agent group without resources is refused, naming the group', async () => {
-    const error = await refusal(startCluster({ port: 0, time: 'virtual', agentGroups: [{ count: 1 }, { count: 1, resources: '' }] }));
+    const error = await refusal(
+      startCluster({ port: 0, time: 'virtual', agentGroups: [{ count: 1 }, { count: 1, resources: '' }] }),
+    );
     expect(error.message).toMatch(/^agentGroups\[1\]\.resources: "" names no resource/);
     expect(error.option).toBe('agentGroups');
   });
 
   it('custom resources are taken, as upstream takes them', async () => {
-    const r = await startCluster({ port: 0, agents: 1, time: 'virtual', agentResources: 'cpus:2;mem:512;licences:3;zones:{a,b}' });
+    const r = await startCluster({
+      port: 0,
+      agents: 1,
+      time: 'virtual',
+      agentResources: 'cpus:2;mem:512;licences:3;zones:{a,b}',
+    });
     running.push(r);
-    const state = (await (await fetch(new URL('/slaves', r.masterUrl))).json()) as { slaves: { resources: Record<string, unknown> }[] };
+    const state = (await (await fetch(new URL('/slaves', r.masterUrl))).json()) as {
+      slaves: { resources: Record<string, unknown> }[];
+    };
     expect(state.slaves[0]!.resources).toMatchObject({ cpus: 2, mem: 512, licences: 3, zones: '{a, b}' });
   });
 });
@@ -78,12 +91,28 @@ describe('agent resources', () => {
 describe('options refused', () => {
   it.each([
     [{ masters: 0 }, 'masters', 'masters: must be a whole number from 1 to 64, got 0'],
-    [{ heartbeatIntervalSeconds: 0 }, 'heartbeatIntervalSeconds', 'heartbeatIntervalSeconds: must be a positive number, got 0'],
+    [
+      { heartbeatIntervalSeconds: 0 },
+      'heartbeatIntervalSeconds',
+      'heartbeatIntervalSeconds: must be a positive number, got 0',
+    ],
     [{ agents: -1 }, 'agents', 'agents: must be a whole number of at least 0, got -1'],
     [{ containerizers: 'mesos,k8s' }, 'containerizers', "containerizers: takes mesos and docker, got 'k8s'"],
-    [{ customExecutors: 'fork' as never }, 'customExecutors', "customExecutors: must be one of simulate, spawn, await, got 'fork'"],
-    [{ executorShutdownGracePeriodSeconds: -1 }, 'executorShutdownGracePeriodSeconds', 'executorShutdownGracePeriodSeconds: must be a positive number, got -1'],
-    [{ authenticateHttpReadonly: true }, 'authenticateHttpReadonly', "authenticateHttpReadonly: needs credentials: there are none for the realm 'mesos-master-readonly'"],
+    [
+      { customExecutors: 'fork' as never },
+      'customExecutors',
+      "customExecutors: must be one of simulate, spawn, await, got 'fork'",
+    ],
+    [
+      { executorShutdownGracePeriodSeconds: -1 },
+      'executorShutdownGracePeriodSeconds',
+      'executorShutdownGracePeriodSeconds: must be a positive number, got -1',
+    ],
+    [
+      { authenticateHttpReadonly: true },
+      'authenticateHttpReadonly',
+      "authenticateHttpReadonly: needs credentials: there are none for the realm 'mesos-master-readonly'",
+    ],
   ] as const)('%j: a StartError naming the option, not a flag', async (options, option, message) => {
     const error = await refusal(startCluster({ port: 0, agents: 0, time: 'virtual', ...options }));
     expect(error.message).toBe(message);

@@ -27,7 +27,9 @@ function busyCluster(agents = 25, perAgent = 40): { cluster: TestCluster; driver
   const s = connect(cluster, { user: 'alice', name: 'busy' });
   cluster.advance(1000);
   for (const offer of s.offers()) {
-    const tasks = Array.from({ length: perAgent }, (_, i) => commandTask(`${offer.agentId}-${i}`, offer.agentId, 'sleep 100000', 'cpus:0.01;mem:1'));
+    const tasks = Array.from({ length: perAgent }, (_, i) =>
+      commandTask(`${offer.agentId}-${i}`, offer.agentId, 'sleep 100000', 'cpus:0.01;mem:1'),
+    );
     expect(s.accept(offer.id, tasks).ok).toBe(true);
   }
   cluster.advance(2000);
@@ -59,7 +61,10 @@ describe('/state in slices', () => {
       const s = connect(cluster, { user: 'alice', name });
       cluster.advance(1000);
       for (const offer of s.offers()) {
-        const tasks = Array.from({ length: 300 }, (_, i) => ({ ...commandTask(`${offer.agentId}-${i}`, offer.agentId, 'sleep 100000', 'cpus:0.01;mem:1'), name: name.repeat(20) }));
+        const tasks = Array.from({ length: 300 }, (_, i) => ({
+          ...commandTask(`${offer.agentId}-${i}`, offer.agentId, 'sleep 100000', 'cpus:0.01;mem:1'),
+          name: name.repeat(20),
+        }));
         expect(s.accept(offer.id, tasks).ok).toBe(true);
       }
       cluster.advance(2000);
@@ -122,9 +127,17 @@ describe('GET_STATE in slices', () => {
     const { cluster } = busyCluster();
     for (const accept of ['application/json', 'application/x-protobuf']) {
       const response = readResponse(cluster.view, 'GET_STATE');
-      const expected = accept === 'application/json' ? Buffer.from(encodeResponseJson(response as never)) : Buffer.from(encodeResponseProto(response as never));
+      const expected =
+        accept === 'application/json'
+          ? Buffer.from(encodeResponseJson(response as never))
+          : Buffer.from(encodeResponseProto(response as never));
       expect(expected.length).toBeGreaterThan(SLICE_BYTES);
-      const res = await app!.inject({ method: 'POST', url: '/api/v1', headers: { 'content-type': 'application/json', accept }, payload: '{"type":"GET_STATE"}' });
+      const res = await app!.inject({
+        method: 'POST',
+        url: '/api/v1',
+        headers: { 'content-type': 'application/json', accept },
+        payload: '{"type":"GET_STATE"}',
+      });
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toBe(accept);
       expect(res.headers['content-length']).toBeUndefined();

@@ -41,8 +41,19 @@ describe('event stream transport', () => {
     await app.listen({ host: '127.0.0.1', port: 0 });
     const port = (app.server.address() as { port: number }).port;
     // A client that subscribes and never reads the stream.
-    const req = http.request({ host: '127.0.0.1', port, path: '/api/v1/scheduler', method: 'POST', headers: { 'content-type': 'application/json' } });
-    req.end(JSON.stringify({ type: 'SUBSCRIBE', subscribe: { framework_info: { user: 'u', name: 'slow', failover_timeout: 3600 } } }));
+    const req = http.request({
+      host: '127.0.0.1',
+      port,
+      path: '/api/v1/scheduler',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    });
+    req.end(
+      JSON.stringify({
+        type: 'SUBSCRIBE',
+        subscribe: { framework_info: { user: 'u', name: 'slow', failover_timeout: 3600 } },
+      }),
+    );
     const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
     res.pause();
     await waitFor(() => [...cluster.view.frameworks()].length === 1);
@@ -70,7 +81,9 @@ describe('chunkOf', () => {
       const record = m![2]!;
       expect(record.length).toBe(Number.parseInt(m![1]!, 16));
       const size = typeof payload === 'string' ? payload.length : payload.length;
-      expect(record).toBe(`${size}\n${typeof payload === 'string' ? payload : Buffer.from(payload).toString('latin1')}`);
+      expect(record).toBe(
+        `${size}\n${typeof payload === 'string' ? payload : Buffer.from(payload).toString('latin1')}`,
+      );
     }
     expect(() => chunkOf('')).toThrow(/never empty/);
   });
@@ -103,11 +116,13 @@ describe('read endpoints', () => {
     const url = new URL('/state', running.masterUrl);
     const get = (headers: Record<string, string>) =>
       new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-        http.get(url, { headers }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
-        }).on('error', reject);
+        http
+          .get(url, { headers }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+          })
+          .on('error', reject);
       });
     const plain = await get({});
     expect(plain.headers['content-encoding']).toBeUndefined();
@@ -148,7 +163,12 @@ class RawConnection {
   }
 
   async post(path: string, headers: Record<string, string>, body: string): Promise<{ head: string; body: string }> {
-    const lines = Object.entries({ host: '127.0.0.1', connection: 'keep-alive', 'content-length': String(Buffer.byteLength(body)), ...headers });
+    const lines = Object.entries({
+      host: '127.0.0.1',
+      connection: 'keep-alive',
+      'content-length': String(Buffer.byteLength(body)),
+      ...headers,
+    });
     this.#socket.write(`POST ${path} HTTP/1.1\r\n${lines.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
     await this.#until(() => this.#buffer.includes('\r\n\r\n'));
     const headEnd = this.#buffer.indexOf('\r\n\r\n');
@@ -189,11 +209,35 @@ describe('a refused SUBSCRIBE closes its connection, whatever the reason', () =>
 
   it.each([
     ['a JSON body cut short', json, '{"type":"SUBSCRIBE",', '400 Bad Request', 'Failed to parse body into JSON: '],
-    ['a protobuf body that is no Call', { 'content-type': 'application/x-protobuf' }, '\u00ff\u00ff\u00ff', '400 Bad Request', 'Failed to parse body into Call protobuf'],
+    [
+      'a protobuf body that is no Call',
+      { 'content-type': 'application/x-protobuf' },
+      '\u00ff\u00ff\u00ff',
+      '400 Bad Request',
+      'Failed to parse body into Call protobuf',
+    ],
     ['no Content-Type', {}, subscribe, '400 Bad Request', "Expecting 'Content-Type' to be present"],
-    ['a Content-Type with parameters', { 'content-type': 'application/json; charset=utf-8' }, subscribe, '415 Unsupported Media Type', "Expecting 'Content-Type' of"],
-    ['a Content-Type that is no media type', { 'content-type': 'json' }, subscribe, '415 Unsupported Media Type', 'Unsupported Media Type'],
-    ['a stream id header', { ...json, 'mesos-stream-id': 'x' }, subscribe, '400 Bad Request', 'Subscribe calls should not include'],
+    [
+      'a Content-Type with parameters',
+      { 'content-type': 'application/json; charset=utf-8' },
+      subscribe,
+      '415 Unsupported Media Type',
+      "Expecting 'Content-Type' of",
+    ],
+    [
+      'a Content-Type that is no media type',
+      { 'content-type': 'json' },
+      subscribe,
+      '415 Unsupported Media Type',
+      'Unsupported Media Type',
+    ],
+    [
+      'a stream id header',
+      { ...json, 'mesos-stream-id': 'x' },
+      subscribe,
+      '400 Bad Request',
+      'Subscribe calls should not include',
+    ],
   ])('%s', async (_name, headers, body, statusLine, text) => {
     running = await startCluster({ port: 0, agents: 0, time: 'virtual', host: '127.0.0.1' });
     const connection = new RawConnection(Number(new URL(running.masterUrl).port));
@@ -215,7 +259,10 @@ describe('a refused SUBSCRIBE closes its connection, whatever the reason', () =>
     try {
       const revive = JSON.stringify({ type: 'REVIVE', framework_id: { value: 'nope' } });
       const first = await connection.post('/api/v1/scheduler', { ...json, 'mesos-stream-id': 'x' }, revive);
-      expect([first.head.split('\r\n')[0], first.body]).toEqual(['HTTP/1.1 403 Forbidden', 'Framework cannot be found']);
+      expect([first.head.split('\r\n')[0], first.body]).toEqual([
+        'HTTP/1.1 403 Forbidden',
+        'Framework cannot be found',
+      ]);
       const second = await connection.post('/api/v1/scheduler', json, '{}');
       expect(second.head.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
       expect(connection.ended).toBe(false);

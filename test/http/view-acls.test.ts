@@ -42,7 +42,9 @@ const ACLS = {
   view_roles: only('alice', 'roles', ['dev']),
   view_flags: [{ principals: { values: ['alice'] }, flags: { type: 'NONE' } }],
 };
-const basic = (user: string, secret: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}` });
+const basic = (user: string, secret: string) => ({
+  authorization: `Basic ${Buffer.from(`${user}:${secret}`).toString('base64')}`,
+});
 const ALICE = basic('alice', 'a');
 const BOB = basic('bob', 'b');
 const CHALLENGE = `Basic realm="${READONLY_REALM}"`;
@@ -57,7 +59,15 @@ interface Scenario {
 
 const opened: RunningCluster[] = [];
 async function start(options: StartClusterOptions): Promise<RunningCluster> {
-  const r = await startCluster({ port: 0, agents: 2, time: 'virtual', seed: 5, agentResources: AGENT_RESOURCES, weights: 'dev=2,prod=3', ...options });
+  const r = await startCluster({
+    port: 0,
+    agents: 2,
+    time: 'virtual',
+    seed: 5,
+    agentResources: AGENT_RESOURCES,
+    weights: 'dev=2,prod=3',
+    ...options,
+  });
   opened.push(r);
   return r;
 }
@@ -94,15 +104,29 @@ async function eventually(r: RunningCluster, condition: () => boolean): Promise<
 /** Launches the tasks on the first offer, declines the rest, and acknowledges until each runs. */
 async function launch(r: RunningCluster, client: SchedulerClient, role: string, tasks: Json[]): Promise<void> {
   const [offer, ...rest] = await offers(r, client);
-  const infos = tasks.map((t) => ({ name: t.id, task_id: { value: t.id }, agent_id: offer!.agent_id, resources: cpusMem(0.25, role), ...t.body }));
+  const infos = tasks.map((t) => ({
+    name: t.id,
+    task_id: { value: t.id },
+    agent_id: offer!.agent_id,
+    resources: cpusMem(0.25, role),
+    ...t.body,
+  }));
   const operations = [{ type: 'LAUNCH', launch: { task_infos: infos } }];
   expect((await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer!.id], operations } })).status).toBe(202);
-  if (rest.length > 0) await client.call({ type: 'DECLINE', decline: { offer_ids: rest.map((o) => o.id), filters: { refuse_seconds: 0 } } });
+  if (rest.length > 0)
+    await client.call({
+      type: 'DECLINE',
+      decline: { offer_ids: rest.map((o) => o.id), filters: { refuse_seconds: 0 } },
+    });
   const waiting = new Set(tasks.map((t) => t.id as string));
   while (waiting.size > 0) {
-    const { status } = (await client.next((e) => e.type === 'UPDATE' && waiting.has(e.update.status.task_id.value))).update;
+    const { status } = (await client.next((e) => e.type === 'UPDATE' && waiting.has(e.update.status.task_id.value)))
+      .update;
     if (status.uuid !== undefined) {
-      await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+      await client.call({
+        type: 'ACKNOWLEDGE',
+        acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+      });
     }
     if (status.state === 'TASK_RUNNING') waiting.delete(status.task_id.value);
   }
@@ -116,7 +140,16 @@ async function scenario(options: StartClusterOptions = {}): Promise<Scenario> {
   await launch(r, A, 'dev', [
     { id: 'a-plain', body: { command: { value: 'sleep 3600' } } },
     { id: 'a-hidden', body: { command: { value: 'sleep 3600', user: 'hidden-user' } } },
-    { id: 'a-exec', body: { executor: { executor_id: { value: 'exec-1' }, command: { value: 'run-executor' }, resources: cpusMem(0.1, 'dev') } } },
+    {
+      id: 'a-exec',
+      body: {
+        executor: {
+          executor_id: { value: 'exec-1' },
+          command: { value: 'run-executor' },
+          resources: cpusMem(0.1, 'dev'),
+        },
+      },
+    },
   ]);
   const C = await subscribed(r, basic('carol', 'c'), { user: 'carol-user', name: 'c', principal: 'carol' });
   expect((await C.call({ type: 'TEARDOWN' })).status).toBe(202);
@@ -138,22 +171,31 @@ describe('authenticateHttpReadonly', () => {
     for (const path of [...guarded, ...guarded.map((p) => `/master${p}`), '/metrics/snapshot', '/master/tasks/']) {
       for (const headers of [{}, basic('alice', 'wrong')]) {
         const res = await fetch(new URL(path, r.masterUrl), { headers });
-        expect([path, res.status, await res.text(), res.headers.get('www-authenticate')]).toEqual([path, 401, '401 Unauthorized.', CHALLENGE]);
+        expect([path, res.status, await res.text(), res.headers.get('www-authenticate')]).toEqual([
+          path,
+          401,
+          '401 Unauthorized.',
+          CHALLENGE,
+        ]);
       }
       expect([path, (await fetch(new URL(path, r.masterUrl), { headers: ALICE })).status]).toEqual([path, 200]);
     }
-    for (const path of ['/health', '/version', '/master/health']) expect((await fetch(new URL(path, r.masterUrl))).status).toBe(200);
+    for (const path of ['/health', '/version', '/master/health'])
+      expect((await fetch(new URL(path, r.masterUrl))).status).toBe(200);
     expect((await fetch(new URL('/redirect', r.masterUrl), { redirect: 'manual' })).status).toBe(307);
   });
 
   it('is off by default: with credentials alone the read endpoints stay open', async () => {
     const r = await start({ credentials: CREDENTIALS });
-    for (const path of ['/state', '/flags', '/metrics/snapshot']) expect((await fetch(new URL(path, r.masterUrl))).status).toBe(200);
+    for (const path of ['/state', '/flags', '/metrics/snapshot'])
+      expect((await fetch(new URL(path, r.masterUrl))).status).toBe(200);
   });
 
   it('refuses to start without credentials, as upstream', async () => {
     await expect(start({ authenticateHttpReadonly: true })).rejects.toThrow(StartError);
-    await expect(start({ authenticateHttpReadonly: true })).rejects.toThrow(/^authenticateHttpReadonly: needs credentials/);
+    await expect(start({ authenticateHttpReadonly: true })).rejects.toThrow(
+      /^authenticateHttpReadonly: needs credentials/,
+    );
   });
 });
 
@@ -204,18 +246,32 @@ describe('view ACLs on the legacy endpoints', () => {
     expect(names(await getJson(s.r, '/roles', ALICE))).toEqual(['dev']);
     expect(names(await getJson(s.r, '/roles', BOB))).toEqual(expect.arrayContaining(['dev', 'prod']));
     const roleOf = (res: Json) => res.allocation_info?.role ?? res.reservations?.at(-1)?.role ?? '*';
-    for (const [reader, allowed] of [[ALICE, ['*', 'dev']], [BOB, ['*', 'dev', 'prod']]] as const) {
+    for (const [reader, allowed] of [
+      [ALICE, ['*', 'dev']],
+      [BOB, ['*', 'dev', 'prod']],
+    ] as const) {
       const slaves = (await getJson(s.r, '/slaves', reader)).slaves as Json[];
-      const full = slaves.flatMap((a) => [...a.used_resources_full, ...a.unreserved_resources_full, ...Object.values(a.reserved_resources_full).flat()]);
+      const full = slaves.flatMap((a) => [
+        ...a.used_resources_full,
+        ...a.unreserved_resources_full,
+        ...Object.values(a.reserved_resources_full).flat(),
+      ]);
       expect([...new Set(full.map(roleOf))].sort()).toEqual(allowed);
     }
   });
 
   it('/flags: 403 to alice, 405 to a method other than GET, the flags to bob', async () => {
     const forbidden = await fetch(new URL('/flags', s.r.masterUrl), { headers: ALICE });
-    expect([forbidden.status, await forbidden.text()]).toEqual([403, "Principal 'alice' is not authorized to view the flags"]);
+    expect([forbidden.status, await forbidden.text()]).toEqual([
+      403,
+      "Principal 'alice' is not authorized to view the flags",
+    ]);
     const post = await fetch(new URL('/master/flags', s.r.masterUrl), { method: 'POST', headers: BOB });
-    expect([post.status, post.headers.get('allow'), await post.text()]).toEqual([405, 'GET', "405 Method Not Allowed. Expecting one of { 'GET' }, but received 'POST'."]);
+    expect([post.status, post.headers.get('allow'), await post.text()]).toEqual([
+      405,
+      'GET',
+      "405 Method Not Allowed. Expecting one of { 'GET' }, but received 'POST'.",
+    ]);
     expect((await getJson(s.r, '/flags', BOB)).flags.allocation_interval).toBe('1secs');
   });
 });
@@ -223,7 +279,12 @@ describe('view ACLs on the legacy endpoints', () => {
 describe('view ACLs without authentication of the read endpoints', () => {
   it('ask as no principal (ANY): only rules for any principal decide', async () => {
     const r = await start({
-      acls: { view_frameworks: [{ principals: { type: 'ANY' }, users: { values: ['bob-user'] } }, { principals: { type: 'ANY' }, users: { type: 'NONE' } }] },
+      acls: {
+        view_frameworks: [
+          { principals: { type: 'ANY' }, users: { values: ['bob-user'] } },
+          { principals: { type: 'ANY' }, users: { type: 'NONE' } },
+        ],
+      },
     });
     const client = await subscribed(r, {}, { user: 'alice-user', name: 'a' });
     expect((await getJson(r, '/frameworks')).frameworks).toEqual([]);
@@ -253,11 +314,16 @@ describe.each<Encoding>(['json', 'protobuf'])('view ACLs on the operator reads i
     const alice = await call(ALICE, 'GET_FRAMEWORKS');
     expect([frameworkIds(alice.frameworks), alice.completed_frameworks ?? []]).toEqual([[s.ids.A], []]);
     const bob = await call(BOB, 'GET_FRAMEWORKS');
-    expect([frameworkIds(bob.frameworks), frameworkIds(bob.completed_frameworks)]).toEqual([[s.ids.A, s.ids.B].sort(), [s.ids.C]]);
+    expect([frameworkIds(bob.frameworks), frameworkIds(bob.completed_frameworks)]).toEqual([
+      [s.ids.A, s.ids.B].sort(),
+      [s.ids.C],
+    ]);
     expect(taskIds((await call(ALICE, 'GET_TASKS')).tasks)).toEqual(['a-exec', 'a-plain']);
     expect(taskIds((await call(BOB, 'GET_TASKS')).tasks)).toEqual(['a-exec', 'a-hidden', 'a-plain', 'b-plain']);
     expect((await call(ALICE, 'GET_EXECUTORS')).executors ?? []).toEqual([]);
-    expect(((await call(BOB, 'GET_EXECUTORS')).executors as Json[]).map((e) => e.executor_info.executor_id.value)).toEqual(['exec-1']);
+    expect(
+      ((await call(BOB, 'GET_EXECUTORS')).executors as Json[]).map((e) => e.executor_info.executor_id.value),
+    ).toEqual(['exec-1']);
   });
 
   it('GET_STATE and GET_AGENTS: alice sees no resource of the role prod', async () => {
@@ -266,7 +332,11 @@ describe.each<Encoding>(['json', 'protobuf'])('view ACLs on the operator reads i
     expect(taskIds(state.get_tasks.tasks)).toEqual(['a-exec', 'a-plain']);
     expect(state.get_executors.executors ?? []).toEqual([]);
     const roles = (agents: Json[]) =>
-      new Set(agents.flatMap((a) => [...a.agent_info.resources, ...a.total_resources, ...(a.allocated_resources ?? [])]).map((x: Json) => x.allocation_info?.role ?? x.reservations?.at(-1)?.role ?? '*'));
+      new Set(
+        agents
+          .flatMap((a) => [...a.agent_info.resources, ...a.total_resources, ...(a.allocated_resources ?? [])])
+          .map((x: Json) => x.allocation_info?.role ?? x.reservations?.at(-1)?.role ?? '*'),
+      );
     expect([...roles(state.get_agents.agents)].sort()).toEqual(['*', 'dev']);
     expect([...roles((await call(ALICE, 'GET_AGENTS')).agents)].sort()).toEqual(['*', 'dev']);
     expect([...roles((await call(BOB, 'GET_AGENTS')).agents)].sort()).toEqual(['*', 'dev', 'prod']);
@@ -274,9 +344,14 @@ describe.each<Encoding>(['json', 'protobuf'])('view ACLs on the operator reads i
 
   it('GET_ROLES and GET_WEIGHTS show alice the role dev only', async () => {
     expect(((await call(ALICE, 'GET_ROLES')).roles as Json[]).map((r) => r.name)).toEqual(['dev']);
-    expect(((await call(BOB, 'GET_ROLES')).roles as Json[]).map((r) => r.name)).toEqual(expect.arrayContaining(['dev', 'prod']));
+    expect(((await call(BOB, 'GET_ROLES')).roles as Json[]).map((r) => r.name)).toEqual(
+      expect.arrayContaining(['dev', 'prod']),
+    );
     expect((await call(ALICE, 'GET_WEIGHTS')).weight_infos).toEqual([{ role: 'dev', weight: 2 }]);
-    expect((await call(BOB, 'GET_WEIGHTS')).weight_infos).toEqual([{ role: 'dev', weight: 2 }, { role: 'prod', weight: 3 }]);
+    expect((await call(BOB, 'GET_WEIGHTS')).weight_infos).toEqual([
+      { role: 'dev', weight: 2 },
+      { role: 'prod', weight: 3 },
+    ]);
   });
 
   it('GET_OPERATIONS shows alice the operations whose consumed resources she may view', async () => {
@@ -285,15 +360,28 @@ describe.each<Encoding>(['json', 'protobuf'])('view ACLs on the operator reads i
       const client = await subscribed(r, headers, { user: `${principal}-user`, name: role, role, principal });
       const [offer] = await offers(r, client);
       const cpus = { name: 'cpus', type: 'SCALAR', scalar: { value: 1 }, allocation_info: { role } };
-      const op = { type: 'RESERVE', id: { value: `op-${role}` }, reserve: { resources: [{ ...cpus, reservations: [{ type: 'DYNAMIC', role, principal }] }] } };
-      expect((await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer!.id], operations: [op], filters: { refuse_seconds: 3600 } } })).status).toBe(202);
+      const op = {
+        type: 'RESERVE',
+        id: { value: `op-${role}` },
+        reserve: { resources: [{ ...cpus, reservations: [{ type: 'DYNAMIC', role, principal }] }] },
+      };
+      expect(
+        (
+          await client.call({
+            type: 'ACCEPT',
+            accept: { offer_ids: [offer!.id], operations: [op], filters: { refuse_seconds: 3600 } },
+          })
+        ).status,
+      ).toBe(202);
       await client.next('UPDATE_OPERATION_STATUS');
     };
     await reserve(BOB, 'bob', 'prod');
     await reserve(ALICE, 'alice', 'dev');
     const listed = async (headers: Record<string, string>) => {
       const answer = await operatorCall(r.masterUrl, { type: 'GET_OPERATIONS' }, encoding, '/api/v1', headers);
-      return ((answer.response!.get_operations.operations ?? []) as Json[]).map((o) => o.info.id.value as string).sort();
+      return ((answer.response!.get_operations.operations ?? []) as Json[])
+        .map((o) => o.info.id.value as string)
+        .sort();
     };
     expect(await listed(ALICE)).toEqual(['op-dev']);
     expect(await listed(BOB)).toEqual(['op-dev', 'op-prod']);
@@ -327,7 +415,8 @@ describe.each<Encoding>(['json', 'protobuf'])('view ACLs on the operator event s
     expect(state.get_tasks.tasks.map((t: Json) => t.task_id.value).sort()).toEqual(['a-exec', 'a-plain']);
     expect((await bob.next('SUBSCRIBED')).subscribed.get_state.get_tasks.tasks).toHaveLength(4);
 
-    const kill = (client: SchedulerClient, taskId: string) => client.call({ type: 'KILL', kill: { task_id: { value: taskId } } });
+    const kill = (client: SchedulerClient, taskId: string) =>
+      client.call({ type: 'KILL', kill: { task_id: { value: taskId } } });
     await kill(s.clients.B, 'b-plain');
     await kill(s.clients.A, 'a-hidden');
     await kill(s.clients.A, 'a-plain');
@@ -336,18 +425,22 @@ describe.each<Encoding>(['json', 'protobuf'])('view ACLs on the operator event s
     await eventually(s.r, () => killed(bob).size === 3);
     expect(killed(bob)).toEqual(new Set(['b-plain', 'a-hidden', 'a-plain']));
     const late = parseResources('cpus(prod):1;cpus:1;mem:128') as Resources;
-    s.r.driver.input((c) => c.addAgent({ hostname: 'late', ip: '127.0.0.1', port: 1, resources: late, attributes: [] }));
+    s.r.driver.input((c) =>
+      c.addAgent({ hostname: 'late', ip: '127.0.0.1', port: 1, resources: late, attributes: [] }),
+    );
     const D = await subscribed(s.r, BOB, { user: 'bob-user', name: 'd', principal: 'bob' });
     await D.call({ type: 'TEARDOWN' });
     const E = await subscribed(s.r, ALICE, { user: 'alice-user', name: 'e', principal: 'alice' });
 
     // Events go out in order: by E's FRAMEWORK_ADDED, each earlier one has arrived.
-    const addedE = (e: Json) => e.type === 'FRAMEWORK_ADDED' && e.framework_added.framework.framework_info.id.value === E.frameworkId;
+    const addedE = (e: Json) =>
+      e.type === 'FRAMEWORK_ADDED' && e.framework_added.framework.framework_info.id.value === E.frameworkId;
     await alice.next(addedE);
     await bob.next(addedE);
     expect(killed(alice)).toEqual(new Set(['a-plain']));
     // Upstream filters the new agent's total resources by role for each subscriber.
-    const lateTotal = (e: Json | undefined) => (e?.agent_added.agent.total_resources as Json[]).map((x) => x.reservations?.at(-1)?.role ?? x.role ?? '*');
+    const lateTotal = (e: Json | undefined) =>
+      (e?.agent_added.agent.total_resources as Json[]).map((x) => x.reservations?.at(-1)?.role ?? x.role ?? '*');
     expect(lateTotal(alice.events.find((e) => e.type === 'AGENT_ADDED'))).toEqual(['*', '*']);
     expect(lateTotal(bob.events.find((e) => e.type === 'AGENT_ADDED')).sort()).toEqual(['*', '*', 'prod']);
     for (const e of alice.events) {
@@ -355,7 +448,11 @@ describe.each<Encoding>(['json', 'protobuf'])('view ACLs on the operator event s
       expect(JSON.stringify(e)).not.toContain(D.frameworkId!);
       expect(JSON.stringify(e)).not.toContain(s.ids.B);
     }
-    expect(bob.events.some((e) => e.type === 'FRAMEWORK_REMOVED' && e.framework_removed.framework_info.id.value === D.frameworkId)).toBe(true);
+    expect(
+      bob.events.some(
+        (e) => e.type === 'FRAMEWORK_REMOVED' && e.framework_removed.framework_info.id.value === D.frameworkId,
+      ),
+    ).toBe(true);
     E.disconnect();
   });
 });

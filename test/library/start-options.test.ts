@@ -35,9 +35,15 @@ describe('startCluster options', () => {
   });
 
   it('refuses an unknown option key, with the option it most looks like', async () => {
-    expect((await startError({ agent: 1 })).message).toBe("startCluster(): unknown option 'agent'; did you mean 'agents'?");
-    expect((await startError({ tiem: 'virtual' })).message).toBe("startCluster(): unknown option 'tiem'; did you mean 'time'?");
-    expect((await startError({ zzzzzzzzzzzzzzzz: 1 })).message).toMatch(/^startCluster\(\): unknown option 'zzzzzzzzzzzzzzzz'; the options are maxCompletedTasksPerFramework, maxCompletedFrameworks, host, .*, memoryControllerDelegated$/);
+    expect((await startError({ agent: 1 })).message).toBe(
+      "startCluster(): unknown option 'agent'; did you mean 'agents'?",
+    );
+    expect((await startError({ tiem: 'virtual' })).message).toBe(
+      "startCluster(): unknown option 'tiem'; did you mean 'time'?",
+    );
+    expect((await startError({ zzzzzzzzzzzzzzzz: 1 })).message).toMatch(
+      /^startCluster\(\): unknown option 'zzzzzzzzzzzzzzzz'; the options are maxCompletedTasksPerFramework, maxCompletedFrameworks, host, .*, memoryControllerDelegated$/,
+    );
   });
 
   it('names library options, never flags, for values out of range', async () => {
@@ -48,12 +54,21 @@ describe('startCluster options', () => {
       [{ masters: 0 }, 'masters: must be a whole number from 1 to 64, got 0'],
       [{ heartbeatIntervalSeconds: Number.NaN }, 'heartbeatIntervalSeconds: must be a positive number, got NaN'],
       [{ electionDelaySeconds: -1 }, 'electionDelaySeconds: must be a number of at least 0, got -1'],
-      [{ logLevel: 'verbose' }, "logLevel: must be one of fatal, error, warn, info, debug, trace, silent, got 'verbose'"],
+      [
+        { logLevel: 'verbose' },
+        "logLevel: must be one of fatal, error, warn, info, debug, trace, silent, got 'verbose'",
+      ],
       [{ customExecutors: 'run' }, "customExecutors: must be one of simulate, spawn, await, got 'run'"],
-      [{ agentGroups: [{ count: -2 }] }, 'agentGroups[0].count must be a whole number of at least 0, got [{"count":-2}]'],
+      [
+        { agentGroups: [{ count: -2 }] },
+        'agentGroups[0].count must be a whole number of at least 0, got [{"count":-2}]',
+      ],
       [{ agentResources: 'cpus:x' }, 'agentResources: '],
       [{ recordTrace: 'yes' }, "recordTrace: must be true or false, got 'yes'"],
-      [{ executorShutdownGracePeriodSeconds: Infinity }, 'executorShutdownGracePeriodSeconds: must be a positive number, got Infinity'],
+      [
+        { executorShutdownGracePeriodSeconds: Infinity },
+        'executorShutdownGracePeriodSeconds: must be a positive number, got Infinity',
+      ],
     ];
     for (const [options, message] of cases) {
       const error = await startError({ agents: 0, time: 'virtual', ...options });
@@ -71,15 +86,15 @@ describe('startCluster options', () => {
     expect(flagOf('idleTimeoutSeconds')).toBe('--idle-timeout');
     expect(flagOf('streamBufferBudgetMiB')).toBe('--stream-buffer-budget');
     expect(flagOf('agentGroups')).toBeUndefined();
-    expect(refusal(new StartError('maxSubscriptions: must be a whole number of at least 1, got 0', ['maxSubscriptions']))).toBe(
-      '--max-subscriptions: must be a whole number of at least 1, got 0',
-    );
+    expect(
+      refusal(new StartError('maxSubscriptions: must be a whole number of at least 1, got 0', ['maxSubscriptions'])),
+    ).toBe('--max-subscriptions: must be a whole number of at least 1, got 0');
     expect(refusal(new StartError('the master cannot listen on 127.0.0.1:5050: the port is in use', 'port'))).toBe(
       'the master cannot listen on 127.0.0.1:5050: the port is in use (--port)',
     );
-    expect(refusal(new StartError('agentGroups[0].count must be a whole number of at least 0, got -2', ['agentGroups']))).toBe(
-      'agentGroups[0].count must be a whole number of at least 0, got -2',
-    );
+    expect(
+      refusal(new StartError('agentGroups[0].count must be a whole number of at least 0, got -2', ['agentGroups'])),
+    ).toBe('agentGroups[0].count must be a whole number of at least 0, got -2');
   });
 });
 
@@ -99,20 +114,31 @@ describe('the clock of a running cluster', () => {
     r = await startCluster({ agents: 0, time: 'virtual' });
     r.advance(1_000);
     const cluster = r;
-    expect(() => cluster.advance(-5)).toThrow(new RangeError('advance(): ms must be a whole number of milliseconds from 0, got -5'));
+    expect(() => cluster.advance(-5)).toThrow(
+      new RangeError('advance(): ms must be a whole number of milliseconds from 0, got -5'),
+    );
     expect(() => cluster.advance(Number.NaN)).toThrow(/^advance\(\): ms must be .* got NaN$/);
     expect(() => cluster.advance(Infinity)).toThrow(RangeError);
-    expect(() => cluster.advanceTo(500)).toThrow(new RangeError('advanceTo(timeMs): timeMs must be a whole number of milliseconds from now (1000) on, got 500'));
+    expect(() => cluster.advanceTo(500)).toThrow(
+      new RangeError('advanceTo(timeMs): timeMs must be a whole number of milliseconds from now (1000) on, got 500'),
+    );
     expect(() => cluster.advanceTo(Number.NaN)).toThrow(RangeError);
     expect(() => cluster.runUntilIdle({ maxMs: -1 })).toThrow(/^runUntilIdle\(\): options.maxMs must be/);
-    expect(() => cluster.runUntil(() => true, { timeoutMs: Infinity })).toThrow(/^runUntil\(\): options.timeoutMs must be .* got Infinity$/);
+    expect(() => cluster.runUntil(() => true, { timeoutMs: Infinity })).toThrow(
+      /^runUntil\(\): options.timeoutMs must be .* got Infinity$/,
+    );
     expect(cluster.now()).toBe(1_000);
   });
 
   it('says the clock methods need virtual time on a cluster in real time', async () => {
     r = await startCluster({ agents: 0 });
     const cluster = r;
-    for (const call of [() => cluster.advance(1), () => cluster.advanceTo(10_000), () => cluster.runUntilIdle(), () => cluster.runUntil(() => true)]) {
+    for (const call of [
+      () => cluster.advance(1),
+      () => cluster.advanceTo(10_000),
+      () => cluster.runUntilIdle(),
+      () => cluster.runUntil(() => true),
+    ]) {
       expect(call).toThrow(SimControlError);
       expect(call).toThrow(/needs a cluster in virtual time.*startCluster\(\{ time: 'virtual' \}\)/);
     }
@@ -136,17 +162,30 @@ describe('the clock of a running cluster', () => {
     // The condition as data still works, and stops at the same instant a function does.
     const again = await partitioned();
     try {
-      expect(again.runUntil({ trace: { kind: 'agent:unreachable' } }, { maxMs: 200_000 })).toEqual({ held: true, timeMs: unreachable.timeMs });
+      expect(again.runUntil({ trace: { kind: 'agent:unreachable' } }, { maxMs: 200_000 })).toEqual({
+        held: true,
+        timeMs: unreachable.timeMs,
+      });
       // Counted with bounds, as the control API and scenario files write them.
       expect(again.runUntil({ agents: { state: 'unreachable', count: 1 } }, { timeoutMs: 0 }).held).toBe(true);
-      expect(again.runUntil({ all: [{ agents: { state: 'active', max: 1 } }, { frameworks: { state: 'subscribed', count: 0 } }] }, { timeoutMs: 0 }).held).toBe(true);
+      expect(
+        again.runUntil(
+          { all: [{ agents: { state: 'active', max: 1 } }, { frameworks: { state: 'subscribed', count: 0 } }] },
+          { timeoutMs: 0 },
+        ).held,
+      ).toBe(true);
       // A condition that does not read, or in a form before this one, names the field and the form to write.
       const old = { agents_registered: 1 } as unknown as Parameters<RunningCluster['runUntil']>[0];
       expect(() => again.runUntil(old)).toThrow(
-        new SimControlError('invalid', `runUntil(): 'condition.agents_registered' is the old form of a condition: write {"agents":{"state":"active","min":1}}`),
+        new SimControlError(
+          'invalid',
+          `runUntil(): 'condition.agents_registered' is the old form of a condition: write {"agents":{"state":"active","min":1}}`,
+        ),
       );
       const wrong = { agents: { state: 'up' } } as unknown as Parameters<RunningCluster['runUntil']>[0];
-      expect(() => again.runUntil(wrong)).toThrow(/^runUntil\(\): Expecting 'condition.agents.state' to be one of active, /);
+      expect(() => again.runUntil(wrong)).toThrow(
+        /^runUntil\(\): Expecting 'condition.agents.state' to be one of active, /,
+      );
     } finally {
       await again.close();
     }

@@ -22,13 +22,19 @@ const BIN = (file: string) => path.join(ROOT, 'node_modules', file);
 
 /** The environment without the test runner's own variables, which would steer the runners started here, and without colours. */
 function cleanEnv(): NodeJS.ProcessEnv {
-  const kept = Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && !k.startsWith('JEST') && k !== 'NODE_ENV' && k !== 'FORCE_COLOR');
+  const kept = Object.entries(process.env).filter(
+    ([k]) => !k.startsWith('VITEST') && !k.startsWith('JEST') && k !== 'NODE_ENV' && k !== 'FORCE_COLOR',
+  );
   return { ...Object.fromEntries(kept), NO_COLOR: '1' };
 }
 
 async function node(args: string[]): Promise<{ code: number; out: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, args, { cwd: PACK, env: cleanEnv(), maxBuffer: 16 * 1024 * 1024 });
+    const { stdout, stderr } = await run(process.execPath, args, {
+      cwd: PACK,
+      env: cleanEnv(),
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return { code: 0, out: stdout + stderr };
   } catch (error) {
     const e = error as { code?: number; stdout?: string; stderr?: string };
@@ -43,27 +49,54 @@ beforeAll(async () => {
   const stage = path.join(PACK, 'stage');
   mkdirSync(stage);
   // Every file the package ships besides the build (package.json `files`).
-  for (const file of ['package.json', 'README.md', 'docs', 'ui']) cpSync(path.join(ROOT, file), path.join(stage, file), { recursive: true });
-  await run(process.execPath, [BIN('typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(stage, 'dist')], { cwd: ROOT });
-  const { stdout } = await run('npm', ['pack', stage, '--ignore-scripts', '--pack-destination', PACK, '--silent'], { cwd: ROOT, env: cleanEnv(), maxBuffer: 16 * 1024 * 1024 });
+  for (const file of ['package.json', 'README.md', 'docs', 'ui'])
+    cpSync(path.join(ROOT, file), path.join(stage, file), { recursive: true });
+  await run(
+    process.execPath,
+    [BIN('typescript/bin/tsc'), '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(stage, 'dist')],
+    { cwd: ROOT },
+  );
+  const { stdout } = await run('npm', ['pack', stage, '--ignore-scripts', '--pack-destination', PACK, '--silent'], {
+    cwd: ROOT,
+    env: cleanEnv(),
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const tarball = stdout.trim().split('\n').at(-1)!;
   const installed = path.join(PACK, 'node_modules', 'clustersim');
   mkdirSync(installed, { recursive: true });
   await run('tar', ['-xzf', path.join(PACK, tarball), '-C', installed, '--strip-components=1']);
   cpSync(path.join(ROOT, 'examples', 'vitest', 'cluster.test.ts'), path.join(PACK, 'cluster.test.ts'));
   cpSync(path.join(ROOT, 'examples', 'jest', 'cluster.test.mjs'), path.join(PACK, 'cluster.test.mjs'));
-  writeFileSync(path.join(PACK, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module' }));
-  const compilerOptions = { target: 'ES2022', lib: ['ES2023'], module: 'NodeNext', moduleResolution: 'NodeNext', types: ['node'], strict: true, noEmit: true, skipLibCheck: false };
+  writeFileSync(
+    path.join(PACK, 'package.json'),
+    JSON.stringify({ name: 'user-project', private: true, type: 'module' }),
+  );
+  const compilerOptions = {
+    target: 'ES2022',
+    lib: ['ES2023'],
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    types: ['node'],
+    strict: true,
+    noEmit: true,
+    skipLibCheck: false,
+  };
   writeFileSync(path.join(PACK, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['cluster.test.ts'] }));
   writeFileSync(path.join(PACK, 'vitest.config.mjs'), "export default { test: { include: ['cluster.test.ts'] } };\n");
-  writeFileSync(path.join(PACK, 'jest.config.json'), JSON.stringify({ testMatch: ['**/cluster.test.mjs'], transform: {} }));
+  writeFileSync(
+    path.join(PACK, 'jest.config.json'),
+    JSON.stringify({ testMatch: ['**/cluster.test.mjs'], transform: {} }),
+  );
 }, 600_000);
 
 describe('the packed package', () => {
   it('exports only what its files hold: the main entry and clustersim/client, with declarations', () => {
-    const manifest = JSON.parse(readFileSync(path.join(PACK, 'node_modules', 'clustersim', 'package.json'), 'utf8')) as { exports: Record<string, { types: string }> };
+    const manifest = JSON.parse(
+      readFileSync(path.join(PACK, 'node_modules', 'clustersim', 'package.json'), 'utf8'),
+    ) as { exports: Record<string, { types: string }> };
     expect(Object.keys(manifest.exports)).toEqual(['.', './client']);
-    for (const entry of Object.values(manifest.exports)) expect(() => readFileSync(path.join(PACK, 'node_modules', 'clustersim', entry.types))).not.toThrow();
+    for (const entry of Object.values(manifest.exports))
+      expect(() => readFileSync(path.join(PACK, 'node_modules', 'clustersim', entry.types))).not.toThrow();
   });
 
   it('ships the README and the docs/ pages it links to (the help names docs/cli.md)', () => {
@@ -71,7 +104,8 @@ describe('the packed package', () => {
     const readme = readFileSync(path.join(packed, 'README.md'), 'utf8');
     const pages = [...readme.matchAll(/\]\((docs\/[a-z-]+\.md)[#)]/g)].map((m) => m[1]!);
     expect(pages).toContain('docs/cli.md');
-    for (const page of pages.filter((p) => existsSync(path.join(ROOT, p)))) expect(existsSync(path.join(packed, page)), page).toBe(true);
+    for (const page of pages.filter((p) => existsSync(path.join(ROOT, p))))
+      expect(existsSync(path.join(packed, page)), page).toBe(true);
   });
 
   it('type-checks the vitest example against the packed declarations, with no any', async () => {

@@ -25,21 +25,25 @@ expect:
 `;
 
 describe('clustersim run', () => {
-  it('prints each expectation, a summary and the replay command; writes the trace, which clustersim replay re-runs; exit 0 when all pass', { timeout: 60_000 }, async () => {
-    const trace = path.join(dir, 'steady.jsonl');
-    const { code, stdout } = await runCli(['run', 'scenarios/steady-state.yaml', '--trace', trace]).output;
-    expect(code).toBe(0);
-    expect(stdout).toMatch(/^scenario steady-state \(scenarios\/steady-state\.yaml\), seed 1$/m);
-    expect(stdout).toMatch(/^ {2}PASS {2}line \d+, at 30s: exactly 5 TASK_RUNNING tasks of web \(found 5\)$/m);
-    expect(stdout).toContain('replay: clustersim run scenarios/steady-state.yaml --seed 1');
-    expect(stdout).toMatch(/^1 scenario: 1 passed, 0 failed$/m);
-    const first = JSON.parse(readFileSync(trace, 'utf8').split('\n')[0]!) as { seq: number; kind: string };
-    expect(first).toMatchObject({ seq: 1, kind: 'cluster:start' });
-    const hash = /hash ([0-9a-f]{16})/.exec(stdout)![1];
-    const replayed = await runCli(['replay', trace]).output;
-    expect(replayed.code).toBe(0);
-    expect(replayed.stdout).toMatch(new RegExp(`^replay: \\d+ entries, no divergence \\(hash ${hash}\\)$`, 'm'));
-  });
+  it(
+    'prints each expectation, a summary and the replay command; writes the trace, which clustersim replay re-runs; exit 0 when all pass',
+    { timeout: 60_000 },
+    async () => {
+      const trace = path.join(dir, 'steady.jsonl');
+      const { code, stdout } = await runCli(['run', 'scenarios/steady-state.yaml', '--trace', trace]).output;
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^scenario steady-state \(scenarios\/steady-state\.yaml\), seed 1$/m);
+      expect(stdout).toMatch(/^ {2}PASS {2}line \d+, at 30s: exactly 5 TASK_RUNNING tasks of web \(found 5\)$/m);
+      expect(stdout).toContain('replay: clustersim run scenarios/steady-state.yaml --seed 1');
+      expect(stdout).toMatch(/^1 scenario: 1 passed, 0 failed$/m);
+      const first = JSON.parse(readFileSync(trace, 'utf8').split('\n')[0]!) as { seq: number; kind: string };
+      expect(first).toMatchObject({ seq: 1, kind: 'cluster:start' });
+      const hash = /hash ([0-9a-f]{16})/.exec(stdout)![1];
+      const replayed = await runCli(['replay', trace]).output;
+      expect(replayed.code).toBe(0);
+      expect(replayed.stdout).toMatch(new RegExp(`^replay: \\d+ entries, no divergence \\(hash ${hash}\\)$`, 'm'));
+    },
+  );
 
   it('exits 1 when an expectation fails, and writes JUnit XML for CI', { timeout: 60_000 }, async () => {
     const file = path.join(dir, 'failing.yaml');
@@ -58,21 +62,26 @@ describe('clustersim run', () => {
     writeFileSync(file, FAILING.replace('duration: 1m', 'duration: later'));
     const { code, stderr } = await runCli(['run', file]).output;
     expect(code).toBe(2);
-    expect(stderr.trim().split('\n')[0]).toBe(`clustersim: ${file}:2:11: duration: must be a duration of at most 30d: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d`);
+    expect(stderr.trim().split('\n')[0]).toBe(
+      `clustersim: ${file}:2:11: duration: must be a duration of at most 30d: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d`,
+    );
     expect(stderr).not.toContain('Options:');
   });
 
   it('check-determinism runs a scenario twice and finds the same trace', { timeout: 60_000 }, async () => {
     const { code, stdout } = await runCli(['check-determinism', 'scenarios/agent-crash-reconnect.yaml']).output;
     expect(code).toBe(0);
-    expect(stdout).toMatch(/agent-crash-reconnect\.yaml: seed 2, two runs, the same trace \(\d+ entries, hash [0-9a-f]{16}\)/);
+    expect(stdout).toMatch(
+      /agent-crash-reconnect\.yaml: seed 2, two runs, the same trace \(\d+ entries, hash [0-9a-f]{16}\)/,
+    );
   });
 });
 
 describe('clustersim chaos', () => {
   it('finds a failing schedule, shrinks it, and writes a scenario that run replays', { timeout: 180_000 }, async () => {
     const out = path.join(dir, 'found.yaml');
-    const chaos = await runCli(['chaos', 'scenarios/steady-state.yaml', '--runs', '5', '--seed', '3', '--out', out]).output;
+    const chaos = await runCli(['chaos', 'scenarios/steady-state.yaml', '--runs', '5', '--seed', '3', '--out', out])
+      .output;
     expect(chaos.code).toBe(1);
     expect(chaos.stderr).toMatch(/^run 1: .*: (pass|FAIL)$/m);
     expect(chaos.stdout).toContain(`written to ${out}`);

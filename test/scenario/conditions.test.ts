@@ -39,13 +39,22 @@ describe('scenario conditions', () => {
   });
 
   it('checks the frameworks named inside all and any, and how deep they nest', () => {
-    const nested = BASE.replace('  - invariants: true', '  - any: [{ trace: { kind: x } }, { all: [{ tasks: { framework: db, state: TASK_RUNNING } }] }]');
-    expect(error(nested)).toBe("s.yaml:10:65: expect[0].any[1].all[0].tasks.framework: no framework named 'db' in this file");
+    const nested = BASE.replace(
+      '  - invariants: true',
+      '  - any: [{ trace: { kind: x } }, { all: [{ tasks: { framework: db, state: TASK_RUNNING } }] }]',
+    );
+    expect(error(nested)).toBe(
+      "s.yaml:10:65: expect[0].any[1].all[0].tasks.framework: no framework named 'db' in this file",
+    );
     const when = `${BASE}timeline:\n  - when: { any: [{ tasks: { framework: db, state: TASK_RUNNING } }] }\n    request: { service: s, path: / }\n`;
     expect(error(when)).toMatch(/timeline\[0\]\.request\.service: no service named 's'/);
     let deep = '{ agents: { state: active } }';
     for (let i = 0; i < 9; i++) deep = `{ all: [${deep}] }`;
-    expect(error(BASE.replace('  - invariants: true', `  - ${deep.slice(2, -2)}`))).toMatch(/^s\.yaml:10:5: Expecting 'expect\[0\](\.all\[0\])+\.all' to nest at most 8 deep$/);
-    expect(error(BASE.replace('  - invariants: true', '  - all: []'))).toBe('s.yaml:10:10: expect[0].all: must NOT have fewer than 1 items');
+    expect(error(BASE.replace('  - invariants: true', `  - ${deep.slice(2, -2)}`))).toMatch(
+      /^s\.yaml:10:5: Expecting 'expect\[0\](\.all\[0\])+\.all' to nest at most 8 deep$/,
+    );
+    expect(error(BASE.replace('  - invariants: true', '  - all: []'))).toBe(
+      's.yaml:10:10: expect[0].all: must NOT have fewer than 1 items',
+    );
   });
 });

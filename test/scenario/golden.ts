@@ -61,7 +61,9 @@ async function update(): Promise<void> {
     const { passed, ...trace } = await runGolden(file);
     if (!passed) {
       failed++;
-      process.stdout.write(`${file}: its expectations fail (clustersim run ${SCENARIO_DIR}/${file}); entry kept: ${describeTrace(old[file])}\n`);
+      process.stdout.write(
+        `${file}: its expectations fail (clustersim run ${SCENARIO_DIR}/${file}); entry kept: ${describeTrace(old[file])}\n`,
+      );
       if (old[file] !== undefined) next[file] = old[file];
       continue;
     }
@@ -72,10 +74,13 @@ async function update(): Promise<void> {
     process.stdout.write(`${file}: ${describeTrace(old[file])} → ${describeTrace(trace)}\n`);
   }
   const removed = Object.keys(old).filter((file) => !SHIPPED_SCENARIOS.includes(file));
-  for (const file of removed) process.stdout.write(`${file}: ${describeTrace(old[file])} → (removed: no such scenario)\n`);
+  for (const file of removed)
+    process.stdout.write(`${file}: ${describeTrace(old[file])} → (removed: no such scenario)\n`);
   writeFileSync(GOLDEN_FILE, goldenText(next));
   const failures = failed === 0 ? '' : `, ${failed} failing (kept)`;
-  process.stdout.write(`${SHIPPED_SCENARIOS.length} scenarios: ${changed} changed, ${added} added, ${removed.length} removed${failures}; wrote ${GOLDEN_FILE}\n`);
+  process.stdout.write(
+    `${SHIPPED_SCENARIOS.length} scenarios: ${changed} changed, ${added} added, ${removed.length} removed${failures}; wrote ${GOLDEN_FILE}\n`,
+  );
   if (failed > 0) process.exitCode = 1;
 }
 

@@ -13,11 +13,15 @@ describe('scenarios from the library', () => {
 
   it('refuses a file that does not read, naming the place', () => {
     expect(() => parseScenario('inline.yaml', 'name: x\n')).toThrow(ScenarioError);
-    expect(() => parseScenario('inline.yaml', 'name: x\n')).toThrow(/^inline\.yaml:1:1: the file: must have required property 'duration'$/);
+    expect(() => parseScenario('inline.yaml', 'name: x\n')).toThrow(
+      /^inline\.yaml:1:1: the file: must have required property 'duration'$/,
+    );
   });
 
   it('gives the error of a run that stopped, with its seed and replay command', () => {
     const error = new RunError('s.yaml', '7', 90_000, 'the cluster stopped');
-    expect(error.message).toBe('s.yaml: the run stopped at 90s of cluster time (seed 7): the cluster stopped; replay: clustersim run s.yaml --seed 7');
+    expect(error.message).toBe(
+      's.yaml: the run stopped at 90s of cluster time (seed 7): the cluster stopped; replay: clustersim run s.yaml --seed 7',
+    );
   });
 });

@@ -38,10 +38,14 @@ describe('scenario files past the limits', () => {
     expect(code).toBe(2);
     const size = statSync(file).size;
     expect(size).toBeGreaterThan(MAX_SCENARIO_BYTES);
-    expect(stderr.trim().split('\n')).toEqual([`clustersim: ${file}: the file has ${size} bytes, more than a scenario file may have (1048576 bytes, 1 MiB)`]);
+    expect(stderr.trim().split('\n')).toEqual([
+      `clustersim: ${file}: the file has ${size} bytes, more than a scenario file may have (1048576 bytes, 1 MiB)`,
+    ]);
     expect(stdout).toMatch(/^1 scenario: 0 passed, 1 failed$/m);
     // The library's entry point for text holds to the same limit.
-    expect(error(`${BASE}#${'x'.repeat(MAX_SCENARIO_BYTES)}\n`)).toBe('s.yaml: the file has more bytes than a scenario file may have (1048576 bytes, 1 MiB)');
+    expect(error(`${BASE}#${'x'.repeat(MAX_SCENARIO_BYTES)}\n`)).toBe(
+      's.yaml: the file has more bytes than a scenario file may have (1048576 bytes, 1 MiB)',
+    );
   });
 
   it('refuses an alias bomb as the file error it is, in one line, exit 2', async () => {
@@ -65,17 +69,33 @@ describe('scenario files past the limits', () => {
     expect(error(BASE.replace('duration: 1m', 'duration: 31d'))).toBe(`s.yaml:2:11: duration: ${duration}`);
     expect(error(BASE.replace('duration: 1m', 'duration: 2592000001'))).toBe(`s.yaml:2:11: duration: ${duration}`);
     expect(() => parseScenario('s.yaml', BASE.replace('duration: 1m', 'duration: 30d'))).not.toThrow();
-    expect(error(BASE.replace('count: 2', 'count: 1e12'))).toBe('s.yaml:5:14: cluster.agents[0].count: must be <= 10000');
+    expect(error(BASE.replace('count: 2', 'count: 1e12'))).toBe(
+      's.yaml:5:14: cluster.agents[0].count: must be <= 10000',
+    );
     expect(error(BASE.replace('    - count: 2', '    - count: 6000\n    - count: 6000'))).toBe(
       's.yaml:5:5: cluster.agents: 12000 agents in all, more than a scenario may have (10000)',
     );
-    expect(error(BASE.replace('keep_running: 1', 'keep_running: 1e12'))).toBe('s.yaml:8:28: frameworks[0].tasks.keep_running: must be <= 10000');
-    expect(error(BASE.replace('keep_running: 1', 'total: 1e7'))).toBe('s.yaml:8:21: frameworks[0].tasks.total: must be <= 1000000');
-    expect(error(BASE.replace('keep_running: 1', 'keep_running: 1, cpus: 1e308'))).toBe('s.yaml:8:37: frameworks[0].tasks.cpus: must be <= 1024');
-    expect(error(`${BASE}timeline:\n  - at: 40d\n    fault: { type: crash_agent, agent: 0 }\n`)).toBe(`s.yaml:12:9: timeline[0].at: ${duration}`);
-    expect(error(BASE.replace('  - invariants: true', '  - trace: { kind: "task:status", min: 1e12 }'))).toBe('s.yaml:10:40: expect[0].trace.min: must be <= 1000000000');
-    expect(error(BASE.replace('name: t\n', 'name: t\nseed: 1e300\n'))).toBe('s.yaml:2:7: seed: must be <= 9007199254740991');
-    expect(error(BASE.replace('expect:\n', `expect:\n${'  - invariants: true\n'.repeat(1001)}`))).toBe('s.yaml:10:3: expect: must NOT have more than 1000 items');
+    expect(error(BASE.replace('keep_running: 1', 'keep_running: 1e12'))).toBe(
+      's.yaml:8:28: frameworks[0].tasks.keep_running: must be <= 10000',
+    );
+    expect(error(BASE.replace('keep_running: 1', 'total: 1e7'))).toBe(
+      's.yaml:8:21: frameworks[0].tasks.total: must be <= 1000000',
+    );
+    expect(error(BASE.replace('keep_running: 1', 'keep_running: 1, cpus: 1e308'))).toBe(
+      's.yaml:8:37: frameworks[0].tasks.cpus: must be <= 1024',
+    );
+    expect(error(`${BASE}timeline:\n  - at: 40d\n    fault: { type: crash_agent, agent: 0 }\n`)).toBe(
+      `s.yaml:12:9: timeline[0].at: ${duration}`,
+    );
+    expect(error(BASE.replace('  - invariants: true', '  - trace: { kind: "task:status", min: 1e12 }'))).toBe(
+      's.yaml:10:40: expect[0].trace.min: must be <= 1000000000',
+    );
+    expect(error(BASE.replace('name: t\n', 'name: t\nseed: 1e300\n'))).toBe(
+      's.yaml:2:7: seed: must be <= 9007199254740991',
+    );
+    expect(error(BASE.replace('expect:\n', `expect:\n${'  - invariants: true\n'.repeat(1001)}`))).toBe(
+      's.yaml:10:3: expect: must NOT have more than 1000 items',
+    );
   });
 
   it('refuses a cluster the library will not start as the file error naming the field, exit 2', async () => {
@@ -83,7 +103,9 @@ describe('scenario files past the limits', () => {
     writeFileSync(file, BASE.replace('cluster:\n', 'cluster:\n  heartbeat_interval: 0\n'));
     const { code, stderr } = await runCli(['run', file]).output;
     expect(code).toBe(2);
-    expect(stderr.trim().split('\n')).toEqual([`clustersim: ${file}: cluster.heartbeat_interval: must be a positive number, got 0`]);
+    expect(stderr.trim().split('\n')).toEqual([
+      `clustersim: ${file}: cluster.heartbeat_interval: must be a positive number, got 0`,
+    ]);
   });
 });
 
@@ -101,66 +123,74 @@ expect:
 `;
 
 describe('a long run in bounded memory', () => {
-  it('keeps a window of the trace; the sink, the hash, the replay and the expectations see all of it', { timeout: 120_000 }, async () => {
-    const scenario = parseScenario('busy.yaml', BUSY);
-    const entries: TraceEntry[] = [];
-    let cluster: ScenarioCluster | undefined;
-    const result = await runScenario(scenario, {
-      start: async (request) => (cluster = await startScenarioCluster(request, { traceWindow: 500 })),
-      startService: startScenarioService,
-      keepTrace: true,
-      traceSink: (entry) => entries.push(entry),
-    });
-    expect(result.passed).toBe(true);
-    // Busy: many times the window went through, yet the cluster held at most twice the window, and no inputs.
-    expect(result.traceLength).toBeGreaterThan(20 * 500);
-    expect(cluster!.driver.cluster.trace.entries().length).toBeLessThanOrEqual(1000);
-    expect(cluster!.driver.cluster.inputs()).toEqual([]);
-    expect(result.trace!.length).toBeLessThanOrEqual(1000);
-    expect(result.trace!.at(-1)!.seq).toBe(result.traceLength);
-    // The sink got every entry in order, and they replay to the same hash.
-    expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: result.traceLength }, (_, i) => i + 1));
-    const replayed = await replay(entries);
-    expect(replayed).toMatchObject({ divergence: undefined, entries: result.traceLength, hash: result.traceHash });
-    // The expectations counted over the whole run, not the window.
-    const statuses = entries.filter((e) => e.kind === 'task:status').length;
-    expect(result.results[0]!.found).toBe(String(statuses));
-    const events = entries.filter((e) => e.kind.startsWith('event:') && e.kind !== 'event:heartbeat').length;
-    expect(result.results[1]).toMatchObject({ ok: true, found: `${events} events` });
-    // Hash notes, spaced as the run grew, at most MAX_CHECKPOINTS of them.
-    expect(result.checkpoints.length).toBeGreaterThan(0);
-    expect(result.checkpoints.length).toBeLessThanOrEqual(1024);
-  });
+  it(
+    'keeps a window of the trace; the sink, the hash, the replay and the expectations see all of it',
+    { timeout: 120_000 },
+    async () => {
+      const scenario = parseScenario('busy.yaml', BUSY);
+      const entries: TraceEntry[] = [];
+      let cluster: ScenarioCluster | undefined;
+      const result = await runScenario(scenario, {
+        start: async (request) => (cluster = await startScenarioCluster(request, { traceWindow: 500 })),
+        startService: startScenarioService,
+        keepTrace: true,
+        traceSink: (entry) => entries.push(entry),
+      });
+      expect(result.passed).toBe(true);
+      // Busy: many times the window went through, yet the cluster held at most twice the window, and no inputs.
+      expect(result.traceLength).toBeGreaterThan(20 * 500);
+      expect(cluster!.driver.cluster.trace.entries().length).toBeLessThanOrEqual(1000);
+      expect(cluster!.driver.cluster.inputs()).toEqual([]);
+      expect(result.trace!.length).toBeLessThanOrEqual(1000);
+      expect(result.trace!.at(-1)!.seq).toBe(result.traceLength);
+      // The sink got every entry in order, and they replay to the same hash.
+      expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: result.traceLength }, (_, i) => i + 1));
+      const replayed = await replay(entries);
+      expect(replayed).toMatchObject({ divergence: undefined, entries: result.traceLength, hash: result.traceHash });
+      // The expectations counted over the whole run, not the window.
+      const statuses = entries.filter((e) => e.kind === 'task:status').length;
+      expect(result.results[0]!.found).toBe(String(statuses));
+      const events = entries.filter((e) => e.kind.startsWith('event:') && e.kind !== 'event:heartbeat').length;
+      expect(result.results[1]).toMatchObject({ ok: true, found: `${events} events` });
+      // Hash notes, spaced as the run grew, at most MAX_CHECKPOINTS of them.
+      expect(result.checkpoints.length).toBeGreaterThan(0);
+      expect(result.checkpoints.length).toBeLessThanOrEqual(1024);
+    },
+  );
 });
 
 describe('a run that breaks inside', () => {
-  it('says so in one line with the cluster time, the seed and the replay command, never the engine message', { timeout: 60_000 }, async () => {
-    const scenario = parseScenario('s.yaml', BASE);
-    const run = runScenario(scenario, {
-      seed: 5,
-      start: async (request) => {
-        const cluster = await startScenarioCluster(request);
-        const real = cluster.driver;
-        // A bug of the program at 20 s of cluster time: a TypeError out of the cluster's port.
-        const driver = {
-          cluster: real.cluster,
-          read: real.read.bind(real),
-          input: (fn: Parameters<ClusterDriver['input']>[0]) => {
-            if (real.cluster.now() >= 20_000) (undefined as unknown as { x: () => void }).x();
-            return real.input(fn);
-          },
-        } as unknown as ClusterDriver;
-        return { ...cluster, driver };
-      },
-      startService: startScenarioService,
-    });
-    await expect(run).rejects.toThrow(RunError);
-    const message = await run.catch((e: Error) => e.message);
-    expect(message).toBe(
-      's.yaml: the run stopped at 20s of cluster time (seed 5): an internal error of clustersim (a bug; the replay command shows it again); replay: clustersim run s.yaml --seed 5',
-    );
-    expect(message).not.toMatch(/undefined|TypeError|reading/);
-  });
+  it(
+    'says so in one line with the cluster time, the seed and the replay command, never the engine message',
+    { timeout: 60_000 },
+    async () => {
+      const scenario = parseScenario('s.yaml', BASE);
+      const run = runScenario(scenario, {
+        seed: 5,
+        start: async (request) => {
+          const cluster = await startScenarioCluster(request);
+          const real = cluster.driver;
+          // A bug of the program at 20 s of cluster time: a TypeError out of the cluster's port.
+          const driver = {
+            cluster: real.cluster,
+            read: real.read.bind(real),
+            input: (fn: Parameters<ClusterDriver['input']>[0]) => {
+              if (real.cluster.now() >= 20_000) (undefined as unknown as { x: () => void }).x();
+              return real.input(fn);
+            },
+          } as unknown as ClusterDriver;
+          return { ...cluster, driver };
+        },
+        startService: startScenarioService,
+      });
+      await expect(run).rejects.toThrow(RunError);
+      const message = await run.catch((e: Error) => e.message);
+      expect(message).toBe(
+        's.yaml: the run stopped at 20s of cluster time (seed 5): an internal error of clustersim (a bug; the replay command shows it again); replay: clustersim run s.yaml --seed 5',
+      );
+      expect(message).not.toMatch(/undefined|TypeError|reading/);
+    },
+  );
 });
 
 describe('chaos, when a run stops', () => {

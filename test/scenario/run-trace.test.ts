@@ -20,7 +20,13 @@ function run(n: number, window: number, divergeAt = -1): TraceSummary & { sunk: 
     trace.append('task:status', { n: seq === divergeAt ? -seq : seq });
   }
   notes.close();
-  return { traceHash: trace.hash(), traceLength: trace.length, checkpoints: notes.checkpoints, trace: trace.entries().slice(), sunk };
+  return {
+    traceHash: trace.hash(),
+    traceLength: trace.length,
+    checkpoints: notes.checkpoints,
+    trace: trace.entries().slice(),
+    sunk,
+  };
 }
 
 describe('a run trace', () => {
@@ -56,6 +62,10 @@ describe('a run trace', () => {
   });
 
   it('tells a shorter run from a longer one', () => {
-    expect(traceDifference(run(500, 1_000), run(600, 1_000))).toMatchObject({ kind: 'entry', seq: 501, first: undefined });
+    expect(traceDifference(run(500, 1_000), run(600, 1_000))).toMatchObject({
+      kind: 'entry',
+      seq: 501,
+      first: undefined,
+    });
   });
 });

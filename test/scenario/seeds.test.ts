@@ -19,7 +19,12 @@ describe('shipped scenarios on other seeds', () => {
       const failed: string[] = [];
       for (const seed of SEEDS) {
         const result = await runScenarioFile(`${DIR}/${file}`, { seed });
-        if (!result.passed) failed.push(textReport(result).filter((line) => !line.startsWith('  PASS')).join('\n'));
+        if (!result.passed)
+          failed.push(
+            textReport(result)
+              .filter((line) => !line.startsWith('  PASS'))
+              .join('\n'),
+          );
       }
       expect(failed, failed.join('\n')).toEqual([]);
     });

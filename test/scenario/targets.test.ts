@@ -43,10 +43,16 @@ async function run(text: string, seed: number): Promise<RunResult & { agentIds: 
 
 /** The agent id of each trace entry of a kind (whose line contains a text). */
 function agentsOf(trace: readonly TraceEntry[], kind: string, contains = ''): string[] {
-  return trace.filter((e) => e.kind === kind && e.line.includes(contains)).map((e) => /"agentId":"([^"]+)"/.exec(e.line)![1]!);
+  return trace
+    .filter((e) => e.kind === kind && e.line.includes(contains))
+    .map((e) => /"agentId":"([^"]+)"/.exec(e.line)![1]!);
 }
 
-const agent = (id: string, tasks: [string | undefined, string, string][], attributes: AgentFacts['attributes'] = []): AgentFacts => ({
+const agent = (
+  id: string,
+  tasks: [string | undefined, string, string][],
+  attributes: AgentFacts['attributes'] = [],
+): AgentFacts => ({
   id,
   attributes,
   tasks: tasks.map(([framework, taskId, state]) => ({ framework, taskId, state })),
@@ -55,9 +61,24 @@ const agent = (id: string, tasks: [string | undefined, string, string][], attrib
 describe('selecting the agent of a fault', () => {
   it('picks the agent with the most matching tasks, the first in the cluster order among equals', () => {
     const agents = [
-      agent('S0', [['web', 'web-0', 'TASK_RUNNING'], ['db', 'db-0', 'TASK_RUNNING'], ['db', 'db-1', 'TASK_RUNNING']]),
-      agent('S1', [['web', 'web-1', 'TASK_RUNNING'], ['web', 'web-2', 'TASK_RUNNING'], ['web', 'web-3', 'TASK_STAGING']]),
-      agent('S2', [['web', 'web-4', 'TASK_RUNNING'], ['web', 'web-5', 'TASK_RUNNING']], [{ name: 'rack', type: 'TEXT', text: 'b' }]),
+      agent('S0', [
+        ['web', 'web-0', 'TASK_RUNNING'],
+        ['db', 'db-0', 'TASK_RUNNING'],
+        ['db', 'db-1', 'TASK_RUNNING'],
+      ]),
+      agent('S1', [
+        ['web', 'web-1', 'TASK_RUNNING'],
+        ['web', 'web-2', 'TASK_RUNNING'],
+        ['web', 'web-3', 'TASK_STAGING'],
+      ]),
+      agent(
+        'S2',
+        [
+          ['web', 'web-4', 'TASK_RUNNING'],
+          ['web', 'web-5', 'TASK_RUNNING'],
+        ],
+        [{ name: 'rack', type: 'TEXT', text: 'b' }],
+      ),
     ];
     expect(selectAgent({ running: { framework: 'web' } }, agents)).toBe('S1');
     expect(selectAgent({ running: { framework: 'web', state: 'TASK_STAGING' } }, agents)).toBe('S1');
@@ -66,29 +87,41 @@ describe('selecting the agent of a fault', () => {
     expect(selectAgent({ running: {} }, agents)).toBe('S0');
     expect(selectAgent({ attributes: 'rack:b' }, agents)).toBe('S2');
     expect(selectAgent({ attributes: 'rack:a' }, agents)).toBeUndefined();
-    expect(selectAgent({ running: { framework: 'web', task_prefix: 'web-1' }, attributes: 'rack:b' }, agents)).toBeUndefined();
+    expect(
+      selectAgent({ running: { framework: 'web', task_prefix: 'web-1' }, attributes: 'rack:b' }, agents),
+    ).toBeUndefined();
     expect(selectAgent({ running: { framework: 'web', state: 'TASK_FINISHED' } }, agents)).toBeUndefined();
     expect(selectAgent({ running: { framework: 'cache' } }, agents)).toBeUndefined();
   });
 
-  it('follows the task to the agent a seed placed it on, and keeps the choice under its name', { timeout: 60_000 }, async () => {
-    const placed = new Set<string>();
-    for (const seed of [1, 2, 3, 4, 5]) {
-      const result = await run(FILE, seed);
-      expect(result.problems, `seed ${seed}`).toEqual([]);
-      const trace = result.trace!;
-      const [where] = agentsOf(trace, 'task:launch', '"taskId":"web-2"');
-      placed.add(where!);
-      expect(agentsOf(trace, 'agent:crash'), `seed ${seed}`).toEqual([where]);
-      expect(agentsOf(trace, 'agent:restart'), `seed ${seed}`).toEqual([where]);
-    }
-    // The seeds place web-2 on more than one agent: an index would have missed it.
-    expect(placed.size).toBeGreaterThan(1);
-  });
+  it(
+    'follows the task to the agent a seed placed it on, and keeps the choice under its name',
+    { timeout: 60_000 },
+    async () => {
+      const placed = new Set<string>();
+      for (const seed of [1, 2, 3, 4, 5]) {
+        const result = await run(FILE, seed);
+        expect(result.problems, `seed ${seed}`).toEqual([]);
+        const trace = result.trace!;
+        const [where] = agentsOf(trace, 'task:launch', '"taskId":"web-2"');
+        placed.add(where!);
+        expect(agentsOf(trace, 'agent:crash'), `seed ${seed}`).toEqual([where]);
+        expect(agentsOf(trace, 'agent:restart'), `seed ${seed}`).toEqual([where]);
+      }
+      // The seeds place web-2 on more than one agent: an index would have missed it.
+      expect(placed.size).toBeGreaterThan(1);
+    },
+  );
 
   it('chooses by attribute, and partitions the nodes named by selector and name', { timeout: 60_000 }, async () => {
-    const text = FILE.replace('    - count: 3\n      resources: "cpus:2;mem:4096"', '    - count: 2\n    - count: 1\n      attributes: "rack:b"')
-      .replace(/\{ type: crash_agent, .* \}$/m, '{ type: partition, nodes: [master, { attributes: "rack:b", as: down }] }')
+    const text = FILE.replace(
+      '    - count: 3\n      resources: "cpus:2;mem:4096"',
+      '    - count: 2\n    - count: 1\n      attributes: "rack:b"',
+    )
+      .replace(
+        /\{ type: crash_agent, .* \}$/m,
+        '{ type: partition, nodes: [master, { attributes: "rack:b", as: down }] }',
+      )
       .replace('{ type: restart_agent, agent: down }', '{ type: heal, nodes: [down, master] }');
     for (const seed of [1, 2, 3]) {
       const result = await run(text, seed);
@@ -98,12 +131,16 @@ describe('selecting the agent of a fault', () => {
     }
   });
 
-  it('reports a selector that matches nothing, and a name no fault chose, in one line each', { timeout: 60_000 }, async () => {
-    const result = await run(FILE.replace('task_prefix: web-2', 'task_prefix: nope'), 1);
-    expect(result.passed).toBe(false);
-    expect(result.problems).toEqual([
-      "timeline[0] (line 11): crash_agent: no agent running TASK_RUNNING tasks of web whose id starts with 'nope'",
-      "timeline[1] (line 13): restart_agent: no agent chosen as 'down' (the fault that chooses it has not fired, or found none)",
-    ]);
-  });
+  it(
+    'reports a selector that matches nothing, and a name no fault chose, in one line each',
+    { timeout: 60_000 },
+    async () => {
+      const result = await run(FILE.replace('task_prefix: web-2', 'task_prefix: nope'), 1);
+      expect(result.passed).toBe(false);
+      expect(result.problems).toEqual([
+        "timeline[0] (line 11): crash_agent: no agent running TASK_RUNNING tasks of web whose id starts with 'nope'",
+        "timeline[1] (line 13): restart_agent: no agent chosen as 'down' (the fault that chooses it has not fired, or found none)",
+      ]);
+    },
+  );
 });

@@ -27,7 +27,28 @@ export interface Stripped {
   readonly codeOnly: string;
 }
 
-const REGEX_AFTER = new Set(['(', ',', '=', ':', '[', '!', '&', '|', '?', '{', '}', ';', '+', '-', '*', '%', '<', '>', '~', '^']);
+const REGEX_AFTER = new Set([
+  '(',
+  ',',
+  '=',
+  ':',
+  '[',
+  '!',
+  '&',
+  '|',
+  '?',
+  '{',
+  '}',
+  ';',
+  '+',
+  '-',
+  '*',
+  '%',
+  '<',
+  '>',
+  '~',
+  '^',
+]);
 const REGEX_AFTER_WORD = /\b(?:return|typeof|case|in|of|void|delete|throw|new|yield|await|else|do)$/;
 
 /**
@@ -150,8 +171,7 @@ export interface ImportRef {
 
 // Sticky patterns tried right after an `import` or `export` keyword found in
 // code; each ends at the opening quote of the specifier.
-const STATIC_IMPORT =
-  /\s*(?:(?:type\s+)?(?:[\w$]+\s*(?:,\s*)?)?(?:\*\s*as\s+[\w$]+\s*|\{[^}]*\}\s*)?from\s*)?(['"])/y;
+const STATIC_IMPORT = /\s*(?:(?:type\s+)?(?:[\w$]+\s*(?:,\s*)?)?(?:\*\s*as\s+[\w$]+\s*|\{[^}]*\}\s*)?from\s*)?(['"])/y;
 const RE_EXPORT = /\s*(?:type\s+)?(?:\*\s*(?:as\s+[\w$]+\s*)?|\{[^}]*\}\s*)from\s*(['"])/y;
 const DYNAMIC_IMPORT = /\s*\(\s*/y;
 const LITERAL_END = /\s*[,)]/y;
@@ -221,13 +241,34 @@ export function resolveImport(file: string, specifier: string, files: ReadonlySe
  * `Function`, `require`), and the host's locale.
  */
 const CORE_BANNED_GLOBALS = [
-  'Date', 'performance',
+  'Date',
+  'performance',
   'crypto',
-  'globalThis', 'global', 'process', 'require', 'eval', 'Function', '__dirname', '__filename',
-  'setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate', 'queueMicrotask',
-  'Promise', 'async', 'await',
-  'structuredClone', 'WeakRef', 'FinalizationRegistry',
-  'Buffer', 'fetch', 'console', 'Intl',
+  'globalThis',
+  'global',
+  'process',
+  'require',
+  'eval',
+  'Function',
+  '__dirname',
+  '__filename',
+  'setTimeout',
+  'setInterval',
+  'setImmediate',
+  'clearTimeout',
+  'clearInterval',
+  'clearImmediate',
+  'queueMicrotask',
+  'Promise',
+  'async',
+  'await',
+  'structuredClone',
+  'WeakRef',
+  'FinalizationRegistry',
+  'Buffer',
+  'fetch',
+  'console',
+  'Intl',
 ];
 
 // A name used as a global: not a member (`x.Date`, `x?.Date`; a spread
@@ -246,7 +287,16 @@ const CORE_BANNED_CALLS: readonly (readonly [RegExp, string])[] = [
   [/(?<![\w$.])import\s*\.\s*meta\b/g, 'import.meta'],
 ];
 
-const KEY_MODIFIERS = new Set(['readonly', 'public', 'private', 'protected', 'static', 'declare', 'override', 'abstract']);
+const KEY_MODIFIERS = new Set([
+  'readonly',
+  'public',
+  'private',
+  'protected',
+  'static',
+  'declare',
+  'override',
+  'abstract',
+]);
 
 /**
  * Whether the name at `start..end` is a property key (`{ process: string }`,
@@ -279,7 +329,8 @@ export function scanCore(file: string, text: string): Finding[] {
   const add = (index: number, message: string) => findings.push({ file, line: lineOf(index), message });
   for (const { specifier, line } of importsOf(text)) {
     if (specifier === undefined) findings.push({ file, line, message: 'dynamic import with a computed specifier' });
-    else if (!insideCore(file, specifier)) findings.push({ file, line, message: `imports '${specifier}' from outside src/core` });
+    else if (!insideCore(file, specifier))
+      findings.push({ file, line, message: `imports '${specifier}' from outside src/core` });
   }
   for (const m of codeOnly.matchAll(GLOBAL_USE)) {
     const end = m.index + m[0].length;
@@ -372,7 +423,8 @@ export const HTTP_ROOMS: Rooms = [
 
 /** The floors inside one room of src/ (`core/`, `http/`), for imports between its files only. */
 function innerViolations(graph: ImportGraph, room: string, rooms: Rooms): string[] {
-  const inside = (file: string, specifier: string): boolean => isRelative(specifier) && target(file, specifier).startsWith(room);
+  const inside = (file: string, specifier: string): boolean =>
+    isRelative(specifier) && target(file, specifier).startsWith(room);
   const files = new Map(
     [...graph]
       .filter(([file]) => file.startsWith(room))
@@ -446,8 +498,29 @@ export function importCycles(graph: ImportGraph): string[] {
 // ---- rule: size ----
 
 const CONTROL = new Set([
-  'if', 'for', 'while', 'switch', 'catch', 'return', 'function', 'new', 'await', 'typeof', 'super',
-  'this', 'throw', 'else', 'do', 'try', 'with', 'yield', 'delete', 'void', 'import', 'export', 'case',
+  'if',
+  'for',
+  'while',
+  'switch',
+  'catch',
+  'return',
+  'function',
+  'new',
+  'await',
+  'typeof',
+  'super',
+  'this',
+  'throw',
+  'else',
+  'do',
+  'try',
+  'with',
+  'yield',
+  'delete',
+  'void',
+  'import',
+  'export',
+  'case',
 ]);
 const FUNCTION_HEAD = /\bfunction\b\s*\*?\s*[\w$]*\s*(?:<[^(]*>)?\s*\(/g;
 const METHOD_HEAD =
@@ -593,14 +666,20 @@ export function floorTableMismatches(layers: string, pictures: ReadonlyMap<strin
   const out: string[] = [];
   const covered = new Set<Room>();
   for (const line of layers.split('\n')) {
-    const cells = line.trim().startsWith('|') ? line.split('|').slice(1, -1).map((c) => c.trim()) : [];
+    const cells = line.trim().startsWith('|')
+      ? line
+          .split('|')
+          .slice(1, -1)
+          .map((c) => c.trim())
+      : [];
     if (cells.length < 2 || !/^\d+$/.test(cells[0]!)) continue;
     const floor = Number(cells[0]);
     for (const [, path] of cells[1]!.matchAll(/`([^`]+)`/g)) {
       const folder = [...pictures.keys()].find((k) => k !== '' && path!.startsWith(k) && path!.length > k.length) ?? '';
       const room = roomOf(path!.endsWith('/') ? `${path}x.ts` : path!.replace('*', 'x'), pictures.get(folder)!);
       if (room === undefined) out.push(`\`${path}\` is in no room of src/${folder}'s picture`);
-      else if (room.floor !== floor) out.push(`\`${path}\` is on floor ${room.floor} of src/${folder}, the table says ${floor}`);
+      else if (room.floor !== floor)
+        out.push(`\`${path}\` is on floor ${room.floor} of src/${folder}, the table says ${floor}`);
       else covered.add(room);
     }
   }

@@ -13,7 +13,12 @@ function expectSameAgents(view: ClusterView, viewer: Viewer): number {
   const snapshots = [...view.agents()].map((record) => view.agentSnapshot(record.id)!);
   // A re-registered agent, and one taken off by the operator.
   const first = snapshots[0]!;
-  snapshots.push({ ...first, reregisteredTimeMs: first.registeredTimeMs + 61_500.25, deactivated: true, active: false });
+  snapshots.push({
+    ...first,
+    reregisteredTimeMs: first.registeredTimeMs + 61_500.25,
+    deactivated: true,
+    active: false,
+  });
   for (const agent of snapshots) {
     const out = new ProtoWriter(8);
     writeAgentProto(out, 1, view, agent, viewer);

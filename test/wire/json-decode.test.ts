@@ -41,12 +41,17 @@ describe('JSON syntax and top level', () => {
 
 describe('field matching', () => {
   it('ignores unknown and camelCase keys, and treats null as unset', () => {
-    const call = ok(decodeJson<Call>(CALL, JSON.stringify({
-      type: 'REVIVE',
-      frameworkId: { value: 'x' },
-      framework_id: null,
-      revive: { roles: null, extra: true },
-    })));
+    const call = ok(
+      decodeJson<Call>(
+        CALL,
+        JSON.stringify({
+          type: 'REVIVE',
+          frameworkId: { value: 'x' },
+          framework_id: null,
+          revive: { roles: null, extra: true },
+        }),
+      ),
+    );
     expect(call).toEqual({ type: 'REVIVE', revive: {} });
     expect(Object.keys(call).sort()).toEqual(['revive', 'type']);
   });
@@ -89,28 +94,26 @@ describe('field matching', () => {
   });
 
   it('rejects an array on a non-repeated field', () => {
-    expect(errorOf(CALL, { type: ['SUBSCRIBE'] })).toBe(
-      `${PREFIX}Not expecting a JSON array for field 'type'`,
-    );
+    expect(errorOf(CALL, { type: ['SUBSCRIBE'] })).toBe(`${PREFIX}Not expecting a JSON array for field 'type'`);
   });
 
   it('rejects a wrong JSON kind for a message field', () => {
     expect(errorOf(CALL, { framework_id: 'f-1' })).toBe(
       `${PREFIX}Not expecting a JSON string for field 'framework_id'`,
     );
-    expect(errorOf(CALL, { framework_id: 1 })).toBe(
-      `${PREFIX}Not expecting a JSON number for field 'framework_id'`,
-    );
+    expect(errorOf(CALL, { framework_id: 1 })).toBe(`${PREFIX}Not expecting a JSON number for field 'framework_id'`);
     expect(errorOf(CALL, { framework_id: { value: {} } })).toBe(
       `${PREFIX}Not expecting a JSON object for field 'value'`,
     );
   });
 
   it('keeps the last member of a oneof', () => {
-    const constraint = ok(decodeJson<mesos.v1.scheduler.AttributeConstraint.Selector>(
-      'mesos.v1.scheduler.AttributeConstraint.Selector',
-      '{"pseudoattribute_type":"HOSTNAME","attribute_name":"rack"}',
-    ));
+    const constraint = ok(
+      decodeJson<mesos.v1.scheduler.AttributeConstraint.Selector>(
+        'mesos.v1.scheduler.AttributeConstraint.Selector',
+        '{"pseudoattribute_type":"HOSTNAME","attribute_name":"rack"}',
+      ),
+    );
     // Keys are applied in sorted order: attribute_name, then pseudoattribute_type.
     expect(constraint).toEqual({ pseudoattribute_type: 'HOSTNAME' });
   });
@@ -122,12 +125,17 @@ describe('enums', () => {
   });
 
   it('drops an unknown name on optional and repeated fields', () => {
-    const call = ok(decodeJson<Call>(CALL, JSON.stringify({
-      type: 'NOT_A_CALL',
-      subscribe: {
-        framework_info: { ...framework, capabilities: [{ type: 'TELEPATHY' }, { type: 'MULTI_ROLE' }] },
-      },
-    })));
+    const call = ok(
+      decodeJson<Call>(
+        CALL,
+        JSON.stringify({
+          type: 'NOT_A_CALL',
+          subscribe: {
+            framework_info: { ...framework, capabilities: [{ type: 'TELEPATHY' }, { type: 'MULTI_ROLE' }] },
+          },
+        }),
+      ),
+    );
     expect(call).toEqual({
       subscribe: {
         framework_info: { ...framework, capabilities: [{}, { type: 'MULTI_ROLE' }] },
@@ -151,12 +159,17 @@ describe('numbers, booleans and bytes', () => {
   const T = 'mesos.v1.HealthCheck';
 
   it('accepts numbers and numeric strings', () => {
-    const hc = ok(decodeJson<mesos.v1.HealthCheck>(T, JSON.stringify({
-      delay_seconds: '1.5',
-      interval_seconds: 2,
-      consecutive_failures: '4',
-      http: { port: 8080, statuses: ['200', 204] },
-    })));
+    const hc = ok(
+      decodeJson<mesos.v1.HealthCheck>(
+        T,
+        JSON.stringify({
+          delay_seconds: '1.5',
+          interval_seconds: 2,
+          consecutive_failures: '4',
+          http: { port: 8080, statuses: ['200', 204] },
+        }),
+      ),
+    );
     expect(hc).toEqual({
       delay_seconds: 1.5,
       interval_seconds: 2,
@@ -184,23 +197,23 @@ describe('numbers, booleans and bytes', () => {
     expect(errorOf(T, { delay_seconds: 'soon' }, 'HealthCheck')).toBe(
       `${p}Failed to convert 'soon' to double for field 'delay_seconds'`,
     );
-    expect(errorOf('mesos.v1.Address', { port: 2 ** 31 }, 'Address')).toMatch(
-      /to int32 for field 'port'$/,
-    );
+    expect(errorOf('mesos.v1.Address', { port: 2 ** 31 }, 'Address')).toMatch(/to int32 for field 'port'$/);
   });
 
   it('accepts booleans and their string forms', () => {
     const T2 = 'mesos.v1.FrameworkInfo';
-    expect(ok(decodeJson<mesos.v1.FrameworkInfo>(T2, '{"user":"u","name":"n","checkpoint":"true"}')))
-      .toEqual({ ...framework, checkpoint: true });
-    expect(ok(decodeJson<mesos.v1.FrameworkInfo>(T2, '{"user":"u","name":"n","checkpoint":false}')))
-      .toEqual({ ...framework, checkpoint: false });
+    expect(ok(decodeJson<mesos.v1.FrameworkInfo>(T2, '{"user":"u","name":"n","checkpoint":"true"}'))).toEqual({
+      ...framework,
+      checkpoint: true,
+    });
+    expect(ok(decodeJson<mesos.v1.FrameworkInfo>(T2, '{"user":"u","name":"n","checkpoint":false}'))).toEqual({
+      ...framework,
+      checkpoint: false,
+    });
     expect(errorOf(T2, { ...framework, checkpoint: 1 })).toBe(
       `${PREFIX}Not expecting a JSON number for field 'checkpoint'`,
     );
-    expect(errorOf(T2, { ...framework, name: true })).toBe(
-      `${PREFIX}Not expecting a JSON boolean for field 'name'`,
-    );
+    expect(errorOf(T2, { ...framework, name: true })).toBe(`${PREFIX}Not expecting a JSON boolean for field 'name'`);
   });
 
   it('decodes base64 bytes, skipping whitespace and stopping at the first =', () => {
@@ -223,18 +236,22 @@ describe('numbers, booleans and bytes', () => {
 
 describe('maps', () => {
   it('takes an object', () => {
-    const config = ok(decodeJson<mesos.v1.quota.QuotaConfig>(
-      'mesos.v1.quota.QuotaConfig',
-      '{"role":"r","guarantees":{"mem":{"value":"64"},"cpus":{"value":1}},"limits":{}}',
-    ));
+    const config = ok(
+      decodeJson<mesos.v1.quota.QuotaConfig>(
+        'mesos.v1.quota.QuotaConfig',
+        '{"role":"r","guarantees":{"mem":{"value":"64"},"cpus":{"value":1}},"limits":{}}',
+      ),
+    );
     expect(config).toEqual({ role: 'r', guarantees: { cpus: { value: 1 }, mem: { value: 64 } } });
   });
 
   it('keeps __proto__ as an ordinary key', () => {
-    const config = ok(decodeJson<mesos.v1.quota.QuotaConfig>(
-      'mesos.v1.quota.QuotaConfig',
-      '{"role":"r","limits":{"__proto__":{"value":1}}}',
-    ));
+    const config = ok(
+      decodeJson<mesos.v1.quota.QuotaConfig>(
+        'mesos.v1.quota.QuotaConfig',
+        '{"role":"r","limits":{"__proto__":{"value":1}}}',
+      ),
+    );
     expect(Object.getPrototypeOf(config.limits)).toBe(Object.prototype);
     expect(Object.keys(config.limits ?? {})).toEqual(['__proto__']);
   });

@@ -21,12 +21,8 @@ describe('defaults', () => {
   });
 
   it('writes enum and integer defaults', () => {
-    expect(encodeJson('mesos.v1.Environment.Variable', { name: 'A' })).toBe(
-      '{"name":"A","type":"VALUE"}',
-    );
-    expect(encodeJson('mesos.v1.AgentInfo', { hostname: 'h' })).toBe(
-      '{"hostname":"h","port":5051}',
-    );
+    expect(encodeJson('mesos.v1.Environment.Variable', { name: 'A' })).toBe('{"name":"A","type":"VALUE"}');
+    expect(encodeJson('mesos.v1.AgentInfo', { hostname: 'h' })).toBe('{"hostname":"h","port":5051}');
   });
 
   it('writes an empty message as {}', () => {
@@ -91,20 +87,14 @@ describe('scalars', () => {
   });
 
   it('writes integers bare, 64-bit ones unquoted', () => {
-    expect(encodeJson('mesos.v1.TimeInfo', { nanoseconds: 1700000000123456 })).toBe(
-      '{"nanoseconds":1700000000123456}',
-    );
-    expect(encodeJson('mesos.v1.Value.Range', { begin: 31000, end: 32000 })).toBe(
-      '{"begin":31000,"end":32000}',
-    );
+    expect(encodeJson('mesos.v1.TimeInfo', { nanoseconds: 1700000000123456 })).toBe('{"nanoseconds":1700000000123456}');
+    expect(encodeJson('mesos.v1.Value.Range', { begin: 31000, end: 32000 })).toBe('{"begin":31000,"end":32000}');
   });
 
   it('writes bytes as padded standard base64', () => {
     const value = new Uint8Array([251, 255, 191]);
     expect(encodeJson('mesos.v1.UUID', { value })).toBe('{"value":"+/+/"}');
-    expect(encodeJson('mesos.v1.UUID', { value: new Uint8Array([1, 2]) })).toBe(
-      '{"value":"AQI="}',
-    );
+    expect(encodeJson('mesos.v1.UUID', { value: new Uint8Array([1, 2]) })).toBe('{"value":"AQI="}');
     const slice = new Uint8Array([9, 1, 2, 9]).subarray(1, 3);
     expect(encodeJson('mesos.v1.UUID', { value: slice })).toBe('{"value":"AQI="}');
   });
@@ -129,12 +119,14 @@ describe('ASCII output', () => {
   });
 
   it('escapes non-ASCII map keys', () => {
-    expect(encodeJson('mesos.v1.TaskInfo', {
-      name: 'n',
-      task_id: { value: 't' },
-      agent_id: { value: 'a' },
-      limits: { '\u00b5': { value: 1 } },
-    })).toContain('"limits":{"\\u00b5":{"value":1.0}}');
+    expect(
+      encodeJson('mesos.v1.TaskInfo', {
+        name: 'n',
+        task_id: { value: 't' },
+        agent_id: { value: 'a' },
+        limits: { '\u00b5': { value: 1 } },
+      }),
+    ).toContain('"limits":{"\\u00b5":{"value":1.0}}');
   });
 });
 
@@ -143,13 +135,10 @@ describe('programming errors', () => {
     expect(() => encodeJson('mesos.v1.Label', { key: 5 })).toThrow(
       "Cannot encode number as field 'key' of 'mesos.v1.Label'",
     );
-    expect(() => encodeJson('mesos.v1.TaskStatus', { task_id: { value: 't' }, state: 'NOPE' }))
-      .toThrow("Cannot encode 'NOPE' as field 'state'");
-    expect(() => encodeJson('mesos.v1.Value.Range', { begin: 1.5, end: 2 })).toThrow(
-      "field 'begin'",
+    expect(() => encodeJson('mesos.v1.TaskStatus', { task_id: { value: 't' }, state: 'NOPE' })).toThrow(
+      "Cannot encode 'NOPE' as field 'state'",
     );
-    expect(() => encodeJson('mesos.v1.NoSuchType', {})).toThrow(
-      "Unknown message type 'mesos.v1.NoSuchType'",
-    );
+    expect(() => encodeJson('mesos.v1.Value.Range', { begin: 1.5, end: 2 })).toThrow("field 'begin'");
+    expect(() => encodeJson('mesos.v1.NoSuchType', {})).toThrow("Unknown message type 'mesos.v1.NoSuchType'");
   });
 });

@@ -123,9 +123,7 @@ describe('scheduler Event encoding', () => {
 
   it('ERROR nests the message under error', () => {
     const event: Event = { type: 'ERROR', error: { message: 'Framework failed over' } };
-    expect(encodeJson(EVENT, event)).toBe(
-      '{"type":"ERROR","error":{"message":"Framework failed over"}}',
-    );
+    expect(encodeJson(EVENT, event)).toBe('{"type":"ERROR","error":{"message":"Framework failed over"}}');
   });
 
   it('UPDATE writes TaskStatus fields in declaration order', () => {
@@ -168,8 +166,7 @@ describe('executor messages', () => {
       message: { data: new Uint8Array([104, 105]) },
     };
     expect(encodeJson('mesos.v1.executor.Call', call)).toBe(
-      '{"executor_id":{"value":"e"},"framework_id":{"value":"f"},"type":"MESSAGE",' +
-        '"message":{"data":"aGk="}}',
+      '{"executor_id":{"value":"e"},"framework_id":{"value":"f"},"type":"MESSAGE",' + '"message":{"data":"aGk="}}',
     );
     expect(roundTrip('mesos.v1.executor.Call', call)).toEqual(call);
   });

@@ -57,13 +57,11 @@ export function messageArbitrary(type: protobuf.Type, depth: number): fc.Arbitra
       { nil: undefined },
     ),
   );
-  const arb = fc
-    .tuple(fc.record(plain, { requiredKeys: required }), ...oneofs)
-    .map(([base, ...chosen]) => {
-      const out: Message = { ...base };
-      for (const c of chosen) if (c !== undefined) out[c[0]] = c[1];
-      return out;
-    });
+  const arb = fc.tuple(fc.record(plain, { requiredKeys: required }), ...oneofs).map(([base, ...chosen]) => {
+    const out: Message = { ...base };
+    for (const c of chosen) if (c !== undefined) out[c[0]] = c[1];
+    return out;
+  });
   cache.set(key, arb);
   return arb;
 }
@@ -104,9 +102,7 @@ export function withDefaults(type: protobuf.Type, msg: Message): Message {
     if (!(sub instanceof protobuf.Type)) continue;
     if (field.map) {
       const record = v as Record<string, Message>;
-      out[field.name] = Object.fromEntries(
-        Object.entries(record).map(([k, m]) => [k, withDefaults(sub, m)]),
-      );
+      out[field.name] = Object.fromEntries(Object.entries(record).map(([k, m]) => [k, withDefaults(sub, m)]));
     } else if (field.repeated) {
       out[field.name] = (v as Message[]).map((m) => withDefaults(sub, m));
     } else {

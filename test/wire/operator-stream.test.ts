@@ -1,20 +1,31 @@
 import { describe, expect, it } from 'vitest';
 import { NO_ACLS, type Acls } from '../../src/core/model/authz.js';
 import { encodeResponseJson, encodeResponseProto, readResponse } from '../../src/wire/operator-out.js';
-import { PAUSE, snapshotGetAgents, snapshotGetState, snapshotGetTasks, type OperatorPiece } from '../../src/wire/operator-stream.js';
+import {
+  PAUSE,
+  snapshotGetAgents,
+  snapshotGetState,
+  snapshotGetTasks,
+  type OperatorPiece,
+} from '../../src/wire/operator-stream.js';
 import { SHOW_ALL, viewerOf, type Viewer } from '../../src/wire/view-filter.js';
 import type { ClusterView } from '../../src/core/view.js';
 import { expectSameText, richCluster } from './read-fixture.js';
 
 function joined(pieces: Iterable<OperatorPiece>): { text: string; bytes: Buffer } {
   const parts: Buffer[] = [];
-  for (const piece of pieces) if (piece !== PAUSE) parts.push(typeof piece === 'string' ? Buffer.from(piece) : Buffer.from(piece));
+  for (const piece of pieces)
+    if (piece !== PAUSE) parts.push(typeof piece === 'string' ? Buffer.from(piece) : Buffer.from(piece));
   const bytes = Buffer.concat(parts);
   return { text: bytes.toString(), bytes };
 }
 
 function expectSame(view: ClusterView, viewer: Viewer = SHOW_ALL): void {
-  for (const [type, snapshot] of [['GET_STATE', snapshotGetState], ['GET_TASKS', snapshotGetTasks], ['GET_AGENTS', snapshotGetAgents]] as const) {
+  for (const [type, snapshot] of [
+    ['GET_STATE', snapshotGetState],
+    ['GET_TASKS', snapshotGetTasks],
+    ['GET_AGENTS', snapshotGetAgents],
+  ] as const) {
     const response = readResponse(view, type, viewer);
     if (response === 'FORBIDDEN') throw new Error('forbidden');
     expectSameText(joined(snapshot(view, viewer).json()).text, encodeResponseJson(response));
@@ -35,14 +46,22 @@ describe('GET_STATE, GET_TASKS and GET_AGENTS as a stream', () => {
   it('leave out what the ACLs hide, as the builder does', () => {
     const any = { type: 'ANY' as const };
     const only = (...values: string[]) => ({ principals: any, objects: { type: 'SOME' as const, values } });
-    const acls: Acls = { ...NO_ACLS, viewFrameworks: [only('bob', 'dave')], viewTasks: [only('bob')], viewRoles: [only('db')] };
+    const acls: Acls = {
+      ...NO_ACLS,
+      viewFrameworks: [only('bob', 'dave')],
+      viewTasks: [only('bob')],
+      viewRoles: [only('db')],
+    };
     const { cluster } = richCluster(acls);
     expectSame(cluster.view, viewerOf(cluster.view.authorizer, undefined));
   });
 
   it('write the cluster as it was when the snapshot was taken', () => {
     const { cluster, web, batch } = richCluster();
-    const before = { json: encodeResponseJson(readResponse(cluster.view, 'GET_STATE') as never), proto: Buffer.from(encodeResponseProto(readResponse(cluster.view, 'GET_STATE') as never)) };
+    const before = {
+      json: encodeResponseJson(readResponse(cluster.view, 'GET_STATE') as never),
+      proto: Buffer.from(encodeResponseProto(readResponse(cluster.view, 'GET_STATE') as never)),
+    };
     const snaps = [snapshotGetState(cluster.view), snapshotGetState(cluster.view)] as const;
     web.kill('labelled');
     cluster.advance(1000);

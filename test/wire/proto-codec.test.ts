@@ -94,7 +94,10 @@ describe('decodeProto: bad bodies are a value, never a throw', () => {
     ['type (an enum) as fixed64', bytes(tag(2, 1), 1, 0, 0, 0, 0, 0, 0, 0)],
     ['type (an enum) as fixed32', bytes(tag(2, 5), 1, 0, 0, 0)],
     ['type (an enum) as a length-delimited field', bytes(tag(2, 2), 1, 1)],
-    ['message.data (bytes) as a varint', bytes(tag(2, 0), 10, tag(10, 2), 8, tag(1, 2), 1, 'a', tag(2, 2), 1, 'e', tag(3, 0), 7)],
+    [
+      'message.data (bytes) as a varint',
+      bytes(tag(2, 0), 10, tag(10, 2), 8, tag(1, 2), 1, 'a', tag(2, 2), 1, 'e', tag(3, 0), 7),
+    ],
   ])('fails on a wrong wire type: %s', (_name, input) => {
     expect(decodeProto(CALL, input)).toEqual(FAILED);
   });
@@ -140,7 +143,10 @@ describe('encodeProto: proto2 required fields', () => {
   });
 
   it('writes them inside events too: Event.update.status.state', () => {
-    const event = { type: 'UPDATE', update: { status: { task_id: { value: 't' }, state: 'TASK_STARTING', source: 'SOURCE_EXECUTOR' } } };
+    const event = {
+      type: 'UPDATE',
+      update: { status: { task_id: { value: 't' }, state: 'TASK_STARTING', source: 'SOURCE_EXECUTOR' } },
+    };
     const encoded = encodeProto('mesos.v1.scheduler.Event', event);
     expect(field(encoded, 5, 1, 2)).toEqual({ number: 2, wireType: 0, value: 0 });
   });
@@ -158,29 +164,52 @@ describe('encodeProto / decodeProto: 64-bit integers and bytes', () => {
     kill: { task_id: { value: 't' }, kill_policy: { grace_period: { nanoseconds } } },
   });
   const graceOf = (result: ReturnType<typeof decodeProto>) =>
-    result.ok ? (result.value as ReturnType<typeof killWithGrace>).kill.kill_policy.grace_period.nanoseconds : undefined;
+    result.ok
+      ? (result.value as ReturnType<typeof killWithGrace>).kill.kill_policy.grace_period.nanoseconds
+      : undefined;
 
-  it.each([0, 1, -1, 2 ** 31, -(2 ** 31) - 1, 2 ** 32 + 1, 2 ** 53 - 1, -(2 ** 53 - 1)])('int64 %d round trips', (n) => {
+  it.each([
+    0,
+    1,
+    -1,
+    2 ** 31,
+    -(2 ** 31) - 1,
+    2 ** 32 + 1,
+    2 ** 53 - 1,
+    -(2 ** 53 - 1),
+  ])('int64 %d round trips', (n) => {
     expect(graceOf(decodeProto(CALL, encodeProto(CALL, killWithGrace(n))))).toBe(n);
   });
 
   it('int64 round trips over the whole safe range', () => {
-    fc.assert(fc.property(fc.maxSafeInteger(), (n) => graceOf(decodeProto(CALL, encodeProto(CALL, killWithGrace(n)))) === n));
+    fc.assert(
+      fc.property(fc.maxSafeInteger(), (n) => graceOf(decodeProto(CALL, encodeProto(CALL, killWithGrace(n)))) === n),
+    );
   });
 
   it('writes a negative int64 as a ten-byte varint', () => {
-    expect([...encodeProto('mesos.v1.DurationInfo', { nanoseconds: -1 })]).toEqual([0x08, ...Array<number>(9).fill(0xff), 0x01]);
+    expect([...encodeProto('mesos.v1.DurationInfo', { nanoseconds: -1 })]).toEqual([
+      0x08,
+      ...Array<number>(9).fill(0xff),
+      0x01,
+    ]);
   });
 
   it('keeps a nanosecond timestamp beyond 2^53 as the same double', () => {
     const nanoseconds = 1_700_000_000_123_456_800;
-    const result = decodeProto<{ nanoseconds: number }>('mesos.v1.TimeInfo', encodeProto('mesos.v1.TimeInfo', { nanoseconds }));
+    const result = decodeProto<{ nanoseconds: number }>(
+      'mesos.v1.TimeInfo',
+      encodeProto('mesos.v1.TimeInfo', { nanoseconds }),
+    );
     expect(result).toEqual({ ok: true, value: { nanoseconds } });
   });
 
   it('uint64 round trips: Value.Range begin and end', () => {
     const range = { begin: 0, end: 2 ** 53 - 1 };
-    expect(decodeProto('mesos.v1.Value.Range', encodeProto('mesos.v1.Value.Range', range))).toEqual({ ok: true, value: range });
+    expect(decodeProto('mesos.v1.Value.Range', encodeProto('mesos.v1.Value.Range', range))).toEqual({
+      ok: true,
+      value: range,
+    });
   });
 
   const message = (data: Uint8Array) => ({
@@ -200,15 +229,20 @@ describe('encodeProto / decodeProto: 64-bit integers and bytes', () => {
   });
 
   it('bytes round trip: any content', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 300 }), (data) => {
-      expect(dataOf(decodeProto(CALL, encodeProto(CALL, message(data))))).toEqual([...data]);
-    }));
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (data) => {
+        expect(dataOf(decodeProto(CALL, encodeProto(CALL, message(data))))).toEqual([...data]);
+      }),
+    );
   });
 
   // protobufjs alone hands out Node Buffers (slices of the request body),
   // decodeJson plain Uint8Arrays; both must give the same value.
   it('bytes decode to the same plain Uint8Array as from JSON', () => {
-    const text = JSON.stringify({ ...message(new Uint8Array(0)), message: { agent_id: { value: 'a' }, executor_id: { value: 'e' }, data: 'AQID' } });
+    const text = JSON.stringify({
+      ...message(new Uint8Array(0)),
+      message: { agent_id: { value: 'a' }, executor_id: { value: 'e' }, data: 'AQID' },
+    });
     const viaJson = decodeJson<object>(CALL, text);
     if (!viaJson.ok) throw new Error(viaJson.error);
     expect(decodeProto(CALL, Buffer.from(encodeProto(CALL, viaJson.value)))).toStrictEqual(viaJson);

@@ -37,7 +37,11 @@ describe('a launched TaskInfo as the task keeps it', () => {
     ...extra,
   });
   const accept = (...tasks: unknown[]) =>
-    decode({ framework_id: { value: 'fw' }, type: 'ACCEPT', accept: { offer_ids: [{ value: 'o1' }], operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }] } });
+    decode({
+      framework_id: { value: 'fw' },
+      type: 'ACCEPT',
+      accept: { offer_ids: [{ value: 'o1' }], operations: [{ type: 'LAUNCH', launch: { task_infos: tasks } }] },
+    });
   const specsOf = (call: mesos.v1.scheduler.Call): TaskSpec[] => {
     const input = schedulerCallFromWire(call);
     if (typeof input === 'string' || input.type !== 'ACCEPT') throw new Error('not an ACCEPT');
@@ -47,7 +51,13 @@ describe('a launched TaskInfo as the task keeps it', () => {
   };
 
   it('keeps out of raw what the spec says verbatim, and gives the TaskInfo back whole', () => {
-    const call = accept(taskInfo('t1', { labels: { labels: [{ key: 'k', value: 'v' }] }, resources: [{ name: 'ports', type: 'RANGES', ranges: { range: [{ begin: 1, end: 2 }] } }] }), taskInfo('t2'));
+    const call = accept(
+      taskInfo('t1', {
+        labels: { labels: [{ key: 'k', value: 'v' }] },
+        resources: [{ name: 'ports', type: 'RANGES', ranges: { range: [{ begin: 1, end: 2 }] } }],
+      }),
+      taskInfo('t2'),
+    );
     const sent = call.accept!.operations![0]!.launch!.task_infos!;
     const specs = specsOf(call);
     for (const [i, spec] of specs.entries()) {
@@ -68,14 +78,26 @@ describe('a launched TaskInfo as the task keeps it', () => {
     // A later call's tasks share it too; a list with the role left out is another list.
     const [later] = specsOf(accept(taskInfo('t3')));
     expect((later!.raw as mesos.v1.TaskInfo).resources).toBe(a!.resources);
-    const roleless = taskInfo('t4', { resources: [{ name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } }, { name: 'mem', type: 'SCALAR', scalar: { value: 32 } }] });
+    const roleless = taskInfo('t4', {
+      resources: [
+        { name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } },
+        { name: 'mem', type: 'SCALAR', scalar: { value: 32 } },
+      ],
+    });
     const [other] = specsOf(accept(roleless));
     expect((other!.raw as mesos.v1.TaskInfo).resources).not.toBe(a!.resources);
     expect(taskInfoOf(other!)?.resources).toEqual(roleless.resources);
   });
 
   it('keeps a list with anything beyond a plain scalar as sent', () => {
-    const reserved = [{ name: 'cpus', type: 'SCALAR', scalar: { value: 1 }, reservations: [{ type: 'DYNAMIC', role: 'r', principal: 'p' }] }];
+    const reserved = [
+      {
+        name: 'cpus',
+        type: 'SCALAR',
+        scalar: { value: 1 },
+        reservations: [{ type: 'DYNAMIC', role: 'r', principal: 'p' }],
+      },
+    ];
     const [spec] = specsOf(accept(taskInfo('t1', { resources: reserved })));
     const call = accept(taskInfo('t1', { resources: reserved }));
     expect((spec!.raw as mesos.v1.TaskInfo).resources).not.toBe((specsOf(call)[0]!.raw as mesos.v1.TaskInfo).resources);
@@ -89,7 +111,12 @@ describe('plain commands and no labels, shared', () => {
     if (!result.ok) throw new Error(result.error);
     return taskFromWire(result.value);
   };
-  const task = (id: string, command: unknown) => ({ name: 'n', task_id: { value: id }, agent_id: { value: 'a' }, command });
+  const task = (id: string, command: unknown) => ({
+    name: 'n',
+    task_id: { value: id },
+    agent_id: { value: 'a' },
+    command,
+  });
 
   it('shares a command of a value (and shell) between tasks, as spec and as sent', () => {
     const [a, b] = [decodeTask(task('1', { value: 'sleep 5' })), decodeTask(task('2', { value: 'sleep 5' }))];

@@ -24,7 +24,9 @@ describe('/state as a stream', () => {
     expect(batch.executors.length).toBe(1);
     expect(state.slaves.some((s: any) => Object.keys(s.reserved_resources).length > 0)).toBe(true);
     expectSameText(streamed(snapshotState(cluster.view).pieces()), built);
-    expect(streamed(snapshotState(cluster.view, { startTimeSeconds: 12.5 }).pieces())).toBe(toV0Json(renderState(cluster.view, { startTimeSeconds: 12.5 })));
+    expect(streamed(snapshotState(cluster.view, { startTimeSeconds: 12.5 }).pieces())).toBe(
+      toV0Json(renderState(cluster.view, { startTimeSeconds: 12.5 })),
+    );
   });
 
   it('writes the cluster as it was when the snapshot was taken, whatever happens while it is written', () => {

@@ -33,7 +33,11 @@ function expectSameEncoding(task: Task, user: string): void {
   expect(Buffer.from(out.take()).equals(Buffer.from(expected.take()))).toBe(true);
 }
 
-const text = fc.oneof(fc.stringMatching(/^[a-z0-9.-]{0,12}$/), fc.string({ maxLength: 200, unit: 'binary' }), fc.constantFrom('x'.repeat(130), 'y'.repeat(17_000)));
+const text = fc.oneof(
+  fc.stringMatching(/^[a-z0-9.-]{0,12}$/),
+  fc.string({ maxLength: 200, unit: 'binary' }),
+  fc.constantFrom('x'.repeat(130), 'y'.repeat(17_000)),
+);
 const hex = fc.uint8Array({ minLength: 16, maxLength: 16 }).map((b) => Buffer.from(b).toString('hex'));
 const state = fc.constantFrom(...TASK_STATES);
 

@@ -22,7 +22,12 @@ function reference(view: ClusterView, q: TasksQuery): string {
   }
   const key = (t: Task) => t.statuses[0]?.timestampMs ?? -Infinity;
   const text = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-  all.sort((a, b) => key(a.task) - key(b.task) || text(a.task.spec.taskId, b.task.spec.taskId) || text(a.task.frameworkId, b.task.frameworkId));
+  all.sort(
+    (a, b) =>
+      key(a.task) - key(b.task) ||
+      text(a.task.spec.taskId, b.task.spec.taskId) ||
+      text(a.task.frameworkId, b.task.frameworkId),
+  );
   if (q.order !== 'asc') all.reverse();
   const offset = q.offset ?? 0;
   return toV0Json({ tasks: all.slice(offset, offset + (q.limit ?? 100)).map((e) => taskObject(e.task, e.user)) });
@@ -38,7 +43,14 @@ function manyTasks() {
     cluster.advance(1000);
     for (const sched of [s, t]) {
       for (const offer of sched.offers()) {
-        const tasks = Array.from({ length: 5 }, () => commandTask(`t${(n++ * 7919) % 1000}`, offer.agentId, round === 1 ? 'sleep 1' : 'sleep 100000', 'cpus:0.1;mem:8'));
+        const tasks = Array.from({ length: 5 }, () =>
+          commandTask(
+            `t${(n++ * 7919) % 1000}`,
+            offer.agentId,
+            round === 1 ? 'sleep 1' : 'sleep 100000',
+            'cpus:0.1;mem:8',
+          ),
+        );
         sched.accept(offer.id, tasks);
       }
     }

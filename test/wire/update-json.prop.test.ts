@@ -14,7 +14,13 @@ import { updateJson } from '../../src/wire/update-json.js';
 // Failures print fast-check's seed and path; rerun with them in fc.assert.
 const settings = { numRuns: 400, verbose: 1 } as const;
 
-const REASONS: StatusReason[] = ['REASON_COMMAND_EXECUTOR_FAILED', 'REASON_TASK_INVALID', 'REASON_AGENT_REMOVED', 'REASON_RECONCILIATION', 'REASON_CONTAINER_LIMITATION_MEMORY'];
+const REASONS: StatusReason[] = [
+  'REASON_COMMAND_EXECUTOR_FAILED',
+  'REASON_TASK_INVALID',
+  'REASON_AGENT_REMOVED',
+  'REASON_RECONCILIATION',
+  'REASON_CONTAINER_LIMITATION_MEMORY',
+];
 const text = fc.string({ unit: 'binary', maxLength: 12 });
 const hex32 = fc.uint8Array({ minLength: 16, maxLength: 16 }).map((b) => Buffer.from(b).toString('hex'));
 
@@ -49,8 +55,19 @@ describe('the UPDATE event as JSON', () => {
   });
 
   it('is written directly for the statuses a launch sends, and leaves a limitation to the generic writer', () => {
-    const running: TaskStatus = { taskId: 't', state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', agentId: 'a', executorId: 't', timestampMs: 1_000, uuid: '00'.repeat(16), containerId: 'c' };
-    expect(updateJson(running)).toBe(encodeJson('mesos.v1.scheduler.Event', eventToWire({ type: 'UPDATE', status: running })));
+    const running: TaskStatus = {
+      taskId: 't',
+      state: 'TASK_RUNNING',
+      source: 'SOURCE_EXECUTOR',
+      agentId: 'a',
+      executorId: 't',
+      timestampMs: 1_000,
+      uuid: '00'.repeat(16),
+      containerId: 'c',
+    };
+    expect(updateJson(running)).toBe(
+      encodeJson('mesos.v1.scheduler.Event', eventToWire({ type: 'UPDATE', status: running })),
+    );
     expect(updateJson({ ...running, limitation: [scalar('mem', 64)] })).toBeUndefined();
   });
 });

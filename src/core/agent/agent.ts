@@ -97,11 +97,23 @@ export class Agent implements SimNode, ExecutorHost {
     });
     this.#operations = new ResourceOperations(ctx, config.id, config.resources, (message) => this.#toMaster(message));
     const executorOf = (frameworkId: string, taskId: string) => this.executorOfTask(frameworkId, taskId);
-    this.cgroups = new AgentCgroups(ctx, config, () => this.executors(), executorOf, (executor, message, limitation) =>
-      this.#http.terminate(executor, 'TASK_FAILED', message, 'REASON_CONTAINER_LIMITATION_MEMORY', limitation),
+    this.cgroups = new AgentCgroups(
+      ctx,
+      config,
+      () => this.executors(),
+      executorOf,
+      (executor, message, limitation) =>
+        this.#http.terminate(executor, 'TASK_FAILED', message, 'REASON_CONTAINER_LIMITATION_MEMORY', limitation),
     );
     const all = () => [...this.executors(), ...this.#orphans];
-    this.#containerizer = new Containerizer({ ctx, config, host: this, http: () => this.#http, all, containerId: () => this.#rng.uuid() });
+    this.#containerizer = new Containerizer({
+      ctx,
+      config,
+      host: this,
+      http: () => this.#http,
+      all,
+      containerId: () => this.#rng.uuid(),
+    });
     this.#orders = new MasterOrders({
       ctx,
       agentId: config.id,
@@ -122,7 +134,8 @@ export class Agent implements SimNode, ExecutorHost {
       up: () => this.#state !== 'crashed',
       resources: () => this.#operations.resources.total,
       framework: (frameworkId) => this.#frameworks.get(frameworkId),
-      emit: (frameworkId, taskId, executor, state, message, reason, limitation) => this.#updates.emit(frameworkId, taskId, executor, state, message, reason, limitation),
+      emit: (frameworkId, taskId, executor, state, message, reason, limitation) =>
+        this.#updates.emit(frameworkId, taskId, executor, state, message, reason, limitation),
       take: (frameworkId, status) => this.#updates.take(frameworkId, status),
       exited: (executor, waitStatus) => this.exited(executor, waitStatus),
       toMaster: (message) => this.#toMaster(message),
@@ -232,7 +245,8 @@ export class Agent implements SimNode, ExecutorHost {
     // Simulated executors find the new process by themselves (their library retries), in either mode.
     for (const executor of orphans) this.ctx.network.send(this.id, executor.nodeId, { type: 'AGENT_RECONNECTED' });
     // A shutdown the crash cut short goes on: the grace period starts again.
-    for (const executor of orphans) if (executor.state === 'terminating') this.#orders.shutdownExecutor(executor.frameworkId, executor.executorId);
+    for (const executor of orphans)
+      if (executor.state === 'terminating') this.#orders.shutdownExecutor(executor.frameworkId, executor.executorId);
     if (recover === 'cleanup') return this.#cleanup(orphans);
     // As upstream's: it registers once its executors have subscribed again, or the timeout has passed.
     const waiting = orphans.filter((e): e is HttpExecutor => e instanceof HttpExecutor);
@@ -258,9 +272,18 @@ export class Agent implements SimNode, ExecutorHost {
   #register(): void {
     if (this.#cleaningUp) return;
     const agent = this.#description();
-    const held = { heads: this.#updates.heads(), latest: this.#updates.latest, resourceVersion: this.#operations.resources.version, frameworks: this.frameworks() };
-    this.#toMaster(this.#reregisters ? reregistration(agent, this.executors(), held) : { type: 'REGISTER_AGENT', agent });
-    this.#registrationTimer = this.ctx.loop.schedule(REGISTRATION_RETRY_MS, 'agent:register-retry', () => this.#register());
+    const held = {
+      heads: this.#updates.heads(),
+      latest: this.#updates.latest,
+      resourceVersion: this.#operations.resources.version,
+      frameworks: this.frameworks(),
+    };
+    this.#toMaster(
+      this.#reregisters ? reregistration(agent, this.executors(), held) : { type: 'REGISTER_AGENT', agent },
+    );
+    this.#registrationTimer = this.ctx.loop.schedule(REGISTRATION_RETRY_MS, 'agent:register-retry', () =>
+      this.#register(),
+    );
   }
 
   #moveTo(next: AgentState): void {
@@ -360,7 +383,14 @@ export class Agent implements SimNode, ExecutorHost {
     // Tasks its process left running end with it, as upstream's agent reports them: as far as the agent
     // knows (an update of the executor's still on the way is refused when it arrives).
     for (const task of executor.unended()) {
-      this.#updates.emit(executor.frameworkId, task.spec.taskId, executor, 'TASK_FAILED', 'Executor terminated', 'REASON_EXECUTOR_TERMINATED');
+      this.#updates.emit(
+        executor.frameworkId,
+        task.spec.taskId,
+        executor,
+        'TASK_FAILED',
+        'Executor terminated',
+        'REASON_EXECUTOR_TERMINATED',
+      );
       task.state = 'TASK_FAILED';
     }
     this.#containerizer.cancelShutdown(executor);
@@ -368,11 +398,18 @@ export class Agent implements SimNode, ExecutorHost {
     const fw = this.#frameworks.get(executor.frameworkId);
     if (fw !== undefined) recordExit(fw, executor);
     const command = executor.kind === 'command';
-    for (const task of executor.tasks.values()) this.#updates.keepEnded(executor.frameworkId, { spec: task.spec, executorId: executor.executorId, command });
+    for (const task of executor.tasks.values())
+      this.#updates.keepEnded(executor.frameworkId, { spec: task.spec, executorId: executor.executorId, command });
     if (fw !== undefined) forgetIfDone(this.#frameworks, fw);
     // The command executor is an implementation detail; upstream reports only the others.
     if (executor.kind !== 'command') {
-      this.#toMaster({ type: 'EXITED_EXECUTOR', agentId: this.id, frameworkId: executor.frameworkId, executorId: executor.executorId, waitStatus });
+      this.#toMaster({
+        type: 'EXITED_EXECUTOR',
+        agentId: this.id,
+        frameworkId: executor.frameworkId,
+        executorId: executor.executorId,
+        waitStatus,
+      });
     }
     this.#exitIfCleanedUp();
   }

@@ -27,7 +27,16 @@ import { done, fail } from '../model/errors.js';
 import type { SimContext } from '../network/context.js';
 import { engineContainerId, engineContainerName } from '../model/engine-ids.js';
 import type { TimerId } from '../kernel/event-loop.js';
-import { bytesAt, firstExceeding, MEMORY_LABEL, MIB, parseMemoryCurve, shifted, type MemoryCurve, type MemoryPiece } from '../process/memory-curve.js';
+import {
+  bytesAt,
+  firstExceeding,
+  MEMORY_LABEL,
+  MIB,
+  parseMemoryCurve,
+  shifted,
+  type MemoryCurve,
+  type MemoryPiece,
+} from '../process/memory-curve.js';
 import { scalar, scalarMilli, type Resources } from '../model/resources.js';
 import { SmallMap } from '../kernel/small-map.js';
 import { isTerminal } from '../model/task-state.js';
@@ -147,7 +156,11 @@ export class AgentCgroups {
     if (refusal !== undefined) return refusal;
     const container = this.#running(containerId)!;
     container.override = limitBytes(mib);
-    this.#ctx.trace.append('container:memory-limit', { agentId: this.#agentId, containerId, bytes: container.override });
+    this.#ctx.trace.append('container:memory-limit', {
+      agentId: this.#agentId,
+      containerId,
+      bytes: container.override,
+    });
     this.#arm(container);
     return done;
   }
@@ -170,11 +183,14 @@ export class AgentCgroups {
   memoryLimitRefusal(containerId: string): ReturnType<typeof fail> | undefined {
     if (this.#running(containerId) === undefined) {
       const other = this.#otherId(containerId);
-      if (other !== undefined) return fail('INVALID', `'${containerId}' is ${other}, not the ContainerID of a running task container`);
+      if (other !== undefined)
+        return fail('INVALID', `'${containerId}' is ${other}, not the ContainerID of a running task container`);
       return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
     }
-    if (!this.#flags.memoryIsolation) return fail('FAILED', `Memory isolation is not enabled on agent ${this.#agentId}`);
-    if (!this.isolated) return fail('FAILED', `The memory controller is not delegated to the cgroup hierarchy of agent ${this.#agentId}`);
+    if (!this.#flags.memoryIsolation)
+      return fail('FAILED', `Memory isolation is not enabled on agent ${this.#agentId}`);
+    if (!this.isolated)
+      return fail('FAILED', `The memory controller is not delegated to the cgroup hierarchy of agent ${this.#agentId}`);
     return undefined;
   }
 
@@ -188,11 +204,24 @@ export class AgentCgroups {
   view(containerId: string): ContainerMemoryView | undefined {
     const executor = this.executors().find((e) => e.alive && e.containerId === containerId);
     if (executor === undefined) return undefined;
-    const container = this.#containers.get(containerId) ?? { executor, tasks: new SmallMap<string, MemoryCurve>(), override: undefined, timer: undefined };
+    const container = this.#containers.get(containerId) ?? {
+      executor,
+      tasks: new SmallMap<string, MemoryCurve>(),
+      override: undefined,
+      timer: undefined,
+    };
     const { soft, hard } = this.#limits(container);
     const usage = this.#usage(container, this.#ctx.loop.now());
     const version = this.#flags.cgroups;
-    return { containerId, version, isolated: this.isolated, softLimitBytes: soft, hardLimitBytes: hard, usageBytes: usage, files: this.#files(soft, hard, usage) };
+    return {
+      containerId,
+      version,
+      isolated: this.isolated,
+      softLimitBytes: soft,
+      hardLimitBytes: hard,
+      usageBytes: usage,
+      files: this.#files(soft, hard, usage),
+    };
   }
 
   #files(soft: number, hard: number, usage: number): Record<string, string> {
@@ -202,7 +231,11 @@ export class AgentCgroups {
       return { 'memory.current': String(usage), 'memory.low': v2(soft), 'memory.max': v2(hard) };
     }
     const v1 = (bytes: number) => (bytes === Infinity ? V1_UNLIMITED : String(bytes));
-    return { 'memory.limit_in_bytes': v1(hard), 'memory.soft_limit_in_bytes': v1(soft), 'memory.usage_in_bytes': String(usage) };
+    return {
+      'memory.limit_in_bytes': v1(hard),
+      'memory.soft_limit_in_bytes': v1(soft),
+      'memory.usage_in_bytes': String(usage),
+    };
   }
 
   #container(executor: AgentExecutor): Container {
@@ -278,7 +311,12 @@ export class AgentCgroups {
     const usage = this.#usage(container, this.#ctx.loop.now());
     if (usage <= hard) return this.#arm(container);
     const { executor } = container;
-    this.#ctx.trace.append('container:oom', { agentId: this.#agentId, containerId: executor.containerId, limitBytes: hard, usageBytes: usage });
+    this.#ctx.trace.append('container:oom', {
+      agentId: this.#agentId,
+      containerId: executor.containerId,
+      limitBytes: hard,
+      usageBytes: usage,
+    });
     const stat = this.#flags.cgroups === 'v2' ? `anon ${usage}` : `rss ${usage}\ntotal_rss ${usage}`;
     const message = `Memory limit exceeded: Requested: ${formatBytes(hard)} Maximum Used: ${formatBytes(usage)}\n\nMEMORY STATISTICS: \n${stat}\n`;
     this.remove(executor);
@@ -297,7 +335,8 @@ export class AgentCgroups {
     for (const executor of this.executors()) {
       if (!executor.alive) continue;
       if (executor.executorId === id) return 'an executor id';
-      if (id === engineContainerName(executor.containerId) || id === `mesos-${executor.containerId}`) return 'an engine container name';
+      if (id === engineContainerName(executor.containerId) || id === `mesos-${executor.containerId}`)
+        return 'an engine container name';
       for (const task of executor.tasks.values()) {
         if (task.spec.taskId === id) return 'a task id';
         if (task.spec.engine === undefined) continue;

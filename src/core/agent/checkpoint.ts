@@ -21,7 +21,9 @@ export function writeCheckpoint(
   operations: ResourceOperations,
 ): { readonly disk: Checkpoint; readonly checkpointing: ReadonlySet<string> } {
   // A framework being shut down is not recovered: its executors end with the process.
-  const checkpointing = new Set([...frameworks.values()].filter((f) => f.info.checkpoint && !f.terminating).map((f) => f.info.id));
+  const checkpointing = new Set(
+    [...frameworks.values()].filter((f) => f.info.checkpoint && !f.terminating).map((f) => f.info.id),
+  );
   const disk: Checkpoint = {
     frameworks: [...frameworks.values()].filter((f) => checkpointing.has(f.info.id)).map((f) => f.info),
     ...updates.checkpoint((id) => checkpointing.has(id)),
@@ -38,7 +40,8 @@ export function emptyCheckpoint(operations: ResourceOperations): Checkpoint {
 /** The agent's frameworks as a restart reads them back, with no executor yet. */
 export function frameworksOf(disk: Checkpoint): Map<string, AgentFramework> {
   const frameworks = new Map<string, AgentFramework>();
-  for (const info of disk.frameworks) frameworks.set(info.id, { info, executors: new Map(), tasks: new Map(), completed: [], terminating: false });
+  for (const info of disk.frameworks)
+    frameworks.set(info.id, { info, executors: new Map(), tasks: new Map(), completed: [], terminating: false });
   return frameworks;
 }
 

@@ -44,9 +44,24 @@ export class Containerizer {
   shutdown(executor: AgentExecutor): void {
     if (!executor.alive || this.#shutdowns.has(executor)) return;
     const { ctx, config } = this.port;
-    ctx.trace.append('executor:shutdown', { agentId: config.id, frameworkId: executor.frameworkId, executorId: executor.executorId });
-    const destroy = () => this.port.http().terminate(executor, 'TASK_LOST', 'Executor did not exit within its grace period', 'REASON_EXECUTOR_TERMINATED');
-    this.#shutdowns.set(executor, ctx.loop.schedule(config.flags.executorShutdownGracePeriodMs, 'executor:shutdown-grace', destroy));
+    ctx.trace.append('executor:shutdown', {
+      agentId: config.id,
+      frameworkId: executor.frameworkId,
+      executorId: executor.executorId,
+    });
+    const destroy = () =>
+      this.port
+        .http()
+        .terminate(
+          executor,
+          'TASK_LOST',
+          'Executor did not exit within its grace period',
+          'REASON_EXECUTOR_TERMINATED',
+        );
+    this.#shutdowns.set(
+      executor,
+      ctx.loop.schedule(config.flags.executorShutdownGracePeriodMs, 'executor:shutdown-grace', destroy),
+    );
     ctx.network.send(config.id, executor.nodeId, { type: 'SHUTDOWN' });
   }
 
@@ -65,8 +80,19 @@ export class Containerizer {
   /** Starts the container of a new executor of `framework` and attaches it to the network. */
   launch(framework: FrameworkRef, executorId: string, kind: ExecutorKind, spec?: ExecutorSpec): AgentExecutor {
     const { ctx, config } = this.port;
-    const [killingCapable, engine] = [framework.capabilities.includes('TASK_KILLING_STATE'), config.flags.containerEngine];
-    const identity = { agentId: config.id, executorId, frameworkId: framework.id, kind, containerId: this.port.containerId(), killingCapable, engine };
+    const [killingCapable, engine] = [
+      framework.capabilities.includes('TASK_KILLING_STATE'),
+      config.flags.containerEngine,
+    ];
+    const identity = {
+      agentId: config.id,
+      executorId,
+      frameworkId: framework.id,
+      kind,
+      containerId: this.port.containerId(),
+      killingCapable,
+      engine,
+    };
     const mode = config.flags.customExecutors;
     const executor =
       kind === 'custom' && spec !== undefined && mode !== 'simulate'
@@ -100,9 +126,17 @@ export class Containerizer {
   launchFailed(containerId: string, message: string): void {
     const executor = this.port.all().find((e) => e.containerId === containerId);
     if (executor === undefined || !executor.alive) return;
-    const partitionAware = executor instanceof HttpExecutor && executor.framework.capabilities.includes('PARTITION_AWARE');
-    this.port.ctx.trace.append('executor:launch-failed', { agentId: this.port.config.id, executorId: executor.executorId, containerId, message });
-    this.port.http().terminate(executor, partitionAware ? 'TASK_DROPPED' : 'TASK_LOST', message, 'REASON_EXECUTOR_TERMINATED');
+    const partitionAware =
+      executor instanceof HttpExecutor && executor.framework.capabilities.includes('PARTITION_AWARE');
+    this.port.ctx.trace.append('executor:launch-failed', {
+      agentId: this.port.config.id,
+      executorId: executor.executorId,
+      containerId,
+      message,
+    });
+    this.port
+      .http()
+      .terminate(executor, partitionAware ? 'TASK_DROPPED' : 'TASK_LOST', message, 'REASON_EXECUTOR_TERMINATED');
   }
 
   /**
@@ -112,7 +146,11 @@ export class Containerizer {
    */
   kill(executor: AgentExecutor): void {
     if (!executor.alive) return;
-    this.port.ctx.trace.append('executor:killed', { agentId: this.port.config.id, frameworkId: executor.frameworkId, executorId: executor.executorId });
+    this.port.ctx.trace.append('executor:killed', {
+      agentId: this.port.config.id,
+      frameworkId: executor.frameworkId,
+      executorId: executor.executorId,
+    });
     this.port.http().destroyContainer(executor);
     this.port.host.exited(executor, SIGKILL_STATUS);
   }

@@ -41,9 +41,14 @@ export interface ExecutorEndpointHost {
 }
 
 /** Who a call is from, found as upstream's agent finds it; an error answer otherwise. */
-function findExecutor(host: ExecutorEndpointHost, envelope: ExecutorCallEnvelope, authorize: ExecutorAuthorizer | undefined): Outcome<HttpExecutor> {
+function findExecutor(
+  host: ExecutorEndpointHost,
+  envelope: ExecutorCallEnvelope,
+  authorize: ExecutorAuthorizer | undefined,
+): Outcome<HttpExecutor> {
   if (!host.up) return fail('UNAVAILABLE', AGENT_NOT_RECOVERED);
-  if (host.framework(envelope.frameworkId) === undefined) return fail('FRAMEWORK_NOT_FOUND', 'Framework cannot be found');
+  if (host.framework(envelope.frameworkId) === undefined)
+    return fail('FRAMEWORK_NOT_FOUND', 'Framework cannot be found');
   const executor = host.executor(envelope.frameworkId, envelope.executorId);
   // A simulated executor has no process to call in; to an outsider it does not exist.
   if (!(executor instanceof HttpExecutor) || !executor.alive) return fail('INVALID', 'Executor cannot be found');
@@ -82,7 +87,11 @@ export function executorSubscribe(
 }
 
 /** UPDATE and MESSAGE. */
-export function executorCall(host: ExecutorEndpointHost, envelope: ExecutorCallEnvelope, authorize?: ExecutorAuthorizer): Outcome {
+export function executorCall(
+  host: ExecutorEndpointHost,
+  envelope: ExecutorCallEnvelope,
+  authorize?: ExecutorAuthorizer,
+): Outcome {
   const found = findExecutor(host, envelope, authorize);
   if (!found.ok) return found;
   const executor = found.value;
@@ -104,13 +113,21 @@ export function executorCall(host: ExecutorEndpointHost, envelope: ExecutorCallE
 function update(host: ExecutorEndpointHost, executor: HttpExecutor, reported: ExecutorStatus): Outcome {
   const task = executor.tasks.get(reported.taskId);
   // Upstream forwards it regardless; here a task of another executor cannot be touched through this one.
-  if (task === undefined) return fail('INVALID', `Task '${reported.taskId}' is not a task of executor '${executor.executorId}'`);
+  if (task === undefined)
+    return fail('INVALID', `Task '${reported.taskId}' is not a task of executor '${executor.executorId}'`);
   if (isTerminal(task.state)) {
     // Upstream's status update manager refuses a stream that has ended; the call was accepted all the same.
-    host.ctx.trace.append('executor:update-after-terminal', { taskId: task.spec.taskId, state: reported.state, uuid: reported.uuid });
+    host.ctx.trace.append('executor:update-after-terminal', {
+      taskId: task.spec.taskId,
+      state: reported.state,
+      uuid: reported.uuid,
+    });
     return done;
   }
-  if (host.takeUpdate(executor.frameworkId, statusOf(host, executor, reported)) && canTransition(task.state, reported.state)) {
+  if (
+    host.takeUpdate(executor.frameworkId, statusOf(host, executor, reported)) &&
+    canTransition(task.state, reported.state)
+  ) {
     task.state = reported.state;
   }
   return done;

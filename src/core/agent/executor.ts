@@ -29,7 +29,8 @@ import type { StatusReason, TaskSpec, TaskState, TaskStatus } from '../model/typ
 export type ExecutorKind = 'command' | 'default' | 'custom';
 
 /** Why a DOCKER task cannot start on an agent without the container engine. */
-const NO_ENGINE_MESSAGE = "Failed to launch container: no containerizer of this agent supports ContainerInfo type 'DOCKER' (--containerizers)";
+const NO_ENGINE_MESSAGE =
+  "Failed to launch container: no containerizer of this agent supports ContainerInfo type 'DOCKER' (--containerizers)";
 
 /** The grace period of a kill without a kill policy, as upstream's command and default executors use. */
 export const DEFAULT_KILL_GRACE_MS = 3_000;
@@ -254,7 +255,8 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     const victims = this.kind === 'default' ? this.liveTasks().filter((t) => t.groupId === task.groupId) : [task];
     for (const victim of victims) {
       if (victim.plan.ignoresTerm !== true && victim.hung !== true) this.#kill(victim);
-      else if (victim.state !== 'TASK_KILLING' || !this.id.killingCapable) this.#killAfterGrace(victim, gracePeriodMs ?? victim.spec.killGracePeriodMs ?? DEFAULT_KILL_GRACE_MS);
+      else if (victim.state !== 'TASK_KILLING' || !this.id.killingCapable)
+        this.#killAfterGrace(victim, gracePeriodMs ?? victim.spec.killGracePeriodMs ?? DEFAULT_KILL_GRACE_MS);
     }
     this.#maybeExit();
   }
@@ -294,7 +296,13 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     this.#maybeExit();
   }
 
-  #set(task: SimTask, state: TaskState, message?: string, reason?: StatusReason, source: TaskStatus['source'] = 'SOURCE_EXECUTOR'): void {
+  #set(
+    task: SimTask,
+    state: TaskState,
+    message?: string,
+    reason?: StatusReason,
+    source: TaskStatus['source'] = 'SOURCE_EXECUTOR',
+  ): void {
     const { taskId } = task.spec;
     task.state = transition(taskId, task.state, state);
     const { agentId, executorId, containerId } = this.id;

@@ -54,7 +54,6 @@ export const MAX_FINISHED_TASKS = 1_000;
 /** How many exited executors an agent shows per framework (upstream's `--max_completed_executors_per_framework` default). */
 export const MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK = 150;
 
-
 /** A machine and its agent process's flags. */
 export interface AgentConfig {
   readonly id: string;

@@ -28,7 +28,8 @@ export interface AgentFramework {
 /** The agent's entry of a framework, made with its first task. */
 export function frameworkEntry(frameworks: Map<string, AgentFramework>, info: FrameworkRef): AgentFramework {
   let fw = frameworks.get(info.id);
-  if (fw === undefined) frameworks.set(info.id, (fw = { info, executors: new Map(), tasks: new Map(), completed: [], terminating: false }));
+  if (fw === undefined)
+    frameworks.set(info.id, (fw = { info, executors: new Map(), tasks: new Map(), completed: [], terminating: false }));
   return fw;
 }
 

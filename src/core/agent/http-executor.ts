@@ -143,7 +143,8 @@ export class HttpExecutor extends ExecutorIdentified<HttpTask> implements SimNod
    */
   subscribe(connectionId: string): 'first' | 'again' | 'shutdown' {
     const previous = this.#connectionId;
-    if (previous !== undefined && previous !== connectionId) this.host.outbox.close(previous, 'the executor subscribed again');
+    if (previous !== undefined && previous !== connectionId)
+      this.host.outbox.close(previous, 'the executor subscribed again');
     this.#connectionId = connectionId;
     if (this.#state === 'terminating') {
       this.#send({ type: 'SHUTDOWN' });
@@ -154,7 +155,13 @@ export class HttpExecutor extends ExecutorIdentified<HttpTask> implements SimNod
     this.ctx.loop.cancel(this.#registrationTimer);
     const { executorId, frameworkId, containerId } = this;
     this.ctx.trace.append('executor:subscribe', { agentId: this.id.agentId, frameworkId, executorId, first });
-    this.#send({ type: 'SUBSCRIBED', executor: this.spec, framework: this.framework, agent: this.host.agentInfo(), containerId });
+    this.#send({
+      type: 'SUBSCRIBED',
+      executor: this.spec,
+      framework: this.framework,
+      agent: this.host.agentInfo(),
+      containerId,
+    });
     if (first) {
       for (const event of this.#queued) this.#send(event);
       this.#queued = [];
@@ -219,7 +226,8 @@ export class HttpExecutor extends ExecutorIdentified<HttpTask> implements SimNod
 
   #launch(specs: readonly TaskSpec[], event: ExecutorEvent): void {
     if (this.#state === 'terminating') return;
-    for (const spec of specs) this.tasks.set(spec.taskId, { spec, state: 'TASK_STAGING', delivered: this.#state !== 'launched' });
+    for (const spec of specs)
+      this.tasks.set(spec.taskId, { spec, state: 'TASK_STAGING', delivered: this.#state !== 'launched' });
     if (this.#state === 'launched') this.#queued.push(event);
     else this.#send(event);
   }
@@ -253,7 +261,8 @@ export class HttpExecutor extends ExecutorIdentified<HttpTask> implements SimNod
 
   #remember(uuid: string): void {
     this.#acknowledged.add(uuid);
-    if (this.#acknowledged.size > MAX_REMEMBERED_ACKS) this.#acknowledged.delete(this.#acknowledged.values().next().value!);
+    if (this.#acknowledged.size > MAX_REMEMBERED_ACKS)
+      this.#acknowledged.delete(this.#acknowledged.values().next().value!);
   }
 
   #moveTo(next: HttpExecutorState): void {

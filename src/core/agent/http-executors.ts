@@ -31,7 +31,15 @@ export interface AgentPort {
   resources(): Resources;
   framework(frameworkId: string): AgentFramework | undefined;
   /** An update the agent makes itself about a task. */
-  emit(frameworkId: string, taskId: string, executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason, limitation?: Resources): void;
+  emit(
+    frameworkId: string,
+    taskId: string,
+    executor: AgentExecutor,
+    state: TaskState,
+    message: string,
+    reason: StatusReason,
+    limitation?: Resources,
+  ): void;
   take(frameworkId: string, status: TaskStatus): boolean;
   exited(executor: AgentExecutor, waitStatus: number): void;
   toMaster(message: AgentToMaster): void;
@@ -39,7 +47,9 @@ export interface AgentPort {
 
 export class HttpExecutors implements HttpExecutorHost {
   /** A restarted agent waiting for its executors to subscribe again before it registers. */
-  #awaiting: { readonly waiting: readonly HttpExecutor[]; readonly proceed: () => void; readonly timer: TimerId } | undefined;
+  #awaiting:
+    | { readonly waiting: readonly HttpExecutor[]; readonly proceed: () => void; readonly timer: TimerId }
+    | undefined;
 
   constructor(private readonly agent: AgentPort) {}
 
@@ -50,7 +60,15 @@ export class HttpExecutors implements HttpExecutorHost {
   /** A custom executor run by a process outside the core: spawned by the host, or awaited. */
   launch(identity: ExecutorIdentity, spec: ExecutorSpec, framework: FrameworkRef, spawned: boolean): HttpExecutor {
     const { flags, ip, port } = this.agent.config;
-    const executor = new HttpExecutor(this.agent.ctx, this, identity, spec, framework, flags.executorRegistrationTimeoutMs, spawned);
+    const executor = new HttpExecutor(
+      this.agent.ctx,
+      this,
+      identity,
+      spec,
+      framework,
+      flags.executorRegistrationTimeoutMs,
+      spawned,
+    );
     if (!spawned) return executor;
     this.outbox.container({
       kind: 'launch',
@@ -79,7 +97,13 @@ export class HttpExecutors implements HttpExecutorHost {
   }
 
   /** Destroys an executor's container, its live tasks ending as `state` with the agent's reason (and the limitation it passed). */
-  terminate(executor: AgentExecutor, state: TaskState, message: string, reason: StatusReason, limitation?: Resources): void {
+  terminate(
+    executor: AgentExecutor,
+    state: TaskState,
+    message: string,
+    reason: StatusReason,
+    limitation?: Resources,
+  ): void {
     for (const task of executor.liveTasks()) {
       this.agent.emit(executor.frameworkId, task.spec.taskId, executor, state, message, reason, limitation);
       task.state = state;
@@ -148,7 +172,14 @@ export class HttpExecutors implements HttpExecutorHost {
   }
 
   killedBeforeDelivery(executor: HttpExecutor, taskId: string): void {
-    this.agent.emit(executor.frameworkId, taskId, executor, 'TASK_KILLED', 'Killed before delivery to the executor', 'REASON_TASK_KILLED_DURING_LAUNCH');
+    this.agent.emit(
+      executor.frameworkId,
+      taskId,
+      executor,
+      'TASK_KILLED',
+      'Killed before delivery to the executor',
+      'REASON_TASK_KILLED_DURING_LAUNCH',
+    );
     executor.setTaskState(taskId, 'TASK_KILLED');
   }
 

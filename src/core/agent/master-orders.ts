@@ -49,8 +49,20 @@ export class MasterOrders {
     this.port.ctx.network.send(this.port.agentId, executor.nodeId, { type: 'LAUNCH', task });
   }
 
-  runTaskGroup(launchId: string, framework: FrameworkRef, executorSpec: ExecutorSpec, tasks: readonly TaskSpec[]): void {
-    if (this.#refuseRun(framework.id, tasks.map((t) => t.taskId), launchId)) return;
+  runTaskGroup(
+    launchId: string,
+    framework: FrameworkRef,
+    executorSpec: ExecutorSpec,
+    tasks: readonly TaskSpec[],
+  ): void {
+    if (
+      this.#refuseRun(
+        framework.id,
+        tasks.map((t) => t.taskId),
+        launchId,
+      )
+    )
+      return;
     const executor = this.#executorFor(framework, executorSpec.executorId, 'default');
     for (const task of tasks) this.port.frameworks().get(framework.id)!.tasks.set(task.taskId, executor);
     this.port.ctx.network.send(this.port.agentId, executor.nodeId, { type: 'LAUNCH_GROUP', tasks });
@@ -61,13 +73,24 @@ export class MasterOrders {
     const executor = this.port.executorOfTask(frameworkId, taskId);
     if (executor !== undefined) {
       const gracePeriodMs = callGracePeriodMs ?? executor.tasks.get(taskId)?.spec.killGracePeriodMs;
-      this.port.ctx.network.send(this.port.agentId, executor.nodeId, { type: 'KILL', taskId, ...(gracePeriodMs === undefined ? {} : { gracePeriodMs }) });
+      this.port.ctx.network.send(this.port.agentId, executor.nodeId, {
+        type: 'KILL',
+        taskId,
+        ...(gracePeriodMs === undefined ? {} : { gracePeriodMs }),
+      });
       return;
     }
     // Unknown here: tell the master it is lost so the framework hears of it.
     const fw = this.port.frameworks().get(frameworkId);
     if (fw !== undefined && !this.port.updates.hasPending(frameworkId, taskId)) {
-      this.port.updates.emit(frameworkId, taskId, undefined, 'TASK_LOST', 'Cannot find task to kill', 'REASON_TASK_UNKNOWN');
+      this.port.updates.emit(
+        frameworkId,
+        taskId,
+        undefined,
+        'TASK_LOST',
+        'Cannot find task to kill',
+        'REASON_TASK_UNKNOWN',
+      );
     }
   }
 
@@ -93,7 +116,10 @@ export class MasterOrders {
       ctx.trace.append('status-update:ack-ignored', { agentId, taskId, uuid });
       return;
     }
-    const executor = acked.executorId === undefined ? undefined : this.port.frameworks().get(frameworkId)?.executors.get(acked.executorId);
+    const executor =
+      acked.executorId === undefined
+        ? undefined
+        : this.port.frameworks().get(frameworkId)?.executors.get(acked.executorId);
     if (executor?.alive === true) ctx.network.send(agentId, executor.nodeId, { type: 'ACKNOWLEDGED', taskId, uuid });
   }
 
@@ -129,7 +155,8 @@ export class MasterOrders {
     // A task for a framework shut down here (on an agent back from a partition): the master still runs it, so it runs again.
     fw.terminating = false;
     let executor = fw.executors.get(executorId);
-    if (executor === undefined || !executor.alive) fw.executors.set(executorId, (executor = this.port.containerizer.launch(framework, executorId, kind, spec)));
+    if (executor === undefined || !executor.alive)
+      fw.executors.set(executorId, (executor = this.port.containerizer.launch(framework, executorId, kind, spec)));
     return executor;
   }
 }

@@ -76,9 +76,25 @@ export class NestedContainers {
   }
 
   /** A nested container as its readers see it: running, or ended with its termination. */
-  status(containerId: string): { readonly parentId: string; readonly argv: readonly string[]; readonly tty: boolean; readonly termination: ContainerTermination | undefined } | undefined {
+  status(
+    containerId: string,
+  ):
+    | {
+        readonly parentId: string;
+        readonly argv: readonly string[];
+        readonly tty: boolean;
+        readonly termination: ContainerTermination | undefined;
+      }
+    | undefined {
     const entry = this.#containers.get(containerId);
-    return entry === undefined ? undefined : { parentId: entry.launch.parentId, argv: entry.launch.argv, tty: entry.launch.tty, termination: entry.termination };
+    return entry === undefined
+      ? undefined
+      : {
+          parentId: entry.launch.parentId,
+          argv: entry.launch.argv,
+          tty: entry.launch.tty,
+          termination: entry.termination,
+        };
   }
 
   /**
@@ -89,7 +105,8 @@ export class NestedContainers {
   launch(launch: NestedLaunch, parent: ParentContainer, output: string | undefined): Outcome<undefined> {
     const refusal = argvRefusal(launch.argv);
     if (refusal !== undefined) return fail('INVALID', refusal);
-    if (this.#containers.has(launch.containerId)) return fail('CONFLICT', `Container ${launch.containerId} already exists`);
+    if (this.#containers.has(launch.containerId))
+      return fail('CONFLICT', `Container ${launch.containerId} already exists`);
     const world: ShellWorld = {
       loop: this.ctx.loop,
       hostname: parent.hostname,
@@ -104,7 +121,12 @@ export class NestedContainers {
     // In the map before it starts: a command may write at once.
     const entry: Nested = { launch, output, termination: undefined, waiters: [], process: undefined };
     this.#containers.set(id, entry);
-    const traceData = { containerId: id, parentId: launch.parentId, argv: traced(launch.argv.join(' ')), external: launch.external === true };
+    const traceData = {
+      containerId: id,
+      parentId: launch.parentId,
+      argv: traced(launch.argv.join(' ')),
+      external: launch.external === true,
+    };
     this.ctx.trace.append('container:launch-nested', traceData);
     if (launch.external === true) return ok(undefined);
     const shell = new ShellProcess(
@@ -183,7 +205,10 @@ export class NestedContainers {
 
   /** A waiter's connection went away. */
   waiterClosed(connectionId: string): void {
-    for (const waiters of [...[...this.#containers.values()].map((e) => e.waiters), ...this.#topLevelWaiters.values()]) {
+    for (const waiters of [
+      ...[...this.#containers.values()].map((e) => e.waiters),
+      ...this.#topLevelWaiters.values(),
+    ]) {
       const i = waiters.indexOf(connectionId);
       if (i >= 0) waiters.splice(i, 1);
     }
@@ -191,7 +216,8 @@ export class NestedContainers {
 
   /** The parent container ended: its nested containers end with it (SIGKILL), and who waited for it hears its status. */
   parentEnded(parentId: string, exitStatus: number): void {
-    for (const [id, entry] of this.#containers) if (entry.launch.parentId === parentId && entry.termination === undefined) this.kill(id, 9);
+    for (const [id, entry] of this.#containers)
+      if (entry.launch.parentId === parentId && entry.termination === undefined) this.kill(id, 9);
     for (const waiter of this.#topLevelWaiters.get(parentId) ?? []) this.outbox.containerWait(waiter, { exitStatus });
     this.#topLevelWaiters.delete(parentId);
   }
@@ -266,12 +292,19 @@ export function parentContainer(agent: ContainerHost, parentId: string): Outcome
 }
 
 /** WAIT_CONTAINER on an executor's own container: its status once it has exited, or a wait while it runs. */
-export function waitExecutorContainer(agent: ContainerHost, nested: NestedContainers, connectionId: string, containerId: string): Outcome<ContainerTermination | undefined> {
+export function waitExecutorContainer(
+  agent: ContainerHost,
+  nested: NestedContainers,
+  connectionId: string,
+  containerId: string,
+): Outcome<ContainerTermination | undefined> {
   if (agent.executors().some((e) => e.alive && e.containerId === containerId)) {
     nested.waitTopLevel(connectionId, containerId);
     return ok(undefined);
   }
-  const ended = [...agent.executors(), ...agent.completedExecutors()].find((e) => e.containerId === containerId && e.exitStatus !== undefined);
+  const ended = [...agent.executors(), ...agent.completedExecutors()].find(
+    (e) => e.containerId === containerId && e.exitStatus !== undefined,
+  );
   if (ended === undefined) return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
   return ok({ exitStatus: ended.exitStatus! });
 }

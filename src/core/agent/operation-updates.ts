@@ -102,7 +102,10 @@ export class OperationUpdates {
     this.forward(pending.update);
     pending.timer = this.ctx.loop.schedule(pending.retryMs, 'operation-update:retry', () => {
       pending.retryMs = Math.min(pending.retryMs * 2, RETRY_MAX_MS);
-      this.ctx.trace.append('operation-update:retry', { operationUuid: pending.update.operationUuid, uuid: pending.update.status.uuid });
+      this.ctx.trace.append('operation-update:retry', {
+        operationUuid: pending.update.operationUuid,
+        uuid: pending.update.status.uuid,
+      });
       this.#send(pending);
     });
   }
@@ -144,7 +147,12 @@ export function applyOperation(
   updates.update({
     ...(m.frameworkId === undefined ? {} : { frameworkId: m.frameworkId }),
     operationUuid: m.operationUuid,
-    status: { ...(m.operationId === undefined ? {} : { operationId: m.operationId }), state: 'OPERATION_FINISHED', agentId, uuid },
+    status: {
+      ...(m.operationId === undefined ? {} : { operationId: m.operationId }),
+      state: 'OPERATION_FINISHED',
+      agentId,
+      uuid,
+    },
   });
   return next;
 }
@@ -219,6 +227,8 @@ export class ResourceOperations {
   }
 
   #newUpdates(): OperationUpdates {
-    return new OperationUpdates(this.ctx, (update) => this.toMaster({ type: 'UPDATE_OPERATION_STATUS', agentId: this.agentId, ...update }));
+    return new OperationUpdates(this.ctx, (update) =>
+      this.toMaster({ type: 'UPDATE_OPERATION_STATUS', agentId: this.agentId, ...update }),
+    );
   }
 }

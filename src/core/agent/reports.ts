@@ -3,12 +3,22 @@
  * live executors, the tasks whose updates it still holds (their executor
  * may be gone), and its executors other than command executors.
  */
-import type { AgentDescription, AgentToMaster, FrameworkRef, ReportedExecutor, ReportedTask } from '../model/messages.js';
+import type {
+  AgentDescription,
+  AgentToMaster,
+  FrameworkRef,
+  ReportedExecutor,
+  ReportedTask,
+} from '../model/messages.js';
 import type { TaskState } from '../model/types.js';
 import type { AgentExecutor } from './frameworks.js';
 import type { StreamHead } from './status-update-manager.js';
 
-export function reportedTasks(executors: readonly AgentExecutor[], heads: readonly StreamHead[], latest: ReadonlyMap<string, TaskState>): ReportedTask[] {
+export function reportedTasks(
+  executors: readonly AgentExecutor[],
+  heads: readonly StreamHead[],
+  latest: ReadonlyMap<string, TaskState>,
+): ReportedTask[] {
   const reported: ReportedTask[] = [];
   // Per framework, the tasks its live executors report (an agent reports thousands after a failover: no key strings).
   const listed = new Map<string, Set<string>>();
@@ -18,7 +28,14 @@ export function reportedTasks(executors: readonly AgentExecutor[], heads: readon
     const command = e.kind === 'command';
     for (const t of e.tasks.values()) {
       ids.add(t.spec.taskId);
-      reported.push({ frameworkId: e.frameworkId, taskId: t.spec.taskId, executorId: e.executorId, state: t.state, spec: t.spec, command });
+      reported.push({
+        frameworkId: e.frameworkId,
+        taskId: t.spec.taskId,
+        executorId: e.executorId,
+        state: t.state,
+        spec: t.spec,
+        command,
+      });
     }
   }
   for (const { frameworkId, status, ended } of heads) {
@@ -26,7 +43,13 @@ export function reportedTasks(executors: readonly AgentExecutor[], heads: readon
     const state = latest.get(`${frameworkId}\u0000${status.taskId}`) ?? status.state;
     // A task whose executor exited, its updates unacknowledged: reported whole, as upstream's agent reports its terminated tasks.
     const known = ended === undefined ? {} : { spec: ended.spec, command: ended.command };
-    reported.push({ frameworkId, taskId: status.taskId, executorId: ended?.executorId ?? status.executorId ?? status.taskId, state, ...known });
+    reported.push({
+      frameworkId,
+      taskId: status.taskId,
+      executorId: ended?.executorId ?? status.executorId ?? status.taskId,
+      state,
+      ...known,
+    });
   }
   return reported;
 }
@@ -37,7 +60,11 @@ export function reportedExecutors(executors: readonly AgentExecutor[]): Reported
     .map((e) => {
       // The executor's own resources travel with each task launched on it.
       const spec = [...e.tasks.values()].find((t) => t.spec.executor !== undefined)?.spec.executor;
-      return { frameworkId: e.frameworkId, executorId: e.executorId, ...(spec === undefined ? {} : { resources: spec.resources }) };
+      return {
+        frameworkId: e.frameworkId,
+        executorId: e.executorId,
+        ...(spec === undefined ? {} : { resources: spec.resources }),
+      };
     });
 }
 
@@ -50,7 +77,11 @@ export interface HeldState {
 }
 
 /** REREGISTER_AGENT: the agent, what it runs, and its frameworks (which a master that failed over does not know). */
-export function reregistration(agent: AgentDescription, executors: readonly AgentExecutor[], held: HeldState): AgentToMaster {
+export function reregistration(
+  agent: AgentDescription,
+  executors: readonly AgentExecutor[],
+  held: HeldState,
+): AgentToMaster {
   const tasks = reportedTasks(executors, held.heads, held.latest);
   // As upstream's agent: the frameworks it still runs something of (one whose executors have all exited is forgotten).
   const running = new Set<string>();

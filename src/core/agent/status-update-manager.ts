@@ -77,7 +77,14 @@ export class StatusUpdateManager {
   update(frameworkId: string, status: TaskStatus, key = streamKey(frameworkId, status.taskId)): boolean {
     let stream = this.#streams.get(key);
     if (stream === undefined) {
-      stream = { frameworkId, pending: [], seen: new SmallSet(), retryMs: RETRY_MIN_MS, timer: undefined, ended: undefined };
+      stream = {
+        frameworkId,
+        pending: [],
+        seen: new SmallSet(),
+        retryMs: RETRY_MIN_MS,
+        timer: undefined,
+        ended: undefined,
+      };
       this.#streams.set(key, stream);
     }
     if (status.uuid !== undefined) {
@@ -118,7 +125,11 @@ export class StatusUpdateManager {
     for (const stream of this.#streams.values()) {
       const head = stream.pending[0];
       if (head === undefined) continue;
-      out.push(stream.ended === undefined ? { frameworkId: stream.frameworkId, status: head } : { frameworkId: stream.frameworkId, status: head, ended: stream.ended });
+      out.push(
+        stream.ended === undefined
+          ? { frameworkId: stream.frameworkId, status: head }
+          : { frameworkId: stream.frameworkId, status: head, ended: stream.ended },
+      );
     }
     return out;
   }
@@ -157,7 +168,12 @@ export class StatusUpdateManager {
   checkpoint(keep: (frameworkId: string) => boolean): StreamCheckpoint[] {
     return [...this.#streams.values()]
       .filter((s) => keep(s.frameworkId))
-      .map((s) => ({ frameworkId: s.frameworkId, pending: [...s.pending], seen: [...s.seen], ...(s.ended === undefined ? {} : { ended: s.ended }) }));
+      .map((s) => ({
+        frameworkId: s.frameworkId,
+        pending: [...s.pending],
+        seen: [...s.seen],
+        ...(s.ended === undefined ? {} : { ended: s.ended }),
+      }));
   }
 
   /** Takes back the streams of a checkpoint (paused until `resume`). */
@@ -189,7 +205,11 @@ export class StatusUpdateManager {
     stream.timer = this.ctx.loop.schedule(stream.retryMs, 'status-update:retry', () => {
       stream.retryMs = Math.min(stream.retryMs * 2, RETRY_MAX_MS);
       const { taskId, state, uuid } = head;
-      this.ctx.trace.appendJson('status-update:retry', updateText(taskId, state, uuid), () => ({ taskId, state, uuid }));
+      this.ctx.trace.appendJson('status-update:retry', updateText(taskId, state, uuid), () => ({
+        taskId,
+        state,
+        uuid,
+      }));
       this.#send(key, stream);
     });
   }

@@ -12,7 +12,13 @@ import type { AgentToMaster, ExecutorToAgent } from '../model/messages.js';
 import type { Resources } from '../model/resources.js';
 import type { StatusReason, TaskState, TaskStatus } from '../model/types.js';
 import type { AgentExecutor } from './frameworks.js';
-import { StatusUpdateManager, streamKey, type EndedTask, type StreamCheckpoint, type StreamHead } from './status-update-manager.js';
+import {
+  StatusUpdateManager,
+  streamKey,
+  type EndedTask,
+  type StreamCheckpoint,
+  type StreamHead,
+} from './status-update-manager.js';
 
 /** What the updates need of their agent. */
 export interface TaskUpdatesPort {
@@ -73,7 +79,15 @@ export class TaskUpdates {
   }
 
   /** An update the agent makes itself (not its executors'). */
-  emit(frameworkId: string, taskId: string, executor: AgentExecutor | undefined, state: TaskState, message: string, reason: StatusReason, limitation?: Resources): void {
+  emit(
+    frameworkId: string,
+    taskId: string,
+    executor: AgentExecutor | undefined,
+    state: TaskState,
+    message: string,
+    reason: StatusReason,
+    limitation?: Resources,
+  ): void {
     this.take(frameworkId, {
       ...(limitation === undefined ? {} : { limitation }),
       taskId,
@@ -111,7 +125,12 @@ export class TaskUpdates {
     const { ctx, agentId } = this.port;
     const executor = this.port.executor(m.frameworkId, m.executorId);
     if (executor?.nodeId !== from) {
-      ctx.trace.append('executor:call-refused', { agentId, executorId: m.executorId, call: m.type, reason: 'Executor cannot be found' });
+      ctx.trace.append('executor:call-refused', {
+        agentId,
+        executorId: m.executorId,
+        call: m.type,
+        reason: 'Executor cannot be found',
+      });
       return;
     }
     switch (m.type) {
@@ -119,7 +138,11 @@ export class TaskUpdates {
         this.take(m.frameworkId, m.status);
         return;
       case 'EXECUTOR_SUBSCRIBE':
-        ctx.trace.append('executor:resubscribe', { agentId, executorId: m.executorId, unacknowledged: m.unacknowledged.length });
+        ctx.trace.append('executor:resubscribe', {
+          agentId,
+          executorId: m.executorId,
+          unacknowledged: m.unacknowledged.length,
+        });
         for (const status of m.unacknowledged) this.take(m.frameworkId, status);
         return;
     }
@@ -128,7 +151,8 @@ export class TaskUpdates {
   /** The acknowledged update, undefined for a stale or unknown acknowledgement. */
   acknowledge(frameworkId: string, taskId: string, uuid: string): TaskStatus | undefined {
     const acked = this.#manager.acknowledge(frameworkId, taskId, uuid);
-    if (acked !== undefined && !this.#manager.hasPending(frameworkId, taskId)) this.#latest.delete(streamKey(frameworkId, taskId));
+    if (acked !== undefined && !this.#manager.hasPending(frameworkId, taskId))
+      this.#latest.delete(streamKey(frameworkId, taskId));
     return acked;
   }
 

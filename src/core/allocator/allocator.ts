@@ -14,7 +14,14 @@
  */
 import type { SimContext } from '../network/context.js';
 import type { Rng } from '../kernel/rng.js';
-import { isEmpty, scalarMilli, subtract, allocate as withAllocationRole, add, type Resources } from '../model/resources.js';
+import {
+  isEmpty,
+  scalarMilli,
+  subtract,
+  allocate as withAllocationRole,
+  add,
+  type Resources,
+} from '../model/resources.js';
 import type { OfferConstraints } from '../model/types.js';
 import type { AgentFacts } from './constraints.js';
 import { RefuseFilters } from './filters.js';
@@ -175,7 +182,15 @@ export class Allocator {
   // ---- frameworks ----
 
   addFramework(id: string, info: FrameworkAllocation): void {
-    const fw: FrameworkState = { id, gpuAware: false, roles: new Set(), suppressed: new Set(), active: true, clients: new Map(), agents: new Set() };
+    const fw: FrameworkState = {
+      id,
+      gpuAware: false,
+      roles: new Set(),
+      suppressed: new Set(),
+      active: true,
+      clients: new Map(),
+      agents: new Set(),
+    };
     this.#books.frameworks.set(id, fw);
     this.updateFramework(id, info);
   }
@@ -376,7 +391,8 @@ export class Allocator {
       if (this.#scheduledAtMs !== at) return;
       this.#scheduledAtMs = undefined;
       if (this.paused) return;
-      const decisions = this.ctx.probes === undefined ? this.allocate() : this.ctx.probes.run('allocation', () => this.allocate());
+      const decisions =
+        this.ctx.probes === undefined ? this.allocate() : this.ctx.probes.run('allocation', () => this.allocate());
       if (decisions.length > 0) this.onDecisions(decisions);
     });
   }
@@ -415,7 +431,10 @@ export class Allocator {
   }
 
   #expireFilters(): void {
-    const agents = this.#filters.expire(this.ctx.loop.now(), (role, index) => this.#books.roles.get(role)?.byIndex[index]);
+    const agents = this.#filters.expire(
+      this.ctx.loop.now(),
+      (role, index) => this.#books.roles.get(role)?.byIndex[index],
+    );
     for (const id of agents) {
       const agent = this.#books.agents.get(id);
       if (agent !== undefined) this.#work.unfiltered(agent);

@@ -47,9 +47,12 @@ export function sameBag(a: Resources, b: Resources): boolean {
 }
 
 function sameIdentity(a: Resource, b: Resource): boolean {
-  if (a.name !== b.name || a.type !== b.type || a.role !== b.role || a.allocationRole !== b.allocationRole) return false;
-  for (const key of Object.keys(a) as (keyof Resource)[]) if (!QUANTITY.has(key) && !deepEqual(a[key], b[key])) return false;
-  for (const key of Object.keys(b) as (keyof Resource)[]) if (!QUANTITY.has(key) && !(key in a) && b[key] !== undefined) return false;
+  if (a.name !== b.name || a.type !== b.type || a.role !== b.role || a.allocationRole !== b.allocationRole)
+    return false;
+  for (const key of Object.keys(a) as (keyof Resource)[])
+    if (!QUANTITY.has(key) && !deepEqual(a[key], b[key])) return false;
+  for (const key of Object.keys(b) as (keyof Resource)[])
+    if (!QUANTITY.has(key) && !(key in a) && b[key] !== undefined) return false;
   return true;
 }
 

@@ -63,7 +63,16 @@ export class RefuseFilters {
     const key = groupKey(resources);
     let group = groups.find((g) => g.key === key);
     if (group === undefined) {
-      group = { agentId, role: holder.role, resources, key, expiries: new Map(), members: new BitSet(), covers: false, coverEpoch: -1 };
+      group = {
+        agentId,
+        role: holder.role,
+        resources,
+        key,
+        expiries: new Map(),
+        members: new BitSet(),
+        covers: false,
+        coverEpoch: -1,
+      };
       groups.push(group);
     }
     // A later filter of the same resources outlives an earlier one.
@@ -111,7 +120,8 @@ export class RefuseFilters {
   /** Forgets the filters on an agent (the agent is gone). */
   forgetAgent(agentId: string, holderOf: (role: string, index: number) => FilterHolder | undefined): void {
     for (const groups of this.#byAgent.get(agentId)?.values() ?? []) {
-      for (const group of [...groups]) for (const index of [...group.expiries.keys()]) this.#drop(group, index, holderOf(group.role, index));
+      for (const group of [...groups])
+        for (const index of [...group.expiries.keys()]) this.#drop(group, index, holderOf(group.role, index));
     }
     this.#byAgent.delete(agentId);
   }

@@ -70,7 +70,14 @@ export class Pass {
     return first.length === 0 ? order : [...first, ...order.filter((r) => !quota.belowGuarantee(r.name))];
   }
 
-  #choose(agent: AgentState, role: RoleState, allowed: BitSet, full: boolean, offerable: Resources, offer: Resources): Client | undefined {
+  #choose(
+    agent: AgentState,
+    role: RoleState,
+    allowed: BitSet,
+    full: boolean,
+    offerable: Resources,
+    offer: Resources,
+  ): Client | undefined {
     const groups = this.filters.groups(agent.id, role.name);
     const covering = groups.length === 0 ? NONE : groups.filter((g) => covers(g, agent, offerable));
     if (full && covering.length === 0) return this.#walk(role, agent, offer, groups, covering, undefined);
@@ -110,7 +117,13 @@ export class Pass {
    * (upstream's `--filter_gpu_resources`, on by default). A filter whose
    * group did not cover all that is offerable may still cover the offer.
    */
-  #wants(c: Client, agent: AgentState, offer: Resources, groups: readonly FilterGroup[], covering: readonly FilterGroup[]): boolean {
+  #wants(
+    c: Client,
+    agent: AgentState,
+    offer: Resources,
+    groups: readonly FilterGroup[],
+    covering: readonly FilterGroup[],
+  ): boolean {
     const fw = c.framework;
     if (agent.hasGpus && !fw.gpuAware) return false;
     if (fw.constraints !== undefined && !satisfies(fw.constraints, c.role, agent.facts)) return false;
@@ -132,7 +145,10 @@ const NONE: readonly FilterGroup[] = [];
 function covers(g: FilterGroup, agent: AgentState, offerable: Resources): boolean {
   if (g.coverEpoch !== agent.epoch) {
     g.coverEpoch = agent.epoch;
-    g.covers = g.resources === offerable || (offerable === agent.available && g.key === availableKey(agent)) || within(g.resources, offerable);
+    g.covers =
+      g.resources === offerable ||
+      (offerable === agent.available && g.key === availableKey(agent)) ||
+      within(g.resources, offerable);
   }
   return g.covers;
 }

@@ -83,7 +83,17 @@ export class Books {
     if (role === undefined) {
       const weight = this.weights.get(name) ?? 1;
       const sorter = new DrfSorter<Client>(() => this.totals);
-      role = { name, allocation: new Map(), weight, share: 0, inOrder: false, sorter, eligible: new BitSet(), byIndex: [], freeIndexes: [] };
+      role = {
+        name,
+        allocation: new Map(),
+        weight,
+        share: 0,
+        inOrder: false,
+        sorter,
+        eligible: new BitSet(),
+        byIndex: [],
+        freeIndexes: [],
+      };
       this.roles.set(name, role);
     }
     return role;
@@ -95,7 +105,18 @@ export class Books {
       const roleState = this.role(roleName);
       const index = roleState.freeIndexes.pop() ?? roleState.byIndex.length;
       const groups = new Set<FilterGroup>();
-      c = { name: fw.id, allocation: new Map(), weight: 1, share: 0, inOrder: false, framework: fw, roleState, index, role: roleName, groups };
+      c = {
+        name: fw.id,
+        allocation: new Map(),
+        weight: 1,
+        share: 0,
+        inOrder: false,
+        framework: fw,
+        roleState,
+        index,
+        role: roleName,
+        groups,
+      };
       roleState.byIndex[index] = c;
       fw.clients.set(roleName, c);
     }

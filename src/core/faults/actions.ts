@@ -117,7 +117,8 @@ export class FaultActions {
     if (fw === undefined) return fail('NOT_FOUND', `Framework '${fault.frameworkId}' not found`);
     if (fault.type === 'resume_heartbeats') return ok(() => this.#release(fault.frameworkId));
     const connectionId = fw.connectionId;
-    if (fw.state !== 'subscribed' || connectionId === undefined) return fail('CONFLICT', `Framework '${fw.id}' has no subscription stream open`);
+    if (fw.state !== 'subscribed' || connectionId === undefined)
+      return fail('CONFLICT', `Framework '${fw.id}' has no subscription stream open`);
     if (fault.type === 'stall_heartbeats') return ok(() => this.#stall(fw.id, connectionId, fault.durationMs));
     return ok(() => {
       // What a stall held dies with the connection.
@@ -141,7 +142,10 @@ export class FaultActions {
     if (previous?.connectionId !== connectionId) this.#release(frameworkId);
     else ctx.loop.cancel(previous.timer);
     outbox.stall(connectionId);
-    const timer = durationMs === undefined ? undefined : ctx.loop.schedule(durationMs, 'fault:stall-end', () => this.#release(frameworkId));
+    const timer =
+      durationMs === undefined
+        ? undefined
+        : ctx.loop.schedule(durationMs, 'fault:stall-end', () => this.#release(frameworkId));
     this.#stalls.set(frameworkId, { connectionId, timer });
   }
 
@@ -162,12 +166,25 @@ export class FaultActions {
       return found.ok ? ok(() => found.value.agent.killExecutor(found.value.executor)) : found;
     }
     const { executorId, agentId, frameworkId } = fault;
-    if (agentId !== undefined && !this.port.agents.has(agentId)) return fail('NOT_FOUND', `Agent '${agentId}' not found`);
+    if (agentId !== undefined && !this.port.agents.has(agentId))
+      return fail('NOT_FOUND', `Agent '${agentId}' not found`);
     const matches = [...this.port.agents.values()]
       .filter((agent) => agentId === undefined || agent.id === agentId)
-      .flatMap((agent) => agent.executors().filter((e) => e.alive && e.executorId === executorId && (frameworkId === undefined || e.frameworkId === frameworkId)).map((executor) => ({ agent, executor })));
+      .flatMap((agent) =>
+        agent
+          .executors()
+          .filter(
+            (e) =>
+              e.alive && e.executorId === executorId && (frameworkId === undefined || e.frameworkId === frameworkId),
+          )
+          .map((executor) => ({ agent, executor })),
+      );
     if (matches.length === 0) return fail('NOT_FOUND', `Executor '${executorId}' not found`);
-    if (matches.length > 1) return fail('INVALID', `Executor id '${executorId}' names executors of several frameworks or agents: name 'framework_id' and 'agent_id'`);
+    if (matches.length > 1)
+      return fail(
+        'INVALID',
+        `Executor id '${executorId}' names executors of several frameworks or agents: name 'framework_id' and 'agent_id'`,
+      );
     const { agent, executor } = matches[0]!;
     return ok(() => agent.killExecutor(executor));
   }
@@ -180,7 +197,11 @@ export class FaultActions {
       if (!agent.cgroups.counts(executor, fault.taskId)) return notRunning(fault.taskId);
       return ok(() => agent.cgroups.spike(executor, fault.taskId, fault.mib, fault.durationMs));
     }
-    if (!(executor instanceof SimExecutor)) return fail('CONFLICT', `Task '${fault.taskId}' runs in an executor outside the simulation: only its process can make it fail or hang`);
+    if (!(executor instanceof SimExecutor))
+      return fail(
+        'CONFLICT',
+        `Task '${fault.taskId}' runs in an executor outside the simulation: only its process can make it fail or hang`,
+      );
     if (!executor.runs(fault.taskId)) return notRunning(fault.taskId);
     if (fault.type === 'hang_task') return ok(() => executor.hangTask(fault.taskId));
     return ok(() => executor.failTask(fault.taskId, fault.exitCode, fault.message));
@@ -194,7 +215,8 @@ export class FaultActions {
     if (containerId === undefined) {
       const found = this.#findTask({ taskId: fault.taskId ?? '' });
       if (!found.ok) return found;
-      if (found.value.agent !== agent) return fail('NOT_FOUND', `Task '${fault.taskId}' does not run on agent '${agent.id}'`);
+      if (found.value.agent !== agent)
+        return fail('NOT_FOUND', `Task '${fault.taskId}' does not run on agent '${agent.id}'`);
       containerId = found.value.executor.containerId;
     }
     const id = containerId;
@@ -205,7 +227,8 @@ export class FaultActions {
   #findTask(target: TaskTarget): Outcome<{ agent: Agent; executor: AgentExecutor }> {
     const { taskId, frameworkId } = target;
     const { master, agents } = this.port;
-    if (frameworkId !== undefined && !master.frameworks.has(frameworkId)) return fail('NOT_FOUND', `Framework '${frameworkId}' not found`);
+    if (frameworkId !== undefined && !master.frameworks.has(frameworkId))
+      return fail('NOT_FOUND', `Framework '${frameworkId}' not found`);
     const tasks = [...master.frameworks.values()]
       .filter((fw) => frameworkId === undefined || fw.id === frameworkId)
       .flatMap((fw) => {
@@ -213,7 +236,8 @@ export class FaultActions {
         return task === undefined || isTerminal(task.state) ? [] : [task];
       });
     if (tasks.length === 0) return fail('NOT_FOUND', `Task '${taskId}' not found`);
-    if (tasks.length > 1) return fail('INVALID', `Task id '${taskId}' names tasks of several frameworks: name 'framework_id'`);
+    if (tasks.length > 1)
+      return fail('INVALID', `Task id '${taskId}' names tasks of several frameworks: name 'framework_id'`);
     const task = tasks[0]!;
     const agent = agents.get(task.agentId);
     const executor = agent?.state === 'crashed' ? undefined : agent?.executorOfTask(task.frameworkId, taskId);
@@ -228,5 +252,7 @@ function notRunning(taskId: string): ReturnType<typeof fail> {
 
 /** Whether a fault is one `FaultActions` applies. */
 export function isNodeFault(fault: Fault): fault is NodeFault {
-  return !['crash_agent', 'restart_agent', 'partition', 'heal', 'network_rule', 'remove_network_rule'].includes(fault.type);
+  return !['crash_agent', 'restart_agent', 'partition', 'heal', 'network_rule', 'remove_network_rule'].includes(
+    fault.type,
+  );
 }

@@ -30,8 +30,13 @@ export interface MasterSeats {
   leaderIndex(): number | undefined;
 }
 
-export function injectMasterFault(cluster: MasterFaultTarget, seats: MasterSeats, fault: MasterFault): Outcome<FaultResult> {
-  if (fault.master !== undefined && !seats.has(fault.master)) return fail('NOT_FOUND', `Master ${fault.master} not found`);
+export function injectMasterFault(
+  cluster: MasterFaultTarget,
+  seats: MasterSeats,
+  fault: MasterFault,
+): Outcome<FaultResult> {
+  if (fault.master !== undefined && !seats.has(fault.master))
+    return fail('NOT_FOUND', `Master ${fault.master} not found`);
   const index = fault.master ?? seats.leaderIndex();
   if (index === undefined) return fail('UNAVAILABLE', NO_LEADER);
   switch (fault.type) {

@@ -11,7 +11,10 @@ import type { NetworkRule } from '../network/network.js';
 import type { RecoverMode } from '../model/executor-api.js';
 import type { Trace } from '../kernel/trace.js';
 
-export type NetworkFault = Extract<Fault, { readonly type: 'crash_agent' | 'restart_agent' | 'partition' | 'heal' | 'network_rule' | 'remove_network_rule' }>;
+export type NetworkFault = Extract<
+  Fault,
+  { readonly type: 'crash_agent' | 'restart_agent' | 'partition' | 'heal' | 'network_rule' | 'remove_network_rule' }
+>;
 
 /** What the cluster offers these faults. */
 export interface NetworkFaultTarget {
@@ -24,7 +27,11 @@ export interface NetworkFaultTarget {
   removeNetworkRule(ruleId: number): void;
 }
 
-export function injectNetworkFault(cluster: NetworkFaultTarget, trace: Trace, fault: NetworkFault): Outcome<FaultResult> {
+export function injectNetworkFault(
+  cluster: NetworkFaultTarget,
+  trace: Trace,
+  fault: NetworkFault,
+): Outcome<FaultResult> {
   // An agent's process fault names an agent: the master is a node, but no agent.
   const agentOnly = fault.type === 'crash_agent' || fault.type === 'restart_agent';
   const unknown = faultNodes(fault).find((node) => (agentOnly || node !== MASTER_NODE) && !cluster.hasAgent(node));

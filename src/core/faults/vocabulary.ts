@@ -51,7 +51,13 @@ export type ProcessFault =
   /** The task's memory use rises by `mib` MiB, for `durationMs` or for good. */
   | ({ readonly type: 'memory_spike'; readonly mib: number; readonly durationMs?: number } & TaskTarget)
   /** UPDATE_CONTAINER_MEMORY_LIMIT of a container (or the container of a task) on an agent. */
-  | { readonly type: 'set_memory_limit'; readonly agentId: string; readonly containerId?: string; readonly taskId?: string; readonly mib: number };
+  | {
+      readonly type: 'set_memory_limit';
+      readonly agentId: string;
+      readonly containerId?: string;
+      readonly taskId?: string;
+      readonly mib: number;
+    };
 
 export interface TaskTarget {
   readonly taskId: string;
@@ -59,7 +65,12 @@ export interface TaskTarget {
 }
 
 export type ExecutorTarget =
-  | { readonly executorId: string; readonly agentId?: string; readonly frameworkId?: string; readonly taskId?: undefined }
+  | {
+      readonly executorId: string;
+      readonly agentId?: string;
+      readonly frameworkId?: string;
+      readonly taskId?: undefined;
+    }
   | (TaskTarget & { readonly executorId?: undefined; readonly agentId?: undefined });
 
 export type FaultType = Fault['type'];
@@ -89,7 +100,9 @@ export function describeFault(fault: Fault): string {
     case 'resume_heartbeats':
       return `${fault.type.replaceAll('_', ' ')} of framework ${fault.frameworkId}${'durationMs' in fault && fault.durationMs !== undefined ? ` for ${fault.durationMs} ms` : ''}`;
     case 'crash_executor':
-      return fault.executorId === undefined ? `crash the executor of task ${fault.taskId}` : `crash executor ${fault.executorId}`;
+      return fault.executorId === undefined
+        ? `crash the executor of task ${fault.taskId}`
+        : `crash executor ${fault.executorId}`;
     case 'fail_task':
       return `fail task ${fault.taskId} with exit code ${fault.exitCode}`;
     case 'hang_task':

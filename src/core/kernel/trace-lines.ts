@@ -12,7 +12,14 @@ const frameworkIds = new LastQuoted();
 const agentIds = new LastQuoted();
 
 /** `task:status`: the master took an update from an agent. */
-export function statusText(frameworkId: string, agentId: string, taskId: string, state: string, latest: string, uuid: string | undefined): string {
+export function statusText(
+  frameworkId: string,
+  agentId: string,
+  taskId: string,
+  state: string,
+  latest: string,
+  uuid: string | undefined,
+): string {
   const tail = uuid === undefined ? '' : `,"uuid":${jsonString(uuid)}`;
   return `{"frameworkId":${frameworkIds.of(frameworkId)},"agentId":${agentIds.of(agentId)},"taskId":${jsonString(taskId)},"state":${jsonString(state)},"latest":${jsonString(latest)}${tail}}`;
 }

@@ -34,7 +34,10 @@ export class Trace {
   readonly #entries: TraceEntry[] = [];
   readonly #listeners: TraceListener[] = [];
 
-  constructor(private readonly clock: { now(): number }, options: TraceOptions = {}) {
+  constructor(
+    private readonly clock: { now(): number },
+    options: TraceOptions = {},
+  ) {
     this.#record = options.record ?? false;
     this.#tailSize = options.tailSize ?? 256;
   }

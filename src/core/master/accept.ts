@@ -9,7 +9,15 @@
  */
 import { done, type Outcome } from '../model/errors.js';
 import type { MasterToAgent } from '../model/messages.js';
-import { add, allocate as withAllocationRole, contains, format, overlap, subtract, type Resources } from '../model/resources.js';
+import {
+  add,
+  allocate as withAllocationRole,
+  contains,
+  format,
+  overlap,
+  subtract,
+  type Resources,
+} from '../model/resources.js';
 import type { ExecutorSpec, Operation, StatusReason, TaskSpec } from '../model/types.js';
 import { refOf, type Framework } from './framework.js';
 import type { Offer, Task } from '../model/records.js';
@@ -32,7 +40,13 @@ export function onAccept(
     for (const offer of offers) removeOffer(m, offer, { rescind: false });
     const state = fw.has('PARTITION_AWARE') ? 'TASK_DROPPED' : 'TASK_LOST';
     for (const task of operations.flatMap(tasksOf)) {
-      const status = masterStatus(m, task, state, `Task launched with invalid offers: ${error}`, 'REASON_INVALID_OFFERS');
+      const status = masterStatus(
+        m,
+        task,
+        state,
+        `Task launched with invalid offers: ${error}`,
+        'REASON_INVALID_OFFERS',
+      );
       fw.send({ type: 'UPDATE', status });
     }
     return done;
@@ -99,14 +113,20 @@ function book(m: MasterOps, fw: Framework, pool: Pool): void {
 
 /** `n` times a bag: scalars multiplied (milli are whole), anything else added up `n` times. */
 function times(bag: Resources, n: number): Resources {
-  if (n > 1 && bag.every((r) => r.type === 'SCALAR')) return add([], bag.map((r) => ({ ...r, milli: (r.milli ?? 0) * n })));
+  if (n > 1 && bag.every((r) => r.type === 'SCALAR'))
+    return add(
+      [],
+      bag.map((r) => ({ ...r, milli: (r.milli ?? 0) * n })),
+    );
   let sum: Resources = [];
   for (let i = 0; i < n; i++) sum = add(sum, bag);
   return sum;
 }
 
 function tasksOf(op: Operation): { taskId: string; agentId: string }[] {
-  return op.type === 'LAUNCH' || op.type === 'LAUNCH_GROUP' ? op.tasks.map((t) => ({ taskId: t.taskId, agentId: t.agentId })) : [];
+  return op.type === 'LAUNCH' || op.type === 'LAUNCH_GROUP'
+    ? op.tasks.map((t) => ({ taskId: t.taskId, agentId: t.agentId }))
+    : [];
 }
 
 function collectOffers(
@@ -153,7 +173,11 @@ function runAsUser(spec: TaskSpec, frameworkUser: string): string {
 /** The first task the framework's principal may not run, as its refusal; each is asked before it is validated. */
 function runRefusal(m: MasterOps, fw: Framework, specs: readonly TaskSpec[]): string | undefined {
   if (!m.authorizer.enabled) return undefined;
-  return m.authorizer.refusalOfAll('run_tasks', fw.info.principal, specs.map((spec) => runAsUser(spec, fw.info.user)));
+  return m.authorizer.refusalOfAll(
+    'run_tasks',
+    fw.info.principal,
+    specs.map((spec) => runAsUser(spec, fw.info.user)),
+  );
 }
 
 function launch(m: MasterOps, fw: Framework, pool: Pool, [spec]: readonly TaskSpec[]): void {
@@ -168,21 +192,40 @@ function launch(m: MasterOps, fw: Framework, pool: Pool, [spec]: readonly TaskSp
   const error =
     typeof need === 'string'
       ? need
-      : (taskError(spec, { agentId: pool.agentId, available: pool.available, isDuplicate: (id) => fw.tasks.has(id) }, add(need, executorNeed)) ??
-        incompatibleExecutor(fw, executorKey, executor));
+      : (taskError(
+          spec,
+          { agentId: pool.agentId, available: pool.available, isDuplicate: (id) => fw.tasks.has(id) },
+          add(need, executorNeed),
+        ) ?? incompatibleExecutor(fw, executorKey, executor));
   if (error !== undefined || typeof need === 'string') {
     reject(m, fw, pool, spec, error ?? 'Invalid task', 'REASON_TASK_INVALID');
     return;
   }
   pool.available = subtract(pool.available, add(need, executorNeed));
   if (newExecutor) {
-    addExecutor(m, fw, executorKey!, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
+    addExecutor(m, fw, executorKey!, {
+      executorId: executor.executorId,
+      agentId: pool.agentId,
+      resources: executorNeed,
+      raw: executor.raw,
+    });
   }
   const task = record(m, fw, pool, spec, need, executor?.executorId);
-  deliver(m, fw, [task], newExecutor ? executorKey : undefined, () => ({ type: 'RUN_TASK', launchId: m.ids.launch(), framework: fw.info, task: spec }));
+  deliver(m, fw, [task], newExecutor ? executorKey : undefined, () => ({
+    type: 'RUN_TASK',
+    launchId: m.ids.launch(),
+    framework: fw.info,
+    task: spec,
+  }));
 }
 
-function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: ExecutorSpec, specs: readonly TaskSpec[]): void {
+function launchGroup(
+  m: MasterOps,
+  fw: Framework,
+  pool: Pool,
+  executor: ExecutorSpec,
+  specs: readonly TaskSpec[],
+): void {
   const executorKey = `${pool.agentId}/${executor.executorId}`;
   const newExecutor = !fw.executors.has(executorKey);
   const executorNeed = newExecutor ? withAllocationRole(executor.resources, pool.role) : [];
@@ -208,7 +251,11 @@ function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: Executor
     }
     const withCommand: TaskSpec = { ...spec, command: spec.command ?? { shell: true, arguments: [] } };
     const isDuplicate = (id: string) => fw.tasks.has(id) || specs.filter((s) => s.taskId === id).length > 1;
-    error = taskError(withCommand, { agentId: pool.agentId, available: subtract(pool.available, total), isDuplicate }, need);
+    error = taskError(
+      withCommand,
+      { agentId: pool.agentId, available: subtract(pool.available, total), isDuplicate },
+      need,
+    );
     // Tasks of a group and their executor share one container: no port may be claimed twice.
     const clash = overlap(withAllocationRole(total, undefined), spec.resources);
     if (error === undefined && clash !== undefined) error = `Task group uses invalid resources: ${clash}`;
@@ -220,10 +267,23 @@ function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: Executor
   }
   pool.available = subtract(pool.available, total);
   if (newExecutor) {
-    addExecutor(m, fw, executorKey, { executorId: executor.executorId, agentId: pool.agentId, resources: executorNeed, raw: executor.raw });
+    addExecutor(m, fw, executorKey, {
+      executorId: executor.executorId,
+      agentId: pool.agentId,
+      resources: executorNeed,
+      raw: executor.raw,
+    });
   }
-  const tasks = specs.map((spec) => record(m, fw, pool, spec, withAllocationRole(spec.resources, pool.role), executor.executorId));
-  deliver(m, fw, tasks, newExecutor ? executorKey : undefined, (live) => ({ type: 'RUN_TASK_GROUP', launchId: m.ids.launch(), framework: fw.info, executor, tasks: live }));
+  const tasks = specs.map((spec) =>
+    record(m, fw, pool, spec, withAllocationRole(spec.resources, pool.role), executor.executorId),
+  );
+  deliver(m, fw, tasks, newExecutor ? executorKey : undefined, (live) => ({
+    type: 'RUN_TASK_GROUP',
+    launchId: m.ids.launch(),
+    framework: fw.info,
+    executor,
+    tasks: live,
+  }));
 }
 
 /**
@@ -231,7 +291,11 @@ function launchGroup(m: MasterOps, fw: Framework, pool: Pool, executor: Executor
  * with an equal ExecutorInfo (the master fills in `framework_id`, so it is
  * not compared).
  */
-function incompatibleExecutor(fw: Framework, key: string | undefined, executor: ExecutorSpec | undefined): string | undefined {
+function incompatibleExecutor(
+  fw: Framework,
+  key: string | undefined,
+  executor: ExecutorSpec | undefined,
+): string | undefined {
   const existing = key === undefined ? undefined : fw.executors.get(key);
   if (existing === undefined || executor === undefined) return undefined;
   if (sameValue(withoutFrameworkId(existing.raw), withoutFrameworkId(executor.raw))) return undefined;
@@ -267,7 +331,14 @@ function groupError(executor: ExecutorSpec, specs: readonly TaskSpec[]): string 
   return undefined;
 }
 
-function record(m: MasterOps, fw: Framework, pool: Pool, spec: TaskSpec, resources: Resources, executorId?: string): Task {
+function record(
+  m: MasterOps,
+  fw: Framework,
+  pool: Pool,
+  spec: TaskSpec,
+  resources: Resources,
+  executorId?: string,
+): Task {
   // Every field from the start, the ones set later too: one compact shape for all tasks.
   const task: Task = {
     spec,
@@ -322,7 +393,13 @@ function deliver(
 /** KILL of an accepted task not yet handed to its agent: the master answers itself. */
 export function killDuringLaunch(m: MasterOps, fw: Framework, task: Task): void {
   task.pending = false;
-  const status = masterStatus(m, refOf(task), 'TASK_KILLED', 'Killed before delivery to the agent', 'REASON_TASK_KILLED_DURING_LAUNCH');
+  const status = masterStatus(
+    m,
+    refOf(task),
+    'TASK_KILLED',
+    'Killed before delivery to the agent',
+    'REASON_TASK_KILLED_DURING_LAUNCH',
+  );
   updateTaskState(m, task, status);
   fw.completeTask(task);
   fw.send({ type: 'UPDATE', status });
@@ -348,6 +425,11 @@ function unsupported(m: MasterOps, fw: Framework, pool: Pool, name: string, id: 
   if (id === undefined) return;
   fw.send({
     type: 'UPDATE_OPERATION_STATUS',
-    status: { operationId: id, state: 'OPERATION_ERROR', message: `Operation ${name} is not supported`, agentId: pool.agentId },
+    status: {
+      operationId: id,
+      state: 'OPERATION_ERROR',
+      message: `Operation ${name} is not supported`,
+      agentId: pool.agentId,
+    },
   });
 }

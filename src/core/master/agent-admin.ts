@@ -58,7 +58,12 @@ export function reactivateAgent(m: MasterOps, agentId: string): Outcome {
   return done;
 }
 
-export function drainAgent(m: MasterOps, agentId: string, maxGracePeriodMs: number | undefined, markGone: boolean): Outcome {
+export function drainAgent(
+  m: MasterOps,
+  agentId: string,
+  maxGracePeriodMs: number | undefined,
+  markGone: boolean,
+): Outcome {
   const record = knownAgent(m, agentId);
   if (record === undefined) return fail('INVALID', 'Unknown agent');
   record.drain = { state: 'DRAINING', markGone, ...(maxGracePeriodMs === undefined ? {} : { maxGracePeriodMs }) };
@@ -103,7 +108,13 @@ export function markAgentGone(m: MasterOps, agentId: string): Outcome {
       if (!isTerminal(task.state)) {
         // A launch still on its way is never delivered now.
         task.pending = false;
-        const status = masterStatus(m, refOf(task), state, 'Agent has been marked gone', 'REASON_AGENT_REMOVED_BY_OPERATOR');
+        const status = masterStatus(
+          m,
+          refOf(task),
+          state,
+          'Agent has been marked gone',
+          'REASON_AGENT_REMOVED_BY_OPERATOR',
+        );
         updateTaskState(m, task, status);
         fw.send({ type: 'UPDATE', status });
       }
@@ -122,6 +133,7 @@ export function markAgentGone(m: MasterOps, agentId: string): Outcome {
 
 function rescindOffers(m: MasterOps, agentId: string): void {
   for (const fw of m.frameworks.values()) {
-    for (const offer of [...fw.offers.values()]) if (offer.agentId === agentId) removeOffer(m, offer, { rescind: true });
+    for (const offer of [...fw.offers.values()])
+      if (offer.agentId === agentId) removeOffer(m, offer, { rescind: true });
   }
 }

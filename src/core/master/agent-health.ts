@@ -194,7 +194,8 @@ export function markUnreachable(m: MasterOps, record: AgentRecord): void {
   m.ctx.trace.append('agent:unreachable', { agentId, missedPings: MAX_AGENT_PING_TIMEOUTS });
   m.allocator.deactivateAgent(agentId);
   for (const fw of m.frameworks.values()) {
-    for (const offer of [...fw.offers.values()]) if (offer.agentId === agentId) removeOffer(m, offer, { rescind: true });
+    for (const offer of [...fw.offers.values()])
+      if (offer.agentId === agentId) removeOffer(m, offer, { rescind: true });
   }
   const executors = new Map<string, ExecutorRecord>();
   for (const fw of m.frameworks.values()) {
@@ -204,7 +205,10 @@ export function markUnreachable(m: MasterOps, record: AgentRecord): void {
       // A launch still on its way is never delivered now.
       task.pending = false;
       const state = partitionAware ? 'TASK_UNREACHABLE' : 'TASK_LOST';
-      const status = { ...masterStatus(m, refOf(task), state, UNREACHABLE_MESSAGE, 'REASON_AGENT_REMOVED'), unreachableTimeMs };
+      const status = {
+        ...masterStatus(m, refOf(task), state, UNREACHABLE_MESSAGE, 'REASON_AGENT_REMOVED'),
+        unreachableTimeMs,
+      };
       updateTaskState(m, task, status);
       recoverTaskResources(m, task);
       if (!partitionAware) fw.completeTask(task);
@@ -239,7 +243,11 @@ export function restoreReachable(
   executors: readonly { readonly frameworkId: string; readonly executorId: string }[],
 ): void {
   const agentId = record.id;
-  m.ctx.trace.append('agent:reachable', { agentId, unreachableTimeMs: record.unreachableTimeMs, tasks: reported.length });
+  m.ctx.trace.append('agent:reachable', {
+    agentId,
+    unreachableTimeMs: record.unreachableTimeMs,
+    tasks: reported.length,
+  });
   record.unreachableTimeMs = undefined;
   const shutdown = new Set<string>();
   for (const t of reported) {
@@ -250,7 +258,8 @@ export function restoreReachable(
       continue;
     }
     const task = fw.tasks.get(t.taskId);
-    if (task === undefined || task.agentId !== agentId || task.state !== 'TASK_UNREACHABLE' || isTerminal(t.state)) continue;
+    if (task === undefined || task.agentId !== agentId || task.state !== 'TASK_UNREACHABLE' || isTerminal(t.state))
+      continue;
     // A terminal state reaches the master as the agent's own update, which it sends again.
     task.state = t.state;
     task.resourcesRecovered = false;

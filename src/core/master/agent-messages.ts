@@ -36,7 +36,8 @@ export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaste
     case 'REREGISTER_AGENT':
       if (mustReadmit(m, message.agent.agentId)) return readmit(m, message);
       onReregister(m, message.agent, message.tasks, message.executors);
-      if (m.agents.get(message.agent.agentId)?.active === true) resendOperations(m, message.agent.agentId, message.resourceVersion);
+      if (m.agents.get(message.agent.agentId)?.active === true)
+        resendOperations(m, message.agent.agentId, message.resourceVersion);
       return;
     case 'UPDATE_OPERATION_STATUS':
       return onOperationStatus(m, message.agentId, message.operationUuid, message.status);
@@ -154,7 +155,8 @@ function reconcileExecutors(
     for (const [key, record] of [...fw.executors]) {
       if (record.agentId !== agentId || known.has(`${fw.id}\u0000${record.executorId}`)) continue;
       // An executor the master added for a launch still on its way is not missing.
-      if ([...fw.tasks.values()].some((t) => t.pending && t.agentId === agentId && t.executorId === record.executorId)) continue;
+      if ([...fw.tasks.values()].some((t) => t.pending && t.agentId === agentId && t.executorId === record.executorId))
+        continue;
       m.ctx.trace.append('executor:unknown-to-agent', { agentId, frameworkId: fw.id, executorId: record.executorId });
       removeExecutor(m, fw, key);
     }
@@ -175,25 +177,48 @@ function onAgentExited(m: MasterOps, agentId: string): void {
   }
 }
 
-function onStatusUpdate(m: MasterOps, agentId: string, frameworkId: string, reported: TaskStatus, reportedLatest: TaskStatus['state']): void {
+function onStatusUpdate(
+  m: MasterOps,
+  agentId: string,
+  frameworkId: string,
+  reported: TaskStatus,
+  reportedLatest: TaskStatus['state'],
+): void {
   // As upstream's master: an agent that has not (re-)registered with it is not heard (after a
   // failover, the agent resends its updates once it has re-registered).
   if (!m.agents.has(agentId)) {
     const { taskId, uuid } = reported;
-    m.ctx.trace.appendJson('task:status-from-unknown-agent', unknownAgentText(agentId, taskId, uuid), () => ({ agentId, taskId, uuid }));
+    m.ctx.trace.appendJson('task:status-from-unknown-agent', unknownAgentText(agentId, taskId, uuid), () => ({
+      agentId,
+      taskId,
+      uuid,
+    }));
     return;
   }
   const { status, latest } = goneByDrain(m, agentId, reported, reportedLatest);
   const fw = m.frameworks.get(frameworkId);
   const { taskId, state, uuid } = status;
-  m.ctx.trace.appendJson('task:status', statusText(frameworkId, agentId, taskId, state, latest, uuid), () => ({ frameworkId, agentId, taskId, state, latest, uuid }));
+  m.ctx.trace.appendJson('task:status', statusText(frameworkId, agentId, taskId, state, latest, uuid), () => ({
+    frameworkId,
+    agentId,
+    taskId,
+    state,
+    latest,
+    uuid,
+  }));
   if (fw === undefined) return;
   const task = fw.tasks.get(status.taskId);
   if (task !== undefined) updateTaskState(m, task, status, latest);
   fw.send({ type: 'UPDATE', status });
 }
 
-function onExitedExecutor(m: MasterOps, agentId: string, frameworkId: string, executorId: string, waitStatus: number): void {
+function onExitedExecutor(
+  m: MasterOps,
+  agentId: string,
+  frameworkId: string,
+  executorId: string,
+  waitStatus: number,
+): void {
   const fw = m.frameworks.get(frameworkId);
   m.ctx.trace.append('executor:exited', { agentId, frameworkId, executorId, waitStatus });
   if (fw === undefined) return;

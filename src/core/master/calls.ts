@@ -49,7 +49,12 @@ export function dispatch(m: MasterOps, fw: Framework, call: SchedulerCall): Outc
     case 'RECONCILE_OPERATIONS':
       return onReconcileOperations(m, fw, call.operations);
     case 'MESSAGE':
-      m.toAgent(call.agentId, { type: 'FRAMEWORK_TO_EXECUTOR', frameworkId: fw.id, executorId: call.executorId, data: call.data });
+      m.toAgent(call.agentId, {
+        type: 'FRAMEWORK_TO_EXECUTOR',
+        frameworkId: fw.id,
+        executorId: call.executorId,
+        data: call.data,
+      });
       return done;
     case 'REQUEST':
       // The built-in allocator ignores resource requests, as upstream's does.
@@ -62,7 +67,11 @@ export function dispatch(m: MasterOps, fw: Framework, call: SchedulerCall): Outc
 function traceOf(call: SchedulerCall): Record<string, unknown> {
   switch (call.type) {
     case 'ACCEPT':
-      return { offerIds: call.offerIds, operations: call.operations.map((o) => o.type), refuseMs: call.filters.refuseMs };
+      return {
+        offerIds: call.offerIds,
+        operations: call.operations.map((o) => o.type),
+        refuseMs: call.filters.refuseMs,
+      };
     case 'DECLINE':
       return { offerIds: call.offerIds, refuseMs: call.filters.refuseMs };
     case 'UPDATE_FRAMEWORK':
@@ -123,7 +132,12 @@ function onKill(m: MasterOps, fw: Framework, call: Call<'KILL'>): Outcome {
   }
   if (!isTerminal(task.state)) {
     const gracePeriodMs = call.gracePeriodMs;
-    m.toAgent(task.agentId, { type: 'KILL_TASK', frameworkId: fw.id, taskId: task.spec.taskId, ...(gracePeriodMs === undefined ? {} : { gracePeriodMs }) });
+    m.toAgent(task.agentId, {
+      type: 'KILL_TASK',
+      frameworkId: fw.id,
+      taskId: task.spec.taskId,
+      ...(gracePeriodMs === undefined ? {} : { gracePeriodMs }),
+    });
   }
   return done;
 }
@@ -139,7 +153,12 @@ function onAcknowledge(m: MasterOps, fw: Framework, call: Call<'ACKNOWLEDGE'>): 
   ) {
     fw.completeTask(task);
   }
-  const sent = m.toAgent(call.agentId, { type: 'STATUS_UPDATE_ACK', frameworkId: fw.id, taskId: call.taskId, uuid: call.uuid });
+  const sent = m.toAgent(call.agentId, {
+    type: 'STATUS_UPDATE_ACK',
+    frameworkId: fw.id,
+    taskId: call.taskId,
+    uuid: call.uuid,
+  });
   if (!sent) m.ctx.trace.append('status-update:ack-dropped', { agentId: call.agentId, taskId: call.taskId });
   return done;
 }
@@ -177,7 +196,12 @@ function reconcileUnknown(m: MasterOps, fw: Framework, taskId: string, named: st
   const unreachableTimeMs = unreachableSince(m, agentId);
   let state: TaskState = 'TASK_LOST';
   if (fw.has('PARTITION_AWARE')) {
-    state = unreachableTimeMs !== undefined ? 'TASK_UNREACHABLE' : agentId !== undefined && m.agents.has(agentId) ? 'TASK_GONE' : 'TASK_UNKNOWN';
+    state =
+      unreachableTimeMs !== undefined
+        ? 'TASK_UNREACHABLE'
+        : agentId !== undefined && m.agents.has(agentId)
+          ? 'TASK_GONE'
+          : 'TASK_UNKNOWN';
   }
   const message =
     unreachableTimeMs !== undefined

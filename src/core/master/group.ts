@@ -131,7 +131,8 @@ export class MasterGroup {
     const dead = this.#leader;
     this.#registry = Registry.of(dead, dead.recovery.recovered);
     this.#scope.close();
-    for (const fw of dead.frameworks.values()) if (fw.connectionId !== undefined) this.outbox.close(fw.connectionId, LEADER_LOST);
+    for (const fw of dead.frameworks.values())
+      if (fw.connectionId !== undefined) this.outbox.close(fw.connectionId, LEADER_LOST);
     dead.feed.closeAll(LEADER_LOST);
     this.ctx.network.setUp(MASTER_NODE, false);
     this.#leader = undefined;
@@ -162,7 +163,10 @@ export class MasterGroup {
     this.#generation++;
     this.#scope = new TimerScope(this.ctx.loop);
     const rng = new Rng(this.options.seed, `master-${this.#generation}`);
-    const master = this.options.create({ ...this.ctx, rng, loop: this.#scope }, { ...this.masterOptions, port: seat.port });
+    const master = this.options.create(
+      { ...this.ctx, rng, loop: this.#scope },
+      { ...this.masterOptions, port: seat.port },
+    );
     this.ctx.trace.append('master:elected', { index, masterId: master.info.id, generation: this.#generation });
     recoverFromRegistry(master, this.#registry);
     this.ctx.network.attach(master);

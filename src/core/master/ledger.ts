@@ -78,7 +78,9 @@ export class Ledger {
   /** Every (framework, agent) or (role, agent) pair with books, for the full invariant check. */
   pairs(of: 'framework' | 'role'): [string, string][] {
     const books = of === 'framework' ? this.#frameworks : this.#roles;
-    return [...books].flatMap(([key, perAgent]) => [...perAgent.keys()].map((agentId): [string, string] => [key, agentId]));
+    return [...books].flatMap(([key, perAgent]) =>
+      [...perAgent.keys()].map((agentId): [string, string] => [key, agentId]),
+    );
   }
 
   /** The frameworks subscribed to a role (set when a framework's roles change). */
@@ -115,7 +117,12 @@ export class Ledger {
     return touched;
   }
 
-  #change(kind: HoldingKind, holder: Holder, resources: Resources, op: (a: Resources, b: Resources) => Resources): void {
+  #change(
+    kind: HoldingKind,
+    holder: Holder,
+    resources: Resources,
+    op: (a: Resources, b: Resources) => Resources,
+  ): void {
     this.#touched.add(holder.agentId);
     apply(this.#agents, holder.agentId, kind, resources, op);
     applyOn(this.#frameworks, holder.frameworkId, holder.agentId, kind, resources, op);

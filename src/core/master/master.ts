@@ -14,7 +14,14 @@ import { Authorizer, notAuthorizedForRoles, principalMismatch, rolesOf } from '.
 import { wallTimeMs, type SimContext } from '../network/context.js';
 import { done, fail, type Outcome } from '../model/errors.js';
 import { IdGenerator } from '../kernel/ids.js';
-import { MASTER_NODE, type AgentToMaster, type FrameworkRef, type Message, type MasterToAgent, type SimNode } from '../model/messages.js';
+import {
+  MASTER_NODE,
+  type AgentToMaster,
+  type FrameworkRef,
+  type Message,
+  type MasterToAgent,
+  type SimNode,
+} from '../model/messages.js';
 import type { Outbox } from '../network/outbox.js';
 import type { Rng } from '../kernel/rng.js';
 import { isTerminal } from '../model/task-state.js';
@@ -33,7 +40,7 @@ import { checkDraining, onOperatorCall } from './operator.js';
 import { OperatorFeed } from './operator-feed.js';
 import { frameworkSnapshot } from './snapshots.js';
 import { OperationStore } from './operation-store.js';
-import type {  } from '../model/records.js';
+import type {} from '../model/records.js';
 import { MasterRecovery } from './recovery-state.js';
 import { removeFrameworkOperations } from './operations.js';
 import { masterStatus, recoverTaskResources, removeExecutor, updateTaskState } from './tasks.js';
@@ -141,7 +148,9 @@ export class Master implements MasterOps, SimNode {
    */
   subscribe(connectionId: string, requested: Subscription, principal?: string): Subscribed {
     const sub =
-      principal !== undefined && requested.info.principal === undefined ? { ...requested, info: { ...requested.info, principal } } : requested;
+      principal !== undefined && requested.info.principal === undefined
+        ? { ...requested, info: { ...requested.info, principal } }
+        : requested;
     const streamId = this.#streamIds.uuid();
     const requestedId = sub.info.id;
     this.ctx.trace.append('call:subscribe', { frameworkId: requestedId, name: sub.info.name, streamId });
@@ -149,12 +158,18 @@ export class Master implements MasterOps, SimNode {
     const error =
       subscriptionError(sub) ??
       (existing !== undefined && existing.info.principal !== sub.info.principal
-        ? immutableFieldError(existing.info, { ...sub.info, user: existing.info.user, checkpoint: existing.info.checkpoint })
+        ? immutableFieldError(existing.info, {
+            ...sub.info,
+            user: existing.info.user,
+            checkpoint: existing.info.checkpoint,
+          })
         : undefined) ??
       (requestedId !== undefined && this.completedFrameworks.some((f) => f.id === requestedId)
         ? 'Framework has been removed'
         : undefined) ??
-      (this.authorizer.mayRegister(sub.info.principal, rolesOf(sub.info)) ? undefined : notAuthorizedForRoles(rolesOf(sub.info)));
+      (this.authorizer.mayRegister(sub.info.principal, rolesOf(sub.info))
+        ? undefined
+        : notAuthorizedForRoles(rolesOf(sub.info)));
     if (error !== undefined) {
       this.ctx.trace.append('framework:subscribe-error', { frameworkId: requestedId, message: error });
       this.outbox.event(connectionId, { type: 'ERROR', message: error });
@@ -165,7 +180,11 @@ export class Master implements MasterOps, SimNode {
     framework.connectionId = connectionId;
     framework.streamId = streamId;
     this.#byConnection.set(connectionId, framework);
-    this.ctx.trace.append('framework:subscribed', { frameworkId: framework.id, streamId, failover: existing !== undefined });
+    this.ctx.trace.append('framework:subscribed', {
+      frameworkId: framework.id,
+      streamId,
+      failover: existing !== undefined,
+    });
     this.misuse.subscribed(framework, requestedId !== undefined);
     framework.send({
       type: 'SUBSCRIBED',
@@ -225,7 +244,12 @@ export class Master implements MasterOps, SimNode {
    * order. A request authenticated as `principal` acts only for frameworks
    * registered with that principal.
    */
-  call(frameworkId: string, streamId: string | undefined, call: SchedulerCall | { readonly type: 'UNKNOWN' }, principal?: string): Outcome {
+  call(
+    frameworkId: string,
+    streamId: string | undefined,
+    call: SchedulerCall | { readonly type: 'UNKNOWN' },
+    principal?: string,
+  ): Outcome {
     const fw = this.frameworks.get(frameworkId);
     if (fw === undefined) return fail('FRAMEWORK_NOT_FOUND', 'Framework cannot be found');
     if (principal !== undefined && principal !== fw.info.principal) {
@@ -323,7 +347,11 @@ export class Master implements MasterOps, SimNode {
       if (!roles.has(offer.role)) removeOffer(this, offer, { rescind: true });
     }
     this.allocator.updateFramework(fw.id, this.#allocationInfo(fw));
-    this.ctx.trace.append('framework:update', { frameworkId: fw.id, roles: fw.roles(), suppressed: [...fw.suppressedRoles] });
+    this.ctx.trace.append('framework:update', {
+      frameworkId: fw.id,
+      roles: fw.roles(),
+      suppressed: [...fw.suppressedRoles],
+    });
     this.feed.emit(() => ({ type: 'FRAMEWORK_UPDATED', framework: frameworkSnapshot(fw, this.ledger) }));
     return done;
   }
@@ -345,7 +373,9 @@ export class Master implements MasterOps, SimNode {
 
   #heartbeat(fw: Framework): void {
     fw.send({ type: 'HEARTBEAT' });
-    fw.heartbeatTimer = this.ctx.loop.schedule(this.heartbeatIntervalMs, 'framework:heartbeat', () => this.#heartbeat(fw));
+    fw.heartbeatTimer = this.ctx.loop.schedule(this.heartbeatIntervalMs, 'framework:heartbeat', () =>
+      this.#heartbeat(fw),
+    );
   }
 
   /** TEARDOWN or failover expiry: kill everything, close the stream, keep a record. */
@@ -363,7 +393,11 @@ export class Master implements MasterOps, SimNode {
     for (const offer of [...fw.offers.values()]) removeOffer(this, offer, { rescind: false });
     for (const task of [...fw.tasks.values()]) {
       if (!isTerminal(task.state)) {
-        updateTaskState(this, task, masterStatus(this, refOf(task), 'TASK_KILLED', 'Framework removed', 'REASON_FRAMEWORK_REMOVED'));
+        updateTaskState(
+          this,
+          task,
+          masterStatus(this, refOf(task), 'TASK_KILLED', 'Framework removed', 'REASON_FRAMEWORK_REMOVED'),
+        );
       }
       recoverTaskResources(this, task);
       fw.completeTask(task);

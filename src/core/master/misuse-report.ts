@@ -145,7 +145,9 @@ export class MisuseTally {
         const e = kinds.get(kind);
         if (e === undefined) return [];
         const { count, firstTimeMs, lastTimeMs } = e;
-        return [{ kind, count, firstTimeMs, lastTimeMs, explanation: MISUSE_EXPLANATIONS[kind], examples: [...e.examples] }];
+        return [
+          { kind, count, firstTimeMs, lastTimeMs, explanation: MISUSE_EXPLANATIONS[kind], examples: [...e.examples] },
+        ];
       });
       const name = nameOf(frameworkId);
       return { frameworkId, ...(name === undefined ? {} : { name }), misuses };
@@ -179,7 +181,10 @@ export function formatMisuse(report: MisuseReport): string[] {
   for (const fw of report.frameworks) {
     const who = fw.name === undefined ? `framework '${fw.frameworkId}'` : `framework '${fw.frameworkId}' (${fw.name})`;
     for (const m of fw.misuses) {
-      const times = m.count === 1 ? `at ${formatSeconds(m.firstTimeMs)}` : `from ${formatSeconds(m.firstTimeMs)} to ${formatSeconds(m.lastTimeMs)}`;
+      const times =
+        m.count === 1
+          ? `at ${formatSeconds(m.firstTimeMs)}`
+          : `from ${formatSeconds(m.firstTimeMs)} to ${formatSeconds(m.lastTimeMs)}`;
       lines.push(`  ${who}: ${m.kind} x${m.count}, ${times}`);
       const example = m.examples[0];
       if (example !== undefined) {

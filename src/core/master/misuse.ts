@@ -135,7 +135,11 @@ export class MisuseLog {
     if (sent.reported || now - sent.firstMs < UNACKNOWLEDGED_AFTER_MS) return;
     sent.reported = true;
     const detail = `${state} update first sent at ${formatSeconds(sent.firstMs)}, sent again at ${formatSeconds(now)}, never acknowledged`;
-    this.#note(frameworkId, 'unacknowledged_update', { timeMs: now, ids: { taskId, ...(agentId === undefined ? {} : { agentId }), uuid }, detail });
+    this.#note(frameworkId, 'unacknowledged_update', {
+      timeMs: now,
+      ids: { taskId, ...(agentId === undefined ? {} : { agentId }), uuid },
+      detail,
+    });
   }
 
   /** A call that passed the master's framework and stream checks, before it is handled. */
@@ -159,8 +163,14 @@ export class MisuseLog {
   /** A call refused for its stream id: none, or not the framework's current one. */
   staleStream(fw: Framework, streamId: string | undefined, type: string): void {
     const detail =
-      streamId === undefined ? `${type} without a stream id` : `${type} on stream '${streamId}' while the framework's stream is '${fw.streamId ?? '-'}'`;
-    this.#note(fw.id, 'stale_stream_id', { timeMs: this.#now(), ids: streamId === undefined ? {} : { streamId }, detail });
+      streamId === undefined
+        ? `${type} without a stream id`
+        : `${type} on stream '${streamId}' while the framework's stream is '${fw.streamId ?? '-'}'`;
+    this.#note(fw.id, 'stale_stream_id', {
+      timeMs: this.#now(),
+      ids: streamId === undefined ? {} : { streamId },
+      detail,
+    });
   }
 
   /** An ACKNOWLEDGE the HTTP layer refused for its uuid, from a framework the master knows. */
@@ -182,7 +192,11 @@ export class MisuseLog {
     this.#remember(offer.id, ended);
     if (held === undefined || this.#now() - held.createdMs <= OFFER_HELD_MS) return;
     const detail = `offer held ${formatSeconds(this.#now() - held.createdMs)}, then ${ended}`;
-    this.#note(held.frameworkId, 'offer_held', { timeMs: held.createdMs + OFFER_HELD_MS, ids: { offerId: offer.id, agentId: held.agentId }, detail });
+    this.#note(held.frameworkId, 'offer_held', {
+      timeMs: held.createdMs + OFFER_HELD_MS,
+      ids: { offerId: offer.id, agentId: held.agentId },
+      detail,
+    });
   }
 
   /** The framework was removed: what waits for it is dropped; its counts stay in the report. */
@@ -211,7 +225,11 @@ export class MisuseLog {
       // Oldest first: once one is young enough, so are the rest.
       if (now - held.createdMs <= OFFER_HELD_MS) break;
       const detail = `offer outstanding for ${formatSeconds(now - held.createdMs)}, not answered`;
-      tally.note(held.frameworkId, 'offer_held', { timeMs: held.createdMs + OFFER_HELD_MS, ids: { offerId, agentId: held.agentId }, detail });
+      tally.note(held.frameworkId, 'offer_held', {
+        timeMs: held.createdMs + OFFER_HELD_MS,
+        ids: { offerId, agentId: held.agentId },
+        detail,
+      });
     }
     for (const [frameworkId, sinceMs] of this.#reconcile) {
       const fw = lookup(frameworkId);
@@ -239,7 +257,11 @@ export class MisuseLog {
       sent === undefined
         ? `ACKNOWLEDGE of an update never sent to the framework for task '${call.taskId}'`
         : `ACKNOWLEDGE of uuid '${call.uuid}' while the ${sent.state} update waiting has uuid '${sent.uuid}'`;
-    this.#note(fw.id, 'acknowledge_unknown_update', { timeMs: this.#now(), ids: { taskId: call.taskId, agentId: call.agentId, uuid: call.uuid }, detail });
+    this.#note(fw.id, 'acknowledge_unknown_update', {
+      timeMs: this.#now(),
+      ids: { taskId: call.taskId, agentId: call.agentId, uuid: call.uuid },
+      detail,
+    });
   }
 
   #acceptInvalid(fw: Framework, offerIds: readonly string[]): void {
@@ -285,7 +307,11 @@ export class MisuseLog {
     if (sinceMs === undefined) return;
     this.#reconcile.delete(fw.id);
     if (this.#now() - sinceMs < RECONCILE_WITHIN_MS || !hasLiveTasks(fw)) return;
-    this.#note(fw.id, 'no_reconcile_after_resubscribe', missingReconcile(sinceMs, `no RECONCILE before ${formatSeconds(this.#now())}, when ${how}`));
+    this.#note(
+      fw.id,
+      'no_reconcile_after_resubscribe',
+      missingReconcile(sinceMs, `no RECONCILE before ${formatSeconds(this.#now())}, when ${how}`),
+    );
   }
 
   #remember(offerId: string, how: OfferEnd): void {
@@ -314,5 +340,9 @@ function hasLiveTasks(fw: Pick<Framework, 'tasks'>): boolean {
 }
 
 function missingReconcile(sinceMs: number, what: string): MisuseExample {
-  return { timeMs: sinceMs + RECONCILE_WITHIN_MS, ids: {}, detail: `re-subscribed at ${formatSeconds(sinceMs)} with tasks running, ${what}` };
+  return {
+    timeMs: sinceMs + RECONCILE_WITHIN_MS,
+    ids: {},
+    detail: `re-subscribed at ${formatSeconds(sinceMs)} with tasks running, ${what}`,
+  };
 }

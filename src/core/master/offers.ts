@@ -64,7 +64,11 @@ export function offerView(m: MasterOps, fw: Framework, offer: Offer): OfferView 
 }
 
 /** Takes an offer away; its resources go back to the allocator. */
-export function removeOffer(m: MasterOps, offer: Offer, how: { readonly rescind: boolean; readonly refuseMs?: number }): void {
+export function removeOffer(
+  m: MasterOps,
+  offer: Offer,
+  how: { readonly rescind: boolean; readonly refuseMs?: number },
+): void {
   const fw = m.frameworks.get(offer.frameworkId);
   dropOffer(m, offer);
   m.misuse.offerEnded(offer, how.rescind ? 'rescinded' : 'withdrawn');

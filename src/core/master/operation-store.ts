@@ -52,4 +52,3 @@ export class OperationStore {
     return (this.#versions.get(agentId) ?? 0) + 1;
   }
 }
-

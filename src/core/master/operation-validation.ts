@@ -69,7 +69,8 @@ function resourcesError(resources: Resources): string | undefined {
       if (r.disk.persistence !== undefined && !isReserved(r)) {
         return 'Invalid DiskInfo: Persistent volumes cannot be created from unreserved resources';
       }
-      if (r.disk.persistence === undefined && r.disk.volume !== undefined) return 'Invalid DiskInfo: Non-persistent volume not supported';
+      if (r.disk.persistence === undefined && r.disk.volume !== undefined)
+        return 'Invalid DiskInfo: Non-persistent volume not supported';
     }
   }
   return undefined;
@@ -134,7 +135,8 @@ function volumeError(volumes: Resources): string | undefined {
   for (const v of volumes) {
     if (v.disk === undefined) return `Not a persistent volume: Resource ${format([v])} does not have DiskInfo`;
     if (v.disk.persistence === undefined) return "Not a persistent volume: 'persistence' is not set in DiskInfo";
-    if (v.disk.volume === undefined) return "Not a persistent volume: Expecting 'volume' to be set for persistent volume";
+    if (v.disk.volume === undefined)
+      return "Not a persistent volume: Expecting 'volume' to be set for persistent volume";
     if (v.disk.volume.mode === 'RO') return 'Not a persistent volume: Read-only persistent volume not supported';
   }
   return undefined;

@@ -23,7 +23,7 @@ import { add, allocate as withAllocationRole, contains, type Resources } from '.
 import { applyConversions, popReservation, withoutVolume, type Conversion } from '../model/conversions.js';
 import type { OperationState, OperationStatus, ResourceOperation, ResourceOperationType } from '../model/types.js';
 import type { Framework } from './framework.js';
-import type {  } from '../model/records.js';
+import type {} from '../model/records.js';
 import type { MasterOps } from './ops.js';
 import { removeOffer } from './offers.js';
 import { isTerminalOperation } from './operation-store.js';
@@ -58,9 +58,22 @@ export interface AcceptPool {
  */
 export function acceptOperation(m: MasterOps, fw: Framework, pool: AcceptPool, op: ResourceOperation): void {
   const untagged = op.resources.filter((r) => r.allocationRole === undefined);
-  const tagged: ResourceOperation = untagged.length === 0 ? op : { ...op, resources: add(withAllocationRole(untagged, pool.role), op.resources.filter((r) => r.allocationRole !== undefined)) };
+  const tagged: ResourceOperation =
+    untagged.length === 0
+      ? op
+      : {
+          ...op,
+          resources: add(
+            withAllocationRole(untagged, pool.role),
+            op.resources.filter((r) => r.allocationRole !== undefined),
+          ),
+        };
   const record = m.agents.get(pool.agentId)!;
-  const error = operationError(tagged, { framework: fw, total: record.info.resources, used: m.ledger.agent(pool.agentId).used });
+  const error = operationError(tagged, {
+    framework: fw,
+    total: record.info.resources,
+    used: m.ledger.agent(pool.agentId).used,
+  });
   const refused = error ?? m.authorizer.operationRefusal(fw.info.principal, tagged.type, tagged.resources);
   if (refused !== undefined) return dropOperation(m, fw, op, refused);
   const conversion = conversionOf(tagged);
@@ -72,17 +85,32 @@ export function acceptOperation(m: MasterOps, fw: Framework, pool: AcceptPool, o
 }
 
 /** An invalid operation goes no further; with an id, the framework hears OPERATION_ERROR (no uuid: nothing to acknowledge). */
-export function dropOperation(m: MasterOps, fw: Framework, op: { readonly type: string; readonly id?: string }, message: string): void {
+export function dropOperation(
+  m: MasterOps,
+  fw: Framework,
+  op: { readonly type: string; readonly id?: string },
+  message: string,
+): void {
   m.ctx.trace.append('operation:drop', { frameworkId: fw.id, operation: op.type, operationId: op.id, message });
   if (op.id === undefined) return;
   fw.send({ type: 'UPDATE_OPERATION_STATUS', status: { operationId: op.id, state: 'OPERATION_ERROR', message } });
 }
 
 /** Applies a valid operation to the master's view of the agent, records it and tells the agent. */
-function commit(m: MasterOps, agentId: string, op: ResourceOperation, frameworkId: string | undefined): OperationRecord {
+function commit(
+  m: MasterOps,
+  agentId: string,
+  op: ResourceOperation,
+  frameworkId: string | undefined,
+): OperationRecord {
   const agent = m.agents.get(agentId)!;
   const conversion = conversionOf(op);
-  const conversions = [{ consumed: withAllocationRole(conversion.consumed, undefined), converted: withAllocationRole(conversion.converted, undefined) }];
+  const conversions = [
+    {
+      consumed: withAllocationRole(conversion.consumed, undefined),
+      converted: withAllocationRole(conversion.converted, undefined),
+    },
+  ];
   const total = applyConversions(agent.info.resources, conversions);
   // The operation consumed what was offered or unallocated, which the total contains.
   if (typeof total === 'string') throw new Error(`operations: agent '${agentId}' total ${total}`);
@@ -90,7 +118,11 @@ function commit(m: MasterOps, agentId: string, op: ResourceOperation, frameworkI
   m.totals.set(agentId, total);
   m.allocator.updateAgentTotal(agentId, total);
   const uuid = toHex(m.operationUuids.bytes(16));
-  const pending: OperationStatus = { ...(op.id === undefined ? {} : { operationId: op.id }), state: 'OPERATION_PENDING', agentId };
+  const pending: OperationStatus = {
+    ...(op.id === undefined ? {} : { operationId: op.id }),
+    state: 'OPERATION_PENDING',
+    agentId,
+  };
   const record: OperationRecord = {
     uuid,
     ...(frameworkId === undefined ? {} : { frameworkId }),
@@ -103,7 +135,14 @@ function commit(m: MasterOps, agentId: string, op: ResourceOperation, frameworkI
     statuses: [pending],
   };
   m.operations.add(record);
-  m.ctx.trace.append('operation:apply', { operationUuid: uuid, frameworkId, agentId, operation: op.type, operationId: op.id, version: record.version });
+  m.ctx.trace.append('operation:apply', {
+    operationUuid: uuid,
+    frameworkId,
+    agentId,
+    operation: op.type,
+    operationId: op.id,
+    version: record.version,
+  });
   sendToAgent(m, record);
   return record;
 }
@@ -122,7 +161,9 @@ export function sendToAgent(m: MasterOps, record: OperationRecord): void {
 
 /** An agent came back at `version`: the operations it has not applied go to it again, in order. */
 export function resendOperations(m: MasterOps, agentId: string, version: number): void {
-  const missing = m.operations.all().filter((r) => r.agentId === agentId && (r.version > version || r.latest.state === 'OPERATION_PENDING'));
+  const missing = m.operations
+    .all()
+    .filter((r) => r.agentId === agentId && (r.version > version || r.latest.state === 'OPERATION_PENDING'));
   for (const record of missing.sort((a, b) => a.version - b.version)) sendToAgent(m, record);
 }
 
@@ -143,12 +184,19 @@ export function onOperationStatus(m: MasterOps, agentId: string, operationUuid: 
     fw.send({ type: 'UPDATE_OPERATION_STATUS', status });
     return;
   }
-  if (status.uuid !== undefined) m.toAgent(agentId, { type: 'OPERATION_STATUS_ACK', operationUuid, statusUuid: status.uuid });
+  if (status.uuid !== undefined)
+    m.toAgent(agentId, { type: 'OPERATION_STATUS_ACK', operationUuid, statusUuid: status.uuid });
   if (record !== undefined && isTerminalOperation(status.state)) m.operations.remove(operationUuid);
 }
 
 /** ACKNOWLEDGE_OPERATION_STATUS: passed on to the agent; an acknowledged terminal status ends the record. */
-export function onAcknowledgeOperation(m: MasterOps, fw: Framework, agentId: string | undefined, operationId: string, uuid: string): Outcome {
+export function onAcknowledgeOperation(
+  m: MasterOps,
+  fw: Framework,
+  agentId: string | undefined,
+  operationId: string,
+  uuid: string,
+): Outcome {
   const record = m.operations.find(fw.id, operationId);
   if (record === undefined || (agentId !== undefined && record.agentId !== agentId)) {
     m.ctx.trace.append('operation:ack-ignored', { frameworkId: fw.id, operationId, agentId, uuid });
@@ -172,7 +220,9 @@ export function onReconcileOperations(
 ): Outcome {
   const latest = ({ uuid: _uuid, ...status }: OperationStatus): OperationStatus => status;
   if (operations.length === 0) {
-    for (const r of m.operations.all()) if (r.frameworkId === fw.id && r.info.id !== undefined) fw.send({ type: 'UPDATE_OPERATION_STATUS', status: latest(r.latest) });
+    for (const r of m.operations.all())
+      if (r.frameworkId === fw.id && r.info.id !== undefined)
+        fw.send({ type: 'UPDATE_OPERATION_STATUS', status: latest(r.latest) });
     return done;
   }
   for (const { operationId, agentId } of operations) {
@@ -183,8 +233,15 @@ export function onReconcileOperations(
     }
     const agentState = agentId === undefined ? undefined : m.agents.get(agentId)?.state;
     const state: OperationState =
-      agentState === 'unreachable' ? 'OPERATION_UNREACHABLE' : agentState === 'gone' ? 'OPERATION_GONE_BY_OPERATOR' : 'OPERATION_UNKNOWN';
-    fw.send({ type: 'UPDATE_OPERATION_STATUS', status: { operationId, state, ...(agentId === undefined ? {} : { agentId }) } });
+      agentState === 'unreachable'
+        ? 'OPERATION_UNREACHABLE'
+        : agentState === 'gone'
+          ? 'OPERATION_GONE_BY_OPERATOR'
+          : 'OPERATION_UNKNOWN';
+    fw.send({
+      type: 'UPDATE_OPERATION_STATUS',
+      status: { operationId, state, ...(agentId === undefined ? {} : { agentId }) },
+    });
   }
   return done;
 }
@@ -215,17 +272,28 @@ export function operatorOperation(
   refusal: (op: ResourceOperation) => string | undefined = () => undefined,
 ): OperatorResult {
   const agent = m.agents.get(agentId);
-  if (agent === undefined || agent.state === 'gone') return { ok: false, status: 'BAD_REQUEST', message: 'No agent found with specified ID' };
-  const op: ResourceOperation = { type, resources: type === 'RESERVE' ? resources : withAllocationRole(resources, undefined), ...(invalid === undefined ? {} : { invalid }) };
-  const error = operationError(op, { total: agent.info.resources, used: withAllocationRole(m.ledger.agent(agentId).used, undefined) });
+  if (agent === undefined || agent.state === 'gone')
+    return { ok: false, status: 'BAD_REQUEST', message: 'No agent found with specified ID' };
+  const op: ResourceOperation = {
+    type,
+    resources: type === 'RESERVE' ? resources : withAllocationRole(resources, undefined),
+    ...(invalid === undefined ? {} : { invalid }),
+  };
+  const error = operationError(op, {
+    total: agent.info.resources,
+    used: withAllocationRole(m.ledger.agent(agentId).used, undefined),
+  });
   if (error !== undefined) return { ok: false, status: 'BAD_REQUEST', message: error };
   const refused = refusal(op);
   if (refused !== undefined) return { ok: false, status: 'FORBIDDEN', message: refused };
   const { consumed } = conversionOf(op);
   // What rescinding every offer on the agent would free: when even that falls short, no offer is rescinded for nothing.
   const books = m.ledger.agent(agentId);
-  const reachable = applyConversions(add(unallocated(m, agentId), withAllocationRole(books.offered, undefined)), [conversionOf(op)]);
-  if (typeof reachable === 'string') return { ok: false, status: 'CONFLICT', message: `Invalid ${type} Operation: ${reachable}` };
+  const reachable = applyConversions(add(unallocated(m, agentId), withAllocationRole(books.offered, undefined)), [
+    conversionOf(op),
+  ]);
+  if (typeof reachable === 'string')
+    return { ok: false, status: 'CONFLICT', message: `Invalid ${type} Operation: ${reachable}` };
   for (const fw of m.frameworks.values()) {
     for (const offer of [...fw.offers.values()]) {
       if (contains(unallocated(m, agentId), consumed)) break;
@@ -233,7 +301,8 @@ export function operatorOperation(
     }
   }
   const applied = applyConversions(unallocated(m, agentId), [conversionOf(op)]);
-  if (typeof applied === 'string') return { ok: false, status: 'CONFLICT', message: `Invalid ${type} Operation: ${applied}` };
+  if (typeof applied === 'string')
+    return { ok: false, status: 'CONFLICT', message: `Invalid ${type} Operation: ${applied}` };
   commit(m, agentId, op, undefined);
   return { ok: true };
 }

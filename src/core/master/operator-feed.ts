@@ -33,7 +33,10 @@ export class OperatorFeed {
   subscribe(connectionId: string): void {
     this.ctx.trace.append('operator:subscribed', { connectionId });
     this.#subscribers.set(connectionId, undefined);
-    this.outbox.operator(connectionId, { type: 'SUBSCRIBED', heartbeatIntervalSeconds: this.heartbeatIntervalMs / 1000 });
+    this.outbox.operator(connectionId, {
+      type: 'SUBSCRIBED',
+      heartbeatIntervalSeconds: this.heartbeatIntervalMs / 1000,
+    });
     this.#armHeartbeat(connectionId);
   }
 

@@ -29,7 +29,11 @@ import { operatorOperation } from './operations.js';
 import { updateQuota } from './quota.js';
 import { updateWeights } from './weights.js';
 
-export function onOperatorCall(m: MasterOps, call: OperatorCall, principal?: string): Outcome<OperatorValue | undefined> {
+export function onOperatorCall(
+  m: MasterOps,
+  call: OperatorCall,
+  principal?: string,
+): Outcome<OperatorValue | undefined> {
   m.ctx.trace.append(`operator:${call.type.toLowerCase()}`, traceOf(call));
   const refused = agentActionRefusal(m, call, principal);
   if (refused !== undefined) return fail('FORBIDDEN', refused);
@@ -47,7 +51,10 @@ export function onOperatorCall(m: MasterOps, call: OperatorCall, principal?: str
     case 'UPDATE_QUOTA':
       return updateQuota(m, call, (role) => m.authorizer.refusal('update_quotas', principal, role));
     case 'GET_QUOTA':
-      return ok({ type: 'GET_QUOTA', configs: [...m.quotas.values()].filter((q) => m.authorizer.mayGetQuota(principal, q.role)).sort(byRole) });
+      return ok({
+        type: 'GET_QUOTA',
+        configs: [...m.quotas.values()].filter((q) => m.authorizer.mayGetQuota(principal, q.role)).sort(byRole),
+      });
     case 'UPDATE_WEIGHTS':
       return updateWeights(m, call.weights, (role) => m.authorizer.refusal('update_weights', principal, role));
     case 'GET_WEIGHTS': {
@@ -63,7 +70,10 @@ export function onOperatorCall(m: MasterOps, call: OperatorCall, principal?: str
     case 'DESTROY_VOLUMES':
       return resourceOperation(m, 'DESTROY', call.agentId, call.volumes, principal);
     case 'GET_OPERATIONS':
-      return ok({ type: 'GET_OPERATIONS', operations: m.operations.all().filter((op) => mayViewOperation(m, principal, op)) });
+      return ok({
+        type: 'GET_OPERATIONS',
+        operations: m.operations.all().filter((op) => mayViewOperation(m, principal, op)),
+      });
   }
 }
 
@@ -81,7 +91,10 @@ function agentActionRefusal(m: MasterOps, call: OperatorCall, principal: string 
     case 'REACTIVATE_AGENT':
       return m.authorizer.refusal('reactivate_agents', principal);
     case 'DRAIN_AGENT':
-      return m.authorizer.refusal('drain_agents', principal) ?? (call.markGone ? m.authorizer.refusal('mark_agents_gone', principal) : undefined);
+      return (
+        m.authorizer.refusal('drain_agents', principal) ??
+        (call.markGone ? m.authorizer.refusal('mark_agents_gone', principal) : undefined)
+      );
     default:
       return undefined;
   }
@@ -110,14 +123,21 @@ function mayViewOperation(m: MasterOps, principal: string | undefined, op: Opera
   return op.conversions.every((c) => c.consumed.every((r) => m.authorizer.mayViewResource(principal, r)));
 }
 
-function resourceOperation(m: MasterOps, type: ResourceOperationType, agentId: string, resources: Resources, principal: string | undefined): Outcome {
+function resourceOperation(
+  m: MasterOps,
+  type: ResourceOperationType,
+  agentId: string,
+  resources: Resources,
+  principal: string | undefined,
+): Outcome {
   const refusal = (op: ResourceOperation) => m.authorizer.operationRefusal(principal, op.type, op.resources);
   const result = operatorOperation(m, type, agentId, resources, undefined, refusal);
   if (result.ok) return done;
   return fail(result.status === 'BAD_REQUEST' ? 'INVALID' : result.status, result.message);
 }
 
-const byRole = (a: { readonly role: string }, b: { readonly role: string }): number => (a.role < b.role ? -1 : a.role > b.role ? 1 : 0);
+const byRole = (a: { readonly role: string }, b: { readonly role: string }): number =>
+  a.role < b.role ? -1 : a.role > b.role ? 1 : 0;
 
 /**
  * Draining agents that hold no more tasks (live, or terminal and not yet
@@ -128,7 +148,8 @@ export function checkDraining(m: MasterOps): void {
   if (m.draining.size === 0) return;
   for (const agentId of [...m.draining]) {
     const record = m.agents.get(agentId);
-    if (record === undefined || record.drain?.state !== 'DRAINING' || record.state === 'gone') m.draining.delete(agentId);
+    if (record === undefined || record.drain?.state !== 'DRAINING' || record.state === 'gone')
+      m.draining.delete(agentId);
     else if (!holdsTasks(m, agentId)) transitionDrained(m, record);
   }
 }

@@ -22,7 +22,7 @@ import type { Ledger } from './ledger.js';
 import type { MisuseLog } from './misuse.js';
 import type { OperatorFeed } from './operator-feed.js';
 import type { OperationStore } from './operation-store.js';
-import type {  } from '../model/records.js';
+import type {} from '../model/records.js';
 
 export interface MasterOptions {
   readonly hostname: string;

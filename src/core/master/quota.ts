@@ -33,7 +33,11 @@ const OTHER_LIMIT = 1e12;
 /** The smallest positive normal double; anything closer to zero is subnormal. */
 const MIN_NORMAL = 2 ** -1022;
 
-export function updateQuota(m: MasterOps, update: QuotaUpdate, refusal: (role: string) => string | undefined = () => undefined): Outcome {
+export function updateQuota(
+  m: MasterOps,
+  update: QuotaUpdate,
+  refusal: (role: string) => string | undefined = () => undefined,
+): Outcome {
   for (const request of update.configs) {
     const error = configError(m, request);
     if (error !== undefined) return fail('INVALID', error);
@@ -47,7 +51,11 @@ export function updateQuota(m: MasterOps, update: QuotaUpdate, refusal: (role: s
     const reset = config.guarantees.size === 0 && config.limits.size === 0;
     if (reset) m.quotas.delete(config.role);
     else m.quotas.set(config.role, config);
-    m.ctx.trace.append('quota:update', { role: config.role, limits: text(config.limits), guarantees: text(config.guarantees) });
+    m.ctx.trace.append('quota:update', {
+      role: config.role,
+      limits: text(config.limits),
+      guarantees: text(config.guarantees),
+    });
     if (reset) m.allocator.removeQuota(config.role);
     else m.allocator.setQuota(config.role, config);
   }
@@ -87,7 +95,11 @@ function configError(m: MasterOps, request: QuotaConfigRequest): string | undefi
   return undefined;
 }
 
-function valuesError(m: MasterOps, field: 'guarantees' | 'limits', values: ReadonlyMap<string, number>): string | undefined {
+function valuesError(
+  m: MasterOps,
+  field: 'guarantees' | 'limits',
+  values: ReadonlyMap<string, number>,
+): string | undefined {
   for (const [name, value] of values) {
     const ceiling = name === 'mem' || name === 'disk' ? EXABYTE_IN_MB : OTHER_LIMIT;
     if (value > ceiling) {

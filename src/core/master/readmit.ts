@@ -44,7 +44,12 @@ export function readmit(m: MasterOps, message: Reregistration): void {
   m.totals.set(agentId, agent.resources);
   m.allocator.addAgent(agentId, agent.resources, { hostname: agent.hostname, attributes: agent.attributes });
   if (record.deactivated) m.allocator.deactivateAgent(agentId);
-  m.ctx.trace.append('agent:readmitted', { agentId, tasks: message.tasks.length, executors: message.executors.length, wasUnreachable });
+  m.ctx.trace.append('agent:readmitted', {
+    agentId,
+    tasks: message.tasks.length,
+    executors: message.executors.length,
+    wasUnreachable,
+  });
   const removed = new Set(m.completedFrameworks.map((f) => f.id));
   for (const info of message.frameworks ?? []) {
     if (!m.frameworks.has(info.id) && !removed.has(info.id)) m.recoverFramework(info);
@@ -53,7 +58,8 @@ export function readmit(m: MasterOps, message: Reregistration): void {
   const learnt = new Learnt(m, agentId);
   for (const reported of message.tasks) {
     const fw = m.frameworks.get(reported.frameworkId);
-    if (removed.has(reported.frameworkId) || (fw !== undefined && wasUnreachable && !fw.has('PARTITION_AWARE'))) shutdown.add(reported.frameworkId);
+    if (removed.has(reported.frameworkId) || (fw !== undefined && wasUnreachable && !fw.has('PARTITION_AWARE')))
+      shutdown.add(reported.frameworkId);
     else if (fw !== undefined) learnt.task(fw, reported);
   }
   learnt.hold();

@@ -26,7 +26,6 @@ export const DEFAULT_AGENT_REREGISTER_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_ALLOCATOR_RECOVERY_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_ALLOCATOR_AGENT_RECOVERY_FACTOR = 0.8;
 
-
 /** Builds the state of a master that was just elected from the registry. */
 export function recoverFromRegistry(m: MasterOps, registry: Registry): void {
   const now = wallTimeMs(m.ctx);
@@ -52,10 +51,16 @@ export function recoverFromRegistry(m: MasterOps, registry: Registry): void {
     m.agents.set(id, record);
   }
   const recovered = m.recovery.recovered.size;
-  m.ctx.trace.append('master:recovered', { recovered, unreachable: registry.count('unreachable'), gone: registry.count('gone'), quotas: registry.quotas.size });
+  m.ctx.trace.append('master:recovered', {
+    recovered,
+    unreachable: registry.count('unreachable'),
+    gone: registry.count('gone'),
+    quotas: registry.quotas.size,
+  });
   pauseAllocator(m, recovered);
   const timeoutMs = m.options.agentReregisterTimeoutMs ?? DEFAULT_AGENT_REREGISTER_TIMEOUT_MS;
-  if (recovered > 0) m.ctx.loop.schedule(timeoutMs, 'master:agent-reregister-timeout', () => markRecoveredUnreachable(m));
+  if (recovered > 0)
+    m.ctx.loop.schedule(timeoutMs, 'master:agent-reregister-timeout', () => markRecoveredUnreachable(m));
 }
 
 /** Upstream's allocator recovery: only with quota, and only when some agent is expected. */
@@ -65,7 +70,11 @@ function pauseAllocator(m: MasterOps, recovered: number): void {
   const expected = Math.floor(recovered * factor);
   if (expected === 0) return;
   m.allocator.pause(expected);
-  m.ctx.loop.schedule(m.options.allocatorRecoveryTimeoutMs ?? DEFAULT_ALLOCATOR_RECOVERY_TIMEOUT_MS, 'allocator:recovery-timeout', () => m.allocator.resume());
+  m.ctx.loop.schedule(
+    m.options.allocatorRecoveryTimeoutMs ?? DEFAULT_ALLOCATOR_RECOVERY_TIMEOUT_MS,
+    'allocator:recovery-timeout',
+    () => m.allocator.resume(),
+  );
 }
 
 /** `--agent_reregister_timeout` passed: the recovered agents still away are unreachable. */

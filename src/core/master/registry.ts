@@ -45,11 +45,18 @@ export class Registry {
    */
   static of(m: MasterOps, recovering: ReadonlyMap<string, AgentDescription>): Registry {
     const agents = new Map<string, RegisteredAgent>();
-    for (const [id, info] of recovering) agents.set(id, { info, state: 'admitted', deactivated: m.recovery.deactivated.has(id) });
+    for (const [id, info] of recovering)
+      agents.set(id, { info, state: 'admitted', deactivated: m.recovery.deactivated.has(id) });
     for (const record of m.agents.values()) {
       const { info, deactivated } = record;
       if (record.state === 'gone') agents.set(record.id, { info, state: 'gone' });
-      else if (record.state === 'unreachable') agents.set(record.id, { info, state: 'unreachable', unreachableTimeMs: record.unreachableTimeMs ?? 0, deactivated });
+      else if (record.state === 'unreachable')
+        agents.set(record.id, {
+          info,
+          state: 'unreachable',
+          unreachableTimeMs: record.unreachableTimeMs ?? 0,
+          deactivated,
+        });
       else agents.set(record.id, { info, state: 'admitted', deactivated });
     }
     return new Registry(agents, new Map(m.quotas), new Map(m.weights));

@@ -13,7 +13,15 @@ import type { Ledger } from './ledger.js';
 /** What a snapshot reads of a framework: the master's record, as the read model hands it out. */
 export type FrameworkRecord = Pick<
   Framework,
-  'id' | 'info' | 'state' | 'registeredTimeMs' | 'reregisteredTimeMs' | 'unregisteredTimeMs' | 'offers' | 'constraints' | 'recovered'
+  | 'id'
+  | 'info'
+  | 'state'
+  | 'registeredTimeMs'
+  | 'reregisteredTimeMs'
+  | 'unregisteredTimeMs'
+  | 'offers'
+  | 'constraints'
+  | 'recovered'
 >;
 
 export function frameworkSnapshot(fw: FrameworkRecord, ledger: Ledger): FrameworkSnapshot {

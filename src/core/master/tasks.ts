@@ -40,7 +40,13 @@ export function removeExecutor(m: MasterOps, fw: Framework, key: string): void {
 }
 
 /** A status the master makes up itself: no uuid, so never acknowledged. */
-export function masterStatus(m: MasterOps, task: TaskRef, state: TaskState, message: string, reason: TaskStatus['reason']): TaskStatus {
+export function masterStatus(
+  m: MasterOps,
+  task: TaskRef,
+  state: TaskState,
+  message: string,
+  reason: TaskStatus['reason'],
+): TaskStatus {
   return {
     taskId: task.taskId,
     state,
@@ -69,7 +75,8 @@ export function updateTaskState(m: MasterOps, task: Task, status: TaskStatus, la
   const changed = task.statuses.at(-1)?.state !== status.state;
   // Kept without its data, as upstream keeps it (MESOS-1746: frameworks' data would fill the master);
   // a repeated state replaces the latest status, as upstream's `updateTask` does.
-  task.statuses[changed ? task.statuses.length : task.statuses.length - 1] = status.data === undefined ? status : withoutData(status);
+  task.statuses[changed ? task.statuses.length : task.statuses.length - 1] =
+    status.data === undefined ? status : withoutData(status);
   task.statusUpdateState = status.state;
   task.statusUpdateUuid = status.uuid;
   if (isTerminal(task.state)) recoverTaskResources(m, task);

@@ -24,7 +24,8 @@ export function roleError(role: string): string | undefined {
     if (part === '.' || part === '..') return `Role '${role}' cannot contain '.' or '..' as a path segment`;
     if (part.startsWith('-')) return `Role '${role}' cannot contain a path segment starting with '-'`;
     if (part === '*') return `Role '${role}' cannot contain '*' as a path segment`;
-    if (/[\s\u0000-\u001f\u007f\\]/u.test(part)) return `Role '${role}' cannot contain whitespace, control characters or backslashes`;
+    if (/[\s\u0000-\u001f\u007f\\]/u.test(part))
+      return `Role '${role}' cannot contain whitespace, control characters or backslashes`;
   }
   return undefined;
 }
@@ -96,7 +97,8 @@ export function subscriptionError(sub: Subscription): string | undefined {
         }
         if (c.predicate.kind === 'text_matches' || c.predicate.kind === 'text_not_matches') {
           const error = regexError(c.predicate.regex);
-          if (error !== null) return `Offer constraint for role '${role}' has an invalid regex '${c.predicate.regex}': ${error}`;
+          if (error !== null)
+            return `Offer constraint for role '${role}' has an invalid regex '${c.predicate.regex}': ${error}`;
         }
       }
     }

@@ -13,7 +13,6 @@ import { roleError } from './validation.js';
 
 export const DEFAULT_WEIGHT = 1;
 
-
 /** Upstream's reasons, after its common prefix `Failed to validate update weights request JSON`. */
 export function weightError(info: WeightInfo): string | undefined {
   const role = info.role.trim();
@@ -25,7 +24,11 @@ export function weightError(info: WeightInfo): string | undefined {
   return undefined;
 }
 
-export function updateWeights(m: MasterOps, infos: readonly WeightInfo[], refusal: (role: string) => string | undefined = () => undefined): Outcome {
+export function updateWeights(
+  m: MasterOps,
+  infos: readonly WeightInfo[],
+  refusal: (role: string) => string | undefined = () => undefined,
+): Outcome {
   for (const info of infos) {
     const error = weightError(info);
     if (error !== undefined) return fail('INVALID', `Failed to validate update weights request JSON${error}`);
@@ -49,7 +52,10 @@ export function updateWeights(m: MasterOps, infos: readonly WeightInfo[], refusa
 /** `--weights role1=2.5,role2=1`: the flag's form, parsed; a string is the reason it is invalid. */
 export function parseWeights(text: string): WeightInfo[] | string {
   const out: WeightInfo[] = [];
-  for (const part of text.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p !== '')) {
     const eq = part.indexOf('=');
     const weight = Number(part.slice(eq + 1));
     if (eq <= 0 || part.slice(eq + 1).trim() === '' || Number.isNaN(weight)) {

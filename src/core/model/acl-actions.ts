@@ -33,7 +33,11 @@ export const ACL_ACTIONS = {
   run_tasks: users('run tasks as user'),
   teardown_frameworks: { objects: 'framework_principals', kind: 'value', verb: 'tear down frameworks of principal' },
   reserve_resources: role('reserve resources for role'),
-  unreserve_resources: { objects: 'reserver_principals', kind: 'value', verb: 'unreserve resources reserved by principal' },
+  unreserve_resources: {
+    objects: 'reserver_principals',
+    kind: 'value',
+    verb: 'unreserve resources reserved by principal',
+  },
   create_volumes: role('create volumes for role'),
   destroy_volumes: { objects: 'creator_principals', kind: 'value', verb: 'destroy volumes created by principal' },
   update_weights: role('update the weight of role'),
@@ -52,7 +56,9 @@ export const ACL_ACTIONS = {
   kill_nested_containers: users('kill nested containers under a container of user'),
   wait_nested_containers: users('wait on nested containers under a container of user'),
   launch_nested_container_sessions_as_user: users('launch nested container sessions as user'),
-  launch_nested_container_sessions_under_parent_with_user: users('launch nested container sessions under a container of user'),
+  launch_nested_container_sessions_under_parent_with_user: users(
+    'launch nested container sessions under a container of user',
+  ),
   attach_containers_input: users('attach to the input of containers of user'),
   attach_containers_output: users('attach to the output of containers of user'),
   view_containers: users('view containers of user'),

@@ -103,7 +103,11 @@ function decideRole(rules: readonly RoleRule[], permissive: boolean, subject: Ac
       if (matches(subject, rule.principals) && matches(object, rule.objects)) {
         return allows(subject, rule.principals) && allows(object, rule.objects);
       }
-    } else if (object.type === 'SOME' && object.values[0]!.startsWith(rule.below) && matches(subject, rule.principals)) {
+    } else if (
+      object.type === 'SOME' &&
+      object.values[0]!.startsWith(rule.below) &&
+      matches(subject, rule.principals)
+    ) {
       return allows(subject, rule.principals);
     }
   }
@@ -120,7 +124,8 @@ function roleRules(rules: readonly AclRule[]): RoleRule[] {
     }
     const plain: string[] = [];
     for (const value of rule.objects.values) {
-      if (value.endsWith('/%')) out.push({ principals: rule.principals, objects: some(value), below: value.slice(0, -1) });
+      if (value.endsWith('/%'))
+        out.push({ principals: rule.principals, objects: some(value), below: value.slice(0, -1) });
       else plain.push(value);
     }
     if (plain.length > 0) out.push({ principals: rule.principals, objects: { type: 'SOME', values: plain } });
@@ -185,7 +190,8 @@ export class Authorizer {
     if (!this.enabled) return true;
     const question = object === undefined || ACL_ACTIONS[action].kind === 'implicit' ? ANY : some(object);
     const rules = this.#rules.get(action)!;
-    if (ACL_ACTIONS[action].kind === 'role') return decideRole(rules, this.#acls.permissive, subjectOf(principal), question);
+    if (ACL_ACTIONS[action].kind === 'role')
+      return decideRole(rules, this.#acls.permissive, subjectOf(principal), question);
     return decide(rules, this.#acls.permissive, subjectOf(principal), question);
   }
 
@@ -200,7 +206,11 @@ export class Authorizer {
   }
 
   /** The first refusal among several objects of one action (each asked once). */
-  refusalOfAll(action: AclAction, principal: string | undefined, objects: Iterable<string | undefined>): string | undefined {
+  refusalOfAll(
+    action: AclAction,
+    principal: string | undefined,
+    objects: Iterable<string | undefined>,
+  ): string | undefined {
     if (!this.enabled) return undefined;
     for (const object of new Set(objects)) {
       const refused = this.refusal(action, principal, object);
@@ -277,7 +287,9 @@ export class Authorizer {
   mayViewEveryUser(principal: string | undefined): boolean {
     if (!this.enabled) return true;
     return (['view_frameworks', 'view_tasks', 'view_executors'] as const).every((action) => {
-      const named = this.#acls[fieldOf(action)].flatMap((rule) => (rule.objects.type === 'SOME' ? rule.objects.values : []));
+      const named = this.#acls[fieldOf(action)].flatMap((rule) =>
+        rule.objects.type === 'SOME' ? rule.objects.values : [],
+      );
       const unnamed = '\u0000'.repeat(Math.max(0, ...named.map((user) => user.length)) + 1);
       return [...named, unnamed].every((user) => this.may(action, principal, user));
     });
@@ -288,7 +300,11 @@ export class Authorizer {
    * as upstream asks it (`operationObjects`); the reason it is refused, if
    * it is.
    */
-  operationRefusal(principal: string | undefined, type: 'RESERVE' | 'UNRESERVE' | 'CREATE' | 'DESTROY', resources: Resources): string | undefined {
+  operationRefusal(
+    principal: string | undefined,
+    type: 'RESERVE' | 'UNRESERVE' | 'CREATE' | 'DESTROY',
+    resources: Resources,
+  ): string | undefined {
     if (!this.enabled) return undefined;
     const { action, objects } = operationObjects(type, resources);
     return this.refusalOfAll(action, principal, objects);
@@ -300,11 +316,22 @@ export class Authorizer {
    * command to run (under an executor), as the command's user (ANY when it
    * names none); without one, upstream asks about the parent alone.
    */
-  nestedLaunchRefusal(principal: string | undefined, session: boolean, parentUser: string | undefined, command?: { readonly user?: string }): string | undefined {
+  nestedLaunchRefusal(
+    principal: string | undefined,
+    session: boolean,
+    parentUser: string | undefined,
+    command?: { readonly user?: string },
+  ): string | undefined {
     const [parent, child] = session
-      ? (['launch_nested_container_sessions_under_parent_with_user', 'launch_nested_container_sessions_as_user'] as const)
+      ? ([
+          'launch_nested_container_sessions_under_parent_with_user',
+          'launch_nested_container_sessions_as_user',
+        ] as const)
       : (['launch_nested_containers_under_parent_with_user', 'launch_nested_containers_as_user'] as const);
-    return this.refusal(parent, principal, parentUser) ?? (command === undefined ? undefined : this.refusal(child, principal, command.user));
+    return (
+      this.refusal(parent, principal, parentUser) ??
+      (command === undefined ? undefined : this.refusal(child, principal, command.user))
+    );
   }
 }
 
@@ -315,7 +342,10 @@ export class Authorizer {
  * without one); DESTROY each volume's creator principal (empty when it
  * names none; ANY when no volume is given).
  */
-export function operationObjects(type: 'RESERVE' | 'UNRESERVE' | 'CREATE' | 'DESTROY', resources: Resources): { action: AclAction; objects: (string | undefined)[] } {
+export function operationObjects(
+  type: 'RESERVE' | 'UNRESERVE' | 'CREATE' | 'DESTROY',
+  resources: Resources,
+): { action: AclAction; objects: (string | undefined)[] } {
   switch (type) {
     case 'RESERVE':
       return { action: 'reserve_resources', objects: resources.map((r) => r.role) };
@@ -325,7 +355,10 @@ export function operationObjects(type: 'RESERVE' | 'UNRESERVE' | 'CREATE' | 'DES
       return { action: 'unreserve_resources', objects: resources.map((r) => r.reservations?.at(-1)?.principal) };
     case 'DESTROY': {
       const volumes = resources.filter((r) => r.disk?.persistence !== undefined);
-      return { action: 'destroy_volumes', objects: volumes.length === 0 ? [undefined] : volumes.map((r) => r.disk!.persistence!.principal ?? '') };
+      return {
+        action: 'destroy_volumes',
+        objects: volumes.length === 0 ? [undefined] : volumes.map((r) => r.disk!.persistence!.principal ?? ''),
+      };
     }
   }
 }

@@ -32,7 +32,9 @@ export interface CallError {
   readonly message: string;
 }
 
-export type Outcome<T = undefined> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: CallError };
+export type Outcome<T = undefined> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: CallError };
 
 export const ok = <T>(value: T): Outcome<T> => ({ ok: true, value });
 export const done: Outcome = { ok: true, value: undefined };

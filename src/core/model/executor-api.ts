@@ -86,7 +86,11 @@ export interface ContainerLaunch {
  * against the executor the call names, made once the agent has found it:
  * undefined to allow, else the refusal's text (a 403).
  */
-export type ExecutorAuthorizer = ((executor: { readonly frameworkId: string; readonly executorId: string; readonly containerId: string }) => string | undefined) & {
+export type ExecutorAuthorizer = ((executor: {
+  readonly frameworkId: string;
+  readonly executorId: string;
+  readonly containerId: string;
+}) => string | undefined) & {
   /** What the check decides from (a token's claims): an input record keeps these, and a replay checks against them again. */
   readonly claims?: Readonly<Record<string, unknown>>;
 };

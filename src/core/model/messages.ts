@@ -18,7 +18,15 @@
  */
 import type { Resources } from './resources.js';
 import type { Conversion } from './conversions.js';
-import type { Attribute, ExecutorSpec, FrameworkInfo, OperationStatus, TaskSpec, TaskState, TaskStatus } from './types.js';
+import type {
+  Attribute,
+  ExecutorSpec,
+  FrameworkInfo,
+  OperationStatus,
+  TaskSpec,
+  TaskState,
+  TaskStatus,
+} from './types.js';
 
 /** The master's node id; agents use their agent id, executors `executor:<containerId>`. */
 /**
@@ -64,15 +72,31 @@ export interface ReportedExecutor {
 
 export type MasterToAgent =
   | { readonly type: 'RUN_TASK'; readonly launchId: string; readonly framework: FrameworkRef; readonly task: TaskSpec }
-  | { readonly type: 'RUN_TASK_GROUP'; readonly launchId: string; readonly framework: FrameworkRef; readonly executor: ExecutorSpec; readonly tasks: readonly TaskSpec[] }
+  | {
+      readonly type: 'RUN_TASK_GROUP';
+      readonly launchId: string;
+      readonly framework: FrameworkRef;
+      readonly executor: ExecutorSpec;
+      readonly tasks: readonly TaskSpec[];
+    }
   /** `gracePeriodMs`: the KILL call's kill policy, which overrides the task's. */
-  | { readonly type: 'KILL_TASK'; readonly frameworkId: string; readonly taskId: string; readonly gracePeriodMs?: number }
+  | {
+      readonly type: 'KILL_TASK';
+      readonly frameworkId: string;
+      readonly taskId: string;
+      readonly gracePeriodMs?: number;
+    }
   | { readonly type: 'SHUTDOWN_EXECUTOR'; readonly frameworkId: string; readonly executorId: string }
   | { readonly type: 'SHUTDOWN_FRAMEWORK'; readonly frameworkId: string }
   /** The operator marked the agent gone: it shuts down every framework's executors. */
   | { readonly type: 'SHUTDOWN_AGENT'; readonly message: string }
   | { readonly type: 'STATUS_UPDATE_ACK'; readonly frameworkId: string; readonly taskId: string; readonly uuid: string }
-  | { readonly type: 'FRAMEWORK_TO_EXECUTOR'; readonly frameworkId: string; readonly executorId: string; readonly data: Uint8Array }
+  | {
+      readonly type: 'FRAMEWORK_TO_EXECUTOR';
+      readonly frameworkId: string;
+      readonly executorId: string;
+      readonly data: Uint8Array;
+    }
   | { readonly type: 'AGENT_REGISTERED'; readonly agentId: string }
   | { readonly type: 'AGENT_REREGISTERED'; readonly agentId: string }
   | { readonly type: 'PING' }
@@ -115,10 +139,28 @@ export type AgentToMaster =
       readonly operationUuid: string;
       readonly status: OperationStatus;
     }
-  | { readonly type: 'STATUS_UPDATE'; readonly agentId: string; readonly frameworkId: string; readonly status: TaskStatus; readonly latestState: TaskState }
-  | { readonly type: 'EXITED_EXECUTOR'; readonly agentId: string; readonly frameworkId: string; readonly executorId: string; readonly waitStatus: number }
+  | {
+      readonly type: 'STATUS_UPDATE';
+      readonly agentId: string;
+      readonly frameworkId: string;
+      readonly status: TaskStatus;
+      readonly latestState: TaskState;
+    }
+  | {
+      readonly type: 'EXITED_EXECUTOR';
+      readonly agentId: string;
+      readonly frameworkId: string;
+      readonly executorId: string;
+      readonly waitStatus: number;
+    }
   /** An executor's MESSAGE call, on its way to the framework's scheduler. */
-  | { readonly type: 'EXECUTOR_TO_FRAMEWORK'; readonly agentId: string; readonly frameworkId: string; readonly executorId: string; readonly data: Uint8Array }
+  | {
+      readonly type: 'EXECUTOR_TO_FRAMEWORK';
+      readonly agentId: string;
+      readonly frameworkId: string;
+      readonly executorId: string;
+      readonly data: Uint8Array;
+    }
   | { readonly type: 'PONG' };
 
 export type AgentToExecutor =
@@ -132,7 +174,12 @@ export type AgentToExecutor =
   | { readonly type: 'AGENT_RECONNECTED' };
 
 export type ExecutorToAgent =
-  | { readonly type: 'EXECUTOR_UPDATE'; readonly frameworkId: string; readonly executorId: string; readonly status: TaskStatus }
+  | {
+      readonly type: 'EXECUTOR_UPDATE';
+      readonly frameworkId: string;
+      readonly executorId: string;
+      readonly status: TaskStatus;
+    }
   | {
       readonly type: 'EXECUTOR_SUBSCRIBE';
       readonly frameworkId: string;

@@ -7,22 +7,40 @@
  */
 import type { AgentDescription } from './messages.js';
 import type { Resources } from './resources.js';
-import type { FrameworkInfo, OfferConstraints, QuotaConfig, QuotaUpdate, TaskSpec, TaskState, TaskStatus, WeightInfo } from './types.js';
+import type {
+  FrameworkInfo,
+  OfferConstraints,
+  QuotaConfig,
+  QuotaUpdate,
+  TaskSpec,
+  TaskState,
+  TaskStatus,
+  WeightInfo,
+} from './types.js';
 import type { OperationRecord } from './records.js';
 import type { FrameworkState, Offer, Task } from './records.js';
-
 
 export type OperatorCall =
   | { readonly type: 'TEARDOWN'; readonly frameworkId: string }
   | { readonly type: 'MARK_AGENT_GONE'; readonly agentId: string }
   | { readonly type: 'DEACTIVATE_AGENT'; readonly agentId: string }
   | { readonly type: 'REACTIVATE_AGENT'; readonly agentId: string }
-  | { readonly type: 'DRAIN_AGENT'; readonly agentId: string; readonly maxGracePeriodMs?: number; readonly markGone: boolean }
+  | {
+      readonly type: 'DRAIN_AGENT';
+      readonly agentId: string;
+      readonly maxGracePeriodMs?: number;
+      readonly markGone: boolean;
+    }
   | ({ readonly type: 'UPDATE_QUOTA' } & QuotaUpdate)
   | { readonly type: 'GET_QUOTA' }
   | { readonly type: 'UPDATE_WEIGHTS'; readonly weights: readonly WeightInfo[] }
   | { readonly type: 'GET_WEIGHTS' }
-  | { readonly type: 'RESERVE_RESOURCES'; readonly agentId: string; readonly source: Resources; readonly resources: Resources }
+  | {
+      readonly type: 'RESERVE_RESOURCES';
+      readonly agentId: string;
+      readonly source: Resources;
+      readonly resources: Resources;
+    }
   | { readonly type: 'UNRESERVE_RESOURCES'; readonly agentId: string; readonly resources: Resources }
   | { readonly type: 'CREATE_VOLUMES'; readonly agentId: string; readonly volumes: Resources }
   | { readonly type: 'DESTROY_VOLUMES'; readonly agentId: string; readonly volumes: Resources }

@@ -23,7 +23,10 @@ export function rangesOverlapWithin(items: readonly Range[]): string | undefined
 }
 
 export function normaliseRanges(items: readonly Range[]): Range[] {
-  const sorted = items.filter(([lo, hi]) => lo <= hi).map(([lo, hi]) => [lo, hi] as const).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  const sorted = items
+    .filter(([lo, hi]) => lo <= hi)
+    .map(([lo, hi]) => [lo, hi] as const)
+    .sort((x, y) => x[0] - y[0] || x[1] - y[1]);
   const out: [number, number][] = [];
   for (const [lo, hi] of sorted) {
     const last = out[out.length - 1];

@@ -115,7 +115,8 @@ function cached<T extends object>(value: T | undefined, key: (value: T) => strin
 
 /** Field by field, so that equal reservations built in different key orders agree. */
 function reservationsKey(stack: readonly ReservationInfo[]): string {
-  const labels = (ls: readonly ResourceLabel[] | undefined) => (ls ?? []).map((l) => `${l.key}=${l.value ?? ''}`).join('\u0002');
+  const labels = (ls: readonly ResourceLabel[] | undefined) =>
+    (ls ?? []).map((l) => `${l.key}=${l.value ?? ''}`).join('\u0002');
   return stack.map((x) => [x.type, x.role, x.principal ?? '', labels(x.labels)].join('\u0001')).join('\u0003');
 }
 
@@ -397,9 +398,10 @@ export function format(bag: Resources): string {
 
 function detailText(r: Resource): string {
   const stack = r.reservations ?? [];
-  const reservations = stack.some((x) => x.type === 'DYNAMIC') || stack.length > 1
-    ? `[${stack.map((x) => `(${[x.type, x.role, ...(x.principal === undefined ? [] : [x.principal])].join(',')})`).join(',')}]`
-    : '';
+  const reservations =
+    stack.some((x) => x.type === 'DYNAMIC') || stack.length > 1
+      ? `[${stack.map((x) => `(${[x.type, x.role, ...(x.principal === undefined ? [] : [x.principal])].join(',')})`).join(',')}]`
+      : '';
   const p = r.disk?.persistence;
   const volume = p === undefined ? '' : `[${p.id}:${r.disk?.volume?.containerPath ?? ''}]`;
   return reservations + volume;
@@ -422,7 +424,10 @@ export function formatValue(r: Resource): string {
  */
 export function parseResources(text: string): Resources | string {
   const out: Resource[] = [];
-  for (const part of text.split(';').map((p) => p.trim()).filter((p) => p.length > 0)) {
+  for (const part of text
+    .split(';')
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0)) {
     const m = /^([A-Za-z0-9_.\-/]+)(?:\(([^)]*)\))?\s*:\s*(.+)$/.exec(part);
     if (m === null) return `Invalid resource '${part}'`;
     const [, name, role = '*', value] = m as unknown as [string, string, string | undefined, string];
@@ -437,7 +442,11 @@ function parseValue(name: string, value: string, role: string): Resource | strin
   if (value.startsWith('[')) {
     if (!value.endsWith(']')) return `Invalid ranges for '${name}': '${value}'`;
     const items: Range[] = [];
-    for (const piece of value.slice(1, -1).split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+    for (const piece of value
+      .slice(1, -1)
+      .split(',')
+      .map((p) => p.trim())
+      .filter((p) => p !== '')) {
       const r = /^(\d+)\s*-\s*(\d+)$/.exec(piece);
       if (r === null) return `Invalid range '${piece}' for '${name}'`;
       items.push([Number(r[1]), Number(r[2])]);
@@ -446,7 +455,15 @@ function parseValue(name: string, value: string, role: string): Resource | strin
   }
   if (value.startsWith('{')) {
     if (!value.endsWith('}')) return `Invalid set for '${name}': '${value}'`;
-    return set(name, value.slice(1, -1).split(',').map((p) => p.trim()).filter((p) => p !== ''), role);
+    return set(
+      name,
+      value
+        .slice(1, -1)
+        .split(',')
+        .map((p) => p.trim())
+        .filter((p) => p !== ''),
+      role,
+    );
   }
   const n = Number(value);
   if (!Number.isFinite(n) || n < 0 || value === '') return `Invalid scalar for '${name}': '${value}'`;

@@ -201,7 +201,12 @@ export interface MasterInfo {
 }
 
 export type SchedulerEvent =
-  | { readonly type: 'SUBSCRIBED'; readonly frameworkId: string; readonly heartbeatIntervalSeconds: number; readonly masterInfo: MasterInfo }
+  | {
+      readonly type: 'SUBSCRIBED';
+      readonly frameworkId: string;
+      readonly heartbeatIntervalSeconds: number;
+      readonly masterInfo: MasterInfo;
+    }
   | { readonly type: 'OFFERS'; readonly offers: readonly OfferView[] }
   | { readonly type: 'RESCIND'; readonly offerId: string }
   | { readonly type: 'UPDATE'; readonly status: TaskStatus }
@@ -253,13 +258,23 @@ export interface ResourceOperation {
 
 export type Operation =
   | { readonly type: 'LAUNCH'; readonly tasks: readonly TaskSpec[]; readonly id?: string }
-  | { readonly type: 'LAUNCH_GROUP'; readonly executor: ExecutorSpec; readonly tasks: readonly TaskSpec[]; readonly id?: string }
+  | {
+      readonly type: 'LAUNCH_GROUP';
+      readonly executor: ExecutorSpec;
+      readonly tasks: readonly TaskSpec[];
+      readonly id?: string;
+    }
   | ResourceOperation
   | { readonly type: 'UNSUPPORTED'; readonly name: string; readonly id?: string };
 
 export type SchedulerCall =
   | { readonly type: 'TEARDOWN' }
-  | { readonly type: 'ACCEPT'; readonly offerIds: readonly string[]; readonly operations: readonly Operation[]; readonly filters: Filters }
+  | {
+      readonly type: 'ACCEPT';
+      readonly offerIds: readonly string[];
+      readonly operations: readonly Operation[];
+      readonly filters: Filters;
+    }
   | { readonly type: 'DECLINE'; readonly offerIds: readonly string[]; readonly filters: Filters }
   | { readonly type: 'ACCEPT_INVERSE_OFFERS' | 'DECLINE_INVERSE_OFFERS'; readonly offerIds: readonly string[] }
   | { readonly type: 'REVIVE'; readonly roles: readonly string[] }
@@ -267,9 +282,17 @@ export type SchedulerCall =
   | { readonly type: 'KILL'; readonly taskId: string; readonly agentId?: string; readonly gracePeriodMs?: number }
   | { readonly type: 'SHUTDOWN'; readonly executorId: string; readonly agentId: string }
   | { readonly type: 'ACKNOWLEDGE'; readonly agentId: string; readonly taskId: string; readonly uuid: string }
-  | { readonly type: 'ACKNOWLEDGE_OPERATION_STATUS'; readonly agentId?: string; readonly operationId: string; readonly uuid: string }
+  | {
+      readonly type: 'ACKNOWLEDGE_OPERATION_STATUS';
+      readonly agentId?: string;
+      readonly operationId: string;
+      readonly uuid: string;
+    }
   | { readonly type: 'RECONCILE'; readonly tasks: readonly { readonly taskId: string; readonly agentId?: string }[] }
-  | { readonly type: 'RECONCILE_OPERATIONS'; readonly operations: readonly { readonly operationId: string; readonly agentId?: string }[] }
+  | {
+      readonly type: 'RECONCILE_OPERATIONS';
+      readonly operations: readonly { readonly operationId: string; readonly agentId?: string }[];
+    }
   | { readonly type: 'MESSAGE'; readonly agentId: string; readonly executorId: string; readonly data: Uint8Array }
   | { readonly type: 'REQUEST' }
   | { readonly type: 'UPDATE_FRAMEWORK'; readonly subscription: Subscription };

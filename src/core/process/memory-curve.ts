@@ -65,8 +65,13 @@ function term(text: string): MemoryPiece | string {
     }
     case 'spike': {
       const m = /^([^@]+)@([^/]+)(?:\/(.+))?$/.exec(arg);
-      const [level, at, length] = [mib(m?.[1] ?? ''), duration(m?.[2] ?? ''), m?.[3] === undefined ? Infinity : duration(m[3])];
-      if (level === undefined || at === undefined || length === undefined) return `'${text}': expected spike:<MiB>@<time>[/<time>]`;
+      const [level, at, length] = [
+        mib(m?.[1] ?? ''),
+        duration(m?.[2] ?? ''),
+        m?.[3] === undefined ? Infinity : duration(m[3]),
+      ];
+      if (level === undefined || at === undefined || length === undefined)
+        return `'${text}': expected spike:<MiB>@<time>[/<time>]`;
       return { from: at, until: at + length, level, rate: 0 };
     }
     default:
@@ -104,7 +109,9 @@ export function bytesAt(pieces: MemoryCurve, t: number): number {
  */
 export function firstExceeding(pieces: MemoryCurve, limitBytes: number, fromMs: number): number | undefined {
   if (limitBytes === Infinity) return undefined;
-  const edges = [...new Set(pieces.flatMap((p) => [p.from, p.until]).filter((t) => t > fromMs && t !== Infinity))].sort((a, b) => a - b);
+  const edges = [...new Set(pieces.flatMap((p) => [p.from, p.until]).filter((t) => t > fromMs && t !== Infinity))].sort(
+    (a, b) => a - b,
+  );
   const starts = [fromMs, ...edges.map((t) => Math.ceil(t))];
   for (let i = 0; i < starts.length; i++) {
     const start = starts[i]!;
@@ -125,6 +132,7 @@ function firstInSpan(pieces: MemoryCurve, limitBytes: number, start: number, end
   const base = live.reduce((s, p) => s + p.level + p.rate * (start - p.from), 0);
   // Rounded bytes pass the limit once the exact MiB reach limit + half a byte; float error is a millisecond at most.
   const estimate = start + Math.ceil(((limitBytes + 0.5) / MIB - base) / slope);
-  for (let t = Math.max(start, estimate - 2); t < end && t <= estimate + 2; t++) if (bytesAt(pieces, t) > limitBytes) return t;
+  for (let t = Math.max(start, estimate - 2); t < end && t <= estimate + 2; t++)
+    if (bytesAt(pieces, t) > limitBytes) return t;
   return undefined;
 }

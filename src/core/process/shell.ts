@@ -196,7 +196,11 @@ export class ShellProcess {
     }
     if (start >= script.length) return this.#end(code);
     const end = endOfPipeline(script, start);
-    this.#runPipeline(script.slice(start, end), (last) => this.#runFrom(script, end, last), (exitCode) => this.#end(exitCode));
+    this.#runPipeline(
+      script.slice(start, end),
+      (last) => this.#runFrom(script, end, last),
+      (exitCode) => this.#end(exitCode),
+    );
   }
 
   /** A pipeline: each command's output is the next one's input; its code is the last one's. */
@@ -215,7 +219,9 @@ export class ShellProcess {
     };
     for (let i = commands.length - 1; i >= 0; i--) {
       const write =
-        i === commands.length - 1 ? (d: string) => this.out.stdout(d) : (d: string) => relay.call(() => stages[i + 1]!.input(d));
+        i === commands.length - 1
+          ? (d: string) => this.out.stdout(d)
+          : (d: string) => relay.call(() => stages[i + 1]!.input(d));
       stages[i] = this.#start(commands[i]!.words, write, (code, exits) => finished(i, code, exits));
     }
     this.#stages = stages;
@@ -228,7 +234,11 @@ export class ShellProcess {
     this.out.exit(code & 0xff);
   }
 
-  #start(words: readonly string[], write: (data: string) => void, finish: (code: number, exits: boolean) => void): Running {
+  #start(
+    words: readonly string[],
+    write: (data: string) => void,
+    finish: (code: number, exits: boolean) => void,
+  ): Running {
     return builtin(this.world, words, { write, error: (d) => this.out.stderr(d), finish, relay: this.relay });
   }
 }
@@ -253,7 +263,10 @@ function builtin(world: ShellWorld, words: readonly string[], io: Io): Running {
   const [name = '', ...args] = words;
   const once = (code: number, exits = false): Running => {
     // A timer that has run is cancelled harmlessly.
-    return timed(world.loop, world.loop.schedule(0, 'shell:step', () => io.finish(code, exits)));
+    return timed(
+      world.loop,
+      world.loop.schedule(0, 'shell:step', () => io.finish(code, exits)),
+    );
   };
   switch (name) {
     case 'echo': {
@@ -264,7 +277,11 @@ function builtin(world: ShellWorld, words: readonly string[], io: Io): Running {
     case 'cat':
       return args.length === 0 ? cat(io) : catFiles(world, args, io, once);
     case 'env':
-      io.write(Object.entries(world.env).map(([k, v]) => `${k}=${v}\n`).join(''));
+      io.write(
+        Object.entries(world.env)
+          .map(([k, v]) => `${k}=${v}\n`)
+          .join(''),
+      );
       return once(0);
     case 'hostname':
       io.write(`${world.hostname}\n`);
@@ -273,7 +290,12 @@ function builtin(world: ShellWorld, words: readonly string[], io: Io): Running {
       io.write(`${world.cwd}\n`);
       return once(0);
     case 'ls':
-      io.write([...world.files.keys()].sort().map((f) => `${f}\n`).join(''));
+      io.write(
+        [...world.files.keys()]
+          .sort()
+          .map((f) => `${f}\n`)
+          .join(''),
+      );
       return once(0);
     case 'true':
     case ':':
@@ -323,9 +345,15 @@ function sleep(world: ShellWorld, arg: string | undefined, io: Io): Running {
   const seconds = Number(arg);
   if (arg === undefined || !Number.isFinite(seconds) || seconds < 0) {
     io.error(`sleep: invalid time interval '${arg ?? ''}'\n`);
-    return timed(world.loop, world.loop.schedule(0, 'shell:step', () => io.finish(1, false)));
+    return timed(
+      world.loop,
+      world.loop.schedule(0, 'shell:step', () => io.finish(1, false)),
+    );
   }
-  return timed(world.loop, world.loop.schedule(Math.round(seconds * 1000), 'shell:sleep', () => io.finish(0, false)));
+  return timed(
+    world.loop,
+    world.loop.schedule(Math.round(seconds * 1000), 'shell:sleep', () => io.finish(0, false)),
+  );
 }
 
 /** `sh -c SCRIPT`: a shell of its own, whose `exit` ends only itself. */

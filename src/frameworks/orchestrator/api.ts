@@ -21,7 +21,11 @@ export interface Reply {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-const json = (value: unknown, status = 200): Reply => ({ status, type: 'application/json', body: `${JSON.stringify(value)}\n` });
+const json = (value: unknown, status = 200): Reply => ({
+  status,
+  type: 'application/json',
+  body: `${JSON.stringify(value)}\n`,
+});
 const text = (status: number, line: string): Reply => ({ status, type: 'text/plain', body: `${line}\n` });
 
 /** Everything a request may ask of the framework. */
@@ -34,7 +38,13 @@ export interface ApiTarget {
 }
 
 const PREFIXES = ['/api/framework/v0/', '/api/m3s/v0/'];
-const SCALABLE: Readonly<Record<string, Part>> = { server: 'server', agent: 'agent', datastore: 'datastore', etcd: 'datastore', manager: 'server' };
+const SCALABLE: Readonly<Record<string, Part>> = {
+  server: 'server',
+  agent: 'agent',
+  datastore: 'datastore',
+  etcd: 'datastore',
+  manager: 'server',
+};
 
 function authorized(config: OrchConfig, header: string | undefined): boolean {
   if (config.authUsername === undefined) return true;
@@ -46,7 +56,12 @@ function authorized(config: OrchConfig, header: string | undefined): boolean {
 }
 
 /** Answers one request: method, path (with its query), Authorization header. */
-export async function answer(target: ApiTarget, method: string, rawPath: string, authorization: string | undefined): Promise<Reply> {
+export async function answer(
+  target: ApiTarget,
+  method: string,
+  rawPath: string,
+  authorization: string | undefined,
+): Promise<Reply> {
   const path = rawPath.split('?')[0]!.replace(/\/{2,}/g, '/');
   const prefix = PREFIXES.find((p) => path.startsWith(p));
   if (prefix === undefined) return text(404, `No such path: ${path}`);
@@ -59,15 +74,19 @@ export async function answer(target: ApiTarget, method: string, rawPath: string,
   const [first, second, third, ...rest] = route.split('/');
   if (rest.length > 0) return text(404, `No such path: ${path}`);
   const wantMethod = first === 'cluster' ? 'PUT' : 'GET';
-  if (method !== wantMethod && !(method === 'HEAD' && wantMethod === 'GET')) return { ...text(405, `Method ${method} not allowed; use ${wantMethod}`), headers: { allow: wantMethod } };
-  if (first !== undefined && SCALABLE[first] !== undefined && second === 'scale') return scale(o, SCALABLE[first], third);
+  if (method !== wantMethod && !(method === 'HEAD' && wantMethod === 'GET'))
+    return { ...text(405, `Method ${method} not allowed; use ${wantMethod}`), headers: { allow: wantMethod } };
+  if (first !== undefined && SCALABLE[first] !== undefined && second === 'scale')
+    return scale(o, SCALABLE[first], third);
   if (third !== undefined) return text(404, `No such path: ${path}`);
   return route2(target, o, `${first}/${second ?? ''}`, path);
 }
 
 async function scale(o: Orchestrator, part: Part, count: string | undefined): Promise<Reply> {
-  if (count === undefined) return json({ Scale: o.wanted[part], Running: o.live(part).filter((t) => t.state === 'TASK_RUNNING').length });
-  if (!/^[0-9]+$/.test(count) || !Number.isSafeInteger(Number(count))) return text(400, `Invalid count ${JSON.stringify(decoded(count))}: expected a non-negative integer`);
+  if (count === undefined)
+    return json({ Scale: o.wanted[part], Running: o.live(part).filter((t) => t.state === 'TASK_RUNNING').length });
+  if (!/^[0-9]+$/.test(count) || !Number.isSafeInteger(Number(count)))
+    return text(400, `Invalid count ${JSON.stringify(decoded(count))}: expected a non-negative integer`);
   const previous = o.wanted[part];
   await o.scale(part, Number(count));
   return json({ Scale: Number(count), Previous: previous });
@@ -86,13 +105,22 @@ async function route2(target: ApiTarget, o: Orchestrator, route: string, path: s
   switch (route) {
     case 'status/framework':
     case 'status/m3s':
-      return json({ Server: o.stateOf('server'), Agent: o.stateOf('agent'), Datastore: o.stateOf('datastore'), API: 'ok' });
+      return json({
+        Server: o.stateOf('server'),
+        Agent: o.stateOf('agent'),
+        Datastore: o.stateOf('datastore'),
+        API: 'ok',
+      });
     case 'status/k8s':
       return json(nodes(o));
     case 'server/config': {
       const address = o.address('server');
       if (address === undefined) return text(503, 'No server task is running yet');
-      return { status: 200, type: 'application/yaml', body: kubeconfig(target.config.name, target.authority, address, target.config.token) };
+      return {
+        status: 200,
+        type: 'application/yaml',
+        body: kubeconfig(target.config.name, target.authority, address, target.config.token),
+      };
     }
     case 'server/version':
       return version(o);
@@ -113,9 +141,20 @@ async function route2(target: ApiTarget, o: Orchestrator, route: string, path: s
 /** The orchestrated cluster's nodes: each server and agent task with its host and state. */
 function nodes(o: Orchestrator): Record<string, unknown> {
   const items = (['server', 'agent'] as const).flatMap((part) =>
-    o.live(part).map((t) => ({ name: nodeName(o.config, t), role: part, task_id: t.taskId, hostname: t.hostname, state: t.state })),
+    o
+      .live(part)
+      .map((t) => ({
+        name: nodeName(o.config, t),
+        role: part,
+        task_id: t.taskId,
+        hostname: t.hostname,
+        state: t.state,
+      })),
   );
-  const ready = items.length > 0 && items.every((n) => n.state === 'TASK_RUNNING') && items.filter((n) => n.role === 'agent').length === o.wanted.agent;
+  const ready =
+    items.length > 0 &&
+    items.every((n) => n.state === 'TASK_RUNNING') &&
+    items.filter((n) => n.role === 'agent').length === o.wanted.agent;
   return { Ready: ready, Nodes: items };
 }
 

@@ -109,14 +109,16 @@ class Reader {
     const value = this.opt(name);
     if (value === undefined) return fallback;
     const n = Number(value);
-    if (!/^[0-9]*\.?[0-9]+$/.test(value) || !Number.isFinite(n) || n <= 0) throw new ConfigError(name, `expected a positive number, got ${JSON.stringify(value)}`);
+    if (!/^[0-9]*\.?[0-9]+$/.test(value) || !Number.isFinite(n) || n <= 0)
+      throw new ConfigError(name, `expected a positive number, got ${JSON.stringify(value)}`);
     return n;
   }
 
   count(name: string, fallback: number): number {
     const value = this.opt(name);
     if (value === undefined) return fallback;
-    if (!/^[0-9]+$/.test(value)) throw new ConfigError(name, `expected a non-negative integer, got ${JSON.stringify(value)}`);
+    if (!/^[0-9]+$/.test(value))
+      throw new ConfigError(name, `expected a non-negative integer, got ${JSON.stringify(value)}`);
     return Number(value);
   }
 
@@ -124,14 +126,16 @@ class Reader {
     const value = this.opt(name);
     if (value === undefined) return fallback;
     const n = Number(value);
-    if (!/^[0-9]+$/.test(value) || n > 65535 || (n === 0 && !allowZero)) throw new ConfigError(name, `expected a port number, got ${JSON.stringify(value)}`);
+    if (!/^[0-9]+$/.test(value) || n > 65535 || (n === 0 && !allowZero))
+      throw new ConfigError(name, `expected a port number, got ${JSON.stringify(value)}`);
     return n;
   }
 
   oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
     const value = this.opt(name);
     if (value === undefined) return fallback;
-    if (!(values as readonly string[]).includes(value)) throw new ConfigError(name, `expected one of ${values.join(', ')}, got ${JSON.stringify(value)}`);
+    if (!(values as readonly string[]).includes(value))
+      throw new ConfigError(name, `expected one of ${values.join(', ')}, got ${JSON.stringify(value)}`);
     return value as T;
   }
 
@@ -139,7 +143,8 @@ class Reader {
   address(name: string, fallback: string | undefined): string | undefined {
     const value = this.opt(name);
     if (value === undefined) return fallback;
-    if (!/^[a-z]+:\/\//i.test(value) && !/^[^\s:/]+:[0-9]{1,5}$/.test(value)) throw new ConfigError(name, `expected host:port, got ${JSON.stringify(value)}`);
+    if (!/^[a-z]+:\/\//i.test(value) && !/^[^\s:/]+:[0-9]{1,5}$/.test(value))
+      throw new ConfigError(name, `expected host:port, got ${JSON.stringify(value)}`);
     return value;
   }
 
@@ -153,8 +158,12 @@ class Reader {
       throw new ConfigError(name, 'expected a JSON array of {"key","value"} objects');
     }
     const ok = (l: unknown): l is Label =>
-      typeof l === 'object' && l !== null && typeof (l as Label).key === 'string' && typeof (l as Label).value === 'string';
-    if (!Array.isArray(parsed) || !parsed.every(ok)) throw new ConfigError(name, 'expected a JSON array of {"key","value"} objects');
+      typeof l === 'object' &&
+      l !== null &&
+      typeof (l as Label).key === 'string' &&
+      typeof (l as Label).value === 'string';
+    if (!Array.isArray(parsed) || !parsed.every(ok))
+      throw new ConfigError(name, 'expected a JSON array of {"key","value"} objects');
     return parsed.map((l: Label) => ({ key: l.key, value: l.value }));
   }
 
@@ -162,7 +171,8 @@ class Reader {
     const value = this.opt(name);
     if (value === undefined) return fallback;
     const ms = parseSpan(value);
-    if (ms === undefined || ms <= 0) throw new ConfigError(name, `expected a duration such as 15s, 500ms or 1m, got ${JSON.stringify(value)}`);
+    if (ms === undefined || ms <= 0)
+      throw new ConfigError(name, `expected a duration such as 15s, 500ms or 1m, got ${JSON.stringify(value)}`);
     return ms;
   }
 }
@@ -225,9 +235,21 @@ const DEFAULT_BOOTSTRAP_URL = 'https://raw.githubusercontent.com/AVENTER-UG/meso
 
 /** The resources of a server, an agent and a datastore container (`ORCH_*_CPU`, `ORCH_*_MEM`, `DS_*`). */
 function partResourcesOf(r: Reader): OrchConfig['resources'] {
-  const server: PartResources = { cpus: r.positive('ORCH_SERVER_CPU', 0.1)!, mem: r.positive('ORCH_SERVER_MEM', 1200)!, disk: undefined };
-  const agent: PartResources = { cpus: r.positive('ORCH_AGENT_CPU', 0.1)!, mem: r.positive('ORCH_AGENT_MEM', 1200)!, disk: undefined };
-  const datastore: PartResources = { cpus: r.positive('DS_CPU', 0.1)!, mem: r.positive('DS_MEM', 1200)!, disk: r.positive('DS_DISK', undefined) };
+  const server: PartResources = {
+    cpus: r.positive('ORCH_SERVER_CPU', 0.1)!,
+    mem: r.positive('ORCH_SERVER_MEM', 1200)!,
+    disk: undefined,
+  };
+  const agent: PartResources = {
+    cpus: r.positive('ORCH_AGENT_CPU', 0.1)!,
+    mem: r.positive('ORCH_AGENT_MEM', 1200)!,
+    disk: undefined,
+  };
+  const datastore: PartResources = {
+    cpus: r.positive('DS_CPU', 0.1)!,
+    mem: r.positive('DS_MEM', 1200)!,
+    disk: r.positive('DS_DISK', undefined),
+  };
   return { server, agent, datastore };
 }
 
@@ -244,7 +266,10 @@ function apiCredentialsOf(r: Reader): Pick<OrchConfig, 'authUsername' | 'authPas
   const authUsername = r.opt('AUTH_USERNAME');
   const authPassword = r.opt('AUTH_PASSWORD');
   if ((authUsername === undefined) !== (authPassword === undefined)) {
-    throw new ConfigError(authUsername === undefined ? 'AUTH_USERNAME' : 'AUTH_PASSWORD', 'AUTH_USERNAME and AUTH_PASSWORD go together');
+    throw new ConfigError(
+      authUsername === undefined ? 'AUTH_USERNAME' : 'AUTH_PASSWORD',
+      'AUTH_USERNAME and AUTH_PASSWORD go together',
+    );
   }
   return { authUsername, authPassword };
 }
@@ -252,7 +277,8 @@ function apiCredentialsOf(r: Reader): Pick<OrchConfig, 'authUsername' | 'authPas
 /** Who the framework is (`FRAMEWORK_*`); its name is also the store's prefix, so it keeps to a safe alphabet. */
 function frameworkOf(r: Reader): Pick<OrchConfig, 'user' | 'name' | 'role' | 'port' | 'hostname'> {
   const name = r.str('FRAMEWORK_NAME', 'm3s');
-  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new ConfigError('FRAMEWORK_NAME', `expected letters, digits, '.', '_' or '-', got ${JSON.stringify(name)}`);
+  if (!/^[A-Za-z0-9._-]+$/.test(name))
+    throw new ConfigError('FRAMEWORK_NAME', `expected letters, digits, '.', '_' or '-', got ${JSON.stringify(name)}`);
   return {
     user: r.str('FRAMEWORK_USER', 'root'),
     name,
@@ -263,7 +289,12 @@ function frameworkOf(r: Reader): Pick<OrchConfig, 'user' | 'name' | 'role' | 'po
 }
 
 /** How the framework reaches the master (`CLUSTER_*`, each falling back to its `MESOS_*` spelling). */
-function masterConnectionOf(r: Reader): Pick<OrchConfig, 'clusterUsername' | 'clusterPassword' | 'clusterPrincipal' | 'master' | 'clusterCni' | 'clusterSsl'> {
+function masterConnectionOf(
+  r: Reader,
+): Pick<
+  OrchConfig,
+  'clusterUsername' | 'clusterPassword' | 'clusterPrincipal' | 'master' | 'clusterCni' | 'clusterSsl'
+> {
   return {
     clusterUsername: r.opt('CLUSTER_USERNAME') ?? r.opt('MESOS_USERNAME'),
     clusterPassword: r.opt('CLUSTER_PASSWORD') ?? r.opt('MESOS_PASSWORD'),
@@ -277,19 +308,32 @@ function masterConnectionOf(r: Reader): Pick<OrchConfig, 'clusterUsername' | 'cl
 /** Where the parts run and how many (`ORCH_*_CONSTRAINT`, `ORCH_AGENT_LABELS`, `*_COUNT`). */
 function placementOf(r: Reader): Pick<OrchConfig, 'constraints' | 'agentLabels' | 'counts'> {
   return {
-    constraints: { server: r.opt('ORCH_SERVER_CONSTRAINT'), agent: r.opt('ORCH_AGENT_CONSTRAINT'), datastore: r.opt('ORCH_DS_CONSTRAINT') },
+    constraints: {
+      server: r.opt('ORCH_SERVER_CONSTRAINT'),
+      agent: r.opt('ORCH_AGENT_CONSTRAINT'),
+      datastore: r.opt('ORCH_DS_CONSTRAINT'),
+    },
     agentLabels: r.labels('ORCH_AGENT_LABELS'),
-    counts: { server: r.count('ORCH_SERVER_COUNT', 1), agent: r.count('ORCH_AGENT_COUNT', 1), datastore: r.count('DS_COUNT', 1) },
+    counts: {
+      server: r.count('ORCH_SERVER_COUNT', 1),
+      agent: r.count('ORCH_AGENT_COUNT', 1),
+      datastore: r.count('DS_COUNT', 1),
+    },
   };
 }
 
 function imagesOf(r: Reader): OrchConfig['images'] {
-  return { orch: r.str('IMAGE_ORCH', 'avhost/ubuntu-m3s:latest'), kvstore: r.str('IMAGE_KVSTORE', 'bitnami/etcd:latest'), sql: r.str('IMAGE_SQL', 'mariadb:latest') };
+  return {
+    orch: r.str('IMAGE_ORCH', 'avhost/ubuntu-m3s:latest'),
+    kvstore: r.str('IMAGE_KVSTORE', 'bitnami/etcd:latest'),
+    sql: r.str('IMAGE_SQL', 'mariadb:latest'),
+  };
 }
 
 function base64(r: Reader, name: string): string | undefined {
   const value = r.opt(name);
-  if (value !== undefined && !/^[A-Za-z0-9+/\r\n]+={0,2}$/.test(value)) throw new ConfigError(name, 'expected Base64 content');
+  if (value !== undefined && !/^[A-Za-z0-9+/\r\n]+={0,2}$/.test(value))
+    throw new ConfigError(name, 'expected Base64 content');
   return value;
 }
 

@@ -73,7 +73,13 @@ export class Orchestrator {
   }
 
   /** Loads what the store holds, subscribes (failing over to the stored id), and starts the state checks. */
-  static async start(config: OrchConfig, store: KeyValueStore, webuiUrl: string, log: Log, options: OrchestratorOptions = {}): Promise<Orchestrator> {
+  static async start(
+    config: OrchConfig,
+    store: KeyValueStore,
+    webuiUrl: string,
+    log: Log,
+    options: OrchestratorOptions = {},
+  ): Promise<Orchestrator> {
     const o = new Orchestrator(config, store, webuiUrl, log, options);
     await o.#load();
     await o.#subscribe();
@@ -118,7 +124,8 @@ export class Orchestrator {
       const record = JSON.parse(text) as TaskRecord;
       this.tasks.set(record.taskId, record);
     }
-    if (this.frameworkId !== undefined) this.log('info', `recovered framework ${this.frameworkId} with ${this.tasks.size} tasks from the store`);
+    if (this.frameworkId !== undefined)
+      this.log('info', `recovered framework ${this.frameworkId} with ${this.tasks.size} tasks from the store`);
   }
 
   #save(key: string, value: string | undefined): void {
@@ -146,7 +153,9 @@ export class Orchestrator {
       failover_timeout: FAILOVER_TIMEOUT_SECONDS,
       checkpoint: true,
       capabilities: [{ type: 'MULTI_ROLE' }, { type: 'RESERVATION_REFINEMENT' }],
-      ...((c.clusterPrincipal ?? c.clusterUsername) === undefined ? {} : { principal: c.clusterPrincipal ?? c.clusterUsername }),
+      ...((c.clusterPrincipal ?? c.clusterUsername) === undefined
+        ? {}
+        : { principal: c.clusterPrincipal ?? c.clusterUsername }),
       ...(this.frameworkId === undefined ? {} : { id: { value: this.frameworkId } }),
     };
   }
@@ -182,7 +191,9 @@ export class Orchestrator {
         continue;
       }
       this.#taken++;
-      await this.#pace.turn(() => this.#on(event)).catch((e) => this.log('warn', `${event.type}: ${(e as Error).message}`));
+      await this.#pace
+        .turn(() => this.#on(event))
+        .catch((e) => this.log('warn', `${event.type}: ${(e as Error).message}`));
     }
     if (this.#stopped) return;
     this.log('warn', 'the event stream ended: subscribing again');
@@ -229,7 +240,10 @@ export class Orchestrator {
 
   /** Asks the master for the state of every task it knows, then for all of its tasks. */
   async #reconcile(): Promise<void> {
-    const tasks = [...this.tasks.values()].map((t) => ({ task_id: { value: t.taskId }, ...(t.agentId === undefined ? {} : { agent_id: { value: t.agentId } }) }));
+    const tasks = [...this.tasks.values()].map((t) => ({
+      task_id: { value: t.taskId },
+      ...(t.agentId === undefined ? {} : { agent_id: { value: t.agentId } }),
+    }));
     await this.#call({ type: 'RECONCILE', reconcile: { tasks } });
     await this.#call({ type: 'RECONCILE', reconcile: { tasks: [] } });
   }
@@ -273,14 +287,20 @@ export class Orchestrator {
         declined.push(offer.id);
         continue;
       }
-      for (const t of launches) this.log('info', `launching ${(t.task_id as { value: string }).value} on ${offer.hostname}`);
+      for (const t of launches)
+        this.log('info', `launching ${(t.task_id as { value: string }).value} on ${offer.hostname}`);
       await this.#call({
         type: 'ACCEPT',
-        accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: launches } }], filters: { refuse_seconds: REFUSE_SECONDS } },
+        accept: {
+          offer_ids: [offer.id],
+          operations: [{ type: 'LAUNCH', launch: { task_infos: launches } }],
+          filters: { refuse_seconds: REFUSE_SECONDS },
+        },
       });
     }
     const refuse = this.#wantsOffers() ? REFUSE_SECONDS : REFUSE_LONG_SECONDS;
-    if (declined.length > 0) await this.#call({ type: 'DECLINE', decline: { offer_ids: declined, filters: { refuse_seconds: refuse } } });
+    if (declined.length > 0)
+      await this.#call({ type: 'DECLINE', decline: { offer_ids: declined, filters: { refuse_seconds: refuse } } });
     if (PARTS.every((p) => this.#deficit(p) === 0) && !this.#suppressed) {
       this.#suppressed = true;
       await this.#call({ type: 'SUPPRESS', suppress: { roles: [this.config.role] } });
@@ -318,13 +338,15 @@ export class Orchestrator {
     record.state = status.state;
     if (status.agent_id?.value !== undefined) record.agentId = status.agent_id.value;
     this.#saveTask(record);
-    if (previous !== record.state) this.log('info', `${taskId}: ${record.state}${status.message === undefined ? '' : ` (${status.message})`}`);
+    if (previous !== record.state)
+      this.log('info', `${taskId}: ${record.state}${status.message === undefined ? '' : ` (${status.message})`}`);
     if (ended(record.state)) {
       this.tasks.delete(taskId);
       this.#lastEnded[record.part] = record.state;
     }
     // A task ended (to be replaced) or one the next part waits for runs: offers are wanted again.
-    if (ended(record.state) || (record.state === 'TASK_RUNNING' && previous !== 'TASK_RUNNING')) await this.#reviveIfNeeded();
+    if (ended(record.state) || (record.state === 'TASK_RUNNING' && previous !== 'TASK_RUNNING'))
+      await this.#reviveIfNeeded();
   }
 
   /** Whether a part that may start now misses tasks. */
@@ -350,7 +372,13 @@ export class Orchestrator {
     record.killing = true;
     if (!again) this.#saveTask(record);
     this.log(again ? 'debug' : 'info', `killing ${record.taskId}${again ? ' again' : ''}`);
-    await this.#call({ type: 'KILL', kill: { task_id: { value: record.taskId }, ...(record.agentId === undefined ? {} : { agent_id: { value: record.agentId } }) } });
+    await this.#call({
+      type: 'KILL',
+      kill: {
+        task_id: { value: record.taskId },
+        ...(record.agentId === undefined ? {} : { agent_id: { value: record.agentId } }),
+      },
+    });
   }
 
   /** Sets the count of a part: extras are killed, missing ones started. */

@@ -14,7 +14,8 @@ import { stringify } from 'yaml';
 function der(tag: number, ...content: Buffer[]): Buffer {
   const body = Buffer.concat(content);
   const n = body.length;
-  const length = n < 0x80 ? Buffer.from([n]) : n < 0x100 ? Buffer.from([0x81, n]) : Buffer.from([0x82, n >> 8, n & 0xff]);
+  const length =
+    n < 0x80 ? Buffer.from([n]) : n < 0x100 ? Buffer.from([0x81, n]) : Buffer.from([0x82, n >> 8, n & 0xff]);
   return Buffer.concat([Buffer.from([tag]), length, body]);
 }
 
@@ -33,7 +34,10 @@ function name(commonName: string): Buffer {
 
 /** GeneralizedTime of a date. */
 function time(date: Date): Buffer {
-  const text = date.toISOString().replace(/[-:T]/g, '').replace(/\.\d+Z$/, 'Z');
+  const text = date
+    .toISOString()
+    .replace(/[-:T]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return der(0x18, Buffer.from(text, 'ascii'));
 }
 
@@ -50,7 +54,10 @@ export function makeAuthority(commonName: string, now: Date): CertificateAuthori
   const serial = randomBytes(16);
   serial[0] = serial[0]! & 0x7f;
   const until = new Date(now.getTime() + 10 * 365 * 86_400_000);
-  const extensions = der(0xa3, seq(seq(oid(BASIC_CONSTRAINTS), der(0x01, Buffer.from([0xff])), der(0x04, seq(der(0x01, Buffer.from([0xff])))))));
+  const extensions = der(
+    0xa3,
+    seq(seq(oid(BASIC_CONSTRAINTS), der(0x01, Buffer.from([0xff])), der(0x04, seq(der(0x01, Buffer.from([0xff])))))),
+  );
   const tbs = seq(
     der(0xa0, der(0x02, Buffer.from([2]))),
     der(0x02, serial),
@@ -77,7 +84,15 @@ export function kubeconfig(clusterName: string, authorityPem: string, serverAddr
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: clusterName, cluster: { 'certificate-authority-data': Buffer.from(authorityPem).toString('base64'), server: `https://${serverAddress}` } }],
+    clusters: [
+      {
+        name: clusterName,
+        cluster: {
+          'certificate-authority-data': Buffer.from(authorityPem).toString('base64'),
+          server: `https://${serverAddress}`,
+        },
+      },
+    ],
     contexts: [{ name: clusterName, context: { cluster: clusterName, user: clusterName } }],
     'current-context': clusterName,
     preferences: {},

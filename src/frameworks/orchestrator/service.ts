@@ -37,7 +37,8 @@ const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export function stderrLog(config: OrchConfig): Log {
   const floor = LEVELS.indexOf(config.logLevel);
   return (level, line) => {
-    if (LEVELS.indexOf(level) >= floor) process.stderr.write(`${new Date().toISOString()} ${level} ${config.name}: ${line}\n`);
+    if (LEVELS.indexOf(level) >= floor)
+      process.stderr.write(`${new Date().toISOString()} ${level} ${config.name}: ${line}\n`);
   };
 }
 
@@ -55,7 +56,10 @@ async function authorityOf(config: OrchConfig, store: KeyValueStore): Promise<st
   return made;
 }
 
-export async function startOrchestrator(config: OrchConfig, options: ServiceOptions = {}): Promise<OrchestratorService> {
+export async function startOrchestrator(
+  config: OrchConfig,
+  options: ServiceOptions = {},
+): Promise<OrchestratorService> {
   const log = options.log ?? stderrLog(config);
   const store = options.store ?? (await openStore(config.storeServer, config.storePassword));
   const closeStore = options.store === undefined ? () => store.close() : async () => {};

@@ -48,7 +48,9 @@ export class OfferRoom {
   ) {
     const resources: JsonObject[] = offer.resources ?? [];
     const scalar = (name: string): number =>
-      resources.filter((r) => r.name === name && r.type === 'SCALAR').reduce((sum, r) => sum + Number(r.scalar?.value ?? 0), 0);
+      resources
+        .filter((r) => r.name === name && r.type === 'SCALAR')
+        .reduce((sum, r) => sum + Number(r.scalar?.value ?? 0), 0);
     this.cpus = scalar('cpus');
     this.mem = scalar('mem');
     this.disk = scalar('disk');
@@ -74,7 +76,12 @@ export class OfferRoom {
     const constraint = config.constraints[part];
     if (constraint !== undefined && constraint !== this.hostname) return false;
     const epsilon = 1e-9;
-    return want.cpus <= this.cpus + epsilon && want.mem <= this.mem + epsilon && (want.disk ?? 0) <= this.disk + epsilon && this.freePorts.length >= 1;
+    return (
+      want.cpus <= this.cpus + epsilon &&
+      want.mem <= this.mem + epsilon &&
+      (want.disk ?? 0) <= this.disk + epsilon &&
+      this.freePorts.length >= 1
+    );
   }
 
   /** Takes a task's share; returns its host ports. */
@@ -93,18 +100,35 @@ function scalar(name: string, value: number, role: string | undefined): JsonObje
 
 /** The engine container of a part: image, network, port mapping, volumes, parameters. */
 export function containerOf(config: OrchConfig, part: Part, ports: readonly number[]): JsonObject {
-  const image = part !== 'datastore' ? config.images.orch : config.dsEngine === 'etcd' ? config.images.kvstore : config.images.sql;
-  const userNetwork = config.clusterCni ?? (['bridge', 'host'].includes(config.engineCni.toLowerCase()) ? undefined : config.engineCni);
+  const image =
+    part !== 'datastore' ? config.images.orch : config.dsEngine === 'etcd' ? config.images.kvstore : config.images.sql;
+  const userNetwork =
+    config.clusterCni ?? (['bridge', 'host'].includes(config.engineCni.toLowerCase()) ? undefined : config.engineCni);
   const network = userNetwork !== undefined ? 'USER' : config.engineCni.toLowerCase() === 'host' ? 'HOST' : 'BRIDGE';
   const volume = part === 'server' ? config.volumeServer : part === 'datastore' ? config.volumeDs : undefined;
-  const mappings = network === 'HOST' ? [] : [{ host_port: ports[0], container_port: containerPort(config, part), protocol: 'tcp' }];
+  const mappings =
+    network === 'HOST' ? [] : [{ host_port: ports[0], container_port: containerPort(config, part), protocol: 'tcp' }];
   const volumes =
     volume === undefined
       ? {}
-      : { volumes: [{ container_path: part !== 'datastore' ? '/var/lib/rancher/k3s' : config.dsEngine === 'etcd' ? '/bitnami/etcd' : '/var/lib/mysql', mode: 'RW', source: { type: 'DOCKER_VOLUME', docker_volume: { driver: config.volumeDriver, name: volume } } }] };
+      : {
+          volumes: [
+            {
+              container_path:
+                part !== 'datastore'
+                  ? '/var/lib/rancher/k3s'
+                  : config.dsEngine === 'etcd'
+                    ? '/bitnami/etcd'
+                    : '/var/lib/mysql',
+              mode: 'RW',
+              source: { type: 'DOCKER_VOLUME', docker_volume: { driver: config.volumeDriver, name: volume } },
+            },
+          ],
+        };
   const networks = userNetwork === undefined ? {} : { network_infos: [{ name: userNetwork }] };
   // ORCH_ENGINE=false: the same image in the cluster's own containerizer.
-  if (!config.engine) return { type: 'MESOS', mesos: { image: { type: 'DOCKER', docker: { name: image } } }, ...networks, ...volumes };
+  if (!config.engine)
+    return { type: 'MESOS', mesos: { image: { type: 'DOCKER', docker: { name: image } } }, ...networks, ...volumes };
   return {
     type: 'DOCKER',
     docker: {
@@ -131,7 +155,10 @@ export function nodeName(config: OrchConfig, record: TaskRecord): string {
 /** The command of a part: the configured start line with the parameters the framework appends. */
 export function commandOf(config: OrchConfig, record: TaskRecord): string {
   const part = record.part;
-  if (part === 'datastore') return config.dsEngine === 'etcd' ? `etcd --listen-client-urls=http://0.0.0.0:${config.dsPort} --advertise-client-urls=http://$HOSTNAME:${config.dsPort}` : 'docker-entrypoint.sh mysqld';
+  if (part === 'datastore')
+    return config.dsEngine === 'etcd'
+      ? `etcd --listen-client-urls=http://0.0.0.0:${config.dsPort} --advertise-client-urls=http://$HOSTNAME:${config.dsPort}`
+      : 'docker-entrypoint.sh mysqld';
   const line = part === 'server' ? config.serverString : config.agentString;
   return `${line} --token=${config.token} --node-name=${nodeName(config, record)}`;
 }
@@ -151,18 +178,30 @@ function environmentOf(config: OrchConfig, record: TaskRecord, peers: Peers): { 
     { name: 'K3S_TOKEN', value: config.token },
     { name: 'PORT0', value: String(record.ports[0]) },
   ];
-  if (record.part === 'agent' && peers.server !== undefined) vars.push({ name: 'K3S_URL', value: `https://${peers.server}` });
+  if (record.part === 'agent' && peers.server !== undefined)
+    vars.push({ name: 'K3S_URL', value: `https://${peers.server}` });
   if (record.part === 'server' && peers.datastore !== undefined) {
-    const endpoint = config.dsEngine === 'etcd' ? `http://${peers.datastore}` : `mysql://root@tcp(${peers.datastore})/k3s`;
+    const endpoint =
+      config.dsEngine === 'etcd' ? `http://${peers.datastore}` : `mysql://root@tcp(${peers.datastore})/k3s`;
     vars.push({ name: 'K3S_DATASTORE_ENDPOINT', value: endpoint });
   }
   return vars;
 }
 
 /** The TaskInfo launching a part's task on the offer with the host ports given. */
-export function taskInfoOf(config: OrchConfig, record: TaskRecord, offer: JsonObject, role: string | undefined, peers: Peers): JsonObject {
+export function taskInfoOf(
+  config: OrchConfig,
+  record: TaskRecord,
+  offer: JsonObject,
+  role: string | undefined,
+  peers: Peers,
+): JsonObject {
   const want = config.resources[record.part];
-  const labels = [{ key: 'framework', value: config.name }, { key: 'part', value: record.part }, ...(record.part === 'agent' ? config.agentLabels : [])];
+  const labels = [
+    { key: 'framework', value: config.name },
+    { key: 'part', value: record.part },
+    ...(record.part === 'agent' ? config.agentLabels : []),
+  ];
   return {
     name: `${config.name}:${record.part}`,
     task_id: { value: record.taskId },

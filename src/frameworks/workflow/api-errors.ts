@@ -23,7 +23,11 @@ export const WORKFLOW_ERRORS = {
 
 export type WorkflowErrorCode = keyof typeof WORKFLOW_ERRORS;
 
-export function sendWorkflowError<C extends WorkflowErrorCode>(reply: FastifyReply, code: C, ...args: Parameters<(typeof WORKFLOW_ERRORS)[C]['text']>): FastifyReply {
+export function sendWorkflowError<C extends WorkflowErrorCode>(
+  reply: FastifyReply,
+  code: C,
+  ...args: Parameters<(typeof WORKFLOW_ERRORS)[C]['text']>
+): FastifyReply {
   const entry = WORKFLOW_ERRORS[code];
   const text = (entry.text as (...a: unknown[]) => string)(...args).replace(/\s*\n\s*/g, ' ');
   return reply.code(entry.status).type('text/plain; charset=utf-8').send(text);

@@ -72,19 +72,36 @@ export function buildWorkflowApp(scheduler: WorkflowScheduler, config: WorkflowC
     const parsed = parseQueueRequest(body, config, () => `workflow.${++counter}`);
     if (!parsed.ok) return sendWorkflowError(reply, 'MALFORMED', parsed.error);
     const queued = scheduler.enqueue(parsed.request);
-    if (!queued.ok) return sendWorkflowError(reply, 'DUPLICATE', parsed.request.taskId, queued.phase === 'queued' ? 'queued' : 'running');
-    return reply.code(200).type('text/html; charset=utf-8').header('location', `/v0/task/${encodeURIComponent(parsed.request.taskId)}`).send('Ok');
+    if (!queued.ok)
+      return sendWorkflowError(
+        reply,
+        'DUPLICATE',
+        parsed.request.taskId,
+        queued.phase === 'queued' ? 'queued' : 'running',
+      );
+    return reply
+      .code(200)
+      .type('text/html; charset=utf-8')
+      .header('location', `/v0/task/${encodeURIComponent(parsed.request.taskId)}`)
+      .send('Ok');
   });
 
   app.get('/v0/task/:taskId', async (req: FastifyRequest<{ Params: { taskId: string } }>, reply: FastifyReply) => {
     const record = scheduler.task(req.params.taskId);
     if (record === undefined) return sendWorkflowError(reply, 'TASK_UNKNOWN', req.params.taskId);
-    return reply.code(200).type('application/json').send(JSON.stringify(record.update ?? null));
+    return reply
+      .code(200)
+      .type('application/json')
+      .send(JSON.stringify(record.update ?? null));
   });
 
   app.get('/v0/dags', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (!authorized(req.headers.authorization, config)) return sendWorkflowError(reply.header('www-authenticate', CHALLENGE), 'UNAUTHORIZED');
-    return reply.code(200).type('application/json').send(JSON.stringify(scheduler.queued().map(listed)));
+    if (!authorized(req.headers.authorization, config))
+      return sendWorkflowError(reply.header('www-authenticate', CHALLENGE), 'UNAUTHORIZED');
+    return reply
+      .code(200)
+      .type('application/json')
+      .send(JSON.stringify(scheduler.queued().map(listed)));
   });
 
   app.get('/v0/agent/:agentId', async (req: FastifyRequest<{ Params: { agentId: string } }>, reply: FastifyReply) => {

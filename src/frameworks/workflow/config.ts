@@ -81,7 +81,9 @@ export const DEFAULT_CONFIG: WorkflowConfig = {
   clusterAttributes: [],
 };
 
-export type ConfigResult = { readonly ok: true; readonly config: WorkflowConfig } | { readonly ok: false; readonly error: string };
+export type ConfigResult =
+  | { readonly ok: true; readonly config: WorkflowConfig }
+  | { readonly ok: false; readonly error: string };
 
 type Reader = (value: unknown) => unknown;
 
@@ -127,7 +129,11 @@ function list(v: unknown): unknown[] | undefined {
   if (typeof v !== 'string') return undefined;
   const s = v.trim();
   if (s === '') return [];
-  if (!s.startsWith('[')) return s.split(',').map((w) => w.trim()).filter((w) => w !== '');
+  if (!s.startsWith('['))
+    return s
+      .split(',')
+      .map((w) => w.trim())
+      .filter((w) => w !== '');
   try {
     const parsed: unknown = JSON.parse(s);
     return Array.isArray(parsed) ? parsed : undefined;
@@ -147,7 +153,8 @@ const environment: Reader = (v) => {
   if (items === undefined) return undefined;
   const out: { name: string; value: string }[] = [];
   for (const item of items) {
-    if (typeof item === 'string' && /^[^=]+=/.test(item)) out.push({ name: item.slice(0, item.indexOf('=')), value: item.slice(item.indexOf('=') + 1) });
+    if (typeof item === 'string' && /^[^=]+=/.test(item))
+      out.push({ name: item.slice(0, item.indexOf('=')), value: item.slice(item.indexOf('=') + 1) });
     else if (typeof item === 'object' && item !== null && typeof (item as { name?: unknown }).name === 'string') {
       const { name, value } = item as { name: string; value?: unknown };
       out.push({ name, value: value === undefined ? '' : String(value) });
@@ -196,19 +203,23 @@ const KEYS: Record<string, readonly [keyof WorkflowConfig, Reader, string]> = {
 export function parseWorkflowConfig(source: string): ConfigResult {
   const section: unknown = parse(source)['cluster'];
   if (section === undefined) return { ok: true, config: DEFAULT_CONFIG };
-  if (typeof section !== 'object' || section === null) return { ok: false, error: "[cluster]: not a section" };
+  if (typeof section !== 'object' || section === null) return { ok: false, error: '[cluster]: not a section' };
   const config: Record<string, unknown> = { ...DEFAULT_CONFIG };
   for (const [key, raw] of Object.entries(section)) {
     const known = KEYS[key.toLowerCase()];
     if (known === undefined) return { ok: false, error: `[cluster] ${key}: unknown key` };
     const [field, read, expected] = known;
     const value = read(raw);
-    if (value === undefined) return { ok: false, error: `[cluster] ${key}: expected ${expected}, got ${JSON.stringify(raw)}` };
+    if (value === undefined)
+      return { ok: false, error: `[cluster] ${key}: expected ${expected}, got ${JSON.stringify(raw)}` };
     config[field] = value;
   }
   const checked = config as unknown as WorkflowConfig;
   if (checked.authenticate && (checked.defaultPrincipal === undefined || checked.defaultSecret === undefined)) {
-    return { ok: false, error: `[cluster] ${checked.defaultPrincipal === undefined ? 'default_principal' : 'default_secret'}: required with authenticate = true` };
+    return {
+      ok: false,
+      error: `[cluster] ${checked.defaultPrincipal === undefined ? 'default_principal' : 'default_secret'}: required with authenticate = true`,
+    };
   }
   return { ok: true, config: checked };
 }

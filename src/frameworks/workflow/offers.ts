@@ -23,7 +23,8 @@ export interface Room {
 export function roomOf(offer: JsonObject): Room {
   const room: Room = { cpus: 0, mem: 0, disk: 0 };
   for (const r of (offer['resources'] ?? []) as JsonObject[]) {
-    if ((r['name'] === 'cpus' || r['name'] === 'mem' || r['name'] === 'disk') && r['type'] === 'SCALAR') room[r['name'] as keyof Room] += Number(r['scalar']?.['value'] ?? 0);
+    if ((r['name'] === 'cpus' || r['name'] === 'mem' || r['name'] === 'disk') && r['type'] === 'SCALAR')
+      room[r['name'] as keyof Room] += Number(r['scalar']?.['value'] ?? 0);
   }
   return room;
 }
@@ -32,7 +33,11 @@ export function roomOf(offer: JsonObject): Room {
 const milli = (n: number): number => Math.round(n * 1000);
 
 export function fits(room: Room, request: QueueRequest): boolean {
-  return milli(room.cpus) >= milli(request.cpus) && milli(room.mem) >= milli(request.memMib) && milli(room.disk) >= milli(request.diskMib);
+  return (
+    milli(room.cpus) >= milli(request.cpus) &&
+    milli(room.mem) >= milli(request.memMib) &&
+    milli(room.disk) >= milli(request.diskMib)
+  );
 }
 
 export function take(room: Room, request: QueueRequest): void {
@@ -51,7 +56,9 @@ function attributeHolds(attribute: JsonObject, value: string): boolean {
       return ((attribute['set']?.['item'] ?? []) as string[]).includes(value);
     case 'RANGES': {
       const n = Number(value);
-      return ((attribute['ranges']?.['range'] ?? []) as JsonObject[]).some((r) => Number(r['begin']) <= n && n <= Number(r['end']));
+      return ((attribute['ranges']?.['range'] ?? []) as JsonObject[]).some(
+        (r) => Number(r['begin']) <= n && n <= Number(r['end']),
+      );
     }
     default:
       return false;
@@ -83,7 +90,10 @@ function shellQuote(word: string): string {
  */
 function commandInfo(request: QueueRequest, config: WorkflowConfig): JsonObject {
   const argv = request.command;
-  const variables = [...config.engineEnvironment, ...Object.entries(request.environment).map(([name, value]) => ({ name, value }))];
+  const variables = [
+    ...config.engineEnvironment,
+    ...Object.entries(request.environment).map(([name, value]) => ({ name, value })),
+  ];
   const environment = { variables: variables.map((v) => ({ type: 'VALUE', ...v })) };
   if (!config.commandShell) return { shell: false, value: argv[0], arguments: [...argv], environment };
   const isShellScript = argv.length === 3 && /^(?:\/bin\/)?sh$/.test(argv[0]!) && argv[1] === '-c';
@@ -94,12 +104,22 @@ function volumesOf(request: QueueRequest, config: WorkflowConfig): JsonObject[] 
   const named = (name: string | undefined, path: string | undefined): JsonObject[] =>
     name === undefined || path === undefined
       ? []
-      : [{ container_path: path, mode: 'RW', source: { type: 'DOCKER_VOLUME', docker_volume: { driver: config.engineVolumeDriver, name } } }];
+      : [
+          {
+            container_path: path,
+            mode: 'RW',
+            source: { type: 'DOCKER_VOLUME', docker_volume: { driver: config.engineVolumeDriver, name } },
+          },
+        ];
   const given = request.volumes.map((v) => {
     const [hostPath, containerPath, mode] = v.split(':');
     return { host_path: hostPath, container_path: containerPath, mode: mode?.toLowerCase() === 'ro' ? 'RO' : 'RW' };
   });
-  return [...named(config.engineVolumeDagName, config.engineVolumeDagContainerPath), ...named(config.engineVolumeLogsName, config.engineVolumeLogsContainerPath), ...given];
+  return [
+    ...named(config.engineVolumeDagName, config.engineVolumeDagContainerPath),
+    ...named(config.engineVolumeLogsName, config.engineVolumeLogsContainerPath),
+    ...given,
+  ];
 }
 
 /** Engine `docker run` parameters: the engine socket, the group to add, the user. */
@@ -114,7 +134,11 @@ function parametersOf(request: QueueRequest, config: WorkflowConfig): JsonObject
 function containerInfo(request: QueueRequest, config: WorkflowConfig): JsonObject {
   const volumes = volumesOf(request, config);
   if (request.containerType === 'MESOS') {
-    return { type: 'MESOS', mesos: { image: { type: 'DOCKER', docker: { name: request.image }, cached: !request.forcePull } }, volumes };
+    return {
+      type: 'MESOS',
+      mesos: { image: { type: 'DOCKER', docker: { name: request.image }, cached: !request.forcePull } },
+      volumes,
+    };
   }
   const docker = {
     image: request.image,
@@ -135,7 +159,9 @@ export function taskInfo(request: QueueRequest, taskId: string, config: Workflow
     task_id: { value: taskId },
     agent_id: { value: agentId },
     // A zero quantity is no resource at all: upstream drops empty scalars.
-    resources: [scalar('cpus', request.cpus), scalar('mem', request.memMib), scalar('disk', request.diskMib)].filter((r) => r['scalar'].value > 0),
+    resources: [scalar('cpus', request.cpus), scalar('mem', request.memMib), scalar('disk', request.diskMib)].filter(
+      (r) => r['scalar'].value > 0,
+    ),
     command,
     container: containerInfo(request, config),
   };

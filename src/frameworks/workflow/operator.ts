@@ -27,26 +27,45 @@ export type OperatorOutcome =
   | { readonly kind: 'timeout'; readonly state: string | undefined };
 
 /** Exit codes of `clustersim workflow run`, by outcome. */
-export const EXIT_CODES: Record<OperatorOutcome['kind'], number> = { finished: 0, failed: 1, 'http-error': 2, 'invalid-json': 3, timeout: 4 };
+export const EXIT_CODES: Record<OperatorOutcome['kind'], number> = {
+  finished: 0,
+  failed: 1,
+  'http-error': 2,
+  'invalid-json': 3,
+  timeout: 4,
+};
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function request(url: string, init: RequestInit): Promise<{ ok: true; text: string } | { ok: false; outcome: OperatorOutcome }> {
+async function request(
+  url: string,
+  init: RequestInit,
+): Promise<{ ok: true; text: string } | { ok: false; outcome: OperatorOutcome }> {
   let res: Response;
   try {
     res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
   } catch (e) {
-    return { ok: false, outcome: { kind: 'http-error', message: `${init.method ?? 'GET'} ${url}: ${(e as Error).message}` } };
+    return {
+      ok: false,
+      outcome: { kind: 'http-error', message: `${init.method ?? 'GET'} ${url}: ${(e as Error).message}` },
+    };
   }
   const text = await res.text();
   if (res.ok) return { ok: true, text };
-  return { ok: false, outcome: { kind: 'http-error', message: `${init.method ?? 'GET'} ${url}: ${res.status} ${text.trim()}` } };
+  return {
+    ok: false,
+    outcome: { kind: 'http-error', message: `${init.method ?? 'GET'} ${url}: ${res.status} ${text.trim()}` },
+  };
 }
 
 export async function runOperator(options: OperatorOptions): Promise<OperatorOutcome> {
   const base = options.url.replace(/\/+$/, '');
   const id = options.body.workflow_task_id;
-  const queued = await request(`${base}/v0/queue_command`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(options.body) });
+  const queued = await request(`${base}/v0/queue_command`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(options.body),
+  });
   if (!queued.ok) return queued.outcome;
   const deadline = Date.now() + options.startupTimeoutMs;
   let last: string | undefined;
@@ -63,7 +82,8 @@ export async function runOperator(options: OperatorOptions): Promise<OperatorOut
     if (state !== undefined && state !== last) options.onState?.(state);
     last = state ?? last;
     if (state === 'TASK_FINISHED') return { kind: 'finished', status };
-    if (state !== undefined && (FAILURE_STATES as readonly string[]).includes(state)) return { kind: 'failed', state, status };
+    if (state !== undefined && (FAILURE_STATES as readonly string[]).includes(state))
+      return { kind: 'failed', state, status };
     if (Date.now() + options.pollIntervalMs > deadline) return { kind: 'timeout', state: last };
     await sleep(options.pollIntervalMs);
   }

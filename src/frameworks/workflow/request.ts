@@ -30,7 +30,9 @@ export interface QueueRequest {
   readonly volumes: readonly string[];
 }
 
-export type RequestResult = { readonly ok: true; readonly request: QueueRequest } | { readonly ok: false; readonly error: string };
+export type RequestResult =
+  | { readonly ok: true; readonly request: QueueRequest }
+  | { readonly ok: false; readonly error: string };
 
 /** The integration's own answer to a body without a command. */
 export const NO_COMMAND = 'Expecting command in queue_command call';
@@ -55,14 +57,21 @@ export function parseMemLimit(value: unknown): number | undefined {
 function commandOf(value: unknown): readonly string[] | string {
   if (typeof value === 'string') return value.trim() === '' ? "'command' must not be empty" : ['/bin/sh', '-c', value];
   if (!Array.isArray(value) || value.length === 0) return "'command' must be a non-empty list of strings or a string";
-  if (!value.every((w) => typeof w === 'string' || typeof w === 'number')) return "'command' must be a non-empty list of strings or a string";
+  if (!value.every((w) => typeof w === 'string' || typeof w === 'number'))
+    return "'command' must be a non-empty list of strings or a string";
   return value.map(String);
 }
 
-function stringList(body: Record<string, unknown>, field: string, check: (s: string) => boolean, what: string): readonly string[] | string {
+function stringList(
+  body: Record<string, unknown>,
+  field: string,
+  check: (s: string) => boolean,
+  what: string,
+): readonly string[] | string {
   const value = body[field];
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value) || !value.every((s) => typeof s === 'string' && check(s))) return `'${field}' must be a list of ${what}`;
+  if (!Array.isArray(value) || !value.every((s) => typeof s === 'string' && check(s)))
+    return `'${field}' must be a list of ${what}`;
   return value as string[];
 }
 
@@ -71,7 +80,8 @@ function environmentOf(value: unknown): Readonly<Record<string, string>> | strin
   if (typeof value !== 'object' || Array.isArray(value)) return "'environment' must be an object of strings";
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(value)) {
-    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') return `'environment.${k}' must be a string`;
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+      return `'environment.${k}' must be a string`;
     out[k] = String(v);
   }
   return out;
@@ -105,7 +115,8 @@ export const MAX_TASK_ID_LENGTH = 240;
  * Unicode (a lone surrogate) names nothing a client could look up.
  */
 export function taskIdError(id: string, field: string): string | undefined {
-  if (id.length > MAX_TASK_ID_LENGTH) return `'${field}' must be at most ${MAX_TASK_ID_LENGTH} characters, got ${id.length}`;
+  if (id.length > MAX_TASK_ID_LENGTH)
+    return `'${field}' must be at most ${MAX_TASK_ID_LENGTH} characters, got ${id.length}`;
   if (/\p{Cs}/u.test(id)) return `'${field}' must be Unicode text (it holds a lone surrogate)`;
   const error = idError(id);
   return error === undefined ? undefined : `'${field}' is not a task id the cluster takes: ${error}`;
@@ -124,7 +135,8 @@ const isVolume = (s: string): boolean => /^[^:]+:\/[^:]*(?::(?:ro|rw))?$/i.test(
 
 /** Reads a queue request; `nextId` names a request that carries no id. */
 export function parseQueueRequest(body: unknown, config: WorkflowConfig, nextId: () => string): RequestResult {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, error: 'The body must be a JSON object' };
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return { ok: false, error: 'The body must be a JSON object' };
   const b = body as Record<string, unknown>;
   if (b['command'] === undefined || b['command'] === null) return { ok: false, error: NO_COMMAND };
   const idField = b['workflow_task_id'] !== undefined ? 'workflow_task_id' : 'airflow_task_id';
@@ -135,7 +147,8 @@ export function parseQueueRequest(body: unknown, config: WorkflowConfig, nextId:
   const user = optionalText(b, 'user');
   const memField = b['mem_limit'] !== undefined ? 'mem_limit' : 'memlimit';
   const mem = b[memField] === undefined || b[memField] === null ? config.taskMemoryMib : parseMemLimit(b[memField]);
-  const network = b['network_mode'] === undefined || b['network_mode'] === null ? undefined : String(b['network_mode']).toUpperCase();
+  const network =
+    b['network_mode'] === undefined || b['network_mode'] === null ? undefined : String(b['network_mode']).toUpperCase();
   const fields = {
     command: commandOf(b['command']),
     cpus: quantity(b, 'cpus', config.taskCpus),
@@ -148,10 +161,17 @@ export function parseQueueRequest(body: unknown, config: WorkflowConfig, nextId:
   const containerType = containerTypeOf(b['container_type']);
   if (containerType === undefined) return { ok: false, error: "'container_type' must be DOCKER or MESOS" };
   for (const value of [id, user]) if (typeof value === 'object') return { ok: false, error: value.error };
-  if (typeof image !== 'string') return { ok: false, error: image === undefined ? "'image' is required (no engine_image_slave is configured)" : image.error };
-  if (mem === undefined) return { ok: false, error: `'${memField}' must be a positive number of MiB or a number with a unit k, m or g` };
-  if (network !== undefined && !(NETWORK_MODES as readonly string[]).includes(network)) return { ok: false, error: `'network_mode' must be one of ${NETWORK_MODES.join(', ')}` };
-  if (b['force_pull'] !== undefined && b['force_pull'] !== null && typeof b['force_pull'] !== 'boolean') return { ok: false, error: "'force_pull' must be a boolean" };
+  if (typeof image !== 'string')
+    return {
+      ok: false,
+      error: image === undefined ? "'image' is required (no engine_image_slave is configured)" : image.error,
+    };
+  if (mem === undefined)
+    return { ok: false, error: `'${memField}' must be a positive number of MiB or a number with a unit k, m or g` };
+  if (network !== undefined && !(NETWORK_MODES as readonly string[]).includes(network))
+    return { ok: false, error: `'network_mode' must be one of ${NETWORK_MODES.join(', ')}` };
+  if (b['force_pull'] !== undefined && b['force_pull'] !== null && typeof b['force_pull'] !== 'boolean')
+    return { ok: false, error: "'force_pull' must be a boolean" };
   return {
     ok: true,
     request: {

@@ -26,7 +26,13 @@ import type { QueueRequest } from './request.js';
 
 /** The five states the workflow operator fails on, and the one it succeeds on. */
 export const FAILURE_STATES = ['TASK_FAILED', 'TASK_ERROR', 'TASK_KILLED', 'TASK_LOST', 'TASK_UNREACHABLE'] as const;
-const FINAL_STATES = new Set<string>(['TASK_FINISHED', 'TASK_DROPPED', 'TASK_GONE', 'TASK_GONE_BY_OPERATOR', ...FAILURE_STATES]);
+const FINAL_STATES = new Set<string>([
+  'TASK_FINISHED',
+  'TASK_DROPPED',
+  'TASK_GONE',
+  'TASK_GONE_BY_OPERATOR',
+  ...FAILURE_STATES,
+]);
 
 export const isFinalState = (state: string): boolean => FINAL_STATES.has(state);
 
@@ -127,7 +133,12 @@ export class WorkflowScheduler {
   }
 
   snapshot(): SchedulerSnapshot {
-    return { frameworkId: this.#frameworkId, queue: [...this.#queue], runs: [...this.#runs], tasks: [...this.#tasks.values()] };
+    return {
+      frameworkId: this.#frameworkId,
+      queue: [...this.#queue],
+      runs: [...this.#runs],
+      tasks: [...this.#tasks.values()],
+    };
   }
 
   /** Takes back what a snapshot kept (before `start()`): subscribing then fails over onto the framework and reconciles. */
@@ -206,7 +217,8 @@ export class WorkflowScheduler {
   async #subscribe(): Promise<void> {
     // The leader the last redirect named, unless subscribing there failed: then the configured masters in turn.
     const urls = this.options.masterUrls;
-    const base = this.#failed || this.#client === undefined ? urls[this.#attempts++ % urls.length]! : this.#client.url.origin;
+    const base =
+      this.#failed || this.#client === undefined ? urls[this.#attempts++ % urls.length]! : this.#client.url.origin;
     this.#failed = true;
     const client = new SchedulerClient(base, this.options.encoding ?? 'json', this.authHeaders);
     const config = this.#config;
@@ -255,7 +267,10 @@ export class WorkflowScheduler {
   async #reconcile(): Promise<void> {
     const tasks = [...this.#tasks.values()]
       .filter((t) => t.phase === 'launching' || t.phase === 'active')
-      .map((t) => ({ task_id: { value: t.clusterTaskId }, ...(t.agentId === undefined ? {} : { agent_id: { value: t.agentId } }) }));
+      .map((t) => ({
+        task_id: { value: t.clusterTaskId },
+        ...(t.agentId === undefined ? {} : { agent_id: { value: t.agentId } }),
+      }));
     if (tasks.length > 0) await this.#call({ type: 'RECONCILE', reconcile: { tasks } });
   }
 
@@ -284,7 +299,9 @@ export class WorkflowScheduler {
   /** The stream's next event; none when it ended or stayed silent for three heartbeat intervals (then it is dropped). */
   async #nextEvent(client: SchedulerClient): Promise<JsonEvent | undefined> {
     const silence = this.#pace.timer(this.#heartbeatMs * HEARTBEATS_MISSED);
-    const event = await Promise.race([client.next(undefined, NO_TIMEOUT_MS), silence.done.then(() => undefined)]).catch(() => undefined);
+    const event = await Promise.race([client.next(undefined, NO_TIMEOUT_MS), silence.done.then(() => undefined)]).catch(
+      () => undefined,
+    );
     silence.cancel();
     if (event !== undefined) {
       this.#taken++;
@@ -331,7 +348,10 @@ export class WorkflowScheduler {
       const agentId = offer['agent_id'].value as string;
       const infos = launched.map((r) => taskInfo(r, this.#tasks.get(r.taskId)!.clusterTaskId, this.#config, agentId));
       const operations = [{ type: 'LAUNCH', launch: { task_infos: infos } }];
-      const answer = await this.#call({ type: 'ACCEPT', accept: { offer_ids: [offer['id']], operations, filters: { refuse_seconds: 1 } } });
+      const answer = await this.#call({
+        type: 'ACCEPT',
+        accept: { offer_ids: [offer['id']], operations, filters: { refuse_seconds: 1 } },
+      });
       if (answer) this.#log.info({ tasks: launched.map((r) => r.taskId), agentId }, 'workflow: launched');
       else this.#requeue(launched);
     }
@@ -351,7 +371,11 @@ export class WorkflowScheduler {
     const picked: QueueRequest[] = [];
     for (const id of this.#queue) {
       const record = this.#tasks.get(id)!;
-      if (!fits(room, record.request) || !satisfies(offer, [...this.#config.clusterAttributes, ...record.request.attributes])) continue;
+      if (
+        !fits(room, record.request) ||
+        !satisfies(offer, [...this.#config.clusterAttributes, ...record.request.attributes])
+      )
+        continue;
       take(room, record.request);
       picked.push(record.request);
       record.phase = 'launching';

@@ -4,7 +4,13 @@
  * the executor API.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { capConnections, DEFAULT_AGENT_MAX_CONNECTIONS, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from '../limits.js';
+import {
+  capConnections,
+  DEFAULT_AGENT_MAX_CONNECTIONS,
+  DEFAULT_LISTENER_LIMITS,
+  listenerServerOptions,
+  type ListenerLimits,
+} from '../limits.js';
 import { acceptRawBodies, installErrorReplies } from '../app.js';
 import { everyMethod, serveMethods } from '../methods.js';
 import { PathRouter } from '../routing.js';
@@ -46,9 +52,13 @@ export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
   // ATTACH_CONTAINER_INPUT streams standard input: its body is read as it arrives, not buffered whole.
   app.addContentTypeParser(RECORDIO_TYPE, (_req, payload, done) => done(null, payload));
   for (const prefix of ['', '/slave(1)']) {
-    serveMethods(app, `${prefix}/health`, everyMethod(app), (_req, reply) => reply.code(200).header('content-length', '0').send());
+    serveMethods(app, `${prefix}/health`, everyMethod(app), (_req, reply) =>
+      reply.code(200).header('content-length', '0').send(),
+    );
     serveMethods(app, `${prefix}/version`, everyMethod(app), (_req, reply) =>
-      reply.header('content-type', 'application/json').send(JSON.stringify({ version: VERSION, build_date: '', build_time: 0.0, build_user: '' })),
+      reply
+        .header('content-type', 'application/json')
+        .send(JSON.stringify({ version: VERSION, build_date: '', build_time: 0.0, build_user: '' })),
     );
     if (options.agent !== undefined) {
       registerAgentReadRoutes(app, prefix, options.agent);

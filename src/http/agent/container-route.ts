@@ -20,7 +20,14 @@
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ContainerTermination, ProcessOutput } from '../../core/model/executor-api.js';
-import { containerRequestFromWire, inputRecordOf, processIoToJson, processIoToProto, waitResponse, type ContainerRequest } from '../../wire/agent-containers.js';
+import {
+  containerRequestFromWire,
+  inputRecordOf,
+  processIoToJson,
+  processIoToProto,
+  waitResponse,
+  type ContainerRequest,
+} from '../../wire/agent-containers.js';
 import { encodeAgentResponseJson, encodeAgentResponseProto } from '../../wire/agent-out.js';
 import type { mesos } from '../../wire/generated/types.js';
 import { decodeJson } from '../../wire/json.js';
@@ -29,7 +36,15 @@ import { RecordReader } from '../../wire/recordio.js';
 import type { AgentBinding } from './binding.js';
 import { agentRefusal, httpError, send, sendError, type HttpError } from '../errors.js';
 import { HttpEventStream } from '../event-stream.js';
-import { accepts, contentTypeOf, JSON_TYPE, MESSAGE_TYPES, negotiate, RECORDIO_TYPE, type MessageType } from '../negotiate.js';
+import {
+  accepts,
+  contentTypeOf,
+  JSON_TYPE,
+  MESSAGE_TYPES,
+  negotiate,
+  RECORDIO_TYPE,
+  type MessageType,
+} from '../negotiate.js';
 import { sendBody } from '../stream-body.js';
 import { sendEmpty } from '../replies.js';
 import { principalOf } from '../auth.js';
@@ -38,12 +53,18 @@ import { attachInputRefusal, containerRefusal } from '../../wire/container-acls.
 type Call = mesos.v1.agent.Call;
 
 /** Serves a container call (`isContainerCall`); undefined once a session's stream has taken the reply over. */
-export function containerCall(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding, call: Call): FastifyReply | Promise<FastifyReply> | undefined {
+export function containerCall(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  binding: AgentBinding,
+  call: Call,
+): FastifyReply | Promise<FastifyReply> | undefined {
   const request = containerRequestFromWire(call);
   if (request === undefined) throw new Error(`containerCall: ${call.type} is not a container call`);
   if (typeof request === 'string') return sendError(reply, 'AGENT_CALL_INVALID', request);
   const agentId = binding.agentId(req);
-  if (agentId === undefined || binding.executors === undefined) return sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery');
+  if (agentId === undefined || binding.executors === undefined)
+    return sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery');
   const refused = binding.driver.read((view) => containerRefusal(view, agentId, request, principalOf(req)));
   if (refused !== undefined) return sendError(reply, 'FORBIDDEN', refused);
   if (request.kind === 'launch' && request.session) return launchSession(req, reply, binding, agentId, request);
@@ -62,7 +83,13 @@ export function containerCall(req: FastifyRequest, reply: FastifyReply, binding:
   return outcome.ok ? sendEmpty(reply, 200) : send(reply, agentRefusal(outcome.error));
 }
 
-function launchSession(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding, agentId: string, request: Extract<ContainerRequest, { kind: 'launch' }>): FastifyReply | undefined {
+function launchSession(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  binding: AgentBinding,
+  agentId: string,
+  request: Extract<ContainerRequest, { kind: 'launch' }>,
+): FastifyReply | undefined {
   if (!accepts(req.headers.accept, RECORDIO_TYPE)) return sendError(reply, 'NOT_ACCEPTABLE', [RECORDIO_TYPE]);
   const messageType = negotiate(req.headers['message-accept'], MESSAGE_TYPES);
   if (messageType === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
@@ -73,7 +100,10 @@ function launchSession(req: FastifyRequest, reply: FastifyReply, binding: AgentB
   // Into an engine task, the session goes through the engine, as upstream's helper does.
   const { parentId } = request.launch;
   const engine = executors!.engine;
-  const engineContainer = engine === undefined ? undefined : driver.read((v) => v.engineContainers().find((c) => c.agentId === agentId && c.containerId === parentId));
+  const engineContainer =
+    engine === undefined
+      ? undefined
+      : driver.read((v) => v.engineContainers().find((c) => c.agentId === agentId && c.containerId === parentId));
   const launch = { ...request.launch, ...(engineContainer === undefined ? {} : { external: true }) };
   const outcome = driver.input((c) => c.launchNestedContainer(agentId, launch, connectionId));
   if (!outcome.ok) {
@@ -89,23 +119,36 @@ function launchSession(req: FastifyRequest, reply: FastifyReply, binding: AgentB
   stream.start({ 'content-type': RECORDIO_TYPE, 'message-content-type': messageType });
   if (engineContainer !== undefined) {
     const { containerId, argv, tty } = launch;
-    void engine!.run({ agentId, containerId, engineContainer: engineContainer.name, argv, tty }, (piece) => stream.send(piece));
+    void engine!.run({ agentId, containerId, engineContainer: engineContainer.name, argv, tty }, (piece) =>
+      stream.send(piece),
+    );
   }
   return undefined;
 }
 
 /** WAIT_CONTAINER: answered at once for an ended container, else when it ends (the request waits). */
-async function wait(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding, agentId: string, request: Extract<ContainerRequest, { kind: 'wait' }>): Promise<FastifyReply> {
+async function wait(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  binding: AgentBinding,
+  agentId: string,
+  request: Extract<ContainerRequest, { kind: 'wait' }>,
+): Promise<FastifyReply> {
   const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
   if (accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
   const { driver, executors } = binding;
   let answer!: (termination: ContainerTermination | undefined) => void;
   const ended = new Promise<ContainerTermination | undefined>((resolve) => (answer = resolve));
-  const connectionId = executors!.connections.open({ send: (t: ContainerTermination) => answer(t), close: () => answer(undefined) });
+  const connectionId = executors!.connections.open({
+    send: (t: ContainerTermination) => answer(t),
+    close: () => answer(undefined),
+  });
   const outcome = driver.input((c) => c.waitContainer(connectionId, agentId, request.containerId));
   if (!outcome.ok || outcome.value !== undefined) {
     executors!.connections.forget(connectionId);
-    return outcome.ok ? sendWait(req, reply, accepted, outcome.value!, request.nested) : send(reply, agentRefusal(outcome.error));
+    return outcome.ok
+      ? sendWait(req, reply, accepted, outcome.value!, request.nested)
+      : send(reply, agentRefusal(outcome.error));
   }
   // The response's close: the client went away before the answer (a request's own close comes when its body is read).
   reply.raw.once('close', () => {
@@ -115,12 +158,23 @@ async function wait(req: FastifyRequest, reply: FastifyReply, binding: AgentBind
   });
   const termination = await ended;
   executors!.connections.forget(connectionId);
-  return termination === undefined ? sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery') : sendWait(req, reply, accepted, termination, request.nested);
+  return termination === undefined
+    ? sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery')
+    : sendWait(req, reply, accepted, termination, request.nested);
 }
 
-function sendWait(req: FastifyRequest, reply: FastifyReply, accepted: MessageType, termination: ContainerTermination, nested: boolean): FastifyReply {
+function sendWait(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  accepted: MessageType,
+  termination: ContainerTermination,
+  nested: boolean,
+): FastifyReply {
   const response = waitResponse(termination, nested);
-  const body = accepted === JSON_TYPE ? Buffer.from(encodeAgentResponseJson(response)) : Buffer.from(encodeAgentResponseProto(response));
+  const body =
+    accepted === JSON_TYPE
+      ? Buffer.from(encodeAgentResponseJson(response))
+      : Buffer.from(encodeAgentResponseProto(response));
   return sendBody(req, reply, accepted, body);
 }
 
@@ -129,7 +183,11 @@ function sendWait(req: FastifyRequest, reply: FastifyReply, accepted: MessageTyp
  * record an agent Call in `Message-Content-Type`. The first names the
  * container; the standard input that follows reaches it at once.
  */
-export async function attachInput(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding): Promise<FastifyReply> {
+export async function attachInput(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  binding: AgentBinding,
+): Promise<FastifyReply> {
   const messageType = contentTypeOf(String(req.headers['message-content-type'] ?? ''), MESSAGE_TYPES);
   if (messageType === undefined) return sendError(reply, 'CONTENT_TYPE_UNSUPPORTED', MESSAGE_TYPES);
   const agentId = binding.agentId(req);
@@ -140,16 +198,25 @@ export async function attachInput(req: FastifyRequest, reply: FastifyReply, bind
     const records = readRecords(reader, chunk as Buffer);
     if (typeof records === 'string') return refuseInput(req, reply, httpError('BODY_UNDECODABLE', records));
     for (const record of records) {
-      const decoded = messageType === JSON_TYPE ? decodeJson<Call>('mesos.v1.agent.Call', record.toString('utf8'), 'Call') : decodeProto<Call>('mesos.v1.agent.Call', record, 'Call');
+      const decoded =
+        messageType === JSON_TYPE
+          ? decodeJson<Call>('mesos.v1.agent.Call', record.toString('utf8'), 'Call')
+          : decodeProto<Call>('mesos.v1.agent.Call', record, 'Call');
       if (!decoded.ok) return refuseInput(req, reply, httpError('BODY_UNDECODABLE', decoded.error));
       const input = inputRecordOf(decoded.value);
       if (input.kind === 'invalid') return refuseInput(req, reply, httpError('AGENT_CALL_INVALID', input.reason));
       if (containerId === undefined && input.kind !== 'container') {
-        return refuseInput(req, reply, httpError('AGENT_CALL_INVALID', "Expecting the first record to be of type 'CONTAINER_ID'"));
+        return refuseInput(
+          req,
+          reply,
+          httpError('AGENT_CALL_INVALID', "Expecting the first record to be of type 'CONTAINER_ID'"),
+        );
       }
       if (input.kind === 'control') continue;
       if (input.kind === 'container' && containerId === undefined) {
-        const refused = binding.driver.read((view) => attachInputRefusal(view, agentId, input.containerId, principalOf(req)));
+        const refused = binding.driver.read((view) =>
+          attachInputRefusal(view, agentId, input.containerId, principalOf(req)),
+        );
         if (refused !== undefined) return refuseInput(req, reply, httpError('FORBIDDEN', refused));
         containerId = input.containerId;
       }

@@ -72,7 +72,8 @@ export class EngineHelpers {
       output({ stream: 'STDERR', data: `${(error as Error).message}\n` });
     } finally {
       this.#relays.delete(containerId);
-      if (this.driver.failure === undefined) this.driver.input((c) => c.nestedContainerExited(agentId, containerId, status));
+      if (this.driver.failure === undefined)
+        this.driver.input((c) => c.nestedContainerExited(agentId, containerId, status));
     }
   }
 
@@ -109,7 +110,8 @@ export class EngineHelpers {
           const end = head.indexOf('\r\n\r\n');
           if (end < 0) return;
           const status = Number(head.subarray(9, 12).toString());
-          if (status !== 200 && status !== 101) return reject(new Error(`The engine refused to start the exec: ${status}`));
+          if (status !== 200 && status !== 101)
+            return reject(new Error(`The engine refused to start the exec: ${status}`));
           chunk = head.subarray(end + 4);
           head = undefined;
           this.#started(session.containerId, socket);
@@ -125,7 +127,9 @@ export class EngineHelpers {
       });
       socket.on('error', reject);
       socket.on('close', () => resolve());
-      socket.write(`POST /exec/${execId}/start HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      socket.write(
+        `POST /exec/${execId}/start HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
     });
   }
 
@@ -170,7 +174,9 @@ export class EngineHelpers {
       });
       socket.on('error', reject);
       const type = body === undefined ? '' : 'Content-Type: application/json\r\n';
-      socket.write(`${method} ${path} HTTP/1.1\r\nHost: localhost\r\n${type}Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`);
+      socket.write(
+        `${method} ${path} HTTP/1.1\r\nHost: localhost\r\n${type}Content-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+      );
     });
   }
 }

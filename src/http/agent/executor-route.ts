@@ -56,7 +56,12 @@ export function registerExecutorRoute(app: FastifyInstance, prefix: string, opti
   });
 }
 
-function handle(req: FastifyRequest, reply: FastifyReply, options: ExecutorRouteOptions, authorize: ExecutorAuthorizer | undefined): FastifyReply | undefined {
+function handle(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  options: ExecutorRouteOptions,
+  authorize: ExecutorAuthorizer | undefined,
+): FastifyReply | undefined {
   const call = decodeCallBody<mesos.v1.executor.Call>(req, reply, 'mesos.v1.executor.Call');
   if (call === undefined) return reply;
   if (call.type === 'SUBSCRIBE') closing(reply);

@@ -78,7 +78,10 @@ export class ExecutorTokens {
   /** Tokens signed with `secret`, or with this process's random secret when none is given. */
   static async create(secret: Uint8Array = PROCESS_SECRET): Promise<ExecutorTokens> {
     if (secret.length === 0) throw new Error('The executor token secret is empty');
-    const key = await webcrypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    const key = await webcrypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+      'verify',
+    ]);
     return new ExecutorTokens(key, Uint8Array.from(secret));
   }
 

@@ -94,7 +94,12 @@ const LISTENING = (address: string): string => `the agent listener listening at 
  * it. Each address takes at most `maxConnections` connections. A `port` of
  * 0 takes the one the first address gets. Closing the app closes them all.
  */
-export async function listenOnAddresses(app: FastifyInstance, addresses: readonly string[], port: number, maxConnections: number): Promise<SharedListener> {
+export async function listenOnAddresses(
+  app: FastifyInstance,
+  addresses: readonly string[],
+  port: number,
+  maxConnections: number,
+): Promise<SharedListener> {
   const [first, ...rest] = addresses;
   if (first === undefined) throw new RangeError('no address to listen on');
   const sockets = new FeedingSockets(app, maxConnections);
@@ -112,7 +117,13 @@ export async function listenOnAddresses(app: FastifyInstance, addresses: readonl
  * each time would cost a search of every port bound, and ten thousand of
  * them seconds; a port named costs a lookup. The ports bound, in order.
  */
-export async function listenPorts(app: FastifyInstance, host: string, count: number, firstPort: number, maxConnections: number): Promise<number[]> {
+export async function listenPorts(
+  app: FastifyInstance,
+  host: string,
+  count: number,
+  firstPort: number,
+  maxConnections: number,
+): Promise<number[]> {
   if (count < 1) throw new RangeError('no port to listen on');
   const sockets = new FeedingSockets(app, maxConnections);
   const ports = [await sockets.listenApp(host, firstPort)];

@@ -29,7 +29,6 @@ import { firstRefusal } from '../../wire/operator-in.js';
 
 export type { AgentBinding } from './binding.js';
 
-
 /** Upstream's answer while its agent cannot serve its state. */
 export const NOT_RECOVERED = 'Agent has not finished recovery';
 
@@ -38,7 +37,11 @@ export const NOT_RECOVERED = 'Agent has not finished recovery';
  * process to ask: before it is added, and while it is crashed (until it
  * restarts from its checkpoint).
  */
-export function readAgent<T>(binding: AgentBinding, req: FastifyRequest, render: (view: ClusterView, node: AgentNodeView) => T): T | undefined {
+export function readAgent<T>(
+  binding: AgentBinding,
+  req: FastifyRequest,
+  render: (view: ClusterView, node: AgentNodeView) => T,
+): T | undefined {
   const agentId = binding.agentId(req);
   return binding.driver.read((view) => {
     const node = agentId === undefined ? undefined : view.agentNode(agentId);
@@ -52,11 +55,16 @@ export function registerAgentOperatorRoute(app: FastifyInstance, prefix: string,
   serveMethods(app, `${prefix}/api/v1`, ['POST'], (req, reply) => handle(req, reply, binding));
 }
 
-function handle(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding): FastifyReply | Promise<FastifyReply> | undefined {
+function handle(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  binding: AgentBinding,
+): FastifyReply | Promise<FastifyReply> | undefined {
   // The streaming media types belong to the container calls' streams only (wire-facts §7).
   const streamingIn = req.headers['content-type'] === RECORDIO_TYPE;
   if (streamingIn) return attachInput(req, reply, binding);
-  if (req.headers['message-content-type'] !== undefined) return sendError(reply, 'CONTENT_TYPE_UNSUPPORTED', MESSAGE_TYPES);
+  if (req.headers['message-content-type'] !== undefined)
+    return sendError(reply, 'CONTENT_TYPE_UNSUPPORTED', MESSAGE_TYPES);
   const call = decodeCallBody<mesos.v1.agent.Call>(req, reply, 'mesos.v1.agent.Call');
   if (call === undefined) return reply;
   const invalid = agentCallError(call);
@@ -68,14 +76,22 @@ function handle(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding)
   }
   const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
   if (accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
-  const refused = binding.driver.read((view) => firstRefusal(view.authorizer, principalOf(req), agentCallQuestions(call)));
+  const refused = binding.driver.read((view) =>
+    firstRefusal(view.authorizer, principalOf(req), agentCallQuestions(call)),
+  );
   if (refused !== undefined) return sendError(reply, 'FORBIDDEN', refused);
   const request = agentRequestFromWire(call);
-  if (request.kind === 'unsupported') return request.answer === 'FILE_NOT_FOUND' ? sendError(reply, 'NOT_FOUND') : sendError(reply, 'NOT_IMPLEMENTED');
+  if (request.kind === 'unsupported')
+    return request.answer === 'FILE_NOT_FOUND' ? sendError(reply, 'NOT_FOUND') : sendError(reply, 'NOT_IMPLEMENTED');
   if (request.kind === 'memory-limit') return updateMemoryLimit(req, reply, binding, request);
-  const response = readAgent(binding, req, (view, node) => agentReadResponse(view, node, request.type, principalOf(req)));
+  const response = readAgent(binding, req, (view, node) =>
+    agentReadResponse(view, node, request.type, principalOf(req)),
+  );
   if (response === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
-  const body = accepted === JSON_TYPE ? Buffer.from(encodeAgentResponseJson(response)) : Buffer.from(encodeAgentResponseProto(response));
+  const body =
+    accepted === JSON_TYPE
+      ? Buffer.from(encodeAgentResponseJson(response))
+      : Buffer.from(encodeAgentResponseProto(response));
   return sendBody(req, reply, accepted, body);
 }
 
@@ -85,12 +101,21 @@ function handle(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding)
  * no delegated controller) is 500 with its reason in the log, as upstream's
  * agent logs it.
  */
-function updateMemoryLimit(req: FastifyRequest, reply: FastifyReply, binding: AgentBinding, request: MemoryLimitRequest): FastifyReply {
+function updateMemoryLimit(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  binding: AgentBinding,
+  request: MemoryLimitRequest,
+): FastifyReply {
   const agentId = binding.agentId(req);
   if (agentId === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
   const { containerId, mib } = request;
   const outcome = binding.driver.input((c) => c.updateContainerMemoryLimit(agentId, containerId, mib));
   if (outcome.ok) return sendEmpty(reply, 200);
-  if (outcome.error.code === 'FAILED') req.log.error({ agentId, containerId, reason: outcome.error.message }, 'Failed to update the memory limit of a container');
+  if (outcome.error.code === 'FAILED')
+    req.log.error(
+      { agentId, containerId, reason: outcome.error.message },
+      'Failed to update the memory limit of a container',
+    );
   return sendCallError(reply, outcome.error, { frameworkId: '', streamId: undefined });
 }

@@ -8,7 +8,12 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentNodeView, ClusterView } from '../../core/view.js';
-import { renderAgentCgroups, renderAgentContainers, renderAgentFlags, renderAgentState } from '../../wire/v0/agent-state.js';
+import {
+  renderAgentCgroups,
+  renderAgentContainers,
+  renderAgentFlags,
+  renderAgentState,
+} from '../../wire/v0/agent-state.js';
 import { containerQuery, jsonpQuery } from '../../wire/v0/index.js';
 import { NOT_RECOVERED, readAgent, type AgentBinding } from './operator-route.js';
 import { sendError } from '../errors.js';
@@ -38,7 +43,10 @@ export function registerAgentReadRoutes(app: FastifyInstance, prefix: string, bi
   const guarded =
     (ask: AclQuestion | undefined, answer: (req: FastifyRequest, reply: FastifyReply) => FastifyReply) =>
     (req: FastifyRequest, reply: FastifyReply) => {
-      const refused = ask === undefined ? undefined : binding.driver.read((view) => firstRefusal(view.authorizer, principalOf(req), [ask]));
+      const refused =
+        ask === undefined
+          ? undefined
+          : binding.driver.read((view) => firstRefusal(view.authorizer, principalOf(req), [ask]));
       return refused === undefined ? answer(req, reply) : sendError(reply, 'FORBIDDEN', refused);
     };
   const CONTAINERS: AclQuestion = { action: 'get_endpoints', object: '/containers' };
@@ -51,13 +59,18 @@ export function registerAgentReadRoutes(app: FastifyInstance, prefix: string, bi
     serveMethods(app, `${prefix}${path}`, everyMethod(app), guarded(ask, json(render)));
   }
   // A debug view of the containers: the ACL of /containers.
-  serveMethods(app, `${prefix}/containers/cgroup`, everyMethod(app), guarded(CONTAINERS, (req, reply) => {
-    const query = queryOf(req, containerQuery);
-    if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
-    const { container_id: containerId, jsonp } = query.value;
-    const body = readAgent(binding, req, (_view, node) => renderAgentCgroups(node, containerId));
-    if (body === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
-    if (body === 'NOT_FOUND') return sendError(reply, 'TARGET_NOT_FOUND', `Container ${containerId} cannot be found`);
-    return sendJson(req, reply, body, jsonp);
-  }));
+  serveMethods(
+    app,
+    `${prefix}/containers/cgroup`,
+    everyMethod(app),
+    guarded(CONTAINERS, (req, reply) => {
+      const query = queryOf(req, containerQuery);
+      if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
+      const { container_id: containerId, jsonp } = query.value;
+      const body = readAgent(binding, req, (_view, node) => renderAgentCgroups(node, containerId));
+      if (body === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
+      if (body === 'NOT_FOUND') return sendError(reply, 'TARGET_NOT_FOUND', `Container ${containerId} cannot be found`);
+      return sendJson(req, reply, body, jsonp);
+    }),
+  );
 }

@@ -49,7 +49,9 @@ export function readRequests(
   handle: (request: EngineRequest) => 'keep' | 'taken',
 ): void {
   const parser = new RequestParser();
-  const timers = new RequestTimers(limits, (status, message) => (parser.started() ? refuse(status, message) : socket.destroy()));
+  const timers = new RequestTimers(limits, (status, message) =>
+    parser.started() ? refuse(status, message) : socket.destroy(),
+  );
   const refuse: Answer = (status, message) => {
     stop();
     answer(status, message);
@@ -112,8 +114,14 @@ class RequestTimers {
   start(): void {
     this.clear();
     const { headersTimeoutMs, requestTimeoutMs } = this.limits;
-    this.#head = setTimeout(() => this.expired(408, `the request's head did not come within ${seconds(headersTimeoutMs)}`), headersTimeoutMs);
-    this.#request = setTimeout(() => this.expired(408, `the whole request did not come within ${seconds(requestTimeoutMs)}`), requestTimeoutMs);
+    this.#head = setTimeout(
+      () => this.expired(408, `the request's head did not come within ${seconds(headersTimeoutMs)}`),
+      headersTimeoutMs,
+    );
+    this.#request = setTimeout(
+      () => this.expired(408, `the whole request did not come within ${seconds(requestTimeoutMs)}`),
+      requestTimeoutMs,
+    );
   }
 
   headDone(): void {
@@ -236,7 +244,11 @@ export class RequestParser {
       return bytes.length > MAX_HEAD_BYTES ? { status: 431, message: 'request header fields too large' } : 'incomplete';
     }
     if (end > MAX_HEAD_BYTES) return { status: 431, message: 'request header fields too large' };
-    const head = this.#queue.take(end + 4).subarray(0, end).toString('latin1').split('\r\n');
+    const head = this.#queue
+      .take(end + 4)
+      .subarray(0, end)
+      .toString('latin1')
+      .split('\r\n');
     const [method = 'GET', target = '/'] = head[0]!.split(' ');
     const fields = head.slice(1).join('\n');
     const chunked = /^transfer-encoding:\s*chunked\s*$/im.test(fields);

@@ -26,7 +26,13 @@ import type { Connections } from '../connections.js';
 import { readRequests, type EngineRequest } from './reader.js';
 import { DEFAULT_LISTENER_LIMITS } from '../limits.js';
 
-export const ENGINE_VERSION = { Version: '24.0.0-clustersim', ApiVersion: '1.43', MinAPIVersion: '1.12', Os: 'linux', Arch: 'amd64' };
+export const ENGINE_VERSION = {
+  Version: '24.0.0-clustersim',
+  ApiVersion: '1.43',
+  MinAPIVersion: '1.12',
+  Os: 'linux',
+  Arch: 'amd64',
+};
 
 interface ExecInstance {
   readonly id: string;
@@ -77,7 +83,8 @@ export function createEngineServer(options: EngineOptions): net.Server {
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
-    const answer = (status: number, message: string) => new Reply(socket).send(status, 'application/json', JSON.stringify({ message }), true);
+    const answer = (status: number, message: string) =>
+      new Reply(socket).send(status, 'application/json', JSON.stringify({ message }), true);
     readRequests(socket, limits, answer, (request) => route(options, execs, request, socket));
   });
   const close = server.close.bind(server);
@@ -116,7 +123,9 @@ class ExecStore {
 
   add(instance: ExecInstance): void {
     this.#execs.set(instance.id, instance);
-    const idle = this.driver.read((view) => [...this.#execs.values()].filter((e) => !e.started || exitCodeOf(view, e) !== null || gone(view, e)));
+    const idle = this.driver.read((view) =>
+      [...this.#execs.values()].filter((e) => !e.started || exitCodeOf(view, e) !== null || gone(view, e)),
+    );
     let bytes = idle.reduce((sum, e) => sum + e.bytes, 0);
     let count = idle.length;
     for (const oldest of idle) {
@@ -161,7 +170,11 @@ function route(options: EngineOptions, execs: ExecStore, request: EngineRequest,
   if (container !== null) {
     const name = decodePathSegment(container[1]!)?.replace(/^\//, '');
     if (name === undefined) return json(res, 400, { message: `invalid URL escape in ${JSON.stringify(container[1])}` });
-    const found = driver.read((view) => view.engineContainers().find((c) => c.name === name || c.engineId === name || (name.length >= 12 && c.engineId.startsWith(name))));
+    const found = driver.read((view) =>
+      view
+        .engineContainers()
+        .find((c) => c.name === name || c.engineId === name || (name.length >= 12 && c.engineId.startsWith(name))),
+    );
     if (found === undefined) return json(res, 404, { message: `No such container: ${shownName(name)}` });
     if (container[2] === 'json' && method === 'GET') return json(res, 200, containerJson(found));
     if (container[2] === 'exec' && method === 'POST') return createExec(execs, found, body, res);
@@ -186,12 +199,21 @@ class Reply {
   send(status: number, contentType: string, body: string, close = false): void {
     const reason = STATUS_TEXT[status] ?? '';
     const connection = close ? 'Connection: close\r\n' : '';
-    this.socket.write(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: ${ENGINE_VERSION.ApiVersion}\r\n${connection}\r\n${this.head ? '' : body}`);
+    this.socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: ${contentType}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nApi-Version: ${ENGINE_VERSION.ApiVersion}\r\n${connection}\r\n${this.head ? '' : body}`,
+    );
   }
 }
 
 const STATUS_TEXT: Readonly<Record<number, string>> = {
-  200: 'OK', 201: 'Created', 400: 'Bad Request', 404: 'Not Found', 408: 'Request Timeout', 409: 'Conflict', 413: 'Payload Too Large', 431: 'Request Header Fields Too Large',
+  200: 'OK',
+  201: 'Created',
+  400: 'Bad Request',
+  404: 'Not Found',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  431: 'Request Header Fields Too Large',
 };
 
 /** A path segment with its escapes decoded; undefined for an escape that is none (`%zz`, a lone `%`, bytes that are no UTF-8). */
@@ -221,13 +243,23 @@ function createExec(execs: ExecStore, container: EngineContainerView, body: stri
     return json(res, 400, { message: 'invalid JSON in the exec create body' });
   }
   // `null` is an empty body, as the engine's decoder takes it; another value than an object is refused.
-  if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) return json(res, 400, { message: 'the exec create body is no JSON object' });
+  if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed)))
+    return json(res, 400, { message: 'the exec create body is no JSON object' });
   const request = (parsed ?? {}) as { Cmd?: unknown; Tty?: unknown; AttachStdin?: unknown };
   const cmd = request.Cmd;
-  if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((w) => typeof w === 'string')) return json(res, 400, { message: 'No exec command specified' });
+  if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((w) => typeof w === 'string'))
+    return json(res, 400, { message: 'No exec command specified' });
   const id = randomBytes(32).toString('hex');
   const bytes = cmd.reduce((sum: number, w: string) => sum + Buffer.byteLength(w), 0);
-  execs.add({ id, container, argv: cmd, bytes, tty: request.Tty === true, stdin: request.AttachStdin === true, started: false });
+  execs.add({
+    id,
+    container,
+    argv: cmd,
+    bytes,
+    tty: request.Tty === true,
+    stdin: request.AttachStdin === true,
+    started: false,
+  });
   return json(res, 201, { Id: id });
 }
 
@@ -248,7 +280,9 @@ function startExec(options: EngineOptions, instance: ExecInstance, socket: net.S
   instance.started = true;
   const { driver, connections } = options;
   const { agentId, containerId } = instance.container;
-  socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.${instance.tty ? 'raw' : 'multiplexed'}-stream\r\nConnection: Upgrade\r\n\r\n`);
+  socket.write(
+    `HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.${instance.tty ? 'raw' : 'multiplexed'}-stream\r\nConnection: Upgrade\r\n\r\n`,
+  );
   const stream = {
     send: (output: ProcessOutput) => socket.write(instance.tty ? output.data : frame(output)),
     close: () => socket.end(),
@@ -264,8 +298,20 @@ function startExec(options: EngineOptions, instance: ExecInstance, socket: net.S
   }
   if (!instance.stdin) driver.input((c) => c.containerInput(agentId, instance.id, undefined));
   socket.setEncoding('utf8');
-  socket.on('data', (data: string) => instance.stdin && driver.failure === undefined && driver.input((c) => c.containerInput(agentId, instance.id, data)));
-  socket.on('end', () => instance.stdin && driver.failure === undefined && driver.input((c) => c.containerInput(agentId, instance.id, undefined)));
+  socket.on(
+    'data',
+    (data: string) =>
+      instance.stdin &&
+      driver.failure === undefined &&
+      driver.input((c) => c.containerInput(agentId, instance.id, data)),
+  );
+  socket.on(
+    'end',
+    () =>
+      instance.stdin &&
+      driver.failure === undefined &&
+      driver.input((c) => c.containerInput(agentId, instance.id, undefined)),
+  );
   socket.on('close', () => {
     connections.forget(connectionId);
     if (driver.failure === undefined) driver.input((c) => c.disconnect(connectionId));

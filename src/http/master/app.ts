@@ -85,7 +85,10 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
   acceptRawBodies(app);
   const observed = observeRequests(app);
   if (options.credentials !== undefined) {
-    const routes = options.authenticateReadonly === true ? new Map([...AUTHENTICATED_ROUTES, ...readonlyRoutes()]) : AUTHENTICATED_ROUTES;
+    const routes =
+      options.authenticateReadonly === true
+        ? new Map([...AUTHENTICATED_ROUTES, ...readonlyRoutes()])
+        : AUTHENTICATED_ROUTES;
     requireAuthentication(app, options.credentials, routes);
   }
   for (const part of options.parts ?? []) part.guard?.(app);
@@ -109,7 +112,11 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
   };
   for (const part of options.parts ?? []) part.routes(app);
   registerDashboard(app);
-  registerMetricsRoute(app, observed, { ...route, masterIndex: options.masterIndex ?? 0, ...(options.metrics === undefined ? {} : { clusterMetrics: options.metrics }) });
+  registerMetricsRoute(app, observed, {
+    ...route,
+    masterIndex: options.masterIndex ?? 0,
+    ...(options.metrics === undefined ? {} : { clusterMetrics: options.metrics }),
+  });
   for (const prefix of ['', '/master']) {
     registerSchedulerRoute(app, prefix, route);
     registerOperatorRoute(app, prefix, route);

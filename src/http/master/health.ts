@@ -29,7 +29,10 @@ export function healthRoute(driver: ClusterDriver, masterIndex: number) {
     if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
     if (!namesType(req.headers.accept, JSON_TYPE)) return reply.code(200).header('content-length', '0').send();
     const body = driver.read((view) => healthOf(view, masterIndex));
-    return reply.code(200).header('content-type', JSON_TYPE).send(Buffer.from(toV0Json(body)));
+    return reply
+      .code(200)
+      .header('content-type', JSON_TYPE)
+      .send(Buffer.from(toV0Json(body)));
   };
 }
 
@@ -47,7 +50,11 @@ function healthOf(view: ClusterView, masterIndex: number): HealthBody {
     healthy: state !== 'down',
     master: { index: masterIndex, state },
     leader: leader === undefined ? null : `${view.masterInfo.hostname}:${leader.port}`,
-    agents: { active: activeAgents, inactive: agents.length - activeAgents, unreachable: leading ? view.unreachableAgentCount() : 0 },
+    agents: {
+      active: activeAgents,
+      inactive: agents.length - activeAgents,
+      unreachable: leading ? view.unreachableAgentCount() : 0,
+    },
     frameworks: { active: activeFrameworks, inactive: frameworks.length - activeFrameworks },
   };
 }

@@ -39,14 +39,23 @@ interface Leadership {
  * clients (the port a master advertises may differ); the MasterInfo's
  * port without.
  */
-export function gateToLeader(app: FastifyInstance, driver: ClusterDriver, index: number, listenerPorts?: readonly number[]): void {
+export function gateToLeader(
+  app: FastifyInstance,
+  driver: ClusterDriver,
+  index: number,
+  listenerPorts?: readonly number[],
+): void {
   app.addHook('onRequest', async (req, reply) => {
     const path = normalisePath(req.url.split('?', 1)[0] ?? '/');
     if (path.startsWith('/sim/v1/') || EVERY_MASTER.has(path)) return undefined;
     const leadership = driver.read((view): Leadership => {
       const seats = view.masterSeats();
       const leaderIndex = view.leaderIndex();
-      return { own: seats[index], leader: leaderIndex === undefined ? undefined : seats[leaderIndex], hostname: view.masterInfo.hostname };
+      return {
+        own: seats[index],
+        leader: leaderIndex === undefined ? undefined : seats[leaderIndex],
+        hostname: view.masterInfo.hostname,
+      };
     });
     if (leadership.own?.state === 'down') return refuse(req, reply);
     // The leader serves everything itself, its own `/redirect` included.
@@ -55,14 +64,22 @@ export function gateToLeader(app: FastifyInstance, driver: ClusterDriver, index:
     // Below its own path the redirect endpoint answers 404 on every master (the route does).
     if (redirect && normalisePath(req.originalUrl.split('?', 1)[0] ?? '/') !== path) return undefined;
     if (path === '/metrics/snapshot' || path === '/master/metrics/snapshot') {
-      const refused = driver.read((view) => view.authorizer.refusal('get_endpoints', principalOf(req), '/metrics/snapshot'));
-      return refused === undefined ? sendJson(req, reply, renderStandbyMetrics(), undefined) : sendError(reply, 'FORBIDDEN', refused);
+      const refused = driver.read((view) =>
+        view.authorizer.refusal('get_endpoints', principalOf(req), '/metrics/snapshot'),
+      );
+      return refused === undefined
+        ? sendJson(req, reply, renderStandbyMetrics(), undefined)
+        : sendError(reply, 'FORBIDDEN', refused);
     }
     // Its Prometheus figures are its own too: the route shows a standby's snapshot.
     if (path === '/metrics') return undefined;
     if (leadership.leader === undefined) return sendError(reply, 'NO_LEADER');
     const base = `//${leadership.hostname}:${listenerPorts?.[leadership.leader.index] ?? leadership.leader.port}`;
-    return reply.code(307).header('location', redirect ? base : `${base}${req.originalUrl}`).header('content-length', '0').send();
+    return reply
+      .code(307)
+      .header('location', redirect ? base : `${base}${req.originalUrl}`)
+      .header('content-length', '0')
+      .send();
   });
 }
 

@@ -42,7 +42,12 @@ export interface ObservedApp {
 export function observeRequests(app: FastifyInstance): ObservedApp {
   const registry = new Registry();
   const labelNames = ['route', 'method', 'code'] as const;
-  const requests = new Counter({ name: `${METRIC_PREFIX}http_requests_total`, help: 'Requests answered by this master, by route, method and status code', labelNames, registers: [registry] });
+  const requests = new Counter({
+    name: `${METRIC_PREFIX}http_requests_total`,
+    help: 'Requests answered by this master, by route, method and status code',
+    labelNames,
+    registers: [registry],
+  });
   const latency = new Histogram({
     name: `${METRIC_PREFIX}http_request_duration_seconds`,
     help: "Seconds from a request's arrival to the end of its response (an event stream: its life), by route, method and status code",
@@ -88,12 +93,22 @@ export interface MetricsRouteOptions {
 export function registerMetricsRoute(app: FastifyInstance, observed: ObservedApp, options: MetricsRouteOptions): void {
   const { registry } = observed;
   const { driver, masterIndex, connections, budget } = options;
-  new Gauge({ name: `${METRIC_PREFIX}event_streams_open`, help: 'Event streams open (scheduler, operator and executor subscriptions, container sessions)', registers: [registry], collect() {
-    this.set(connections.size);
-  } });
-  new Gauge({ name: `${METRIC_PREFIX}event_streams_buffered_bytes`, help: 'Bytes written to the event streams and not yet taken by the kernel, all streams together', registers: [registry], collect() {
-    this.set(budget.bufferedBytes);
-  } });
+  new Gauge({
+    name: `${METRIC_PREFIX}event_streams_open`,
+    help: 'Event streams open (scheduler, operator and executor subscriptions, container sessions)',
+    registers: [registry],
+    collect() {
+      this.set(connections.size);
+    },
+  });
+  new Gauge({
+    name: `${METRIC_PREFIX}event_streams_buffered_bytes`,
+    help: 'Bytes written to the event streams and not yet taken by the kernel, all streams together',
+    registers: [registry],
+    collect() {
+      this.set(budget.bufferedBytes);
+    },
+  });
   let cluster = options.clusterMetrics;
   if (cluster === undefined) {
     const own = new ClusterMetrics(driver);
@@ -104,10 +119,14 @@ export function registerMetricsRoute(app: FastifyInstance, observed: ObservedApp
   const snapshot = new SnapshotGauges(registry);
   // The same figures as /metrics/snapshot: the same ACL.
   app.get('/metrics', async (req, reply) => {
-    const refused = driver.read((view) => view.authorizer.refusal('get_endpoints', principalOf(req), '/metrics/snapshot'));
+    const refused = driver.read((view) =>
+      view.authorizer.refusal('get_endpoints', principalOf(req), '/metrics/snapshot'),
+    );
     if (refused !== undefined) return sendError(reply, 'FORBIDDEN', refused);
     snapshot.update(
-      driver.read((view) => prometheusFigures(view.leaderIndex() === masterIndex ? renderMetrics(view) : renderStandbyMetrics())),
+      driver.read((view) =>
+        prometheusFigures(view.leaderIndex() === masterIndex ? renderMetrics(view) : renderStandbyMetrics()),
+      ),
     );
     const text = await registry.metrics();
     return reply.header('content-type', registry.contentType).send(text);
@@ -129,7 +148,12 @@ class SnapshotGauges {
     for (const figure of figures) {
       let gauge = this.#gauges.get(figure.name);
       if (gauge === undefined) {
-        gauge = new Gauge({ name: figure.name, help: figure.help, labelNames: Object.keys(figure.labels), registers: [this.registry] });
+        gauge = new Gauge({
+          name: figure.name,
+          help: figure.help,
+          labelNames: Object.keys(figure.labels),
+          registers: [this.registry],
+        });
         this.#gauges.set(figure.name, gauge);
       }
       if (!seen.has(figure.name)) gauge.reset();

@@ -23,7 +23,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperatorEvent } from '../../core/model/operator-types.js';
 import type { ClusterDriver } from '../../runtime/driver.js';
 import type { mesos } from '../../wire/generated/types.js';
-import { firstRefusal, operatorCallError, operatorRequestFromWire, unsupportedQuestions } from '../../wire/operator-in.js';
+import {
+  firstRefusal,
+  operatorCallError,
+  operatorRequestFromWire,
+  unsupportedQuestions,
+} from '../../wire/operator-in.js';
 import {
   encodeEventJson,
   encodeEventProto,
@@ -76,16 +81,23 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: OperatorRoute
   switch (request.kind) {
     case 'read': {
       const principal = principalOf(req);
-      if (request.type === 'GET_STATE' || request.type === 'GET_TASKS' || request.type === 'GET_AGENTS') return sendSnapshot(req, reply, accepted, options, request.type, principal);
+      if (request.type === 'GET_STATE' || request.type === 'GET_TASKS' || request.type === 'GET_AGENTS')
+        return sendSnapshot(req, reply, accepted, options, request.type, principal);
       const response = driver.read((view) => readResponse(view, request.type, viewerOf(view.authorizer, principal)));
       if (response !== 'FORBIDDEN') return sendResponse(req, reply, accepted, response);
-      return sendError(reply, 'FORBIDDEN', driver.read((view) => view.authorizer.refusal('view_flags', principal)) ?? '');
+      return sendError(
+        reply,
+        'FORBIDDEN',
+        driver.read((view) => view.authorizer.refusal('view_flags', principal)) ?? '',
+      );
     }
     case 'core': {
       const principal = principalOf(req);
       const outcome = driver.input((cluster) => cluster.operator(request.call, principal));
       if (!outcome.ok) return sendCallError(reply, outcome.error, { frameworkId: '', streamId: undefined });
-      return outcome.value === undefined ? sendEmpty(reply, 200) : sendResponse(req, reply, accepted, valueResponse(outcome.value));
+      return outcome.value === undefined
+        ? sendEmpty(reply, 200)
+        : sendResponse(req, reply, accepted, valueResponse(outcome.value));
     }
     case 'unsupported': {
       const questions = unsupportedQuestions(call);
@@ -99,22 +111,39 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: OperatorRoute
 }
 
 function sendResponse(req: FastifyRequest, reply: FastifyReply, type: MessageType, response: Response): FastifyReply {
-  const body = type === JSON_TYPE ? Buffer.from(encodeResponseJson(response)) : Buffer.from(encodeResponseProto(response));
+  const body =
+    type === JSON_TYPE ? Buffer.from(encodeResponseJson(response)) : Buffer.from(encodeResponseProto(response));
   return sendBody(req, reply, type, body);
 }
 
 const SNAPSHOTS = { GET_STATE: snapshotGetState, GET_TASKS: snapshotGetTasks, GET_AGENTS: snapshotGetAgents } as const;
 
 /** GET_STATE, GET_TASKS and GET_AGENTS: read at once, written in slices (stream-body.ts). */
-function sendSnapshot(req: FastifyRequest, reply: FastifyReply, type: MessageType, options: OperatorRouteOptions, call: keyof typeof SNAPSHOTS, principal: string | undefined): FastifyReply {
+function sendSnapshot(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  type: MessageType,
+  options: OperatorRouteOptions,
+  call: keyof typeof SNAPSHOTS,
+  principal: string | undefined,
+): FastifyReply {
   const snapshot = options.driver.read((view) => SNAPSHOTS[call](view, viewerOf(view.authorizer, principal)));
   return sendStreamed(req, reply, { type, pieces: type === JSON_TYPE ? snapshot.json() : snapshot.proto() });
 }
 
-function subscribe(reply: FastifyReply, accepted: MessageType, options: OperatorRouteOptions, principal: string | undefined): FastifyReply | undefined {
+function subscribe(
+  reply: FastifyReply,
+  accepted: MessageType,
+  options: OperatorRouteOptions,
+  principal: string | undefined,
+): FastifyReply | undefined {
   const { driver, connections, budget, maxSubscriptions } = options;
   if (connections.size >= maxSubscriptions) {
-    return sendError(reply.header('retry-after', String(CAPACITY_RETRY_AFTER_SECONDS)), 'TOO_MANY_SUBSCRIPTIONS', maxSubscriptions);
+    return sendError(
+      reply.header('retry-after', String(CAPACITY_RETRY_AFTER_SECONDS)),
+      'TOO_MANY_SUBSCRIPTIONS',
+      maxSubscriptions,
+    );
   }
   reply.hijack();
   const res = reply.raw;

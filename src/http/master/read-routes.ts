@@ -35,16 +35,26 @@ import { healthRoute } from './health.js';
 import { sendStreamed } from '../stream-body.js';
 import { jsonBody, queryOf, sendJson, type ParseQuery } from '../v0-replies.js';
 
-
 /** Checks a request's parameters into the query its renderer takes. */
 
 /** The endpoints upstream puts in its read-only realm, under both prefixes; `/metrics/snapshot` is its own process's (and `/metrics` shows the same figures). */
-const READONLY_PATHS = ['/state', '/state.json', '/state-summary', '/slaves', '/frameworks', '/tasks', '/roles', '/flags'];
+const READONLY_PATHS = [
+  '/state',
+  '/state.json',
+  '/state-summary',
+  '/slaves',
+  '/frameworks',
+  '/tasks',
+  '/roles',
+  '/flags',
+];
 
 /** The routes `--authenticate-http-readonly` guards, by URL, with their realm (for `requireAuthentication`). */
 export function readonlyRoutes(): Map<string, string> {
   const urls = ['', '/master'].flatMap((prefix) => READONLY_PATHS.map((path) => `${prefix}${path}`));
-  return new Map([...urls, '/metrics/snapshot', '/master/metrics/snapshot', '/metrics'].map((url) => [url, READONLY_REALM]));
+  return new Map(
+    [...urls, '/metrics/snapshot', '/master/metrics/snapshot', '/metrics'].map((url) => [url, READONLY_REALM]),
+  );
 }
 
 export function registerReadRoutes(app: FastifyInstance, prefix: string, driver: ClusterDriver, masterIndex = 0): void {
@@ -67,18 +77,41 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
     return sendStreamed(req, reply, jsonBody(snapshot.pieces(), query.value.jsonp));
   };
   // Upstream's read handlers do not check the method (wire facts, legacy endpoints).
-  const read = (path: string, handler: RouteHandlerMethod) => serveMethods(app, `${prefix}${path}`, everyMethod(app), handler);
+  const read = (path: string, handler: RouteHandlerMethod) =>
+    serveMethods(app, `${prefix}${path}`, everyMethod(app), handler);
   read('/state', state);
   read('/state.json', state);
-  read('/state-summary', json(jsonpQuery, (view, _q, viewer) => renderStateSummary(view, viewer)));
+  read(
+    '/state-summary',
+    json(jsonpQuery, (view, _q, viewer) => renderStateSummary(view, viewer)),
+  );
   read('/slaves', json(slavesQuery, renderSlaves));
   read('/frameworks', json(frameworksQuery, renderFrameworks));
   read('/tasks', json(tasksQuery, renderTasks));
-  read('/roles', json(jsonpQuery, (view, _q, viewer) => renderRoles(view, viewer)));
-  read('/flags', flags(driver, json(jsonpQuery, (view) => renderFlags(view))));
+  read(
+    '/roles',
+    json(jsonpQuery, (view, _q, viewer) => renderRoles(view, viewer)),
+  );
+  read(
+    '/flags',
+    flags(
+      driver,
+      json(jsonpQuery, (view) => renderFlags(view)),
+    ),
+  );
   // Upstream serves it at /metrics/snapshot only (its own process's); /master/metrics/snapshot answers the same.
-  read('/metrics/snapshot', endpoint(driver, '/metrics/snapshot', json(jsonpQuery, (view) => renderMetrics(view))));
-  read('/version', json(jsonpQuery, () => renderVersion(VERSION)));
+  read(
+    '/metrics/snapshot',
+    endpoint(
+      driver,
+      '/metrics/snapshot',
+      json(jsonpQuery, (view) => renderMetrics(view)),
+    ),
+  );
+  read(
+    '/version',
+    json(jsonpQuery, () => renderVersion(VERSION)),
+  );
   read('/health', healthRoute(driver, masterIndex));
   // The leader answers here, with itself; a master that does not lead answers in the leader gate (master/leader-gate.ts).
   read(
@@ -103,7 +136,8 @@ function flags(driver: ClusterDriver, answer: RouteHandlerMethod) {
       if (!view.authorizer.enabled) return 'open';
       return view.authorizer.refusal('view_flags', principal) ?? 'allowed';
     });
-    if (decision !== 'open' && req.method !== 'GET') return sendError(reply.header('allow', 'GET'), 'METHOD_NOT_ALLOWED', ['GET'], req.method);
+    if (decision !== 'open' && req.method !== 'GET')
+      return sendError(reply.header('allow', 'GET'), 'METHOD_NOT_ALLOWED', ['GET'], req.method);
     if (decision !== 'open' && decision !== 'allowed') return sendError(reply, 'FORBIDDEN', decision);
     return answer.call(this, req, reply);
   };
@@ -133,4 +167,3 @@ function bodiless(answer: (reply: FastifyReply, req: FastifyRequest) => FastifyR
     return answered.sent ? answered : answered.header('content-length', '0').send();
   };
 }
-

@@ -41,7 +41,8 @@ function decodedAcknowledge(call: Call): RefusedAck | undefined {
 
 function plainAcknowledge(req: FastifyRequest): RefusedAck | undefined {
   const header = req.headers['content-type'];
-  if (header === undefined || contentTypeOf(header, MESSAGE_TYPES) !== JSON_TYPE || !(req.body instanceof Buffer)) return undefined;
+  if (header === undefined || contentTypeOf(header, MESSAGE_TYPES) !== JSON_TYPE || !(req.body instanceof Buffer))
+    return undefined;
   let body: unknown;
   try {
     body = JSON.parse(req.body.toString('utf8'));
@@ -56,9 +57,15 @@ function plainAcknowledge(req: FastifyRequest): RefusedAck | undefined {
   if (typeof uuid === 'string' && Buffer.from(uuid, 'base64').length === UUID_BYTES) return undefined;
   const taskId = record(ack['task_id'])?.['value'];
   const agentId = record(ack['agent_id'])?.['value'];
-  return { frameworkId, ...(typeof taskId === 'string' ? { taskId } : {}), ...(typeof agentId === 'string' ? { agentId } : {}) };
+  return {
+    frameworkId,
+    ...(typeof taskId === 'string' ? { taskId } : {}),
+    ...(typeof agentId === 'string' ? { agentId } : {}),
+  };
 }
 
 function record(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
 }

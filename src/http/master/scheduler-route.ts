@@ -100,7 +100,12 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: SchedulerRout
   return sendEmpty(reply, call.type === 'UPDATE_FRAMEWORK' ? 200 : 202);
 }
 
-function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options: SchedulerRouteOptions): FastifyReply | undefined {
+function subscribe(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  call: Call,
+  options: SchedulerRouteOptions,
+): FastifyReply | undefined {
   const accepted = negotiate(req.headers.accept, MESSAGE_TYPES);
   if (accepted === undefined) return sendError(reply, 'NOT_ACCEPTABLE', MESSAGE_TYPES);
   if (streamIdOf(req) !== undefined) return sendError(reply, 'SUBSCRIBE_WITH_STREAM_ID');
@@ -114,7 +119,10 @@ function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options
   reply.hijack();
   const res = reply.raw;
   const { driver, connections, budget, keepaliveMs } = options;
-  const stream = new HttpEventStream(res, eventEncoder(accepted), { budget, ...(keepaliveMs === undefined ? {} : { keepaliveMs }) });
+  const stream = new HttpEventStream(res, eventEncoder(accepted), {
+    budget,
+    ...(keepaliveMs === undefined ? {} : { keepaliveMs }),
+  });
   const connectionId = connections.open(stream);
   stream.connectionId = connectionId;
   const principal = principalOf(req);
@@ -144,7 +152,13 @@ function subscribe(req: FastifyRequest, reply: FastifyReply, call: Call, options
  */
 function declaredPrincipalError(principal: string | undefined, call: Call): string | undefined {
   const declared = call.subscribe?.framework_info?.principal;
-  if (call.type !== 'SUBSCRIBE' || principal === undefined || declared === undefined || declared === null || declared === principal) {
+  if (
+    call.type !== 'SUBSCRIBE' ||
+    principal === undefined ||
+    declared === undefined ||
+    declared === null ||
+    declared === principal
+  ) {
     return undefined;
   }
   return principalMismatch(principal, declared);
@@ -169,13 +183,12 @@ function capacityRefusal(
     }
     if (existing !== undefined) return undefined;
     let registered = 0;
-    for (const _ of view.frameworks()) if (++registered >= maxFrameworks) return { code: 'TOO_MANY_FRAMEWORKS', limit: maxFrameworks };
+    for (const _ of view.frameworks())
+      if (++registered >= maxFrameworks) return { code: 'TOO_MANY_FRAMEWORKS', limit: maxFrameworks };
     return undefined;
   });
 }
 
 function eventEncoder(type: MessageType): (event: SchedulerEvent) => Uint8Array | string {
-  return type === JSON_TYPE
-    ? eventToJson
-    : (event) => encodeProto('mesos.v1.scheduler.Event', eventToWire(event));
+  return type === JSON_TYPE ? eventToJson : (event) => encodeProto('mesos.v1.scheduler.Event', eventToWire(event));
 }

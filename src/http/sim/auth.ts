@@ -21,11 +21,24 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ClusterDriver } from '../../runtime/driver.js';
-import { authenticate, principalOf, READONLY_REALM, READWRITE_REALM, sendUnauthorized, setPrincipal, type Credentials } from '../auth.js';
+import {
+  authenticate,
+  principalOf,
+  READONLY_REALM,
+  READWRITE_REALM,
+  sendUnauthorized,
+  setPrincipal,
+  type Credentials,
+} from '../auth.js';
 import { sendError } from '../errors.js';
 
 /** The control API's routes that change nothing; every other one under `/sim/v1/` is a change. */
-export const SIM_READ_ROUTES: ReadonlySet<string> = new Set(['/sim/v1/clock', '/sim/v1/trace', '/sim/v1/events', '/sim/v1/misuse']);
+export const SIM_READ_ROUTES: ReadonlySet<string> = new Set([
+  '/sim/v1/clock',
+  '/sim/v1/trace',
+  '/sim/v1/events',
+  '/sim/v1/misuse',
+]);
 
 const PREFIX = '/sim/v1/';
 
@@ -35,7 +48,11 @@ export const CONTROL_FORBIDDEN = "Not authorized to control the simulation: the 
  * Guards the control API's routes; `credentials` undefined while
  * authentication is off. Install before the routes.
  */
-export function guardControlApi(app: FastifyInstance, driver: ClusterDriver, credentials: Credentials | undefined): void {
+export function guardControlApi(
+  app: FastifyInstance,
+  driver: ClusterDriver,
+  credentials: Credentials | undefined,
+): void {
   app.addHook('onRequest', async (req, reply) => {
     const url = req.routeOptions.url;
     if (url === undefined || !url.startsWith(PREFIX)) return undefined;

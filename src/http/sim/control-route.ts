@@ -39,7 +39,11 @@ export function registerSimControlRoutes(app: FastifyInstance, control: SimContr
   post('run_until', (body) => {
     const condition = parseCondition(body['condition']);
     if (typeof condition === 'string') throw new SimControlError('invalid', condition);
-    if (body['max_ms'] === undefined) throw new SimControlError('invalid', `Expecting 'max_ms' to be a whole number of milliseconds from 0 to ${MAX_SPAN_MS}`);
+    if (body['max_ms'] === undefined)
+      throw new SimControlError(
+        'invalid',
+        `Expecting 'max_ms' to be a whole number of milliseconds from 0 to ${MAX_SPAN_MS}`,
+      );
     const result = control.runUntil(condition, span(body['max_ms'], MAX_SPAN_MS));
     return { held: result.held, time_ms: result.timeMs };
   });
@@ -47,7 +51,10 @@ export function registerSimControlRoutes(app: FastifyInstance, control: SimContr
     const seed = body['seed'];
     const text = typeof seed === 'string' && seed !== '' && seed.length <= MAX_SEED_LENGTH;
     if (seed !== undefined && !(text || (typeof seed === 'number' && Number.isSafeInteger(seed)))) {
-      throw new SimControlError('invalid', `Expecting 'seed' to be a whole number or a non-empty string of at most ${MAX_SEED_LENGTH} characters`);
+      throw new SimControlError(
+        'invalid',
+        `Expecting 'seed' to be a whole number or a non-empty string of at most ${MAX_SEED_LENGTH} characters`,
+      );
     }
     const result = control.reset(seed);
     return { seed: result.seed, time_ms: result.timeMs };
@@ -58,7 +65,8 @@ export function registerSimControlRoutes(app: FastifyInstance, control: SimContr
   });
   post('restore', (body) => {
     const id = body['snapshot_id'];
-    if (typeof id !== 'string' || id === '') throw new SimControlError('invalid', "Expecting 'snapshot_id' to be present");
+    if (typeof id !== 'string' || id === '')
+      throw new SimControlError('invalid', "Expecting 'snapshot_id' to be present");
     const result = control.restore(id);
     return { snapshot_id: result.snapshotId, time_ms: result.timeMs };
   });
@@ -68,7 +76,10 @@ export function registerSimControlRoutes(app: FastifyInstance, control: SimContr
 function span(value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_SPAN_MS) {
-    throw new SimControlError('invalid', `Expecting 'max_ms' to be a whole number of milliseconds from 0 to ${MAX_SPAN_MS}`);
+    throw new SimControlError(
+      'invalid',
+      `Expecting 'max_ms' to be a whole number of milliseconds from 0 to ${MAX_SPAN_MS}`,
+    );
   }
   return value;
 }

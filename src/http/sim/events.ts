@@ -40,7 +40,12 @@ export function registerSimEvents(app: FastifyInstance, driver: ClusterDriver): 
   serveMethods(app, '/sim/v1/events', ['GET'], (req, reply) => streamEvents(req, reply, driver, readers));
 }
 
-function streamEvents(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver, readers: Set<ServerResponse>): undefined {
+function streamEvents(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  driver: ClusterDriver,
+  readers: Set<ServerResponse>,
+): undefined {
   const trace = driver.cluster.trace;
   const res = reply.raw;
   reply.hijack();

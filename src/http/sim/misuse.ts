@@ -20,7 +20,9 @@ export function registerMisuseRoute(app: FastifyInstance, driver: ClusterDriver)
       const reader = simReaderOf(view, principalOf(req));
       return reader === undefined ? view.misuse() : reader.misuse(view.misuse());
     });
-    return reply.code(200).header('content-type', 'application/json').send(JSON.stringify(misuseToJson(report)));
+    return reply
+      .code(200)
+      .header('content-type', 'application/json')
+      .send(JSON.stringify(misuseToJson(report)));
   });
 }
-

@@ -46,15 +46,20 @@ import type { ServerResponse } from 'node:http';
 /** The largest step one advance may take: a day of cluster time. */
 export const MAX_ADVANCE_MS = MAX_SPAN_MS;
 
-
-export function registerSimRoutes(app: FastifyInstance, driver: ClusterDriver, control: SimControl = new SimControl(driver)): void {
+export function registerSimRoutes(
+  app: FastifyInstance,
+  driver: ClusterDriver,
+  control: SimControl = new SimControl(driver),
+): void {
   serveMethods(app, '/sim/v1/clock', ['GET'], (_req, reply) => json(reply, clock(driver)));
   serveMethods(app, '/sim/v1/advance', ['POST'], (req, reply) => advance(req, reply, driver));
   serveMethods(app, '/sim/v1/faults', ['POST'], (req, reply) => fault(req, reply, driver));
   const traceReaders = new Set<ServerResponse>();
   // A trace reader reads one cluster's trace: when a reset or a restore swaps it, the stream ends.
   driver.onReplace(() => [...traceReaders].forEach((res) => res.end()));
-  serveMethods(app, '/sim/v1/trace', ['GET'], (req, reply) => streamTrace(reply, driver, traceReaders, simReaderOf(driver.cluster.view, principalOf(req))));
+  serveMethods(app, '/sim/v1/trace', ['GET'], (req, reply) =>
+    streamTrace(reply, driver, traceReaders, simReaderOf(driver.cluster.view, principalOf(req))),
+  );
   registerSimControlRoutes(app, control);
   registerMisuseRoute(app, driver);
 }
@@ -63,7 +68,12 @@ export function registerSimRoutes(app: FastifyInstance, driver: ClusterDriver, c
 const MAX_TRACE_BACKLOG_BYTES = 16 * 1024 * 1024;
 
 /** The trace as JSON lines, the entries `reader` may not see left out (wire/sim/view.ts). */
-function streamTrace(reply: FastifyReply, driver: ClusterDriver, readers: Set<ServerResponse>, reader: SimReader | undefined): undefined {
+function streamTrace(
+  reply: FastifyReply,
+  driver: ClusterDriver,
+  readers: Set<ServerResponse>,
+  reader: SimReader | undefined,
+): undefined {
   const trace = driver.cluster.trace;
   const res = reply.raw;
   reply.hijack();
@@ -87,7 +97,12 @@ function streamTrace(reply: FastifyReply, driver: ClusterDriver, readers: Set<Se
 function clock(driver: ClusterDriver): object {
   return driver.read(() => {
     const { cluster } = driver;
-    return { time_ms: cluster.now(), epoch_ms: cluster.epochMs, mode: driver.mode, next_due_ms: cluster.nextDueMs() ?? null };
+    return {
+      time_ms: cluster.now(),
+      epoch_ms: cluster.epochMs,
+      mode: driver.mode,
+      next_due_ms: cluster.nextDueMs() ?? null,
+    };
   });
 }
 
@@ -95,9 +110,18 @@ function advance(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver
   const body = bodyOf(req);
   const ms = body?.['ms'];
   if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 0 || ms > MAX_ADVANCE_MS) {
-    return sendError(reply, 'SIM_REQUEST_INVALID', `Expecting 'ms' to be a whole number of milliseconds from 0 to ${MAX_ADVANCE_MS}`);
+    return sendError(
+      reply,
+      'SIM_REQUEST_INVALID',
+      `Expecting 'ms' to be a whole number of milliseconds from 0 to ${MAX_ADVANCE_MS}`,
+    );
   }
-  if (driver.mode !== 'virtual') return sendError(reply, 'CONFLICT', 'The clock follows the wall clock: advance needs a cluster in virtual time (--time virtual)');
+  if (driver.mode !== 'virtual')
+    return sendError(
+      reply,
+      'CONFLICT',
+      'The clock follows the wall clock: advance needs a cluster in virtual time (--time virtual)',
+    );
   driver.advance(ms);
   return json(reply, clock(driver));
 }
@@ -112,7 +136,10 @@ function fault(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver):
 }
 
 /** The answer to a fault the core refused: unknown ids 404, an ambiguous one 400, the rest the target's state forbids (409). */
-function faultRefusal({ code, message }: CallError): 'TARGET_NOT_FOUND' | 'SIM_REQUEST_INVALID' | 'CONFLICT' | 'NO_LEADER' {
+function faultRefusal({
+  code,
+  message,
+}: CallError): 'TARGET_NOT_FOUND' | 'SIM_REQUEST_INVALID' | 'CONFLICT' | 'NO_LEADER' {
   if (code === 'NOT_FOUND') return 'TARGET_NOT_FOUND';
   if (code === 'UNAVAILABLE' && message === NO_LEADER) return 'NO_LEADER';
   return code === 'INVALID' ? 'SIM_REQUEST_INVALID' : 'CONFLICT';
@@ -121,12 +148,17 @@ function faultRefusal({ code, message }: CallError): 'TARGET_NOT_FOUND' | 'SIM_R
 /** What the answer to a fault says beyond its type: the rule added, the agent's process state, the framework, the wall clock. */
 function answerOf(fault: Fault, result: FaultResult, driver: ClusterDriver): object {
   if (result.ruleId !== undefined) return { rule_id: result.ruleId };
-  if (fault.type === 'drop_framework_connection' || fault.type === 'stall_heartbeats' || fault.type === 'resume_heartbeats') {
+  if (
+    fault.type === 'drop_framework_connection' ||
+    fault.type === 'stall_heartbeats' ||
+    fault.type === 'resume_heartbeats'
+  ) {
     return { framework_id: fault.frameworkId };
   }
   if (fault.type === 'clock_jump') return { wall_time_ms: driver.read((view) => view.wallTimeMs()) };
   if (fault.type === 'remove_network_rule') return { rule_id: fault.ruleId };
-  if (result.master !== undefined) return { master: result.master, leader: driver.read((view) => view.leaderIndex() ?? null) };
+  if (result.master !== undefined)
+    return { master: result.master, leader: driver.read((view) => view.leaderIndex() ?? null) };
   if (fault.type === 'crash_agent' || fault.type === 'restart_agent') {
     return { agent_id: fault.agentId, state: driver.read((view) => view.agentProcessState(fault.agentId)) };
   }
@@ -138,7 +170,9 @@ function bodyOf(req: FastifyRequest): Record<string, unknown> | undefined {
   const raw = req.body instanceof Buffer ? req.body.toString('utf8') : '';
   try {
     const value: unknown = JSON.parse(raw);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

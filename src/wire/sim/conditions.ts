@@ -23,7 +23,13 @@
  * `frameworks_subscribed`, `trace_kind`) are refused with the new form to
  * write instead.
  */
-import { AGENT_STATES, FRAMEWORK_STATES, type Bounds, type Condition, type CountedCondition } from '../../core/conditions.js';
+import {
+  AGENT_STATES,
+  FRAMEWORK_STATES,
+  type Bounds,
+  type Condition,
+  type CountedCondition,
+} from '../../core/conditions.js';
 import { TASK_STATES, type TaskState } from '../../core/model/types.js';
 
 /** A condition as written (JSON, or a plain object in the library): what `parseCondition` reads. */
@@ -66,12 +72,18 @@ export function parseCondition(value: unknown, where = 'condition', depth = 0): 
   return countedBody(kind.name, body, field);
 }
 
-function kindOf<K extends string>(value: unknown, where: string, kinds: readonly K[]): { name: K; error?: undefined } | { error: string } {
+function kindOf<K extends string>(
+  value: unknown,
+  where: string,
+  kinds: readonly K[],
+): { name: K; error?: undefined } | { error: string } {
   if (!isObject(value)) return { error: `Expecting '${where}' to be an object` };
   const keys = Object.keys(value);
   const old = keys.find((k) => Object.hasOwn(OLD_FORMS, k));
-  if (old !== undefined) return { error: `'${where}.${old}' is the old form of a condition: write ${OLD_FORMS[old]!(value[old])}` };
-  if (keys.length !== 1 || !(kinds as readonly string[]).includes(keys[0]!)) return { error: `Expecting '${where}' to have exactly one of ${kinds.join(', ')}` };
+  if (old !== undefined)
+    return { error: `'${where}.${old}' is the old form of a condition: write ${OLD_FORMS[old]!(value[old])}` };
+  if (keys.length !== 1 || !(kinds as readonly string[]).includes(keys[0]!))
+    return { error: `Expecting '${where}' to have exactly one of ${kinds.join(', ')}` };
   return { name: keys[0] as K };
 }
 
@@ -86,12 +98,17 @@ function countedBody(kind: CountedKind, body: unknown, field: string): CountedCo
     case 'tasks':
       return tasks(body, field, bounds);
     case 'agents':
-      return isOneOf(body['state'], AGENT_STATES) ? { agents: { state: body['state'], ...bounds } } : `Expecting '${field}.state' to be one of ${AGENT_STATES.join(', ')}`;
+      return isOneOf(body['state'], AGENT_STATES)
+        ? { agents: { state: body['state'], ...bounds } }
+        : `Expecting '${field}.state' to be one of ${AGENT_STATES.join(', ')}`;
     case 'frameworks':
-      return isOneOf(body['state'], FRAMEWORK_STATES) ? { frameworks: { state: body['state'], ...bounds } } : `Expecting '${field}.state' to be one of ${FRAMEWORK_STATES.join(', ')}`;
+      return isOneOf(body['state'], FRAMEWORK_STATES)
+        ? { frameworks: { state: body['state'], ...bounds } }
+        : `Expecting '${field}.state' to be one of ${FRAMEWORK_STATES.join(', ')}`;
     case 'trace': {
       const { kind: traced, contains } = body;
-      if (typeof traced !== 'string' || traced === '') return `Expecting '${field}.kind' to be a trace entry kind (e.g. agent:unreachable)`;
+      if (typeof traced !== 'string' || traced === '')
+        return `Expecting '${field}.kind' to be a trace entry kind (e.g. agent:unreachable)`;
       if (contains !== undefined && typeof contains !== 'string') return `Expecting '${field}.contains' to be a text`;
       return { trace: { kind: traced, ...(contains === undefined ? {} : { contains }), ...bounds } };
     }
@@ -101,8 +118,10 @@ function countedBody(kind: CountedKind, body: unknown, field: string): CountedCo
 function tasks(body: Body, field: string, bounds: Bounds): CountedCondition | string {
   const { state, framework, task_id: taskId } = body;
   if (!isOneOf(state, TASK_STATES)) return `Expecting '${field}.state' to be a task state (TASK_RUNNING, ...)`;
-  if (framework !== undefined && (typeof framework !== 'string' || framework === '')) return `Expecting '${field}.framework' to be a framework`;
-  if (taskId !== undefined && (typeof taskId !== 'string' || taskId === '')) return `Expecting '${field}.task_id' to be a task id`;
+  if (framework !== undefined && (typeof framework !== 'string' || framework === ''))
+    return `Expecting '${field}.framework' to be a framework`;
+  if (taskId !== undefined && (typeof taskId !== 'string' || taskId === ''))
+    return `Expecting '${field}.task_id' to be a task id`;
   return {
     tasks: {
       state: state as TaskState,
@@ -147,12 +166,17 @@ const OLD_FORMS: Readonly<Record<string, (body: unknown) => string>> = {
   task_state: (body) => {
     const old = isObject(body) ? body : {};
     const state = typeof old['state'] === 'string' ? old['state'] : 'TASK_RUNNING';
-    const carried = { state, ...(old['framework_id'] === undefined ? {} : { framework: old['framework_id'] }), ...(old['task_id'] === undefined ? {} : { task_id: old['task_id'] }) };
+    const carried = {
+      state,
+      ...(old['framework_id'] === undefined ? {} : { framework: old['framework_id'] }),
+      ...(old['task_id'] === undefined ? {} : { task_id: old['task_id'] }),
+    };
     return JSON.stringify({ tasks: { ...carried, min: wholeOr(old['count'], 1) } });
   },
   agents_registered: (n) => JSON.stringify({ agents: { state: 'active', min: wholeOr(n, 1) } }),
   frameworks_subscribed: (n) => JSON.stringify({ frameworks: { state: 'subscribed', min: wholeOr(n, 1) } }),
-  trace_kind: (kind) => JSON.stringify({ trace: { kind: typeof kind === 'string' && kind !== '' ? kind : 'agent:unreachable' } }),
+  trace_kind: (kind) =>
+    JSON.stringify({ trace: { kind: typeof kind === 'string' && kind !== '' ? kind : 'agent:unreachable' } }),
 };
 
 function wholeOr(value: unknown, fallback: number): number {

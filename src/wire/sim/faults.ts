@@ -104,7 +104,8 @@ export function parseFault(body: Body): Parsed {
 function masterFault(body: Body, type: 'crash_master' | 'restart_master' | 'master_failover'): Parsed {
   const master = body['master'];
   if (master === undefined && type !== 'restart_master') return { type };
-  if (typeof master !== 'number' || !Number.isInteger(master) || master < 0) return "Expecting 'master' to be the index of a master (0, 1, ...)";
+  if (typeof master !== 'number' || !Number.isInteger(master) || master < 0)
+    return "Expecting 'master' to be the index of a master (0, 1, ...)";
   return type === 'restart_master' ? { type, master } : { type, master };
 }
 
@@ -123,9 +124,18 @@ function restartAgent(body: Body): Parsed {
 function link(body: Body, type: 'partition' | 'heal'): Parsed {
   const nodes = body['nodes'];
   if (nodes === undefined) {
-    return withAgent(body, (agentId) => (agentId === MASTER_NODE ? "Expecting 'agent_id' to be an agent's id: the link is the agent's to the master" : { type, nodes: [agentId, MASTER_NODE] }));
+    return withAgent(body, (agentId) =>
+      agentId === MASTER_NODE
+        ? "Expecting 'agent_id' to be an agent's id: the link is the agent's to the master"
+        : { type, nodes: [agentId, MASTER_NODE] },
+    );
   }
-  if (!Array.isArray(nodes) || nodes.length !== 2 || !nodes.every((n) => typeof n === 'string' && n !== '') || nodes[0] === nodes[1]) {
+  if (
+    !Array.isArray(nodes) ||
+    nodes.length !== 2 ||
+    !nodes.every((n) => typeof n === 'string' && n !== '') ||
+    nodes[0] === nodes[1]
+  ) {
     return "Expecting 'nodes' to be two different node ids";
   }
   return { type, nodes: [nodes[0] as string, nodes[1] as string] };
@@ -135,11 +145,27 @@ function link(body: Body, type: 'partition' | 'heal'): Parsed {
 function networkRule(body: Body): Parsed {
   const { action, from, to, messages, delay_ms: delayMs, jitter_ms: jitterMs, probability } = body;
   const checks: readonly (readonly [boolean, string])[] = [
-    [typeof action === 'string' && (RULE_ACTIONS as readonly string[]).includes(action), `Expecting 'action' to be one of ${RULE_ACTIONS.join(', ')}`],
-    [[from, to].every((v) => v === undefined || typeof v === 'string'), "Expecting 'from' and 'to' to be node ids ('master', or an agent id)"],
-    [messages === undefined || (Array.isArray(messages) && messages.every((m) => typeof m === 'string' && /^[A-Z_]+$/.test(m))), "Expecting 'messages' to be message types (RUN_TASK, STATUS_UPDATE, ...)"],
-    [isSpan(delayMs) && isSpan(jitterMs), `Expecting 'delay_ms' and 'jitter_ms' to be whole numbers of milliseconds from 0 to ${MAX_SPAN_MS}`],
-    [probability === undefined || (typeof probability === 'number' && probability >= 0 && probability <= 1), "Expecting 'probability' to be a number from 0 to 1"],
+    [
+      typeof action === 'string' && (RULE_ACTIONS as readonly string[]).includes(action),
+      `Expecting 'action' to be one of ${RULE_ACTIONS.join(', ')}`,
+    ],
+    [
+      [from, to].every((v) => v === undefined || typeof v === 'string'),
+      "Expecting 'from' and 'to' to be node ids ('master', or an agent id)",
+    ],
+    [
+      messages === undefined ||
+        (Array.isArray(messages) && messages.every((m) => typeof m === 'string' && /^[A-Z_]+$/.test(m))),
+      "Expecting 'messages' to be message types (RUN_TASK, STATUS_UPDATE, ...)",
+    ],
+    [
+      isSpan(delayMs) && isSpan(jitterMs),
+      `Expecting 'delay_ms' and 'jitter_ms' to be whole numbers of milliseconds from 0 to ${MAX_SPAN_MS}`,
+    ],
+    [
+      probability === undefined || (typeof probability === 'number' && probability >= 0 && probability <= 1),
+      "Expecting 'probability' to be a number from 0 to 1",
+    ],
   ];
   const invalid = checks.find(([valid]) => !valid)?.[1];
   if (invalid !== undefined) return invalid;
@@ -166,7 +192,10 @@ function idOf(body: Body, key: string, required: boolean): string | null | undef
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-function subscriberFault(body: Body, type: 'drop_framework_connection' | 'stall_heartbeats' | 'resume_heartbeats'): Parsed {
+function subscriberFault(
+  body: Body,
+  type: 'drop_framework_connection' | 'stall_heartbeats' | 'resume_heartbeats',
+): Parsed {
   const frameworkId = idOf(body, 'framework_id', true);
   if (typeof frameworkId !== 'string') return "Expecting 'framework_id' to be present";
   if (type !== 'stall_heartbeats') return { type, frameworkId };
@@ -188,13 +217,24 @@ function crashExecutor(body: Body): Parsed {
   if (body['executor_id'] === undefined) {
     if (body['agent_id'] !== undefined) return "Expecting 'executor_id' with 'agent_id' (or 'task_id' alone)";
     const target = taskTarget(body);
-    return typeof target === 'string' ? "Expecting 'executor_id' or 'task_id' to be present" : { type: 'crash_executor', ...target };
+    return typeof target === 'string'
+      ? "Expecting 'executor_id' or 'task_id' to be present"
+      : { type: 'crash_executor', ...target };
   }
-  const [executorId, agentId, frameworkId] = [idOf(body, 'executor_id', true), idOf(body, 'agent_id', false), idOf(body, 'framework_id', false)];
+  const [executorId, agentId, frameworkId] = [
+    idOf(body, 'executor_id', true),
+    idOf(body, 'agent_id', false),
+    idOf(body, 'framework_id', false),
+  ];
   if (typeof executorId !== 'string') return "Expecting 'executor_id' to be an executor id";
   if (body['task_id'] !== undefined) return "Expecting one of 'executor_id' and 'task_id', not both";
   if (agentId === undefined || frameworkId === undefined) return "Expecting 'agent_id' and 'framework_id' to be ids";
-  return { type: 'crash_executor', executorId, ...(agentId === null ? {} : { agentId }), ...(frameworkId === null ? {} : { frameworkId }) };
+  return {
+    type: 'crash_executor',
+    executorId,
+    ...(agentId === null ? {} : { agentId }),
+    ...(frameworkId === null ? {} : { frameworkId }),
+  };
 }
 
 function taskFault(body: Body, type: 'fail_task' | 'hang_task' | 'memory_spike'): Parsed {
@@ -203,7 +243,8 @@ function taskFault(body: Body, type: 'fail_task' | 'hang_task' | 'memory_spike')
   if (type === 'hang_task') return { type, ...target };
   if (type === 'fail_task') {
     const { exit_code: exitCode = 1, message } = body;
-    if (typeof exitCode !== 'number' || !Number.isInteger(exitCode) || exitCode < 1 || exitCode > 255) return "Expecting 'exit_code' to be a whole number from 1 to 255";
+    if (typeof exitCode !== 'number' || !Number.isInteger(exitCode) || exitCode < 1 || exitCode > 255)
+      return "Expecting 'exit_code' to be a whole number from 1 to 255";
     if (message !== undefined && typeof message !== 'string') return "Expecting 'message' to be a string";
     return { type, ...target, exitCode, ...(message === undefined ? {} : { message }) };
   }
@@ -215,12 +256,23 @@ function taskFault(body: Body, type: 'fail_task' | 'hang_task' | 'memory_spike')
 }
 
 function memoryLimit(body: Body): Parsed {
-  const [agentId, containerId, taskId] = [idOf(body, 'agent_id', true), idOf(body, 'container_id', false), idOf(body, 'task_id', false)];
+  const [agentId, containerId, taskId] = [
+    idOf(body, 'agent_id', true),
+    idOf(body, 'container_id', false),
+    idOf(body, 'task_id', false),
+  ];
   if (typeof agentId !== 'string') return "Expecting 'agent_id' to be present";
-  if (containerId === undefined || taskId === undefined || (containerId === null) === (taskId === null)) return "Expecting one of 'container_id' and 'task_id'";
+  if (containerId === undefined || taskId === undefined || (containerId === null) === (taskId === null))
+    return "Expecting one of 'container_id' and 'task_id'";
   const mib = body['mib'];
   if (!isMib(mib)) return "Expecting 'mib' to be a positive number of MiB";
-  return { type: 'set_memory_limit', agentId, mib, ...(containerId === null ? {} : { containerId }), ...(taskId === null ? {} : { taskId: taskId as string }) };
+  return {
+    type: 'set_memory_limit',
+    agentId,
+    mib,
+    ...(containerId === null ? {} : { containerId }),
+    ...(taskId === null ? {} : { taskId: taskId as string }),
+  };
 }
 
 /** Why `value` is not a span of 1 ms or more (or absent, unless `required`), if it is not. */

@@ -45,7 +45,16 @@ export interface SimReader {
 
 /** The inputs that name no framework, task or executor: the clock's, the agents', the masters', the network's. */
 const FREE_INPUTS = new Set(
-  ['advanceTo', 'runUntilIdle', 'bindMasterPort', 'addAgent', 'crashAgent', 'restartAgent', 'crashMaster', 'restartMaster']
+  [
+    'advanceTo',
+    'runUntilIdle',
+    'bindMasterPort',
+    'addAgent',
+    'crashAgent',
+    'restartAgent',
+    'crashMaster',
+    'restartMaster',
+  ]
     .concat(['addNetworkRule', 'removeNetworkRule', 'partition', 'heal', 'subscribeOperator'])
     .map((name) => `input:${name}`),
 );
@@ -91,7 +100,10 @@ class FilteredReader implements SimReader {
       .filter((fw) => this.#framework(fw.frameworkId, undefined, undefined))
       .map((fw) => ({
         ...fw,
-        misuses: fw.misuses.map((m) => ({ ...m, examples: m.examples.filter((e) => this.#framework(fw.frameworkId, e.ids.taskId, undefined)) })),
+        misuses: fw.misuses.map((m) => ({
+          ...m,
+          examples: m.examples.filter((e) => this.#framework(fw.frameworkId, e.ids.taskId, undefined)),
+        })),
       }));
     return { ...report, frameworks };
   }

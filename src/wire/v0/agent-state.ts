@@ -7,13 +7,28 @@
 import { isTerminal } from '../../core/model/task-state.js';
 import type { FrameworkRef } from '../../core/model/messages.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView, ClusterView } from '../../core/view.js';
-import { agentExecutors, containerResources, executorInfoOf, executorViewable, resourceStatistics, usersOf } from '../agent-state.js';
+import {
+  agentExecutors,
+  containerResources,
+  executorInfoOf,
+  executorViewable,
+  resourceStatistics,
+  usersOf,
+} from '../agent-state.js';
 import { viewerOf, type Viewer } from '../view-filter.js';
 import { add, format, type Resources } from '../../core/model/resources.js';
 import { formatDuration } from '../../core/kernel/duration.js';
 import { Double } from './json.js';
 import { AGENT_CAPABILITIES, reservations, unreserved } from './slaves.js';
-import { attributesObject, labelsJson, resourceJson, resourcesSummary, secondsOf, type Json, type JsonObject } from './summary.js';
+import {
+  attributesObject,
+  labelsJson,
+  resourceJson,
+  resourcesSummary,
+  secondsOf,
+  type Json,
+  type JsonObject,
+} from './summary.js';
 import { BUILD_INFO, VERSION } from '../version.js';
 
 /** An agent's flags as `/flags` and GET_FLAGS show them. */
@@ -68,7 +83,13 @@ function executorJson(node: AgentNodeView, executor: AgentExecutorView, user: st
     source: info.source ?? '',
     container: executor.containerId,
     resources: resourcesSummary(containerResources(executor)),
-    ...(info.labels?.labels === undefined ? {} : { labels: info.labels.labels.map((l): JsonObject => (l.value === undefined ? { key: l.key } : { key: l.key, value: l.value })) }),
+    ...(info.labels?.labels === undefined
+      ? {}
+      : {
+          labels: info.labels.labels.map(
+            (l): JsonObject => (l.value === undefined ? { key: l.key } : { key: l.key, value: l.value }),
+          ),
+        }),
     ...(info.type === undefined ? {} : { type: info.type }),
     tasks,
     queued_tasks: [],
@@ -80,7 +101,9 @@ function frameworkJson(node: AgentNodeView, fw: FrameworkRef, viewer: Viewer): J
   const { running, exited } = agentExecutors(node);
   const users = usersOf(node);
   const own = (list: readonly AgentExecutorView[]) =>
-    list.filter((e) => e.frameworkId === fw.id && executorViewable(e, users, viewer)).map((e) => executorJson(node, e, fw.user, viewer));
+    list
+      .filter((e) => e.frameworkId === fw.id && executorViewable(e, users, viewer))
+      .map((e) => executorJson(node, e, fw.user, viewer));
   return {
     id: fw.id,
     name: fw.name,
@@ -102,7 +125,8 @@ function agentResourcesJson(node: AgentNodeView, viewer: Viewer): JsonObject {
   const allocated = agentExecutors(node).running.reduce<Resources>((sum, e) => add(sum, containerResources(e)), []);
   // The reservations of the roles the reader may view (view_roles), as upstream's agent writes them.
   const viewed = (bag: Resources) => [...reservations(bag)].filter(([role]) => viewer.role(role));
-  const byRole = (bag: Resources, render: (part: Resources) => Json) => Object.fromEntries(viewed(bag).map(([role, part]) => [role, render(part)]));
+  const byRole = (bag: Resources, render: (part: Resources) => Json) =>
+    Object.fromEntries(viewed(bag).map(([role, part]) => [role, render(part)]));
   const full = (part: Resources) => part.map(resourceJson);
   return {
     resources: resourcesSummary(total),
@@ -139,7 +163,10 @@ export function renderAgentState(view: ClusterView, node: AgentNodeView): JsonOb
     attributes: attributesObject(config.attributes),
     master_hostname: view.masterInfo.hostname,
     ...(viewer.flags() ? { flags: agentFlags(view, node) } : {}),
-    frameworks: node.frameworks().filter((fw) => viewer.framework(fw.user)).map((fw) => frameworkJson(node, fw, viewer)),
+    frameworks: node
+      .frameworks()
+      .filter((fw) => viewer.framework(fw.user))
+      .map((fw) => frameworkJson(node, fw, viewer)),
     completed_frameworks: [],
   };
 }
@@ -176,11 +203,19 @@ export function renderAgentContainers(view: ClusterView, node: AgentNodeView): J
  * cgroup, the control files with what they read (none without memory
  * isolation); `container_id` picks one, and NOT_FOUND says it is not here.
  */
-export function renderAgentCgroups(node: AgentNodeView, containerId: string | undefined): JsonObject | JsonObject[] | 'NOT_FOUND' {
+export function renderAgentCgroups(
+  node: AgentNodeView,
+  containerId: string | undefined,
+): JsonObject | JsonObject[] | 'NOT_FOUND' {
   const render = (id: string): JsonObject | undefined => {
     const cgroup = node.cgroups.view(id);
     if (cgroup === undefined) return undefined;
-    return { container_id: id, cgroups_version: cgroup.version, memory_isolation: cgroup.isolated, files: { ...cgroup.files } };
+    return {
+      container_id: id,
+      cgroups_version: cgroup.version,
+      memory_isolation: cgroup.isolated,
+      files: { ...cgroup.files },
+    };
   };
   if (containerId !== undefined) return render(containerId) ?? 'NOT_FOUND';
   return agentExecutors(node).running.flatMap((executor): JsonObject[] => {

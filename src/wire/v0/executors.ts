@@ -18,7 +18,13 @@ export function executorSpecs(fw: FrameworkView): (record: ExecutorRecord) => Ex
   let specs: Map<string, ExecutorSpec> | undefined;
   return (record) => {
     specs ??= specsByExecutor(fw);
-    return specs.get(keyOf(record.agentId, record.executorId)) ?? { executorId: record.executorId, type: 'DEFAULT', resources: record.resources };
+    return (
+      specs.get(keyOf(record.agentId, record.executorId)) ?? {
+        executorId: record.executorId,
+        type: 'DEFAULT',
+        resources: record.resources,
+      }
+    );
   };
 }
 

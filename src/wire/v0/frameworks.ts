@@ -20,7 +20,8 @@ export interface FrameworksQuery {
  * the ACLs: a framework the reader may not view is left out.
  */
 export function renderFrameworks(view: ClusterView, query: FrameworksQuery, viewer: Viewer = SHOW_ALL): JsonObject {
-  const wanted = (fw: FrameworkView) => (query.framework_id === undefined || fw.id === query.framework_id) && viewer.framework(fw.info.user);
+  const wanted = (fw: FrameworkView) =>
+    (query.framework_id === undefined || fw.id === query.framework_id) && viewer.framework(fw.info.user);
   const render = (fw: FrameworkView) => frameworkObject(view, fw, viewer);
   return {
     frameworks: [...view.frameworks()].filter(wanted).map(render),
@@ -37,7 +38,12 @@ export function renderFrameworks(view: ClusterView, query: FrameworksQuery, view
  * executors are those the reader may view; an executor it may not is an
  * empty object in the list, as upstream writes it.
  */
-export function frameworkObject(view: ClusterView, fw: FrameworkView, viewer: Viewer = SHOW_ALL, tasks: JsonObject = taskLists(fw, viewer)): JsonObject {
+export function frameworkObject(
+  view: ClusterView,
+  fw: FrameworkView,
+  viewer: Viewer = SHOW_ALL,
+  tasks: JsonObject = taskLists(fw, viewer),
+): JsonObject {
   const { info } = fw;
   const { used, offered } = view.frameworkBooks(fw.id);
   const subscribed = fw.state === 'subscribed';
@@ -103,7 +109,9 @@ export function offerConstraintsJson(constraints: OfferConstraints | undefined):
 
 function attributeConstraintJson(c: AttributeConstraint): JsonObject {
   const selector: JsonObject =
-    'attributeName' in c.selector ? { attribute_name: c.selector.attributeName } : { pseudoattribute_type: c.selector.pseudo };
+    'attributeName' in c.selector
+      ? { attribute_name: c.selector.attributeName }
+      : { pseudoattribute_type: c.selector.pseudo };
   const p = c.predicate;
   let predicate: JsonObject;
   switch (p.kind) {

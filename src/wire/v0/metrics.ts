@@ -39,7 +39,10 @@ export function renderMetrics(view: ClusterView): Record<string, Json> {
   m.set('master/slaves_connected', active);
   m.set('master/slaves_disconnected', agents.length - active);
   m.set('master/slaves_unreachable', view.unreachableAgentCount());
-  m.set('master/outstanding_offers', frameworks.reduce((n, f) => n + f.offers.size, 0));
+  m.set(
+    'master/outstanding_offers',
+    frameworks.reduce((n, f) => n + f.offers.size, 0),
+  );
   taskCounts(view, m);
   usage(view, m);
   quotas(view, m);
@@ -51,7 +54,10 @@ export function renderMetrics(view: ClusterView): Record<string, Json> {
 /** Active tasks by state, and terminal ones (completed tasks of every framework). */
 function taskCounts(view: ClusterView, m: Map<string, number>): void {
   for (const state of TASK_STATES) m.set(taskKey(state), 0);
-  const all = [...view.frameworks(), ...view.completedFrameworks()].flatMap((f) => [...f.tasks.values(), ...f.completedTasks]);
+  const all = [...view.frameworks(), ...view.completedFrameworks()].flatMap((f) => [
+    ...f.tasks.values(),
+    ...f.completedTasks,
+  ]);
   for (const task of all) {
     m.set(taskKey(task.state), (m.get(taskKey(task.state)) ?? 0) + 1);
   }

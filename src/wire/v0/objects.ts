@@ -45,7 +45,8 @@ export function taskObject(task: Task, user: string): JsonObject {
 /** Limits are doubles; an unlimited resource is the string `Infinity`, which JSON cannot write as a number. */
 function limitsJson(limits: Readonly<Record<string, number>>): JsonObject {
   const out: JsonObject = {};
-  for (const [name, value] of Object.entries(limits)) out[name] = Number.isFinite(value) ? new Double(value) : 'Infinity';
+  for (const [name, value] of Object.entries(limits))
+    out[name] = Number.isFinite(value) ? new Double(value) : 'Infinity';
   return out;
 }
 

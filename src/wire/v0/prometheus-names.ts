@@ -34,10 +34,17 @@ export function prometheusFigure(key: string, value: number): PrometheusFigure {
       value,
     };
   }
-  return { name: SNAPSHOT_PREFIX + key.replace(/[^A-Za-z0-9_]/g, '_'), help: `/metrics/snapshot: ${key}`, labels: {}, value };
+  return {
+    name: SNAPSHOT_PREFIX + key.replace(/[^A-Za-z0-9_]/g, '_'),
+    help: `/metrics/snapshot: ${key}`,
+    labels: {},
+    value,
+  };
 }
 
 /** Every figure of a rendered snapshot (`renderMetrics`, `renderStandbyMetrics`), in its order. */
 export function prometheusFigures(snapshot: Readonly<Record<string, Json>>): PrometheusFigure[] {
-  return Object.entries(snapshot).map(([key, value]) => prometheusFigure(key, value instanceof Double ? value.value : Number(value)));
+  return Object.entries(snapshot).map(([key, value]) =>
+    prometheusFigure(key, value instanceof Double ? value.value : Number(value)),
+  );
 }

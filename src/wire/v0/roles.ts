@@ -19,7 +19,9 @@ const EMPTY_BOOKS: RoleView['books'] = { offered: [], used: [] };
 /** Only the roles the reader may view (`view_roles`). */
 export function renderRoles(view: ClusterView, viewer: Viewer = SHOW_ALL): JsonObject {
   const roles = view.roles();
-  return { roles: (viewer.all ? roles : roles.filter((role) => viewer.role(role.name))).map((role) => roleJson(view, role)) };
+  return {
+    roles: (viewer.all ? roles : roles.filter((role) => viewer.role(role.name))).map((role) => roleJson(view, role)),
+  };
 }
 
 function roleJson(view: ClusterView, role: RoleView): JsonObject {

@@ -31,7 +31,9 @@ const CAPABILITIES = toV0Json([...AGENT_CAPABILITIES]);
 function totalText(total: Resources): TotalText {
   let text = totals.get(total);
   if (text === undefined) {
-    const reserved = [...reservations(total)].map(([role, bag]) => [role, `${jsonString(role)}:${toV0Json(resourcesSummary(bag))}`] as const);
+    const reserved = [...reservations(total)].map(
+      ([role, bag]) => [role, `${jsonString(role)}:${toV0Json(resourcesSummary(bag))}`] as const,
+    );
     text = { resources: resourcesSummaryJson(total), reserved, unreserved: resourcesSummaryJson(unreserved(total)) };
     totals.set(total, text);
   }

@@ -36,7 +36,9 @@ export function renderSlaves(view: ClusterView, query: SlavesQuery, viewer: View
 
 /** Agents of a new leader's registry that have not re-registered yet: what the registry knows of them. */
 export function recoveredSlaves(view: ClusterView): JsonObject[] {
-  return view.recoveredAgents().map((a) => ({ id: a.agentId, hostname: a.hostname, port: a.port, attributes: attributesObject(a.attributes) }));
+  return view
+    .recoveredAgents()
+    .map((a) => ({ id: a.agentId, hostname: a.hostname, port: a.port, attributes: attributesObject(a.attributes) }));
 }
 
 /**

@@ -51,12 +51,16 @@ export function snapshotState(view: ClusterView, now: StateClock = {}, viewer: V
   const agents = new LiveList(liveAgents(view), (rest) => {
     // The master changes an agent's record and books in place: keep them as they are now.
     const copies: AgentAsOf[] = [];
-    for (const { record, books } of rest) copies.push({ record: agentAsOf(record), books: { offered: books.offered, used: books.used } });
+    for (const { record, books } of rest)
+      copies.push({ record: agentAsOf(record), books: { offered: books.offered, used: books.used } });
     return reader(copies);
   });
   const seen = (fw: FrameworkView) => viewer.framework(fw.info.user);
   const frameworks = [...view.frameworks()].filter(seen).map((fw) => new FrameworkEntry(view, fw, viewer));
-  const completed = view.completedFrameworks().filter(seen).map((fw) => new FrameworkEntry(view, fw, viewer));
+  const completed = view
+    .completedFrameworks()
+    .filter(seen)
+    .map((fw) => new FrameworkEntry(view, fw, viewer));
   const cancel = view.beforeChange(() => {
     agents.freeze();
     for (const entry of [...frameworks, ...completed]) entry.freeze();
@@ -74,7 +78,10 @@ export function snapshotState(view: ClusterView, now: StateClock = {}, viewer: V
           if (out.size >= pieceBytes) yield out.take();
         }
         out.add(`],"recovered_slaves":${recovered},"frameworks":[`);
-        for (const [list, end] of [[frameworks, '],"completed_frameworks":['], [completed, '],"orphan_tasks":[],"unregistered_frameworks":[]}']] as const) {
+        for (const [list, end] of [
+          [frameworks, '],"completed_frameworks":['],
+          [completed, '],"orphan_tasks":[],"unregistered_frameworks":[]}'],
+        ] as const) {
           for (let f = 0; f < list.length; f++) {
             const text = list[f]!.open();
             out.add(`${f === 0 ? '' : ','}${text.before}"tasks":[`);
@@ -107,7 +114,15 @@ function* liveAgents(view: ClusterView): Generator<AgentAsOf, void, undefined> {
 
 /** The record's fields as they are now (the master changes some of them in place). */
 function agentAsOf(r: AgentView): AgentView {
-  return { id: r.id, info: r.info, state: r.state, active: r.active, pid: r.pid, registeredTimeMs: r.registeredTimeMs, reregisteredTimeMs: r.reregisteredTimeMs };
+  return {
+    id: r.id,
+    info: r.info,
+    state: r.state,
+    active: r.active,
+    pid: r.pid,
+    registeredTimeMs: r.registeredTimeMs,
+    reregisteredTimeMs: r.reregisteredTimeMs,
+  };
 }
 
 /** A framework's entry with its three task lists left out: the text before them and after them. */

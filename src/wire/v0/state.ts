@@ -92,7 +92,9 @@ export function masterFlags(view: ClusterView): Record<string, string> {
     hostname: options.hostname,
     ip: options.ip,
     max_completed_frameworks: String(options.maxCompletedFrameworks ?? MAX_COMPLETED_FRAMEWORKS),
-    max_completed_tasks_per_framework: String(options.maxCompletedTasksPerFramework ?? MAX_COMPLETED_TASKS_PER_FRAMEWORK),
+    max_completed_tasks_per_framework: String(
+      options.maxCompletedTasksPerFramework ?? MAX_COMPLETED_TASKS_PER_FRAMEWORK,
+    ),
     min_allocatable_resources: 'cpus:0.01|mem:32',
     port: String(options.port),
   };

@@ -5,7 +5,14 @@
  * doubles are wrapped in `Double`, so `toV0Json` can write them as
  * upstream does (`4.0`, not `4`).
  */
-import { formatValue, fromMilli, type DiskInfo, type ReservationInfo, type Resource, type Resources } from '../../core/model/resources.js';
+import {
+  formatValue,
+  fromMilli,
+  type DiskInfo,
+  type ReservationInfo,
+  type Resource,
+  type Resources,
+} from '../../core/model/resources.js';
 import { normaliseRanges, type Range } from '../../core/model/ranges.js';
 import type { Attribute, Label } from '../../core/model/types.js';
 import { Double } from './json.js';
@@ -120,7 +127,9 @@ function reservationJson(x: ReservationInfo, withRole: boolean): JsonObject {
 function diskJson(d: DiskInfo): JsonObject {
   const p = d.persistence;
   return {
-    ...(p === undefined ? {} : { persistence: { id: p.id, ...(p.principal === undefined ? {} : { principal: p.principal }) } }),
+    ...(p === undefined
+      ? {}
+      : { persistence: { id: p.id, ...(p.principal === undefined ? {} : { principal: p.principal }) } }),
     ...(d.volume === undefined ? {} : { volume: { mode: d.volume.mode, container_path: d.volume.containerPath } }),
   };
 }

@@ -14,7 +14,6 @@ import { toV0Json } from './json.js';
 import { taskObject } from './objects.js';
 import { labelsJson, resourcesSummary } from './summary.js';
 
-
 const frameworkIds = new LastQuoted();
 const agentIds = new LastQuoted();
 const roles = new LastQuoted();
@@ -45,7 +44,9 @@ export function taskJson(task: Task, user: string): string {
 
 function statusJson(status: TaskStatus): string {
   const head = `{"state":"${status.state}","timestamp":${formatDouble(status.timestampMs / 1000)}`;
-  return status.containerId === undefined ? `${head}}` : `${head},"container_status":{"container_id":{"value":${jsonString(status.containerId)}}}}`;
+  return status.containerId === undefined
+    ? `${head}}`
+    : `${head},"container_status":{"container_id":{"value":${jsonString(status.containerId)}}}}`;
 }
 
 /**

@@ -35,12 +35,18 @@ export function renderTasks(view: ClusterView, query: TasksQuery, viewer: Viewer
     const { user } = fw.info;
     if ((query.framework_id !== undefined && fw.id !== query.framework_id) || !viewer.framework(user)) continue;
     const consider = (task: Task) => {
-      if ((query.task_id === undefined || task.spec.taskId === query.task_id) && viewer.task(task.spec, user)) page.offer(task, user);
+      if ((query.task_id === undefined || task.spec.taskId === query.task_id) && viewer.task(task.spec, user))
+        page.offer(task, user);
     };
     for (const task of fw.tasks.values()) consider(task);
     for (const task of fw.completedTasks) consider(task);
   }
-  return { tasks: page.sorted().slice(offset).map((e) => taskObject(e.task, e.user)) };
+  return {
+    tasks: page
+      .sorted()
+      .slice(offset)
+      .map((e) => taskObject(e.task, e.user)),
+  };
 }
 
 interface Entry {

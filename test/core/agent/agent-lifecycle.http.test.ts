@@ -27,7 +27,11 @@ async function getJson(path: string): Promise<Record<string, unknown>> {
 describe('an unreachable agent over HTTP', () => {
   it('is counted in unreachable_slaves and master/slaves_unreachable, and the framework gets FAILURE', async () => {
     const client = new SchedulerClient(running.masterUrl);
-    const res = await client.subscribe({ user: 'root', name: 'lifecycle', capabilities: [{ type: 'PARTITION_AWARE' }] });
+    const res = await client.subscribe({
+      user: 'root',
+      name: 'lifecycle',
+      capabilities: [{ type: 'PARTITION_AWARE' }],
+    });
     expect(res.status).toBe(200);
     await client.next('SUBSCRIBED');
     const agentId = running.agents[0]!.id;

@@ -11,7 +11,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { commandTask, connect, expectLegalTransitions, makeCluster, traceKinds, type TestCluster, type TestScheduler } from '../helpers.js';
+import {
+  commandTask,
+  connect,
+  expectLegalTransitions,
+  makeCluster,
+  traceKinds,
+  type TestCluster,
+  type TestScheduler,
+} from '../helpers.js';
 
 type Step =
   | { readonly kind: 'partition' | 'heal' | 'crash' | 'restart'; readonly agent: number }
@@ -21,7 +29,10 @@ type Step =
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constantFrom('partition', 'heal', 'crash', 'restart' as const), agent: fc.nat(1) }),
-  fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 15_000, max: 100_000 })) }),
+  fc.record({
+    kind: fc.constant('advance' as const),
+    ms: fc.oneof(fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 15_000, max: 100_000 })),
+  }),
   fc.record({ kind: fc.constantFrom('launch', 'kill' as const), fw: fc.nat(1), n: fc.nat(5) }),
   fc.constant({ kind: 'ack' as const }),
 );
@@ -74,7 +85,9 @@ class World {
         const offer = sc.offers()[0];
         if (offer === undefined) return;
         const id = `t${this.launched++}`;
-        sc.accept(offer.id, [commandTask(id, offer.agentId, s.n % 2 === 0 ? 'sleep 3600' : `sleep ${s.n * 20}`, 'cpus:0.5;mem:64')]);
+        sc.accept(offer.id, [
+          commandTask(id, offer.agentId, s.n % 2 === 0 ? 'sleep 3600' : `sleep ${s.n * 20}`, 'cpus:0.5;mem:64'),
+        ]);
         return;
       }
       case 'kill':
@@ -93,25 +106,32 @@ describe('agent lifecycle under random partitions, crashes and time', () => {
   it('keeps the books and the task state table, and every agent comes back once faults are repaired', () => {
     const seen = { unreachable: 0, reachable: 0, launched: 0 };
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000 }), fc.array(step, { minLength: 1, maxLength: 40, size: 'medium' }), (seed, steps) => {
-        const cluster = makeCluster({ agents: 2, seed });
-        const schedulers = [connect(cluster, { name: 'aware', capabilities: ['PARTITION_AWARE'] }), connect(cluster, { name: 'plain' })];
-        const world = new World(cluster, schedulers);
-        for (const s of steps) {
-          world.run(s);
+      fc.property(
+        fc.integer({ min: 0, max: 1_000 }),
+        fc.array(step, { minLength: 1, maxLength: 40, size: 'medium' }),
+        (seed, steps) => {
+          const cluster = makeCluster({ agents: 2, seed });
+          const schedulers = [
+            connect(cluster, { name: 'aware', capabilities: ['PARTITION_AWARE'] }),
+            connect(cluster, { name: 'plain' }),
+          ];
+          const world = new World(cluster, schedulers);
+          for (const s of steps) {
+            world.run(s);
+            cluster.checkAllInvariants();
+          }
+          world.checkTransitions();
+          for (const id of world.cut) cluster.heal(id, 'master');
+          for (const id of world.crashed) cluster.restartAgent(id);
+          cluster.advance(100_000);
+          for (const { id } of cluster.agents) expect(cluster.view.agent(id)?.state).toBe('active');
           cluster.checkAllInvariants();
-        }
-        world.checkTransitions();
-        for (const id of world.cut) cluster.heal(id, 'master');
-        for (const id of world.crashed) cluster.restartAgent(id);
-        cluster.advance(100_000);
-        for (const { id } of cluster.agents) expect(cluster.view.agent(id)?.state).toBe('active');
-        cluster.checkAllInvariants();
-        const kinds = new Set(traceKinds(cluster));
-        if (kinds.has('agent:unreachable')) seen.unreachable++;
-        if (kinds.has('agent:reachable')) seen.reachable++;
-        if (world.launched > 0) seen.launched++;
-      }),
+          const kinds = new Set(traceKinds(cluster));
+          if (kinds.has('agent:unreachable')) seen.unreachable++;
+          if (kinds.has('agent:reachable')) seen.reachable++;
+          if (world.launched > 0) seen.launched++;
+        },
+      ),
       { numRuns: 150 },
     );
     // The runs reach what they test.

@@ -70,7 +70,12 @@ describe('an agent partitioned from the master', () => {
     expect(cluster.view.agent(agentId)?.state).toBe('unreachable');
 
     const a = last(aware, 'a');
-    expect(a).toMatchObject({ state: 'TASK_UNREACHABLE', source: 'SOURCE_MASTER', reason: 'REASON_AGENT_REMOVED', agentId });
+    expect(a).toMatchObject({
+      state: 'TASK_UNREACHABLE',
+      source: 'SOURCE_MASTER',
+      reason: 'REASON_AGENT_REMOVED',
+      agentId,
+    });
     expect(a.uuid).toBeUndefined();
     expect(a.unreachableTimeMs).toBe(a.timestampMs);
     const p = last(plain, 'p');
@@ -94,7 +99,8 @@ describe('an agent partitioned from the master', () => {
     expect(renderMetrics(cluster.view)['master/slaves_unreachable']).toEqual(new Double(1));
     expect(renderMetrics(cluster.view)['master/tasks_unreachable']).toEqual(new Double(1));
     const frameworks = state.frameworks as { name: string; unreachable_tasks: { id: string; state: string }[] }[];
-    const unreachableOf = (name: string) => frameworks.find((f) => f.name === name)!.unreachable_tasks.map((t) => [t.id, t.state]);
+    const unreachableOf = (name: string) =>
+      frameworks.find((f) => f.name === name)!.unreachable_tasks.map((t) => [t.id, t.state]);
     expect(unreachableOf('aware')).toEqual([['a', 'TASK_UNREACHABLE']]);
     expect(unreachableOf('plain')).toEqual([]);
     const tasks = getTasks(cluster.view);
@@ -153,8 +159,18 @@ describe('what frameworks and operators see of an unreachable agent', () => {
     cluster.partition(agentId, 'master');
     cluster.advance(MARKED_BY_MS + 1_000);
     const since = last(aware, 'a').unreachableTimeMs;
-    aware.call({ type: 'RECONCILE', tasks: [{ taskId: 'a', agentId }, { taskId: 'ghost', agentId }] });
-    expect(last(aware, 'a')).toMatchObject({ state: 'TASK_UNREACHABLE', reason: 'REASON_RECONCILIATION', unreachableTimeMs: since });
+    aware.call({
+      type: 'RECONCILE',
+      tasks: [
+        { taskId: 'a', agentId },
+        { taskId: 'ghost', agentId },
+      ],
+    });
+    expect(last(aware, 'a')).toMatchObject({
+      state: 'TASK_UNREACHABLE',
+      reason: 'REASON_RECONCILIATION',
+      unreachableTimeMs: since,
+    });
     expect(last(aware, 'ghost')).toMatchObject({
       state: 'TASK_UNREACHABLE',
       message: 'Reconciliation: Task is unreachable',
@@ -199,7 +215,10 @@ describe('an unreachable agent and the cluster totals', () => {
   it('leaves the capacity quota is checked against until it re-registers', () => {
     const cluster = makeCluster({ agents: 2 });
     const [lost] = cluster.agents;
-    const guarantee = (cpus: number) => ({ force: false, configs: [{ role: 'dev', limits: new Map([['cpus', cpus]]), guarantees: new Map([['cpus', cpus]]) }] });
+    const guarantee = (cpus: number) => ({
+      force: false,
+      configs: [{ role: 'dev', limits: new Map([['cpus', cpus]]), guarantees: new Map([['cpus', cpus]]) }],
+    });
     cluster.partition(lost!.id, 'master');
     cluster.advance(MARKED_BY_MS + 1_000);
     expect(cluster.view.agent(lost!.id)?.state).toBe('unreachable');

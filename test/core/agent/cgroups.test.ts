@@ -6,7 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentFlags } from '../../../src/core/agent/flags.js';
 import { formatBytes, V1_UNLIMITED } from '../../../src/core/agent/cgroups.js';
-import { bytesAt, firstExceeding, MIB, parseMemoryCurve, shifted, type MemoryCurve } from '../../../src/core/process/memory-curve.js';
+import {
+  bytesAt,
+  firstExceeding,
+  MIB,
+  parseMemoryCurve,
+  shifted,
+  type MemoryCurve,
+} from '../../../src/core/process/memory-curve.js';
 import { scalarMilli } from '../../../src/core/model/resources.js';
 import type { TaskSpec } from '../../../src/core/model/types.js';
 import { commandTask, connect, defaultExecutor, makeCluster, traceKinds } from '../helpers.js';
@@ -17,10 +24,18 @@ function curve(text: string): MemoryCurve {
   return parsed.curve;
 }
 
-const withMemory = (task: TaskSpec, label: string): TaskSpec => ({ ...task, labels: [{ key: 'memory', value: label }] });
+const withMemory = (task: TaskSpec, label: string): TaskSpec => ({
+  ...task,
+  labels: [{ key: 'memory', value: label }],
+});
 
 /** One agent, one framework, one command task with `mem` MiB and a memory label; its container id and start time. */
-function running(label: string | undefined, mem = 64, flags: Partial<AgentFlags> = {}, limits?: Record<string, number>) {
+function running(
+  label: string | undefined,
+  mem = 64,
+  flags: Partial<AgentFlags> = {},
+  limits?: Record<string, number>,
+) {
   const cluster = makeCluster({ agents: 1, agentFlags: flags });
   const s = connect(cluster, { checkpoint: true, failoverTimeoutMs: 3_600_000 });
   const offer = s.firstOffer();
@@ -48,7 +63,18 @@ describe('memory curves from the memory label', () => {
   });
 
   it('refuses what does not parse, saying which term', () => {
-    for (const bad of ['', 'constant', 'constant:x', 'growing:10', 'growing:10/d', 'spike:5', 'spike:5@3', 'spike:5@3s/x', 'leak:10', 'constant:-1']) {
+    for (const bad of [
+      '',
+      'constant',
+      'constant:x',
+      'growing:10',
+      'growing:10/d',
+      'spike:5',
+      'spike:5@3',
+      'spike:5@3s/x',
+      'leak:10',
+      'constant:-1',
+    ]) {
       const parsed = parseMemoryCurve(bad);
       expect('error' in parsed, bad).toBe(true);
     }
@@ -82,20 +108,28 @@ describe('the control files of a container', () => {
   it('v1: memory.limit_in_bytes and memory.soft_limit_in_bytes', () => {
     const { files } = running(undefined, 64, { cgroups: 'v1' });
     const bytes = String(96 * MIB);
-    expect(files()).toEqual({ 'memory.limit_in_bytes': bytes, 'memory.soft_limit_in_bytes': bytes, 'memory.usage_in_bytes': '0' });
+    expect(files()).toEqual({
+      'memory.limit_in_bytes': bytes,
+      'memory.soft_limit_in_bytes': bytes,
+      'memory.usage_in_bytes': '0',
+    });
   });
 
   it('TaskInfo.limits raise the hard limit; Infinity makes it unlimited', () => {
     expect(running(undefined, 64, {}, { mem: 256 }).files()?.['memory.max']).toBe(String((256 + 32) * MIB));
     expect(running(undefined, 64, {}, { mem: 256 }).files()?.['memory.low']).toBe(String(96 * MIB));
     expect(running(undefined, 64, {}, { mem: Infinity }).files()?.['memory.max']).toBe('max');
-    expect(running(undefined, 64, { cgroups: 'v1' }, { mem: Infinity }).files()?.['memory.limit_in_bytes']).toBe(V1_UNLIMITED);
+    expect(running(undefined, 64, { cgroups: 'v1' }, { mem: Infinity }).files()?.['memory.limit_in_bytes']).toBe(
+      V1_UNLIMITED,
+    );
   });
 
   it('has no memory files without memory isolation, or on v2 without the controller delegated', () => {
     expect(running(undefined, 64, { memoryIsolation: false }).files()).toEqual({});
     expect(running(undefined, 64, { memoryControllerDelegated: false }).files()).toEqual({});
-    expect(Object.keys(running(undefined, 64, { cgroups: 'v1', memoryControllerDelegated: false }).files()!)).toHaveLength(3);
+    expect(
+      Object.keys(running(undefined, 64, { cgroups: 'v1', memoryControllerDelegated: false }).files()!),
+    ).toHaveLength(3);
   });
 
   it('a task group shares its executor container: limits follow the tasks that start and end', () => {
@@ -127,14 +161,21 @@ describe('the OOM killer', () => {
     expect(cluster.now()).toBe(startMs + 9_601);
     const failed = s.sink.updates().find((u) => u.state === 'TASK_FAILED')!;
     expect(failed).toMatchObject({ taskId: 't', source: 'SOURCE_AGENT', reason: 'REASON_CONTAINER_LIMITATION_MEMORY' });
-    expect(failed.message).toMatch(/^Memory limit exceeded: Requested: 96MB Maximum Used: \d+B\n\nMEMORY STATISTICS: \nanon \d+\n$/);
+    expect(failed.message).toMatch(
+      /^Memory limit exceeded: Requested: 96MB Maximum Used: \d+B\n\nMEMORY STATISTICS: \nanon \d+\n$/,
+    );
     expect(scalarMilli(failed.limitation!, 'mem')).toBe(96_010);
     expect(traceKinds(cluster)).toContain('container:oom');
     expect(s.states('t')).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FAILED']);
     cluster.checkAllInvariants();
     // The task's resources are free again, and the agent runs no container.
     s.acknowledgeAll();
-    expect(cluster.view.agentNode(failed.agentId!)!.executors().filter((e) => e.alive)).toEqual([]);
+    expect(
+      cluster.view
+        .agentNode(failed.agentId!)!
+        .executors()
+        .filter((e) => e.alive),
+    ).toEqual([]);
   });
 
   it('a spike above the limit kills when it starts; one below does not', () => {
@@ -187,12 +228,18 @@ describe('UPDATE_CONTAINER_MEMORY_LIMIT', () => {
   it('v1: memory.limit_in_bytes and memory.soft_limit_in_bytes; at least 32 MiB', () => {
     const { cluster, agentId, containerId, files } = running(undefined, 64, { cgroups: 'v1' });
     expect(cluster.updateContainerMemoryLimit(agentId, containerId, 1024).ok).toBe(true);
-    expect(files()).toMatchObject({ 'memory.limit_in_bytes': String(1024 * MIB), 'memory.soft_limit_in_bytes': String(1024 * MIB) });
+    expect(files()).toMatchObject({
+      'memory.limit_in_bytes': String(1024 * MIB),
+      'memory.soft_limit_in_bytes': String(1024 * MIB),
+    });
     expect(cluster.updateContainerMemoryLimit(agentId, containerId, 1).ok).toBe(true);
     expect(files()).toMatchObject({ 'memory.limit_in_bytes': String(32 * MIB) });
     // Past what the kernel's page counter holds: unlimited.
     expect(cluster.updateContainerMemoryLimit(agentId, containerId, 1e300).ok).toBe(true);
-    expect(files()).toMatchObject({ 'memory.limit_in_bytes': V1_UNLIMITED, 'memory.soft_limit_in_bytes': V1_UNLIMITED });
+    expect(files()).toMatchObject({
+      'memory.limit_in_bytes': V1_UNLIMITED,
+      'memory.soft_limit_in_bytes': V1_UNLIMITED,
+    });
   });
 
   it('moves the OOM instant of a growing task', () => {
@@ -225,10 +272,16 @@ describe('UPDATE_CONTAINER_MEMORY_LIMIT', () => {
 
   it('fails (500) without memory isolation, or on v2 without the controller delegated', () => {
     const off = running(undefined, 64, { memoryIsolation: false });
-    expect(off.cluster.updateContainerMemoryLimit(off.agentId, off.containerId, 100)).toMatchObject({ ok: false, error: { code: 'FAILED' } });
+    expect(off.cluster.updateContainerMemoryLimit(off.agentId, off.containerId, 100)).toMatchObject({
+      ok: false,
+      error: { code: 'FAILED' },
+    });
     const undelegated = running(undefined, 64, { memoryControllerDelegated: false });
     const outcome = undelegated.cluster.updateContainerMemoryLimit(undelegated.agentId, undelegated.containerId, 100);
-    expect(outcome).toMatchObject({ ok: false, error: { code: 'FAILED', message: expect.stringContaining('not delegated') } });
+    expect(outcome).toMatchObject({
+      ok: false,
+      error: { code: 'FAILED', message: expect.stringContaining('not delegated') },
+    });
   });
 
   it('is lost when the agent restarts: the limits are computed from the tasks again', () => {
@@ -236,7 +289,10 @@ describe('UPDATE_CONTAINER_MEMORY_LIMIT', () => {
     cluster.updateContainerMemoryLimit(agentId, containerId, 512);
     expect(node.cgroups.view(containerId)?.hardLimitBytes).toBe(512 * MIB);
     cluster.crashAgent(agentId);
-    expect(cluster.updateContainerMemoryLimit(agentId, containerId, 512)).toMatchObject({ ok: false, error: { code: 'UNAVAILABLE' } });
+    expect(cluster.updateContainerMemoryLimit(agentId, containerId, 512)).toMatchObject({
+      ok: false,
+      error: { code: 'UNAVAILABLE' },
+    });
     cluster.restartAgent(agentId);
     cluster.advance(1_000);
     expect(node.cgroups.view(containerId)?.hardLimitBytes).toBe(96 * MIB);
@@ -279,5 +335,12 @@ describe('the override and the agent lifecycle', () => {
 });
 
 it('prints bytes as upstream does', () => {
-  expect([0, 100, 1024, 1536, 96 * MIB, 3 * 1024 * MIB].map(formatBytes)).toEqual(['0B', '100B', '1KB', '1536B', '96MB', '3GB']);
+  expect([0, 100, 1024, 1536, 96 * MIB, 3 * 1024 * MIB].map(formatBytes)).toEqual([
+    '0B',
+    '100B',
+    '1KB',
+    '1536B',
+    '96MB',
+    '3GB',
+  ]);
 });

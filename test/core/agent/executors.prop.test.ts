@@ -18,14 +18,39 @@ import { describe, expect, it } from 'vitest';
 import type { ExecutorCall, ExecutorStatus } from '../../../src/core/model/executor-api.js';
 import { canTransition, isTerminal } from '../../../src/core/model/task-state.js';
 import type { TaskState } from '../../../src/core/model/types.js';
-import { connect, customExecutor, ExecutorSink, executorTask, makeCluster, traceKinds, type TestCluster, type TestScheduler } from '../helpers.js';
+import {
+  connect,
+  customExecutor,
+  ExecutorSink,
+  executorTask,
+  makeCluster,
+  traceKinds,
+  type TestCluster,
+  type TestScheduler,
+} from '../helpers.js';
 
-const STATES: readonly TaskState[] = ['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_FINISHED', 'TASK_FAILED', 'TASK_KILLED', 'TASK_ERROR', 'TASK_LOST'];
+const STATES: readonly TaskState[] = [
+  'TASK_STARTING',
+  'TASK_RUNNING',
+  'TASK_KILLING',
+  'TASK_FINISHED',
+  'TASK_FAILED',
+  'TASK_KILLED',
+  'TASK_ERROR',
+  'TASK_LOST',
+];
 
 type Step =
   | { readonly kind: 'launch'; readonly fw: number; readonly executor: number }
   | { readonly kind: 'subscribe'; readonly fw: number; readonly executor: number; readonly resend: boolean }
-  | { readonly kind: 'update'; readonly fw: number; readonly executor: number; readonly task: number; readonly state: number; readonly uuid: number }
+  | {
+      readonly kind: 'update';
+      readonly fw: number;
+      readonly executor: number;
+      readonly task: number;
+      readonly state: number;
+      readonly uuid: number;
+    }
   | { readonly kind: 'message' | 'break' | 'shutdown'; readonly fw: number; readonly executor: number }
   | { readonly kind: 'kill'; readonly fw: number; readonly task: number }
   | { readonly kind: 'crash' | 'ack' }
@@ -39,13 +64,23 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('subscribe' as const), fw, executor, resend: fc.boolean() }) },
   {
     weight: 5,
-    arbitrary: fc.record({ kind: fc.constant('update' as const), fw, executor, task: fc.nat(7), state: fc.nat(STATES.length - 1), uuid: fc.nat(30) }),
+    arbitrary: fc.record({
+      kind: fc.constant('update' as const),
+      fw,
+      executor,
+      task: fc.nat(7),
+      state: fc.nat(STATES.length - 1),
+      uuid: fc.nat(30),
+    }),
   },
   fc.record({ kind: fc.constantFrom('message', 'break', 'shutdown' as const), fw, executor }),
   fc.record({ kind: fc.constant('kill' as const), fw, task: fc.nat(7) }),
   fc.constantFrom({ kind: 'crash' as const }, { kind: 'ack' as const }),
   fc.record({ kind: fc.constant('restart' as const), cleanup: fc.boolean() }),
-  fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 5_000, max: 90_000 })) }),
+  fc.record({
+    kind: fc.constant('advance' as const),
+    ms: fc.oneof(fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 5_000, max: 90_000 })),
+  }),
 );
 
 class World {
@@ -122,7 +157,11 @@ class World {
   #subscribe(f: number, executorId: string, resend: boolean): void {
     const key = `${f}/${executorId}`;
     const unacknowledgedUpdates = resend ? (this.sent.get(key) ?? []) : [];
-    const envelope = { frameworkId: this.schedulers[f]!.frameworkId, executorId, call: { type: 'SUBSCRIBE' as const, unacknowledgedTaskIds: [], unacknowledgedUpdates } };
+    const envelope = {
+      frameworkId: this.schedulers[f]!.frameworkId,
+      executorId,
+      call: { type: 'SUBSCRIBE' as const, unacknowledgedTaskIds: [], unacknowledgedUpdates },
+    };
     const outcome = this.cluster.executorSubscribeWith(this.agentId, envelope, new ExecutorSink());
     if (outcome.ok) this.streams.set(key, outcome.value);
   }
@@ -132,7 +171,12 @@ class World {
     const mine = this.tasks[s.fw]!.filter((t) => t.executorId === executorId);
     const taskId = mine[s.task % Math.max(1, mine.length)]?.taskId ?? `f${s.fw}t-unknown`;
     // A small pool of uuids, so that some updates repeat earlier ones.
-    const status: ExecutorStatus = { taskId, state: STATES[s.state]!, source: 'SOURCE_EXECUTOR', uuid: s.uuid.toString(16).padStart(32, '0') };
+    const status: ExecutorStatus = {
+      taskId,
+      state: STATES[s.state]!,
+      source: 'SOURCE_EXECUTOR',
+      uuid: s.uuid.toString(16).padStart(32, '0'),
+    };
     if (this.#call(s.fw, executorId, { type: 'UPDATE', status })) {
       const key = `${s.fw}/${executorId}`;
       this.sent.set(key, [...(this.sent.get(key) ?? []), status].slice(-5));
@@ -140,7 +184,8 @@ class World {
   }
 
   #call(f: number, executorId: string, call: ExecutorCall): boolean {
-    return this.cluster.executorCall(this.agentId, { frameworkId: this.schedulers[f]!.frameworkId, executorId, call }).ok;
+    return this.cluster.executorCall(this.agentId, { frameworkId: this.schedulers[f]!.frameworkId, executorId, call })
+      .ok;
   }
 
   /** Every task the master holds moved along the table since the last look. */
@@ -149,7 +194,10 @@ class World {
       for (const task of [...(sc.framework?.tasks.values() ?? []), ...(sc.framework?.completedTasks ?? [])]) {
         const before = this.states.get(task.spec.taskId);
         if (before !== undefined && before !== task.state) {
-          expect(!isTerminal(before) && canTransition(before, task.state), `${task.spec.taskId}: ${before} -> ${task.state}`).toBe(true);
+          expect(
+            !isTerminal(before) && canTransition(before, task.state),
+            `${task.spec.taskId}: ${before} -> ${task.state}`,
+          ).toBe(true);
         }
         this.states.set(task.spec.taskId, task.state);
       }
@@ -161,26 +209,40 @@ describe('executors outside the core under random calls, faults and time', () =>
   it('never throws, keeps the books, and moves tasks in the master only along the state table', () => {
     const seen = { subscribed: 0, updates: 0, timeouts: 0, cleanups: 0 };
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000 }), fc.array(step, { minLength: 1, maxLength: 60, size: 'large' }), (seed, steps) => {
-        const cluster = makeCluster({ agents: 1, seed, agentFlags: { customExecutors: 'await' } });
-        const schedulers = [connect(cluster, { name: 'checkpointing', checkpoint: true }), connect(cluster, { name: 'plain' })];
-        const world = new World(cluster, schedulers);
-        for (const s of steps) {
-          world.run(s);
+      fc.property(
+        fc.integer({ min: 0, max: 1_000 }),
+        fc.array(step, { minLength: 1, maxLength: 60, size: 'large' }),
+        (seed, steps) => {
+          const cluster = makeCluster({ agents: 1, seed, agentFlags: { customExecutors: 'await' } });
+          const schedulers = [
+            connect(cluster, { name: 'checkpointing', checkpoint: true }),
+            connect(cluster, { name: 'plain' }),
+          ];
+          const world = new World(cluster, schedulers);
+          for (const s of steps) {
+            world.run(s);
+            cluster.checkAllInvariants();
+            world.checkMasterStates();
+          }
+          // An agent that cleaned up exited by itself; start it again either way.
+          cluster.restartAgent(world.agentId);
+          cluster.advance(120_000);
           cluster.checkAllInvariants();
           world.checkMasterStates();
-        }
-        // An agent that cleaned up exited by itself; start it again either way.
-        cluster.restartAgent(world.agentId);
-        cluster.advance(120_000);
-        cluster.checkAllInvariants();
-        world.checkMasterStates();
-        const kinds = new Set(traceKinds(cluster));
-        if (kinds.has('executor:subscribe')) seen.subscribed++;
-        if (kinds.has('executor:update-after-terminal') || schedulers.some((sc) => sc.sink.updates().some((u) => u.source === 'SOURCE_EXECUTOR'))) seen.updates++;
-        if (schedulers.some((sc) => sc.sink.updates().some((u) => u.reason === 'REASON_EXECUTOR_REGISTRATION_TIMEOUT'))) seen.timeouts++;
-        if (kinds.has('agent:cleanup-done')) seen.cleanups++;
-      }),
+          const kinds = new Set(traceKinds(cluster));
+          if (kinds.has('executor:subscribe')) seen.subscribed++;
+          if (
+            kinds.has('executor:update-after-terminal') ||
+            schedulers.some((sc) => sc.sink.updates().some((u) => u.source === 'SOURCE_EXECUTOR'))
+          )
+            seen.updates++;
+          if (
+            schedulers.some((sc) => sc.sink.updates().some((u) => u.reason === 'REASON_EXECUTOR_REGISTRATION_TIMEOUT'))
+          )
+            seen.timeouts++;
+          if (kinds.has('agent:cleanup-done')) seen.cleanups++;
+        },
+      ),
       { numRuns: 150 },
     );
     // The runs reach what they test.
@@ -193,15 +255,22 @@ describe('executors outside the core under random calls, faults and time', () =>
   it('gives the same trace for the same seed and inputs, byte for byte', () => {
     const runOnce = (seed: number, steps: readonly Step[]): string => {
       const cluster = makeCluster({ agents: 1, seed, agentFlags: { customExecutors: 'await' } });
-      const world = new World(cluster, [connect(cluster, { name: 'checkpointing', checkpoint: true }), connect(cluster, { name: 'plain' })]);
+      const world = new World(cluster, [
+        connect(cluster, { name: 'checkpointing', checkpoint: true }),
+        connect(cluster, { name: 'plain' }),
+      ]);
       for (const s of steps) world.run(s);
       cluster.advance(120_000);
       return cluster.trace.hash();
     };
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000 }), fc.array(step, { minLength: 1, maxLength: 60 }), (seed, steps) => {
-        expect(runOnce(seed, steps)).toBe(runOnce(seed, steps));
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 1_000 }),
+        fc.array(step, { minLength: 1, maxLength: 60 }),
+        (seed, steps) => {
+          expect(runOnce(seed, steps)).toBe(runOnce(seed, steps));
+        },
+      ),
       { numRuns: 50 },
     );
   });

@@ -16,7 +16,11 @@ function runningOnExecutor() {
   s.accept(offer.id, [executorTask('t1', offer.agentId, customExecutor('e1'), 'cpus:0.2;mem:32')]);
   cluster.advance(100);
   const envelope = { frameworkId: s.frameworkId, executorId: 'e1' };
-  const subscribed = cluster.executorSubscribeWith(offer.agentId, { ...envelope, call: { type: 'SUBSCRIBE', unacknowledgedTaskIds: ['t1'], unacknowledgedUpdates: [] } }, new ExecutorSink());
+  const subscribed = cluster.executorSubscribeWith(
+    offer.agentId,
+    { ...envelope, call: { type: 'SUBSCRIBE', unacknowledgedTaskIds: ['t1'], unacknowledgedUpdates: [] } },
+    new ExecutorSink(),
+  );
   expect(subscribed.ok).toBe(true);
   const update = (status: ExecutorStatus): void => {
     expect(cluster.executorCall(offer.agentId, { ...envelope, call: { type: 'UPDATE', status } }).ok).toBe(true);
@@ -39,7 +43,13 @@ describe("the master's task statuses", () => {
 
   it('a repeated state replaces the latest status, as upstream (Master::updateTask)', () => {
     const { cluster, s, update } = runningOnExecutor();
-    const running = (n: number, message: string): ExecutorStatus => ({ taskId: 't1', state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', uuid: String(n).padStart(32, '0'), message });
+    const running = (n: number, message: string): ExecutorStatus => ({
+      taskId: 't1',
+      state: 'TASK_RUNNING',
+      source: 'SOURCE_EXECUTOR',
+      uuid: String(n).padStart(32, '0'),
+      message,
+    });
     update(running(1, 'first'));
     s.acknowledgeAll();
     cluster.advance(100);

@@ -23,7 +23,17 @@ import { describe, expect, it } from 'vitest';
 import { allocate, contains, format, scalarQuantities, type Resources } from '../../../src/core/model/resources.js';
 import type { Offer } from '../../../src/core/model/records.js';
 import type { OfferView, Operation, TaskSpec } from '../../../src/core/model/types.js';
-import { AGENT_RESOURCES, commandTask, connect, makeCluster, resources, sumDisjoint, traceKinds, type TestCluster, type TestScheduler } from '../helpers.js';
+import {
+  AGENT_RESOURCES,
+  commandTask,
+  connect,
+  makeCluster,
+  resources,
+  sumDisjoint,
+  traceKinds,
+  type TestCluster,
+  type TestScheduler,
+} from '../helpers.js';
 import { reserved, volume } from '../master/operations-helpers.js';
 
 const ROLES = ['a', 'b', 'c'] as const;
@@ -74,11 +84,13 @@ class Real {
       const held: Resources[] = [];
       for (const fw of this.cluster.view.frameworks()) {
         for (const offer of fw.offers.values()) if (offer.agentId === agent.id) held.push(offer.resources);
-        for (const task of fw.tasks.values()) if (task.agentId === agent.id && !task.resourcesRecovered) held.push(task.resources);
+        for (const task of fw.tasks.values())
+          if (task.agentId === agent.id && !task.resourcesRecovered) held.push(task.resources);
       }
       const sum = sumDisjoint(held);
       if ('overlap' in sum) throw new Error(`agent '${agent.id}': ${sum.overlap}`);
-      if (!contains(agent.info.resources, sum.sum)) throw new Error(`agent '${agent.id}' holds more than it has: ${format(sum.sum)}`);
+      if (!contains(agent.info.resources, sum.sum))
+        throw new Error(`agent '${agent.id}' holds more than it has: ${format(sum.sum)}`);
     }
   }
 
@@ -90,7 +102,8 @@ class Real {
         for (const offer of fw.offers.values()) {
           if (offer.role !== quota.role) continue;
           // Reserved resources are consumed already, offered or not.
-          for (const [name, milli] of scalarQuantities(offer.resources.filter((res) => res.role === '*'))) offered.set(name, (offered.get(name) ?? 0) + milli);
+          for (const [name, milli] of scalarQuantities(offer.resources.filter((res) => res.role === '*')))
+            offered.set(name, (offered.get(name) ?? 0) + milli);
         }
       }
       let over = false;
@@ -99,10 +112,13 @@ class Real {
         const more = offered.get(name) ?? 0;
         if (used > limit) {
           over = true;
-          if (!this.forced.has(quota.role)) throw new Error(`role '${quota.role}' consumes ${used} ${name} over its limit ${limit} without force`);
+          if (!this.forced.has(quota.role))
+            throw new Error(`role '${quota.role}' consumes ${used} ${name} over its limit ${limit} without force`);
           if (more > 0) throw new Error(`role '${quota.role}' is over its ${name} limit and still offered ${more}`);
         } else if (used + more > limit) {
-          throw new Error(`role '${quota.role}': consumed ${used} + offered ${more} ${name} exceeds the limit ${limit}`);
+          throw new Error(
+            `role '${quota.role}': consumed ${used} + offered ${more} ${name} exceeds the limit ${limit}`,
+          );
         }
       }
       if (!over) this.forced.delete(quota.role);
@@ -161,7 +177,12 @@ class Subscribe implements Cmd {
   run(m: Model, r: Real): void {
     m.frameworks++;
     const suppressedRoles = this.suppressed.filter((role) => this.roles.includes(role));
-    const info = { name: `fw${r.schedulers.length}`, principal: PRINCIPAL, roles: [...this.roles], capabilities: ['MULTI_ROLE' as const, 'RESERVATION_REFINEMENT' as const] };
+    const info = {
+      name: `fw${r.schedulers.length}`,
+      principal: PRINCIPAL,
+      roles: [...this.roles],
+      capabilities: ['MULTI_ROLE' as const, 'RESERVATION_REFINEMENT' as const],
+    };
     const s = connect(r.cluster, info, { suppressedRoles });
     r.schedulers.push(s);
     r.check();
@@ -184,16 +205,30 @@ class Accept extends Step {
   act(r: Real): void {
     const { s, offer } = r.offer(this.fw, this.offer);
     if (s === undefined || offer === undefined) return;
-    const tasks = this.cpusTenths.map((tenths) => commandTask(`t${r.nextTask++}`, offer.agentId, 'sleep 20', `cpus:${tenths / 10};mem:64`));
-    s.call({ type: 'ACCEPT', offerIds: [offer.id], operations: this.#operations(offer.role, tasks), filters: { refuseMs: this.refuseSeconds * 1000 } });
+    const tasks = this.cpusTenths.map((tenths) =>
+      commandTask(`t${r.nextTask++}`, offer.agentId, 'sleep 20', `cpus:${tenths / 10};mem:64`),
+    );
+    s.call({
+      type: 'ACCEPT',
+      offerIds: [offer.id],
+      operations: this.#operations(offer.role, tasks),
+      filters: { refuseMs: this.refuseSeconds * 1000 },
+    });
   }
   /** Launches; or reserves a cpu (and 100 MB of disk for a volume) to the offer's role first, then launches on what is left. */
   #operations(role: string, tasks: TaskSpec[]): Operation[] {
     if (this.how === 'launch') return [{ type: 'LAUNCH', tasks }];
     const disk = reserved(resources('disk:100'), role, PRINCIPAL);
-    const reserve: Operation = { type: 'RESERVE', resources: allocate([...reserved(resources('cpus:1'), role, PRINCIPAL), ...disk], role) };
+    const reserve: Operation = {
+      type: 'RESERVE',
+      resources: allocate([...reserved(resources('cpus:1'), role, PRINCIPAL), ...disk], role),
+    };
     if (this.how === 'reserve') return [reserve, { type: 'LAUNCH', tasks: tasks.slice(1) }];
-    return [reserve, { type: 'CREATE', resources: allocate(volume(disk, `v${this.offer}`, 'data', PRINCIPAL), role) }, { type: 'LAUNCH', tasks: tasks.slice(1) }];
+    return [
+      reserve,
+      { type: 'CREATE', resources: allocate(volume(disk, `v${this.offer}`, 'data', PRINCIPAL), role) },
+      { type: 'LAUNCH', tasks: tasks.slice(1) },
+    ];
   }
   toString(): string {
     return `accept(fw ${this.fw}, offer ${this.offer}, ${this.how}, cpus [${this.cpusTenths.map((t) => t / 10).join(',')}], refuse ${this.refuseSeconds} s)`;
@@ -214,7 +249,13 @@ class Decline extends Step {
     const refuseMs = this.refuseSeconds * 1000;
     if (s.decline([offer.id], refuseMs).ok && refuseMs > 0) {
       const untilMs = r.cluster.now() + refuseMs;
-      r.filters.push({ frameworkId: s.frameworkId, agentId: offer.agentId, role: offer.role, resources: allocate(offer.resources, undefined), untilMs });
+      r.filters.push({
+        frameworkId: s.frameworkId,
+        agentId: offer.agentId,
+        role: offer.role,
+        resources: allocate(offer.resources, undefined),
+        untilMs,
+      });
     }
   }
   toString(): string {
@@ -257,7 +298,10 @@ class Quota extends Step {
     const limits = new Map<string, number>();
     if (this.cpus !== undefined) limits.set('cpus', this.cpus);
     if (this.mem !== undefined) limits.set('mem', this.mem);
-    const outcome = r.cluster.updateQuota({ force: this.force, configs: [{ role: this.role, limits, guarantees: new Map() }] });
+    const outcome = r.cluster.updateQuota({
+      force: this.force,
+      configs: [{ role: this.role, limits, guarantees: new Map() }],
+    });
     if (outcome.ok && this.force) r.forced.add(this.role);
   }
   toString(): string {
@@ -292,7 +336,13 @@ class AgentStep extends Step {
     if (this.what === 'add') {
       if (agents.length >= 5) return;
       const n = agents.length + 1;
-      r.cluster.addAgent({ hostname: `agent${n}`, ip: '127.0.0.1', port: 5050 + n, resources: resources(AGENT_RESOURCES), attributes: [] });
+      r.cluster.addAgent({
+        hostname: `agent${n}`,
+        ip: '127.0.0.1',
+        port: 5050 + n,
+        resources: resources(AGENT_RESOURCES),
+        attributes: [],
+      });
       return;
     }
     const agentId = agents[this.agent % agents.length]!.id;
@@ -330,16 +380,45 @@ const commands = fc.commands(
     fc.oneof(
       {
         arbitrary: fc
-          .tuple(fw, fc.nat(4), fc.constantFrom('launch', 'launch', 'reserve', 'volume' as const), fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 3 }), fc.constantFrom(0, 5))
+          .tuple(
+            fw,
+            fc.nat(4),
+            fc.constantFrom('launch', 'launch', 'reserve', 'volume' as const),
+            fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 3 }),
+            fc.constantFrom(0, 5),
+          )
           .map((a) => new Accept(...a)),
         weight: 5,
       },
       { arbitrary: fc.tuple(fw, fc.nat(4), fc.constantFrom(0, 1, 5, 60)).map((a) => new Decline(...a)), weight: 3 },
-      { arbitrary: fc.tuple(fw, fc.constantFrom('SUPPRESS', 'REVIVE' as const), roles).map((a) => new SuppressOrRevive(...a)), weight: 2 },
-      { arbitrary: fc.tuple(role, fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined }), fc.option(fc.constantFrom(0, 256, 4096, 20000), { nil: undefined }), fc.boolean()).map((a) => new Quota(...a)), weight: 2 },
+      {
+        arbitrary: fc
+          .tuple(fw, fc.constantFrom('SUPPRESS', 'REVIVE' as const), roles)
+          .map((a) => new SuppressOrRevive(...a)),
+        weight: 2,
+      },
+      {
+        arbitrary: fc
+          .tuple(
+            role,
+            fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined }),
+            fc.option(fc.constantFrom(0, 256, 4096, 20000), { nil: undefined }),
+            fc.boolean(),
+          )
+          .map((a) => new Quota(...a)),
+        weight: 2,
+      },
       { arbitrary: fc.tuple(role, fc.constantFrom(0.5, 1, 2, 5)).map((a) => new Weight(...a)), weight: 1 },
-      { arbitrary: fc.tuple(fc.constantFrom('add', 'crash', 'restart', 'restart', 'gone' as const), fc.nat(4)).map((a) => new AgentStep(...a)), weight: 1 },
-      { arbitrary: fc.tuple(fc.subarray([...ROLES], { minLength: 1 }), roles).map((a) => new Subscribe(...a)), weight: 1 },
+      {
+        arbitrary: fc
+          .tuple(fc.constantFrom('add', 'crash', 'restart', 'restart', 'gone' as const), fc.nat(4))
+          .map((a) => new AgentStep(...a)),
+        weight: 1,
+      },
+      {
+        arbitrary: fc.tuple(fc.subarray([...ROLES], { minLength: 1 }), roles).map((a) => new Subscribe(...a)),
+        weight: 1,
+      },
       { arbitrary: fc.integer({ min: 0, max: 30_000 }).map((ms) => new Advance(ms)), weight: 3 },
     ),
   ],
@@ -350,16 +429,21 @@ describe('allocation under random calls, quota, weights and agent changes', () =
   it('keeps resources, quota limits, suppression and filters', () => {
     const seen = { applied: 0, dropped: 0, gone: 0 };
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000 }), fc.integer({ min: 1, max: 3 }), commands, (seed, agents, cmds) => {
-        let cluster: TestCluster | undefined;
-        const setup = () => ({ model: { frameworks: 0 }, real: new Real((cluster = makeCluster({ agents, seed }))) });
-        fc.modelRun(setup, cmds);
-        for (const kind of traceKinds(cluster!)) {
-          if (kind === 'operation:apply') seen.applied++;
-          if (kind === 'operation:drop') seen.dropped++;
-          if (kind === 'agent:gone') seen.gone++;
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 1_000 }),
+        fc.integer({ min: 1, max: 3 }),
+        commands,
+        (seed, agents, cmds) => {
+          let cluster: TestCluster | undefined;
+          const setup = () => ({ model: { frameworks: 0 }, real: new Real((cluster = makeCluster({ agents, seed }))) });
+          fc.modelRun(setup, cmds);
+          for (const kind of traceKinds(cluster!)) {
+            if (kind === 'operation:apply') seen.applied++;
+            if (kind === 'operation:drop') seen.dropped++;
+            if (kind === 'agent:gone') seen.gone++;
+          }
+        },
+      ),
       { numRuns: 200 },
     );
     // The runs reserved, created volumes and removed agents, not only launched.

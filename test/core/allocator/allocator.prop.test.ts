@@ -19,12 +19,23 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { OfferDecision } from '../../../src/core/allocator/allocator.js';
-import { allocate as withAllocationRole, contains, overlap, subtract, type Resource, type Resources } from '../../../src/core/model/resources.js';
+import {
+  allocate as withAllocationRole,
+  contains,
+  overlap,
+  subtract,
+  type Resource,
+  type Resources,
+} from '../../../src/core/model/resources.js';
 import { rangesSize } from '../../../src/core/model/ranges.js';
 import { AllocatorHarness, bag, type HeldOffer } from './helpers.js';
 
 const ROLES = ['a', 'b', 'a/x', 'c'];
-const AGENTS = ['cpus:4;mem:1024;ports:[1-100]', 'cpus:2;cpus(a):2;mem:512;ports:[1-50]', 'cpus:1;mem(b):256;mem:256;disk:100'];
+const AGENTS = [
+  'cpus:4;mem:1024;ports:[1-100]',
+  'cpus:2;cpus(a):2;mem:512;ports:[1-50]',
+  'cpus:1;mem(b):256;mem:256;disk:100',
+];
 
 type Cmd =
   | { k: 'framework'; role: number; suppressed: boolean }
@@ -51,7 +62,11 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
   fc.record({ k: fc.constant('suppress' as const), fw: fc.nat(8) }),
   fc.record({ k: fc.constant('revive' as const), fw: fc.nat(8) }),
   fc.record({ k: fc.constant('quota' as const), role: fc.nat(2), cpus: fc.nat(12), force: fc.boolean() }),
-  fc.record({ k: fc.constant('weights' as const), role: fc.nat(ROLES.length - 1), weight: fc.constantFrom(0.5, 1, 2, 3) }),
+  fc.record({
+    k: fc.constant('weights' as const),
+    role: fc.nat(ROLES.length - 1),
+    weight: fc.constantFrom(0.5, 1, 2, 3),
+  }),
   fc.record({ k: fc.constant('advance' as const), ms: fc.constantFrom(0, 500, 1000, 5000, 20_000) }),
 );
 
@@ -168,7 +183,13 @@ class Model {
 
   #filter(offer: HeldOffer, rest: Resources, refuseMs: number): void {
     const untagged = withAllocationRole(rest, undefined);
-    this.filters.push({ frameworkId: offer.frameworkId, role: offer.role, agentId: offer.agentId, resources: untagged, untilMs: this.h.loop.now() + refuseMs });
+    this.filters.push({
+      frameworkId: offer.frameworkId,
+      role: offer.role,
+      agentId: offer.agentId,
+      resources: untagged,
+      untilMs: this.h.loop.now() + refuseMs,
+    });
   }
 
   #checkDecision(d: OfferDecision): void {
@@ -182,7 +203,8 @@ class Model {
       }
     }
     for (const r of d.resources) {
-      if (r.role !== '*') expect(d.role === r.role || d.role.startsWith(`${r.role}/`), `reserved ${r.role} to ${d.role}`).toBe(true);
+      if (r.role !== '*')
+        expect(d.role === r.role || d.role.startsWith(`${r.role}/`), `reserved ${r.role} to ${d.role}`).toBe(true);
     }
   }
 
@@ -190,12 +212,15 @@ class Model {
     const a = this.h.allocator;
     for (const [id, total] of this.agents) {
       const allocated = [...a.allocation(id).values()];
-      expect(quantities([a.available(id), ...allocated.map((b) => withAllocationRole(b, undefined))])).toEqual(quantities([total]));
+      expect(quantities([a.available(id), ...allocated.map((b) => withAllocationRole(b, undefined))])).toEqual(
+        quantities([total]),
+      );
       const held = [...this.h.offers, ...this.h.used].filter((o) => o.agentId === id).map((o) => o.resources);
       expect(quantities(allocated, true)).toEqual(quantities(held, true));
       const offers = this.h.offers.filter((o) => o.agentId === id);
       for (let i = 0; i < offers.length; i++) {
-        for (let j = i + 1; j < offers.length; j++) expect(overlap(offers[i]!.resources, offers[j]!.resources)).toBeUndefined();
+        for (let j = i + 1; j < offers.length; j++)
+          expect(overlap(offers[i]!.resources, offers[j]!.resources)).toBeUndefined();
       }
     }
     for (const role of ['a', 'b', 'c']) {
@@ -218,7 +243,8 @@ class Model {
     for (const o of [...this.h.offers, ...this.h.used]) {
       for (const r of o.resources) if (r.name === 'cpus' && r.role === '*' && inTree(o.role)) milli += r.milli ?? 0;
     }
-    for (const total of this.agents.values()) for (const r of total) if (r.name === 'cpus' && r.role !== '*' && inTree(r.role)) milli += r.milli ?? 0;
+    for (const total of this.agents.values())
+      for (const r of total) if (r.name === 'cpus' && r.role !== '*' && inTree(r.role)) milli += r.milli ?? 0;
     return milli;
   }
 }
@@ -241,7 +267,8 @@ function quantities(bags: readonly Resources[], withAllocation = false): Record<
   for (const b of bags) {
     for (const r of b) {
       const key = `${r.name}(${r.role})${withAllocation ? (r.allocationRole ?? '') : ''}`;
-      const n = r.type === 'SCALAR' ? (r.milli ?? 0) : r.type === 'RANGES' ? rangesSize(r.ranges ?? []) : (r.set?.length ?? 0);
+      const n =
+        r.type === 'SCALAR' ? (r.milli ?? 0) : r.type === 'RANGES' ? rangesSize(r.ranges ?? []) : (r.set?.length ?? 0);
       if (n !== 0) out[key] = (out[key] ?? 0) + n;
     }
   }

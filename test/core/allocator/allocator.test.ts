@@ -31,8 +31,18 @@ describe('allocator: weighted DRF', () => {
 
   it('three frameworks in roles weighted 1, 2 and 3 share 60 agents 10 / 20 / 30', () => {
     const h = withAgents(60);
-    h.allocator.setWeights(new Map([['b', 2], ['c', 3]]));
-    for (const [id, role] of [['f1', 'a'], ['f2', 'b'], ['f3', 'c']] as const) h.allocator.addFramework(id, { roles: [role], suppressedRoles: [] });
+    h.allocator.setWeights(
+      new Map([
+        ['b', 2],
+        ['c', 3],
+      ]),
+    );
+    for (const [id, role] of [
+      ['f1', 'a'],
+      ['f2', 'b'],
+      ['f3', 'c'],
+    ] as const)
+      h.allocator.addFramework(id, { roles: [role], suppressedRoles: [] });
     h.allocate();
     expect(countByFramework(h)).toEqual({ f1: 10, f2: 20, f3: 30 });
   });
@@ -160,7 +170,8 @@ describe('allocator: suppression, filters, reservations', () => {
 
   it('skips frameworks that filtered the agent and offers to the next in order', () => {
     const h = withAgents(1);
-    for (let i = 0; i < 50; i++) h.allocator.addFramework(`f${String(i).padStart(2, '0')}`, { roles: ['r'], suppressedRoles: [] });
+    for (let i = 0; i < 50; i++)
+      h.allocator.addFramework(`f${String(i).padStart(2, '0')}`, { roles: ['r'], suppressedRoles: [] });
     for (let i = 0; i < 49; i++) {
       h.allocate();
       h.decline(h.offers[0]!, 3_600_000);
@@ -192,14 +203,29 @@ describe('allocator: agents', () => {
     h.allocate();
     h.accept(h.offers[0]!, withAllocationRole(bag('cpus:1;mem:256'), 'r'));
     h.allocator.updateAgentTotal('a000', bag('cpus:1;cpus(q):3;mem:512;mem(q):512'));
-    expect(h.allocator.quotaConsumption('q')).toEqual(new Map([['cpus', 3000], ['mem', 512_000]]));
+    expect(h.allocator.quotaConsumption('q')).toEqual(
+      new Map([
+        ['cpus', 3000],
+        ['mem', 512_000],
+      ]),
+    );
     expect(scalars(h.allocator.available('a000'))).toEqual({ mem: 768_000, cpus: 3000 });
     // Only a framework of 'q' may have the reserved part.
     h.advance(1000);
-    expect(h.offersOf('f').flatMap((o) => o.resources).every((r) => r.role === '*')).toBe(true);
+    expect(
+      h
+        .offersOf('f')
+        .flatMap((o) => o.resources)
+        .every((r) => r.role === '*'),
+    ).toBe(true);
     h.allocator.addFramework('g', { roles: ['q'], suppressedRoles: [] });
     h.settle();
-    expect(h.offersOf('g').flatMap((o) => o.resources).some((r) => r.role === 'q')).toBe(true);
+    expect(
+      h
+        .offersOf('g')
+        .flatMap((o) => o.resources)
+        .some((r) => r.role === 'q'),
+    ).toBe(true);
     expect(() => h.allocator.updateAgentTotal('a000', bag('cpus:0.5;mem:64'))).toThrow();
   });
 

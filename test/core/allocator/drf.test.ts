@@ -9,7 +9,13 @@ import { AGENT_RESOURCES, connect, makeCluster, resources, type TestCluster, typ
 
 function addAgents(cluster: TestCluster, n: number): void {
   for (let i = 0; i < n; i++) {
-    cluster.addAgent({ hostname: `agent${i + 1}`, ip: '127.0.0.1', port: 5051 + i, resources: resources(AGENT_RESOURCES), attributes: [] });
+    cluster.addAgent({
+      hostname: `agent${i + 1}`,
+      ip: '127.0.0.1',
+      port: 5051 + i,
+      resources: resources(AGENT_RESOURCES),
+      attributes: [],
+    });
   }
 }
 
@@ -46,11 +52,17 @@ describe('weighted DRF', () => {
 
   it('a quota limit stops a role at its limit while the other takes the rest', () => {
     const cluster = makeCluster({ agents: 0 });
-    expect(cluster.updateQuota({ force: true, configs: [{ role: 'a', limits: new Map([['cpus', 8]]), guarantees: new Map() }] }).ok).toBe(true);
+    expect(
+      cluster.updateQuota({
+        force: true,
+        configs: [{ role: 'a', limits: new Map([['cpus', 8]]), guarantees: new Map() }],
+      }).ok,
+    ).toBe(true);
     const a = connect(cluster, { name: 'a', roles: ['a'], capabilities: ['MULTI_ROLE'] });
     const b = connect(cluster, { name: 'b', roles: ['b'], capabilities: ['MULTI_ROLE'] });
     addAgents(cluster, 6);
-    const cpus = (s: TestScheduler) => s.offers().reduce((n, o) => n + (o.resources.find((r) => r.name === 'cpus')?.milli ?? 0), 0) / 1000;
+    const cpus = (s: TestScheduler) =>
+      s.offers().reduce((n, o) => n + (o.resources.find((r) => r.name === 'cpus')?.milli ?? 0), 0) / 1000;
     expect(cpus(a)).toBeLessThanOrEqual(8);
     expect(cpus(a) + cpus(b)).toBe(24);
   });

@@ -8,7 +8,12 @@ import { Allocator, type OfferDecision } from '../../../src/core/allocator/alloc
 import type { SimContext } from '../../../src/core/network/context.js';
 import { EventLoop } from '../../../src/core/kernel/event-loop.js';
 import { Network } from '../../../src/core/network/network.js';
-import { allocate as withAllocationRole, parseResources, subtract, type Resources } from '../../../src/core/model/resources.js';
+import {
+  allocate as withAllocationRole,
+  parseResources,
+  subtract,
+  type Resources,
+} from '../../../src/core/model/resources.js';
 import { Rng } from '../../../src/core/kernel/rng.js';
 import { Trace } from '../../../src/core/kernel/trace.js';
 
@@ -86,7 +91,12 @@ export class AllocatorHarness {
     for (const d of ds) {
       this.decided.push(d);
       this.onDecision(d);
-      this.offers.push({ frameworkId: d.frameworkId, agentId: d.agentId, role: d.role, resources: withAllocationRole(d.resources, d.role) });
+      this.offers.push({
+        frameworkId: d.frameworkId,
+        agentId: d.agentId,
+        role: d.role,
+        resources: withAllocationRole(d.resources, d.role),
+      });
     }
   }
 

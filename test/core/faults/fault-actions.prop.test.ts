@@ -17,7 +17,18 @@ import { describe, expect, it } from 'vitest';
 import type { Fault } from '../../../src/core/faults/vocabulary.js';
 import { FAULT_TYPES as ALL_FAULT_TYPES } from '../../../src/wire/sim/faults.js';
 import type { TaskSpec } from '../../../src/core/model/types.js';
-import { commandTask, connect, customExecutor, executorTask, expectLegalTransitions, makeCluster, traceKinds, type RecordingSink, type TestCluster, type TestScheduler } from '../helpers.js';
+import {
+  commandTask,
+  connect,
+  customExecutor,
+  executorTask,
+  expectLegalTransitions,
+  makeCluster,
+  traceKinds,
+  type RecordingSink,
+  type TestCluster,
+  type TestScheduler,
+} from '../helpers.js';
 
 type Step =
   | { readonly kind: 'fault'; readonly fault: FaultPick }
@@ -36,18 +47,41 @@ interface FaultPick {
 }
 
 /** Every fault type but those of the network and the masters, which the other property tests draw. */
-const FAULT_TYPES = ALL_FAULT_TYPES.filter((t) => !['partition', 'heal', 'network_rule', 'remove_network_rule', 'crash_master', 'restart_master', 'master_failover'].includes(t));
+const FAULT_TYPES = ALL_FAULT_TYPES.filter(
+  (t) =>
+    ![
+      'partition',
+      'heal',
+      'network_rule',
+      'remove_network_rule',
+      'crash_master',
+      'restart_master',
+      'master_failover',
+    ].includes(t),
+);
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   {
     arbitrary: fc.record({
       kind: fc.constant('fault' as const),
-      fault: fc.record({ type: fc.constantFrom(...FAULT_TYPES), fw: fc.nat(1), task: fc.nat(5), agent: fc.nat(1), amount: fc.integer({ min: 1, max: 200 }) }),
+      fault: fc.record({
+        type: fc.constantFrom(...FAULT_TYPES),
+        fw: fc.nat(1),
+        task: fc.nat(5),
+        agent: fc.nat(1),
+        amount: fc.integer({ min: 1, max: 200 }),
+      }),
     }),
     weight: 3,
   },
-  fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 15_000, max: 60_000 })) }),
-  { arbitrary: fc.record({ kind: fc.constantFrom('launch', 'kill' as const), fw: fc.nat(1), n: fc.nat(6) }), weight: 2 },
+  fc.record({
+    kind: fc.constant('advance' as const),
+    ms: fc.oneof(fc.integer({ min: 0, max: 5_000 }), fc.integer({ min: 15_000, max: 60_000 })),
+  }),
+  {
+    arbitrary: fc.record({ kind: fc.constantFrom('launch', 'kill' as const), fw: fc.nat(1), n: fc.nat(6) }),
+    weight: 2,
+  },
   fc.constantFrom({ kind: 'ack' as const }, { kind: 'resubscribe' as const }),
 );
 
@@ -109,7 +143,11 @@ class World {
     else {
       this.refused++;
       // The input is recorded (a replay takes it again); nothing else may follow it.
-      const added = this.cluster.trace.entries().slice(before).map((e) => e.kind).filter((k) => k !== 'input:inject');
+      const added = this.cluster.trace
+        .entries()
+        .slice(before)
+        .map((e) => e.kind)
+        .filter((k) => k !== 'input:inject');
       expect(added, `${fault.type} refused (${outcome.error.message}) but changed the trace`).toEqual([]);
     }
   }
@@ -155,32 +193,40 @@ describe('faults as inputs, in any order', () => {
     const fcSeed = Number(process.env.FC_SEED ?? Date.now() % 1_000_000);
     console.log(`fault property test: fast-check seed ${fcSeed} (FC_SEED replays it)`);
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1_000 }), fc.array(step, { minLength: 1, maxLength: 50, size: 'medium' }), (seed, steps) => {
-        const cluster = makeCluster({ agents: 2, seed });
-        const schedulers = [connect(cluster, { name: 'keeps', checkpoint: true, failoverTimeoutMs: 3_600_000 }), connect(cluster, { name: 'plain', failoverTimeoutMs: 3_600_000 })];
-        const world = new World(cluster, schedulers);
-        // Tasks to aim at from the start: t0 to t5, of both frameworks and all three kinds.
-        for (let n = 0; n < 6; n++) {
-          world.run({ kind: 'launch', fw: n % 2, n: Math.floor(n / 2) });
-          cluster.advance(1_000);
-        }
-        world.run({ kind: 'ack' });
-        for (const s of steps) {
-          world.run(s);
+      fc.property(
+        fc.integer({ min: 0, max: 1_000 }),
+        fc.array(step, { minLength: 1, maxLength: 50, size: 'medium' }),
+        (seed, steps) => {
+          const cluster = makeCluster({ agents: 2, seed });
+          const schedulers = [
+            connect(cluster, { name: 'keeps', checkpoint: true, failoverTimeoutMs: 3_600_000 }),
+            connect(cluster, { name: 'plain', failoverTimeoutMs: 3_600_000 }),
+          ];
+          const world = new World(cluster, schedulers);
+          // Tasks to aim at from the start: t0 to t5, of both frameworks and all three kinds.
+          for (let n = 0; n < 6; n++) {
+            world.run({ kind: 'launch', fw: n % 2, n: Math.floor(n / 2) });
+            cluster.advance(1_000);
+          }
+          world.run({ kind: 'ack' });
+          for (const s of steps) {
+            world.run(s);
+            cluster.checkAllInvariants();
+          }
+          for (const sc of schedulers) cluster.inject({ type: 'resume_heartbeats', frameworkId: sc.frameworkId });
+          for (const { id } of cluster.agents)
+            cluster.inject({ type: 'restart_agent', agentId: id, recover: 'reconnect' });
+          world.run({ kind: 'resubscribe' });
+          world.run({ kind: 'ack' });
+          cluster.advance(120_000);
+          world.run({ kind: 'ack' });
           cluster.checkAllInvariants();
-        }
-        for (const sc of schedulers) cluster.inject({ type: 'resume_heartbeats', frameworkId: sc.frameworkId });
-        for (const { id } of cluster.agents) cluster.inject({ type: 'restart_agent', agentId: id, recover: 'reconnect' });
-        world.run({ kind: 'resubscribe' });
-        world.run({ kind: 'ack' });
-        cluster.advance(120_000);
-        world.run({ kind: 'ack' });
-        cluster.checkAllInvariants();
-        world.checkTransitions();
-        for (const type of world.applied) applied.add(type);
-        if (traceKinds(cluster).includes('container:oom')) seen.oom++;
-        seen.refused += world.refused;
-      }),
+          world.checkTransitions();
+          for (const type of world.applied) applied.add(type);
+          if (traceKinds(cluster).includes('container:oom')) seen.oom++;
+          seen.refused += world.refused;
+        },
+      ),
       { seed: fcSeed, numRuns: 120 },
     );
     // The runs reach what they test: every fault type applied at least once, OOM kills, refusals.

@@ -7,9 +7,20 @@ import { describe, expect, it } from 'vitest';
 import type { Fault } from '../../../src/core/faults/vocabulary.js';
 import { MIB } from '../../../src/core/process/memory-curve.js';
 import type { TaskSpec } from '../../../src/core/model/types.js';
-import { commandTask, connect, customExecutor, executorTask, makeCluster, traceKinds, type TestCluster } from '../helpers.js';
+import {
+  commandTask,
+  connect,
+  customExecutor,
+  executorTask,
+  makeCluster,
+  traceKinds,
+  type TestCluster,
+} from '../helpers.js';
 
-const withMemory = (task: TaskSpec, label: string): TaskSpec => ({ ...task, labels: [{ key: 'memory', value: label }] });
+const withMemory = (task: TaskSpec, label: string): TaskSpec => ({
+  ...task,
+  labels: [{ key: 'memory', value: label }],
+});
 
 /** One agent and one framework running `tasks` (made from the offer's agent id), updates acknowledged. */
 function running(tasks: (agentId: string) => TaskSpec[], info = {}) {
@@ -30,7 +41,13 @@ function injected(cluster: TestCluster, fault: Fault): void {
 function refused(cluster: TestCluster, fault: Fault): string {
   const before = cluster.trace.entries().length;
   const outcome = cluster.inject(fault);
-  expect(cluster.trace.entries().slice(before).map((e) => e.kind).filter((k) => k !== 'input:inject')).toEqual([]);
+  expect(
+    cluster.trace
+      .entries()
+      .slice(before)
+      .map((e) => e.kind)
+      .filter((k) => k !== 'input:inject'),
+  ).toEqual([]);
   return outcome.ok ? 'ok' : outcome.error.code;
 }
 
@@ -40,10 +57,15 @@ describe('drop_framework_connection', () => {
     injected(cluster, { type: 'drop_framework_connection', frameworkId: s.frameworkId });
     expect(s.sink.closed).toBe(true);
     expect(s.framework?.state).toBe('disconnected');
-    expect(traceKinds(cluster)).toEqual(expect.arrayContaining(['fault:drop_framework_connection', 'framework:disconnected']));
+    expect(traceKinds(cluster)).toEqual(
+      expect.arrayContaining(['fault:drop_framework_connection', 'framework:disconnected']),
+    );
     const line = cluster.trace.entries().find((e) => e.kind === 'fault:drop_framework_connection')!.line;
     expect(line).toContain(s.frameworkId);
-    expect(s.call({ type: 'REVIVE', roles: [] })).toMatchObject({ ok: false, error: { code: 'FRAMEWORK_NOT_SUBSCRIBED' } });
+    expect(s.call({ type: 'REVIVE', roles: [] })).toMatchObject({
+      ok: false,
+      error: { code: 'FRAMEWORK_NOT_SUBSCRIBED' },
+    });
     // Subscribing again within the failover timeout keeps the task.
     cluster.advance(30_000);
     const sink = s.resubscribe();
@@ -145,19 +167,29 @@ describe('stall_heartbeats', () => {
 describe('crash_executor', () => {
   it("a custom executor's process dies: its tasks fail as the agent reports a terminated executor, and the framework gets FAILURE", () => {
     const executor = customExecutor('exec-1');
-    const { cluster, s, agentId } = running((a) => [executorTask('e1', a, executor), executorTask('e2', a, executor, 'cpus:0.5;mem:64')]);
+    const { cluster, s, agentId } = running((a) => [
+      executorTask('e1', a, executor),
+      executorTask('e2', a, executor, 'cpus:0.5;mem:64'),
+    ]);
     injected(cluster, { type: 'crash_executor', executorId: 'exec-1', agentId });
     for (const taskId of ['e1', 'e2']) {
       const failed = s.sink.updates().find((u) => u.taskId === taskId && u.state === 'TASK_FAILED');
-      expect(failed).toMatchObject({ source: 'SOURCE_AGENT', reason: 'REASON_EXECUTOR_TERMINATED', message: 'Executor terminated', executorId: 'exec-1' });
+      expect(failed).toMatchObject({
+        source: 'SOURCE_AGENT',
+        reason: 'REASON_EXECUTOR_TERMINATED',
+        message: 'Executor terminated',
+        executorId: 'exec-1',
+      });
     }
     expect(s.sink.of('FAILURE')).toEqual([expect.objectContaining({ agentId, executorId: 'exec-1', status: 9 })]);
-    expect(traceKinds(cluster)).toEqual(expect.arrayContaining(['fault:crash_executor', 'executor:killed', 'executor:exit']));
+    expect(traceKinds(cluster)).toEqual(
+      expect.arrayContaining(['fault:crash_executor', 'executor:killed', 'executor:exit']),
+    );
     s.acknowledgeAll();
     cluster.checkAllInvariants();
   });
 
-  it("by task: the command executor dies, its task fails, and no FAILURE (upstream does not report command executors)", () => {
+  it('by task: the command executor dies, its task fails, and no FAILURE (upstream does not report command executors)', () => {
     const { cluster, s } = running((a) => [commandTask('t', a, 'sleep 3600')]);
     injected(cluster, { type: 'crash_executor', taskId: 't' });
     expect(s.states('t')).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FAILED']);
@@ -175,7 +207,10 @@ describe('crash_executor', () => {
     injected(cluster, { type: 'crash_executor', executorId: 'spawned' });
     const [destroy] = cluster.drainContainers();
     expect(destroy).toMatchObject({ kind: 'destroy', agentId: offer.agentId });
-    expect(s.sink.updates().find((u) => u.taskId === 'e1')).toMatchObject({ state: 'TASK_FAILED', reason: 'REASON_EXECUTOR_TERMINATED' });
+    expect(s.sink.updates().find((u) => u.taskId === 'e1')).toMatchObject({
+      state: 'TASK_FAILED',
+      reason: 'REASON_EXECUTOR_TERMINATED',
+    });
   });
 
   it('refuses unknown agents, executors and tasks', () => {
@@ -191,7 +226,10 @@ describe('fail_task and hang_task', () => {
   it('fail_task: the task exits now with the code, reported by its executor', () => {
     const { cluster, s } = running((a) => [commandTask('t', a, 'sleep 3600')]);
     injected(cluster, { type: 'fail_task', taskId: 't', exitCode: 3 });
-    expect(s.sink.updates().find((u) => u.state === 'TASK_FAILED')).toMatchObject({ source: 'SOURCE_EXECUTOR', message: 'Command exited with status 3' });
+    expect(s.sink.updates().find((u) => u.state === 'TASK_FAILED')).toMatchObject({
+      source: 'SOURCE_EXECUTOR',
+      message: 'Command exited with status 3',
+    });
   });
 
   it('fail_task takes the message given; a task that has ended is not found', () => {
@@ -211,7 +249,10 @@ describe('fail_task and hang_task', () => {
     cluster.advance(2_999);
     expect(s.states('t')).toEqual(['TASK_STARTING', 'TASK_RUNNING']);
     cluster.advance(1);
-    expect(s.sink.updates().at(-1)).toMatchObject({ state: 'TASK_KILLED', message: 'Command terminated with signal Killed' });
+    expect(s.sink.updates().at(-1)).toMatchObject({
+      state: 'TASK_KILLED',
+      message: 'Command terminated with signal Killed',
+    });
   });
 
   it('refuses a task of an executor outside the simulation', () => {
@@ -230,7 +271,11 @@ describe('memory faults', () => {
     const { cluster, s } = running(task);
     injected(cluster, { type: 'memory_spike', taskId: 't', mib: 100, durationMs: 5_000 });
     const failed = s.sink.updates().at(-1);
-    expect(failed).toMatchObject({ state: 'TASK_FAILED', source: 'SOURCE_AGENT', reason: 'REASON_CONTAINER_LIMITATION_MEMORY' });
+    expect(failed).toMatchObject({
+      state: 'TASK_FAILED',
+      source: 'SOURCE_AGENT',
+      reason: 'REASON_CONTAINER_LIMITATION_MEMORY',
+    });
     expect(traceKinds(cluster)).toEqual(expect.arrayContaining(['fault:memory_spike', 'container:oom']));
     s.acknowledgeAll();
     cluster.checkAllInvariants();
@@ -252,7 +297,10 @@ describe('memory faults', () => {
     expect(refused(cluster, { type: 'set_memory_limit', agentId, containerId: 'nothing', mib: 32 })).toBe('NOT_FOUND');
     expect(refused(cluster, { type: 'set_memory_limit', agentId: 'nowhere', taskId: 't', mib: 32 })).toBe('NOT_FOUND');
     injected(cluster, { type: 'set_memory_limit', agentId, taskId: 't', mib: 48 });
-    expect(s.sink.updates().at(-1)).toMatchObject({ state: 'TASK_FAILED', reason: 'REASON_CONTAINER_LIMITATION_MEMORY' });
+    expect(s.sink.updates().at(-1)).toMatchObject({
+      state: 'TASK_FAILED',
+      reason: 'REASON_CONTAINER_LIMITATION_MEMORY',
+    });
   });
 
   it('set_memory_limit on an agent without memory isolation fails as the agent call does', () => {

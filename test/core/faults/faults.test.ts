@@ -76,7 +76,14 @@ describe('network rules', () => {
       }
     }
     // Upstream refuses only an id of an active task: the second launch runs, each once.
-    expect(s.states('again')).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED', 'TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
+    expect(s.states('again')).toEqual([
+      'TASK_STARTING',
+      'TASK_RUNNING',
+      'TASK_FINISHED',
+      'TASK_STARTING',
+      'TASK_RUNNING',
+      'TASK_FINISHED',
+    ]);
     expect(traceKinds(cluster).filter((k) => k === 'agent:run-repeated')).toHaveLength(2);
   });
 
@@ -116,7 +123,11 @@ describe('agent crash and restart', () => {
     cluster.restartAgent(agentId);
     expect(cluster.view.agent(agentId)?.state).toBe('active');
     const lost = s.sink.updates().find((u) => u.taskId === 'long' && u.state === 'TASK_LOST');
-    expect(lost).toMatchObject({ source: 'SOURCE_MASTER', reason: 'REASON_TASK_UNKNOWN', message: 'Task is unknown to the agent' });
+    expect(lost).toMatchObject({
+      source: 'SOURCE_MASTER',
+      reason: 'REASON_TASK_UNKNOWN',
+      message: 'Task is unknown to the agent',
+    });
     cluster.advance(1_000);
     expect(s.offers().filter((o) => o.agentId === agentId)).toHaveLength(1);
     cluster.checkAllInvariants();
@@ -152,7 +163,12 @@ describe('agent crash and restart', () => {
     expect(AGENT_NEXT.unreachable).not.toContain('disconnected');
     const { cluster, agentId } = launched(false);
     // The trace records the input itself; nothing else may follow it.
-    const hash = () => cluster.trace.entries().filter((e) => !e.kind.startsWith('input:')).map((e) => e.line).join('\n');
+    const hash = () =>
+      cluster.trace
+        .entries()
+        .filter((e) => !e.kind.startsWith('input:'))
+        .map((e) => e.line)
+        .join('\n');
     cluster.restartAgent(agentId);
     expect(cluster.view.agentProcessState(agentId)).toBe('active');
     cluster.crashAgent(agentId);
@@ -166,7 +182,18 @@ describe('agent crash and restart', () => {
 describe('the outbox', () => {
   it('a refused SUBSCRIBE is an ERROR and a close for its connection only', () => {
     const cluster = new Cluster({ seed: 1, master: { hostname: 'h', ip: '127.0.0.1', port: 5050, version: 'test' } });
-    const { streamId } = cluster.subscribe('conn-1', { info: { user: 'u', name: 'bad', failoverTimeoutMs: 0, checkpoint: false, roles: ['a'], capabilities: [], labels: [] }, suppressedRoles: [] });
+    const { streamId } = cluster.subscribe('conn-1', {
+      info: {
+        user: 'u',
+        name: 'bad',
+        failoverTimeoutMs: 0,
+        checkpoint: false,
+        roles: ['a'],
+        capabilities: [],
+        labels: [],
+      },
+      suppressedRoles: [],
+    });
     expect(streamId).toMatch(/^[0-9a-f-]{36}$/);
     const records = cluster.drainOutbox();
     expect(records.map((r) => [r.kind, r.connectionId])).toEqual([

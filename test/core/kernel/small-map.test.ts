@@ -8,7 +8,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { appended, pushed, SmallMap, SmallSet } from '../../../src/core/kernel/small-map.js';
 
-type MapOp = { readonly op: 'set'; readonly key: number; readonly value: number } | { readonly op: 'delete'; readonly key: number };
+type MapOp =
+  | { readonly op: 'set'; readonly key: number; readonly value: number }
+  | { readonly op: 'delete'; readonly key: number };
 
 const mapOp: fc.Arbitrary<MapOp> = fc.oneof(
   fc.record({ op: fc.constant('set' as const), key: fc.integer({ min: 0, max: 20 }), value: fc.integer() }),
@@ -42,18 +44,22 @@ describe('small map and set', () => {
 
   it('a SmallSet answers as a Set after any adds, in insertion order, and starts from an iterable', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 40 }), fc.integer({ min: 0, max: 20 }), (items, probe) => {
-        const small = new SmallSet<number>();
-        const set = new Set<number>();
-        for (const item of items) {
-          small.add(item);
-          set.add(item);
-          expect(small.size).toBe(set.size);
-        }
-        expect([...small]).toEqual([...set]);
-        expect(small.has(probe)).toBe(set.has(probe));
-        expect([...new SmallSet(items)]).toEqual([...new Set(items)]);
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 20 }), { maxLength: 40 }),
+        fc.integer({ min: 0, max: 20 }),
+        (items, probe) => {
+          const small = new SmallSet<number>();
+          const set = new Set<number>();
+          for (const item of items) {
+            small.add(item);
+            set.add(item);
+            expect(small.size).toBe(set.size);
+          }
+          expect([...small]).toEqual([...set]);
+          expect(small.has(probe)).toBe(set.has(probe));
+          expect([...new SmallSet(items)]).toEqual([...new Set(items)]);
+        },
+      ),
     );
   });
 

@@ -10,7 +10,10 @@ import { describe, expect, it } from 'vitest';
 import { statusText, unknownAgentText, updateText } from '../../../src/core/kernel/trace-lines.js';
 import { jsonString, Trace } from '../../../src/core/kernel/trace.js';
 
-const anyText = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 12 });
+const anyText = fc.string({
+  unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)),
+  maxLength: 12,
+});
 const uuid = fc.option(anyText, { nil: undefined });
 
 describe('trace entries written directly', () => {
@@ -18,12 +21,22 @@ describe('trace entries written directly', () => {
     const seed = Number(process.env.FC_SEED ?? Date.now() % 1_000_000);
     console.log(`trace-lines property test: fast-check seed ${seed} (FC_SEED replays it)`);
     fc.assert(
-      fc.property(anyText, anyText, anyText, anyText, anyText, uuid, (frameworkId, agentId, taskId, state, latest, id) => {
-        expect(jsonString(taskId)).toBe(JSON.stringify(taskId));
-        expect(statusText(frameworkId, agentId, taskId, state, latest, id)).toBe(JSON.stringify({ frameworkId, agentId, taskId, state, latest, uuid: id }));
-        expect(updateText(taskId, state, id)).toBe(JSON.stringify({ taskId, state, uuid: id }));
-        expect(unknownAgentText(agentId, taskId, id)).toBe(JSON.stringify({ agentId, taskId, uuid: id }));
-      }),
+      fc.property(
+        anyText,
+        anyText,
+        anyText,
+        anyText,
+        anyText,
+        uuid,
+        (frameworkId, agentId, taskId, state, latest, id) => {
+          expect(jsonString(taskId)).toBe(JSON.stringify(taskId));
+          expect(statusText(frameworkId, agentId, taskId, state, latest, id)).toBe(
+            JSON.stringify({ frameworkId, agentId, taskId, state, latest, uuid: id }),
+          );
+          expect(updateText(taskId, state, id)).toBe(JSON.stringify({ taskId, state, uuid: id }));
+          expect(unknownAgentText(agentId, taskId, id)).toBe(JSON.stringify({ agentId, taskId, uuid: id }));
+        },
+      ),
       { seed, numRuns: 500 },
     );
   });

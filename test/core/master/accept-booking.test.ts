@@ -22,9 +22,18 @@ describe('the books of an ACCEPT', () => {
     const s = connect(cluster, { roles: ['r1'], capabilities: ['MULTI_ROLE'] });
     const agentId = s.firstOffer().agentId;
     const shared = resources('cpus:0.5;mem:64');
-    const first = Array.from({ length: 5 }, (_, i) => ({ ...commandTask(`a${i}`, agentId, 'sleep 100'), resources: shared }));
-    const withPorts = [0, 1].map((i) => ({ ...commandTask(`p${i}`, agentId, 'sleep 100'), resources: resources(`cpus:0.25;mem:32;ports:[${31000 + i}-${31000 + i}]`) }));
-    const after = Array.from({ length: 3 }, (_, i) => ({ ...commandTask(`b${i}`, agentId, 'sleep 100'), resources: shared }));
+    const first = Array.from({ length: 5 }, (_, i) => ({
+      ...commandTask(`a${i}`, agentId, 'sleep 100'),
+      resources: shared,
+    }));
+    const withPorts = [0, 1].map((i) => ({
+      ...commandTask(`p${i}`, agentId, 'sleep 100'),
+      resources: resources(`cpus:0.25;mem:32;ports:[${31000 + i}-${31000 + i}]`),
+    }));
+    const after = Array.from({ length: 3 }, (_, i) => ({
+      ...commandTask(`b${i}`, agentId, 'sleep 100'),
+      resources: shared,
+    }));
     const ops: Operation[] = [launch([...first, ...withPorts]), op('RESERVE', reserved('cpus:1', 'r1')), launch(after)];
     expect(acceptWith(s, ops).ok).toBe(true);
     expect(s.framework?.tasks.size).toBe(10);

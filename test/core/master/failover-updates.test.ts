@@ -86,12 +86,16 @@ describe('status updates across a master failover', () => {
     const s = connect(cluster, { failoverTimeoutMs: 3_600_000 });
     cluster.advance(1_000);
     const offer = s.offers()[0]!;
-    s.accept(offer.id, [commandTask('done', offer.agentId, 'exit 0', 'cpus:1;mem:64'), commandTask('long', offer.agentId, 'sleep 3600', 'cpus:0.5;mem:16')]);
+    s.accept(offer.id, [
+      commandTask('done', offer.agentId, 'exit 0', 'cpus:1;mem:64'),
+      commandTask('long', offer.agentId, 'sleep 3600', 'cpus:0.5;mem:16'),
+    ]);
     cluster.advance(5_000);
     const agentId = offer.agentId;
     failover(cluster, 10_000);
     expect(cluster.view.leaderIndex()).toBe(1);
-    const tasks = () => [...cluster.view.framework(s.frameworkId)!.tasks.values()].map((t) => [t.spec.taskId, t.state]).sort();
+    const tasks = () =>
+      [...cluster.view.framework(s.frameworkId)!.tasks.values()].map((t) => [t.spec.taskId, t.state]).sort();
     expect(tasks()).toEqual([
       ['done', 'TASK_FINISHED'],
       ['long', 'TASK_RUNNING'],
@@ -107,7 +111,9 @@ describe('status updates across a master failover', () => {
       s.acknowledgeAll();
     }
     expect(tasks()).toEqual([['long', 'TASK_RUNNING']]);
-    expect(cluster.view.framework(s.frameworkId)!.completedTasks.map((t) => [t.spec.taskId, t.state])).toEqual([['done', 'TASK_FINISHED']]);
+    expect(cluster.view.framework(s.frameworkId)!.completedTasks.map((t) => [t.spec.taskId, t.state])).toEqual([
+      ['done', 'TASK_FINISHED'],
+    ]);
     cluster.checkAllInvariants();
   });
 });

@@ -17,7 +17,15 @@ function bag(text: string, role: string): Resources {
   return allocate(parsed, role);
 }
 
-const BAGS = ['cpus:0.5;mem:64', 'cpus:1', 'mem:32;disk:10', 'ports:[31000-31001]', 'ports:[31001-31003];cpus:0.1', 'cpus(db):1;mem(db):8', 'gpus:1;zones:{a,b}'];
+const BAGS = [
+  'cpus:0.5;mem:64',
+  'cpus:1',
+  'mem:32;disk:10',
+  'ports:[31000-31001]',
+  'ports:[31001-31003];cpus:0.1',
+  'cpus(db):1;mem(db):8',
+  'gpus:1;zones:{a,b}',
+];
 
 interface Step {
   readonly kind: HoldingKind;
@@ -70,7 +78,8 @@ describe('the books’ totals', () => {
           const id = `f${f}`;
           expect(ledger.framework(id)).toEqual(summed(agents.map((a) => ledger.frameworkOn(id, a))));
         }
-        for (const role of ['*', 'web', 'db']) expect(ledger.role(role)).toEqual(summed(agents.map((a) => ledger.roleOn(role, a))));
+        for (const role of ['*', 'web', 'db'])
+          expect(ledger.role(role)).toEqual(summed(agents.map((a) => ledger.roleOn(role, a))));
       }),
       { numRuns: 300 },
     );

@@ -156,7 +156,8 @@ describe('KILL', () => {
     s.kill('plain', offer.agentId);
     s.call({ type: 'KILL', taskId: 'called', agentId: offer.agentId, gracePeriodMs: 1_000 });
     s.acknowledgeAll();
-    for (const id of ['own', 'plain', 'called']) expect(s.states(id)).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING']);
+    for (const id of ['own', 'plain', 'called'])
+      expect(s.states(id)).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING']);
     cluster.advance(1_000);
     s.acknowledgeAll();
     expect(s.states('called').at(-1)).toBe('TASK_KILLED');
@@ -168,7 +169,9 @@ describe('KILL', () => {
     cluster.advance(7_000);
     s.acknowledgeAll();
     expect(s.states('own')).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_KILLED']);
-    expect(s.sink.updates().find((u) => u.taskId === 'own' && u.state === 'TASK_KILLED')?.message).toBe('Command terminated with signal Killed');
+    expect(s.sink.updates().find((u) => u.taskId === 'own' && u.state === 'TASK_KILLED')?.message).toBe(
+      'Command terminated with signal Killed',
+    );
   });
 
   it('of a task of a custom executor is forwarded and answered TASK_KILLED; the executor stays up', () => {
@@ -185,7 +188,9 @@ describe('KILL', () => {
     const killed = s.sink.updates().find((u) => u.state === 'TASK_KILLED')!;
     expect(killed).toMatchObject({ source: 'SOURCE_EXECUTOR', executorId: 'x1' });
     expect(killed.uuid).toMatch(/^[0-9a-f]{32}$/);
-    expect(cluster.view.agentExecutors(cluster.agents[0]!.id).map((e) => [e.executorId, e.kind, e.alive])).toEqual([['x1', 'custom', true]]);
+    expect(cluster.view.agentExecutors(cluster.agents[0]!.id).map((e) => [e.executorId, e.kind, e.alive])).toEqual([
+      ['x1', 'custom', true],
+    ]);
     expect(s.sink.of('FAILURE')).toEqual([]);
   });
 
@@ -236,14 +241,22 @@ describe('RECONCILE', () => {
     quiet(s);
     // Only TASK_STARTING has reached the master; the task has finished on the agent.
     s.call({ type: 'RECONCILE', tasks: [{ taskId: 't1' }] });
-    expect(s.sink.updates().at(-1)).toMatchObject({ taskId: 't1', state: 'TASK_STARTING', reason: 'REASON_RECONCILIATION' });
+    expect(s.sink.updates().at(-1)).toMatchObject({
+      taskId: 't1',
+      state: 'TASK_STARTING',
+      reason: 'REASON_RECONCILIATION',
+    });
     expect(unallocated(cluster)).toBe(without(total, 'cpus:1;mem:128'));
     // The retry carries the latest state: the master learns the task finished and frees it.
     cluster.advance(RETRY_MIN_MS);
     expect(s.sink.updates().at(-1)).toMatchObject({ state: 'TASK_STARTING', source: 'SOURCE_EXECUTOR' });
     expect(unallocated(cluster)).toBe(format(total));
     s.call({ type: 'RECONCILE', tasks: [{ taskId: 't1' }] });
-    expect(s.sink.updates().at(-1)).toMatchObject({ taskId: 't1', state: 'TASK_FINISHED', reason: 'REASON_RECONCILIATION' });
+    expect(s.sink.updates().at(-1)).toMatchObject({
+      taskId: 't1',
+      state: 'TASK_FINISHED',
+      reason: 'REASON_RECONCILIATION',
+    });
   });
 
   it('implicit: one update per known task', () => {
@@ -351,13 +364,21 @@ describe('ACCEPT', () => {
     const s = connect(cluster);
     const offer = s.firstOffer();
     // Leave an offer of 0.1 cpus and 8 MiB, too small for the executor's 32 MiB.
-    s.accept(offer.id, [commandTask('big', offer.agentId, './serve', 'cpus:3.9;mem:8184;disk:16384;ports:[31000-32000]')]);
+    s.accept(offer.id, [
+      commandTask('big', offer.agentId, './serve', 'cpus:3.9;mem:8184;disk:16384;ports:[31000-32000]'),
+    ]);
     cluster.advance(1000);
     const small = s.firstOffer();
     expect(format(small.resources)).toBe('cpus(*,alloc:*):0.1; mem(*,alloc:*):8');
-    s.launchGroup(small.id, defaultExecutor('e1', 'cpus:0.1;mem:32'), [commandTask('g1', small.agentId, 'sleep 1', 'cpus:0.01;mem:1')]);
+    s.launchGroup(small.id, defaultExecutor('e1', 'cpus:0.1;mem:32'), [
+      commandTask('g1', small.agentId, 'sleep 1', 'cpus:0.01;mem:1'),
+    ]);
     expect(s.sink.updates().filter((u) => u.taskId === 'g1')).toMatchObject([
-      { state: 'TASK_ERROR', reason: 'REASON_TASK_GROUP_INVALID', message: expect.stringMatching(/^Executor uses more resources/) },
+      {
+        state: 'TASK_ERROR',
+        reason: 'REASON_TASK_GROUP_INVALID',
+        message: expect.stringMatching(/^Executor uses more resources/),
+      },
     ]);
     expect(s.framework!.executors.size).toBe(0);
   });
@@ -371,7 +392,11 @@ describe('ACCEPT', () => {
       commandTask('b', offer.agentId, './serve', 'cpus:3;mem:128'),
       commandTask('c', offer.agentId, './serve', 'cpus:1;mem:128;ports:[31000-31000]'),
     ]);
-    expect([s.states('a'), s.states('b'), s.states('c')]).toEqual([['TASK_STARTING'], ['TASK_ERROR'], ['TASK_STARTING']]);
+    expect([s.states('a'), s.states('b'), s.states('c')]).toEqual([
+      ['TASK_STARTING'],
+      ['TASK_ERROR'],
+      ['TASK_STARTING'],
+    ]);
   });
 });
 
@@ -462,9 +487,17 @@ describe('DECLINE, REVIVE and SUPPRESS', () => {
   it('SUPPRESS of one role keeps offers coming for the others', () => {
     const cluster = makeCluster({ agents: 2 });
     const s = connect(cluster, { capabilities: ['MULTI_ROLE'], roles: ['a', 'b'] });
-    expect(s.offers().map((o) => o.role).sort()).toEqual(['a', 'b']);
+    expect(
+      s
+        .offers()
+        .map((o) => o.role)
+        .sort(),
+    ).toEqual(['a', 'b']);
     s.call({ type: 'SUPPRESS', roles: ['a'] });
-    s.decline(s.offers().map((o) => o.id), 0);
+    s.decline(
+      s.offers().map((o) => o.id),
+      0,
+    );
     cluster.advance(1000);
     expect(s.offers().map((o) => o.role)).toEqual(['b', 'b']);
   });
@@ -474,7 +507,11 @@ describe('framework lifecycle', () => {
   it('SUBSCRIBED comes first, then a HEARTBEAT every interval', () => {
     const cluster = makeCluster();
     const s = connect(cluster);
-    expect(s.sink.events[0]).toMatchObject({ type: 'SUBSCRIBED', frameworkId: s.frameworkId, heartbeatIntervalSeconds: 15 });
+    expect(s.sink.events[0]).toMatchObject({
+      type: 'SUBSCRIBED',
+      frameworkId: s.frameworkId,
+      heartbeatIntervalSeconds: 15,
+    });
     expect(s.sink.of('HEARTBEAT')).toHaveLength(1);
     cluster.advance(14_999);
     expect(s.sink.of('HEARTBEAT')).toHaveLength(1);
@@ -491,7 +528,10 @@ describe('framework lifecycle', () => {
     s.disconnect();
     expect(s.framework!.state).toBe('disconnected');
     const outcome = s.call({ type: 'REVIVE', roles: [] });
-    expect(outcome).toEqual({ ok: false, error: { code: 'FRAMEWORK_NOT_SUBSCRIBED', message: 'Framework is not subscribed' } });
+    expect(outcome).toEqual({
+      ok: false,
+      error: { code: 'FRAMEWORK_NOT_SUBSCRIBED', message: 'Framework is not subscribed' },
+    });
     expect(s.accept(offer.id, []).ok).toBe(false);
     // Offers were taken back silently, and no new ones go to it.
     expect(s.sink.of('RESCIND')).toEqual([]);
@@ -504,7 +544,10 @@ describe('framework lifecycle', () => {
     const cluster = makeCluster();
     const s = connect(cluster, { failoverTimeoutMs: 10_000 });
     const offer = s.firstOffer();
-    s.accept(offer.id, [commandTask('t1', offer.agentId, './serve'), executorTask('t2', offer.agentId, customExecutor('x1'))]);
+    s.accept(offer.id, [
+      commandTask('t1', offer.agentId, './serve'),
+      executorTask('t2', offer.agentId, customExecutor('x1')),
+    ]);
     s.acknowledgeAll();
     s.disconnect();
     cluster.advance(9_999);
@@ -571,7 +614,10 @@ describe('framework lifecycle', () => {
     const cluster = makeCluster();
     const s = connect(cluster);
     const offer = s.firstOffer();
-    s.accept(offer.id, [commandTask('t1', offer.agentId, 'sleep 100'), executorTask('t2', offer.agentId, customExecutor('x1'))]);
+    s.accept(offer.id, [
+      commandTask('t1', offer.agentId, 'sleep 100'),
+      executorTask('t2', offer.agentId, customExecutor('x1')),
+    ]);
     s.acknowledgeAll();
     expect(s.call({ type: 'TEARDOWN' }).ok).toBe(true);
     expect(s.sink.closed).toBe(true);
@@ -717,9 +763,12 @@ describe('UPDATE_FRAMEWORK', () => {
     cluster.advance(1000);
     const bOffers = s.offers().filter((o) => o.role === 'b');
     expect(bOffers).toHaveLength(1);
-    expect(s.call({ type: 'UPDATE_FRAMEWORK', subscription: { info: { ...s.framework!.info, roles: ['a'] }, suppressedRoles: [] } }).ok).toBe(
-      true,
-    );
+    expect(
+      s.call({
+        type: 'UPDATE_FRAMEWORK',
+        subscription: { info: { ...s.framework!.info, roles: ['a'] }, suppressedRoles: [] },
+      }).ok,
+    ).toBe(true);
     expect(s.sink.of('RESCIND').map((e) => e.offerId)).toEqual(bOffers.map((o) => o.id));
     expect(s.offers().every((o) => o.role === 'a')).toBe(true);
     cluster.advance(60_000);
@@ -760,7 +809,10 @@ describe('executor exits', () => {
     const cluster = makeCluster();
     const s = connect(cluster);
     const offer = s.firstOffer();
-    s.launchGroup(offer.id, defaultExecutor('e1'), [commandTask('g1', offer.agentId, 'sleep 1'), commandTask('g2', offer.agentId, 'sleep 2')]);
+    s.launchGroup(offer.id, defaultExecutor('e1'), [
+      commandTask('g1', offer.agentId, 'sleep 1'),
+      commandTask('g2', offer.agentId, 'sleep 2'),
+    ]);
     quiet(s);
     s.acknowledgeAll();
     cluster.advance(1000);
@@ -794,7 +846,11 @@ describe('DECLINE of several offers', () => {
     const offers = sink.lastOffers();
     expect(offers).toHaveLength(3);
     const ids = [...offers.map((o) => o.id), 'no-such-offer', offers[0]!.id];
-    const outcome = cluster.call(frameworkId, streamId, { type: 'DECLINE', offerIds: ids, filters: { refuseMs: 1_000_000 } });
+    const outcome = cluster.call(frameworkId, streamId, {
+      type: 'DECLINE',
+      offerIds: ids,
+      filters: { refuseMs: 1_000_000 },
+    });
     expect(outcome.ok).toBe(true);
     const before = sink.of('OFFERS').length;
     cluster.advance(999_000);
@@ -807,9 +863,24 @@ describe('DECLINE of several offers', () => {
 describe('GPU agents', () => {
   it('are offered only to frameworks with the GPU_RESOURCES capability', async () => {
     const { frameworkInfo, RecordingSink, resources, TestCluster } = await import('../helpers.js');
-    const cluster = new TestCluster({ seed: 1, master: { hostname: 'h', ip: '127.0.0.1', port: 5050, version: 'test' } });
-    cluster.addAgent({ hostname: 'gpu', ip: '127.0.0.1', port: 5051, resources: resources('cpus:4;mem:4096;gpus:1'), attributes: [] });
-    cluster.addAgent({ hostname: 'cpu', ip: '127.0.0.1', port: 5052, resources: resources('cpus:4;mem:4096'), attributes: [] });
+    const cluster = new TestCluster({
+      seed: 1,
+      master: { hostname: 'h', ip: '127.0.0.1', port: 5050, version: 'test' },
+    });
+    cluster.addAgent({
+      hostname: 'gpu',
+      ip: '127.0.0.1',
+      port: 5051,
+      resources: resources('cpus:4;mem:4096;gpus:1'),
+      attributes: [],
+    });
+    cluster.addAgent({
+      hostname: 'cpu',
+      ip: '127.0.0.1',
+      port: 5052,
+      resources: resources('cpus:4;mem:4096'),
+      attributes: [],
+    });
     const plain = new RecordingSink();
     cluster.subscribeWith({ info: frameworkInfo(), suppressedRoles: [] }, plain);
     expect(plain.lastOffers().map((o) => o.hostname)).toEqual(['cpu']);
@@ -826,7 +897,12 @@ describe('reconciling a completed task', () => {
     const { sink, frameworkId, streamId } = subscribe(cluster);
     const [offer] = sink.lastOffers();
     const call = (c: Parameters<typeof cluster.call>[2]) => cluster.call(frameworkId, streamId, c);
-    call({ type: 'ACCEPT', offerIds: [offer!.id], operations: [{ type: 'LAUNCH', tasks: [commandTask('done', offer!.agentId, 'true')] }], filters: { refuseMs: 0 } });
+    call({
+      type: 'ACCEPT',
+      offerIds: [offer!.id],
+      operations: [{ type: 'LAUNCH', tasks: [commandTask('done', offer!.agentId, 'true')] }],
+      filters: { refuseMs: 0 },
+    });
     for (let i = 0; i < 3; i++) {
       const u = sink.updates()[i]!;
       call({ type: 'ACKNOWLEDGE', agentId: u.agentId!, taskId: u.taskId, uuid: u.uuid! });
@@ -834,6 +910,11 @@ describe('reconciling a completed task', () => {
     expect(sink.updates().map((u) => u.state)).toEqual(['TASK_STARTING', 'TASK_RUNNING', 'TASK_FINISHED']);
     call({ type: 'RECONCILE', tasks: [{ taskId: 'done' }] });
     const last = sink.updates().at(-1)!;
-    expect(last).toMatchObject({ taskId: 'done', state: 'TASK_LOST', agentId: offer!.agentId, source: 'SOURCE_MASTER' });
+    expect(last).toMatchObject({
+      taskId: 'done',
+      state: 'TASK_LOST',
+      agentId: offer!.agentId,
+      source: 'SOURCE_MASTER',
+    });
   });
 });

@@ -7,28 +7,56 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterOptions } from '../../../src/core/cluster.js';
 import type { FrameworkInfo } from '../../../src/core/model/types.js';
-import { AGENT_RESOURCES, commandTask, connect, OperatorSink, resources, TestCluster, type TestScheduler } from '../helpers.js';
+import {
+  AGENT_RESOURCES,
+  commandTask,
+  connect,
+  OperatorSink,
+  resources,
+  TestCluster,
+  type TestScheduler,
+} from '../helpers.js';
 
 const MINUTE = 60_000;
 
-function makeMasters(options: { agents?: number; masters?: number; seed?: number; master?: Partial<ClusterOptions['master']> } = {}): TestCluster {
+function makeMasters(
+  options: { agents?: number; masters?: number; seed?: number; master?: Partial<ClusterOptions['master']> } = {},
+): TestCluster {
   const cluster = new TestCluster({
     seed: options.seed ?? 7,
     recordTrace: true,
     masters: options.masters ?? 3,
-    master: { hostname: 'localhost', ip: '127.0.0.1', port: 5050, version: '1.11.0', taskLaunchDelayMs: 0, ...options.master },
+    master: {
+      hostname: 'localhost',
+      ip: '127.0.0.1',
+      port: 5050,
+      version: '1.11.0',
+      taskLaunchDelayMs: 0,
+      ...options.master,
+    },
   });
   for (let i = 0; i < (options.agents ?? 2); i++) {
-    cluster.addAgent({ hostname: `agent${i + 1}`, ip: '127.0.0.1', port: 5051 + i, resources: resources(AGENT_RESOURCES), attributes: [] });
+    cluster.addAgent({
+      hostname: `agent${i + 1}`,
+      ip: '127.0.0.1',
+      port: 5051 + i,
+      resources: resources(AGENT_RESOURCES),
+      attributes: [],
+    });
   }
   return cluster;
 }
 
 /** A framework running one `sleep` task on each agent, every update acknowledged. */
-function runOnEachAgent(cluster: TestCluster, info: Partial<FrameworkInfo> = {}, command = 'sleep 3600'): TestScheduler {
+function runOnEachAgent(
+  cluster: TestCluster,
+  info: Partial<FrameworkInfo> = {},
+  command = 'sleep 3600',
+): TestScheduler {
   const s = connect(cluster, { failoverTimeoutMs: 3_600_000, ...info });
   cluster.advance(1_000);
-  for (const offer of s.offers()) s.accept(offer.id, [commandTask(`t-${offer.agentId.slice(-2)}`, offer.agentId, command)]);
+  for (const offer of s.offers())
+    s.accept(offer.id, [commandTask(`t-${offer.agentId.slice(-2)}`, offer.agentId, command)]);
   s.acknowledgeAll();
   cluster.advance(1_000);
   s.acknowledgeAll();
@@ -55,7 +83,10 @@ describe('masters with a leader', () => {
     expect(cluster.view.leaderIndex()).toBe(0);
     expect(cluster.view.masterInfo.id).toBe(leaderId);
     expect(s.sink.closed).toBe(false);
-    expect(cluster.inject({ type: 'crash_master', master: 5 })).toEqual({ ok: false, error: { code: 'NOT_FOUND', message: 'Master 5 not found' } });
+    expect(cluster.inject({ type: 'crash_master', master: 5 })).toEqual({
+      ok: false,
+      error: { code: 'NOT_FOUND', message: 'Master 5 not found' },
+    });
   });
 
   it("the leader's crash closes every stream; a new leader is elected after the session timeout and rebuilds tasks from the agents", () => {
@@ -70,9 +101,15 @@ describe('masters with a leader', () => {
     cluster.advance(0);
     expect(s.sink.closed).toBe(true);
     expect(operator.closed).toBe(true);
-    expect(cluster.operator({ type: 'GET_QUOTA' })).toEqual({ ok: false, error: { code: 'UNAVAILABLE', message: 'No leader elected' } });
+    expect(cluster.operator({ type: 'GET_QUOTA' })).toEqual({
+      ok: false,
+      error: { code: 'UNAVAILABLE', message: 'No leader elected' },
+    });
     expect(cluster.view.leaderIndex()).toBeUndefined();
-    expect(cluster.call(s.frameworkId, s.streamId, { type: 'REVIVE', roles: [] })).toEqual({ ok: false, error: { code: 'UNAVAILABLE', message: 'No leader elected' } });
+    expect(cluster.call(s.frameworkId, s.streamId, { type: 'REVIVE', roles: [] })).toEqual({
+      ok: false,
+      error: { code: 'UNAVAILABLE', message: 'No leader elected' },
+    });
 
     cluster.advance(9_999);
     expect(cluster.view.leaderIndex()).toBeUndefined();
@@ -101,7 +138,10 @@ describe('masters with a leader', () => {
     expect(sink.updates().map((u) => u.state)).toEqual(['TASK_RUNNING', 'TASK_RUNNING']);
     // What the tasks hold is not offered again: each agent offers its remaining 3 cpus.
     cluster.advance(1_000);
-    const cpus = sink.of('OFFERS').flatMap((e) => e.offers).map((o) => o.resources.find((r) => r.name === 'cpus')?.milli);
+    const cpus = sink
+      .of('OFFERS')
+      .flatMap((e) => e.offers)
+      .map((o) => o.resources.find((r) => r.name === 'cpus')?.milli);
     expect(cpus).toEqual([3000, 3000]);
     cluster.checkAllInvariants();
   });
@@ -114,7 +154,14 @@ describe('masters with a leader', () => {
     s.resubscribe();
     cluster.advance(30_000);
     s.acknowledgeAll();
-    expect(new Set(s.sink.updates().filter((u) => u.state === 'TASK_FINISHED').map((u) => u.taskId)).size).toBe(2);
+    expect(
+      new Set(
+        s.sink
+          .updates()
+          .filter((u) => u.state === 'TASK_FINISHED')
+          .map((u) => u.taskId),
+      ).size,
+    ).toBe(2);
     cluster.advance(1_000);
     expect(cluster.view.framework(s.frameworkId)!.tasks.size).toBe(0);
     cluster.checkAllInvariants();
@@ -143,7 +190,12 @@ describe('masters with a leader', () => {
   it('the registry keeps quotas, weights and unreachable and gone agents; frameworks, offers and completed tasks are gone', () => {
     const cluster = makeMasters({ agents: 3 });
     const [a, b, c] = cluster.agents.map((x) => x.id) as [string, string, string];
-    expect(cluster.updateQuota({ force: true, configs: [{ role: 'r1', guarantees: new Map(), limits: new Map([['cpus', 2]]) }] }).ok).toBe(true);
+    expect(
+      cluster.updateQuota({
+        force: true,
+        configs: [{ role: 'r1', guarantees: new Map(), limits: new Map([['cpus', 2]]) }],
+      }).ok,
+    ).toBe(true);
     expect(cluster.updateWeights([{ role: 'r1', weight: 3 }]).ok).toBe(true);
     const s = runOnEachAgent(cluster, {}, 'sleep 1');
     cluster.advance(5_000);
@@ -197,7 +249,9 @@ describe('the allocator after a master failover', () => {
     const cluster = makeMasters({ agents });
     if (quota) {
       const limits = new Map([['cpus', 100]]);
-      expect(cluster.updateQuota({ force: true, configs: [{ role: 'r1', guarantees: new Map(), limits }] }).ok).toBe(true);
+      expect(cluster.updateQuota({ force: true, configs: [{ role: 'r1', guarantees: new Map(), limits }] }).ok).toBe(
+        true,
+      );
     }
     const s = connect(cluster, { role: 'r1', failoverTimeoutMs: 3_600_000 });
     for (const agent of cluster.agents.slice(back)) cluster.partition(agent.id, 'master');
@@ -250,14 +304,18 @@ describe('agents that never return', () => {
     expect(cluster.view.unreachableAgentCount()).toBe(1);
     expect(sink.of('FAILURE')).toEqual([{ type: 'FAILURE', agentId: lost }]);
     aware.call({ type: 'RECONCILE', tasks: [{ taskId: `t-${lost.slice(-2)}`, agentId: lost }] });
-    expect(sink.updates().map((u) => [u.state, u.unreachableTimeMs !== undefined])).toEqual([['TASK_UNREACHABLE', true]]);
+    expect(sink.updates().map((u) => [u.state, u.unreachableTimeMs !== undefined])).toEqual([
+      ['TASK_UNREACHABLE', true],
+    ]);
     expect(cluster.view.framework(aware.frameworkId)!.tasks.size).toBe(1);
 
     // The partition heals: the agent registers again with its task, which the partition-aware framework keeps.
     cluster.heal(lost, 'master');
     cluster.advance(2 * MINUTE);
     expect(cluster.view.unreachableAgentCount()).toBe(0);
-    expect([...cluster.view.framework(aware.frameworkId)!.tasks.values()].map((t) => t.agentId).sort()).toEqual([kept, lost].sort());
+    expect([...cluster.view.framework(aware.frameworkId)!.tasks.values()].map((t) => t.agentId).sort()).toEqual(
+      [kept, lost].sort(),
+    );
     cluster.checkAllInvariants();
   });
 
@@ -284,7 +342,13 @@ describe('an agent whose registration crossed the failover', () => {
   it('registers with the new leader and is not taken for missing', () => {
     const cluster = makeMasters({ agents: 1 });
     const rule = cluster.addNetworkRule({ action: 'drop', types: ['AGENT_REGISTERED'] });
-    cluster.addAgent({ hostname: 'late', ip: '127.0.0.1', port: 5060, resources: resources(AGENT_RESOURCES), attributes: [] });
+    cluster.addAgent({
+      hostname: 'late',
+      ip: '127.0.0.1',
+      port: 5060,
+      resources: resources(AGENT_RESOURCES),
+      attributes: [],
+    });
     const late = cluster.agents[1]!.id;
     cluster.crashMaster();
     cluster.removeNetworkRule(rule);

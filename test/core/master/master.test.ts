@@ -12,8 +12,7 @@ describe('master: a task from offer to finish', () => {
     expect(offer?.id).toMatch(/-O0$/);
     expect(scalarMilli(offer!.resources, 'cpus')).toBe(4000);
 
-    const call = (c: Parameters<typeof cluster.call>[2]) =>
-      cluster.call(frameworkId, streamId, c);
+    const call = (c: Parameters<typeof cluster.call>[2]) => cluster.call(frameworkId, streamId, c);
     expect(
       call({
         type: 'ACCEPT',
@@ -48,11 +47,10 @@ describe('master: a task from offer to finish', () => {
     const { sink, frameworkId, streamId } = subscribe(cluster);
     const [offer] = sink.lastOffers();
     cluster.call(frameworkId, streamId, {
-        type: 'ACCEPT',
-        offerIds: [offer!.id],
-        operations: [{ type: 'LAUNCH', tasks: [commandTask('t1', offer!.agentId, 'sleep 100')] }],
-        filters: { refuseMs: 5000 },
-
+      type: 'ACCEPT',
+      offerIds: [offer!.id],
+      operations: [{ type: 'LAUNCH', tasks: [commandTask('t1', offer!.agentId, 'sleep 100')] }],
+      filters: { refuseMs: 5000 },
     });
     expect(sink.updates()).toHaveLength(1);
     cluster.advance(10_000);

@@ -8,7 +8,12 @@ import type { SimContext } from '../../../src/core/network/context.js';
 import { EventLoop } from '../../../src/core/kernel/event-loop.js';
 import type { Offer } from '../../../src/core/model/records.js';
 import { MisuseLog } from '../../../src/core/master/misuse.js';
-import { formatMisuse, MAX_EXAMPLES, type MisuseEntry, type MisuseKind } from '../../../src/core/master/misuse-report.js';
+import {
+  formatMisuse,
+  MAX_EXAMPLES,
+  type MisuseEntry,
+  type MisuseKind,
+} from '../../../src/core/master/misuse-report.js';
 import { commandTask, connect, makeCluster, type TestCluster, type TestScheduler } from '../helpers.js';
 
 function entries(cluster: TestCluster, frameworkId: string): readonly MisuseEntry[] {
@@ -29,7 +34,10 @@ function launch(s: TestScheduler, taskId = 't1'): string {
 
 /** Declines every outstanding offer for an hour and suppresses more (a re-subscription revives them). */
 function declineAll(s: TestScheduler): void {
-  s.decline(s.offers().map((o) => o.id), 3_600_000);
+  s.decline(
+    s.offers().map((o) => o.id),
+    3_600_000,
+  );
   s.call({ type: 'SUPPRESS', roles: [] });
 }
 
@@ -151,7 +159,10 @@ describe('declining in a tight loop', () => {
       cluster.advance(16_000);
     }
     const slow = connect(cluster, { name: 'slow' });
-    slow.decline(slow.offers().map((o) => o.id), 20_000);
+    slow.decline(
+      slow.offers().map((o) => o.id),
+      20_000,
+    );
     expect(cluster.view.misuse().frameworks).toEqual([]);
   });
 });
@@ -171,11 +182,17 @@ describe('reconciliation after a re-subscription', () => {
     expect(entry(cluster, s.frameworkId, 'no_reconcile_after_resubscribe')).toBeUndefined();
     cluster.advance(2_000);
     // Overdue now: the report shows it before the framework does anything more.
-    expect(entry(cluster, s.frameworkId, 'no_reconcile_after_resubscribe')).toMatchObject({ count: 1, firstTimeMs: 61_000 });
+    expect(entry(cluster, s.frameworkId, 'no_reconcile_after_resubscribe')).toMatchObject({
+      count: 1,
+      firstTimeMs: 61_000,
+    });
     // A late RECONCILE is the same instance, now recorded.
     expect(s.call({ type: 'RECONCILE', tasks: [] }).ok).toBe(true);
     s.acknowledgeAll();
-    expect(entry(cluster, s.frameworkId, 'no_reconcile_after_resubscribe')).toMatchObject({ count: 1, firstTimeMs: 61_000 });
+    expect(entry(cluster, s.frameworkId, 'no_reconcile_after_resubscribe')).toMatchObject({
+      count: 1,
+      firstTimeMs: 61_000,
+    });
   });
 
   it('does not count a framework that reconciles, nor one without tasks', () => {
@@ -206,7 +223,10 @@ describe('calls on a stale stream id', () => {
     s.resubscribe();
     const refused = cluster.call(s.frameworkId, old, { type: 'REVIVE', roles: [] });
     expect(refused).toMatchObject({ ok: false, error: { code: 'STREAM_ID' } });
-    expect(cluster.call(s.frameworkId, undefined, { type: 'REVIVE', roles: [] })).toMatchObject({ ok: false, error: { code: 'STREAM_ID' } });
+    expect(cluster.call(s.frameworkId, undefined, { type: 'REVIVE', roles: [] })).toMatchObject({
+      ok: false,
+      error: { code: 'STREAM_ID' },
+    });
     const e = entry(cluster, s.frameworkId, 'stale_stream_id')!;
     expect(e.count).toBe(2);
     expect(e.examples.map((x) => x.ids)).toEqual([{ streamId: old }, {}]);
@@ -256,7 +276,12 @@ describe('a well-behaved framework', () => {
       cluster.advance(5_000);
       s.acknowledgeAll();
     }
-    expect(before.updates().filter((u) => u.taskId === 't1').map((u) => u.state)).toContain('TASK_FINISHED');
+    expect(
+      before
+        .updates()
+        .filter((u) => u.taskId === 't1')
+        .map((u) => u.state),
+    ).toContain('TASK_FINISHED');
     expect(s.states('t2')).toContain('TASK_RUNNING');
     const report = cluster.view.misuse();
     expect(report.frameworks).toEqual([]);
@@ -273,7 +298,9 @@ describe('the report as text', () => {
     const lines = formatMisuse(cluster.view.misuse());
     expect(lines[0]).toBe('protocol misuse (at 61.000 s):');
     expect(lines[1]).toBe(`  framework '${s.frameworkId}' (sloppy): offer_held x1, at 60.000 s`);
-    expect(lines[2]).toMatch(/^ {4}e\.g\. at 60\.000 s: offer outstanding for 61\.000 s, not answered \[agent '.+', offer '.+'\]$/);
+    expect(lines[2]).toMatch(
+      /^ {4}e\.g\. at 60\.000 s: offer outstanding for 61\.000 s, not answered \[agent '.+', offer '.+'\]$/,
+    );
     expect(lines[3]).toMatch(/^ {4}why: An outstanding offer keeps its resources/);
   });
 });
@@ -298,7 +325,10 @@ describe('the log itself', () => {
       const cluster = makeCluster({ seed: 7, agents: 2 });
       const s = connect(cluster);
       for (let i = 0; i < 6; i++) {
-        s.decline(s.offers().map((o) => o.id), 1_000);
+        s.decline(
+          s.offers().map((o) => o.id),
+          1_000,
+        );
         cluster.advance(2_000);
       }
       cluster.advance(70_000);

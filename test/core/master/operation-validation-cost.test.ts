@@ -32,6 +32,8 @@ describe('operation validation cost', () => {
     expect(total.reads()).toBeLessThan(10 * (volumes.length + 2));
     // And the answer when one is missing stays the same.
     const missing = volume(disk, 'nowhere', 'data', 'p');
-    expect(operationError(op('DESTROY', [...volumes, ...missing]), { total: total.list, used: used.list })).toBe('Persistent volumes not found');
+    expect(operationError(op('DESTROY', [...volumes, ...missing]), { total: total.list, used: used.list })).toBe(
+      'Persistent volumes not found',
+    );
   });
 });

@@ -8,7 +8,10 @@ export function reserved(text: string | Resources, role: string, principal?: str
   return bag.map((r) => ({
     ...r,
     role,
-    reservations: [...(r.reservations ?? []), { type: 'DYNAMIC' as const, role, ...(principal === undefined ? {} : { principal }) }],
+    reservations: [
+      ...(r.reservations ?? []),
+      { type: 'DYNAMIC' as const, role, ...(principal === undefined ? {} : { principal }) },
+    ],
   }));
 }
 
@@ -16,7 +19,10 @@ export function reserved(text: string | Resources, role: string, principal?: str
 export function volume(disk: Resources, id: string, path = 'data', principal?: string): Resource[] {
   return disk.map((r) => ({
     ...r,
-    disk: { persistence: { id, ...(principal === undefined ? {} : { principal }) }, volume: { containerPath: path, mode: 'RW' as const } },
+    disk: {
+      persistence: { id, ...(principal === undefined ? {} : { principal }) },
+      volume: { containerPath: path, mode: 'RW' as const },
+    },
   }));
 }
 

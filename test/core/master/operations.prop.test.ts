@@ -22,7 +22,15 @@ import { format, scalarQuantities, contains, type Resources } from '../../../src
 import { isDynamicallyReserved, isPersistentVolume, isReserved } from '../../../src/core/model/conversions.js';
 import { rangesSize } from '../../../src/core/model/ranges.js';
 import type { Operation } from '../../../src/core/model/types.js';
-import { commandTask, connect, makeCluster, resources, sumDisjoint, type TestCluster, type TestScheduler } from '../helpers.js';
+import {
+  commandTask,
+  connect,
+  makeCluster,
+  resources,
+  sumDisjoint,
+  type TestCluster,
+  type TestScheduler,
+} from '../helpers.js';
 import { op, operationStatuses, reserved, volume } from './operations-helpers.js';
 
 const FLAG = 'cpus:4;mem:2048;disk:1024;ports:[31000-31010];cpus(a):1;disk(a):256';
@@ -46,9 +54,16 @@ class Real {
     for (const agent of cluster.agents) {
       const record = cluster.view.agent(agent.id);
       if (record === undefined) continue;
-      for (const [where, bag] of [['master', record.info.resources], ['agent', cluster.view.agentResources(agent.id) ?? []]] as const) {
+      for (const [where, bag] of [
+        ['master', record.info.resources],
+        ['agent', cluster.view.agentResources(agent.id) ?? []],
+      ] as const) {
         const q = quantities(bag);
-        for (const [name, n] of flag) if (q.get(name) !== n) throw new Error(`${where}'s total of '${agent.id}' has ${name} ${q.get(name)}, flag ${n}: {${format(bag)}}`);
+        for (const [name, n] of flag)
+          if (q.get(name) !== n)
+            throw new Error(
+              `${where}'s total of '${agent.id}' has ${name} ${q.get(name)}, flag ${n}: {${format(bag)}}`,
+            );
       }
       const held: Resources[] = [];
       for (const fw of cluster.view.frameworks()) {
@@ -56,14 +71,17 @@ class Real {
           if (offer.agentId !== agent.id) continue;
           held.push(offer.resources);
           const foreign = offer.resources.find((r) => isReserved(r) && r.role !== offer.role);
-          if (foreign !== undefined) throw new Error(`offer '${offer.id}' to role '${offer.role}' holds ${format([foreign])}`);
+          if (foreign !== undefined)
+            throw new Error(`offer '${offer.id}' to role '${offer.role}' holds ${format([foreign])}`);
         }
-        for (const task of fw.tasks.values()) if (task.agentId === agent.id && !task.resourcesRecovered) held.push(task.resources);
+        for (const task of fw.tasks.values())
+          if (task.agentId === agent.id && !task.resourcesRecovered) held.push(task.resources);
       }
       this.checkVolumesWhole(agent.id, [record.info.resources, cluster.view.agentResources(agent.id) ?? [], ...held]);
       const result = sumDisjoint(held);
       if ('overlap' in result) throw new Error(`agent '${agent.id}': ${result.overlap}`);
-      if (!contains(record.info.resources, result.sum)) throw new Error(`agent '${agent.id}' holds {${format(result.sum)}} beyond its total`);
+      if (!contains(record.info.resources, result.sum))
+        throw new Error(`agent '${agent.id}' holds {${format(result.sum)}} beyond its total`);
     }
   }
 
@@ -73,7 +91,8 @@ class Real {
       const key = `${agentId}/${v.role}/${v.disk!.persistence!.id}`;
       const size = this.volumeSizes.get(key);
       if (size === undefined) this.volumeSizes.set(key, v.milli ?? 0);
-      else if (size !== v.milli) throw new Error(`volume ${format([v])} on '${agentId}' was ${size / 1000} when first seen`);
+      else if (size !== v.milli)
+        throw new Error(`volume ${format([v])} on '${agentId}' was ${size / 1000} when first seen`);
     }
   }
 
@@ -84,7 +103,12 @@ class Real {
       for (const status of operationStatuses(s.sink)) {
         if (status.uuid === undefined || this.acked.has(status.uuid) || s.framework?.state !== 'subscribed') continue;
         this.acked.add(status.uuid);
-        s.call({ type: 'ACKNOWLEDGE_OPERATION_STATUS', agentId: status.agentId!, operationId: status.operationId!, uuid: status.uuid });
+        s.call({
+          type: 'ACKNOWLEDGE_OPERATION_STATUS',
+          agentId: status.agentId!,
+          operationId: status.operationId!,
+          uuid: status.uuid,
+        });
       }
     }
   }
@@ -97,7 +121,16 @@ function quantities(bag: Resources): Map<string, number> {
   return out;
 }
 
-type Step = 'reserve' | 'unreserve' | 'create' | 'destroy' | 'destroy-part' | 'launch' | 'launch-reserved' | 'launch-part' | 'reserve-other-role';
+type Step =
+  | 'reserve'
+  | 'unreserve'
+  | 'create'
+  | 'destroy'
+  | 'destroy-part'
+  | 'launch'
+  | 'launch-reserved'
+  | 'launch-part'
+  | 'reserve-other-role';
 
 /** One ACCEPT, its operations built from what the chosen offer holds, so that most are valid. */
 class Accept implements fc.Command<Model, Real> {
@@ -113,7 +146,9 @@ class Accept implements fc.Command<Model, Real> {
     const s = r.schedulers[this.fw % r.schedulers.length]!;
     const offer = s.offers()[0];
     if (offer !== undefined) {
-      const ops = this.steps.map((step) => this.operation(step, offer.resources, offer.role, offer.agentId, r)).filter((o) => o !== undefined);
+      const ops = this.steps
+        .map((step) => this.operation(step, offer.resources, offer.role, offer.agentId, r))
+        .filter((o) => o !== undefined);
       s.call({ type: 'ACCEPT', offerIds: [offer.id], operations: ops, filters: { refuseMs: 1_000 } });
     }
     r.check();
@@ -126,7 +161,9 @@ class Accept implements fc.Command<Model, Real> {
     const volumes = offered.filter(isPersistentVolume);
     const part = (bag: Resources) => bag.slice(0, 1).map((x) => ({ ...x, milli: Math.min(x.milli ?? 0, 500) }));
     // A volume named with a size other than its own: half of it, or one thousandth more.
-    const resized = volumes.slice(0, 1).map((x) => ({ ...x, milli: (x.milli ?? 0) > 1 ? Math.floor((x.milli ?? 0) / 2) : (x.milli ?? 0) + 1 }));
+    const resized = volumes
+      .slice(0, 1)
+      .map((x) => ({ ...x, milli: (x.milli ?? 0) > 1 ? Math.floor((x.milli ?? 0) / 2) : (x.milli ?? 0) + 1 }));
     switch (step) {
       case 'reserve':
         return op('RESERVE', reserved(part([...plain('cpus'), ...plain('disk')]), role, 'p'), id);
@@ -143,7 +180,12 @@ class Accept implements fc.Command<Model, Real> {
       case 'launch':
       case 'launch-reserved':
       case 'launch-part': {
-        const extra = step === 'launch-reserved' ? [...volumes.slice(0, 1), ...part(dynamic)] : step === 'launch-part' ? resized : [];
+        const extra =
+          step === 'launch-reserved'
+            ? [...volumes.slice(0, 1), ...part(dynamic)]
+            : step === 'launch-part'
+              ? resized
+              : [];
         const task = commandTask(`t${r.nextId++}`, agentId, 'sleep 2', 'cpus:0.1;mem:32');
         return { type: 'LAUNCH', tasks: [{ ...task, resources: [...task.resources, ...extra] }] };
       }
@@ -156,7 +198,14 @@ class Accept implements fc.Command<Model, Real> {
 
 class Act implements fc.Command<Model, Real> {
   constructor(
-    readonly what: 'decline' | 'ack' | 'crash' | 'restart' | 'operator-reserve' | 'operator-unreserve' | 'operator-destroy-part',
+    readonly what:
+      | 'decline'
+      | 'ack'
+      | 'crash'
+      | 'restart'
+      | 'operator-reserve'
+      | 'operator-unreserve'
+      | 'operator-destroy-part',
     readonly index: number,
     readonly ms: number,
   ) {}
@@ -166,12 +215,19 @@ class Act implements fc.Command<Model, Real> {
   run(m: Model, r: Real): void {
     const agentId = r.cluster.agents[this.index % m.agents]!.id;
     const s = r.schedulers[this.index % r.schedulers.length]!;
-    if (this.what === 'decline') s.decline(s.offers().map((o) => o.id), this.ms);
+    if (this.what === 'decline')
+      s.decline(
+        s.offers().map((o) => o.id),
+        this.ms,
+      );
     if (this.what === 'ack') r.acknowledgeAll();
     if (this.what === 'crash' && r.cluster.view.agentProcessState(agentId) !== 'crashed') r.cluster.crashAgent(agentId);
-    if (this.what === 'restart' && r.cluster.view.agentProcessState(agentId) === 'crashed') r.cluster.restartAgent(agentId);
-    if (this.what === 'operator-reserve') r.cluster.operatorOperation('RESERVE', agentId, reserved('mem:64', 'b', 'ops'));
-    if (this.what === 'operator-unreserve') r.cluster.operatorOperation('UNRESERVE', agentId, reserved('mem:64', 'b', 'ops'));
+    if (this.what === 'restart' && r.cluster.view.agentProcessState(agentId) === 'crashed')
+      r.cluster.restartAgent(agentId);
+    if (this.what === 'operator-reserve')
+      r.cluster.operatorOperation('RESERVE', agentId, reserved('mem:64', 'b', 'ops'));
+    if (this.what === 'operator-unreserve')
+      r.cluster.operatorOperation('UNRESERVE', agentId, reserved('mem:64', 'b', 'ops'));
     if (this.what === 'operator-destroy-part') this.destroyPart(r, agentId);
     r.cluster.advance(this.ms);
     r.check();
@@ -180,7 +236,8 @@ class Act implements fc.Command<Model, Real> {
   destroyPart(r: Real, agentId: string): void {
     const v = (r.cluster.view.agent(agentId)?.info.resources ?? []).find(isPersistentVolume);
     if (v === undefined) return;
-    if (r.cluster.operatorOperation('DESTROY', agentId, [{ ...v, milli: Math.floor(v.milli! / 2) }]).ok) throw new Error(`the operator destroyed half of ${format([v])}`);
+    if (r.cluster.operatorOperation('DESTROY', agentId, [{ ...v, milli: Math.floor(v.milli! / 2) }]).ok)
+      throw new Error(`the operator destroyed half of ${format([v])}`);
     exercised.partRefused++;
     if (this.index % 2 === 0 && r.cluster.operatorOperation('DESTROY', agentId, [v]).ok) exercised.wholeDestroyed++;
   }
@@ -208,7 +265,18 @@ const accept = fc
   .map(([fw, steps, ids]) => new Accept(fw, steps, ids));
 const act = fc
   .tuple(
-    fc.constantFrom('decline', 'ack', 'ack', 'crash', 'restart', 'restart', 'operator-reserve', 'operator-unreserve', 'operator-destroy-part', 'operator-destroy-part' as const),
+    fc.constantFrom(
+      'decline',
+      'ack',
+      'ack',
+      'crash',
+      'restart',
+      'restart',
+      'operator-reserve',
+      'operator-unreserve',
+      'operator-destroy-part',
+      'operator-destroy-part' as const,
+    ),
     fc.nat(5),
     fc.constantFrom(0, 500, 1_500, 12_000),
   )
@@ -217,7 +285,8 @@ const act = fc
 /** What the runs did, so that a test that exercises nothing fails. */
 const exercised = { applied: 0, dropped: 0, onReserved: 0, wholeDestroyed: 0, partRefused: 0 };
 
-const SEED = process.env['OPERATIONS_PROP_SEED'] === undefined ? 20_240_601 : Number(process.env['OPERATIONS_PROP_SEED']);
+const SEED =
+  process.env['OPERATIONS_PROP_SEED'] === undefined ? 20_240_601 : Number(process.env['OPERATIONS_PROP_SEED']);
 
 describe('offer operations under random sequences', () => {
   it('conserve resources, never offer a resource twice, offer reservations only to their role', () => {
@@ -231,12 +300,27 @@ describe('offer operations under random sequences', () => {
         (agents, seed, networkLatencyMs, cmds) => {
           const cluster = makeCluster({ agents: 0, seed, networkLatencyMs });
           for (let i = 0; i < agents; i++) {
-            cluster.addAgent({ hostname: `agent${i + 1}`, ip: '127.0.0.1', port: 5051 + i, resources: resources(FLAG), attributes: [] });
+            cluster.addAgent({
+              hostname: `agent${i + 1}`,
+              ip: '127.0.0.1',
+              port: 5051 + i,
+              resources: resources(FLAG),
+              attributes: [],
+            });
           }
           const setup = () => {
             const real = new Real(cluster);
-            real.schedulers.push(connect(cluster, { name: 'x', roles: ['a'], capabilities: ['MULTI_ROLE'], principal: 'p' }));
-            real.schedulers.push(connect(cluster, { name: 'y', roles: ['a', 'b'], capabilities: ['MULTI_ROLE', 'RESERVATION_REFINEMENT'], principal: 'p' }));
+            real.schedulers.push(
+              connect(cluster, { name: 'x', roles: ['a'], capabilities: ['MULTI_ROLE'], principal: 'p' }),
+            );
+            real.schedulers.push(
+              connect(cluster, {
+                name: 'y',
+                roles: ['a', 'b'],
+                capabilities: ['MULTI_ROLE', 'RESERVATION_REFINEMENT'],
+                principal: 'p',
+              }),
+            );
             return { model: { agents }, real };
           };
           fc.modelRun(setup, cmds);
@@ -244,7 +328,8 @@ describe('offer operations under random sequences', () => {
           exercised.applied += kinds.filter((k) => k === 'operation:apply').length;
           exercised.dropped += kinds.filter((k) => k === 'operation:drop').length;
           for (const fw of cluster.view.frameworks()) {
-            for (const t of [...fw.tasks.values(), ...fw.completedTasks]) if (t.resources.some(isReserved)) exercised.onReserved++;
+            for (const t of [...fw.tasks.values(), ...fw.completedTasks])
+              if (t.resources.some(isReserved)) exercised.onReserved++;
           }
         },
       ),

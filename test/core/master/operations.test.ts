@@ -30,7 +30,9 @@ describe('RESERVE with an id', () => {
     const [finished] = operationStatuses(s.sink);
     expect(finished).toMatchObject({ operationId: 'op-1', state: 'OPERATION_FINISHED', agentId });
     expect(finished!.uuid).toMatch(/^[0-9a-f]{32}$/);
-    expect(format(cluster.view.agentResources(agentId)!)).toBe('cpus(*):3; cpus(r1)[(DYNAMIC,r1,ops)]:1; mem(*):768; mem(r1)[(DYNAMIC,r1,ops)]:256');
+    expect(format(cluster.view.agentResources(agentId)!)).toBe(
+      'cpus(*):3; cpus(r1)[(DYNAMIC,r1,ops)]:1; mem(*):768; mem(r1)[(DYNAMIC,r1,ops)]:256',
+    );
     expect(cluster.view.operations()).toHaveLength(1);
     // Not acknowledged: the agent sends it again after the retry interval.
     cluster.advance(RETRY_MIN_MS);
@@ -52,7 +54,12 @@ describe('RESERVE with an id', () => {
     expect(operationStatuses(s.sink)).toEqual([]);
     expect(cluster.view.operations()).toEqual([]);
     expect(cluster.view.pendingOperationUpdates(cluster.agents[0]!.id)).toBe(0);
-    expect(scalarMilli(cluster.view.agent(cluster.agents[0]!.id)!.info.resources.filter((r) => r.role === 'r1'), 'cpus')).toBe(1000);
+    expect(
+      scalarMilli(
+        cluster.view.agent(cluster.agents[0]!.id)!.info.resources.filter((r) => r.role === 'r1'),
+        'cpus',
+      ),
+    ).toBe(1000);
   });
 });
 
@@ -75,7 +82,11 @@ describe('RESERVE, CREATE and LAUNCH in one ACCEPT', () => {
     s.acknowledgeAll();
     cluster.advance(1_000);
     acceptWith(s, [op('DESTROY', vol, 'destroy-early')]);
-    expect(operationStatuses(s.sink).at(-1)).toMatchObject({ operationId: 'destroy-early', state: 'OPERATION_ERROR', message: 'Persistent volumes in use' });
+    expect(operationStatuses(s.sink).at(-1)).toMatchObject({
+      operationId: 'destroy-early',
+      state: 'OPERATION_ERROR',
+      message: 'Persistent volumes in use',
+    });
     cluster.advance(5_000);
     s.acknowledgeAll();
     cluster.advance(1_000);
@@ -88,7 +99,11 @@ describe('RESERVE, CREATE and LAUNCH in one ACCEPT', () => {
       operations: [op('DESTROY', vol, 'destroy'), op('UNRESERVE', disk, 'unreserve')],
       filters: { refuseMs: 0 },
     });
-    expect(operationStatuses(s.sink).slice(-2).map((x) => [x.operationId, x.state])).toEqual([
+    expect(
+      operationStatuses(s.sink)
+        .slice(-2)
+        .map((x) => [x.operationId, x.state]),
+    ).toEqual([
       ['destroy', 'OPERATION_FINISHED'],
       ['unreserve', 'OPERATION_FINISHED'],
     ]);
@@ -121,11 +136,18 @@ describe('invalid operations', () => {
       "A reserve operation was attempted by authenticated principal 'ops', which does not match a reserved resource in the request with principal 'mallory'",
     );
     // Upstream checks the allocation role first: the offer was allocated to 'r1'.
-    expect(statuses[1]!.message).toBe("A reserve operation was attempted for a resource with role 'r2', but the resource was allocated to role 'r1'");
+    expect(statuses[1]!.message).toBe(
+      "A reserve operation was attempted for a resource with role 'r2', but the resource was allocated to role 'r1'",
+    );
     expect(statuses[2]!.message).toBe('Resource cpus(*,alloc:r1):1 is not dynamically reserved');
     expect(statuses[3]!.message).toMatch(/^Invalid RESERVE Operation: .* does not contain /);
     expect(s.states('t1')).toContain('TASK_STARTING');
-    expect(scalarMilli(cluster.view.agent(agentId)!.info.resources.filter((r) => r.role === 'r1'), 'cpus')).toBe(1000);
+    expect(
+      scalarMilli(
+        cluster.view.agent(agentId)!.info.resources.filter((r) => r.role === 'r1'),
+        'cpus',
+      ),
+    ).toBe(1000);
     cluster.checkAllInvariants();
   });
 
@@ -140,7 +162,11 @@ describe('invalid operations', () => {
     ]);
     // Errors come from the master at once, the agent's status after it.
     expect(operationStatuses(s.sink).map((x) => [x.operationId, x.state, x.message])).toEqual([
-      ['unreserved', 'OPERATION_ERROR', 'Invalid resources: Invalid DiskInfo: Persistent volumes cannot be created from unreserved resources'],
+      [
+        'unreserved',
+        'OPERATION_ERROR',
+        'Invalid resources: Invalid DiskInfo: Persistent volumes cannot be created from unreserved resources',
+      ],
       ['again', 'OPERATION_ERROR', "Persistence ID 'v' is not unique"],
       ['first', 'OPERATION_FINISHED', undefined],
     ]);
@@ -153,7 +179,13 @@ describe('RECONCILE_OPERATIONS', () => {
     const s = connect(cluster, { roles: ['r1'], capabilities: ['MULTI_ROLE'] });
     const agentId = cluster.agents[0]!.id;
     acceptWith(s, [op('RESERVE', reserved('cpus:1', 'r1'), 'op-1')]);
-    s.call({ type: 'RECONCILE_OPERATIONS', operations: [{ operationId: 'op-1', agentId }, { operationId: 'nope', agentId }] });
+    s.call({
+      type: 'RECONCILE_OPERATIONS',
+      operations: [
+        { operationId: 'op-1', agentId },
+        { operationId: 'nope', agentId },
+      ],
+    });
     expect(operationStatuses(s.sink).slice(-2)).toEqual([
       { operationId: 'op-1', state: 'OPERATION_FINISHED', agentId },
       { operationId: 'nope', state: 'OPERATION_UNKNOWN', agentId },
@@ -165,7 +197,12 @@ describe('RECONCILE_OPERATIONS', () => {
   it('ignores an acknowledgement of an unknown operation', () => {
     const cluster = clusterWith('cpus:4;mem:1024');
     const s = connect(cluster, { roles: ['r1'], capabilities: ['MULTI_ROLE'] });
-    const outcome = s.call({ type: 'ACKNOWLEDGE_OPERATION_STATUS', agentId: cluster.agents[0]!.id, operationId: 'x', uuid: '00'.repeat(16) });
+    const outcome = s.call({
+      type: 'ACKNOWLEDGE_OPERATION_STATUS',
+      agentId: cluster.agents[0]!.id,
+      operationId: 'x',
+      uuid: '00'.repeat(16),
+    });
     expect(outcome.ok).toBe(true);
     expect(cluster.trace.entries().some((e) => e.kind === 'operation:ack-ignored')).toBe(true);
   });
@@ -202,7 +239,9 @@ describe('checkpointed resources', () => {
     cluster.restartAgent(agentId);
     cluster.advance(1_000);
     expect(operationStatuses(s.sink).at(-1)).toMatchObject({ operationId: 'op-1', state: 'OPERATION_FINISHED' });
-    expect(format(cluster.view.agentResources(agentId)!)).toBe(format(allocate(cluster.view.agent(agentId)!.info.resources, undefined)));
+    expect(format(cluster.view.agentResources(agentId)!)).toBe(
+      format(allocate(cluster.view.agent(agentId)!.info.resources, undefined)),
+    );
     cluster.checkAllInvariants();
   });
 });
@@ -217,17 +256,27 @@ describe('operator operations', () => {
     expect(result.ok).toBe(true);
     cluster.advance(0);
     expect(s.sink.of('RESCIND').map((e) => e.offerId)).toEqual([offerId]);
-    expect(cluster.operatorOperation('RESERVE', agentId, reserved('cpus:9', 'r1'))).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+    expect(cluster.operatorOperation('RESERVE', agentId, reserved('cpus:9', 'r1'))).toMatchObject({
+      ok: false,
+      error: { code: 'CONFLICT' },
+    });
     expect(cluster.operatorOperation('UNRESERVE', agentId, resources('cpus:1'))).toEqual({
       ok: false,
       error: { code: 'INVALID', message: 'Resource cpus(*):1 is not dynamically reserved' },
     });
-    expect(cluster.operatorOperation('RESERVE', 'no-such-agent', reserved('cpus:1', 'r1'))).toMatchObject({ error: { code: 'INVALID' } });
+    expect(cluster.operatorOperation('RESERVE', 'no-such-agent', reserved('cpus:1', 'r1'))).toMatchObject({
+      error: { code: 'INVALID' },
+    });
     cluster.advance(2_000);
     expect(cluster.view.operations()).toEqual([]);
-    expect(format(cluster.view.agentResources(agentId)!)).toBe('cpus(*):2; cpus(r1)[(DYNAMIC,r1,admin)]:2; mem(*):1024');
+    expect(format(cluster.view.agentResources(agentId)!)).toBe(
+      'cpus(*):2; cpus(r1)[(DYNAMIC,r1,admin)]:2; mem(*):1024',
+    );
     const vol = volume(reserved('disk:1', 'r1'), 'x');
-    expect(cluster.operatorOperation('DESTROY', agentId, vol)).toMatchObject({ ok: false, error: { message: 'Persistent volumes not found' } });
+    expect(cluster.operatorOperation('DESTROY', agentId, vol)).toMatchObject({
+      ok: false,
+      error: { message: 'Persistent volumes not found' },
+    });
     cluster.checkAllInvariants();
   });
 
@@ -240,9 +289,17 @@ describe('operator operations', () => {
     const s = connect(cluster, { roles: ['r1'], capabilities: ['MULTI_ROLE'] });
     const offerId = s.firstOffer().id;
     const before = format(cluster.view.agentResources(agentId)!);
-    expect(before).toBe('cpus(*):4; disk(r1)[(DYNAMIC,r1,admin)]:40; disk(r1)[(DYNAMIC,r1,admin)][v1:data]:60; mem(*):1024');
-    expect(cluster.operatorOperation('UNRESERVE', agentId, disk('disk:50'))).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
-    expect(cluster.operatorOperation('RESERVE', agentId, disk('cpus:9'))).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+    expect(before).toBe(
+      'cpus(*):4; disk(r1)[(DYNAMIC,r1,admin)]:40; disk(r1)[(DYNAMIC,r1,admin)][v1:data]:60; mem(*):1024',
+    );
+    expect(cluster.operatorOperation('UNRESERVE', agentId, disk('disk:50'))).toMatchObject({
+      ok: false,
+      error: { code: 'CONFLICT' },
+    });
+    expect(cluster.operatorOperation('RESERVE', agentId, disk('cpus:9'))).toMatchObject({
+      ok: false,
+      error: { code: 'CONFLICT' },
+    });
     for (const part of ['disk:10', 'disk:59.999', 'disk:100']) {
       const refused = cluster.operatorOperation('DESTROY', agentId, volume(disk(part), 'v1'));
       expect(refused).toEqual({ ok: false, error: { code: 'INVALID', message: 'Persistent volumes not found' } });
@@ -253,7 +310,9 @@ describe('operator operations', () => {
     expect(cluster.operatorOperation('DESTROY', agentId, volume(disk('disk:60'), 'v1')).ok).toBe(true);
     cluster.advance(0);
     expect(s.sink.of('RESCIND').map((e) => e.offerId)).toEqual([offerId]);
-    expect(format(cluster.view.agentResources(agentId)!)).toBe('cpus(*):4; disk(r1)[(DYNAMIC,r1,admin)]:100; mem(*):1024');
+    expect(format(cluster.view.agentResources(agentId)!)).toBe(
+      'cpus(*):4; disk(r1)[(DYNAMIC,r1,admin)]:100; mem(*):1024',
+    );
     cluster.checkAllInvariants();
   });
 });

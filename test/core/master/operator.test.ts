@@ -33,8 +33,16 @@ describe('operator calls in the core', () => {
     cluster.advance(2_000);
     launchOn(plain, 'p-1');
     expect(cluster.operator({ type: 'MARK_AGENT_GONE', agentId }).ok).toBe(true);
-    expect(aware.sink.updates().at(-1)).toMatchObject({ taskId: 'a-1', state: 'TASK_GONE_BY_OPERATOR', reason: 'REASON_AGENT_REMOVED_BY_OPERATOR' });
-    expect(plain.sink.updates().at(-1)).toMatchObject({ taskId: 'p-1', state: 'TASK_LOST', reason: 'REASON_AGENT_REMOVED_BY_OPERATOR' });
+    expect(aware.sink.updates().at(-1)).toMatchObject({
+      taskId: 'a-1',
+      state: 'TASK_GONE_BY_OPERATOR',
+      reason: 'REASON_AGENT_REMOVED_BY_OPERATOR',
+    });
+    expect(plain.sink.updates().at(-1)).toMatchObject({
+      taskId: 'p-1',
+      state: 'TASK_LOST',
+      reason: 'REASON_AGENT_REMOVED_BY_OPERATOR',
+    });
     expect(aware.sink.of('FAILURE')).toContainEqual({ type: 'FAILURE', agentId });
     expect([...cluster.view.agents()].map((a) => a.id)).toEqual([cluster.agents[1]!.id]);
     expect(cluster.view.agentBooks(agentId)).toEqual({ offered: [], used: [] });
@@ -46,7 +54,10 @@ describe('operator calls in the core', () => {
     cluster.advance(30_000);
     expect([...cluster.view.agents()].map((a) => a.id)).not.toContain(agentId);
     expect(cluster.operator({ type: 'MARK_AGENT_GONE', agentId }).ok).toBe(true);
-    expect(cluster.operator({ type: 'MARK_AGENT_GONE', agentId: 'nope' })).toEqual({ ok: false, error: { code: 'NOT_FOUND', message: "Agent 'nope' not found" } });
+    expect(cluster.operator({ type: 'MARK_AGENT_GONE', agentId: 'nope' })).toEqual({
+      ok: false,
+      error: { code: 'NOT_FOUND', message: "Agent 'nope' not found" },
+    });
     cluster.checkAllInvariants();
   });
 
@@ -65,7 +76,10 @@ describe('operator calls in the core', () => {
     expect(cluster.view.agentSnapshot(agentId)).toMatchObject({ active: false, deactivated: true });
     expect(cluster.operator({ type: 'REACTIVATE_AGENT', agentId }).ok).toBe(true);
     expect(s.offers().map((o) => o.agentId)).toEqual([agentId]);
-    expect(cluster.operator({ type: 'REACTIVATE_AGENT', agentId })).toEqual({ ok: false, error: { code: 'INVALID', message: 'Agent is not deactivated' } });
+    expect(cluster.operator({ type: 'REACTIVATE_AGENT', agentId })).toEqual({
+      ok: false,
+      error: { code: 'INVALID', message: 'Agent is not deactivated' },
+    });
   });
 
   it('DRAIN_AGENT kills, stays DRAINING until the terminal update is acknowledged, then DRAINED; REACTIVATE_AGENT ends the drain', () => {
@@ -75,7 +89,11 @@ describe('operator calls in the core', () => {
     s.accept(s.firstOffer().id, [commandTask('t', agentId, 'sleep 100')]);
     s.acknowledgeAll();
     expect(cluster.operator({ type: 'DRAIN_AGENT', agentId, maxGracePeriodMs: 1_000, markGone: false }).ok).toBe(true);
-    expect(cluster.view.agentSnapshot(agentId)?.drain).toEqual({ state: 'DRAINING', maxGracePeriodMs: 1_000, markGone: false });
+    expect(cluster.view.agentSnapshot(agentId)?.drain).toEqual({
+      state: 'DRAINING',
+      maxGracePeriodMs: 1_000,
+      markGone: false,
+    });
     expect(s.sink.updates().at(-1)).toMatchObject({ taskId: 't', state: 'TASK_KILLED' });
     expect(cluster.operator({ type: 'REACTIVATE_AGENT', agentId })).toEqual({
       ok: false,
@@ -91,8 +109,14 @@ describe('operator calls in the core', () => {
   it('GET_QUOTA, GET_WEIGHTS and GET_OPERATIONS answer with values, empty on a fresh cluster', () => {
     const cluster = makeCluster();
     expect(cluster.operator({ type: 'GET_QUOTA' })).toEqual({ ok: true, value: { type: 'GET_QUOTA', configs: [] } });
-    expect(cluster.operator({ type: 'GET_WEIGHTS' })).toEqual({ ok: true, value: { type: 'GET_WEIGHTS', weights: [] } });
-    expect(cluster.operator({ type: 'GET_OPERATIONS' })).toEqual({ ok: true, value: { type: 'GET_OPERATIONS', operations: [] } });
+    expect(cluster.operator({ type: 'GET_WEIGHTS' })).toEqual({
+      ok: true,
+      value: { type: 'GET_WEIGHTS', weights: [] },
+    });
+    expect(cluster.operator({ type: 'GET_OPERATIONS' })).toEqual({
+      ok: true,
+      value: { type: 'GET_OPERATIONS', operations: [] },
+    });
   });
 });
 

@@ -82,7 +82,11 @@ describe('the ping watch', () => {
     const loop = new EventLoop();
     const network = new Network(loop, new Trace(loop), new Rng(1).fork('network'));
     let lastQuietMs: number | undefined;
-    network.reportQuietPings({ lastPingMs: () => lastQuietMs, goOn: () => lastQuietMs !== undefined, linkChanged: () => {} });
+    network.reportQuietPings({
+      lastPingMs: () => lastQuietMs,
+      goOn: () => lastQuietMs !== undefined,
+      linkChanged: () => {},
+    });
     const lost: number[] = [];
     const watch = new PingWatch(loop, network, 'agent-1', MASTER_PING_TIMEOUT_MS, () => lost.push(loop.now()));
     watch.heard();

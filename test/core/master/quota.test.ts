@@ -10,7 +10,11 @@ import { renderRoles } from '../../../src/wire/v0/roles.js';
 import { renderMetrics } from '../../../src/wire/v0/metrics.js';
 import { commandTask, connect, makeCluster, type TestCluster } from '../helpers.js';
 
-function config(role: string, limits: Record<string, number>, guarantees: Record<string, number> = {}): QuotaConfigRequest {
+function config(
+  role: string,
+  limits: Record<string, number>,
+  guarantees: Record<string, number> = {},
+): QuotaConfigRequest {
   return { role, limits: new Map(Object.entries(limits)), guarantees: new Map(Object.entries(guarantees)) };
 }
 
@@ -26,20 +30,30 @@ function errorOf(cluster: TestCluster, u: QuotaUpdate): string {
 }
 
 function limitsOf(cluster: TestCluster): Record<string, Record<string, number>> {
-  return Object.fromEntries(cluster.view.quotas().map((q) => [q.role, Object.fromEntries([...q.limits].map(([n, v]) => [n, v / 1000]))]));
+  return Object.fromEntries(
+    cluster.view.quotas().map((q) => [q.role, Object.fromEntries([...q.limits].map(([n, v]) => [n, v / 1000]))]),
+  );
 }
 
 describe('UPDATE_QUOTA validation', () => {
   it('accepts limits on the scalar resources and on the default role', () => {
     const cluster = makeCluster();
-    expect(cluster.updateQuota(update(config('dev', { cpus: 2, mem: 1024, disk: 10, gpus: 0, widgets: 3 }), config('*', { cpus: 1 }))).ok).toBe(true);
+    expect(
+      cluster.updateQuota(
+        update(config('dev', { cpus: 2, mem: 1024, disk: 10, gpus: 0, widgets: 3 }), config('*', { cpus: 1 })),
+      ).ok,
+    ).toBe(true);
     expect(limitsOf(cluster)).toEqual({ '*': { cpus: 1 }, dev: { cpus: 2, mem: 1024, disk: 10, gpus: 0, widgets: 3 } });
   });
 
   it('rejects nested roles, invalid roles and bad values with upstream texts', () => {
     const cluster = makeCluster();
-    expect(errorOf(cluster, update(config('a/b', { cpus: 1 })))).toBe("Updating quota on nested role 'a/b' is not supported yet");
-    expect(errorOf(cluster, update(config('', { cpus: 1 })))).toBe("Invalid QuotaConfig: Invalid 'QuotaConfig.role': Empty role name is invalid");
+    expect(errorOf(cluster, update(config('a/b', { cpus: 1 })))).toBe(
+      "Updating quota on nested role 'a/b' is not supported yet",
+    );
+    expect(errorOf(cluster, update(config('', { cpus: 1 })))).toBe(
+      "Invalid QuotaConfig: Invalid 'QuotaConfig.role': Empty role name is invalid",
+    );
     expect(errorOf(cluster, update(config('dev', { cpus: -1 })))).toBe(
       "Invalid QuotaConfig: Invalid limit configuration {'cpus': -1}: Negative values not supported",
     );
@@ -56,7 +70,9 @@ describe('UPDATE_QUOTA validation', () => {
 
   it('rejects ports and other non-scalar resources', () => {
     const cluster = makeCluster();
-    expect(errorOf(cluster, update(config('dev', { ports: 10 })))).toMatch(/quota supports only scalar resources, and 'ports' is of type RANGES$/);
+    expect(errorOf(cluster, update(config('dev', { ports: 10 })))).toMatch(
+      /quota supports only scalar resources, and 'ports' is of type RANGES$/,
+    );
   });
 
   it('is all or nothing: one invalid config rejects the others', () => {
@@ -101,7 +117,12 @@ describe('quota consumption', () => {
     expect(cluster.view.consumedQuota('dev')).toEqual(new Map());
     const offer = s.firstOffer();
     s.accept(offer.id, [commandTask('t1', offer.agentId, 'sleep 1000', 'cpus:2;mem:512')]);
-    expect(cluster.view.consumedQuota('dev')).toEqual(new Map([['cpus', 2000], ['mem', 512_000]]));
+    expect(cluster.view.consumedQuota('dev')).toEqual(
+      new Map([
+        ['cpus', 2000],
+        ['mem', 512_000],
+      ]),
+    );
 
     expect(errorOf(cluster, update(config('dev', { cpus: 1 })))).toBe(
       "Invalid QuotaConfig: Role 'dev' is already consuming 'cpus:2; mem:512'; this is more than the requested limits 'cpus:1' (use 'force' flag to bypass this check)",
@@ -110,7 +131,7 @@ describe('quota consumption', () => {
     expect(limitsOf(cluster)).toEqual({ dev: { cpus: 1 } });
   });
 
-  it('rescinds the role\'s outstanding offers until consumption plus offers fits the new limits', () => {
+  it("rescinds the role's outstanding offers until consumption plus offers fits the new limits", () => {
     const cluster = makeCluster({ agents: 2 });
     const s = connect(cluster, { roles: ['dev'], capabilities: ['MULTI_ROLE'] });
     expect(s.offers()).toHaveLength(2);
@@ -119,7 +140,9 @@ describe('quota consumption', () => {
     // allocator then offers that agent again, without cpus: the limit names
     // only cpus, so mem, disk and ports stay whole.
     expect(s.sink.of('RESCIND')).toHaveLength(1);
-    const cpus = s.offers().map((o) => o.resources.filter((r) => r.name === 'cpus').reduce((n, r) => n + (r.milli ?? 0), 0));
+    const cpus = s
+      .offers()
+      .map((o) => o.resources.filter((r) => r.name === 'cpus').reduce((n, r) => n + (r.milli ?? 0), 0));
     expect(cpus.sort()).toEqual([0, 4000]);
   });
 });
@@ -156,7 +179,11 @@ describe('UPDATE_WEIGHTS', () => {
     ]);
     expect(outcome).toMatchObject({
       ok: false,
-      error: { code: 'INVALID', message: "Failed to validate update weights request JSON for role 'b': Invalid weight '0': Weights must be positive" },
+      error: {
+        code: 'INVALID',
+        message:
+          "Failed to validate update weights request JSON for role 'b': Invalid weight '0': Weights must be positive",
+      },
     });
     expect(cluster.view.weights()).toEqual([]);
   });
@@ -176,6 +203,8 @@ describe('UPDATE_WEIGHTS', () => {
       { role: 'b', weight: 1 },
     ]);
     expect(parseWeights('a')).toMatch(/^Invalid weight 'a'/);
-    expect(parseWeights('a=-1')).toBe("Invalid weight 'a=-1' for role 'a': Invalid weight '-1': Weights must be positive");
+    expect(parseWeights('a=-1')).toBe(
+      "Invalid weight 'a=-1' for role 'a': Invalid weight '-1': Weights must be positive",
+    );
   });
 });

@@ -18,7 +18,12 @@ function launchInto(s: TestScheduler, prefix: string, perOffer: number): void {
   for (const offer of s.offers()) {
     const tasks = Array.from({ length: perOffer }, (_, i) => {
       const port = 31000 + i * 3 + (prefix === 'b' ? 1 : 0);
-      return commandTask(`${prefix}-${offer.agentId.slice(-2)}-${i}`, offer.agentId, i % 4 === 3 ? 'exit 0' : 'sleep 3600', `cpus:0.1;mem:16;ports:[${port}-${port}]`);
+      return commandTask(
+        `${prefix}-${offer.agentId.slice(-2)}-${i}`,
+        offer.agentId,
+        i % 4 === 3 ? 'exit 0' : 'sleep 3600',
+        `cpus:0.1;mem:16;ports:[${port}-${port}]`,
+      );
     });
     expect(s.accept(offer.id, tasks).ok).toBe(true);
   }
@@ -53,7 +58,12 @@ describe('a new leader books the tasks agents report', () => {
     const booksOf = () => ({
       agents: agentIds.map((id) => format(c.view.agentBooks(id).used)),
       frameworks: [a.frameworkId, b.frameworkId].map((id) => format(c.view.frameworkBooks(id).used)),
-      tasks: [...c.view.frameworks()].map((fw) => [...fw.tasks.values()].filter((t) => t.state === 'TASK_RUNNING').map((t) => t.spec.taskId).sort()),
+      tasks: [...c.view.frameworks()].map((fw) =>
+        [...fw.tasks.values()]
+          .filter((t) => t.state === 'TASK_RUNNING')
+          .map((t) => t.spec.taskId)
+          .sort(),
+      ),
     });
     const before = booksOf();
     expect(before.tasks.flat().length).toBeGreaterThanOrEqual(45);

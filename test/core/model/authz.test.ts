@@ -8,7 +8,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Authorizer, NO_ACLS, notAuthorizedForRoles, rolesOf, type AclEntity, type AclRule, type Acls } from '../../../src/core/model/authz.js';
+import {
+  Authorizer,
+  NO_ACLS,
+  notAuthorizedForRoles,
+  rolesOf,
+  type AclEntity,
+  type AclRule,
+  type Acls,
+} from '../../../src/core/model/authz.js';
 import { scalar, type Resource } from '../../../src/core/model/resources.js';
 import { frameworkInfo, RecordingSink, TestCluster } from '../helpers.js';
 
@@ -45,17 +53,24 @@ describe('Authorizer: the rules of upstream', () => {
     // No principal (authentication off, none declared) is ANY: only ANY or NONE rules match it.
     expect(a.mayRegister(undefined, ['public'])).toBe(true);
     expect(a.mayRegister(undefined, ['dev'])).toBe(false);
-    expect(new Authorizer(acls({ registerFrameworks: [rule(some('alice'), some('dev'))] })).mayRegister('bob', ['x'])).toBe(true);
+    expect(
+      new Authorizer(acls({ registerFrameworks: [rule(some('alice'), some('dev'))] })).mayRegister('bob', ['x']),
+    ).toBe(true);
   });
 
   it('implements the match and allow tables: principals ANY allow any principal, NONE none, SOME the named ones', () => {
-    const only = (principals: AclEntity) => new Authorizer(acls({ permissive: true, teardownFrameworks: [rule(principals, ANY)] }));
+    const only = (principals: AclEntity) =>
+      new Authorizer(acls({ permissive: true, teardownFrameworks: [rule(principals, ANY)] }));
     expect([only(ANY).mayTeardown('p', 'f'), only(ANY).mayTeardown(undefined, 'f')]).toEqual([true, true]);
     expect([only(NONE).mayTeardown('p', 'f'), only(NONE).mayTeardown(undefined, 'f')]).toEqual([false, false]);
     expect([only(some('p')).mayTeardown('p', 'f'), only(some('p')).mayTeardown('q', 'f')]).toEqual([true, true]);
     expect(only(some('p')).mayTeardown(undefined, 'f')).toBe(true); // SOME does not match ANY: permissive decides
     const strict = new Authorizer(acls({ permissive: false, teardownFrameworks: [rule(some('p'), ANY)] }));
-    expect([strict.mayTeardown('p', 'f'), strict.mayTeardown('q', 'f'), strict.mayTeardown(undefined, 'f')]).toEqual([true, false, false]);
+    expect([strict.mayTeardown('p', 'f'), strict.mayTeardown('q', 'f'), strict.mayTeardown(undefined, 'f')]).toEqual([
+      true,
+      false,
+      false,
+    ]);
   });
 
   it('asks teardown_frameworks about the framework principal, none counting as the empty one', () => {
@@ -85,11 +100,11 @@ describe('Authorizer: the rules of upstream', () => {
     expect(a.mayRegister('p', ['engineering/x'])).toBe(false);
     expect(a.mayRegister('q', ['eng/web'])).toBe(false);
     const quota = new Authorizer(acls({ permissive: false, updateQuotas: [rule(some('admin'), some('team/%'))] }));
-    expect([quota.mayUpdateQuota('admin', 'team/a'), quota.mayUpdateQuota('admin', 'team'), quota.mayUpdateQuota('x', 'team/a')]).toEqual([
-      true,
-      false,
-      false,
-    ]);
+    expect([
+      quota.mayUpdateQuota('admin', 'team/a'),
+      quota.mayUpdateQuota('admin', 'team'),
+      quota.mayUpdateQuota('x', 'team/a'),
+    ]).toEqual([true, false, false]);
   });
 
   it('asks the view rules about users, roles and flags', () => {
@@ -104,7 +119,11 @@ describe('Authorizer: the rules of upstream', () => {
         getQuotas: [rule(ANY, ANY)],
       }),
     );
-    expect([a.mayViewFramework('ops', 'root'), a.mayViewFramework('dev', 'dev'), a.mayViewFramework('dev', 'root')]).toEqual([true, true, false]);
+    expect([
+      a.mayViewFramework('ops', 'root'),
+      a.mayViewFramework('dev', 'dev'),
+      a.mayViewFramework('dev', 'root'),
+    ]).toEqual([true, true, false]);
     expect([a.mayViewTask(undefined, 'root'), a.mayViewTask('x', 'other')]).toEqual([true, false]);
     expect(a.mayViewExecutor('ops', 'root')).toBe(false);
     expect([a.mayViewRole('dev', 'dev/a'), a.mayViewRole('dev', 'prod')]).toEqual([true, false]);
@@ -128,15 +147,26 @@ describe('Authorizer: the rules of upstream', () => {
       reservations: [{ type: 'DYNAMIC', role, ...(principal === undefined ? {} : { principal }) }],
     });
     expect(a.operationRefusal('ops', 'RESERVE', [reserved('eng/a'), reserved('eng/b/c')])).toBeUndefined();
-    expect(a.operationRefusal('ops', 'RESERVE', [reserved('eng/a'), reserved('eng')])).toBe("Principal 'ops' is not authorized to reserve resources for role 'eng'");
+    expect(a.operationRefusal('ops', 'RESERVE', [reserved('eng/a'), reserved('eng')])).toBe(
+      "Principal 'ops' is not authorized to reserve resources for role 'eng'",
+    );
     // Without a reserver principal the object is ANY, which only an ANY rule matches.
     expect(a.operationRefusal('ops', 'UNRESERVE', [reserved('x', 'ops'), reserved('x')])).toBeUndefined();
-    expect(a.operationRefusal('dev', 'UNRESERVE', [reserved('x')])).toBe("Principal 'dev' is not authorized to unreserve resources reserved by any principal");
-    const volume = (principal?: string) => ({ ...reserved('dev'), disk: { persistence: { id: 'v', ...(principal === undefined ? {} : { principal }) } } });
+    expect(a.operationRefusal('dev', 'UNRESERVE', [reserved('x')])).toBe(
+      "Principal 'dev' is not authorized to unreserve resources reserved by any principal",
+    );
+    const volume = (principal?: string) => ({
+      ...reserved('dev'),
+      disk: { persistence: { id: 'v', ...(principal === undefined ? {} : { principal }) } },
+    });
     expect(a.operationRefusal('ops', 'CREATE', [volume('ops')])).toBeUndefined();
     expect(a.operationRefusal('ops', 'DESTROY', [volume()])).toBeUndefined();
-    expect(a.operationRefusal('ops', 'DESTROY', [volume('x')])).toBe("Principal 'ops' is not authorized to destroy volumes created by principal 'x'");
-    expect(a.operationRefusal(undefined, 'CREATE', [])).toBe('A request without a principal is not authorized to create volumes for any role');
+    expect(a.operationRefusal('ops', 'DESTROY', [volume('x')])).toBe(
+      "Principal 'ops' is not authorized to destroy volumes created by principal 'x'",
+    );
+    expect(a.operationRefusal(undefined, 'CREATE', [])).toBe(
+      'A request without a principal is not authorized to create volumes for any role',
+    );
   });
 
   it('asks implicit actions about ANY, and a nested launch about both the parent and the command user', () => {
@@ -148,12 +178,22 @@ describe('Authorizer: the rules of upstream', () => {
         launchNestedContainersAsUser: [rule(some('ops'), some('app')), rule(some('ops'), ANY)],
       }),
     );
-    expect([a.may('mark_agents_gone', 'ops'), a.may('mark_agents_gone', 'ops', 'ignored'), a.may('mark_agents_gone', 'dev')]).toEqual([true, true, false]);
+    expect([
+      a.may('mark_agents_gone', 'ops'),
+      a.may('mark_agents_gone', 'ops', 'ignored'),
+      a.may('mark_agents_gone', 'dev'),
+    ]).toEqual([true, true, false]);
     expect(a.nestedLaunchRefusal('ops', false, 'app', { user: 'app' })).toBeUndefined();
     expect(a.nestedLaunchRefusal('ops', false, 'app', {})).toBeUndefined();
-    expect(a.nestedLaunchRefusal('dev', false, 'app', { user: 'app' })).toBe("Principal 'dev' is not authorized to launch nested containers under a container of user 'app'");
-    expect(a.nestedLaunchRefusal('ops', false, 'root', { user: 'app' })).toBe("Principal 'ops' is not authorized to launch nested containers under a container of user 'root'");
-    expect(a.nestedLaunchRefusal('ops', true, 'app', { user: 'app' })).toBe("Principal 'ops' is not authorized to launch nested container sessions under a container of user 'app'");
+    expect(a.nestedLaunchRefusal('dev', false, 'app', { user: 'app' })).toBe(
+      "Principal 'dev' is not authorized to launch nested containers under a container of user 'app'",
+    );
+    expect(a.nestedLaunchRefusal('ops', false, 'root', { user: 'app' })).toBe(
+      "Principal 'ops' is not authorized to launch nested containers under a container of user 'root'",
+    );
+    expect(a.nestedLaunchRefusal('ops', true, 'app', { user: 'app' })).toBe(
+      "Principal 'ops' is not authorized to launch nested container sessions under a container of user 'app'",
+    );
     const strictChild = new Authorizer(
       acls({
         permissive: false,
@@ -161,7 +201,9 @@ describe('Authorizer: the rules of upstream', () => {
         launchNestedContainersAsUser: [rule(some('ops'), some('app'))],
       }),
     );
-    expect(strictChild.nestedLaunchRefusal('ops', false, 'x', { user: 'root' })).toBe("Principal 'ops' is not authorized to launch nested containers as user 'root'");
+    expect(strictChild.nestedLaunchRefusal('ops', false, 'x', { user: 'root' })).toBe(
+      "Principal 'ops' is not authorized to launch nested containers as user 'root'",
+    );
     // Without a command (no executor holds the parent), only the parent is asked.
     expect(strictChild.nestedLaunchRefusal('ops', false, undefined)).toBeUndefined();
   });
@@ -174,14 +216,24 @@ describe('Authorizer: the rules of upstream', () => {
     );
     const rules = fc.array(fc.record({ principals: entity, objects: entity }), { maxLength: 4 });
     fc.assert(
-      fc.property(rules, fc.boolean(), fc.option(fc.constantFrom('a', 'b'), { nil: undefined }), fc.constantFrom('a', 'b', 'a/x'), (rest, permissive, principal, role) => {
-        const yes = new Authorizer(acls({ permissive, registerFrameworks: [rule(ANY, ANY), ...rest], viewTasks: [rule(ANY, ANY), ...rest] }));
-        expect(yes.mayRegister(principal, [role])).toBe(true);
-        expect(yes.mayViewTask(principal, role)).toBe(true);
-        const no = new Authorizer(acls({ permissive, registerFrameworks: [rule(NONE, ANY), ...rest], viewTasks: [rule(NONE, ANY), ...rest] }));
-        expect(no.mayRegister(principal, [role])).toBe(false);
-        expect(no.mayViewTask(principal, role)).toBe(false);
-      }),
+      fc.property(
+        rules,
+        fc.boolean(),
+        fc.option(fc.constantFrom('a', 'b'), { nil: undefined }),
+        fc.constantFrom('a', 'b', 'a/x'),
+        (rest, permissive, principal, role) => {
+          const yes = new Authorizer(
+            acls({ permissive, registerFrameworks: [rule(ANY, ANY), ...rest], viewTasks: [rule(ANY, ANY), ...rest] }),
+          );
+          expect(yes.mayRegister(principal, [role])).toBe(true);
+          expect(yes.mayViewTask(principal, role)).toBe(true);
+          const no = new Authorizer(
+            acls({ permissive, registerFrameworks: [rule(NONE, ANY), ...rest], viewTasks: [rule(NONE, ANY), ...rest] }),
+          );
+          expect(no.mayRegister(principal, [role])).toBe(false);
+          expect(no.mayViewTask(principal, role)).toBe(false);
+        },
+      ),
       { verbose: true },
     );
   });
@@ -189,7 +241,16 @@ describe('Authorizer: the rules of upstream', () => {
 
 describe('the master with ACLs and an authenticated principal', () => {
   const cluster = (a?: Acls) =>
-    new TestCluster({ seed: 1, master: { hostname: 'localhost', ip: '127.0.0.1', port: 5050, version: '1.11.0', ...(a === undefined ? {} : { acls: a }) } });
+    new TestCluster({
+      seed: 1,
+      master: {
+        hostname: 'localhost',
+        ip: '127.0.0.1',
+        port: 5050,
+        version: '1.11.0',
+        ...(a === undefined ? {} : { acls: a }),
+      },
+    });
   const only = acls({ permissive: false, registerFrameworks: [rule(some('alice'), some('dev'))] });
   const info = (roles: string[], principal?: string) =>
     frameworkInfo({ capabilities: ['MULTI_ROLE'], roles, ...(principal === undefined ? {} : { principal }) });
@@ -208,14 +269,31 @@ describe('the master with ACLs and an authenticated principal', () => {
     const sink = new RecordingSink();
     const { frameworkId, streamId } = c.subscribe('conn-1', { info: info(['dev']), suppressedRoles: [] }, 'alice');
     expect(c.view.framework(frameworkId)!.info.principal).toBe('alice');
-    expect(c.call(frameworkId, streamId, { type: 'REVIVE', roles: [] }, 'alice')).toEqual({ ok: true, value: undefined });
+    expect(c.call(frameworkId, streamId, { type: 'REVIVE', roles: [] }, 'alice')).toEqual({
+      ok: true,
+      value: undefined,
+    });
     expect(c.call(frameworkId, streamId, { type: 'TEARDOWN' }, 'bob')).toEqual({
       ok: false,
-      error: { code: 'INVALID', message: "Authenticated principal 'bob' does not match principal 'alice' set in `FrameworkInfo`" },
+      error: {
+        code: 'INVALID',
+        message: "Authenticated principal 'bob' does not match principal 'alice' set in `FrameworkInfo`",
+      },
     });
     expect(c.view.framework(frameworkId)?.state).toBe('subscribed');
-    const update = c.call(frameworkId, streamId, { type: 'UPDATE_FRAMEWORK', subscription: { info: { ...info(['dev', 'ops'], 'alice'), id: frameworkId }, suppressedRoles: [] } }, 'alice');
-    expect(update).toEqual({ ok: false, error: { code: 'FORBIDDEN', message: "Not authorized to use roles '{ dev, ops }'" } });
+    const update = c.call(
+      frameworkId,
+      streamId,
+      {
+        type: 'UPDATE_FRAMEWORK',
+        subscription: { info: { ...info(['dev', 'ops'], 'alice'), id: frameworkId }, suppressedRoles: [] },
+      },
+      'alice',
+    );
+    expect(update).toEqual({
+      ok: false,
+      error: { code: 'FORBIDDEN', message: "Not authorized to use roles '{ dev, ops }'" },
+    });
     expect(c.view.framework(frameworkId)!.roles()).toEqual(['dev']);
     expect(sink.events).toEqual([]);
   });
@@ -231,35 +309,64 @@ describe('the master with ACLs and an authenticated principal', () => {
 describe('Authorizer: the control API', () => {
   it('asks control_simulation about the principal (ANY without one), `permissive` when no rule matches', () => {
     const a = new Authorizer(acls({ permissive: false, controlSimulation: [rule(some('ops'), ANY), rule(ANY, NONE)] }));
-    expect([a.mayControlSimulation('ops'), a.mayControlSimulation('bob'), a.mayControlSimulation(undefined)]).toEqual([true, false, false]);
+    expect([a.mayControlSimulation('ops'), a.mayControlSimulation('bob'), a.mayControlSimulation(undefined)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
     expect(new Authorizer(acls({ permissive: true })).mayControlSimulation('bob')).toBe(true);
     expect(new Authorizer(acls({ permissive: false })).mayControlSimulation('bob')).toBe(false);
     expect(new Authorizer(undefined).mayControlSimulation(undefined)).toBe(true);
   });
 
   it('says whether a principal may view every user, those no rule names included', () => {
-    const only = (principal: string, ...users: string[]) => [rule(some(principal), some(...users)), rule(some(principal), NONE)];
-    const a = new Authorizer(acls({ viewFrameworks: only('bob', 'bob-user'), viewExecutors: [rule(some('carol'), some('x'))] }));
+    const only = (principal: string, ...users: string[]) => [
+      rule(some(principal), some(...users)),
+      rule(some(principal), NONE),
+    ];
+    const a = new Authorizer(
+      acls({ viewFrameworks: only('bob', 'bob-user'), viewExecutors: [rule(some('carol'), some('x'))] }),
+    );
     expect(a.mayViewEveryUser('bob')).toBe(false);
     // carol is refused no user: the rule naming her allows x, and `permissive` the others.
     expect(a.mayViewEveryUser('carol')).toBe(true);
     expect(a.mayViewEveryUser(undefined)).toBe(true);
     // A user refused by name, every other allowed.
     expect(new Authorizer(acls({ viewTasks: [rule(ANY, NONE)], permissive: true })).mayViewEveryUser('x')).toBe(false);
-    expect(new Authorizer(acls({ viewTasks: [rule(some('x'), ANY)], permissive: false })).mayViewEveryUser('x')).toBe(false);
-    expect(new Authorizer(acls({ viewFrameworks: [rule(ANY, ANY)], viewTasks: [rule(ANY, ANY)], viewExecutors: [rule(ANY, ANY)], permissive: false })).mayViewEveryUser('x')).toBe(true);
+    expect(new Authorizer(acls({ viewTasks: [rule(some('x'), ANY)], permissive: false })).mayViewEveryUser('x')).toBe(
+      false,
+    );
+    expect(
+      new Authorizer(
+        acls({
+          viewFrameworks: [rule(ANY, ANY)],
+          viewTasks: [rule(ANY, ANY)],
+          viewExecutors: [rule(ANY, ANY)],
+          permissive: false,
+        }),
+      ).mayViewEveryUser('x'),
+    ).toBe(true);
     expect(new Authorizer(undefined).mayViewEveryUser('x')).toBe(true);
   });
 
   it('property: mayViewEveryUser is true exactly when each view rule allows every user asked', () => {
     const users = ['u1', 'u2', 'u3'];
-    const entity = fc.oneof(fc.constant(ANY), fc.constant(NONE), fc.subarray(users, { minLength: 1 }).map((v) => some(...v)));
-    const rules = fc.array(fc.record({ principals: fc.oneof(fc.constant(ANY), fc.constant(some('p'))), objects: entity }), { maxLength: 3 });
+    const entity = fc.oneof(
+      fc.constant(ANY),
+      fc.constant(NONE),
+      fc.subarray(users, { minLength: 1 }).map((v) => some(...v)),
+    );
+    const rules = fc.array(
+      fc.record({ principals: fc.oneof(fc.constant(ANY), fc.constant(some('p'))), objects: entity }),
+      { maxLength: 3 },
+    );
     fc.assert(
       fc.property(rules, rules, rules, fc.boolean(), (viewFrameworks, viewTasks, viewExecutors, permissive) => {
         const a = new Authorizer(acls({ permissive, viewFrameworks, viewTasks, viewExecutors }));
         const asked = [...users, 'someone-else'];
-        const every = asked.every((u) => a.mayViewFramework('p', u) && a.mayViewTask('p', u) && a.mayViewExecutor('p', u));
+        const every = asked.every(
+          (u) => a.mayViewFramework('p', u) && a.mayViewTask('p', u) && a.mayViewExecutor('p', u),
+        );
         expect(a.mayViewEveryUser('p')).toBe(every);
       }),
     );

@@ -7,13 +7,26 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { add, allocate, contains, normalise, subtract, type Resource, type Resources } from '../../../src/core/model/resources.js';
+import {
+  add,
+  allocate,
+  contains,
+  normalise,
+  subtract,
+  type Resource,
+  type Resources,
+} from '../../../src/core/model/resources.js';
 
 const ROLES = ['*', 'a', 'b'];
 const NAMES = ['cpus', 'mem', 'disk', 'gpus'];
 
 const scalarArb: fc.Arbitrary<Resource> = fc
-  .record({ name: fc.constantFrom(...NAMES), role: fc.constantFrom(...ROLES), milli: fc.integer({ min: 1, max: 5000 }), alloc: fc.constantFrom(undefined, 'a', 'x') })
+  .record({
+    name: fc.constantFrom(...NAMES),
+    role: fc.constantFrom(...ROLES),
+    milli: fc.integer({ min: 1, max: 5000 }),
+    alloc: fc.constantFrom(undefined, 'a', 'x'),
+  })
   .map(({ name, role, milli, alloc }) => ({
     name,
     type: 'SCALAR' as const,

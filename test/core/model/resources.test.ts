@@ -1,5 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { add, allocate, contains, format, fromMilli, isEmpty, normalise, parseResources, ranges, scalar, scalarMilli, set, subtract, toMilli } from '../../../src/core/model/resources.js';
+import {
+  add,
+  allocate,
+  contains,
+  format,
+  fromMilli,
+  isEmpty,
+  normalise,
+  parseResources,
+  ranges,
+  scalar,
+  scalarMilli,
+  set,
+  subtract,
+  toMilli,
+} from '../../../src/core/model/resources.js';
 import { rangesSize } from '../../../src/core/model/ranges.js';
 import { resources } from '../helpers.js';
 
@@ -25,12 +40,24 @@ describe('resources', () => {
   });
 
   it('merges adjacent and overlapping ranges, and splits them on subtraction', () => {
-    expect(ranges('ports', [[31005, 31010], [31000, 31004], [31020, 31030], [31025, 31040]]).ranges).toEqual([
+    expect(
+      ranges('ports', [
+        [31005, 31010],
+        [31000, 31004],
+        [31020, 31030],
+        [31025, 31040],
+      ]).ranges,
+    ).toEqual([
       [31000, 31010],
       [31020, 31040],
     ]);
     const all = [ranges('ports', [[31000, 32000]])];
-    const some = [ranges('ports', [[31000, 31000], [31500, 31509]])];
+    const some = [
+      ranges('ports', [
+        [31000, 31000],
+        [31500, 31509],
+      ]),
+    ];
     const left = subtract(all, some);
     expect(format(left)).toBe('ports(*):[31001-31499, 31510-32000]');
     expect(rangesSize(left[0]!.ranges!)).toBe(1001 - 11);
@@ -106,8 +133,17 @@ describe('resources', () => {
   });
 
   it('holds a persistent volume only whole: no part of it is contained or taken', () => {
-    const disk = { name: 'disk', type: 'SCALAR' as const, role: 'r1', reservations: [{ type: 'DYNAMIC' as const, role: 'r1' }] };
-    const v1 = (milli: number) => ({ ...disk, milli, disk: { persistence: { id: 'v1' }, volume: { containerPath: 'data', mode: 'RW' as const } } });
+    const disk = {
+      name: 'disk',
+      type: 'SCALAR' as const,
+      role: 'r1',
+      reservations: [{ type: 'DYNAMIC' as const, role: 'r1' }],
+    };
+    const v1 = (milli: number) => ({
+      ...disk,
+      milli,
+      disk: { persistence: { id: 'v1' }, volume: { containerPath: 'data', mode: 'RW' as const } },
+    });
     const bag = normalise([v1(60_000), { ...disk, milli: 40_000 }]);
     expect(contains(bag, [v1(60_000)])).toBe(true);
     expect(contains(bag, [v1(10_000)])).toBe(false);

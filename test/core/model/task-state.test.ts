@@ -20,8 +20,16 @@ describe('task state machine', () => {
   });
 
   it('allows the lifecycle of a task that runs and ends', () => {
-    const path: TaskState[] = ['TASK_STAGING', 'TASK_STARTING', 'TASK_RUNNING', 'TASK_RUNNING', 'TASK_KILLING', 'TASK_KILLED'];
-    for (let i = 1; i < path.length; i++) expect(canTransition(path[i - 1]!, path[i]!), `${path[i - 1]} -> ${path[i]}`).toBe(true);
+    const path: TaskState[] = [
+      'TASK_STAGING',
+      'TASK_STARTING',
+      'TASK_RUNNING',
+      'TASK_RUNNING',
+      'TASK_KILLING',
+      'TASK_KILLED',
+    ];
+    for (let i = 1; i < path.length; i++)
+      expect(canTransition(path[i - 1]!, path[i]!), `${path[i - 1]} -> ${path[i]}`).toBe(true);
   });
 
   it.each([

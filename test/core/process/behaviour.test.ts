@@ -27,12 +27,14 @@ describe('task behaviour from its command', () => {
     expect(planFor(shell(command))).toEqual(plan);
   });
 
-  it.each(['./my-server --port 80', 'python -m http.server', 'sleep 1 && ./serve', 'nginx -g "daemon off;"'])(
-    'an unknown command runs until killed: %j',
-    (command) => {
-      expect(planFor(shell(command)).kind).toBe('forever');
-    },
-  );
+  it.each([
+    './my-server --port 80',
+    'python -m http.server',
+    'sleep 1 && ./serve',
+    'nginx -g "daemon off;"',
+  ])('an unknown command runs until killed: %j', (command) => {
+    expect(planFor(shell(command)).kind).toBe('forever');
+  });
 
   it('keeps the time spent before an unknown command', () => {
     expect(planFor(shell('sleep 2; ./serve'))).toEqual({ kind: 'forever', runMs: 2000, output: '' });
@@ -49,10 +51,14 @@ describe('task behaviour from its command', () => {
       exitCode: 0,
       output: '',
     });
-    expect(planFor({ shell: false, value: '/usr/bin/echo', arguments: ['echo', 'a', 'b'] })).toMatchObject({ output: 'a b\n' });
+    expect(planFor({ shell: false, value: '/usr/bin/echo', arguments: ['echo', 'a', 'b'] })).toMatchObject({
+      output: 'a b\n',
+    });
     expect(planFor({ shell: false, value: 'false', arguments: ['false'] })).toMatchObject({ exitCode: 1 });
     // No shell: operators are plain arguments, not sequencing.
-    expect(planFor({ shell: false, value: 'true', arguments: ['true', '&&', 'exit', '3'] })).toMatchObject({ exitCode: 0 });
+    expect(planFor({ shell: false, value: 'true', arguments: ['true', '&&', 'exit', '3'] })).toMatchObject({
+      exitCode: 0,
+    });
     expect(planFor({ shell: false, arguments: ['sleep', '1'] })).toMatchObject({ kind: 'exits', runMs: 1000 });
     expect(planFor({ shell: false, value: '/opt/app/server', arguments: ['server'] }).kind).toBe('forever');
   });

@@ -16,8 +16,14 @@ const amount = fc.integer({ min: 0, max: 2_000_000 }).map((milli) => String(mill
 const time = fc.tuple(fc.integer({ min: 0, max: 600 }), fc.constantFrom('ms', 's', 'm'));
 const term = fc.oneof(
   amount.map((mib) => `constant:${mib}`),
-  fc.tuple(fc.option(amount, { nil: undefined }), amount, fc.constantFrom('ms', 's', 'm', 'h')).map(([base, rate, unit]) => `growing:${base === undefined ? '' : `${base}+`}${rate}/${unit}`),
-  fc.tuple(amount, time, fc.option(time, { nil: undefined })).map(([mib, [at, u], length]) => `spike:${mib}@${at}${u}${length === undefined ? '' : `/${length[0]}${length[1]}`}`),
+  fc
+    .tuple(fc.option(amount, { nil: undefined }), amount, fc.constantFrom('ms', 's', 'm', 'h'))
+    .map(([base, rate, unit]) => `growing:${base === undefined ? '' : `${base}+`}${rate}/${unit}`),
+  fc
+    .tuple(amount, time, fc.option(time, { nil: undefined }))
+    .map(
+      ([mib, [at, u], length]) => `spike:${mib}@${at}${u}${length === undefined ? '' : `/${length[0]}${length[1]}`}`,
+    ),
 );
 
 describe('memory curves', () => {
@@ -36,7 +42,9 @@ describe('memory curves', () => {
           const horizon = at ?? fromMs + 48 * 3_600_000;
           // Every span's ends before the answer: usage is linear in between.
           const edges = pieces.flatMap((p) => [p.from, p.until]).filter((t) => Number.isFinite(t));
-          const checks = [fromMs, horizon - 1, ...edges.flatMap((t) => [Math.ceil(t) - 1, Math.ceil(t)])].filter((t) => t >= fromMs && t < horizon);
+          const checks = [fromMs, horizon - 1, ...edges.flatMap((t) => [Math.ceil(t) - 1, Math.ceil(t)])].filter(
+            (t) => t >= fromMs && t < horizon,
+          );
           for (const t of checks) expect(bytesAt(pieces, t), `at ${t}`).toBeLessThanOrEqual(limitBytes);
           if (at !== undefined) {
             expect(at).toBeGreaterThanOrEqual(fromMs);

@@ -16,8 +16,58 @@ import { planFor } from '../../../src/core/process/behaviour.js';
 import { EventLoop } from '../../../src/core/kernel/event-loop.js';
 import { argvRefusal, ShellProcess, type ShellWorld } from '../../../src/core/process/shell.js';
 
-const WORDS = ['echo', '-n', 'cat', 'env', 'hostname', 'pwd', 'ls', 'true', 'false', ':', 'exit', 'sleep', 'sh', '-c', 'stdout', 'nothing', 'frobnicate', '0', '1', '0.5', '3', '256', '-1', 'x'];
-const OPERATORS = ['|', '||', '&&', ';', '\n', '&', '(', ')', '{', '}', '<', '>', '>>', '2>&1', '$X', '${HOME}', '$(', '`', '\\', '#', '\t', ' ', "'", '"'];
+const WORDS = [
+  'echo',
+  '-n',
+  'cat',
+  'env',
+  'hostname',
+  'pwd',
+  'ls',
+  'true',
+  'false',
+  ':',
+  'exit',
+  'sleep',
+  'sh',
+  '-c',
+  'stdout',
+  'nothing',
+  'frobnicate',
+  '0',
+  '1',
+  '0.5',
+  '3',
+  '256',
+  '-1',
+  'x',
+];
+const OPERATORS = [
+  '|',
+  '||',
+  '&&',
+  ';',
+  '\n',
+  '&',
+  '(',
+  ')',
+  '{',
+  '}',
+  '<',
+  '>',
+  '>>',
+  '2>&1',
+  '$X',
+  '${HOME}',
+  '$(',
+  '`',
+  '\\',
+  '#',
+  '\t',
+  ' ',
+  "'",
+  '"',
+];
 
 const token: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom(...WORDS) },
@@ -27,7 +77,9 @@ const token: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.string({ maxLength: 8 }).map((s) => `"${s}"`) },
 );
 
-const text: fc.Arbitrary<string> = fc.array(fc.tuple(token, fc.constantFrom(' ', '')), { maxLength: 20 }).map((parts) => parts.map(([t, gap]) => t + gap).join(''));
+const text: fc.Arbitrary<string> = fc
+  .array(fc.tuple(token, fc.constantFrom(' ', '')), { maxLength: 20 })
+  .map((parts) => parts.map(([t, gap]) => t + gap).join(''));
 
 /** A word that `sh -c` reads back as `script`. */
 const quoted = (script: string) => `'${script.replaceAll("'", `'"'"'`)}'`;
@@ -36,19 +88,27 @@ const quoted = (script: string) => `'${script.replaceAll("'", `'"'"'`)}'`;
 const hostile: fc.Arbitrary<string> = fc.oneof(
   text,
   fc.record({ unit: text, times: fc.integer({ min: 2, max: 25_000 }) }).map(({ unit, times }) => unit.repeat(times)),
-  fc.record({ head: text, join: fc.constantFrom(' | cat', ' && true', ' || false', '; :', '\n:', ' | sh -c cat'), times: fc.integer({ min: 1_000, max: 25_000 }) }).map(
-    ({ head, join, times }) => head + join.repeat(times),
-  ),
-  fc.record({ body: text, open: fc.constantFrom('( ', '(', '{ ', '$('), depth: fc.integer({ min: 1, max: 25_000 }) }).map(
-    ({ body, open, depth }) => open.repeat(depth) + body + (open === '{ ' ? ' }' : ')').repeat(depth),
-  ),
+  fc
+    .record({
+      head: text,
+      join: fc.constantFrom(' | cat', ' && true', ' || false', '; :', '\n:', ' | sh -c cat'),
+      times: fc.integer({ min: 1_000, max: 25_000 }),
+    })
+    .map(({ head, join, times }) => head + join.repeat(times)),
+  fc
+    .record({ body: text, open: fc.constantFrom('( ', '(', '{ ', '$('), depth: fc.integer({ min: 1, max: 25_000 }) })
+    .map(({ body, open, depth }) => open.repeat(depth) + body + (open === '{ ' ? ' }' : ')').repeat(depth)),
   // Each level about triples the quotes: 11 levels pass the most an argument holds.
-  fc.record({ body: text, depth: fc.integer({ min: 1, max: 12 }) }).map(({ body, depth }) => {
-    let script = body;
-    for (let i = 0; i < depth; i++) script = `sh -c ${quoted(script)}`;
-    return script;
-  }),
-  fc.record({ char: fc.constantFrom('x', 'é', ' ', "'"), length: fc.integer({ min: 100_000, max: 300_000 }) }).map(({ char, length }) => `echo '${char.repeat(length)}'`),
+  fc
+    .record({ body: text, depth: fc.integer({ min: 1, max: 12 }) })
+    .map(({ body, depth }) => {
+      let script = body;
+      for (let i = 0; i < depth; i++) script = `sh -c ${quoted(script)}`;
+      return script;
+    }),
+  fc
+    .record({ char: fc.constantFrom('x', 'é', ' ', "'"), length: fc.integer({ min: 100_000, max: 300_000 }) })
+    .map(({ char, length }) => `echo '${char.repeat(length)}'`),
 );
 
 interface Ran {
@@ -61,9 +121,19 @@ function runText(argv: readonly string[], input: readonly string[]): Ran {
   const refused = argvRefusal(argv);
   if (refused !== undefined) return { refused };
   const loop = new EventLoop();
-  const world: ShellWorld = { loop, hostname: 'agent1', cwd: '/sandbox', env: { HOME: '/' }, files: new Map([['stdout', 'out\n']]) };
+  const world: ShellWorld = {
+    loop,
+    hostname: 'agent1',
+    cwd: '/sandbox',
+    env: { HOME: '/' },
+    files: new Map([['stdout', 'out\n']]),
+  };
   let code: number | undefined;
-  const process = new ShellProcess(world, { stdout: () => undefined, stderr: () => undefined, exit: (c) => (code = c) }, argv);
+  const process = new ShellProcess(
+    world,
+    { stdout: () => undefined, stderr: () => undefined, exit: (c) => (code = c) },
+    argv,
+  );
   for (const chunk of input) process.write(chunk);
   process.close();
   // With the guard of the event loop, which every run of the cluster has.

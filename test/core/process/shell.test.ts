@@ -4,9 +4,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { EventLoop, FINITE_TIMERS, type Timers } from '../../../src/core/kernel/event-loop.js';
-import { argvRefusal, MAX_ARGUMENT_BYTES, MAX_ARGV_BYTES, ShellProcess, type ShellWorld } from '../../../src/core/process/shell.js';
+import {
+  argvRefusal,
+  MAX_ARGUMENT_BYTES,
+  MAX_ARGV_BYTES,
+  ShellProcess,
+  type ShellWorld,
+} from '../../../src/core/process/shell.js';
 
-function run(argv: readonly string[], input?: readonly string[]): { stdout: string; stderr: string; code: number | undefined; loop: EventLoop; process: ShellProcess } {
+function run(
+  argv: readonly string[],
+  input?: readonly string[],
+): { stdout: string; stderr: string; code: number | undefined; loop: EventLoop; process: ShellProcess } {
   const loop = new EventLoop();
   const world: ShellWorld = {
     loop,
@@ -18,8 +27,18 @@ function run(argv: readonly string[], input?: readonly string[]): { stdout: stri
       ['stderr', ''],
     ]),
   };
-  const out = { stdout: '', stderr: '', code: undefined as number | undefined, loop, process: undefined as unknown as ShellProcess };
-  const process = new ShellProcess(world, { stdout: (d) => (out.stdout += d), stderr: (d) => (out.stderr += d), exit: (c) => (out.code = c) }, argv);
+  const out = {
+    stdout: '',
+    stderr: '',
+    code: undefined as number | undefined,
+    loop,
+    process: undefined as unknown as ShellProcess,
+  };
+  const process = new ShellProcess(
+    world,
+    { stdout: (d) => (out.stdout += d), stderr: (d) => (out.stderr += d), exit: (c) => (out.code = c) },
+    argv,
+  );
   out.process = process;
   loop.runDue();
   for (const chunk of input ?? []) {
@@ -120,7 +139,10 @@ describe('long scripts run in a bounded stack, or are refused as execve refuses 
     while (quoted(`sh -c ${quoted(script)}`).length < MAX_ARGUMENT_BYTES) (script = `sh -c ${quoted(script)}`), depth++;
     expect(depth).toBeGreaterThan(8);
     expect(sh(script)).toMatchObject({ stdout: 'deep\n', code: 0 });
-    expect(sh(`${'( '.repeat(n)}echo x${' )'.repeat(n)}`)).toMatchObject({ stderr: 'sh: 1: (: not found\n', code: 127 });
+    expect(sh(`${'( '.repeat(n)}echo x${' )'.repeat(n)}`)).toMatchObject({
+      stderr: 'sh: 1: (: not found\n',
+      code: 127,
+    });
   });
 
   it('a long quoted word is one argument', () => {
@@ -130,7 +152,11 @@ describe('long scripts run in a bounded stack, or are refused as execve refuses 
 
   it('past the relay depth, output keeps its order: stdout and stderr of a stage, then the next stage', () => {
     const r = sh(`cat stdout nothing stdout${' | cat'.repeat(200)}; echo after`);
-    expect(r).toMatchObject({ stdout: 'out of the task\nout of the task\nafter\n', stderr: 'cat: nothing: No such file or directory\n', code: 0 });
+    expect(r).toMatchObject({
+      stdout: 'out of the task\nout of the task\nafter\n',
+      stderr: 'cat: nothing: No such file or directory\n',
+      code: 0,
+    });
     const chunks = Array.from({ length: 50 }, (_, i) => `${i},`);
     expect(sh(`cat${' | cat'.repeat(500)}`, chunks).stdout).toBe(chunks.join(''));
   });
@@ -138,11 +164,20 @@ describe('long scripts run in a bounded stack, or are refused as execve refuses 
   it("schedules only timers the event loop's zero-delay guard leaves uncounted, its steps being finite", () => {
     const loop = new EventLoop();
     const labels = new Set<string>();
-    const timers: Timers = { now: () => loop.now(), cancel: (t) => loop.cancel(t), schedule: (ms, label, action) => (labels.add(label), loop.schedule(ms, label, action)) };
+    const timers: Timers = {
+      now: () => loop.now(),
+      cancel: (t) => loop.cancel(t),
+      schedule: (ms, label, action) => (labels.add(label), loop.schedule(ms, label, action)),
+    };
     const world: ShellWorld = { loop: timers, hostname: 'h', cwd: '/', env: {}, files: new Map() };
     let code: number | undefined;
-    const script = "echo a | cat; true && false || sleep 0; sleep x; sleep 1; sh -c 'exit 2'; cat stdout nothing; env | cat";
-    new ShellProcess(world, { stdout: () => undefined, stderr: () => undefined, exit: (c) => (code = c) }, ['sh', '-c', script]);
+    const script =
+      "echo a | cat; true && false || sleep 0; sleep x; sleep 1; sh -c 'exit 2'; cat stdout nothing; env | cat";
+    new ShellProcess(world, { stdout: () => undefined, stderr: () => undefined, exit: (c) => (code = c) }, [
+      'sh',
+      '-c',
+      script,
+    ]);
     loop.runUntil(2_000);
     expect(code).toBe(0);
     expect([...labels].sort()).toEqual([...FINITE_TIMERS].sort());
@@ -159,7 +194,9 @@ describe('long scripts run in a bounded stack, or are refused as execve refuses 
     expect(argvRefusal(['echo', 'é'.repeat(65_536)])).toMatch(/131072 bytes/);
     expect(argvRefusal(['echo', '😀'.repeat(32_768)])).toMatch(/131072 bytes/);
     const many = Array.from({ length: 17 }, () => 'y'.repeat(MAX_ARGUMENT_BYTES - 1));
-    expect(argvRefusal(many)).toBe(`The command's 17 arguments take ${17 * MAX_ARGUMENT_BYTES} bytes with their NULs; at most ${MAX_ARGV_BYTES} (Argument list too long)`);
+    expect(argvRefusal(many)).toBe(
+      `The command's 17 arguments take ${17 * MAX_ARGUMENT_BYTES} bytes with their NULs; at most ${MAX_ARGV_BYTES} (Argument list too long)`,
+    );
     expect(argvRefusal(many.slice(1))).toBeUndefined();
   });
 });

@@ -32,9 +32,17 @@ export interface ExternalExecutor {
 /** How long executors started here have to exit by themselves once the cluster stops. */
 const EXIT_WAIT_MS = 5_000;
 
-export async function inProcess(workDir: string, customExecutors: 'spawn' | 'await', log: (line: string) => void): Promise<Running> {
+export async function inProcess(
+  workDir: string,
+  customExecutors: 'spawn' | 'await',
+  log: (line: string) => void,
+): Promise<Running> {
   const cluster = await startCluster({ agents: 2, logLevel: 'warn', customExecutors, workDir });
-  const started: { readonly executor: ExternalExecutor; readonly child: ChildProcess; readonly exit: Promise<number | null> }[] = [];
+  const started: {
+    readonly executor: ExternalExecutor;
+    readonly child: ChildProcess;
+    readonly exit: Promise<number | null>;
+  }[] = [];
   return {
     masterUrl: cluster.masterUrl,
     stderr: () => '',
@@ -45,7 +53,9 @@ export async function inProcess(workDir: string, customExecutors: 'spawn' | 'awa
         const exitCode = await exit;
         clearTimeout(timer);
         if (exitCode !== 0) {
-          log(`go client suite: executor ${executor.executorId} of framework ${executor.frameworkId} exited with ${exitCode ?? 'a signal'}, want 0`);
+          log(
+            `go client suite: executor ${executor.executorId} of framework ${executor.frameworkId} exited with ${exitCode ?? 'a signal'}, want 0`,
+          );
           code = 1;
         }
       }
@@ -61,7 +71,9 @@ export async function inProcess(workDir: string, customExecutors: 'spawn' | 'awa
       cluster.driver.input((c) => c.crashAgent(agentId));
       cluster.driver.input((c) => c.restartAgent(agentId, 'reconnect'));
     },
-    ...(customExecutors === 'await' ? { startExecutor: (executor: ExternalExecutor) => started.push(startExternal(cluster, workDir, executor)) } : {}),
+    ...(customExecutors === 'await'
+      ? { startExecutor: (executor: ExternalExecutor) => started.push(startExternal(cluster, workDir, executor)) }
+      : {}),
   };
 }
 
@@ -74,7 +86,17 @@ function startExternal(cluster: RunningCluster, workDir: string, executor: Exter
   const { executorId, frameworkId, agentId, command } = executor;
   const agent = cluster.agents.find((a) => a.id === agentId);
   if (agent === undefined) throw new Error(`no agent ${agentId} to start executor ${executorId} for`);
-  const sandbox = path.join(workDir, 'agents', agentId, 'frameworks', frameworkId, 'executors', executorId, 'runs', 'external');
+  const sandbox = path.join(
+    workDir,
+    'agents',
+    agentId,
+    'frameworks',
+    frameworkId,
+    'executors',
+    executorId,
+    'runs',
+    'external',
+  );
   mkdirSync(sandbox, { recursive: true });
   const env = {
     ...process.env,
@@ -91,7 +113,12 @@ function startExternal(cluster: RunningCluster, workDir: string, executor: Exter
   const stdout = openSync(path.join(sandbox, 'stdout'), 'w');
   const stderr = openSync(path.join(sandbox, 'stderr'), 'w');
   // A process group of its own, so that the shell and the executor go together if killed.
-  const child = spawn('/bin/sh', ['-c', command], { cwd: sandbox, env, stdio: ['ignore', stdout, stderr], detached: true });
+  const child = spawn('/bin/sh', ['-c', command], {
+    cwd: sandbox,
+    env,
+    stdio: ['ignore', stdout, stderr],
+    detached: true,
+  });
   closeSync(stdout);
   closeSync(stderr);
   const exit = new Promise<number | null>((resolve) => {

@@ -89,7 +89,12 @@ const CLUSTERS: readonly Cluster[] = [
   { name: 'clustersim up', start: up(), runs: CODECS.map((codec) => ({ label: codec, args: ['-codec', codec] })) },
   {
     name: 'clustersim up with --credentials and --acls',
-    start: up((tmp) => ['--credentials', authFile(tmp, 'credentials.json', CREDENTIALS), '--acls', authFile(tmp, 'acls.json', ACLS)]),
+    start: up((tmp) => [
+      '--credentials',
+      authFile(tmp, 'credentials.json', CREDENTIALS),
+      '--acls',
+      authFile(tmp, 'acls.json', ACLS),
+    ]),
     runs: [
       { label: 'protobuf, authenticated', args: ['-codec', 'protobuf', ...as(SECRET), '-role', ROLE] },
       { label: 'json, wrong secret', args: ['-codec', 'json', ...as('not-the-secret'), '-expect', 'unauthenticated'] },
@@ -98,14 +103,29 @@ const CLUSTERS: readonly Cluster[] = [
       // string that clustersim's JSON ERROR events carry beside
       // `error.message` (upstream's Event has an object `message`, of the
       // MESSAGE event), so in JSON it would see a decode error, not the ERROR.
-      { label: 'protobuf, role not allowed', args: ['-codec', 'protobuf', ...as(SECRET), '-role', 'go-denied', '-expect', 'unauthorized'] },
+      {
+        label: 'protobuf, role not allowed',
+        args: ['-codec', 'protobuf', ...as(SECRET), '-role', 'go-denied', '-expect', 'unauthorized'],
+      },
     ],
   },
   {
     name: 'clustersim up with --custom-executors spawn --http-executor-domain-sockets --authenticate-http-executors',
-    start: up((tmp) => ['--custom-executors', 'spawn', '--http-executor-domain-sockets', '--authenticate-http-executors', '--work-dir', upWorkDir(tmp)]),
+    start: up((tmp) => [
+      '--custom-executors',
+      'spawn',
+      '--http-executor-domain-sockets',
+      '--authenticate-http-executors',
+      '--work-dir',
+      upWorkDir(tmp),
+    ]),
     workDir: (tmp) => upWorkDir(tmp),
-    runs: CODECS.map((codec) => ({ label: `${codec}, custom executor`, args: ['-codec', codec], executor: true, after: overDomainSocketWithToken })),
+    runs: CODECS.map((codec) => ({
+      label: `${codec}, custom executor`,
+      args: ['-codec', codec],
+      executor: true,
+      after: overDomainSocketWithToken,
+    })),
   },
   {
     name: 'startCluster() with customExecutors spawn',
@@ -122,7 +142,11 @@ const CLUSTERS: readonly Cluster[] = [
     name: 'startCluster() with customExecutors await',
     start: (tmp) => inProcess(awaitWorkDir(tmp), 'await', log),
     workDir: (tmp) => awaitWorkDir(tmp),
-    runs: CODECS.map((codec) => ({ label: `${codec}, awaited executor`, args: ['-codec', codec, '-external'], executor: true })),
+    runs: CODECS.map((codec) => ({
+      label: `${codec}, awaited executor`,
+      args: ['-codec', codec, '-external'],
+      executor: true,
+    })),
   },
 ];
 
@@ -177,18 +201,25 @@ function goEnv(tmp: string): NodeJS.ProcessEnv {
     CGO_ENABLED: '0',
   };
   // Go needs a build cache; keep the user's unless there is nowhere to put it.
-  if (env.GOCACHE === undefined && env.HOME === undefined && env.XDG_CACHE_HOME === undefined) env.GOCACHE = path.join(tmp, 'cache');
+  if (env.GOCACHE === undefined && env.HOME === undefined && env.XDG_CACHE_HOME === undefined)
+    env.GOCACHE = path.join(tmp, 'cache');
   return env;
 }
 
 function build(tmp: string, program: Program): string | undefined {
   const binary = path.join(tmp, program);
   const started = Date.now();
-  const result = spawnSync('go', ['build', '-o', binary, '.'], { cwd: path.join(HERE, program), env: goEnv(tmp), encoding: 'utf8' });
+  const result = spawnSync('go', ['build', '-o', binary, '.'], {
+    cwd: path.join(HERE, program),
+    env: goEnv(tmp),
+    encoding: 'utf8',
+  });
   if (result.error !== undefined || result.status !== 0) {
     process.stdout.write(result.stdout ?? '');
     process.stdout.write(result.stderr ?? '');
-    log(`go client suite: the ${program} does not build: ${result.error?.message ?? `go build exited with ${result.status}`}`);
+    log(
+      `go client suite: the ${program} does not build: ${result.error?.message ?? `go build exited with ${result.status}`}`,
+    );
     return undefined;
   }
   log(`go client suite: built the ${program} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -244,7 +275,11 @@ const executorLogsShow =
 /** The executor of an agent restart run subscribed again with the update whose acknowledgement the scheduler held, and its task. */
 function resubscribed(dir: string): string | undefined {
   const pattern = /SUBSCRIBE with 1 unacknowledged tasks and 1 unacknowledged updates/;
-  return executorLogsShow(['go-executor-recover'], [pattern], 'subscribed again with its unacknowledged task and update')(dir);
+  return executorLogsShow(
+    ['go-executor-recover'],
+    [pattern],
+    'subscribed again with its unacknowledged task and update',
+  )(dir);
 }
 /**
  * The executors of a run on a cluster with --http-executor-domain-sockets
@@ -252,7 +287,11 @@ function resubscribed(dir: string): string | undefined {
  */
 function overDomainSocketWithToken(dir: string): string | undefined {
   const patterns = [/calls go over the agent's Unix domain socket /, /calls carry the executor authentication token/];
-  return executorLogsShow(['go-executor', 'go-executor-shutdown'], patterns, "called over the agent's Unix domain socket with its token")(dir);
+  return executorLogsShow(
+    ['go-executor', 'go-executor-shutdown'],
+    patterns,
+    "called over the agent's Unix domain socket with its token",
+  )(dir);
 }
 
 interface RunResult {
@@ -289,7 +328,13 @@ function runScheduler(binaries: Binaries, cluster: Running, run: Run): Promise<R
           const asked = /^restart agent (\S+)$/.exec(line);
           if (asked !== null) restart(asked[1]!);
           const start = /^start executor (\S+) of framework (\S+) on agent (\S+): (.+)$/.exec(line);
-          if (start !== null) cluster.startExecutor?.({ executorId: start[1]!, frameworkId: start[2]!, agentId: start[3]!, command: start[4]! });
+          if (start !== null)
+            cluster.startExecutor?.({
+              executorId: start[1]!,
+              frameworkId: start[2]!,
+              agentId: start[3]!,
+              command: start[4]!,
+            });
         }
       });
       stream.on('end', () => pending !== '' && log(`  [${codec}] ${pending}`));
@@ -304,14 +349,23 @@ function runScheduler(binaries: Binaries, cluster: Running, run: Run): Promise<R
     child.on('close', (code, signal) => {
       clearTimeout(killer);
       const passed = code === 0 && verdict.startsWith('PASS:');
-      const reason = passed ? '' : verdict !== '' ? verdict : `the scheduler exited with ${signal ?? code} and no verdict`;
+      const reason = passed
+        ? ''
+        : verdict !== ''
+          ? verdict
+          : `the scheduler exited with ${signal ?? code} and no verdict`;
       resolve({ passed, steps, reason });
     });
   });
 }
 
 /** Runs every run of the cluster against it, then stops it; a dirty stop counts as a failure. */
-async function runCluster(binaries: Binaries, running: Running, cluster: Cluster, tmp: string): Promise<{ passed: number; failed: number; steps: number }> {
+async function runCluster(
+  binaries: Binaries,
+  running: Running,
+  cluster: Cluster,
+  tmp: string,
+): Promise<{ passed: number; failed: number; steps: number }> {
   log(`go client suite: ${cluster.name} at ${running.masterUrl}`);
   const workDir = cluster.workDir?.(tmp);
   let passed = 0;
@@ -333,7 +387,8 @@ async function runCluster(binaries: Binaries, running: Running, cluster: Cluster
     failed++;
     log(`go client suite: ${cluster.name} exited with ${code} on SIGTERM`);
   }
-  if (failed > 0 && running.stderr().trim() !== '') log(`go client suite: clustersim stderr:\n${running.stderr().trimEnd()}`);
+  if (failed > 0 && running.stderr().trim() !== '')
+    log(`go client suite: clustersim stderr:\n${running.stderr().trimEnd()}`);
   if (failed > 0 && workDir !== undefined) showExecutorLogs(workDir);
   return { passed, failed, steps };
 }

@@ -13,7 +13,13 @@ let cluster: RunningCluster;
 let service: WorkflowService;
 
 beforeAll(async () => {
-  cluster = await startCluster({ port: 0, time: 'virtual', agents: 1, containerizers: 'docker,mesos', seed: 'workflow-agent-lost' });
+  cluster = await startCluster({
+    port: 0,
+    time: 'virtual',
+    agents: 1,
+    containerizers: 'docker,mesos',
+    seed: 'workflow-agent-lost',
+  });
   service = await startWorkflowService({ config: DEFAULT_CONFIG, masterUrl: cluster.masterUrl, port: 0 });
 });
 afterAll(async () => {
@@ -37,7 +43,10 @@ async function advanceUntil(id: string, wanted: string, stepMs: number, maxMs: n
 
 describe('an agent lost while a workflow task runs', () => {
   it('ends the task TASK_LOST once the master gives the agent up', async () => {
-    const queued = await fetch(`${service.url}/v0/queue_command`, { method: 'POST', body: JSON.stringify({ workflow_task_id: 'stranded', command: 'sleep 600', image: 'alpine' }) });
+    const queued = await fetch(`${service.url}/v0/queue_command`, {
+      method: 'POST',
+      body: JSON.stringify({ workflow_task_id: 'stranded', command: 'sleep 600', image: 'alpine' }),
+    });
     expect(queued.status).toBe(200);
     await advanceUntil('stranded', 'TASK_RUNNING', 100, 5_000);
     cluster.driver.input((c) => c.crashAgent(cluster.agents[0]!.id));

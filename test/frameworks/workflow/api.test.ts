@@ -15,14 +15,23 @@ let service: WorkflowService;
 
 beforeAll(async () => {
   cluster = await startCluster({ port: 0, time: 'virtual', agents: 1 });
-  service = await startWorkflowService({ config: { ...DEFAULT_CONFIG, apiUsername: 'ops', apiPassword: 'p:w' }, masterUrl: cluster.masterUrl, port: 0 });
+  service = await startWorkflowService({
+    config: { ...DEFAULT_CONFIG, apiUsername: 'ops', apiPassword: 'p:w' },
+    masterUrl: cluster.masterUrl,
+    port: 0,
+  });
 });
 afterAll(async () => {
   await service?.close();
   await cluster?.close();
 });
 
-async function call(method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; headers: Headers }> {
+async function call(
+  method: string,
+  path: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; headers: Headers }> {
   const res = await fetch(service.url + path, { method, headers, ...(body === undefined ? {} : { body }) });
   return { status: res.status, text: await res.text(), headers: res.headers };
 }
@@ -30,13 +39,26 @@ async function call(method: string, path: string, body?: string, headers: Record
 const queue = (body: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
   call('POST', '/v0/queue_command', typeof body === 'string' ? body : JSON.stringify(body), headers);
 
-const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
+const basic = (user: string, password: string) => ({
+  authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`,
+});
 
 describe('POST /v0/queue_command', () => {
   it('answers 200 Ok for a request it queued, whatever the Content-Type', async () => {
-    expect(await queue({ workflow_task_id: 'api.one', command: ['echo', 'hi'], image: 'alpine', mem_limit: '1g' })).toMatchObject({ status: 200, text: 'Ok' });
-    expect(await queue(JSON.stringify({ workflow_task_id: 'api.two', command: 'true', image: 'alpine' }), { 'content-type': 'text/plain' })).toMatchObject({ status: 200, text: 'Ok' });
-    expect(service.scheduler.task('api.one')?.request).toMatchObject({ command: ['echo', 'hi'], memMib: 1024, cpus: 0.1, diskMib: 1000 });
+    expect(
+      await queue({ workflow_task_id: 'api.one', command: ['echo', 'hi'], image: 'alpine', mem_limit: '1g' }),
+    ).toMatchObject({ status: 200, text: 'Ok' });
+    expect(
+      await queue(JSON.stringify({ workflow_task_id: 'api.two', command: 'true', image: 'alpine' }), {
+        'content-type': 'text/plain',
+      }),
+    ).toMatchObject({ status: 200, text: 'Ok' });
+    expect(service.scheduler.task('api.one')?.request).toMatchObject({
+      command: ['echo', 'hi'],
+      memMib: 1024,
+      cpus: 0.1,
+      diskMib: 1000,
+    });
     expect(service.scheduler.task('api.two')?.request.command).toEqual(['/bin/sh', '-c', 'true']);
   });
 
@@ -55,10 +77,16 @@ describe('POST /v0/queue_command', () => {
     [{ command: ['true'] }, /^'image' is required/],
     [{ command: ['true'], image: 'a', cpus: 'many' }, /^'cpus' must be a non-negative number$/],
     [{ command: ['true'], image: 'a', mem_limit: '12x' }, /^'mem_limit' must be a positive number of MiB/],
-    [{ command: ['true'], image: 'a', attributes: ['nocolon'] }, /^'attributes' must be a list of <name>:<value> strings$/],
+    [
+      { command: ['true'], image: 'a', attributes: ['nocolon'] },
+      /^'attributes' must be a list of <name>:<value> strings$/,
+    ],
     [{ command: ['true'], image: 'a', environment: ['A=1'] }, /^'environment' must be an object of strings$/],
     [{ command: ['true'], image: 'a', container_type: 'VM' }, /^'container_type' must be DOCKER or MESOS$/],
-    [{ command: ['true'], image: 'a', network_mode: 'mesh' }, /^'network_mode' must be one of HOST, BRIDGE, NONE, USER$/],
+    [
+      { command: ['true'], image: 'a', network_mode: 'mesh' },
+      /^'network_mode' must be one of HOST, BRIDGE, NONE, USER$/,
+    ],
     [{ command: ['true'], image: 'a', volumes: ['relative'] }, /^'volumes' must be a list of/],
     [{ command: ['true'], image: 'a', force_pull: 'yes' }, /^'force_pull' must be a boolean$/],
   ])('refuses %j with 400 and a one-line reason', async (body, reason) => {
@@ -83,7 +111,11 @@ describe('POST /v0/queue_command', () => {
       body: JSON.stringify({ workflow_task_id: id, command: ['true'], image: 'alpine' }),
       signal: AbortSignal.timeout(5_000),
     });
-    expect({ status: res.status, text: await res.text(), location: res.headers.get('location') }).toEqual({ status: 400, text: reason, location: null });
+    expect({ status: res.status, text: await res.text(), location: res.headers.get('location') }).toEqual({
+      status: 400,
+      text: reason,
+      location: null,
+    });
     expect(service.scheduler.task(id)).toBeUndefined();
   });
 
@@ -96,7 +128,10 @@ describe('POST /v0/queue_command', () => {
 
   it('refuses an id that is still queued with 409', async () => {
     expect((await queue({ airflow_task_id: 'api.dup', command: ['true'], image: 'alpine' })).status).toBe(200);
-    expect(await queue({ workflow_task_id: 'api.dup', command: ['true'], image: 'alpine' })).toMatchObject({ status: 409, text: "Task 'api.dup' is already queued" });
+    expect(await queue({ workflow_task_id: 'api.dup', command: ['true'], image: 'alpine' })).toMatchObject({
+      status: 409,
+      text: "Task 'api.dup' is already queued",
+    });
   });
 });
 
@@ -106,13 +141,19 @@ describe('GET /v0/task/<task_id>', () => {
     const id = 'api odd id?#%';
     expect((await queue({ workflow_task_id: id, command: ['true'], image: 'alpine' })).status).toBe(200);
     expect(await call('GET', `/v0/task/${encodeURIComponent(id)}`)).toMatchObject({ status: 200, text: 'null' });
-    expect(await call('GET', '/v0/task/never.queued')).toMatchObject({ status: 404, text: "Task 'never.queued' is not known" });
+    expect(await call('GET', '/v0/task/never.queued')).toMatchObject({
+      status: 404,
+      text: "Task 'never.queued' is not known",
+    });
   });
 });
 
 describe('GET /v0/dags', () => {
   it('wants the configured credentials as HTTP Basic, and lists what waits for an offer', async () => {
-    expect((await queue({ workflow_task_id: 'api.waits', command: ['true'], image: 'alpine', attributes: ['zone:none'] })).status).toBe(200);
+    expect(
+      (await queue({ workflow_task_id: 'api.waits', command: ['true'], image: 'alpine', attributes: ['zone:none'] }))
+        .status,
+    ).toBe(200);
     const none = await call('GET', '/v0/dags');
     expect(none).toMatchObject({ status: 401, text: 'Unauthorized Access' });
     expect(none.headers.get('www-authenticate')).toMatch(/^Basic /);
@@ -134,5 +175,6 @@ describe('mem_limit', () => {
     ['512k', 0.5],
     ['64mb', 64],
   ])('reads %j as %d MiB', (value, mib) => expect(parseMemLimit(value)).toBe(mib));
-  it.each([['0'], ['-5m'], ['m'], ['1t'], [null]])('refuses %j', (value) => expect(parseMemLimit(value)).toBeUndefined());
+  it.each([['0'], ['-5m'], ['m'], ['1t'], [null]])('refuses %j', (value) =>
+    expect(parseMemLimit(value)).toBeUndefined());
 });

@@ -11,7 +11,12 @@ import { startWorkflowService } from '../../../src/frameworks/workflow/service.j
 let cluster: RunningCluster;
 
 beforeAll(async () => {
-  cluster = await startCluster({ port: 0, time: 'realtime', agents: 1, credentials: { credentials: [{ principal: 'wf', secret: 's3cret' }] } });
+  cluster = await startCluster({
+    port: 0,
+    time: 'realtime',
+    agents: 1,
+    credentials: { credentials: [{ principal: 'wf', secret: 's3cret' }] },
+  });
 });
 afterAll(async () => {
   await cluster?.close();
@@ -22,9 +27,22 @@ const config = { ...DEFAULT_CONFIG, authenticate: true, defaultPrincipal: 'wf', 
 async function runsToEnd(encoding: 'json' | 'protobuf', id: string): Promise<void> {
   const service = await startWorkflowService({ config, masterUrl: cluster.masterUrl, port: 0, encoding });
   try {
-    const frameworks = (await (await fetch(`${cluster.masterUrl}/frameworks`, { headers: service.scheduler.authHeaders })).json()) as { frameworks: any[] };
-    expect(frameworks.frameworks.find((f) => f.id === service.scheduler.frameworkId)).toMatchObject({ principal: 'wf', checkpoint: true, failover_timeout: 604800 });
-    expect((await fetch(`${service.url}/v0/queue_command`, { method: 'POST', body: JSON.stringify({ workflow_task_id: id, command: 'exit 0', image: 'alpine' }) })).status).toBe(200);
+    const frameworks = (await (
+      await fetch(`${cluster.masterUrl}/frameworks`, { headers: service.scheduler.authHeaders })
+    ).json()) as { frameworks: any[] };
+    expect(frameworks.frameworks.find((f) => f.id === service.scheduler.frameworkId)).toMatchObject({
+      principal: 'wf',
+      checkpoint: true,
+      failover_timeout: 604800,
+    });
+    expect(
+      (
+        await fetch(`${service.url}/v0/queue_command`, {
+          method: 'POST',
+          body: JSON.stringify({ workflow_task_id: id, command: 'exit 0', image: 'alpine' }),
+        })
+      ).status,
+    ).toBe(200);
     const end = Date.now() + 15_000;
     let state: string | undefined;
     while (state !== 'TASK_FINISHED' && Date.now() < end) {
@@ -44,6 +62,8 @@ describe('workflow service with cluster credentials', () => {
   }, 40_000);
 
   it('does not start with a wrong secret, and says what the master answered', async () => {
-    await expect(startWorkflowService({ config: { ...config, defaultSecret: 'wrong' }, masterUrl: cluster.masterUrl, port: 0 })).rejects.toThrow(/SUBSCRIBE answered 401/);
+    await expect(
+      startWorkflowService({ config: { ...config, defaultSecret: 'wrong' }, masterUrl: cluster.masterUrl, port: 0 }),
+    ).rejects.toThrow(/SUBSCRIBE answered 401/);
   });
 });

@@ -19,9 +19,17 @@ let url: string;
 const dir = mkdtempSync(path.join(os.tmpdir(), 'workflow-cli-'));
 
 beforeAll(async () => {
-  cluster = await startCluster({ port: 0, time: 'realtime', containerizers: 'docker,mesos', agentAttributes: 'workflow:true' });
+  cluster = await startCluster({
+    port: 0,
+    time: 'realtime',
+    containerizers: 'docker,mesos',
+    agentAttributes: 'workflow:true',
+  });
   const config = path.join(dir, 'workflow.cfg');
-  writeFileSync(config, `[cluster]\nmaster = ${new URL(cluster.masterUrl).host}\nframework_name = cli-test\ncluster_attributes = workflow:true\n`);
+  writeFileSync(
+    config,
+    `[cluster]\nmaster = ${new URL(cluster.masterUrl).host}\nframework_name = cli-test\ncluster_attributes = workflow:true\n`,
+  );
   const started = runCli(['serve', 'workflow', '--config', config, '--port', '0', '--log-level', 'silent']);
   serve = started.child;
   serveExit = started.output;
@@ -45,7 +53,18 @@ const run = (args: readonly string[]) => runCli(['workflow', 'run', '--poll-inte
 
 describe('clustersim workflow run', () => {
   it('exits 0 on TASK_FINISHED, with a command through /bin/sh -c', async () => {
-    const out = await run(['--url', url, '--image', 'alpine:3.20', '--mem-limit', '64m', '--env', 'A=1', '--', 'sleep 0.2 && exit 0']);
+    const out = await run([
+      '--url',
+      url,
+      '--image',
+      'alpine:3.20',
+      '--mem-limit',
+      '64m',
+      '--env',
+      'A=1',
+      '--',
+      'sleep 0.2 && exit 0',
+    ]);
     expect(out).toMatchObject({ code: 0, stdout: 'TASK_FINISHED\n' });
     expect(out.stderr).toMatch(/TASK_RUNNING/);
   }, 30_000);
@@ -59,7 +78,18 @@ describe('clustersim workflow run', () => {
   }, 30_000);
 
   it('exits 4 at the startup timeout while no agent satisfies the request', async () => {
-    const out = await run(['--url', url, '--image', 'alpine', '--attribute', 'zone:none', '--startup-timeout', '0.5', '--', 'true']);
+    const out = await run([
+      '--url',
+      url,
+      '--image',
+      'alpine',
+      '--attribute',
+      'zone:none',
+      '--startup-timeout',
+      '0.5',
+      '--',
+      'true',
+    ]);
     expect(out.code).toBe(4);
     expect(out.stderr).toMatch(/timed out waiting for task workflow\.run\.[0-9a-f]+ \(last state none: still queued\)/);
   }, 30_000);

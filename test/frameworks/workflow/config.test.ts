@@ -3,7 +3,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CONFIG, loadWorkflowConfig, masterUrlsOf, parseWorkflowConfig } from '../../../src/frameworks/workflow/config.js';
+import {
+  DEFAULT_CONFIG,
+  loadWorkflowConfig,
+  masterUrlsOf,
+  parseWorkflowConfig,
+} from '../../../src/frameworks/workflow/config.js';
 
 const FULL = `
 [core]
@@ -84,19 +89,34 @@ describe('workflow configuration', () => {
     expect(masterUrlsOf('127.0.0.1:5050', true)).toEqual(['https://127.0.0.1:5050']);
     expect(masterUrlsOf('http://m:5050/, m2:5051')).toEqual(['http://m:5050', 'http://m2:5051']);
     expect(parseWorkflowConfig('')).toEqual({ ok: true, config: DEFAULT_CONFIG });
-    expect(parseWorkflowConfig('[cluster]\ncluster_attributes = a:1, b:2\n')).toMatchObject({ ok: true, config: { clusterAttributes: ['a:1', 'b:2'] } });
+    expect(parseWorkflowConfig('[cluster]\ncluster_attributes = a:1, b:2\n')).toMatchObject({
+      ok: true,
+      config: { clusterAttributes: ['a:1', 'b:2'] },
+    });
   });
 
   it.each([
     ['colour = blue', '[cluster] colour: unknown key'],
-    ['master = nowhere', '[cluster] master: expected host:port (or a URL), comma-separated for several masters, got "nowhere"'],
+    [
+      'master = nowhere',
+      '[cluster] master: expected host:port (or a URL), comma-separated for several masters, got "nowhere"',
+    ],
     ['checkpoint = maybe', '[cluster] checkpoint: expected a boolean, got "maybe"'],
     ['failover_timeout = 1.5', '[cluster] failover_timeout: expected a non-negative integer (seconds), got "1.5"'],
     ['task_cpu = -1', '[cluster] task_cpu: expected a non-negative number, got "-1"'],
     ['task_memory = lots', '[cluster] task_memory: expected a non-negative integer (MiB), got "lots"'],
-    ['engine_network_mode = overlay', '[cluster] engine_network_mode: expected HOST, BRIDGE, NONE, USER, got "overlay"'],
-    ['cluster_attributes = ["nocolon"]', '[cluster] cluster_attributes: expected a list of <name>:<value>, got "[\\"nocolon\\"]"'],
-    ['engine_environment = [1]', '[cluster] engine_environment: expected a list of NAME=value or {"name","value"} objects, got "[1]"'],
+    [
+      'engine_network_mode = overlay',
+      '[cluster] engine_network_mode: expected HOST, BRIDGE, NONE, USER, got "overlay"',
+    ],
+    [
+      'cluster_attributes = ["nocolon"]',
+      '[cluster] cluster_attributes: expected a list of <name>:<value>, got "[\\"nocolon\\"]"',
+    ],
+    [
+      'engine_environment = [1]',
+      '[cluster] engine_environment: expected a list of NAME=value or {"name","value"} objects, got "[1]"',
+    ],
     ['operator_api_url = ftp://x', '[cluster] operator_api_url: expected an http(s) URL, got "ftp://x"'],
     ['authenticate = true\ndefault_secret = s', '[cluster] default_principal: required with authenticate = true'],
   ])('refuses %s, naming the key', (line, error) => {

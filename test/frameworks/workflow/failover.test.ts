@@ -15,9 +15,20 @@ let cluster: RunningCluster;
 let service: WorkflowService;
 
 beforeAll(async () => {
-  cluster = await startCluster({ port: 0, agents: 2, masters: 3, electionDelaySeconds: 0.3, containerizers: 'docker,mesos', seed: 'workflow-failover' });
+  cluster = await startCluster({
+    port: 0,
+    agents: 2,
+    masters: 3,
+    electionDelaySeconds: 0.3,
+    containerizers: 'docker,mesos',
+    seed: 'workflow-failover',
+  });
   // A standby first: its redirect names the leader.
-  service = await startWorkflowService({ config: DEFAULT_CONFIG, masterUrl: [cluster.masterUrls[1], cluster.masterUrls[0], cluster.masterUrls[2]].join(','), port: 0 });
+  service = await startWorkflowService({
+    config: DEFAULT_CONFIG,
+    masterUrl: [cluster.masterUrls[1], cluster.masterUrls[0], cluster.masterUrls[2]].join(','),
+    port: 0,
+  });
 });
 afterAll(async () => {
   await service?.close();
@@ -36,7 +47,8 @@ async function until(what: string, test: () => Promise<boolean>, deadlineMs = 20
   }
 }
 
-const queue = (body: object) => fetch(`${service.url}/v0/queue_command`, { method: 'POST', body: JSON.stringify(body) });
+const queue = (body: object) =>
+  fetch(`${service.url}/v0/queue_command`, { method: 'POST', body: JSON.stringify(body) });
 
 describe('workflow service through a master failover', () => {
   it('keeps its framework and its task, and runs what was queued meanwhile', async () => {
@@ -45,7 +57,11 @@ describe('workflow service through a master failover', () => {
     expect((await queue({ workflow_task_id: 'through', command: 'sleep 3', image: 'alpine' })).status).toBe(200);
     await until('the task to run', async () => (await state('through')) === 'TASK_RUNNING');
 
-    const fault = await postRaw(new URL('/sim/v1/faults', cluster.masterUrls[2]!), JSON.stringify({ type: 'master_failover' }), { 'content-type': 'application/json' });
+    const fault = await postRaw(
+      new URL('/sim/v1/faults', cluster.masterUrls[2]!),
+      JSON.stringify({ type: 'master_failover' }),
+      { 'content-type': 'application/json' },
+    );
     expect(JSON.parse(fault.body)).toMatchObject({ type: 'master_failover', master: 0 });
     expect((await queue({ workflow_task_id: 'meanwhile', command: 'exit 0', image: 'alpine' })).status).toBe(200);
 

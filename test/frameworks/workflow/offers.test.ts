@@ -7,7 +7,12 @@ import { parseQueueRequest, type QueueRequest } from '../../../src/frameworks/wo
 const scalar = (name: string, value: number) => ({ name, type: 'SCALAR', scalar: { value } });
 
 const OFFER = {
-  resources: [scalar('cpus', 1), scalar('mem', 256), scalar('disk', 100), { name: 'ports', type: 'RANGES', ranges: { range: [{ begin: 31000, end: 32000 }] } }],
+  resources: [
+    scalar('cpus', 1),
+    scalar('mem', 256),
+    scalar('disk', 100),
+    { name: 'ports', type: 'RANGES', ranges: { range: [{ begin: 31000, end: 32000 }] } },
+  ],
   attributes: [
     { name: 'zone', type: 'TEXT', text: { value: 'a' } },
     { name: 'gpus', type: 'SCALAR', scalar: { value: 2 } },
@@ -17,7 +22,11 @@ const OFFER = {
 };
 
 function request(body: Record<string, unknown>, config = DEFAULT_CONFIG): QueueRequest {
-  const parsed = parseQueueRequest({ workflow_task_id: 't', image: 'alpine', command: ['true'], ...body }, config, () => 'unused');
+  const parsed = parseQueueRequest(
+    { workflow_task_id: 't', image: 'alpine', command: ['true'], ...body },
+    config,
+    () => 'unused',
+  );
   if (!parsed.ok) throw new Error(parsed.error);
   return parsed.request;
 }
@@ -62,7 +71,19 @@ describe('taskInfo', () => {
       engineSock: '/run/engine.sock',
       engineUserGroupId: '999',
     };
-    const r = request({ command: ['echo', "it's here"], cpus: 0.5, mem_limit: '1g', environment: { A: 'b' }, network_mode: 'bridge', force_pull: true, user: 'nobody', volumes: ['/data:/in:ro'] }, config);
+    const r = request(
+      {
+        command: ['echo', "it's here"],
+        cpus: 0.5,
+        mem_limit: '1g',
+        environment: { A: 'b' },
+        network_mode: 'bridge',
+        force_pull: true,
+        user: 'nobody',
+        volumes: ['/data:/in:ro'],
+      },
+      config,
+    );
     expect(taskInfo(r, 't.2', config, 'agent-1')).toEqual({
       name: 't',
       task_id: { value: 't.2' },
@@ -71,7 +92,12 @@ describe('taskInfo', () => {
       command: {
         shell: true,
         value: `echo 'it'\\''s here'`,
-        environment: { variables: [{ type: 'VALUE', name: 'GLOBAL', value: '1' }, { type: 'VALUE', name: 'A', value: 'b' }] },
+        environment: {
+          variables: [
+            { type: 'VALUE', name: 'GLOBAL', value: '1' },
+            { type: 'VALUE', name: 'A', value: 'b' },
+          ],
+        },
       },
       container: {
         type: 'DOCKER',
@@ -86,7 +112,11 @@ describe('taskInfo', () => {
           ],
         },
         volumes: [
-          { container_path: '/dags', mode: 'RW', source: { type: 'DOCKER_VOLUME', docker_volume: { driver: 'local', name: 'dags' } } },
+          {
+            container_path: '/dags',
+            mode: 'RW',
+            source: { type: 'DOCKER_VOLUME', docker_volume: { driver: 'local', name: 'dags' } },
+          },
           { host_path: '/data', container_path: '/in', mode: 'RO' },
         ],
       },
@@ -94,13 +124,27 @@ describe('taskInfo', () => {
   });
 
   it('gives a /bin/sh -c script to the shell as it is, or the argument list without the shell', () => {
-    expect(taskInfo(request({ command: 'exit 3' }), 't', DEFAULT_CONFIG, 'a').command).toMatchObject({ shell: true, value: 'exit 3' });
-    expect(taskInfo(request({ command: ['sleep', '1'] }), 't', { ...DEFAULT_CONFIG, commandShell: false }, 'a').command).toMatchObject({ shell: false, value: 'sleep', arguments: ['sleep', '1'] });
+    expect(taskInfo(request({ command: 'exit 3' }), 't', DEFAULT_CONFIG, 'a').command).toMatchObject({
+      shell: true,
+      value: 'exit 3',
+    });
+    expect(
+      taskInfo(request({ command: ['sleep', '1'] }), 't', { ...DEFAULT_CONFIG, commandShell: false }, 'a').command,
+    ).toMatchObject({ shell: false, value: 'sleep', arguments: ['sleep', '1'] });
   });
 
-  it('runs MESOS requests in the cluster\'s own container with the image, the user on the command; no zero resources', () => {
-    const info = taskInfo(request({ container_type: 'MESOS', user: 'app', force_pull: true, cpus: 0, disk: 0 }), 't', DEFAULT_CONFIG, 'a');
-    expect(info.container).toEqual({ type: 'MESOS', mesos: { image: { type: 'DOCKER', docker: { name: 'alpine' }, cached: false } }, volumes: [] });
+  it("runs MESOS requests in the cluster's own container with the image, the user on the command; no zero resources", () => {
+    const info = taskInfo(
+      request({ container_type: 'MESOS', user: 'app', force_pull: true, cpus: 0, disk: 0 }),
+      't',
+      DEFAULT_CONFIG,
+      'a',
+    );
+    expect(info.container).toEqual({
+      type: 'MESOS',
+      mesos: { image: { type: 'DOCKER', docker: { name: 'alpine' }, cached: false } },
+      volumes: [],
+    });
     expect(info.command.user).toBe('app');
     expect(info.resources).toEqual([scalar('mem', 256)]);
   });

@@ -48,14 +48,22 @@ describe('workflow service restart', () => {
     const stateFile = path.join(dir, 'state.json');
     const first = await start(stateFile);
     const frameworkId = first.scheduler.frameworkId;
-    const post = (body: object) => fetch(`${first.url}/v0/queue_command`, { method: 'POST', body: JSON.stringify(body) });
+    const post = (body: object) =>
+      fetch(`${first.url}/v0/queue_command`, { method: 'POST', body: JSON.stringify(body) });
     expect((await post({ workflow_task_id: 'long', command: 'sleep 2', image: 'alpine' })).status).toBe(200);
-    expect((await post({ workflow_task_id: 'waits', command: 'true', image: 'alpine', attributes: ['zone:none'] })).status).toBe(200);
-    await until('long to run', async () => ((await status(first, 'long'))?.status?.state === 'TASK_RUNNING' ? true : undefined));
+    expect(
+      (await post({ workflow_task_id: 'waits', command: 'true', image: 'alpine', attributes: ['zone:none'] })).status,
+    ).toBe(200);
+    await until('long to run', async () =>
+      (await status(first, 'long'))?.status?.state === 'TASK_RUNNING' ? true : undefined,
+    );
     await first.close();
     expect(JSON.parse(readFileSync(stateFile, 'utf8'))).toMatchObject({ frameworkId, queue: ['waits'] });
     // The master holds the framework, disconnected, with its task.
-    expect((await frameworks()).find((f) => f.id === frameworkId)).toMatchObject({ active: false, tasks: [expect.objectContaining({ id: 'long' })] });
+    expect((await frameworks()).find((f) => f.id === frameworkId)).toMatchObject({
+      active: false,
+      tasks: [expect.objectContaining({ id: 'long' })],
+    });
 
     const second = await start(stateFile);
     try {

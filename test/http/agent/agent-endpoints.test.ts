@@ -22,7 +22,11 @@ const cpusMem = (cpus: number, mem: number) => [
 ];
 
 /** Posts an agent Call to the agent's `/api/v1` in one encoding; the Response comes back as upstream JSON. */
-async function agentCall(call: Json, encoding: Encoding, path = '/api/v1'): Promise<{ status: number; body: string; response?: Json }> {
+async function agentCall(
+  call: Json,
+  encoding: Encoding,
+  path = '/api/v1',
+): Promise<{ status: number; body: string; response?: Json }> {
   const media = MEDIA[encoding];
   let body: string | Buffer = JSON.stringify(call);
   if (encoding === 'protobuf') {
@@ -57,13 +61,24 @@ beforeAll(async () => {
   }
   const offer = (await client.next('OFFERS', 100)).offers.offers[0];
   const infos = [
-    { name: 'cmd', task_id: { value: 'cmd' }, agent_id: offer.agent_id, resources: cpusMem(0.5, 64), command: { value: 'sleep 3600' } },
+    {
+      name: 'cmd',
+      task_id: { value: 'cmd' },
+      agent_id: offer.agent_id,
+      resources: cpusMem(0.5, 64),
+      command: { value: 'sleep 3600' },
+    },
     {
       name: 'exe',
       task_id: { value: 'exe' },
       agent_id: offer.agent_id,
       resources: cpusMem(0.25, 32),
-      executor: { executor_id: { value: 'exec-1' }, name: 'my executor', command: { value: 'run-executor' }, resources: cpusMem(0.1, 16) },
+      executor: {
+        executor_id: { value: 'exec-1' },
+        name: 'my executor',
+        command: { value: 'run-executor' },
+        resources: cpusMem(0.1, 16),
+      },
     },
   ];
   const accept = { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: infos } }] };
@@ -71,7 +86,11 @@ beforeAll(async () => {
   const waiting = new Set(['cmd', 'exe']);
   while (waiting.size > 0) {
     const { status } = (await client.next((e) => e.type === 'UPDATE')).update;
-    if (status.uuid !== undefined) await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+    if (status.uuid !== undefined)
+      await client.call({
+        type: 'ACKNOWLEDGE',
+        acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+      });
     if (status.state === 'TASK_RUNNING') waiting.delete(status.task_id.value);
   }
 });
@@ -82,8 +101,13 @@ afterAll(async () => {
 
 describe.each(['json', 'protobuf'] as const)('agent operator API (%s)', (encoding) => {
   it('GET_HEALTH, GET_VERSION and GET_FLAGS describe this agent', async () => {
-    expect((await agentCall({ type: 'GET_HEALTH' }, encoding)).response).toEqual({ type: 'GET_HEALTH', get_health: { healthy: true } });
-    expect((await agentCall({ type: 'GET_VERSION' }, encoding)).response?.get_version.version_info.version).toBe('1.11.0');
+    expect((await agentCall({ type: 'GET_HEALTH' }, encoding)).response).toEqual({
+      type: 'GET_HEALTH',
+      get_health: { healthy: true },
+    });
+    expect((await agentCall({ type: 'GET_VERSION' }, encoding)).response?.get_version.version_info.version).toBe(
+      '1.11.0',
+    );
     const flags = (await agentCall({ type: 'GET_FLAGS' }, encoding)).response?.get_flags.flags as Json[];
     const port = new URL(agentUrl).port;
     expect(flags).toContainEqual({ name: 'port', value: port });
@@ -118,7 +142,8 @@ describe.each(['json', 'protobuf'] as const)('agent operator API (%s)', (encodin
   });
 
   it('GET_CONTAINERS gives each executor its limits and no simulated usage', async () => {
-    const containers = (await agentCall({ type: 'GET_CONTAINERS' }, encoding)).response?.get_containers.containers as Json[];
+    const containers = (await agentCall({ type: 'GET_CONTAINERS' }, encoding)).response?.get_containers
+      .containers as Json[];
     const custom = containers.find((c) => c.executor_id.value === 'exec-1')!;
     expect(custom.resource_statistics.cpus_limit).toBeCloseTo(0.35);
     expect(custom.resource_statistics.mem_limit_bytes).toBe(48 * 1024 * 1024);
@@ -132,8 +157,14 @@ describe.each(['json', 'protobuf'] as const)('agent operator API (%s)', (encodin
   });
 
   it('checks calls as upstream and answers calls for missing features', async () => {
-    expect(await agentCall({}, encoding)).toMatchObject({ status: 400, body: "Failed to validate agent::Call: Expecting 'type' to be present" });
-    expect(await agentCall({ type: 'READ_FILE' }, encoding)).toMatchObject({ status: 400, body: "Failed to validate agent::Call: Expecting 'read_file' to be present" });
+    expect(await agentCall({}, encoding)).toMatchObject({
+      status: 400,
+      body: "Failed to validate agent::Call: Expecting 'type' to be present",
+    });
+    expect(await agentCall({ type: 'READ_FILE' }, encoding)).toMatchObject({
+      status: 400,
+      body: "Failed to validate agent::Call: Expecting 'read_file' to be present",
+    });
     expect((await agentCall({ type: 'LIST_FILES', list_files: { path: '/x' } }, encoding)).status).toBe(404);
     expect((await agentCall({ type: 'GET_OPERATIONS' }, encoding)).status).toBe(501);
     expect((await agentCall({ type: 'GET_HEALTH' }, encoding, '/slave(1)/api/v1')).status).toBe(200);
@@ -179,10 +210,18 @@ describe('agent legacy endpoints', () => {
 
 describe('an ended task', () => {
   it('moves its command executor to the completed ones, and its container away', async () => {
-    expect((await client.call({ type: 'KILL', kill: { task_id: { value: 'cmd' }, agent_id: { value: r.agents[0]!.id } } })).status).toBe(202);
+    expect(
+      (await client.call({ type: 'KILL', kill: { task_id: { value: 'cmd' }, agent_id: { value: r.agents[0]!.id } } }))
+        .status,
+    ).toBe(202);
     for (;;) {
-      const { status } = (await client.next((e) => e.type === 'UPDATE' && e.update.status.task_id.value === 'cmd')).update;
-      if (status.uuid !== undefined) await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+      const { status } = (await client.next((e) => e.type === 'UPDATE' && e.update.status.task_id.value === 'cmd'))
+        .update;
+      if (status.uuid !== undefined)
+        await client.call({
+          type: 'ACKNOWLEDGE',
+          acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+        });
       if (status.state === 'TASK_KILLED') break;
     }
     r.advance(1_000);
@@ -195,7 +234,9 @@ describe('an ended task', () => {
     const containers = (await getJson('/containers')) as unknown as Json[];
     expect(containers.map((c) => c.executor_id)).toEqual(['exec-1']);
     const fw = (await getJson('/state')).frameworks[0];
-    expect(fw.completed_executors.map((e: Json) => [e.id, e.completed_tasks.map((t: Json) => t.state)])).toEqual([['cmd', ['TASK_KILLED']]]);
+    expect(fw.completed_executors.map((e: Json) => [e.id, e.completed_tasks.map((t: Json) => t.state)])).toEqual([
+      ['cmd', ['TASK_KILLED']],
+    ]);
   });
 });
 
@@ -204,7 +245,10 @@ describe('a crashed agent', () => {
     const agentId = r.agents[0]!.id;
     r.driver.input((c) => c.crashAgent(agentId));
     for (const encoding of ['json', 'protobuf'] as const) {
-      expect(await agentCall({ type: 'GET_TASKS' }, encoding)).toMatchObject({ status: 503, body: 'Agent has not finished recovery' });
+      expect(await agentCall({ type: 'GET_TASKS' }, encoding)).toMatchObject({
+        status: 503,
+        body: 'Agent has not finished recovery',
+      });
     }
     expect((await fetch(new URL('/state', agentUrl))).status).toBe(503);
     r.driver.input((c) => c.restartAgent(agentId));

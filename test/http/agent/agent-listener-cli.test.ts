@@ -55,7 +55,10 @@ describe('a port taken on an agent address', () => {
 /** `clustersim up` from the sources under a lower limit of open files; its exit code and stderr. */
 function upWithFileLimit(limit: number, args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
   const cli = ['--import', 'tsx', 'src/cli/main.ts', 'up', ...args].map((a) => `'${a}'`).join(' ');
-  const child = spawn('sh', ['-c', `ulimit -n ${limit} && exec "${process.execPath}" ${cli}`], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('sh', ['-c', `ulimit -n ${limit} && exec "${process.execPath}" ${cli}`], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stderr })));
@@ -63,8 +66,19 @@ function upWithFileLimit(limit: number, args: readonly string[]): Promise<{ code
 
 describe('too few file descriptors for a socket per agent address', () => {
   it('stops `up` with one line that says what to do', async () => {
-    const result = await upWithFileLimit(200, ['--port', '0', '--agents', '300', '--agent-addressing', 'loopback', '--log-level', 'silent']);
+    const result = await upWithFileLimit(200, [
+      '--port',
+      '0',
+      '--agents',
+      '300',
+      '--agent-addressing',
+      'loopback',
+      '--log-level',
+      'silent',
+    ]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain('clustersim up: --agent-addressing: loopback: out of file descriptors for 300 agent addresses');
+    expect(result.stderr).toContain(
+      'clustersim up: --agent-addressing: loopback: out of file descriptors for 300 agent addresses',
+    );
   });
 });

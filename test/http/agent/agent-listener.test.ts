@@ -6,7 +6,14 @@
 import net from 'node:net';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentDirectory, listenOnAddresses, listenPorts, listenWildcard, loopbackAddresses, loopbackHost } from '../../../src/http/agent/listener.js';
+import {
+  AgentDirectory,
+  listenOnAddresses,
+  listenPorts,
+  listenWildcard,
+  loopbackAddresses,
+  loopbackHost,
+} from '../../../src/http/agent/listener.js';
 import { buildAgentApp } from '../../../src/http/agent/app.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../../src/start/cluster.js';
 
@@ -62,7 +69,9 @@ describe('loopback addressing', () => {
       expect(agent.pid).toBe(`slave(1)@${agent.hostname}:${port}`);
     }
     const slaves = (await (await fetch(`${cluster.masterUrl}/slaves`)).json()) as Json;
-    expect(slaves.slaves.map((s: Json) => [s.id, s.hostname, s.pid])).toEqual(cluster.agents.map((a) => [a.id, a.hostname, a.pid]));
+    expect(slaves.slaves.map((s: Json) => [s.id, s.hostname, s.pid])).toEqual(
+      cluster.agents.map((a) => [a.id, a.hostname, a.pid]),
+    );
     const reply = await fetch(`${cluster.masterUrl}/api/v1`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
@@ -86,7 +95,7 @@ describe('loopback addressing', () => {
     expect(await rawGet('127.0.0.9', port, '/health')).toBe('error ECONNREFUSED');
   });
 
-  it('answers each agent\'s own state and operator calls through the one shared app', async () => {
+  it("answers each agent's own state and operator calls through the one shared app", async () => {
     const cluster = await start({ agents: 3, agentAddressing: 'loopback' });
     for (const agent of cluster.agents) {
       const state = (await (await fetch(`${agent.url}/state`)).json()) as Json;
@@ -121,7 +130,12 @@ describe('loopback addressing', () => {
   });
 
   it("holds every agent address to the listener's timeouts, not only the first", async () => {
-    const cluster = await start({ agents: 2, agentAddressing: 'loopback', headersTimeoutSeconds: 0.1, requestTimeoutSeconds: 0.1 });
+    const cluster = await start({
+      agents: 2,
+      agentAddressing: 'loopback',
+      headersTimeoutSeconds: 0.1,
+      requestTimeoutSeconds: 0.1,
+    });
     const second = cluster.agents[1]!;
     const socket = await connect(second.hostname, second.port);
     let data = '';

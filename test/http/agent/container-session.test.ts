@@ -53,12 +53,20 @@ async function session(argv: readonly string[], headers: Record<string, string> 
   const id = randomUUID();
   const body = JSON.stringify({
     type: 'LAUNCH_NESTED_CONTAINER_SESSION',
-    launch_nested_container_session: { container_id: { parent: { value: parent }, value: id }, command: { shell: false, value: argv[0], arguments: argv } },
+    launch_nested_container_session: {
+      container_id: { parent: { value: parent }, value: id },
+      command: { shell: false, value: argv[0], arguments: argv },
+    },
   });
   const out = { STDOUT: '', STDERR: '' };
   let done!: () => void;
   const ended = new Promise<void>((resolve) => (done = resolve));
-  const allHeaders = { 'content-type': 'application/json', accept: 'application/recordio', 'message-accept': 'application/json', ...headers };
+  const allHeaders = {
+    'content-type': 'application/json',
+    accept: 'application/recordio',
+    'message-accept': 'application/json',
+    ...headers,
+  };
   const { answer } = openStream(api(), allHeaders, body, {
     record: (record) => {
       const io = JSON.parse(record.toString('utf8'));
@@ -74,13 +82,22 @@ async function session(argv: readonly string[], headers: Record<string, string> 
 }
 
 async function waitContainer(id: string): Promise<{ status: number; body: string }> {
-  const body = JSON.stringify({ type: 'WAIT_CONTAINER', wait_container: { container_id: { parent: { value: parent }, value: id } } });
+  const body = JSON.stringify({
+    type: 'WAIT_CONTAINER',
+    wait_container: { container_id: { parent: { value: parent }, value: id } },
+  });
   return postRaw(api(), body, { 'content-type': 'application/json', accept: 'application/json' });
 }
 
-const inputRecord = (process: Record<string, unknown>) => frameRecord(Buffer.from(JSON.stringify({ type: 'ATTACH_CONTAINER_INPUT', attach_container_input: process })));
-const containerIdRecord = (id: string) => inputRecord({ type: 'CONTAINER_ID', container_id: { parent: { value: parent }, value: id } });
-const stdin = (text: string) => inputRecord({ type: 'PROCESS_IO', process_io: { type: 'DATA', data: { type: 'STDIN', data: Buffer.from(text).toString('base64') } } });
+const inputRecord = (process: Record<string, unknown>) =>
+  frameRecord(Buffer.from(JSON.stringify({ type: 'ATTACH_CONTAINER_INPUT', attach_container_input: process })));
+const containerIdRecord = (id: string) =>
+  inputRecord({ type: 'CONTAINER_ID', container_id: { parent: { value: parent }, value: id } });
+const stdin = (text: string) =>
+  inputRecord({
+    type: 'PROCESS_IO',
+    process_io: { type: 'DATA', data: { type: 'STDIN', data: Buffer.from(text).toString('base64') } },
+  });
 
 describe('a task exec session', () => {
   it('runs a command in the task container and streams its output; WAIT_CONTAINER gives its status', async () => {
@@ -90,7 +107,10 @@ describe('a task exec session', () => {
     expect(s.headers['message-content-type']).toBe('application/json');
     await s.ended;
     expect(s.out).toEqual({ STDOUT: 'hello\n', STDERR: '' });
-    expect(await waitContainer(s.id)).toMatchObject({ status: 200, body: JSON.stringify({ type: 'WAIT_CONTAINER', wait_container: { exit_status: 0 } }) });
+    expect(await waitContainer(s.id)).toMatchObject({
+      status: 200,
+      body: JSON.stringify({ type: 'WAIT_CONTAINER', wait_container: { exit_status: 0 } }),
+    });
     // The stream took the reply over: nothing tried to answer again.
     expect(warnings).toEqual([]);
   });
@@ -107,12 +127,27 @@ describe('a task exec session', () => {
 
   it('takes standard input as it is typed: a probe with the CONTAINER_ID record, then a chunked stream', async () => {
     const cat = await session(['cat']);
-    expect((await postRaw(api(), containerIdRecord(cat.id), { 'content-type': 'application/recordio', 'message-content-type': 'application/json', accept: 'application/json' })).status).toBe(200);
+    expect(
+      (
+        await postRaw(api(), containerIdRecord(cat.id), {
+          'content-type': 'application/recordio',
+          'message-content-type': 'application/json',
+          accept: 'application/json',
+        })
+      ).status,
+    ).toBe(200);
     const req = http.request(api(), {
       method: 'POST',
-      headers: { 'content-type': 'application/recordio', 'message-content-type': 'application/json', accept: 'application/json', 'transfer-encoding': 'chunked' },
+      headers: {
+        'content-type': 'application/recordio',
+        'message-content-type': 'application/json',
+        accept: 'application/json',
+        'transfer-encoding': 'chunked',
+      },
     });
-    const answered = new Promise<number>((resolve) => req.on('response', (res) => (res.resume(), resolve(res.statusCode ?? 0))));
+    const answered = new Promise<number>((resolve) =>
+      req.on('response', (res) => (res.resume(), resolve(res.statusCode ?? 0))),
+    );
     req.write(containerIdRecord(cat.id));
     req.write(stdin('typed line\n'));
     for (let i = 0; i < 100 && cat.out.STDOUT === ''; i++) await tick(10);
@@ -128,7 +163,10 @@ describe('a task exec session', () => {
     const sleeper = await session(['sleep', '100']);
     const waiting = waitContainer(sleeper.id);
     await tick(50);
-    const kill = JSON.stringify({ type: 'KILL_CONTAINER', kill_container: { container_id: { parent: { value: parent }, value: sleeper.id }, signal: 15 } });
+    const kill = JSON.stringify({
+      type: 'KILL_CONTAINER',
+      kill_container: { container_id: { parent: { value: parent }, value: sleeper.id }, signal: 15 },
+    });
     expect((await postRaw(api(), kill, { 'content-type': 'application/json' })).status).toBe(200);
     const waited = JSON.parse((await waiting).body);
     expect(waited.wait_container.exit_status).toBe(15);
@@ -145,17 +183,25 @@ describe('a long script in a session', () => {
     expect(JSON.parse((await waitContainer(long.id)).body).wait_container.exit_status).toBe(0);
     expect(h.cluster.driver.failure).toBeUndefined();
     // The trace, whose tail stays in memory, shows the start of the script and its length.
-    const launched = h.cluster.driver.cluster.trace.entries().find((e) => e.kind === 'container:launch-nested' && e.line.includes(long.id));
+    const launched = h.cluster.driver.cluster.trace
+      .entries()
+      .find((e) => e.kind === 'container:launch-nested' && e.line.includes(long.id));
     expect(launched?.line).toContain(`"argv":"sh -c echo a|cat|cat|`);
     expect(launched?.line).toMatch(/\|c?a?t?… \(80012 characters\)"/);
     expect(launched!.line.length).toBeLessThan(500);
     // As Linux's execve refuses it (E2BIG): before anything starts, with the reason.
     const tooLong = await session(['sh', '-c', `echo a${' | cat'.repeat(21_845)}`]);
-    expect(tooLong).toMatchObject({ status: 400, body: 'Argument 2 of the command is 131076 bytes; one argument holds at most 131071 (Argument list too long)' });
+    expect(tooLong).toMatchObject({
+      status: 400,
+      body: 'Argument 2 of the command is 131076 bytes; one argument holds at most 131071 (Argument list too long)',
+    });
     expect((await waitContainer(tooLong.id)).status).toBe(404);
     const detached = JSON.stringify({
       type: 'LAUNCH_NESTED_CONTAINER',
-      launch_nested_container: { container_id: { parent: { value: parent }, value: randomUUID() }, command: { value: 'x'.repeat(200_000) } },
+      launch_nested_container: {
+        container_id: { parent: { value: parent }, value: randomUUID() },
+        command: { value: 'x'.repeat(200_000) },
+      },
     });
     expect(await postRaw(api(), detached, { 'content-type': 'application/json' })).toMatchObject({
       status: 400,
@@ -181,7 +227,10 @@ describe("WAIT_CONTAINER on a task's own container", () => {
     const waiting = postRaw(api(), body, headers).then((r) => ((answered = true), r));
     await tick(50);
     expect(answered).toBe(false);
-    expect((await h.scheduler.call({ type: 'KILL', kill: { task_id: { value: 't2' }, agent_id: { value: h.agentId } } })).status).toBe(202);
+    expect(
+      (await h.scheduler.call({ type: 'KILL', kill: { task_id: { value: 't2' }, agent_id: { value: h.agentId } } }))
+        .status,
+    ).toBe(202);
     const first = await waiting;
     expect(first.status).toBe(200);
     const status = JSON.parse(first.body).wait_container.exit_status;
@@ -193,18 +242,39 @@ describe("WAIT_CONTAINER on a task's own container", () => {
 
 describe('the container calls refuse as upstream does', () => {
   it('404 for an unknown container, 406 and 415 for the streaming media types used wrongly', async () => {
-    expect(await waitContainer('no-such-container')).toMatchObject({ status: 404, body: 'Container no-such-container cannot be found' });
+    expect(await waitContainer('no-such-container')).toMatchObject({
+      status: 404,
+      body: 'Container no-such-container cannot be found',
+    });
     expect((await session(['echo', 'x'], { accept: 'application/json' })).status).toBe(406);
     const getState = JSON.stringify({ type: 'GET_STATE' });
-    expect((await postRaw(api(), getState, { 'content-type': 'application/json', accept: 'application/recordio' })).status).toBe(406);
-    expect((await postRaw(api(), getState, { 'content-type': 'application/json', 'message-content-type': 'application/json' })).status).toBe(415);
-    const input = JSON.stringify({ type: 'ATTACH_CONTAINER_INPUT', attach_container_input: { type: 'CONTAINER_ID', container_id: { value: 'x' } } });
+    expect(
+      (await postRaw(api(), getState, { 'content-type': 'application/json', accept: 'application/recordio' })).status,
+    ).toBe(406);
+    expect(
+      (
+        await postRaw(api(), getState, {
+          'content-type': 'application/json',
+          'message-content-type': 'application/json',
+        })
+      ).status,
+    ).toBe(415);
+    const input = JSON.stringify({
+      type: 'ATTACH_CONTAINER_INPUT',
+      attach_container_input: { type: 'CONTAINER_ID', container_id: { value: 'x' } },
+    });
     expect((await postRaw(api(), input, { 'content-type': 'application/json' })).status).toBe(415);
     const unknownParent = JSON.stringify({
       type: 'LAUNCH_NESTED_CONTAINER_SESSION',
-      launch_nested_container_session: { container_id: { parent: { value: 'nobody' }, value: randomUUID() }, command: { value: 'true' } },
+      launch_nested_container_session: {
+        container_id: { parent: { value: 'nobody' }, value: randomUUID() },
+        command: { value: 'true' },
+      },
     });
-    const res = await postRaw(api(), unknownParent, { 'content-type': 'application/json', accept: 'application/recordio' });
+    const res = await postRaw(api(), unknownParent, {
+      'content-type': 'application/json',
+      accept: 'application/recordio',
+    });
     expect(res).toMatchObject({ status: 404, body: 'Container nobody cannot be found' });
   });
 });

@@ -29,7 +29,12 @@ export interface Harness {
   readonly agentId: string;
   readonly agentUrl: string;
   /** Launches one task on a fresh offer, run by the executor `executorId` with `command`; `extra` joins the TaskInfo. */
-  launch(taskId: string, executorId: string, command?: Record<string, unknown>, extra?: Record<string, unknown>): Promise<void>;
+  launch(
+    taskId: string,
+    executorId: string,
+    command?: Record<string, unknown>,
+    extra?: Record<string, unknown>,
+  ): Promise<void>;
   /** An executor client for `executorId` of this framework on the agent. */
   executor(executorId: string, encoding?: Encoding, headers?: Record<string, string>): ExecutorClient;
   /** Acknowledges an UPDATE event the framework received. */
@@ -68,7 +73,11 @@ export async function startHarness(
         executor: { executor_id: { value: executorId }, type: 'CUSTOM', command, resources: cpusMem(0.1, 16) },
         ...extra,
       };
-      const accept = { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }], filters: { refuse_seconds: 0 } };
+      const accept = {
+        offer_ids: [offer.id],
+        operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }],
+        filters: { refuse_seconds: 0 },
+      };
       expect((await scheduler.call({ type: 'ACCEPT', accept })).status).toBe(202);
     },
     executor: (executorId, executorEncoding = 'json', headers = {}) => {

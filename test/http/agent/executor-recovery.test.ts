@@ -18,7 +18,8 @@ afterEach(async () => {
 });
 
 const crash = (h: Harness) => h.cluster.driver.input((c) => c.crashAgent(h.agentId));
-const restart = (h: Harness, recover: 'reconnect' | 'cleanup') => h.cluster.driver.input((c) => c.restartAgent(h.agentId, recover));
+const restart = (h: Harness, recover: 'reconnect' | 'cleanup') =>
+  h.cluster.driver.input((c) => c.restartAgent(h.agentId, recover));
 
 describe('agent restart, --recover=reconnect', () => {
   it('takes back an executor that subscribes again, and destroys one that does not', async () => {
@@ -62,7 +63,11 @@ describe('agent restart, --recover=cleanup', () => {
     restart(h, 'reconnect');
     h.cluster.advance(1_000);
     const lost = await h.scheduler.nextUpdate('t1');
-    expect(lost.update.status).toMatchObject({ state: 'TASK_LOST', source: 'SOURCE_AGENT', reason: 'REASON_EXECUTOR_TERMINATED' });
+    expect(lost.update.status).toMatchObject({
+      state: 'TASK_LOST',
+      source: 'SOURCE_AGENT',
+      reason: 'REASON_EXECUTOR_TERMINATED',
+    });
   });
 
   it('kills the simulated executors it finds: their tasks end killed', async () => {

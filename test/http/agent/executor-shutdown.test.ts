@@ -25,7 +25,9 @@ describe('an executor whose framework is torn down', () => {
     expect((await h.scheduler.call({ type: 'TEARDOWN' })).status).toBe(202);
     await executor.next('SHUTDOWN');
     // The executor kills its task and says so, as an executor library does on SHUTDOWN.
-    expect((await executor.update({ task_id: { value: 't1' }, state: 'TASK_KILLED', uuid: newUuid() })).status).toBe(202);
+    expect((await executor.update({ task_id: { value: 't1' }, state: 'TASK_KILLED', uuid: newUuid() })).status).toBe(
+      202,
+    );
     expect((await executor.call({ type: 'MESSAGE', message: { data: '' } })).status).toBe(202);
     h.cluster.advance(5_000);
     await tick();
@@ -57,8 +59,19 @@ describe('an executor shut down just before its agent crashed', () => {
     h.cluster.advance(5_000);
     await tick();
     const lost = await h.scheduler.nextUpdate('t1');
-    expect(lost.update.status).toMatchObject({ state: 'TASK_LOST', source: 'SOURCE_AGENT', reason: 'REASON_EXECUTOR_TERMINATED' });
-    expect(h.cluster.driver.read((view) => view.agentNode(h!.agentId)!.executors().filter((e) => e.alive))).toEqual([]);
+    expect(lost.update.status).toMatchObject({
+      state: 'TASK_LOST',
+      source: 'SOURCE_AGENT',
+      reason: 'REASON_EXECUTOR_TERMINATED',
+    });
+    expect(
+      h.cluster.driver.read((view) =>
+        view
+          .agentNode(h!.agentId)!
+          .executors()
+          .filter((e) => e.alive),
+      ),
+    ).toEqual([]);
   });
 });
 

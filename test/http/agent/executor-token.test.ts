@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sendUnauthorized } from '../../../src/http/auth.js';
-import { authorizeExecutor, EXECUTOR_REALM, ExecutorTokens, type ExecutorIdentity } from '../../../src/http/agent/executor-token.js';
+import {
+  authorizeExecutor,
+  EXECUTOR_REALM,
+  ExecutorTokens,
+  type ExecutorIdentity,
+} from '../../../src/http/agent/executor-token.js';
 
 const SECRET = new TextEncoder().encode('a secret of the agent, 32 bytes!');
 const ID: ExecutorIdentity = { frameworkId: 'fw-1', executorId: 'exec-1', containerId: 'c-0001' };
@@ -36,7 +41,10 @@ describe('ExecutorTokens.sign', () => {
     for (const identity of identities) {
       const token = tokens.signSync(identity);
       expect(token).toBe(await tokens.sign(identity));
-      expect(await tokens.verify(token)).toMatchObject({ ok: true, claims: { fid: identity.frameworkId, eid: identity.executorId } });
+      expect(await tokens.verify(token)).toMatchObject({
+        ok: true,
+        claims: { fid: identity.frameworkId, eid: identity.executorId },
+      });
     }
   });
 
@@ -58,7 +66,11 @@ describe('ExecutorTokens.verify', () => {
     const tokens = await ExecutorTokens.create(SECRET);
     const other = await ExecutorTokens.create(new TextEncoder().encode('another key'));
     const foreign = await other.sign(ID);
-    expect(await tokens.verify(foreign)).toEqual({ ok: false, fault: 'bad-signature', message: 'Token signature does not match' });
+    expect(await tokens.verify(foreign)).toEqual({
+      ok: false,
+      fault: 'bad-signature',
+      message: 'Token signature does not match',
+    });
 
     const [header, , signature] = (await tokens.sign(ID)).split('.') as [string, string, string];
     const forged = `${header}.${b64url('{"cid":"c-0001","eid":"exec-2","fid":"fw-1"}')}.${signature}`;
@@ -67,10 +79,21 @@ describe('ExecutorTokens.verify', () => {
 
   it('calls malformed what is not a signed compact token, in upstream words where it has them', async () => {
     const tokens = await ExecutorTokens.create(SECRET);
-    expect(await tokens.verify('abc')).toEqual({ ok: false, fault: 'malformed', message: 'Expected 3 components in token, got 1' });
-    expect(await tokens.verify('a.b.c.d')).toEqual({ ok: false, fault: 'malformed', message: 'Expected 3 components in token, got 4' });
+    expect(await tokens.verify('abc')).toEqual({
+      ok: false,
+      fault: 'malformed',
+      message: 'Expected 3 components in token, got 1',
+    });
+    expect(await tokens.verify('a.b.c.d')).toEqual({
+      ok: false,
+      fault: 'malformed',
+      message: 'Expected 3 components in token, got 4',
+    });
     expect(await tokens.verify('!!.??.**')).toMatchObject({ ok: false, fault: 'malformed' });
-    expect(await tokens.verify(`${b64url('not json')}.${b64url('{}')}.x`)).toMatchObject({ ok: false, fault: 'malformed' });
+    expect(await tokens.verify(`${b64url('not json')}.${b64url('{}')}.x`)).toMatchObject({
+      ok: false,
+      fault: 'malformed',
+    });
     // An unsecured token ("alg":"none") never passes for a signed one.
     const unsecured = `${b64url('{"alg":"none","typ":"JWT"}')}.${b64url('{"fid":"fw-1"}')}.`;
     expect(await tokens.verify(unsecured)).toEqual({
@@ -78,12 +101,19 @@ describe('ExecutorTokens.verify', () => {
       fault: 'malformed',
       message: 'Token \'alg\' value "none" does not match, expected "HS256"',
     });
-    expect(await tokens.verify(handMade({ alg: 'HS256', crit: ['x'], x: 1 }, ID))).toMatchObject({ ok: false, fault: 'malformed' });
+    expect(await tokens.verify(handMade({ alg: 'HS256', crit: ['x'], x: 1 }, ID))).toMatchObject({
+      ok: false,
+      fault: 'malformed',
+    });
   });
 
   it('refuses a token without claims, and an expired one', async () => {
     const tokens = await ExecutorTokens.create(SECRET);
-    expect(await tokens.verify(handMade(HS256, {}))).toEqual({ ok: false, fault: 'missing-claims', message: 'JWT claims missing' });
+    expect(await tokens.verify(handMade(HS256, {}))).toEqual({
+      ok: false,
+      fault: 'missing-claims',
+      message: 'JWT claims missing',
+    });
     const expired = handMade(HS256, { fid: 'fw-1', exp: 1_000_000_000 });
     expect(await tokens.verify(expired)).toEqual({ ok: false, fault: 'expired', message: 'Token has expired' });
   });
@@ -165,11 +195,25 @@ describe('a route guarded by ExecutorTokens', () => {
     });
     app.post('/api/v1/executor', async () => 'through');
     const without = await app.inject({ method: 'POST', url: '/api/v1/executor' });
-    expect([without.statusCode, without.headers['www-authenticate'], without.body]).toEqual([401, 'Bearer realm="mesos-agent-executor"', '401 Unauthorized.']);
-    const bad = await app.inject({ method: 'POST', url: '/api/v1/executor', headers: { authorization: 'Bearer a.b.c' } });
+    expect([without.statusCode, without.headers['www-authenticate'], without.body]).toEqual([
+      401,
+      'Bearer realm="mesos-agent-executor"',
+      '401 Unauthorized.',
+    ]);
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/api/v1/executor',
+      headers: { authorization: 'Bearer a.b.c' },
+    });
     expect(bad.statusCode).toBe(401);
-    expect(bad.headers['www-authenticate']).toMatch(/^Bearer realm="mesos-agent-executor", error="invalid_token", error_description="Invalid JWT: /);
-    const good = await app.inject({ method: 'POST', url: '/api/v1/executor', headers: { authorization: `Bearer ${tokens.signSync(ID)}` } });
+    expect(bad.headers['www-authenticate']).toMatch(
+      /^Bearer realm="mesos-agent-executor", error="invalid_token", error_description="Invalid JWT: /,
+    );
+    const good = await app.inject({
+      method: 'POST',
+      url: '/api/v1/executor',
+      headers: { authorization: `Bearer ${tokens.signSync(ID)}` },
+    });
     expect([good.statusCode, good.body]).toEqual([200, 'through']);
     await app.close();
   });

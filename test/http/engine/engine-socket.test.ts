@@ -45,11 +45,22 @@ afterAll(async () => {
 function request(method: string, path: string, body?: object): Promise<{ status: number; json: any; text: string }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const headers = { host: 'localhost', ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) };
+    const headers = {
+      host: 'localhost',
+      ...(payload === undefined
+        ? {}
+        : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+    };
     const req = http.request({ socketPath: h.cluster.engineSocket!, path, method, headers }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, json: res.headers['content-type'] === 'application/json' ? JSON.parse(text) : undefined }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          text,
+          json: res.headers['content-type'] === 'application/json' ? JSON.parse(text) : undefined,
+        }),
+      );
     });
     req.on('error', reject);
     req.end(payload);
@@ -79,13 +90,22 @@ function start(id: string, tty: boolean, input?: string): Promise<{ head: string
       }
       resolve(out);
     });
-    socket.write(`POST /v1.43/exec/${id}/start HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    socket.write(
+      `POST /v1.43/exec/${id}/start HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
     if (input !== undefined) socket.end(input);
   });
 }
 
 async function exec(cmd: readonly string[], tty = false, stdin = false): Promise<string> {
-  const created = await request('POST', `/containers/cluster-${engineTask}/exec`, { AttachStdin: stdin, AttachStdout: true, AttachStderr: true, Tty: tty, Cmd: cmd, Env: [] });
+  const created = await request('POST', `/containers/cluster-${engineTask}/exec`, {
+    AttachStdin: stdin,
+    AttachStdout: true,
+    AttachStderr: true,
+    Tty: tty,
+    Cmd: cmd,
+    Env: [],
+  });
   expect(created.status).toBe(201);
   return created.json.Id;
 }
@@ -100,11 +120,18 @@ describe('the container engine socket', () => {
   it('knows the containers of DOCKER tasks only, by the name cluster-<ContainerID>', async () => {
     const found = await request('GET', `/containers/cluster-${engineTask}/json`);
     expect(found.status).toBe(200);
-    expect(found.json).toMatchObject({ Name: `/cluster-${engineTask}`, State: { Running: true }, Config: { Image: 'alpine:3.19' } });
+    expect(found.json).toMatchObject({
+      Name: `/cluster-${engineTask}`,
+      State: { Running: true },
+      Config: { Image: 'alpine:3.19' },
+    });
     // The engine's own id: 64 hex digits, not the ContainerID; it names the container too.
     expect(found.json.Id).toMatch(/^[0-9a-f]{64}$/);
     expect((await request('GET', `/containers/${found.json.Id}/json`)).json.Name).toBe(`/cluster-${engineTask}`);
-    expect(await request('GET', `/containers/cluster-${commandTask}/json`)).toMatchObject({ status: 404, json: { message: `No such container: cluster-${commandTask}` } });
+    expect(await request('GET', `/containers/cluster-${commandTask}/json`)).toMatchObject({
+      status: 404,
+      json: { message: `No such container: cluster-${commandTask}` },
+    });
     expect((await request('POST', `/containers/cluster-${commandTask}/exec`, { Cmd: ['true'] })).status).toBe(404);
   });
 
@@ -130,13 +157,18 @@ describe('the container engine socket', () => {
     expect((await request('GET', `/exec/${long}/json`)).json.ExitCode).toBe(0);
     const tooLong = await exec(['sh', '-c', 'x'.repeat(131_072)]);
     const refused = await start(tooLong, false);
-    expect(refused).toMatchObject({ stdout: '', stderr: 'Argument 2 of the command is 131072 bytes; one argument holds at most 131071 (Argument list too long)\n' });
+    expect(refused).toMatchObject({
+      stdout: '',
+      stderr: 'Argument 2 of the command is 131072 bytes; one argument holds at most 131071 (Argument list too long)\n',
+    });
     // Never started: not running, and 126, as the engine reports an exec that could not start.
     expect((await request('GET', `/exec/${tooLong}/json`)).json).toMatchObject({ Running: false, ExitCode: 126 });
   });
 
   it('refuses an exec without a command, and unknown exec instances', async () => {
-    expect((await request('POST', `/containers/cluster-${engineTask}/exec`, { Cmd: [] })).json).toEqual({ message: 'No exec command specified' });
+    expect((await request('POST', `/containers/cluster-${engineTask}/exec`, { Cmd: [] })).json).toEqual({
+      message: 'No exec command specified',
+    });
     expect((await request('GET', '/exec/0123/json')).status).toBe(404);
   });
 });
@@ -146,12 +178,19 @@ describe('a task exec session into an engine task', () => {
     const id = randomUUID();
     const call = {
       type: 'LAUNCH_NESTED_CONTAINER_SESSION',
-      launch_nested_container_session: { container_id: { parent: { value: engineTask }, value: id }, command: { shell: false, value: 'sh', arguments: ['sh', '-c', 'echo via engine; exit 4'] } },
+      launch_nested_container_session: {
+        container_id: { parent: { value: engineTask }, value: id },
+        command: { shell: false, value: 'sh', arguments: ['sh', '-c', 'echo via engine; exit 4'] },
+      },
     };
     let out = '';
     let ended!: () => void;
     const done = new Promise<void>((resolve) => (ended = resolve));
-    const headers = { 'content-type': 'application/json', accept: 'application/recordio', 'message-accept': 'application/json' };
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/recordio',
+      'message-accept': 'application/json',
+    };
     const { answer } = openStream(new URL('/api/v1', h.agentUrl), headers, JSON.stringify(call), {
       record: (record) => (out += Buffer.from(JSON.parse(record.toString()).data.data, 'base64').toString()),
       closed: () => ended(),
@@ -159,11 +198,20 @@ describe('a task exec session into an engine task', () => {
     expect((await answer).status).toBe(200);
     await done;
     expect(out).toBe('via engine\n');
-    const wait = JSON.stringify({ type: 'WAIT_CONTAINER', wait_container: { container_id: { parent: { value: engineTask }, value: id } } });
-    const waited = await postRaw(new URL('/api/v1', h.agentUrl), wait, { 'content-type': 'application/json', accept: 'application/json' });
+    const wait = JSON.stringify({
+      type: 'WAIT_CONTAINER',
+      wait_container: { container_id: { parent: { value: engineTask }, value: id } },
+    });
+    const waited = await postRaw(new URL('/api/v1', h.agentUrl), wait, {
+      'content-type': 'application/json',
+      accept: 'application/json',
+    });
     expect(JSON.parse(waited.body).wait_container.exit_status).toBe(4 << 8);
     // The session is the helper's; the command ran as an exec of the engine, a container of its own.
-    const launches = h.cluster.cluster.trace.entries().filter((e) => e.line.includes('container:launch-nested')).map((e) => e.line);
+    const launches = h.cluster.cluster.trace
+      .entries()
+      .filter((e) => e.line.includes('container:launch-nested'))
+      .map((e) => e.line);
     expect(launches.some((l) => l.includes(id) && l.includes('"external":true'))).toBe(true);
     expect(launches.some((l) => !l.includes(id) && l.includes('echo via engine'))).toBe(true);
   });
@@ -175,7 +223,10 @@ describe('UPDATE_CONTAINER_MEMORY_LIMIT on an engine task', () => {
     const update = (value: string) =>
       postRaw(
         new URL('/api/v1', h.agentUrl),
-        JSON.stringify({ type: 'UPDATE_CONTAINER_MEMORY_LIMIT', update_container_memory_limit: { container_id: { value }, memory_limit: { value: 256 } } }),
+        JSON.stringify({
+          type: 'UPDATE_CONTAINER_MEMORY_LIMIT',
+          update_container_memory_limit: { container_id: { value }, memory_limit: { value: 256 } },
+        }),
         { 'content-type': 'application/json', accept: 'application/json' },
       );
     for (const [id, what] of [
@@ -196,9 +247,17 @@ describe('--containerizers mesos', () => {
     const bare = await startHarness({ containerizers: 'mesos' });
     try {
       expect(bare.cluster.engineSocket).toBeUndefined();
-      await bare.launch('web', 'unused', undefined, { executor: undefined, command: { value: './serve' }, container: { type: 'DOCKER', docker: { image: 'alpine' } } });
+      await bare.launch('web', 'unused', undefined, {
+        executor: undefined,
+        command: { value: './serve' },
+        container: { type: 'DOCKER', docker: { image: 'alpine' } },
+      });
       const failed = await bare.scheduler.nextUpdate('web');
-      expect(failed.update.status).toMatchObject({ state: 'TASK_FAILED', source: 'SOURCE_AGENT', reason: 'REASON_CONTAINER_LAUNCH_FAILED' });
+      expect(failed.update.status).toMatchObject({
+        state: 'TASK_FAILED',
+        source: 'SOURCE_AGENT',
+        reason: 'REASON_CONTAINER_LAUNCH_FAILED',
+      });
       // A task without a container runs as before.
       await bare.launch('plain', 'unused', undefined, { executor: undefined, command: { value: './serve' } });
       expect((await bare.scheduler.nextUpdate('plain')).update.status.state).toBe('TASK_STARTING');
@@ -259,22 +318,34 @@ describe('the engine socket under requests no engine client sends', () => {
   });
 
   it('takes a create body of null as an empty one, and refuses JSON that is no object with 400', async () => {
-    const create = (body: string) => raw(`POST /containers/cluster-${engineTask}/exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    const create = (body: string) =>
+      raw(
+        `POST /containers/cluster-${engineTask}/exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
     expect(await create('null')).toContain('{"message":"No exec command specified"}');
-    for (const body of ['[]', '"x"', '1', 'true']) expect(await create(body)).toContain('{"message":"the exec create body is no JSON object"}');
+    for (const body of ['[]', '"x"', '1', 'true'])
+      expect(await create(body)).toContain('{"message":"the exec create body is no JSON object"}');
     expect(await request('GET', '/_ping')).toMatchObject({ status: 200, text: 'OK' });
   });
 
   it('answers a head or a declared body past its limits with 431 or 413, and closes', async () => {
-    expect(await raw(`GET /_ping HTTP/1.1\r\nX-Big: ${'x'.repeat(70 * 1024)}`)).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n[^]*Connection: close/);
-    expect(await raw(`POST /containers/x/exec HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n{`)).toMatch(/^HTTP\/1\.1 413 Payload Too Large\r\n/);
+    expect(await raw(`GET /_ping HTTP/1.1\r\nX-Big: ${'x'.repeat(70 * 1024)}`)).toMatch(
+      /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n[^]*Connection: close/,
+    );
+    expect(await raw(`POST /containers/x/exec HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n{`)).toMatch(
+      /^HTTP\/1\.1 413 Payload Too Large\r\n/,
+    );
   });
 });
 
 describe('HEAD on the engine socket', () => {
   it('answers with the head alone, so that the next answer on the connection is in step', async () => {
-    const answer = await raw('HEAD /exec/none/json HTTP/1.1\r\nHost: localhost\r\n\r\nGET /_ping HTTP/1.1\r\nHost: localhost\r\n\r\n');
-    expect(answer).toMatch(/^HTTP\/1\.1 404 Not Found\r\n[^]*Content-Length: \d+\r\n[^]*\r\n\r\nHTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nOK$/);
+    const answer = await raw(
+      'HEAD /exec/none/json HTTP/1.1\r\nHost: localhost\r\n\r\nGET /_ping HTTP/1.1\r\nHost: localhost\r\n\r\n',
+    );
+    expect(answer).toMatch(
+      /^HTTP\/1\.1 404 Not Found\r\n[^]*Content-Length: \d+\r\n[^]*\r\n\r\nHTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nOK$/,
+    );
   });
 });
 
@@ -286,7 +357,9 @@ describe('a chunked request body on the engine socket', () => {
     // The next request on the connection is answered too: the chunks were the body, no request of their own.
     const answer = await raw(`${head}${chunks}GET /_ping HTTP/1.1\r\nHost: localhost\r\n\r\n`);
     expect(answer).toMatch(/^HTTP\/1\.1 201 Created\r\n[^]*\{"Id":"[0-9a-f]{64}"\}HTTP\/1\.1 200 OK\r\n[^]*OK$/);
-    expect(await raw(`${head}zz\r\n{}\r\n0\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n[^]*Connection: close\r\n[^]*\{"message":"malformed chunked encoding"\}$/);
+    expect(await raw(`${head}zz\r\n{}\r\n0\r\n\r\n`)).toMatch(
+      /^HTTP\/1\.1 400 Bad Request\r\n[^]*Connection: close\r\n[^]*\{"message":"malformed chunked encoding"\}$/,
+    );
   });
 });
 
@@ -306,11 +379,17 @@ function exchange(socketPath: string, bytes: string, waitMs = 10_000): Promise<{
 }
 
 /** An engine of its own on the cluster, with small limits: its timeouts in milliseconds, its bound of idle execs. */
-async function smallEngine(limits: Pick<EngineOptions, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxIdleExecs' | 'maxIdleExecBytes'>) {
+async function smallEngine(
+  limits: Pick<EngineOptions, 'headersTimeoutMs' | 'requestTimeoutMs' | 'maxIdleExecs' | 'maxIdleExecBytes'>,
+) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'clustersim-engine-'));
   const socketPath = path.join(dir, 'engine.sock');
   // Its own connection ids: the cluster's server delivers nothing to them (an exec's output is dropped).
-  const server = createEngineServer({ driver: h.cluster.driver, connections: new Connections('test-engine-'), ...limits });
+  const server = createEngineServer({
+    driver: h.cluster.driver,
+    connections: new Connections('test-engine-'),
+    ...limits,
+  });
   await new Promise<void>((resolve) => server.listen(socketPath, resolve));
   const close = async () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -325,10 +404,19 @@ function rawRequest(method: string, target: string, body?: object): string {
 }
 
 /** One request on a connection of its own to `socketPath`, the answer's status and JSON body. */
-function ask(socketPath: string, method: string, target: string, body?: object): Promise<{ status: number; json: any }> {
+function ask(
+  socketPath: string,
+  method: string,
+  target: string,
+  body?: object,
+): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? '' : JSON.stringify(body);
-    const headers = { host: 'localhost', 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
+    const headers = {
+      host: 'localhost',
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(payload),
+    };
     const req = http.request({ socketPath, path: target, method, headers, agent: false }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
@@ -345,10 +433,17 @@ describe('the engine socket against a slow or dead client', () => {
     try {
       const head = await exchange(engine.socketPath, 'GET /_ping HTTP/1.1\r\nHost: localhost\r\n');
       expect(head.closed).toBe(true);
-      expect(head.text).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*Connection: close\r\n\r\n\{"message":"the request's head did not come within 0\.1 s"\}$/);
-      const body = await exchange(engine.socketPath, 'POST /containers/x/exec HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\n{');
+      expect(head.text).toMatch(
+        /^HTTP\/1\.1 408 Request Timeout\r\n[^]*Connection: close\r\n\r\n\{"message":"the request's head did not come within 0\.1 s"\}$/,
+      );
+      const body = await exchange(
+        engine.socketPath,
+        'POST /containers/x/exec HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\n{',
+      );
       expect(body.closed).toBe(true);
-      expect(body.text).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*\{"message":"the whole request did not come within 0\.3 s"\}$/);
+      expect(body.text).toMatch(
+        /^HTTP\/1\.1 408 Request Timeout\r\n[^]*\{"message":"the whole request did not come within 0\.3 s"\}$/,
+      );
       // Not a byte, or nothing after an answer: closed without a word, as an idle keep-alive connection is.
       expect(await exchange(engine.socketPath, '')).toEqual({ text: '', closed: true });
       const kept = await exchange(engine.socketPath, 'GET /_ping HTTP/1.1\r\nHost: localhost\r\n\r\n');
@@ -362,7 +457,10 @@ describe('the engine socket against a slow or dead client', () => {
   it('never cuts an exec stream, which is no request being read', async () => {
     const engine = await smallEngine({ headersTimeoutMs: 50, requestTimeoutMs: 100 });
     try {
-      const created = await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: ['cat'], AttachStdin: true });
+      const created = await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, {
+        Cmd: ['cat'],
+        AttachStdin: true,
+      });
       const socket = net.connect(engine.socketPath);
       let text = '';
       socket.setEncoding('latin1');
@@ -374,10 +472,15 @@ describe('the engine socket against a slow or dead client', () => {
       await new Promise((resolve) => setTimeout(resolve, 400));
       expect(text).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
       expect(closed).toBe(false);
-      expect((await ask(engine.socketPath, 'GET', `/exec/${created.json.Id}/json`)).json).toMatchObject({ Running: true, ExitCode: null });
+      expect((await ask(engine.socketPath, 'GET', `/exec/${created.json.Id}/json`)).json).toMatchObject({
+        Running: true,
+        ExitCode: null,
+      });
       // Its input still reaches it: the end of it ends `cat`.
       socket.end();
-      const exitCode = await until(async () => (await ask(engine.socketPath, 'GET', `/exec/${created.json.Id}/json`)).json.ExitCode);
+      const exitCode = await until(
+        async () => (await ask(engine.socketPath, 'GET', `/exec/${created.json.Id}/json`)).json.ExitCode,
+      );
       expect(exitCode).toBe(0);
       socket.destroy();
     } finally {
@@ -399,7 +502,9 @@ async function until(look: () => Promise<number | null>): Promise<number | null>
 describe('the execs the engine keeps', () => {
   it('are the running ones and the newest of the others: the oldest ended ones are forgotten (404)', async () => {
     const engine = await smallEngine({ maxIdleExecs: 3 });
-    const create = async (cmd: string[], stdin = false) => (await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: cmd, AttachStdin: stdin })).json.Id as string;
+    const create = async (cmd: string[], stdin = false) =>
+      (await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: cmd, AttachStdin: stdin }))
+        .json.Id as string;
     const inspect = (id: string) => ask(engine.socketPath, 'GET', `/exec/${id}/json`);
     const streams: net.Socket[] = [];
     const start = (id: string) => {
@@ -419,14 +524,17 @@ describe('the execs the engine keeps', () => {
         expect(await until(async () => (await inspect(id)).json.ExitCode)).toBe(10 + i);
         ended.push(id);
       }
-      for (const id of ended.slice(0, 2)) expect(await inspect(id)).toEqual({ status: 404, json: { message: `No such exec instance: ${id}` } });
-      for (const [i, id] of ended.entries()) if (i >= 2) expect((await inspect(id)).json).toMatchObject({ Running: false, ExitCode: 10 + i });
+      for (const id of ended.slice(0, 2))
+        expect(await inspect(id)).toEqual({ status: 404, json: { message: `No such exec instance: ${id}` } });
+      for (const [i, id] of ended.entries())
+        if (i >= 2) expect((await inspect(id)).json).toMatchObject({ Running: false, ExitCode: 10 + i });
       expect((await inspect(running)).json).toMatchObject({ Running: true, ExitCode: null });
       // Execs created and never started count too: they push the ended ones out, the running one stays.
       const idle = [await create(['true']), await create(['true']), await create(['true']), await create(['true'])];
       expect((await inspect(ended[4]!)).status).toBe(404);
       expect((await inspect(idle[0]!)).status).toBe(404);
-      for (const id of idle.slice(1)) expect((await inspect(id)).json).toMatchObject({ Running: false, ExitCode: null });
+      for (const id of idle.slice(1))
+        expect((await inspect(id)).json).toMatchObject({ Running: false, ExitCode: null });
       expect((await inspect(running)).json).toMatchObject({ Running: true, ExitCode: null });
     } finally {
       for (const socket of streams) socket.destroy();
@@ -436,7 +544,9 @@ describe('the execs the engine keeps', () => {
 
   it('hold their commands within a number of bytes too, the oldest idle ones going first', async () => {
     const engine = await smallEngine({ maxIdleExecBytes: 3100 });
-    const create = async (argument: string) => (await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: ['echo', argument] })).json.Id as string;
+    const create = async (argument: string) =>
+      (await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: ['echo', argument] })).json
+        .Id as string;
     try {
       // 1,004 bytes each (echo and its argument): three fit in 3,100 bytes, not four.
       const ids = [await create('a'.repeat(1000)), await create('b'.repeat(1000)), await create('c'.repeat(1000))];
@@ -508,12 +618,20 @@ describe('a request arriving in many small pieces', () => {
 
   it('takes a body of almost 16 MiB in 4 KiB pieces, with a length or chunked, as the body it is', async () => {
     // A pattern that a piece lost, repeated or out of place would break.
-    const argument = Array.from({ length: 16 * 1024 * 1024 / 8 - 64 }, (_, i) => (i % 10_000_000).toString(36).padStart(8, '.')).join('');
+    const argument = Array.from({ length: (16 * 1024 * 1024) / 8 - 64 }, (_, i) =>
+      (i % 10_000_000).toString(36).padStart(8, '.'),
+    ).join('');
     const payload = JSON.stringify({ Cmd: ['echo', argument] });
     expect(Buffer.byteLength(payload)).toBeLessThanOrEqual(16 * 1024 * 1024);
     const head = `POST /containers/cluster-${engineTask}/exec HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n`;
-    const chunks = payload.match(/[^]{1,1000}/g)!.map((c) => `${c.length.toString(16)}\r\n${c}\r\n`).join('');
-    for (const wire of [`${head}Content-Length: ${payload.length}\r\n\r\n${payload}`, `${head}Transfer-Encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`]) {
+    const chunks = payload
+      .match(/[^]{1,1000}/g)!
+      .map((c) => `${c.length.toString(16)}\r\n${c}\r\n`)
+      .join('');
+    for (const wire of [
+      `${head}Content-Length: ${payload.length}\r\n\r\n${payload}`,
+      `${head}Transfer-Encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`,
+    ]) {
       const created = await sendInPieces(Buffer.from(wire), 4096);
       expect(created.status).toBe(201);
       const inspected = await request('GET', `/exec/${created.json.Id}/json`);
@@ -526,13 +644,16 @@ describe('a client that does not read its answers', () => {
   it('is not read from until it does, so that its answers do not pile up; then all come', async () => {
     const engine = await smallEngine({});
     try {
-      const created = await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, { Cmd: ['echo', 'x'.repeat(65_536)] });
+      const created = await ask(engine.socketPath, 'POST', `/containers/cluster-${engineTask}/exec`, {
+        Cmd: ['echo', 'x'.repeat(65_536)],
+      });
       // 300 inspects of 16 KiB each (4.8 MiB, past what the kernel buffers), each answered with 64 KiB: 19 MiB unread.
       const one = `GET /exec/${created.json.Id}/json HTTP/1.1\r\nHost: localhost\r\nX-Pad: ${'p'.repeat(16_384)}\r\n\r\n`;
       const socket = net.connect(engine.socketPath);
       socket.write(one.repeat(300));
       // Read everything, the engine would have emptied the client's queue at once; it stops reading instead.
-      for (let wait = 0; wait < 50 && socket.writableLength > 0; wait++) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let wait = 0; wait < 50 && socket.writableLength > 0; wait++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       expect(socket.writableLength).toBeGreaterThan(0);
       const answers = await new Promise<number>((resolve, reject) => {
         let got = Buffer.alloc(0);

@@ -14,8 +14,14 @@ afterEach(async () => {
   r = undefined;
 });
 
-const post = (path: string, body: unknown) => postRaw(new URL(path, r!.masterUrl), JSON.stringify(body), { 'content-type': 'application/json' });
-const clock = async () => (await (await fetch(new URL('/sim/v1/clock', r!.masterUrl))).json()) as { time_ms: number; epoch_ms: number; mode: string };
+const post = (path: string, body: unknown) =>
+  postRaw(new URL(path, r!.masterUrl), JSON.stringify(body), { 'content-type': 'application/json' });
+const clock = async () =>
+  (await (await fetch(new URL('/sim/v1/clock', r!.masterUrl))).json()) as {
+    time_ms: number;
+    epoch_ms: number;
+    mode: string;
+  };
 
 describe('the control API', () => {
   it('reads and moves the clock of a cluster in virtual time; events fall due on the way', async () => {
@@ -36,26 +42,54 @@ describe('the control API', () => {
   it('injects faults: a crashed agent is down, a partitioned one becomes unreachable once time passes', async () => {
     r = await startCluster({ port: 0, agents: 2, time: 'virtual' });
     const [a, b] = r.agents;
-    expect(JSON.parse((await post('/sim/v1/faults', { type: 'crash_agent', agent_id: a!.id })).body)).toEqual({ type: 'crash_agent', agent_id: a!.id, state: 'crashed' });
-    expect(JSON.parse((await post('/sim/v1/faults', { type: 'restart_agent', agent_id: a!.id, recover: 'reconnect' })).body).state).not.toBe('crashed');
+    expect(JSON.parse((await post('/sim/v1/faults', { type: 'crash_agent', agent_id: a!.id })).body)).toEqual({
+      type: 'crash_agent',
+      agent_id: a!.id,
+      state: 'crashed',
+    });
+    expect(
+      JSON.parse((await post('/sim/v1/faults', { type: 'restart_agent', agent_id: a!.id, recover: 'reconnect' })).body)
+        .state,
+    ).not.toBe('crashed');
     expect((await post('/sim/v1/faults', { type: 'partition', agent_id: b!.id })).status).toBe(200);
     await post('/sim/v1/advance', { ms: 90_000 });
-    const slaves = (await (await fetch(new URL('/master/state', r.masterUrl))).json()) as { unreachable_slaves?: unknown[]; slaves: { id: string }[] };
+    const slaves = (await (await fetch(new URL('/master/state', r.masterUrl))).json()) as {
+      unreachable_slaves?: unknown[];
+      slaves: { id: string }[];
+    };
     expect(slaves.slaves.map((s) => s.id)).not.toContain(b!.id);
     expect((await post('/sim/v1/faults', { type: 'heal', agent_id: b!.id })).status).toBe(200);
   });
 
   it('refuses what it cannot do, with the reason', async () => {
     r = await startCluster({ port: 0, agents: 1, time: 'virtual' });
-    expect(await post('/sim/v1/advance', { ms: -1 })).toMatchObject({ status: 400, body: "Expecting 'ms' to be a whole number of milliseconds from 0 to 86400000" });
+    expect(await post('/sim/v1/advance', { ms: -1 })).toMatchObject({
+      status: 400,
+      body: "Expecting 'ms' to be a whole number of milliseconds from 0 to 86400000",
+    });
     expect(await post('/sim/v1/faults', { type: 'explode', agent_id: 'x' })).toMatchObject({ status: 400 });
-    expect(await post('/sim/v1/faults', { type: 'crash_agent', agent_id: 'nobody' })).toMatchObject({ status: 404, body: "Agent 'nobody' not found" });
+    expect(await post('/sim/v1/faults', { type: 'crash_agent', agent_id: 'nobody' })).toMatchObject({
+      status: 404,
+      body: "Agent 'nobody' not found",
+    });
     // The master is a node of the network, but no agent: its process faults are the master faults.
-    expect(await post('/sim/v1/faults', { type: 'crash_agent', agent_id: 'master' })).toMatchObject({ status: 404, body: "Agent 'master' not found" });
-    expect(await post('/sim/v1/faults', { type: 'restart_agent', agent_id: 'master' })).toMatchObject({ status: 404, body: "Agent 'master' not found" });
-    expect(await post('/sim/v1/faults', { type: 'partition', agent_id: 'master' })).toMatchObject({ status: 400, body: "Expecting 'agent_id' to be an agent's id: the link is the agent's to the master" });
+    expect(await post('/sim/v1/faults', { type: 'crash_agent', agent_id: 'master' })).toMatchObject({
+      status: 404,
+      body: "Agent 'master' not found",
+    });
+    expect(await post('/sim/v1/faults', { type: 'restart_agent', agent_id: 'master' })).toMatchObject({
+      status: 404,
+      body: "Agent 'master' not found",
+    });
+    expect(await post('/sim/v1/faults', { type: 'partition', agent_id: 'master' })).toMatchObject({
+      status: 400,
+      body: "Expecting 'agent_id' to be an agent's id: the link is the agent's to the master",
+    });
     expect(r.driver.failure).toBeUndefined();
-    expect((await postRaw(new URL('/sim/v1/advance', r.masterUrl), 'not json', { 'content-type': 'application/json' })).status).toBe(400);
+    expect(
+      (await postRaw(new URL('/sim/v1/advance', r.masterUrl), 'not json', { 'content-type': 'application/json' }))
+        .status,
+    ).toBe(400);
     await r.close();
     r = await startCluster({ port: 0, agents: 0 });
     expect((await post('/sim/v1/advance', { ms: 10 })).status).toBe(409);
@@ -67,7 +101,13 @@ describe('network rules through the control API', () => {
   it('drops the messages a rule names until it is removed', async () => {
     r = await startCluster({ port: 0, agents: 1, time: 'virtual', recordTrace: true });
     const agentId = r.agents[0]!.id;
-    const added = await post('/sim/v1/faults', { type: 'network_rule', action: 'drop', from: agentId, to: 'master', messages: ['PONG'] });
+    const added = await post('/sim/v1/faults', {
+      type: 'network_rule',
+      action: 'drop',
+      from: agentId,
+      to: 'master',
+      messages: ['PONG'],
+    });
     expect(added.status).toBe(200);
     const ruleId = JSON.parse(added.body).rule_id as number;
     // Pings unanswered, 15 s apart: after five, at the next ping (90 s), the master takes the agent for unreachable.
@@ -75,16 +115,23 @@ describe('network rules through the control API', () => {
     expect(r.cluster.trace.entries().filter((e) => e.kind === 'net:drop')).toHaveLength(5);
     const kinds = () => r!.cluster.trace.entries().map((e) => e.kind);
     expect(kinds()).toContain('agent:unreachable');
-    expect(await post('/sim/v1/faults', { type: 'remove_network_rule', rule_id: ruleId })).toMatchObject({ status: 200 });
+    expect(await post('/sim/v1/faults', { type: 'remove_network_rule', rule_id: ruleId })).toMatchObject({
+      status: 200,
+    });
     expect(kinds()).toContain('net:rule-remove');
   });
 
   it('refuses a rule it cannot read', async () => {
     r = await startCluster({ port: 0, agents: 1, time: 'virtual' });
-    expect(await post('/sim/v1/faults', { type: 'network_rule', action: 'shred' })).toMatchObject({ status: 400, body: "Expecting 'action' to be one of drop, delay, duplicate" });
+    expect(await post('/sim/v1/faults', { type: 'network_rule', action: 'shred' })).toMatchObject({
+      status: 400,
+      body: "Expecting 'action' to be one of drop, delay, duplicate",
+    });
     expect((await post('/sim/v1/faults', { type: 'network_rule', action: 'delay', delay_ms: -5 })).status).toBe(400);
     expect((await post('/sim/v1/faults', { type: 'network_rule', action: 'drop', probability: 2 })).status).toBe(400);
-    expect((await post('/sim/v1/faults', { type: 'network_rule', action: 'drop', messages: ['pong'] })).status).toBe(400);
+    expect((await post('/sim/v1/faults', { type: 'network_rule', action: 'drop', messages: ['pong'] })).status).toBe(
+      400,
+    );
   });
 });
 
@@ -120,13 +167,25 @@ describe('the trace stream', () => {
 
 describe('clustersim up --time virtual --epoch', () => {
   it('starts a cluster whose clock moves only through the control API, from the epoch given', async () => {
-    const up = await startUp(['--agents', '1', '--time', 'virtual', '--epoch', '1750000000000', '--log-level', 'silent']);
+    const up = await startUp([
+      '--agents',
+      '1',
+      '--time',
+      'virtual',
+      '--epoch',
+      '1750000000000',
+      '--log-level',
+      'silent',
+    ]);
     try {
-      const read = async () => (await (await fetch(new URL('/sim/v1/clock', up.masterUrl))).json()) as { time_ms: number; epoch_ms: number };
+      const read = async () =>
+        (await (await fetch(new URL('/sim/v1/clock', up.masterUrl))).json()) as { time_ms: number; epoch_ms: number };
       expect(await read()).toMatchObject({ time_ms: 0, epoch_ms: 1_750_000_000_000 });
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect((await read()).time_ms).toBe(0);
-      await postRaw(new URL('/sim/v1/advance', up.masterUrl), JSON.stringify({ ms: 2_500 }), { 'content-type': 'application/json' });
+      await postRaw(new URL('/sim/v1/advance', up.masterUrl), JSON.stringify({ ms: 2_500 }), {
+        'content-type': 'application/json',
+      });
       expect((await read()).time_ms).toBe(2_500);
     } finally {
       expect(await up.stop()).toBe(0);

@@ -16,10 +16,14 @@ afterEach(async () => {
   r = undefined;
 });
 
-const post = (path: string, body: unknown) => postRaw(new URL(path, r!.masterUrl), JSON.stringify(body), { 'content-type': 'application/json' });
+const post = (path: string, body: unknown) =>
+  postRaw(new URL(path, r!.masterUrl), JSON.stringify(body), { 'content-type': 'application/json' });
 const fault = async (body: Record<string, unknown>) => {
   const answer = await post('/sim/v1/faults', body);
-  return { status: answer.status, body: answer.status === 200 ? (JSON.parse(answer.body) as Record<string, unknown>) : answer.body };
+  return {
+    status: answer.status,
+    body: answer.status === 200 ? (JSON.parse(answer.body) as Record<string, unknown>) : answer.body,
+  };
 };
 const advance = (ms: number) => post('/sim/v1/advance', { ms });
 
@@ -45,7 +49,10 @@ async function launch(client: SchedulerClient, taskId: string, command: string, 
     command: { value: command },
     ...(memoryLabel === undefined ? {} : { labels: { labels: [{ key: 'memory', value: memoryLabel }] } }),
   };
-  const accepted = await client.call({ type: 'ACCEPT', accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] } });
+  const accepted = await client.call({
+    type: 'ACCEPT',
+    accept: { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] },
+  });
   expect(accepted.status).toBe(202);
   expect(await acknowledged(client, taskId)).toBe('TASK_STARTING');
   expect(await acknowledged(client, taskId)).toBe('TASK_RUNNING');
@@ -55,7 +62,10 @@ async function launch(client: SchedulerClient, taskId: string, command: string, 
 /** The task's next update, acknowledged; its state. */
 async function acknowledged(client: SchedulerClient, taskId: string): Promise<string> {
   const { status } = (await client.nextUpdate(taskId)).update;
-  await client.call({ type: 'ACKNOWLEDGE', acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid } });
+  await client.call({
+    type: 'ACKNOWLEDGE',
+    acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
+  });
   return status.state as string;
 }
 
@@ -68,19 +78,29 @@ describe('faults of a framework stream', () => {
     r = await startCluster({ port: 0, agents: 1, time: 'virtual' });
     const client = await subscribed();
     const frameworkId = client.frameworkId!;
-    expect(await fault({ type: 'drop_framework_connection', framework_id: frameworkId })).toEqual({ status: 200, body: { type: 'drop_framework_connection', framework_id: frameworkId } });
+    expect(await fault({ type: 'drop_framework_connection', framework_id: frameworkId })).toEqual({
+      status: 200,
+      body: { type: 'drop_framework_connection', framework_id: frameworkId },
+    });
     await expect(client.next('NEVER', 2_000)).rejects.toThrow(/closed/);
-    const state = (await (await fetch(new URL('/master/frameworks', r.masterUrl))).json()) as { frameworks: { id: string; active: boolean }[] };
+    const state = (await (await fetch(new URL('/master/frameworks', r.masterUrl))).json()) as {
+      frameworks: { id: string; active: boolean }[];
+    };
     expect(state.frameworks.find((f) => f.id === frameworkId)?.active).toBe(false);
     const again = await subscribed({ id: { value: frameworkId } });
     expect(again.frameworkId).toBe(frameworkId);
-    expect(await fault({ type: 'drop_framework_connection', framework_id: 'nobody' })).toEqual({ status: 404, body: "Framework 'nobody' not found" });
+    expect(await fault({ type: 'drop_framework_connection', framework_id: 'nobody' })).toEqual({
+      status: 404,
+      body: "Framework 'nobody' not found",
+    });
   });
 
   it('stall_heartbeats: nothing arrives for the duration, then what the master sent arrives in order', async () => {
     r = await startCluster({ port: 0, agents: 1, time: 'virtual' });
     const client = await subscribed();
-    expect((await fault({ type: 'stall_heartbeats', framework_id: client.frameworkId, duration_ms: 30_000 })).status).toBe(200);
+    expect(
+      (await fault({ type: 'stall_heartbeats', framework_id: client.frameworkId, duration_ms: 30_000 })).status,
+    ).toBe(200);
     await advance(29_000);
     await expect(client.next('HEARTBEAT', 300)).rejects.toThrow();
     await advance(1_000);
@@ -98,13 +118,19 @@ describe('faults of a framework stream', () => {
     client.pending.splice(0);
     await advance(15_000);
     await expect(client.next('HEARTBEAT', 500)).rejects.toThrow();
-    expect(await fault({ type: 'resume_heartbeats', framework_id: client.frameworkId })).toEqual({ status: 200, body: { type: 'resume_heartbeats', framework_id: client.frameworkId } });
+    expect(await fault({ type: 'resume_heartbeats', framework_id: client.frameworkId })).toEqual({
+      status: 200,
+      body: { type: 'resume_heartbeats', framework_id: client.frameworkId },
+    });
     await client.next('HEARTBEAT');
   });
 
   it('refuses what it cannot read (400), an unknown framework (404) and one with no stream (409)', async () => {
     r = await startCluster({ port: 0, agents: 1, time: 'virtual' });
-    expect(await fault({ type: 'stall_heartbeats' })).toEqual({ status: 400, body: "Expecting 'framework_id' to be present" });
+    expect(await fault({ type: 'stall_heartbeats' })).toEqual({
+      status: 400,
+      body: "Expecting 'framework_id' to be present",
+    });
     expect(await fault({ type: 'stall_heartbeats', framework_id: 'f', duration_ms: 0 })).toMatchObject({ status: 400 });
     expect(await fault({ type: 'resume_heartbeats', framework_id: 7 })).toMatchObject({ status: 400 });
     expect(await fault({ type: 'stall_heartbeats', framework_id: 'nobody' })).toMatchObject({ status: 404 });
@@ -113,7 +139,10 @@ describe('faults of a framework stream', () => {
     client.disconnect();
     await expect(client.next('NEVER', 2_000)).rejects.toThrow(/closed/);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await fault({ type: 'drop_framework_connection', framework_id: frameworkId })).toEqual({ status: 409, body: `Framework '${frameworkId}' has no subscription stream open` });
+    expect(await fault({ type: 'drop_framework_connection', framework_id: frameworkId })).toEqual({
+      status: 409,
+      body: `Framework '${frameworkId}' has no subscription stream open`,
+    });
   });
 });
 
@@ -122,11 +151,28 @@ describe('faults of executors and tasks', () => {
     r = await startCluster({ port: 0, agents: 1, time: 'virtual' });
     const client = await subscribed();
     await launch(client, 't1', 'sleep 3600');
-    expect(await fault({ type: 'crash_executor', task_id: 't1' })).toEqual({ status: 200, body: { type: 'crash_executor' } });
-    expect(await nextStatus(client, 't1')).toMatchObject({ state: 'TASK_FAILED', source: 'SOURCE_AGENT', reason: 'REASON_EXECUTOR_TERMINATED', message: 'Executor terminated' });
-    expect(await fault({ type: 'crash_executor', executor_id: 'ghost' })).toEqual({ status: 404, body: "Executor 'ghost' not found" });
-    expect(await fault({ type: 'crash_executor', task_id: 'ghost' })).toEqual({ status: 404, body: "Task 'ghost' not found" });
-    expect(await fault({ type: 'crash_executor' })).toEqual({ status: 400, body: "Expecting 'executor_id' or 'task_id' to be present" });
+    expect(await fault({ type: 'crash_executor', task_id: 't1' })).toEqual({
+      status: 200,
+      body: { type: 'crash_executor' },
+    });
+    expect(await nextStatus(client, 't1')).toMatchObject({
+      state: 'TASK_FAILED',
+      source: 'SOURCE_AGENT',
+      reason: 'REASON_EXECUTOR_TERMINATED',
+      message: 'Executor terminated',
+    });
+    expect(await fault({ type: 'crash_executor', executor_id: 'ghost' })).toEqual({
+      status: 404,
+      body: "Executor 'ghost' not found",
+    });
+    expect(await fault({ type: 'crash_executor', task_id: 'ghost' })).toEqual({
+      status: 404,
+      body: "Task 'ghost' not found",
+    });
+    expect(await fault({ type: 'crash_executor' })).toEqual({
+      status: 400,
+      body: "Expecting 'executor_id' or 'task_id' to be present",
+    });
     expect(await fault({ type: 'crash_executor', executor_id: 'e', task_id: 't' })).toMatchObject({ status: 400 });
   });
 
@@ -135,14 +181,21 @@ describe('faults of executors and tasks', () => {
     const client = await subscribed();
     await launch(client, 'failing', 'sleep 3600');
     expect((await fault({ type: 'fail_task', task_id: 'failing', exit_code: 42 })).status).toBe(200);
-    expect(await nextStatus(client, 'failing')).toMatchObject({ state: 'TASK_FAILED', source: 'SOURCE_EXECUTOR', message: 'Command exited with status 42' });
+    expect(await nextStatus(client, 'failing')).toMatchObject({
+      state: 'TASK_FAILED',
+      source: 'SOURCE_EXECUTOR',
+      message: 'Command exited with status 42',
+    });
     await advance(1_000);
     await launch(client, 'hung', 'sleep 5');
     expect((await fault({ type: 'hang_task', task_id: 'hung' })).status).toBe(200);
     await advance(10_000);
     await expect(client.nextUpdate('hung', 300)).rejects.toThrow();
     expect(await fault({ type: 'fail_task', task_id: 'ghost' })).toMatchObject({ status: 404 });
-    expect(await fault({ type: 'fail_task', task_id: 'hung', exit_code: 0 })).toEqual({ status: 400, body: "Expecting 'exit_code' to be a whole number from 1 to 255" });
+    expect(await fault({ type: 'fail_task', task_id: 'hung', exit_code: 0 })).toEqual({
+      status: 400,
+      body: "Expecting 'exit_code' to be a whole number from 1 to 255",
+    });
     expect(await fault({ type: 'hang_task' })).toEqual({ status: 400, body: "Expecting 'task_id' to be present" });
   });
 
@@ -151,32 +204,62 @@ describe('faults of executors and tasks', () => {
     const client = await subscribed();
     const agentId = await launch(client, 'spiked', 'sleep 3600', 'constant:64');
     expect((await fault({ type: 'memory_spike', task_id: 'spiked', mib: 200, duration_ms: 1_000 })).status).toBe(200);
-    expect(await nextStatus(client, 'spiked')).toMatchObject({ state: 'TASK_FAILED', source: 'SOURCE_AGENT', reason: 'REASON_CONTAINER_LIMITATION_MEMORY' });
+    expect(await nextStatus(client, 'spiked')).toMatchObject({
+      state: 'TASK_FAILED',
+      source: 'SOURCE_AGENT',
+      reason: 'REASON_CONTAINER_LIMITATION_MEMORY',
+    });
     await advance(1_000);
     await launch(client, 'limited', 'sleep 3600', 'constant:64');
-    expect(await fault({ type: 'set_memory_limit', agent_id: agentId, container_id: 'nothing', mib: 32 })).toEqual({ status: 404, body: 'Container nothing cannot be found' });
-    expect(await fault({ type: 'set_memory_limit', agent_id: agentId, container_id: 'limited', mib: 32 })).toMatchObject({ status: 400 });
-    expect((await fault({ type: 'set_memory_limit', agent_id: agentId, task_id: 'limited', mib: 48 })).status).toBe(200);
-    expect(await nextStatus(client, 'limited')).toMatchObject({ state: 'TASK_FAILED', reason: 'REASON_CONTAINER_LIMITATION_MEMORY' });
+    expect(await fault({ type: 'set_memory_limit', agent_id: agentId, container_id: 'nothing', mib: 32 })).toEqual({
+      status: 404,
+      body: 'Container nothing cannot be found',
+    });
+    expect(
+      await fault({ type: 'set_memory_limit', agent_id: agentId, container_id: 'limited', mib: 32 }),
+    ).toMatchObject({ status: 400 });
+    expect((await fault({ type: 'set_memory_limit', agent_id: agentId, task_id: 'limited', mib: 48 })).status).toBe(
+      200,
+    );
+    expect(await nextStatus(client, 'limited')).toMatchObject({
+      state: 'TASK_FAILED',
+      reason: 'REASON_CONTAINER_LIMITATION_MEMORY',
+    });
     expect(await fault({ type: 'memory_spike', task_id: 'limited', mib: 10 })).toMatchObject({ status: 404 });
-    expect(await fault({ type: 'memory_spike', task_id: 'x', mib: -1 })).toEqual({ status: 400, body: "Expecting 'mib' to be a positive number of MiB" });
-    expect(await fault({ type: 'set_memory_limit', agent_id: agentId, mib: 32 })).toEqual({ status: 400, body: "Expecting one of 'container_id' and 'task_id'" });
-    expect(await fault({ type: 'set_memory_limit', agent_id: 'nowhere', task_id: 'x', mib: 32 })).toMatchObject({ status: 404 });
+    expect(await fault({ type: 'memory_spike', task_id: 'x', mib: -1 })).toEqual({
+      status: 400,
+      body: "Expecting 'mib' to be a positive number of MiB",
+    });
+    expect(await fault({ type: 'set_memory_limit', agent_id: agentId, mib: 32 })).toEqual({
+      status: 400,
+      body: "Expecting one of 'container_id' and 'task_id'",
+    });
+    expect(await fault({ type: 'set_memory_limit', agent_id: 'nowhere', task_id: 'x', mib: 32 })).toMatchObject({
+      status: 404,
+    });
   });
 });
 
 describe('clock_jump', () => {
   it('steps the wall clock the cluster reports, not its virtual time', async () => {
     r = await startCluster({ port: 0, agents: 1, time: 'virtual', epochMs: 1_800_000_000_000 });
-    expect(await fault({ type: 'clock_jump', ms: 7_200_000 })).toEqual({ status: 200, body: { type: 'clock_jump', wall_time_ms: 1_800_007_200_000 } });
+    expect(await fault({ type: 'clock_jump', ms: 7_200_000 })).toEqual({
+      status: 200,
+      body: { type: 'clock_jump', wall_time_ms: 1_800_007_200_000 },
+    });
     const clock = (await (await fetch(new URL('/sim/v1/clock', r.masterUrl))).json()) as { time_ms: number };
     expect(clock.time_ms).toBe(0);
     const client = await subscribed();
     await launch(client, 'stamped', 'sleep 3600');
-    const stamp = (await (await fetch(new URL('/master/tasks', r.masterUrl))).json()) as { tasks: { statuses: { timestamp: number }[] }[] };
+    const stamp = (await (await fetch(new URL('/master/tasks', r.masterUrl))).json()) as {
+      tasks: { statuses: { timestamp: number }[] }[];
+    };
     expect(stamp.tasks[0]!.statuses[0]!.timestamp).toBe(1_800_007_200);
     expect(await fault({ type: 'clock_jump', ms: 0 })).toMatchObject({ status: 400 });
     expect(await fault({ type: 'clock_jump', ms: -5 })).toMatchObject({ status: 400 });
-    expect(await fault({ type: 'clock_jump' })).toEqual({ status: 400, body: "Expecting 'ms' to be a whole number of milliseconds from 1 to 86400000" });
+    expect(await fault({ type: 'clock_jump' })).toEqual({
+      status: 400,
+      body: "Expecting 'ms' to be a whole number of milliseconds from 1 to 86400000",
+    });
   });
 });

@@ -58,10 +58,17 @@ describe('v0 endpoint text', () => {
   });
 
   it('writes scalar attributes as doubles', () => {
-    expect(toV0Json(attributesObject([{ name: 'level', type: 'SCALAR', milli: 2000 }, { name: 'rack', type: 'TEXT', text: 'r1' }]))).toBe(
-      '{"level":2.0,"rack":"r1"}',
+    expect(
+      toV0Json(
+        attributesObject([
+          { name: 'level', type: 'SCALAR', milli: 2000 },
+          { name: 'rack', type: 'TEXT', text: 'r1' },
+        ]),
+      ),
+    ).toBe('{"level":2.0,"rack":"r1"}');
+    expect(toV0Json(resourceJson(scalar('mem', 128)))).toBe(
+      '{"name":"mem","type":"SCALAR","scalar":{"value":128.0},"role":"*"}',
     );
-    expect(toV0Json(resourceJson(scalar('mem', 128)))).toBe('{"name":"mem","type":"SCALAR","scalar":{"value":128.0},"role":"*"}');
     expect(toV0Json(resourceJson(ranges('ports', [[1, 2]])))).toBe(
       '{"name":"ports","type":"RANGES","ranges":{"range":[{"begin":1,"end":2}]},"role":"*"}',
     );
@@ -92,7 +99,9 @@ describe('v0 endpoint text', () => {
     expect(frameworks).toContain('"registered_time":1700000000.0,"unregistered_time":0.0,');
     expect(frameworks).toContain('"used_resources":{"cpus":1.0,"gpus":0.0,"mem":128.0,"disk":0.0}');
 
-    expect(toV0Json(renderTasks(cluster.view, {}))).toContain('"statuses":[{"state":"TASK_STARTING","timestamp":1700000000.0');
+    expect(toV0Json(renderTasks(cluster.view, {}))).toContain(
+      '"statuses":[{"state":"TASK_STARTING","timestamp":1700000000.0',
+    );
 
     const roles = toV0Json(renderRoles(cluster.view));
     expect(roles).toContain('"weight":1.0,');

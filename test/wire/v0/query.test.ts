@@ -73,7 +73,10 @@ describe('the queries of the endpoints', () => {
   });
 
   it('/frameworks and /slaves take their id filter as given', () => {
-    expect(frameworksQuery(params('/frameworks?framework_id=a%2Fb&slave_id=x'))).toEqual({ ok: true, value: { framework_id: 'a/b' } });
+    expect(frameworksQuery(params('/frameworks?framework_id=a%2Fb&slave_id=x'))).toEqual({
+      ok: true,
+      value: { framework_id: 'a/b' },
+    });
     expect(slavesQuery(params('/slaves?slave_id=&framework_id=x'))).toEqual({ ok: true, value: { slave_id: '' } });
   });
 });

@@ -89,12 +89,21 @@ describe('v0 building blocks', () => {
 
   it('renders attributes by type', () => {
     expect(
-      plain(attributesObject([
-        { name: 'rack', type: 'TEXT', text: 'r1' },
-        { name: 'level', type: 'SCALAR', milli: 2500 },
-        { name: 'slots', type: 'RANGES', ranges: [[1, 4], [8, 9]] },
-        { name: 'gpus', type: 'SET', set: ['k80', 'v100'] },
-      ])),
+      plain(
+        attributesObject([
+          { name: 'rack', type: 'TEXT', text: 'r1' },
+          { name: 'level', type: 'SCALAR', milli: 2500 },
+          {
+            name: 'slots',
+            type: 'RANGES',
+            ranges: [
+              [1, 4],
+              [8, 9],
+            ],
+          },
+          { name: 'gpus', type: 'SET', set: ['k80', 'v100'] },
+        ]),
+      ),
     ).toEqual({ rack: 'r1', level: 2.5, slots: '[1-4, 8-9]', gpus: '{k80, v100}' });
   });
 
@@ -134,9 +143,24 @@ describe('/slaves', () => {
     expect(slaves.map((s) => s.id)).toEqual([first!.id, second!.id]);
     const s0 = slaves[0]!;
     expect(Object.keys(s0)).toEqual([
-      'id', 'hostname', 'port', 'attributes', 'pid', 'registered_time', 'resources', 'used_resources',
-      'offered_resources', 'reserved_resources', 'unreserved_resources', 'active', 'deactivated', 'version',
-      'capabilities', 'reserved_resources_full', 'unreserved_resources_full', 'used_resources_full',
+      'id',
+      'hostname',
+      'port',
+      'attributes',
+      'pid',
+      'registered_time',
+      'resources',
+      'used_resources',
+      'offered_resources',
+      'reserved_resources',
+      'unreserved_resources',
+      'active',
+      'deactivated',
+      'version',
+      'capabilities',
+      'reserved_resources_full',
+      'unreserved_resources_full',
+      'used_resources_full',
       'offered_resources_full',
     ]);
     expect(s0).toMatchObject({
@@ -157,9 +181,18 @@ describe('/slaves', () => {
       used_resources_full: [],
     });
     expect(s0.capabilities).toContain('MULTI_ROLE');
-    expect(s0.unreserved_resources_full).toContainEqual({ name: 'cpus', type: 'SCALAR', scalar: { value: 4 }, role: '*' });
+    expect(s0.unreserved_resources_full).toContainEqual({
+      name: 'cpus',
+      type: 'SCALAR',
+      scalar: { value: 4 },
+      role: '*',
+    });
     expect(s0.offered_resources_full).toContainEqual({
-      name: 'mem', type: 'SCALAR', scalar: { value: 8192 }, role: '*', allocation_info: { role: '*' },
+      name: 'mem',
+      type: 'SCALAR',
+      scalar: { value: 8192 },
+      role: '*',
+      allocation_info: { role: '*' },
     });
 
     const offer = launch((agentId) => commandTask('t1', agentId, 'sleep 100', 'cpus:1;mem:128'));
@@ -182,22 +215,49 @@ describe('/slaves', () => {
   it('lists reservations by role', () => {
     const cluster = new Cluster({ master: { hostname: 'm', ip: '127.0.0.1', port: 5050, version: '1.11.0' } });
     cluster.addAgent({
-      hostname: 'a', ip: '127.0.0.2', port: 5051, attributes: [],
+      hostname: 'a',
+      ip: '127.0.0.2',
+      port: 5051,
+      attributes: [],
       resources: resources('cpus:2;cpus(db):1;mem(db):512;mem:1024'),
     });
     const [slave] = plain(renderSlaves(cluster.view, {})).slaves as Loose[];
     expect(slave!.reserved_resources).toEqual({ db: { cpus: 1, gpus: 0, mem: 512, disk: 0 } });
     expect(slave!.unreserved_resources).toEqual({ cpus: 2, gpus: 0, mem: 1024, disk: 0 });
     expect(slave!.reserved_resources_full.db).toContainEqual({
-      name: 'cpus', type: 'SCALAR', scalar: { value: 1 }, role: 'db', reservations: [{ type: 'STATIC', role: 'db' }],
+      name: 'cpus',
+      type: 'SCALAR',
+      scalar: { value: 1 },
+      role: 'db',
+      reservations: [{ type: 'STATIC', role: 'db' }],
     });
   });
 });
 
 const FRAMEWORK_KEYS = [
-  'id', 'name', 'used_resources', 'offered_resources', 'capabilities', 'hostname', 'webui_url', 'active',
-  'connected', 'recovered', 'user', 'failover_timeout', 'checkpoint', 'registered_time', 'unregistered_time',
-  'resources', 'role', 'tasks', 'unreachable_tasks', 'completed_tasks', 'offers', 'executors', 'offer_constraints',
+  'id',
+  'name',
+  'used_resources',
+  'offered_resources',
+  'capabilities',
+  'hostname',
+  'webui_url',
+  'active',
+  'connected',
+  'recovered',
+  'user',
+  'failover_timeout',
+  'checkpoint',
+  'registered_time',
+  'unregistered_time',
+  'resources',
+  'role',
+  'tasks',
+  'unreachable_tasks',
+  'completed_tasks',
+  'offers',
+  'executors',
+  'offer_constraints',
 ];
 
 describe('/frameworks', () => {
@@ -206,14 +266,31 @@ describe('/frameworks', () => {
     let fw = (plain(renderFrameworks(cluster.view, {})).frameworks as Loose[])[0]!;
     expect(Object.keys(fw)).toEqual(FRAMEWORK_KEYS);
     expect(fw).toMatchObject({
-      id: frameworkId, name: 'test', capabilities: [], hostname: '', webui_url: '', active: true, connected: true,
-      recovered: false, user: 'root', failover_timeout: 0, checkpoint: false, registered_time: EPOCH_S,
-      unregistered_time: 0, role: '*', tasks: [], offer_constraints: {},
-      used_resources: { cpus: 0 }, offered_resources: { cpus: 4, mem: 8192 }, resources: { cpus: 4, mem: 8192 },
+      id: frameworkId,
+      name: 'test',
+      capabilities: [],
+      hostname: '',
+      webui_url: '',
+      active: true,
+      connected: true,
+      recovered: false,
+      user: 'root',
+      failover_timeout: 0,
+      checkpoint: false,
+      registered_time: EPOCH_S,
+      unregistered_time: 0,
+      role: '*',
+      tasks: [],
+      offer_constraints: {},
+      used_resources: { cpus: 0 },
+      offered_resources: { cpus: 4, mem: 8192 },
+      resources: { cpus: 4, mem: 8192 },
     });
     expect(fw.offers).toEqual([
       {
-        id: expect.stringMatching(/-O0$/), framework_id: frameworkId, allocation_info: { role: '*' },
+        id: expect.stringMatching(/-O0$/),
+        framework_id: frameworkId,
+        allocation_info: { role: '*' },
         slave_id: cluster.agents[0]!.id,
         resources: { cpus: 4, gpus: 0, mem: 8192, disk: 16384, ports: '[31000-32000]' },
       },
@@ -225,18 +302,36 @@ describe('/frameworks', () => {
     expect(fw.offers).toEqual([]);
     const task = fw.tasks[0] as Loose;
     expect(Object.keys(task)).toEqual([
-      'id', 'name', 'framework_id', 'executor_id', 'slave_id', 'state', 'resources', 'role', 'statuses', 'user', 'labels',
+      'id',
+      'name',
+      'framework_id',
+      'executor_id',
+      'slave_id',
+      'state',
+      'resources',
+      'role',
+      'statuses',
+      'user',
+      'labels',
     ]);
     expect(task).toMatchObject({
-      id: 't1', framework_id: frameworkId, executor_id: '', state: 'TASK_STARTING', role: '*', user: 'root',
-      resources: { cpus: 1, mem: 128 }, labels: [{ key: 'k', value: 'v' }],
+      id: 't1',
+      framework_id: frameworkId,
+      executor_id: '',
+      state: 'TASK_STARTING',
+      role: '*',
+      user: 'root',
+      resources: { cpus: 1, mem: 128 },
+      labels: [{ key: 'k', value: 'v' }],
     });
     expect(task.statuses).toEqual([
       { state: 'TASK_STARTING', timestamp: EPOCH_S, container_status: { container_id: { value: expect.any(String) } } },
     ]);
     roundTrips(renderFrameworks(cluster.view, {}));
     expect(plain(renderFrameworks(cluster.view, { framework_id: 'nope' }))).toEqual({
-      frameworks: [], completed_frameworks: [], unregistered_frameworks: [],
+      frameworks: [],
+      completed_frameworks: [],
+      unregistered_frameworks: [],
     });
   });
 
@@ -245,18 +340,42 @@ describe('/frameworks', () => {
     subscribe(
       cluster,
       {
-        capabilities: ['MULTI_ROLE'], roles: ['web'], principal: 'ops', labels: [{ key: 'team', value: 'a' }],
-        hostname: 'sched', webuiUrl: 'http://sched:8080', failoverTimeoutMs: 60_000, checkpoint: true,
+        capabilities: ['MULTI_ROLE'],
+        roles: ['web'],
+        principal: 'ops',
+        labels: [{ key: 'team', value: 'a' }],
+        hostname: 'sched',
+        webuiUrl: 'http://sched:8080',
+        failoverTimeoutMs: 60_000,
+        checkpoint: true,
       },
-      { offerConstraints: { web: [[{ selector: { attributeName: 'rack' }, predicate: { kind: 'text_equals', value: 'r1' } }]] } },
+      {
+        offerConstraints: {
+          web: [[{ selector: { attributeName: 'rack' }, predicate: { kind: 'text_equals', value: 'r1' } }]],
+        },
+      },
     );
     const fw = (plain(renderFrameworks(cluster.view, {})).frameworks as Loose[])[0]!;
     expect(fw).toMatchObject({
-      capabilities: ['MULTI_ROLE'], roles: ['web'], principal: 'ops', labels: [{ key: 'team', value: 'a' }],
-      hostname: 'sched', webui_url: 'http://sched:8080', failover_timeout: 60, checkpoint: true,
+      capabilities: ['MULTI_ROLE'],
+      roles: ['web'],
+      principal: 'ops',
+      labels: [{ key: 'team', value: 'a' }],
+      hostname: 'sched',
+      webui_url: 'http://sched:8080',
+      failover_timeout: 60,
+      checkpoint: true,
       offer_constraints: {
         role_constraints: {
-          web: { groups: [{ attribute_constraints: [{ selector: { attribute_name: 'rack' }, predicate: { text_equals: { value: 'r1' } } }] }] },
+          web: {
+            groups: [
+              {
+                attribute_constraints: [
+                  { selector: { attribute_name: 'rack' }, predicate: { text_equals: { value: 'r1' } } },
+                ],
+              },
+            ],
+          },
         },
       },
     });
@@ -284,8 +403,14 @@ describe('/frameworks', () => {
     expect(out.frameworks).toEqual([]);
     const fw = out.completed_frameworks[0] as Loose;
     expect(fw).toMatchObject({
-      id: frameworkId, active: false, connected: false, unregistered_time: EPOCH_S + 3, tasks: [], offers: [],
-      used_resources: { cpus: 0, mem: 0 }, offered_resources: { cpus: 0 },
+      id: frameworkId,
+      active: false,
+      connected: false,
+      unregistered_time: EPOCH_S + 3,
+      tasks: [],
+      offers: [],
+      used_resources: { cpus: 0, mem: 0 },
+      offered_resources: { cpus: 0 },
     });
     expect(fw.completed_tasks.map((t: Loose) => [t.id, t.state])).toEqual([['t1', 'TASK_KILLED']]);
     const state = plain(renderState(cluster.view));
@@ -296,18 +421,30 @@ describe('/frameworks', () => {
   it('lists a custom executor with its spec, resources and role', () => {
     const { cluster, frameworkId, launch } = started();
     const offer = launch((agentId) => ({
-      taskId: 't1', name: 't1', agentId, resources: resources('cpus:1;mem:128'), labels: [],
+      taskId: 't1',
+      name: 't1',
+      agentId,
+      resources: resources('cpus:1;mem:128'),
+      labels: [],
       executor: {
-        executorId: 'e1', type: 'CUSTOM', name: 'my executor', resources: resources('cpus:0.5;mem:64'),
+        executorId: 'e1',
+        type: 'CUSTOM',
+        name: 'my executor',
+        resources: resources('cpus:0.5;mem:64'),
         command: { shell: true, value: './run', arguments: [] },
       },
     }));
     const fw = (plain(renderFrameworks(cluster.view, {})).frameworks as Loose[])[0]!;
     expect(fw.executors).toEqual([
       {
-        executor_id: 'e1', name: 'my executor', framework_id: frameworkId,
+        executor_id: 'e1',
+        name: 'my executor',
+        framework_id: frameworkId,
         command: { shell: true, value: './run', argv: [], uris: [] },
-        resources: { cpus: 0.5, gpus: 0, mem: 64, disk: 0 }, role: '*', type: 'CUSTOM', slave_id: offer.agentId,
+        resources: { cpus: 0.5, gpus: 0, mem: 64, disk: 0 },
+        role: '*',
+        type: 'CUSTOM',
+        slave_id: offer.agentId,
       },
     ]);
     expect(fw.tasks[0].executor_id).toBe('e1');
@@ -408,17 +545,47 @@ describe('/state', () => {
     launch((agentId) => commandTask('t1', agentId, 'sleep 100'));
     const state = plain(renderState(cluster.view));
     expect(Object.keys(state)).toEqual([
-      'version', 'build_date', 'build_time', 'build_user', 'start_time', 'elected_time', 'id', 'pid', 'hostname',
-      'capabilities', 'activated_slaves', 'deactivated_slaves', 'unreachable_slaves', 'leader', 'leader_info', 'flags',
-      'slaves', 'recovered_slaves', 'frameworks', 'completed_frameworks', 'orphan_tasks', 'unregistered_frameworks',
+      'version',
+      'build_date',
+      'build_time',
+      'build_user',
+      'start_time',
+      'elected_time',
+      'id',
+      'pid',
+      'hostname',
+      'capabilities',
+      'activated_slaves',
+      'deactivated_slaves',
+      'unreachable_slaves',
+      'leader',
+      'leader_info',
+      'flags',
+      'slaves',
+      'recovered_slaves',
+      'frameworks',
+      'completed_frameworks',
+      'orphan_tasks',
+      'unregistered_frameworks',
     ]);
     const info = cluster.view.masterInfo;
     expect(state).toMatchObject({
-      version: '1.11.0', start_time: EPOCH_S, elected_time: EPOCH_S, id: info.id, pid: 'master@127.0.0.1:5050',
-      hostname: 'localhost', capabilities: ['AGENT_UPDATE', 'AGENT_DRAINING', 'QUOTA_V2'],
-      activated_slaves: 1, deactivated_slaves: 0, unreachable_slaves: 0, leader: 'master@127.0.0.1:5050',
+      version: '1.11.0',
+      start_time: EPOCH_S,
+      elected_time: EPOCH_S,
+      id: info.id,
+      pid: 'master@127.0.0.1:5050',
+      hostname: 'localhost',
+      capabilities: ['AGENT_UPDATE', 'AGENT_DRAINING', 'QUOTA_V2'],
+      activated_slaves: 1,
+      deactivated_slaves: 0,
+      unreachable_slaves: 0,
+      leader: 'master@127.0.0.1:5050',
       leader_info: { id: info.id, pid: 'master@127.0.0.1:5050', port: 5050, hostname: 'localhost' },
-      recovered_slaves: [], completed_frameworks: [], orphan_tasks: [], unregistered_frameworks: [],
+      recovered_slaves: [],
+      completed_frameworks: [],
+      orphan_tasks: [],
+      unregistered_frameworks: [],
     });
     expect(state.flags).toEqual({
       allocation_interval: '1secs',
@@ -439,10 +606,22 @@ describe('/state', () => {
 
   it('lists offer_timeout only when set, in the upstream duration form', () => {
     const cluster = new Cluster({
-      master: { hostname: 'm', ip: '10.0.0.1', port: 5055, version: '1.11.0', offerTimeoutMs: 90_000, allocationIntervalMs: 500 },
+      master: {
+        hostname: 'm',
+        ip: '10.0.0.1',
+        port: 5055,
+        version: '1.11.0',
+        offerTimeoutMs: 90_000,
+        allocationIntervalMs: 500,
+      },
     });
     const flags = plain(renderState(cluster.view)).flags as Loose;
-    expect(flags).toMatchObject({ offer_timeout: '1.5mins', allocation_interval: '500ms', port: '5055', ip: '10.0.0.1' });
+    expect(flags).toMatchObject({
+      offer_timeout: '1.5mins',
+      allocation_interval: '500ms',
+      port: '5055',
+      ip: '10.0.0.1',
+    });
     expect(Object.keys(flags)).toEqual([...Object.keys(flags)].sort());
   });
 });
@@ -456,14 +635,19 @@ describe('renderRoles', () => {
     const [offer] = sink.lastOffers();
     let roles = plain(renderRoles(cluster.view)) as { roles: Record<string, unknown>[] };
     expect(roles.roles).toEqual([
-      expect.objectContaining({ name: 'web', weight: 1, frameworks: [frameworkId], allocated: {}, offered: { cpus: 4, disk: 16384, mem: 8192 } }),
+      expect.objectContaining({
+        name: 'web',
+        weight: 1,
+        frameworks: [frameworkId],
+        allocated: {},
+        offered: { cpus: 4, disk: 16384, mem: 8192 },
+      }),
     ]);
     cluster.call(frameworkId, streamId, {
-        type: 'ACCEPT',
-        offerIds: [offer!.id],
-        operations: [{ type: 'LAUNCH', tasks: [commandTask('t1', offer!.agentId, 'sleep 100', 'cpus:1;mem:128')] }],
-        filters: { refuseMs: 60_000 },
-
+      type: 'ACCEPT',
+      offerIds: [offer!.id],
+      operations: [{ type: 'LAUNCH', tasks: [commandTask('t1', offer!.agentId, 'sleep 100', 'cpus:1;mem:128')] }],
+      filters: { refuseMs: 60_000 },
     });
     roles = plain(renderRoles(cluster.view)) as { roles: Record<string, unknown>[] };
     expect(roles.roles[0]).toMatchObject({
@@ -482,11 +666,10 @@ describe('renderStateSummary', () => {
     const { sink, frameworkId, streamId } = subscribe(cluster);
     const [offer] = sink.lastOffers();
     cluster.call(frameworkId, streamId, {
-        type: 'ACCEPT',
-        offerIds: [offer!.id],
-        operations: [{ type: 'LAUNCH', tasks: [commandTask('t1', offer!.agentId, 'sleep 100')] }],
-        filters: { refuseMs: 0 },
-
+      type: 'ACCEPT',
+      offerIds: [offer!.id],
+      operations: [{ type: 'LAUNCH', tasks: [commandTask('t1', offer!.agentId, 'sleep 100')] }],
+      filters: { refuseMs: 0 },
     });
     const summary = JSON.parse(toV0Json(renderStateSummary(cluster.view))) as {
       slaves: Record<string, unknown>[];
@@ -496,6 +679,12 @@ describe('renderStateSummary', () => {
     const busy = summary.slaves.find((s) => s.id === offer!.agentId)!;
     expect(busy).toMatchObject({ TASK_STARTING: 1, TASK_RUNNING: 0, framework_ids: [frameworkId] });
     expect(Object.keys(busy).slice(0, 3)).toEqual(['id', 'pid', 'hostname']);
-    expect(summary.frameworks[0]).toMatchObject({ id: frameworkId, active: true, connected: true, TASK_STARTING: 1, slave_ids: [offer!.agentId] });
+    expect(summary.frameworks[0]).toMatchObject({
+      id: frameworkId,
+      active: true,
+      connected: true,
+      TASK_STARTING: 1,
+      slave_ids: [offer!.agentId],
+    });
   });
 });
