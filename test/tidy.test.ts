@@ -178,6 +178,7 @@ describe('tidy: the core is closed and deterministic', () => {
       'const n = Math.floor(Math.max(a, b) * Math.imul(c, d));',
       "const text = 'Date.now() and process.exit() and import(x)';",
       'const said = "differs from \'subscribe.framework_info.id\'";',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: source text the scanner reads, a template inside a string
       'const msg = `at ${wallTimeMs(ctx)}: Date.now and Math.random`;',
       '// Math.random() in a comment is fine',
       '/* so is setTimeout( in a block comment */',

@@ -4,7 +4,7 @@
 // at least as long as the last read took), after each clock button, and
 // every few seconds in any case (a clock in real time moves without events).
 import { followEvents, readCluster } from './api.js';
-import { AgentsPanel, FrameworksPanel, OffersPanel, RolesPanel, TasksPanel, TablePanel } from './panels.js';
+import { AgentsPanel, FrameworksPanel, OffersPanel, RolesPanel, TasksPanel } from './panels.js';
 import { ClockPanel, SummaryPanel, TimelinePanel } from './live.js';
 
 /** Wall-clock ms between reads when nothing happens. */

@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { describeSchedule, scenarioWithSchedule, searchFaults } from '../scenario/chaos.js';
 import { loadScenario, ScenarioError } from '../scenario/load.js';
+import type { Scenario } from '../scenario/scenario.js';
 import { textReport } from '../scenario/report.js';
 import { runScenario } from '../scenario/runner.js';
 import type { TimelineEntry } from '../scenario/scenario.js';
@@ -42,7 +43,7 @@ export function chaosOptions(yargs: Argv): Argv<ChaosArgs> {
 }
 
 export async function runChaos(args: ChaosArgs): Promise<void> {
-  let scenario;
+  let scenario: Scenario;
   try {
     scenario = loadScenario(args.file);
   } catch (error) {

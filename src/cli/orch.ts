@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Argv } from 'yargs';
-import { ConfigError, loadConfig } from '../frameworks/orchestrator/config.js';
+import { ConfigError, loadConfig, type OrchConfig } from '../frameworks/orchestrator/config.js';
 import { startOrchestrator } from '../frameworks/orchestrator/service.js';
 import {
   callFramework,
@@ -36,7 +36,7 @@ export function serveOrchestratorOptions(y: Argv): Argv {
 }
 
 export async function runServeOrchestrator(args: { listen: string }): Promise<void> {
-  let config;
+  let config: OrchConfig;
   try {
     config = loadConfig(process.env);
   } catch (e) {

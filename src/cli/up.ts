@@ -3,7 +3,7 @@ import type { Argv, Options } from 'yargs';
 import type { Logger } from 'pino';
 import { createLogger } from '../runtime/logging.js';
 import { refusal } from './option-flags.js';
-import { startCluster, type StartClusterOptions } from '../start/cluster.js';
+import { startCluster, type RunningCluster, type StartClusterOptions } from '../start/cluster.js';
 import { FLAG_ROWS, OPTION_GROUPS, type FlagRow, type OptionGroup } from '../start/option-table.js';
 import { startWith, withOptions, type WithArgs } from './up-with.js';
 import { numberFlag, textFlag, USAGE_EXIT_CODE } from './flags.js';
@@ -101,7 +101,7 @@ export function upOptions(y: Argv): Argv<UpArgs> {
 
 export async function runUp(args: UpArgs): Promise<void> {
   const logger = createLogger(args['log-level'], undefined, args['log-format']);
-  let running;
+  let running: RunningCluster;
   try {
     running = await startCluster(clusterOptionsOf(args, logger));
   } catch (error) {

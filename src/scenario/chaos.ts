@@ -16,7 +16,7 @@ import { parse, stringify } from 'yaml';
 import { readFileSync } from 'node:fs';
 import { agentCount, type Scenario, type TimelineEntry } from './scenario.js';
 import { formatSpan } from './duration.js';
-import { RunError, type RunOptions, type RunResult } from './runner.js';
+import { RunError, type RunResult } from './runner.js';
 
 /** One drawn fault: one timeline entry, or two (a crash and its restart, a partition and its heal). */
 export type ChaosFault = readonly TimelineEntry[];

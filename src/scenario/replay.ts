@@ -153,7 +153,9 @@ export async function replay(
     if (cluster === undefined) {
       cluster = new Cluster({ ...optionsFromStart(expected), checkInvariants: options.checkInvariants ?? true });
       cluster.trace.onEntry((entry) => produced.push(entry));
-      cluster.trace.entries().forEach((entry) => produced.push(entry));
+      cluster.trace.entries().forEach((entry) => {
+        produced.push(entry);
+      });
     } else if (expected.kind.startsWith(INPUT_KIND_PREFIX)) {
       // Everything before this input must have been produced already.
       if (produced.first !== undefined) return result(diverged(expected, produced.first));

@@ -33,7 +33,7 @@ import type { SimControl } from '../runtime/sim-control.js';
 export type { AgentGroupOptions, LimitOptions, StartClusterOptions } from './cluster-options.js';
 export { DEFAULT_AGENT_RESOURCES } from './option-table.js';
 export { DEFAULT_LIMITS } from './limits.js';
-export { type AgentEndpoint };
+export type { AgentEndpoint };
 
 export interface RunningCluster extends ControlMethods {
   /** The first master's URL (the leader at start). */

@@ -241,8 +241,9 @@ function parseNumericString(field: DecodeField, v: string): number {
 const integerRanges: Record<number, readonly [number, number]> = {
   [Kind.Int32]: [-2147483648, 2147483647],
   [Kind.Uint32]: [0, 4294967295],
-  [Kind.Int64]: [-9223372036854775808, 9223372036854775807],
-  [Kind.Uint64]: [0, 18446744073709551615],
+  // As doubles, which is how JSON numbers arrive: 2^63 - 1 and 2^64 - 1 round to these.
+  [Kind.Int64]: [-(2 ** 63), 2 ** 63],
+  [Kind.Uint64]: [0, 2 ** 64],
 };
 
 function checkNumber(field: DecodeField, n: number, text: string): number {
@@ -305,11 +306,13 @@ function collectMissing(plan: DecodePlan, msg: Message, prefix: string, out: str
     if (v === undefined || field.messageType === undefined) continue;
     const sub = planFor(field.messageType);
     if (field.map) {
-      Object.values(v as Message).forEach((entry, i) =>
-        collectMissing(sub, entry as Message, `${prefix}${field.name}[${i}].value.`, out),
-      );
+      Object.values(v as Message).forEach((entry, i) => {
+        collectMissing(sub, entry as Message, `${prefix}${field.name}[${i}].value.`, out);
+      });
     } else if (field.repeated) {
-      (v as Message[]).forEach((element, i) => collectMissing(sub, element, `${prefix}${field.name}[${i}].`, out));
+      (v as Message[]).forEach((element, i) => {
+        collectMissing(sub, element, `${prefix}${field.name}[${i}].`, out);
+      });
     } else {
       collectMissing(sub, v as Message, `${prefix}${field.name}.`, out);
     }

@@ -82,7 +82,7 @@ function writeMessage(plan: EncodePlan, msg: Message): string {
     out += (first ? field.firstKey : field.nextKey) + json;
     first = false;
   }
-  return out + '}';
+  return `${out}}`;
 }
 
 function writeArray(plan: EncodePlan, field: EncodeField, list: readonly unknown[]): string {
@@ -91,7 +91,7 @@ function writeArray(plan: EncodePlan, field: EncodeField, list: readonly unknown
     if (i > 0) out += ',';
     out += writeSingle(plan, field, list[i]);
   }
-  return out + ']';
+  return `${out}]`;
 }
 
 // Returns '' for an empty map, which is then left out.
@@ -101,10 +101,10 @@ function writeMap(plan: EncodePlan, field: EncodeField, record: unknown): string
   }
   let out = '';
   for (const key of Object.keys(record)) {
-    out += (out === '' ? '{' : ',') + quote(key) + ':';
+    out += `${(out === '' ? '{' : ',') + quote(key)}:`;
     out += writeSingle(plan, field, (record as Message)[key]);
   }
-  return out === '' ? '' : out + '}';
+  return out === '' ? '' : `${out}}`;
 }
 
 function writeSingle(plan: EncodePlan, field: EncodeField, v: unknown): string {
@@ -161,7 +161,7 @@ const nonAscii = /[\u007f-\uffff]/;
 const nonAsciiAll = /[\u007f-\uffff]/g;
 
 function escapeUnit(ch: string): string {
-  return '\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0');
+  return `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
 // JSON.stringify escapes quotes, backslashes, control characters and lone

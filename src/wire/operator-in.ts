@@ -9,7 +9,6 @@ import type { AclAction } from '../core/model/acl-actions.js';
 import type { Authorizer } from '../core/model/authz.js';
 import type { OperatorCall } from '../core/model/operator-types.js';
 import type { QuotaConfigRequest } from '../core/model/types.js';
-import { toMilli } from '../core/model/resources.js';
 import { resourcesFromWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
 

@@ -158,14 +158,12 @@ export interface AgentsAsOf {
 
 export function agentsAsOf(view: ClusterView): AgentsAsOf {
   const agents = [...view.agents()].map((a) => view.agentSnapshot(a.id)!);
-  const recovered = view
-    .recoveredAgents()
-    .map((a) => ({
-      id: { value: a.agentId },
-      hostname: a.hostname,
-      port: a.port,
-      attributes: a.attributes.map(attributeToWire),
-    }));
+  const recovered = view.recoveredAgents().map((a) => ({
+    id: { value: a.agentId },
+    hostname: a.hostname,
+    port: a.port,
+    attributes: a.attributes.map(attributeToWire),
+  }));
   return { agents, recovered };
 }
 

@@ -181,7 +181,9 @@ function setUp(agents: number, checkInvariants: boolean): Subject {
 function interleaved(subjects: readonly Subject[], us: number): void {
   const from = subjects.map((s) => s.mix.us);
   for (let slice = 1; slice <= SLICES; slice++) {
-    subjects.forEach((s, i) => s.mix.runUntil(from[i]! + (us * slice) / SLICES));
+    subjects.forEach((s, i) => {
+      s.mix.runUntil(from[i]! + (us * slice) / SLICES);
+    });
   }
 }
 

@@ -130,12 +130,17 @@ class Day {
     try {
       return apply(this.cluster);
     } finally {
-      for (const record of this.cluster.drainOutbox()) {
-        const fw = this.#byConnection.get(record.connectionId);
-        if (fw === undefined) continue;
-        if (record.kind === 'close') throw new Error(`${fw.options.name}: stream closed: ${record.reason}`);
-        if (record.kind === 'event') this.#queue.push([fw, record.event]);
-      }
+      this.#deliver();
+    }
+  }
+
+  /** Hands the outbox's events to their frameworks' queues; a closed stream is the bench's failure. */
+  #deliver(): void {
+    for (const record of this.cluster.drainOutbox()) {
+      const fw = this.#byConnection.get(record.connectionId);
+      if (fw === undefined) continue;
+      if (record.kind === 'close') throw new Error(`${fw.options.name}: stream closed: ${record.reason}`);
+      if (record.kind === 'event') this.#queue.push([fw, record.event]);
     }
   }
 

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { canTransition, isTerminal } from '../../src/core/model/task-state.js';
-import { Cluster, type AddedAgent, type AgentSpec, type ClusterOptions } from '../../src/core/cluster.js';
+import { Cluster, type AddedAgent, type AgentSpec } from '../../src/core/cluster.js';
 import type { Outcome } from '../../src/core/model/errors.js';
 import type { AgentFlags } from '../../src/core/agent/flags.js';
 import type { ExecutorCallEnvelope, ExecutorEvent, RecoverMode } from '../../src/core/model/executor-api.js';
@@ -63,10 +63,6 @@ export class TestCluster extends Cluster {
   readonly agents: AddedAgent[] = [];
   /** The HTTP layer's own routing of outbox records, with sinks for streams. */
   readonly #connections = new Connections();
-
-  constructor(options: ClusterOptions) {
-    super(options);
-  }
 
   /** SUBSCRIBE on a new connection whose events go to `sink`. */
   subscribeWith(

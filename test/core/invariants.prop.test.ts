@@ -26,7 +26,7 @@ import {
   defaultExecutor,
   executorTask,
   makeCluster,
-  RecordingSink,
+  type RecordingSink,
   sumDisjoint,
   type TestScheduler,
 } from './helpers.js';

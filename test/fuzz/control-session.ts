@@ -19,8 +19,8 @@
 import fc from 'fast-check';
 import { CALL_TYPE, token } from './calls.js';
 import { LiveFramework } from './live.js';
-import { CONTROL_PATHS, controlRequestSpec, snapshotToken } from './control-requests.js';
-import { type Json } from './mutate.js';
+import { CONTROL_PATHS, controlRequestSpec } from './control-requests.js';
+import type { Json } from './mutate.js';
 import {
   assemble,
   render,

@@ -202,7 +202,9 @@ async function runStep(ctx: Context, index: number, s: EngineStep, options: RunO
       const answers = await Promise.all(
         wires.map((wire) => send(wire, bodyNeverComes(wire) ? 200 : options.timeoutMs)),
       );
-      answers.forEach((res, i) => judge(ctx, index, wires[i]!, res, options));
+      answers.forEach((res, i) => {
+        judge(ctx, index, wires[i]!, res, options);
+      });
       break;
     }
     case 'start':

@@ -246,7 +246,9 @@ async function requests(
   const answers = await Promise.all(wires.map((wire) => send(wire, options.timeoutMs)));
   // A request given up on may reach the agent after the next one has been judged.
   ctx.unsettled = wires.some((wire) => wire.abort !== 'no');
-  specs.forEach((spec, i) => judge(ctx, index, spec, wires[i]!, answers[i]!, i === 0 ? expected : undefined, options));
+  specs.forEach((spec, i) => {
+    judge(ctx, index, spec, wires[i]!, answers[i]!, i === 0 ? expected : undefined, options);
+  });
 }
 
 /** The executor a request subscribed as, when it opened a stream: read from the request's body. */

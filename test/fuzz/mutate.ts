@@ -60,7 +60,10 @@ type Path = readonly (string | number)[];
 /** Every node's path, in pre-order, the root first. */
 function paths(value: Json, prefix: Path = [], out: Path[] = []): Path[] {
   out.push(prefix);
-  if (Array.isArray(value)) value.forEach((v, i) => paths(v, [...prefix, i], out));
+  if (Array.isArray(value))
+    value.forEach((v, i) => {
+      paths(v, [...prefix, i], out);
+    });
   else if (value !== null && typeof value === 'object')
     for (const [k, v] of Object.entries(value)) paths(v, [...prefix, k], out);
   return out;

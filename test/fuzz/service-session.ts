@@ -164,7 +164,9 @@ export async function requests(
   const wires = specs.map((spec) => render(spec, surface.tokens, surface.ports()));
   options.watchdog?.note(`${where(run, index)}:\n${wires.map(describeRequest).join('\n')}`);
   const answers = await Promise.all(wires.map((wire) => send(wire, options.timeoutMs)));
-  specs.forEach((spec, i) => judge(run, surface, index, spec, wires[i]!, answers[i]!, options));
+  specs.forEach((spec, i) => {
+    judge(run, surface, index, spec, wires[i]!, answers[i]!, options);
+  });
   await settle();
   checkCluster(run, index);
 }

@@ -309,7 +309,9 @@ async function runStep(ctx: Context, index: number, s: Step, options: RunOptions
       const wires = specs.map((spec) => render(spec, ctx.live, ctx.ports));
       options.watchdog?.note(`${where(ctx, index)}:\n${wires.map(describeRequest).join('\n')}`);
       const answers = await Promise.all(wires.map((wire) => send(wire, options.timeoutMs)));
-      specs.forEach((spec, i) => judge(ctx, index, spec, wires[i]!, answers[i]!, options));
+      specs.forEach((spec, i) => {
+        judge(ctx, index, spec, wires[i]!, answers[i]!, options);
+      });
       break;
     }
   }

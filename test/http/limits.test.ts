@@ -203,7 +203,7 @@ describe('the event streams buffer budget', () => {
     const reader = await subscribed(cluster.masterUrl, { name: 'reads' });
 
     // A client that subscribes and never reads its stream.
-    const req = http.request(cluster.masterUrl + '/api/v1/scheduler', {
+    const req = http.request(`${cluster.masterUrl}/api/v1/scheduler`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       agent: false,

@@ -7,7 +7,8 @@ import { commandTask } from '../core/helpers.js';
 import { expectSameText, richCluster } from './read-fixture.js';
 
 const streamed = (pieces: Iterable<Uint8Array>) => Buffer.concat([...pieces]).toString();
-const text = (piece: Uint8Array | void) => (piece === undefined ? '' : Buffer.from(piece).toString());
+/** A piece as text; the end of a body (no piece) as nothing. */
+const text = (piece: unknown) => (piece instanceof Uint8Array ? Buffer.from(piece).toString() : '');
 
 describe('/state as a stream', () => {
   it('writes the same text as the builder, on a cluster with a bit of everything', () => {

@@ -40,7 +40,7 @@ import {
 import { scalar, scalarMilli, type Resources } from '../model/resources.js';
 import { SmallMap } from '../kernel/small-map.js';
 import { isTerminal } from '../model/task-state.js';
-import type { TaskSpec, TaskStatus } from '../model/types.js';
+import type { TaskStatus } from '../model/types.js';
 import { executorResources } from './allotment.js';
 import type { AgentConfig, AgentFlags, CgroupsVersion } from './flags.js';
 import type { AgentExecutor } from './frameworks.js';

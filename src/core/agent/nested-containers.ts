@@ -76,9 +76,7 @@ export class NestedContainers {
   }
 
   /** A nested container as its readers see it: running, or ended with its termination. */
-  status(
-    containerId: string,
-  ):
+  status(containerId: string):
     | {
         readonly parentId: string;
         readonly argv: readonly string[];

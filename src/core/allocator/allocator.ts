@@ -46,7 +46,6 @@ export interface FrameworkAllocation {
 export class Allocator {
   readonly #books = new Books();
   readonly #filters = new RefuseFilters();
-  readonly #quotas = new Map<string, QuotaConfig>();
   #weights = new Map<string, number>();
   readonly #rng: Rng;
   #scheduledAtMs: number | undefined;

@@ -15,7 +15,7 @@
  */
 import type { Resources } from '../model/resources.js';
 import { within } from './bags.js';
-import { BitSet, coveredBy, difference } from './bitset.js';
+import { type BitSet, coveredBy, difference } from './bitset.js';
 import { satisfies } from './constraints.js';
 import { groupKey, type FilterGroup, type RefuseFilters } from './filters.js';
 import { allocatable, type AgentState, type Books, type Client, type RoleState } from './state.js';
@@ -88,7 +88,7 @@ export class Pass {
     const candidates: Client[] = [];
     for (const i of listed) {
       const c = role.byIndex[i];
-      if (c !== undefined && c.inOrder) candidates.push(c);
+      if (c?.inOrder) candidates.push(c);
     }
     candidates.sort((a, b) => (role.sorter.before(a, b) ? -1 : 1));
     return candidates.find((c) => this.#wants(c, agent, offer, groups, covering));

@@ -85,7 +85,7 @@ function traceOf(call: SchedulerCall): Record<string, unknown> {
   }
 }
 
-function rolesError(fw: Framework, roles: readonly string[]): Outcome | undefined {
+function rolesError(roles: readonly string[]): Outcome | undefined {
   for (const role of roles) {
     const error = roleError(role);
     if (error !== undefined) return fail('INVALID', error);
@@ -94,7 +94,7 @@ function rolesError(fw: Framework, roles: readonly string[]): Outcome | undefine
 }
 
 function onRevive(m: MasterOps, fw: Framework, call: Call<'REVIVE'>): Outcome {
-  const invalid = rolesError(fw, call.roles);
+  const invalid = rolesError(call.roles);
   if (invalid !== undefined) return invalid;
   const mine = fw.roles();
   const roles = call.roles.length === 0 ? mine : call.roles.filter((r) => mine.includes(r));
@@ -104,7 +104,7 @@ function onRevive(m: MasterOps, fw: Framework, call: Call<'REVIVE'>): Outcome {
 }
 
 function onSuppress(m: MasterOps, fw: Framework, call: Call<'SUPPRESS'>): Outcome {
-  const invalid = rolesError(fw, call.roles);
+  const invalid = rolesError(call.roles);
   if (invalid !== undefined) return invalid;
   const mine = fw.roles();
   const roles = call.roles.length === 0 ? mine : call.roles.filter((r) => mine.includes(r));

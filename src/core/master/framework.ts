@@ -8,17 +8,8 @@
  *   disconnected ---failover timeout---> removed
  */
 import type { TimerId } from '../kernel/event-loop.js';
-import type { Resources } from '../model/resources.js';
 import type { ExecutorRecord, FrameworkState, Offer, Task } from '../model/records.js';
-import type {
-  Capability,
-  FrameworkInfo,
-  OfferConstraints,
-  SchedulerEvent,
-  TaskSpec,
-  TaskState,
-  TaskStatus,
-} from '../model/types.js';
+import type { Capability, FrameworkInfo, OfferConstraints, SchedulerEvent } from '../model/types.js';
 
 const FRAMEWORK_NEXT: Readonly<Record<FrameworkState, readonly FrameworkState[]>> = {
   subscribed: ['subscribed', 'disconnected', 'removed'],

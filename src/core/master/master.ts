@@ -28,7 +28,7 @@ import { isTerminal } from '../model/task-state.js';
 import type { MasterInfo, QuotaConfig, SchedulerCall, SchedulerEvent, Subscription } from '../model/types.js';
 import { quietPings } from './agent-health.js';
 import { AgentTotals } from './agent-totals.js';
-import { AgentRecord, type PingRound } from './agents.js';
+import type { AgentRecord, PingRound } from './agents.js';
 import { dispatch } from './calls.js';
 import { Framework, keepLatest, MAX_COMPLETED_TASKS_PER_FRAMEWORK, refOf } from './framework.js';
 import { Ledger } from './ledger.js';

@@ -1,11 +1,4 @@
-/**
- * The master's operation records, by uuid, and each agent's resource
- * version (how many operations changed its resources). `operations.ts`
- * runs the operations; this is only their bookkeeping.
- */
-import type { Resources } from '../model/resources.js';
-import type { Conversion } from '../model/conversions.js';
-import type { OperationState, OperationStatus, ResourceOperation } from '../model/types.js';
+import type { OperationState } from '../model/types.js';
 import type { OperationRecord } from '../model/records.js';
 
 const TERMINAL: ReadonlySet<OperationState> = new Set([

@@ -37,7 +37,7 @@ export type MemoryCurve = readonly MemoryPiece[];
 
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 const NUMBER = String.raw`\d+(?:\.\d+)?`;
-const DURATION = new RegExp(String.raw`^(${NUMBER})(ms|s|m|h)$`);
+const DURATION = new RegExp(`^(${NUMBER})(ms|s|m|h)$`);
 const MIB_VALUE = new RegExp(`^${NUMBER}$`);
 
 function duration(text: string): number | undefined {

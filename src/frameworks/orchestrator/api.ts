@@ -141,15 +141,13 @@ async function route2(target: ApiTarget, o: Orchestrator, route: string, path: s
 /** The orchestrated cluster's nodes: each server and agent task with its host and state. */
 function nodes(o: Orchestrator): Record<string, unknown> {
   const items = (['server', 'agent'] as const).flatMap((part) =>
-    o
-      .live(part)
-      .map((t) => ({
-        name: nodeName(o.config, t),
-        role: part,
-        task_id: t.taskId,
-        hostname: t.hostname,
-        state: t.state,
-      })),
+    o.live(part).map((t) => ({
+      name: nodeName(o.config, t),
+      role: part,
+      task_id: t.taskId,
+      hostname: t.hostname,
+      state: t.state,
+    })),
   );
   const ready =
     items.length > 0 &&

@@ -96,16 +96,14 @@ export async function frameworks(config: PluginConfig): Promise<FrameworkRow[]> 
 /** Rows as aligned columns with a header. */
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return (
-    [header, ...rows]
-      .map((row) =>
-        row
-          .map((cell, i) => cell.padEnd(widths[i]!))
-          .join('  ')
-          .trimEnd(),
-      )
-      .join('\n') + '\n'
-  );
+  return `${[header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
 }
 
 /** `list`: the frameworks whose name contains `match` (`m3s` unless told). */

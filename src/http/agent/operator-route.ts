@@ -10,7 +10,6 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentNodeView, ClusterView } from '../../core/view.js';
-import type { ClusterDriver } from '../../runtime/driver.js';
 import type { AgentBinding } from './binding.js';
 import { agentCallError, agentRequestFromWire, type AgentRequest } from '../../wire/agent-in.js';
 import { agentReadResponse, encodeAgentResponseJson, encodeAgentResponseProto } from '../../wire/agent-out.js';

@@ -14,7 +14,7 @@
  * of a cluster that does not record its inputs, 409; an unknown snapshot 404.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { SimControl, SimControlError } from '../../runtime/sim-control.js';
+import { type SimControl, SimControlError } from '../../runtime/sim-control.js';
 import { sendError } from '../errors.js';
 import { parseCondition } from '../../wire/sim/conditions.js';
 import { MAX_SPAN_MS } from '../../wire/sim/faults.js';

@@ -56,7 +56,11 @@ export function registerSimRoutes(
   serveMethods(app, '/sim/v1/faults', ['POST'], (req, reply) => fault(req, reply, driver));
   const traceReaders = new Set<ServerResponse>();
   // A trace reader reads one cluster's trace: when a reset or a restore swaps it, the stream ends.
-  driver.onReplace(() => [...traceReaders].forEach((res) => res.end()));
+  driver.onReplace(() =>
+    [...traceReaders].forEach((res) => {
+      res.end();
+    }),
+  );
   serveMethods(app, '/sim/v1/trace', ['GET'], (req, reply) =>
     streamTrace(reply, driver, traceReaders, simReaderOf(driver.cluster.view, principalOf(req))),
   );

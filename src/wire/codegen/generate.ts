@@ -57,7 +57,7 @@ export function generateSchemaSources(): Record<'descriptor.ts' | 'types.ts', st
   for (const ns of root.nestedArray) {
     if (ns instanceof protobuf.Namespace) types.push(...emitTopNamespace(ns));
   }
-  return { 'descriptor.ts': descriptor.join('\n') + '\n', 'types.ts': types.join('\n') + '\n' };
+  return { 'descriptor.ts': `${descriptor.join('\n')}\n`, 'types.ts': `${types.join('\n')}\n` };
 }
 
 // JSON with short values kept on one line: one line per field keeps the
@@ -67,7 +67,7 @@ function printJson(value: unknown, indent: string): string {
   if (typeof value !== 'object' || value === null || indent.length + flat.length <= 96) {
     return flat;
   }
-  const inner = indent + '  ';
+  const inner = `${indent}  `;
   if (Array.isArray(value)) {
     return `[\n${value.map((v) => inner + printJson(v, inner)).join(',\n')}\n${indent}]`;
   }
@@ -89,7 +89,7 @@ function emitMembers(ns: protobuf.NamespaceBase, indent: string): string[] {
       lines.push(...emitEnum(child, indent));
     } else if (child instanceof protobuf.Namespace) {
       lines.push(`${indent}namespace ${child.name} {`);
-      lines.push(...emitMembers(child, indent + '  '));
+      lines.push(...emitMembers(child, `${indent}  `));
       lines.push(`${indent}}`);
     }
   }
@@ -102,7 +102,7 @@ function emitMessage(type: protobuf.Type, indent: string): string[] {
     fields.length === 0
       ? [`${indent}interface ${type.name} {}`]
       : [`${indent}interface ${type.name} {`, ...fields, `${indent}}`];
-  const nested = emitMembers(type, indent + '  ');
+  const nested = emitMembers(type, `${indent}  `);
   if (nested.length > 0) {
     lines.push(`${indent}namespace ${type.name} {`, ...nested, `${indent}}`);
   }

@@ -14,8 +14,6 @@ import { Double } from './json.js';
 import { SHOW_ALL, type Viewer } from '../view-filter.js';
 import { resourcesSummary, type JsonObject } from './summary.js';
 
-const EMPTY_BOOKS: RoleView['books'] = { offered: [], used: [] };
-
 /** Only the roles the reader may view (`view_roles`). */
 export function renderRoles(view: ClusterView, viewer: Viewer = SHOW_ALL): JsonObject {
   const roles = view.roles();

@@ -154,7 +154,8 @@ class FrameworkEntry {
   }
 
   #make(): FrameworkText {
-    const { fw, viewer } = this;
+    const fw = this.fw;
+    const viewer = this.viewer;
     const text = toV0Json(frameworkObject(this.view, fw, viewer, EMPTY_LISTS));
     // Keys and strings are escaped, so the lists' text occurs nowhere else in the entry.
     const at = text.indexOf(EMPTY_LISTS_TEXT);

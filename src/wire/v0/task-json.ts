@@ -39,7 +39,7 @@ export function taskJson(task: Task, user: string): string {
   for (let i = 0; i < statuses.length; i++) out += (i === 0 ? '' : ',') + statusJson(statuses[i]!);
   out += `],"user":${users.of(user)}`;
   if (spec.labels.length > 0) out += `,"labels":${toV0Json(labelsJson(spec.labels))}`;
-  return out + '}';
+  return `${out}}`;
 }
 
 function statusJson(status: TaskStatus): string {

@@ -33,7 +33,7 @@ describe("the master's task statuses", () => {
   it('keep the state and drop the data of an executor update; the framework gets the data', () => {
     const { s, update } = runningOnExecutor();
     const data = new Uint8Array([1, 2, 3]);
-    update({ taskId: 't1', state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', uuid: '0'.repeat(31) + '1', data });
+    update({ taskId: 't1', state: 'TASK_RUNNING', source: 'SOURCE_EXECUTOR', uuid: `${'0'.repeat(31)}1`, data });
     const sent = s.sink.updates().find((u) => u.state === 'TASK_RUNNING');
     expect(sent?.data).toEqual(data);
     const task = s.framework!.tasks.get('t1')!;

@@ -26,7 +26,9 @@ describe('event loop', () => {
     const { log, at } = recorder(loop);
     const names = Array.from({ length: 200 }, (_, i) => `t${i}`);
     // Interleave two due times so that the heap is reshuffled a lot.
-    names.forEach((name, i) => at(i % 2 === 0 ? 5 : 3, name));
+    names.forEach((name, i) => {
+      at(i % 2 === 0 ? 5 : 3, name);
+    });
     loop.runUntilIdle();
     const odd = names.filter((_, i) => i % 2 === 1).map((n) => `3:${n}`);
     const even = names.filter((_, i) => i % 2 === 0).map((n) => `5:${n}`);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { hashString, Rng, RngStream, toHex } from '../../../src/core/kernel/rng.js';
+import { hashString, Rng, type RngStream, toHex } from '../../../src/core/kernel/rng.js';
 
 const draw = (rng: RngStream, n: number) => Array.from({ length: n }, () => rng.nextU32());
 
@@ -138,10 +138,10 @@ function reference(seedText: string, n: number): number[] {
   for (let i = 0; i < n; i++) {
     out.push(Math.imul(rotl(Math.imul(s[1]!, 5), 7), 9) >>> 0);
     const t = (s[1]! << 9) >>> 0;
-    s[2]! ^= s[0]!;
-    s[3]! ^= s[1]!;
-    s[1]! ^= s[2]!;
-    s[0]! ^= s[3]!;
+    s[2] = s[2]! ^ s[0]!;
+    s[3] = s[3]! ^ s[1]!;
+    s[1] = s[1]! ^ s[2]!;
+    s[0] = s[0]! ^ s[3]!;
     s[2]! ^= t;
     s[3] = rotl(s[3]!, 11);
   }

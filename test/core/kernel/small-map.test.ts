@@ -36,7 +36,9 @@ describe('small map and set', () => {
         expect(small.get(probe)).toBe(map.get(probe));
         expect(small.has(probe)).toBe(map.has(probe));
         const seen: [number, number][] = [];
-        small.forEach((v, k) => seen.push([k, v]));
+        small.forEach((v, k) => {
+          seen.push([k, v]);
+        });
         expect(seen).toEqual([...map.entries()]);
       }),
     );

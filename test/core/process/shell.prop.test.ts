@@ -58,6 +58,7 @@ const OPERATORS = [
   '>>',
   '2>&1',
   '$X',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, written as a user would
   '${HOME}',
   '$(',
   '`',

@@ -263,7 +263,9 @@ const executorLogsShow =
   (dir: string): string | undefined => {
     for (const id of executorIds) {
       const fresh = executorLogs(dir).filter((file) => file.includes(`/executors/${id}/`) && !checkedLogs.has(file));
-      fresh.forEach((file) => checkedLogs.add(file));
+      fresh.forEach((file) => {
+        checkedLogs.add(file);
+      });
       if (fresh.length !== 1) return `${fresh.length} new logs of executor ${id}, want 1`;
       const text = readFileSync(path.join(dir, fresh[0]!), 'utf8');
       if (!patterns.every((pattern) => pattern.test(text))) return `executor ${id} ${what}: not in its log`;

@@ -196,7 +196,9 @@ describe('ports addressing (the default)', () => {
     expect(new Set(ports).size).toBe(4);
     expect([...ports].sort((x, y) => x - y)).toEqual(ports);
     expect(await rawGet('127.0.0.1', ports[3]!, '/whoami')).toMatch(/nobody$/);
-    ports.forEach((port, i) => directory.add(port, `agent-${i}`));
+    ports.forEach((port, i) => {
+      directory.add(port, `agent-${i}`);
+    });
     const replies = await Promise.all(ports.map((port) => rawGet('127.0.0.1', port, '/whoami')));
     expect(replies.map((r) => r.split('\r\n\r\n')[1])).toEqual(['agent-0', 'agent-1', 'agent-2', 'agent-3']);
   });
@@ -226,7 +228,9 @@ describe('one socket for all agent addresses', () => {
     app.get('/whoami', async (req) => directory.agentOf(req.socket) ?? 'nobody');
     const addresses = loopbackAddresses(3, '127.0.0.1');
     const { port } = await listenOnAddresses(app, addresses, 0, 8);
-    addresses.forEach((ip, i) => directory.add(ip, `agent-${i}`));
+    addresses.forEach((ip, i) => {
+      directory.add(ip, `agent-${i}`);
+    });
     const replies = await Promise.all(addresses.map((ip) => rawGet(ip, port, '/whoami')));
     expect(replies.map((r) => r.split('\r\n\r\n')[1])).toEqual(['agent-0', 'agent-1', 'agent-2']);
   });
