@@ -7,6 +7,8 @@ import { followEvents, readCluster } from './api.js';
 import { AgentsPanel, FrameworksPanel, OffersPanel, RolesPanel, TasksPanel } from './panels.js';
 import { ClockPanel, SummaryPanel, TimelinePanel } from './live.js';
 
+/** @typedef {import('./panels.js').TablePanel} TablePanel */
+
 /** Wall-clock ms between reads when nothing happens. */
 const POLL_MS = 2_000;
 /** Wall-clock ms an event waits for others before the page is read again. */
