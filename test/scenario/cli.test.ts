@@ -57,6 +57,26 @@ describe('clustersim run', () => {
     expect(stdout).toContain(`<property name="replay" value="clustersim run ${file} --seed 9"/>`);
   });
 
+  it(
+    'writes an HTML report per scenario with --report, NAME before .html when several run',
+    { timeout: 60_000 },
+    async () => {
+      const report = path.join(dir, 'run.html');
+      const files = ['scenarios/agent-lost.yaml', 'scenarios/steady-state.yaml'];
+      const { code } = await runCli(['run', ...files, '--report', report]).output;
+      expect(code).toBe(0);
+      for (const name of ['agent-lost', 'steady-state']) {
+        const html = readFileSync(path.join(dir, `run.${name}.html`), 'utf8');
+        expect(html).toMatch(/^<!DOCTYPE html>/);
+        expect(html).toContain(`<title>clustersim run: ${name}</title>`);
+        expect(html).toContain('<svg class="timeline"');
+      }
+      const unwritable = await runCli(['run', files[0]!, '--report', path.join(dir, 'no-such-dir', 'run.html')]).output;
+      expect(unwritable.code).toBe(2);
+      expect(unwritable.stderr).toMatch(/no-such-dir\/run\.html: the report cannot be written \(ENOENT\)/);
+    },
+  );
+
   it('names the file, line and field of an invalid file, without a help dump; exit 2', async () => {
     const file = path.join(dir, 'invalid.yaml');
     writeFileSync(file, FAILING.replace('duration: 1m', 'duration: later'));
