@@ -160,14 +160,17 @@ function agentLane(
       title(`agent down from ${formatSpan(from)} to ${formatSpan(to)}`),
     ),
   );
-  const events = own.map((m) => {
-    const x = scale.x(m.atMs);
+  // Marks of one instant share a line and a label.
+  const instants = new Map<number, string[]>();
+  for (const m of own) instants.set(m.atMs, [...(instants.get(m.atMs) ?? []), m.kind]);
+  const events = [...instants].map(([atMs, kinds]) => {
+    const x = scale.x(atMs);
     return el(
       'g',
-      { class: 'agent-mark', 'data-kind': m.kind },
+      { class: 'agent-mark', 'data-kind': kinds.join(' ') },
       el('line', { x1: x, y1: top, x2: x, y2: top + h }),
-      el('text', { x: x + 2, y: top + h - 2 }, m.kind),
-      title(`${m.kind} at ${formatSpan(m.atMs)}`),
+      el('text', { x: x + 2, y: top + h - 2 }, kinds.join(', ')),
+      title(`${kinds.join(', ')} at ${formatSpan(atMs)}`),
     );
   });
   return [...down, ...bars, ...events].join('');

@@ -261,6 +261,21 @@ export class TimelineRecorder {
       return;
     }
     this.#agentMarks.push({ atMs, kind: kind.slice('agent:'.length), text: agentId, agentId });
+    if (kind === 'agent:reachable') this.#tasksBack(atMs, agentId);
+  }
+
+  /**
+   * An unreachable agent that re-registers brings its tasks back, and the
+   * master holds them in the state the agent reports, with no update of its
+   * own (as upstream): drawn in their state before they were unreachable. A
+   * change on the agent meanwhile comes as a `task:status` of its own.
+   */
+  #tasksBack(atMs: number, agentId: string): void {
+    for (const bar of this.#bars) {
+      const [before, last] = bar.segments.slice(-2);
+      if (bar.agentId !== agentId || last?.state !== 'TASK_UNREACHABLE' || before === undefined) continue;
+      this.#task(atMs, 'task:status', { frameworkId: bar.frameworkId, taskId: bar.taskId, state: before.state });
+    }
   }
 }
 

@@ -163,3 +163,40 @@ describe('the HTML report', () => {
     expect(htmlReport(result(), timeline)).not.toContain('class="output"');
   });
 });
+
+describe('the report timeline', () => {
+  it('ends a network rule at its removal, and brings unreachable tasks back in their state when their agent is', () => {
+    const r = new TimelineRecorder();
+    const task = { frameworkId: 'F', agentId: 'A', taskId: 't' };
+    for (const e of [
+      entry(0, 'agent:add', { agentId: 'A' }),
+      entry(0, 'fault:network_rule', { rule: { action: 'drop' } }),
+      entry(0, 'net:rule-add', { ruleId: 4 }),
+      entry(0, 'task:launch', task),
+      entry(1000, 'task:status', { ...task, state: 'TASK_RUNNING' }),
+      entry(90_000, 'agent:unreachable', { agentId: 'A' }),
+      {
+        seq: ++seq,
+        timeMs: 90_000,
+        kind: 'event:update',
+        line: '90000 event:update F t TASK_UNREACHABLE SOURCE_MASTER -',
+      },
+      entry(90_000, 'fault:remove_network_rule', { ruleId: 4 }),
+      entry(120_000, 'agent:reregistered', { agentId: 'A' }),
+      entry(120_000, 'agent:reachable', { agentId: 'A' }),
+    ]) {
+      r.add(e);
+    }
+    const timeline = r.timeline();
+    expect(timeline.faults.map((f) => [f.type, f.atMs, f.endMs])).toEqual([
+      ['network_rule', 0, 90_000],
+      ['remove_network_rule', 90_000, undefined],
+    ]);
+    expect(timeline.tasks[0]!.segments.map((s) => [s.state, s.fromMs])).toEqual([
+      ['TASK_STAGING', 0],
+      ['TASK_RUNNING', 1000],
+      ['TASK_UNREACHABLE', 90_000],
+      ['TASK_RUNNING', 120_000],
+    ]);
+  });
+});
