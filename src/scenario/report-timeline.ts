@@ -103,6 +103,8 @@ export class TimelineRecorder {
   /** Takes one trace entry (as a run's trace sink). */
   readonly add = (entry: TraceEntry): void => {
     if (!READ.test(entry.kind)) return;
+    // Of the calls only an ACCEPT launches tasks: the many others are not parsed.
+    if (entry.kind === 'input:call' && !entry.line.includes('"type":"ACCEPT"')) return;
     const text = entry.line.slice(entry.line.indexOf(' ', String(entry.timeMs).length + 1) + 1);
     if (entry.kind === 'event:update') return this.#masterUpdate(entry.timeMs, text.split(' '));
     const data = JSON.parse(text) as unknown;
