@@ -265,7 +265,8 @@ function marks(list: readonly Mark[], scale: Scale, top: number, colour: (kind: 
 }
 
 function expectationMarks(results: readonly ExpectationResult[], scale: Scale, top: number): string {
-  return results
+  // The failures drawn last, on top of the passes of the same instant.
+  return [...results.filter((r) => r.ok), ...results.filter((r) => !r.ok)]
     .map((r) => {
       const atMs = Number.isFinite(r.atMs) ? r.atMs : scale.endMs;
       return el(
