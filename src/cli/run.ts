@@ -7,7 +7,7 @@
  * `clustersim check-determinism <file...>`: each run twice with one seed,
  * the traces compared.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import type { TraceEntry } from '../core/kernel/trace.js';
 import { htmlReport } from '../scenario/html-report.js';
@@ -94,6 +94,7 @@ async function runOne(
 ): Promise<RunResult | 'file error' | 'run error'> {
   let trace: TraceFile | undefined;
   let report: { readonly path: string; readonly fd: number; readonly recorder: TimelineRecorder } | undefined;
+  let reported = false;
   try {
     const scenario = loadScenario(file);
     const runs = args.runs ?? 1;
@@ -116,6 +117,7 @@ async function runOne(
           }),
     });
     if (report !== undefined) writeReport(report, htmlReport(result, report.recorder.timeline()));
+    reported = true;
     return result;
   } catch (error) {
     if (error instanceof ScenarioError) return fail(error.message, 'file error');
@@ -126,6 +128,8 @@ async function runOne(
     const broken = trace?.close();
     if (broken !== undefined) process.stderr.write(`clustersim: ${trace!.path}: ${broken}: the trace is not whole\n`);
     if (report !== undefined) closeSync(report.fd);
+    // A run that stopped has no result to show: no empty page is left behind.
+    if (report !== undefined && !reported) rmSync(report.path, { force: true });
   }
 }
 

@@ -3,7 +3,7 @@
  * exit codes, `check-determinism`, and `chaos` finding, shrinking and
  * writing out a failing schedule that `run` then replays.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -74,6 +74,12 @@ describe('clustersim run', () => {
       const unwritable = await runCli(['run', files[0]!, '--report', path.join(dir, 'no-such-dir', 'run.html')]).output;
       expect(unwritable.code).toBe(2);
       expect(unwritable.stderr).toMatch(/no-such-dir\/run\.html: the report cannot be written \(ENOENT\)/);
+      // A run without a result (its cluster refused to start) leaves no empty page.
+      const refused = path.join(dir, 'refused.yaml');
+      writeFileSync(refused, FAILING.replace('- count: 1', '- count: 1\n      resources: "cpus:-1"'));
+      const stopped = await runCli(['run', refused, '--report', path.join(dir, 'refused.html')]).output;
+      expect(stopped.code).toBe(2);
+      expect(existsSync(path.join(dir, 'refused.html'))).toBe(false);
     },
   );
 
