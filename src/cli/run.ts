@@ -7,11 +7,15 @@
  * `clustersim check-determinism <file...>`: each run twice with one seed,
  * the traces compared.
  */
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import type { Argv } from 'yargs';
+import type { TraceEntry } from '../core/kernel/trace.js';
+import { htmlReport } from '../scenario/html-report.js';
 import { loadScenario, ScenarioError } from '../scenario/load.js';
 import { junitReport, textReport } from '../scenario/report.js';
 import { RunError, type RunResult } from '../scenario/runner.js';
 import { formatSpan } from '../scenario/duration.js';
+import { TimelineRecorder } from '../scenario/report-timeline.js';
 import { traceDifference } from '../scenario/run-trace.js';
 import { runLoadedScenario } from '../start/scenario.js';
 import { TraceFile } from './trace-file.js';
@@ -20,6 +24,7 @@ export interface RunArgs {
   files: string[];
   seed: string | undefined;
   trace: string | undefined;
+  report: string | undefined;
   reporter: 'text' | 'junit';
 }
 
@@ -37,12 +42,18 @@ export function runOptions(yargs: Argv): Argv<RunArgs> {
       describe:
         'Write the trace as JSON lines to this file (one file per scenario: NAME is inserted before .jsonl when several run)',
     })
+    .option('report', {
+      type: 'string',
+      describe:
+        'Write a report of the run as one self-contained HTML page to this file (one per scenario: NAME is inserted before .html when several run)',
+    })
     .option('reporter', {
       choices: ['text', 'junit'] as const,
       default: 'text' as const,
       describe: 'text for people; junit writes JUnit XML to stdout (the text goes to stderr)',
     })
     .example('$0 run scenarios/agent-crash.yaml --seed 7', 'One scenario with seed 7')
+    .example('$0 run scenarios/agent-lost.yaml --report run.html', 'A picture of the run, to open in a browser')
     .example(
       '$0 run scenarios/*.yaml --reporter junit > scenarios.xml',
       'All of them, for CI',
@@ -76,23 +87,38 @@ async function runOne(
   args: {
     readonly seed: string | undefined;
     readonly trace?: string | undefined;
+    readonly report?: string | undefined;
     readonly runs?: number;
     readonly keepTrace?: boolean;
   },
 ): Promise<RunResult | 'file error' | 'run error'> {
   let trace: TraceFile | undefined;
+  let report: { readonly path: string; readonly fd: number; readonly recorder: TimelineRecorder } | undefined;
+  let reported = false;
   try {
     const scenario = loadScenario(file);
-    trace = args.trace === undefined ? undefined : openTrace(traceFile(args.trace, scenario.name, args.runs ?? 1));
+    const runs = args.runs ?? 1;
+    trace = args.trace === undefined ? undefined : openTrace(perScenario(args.trace, '.jsonl', scenario.name, runs));
+    report = args.report === undefined ? undefined : openReport(perScenario(args.report, '.html', scenario.name, runs));
+    const sinks = [trace?.write, report?.recorder.add].filter((s) => s !== undefined);
     const options = {
       ...(args.seed === undefined ? {} : { seed: args.seed }),
       keepTrace: args.keepTrace ?? false,
       onProgress: progress(file),
     };
-    return await runLoadedScenario(scenario, {
+    const result = await runLoadedScenario(scenario, {
       ...options,
-      ...(trace === undefined ? {} : { traceSink: trace.write }),
+      ...(sinks.length === 0
+        ? {}
+        : {
+            traceSink: (entry: TraceEntry) => {
+              for (const sink of sinks) sink(entry);
+            },
+          }),
     });
+    if (report !== undefined) writeReport(report, htmlReport(result, report.recorder.timeline()));
+    reported = true;
+    return result;
   } catch (error) {
     if (error instanceof ScenarioError) return fail(error.message, 'file error');
     if (error instanceof RunError) return fail(error.message, 'run error');
@@ -101,6 +127,9 @@ async function runOne(
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
     const broken = trace?.close();
     if (broken !== undefined) process.stderr.write(`clustersim: ${trace!.path}: ${broken}: the trace is not whole\n`);
+    if (report !== undefined) closeSync(report.fd);
+    // A run that stopped has no result to show: no empty page is left behind.
+    if (report !== undefined && !reported) rmSync(report.path, { force: true });
   }
 }
 
@@ -114,11 +143,29 @@ function openTrace(path: string): TraceFile {
   try {
     return new TraceFile(path);
   } catch (error) {
-    throw new ScenarioError(
-      `${path}: the trace file cannot be written (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
-    );
+    throw new ScenarioError(`${path}: the trace file cannot be written (${errorCode(error)})`);
   }
 }
+
+/** The report file, opened before the run so that a path it cannot write is a file error at once. */
+function openReport(path: string): { path: string; fd: number; recorder: TimelineRecorder } {
+  try {
+    return { path, fd: openSync(path, 'w'), recorder: new TimelineRecorder() };
+  } catch (error) {
+    throw new ScenarioError(`${path}: the report cannot be written (${errorCode(error)})`);
+  }
+}
+
+function writeReport(report: { readonly path: string; readonly fd: number }, html: string): void {
+  const bytes = Buffer.from(html, 'utf8');
+  try {
+    for (let done = 0; done < bytes.length; ) done += writeSync(report.fd, bytes, done);
+  } catch (error) {
+    throw new ScenarioError(`${report.path}: the report cannot be written (${errorCode(error)})`);
+  }
+}
+
+const errorCode = (error: unknown): string => (error as NodeJS.ErrnoException).code ?? String(error);
 
 /** A progress line on stderr: rewritten in place on a terminal, every few seconds otherwise. */
 function progress(file: string): (nowMs: number, endMs: number) => void {
@@ -133,9 +180,10 @@ function progress(file: string): (nowMs: number, endMs: number) => void {
   };
 }
 
-function traceFile(path: string, name: string, runs: number): string {
+/** The file of one scenario's trace or report: the path given, with the scenario's name before its extension when several run. */
+function perScenario(path: string, extension: string, name: string, runs: number): string {
   if (runs === 1) return path;
-  return path.endsWith('.jsonl') ? `${path.slice(0, -'.jsonl'.length)}.${name}.jsonl` : `${path}.${name}`;
+  return path.endsWith(extension) ? `${path.slice(0, -extension.length)}.${name}${extension}` : `${path}.${name}`;
 }
 
 export interface CheckArgs {

@@ -6,6 +6,7 @@ import { formatMisuse } from '../core/master/misuse-report.js';
 import { formatSpan } from './duration.js';
 import { replayCommandOf } from './replay-command.js';
 import type { RunResult } from './runner.js';
+import { escapeXml } from './svg.js';
 
 /** Notes printed per run; the rest are counted. */
 const MAX_NOTES = 10;
@@ -38,7 +39,7 @@ export function textReport(result: RunResult): string[] {
 }
 
 export function junitReport(results: readonly RunResult[]): string {
-  const esc = (s: string): string => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const esc = escapeXml;
   const suites = results.map((result) => {
     const cases = result.results.map((r) => {
       const name = esc(`line ${r.line}: ${r.what}`);

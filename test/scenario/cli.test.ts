@@ -3,7 +3,7 @@
  * exit codes, `check-determinism`, and `chaos` finding, shrinking and
  * writing out a failing schedule that `run` then replays.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -56,6 +56,32 @@ describe('clustersim run', () => {
     expect(stdout).toContain('<failure message="found 2"/>');
     expect(stdout).toContain(`<property name="replay" value="clustersim run ${file} --seed 9"/>`);
   });
+
+  it(
+    'writes an HTML report per scenario with --report, NAME before .html when several run',
+    { timeout: 60_000 },
+    async () => {
+      const report = path.join(dir, 'run.html');
+      const files = ['scenarios/agent-lost.yaml', 'scenarios/steady-state.yaml'];
+      const { code } = await runCli(['run', ...files, '--report', report]).output;
+      expect(code).toBe(0);
+      for (const name of ['agent-lost', 'steady-state']) {
+        const html = readFileSync(path.join(dir, `run.${name}.html`), 'utf8');
+        expect(html).toMatch(/^<!DOCTYPE html>/);
+        expect(html).toContain(`<title>clustersim run: ${name}</title>`);
+        expect(html).toContain('<svg class="timeline"');
+      }
+      const unwritable = await runCli(['run', files[0]!, '--report', path.join(dir, 'no-such-dir', 'run.html')]).output;
+      expect(unwritable.code).toBe(2);
+      expect(unwritable.stderr).toMatch(/no-such-dir\/run\.html: the report cannot be written \(ENOENT\)/);
+      // A run without a result (its cluster refused to start) leaves no empty page.
+      const refused = path.join(dir, 'refused.yaml');
+      writeFileSync(refused, FAILING.replace('- count: 1', '- count: 1\n      resources: "cpus:-1"'));
+      const stopped = await runCli(['run', refused, '--report', path.join(dir, 'refused.html')]).output;
+      expect(stopped.code).toBe(2);
+      expect(existsSync(path.join(dir, 'refused.html'))).toBe(false);
+    },
+  );
 
   it('names the file, line and field of an invalid file, without a help dump; exit 2', async () => {
     const file = path.join(dir, 'invalid.yaml');

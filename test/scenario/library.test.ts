@@ -1,6 +1,13 @@
 /** A scenario run from code, through the library's entry point, as a test author would. */
 import { describe, expect, it } from 'vitest';
-import { parseScenario, RunError, runScenarioFile, ScenarioError } from '../../src/index.js';
+import {
+  htmlReport,
+  parseScenario,
+  RunError,
+  runScenarioFile,
+  ScenarioError,
+  TimelineRecorder,
+} from '../../src/index.js';
 
 describe('scenarios from the library', () => {
   it('runs a file and gives each expectation, the misuse report and the trace hash', { timeout: 60_000 }, async () => {
@@ -10,6 +17,19 @@ describe('scenarios from the library', () => {
     expect(result.misuse.frameworks).toEqual([]);
     expect(result.traceHash).toMatch(/^[0-9a-f]{16}$/);
   });
+
+  it(
+    'writes the HTML report of a run, its timeline recorded from the trace as it streams',
+    { timeout: 60_000 },
+    async () => {
+      const recorder = new TimelineRecorder();
+      const result = await runScenarioFile('scenarios/agent-lost.yaml', { traceSink: recorder.add });
+      const html = htmlReport(result, recorder.timeline());
+      expect(html).toContain('<title>clustersim run: agent-lost</title>');
+      expect(recorder.timeline().agents).toHaveLength(3);
+      expect(recorder.timeline().tasks).toHaveLength(6);
+    },
+  );
 
   it('refuses a file that does not read, naming the place', () => {
     expect(() => parseScenario('inline.yaml', 'name: x\n')).toThrow(ScenarioError);
