@@ -409,7 +409,8 @@ function agentTargetError(errors: readonly ErrorObject[]): ErrorObject | undefin
   return inSelector.find((e) => e.keyword === 'anyOf') ?? inSelector[0] ?? target;
 }
 
-const AGENT_FORMS = "its index (0, 1, ...), a name an earlier fault chose it 'as', or a selector (running, attributes)";
+const AGENT_FORMS =
+  "its index (0, 1, ...), a name an earlier fault chose it 'as', or a selector (running, attributes, task)";
 
 function messageOf(error: ErrorObject): string {
   switch (error.keyword) {

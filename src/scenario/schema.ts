@@ -101,7 +101,7 @@ const LIVE_TASK_STATES = ['TASK_STAGING', 'TASK_STARTING', 'TASK_RUNNING', 'TASK
 const agentSelector = {
   type: 'object',
   additionalProperties: false,
-  anyOf: [{ required: ['running'] }, { required: ['attributes'] }],
+  anyOf: [{ required: ['running'] }, { required: ['attributes'] }, { required: ['task'] }],
   properties: {
     running: {
       description:
@@ -118,6 +118,11 @@ const agentSelector = {
     attributes: {
       type: 'string',
       description: "An agent with every one of these attributes, in upstream's --attributes form, e.g. rack:r1",
+    },
+    task: {
+      type: 'string',
+      minLength: 1,
+      description: 'The agent where the master books a live task of this id (of any framework)',
     },
     as: { ...NAME, description: 'Keep the agent chosen under this name: a later fault names it so (agent: NAME)' },
   },
