@@ -287,8 +287,20 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
       const at = [...path, ...(wrong?.at ?? [])];
       if (wrong !== undefined) throw new ScenarioError(`${where(at)}: ${fieldName(at)}: ${wrong.text}`);
     }
+    const ordinal = ordinalError(fault);
+    if (ordinal !== undefined)
+      throw new ScenarioError(
+        `${where(['timeline', i, 'fault', 'ordinal'])}: timeline[${i}].fault.ordinal: ${ordinal}`,
+      );
     const placeholder = (target: AgentTarget): string => `agent-${JSON.stringify(target)}`;
-    const parsed = parseFault(resolveFault(fault, placeholder, (name) => `framework-${name}`));
+    const parsed = parseFault(
+      resolveFault(
+        fault,
+        placeholder,
+        (name) => `framework-${name}`,
+        (name, n) => `task-${name}-${n}`,
+      ),
+    );
     if (typeof parsed === 'string')
       throw new ScenarioError(`${where(['timeline', i, 'fault'])}: timeline[${i}].fault: ${parsed}`);
   };
@@ -305,6 +317,17 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
       for (const [name, path] of frameworksNamed(e, ['expect', i])) named(name, path, fieldName(path));
     if ('service' in e) service(e.service.name, ['expect', i, 'service', 'name'], `expect[${i}].service.name`);
   });
+}
+
+/** The faults that take a task by its framework and ordinal. */
+const ORDINAL_FAULTS: readonly unknown[] = ['fail_task', 'hang_task', 'memory_spike', 'crash_executor'];
+
+/** What is wrong with a fault's `ordinal`, if it has one: a fault of no task, or a task named twice. */
+function ordinalError(fault: Readonly<Raw>): string | undefined {
+  if (fault['ordinal'] === undefined) return undefined;
+  if (!ORDINAL_FAULTS.includes(fault['type'])) return `only a fault of a task takes one (${ORDINAL_FAULTS.join(', ')})`;
+  if (fault['task_id'] !== undefined) return "names the task 'task_id' names: give one of them";
+  return undefined;
 }
 
 /** The frameworks a condition names (`tasks.framework`, in `all` and `any` too), with their paths in the file. */

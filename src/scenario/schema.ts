@@ -159,7 +159,15 @@ const fault = {
     agent: agentTarget,
     nodes: { type: 'array', description: "The two ends of a partition: 'master' or an agent", items: agentTarget },
     framework: { type: 'string' },
+    ordinal: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        "With 'framework', instead of 'task_id' (fail_task, hang_task, memory_spike, crash_executor): the task of the " +
+        'framework at this place (from 0) among its tasks in TASK_RUNNING when the fault fires, in the order the master booked them',
+    },
   },
+  dependencies: { ordinal: ['framework'] },
 };
 
 const framework = {

@@ -119,22 +119,26 @@ export function describeSelector(selector: AgentSelector): string {
 
 /**
  * A timeline fault with its agents (`agent`, and `nodes` but 'master') as
- * `agent_id` and node ids, and `framework: NAME` as `framework_id`, by the
- * functions given (the runner's, once ids are known).
+ * `agent_id` and node ids, `framework: NAME` as `framework_id`, and
+ * `ordinal: N` (with `framework`) as the `task_id` of that framework's
+ * N-th running task, by the functions given (the runner's, once ids are known).
  */
 export function resolveFault(
   fault: Readonly<Record<string, unknown>>,
   agentId: (target: AgentTarget) => string,
   frameworkId: (name: string) => string,
+  taskId: (framework: string, ordinal: number) => string,
 ): Record<string, unknown> {
-  const { agent, framework, ...rest } = fault;
+  const { agent, framework, ordinal, ...rest } = fault;
   const node = (n: unknown): unknown => (n === MASTER_NODE || !isTarget(n) ? n : agentId(n));
   const nodes = Array.isArray(rest['nodes']) ? { nodes: rest['nodes'].map(node) } : {};
+  const byOrdinal = typeof framework === 'string' && typeof ordinal === 'number';
   return {
     ...rest,
     ...nodes,
     ...(isTarget(agent) ? { agent_id: agentId(agent) } : {}),
     ...(typeof framework === 'string' ? { framework_id: frameworkId(framework) } : {}),
+    ...(byOrdinal ? { task_id: taskId(framework, ordinal) } : {}),
   };
 }
 

@@ -1,0 +1,81 @@
+/**
+ * Faults of a task named by its framework and ordinal, resolved when they
+ * fire: the N-th of the framework's tasks in TASK_RUNNING, in the order
+ * the master booked them; the loader refuses an ordinal where no task is meant.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseScenario } from '../../src/scenario/load.js';
+import { runScenario } from '../../src/scenario/runner.js';
+import { startScenarioCluster } from '../../src/start/scenario.js';
+
+const file = (fault: string): string => `name: t
+duration: 1m
+cluster:
+  agents:
+    - count: 2
+      resources: "cpus:2;mem:4096"
+frameworks:
+  - name: web
+    tasks: { keep_running: 3, cpus: 0.5, mem: 64 }
+timeline:
+  - when: { tasks: { framework: web, state: TASK_RUNNING, count: 3 } }
+    fault: ${fault}
+expect:
+  - invariants: true
+`;
+
+async function faultLines(fault: string): Promise<{ lines: string[]; problems: readonly string[] }> {
+  const result = await runScenario(parseScenario('t.yaml', file(fault)), {
+    seed: 1,
+    keepTrace: true,
+    start: (request) => startScenarioCluster(request),
+  });
+  return {
+    lines: result.trace!.filter((e) => e.kind.startsWith('fault:')).map((e) => e.line),
+    problems: result.problems,
+  };
+}
+
+describe('a task named by its framework and ordinal', () => {
+  it('fails the N-th running task of the framework', { timeout: 60_000 }, async () => {
+    const { lines, problems } = await faultLines('{ type: fail_task, framework: web, ordinal: 1, exit_code: 3 }');
+    expect(problems).toEqual([]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('"taskId":"web-1"');
+    expect(lines[0]).toContain('"exitCode":3');
+  });
+
+  it('crashes the executor of the N-th running task', { timeout: 60_000 }, async () => {
+    const { lines, problems } = await faultLines('{ type: crash_executor, framework: web, ordinal: 2 }');
+    expect(problems).toEqual([]);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('"taskId":"web-2"');
+  });
+
+  it('is a problem of the run when the framework has fewer running tasks', { timeout: 60_000 }, async () => {
+    const { lines, problems } = await faultLines('{ type: hang_task, framework: web, ordinal: 3 }');
+    expect(lines).toEqual([]);
+    expect(problems).toEqual([
+      'timeline[0] (line 11): hang_task: no task of web at ordinal 3 (it has fewer tasks in TASK_RUNNING)',
+    ]);
+  });
+
+  it('is refused by the loader where no task is meant', () => {
+    const error = (fault: string): string => {
+      try {
+        parseScenario('s.yaml', file(fault));
+        return 'no error';
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    expect(error('{ type: crash_agent, agent: 0, framework: web, ordinal: 0 }')).toBe(
+      's.yaml:12:68: timeline[0].fault.ordinal: only a fault of a task takes one (fail_task, hang_task, memory_spike, crash_executor)',
+    );
+    expect(error('{ type: fail_task, framework: web, task_id: web-0, ordinal: 0 }')).toBe(
+      "s.yaml:12:72: timeline[0].fault.ordinal: names the task 'task_id' names: give one of them",
+    );
+    expect(error('{ type: fail_task, ordinal: 0 }')).toMatch(/^s\.yaml:12:12: timeline\[0\]\.fault: /);
+    expect(error('{ type: fail_task, framework: web, ordinal: -1 }')).toMatch(/timeline\[0\]\.fault\.ordinal: /);
+  });
+});
