@@ -3,7 +3,8 @@
  * fires: its agents (targets.ts: an index, a name chosen `as`, a
  * selector), its framework by name, and a task by its framework and
  * ordinal (`framework: web, ordinal: 1`: the second of web's tasks in
- * TASK_RUNNING, in the order the master booked them). What is not there
+ * TASK_RUNNING, in the order the master booked them). The agents are the
+ * file's, then those `add_agent` faults added, in order. What is not there
  * is listed, for the run's one-line problem.
  */
 import type { ClusterDriver } from '../runtime/driver.js';
@@ -33,6 +34,8 @@ export type Resolved =
 export class FaultTargets {
   /** Agents chosen by a selector's `as`, by that name. */
   readonly #chosen = new Map<string, string>();
+  /** Agents that `add_agent` faults added, in order: after the file's in the cluster's order. */
+  readonly #added: string[] = [];
 
   constructor(private readonly host: FaultTargetsHost) {}
 
@@ -59,9 +62,18 @@ export class FaultTargets {
     for (const [name, id] of chosen) this.#chosen.set(name, id);
   }
 
+  /** An agent an `add_agent` fault added: the next index. */
+  added(agentId: string): void {
+    this.#added.push(agentId);
+  }
+
+  #agentIds(): readonly string[] {
+    return [...this.host.agentIds(), ...this.#added];
+  }
+
   /** The id of the agent a fault names, now; a selector's choice `as` a name goes into `chosen`. */
   #agentOf(target: AgentTarget, chosen: Map<string, string>): string | undefined {
-    if (typeof target === 'number') return this.host.agentIds()[target];
+    if (typeof target === 'number') return this.#agentIds()[target];
     if (typeof target === 'string') return chosen.get(target) ?? this.#chosen.get(target);
     const id = selectAgent(target, this.#agentFacts());
     if (id !== undefined && target.as !== undefined) chosen.set(target.as, id);
@@ -96,7 +108,7 @@ export class FaultTargets {
           tasks.set(task.agentId, list);
         }
       }
-      return this.host.agentIds().map((id) => ({
+      return this.#agentIds().map((id) => ({
         id,
         attributes: view.agentNode(id)?.config.attributes ?? [],
         tasks: tasks.get(id) ?? [],

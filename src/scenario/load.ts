@@ -269,6 +269,8 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
       throw new ScenarioError(`${where(path)}: ${field}: no service named '${value}' in this file`);
   };
   const agents = agentCount(scenario);
+  // An agent a fault adds takes the next index.
+  const indexes = agents + scenario.timeline.filter((e) => e.fault?.['type'] === 'add_agent').length;
   if (agents > MAX_AGENTS) {
     throw new ScenarioError(
       `${where(['cluster', 'agents'])}: cluster.agents: ${agents} agents in all, more than a scenario may have (${MAX_AGENTS})`,
@@ -283,7 +285,7 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
   const checkFault = (fault: Readonly<Raw>, i: number): void => {
     named(fault['framework'], ['timeline', i, 'fault', 'framework'], `timeline[${i}].fault.framework`);
     for (const [target, path] of agentTargets(fault, ['timeline', i, 'fault'])) {
-      const wrong = targetError(target, agents, chosen, names);
+      const wrong = targetError(target, indexes, chosen, names);
       const at = [...path, ...(wrong?.at ?? [])];
       if (wrong !== undefined) throw new ScenarioError(`${where(at)}: ${fieldName(at)}: ${wrong.text}`);
     }

@@ -335,7 +335,8 @@ class Run {
     const fault = parseFault(resolved.body);
     if (typeof fault === 'string') return report(fault);
     const outcome = this.#driver.input((c) => c.inject(fault));
-    if (!outcome.ok) report(outcome.error.message);
+    if (!outcome.ok) return report(outcome.error.message);
+    if (fault.type === 'add_agent' && outcome.value.agentId !== undefined) this.#targets.added(outcome.value.agentId);
   }
 
   async #checkAt(now: number): Promise<void> {

@@ -159,6 +159,8 @@ const fault = {
     agent: agentTarget,
     nodes: { type: 'array', description: "The two ends of a partition: 'master' or an agent", items: agentTarget },
     framework: { type: 'string' },
+    resources: { type: 'string', description: "add_agent: the new agent's resources, e.g. cpus:4;mem:8192" },
+    attributes: { type: 'string', description: "add_agent: the new agent's attributes, e.g. rack:r1;zone:a" },
     ordinal: {
       type: 'integer',
       minimum: 0,

@@ -79,3 +79,46 @@ describe('a task named by its framework and ordinal', () => {
     expect(error('{ type: fail_task, framework: web, ordinal: -1 }')).toMatch(/timeline\[0\]\.fault\.ordinal: /);
   });
 });
+
+describe('agents added and removed by a scenario', () => {
+  it('adds an agent the tasks spread to, then removes it by index', { timeout: 60_000 }, async () => {
+    const text = `name: t
+duration: 1m
+cluster:
+  agents:
+    - count: 1
+      resources: "cpus:1;mem:4096"
+frameworks:
+  - name: web
+    tasks: { keep_running: 3, cpus: 0.5, mem: 64 }
+timeline:
+  - at: 10s
+    fault: { type: add_agent, resources: "cpus:1;mem:1024", attributes: "rack:new" }
+  - at: 30s
+    fault: { type: remove_agent, agent: 1 }
+expect:
+  - at: 20s
+    tasks: { framework: web, state: TASK_RUNNING, count: 3 }
+  - at: 40s
+    agents: { state: active, count: 1 }
+  - tasks: { framework: web, state: TASK_LOST, min: 1 }
+  - invariants: true
+`;
+    const result = await runScenario(parseScenario('t.yaml', text), {
+      seed: 3,
+      keepTrace: true,
+      start: (request) => startScenarioCluster(request),
+    });
+    expect(result.problems).toEqual([]);
+    expect(result.results.filter((r) => !r.ok)).toEqual([]);
+    const kinds = result.trace!.map((e) => e.kind);
+    expect(kinds).toContain('fault:add_agent');
+    expect(kinds).toContain('agent:gone');
+  });
+
+  it('refuses an index past the agents the file has and adds', () => {
+    expect(() =>
+      parseScenario('s.yaml', file('{ type: remove_agent, agent: 2 }').replace('count: 2', 'count: 1')),
+    ).toThrow('timeline[0].fault.agent: the cluster has 1 agents (0 to 0)');
+  });
+});
