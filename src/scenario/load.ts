@@ -174,6 +174,7 @@ function build(
       ...optionalMs('allocationIntervalMs', cluster['allocation_interval']),
       ...(cluster['weights'] === undefined ? {} : { weights: cluster['weights'] }),
       ...(cluster['containerizers'] === undefined ? {} : { containerizers: cluster['containerizers'] }),
+      ...(cluster['custom_executors'] === undefined ? {} : { customExecutors: cluster['custom_executors'] }),
       quota: cluster['quota'] ?? [],
     },
     frameworks,

@@ -5,6 +5,7 @@
  */
 import { AGENT_STATES, FRAMEWORK_STATES } from '../core/conditions.js';
 import { TASK_STATES } from '../core/model/types.js';
+import { CUSTOM_EXECUTOR_MODES } from '../core/model/executor-api.js';
 import { FAULT_TYPES } from '../wire/sim/faults.js';
 import { MISUSE_KINDS } from '../core/master/misuse-report.js';
 import { DURATION_PATTERN } from './duration.js';
@@ -372,6 +373,12 @@ export const SCENARIO_SCHEMA = {
         heartbeat_interval: duration,
         allocation_interval: duration,
         weights: { type: 'string', description: 'role=weight,...' },
+        custom_executors: {
+          enum: [...CUSTOM_EXECUTOR_MODES],
+          description:
+            "A task's own executor: simulate (default): the agent plays it; spawn: its command runs as a real process; " +
+            'await: the agent waits for an outside process to subscribe as it',
+        },
         containerizers: {
           type: 'string',
           description: "The agents' containerizers, e.g. docker,mesos for engine containers (default mesos)",

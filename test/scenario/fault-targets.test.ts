@@ -122,3 +122,25 @@ expect:
     ).toThrow('timeline[0].fault.agent: the cluster has 1 agents (0 to 0)');
   });
 });
+
+describe("the cluster's custom executors", () => {
+  it('start the agents with the mode the file gives, simulate without one', { timeout: 30_000 }, async () => {
+    const text = file('{ type: crash_agent, agent: 0 }').replace('cluster:\n', 'cluster:\n  custom_executors: await\n');
+    const modes = async (scenario: string): Promise<string[]> => {
+      const request = parseScenario('t.yaml', scenario).cluster;
+      const cluster = await startScenarioCluster({ ...request, seed: 1 });
+      try {
+        return cluster.agentIds.map((id) =>
+          cluster.driver.read((view) => view.agentNode(id)!.config.flags.customExecutors),
+        );
+      } finally {
+        await cluster.close();
+      }
+    };
+    expect(await modes(text)).toEqual(['await', 'await']);
+    expect(await modes(file('{ type: crash_agent, agent: 0 }'))).toEqual(['simulate', 'simulate']);
+    expect(() => parseScenario('s.yaml', text.replace('await', 'fork'))).toThrow(
+      'cluster.custom_executors: must be one of simulate, spawn, await',
+    );
+  });
+});
