@@ -97,7 +97,7 @@ export function describeFault(fault: Fault): string {
     case 'restart_agent':
       return `restart agent ${fault.agentId} (${fault.recover})`;
     case 'add_agent':
-      return `add an agent of ${fault.resources.length} resources`;
+      return `add an agent of ${fault.resources.map((r) => r.name).join(', ')}`;
     case 'remove_agent':
       return `remove agent ${fault.agentId}`;
     case 'partition':
