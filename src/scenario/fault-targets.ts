@@ -96,7 +96,7 @@ export class FaultTargets {
     });
   }
 
-  /** The agents as selectors see them, in the cluster's order: attributes, and the tasks the master books there. */
+  /** The agents as selectors see them, in the cluster's order, but those gone: attributes, and the tasks the master books there. */
   #agentFacts(): AgentFacts[] {
     const names = this.host.names();
     return this.host.driver.read((view) => {
@@ -108,11 +108,15 @@ export class FaultTargets {
           tasks.set(task.agentId, list);
         }
       }
-      return this.#agentIds().map((id) => ({
-        id,
-        attributes: view.agentNode(id)?.config.attributes ?? [],
-        tasks: tasks.get(id) ?? [],
-      }));
+      // An agent marked gone has left the cluster: no selector picks it.
+      const gone = new Set([...view.allAgents()].filter((a) => a.state === 'gone').map((a) => a.id));
+      return this.#agentIds()
+        .filter((id) => !gone.has(id))
+        .map((id) => ({
+          id,
+          attributes: view.agentNode(id)?.config.attributes ?? [],
+          tasks: tasks.get(id) ?? [],
+        }));
     });
   }
 }

@@ -81,8 +81,11 @@ describe('a task named by its framework and ordinal', () => {
 });
 
 describe('agents added and removed by a scenario', () => {
-  it('adds an agent the tasks spread to, then removes it by index', { timeout: 60_000 }, async () => {
-    const text = `name: t
+  it(
+    'adds an agent the tasks spread to, then removes it by index; selectors no longer see it',
+    { timeout: 60_000 },
+    async () => {
+      const text = `name: t
 duration: 1m
 cluster:
   agents:
@@ -96,6 +99,8 @@ timeline:
     fault: { type: add_agent, resources: "cpus:1;mem:1024", attributes: "rack:new" }
   - at: 30s
     fault: { type: remove_agent, agent: 1 }
+  - at: 45s
+    fault: { type: crash_agent, agent: { attributes: "rack:new" } }
 expect:
   - at: 20s
     tasks: { framework: web, state: TASK_RUNNING, count: 3 }
@@ -104,17 +109,19 @@ expect:
   - tasks: { framework: web, state: TASK_LOST, min: 1 }
   - invariants: true
 `;
-    const result = await runScenario(parseScenario('t.yaml', text), {
-      seed: 3,
-      keepTrace: true,
-      start: (request) => startScenarioCluster(request),
-    });
-    expect(result.problems).toEqual([]);
-    expect(result.results.filter((r) => !r.ok)).toEqual([]);
-    const kinds = result.trace!.map((e) => e.kind);
-    expect(kinds).toContain('fault:add_agent');
-    expect(kinds).toContain('agent:gone');
-  });
+      const result = await runScenario(parseScenario('t.yaml', text), {
+        seed: 3,
+        keepTrace: true,
+        start: (request) => startScenarioCluster(request),
+      });
+      // A selector never picks an agent gone.
+      expect(result.problems).toEqual(["timeline[2] (line 15): crash_agent: no agent with attributes 'rack:new'"]);
+      expect(result.results.filter((r) => !r.ok)).toEqual([]);
+      const kinds = result.trace!.map((e) => e.kind);
+      expect(kinds).toContain('fault:add_agent');
+      expect(kinds).toContain('agent:gone');
+    },
+  );
 
   it('refuses an index past the agents the file has and adds', () => {
     expect(() =>
