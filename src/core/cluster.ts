@@ -34,6 +34,7 @@ import type { Outcome } from './model/errors.js';
 import type { Fault, FaultResult } from './faults/vocabulary.js';
 import type { FaultActions } from './faults/actions.js';
 import { injectFault } from './faults/inject.js';
+import type { AgentFaultTarget } from './faults/agents.js';
 import type { EventLoop } from './kernel/event-loop.js';
 import { assertInvariants } from './invariants.js';
 import type { Master, Subscribed } from './master/master.js';
@@ -299,7 +300,14 @@ export class Cluster {
    */
   inject(fault: Fault): Outcome<FaultResult> {
     // The inputs a fault is made of run as parts of this one.
-    return this.#input('inject', [fault], () => injectFault(this, this.#masters, this.#faults, this.trace, fault));
+    return this.#input('inject', [fault], () =>
+      injectFault(this, this.#agentFaultTarget(), this.#masters, this.#faults, this.trace, fault),
+    );
+  }
+
+  /** What the faults that add and remove agents act on. */
+  #agentFaultTarget(): AgentFaultTarget {
+    return { agents: this.#agents.all, leader: this.#masters.leader, addAgent: (spec) => this.addAgent(spec) };
   }
 
   /** Whether an agent of this id was ever added (a crashed one too). */

@@ -174,6 +174,7 @@ function build(
       ...optionalMs('allocationIntervalMs', cluster['allocation_interval']),
       ...(cluster['weights'] === undefined ? {} : { weights: cluster['weights'] }),
       ...(cluster['containerizers'] === undefined ? {} : { containerizers: cluster['containerizers'] }),
+      ...(cluster['custom_executors'] === undefined ? {} : { customExecutors: cluster['custom_executors'] }),
       quota: cluster['quota'] ?? [],
     },
     frameworks,
@@ -269,6 +270,8 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
       throw new ScenarioError(`${where(path)}: ${field}: no service named '${value}' in this file`);
   };
   const agents = agentCount(scenario);
+  // An agent a fault adds takes the next index.
+  const indexes = agents + scenario.timeline.filter((e) => e.fault?.['type'] === 'add_agent').length;
   if (agents > MAX_AGENTS) {
     throw new ScenarioError(
       `${where(['cluster', 'agents'])}: cluster.agents: ${agents} agents in all, more than a scenario may have (${MAX_AGENTS})`,
@@ -283,12 +286,24 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
   const checkFault = (fault: Readonly<Raw>, i: number): void => {
     named(fault['framework'], ['timeline', i, 'fault', 'framework'], `timeline[${i}].fault.framework`);
     for (const [target, path] of agentTargets(fault, ['timeline', i, 'fault'])) {
-      const wrong = targetError(target, agents, chosen, names);
+      const wrong = targetError(target, indexes, chosen, names);
       const at = [...path, ...(wrong?.at ?? [])];
       if (wrong !== undefined) throw new ScenarioError(`${where(at)}: ${fieldName(at)}: ${wrong.text}`);
     }
+    const ordinal = ordinalError(fault);
+    if (ordinal !== undefined)
+      throw new ScenarioError(
+        `${where(['timeline', i, 'fault', 'ordinal'])}: timeline[${i}].fault.ordinal: ${ordinal}`,
+      );
     const placeholder = (target: AgentTarget): string => `agent-${JSON.stringify(target)}`;
-    const parsed = parseFault(resolveFault(fault, placeholder, (name) => `framework-${name}`));
+    const parsed = parseFault(
+      resolveFault(
+        fault,
+        placeholder,
+        (name) => `framework-${name}`,
+        (name, n) => `task-${name}-${n}`,
+      ),
+    );
     if (typeof parsed === 'string')
       throw new ScenarioError(`${where(['timeline', i, 'fault'])}: timeline[${i}].fault: ${parsed}`);
   };
@@ -305,6 +320,17 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
       for (const [name, path] of frameworksNamed(e, ['expect', i])) named(name, path, fieldName(path));
     if ('service' in e) service(e.service.name, ['expect', i, 'service', 'name'], `expect[${i}].service.name`);
   });
+}
+
+/** The faults that take a task by its framework and ordinal. */
+const ORDINAL_FAULTS: readonly unknown[] = ['fail_task', 'hang_task', 'memory_spike', 'crash_executor'];
+
+/** What is wrong with a fault's `ordinal`, if it has one: a fault of no task, or a task named twice. */
+function ordinalError(fault: Readonly<Raw>): string | undefined {
+  if (fault['ordinal'] === undefined) return undefined;
+  if (!ORDINAL_FAULTS.includes(fault['type'])) return `only a fault of a task takes one (${ORDINAL_FAULTS.join(', ')})`;
+  if (fault['task_id'] !== undefined) return "names the task 'task_id' names: give one of them";
+  return undefined;
 }
 
 /** The frameworks a condition names (`tasks.framework`, in `all` and `any` too), with their paths in the file. */
@@ -409,7 +435,8 @@ function agentTargetError(errors: readonly ErrorObject[]): ErrorObject | undefin
   return inSelector.find((e) => e.keyword === 'anyOf') ?? inSelector[0] ?? target;
 }
 
-const AGENT_FORMS = "its index (0, 1, ...), a name an earlier fault chose it 'as', or a selector (running, attributes)";
+const AGENT_FORMS =
+  "its index (0, 1, ...), a name an earlier fault chose it 'as', or a selector (running, attributes, task)";
 
 function messageOf(error: ErrorObject): string {
   switch (error.keyword) {

@@ -26,8 +26,7 @@ import { replayCommandOf } from './replay-command.js';
 import { RunTrace, type TraceCheckpoint } from './run-trace.js';
 import type { ClusterSpec, Condition, Expectation, Scenario, TimelineEntry } from './scenario.js';
 import { ServiceRun, type StartService, type StreamWatch } from './services.js';
-import { describeSelector, resolveFault, selectAgent } from './targets.js';
-import type { AgentFacts, AgentTarget, AgentTask } from './targets.js';
+import { FaultTargets } from './fault-targets.js';
 
 export type { StartService, ConductedService, ServiceContext } from './services.js';
 
@@ -193,8 +192,7 @@ class Run {
   readonly #driver: ClusterDriver;
   readonly #fired = new Set<number>();
   readonly #checked = new Set<number>();
-  /** Agents chosen by a selector's `as`, by that name. */
-  readonly #chosen = new Map<string, string>();
+  readonly #targets: FaultTargets;
 
   constructor(
     private readonly scenario: Scenario,
@@ -222,6 +220,12 @@ class Run {
       stalled: (id) => this.#driver.cluster.streamStalled(id),
     };
     this.#evidence = this.#evidenceOf();
+    this.#targets = new FaultTargets({
+      driver: this.#driver,
+      agentIds: () => cluster.agentIds,
+      frameworkId: (name) => this.#idOf(name),
+      names: () => new Map([...this.#frameworks, ...this.#services].map((f) => [f.id, f.spec.name] as const)),
+    });
   }
 
   async execute(): Promise<void> {
@@ -323,50 +327,16 @@ class Run {
   }
 
   #inject(raw: Readonly<Record<string, unknown>>, where: string): void {
-    const missing: string[] = [];
-    const chosen = new Map<string, string>();
-    const body = resolveFault(
-      raw,
-      (target) => this.#agentOf(target, chosen) ?? (missing.push(missingAgent(target)), ''),
-      (name) => this.#idOf(name) ?? (missing.push(`framework ${name} (not subscribed yet)`), ''),
-    );
     const report = (text: string): void =>
       void (this.options.lenientFaults === true ? this.notes : this.problems).push(`${where}: ${text}`);
-    if (missing.length > 0) return report(`${String(raw['type'])}: no ${missing.join(', ')}`);
-    for (const [name, id] of chosen) this.#chosen.set(name, id);
-    const fault = parseFault(body);
+    const resolved = this.#targets.resolve(raw);
+    if (!resolved.ok) return report(`${String(raw['type'])}: no ${resolved.missing.join(', ')}`);
+    this.#targets.keep(resolved.chosen);
+    const fault = parseFault(resolved.body);
     if (typeof fault === 'string') return report(fault);
     const outcome = this.#driver.input((c) => c.inject(fault));
-    if (!outcome.ok) report(outcome.error.message);
-  }
-
-  /** The id of the agent a fault names, now; a selector's choice `as` a name goes into `chosen`. */
-  #agentOf(target: AgentTarget, chosen: Map<string, string>): string | undefined {
-    if (typeof target === 'number') return this.cluster.agentIds[target];
-    if (typeof target === 'string') return chosen.get(target) ?? this.#chosen.get(target);
-    const id = selectAgent(target, this.#agentFacts());
-    if (id !== undefined && target.as !== undefined) chosen.set(target.as, id);
-    return id;
-  }
-
-  /** The agents as selectors see them, in the cluster's order: attributes, and the tasks the master books there. */
-  #agentFacts(): AgentFacts[] {
-    const names = new Map([...this.#frameworks, ...this.#services].map((f) => [f.id, f.spec.name] as const));
-    return this.#driver.read((view) => {
-      const tasks = new Map<string, AgentTask[]>();
-      for (const fw of view.frameworks()) {
-        for (const task of fw.tasks.values()) {
-          const list = tasks.get(task.agentId) ?? [];
-          list.push({ framework: names.get(fw.id), taskId: task.spec.taskId, state: task.state });
-          tasks.set(task.agentId, list);
-        }
-      }
-      return this.cluster.agentIds.map((id) => ({
-        id,
-        attributes: view.agentNode(id)?.config.attributes ?? [],
-        tasks: tasks.get(id) ?? [],
-      }));
-    });
+    if (!outcome.ok) return report(outcome.error.message);
+    if (fault.type === 'add_agent' && outcome.value.agentId !== undefined) this.#targets.added(outcome.value.agentId);
   }
 
   async #checkAt(now: number): Promise<void> {
@@ -456,15 +426,6 @@ class Run {
       },
     };
   }
-}
-
-/** What a fault names that the cluster has not got: `agent 5`, `agent chosen as 'cut' (...)`, `agent running ...`. */
-function missingAgent(target: AgentTarget): string {
-  if (typeof target === 'number') return `agent ${target}`;
-  if (typeof target === 'string') {
-    return `agent chosen as '${target}' (the fault that chooses it has not fired, or found none)`;
-  }
-  return describeSelector(target).replace(/^an /, '');
 }
 
 /** The trace kinds the file's conditions count. */

@@ -1,5 +1,6 @@
 /** A scenario as the runner takes it: the file read, checked and typed. */
 import type { Bounds, Condition } from '../core/conditions.js';
+import type { CustomExecutors } from '../core/model/executor-api.js';
 
 export type { Bounds } from '../core/conditions.js';
 
@@ -114,6 +115,8 @@ export interface ClusterSpec {
   readonly weights?: string;
   /** The agents' containerizers, e.g. `docker,mesos` for engine containers (default `mesos`). */
   readonly containerizers?: string;
+  /** What the agents do with a task's own executor (default `simulate`). */
+  readonly customExecutors?: CustomExecutors;
   readonly quota: readonly { readonly role: string; readonly limits: Readonly<Record<string, number>> }[];
 }
 

@@ -5,6 +5,7 @@
  */
 import { AGENT_STATES, FRAMEWORK_STATES } from '../core/conditions.js';
 import { TASK_STATES } from '../core/model/types.js';
+import { CUSTOM_EXECUTOR_MODES } from '../core/model/executor-api.js';
 import { FAULT_TYPES } from '../wire/sim/faults.js';
 import { MISUSE_KINDS } from '../core/master/misuse-report.js';
 import { DURATION_PATTERN } from './duration.js';
@@ -101,7 +102,7 @@ const LIVE_TASK_STATES = ['TASK_STAGING', 'TASK_STARTING', 'TASK_RUNNING', 'TASK
 const agentSelector = {
   type: 'object',
   additionalProperties: false,
-  anyOf: [{ required: ['running'] }, { required: ['attributes'] }],
+  anyOf: [{ required: ['running'] }, { required: ['attributes'] }, { required: ['task'] }],
   properties: {
     running: {
       description:
@@ -118,6 +119,11 @@ const agentSelector = {
     attributes: {
       type: 'string',
       description: "An agent with every one of these attributes, in upstream's --attributes form, e.g. rack:r1",
+    },
+    task: {
+      type: 'string',
+      minLength: 1,
+      description: 'The agent where the master books a live task of this id (of any framework)',
     },
     as: { ...NAME, description: 'Keep the agent chosen under this name: a later fault names it so (agent: NAME)' },
   },
@@ -154,7 +160,17 @@ const fault = {
     agent: agentTarget,
     nodes: { type: 'array', description: "The two ends of a partition: 'master' or an agent", items: agentTarget },
     framework: { type: 'string' },
+    resources: { type: 'string', description: "add_agent: the new agent's resources, e.g. cpus:4;mem:8192" },
+    attributes: { type: 'string', description: "add_agent: the new agent's attributes, e.g. rack:r1;zone:a" },
+    ordinal: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        "With 'framework', instead of 'task_id' (fail_task, hang_task, memory_spike, crash_executor): the task of the " +
+        'framework at this place (from 0) among its tasks in TASK_RUNNING when the fault fires, in the order the master booked them',
+    },
   },
+  dependencies: { ordinal: ['framework'] },
 };
 
 const framework = {
@@ -357,6 +373,12 @@ export const SCENARIO_SCHEMA = {
         heartbeat_interval: duration,
         allocation_interval: duration,
         weights: { type: 'string', description: 'role=weight,...' },
+        custom_executors: {
+          enum: [...CUSTOM_EXECUTOR_MODES],
+          description:
+            "A task's own executor: simulate (default): the agent plays it; spawn: its command runs as a real process; " +
+            'await: the agent waits for an outside process to subscribe as it',
+        },
         containerizers: {
           type: 'string',
           description: "The agents' containerizers, e.g. docker,mesos for engine containers (default mesos)",

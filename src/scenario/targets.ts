@@ -5,6 +5,7 @@
  *
  *   agent: { running: { framework: web, task_prefix: web-1, state: TASK_RUNNING } }
  *   agent: { attributes: "rack:r1" }
+ *   agent: { task: web-3 }
  *   agent: { running: { framework: orch }, as: cut }     ... later: agent: cut
  *
  * `running`: an agent where the master books at least one task of that
@@ -12,12 +13,15 @@
  * id starts with the prefix (a task it still books: not one finished and
  * moved to its framework's history); the one with the most such tasks, the first
  * in the cluster's order (its index) among equals. `attributes`: an agent
- * with every attribute given (upstream's --attributes form). Both may be
- * given. `as` keeps the agent chosen under a name, for later faults: the
+ * with every attribute given (upstream's --attributes form). `task`: the
+ * agent where the master books a live task of that id (of any framework;
+ * the first in the cluster's order if two frameworks use the id). Any of
+ * them may be given together: the agent satisfies all. `as` keeps the agent chosen under a name, for later faults: the
  * heal of a partition, the restart of a crash, whatever runs there by then.
  */
 import { MASTER_NODE } from '../core/model/messages.js';
-import type { Attribute } from '../core/model/types.js';
+import { isTerminal } from '../core/model/task-state.js';
+import type { Attribute, TaskState } from '../core/model/types.js';
 import { parseAttributes } from '../wire/convert-common.js';
 
 export interface RunningSelector {
@@ -29,6 +33,8 @@ export interface RunningSelector {
 export interface AgentSelector {
   readonly running?: RunningSelector;
   readonly attributes?: string;
+  /** The id of a task the master books on the agent, in a live state. */
+  readonly task?: string;
   /** Keeps the agent chosen under this name. */
   readonly as?: string;
 }
@@ -65,6 +71,7 @@ export function selectAgent(selector: AgentSelector, agents: readonly AgentFacts
     // Both sides come from upstream's --attributes form through one parser: equal attributes are equal texts.
     const has = new Set(agent.attributes.map((a) => JSON.stringify(a)));
     if (!wanted.every((a) => has.has(JSON.stringify(a)))) continue;
+    if (selector.task !== undefined && !agent.tasks.some((t) => t.taskId === selector.task && isLive(t))) continue;
     const n = selector.running === undefined ? 1 : matchingTasks(selector.running, agent);
     if (n > 0 && (best === undefined || n > best.n)) best = { id: agent.id, n };
   }
@@ -81,6 +88,10 @@ function matchingTasks(running: RunningSelector, agent: AgentFacts): number {
     n++;
   }
   return n;
+}
+
+function isLive(task: AgentTask): boolean {
+  return !isTerminal(task.state as TaskState);
 }
 
 /** A selector's attributes, parsed; a text that does not parse is the loader's to refuse. */
@@ -102,27 +113,32 @@ export function describeSelector(selector: AgentSelector): string {
     parts.push(`running ${running.state ?? 'TASK_RUNNING'} tasks${of}${prefix}`);
   }
   if (selector.attributes !== undefined) parts.push(`with attributes '${selector.attributes}'`);
+  if (selector.task !== undefined) parts.push(`running task '${selector.task}'`);
   return `an agent ${parts.join(' and ')}`;
 }
 
 /**
  * A timeline fault with its agents (`agent`, and `nodes` but 'master') as
- * `agent_id` and node ids, and `framework: NAME` as `framework_id`, by the
- * functions given (the runner's, once ids are known).
+ * `agent_id` and node ids, `framework: NAME` as `framework_id`, and
+ * `ordinal: N` (with `framework`) as the `task_id` of that framework's
+ * N-th running task, by the functions given (the runner's, once ids are known).
  */
 export function resolveFault(
   fault: Readonly<Record<string, unknown>>,
   agentId: (target: AgentTarget) => string,
   frameworkId: (name: string) => string,
+  taskId: (framework: string, ordinal: number) => string,
 ): Record<string, unknown> {
-  const { agent, framework, ...rest } = fault;
+  const { agent, framework, ordinal, ...rest } = fault;
   const node = (n: unknown): unknown => (n === MASTER_NODE || !isTarget(n) ? n : agentId(n));
   const nodes = Array.isArray(rest['nodes']) ? { nodes: rest['nodes'].map(node) } : {};
+  const byOrdinal = typeof framework === 'string' && typeof ordinal === 'number';
   return {
     ...rest,
     ...nodes,
     ...(isTarget(agent) ? { agent_id: agentId(agent) } : {}),
     ...(typeof framework === 'string' ? { framework_id: frameworkId(framework) } : {}),
+    ...(byOrdinal ? { task_id: taskId(framework, ordinal) } : {}),
   };
 }
 

@@ -375,6 +375,7 @@ const executorOptions = [
     kind: 'choice',
     choices: CUSTOM_EXECUTOR_MODES,
     default: DEFAULT_AGENT_FLAGS.customExecutors,
+    scenarioField: 'cluster.custom_executors',
     describe:
       "A task's own executor (ExecutorInfo): simulate: the agent plays it; spawn: its command runs as a real process that speaks the executor API; await: the agent waits for an outside process to subscribe as it",
   },

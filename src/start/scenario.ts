@@ -65,6 +65,7 @@ function clusterOptions(request: ClusterRequest, extra: StartClusterOptions): St
       : { allocationIntervalSeconds: request.allocationIntervalMs / 1000 }),
     ...(request.weights === undefined ? {} : { weights: request.weights }),
     ...(request.containerizers === undefined ? {} : { containerizers: request.containerizers }),
+    ...(request.customExecutors === undefined ? {} : { customExecutors: request.customExecutors }),
     ...agentFlagOptions(request),
   };
 }

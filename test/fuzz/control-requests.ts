@@ -73,6 +73,14 @@ const FAULT_FIELDS: Readonly<Record<(typeof FAULT_TYPES)[number], fc.Arbitrary<J
   restart_agent: fields({ agent_id: agentId, recover: fc.constantFrom<Json>('reconnect', 'cleanup', 'x') }, [
     'agent_id',
   ]),
+  add_agent: fields(
+    {
+      resources: fc.constantFrom<Json>('cpus:1;mem:256', 'mem:64;ports:[31000-31010]', 'cpus:x', '', 4),
+      attributes: fc.constantFrom<Json>('rack:a', 'rack:a;zone:1', '', ':', 7),
+    },
+    ['resources'],
+  ),
+  remove_agent: fields({ agent_id: agentId }, ['agent_id']),
   partition: fc.oneof(
     fields({ agent_id: agentId }, ['agent_id']),
     fields({ nodes: fc.array(node, { minLength: 1, maxLength: 3 }) }, ['nodes']),

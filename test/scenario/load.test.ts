@@ -91,7 +91,7 @@ describe('scenario files', () => {
       's.yaml:13:53: timeline[0].fault.agent.running.prefix: is not a field here (allowed: framework, task_prefix, state)',
     );
     expect(error(file('{ type: crash_agent, agent: { as: down } }'))).toBe(
-      's.yaml:13:40: timeline[0].fault.agent: must have at least one of running or attributes',
+      's.yaml:13:40: timeline[0].fault.agent: must have at least one of running or attributes or task',
     );
     expect(error(file('{ type: crash_agent, agent: { running: { state: RUNNING }, as: down } }'))).toMatch(
       /^s\.yaml:13:60: timeline\[0\]\.fault\.agent\.running\.state: must be one of TASK_STAGING, /,
@@ -109,7 +109,7 @@ describe('scenario files', () => {
       /^s\.yaml:15:\d+: timeline\[1\]\.fault\.agent\.as: 'down' is chosen twice$/,
     );
     expect(error(file(chose, '{ type: crash_agent, agent: -1 }'))).toBe(
-      "s.yaml:15:40: timeline[1].fault.agent: must be an agent: its index (0, 1, ...), a name an earlier fault chose it 'as', or a selector (running, attributes)",
+      "s.yaml:15:40: timeline[1].fault.agent: must be an agent: its index (0, 1, ...), a name an earlier fault chose it 'as', or a selector (running, attributes, task)",
     );
     expect(error(file(chose, '{ type: heal, nodes: [master, 2] }'))).toBe(
       's.yaml:15:42: timeline[1].fault.nodes[1]: the cluster has 2 agents (0 to 1)',

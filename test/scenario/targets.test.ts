@@ -94,6 +94,19 @@ describe('selecting the agent of a fault', () => {
     expect(selectAgent({ running: { framework: 'cache' } }, agents)).toBeUndefined();
   });
 
+  it('picks the agent of a task by its id, while the task is live', () => {
+    const agents = [
+      agent('S0', [['web', 'web-0', 'TASK_FINISHED']]),
+      agent('S1', [['web', 'web-1', 'TASK_STAGING']]),
+      agent('S2', [['db', 'web-0', 'TASK_RUNNING']], [{ name: 'rack', type: 'TEXT', text: 'b' }]),
+    ];
+    expect(selectAgent({ task: 'web-1' }, agents)).toBe('S1');
+    // A finished task is no longer there: the live task of that id (of another framework) is.
+    expect(selectAgent({ task: 'web-0' }, agents)).toBe('S2');
+    expect(selectAgent({ task: 'web-0', attributes: 'rack:a' }, agents)).toBeUndefined();
+    expect(selectAgent({ task: 'web-9' }, agents)).toBeUndefined();
+  });
+
   it(
     'follows the task to the agent a seed placed it on, and keeps the choice under its name',
     { timeout: 60_000 },
@@ -112,6 +125,19 @@ describe('selecting the agent of a fault', () => {
       expect(placed.size).toBeGreaterThan(1);
     },
   );
+
+  it('follows a task named by its id to its agent', { timeout: 60_000 }, async () => {
+    const text = FILE.replace(
+      '{ running: { framework: web, task_prefix: web-2 }, as: down }',
+      '{ task: web-2, as: down }',
+    );
+    for (const seed of [1, 2]) {
+      const result = await run(text, seed);
+      expect(result.problems, `seed ${seed}`).toEqual([]);
+      const [where] = agentsOf(result.trace!, 'task:launch', '"taskId":"web-2"');
+      expect(agentsOf(result.trace!, 'agent:crash'), `seed ${seed}`).toEqual([where]);
+    }
+  });
 
   it('chooses by attribute, and partitions the nodes named by selector and name', { timeout: 60_000 }, async () => {
     const text = FILE.replace(

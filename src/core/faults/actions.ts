@@ -252,7 +252,14 @@ function notRunning(taskId: string): ReturnType<typeof fail> {
 
 /** Whether a fault is one `FaultActions` applies. */
 export function isNodeFault(fault: Fault): fault is NodeFault {
-  return !['crash_agent', 'restart_agent', 'partition', 'heal', 'network_rule', 'remove_network_rule'].includes(
-    fault.type,
-  );
+  return ![
+    'crash_agent',
+    'restart_agent',
+    'partition',
+    'heal',
+    'network_rule',
+    'remove_network_rule',
+    'add_agent',
+    'remove_agent',
+  ].includes(fault.type);
 }

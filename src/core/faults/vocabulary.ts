@@ -6,12 +6,18 @@
  */
 import type { RecoverMode } from '../model/executor-api.js';
 import type { NetworkRule } from '../network/network.js';
+import type { Resources } from '../model/resources.js';
+import type { Attribute } from '../model/types.js';
 
 export type Fault =
   /** The agent process dies; its connection to the master breaks. */
   | { readonly type: 'crash_agent'; readonly agentId: string }
   /** A crashed agent starts again from its checkpoint. */
   | { readonly type: 'restart_agent'; readonly agentId: string; readonly recover: RecoverMode }
+  /** A new agent joins with these resources and attributes, as the cluster's first agent was started otherwise (faults/agents.ts). */
+  | { readonly type: 'add_agent'; readonly resources: Resources; readonly attributes: readonly Attribute[] }
+  /** The agent is decommissioned for good: the master marks it gone (faults/agents.ts). */
+  | { readonly type: 'remove_agent'; readonly agentId: string }
   /** Messages between two nodes are lost both ways until healed. */
   | { readonly type: 'partition'; readonly nodes: readonly [string, string] }
   | { readonly type: 'heal'; readonly nodes: readonly [string, string] }
@@ -80,6 +86,8 @@ export interface FaultResult {
   readonly ruleId?: number;
   /** The index of the master a master fault applied to. */
   readonly master?: number;
+  /** The id of the agent `add_agent` added. */
+  readonly agentId?: string;
 }
 
 export function describeFault(fault: Fault): string {
@@ -88,6 +96,10 @@ export function describeFault(fault: Fault): string {
       return `crash agent ${fault.agentId}`;
     case 'restart_agent':
       return `restart agent ${fault.agentId} (${fault.recover})`;
+    case 'add_agent':
+      return `add an agent of ${fault.resources.map((r) => r.name).join(', ')}`;
+    case 'remove_agent':
+      return `remove agent ${fault.agentId}`;
     case 'partition':
     case 'heal':
       return `${fault.type} ${fault.nodes[0]} from ${fault.nodes[1]}`;

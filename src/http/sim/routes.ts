@@ -8,6 +8,7 @@
  *                          (virtual time only: 409 while the clock follows the wall clock)
  *   POST /sim/v1/faults    a fault as wire/sim/faults.ts reads it -> {"type", ...}: "rule_id" for a rule,
  *                          "agent_id" and the agent's process "state" for a crash or restart,
+ *                          "agent_id" of the agent added or removed,
  *                          "framework_id" for a fault of a framework's stream, "wall_time_ms" after
  *                          a clock jump
  *                          "master" and the "leader" (an index, null during an election) for a master fault
@@ -161,6 +162,7 @@ function answerOf(fault: Fault, result: FaultResult, driver: ClusterDriver): obj
   }
   if (fault.type === 'clock_jump') return { wall_time_ms: driver.read((view) => view.wallTimeMs()) };
   if (fault.type === 'remove_network_rule') return { rule_id: fault.ruleId };
+  if (result.agentId !== undefined) return { agent_id: result.agentId };
   if (result.master !== undefined)
     return { master: result.master, leader: driver.read((view) => view.leaderIndex() ?? null) };
   if (fault.type === 'crash_agent' || fault.type === 'restart_agent') {

@@ -4,6 +4,8 @@
  * named by id: `master`, or an agent id.
  *
  *   {"type": "crash_agent", "agent_id"}
+ *   {"type": "add_agent", "resources", "attributes"?}   upstream's --resources and --attributes forms
+ *   {"type": "remove_agent", "agent_id"}                 decommissioned for good: the master marks it gone
  *   {"type": "restart_agent", "agent_id", "recover": "reconnect" | "cleanup"}
  *   {"type": "partition" | "heal", "agent_id"}          the agent's link to the master
  *   {"type": "partition" | "heal", "nodes": [a, b]}     any two nodes
@@ -28,6 +30,8 @@
  */
 import type { Fault } from '../../core/faults/vocabulary.js';
 import { MASTER_NODE, type MessageType } from '../../core/model/messages.js';
+import { parseResources } from '../../core/model/resources.js';
+import { parseAttributes } from '../convert-common.js';
 
 /** The largest span of time a fault or a clock move may name: a day. */
 export const MAX_SPAN_MS = 86_400_000;
@@ -35,6 +39,8 @@ export const MAX_SPAN_MS = 86_400_000;
 export const FAULT_TYPES = [
   'crash_agent',
   'restart_agent',
+  'add_agent',
+  'remove_agent',
   'partition',
   'heal',
   'network_rule',
@@ -67,6 +73,10 @@ export function parseFault(body: Body): Parsed {
       return withAgent(body, (agentId) => ({ type: 'crash_agent', agentId }));
     case 'restart_agent':
       return restartAgent(body);
+    case 'add_agent':
+      return addAgent(body);
+    case 'remove_agent':
+      return withAgent(body, (agentId) => ({ type: 'remove_agent', agentId }));
     case 'partition':
     case 'heal':
       return link(body, type as 'partition' | 'heal');
@@ -119,6 +129,18 @@ function restartAgent(body: Body): Parsed {
   const recover = body['recover'] ?? 'reconnect';
   if (recover !== 'reconnect' && recover !== 'cleanup') return "Expecting 'recover' to be reconnect or cleanup";
   return withAgent(body, (agentId) => ({ type: 'restart_agent', agentId, recover }));
+}
+
+/** A new agent: its resources (at least one) and attributes, in upstream's agent flag forms. */
+function addAgent(body: Body): Parsed {
+  const { resources: resourcesText, attributes: attributesText = '' } = body;
+  const resources = typeof resourcesText === 'string' ? parseResources(resourcesText) : undefined;
+  if (resources === undefined || typeof resources === 'string' || resources.length === 0)
+    return "Expecting 'resources' to be resources in the agent flag form, e.g. cpus:4;mem:8192";
+  const attributes = typeof attributesText === 'string' ? parseAttributes(attributesText) : undefined;
+  if (attributes === undefined || typeof attributes === 'string')
+    return "Expecting 'attributes' to be attributes in the agent flag form, e.g. rack:r1;zone:a";
+  return { type: 'add_agent', resources, attributes };
 }
 
 function link(body: Body, type: 'partition' | 'heal'): Parsed {

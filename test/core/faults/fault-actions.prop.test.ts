@@ -2,7 +2,7 @@
  * Property test of faults as inputs: random sequences of every fault type
  * (framework connections dropped and stalled, executors crashed, tasks
  * failed, hung and spiked past their memory limit, memory limits changed,
- * wall clock jumps, agents crashed and restarted) among launches, kills,
+ * wall clock jumps, agents crashed, restarted, added and removed) among launches, kills,
  * acknowledgements, re-subscriptions and time, on a small cluster. After
  * every step the books agree (`checkAllInvariants`: resources conserved),
  * a refused fault has left the trace as it was, and in the end every
@@ -24,6 +24,7 @@ import {
   executorTask,
   expectLegalTransitions,
   makeCluster,
+  resources,
   traceKinds,
   type RecordingSink,
   type TestCluster,
@@ -174,7 +175,10 @@ class World {
       case 'clock_jump':
         return { type: p.type, ms: p.amount * 60_000 };
       case 'crash_agent':
+      case 'remove_agent':
         return { type: p.type, agentId };
+      case 'add_agent':
+        return { type: p.type, resources: resources(`cpus:${p.amount % 4 || 1};mem:256`), attributes: [] };
       default:
         return { type: 'restart_agent', agentId, recover: 'reconnect' };
     }

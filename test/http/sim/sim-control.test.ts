@@ -1,7 +1,8 @@
 /**
  * The control API (`/sim/v1/`) over real sockets: the clock of a cluster
  * in virtual time read and moved on from outside, faults injected on
- * agents, and the refusals; and `clustersim up --time virtual --epoch`.
+ * agents, agents added and removed, and the refusals; and
+ * `clustersim up --time virtual --epoch`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { postRaw, SchedulerClient } from '../../../src/client/scheduler-client.js';
@@ -191,4 +192,61 @@ describe('clustersim up --time virtual --epoch', () => {
       expect(await up.stop()).toBe(0);
     }
   }, 30_000);
+});
+
+interface Slave {
+  id: string;
+  hostname: string;
+  port: number;
+  resources: Record<string, unknown>;
+  attributes: Record<string, unknown>;
+}
+const slaves = async (): Promise<Slave[]> =>
+  ((await (await fetch(new URL('/master/slaves', r!.masterUrl))).json()) as { slaves: Slave[] }).slaves;
+
+describe('agents added and removed by faults', () => {
+  it('adds an agent that registers with the resources and attributes given, then removes it', async () => {
+    r = await startCluster({ port: 0, agents: 1, time: 'virtual' });
+    const added = await post('/sim/v1/faults', {
+      type: 'add_agent',
+      resources: 'cpus:3;mem:1024',
+      attributes: 'rack:b',
+    });
+    expect(added.status).toBe(200);
+    const { type, agent_id: id } = JSON.parse(added.body) as { type: string; agent_id: string };
+    expect(type).toBe('add_agent');
+    await post('/sim/v1/advance', { ms: 1_000 });
+    const agent = (await slaves()).find((s) => s.id === id);
+    expect(agent).toMatchObject({ resources: { cpus: 3, mem: 1024 }, attributes: { rack: 'b' } });
+    // It takes the next port after the first agent's.
+    expect(agent!.port).toBe(r.agents[0]!.port + 1);
+    expect(JSON.parse((await post('/sim/v1/faults', { type: 'remove_agent', agent_id: id })).body)).toEqual({
+      type: 'remove_agent',
+      agent_id: id,
+    });
+    expect((await slaves()).map((s) => s.id)).toEqual([r.agents[0]!.id]);
+    expect(r.driver.failure).toBeUndefined();
+  });
+
+  it('refuses bad bodies and unknown agents in one line', async () => {
+    r = await startCluster({ port: 0, agents: 1, time: 'virtual' });
+    expect(await post('/sim/v1/faults', { type: 'add_agent' })).toMatchObject({
+      status: 400,
+      body: "Expecting 'resources' to be resources in the agent flag form, e.g. cpus:4;mem:8192",
+    });
+    expect(await post('/sim/v1/faults', { type: 'add_agent', resources: 'cpus:x' })).toMatchObject({ status: 400 });
+    expect(await post('/sim/v1/faults', { type: 'add_agent', resources: 'cpus:1', attributes: 3 })).toMatchObject({
+      status: 400,
+      body: "Expecting 'attributes' to be attributes in the agent flag form, e.g. rack:r1;zone:a",
+    });
+    expect(await post('/sim/v1/faults', { type: 'remove_agent' })).toMatchObject({
+      status: 400,
+      body: "Expecting 'agent_id' to be present",
+    });
+    expect(await post('/sim/v1/faults', { type: 'remove_agent', agent_id: 'nobody' })).toMatchObject({
+      status: 404,
+      body: "Agent 'nobody' not found",
+    });
+    expect(r.driver.failure).toBeUndefined();
+  });
 });

@@ -1,0 +1,67 @@
+/**
+ * The faults that change which agents the cluster has (faults/vocabulary.ts):
+ *
+ *   add_agent     a new agent process boots with the resources and attributes
+ *                 given and registers as the others did. The rest of it is the
+ *                 cluster's first agent's: its hostname, address and flags; its
+ *                 port is the next after the highest any agent has (5051 on
+ *                 localhost with upstream's flags when the cluster has none), so
+ *                 it is the same for every run of a seed
+ *   remove_agent  the agent is decommissioned for good: the leading master marks
+ *                 it gone as MARK_AGENT_GONE does (master/agent-admin.ts: its tasks
+ *                 end TASK_GONE_BY_OPERATOR for PARTITION_AWARE frameworks,
+ *                 TASK_LOST for the others, frameworks get FAILURE, the agent is
+ *                 told to shut down and is never heard again), with no ACL asked
+ *
+ * An added agent joins the core only: the agents' HTTP endpoints are those
+ * started with the cluster, so its own agent API is not served.
+ */
+import type { AgentConfig, AgentFlags } from '../agent/flags.js';
+import type { Agent } from '../agent/agent.js';
+import { markAgentGone } from '../master/agent-admin.js';
+import type { Master } from '../master/master.js';
+import { fail, ok, type Outcome } from '../model/errors.js';
+import type { Trace } from '../kernel/trace.js';
+import { NO_LEADER } from './master.js';
+import type { Fault, FaultResult } from './vocabulary.js';
+
+export type AgentFault = Extract<Fault, { readonly type: 'add_agent' | 'remove_agent' }>;
+
+export function isAgentFault(fault: Fault): fault is AgentFault {
+  return fault.type === 'add_agent' || fault.type === 'remove_agent';
+}
+
+/** What the cluster offers these faults: its agent processes, the leader, and its addAgent input. */
+export interface AgentFaultTarget {
+  readonly agents: ReadonlyMap<string, Agent>;
+  readonly leader: Master | undefined;
+  addAgent(spec: Omit<AgentConfig, 'id' | 'flags'> & { readonly flags?: Partial<AgentFlags> }): { readonly id: string };
+}
+
+/** Where an agent added to a cluster that has none listens, as upstream's agent does by default. */
+const FIRST_AGENT = { hostname: 'localhost', ip: '127.0.0.1', port: 5051 };
+
+export function injectAgentFault(target: AgentFaultTarget, trace: Trace, fault: AgentFault): Outcome<FaultResult> {
+  if (fault.type === 'add_agent') {
+    const { type, ...parameters } = fault;
+    trace.append(`fault:${type}`, parameters);
+    const first = target.agents.values().next().value?.config;
+    let port = FIRST_AGENT.port - 1;
+    for (const agent of target.agents.values()) port = Math.max(port, agent.config.port);
+    const added = target.addAgent({
+      hostname: first?.hostname ?? FIRST_AGENT.hostname,
+      ip: first?.ip ?? FIRST_AGENT.ip,
+      port: port + 1,
+      resources: fault.resources,
+      attributes: fault.attributes,
+      ...(first === undefined ? {} : { flags: first.flags }),
+    });
+    return ok({ agentId: added.id });
+  }
+  if (!target.agents.has(fault.agentId)) return fail('NOT_FOUND', `Agent '${fault.agentId}' not found`);
+  const leader = target.leader;
+  if (leader === undefined) return fail('UNAVAILABLE', NO_LEADER);
+  trace.append('fault:remove_agent', { agentId: fault.agentId });
+  const outcome = markAgentGone(leader, fault.agentId);
+  return outcome.ok ? ok({ agentId: fault.agentId }) : outcome;
+}
