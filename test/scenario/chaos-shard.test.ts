@@ -53,6 +53,15 @@ describe('clustersim chaos --shard and --workers', () => {
     const joined = [...runs(first.lines), ...runs(second.lines)].sort((a, b) => a.schedule - b.schedule);
     expect(joined).toEqual(runs(whole.lines));
     expect(JSON.parse(first.lines.at(-1)!)).toMatchObject({ kind: 'shard', shard: '1/2', runs: 5, seed: 7 });
+    const { passed, failed, stopped } = JSON.parse(whole.lines.at(-1)!) as Record<string, number>;
+    const merged = await runCli(['chaos-merge', path.join(dir, 'second.jsonl'), path.join(dir, 'first.jsonl')]).output;
+    expect(merged.code).toBe(whole.code);
+    expect(merged.stdout).toContain(
+      `5 runs under random faults (seed 7, 2 shards): ${passed} passed, ${failed} failed, ${stopped} stopped`,
+    );
+    const refused = await runCli(['chaos-merge', path.join(dir, 'first.jsonl'), path.join(dir, 'whole.jsonl')]).output;
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
   });
 
   it('refuses a shard that is not a slice I/N, in one line', async () => {
