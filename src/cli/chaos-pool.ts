@@ -1,8 +1,8 @@
 /**
  * The runs of a fault-schedule search spread over this machine's cores:
- * with one worker they run here one after another; with more, each worker
- * is a child process of its own (chaos-worker.ts) with its own clusters on
- * ephemeral ports, handed the next schedule when it is done with one. The
+ * K workers are this process and K - 1 child processes (chaos-worker.ts),
+ * each with its own clusters on ephemeral ports, each handed the next
+ * schedule when it is done with one. The
  * outcomes come back in whatever order the runs end; the caller orders
  * them by schedule.
  */
@@ -45,24 +45,18 @@ export async function runSchedules(
 ): Promise<Map<number, ScheduleOutcome>> {
   const outcomes = new Map<number, ScheduleOutcome>();
   const queue = [...schedules.keys()];
-  if (workers <= 1 || queue.length <= 1) {
-    for (const index of queue) {
-      const outcome = await runSchedule(scenario, schedules.get(index)!, runHere);
-      outcomes.set(index, outcome);
-      onDone(index, outcome);
-    }
-    return outcomes;
-  }
-  const children = Array.from({ length: Math.min(workers, queue.length) }, () => startWorker(scenario.file));
+  const done = (index: number, outcome: ScheduleOutcome): void => {
+    outcomes.set(index, outcome);
+    onDone(index, outcome);
+  };
+  // This process is one of the workers: K - 1 children start beside it, none when one worker is asked for.
+  const children = Array.from({ length: Math.min(workers, queue.length) - 1 }, () => startWorker(scenario.file));
+  const here = async (): Promise<void> => {
+    for (let index = queue.shift(); index !== undefined; index = queue.shift())
+      done(index, await runSchedule(scenario, schedules.get(index)!, runHere));
+  };
   try {
-    await Promise.all(
-      children.map((child) =>
-        drive(child, queue, schedules, (index, outcome) => {
-          outcomes.set(index, outcome);
-          onDone(index, outcome);
-        }),
-      ),
-    );
+    await Promise.all([here(), ...children.map((child) => drive(child, queue, schedules, done))]);
   } finally {
     for (const child of children) if (child.connected) child.disconnect();
   }
