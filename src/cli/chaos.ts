@@ -1,8 +1,8 @@
 /**
  * `clustersim chaos <file> --runs N`: the scenario under random fault
  * schedules drawn from a seed, run on `--workers` processes at once, or a
- * `--shard I/N` of them (schedule k goes to shard k mod N + 1, so N
- * machines together run what one would). Each run's verdict is printed as
+ * `--shard I/N` of them (schedules I, I + N, I + 2N..., so N machines
+ * together run what one would). Each run's verdict is printed as
  * it ends and, in schedule order, as JSON lines (`--json`) or JUnit
  * (`--reporter junit`). The first failing schedule is shrunk to a minimal
  * one and written out as a scenario file, with the command that replays it.
@@ -57,7 +57,7 @@ export function chaosOptions(yargs: Argv): Argv<ChaosArgs> {
     .option(
       'shard',
       textFlag('shard', shardProblem, {
-        describe: 'Run only slice I of N of the schedules (schedule k goes to slice k mod N + 1)',
+        describe: 'Run only slice I of N of the schedules: schedules I, I + N, I + 2N...',
       }),
     )
     .option(
