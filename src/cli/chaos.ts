@@ -18,11 +18,12 @@ import {
   runRecord,
   shardRecord,
   type RunRecord,
+  type ScheduleOutcome,
   type ShardRecord,
 } from '../scenario/chaos-record.js';
 import { loadScenario, ScenarioError } from '../scenario/load.js';
 import type { Scenario } from '../scenario/scenario.js';
-import { runHere, runSchedules } from './chaos-pool.js';
+import { runHere, runPool } from './scenario-pool.js';
 import { shrinkAndWrite } from './chaos-shrink.js';
 import { choiceFlag, COUNT, numberFlag, textFlag } from './flags.js';
 
@@ -117,8 +118,9 @@ async function search(args: ChaosArgs): Promise<void> {
   const drawn = drawSchedules(scenario, args.seed, Math.max(args.runs, args.schedule ?? 0));
   const indices = args.schedule === undefined ? shardIndices(args.runs, shard) : [args.schedule - 1];
   const schedules = new Map(indices.map((k) => [k, drawn[k]!] as const));
+  const tasks = new Map(indices.map((k) => [k, { kind: 'schedule', schedule: drawn[k]! }] as const));
   const text = args.reporter === 'junit' || args.json === '-' ? process.stderr : process.stdout;
-  const outcomes = await runSchedules(scenario, schedules, args.workers, (index, outcome) =>
+  const outcomes = await runPool<ScheduleOutcome>(scenario, tasks, args.workers, (index, outcome) =>
     process.stderr.write(`${progressLine(`run ${index + 1}`, schedules.get(index)!, outcome)}\n`),
   );
   const records = indices.map((k) => runRecord(scenario, args.seed, k, schedules.get(k)!, outcomes.get(k)!));

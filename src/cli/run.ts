@@ -7,6 +7,7 @@
  * `clustersim check-determinism <file...>`: each run twice with one seed,
  * the traces compared.
  */
+import os from 'node:os';
 import type { Argv } from 'yargs';
 import { loadScenario, ScenarioError } from '../scenario/load.js';
 import { junitReport, textReport } from '../scenario/report.js';
@@ -15,12 +16,16 @@ import { formatSpan } from '../scenario/duration.js';
 import { traceDifference } from '../scenario/run-trace.js';
 import { runLoadedScenario } from '../start/scenario.js';
 import { TraceFile } from './trace-file.js';
+import { COUNT, numberFlag, textFlag } from './flags.js';
+import { runSeeds, seedList } from './run-seeds.js';
 
 export interface RunArgs {
   files: string[];
   seed: string | undefined;
   trace: string | undefined;
   reporter: 'text' | 'junit';
+  seeds: string | undefined;
+  workers: number;
 }
 
 export function runOptions(yargs: Argv): Argv<RunArgs> {
@@ -42,14 +47,33 @@ export function runOptions(yargs: Argv): Argv<RunArgs> {
       default: 'text' as const,
       describe: 'text for people; junit writes JUnit XML to stdout (the text goes to stderr)',
     })
+    .option(
+      'seeds',
+      textFlag('seeds', seedsProblem, {
+        describe: 'Run each file with every seed of a list (1-50, or 1-5,9,12), in seed order',
+      }),
+    )
+    .option('workers', {
+      ...numberFlag('workers', COUNT, { describe: 'With --seeds: runs at once, each in a process of its own' }),
+      default: os.availableParallelism(),
+      defaultDescription: 'the number of cores',
+    })
+    .conflicts('seeds', ['seed', 'trace'])
     .example('$0 run scenarios/agent-crash.yaml --seed 7', 'One scenario with seed 7')
+    .example('$0 run scenarios/resilient-service.yaml --seeds 1-50', 'Fifty seeds, on every core')
     .example(
       '$0 run scenarios/*.yaml --reporter junit > scenarios.xml',
       'All of them, for CI',
     ) as unknown as Argv<RunArgs>;
 }
 
+function seedsProblem(text: string): string | undefined {
+  const seeds = seedList(text);
+  return typeof seeds === 'string' ? seeds : undefined;
+}
+
 export async function runRun(args: RunArgs): Promise<void> {
+  if (args.seeds !== undefined) return runSeeds({ ...args, seeds: seedList(args.seeds) as string[] });
   const out = args.reporter === 'junit' ? process.stderr : process.stdout;
   const results: RunResult[] = [];
   let fileErrors = 0;
