@@ -64,6 +64,14 @@ describe('clustersim chaos --shard and --workers', () => {
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
   });
 
+  it('runs one schedule again with the replay command of its line', { timeout: 120_000 }, async () => {
+    const whole = await chaos('again-whole', '--workers', '1');
+    const third = runs(whole.lines)[2] as unknown as { replay: string };
+    expect(third.replay).toBe(`clustersim chaos ${scenario} --seed 7 --schedule 3`);
+    const again = await chaos('again', '--schedule', '3');
+    expect(runs(again.lines)).toEqual([third]);
+  });
+
   it('refuses a shard that is not a slice I/N, in one line', async () => {
     const run = await runCli(['chaos', scenario, '--shard', '3/2']).output;
     expect(run.code).toBe(2);
