@@ -1,24 +1,42 @@
 /**
  * `clustersim chaos <file> --runs N`: the scenario under random fault
- * schedules; on a failing expectation, the schedule shrunk to a minimal one
- * and written out as a scenario file, with the command that replays it.
+ * schedules drawn from a seed, run on `--workers` processes at once, or a
+ * `--shard I/N` of them (schedules I, I + N, I + 2N..., so N machines
+ * together run what one would). Each run's verdict is printed as
+ * it ends and, in schedule order, as JSON lines (`--json`) or JUnit
+ * (`--reporter junit`). The first failing schedule is shrunk to a minimal
+ * one and written out as a scenario file, with the command that replays it.
  */
 import { writeFileSync } from 'node:fs';
+import os from 'node:os';
 import type { Argv } from 'yargs';
-import { describeSchedule, scenarioWithSchedule, searchFaults } from '../scenario/chaos.js';
+import { drawSchedules, searchFaults, shardIndices, type ChaosFault, type Shard } from '../scenario/chaos.js';
+import {
+  chaosJunit,
+  outcomeOf,
+  progressLine,
+  runRecord,
+  shardRecord,
+  type RunRecord,
+  type ScheduleOutcome,
+  type ShardRecord,
+} from '../scenario/chaos-record.js';
 import { loadScenario, ScenarioError } from '../scenario/load.js';
 import type { Scenario } from '../scenario/scenario.js';
-import { textReport } from '../scenario/report.js';
-import { runScenario } from '../scenario/runner.js';
-import type { TimelineEntry } from '../scenario/scenario.js';
-import { startScenarioCluster, startScenarioService } from '../start/scenario.js';
-import { COUNT, numberFlag } from './flags.js';
+import { runHere, runPool } from './scenario-pool.js';
+import { shrinkAndWrite } from './chaos-shrink.js';
+import { choiceFlag, COUNT, numberFlag, textFlag } from './flags.js';
 
 export interface ChaosArgs {
   file: string;
   runs: number;
   seed: number;
   out: string | undefined;
+  workers: number;
+  shard: string | undefined;
+  schedule: number | undefined;
+  json: string | undefined;
+  reporter: 'text' | 'junit';
 }
 
 export function chaosOptions(yargs: Argv): Argv<ChaosArgs> {
@@ -32,73 +50,132 @@ export function chaosOptions(yargs: Argv): Argv<ChaosArgs> {
       'seed',
       numberFlag('seed', { whole: true }, { default: 1, describe: 'The seed the schedules are drawn from' }),
     )
+    .option('workers', {
+      ...numberFlag('workers', COUNT, { describe: 'Runs at once, each in a process of its own' }),
+      default: os.availableParallelism(),
+      defaultDescription: 'the number of cores',
+    })
+    .option(
+      'shard',
+      textFlag('shard', shardProblem, {
+        describe: 'Run only slice I of N of the schedules: schedules I, I + N, I + 2N...',
+      }),
+    )
+    .option(
+      'schedule',
+      numberFlag('schedule', COUNT, { describe: 'Run only the N-th schedule drawn from the seed (a replay)' }),
+    )
+    .option('json', {
+      type: 'string',
+      requiresArg: true,
+      describe: 'Write a JSON line per run to this file (- for stdout)',
+    })
+    .option(
+      'reporter',
+      choiceFlag(['text', 'junit'] as const, {
+        default: 'text',
+        describe: 'text for people; junit writes JUnit XML to stdout (the text goes to stderr)',
+      }),
+    )
     .option('out', {
       type: 'string',
-      describe: 'Where the minimal failing scenario goes (default NAME-chaos-SEED.yaml in the current directory)',
+      describe:
+        'Where the minimal failing scenario goes (default NAME-chaos-SEED.yaml in the current directory, -I-of-N added for a shard)',
     })
+    .conflicts('schedule', 'shard')
+    .example('$0 chaos scenarios/steady-state.yaml --runs 50', 'Fifty random schedules of faults, on every core')
     .example(
-      '$0 chaos scenarios/steady-state.yaml --runs 50',
-      'Fifty random schedules of faults',
+      '$0 chaos scenarios/resilient-service.yaml --runs 200 --shard 2/4 --json shard-2.jsonl',
+      'The second quarter of 200 schedules, for `clustersim chaos-merge`',
     ) as unknown as Argv<ChaosArgs>;
 }
 
+function shardProblem(text: string): string | undefined {
+  const shard = shardOf(text);
+  return shard !== undefined ? undefined : `"${text}" is not a slice I/N (whole numbers, 1 <= I <= N)`;
+}
+
+function shardOf(text: string | undefined): Shard | undefined {
+  const m = /^(\d+)\/(\d+)$/.exec(text ?? '1/1');
+  if (m === null) return undefined;
+  const [index, count] = [Number(m[1]), Number(m[2])];
+  return index >= 1 && index <= count ? { index, count } : undefined;
+}
+
 export async function runChaos(args: ChaosArgs): Promise<void> {
-  let scenario: Scenario;
   try {
-    scenario = loadScenario(args.file);
+    await search(args);
   } catch (error) {
     if (!(error instanceof ScenarioError)) throw error;
     process.stderr.write(`clustersim: ${error.message}\n`);
     process.exitCode = 2;
-    return;
   }
+}
+
+async function search(args: ChaosArgs): Promise<void> {
+  const scenario = loadScenario(args.file);
+  const shard = shardOf(args.shard)!;
+  const drawn = drawSchedules(scenario, args.seed, Math.max(args.runs, args.schedule ?? 0));
+  const indices = args.schedule === undefined ? shardIndices(args.runs, shard) : [args.schedule - 1];
+  const schedules = new Map(indices.map((k) => [k, drawn[k]!] as const));
+  const tasks = new Map(indices.map((k) => [k, { kind: 'schedule', schedule: drawn[k]! }] as const));
+  const text = args.reporter === 'junit' || args.json === '-' ? process.stderr : process.stdout;
+  const outcomes = await runPool<ScheduleOutcome>(scenario, tasks, args.workers, (index, outcome) =>
+    process.stderr.write(`${progressLine(`run ${index + 1}`, schedules.get(index)!, outcome)}\n`),
+  );
+  const records = indices.map((k) => runRecord(scenario, args.seed, k, schedules.get(k)!, outcomes.get(k)!));
+  const first = records.find((r) => r.verdict === 'stopped') ?? records.find((r) => r.verdict === 'fail');
+  const shrunk = first === undefined ? undefined : await shrink(scenario, args, shard, first, text);
+  const summary = shardRecord(args.file, { seed: args.seed, runs: args.runs, shard }, records, shrunk);
+  writeJson(args.json, records, summary);
+  if (args.reporter === 'junit') process.stdout.write(chaosJunit(summary, records));
+  for (const line of summaryLines(args.file, summary, records, schedules)) text.write(`${line}\n`);
+  if (summary.failed + summary.stopped > 0) process.exitCode = 1;
+}
+
+async function shrink(
+  scenario: Scenario,
+  args: ChaosArgs,
+  shard: Shard,
+  first: RunRecord,
+  text: NodeJS.WritableStream,
+): Promise<ShardRecord['shrunk']> {
+  const sharded = shard.count > 1 ? `-${shard.index}-of-${shard.count}` : '';
+  const out = args.out ?? `${scenario.name}-chaos-${args.seed}${sharded}.yaml`;
+  let n = 0;
   const outcome = await searchFaults(scenario, {
-    runs: args.runs,
+    runs: 1,
     seed: args.seed,
-    run: (s) =>
-      runScenario(s, {
-        start: (request) => startScenarioCluster(request),
-        startService: startScenarioService,
-        lenientFaults: true,
-      }),
-    onRun: (n, schedule, result) =>
+    path: String(first.schedule - 1),
+    run: runHere,
+    onRun: (_, schedule, result) =>
       process.stderr.write(
-        `run ${n}: ${describeSchedule(schedule)}: ${result === undefined ? 'STOPPED' : result.passed ? 'pass' : 'FAIL'}\n`,
+        `${progressLine(`shrinking ${++n}`, schedule, result === undefined ? { verdict: 'stopped' } : outcomeOf(result))}\n`,
       ),
-  }).catch((error: unknown) => {
-    if (!(error instanceof ScenarioError)) throw error;
-    process.stderr.write(`clustersim: ${error.message}\n`);
-    process.exitCode = 2;
-    return undefined;
   });
-  if (outcome === undefined) return;
-  const found = `(found in ${outcome.runs} runs, seed ${args.seed}, shrunk)`;
-  // A minimal schedule is written out as a scenario that replays it.
-  const writeOut = (schedule: readonly TimelineEntry[], lines: readonly string[]): void => {
-    const out = args.out ?? `${scenario.name}-chaos-${args.seed}.yaml`;
-    writeFileSync(out, scenarioWithSchedule(scenario, schedule, args.seed));
-    for (const line of [...lines, `written to ${out}`, `replay: clustersim run ${out}`])
-      process.stdout.write(`${line}\n`);
-    process.exitCode = 1;
-  };
-  if (outcome.stopped !== undefined) {
-    const { schedule, reason } = outcome.stopped;
-    return writeOut(schedule, [
-      `${args.file}: a schedule of ${schedule.length} fault entries stops the run ${found}: ${reason}`,
-    ]);
-  }
-  if (outcome.failure === undefined) {
-    process.stdout.write(
-      `${args.file}: ${outcome.runs} runs under random faults (seed ${args.seed}), every expectation held\n`,
-    );
-    return;
-  }
-  const { schedule, result } = outcome.failure;
-  const failed = textReport(result)
-    .slice(1, -1)
-    .filter((line) => !line.includes('PASS'));
-  writeOut(schedule, [
-    `${args.file}: a schedule of ${schedule.length} fault entries makes it fail ${found}:`,
-    ...failed,
-  ]);
+  const lines = shrinkAndWrite(scenario, args.seed, first.schedule, outcome, out);
+  for (const line of lines) text.write(`${line}\n`);
+  return { schedule: first.schedule, out, replay: `clustersim run ${out}` };
+}
+
+function writeJson(json: string | undefined, records: readonly RunRecord[], summary: ShardRecord): void {
+  if (json === undefined) return;
+  const lines = [...records, summary].map((r) => `${JSON.stringify(r)}\n`).join('');
+  if (json === '-') process.stdout.write(lines);
+  else writeFileSync(json, lines);
+}
+
+function summaryLines(
+  file: string,
+  summary: ShardRecord,
+  records: readonly RunRecord[],
+  schedules: ReadonlyMap<number, readonly ChaosFault[]>,
+): string[] {
+  const slice = summary.shard === '1/1' ? '' : `, shard ${summary.shard}`;
+  const lines = [
+    `${file}: ${records.length} runs under random faults (seed ${summary.seed}${slice}): ${summary.passed} passed, ${summary.failed} failed, ${summary.stopped} stopped`,
+  ];
+  for (const r of records.filter((r) => r.verdict !== 'pass'))
+    lines.push(`  ${progressLine(`run ${r.schedule}`, schedules.get(r.schedule - 1)!, r)}; replay: ${r.replay}`);
+  return lines;
 }

@@ -5,6 +5,7 @@ import { hideBin } from 'yargs/helpers';
 import { taskCommands } from './task.js';
 import { runUp, upOptions } from './up.js';
 import { chaosOptions, runChaos, type ChaosArgs } from './chaos.js';
+import { chaosMergeOptions, runChaosMerge, type ChaosMergeArgs } from './chaos-merge.js';
 import { runCheckDeterminism, runOptions, runRun, type CheckArgs, type RunArgs } from './run.js';
 import { replayOptions, runReplay } from './replay.js';
 import { serveCommands, workflowCommands } from './workflow.js';
@@ -18,6 +19,7 @@ const COMMANDS: CommandTree = {
   run: {},
   'check-determinism': {},
   chaos: {},
+  'chaos-merge': {},
   task: { list: {}, exec: {} },
   replay: {},
   serve: { workflow: {}, orchestrator: {} },
@@ -51,6 +53,12 @@ const cli = flagsFromEnvironment(yargs(argv))
     'Run a scenario under random fault schedules; shrink a failing one and write it out as a scenario',
     chaosOptions,
     (args) => runChaos(args as unknown as ChaosArgs),
+  )
+  .command(
+    'chaos-merge <files..>',
+    'Join the --json outputs of the shards of one chaos search into one summary',
+    chaosMergeOptions,
+    (args) => runChaosMerge(args as unknown as ChaosMergeArgs),
   )
   .command('task', 'The tasks of a running cluster: list them, or run a command inside one', taskCommands)
   .command(

@@ -8,6 +8,7 @@
  * the traces compared.
  */
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import os from 'node:os';
 import type { Argv } from 'yargs';
 import type { TraceEntry } from '../core/kernel/trace.js';
 import { htmlReport } from '../scenario/html-report.js';
@@ -19,6 +20,8 @@ import { TimelineRecorder } from '../scenario/report-timeline.js';
 import { traceDifference } from '../scenario/run-trace.js';
 import { runLoadedScenario } from '../start/scenario.js';
 import { TraceFile } from './trace-file.js';
+import { COUNT, numberFlag, textFlag } from './flags.js';
+import { runSeeds, seedList } from './run-seeds.js';
 
 export interface RunArgs {
   files: string[];
@@ -26,6 +29,8 @@ export interface RunArgs {
   trace: string | undefined;
   report: string | undefined;
   reporter: 'text' | 'junit';
+  seeds: string | undefined;
+  workers: number;
 }
 
 export function runOptions(yargs: Argv): Argv<RunArgs> {
@@ -52,15 +57,34 @@ export function runOptions(yargs: Argv): Argv<RunArgs> {
       default: 'text' as const,
       describe: 'text for people; junit writes JUnit XML to stdout (the text goes to stderr)',
     })
+    .option(
+      'seeds',
+      textFlag('seeds', seedsProblem, {
+        describe: 'Run each file with every seed of a list (1-50, or 1-5,9,12), in seed order',
+      }),
+    )
+    .option('workers', {
+      ...numberFlag('workers', COUNT, { describe: 'With --seeds: runs at once, each in a process of its own' }),
+      default: os.availableParallelism(),
+      defaultDescription: 'the number of cores',
+    })
+    .conflicts('seeds', ['seed', 'trace', 'report'])
     .example('$0 run scenarios/agent-crash.yaml --seed 7', 'One scenario with seed 7')
     .example('$0 run scenarios/agent-lost.yaml --report run.html', 'A picture of the run, to open in a browser')
+    .example('$0 run scenarios/resilient-service.yaml --seeds 1-50', 'Fifty seeds, on every core')
     .example(
       '$0 run scenarios/*.yaml --reporter junit > scenarios.xml',
       'All of them, for CI',
     ) as unknown as Argv<RunArgs>;
 }
 
+function seedsProblem(text: string): string | undefined {
+  const seeds = seedList(text);
+  return typeof seeds === 'string' ? seeds : undefined;
+}
+
 export async function runRun(args: RunArgs): Promise<void> {
+  if (args.seeds !== undefined) return runSeeds({ ...args, seeds: seedList(args.seeds) as string[] });
   const out = args.reporter === 'junit' ? process.stderr : process.stdout;
   const results: RunResult[] = [];
   let fileErrors = 0;

@@ -27,6 +27,8 @@ export interface ChaosOptions {
   readonly seed: number;
   /** Runs the scenario with faults added to its timeline. */
   readonly run: (scenario: Scenario) => Promise<RunResult>;
+  /** fast-check's path of a run to start from (the schedule's index from 0): that one run, then shrinking. */
+  readonly path?: string;
   /** Told after each run (shrinking runs too); a run that stopped (a RunError) has no result. */
   readonly onRun?: (n: number, schedule: readonly ChaosFault[], result: RunResult | undefined) => void;
 }
@@ -62,12 +64,39 @@ export async function searchFaults(scenario: Scenario, options: ChaosOptions): P
     if (!result.passed) last = { schedule: timeline, result };
     return result.passed;
   });
-  const details = await fc.check(property, { numRuns: options.runs, seed: options.seed, endOnFailure: false });
+  const details = await fc.check(property, {
+    numRuns: options.runs,
+    seed: options.seed,
+    endOnFailure: false,
+    ...(options.path === undefined ? {} : { path: options.path }),
+  });
   if (stopped !== undefined) return { runs: n, stopped };
   // A run that threw what is not a RunError (a ScenarioError of the cluster's start): fast-check took it for a failure.
   if (details.failed && last === undefined) throw details.errorInstance;
   if (!details.failed || last === undefined) return { runs: n };
   return { runs: n, failure: { ...last, counterexamplePath: details.counterexamplePath ?? '' } };
+}
+
+/**
+ * The first `runs` schedules drawn from a seed, the same a search with that
+ * seed runs in its order: schedule k is the same whatever the count, so a
+ * slice of the list can run anywhere and still be the same schedules.
+ */
+export function drawSchedules(scenario: Scenario, seed: number, runs: number): ChaosFault[][] {
+  return fc.sample(scheduleOf(scenario), { numRuns: runs, seed });
+}
+
+/** One of N disjoint slices of a search's schedules, numbered from 1: schedule k (from 0) goes to slice k mod N + 1. */
+export interface Shard {
+  readonly index: number;
+  readonly count: number;
+}
+
+/** The indices (from 0) of the schedules a shard runs, of `runs` in all. */
+export function shardIndices(runs: number, shard: Shard): number[] {
+  const indices: number[] = [];
+  for (let k = shard.index - 1; k < runs; k += shard.count) indices.push(k);
+  return indices;
 }
 
 /** Schedules of one to six faults within the first 80% of the run, in whole seconds. */

@@ -30,6 +30,8 @@
  *                  failover (scale.ts, a child process per size); run only when named (`npm run bench -- scale`)
  *   failover   10. master failover of 10k and 40k agents with their tasks, the cluster built in the core
  *                  (failover.ts, a child process per size); run only when named (`npm run bench -- failover`)
+ *   chaos      11. schedules/s of `clustersim chaos` on scenarios/resilient-service.yaml with 1 and 2 workers
+ *                  (chaos.ts); run only when named (`npm run bench -- chaos`)
  *
  *   BENCH_SECONDS          measured seconds per HTTP target (default 3)
  *   BENCH_WARMUP_SECONDS   warm-up before each measurement (default 2: clustersim
@@ -62,6 +64,7 @@
  *   BENCH_SCALE_CONCURRENCY      ACCEPT calls in flight (default 8)
  *   BENCH_FAILOVER_AGENTS  agent counts of the failover part (default 10000,40000)
  *   BENCH_FAILOVER_TASKS_PER_AGENT  long tasks running on each agent (default 10)
+ *   BENCH_CHAOS_RUNS       schedules per row of the chaos part (default 8)
  *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants,allocator,agents,
  *                          virtual-day (default all; `npm run bench -- <part>...` names them too), e.g. to profile
  *                          one part with `node --cpu-prof --import tsx` (the server threads of part 1 inherit the
@@ -80,6 +83,7 @@ import { benchStartup, type StartupResult } from './startup.js';
 import { runVirtualDay, VIRTUAL_DAY, virtualDayLines } from './virtual-day.js';
 import { benchScalePart } from './scale-part.js';
 import { benchFailoverPart } from './failover-part.js';
+import { benchChaosPart } from './chaos.js';
 import { num, progress, table } from './stats.js';
 import type { ThreadWindow } from './thread-cpu.js';
 
@@ -300,9 +304,10 @@ const PARTS = [
   'virtual-day',
   'scale',
   'failover',
+  'chaos',
 ] as const;
-/** Parts run only when named: the scale part takes tens of minutes at its largest size, the failover part minutes. */
-const NAMED_ONLY: readonly string[] = ['scale', 'failover'];
+/** Parts run only when named: the scale part takes tens of minutes at its largest size, the failover and chaos parts minutes. */
+const NAMED_ONLY: readonly string[] = ['scale', 'failover', 'chaos'];
 type Part = (typeof PARTS)[number];
 
 function selectedParts(raw: string | undefined): ReadonlySet<Part> {
@@ -466,6 +471,7 @@ async function main(): Promise<void> {
       ),
     );
   }
+  if (only.has('chaos')) out.push(...benchChaosPart(Math.round(envNumber('BENCH_CHAOS_RUNS', 8)), 1));
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

@@ -50,7 +50,7 @@ function expectOneLine(out: Outcome, line: string | RegExp): void {
 }
 
 const LEVELS = 'fatal, error, warn, info, debug, trace, silent';
-const COMMANDS = 'up, run, check-determinism, chaos, task, replay, serve, workflow, orch';
+const COMMANDS = 'up, run, check-determinism, chaos, chaos-merge, task, replay, serve, workflow, orch';
 
 /** argv, and the one line expected (a string is the whole line, a RegExp matches it). */
 const CASES: readonly (readonly [readonly string[], string | RegExp])[] = [
