@@ -1,0 +1,147 @@
+/**
+ * External frameworks in scenario files: the user's own scheduler as a
+ * process of its own (test/fixtures/scheduler.mjs, a real child process),
+ * in real time. Bounds are generous and nothing here asserts on speed:
+ * each run is a few seconds of wall clock.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseScenario } from '../../src/scenario/load.js';
+import { textReport } from '../../src/scenario/report.js';
+import { runLoadedScenario } from '../../src/start/scenario.js';
+import { error } from './scenario-text.js';
+
+const SCHEDULER = 'node test/fixtures/scheduler.mjs';
+
+function file(mode: string, expectations: string, extra = ''): string {
+  return `name: ext
+duration: 4s
+cluster:
+  agents:
+    - count: 2
+      resources: "cpus:2;mem:2048"
+frameworks:
+  - name: mine
+    command: ${SCHEDULER}
+    env: { FRAMEWORK_NAME: mine-fw, MODE: ${mode}, TASKS: 2, ECHO: "\${MASTER_URL}" }
+    match: { name: mine-fw }
+    subscribe_timeout: 60s
+${extra}expect:
+${expectations}`;
+}
+
+const verdicts = (result: Awaited<ReturnType<typeof runLoadedScenario>>): [boolean, string, string][] =>
+  result.results.map((r) => [r.ok, r.what, r.found]);
+
+describe('external frameworks', () => {
+  it('runs the user’s scheduler in real time, and the expectations see it by name', async () => {
+    const text = file(
+      'good',
+      `  - tasks: { framework: mine, state: TASK_RUNNING, count: 2 }
+  - events: { framework: mine, sequence: [SUBSCRIBED, OFFERS, UPDATE TASK_RUNNING] }
+  - misuse: { framework: mine, count: 0 }
+  - frameworks: { state: subscribed, count: 2 }
+  - process: { framework: mine, running: true }
+  - invariants: true
+`,
+      `  - name: web
+    tasks: { keep_running: 1 }
+`,
+    );
+    const scenario = parseScenario('ext.yaml', text);
+    expect(scenario.time).toBe('realtime');
+    const result = await runLoadedScenario(scenario);
+    expect(result.problems).toEqual([]);
+    expect(verdicts(result).filter(([ok]) => !ok)).toEqual([]);
+    expect(result.passed).toBe(true);
+    const [process] = result.processes;
+    expect(process).toMatchObject({ framework: 'mine', exitCode: null, signal: 'SIGTERM' });
+    expect(process!.stdout).toMatch(/^scheduler: subscribed as /);
+    expect(process!.stdout).toContain('scheduler: mine-fw-task-1 TASK_RUNNING');
+    expect(textReport(result).join('\n')).toMatch(/real time: the seed does not replay this run/);
+  }, 90_000);
+
+  it('fails misuse count 0 on a scheduler that acknowledges updates wrongly, and names the misuse', async () => {
+    const result = await runLoadedScenario(
+      parseScenario('ext.yaml', file('bad-ack', '  - misuse: { framework: mine, count: 0 }\n')),
+    );
+    expect(result.passed).toBe(false);
+    const [misuse] = verdicts(result);
+    expect(misuse![0]).toBe(false);
+    expect(misuse![1]).toBe('exactly 0 protocol misuses by mine');
+    expect(misuse![2]).toMatch(/acknowledge_unknown_update ×\d+/);
+    expect(textReport(result).join('\n')).toMatch(/acknowledge_unknown_update/);
+  }, 90_000);
+
+  it('keeps a process that exits early as an event of the run, for process expectations', async () => {
+    const expectations = `  - process: { framework: mine, running: true }
+  - process: { framework: mine, exit_code: 3 }
+`;
+    const result = await runLoadedScenario(parseScenario('ext.yaml', file('exit', expectations)));
+    expect(verdicts(result)).toEqual([
+      [false, 'the process of mine is running at the end', 'ended by itself (exit code 3)'],
+      [true, 'the process of mine exits with code 3', 'ended by itself (exit code 3)'],
+    ]);
+    expect(result.notes.join('\n')).toMatch(/mine: its process exited with code 3 at .*stderr: .*leaving early/);
+  }, 90_000);
+
+  it('names the entry when its process ends before it subscribes', async () => {
+    // The command prints what it was given: the placeholder substituted, and the environment.
+    const text = file('good', '  - invariants: true\n').replace(
+      SCHEDULER,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the file's placeholder, for the runner to substitute
+      'sh -c "echo ${MASTER} $MESOS_MASTER $CLUSTERSIM_MASTER $ECHO >&2; exit 7"',
+    );
+    await expect(runLoadedScenario(parseScenario('ext.yaml', text))).rejects.toThrow(
+      /framework 'mine' \(line 8\): its process exited with code 7 before it subscribed; stderr: (127\.0\.0\.1:\d+) \1 \1 http:\/\/\1 \(seed 0, in real time: the seed does not replay it\)$/,
+    );
+  }, 90_000);
+});
+
+describe('external frameworks in the file', () => {
+  const base = file('good', '  - invariants: true\n');
+
+  it('refuses virtual time with a command, with the reason', () => {
+    expect(error(`time: virtual\n${base}`)).toBe(
+      "s.yaml:1:1: time: virtual cannot run frameworks[0] ('mine'), which has a command: " +
+        'a process of its own runs on the wall clock; say time: realtime or leave time out',
+    );
+  });
+
+  it('reads command, attach, env, match and the process expectation', () => {
+    const s = parseScenario(
+      's.yaml',
+      base.replace('  - invariants: true', '  - process: { framework: mine, exit_code: 0 }'),
+    );
+    expect(s.frameworks).toEqual([]);
+    expect(s.externals[0]).toMatchObject({
+      name: 'mine',
+      command: SCHEDULER,
+      attach: false,
+      match: 'mine-fw',
+      subscribeTimeoutMs: 60_000,
+      env: { FRAMEWORK_NAME: 'mine-fw', MODE: 'good', TASKS: '2' },
+    });
+    expect(s.expect[0]).toMatchObject({ process: { framework: 'mine', exit_code: 0 } });
+    const attached = parseScenario(
+      's.yaml',
+      base.replace(`command: ${SCHEDULER}`, 'attach: true').replace(/ {4}env: .*\n/, ''),
+    );
+    expect(attached.externals[0]).toMatchObject({ attach: true, command: undefined, match: 'mine-fw' });
+    expect(parseScenario('s.yaml', base.replace(/ {4}match: .*\n/, '')).externals[0]!.match).toBe('mine');
+  });
+
+  it('refuses fields of the other kind, and both command and attach, in one line each', () => {
+    expect(error(base.replace('    match:', '    tasks: { total: 1 }\n    match:'))).toMatch(
+      /^s\.yaml:\d+:5: frameworks\[0\]\.tasks: a framework with a command or attach is the user’s own: scripted fields do not apply$/,
+    );
+    expect(error(base.replace('    match:', '    attach: true\n    match:'))).toMatch(
+      /^s\.yaml:\d+:5: frameworks\[0\]\.attach: a framework has a command or is attached, not both$/,
+    );
+    expect(error(base.replace(`command: ${SCHEDULER}`, 'acknowledge: false'))).toMatch(
+      /frameworks\[0\]\.env: only a framework with a command or attach takes this field$/,
+    );
+    expect(error(base.replace('  - invariants: true', '  - process: { framework: nobody, running: true }'))).toMatch(
+      /expect\[0\]\.framework: no framework named 'nobody' in this file/,
+    );
+  });
+});
