@@ -46,6 +46,8 @@ export async function runChaos(args: ChaosArgs): Promise<void> {
   let scenario: Scenario;
   try {
     scenario = loadScenario(args.file);
+    if (scenario.time === 'realtime')
+      throw new ScenarioError(`${args.file}: runs in real time (an external framework): chaos needs virtual time`);
   } catch (error) {
     if (!(error instanceof ScenarioError)) throw error;
     process.stderr.write(`clustersim: ${error.message}\n`);

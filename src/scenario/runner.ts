@@ -67,6 +67,8 @@ export interface RunOptions {
   readonly keepTrace?: boolean;
   /** Given every trace entry of the run, in order, as it is written (`--trace` streams them to a file). */
   readonly traceSink?: (entry: TraceEntry) => void;
+  /** Told where an attached framework (`attach: true`) should subscribe, as the runner starts waiting for it. */
+  readonly onAttach?: (name: string, match: string, masterUrl: string) => void;
   /** A fault that does not apply (its target gone, or in no state for it) is a note, not a problem: random schedules. */
   readonly lenientFaults?: boolean;
 }
@@ -460,7 +462,10 @@ class Run {
     const url =
       this.#driver.read((view) => this.cluster.masterUrls[view.leaderIndex() ?? 0]) ?? this.cluster.masterUrls[0]!;
     const master = new URL(url).host;
-    for (const fw of this.#externals) fw.start(master);
+    for (const fw of this.#externals) {
+      fw.start(master);
+      if (fw.spec.attach) this.options.onAttach?.(fw.spec.name, fw.spec.match, `http://${master}`);
+    }
     for (const fw of this.#externals) {
       await fw.awaitSubscription(() =>
         this.#driver.read((view) => {

@@ -4,6 +4,7 @@
  * in real time. Bounds are generous and nothing here asserts on speed:
  * each run is a few seconds of wall clock.
  */
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/scenario/load.js';
 import { textReport } from '../../src/scenario/report.js';
@@ -82,6 +83,25 @@ describe('external frameworks', () => {
       [true, 'the process of mine exits with code 3', 'ended by itself (exit code 3)'],
     ]);
     expect(result.notes.join('\n')).toMatch(/mine: its process exited with code 3 at .*stderr: .*leaving early/);
+  }, 90_000);
+
+  it('waits for an attached framework the user starts, and tells where the master is', async () => {
+    const text = file('good', '  - tasks: { framework: mine, state: TASK_RUNNING, count: 2 }\n')
+      .replace(`command: ${SCHEDULER}`, 'attach: true')
+      .replace(/ {4}env: .*\n/, '');
+    let user: ReturnType<typeof spawn> | undefined;
+    try {
+      const result = await runLoadedScenario(parseScenario('ext.yaml', text), {
+        onAttach: (_name, match, masterUrl) => {
+          const env = { ...process.env, CLUSTERSIM_MASTER_URL: masterUrl, FRAMEWORK_NAME: match };
+          user = spawn('node', ['test/fixtures/scheduler.mjs'], { env, stdio: 'ignore' });
+        },
+      });
+      expect(verdicts(result)).toEqual([[true, 'exactly 2 TASK_RUNNING tasks of mine', '2']]);
+      expect(result.processes).toEqual([]);
+    } finally {
+      user?.kill('SIGKILL');
+    }
   }, 90_000);
 
   it('names the entry when its process ends before it subscribes', async () => {
