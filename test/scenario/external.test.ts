@@ -8,8 +8,9 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/scenario/load.js';
 import { textReport } from '../../src/scenario/report.js';
-import { runLoadedScenario } from '../../src/start/scenario.js';
+import { runLoadedScenario, runScenarioFile } from '../../src/start/scenario.js';
 import { error } from './scenario-text.js';
+import { REALTIME_SCENARIOS, SCENARIO_DIR } from './shipped.js';
 
 const SCHEDULER = 'node test/fixtures/scheduler.mjs';
 
@@ -164,4 +165,16 @@ describe('external frameworks in the file', () => {
       /expect\[0\]\.framework: no framework named 'nobody' in this file/,
     );
   });
+});
+
+describe('shipped scenarios in real time', () => {
+  it('has at least one, with no golden trace', () => {
+    expect(REALTIME_SCENARIOS).toContain('external-command-scheduler.yaml');
+  });
+
+  it.each(REALTIME_SCENARIOS)('%s passes', async (file) => {
+    const result = await runScenarioFile(`${SCENARIO_DIR}/${file}`);
+    expect(textReport(result).filter((line) => /FAIL|PROBLEM/.test(line))).toEqual([]);
+    expect(result.passed).toBe(true);
+  }, 120_000);
 });
