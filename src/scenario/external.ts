@@ -19,6 +19,9 @@ export const OUTPUT_TAIL_BYTES = 64 * 1024;
 /** How long it has to end after SIGTERM before its group is killed. */
 export const STOP_GRACE_MS = 3_000;
 
+/** How long the runner waits for the rest of a process's output once it exited. */
+const OUTPUT_WAIT_MS = 1_000;
+
 /** How often (wall clock) the runner looks for its subscription. */
 const SUBSCRIBE_POLL_MS = 25;
 
@@ -54,6 +57,12 @@ export class ExternalFramework {
   #failed: string | undefined;
   #stoppedByRun = false;
   #exited: Promise<void> = Promise.resolve();
+  /** Its output streams ended too (after its exit, unless a child of its group holds them). */
+  #closed: Promise<void> = Promise.resolve();
+  /** Cluster times it lost its subscription, and had one again, as the runner saw the master's books change. */
+  readonly lostAt: number[] = [];
+  readonly subscribedAt: number[] = [];
+  #subscribed = false;
   readonly #stdout = new Tail();
   readonly #stderr = new Tail();
 
@@ -89,6 +98,7 @@ export class ExternalFramework {
     this.#child = child;
     child.stdout!.on('data', (chunk: Buffer) => this.#stdout.add(chunk));
     child.stderr!.on('data', (chunk: Buffer) => this.#stderr.add(chunk));
+    this.#closed = new Promise((resolve) => child.on('close', () => resolve()));
     this.#exited = new Promise((resolve) => {
       child.on('error', (error) => {
         this.#failed = error.message;
@@ -106,8 +116,10 @@ export class ExternalFramework {
   async awaitSubscription(idOf: () => string | undefined): Promise<void> {
     const deadline = performance.now() + this.spec.subscribeTimeoutMs;
     while (idOf() === undefined) {
-      if (this.#exit !== undefined)
+      if (this.#exit !== undefined) {
+        await this.#outputRead();
         throw new Error(`${this.where}: ${this.#endText()} before it subscribed${this.#stderrLine()}`);
+      }
       if (performance.now() > deadline) {
         const how = this.spec.attach ? 'attached' : 'its process running';
         throw new Error(
@@ -116,6 +128,13 @@ export class ExternalFramework {
       }
       await new Promise((resolve) => setTimeout(resolve, SUBSCRIBE_POLL_MS));
     }
+  }
+
+  /** The master's books at `nowMs`: whether it is subscribed there (the runner looks whenever the cluster changes). */
+  observe(subscribed: boolean, nowMs: number): void {
+    if (subscribed === this.#subscribed) return;
+    this.#subscribed = subscribed;
+    (subscribed ? this.subscribedAt : this.lostAt).push(nowMs);
   }
 
   /** Whether its process ended by itself during the run, and when: an event of the run. */
@@ -159,6 +178,14 @@ export class ExternalFramework {
     // Its children may outlive it: the group goes too.
     signalGroup(pid, 'SIGKILL');
     await this.#exited;
+    await this.#outputRead();
+  }
+
+  /** Waits a little for the rest of its output after its exit: 'exit' may come before the last bytes. */
+  async #outputRead(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.#closed, new Promise((resolve) => (timer = setTimeout(resolve, OUTPUT_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   #endText(): string {
@@ -171,6 +198,27 @@ export class ExternalFramework {
     const last = this.#stderr.text().trim().split('\n').slice(-3).join(' | ');
     return last === '' ? '' : `; stderr: ${last.slice(-300)}`;
   }
+}
+
+/**
+ * Starts the external frameworks with the leading master's address (`url`),
+ * tells where an attached one should subscribe, and waits for each to
+ * subscribe (`subscribedId` finds it by its FrameworkInfo.name).
+ */
+export async function startExternals(
+  externals: readonly ExternalFramework[],
+  url: string,
+  run: {
+    subscribedId(match: string): string | undefined;
+    onAttach?: (name: string, match: string, masterUrl: string) => void;
+  },
+): Promise<void> {
+  const master = new URL(url).host;
+  for (const fw of externals) {
+    fw.start(master);
+    if (fw.spec.attach) run.onAttach?.(fw.spec.name, fw.spec.match, `http://${master}`);
+  }
+  for (const fw of externals) await fw.awaitSubscription(() => run.subscribedId(fw.spec.match));
 }
 
 /** The framework an external entry matches by FrameworkInfo.name: the latest to register with it, a subscribed one first. */

@@ -11,7 +11,8 @@ export interface EvidenceSources {
   readonly driver: ClusterDriver;
   readonly record: RunRecord;
   idOf(name: string): string | undefined;
-  scripted(name: string): ScriptedFramework | undefined;
+  /** A scripted or external framework's losses and subscriptions, in cluster time. */
+  subscriptions(name: string): Pick<ScriptedFramework, 'lostAt' | 'subscribedAt'> | undefined;
   process(name: string): ProcessState | undefined;
 }
 
@@ -30,8 +31,8 @@ export function evidenceOf(run: EvidenceSources): Evidence {
     ...base,
     sequence: (name, expected) => run.record.sequence(run.idOf(name), expected),
     subscriptions: (name) => ({
-      lost: run.scripted(name)?.lostAt ?? [],
-      subscribed: run.scripted(name)?.subscribedAt ?? [],
+      lost: run.subscriptions(name)?.lostAt ?? [],
+      subscribed: run.subscriptions(name)?.subscribedAt ?? [],
     }),
     metric: (name) => {
       const value = run.driver.read((view) => renderMetrics(view))[name];

@@ -14,7 +14,7 @@ import type { TraceEntry } from '../core/kernel/trace.js';
 import { parseFault } from '../wire/sim/faults.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import { check, type Evidence, type ExpectationResult } from './expect.js';
-import { ExternalFramework, externalIdOf, type ProcessOutcome } from './external.js';
+import { ExternalFramework, externalIdOf, startExternals, type ProcessOutcome } from './external.js';
 import { holds } from './conditions.js';
 import { formatSpan } from './duration.js';
 import { ScriptedFramework, type FrameworkHost } from './framework.js';
@@ -238,7 +238,7 @@ class Run {
       driver: this.#driver,
       record: this.#record,
       idOf: (name) => this.#idOf(name),
-      scripted: (name) => this.#frameworks.find((f) => f.spec.name === name),
+      subscriptions: (name) => [...this.#frameworks, ...this.#externals].find((f) => f.spec.name === name),
       process: (name) => this.#externals.find((f) => f.spec.name === name)?.state,
     });
   }
@@ -309,6 +309,13 @@ class Run {
       const timed = this.#services.filter((s) => s.pace.fireDue());
       if (timed.length > 0) await this.#quiesce(now);
       if (due.length === 0 && timed.length === 0 && !fired) break;
+    }
+    for (const fw of this.#externals) {
+      const id = this.#externalId(fw.spec.match);
+      fw.observe(
+        this.#driver.read((v) => id !== undefined && v.framework(id)?.state === 'subscribed'),
+        now,
+      );
     }
     await this.#checkAt(now);
   }
@@ -457,23 +464,12 @@ class Run {
     return this.#driver.read((view) => externalIdOf(view, match));
   }
 
-  /** Starts the external frameworks with the leading master's address, and waits for each to subscribe. */
-  async #startExternals(): Promise<void> {
-    const url =
-      this.#driver.read((view) => this.cluster.masterUrls[view.leaderIndex() ?? 0]) ?? this.cluster.masterUrls[0]!;
-    const master = new URL(url).host;
-    for (const fw of this.#externals) {
-      fw.start(master);
-      if (fw.spec.attach) this.options.onAttach?.(fw.spec.name, fw.spec.match, `http://${master}`);
-    }
-    for (const fw of this.#externals) {
-      await fw.awaitSubscription(() =>
-        this.#driver.read((view) => {
-          const id = this.#externalId(fw.spec.match);
-          return id !== undefined && view.framework(id)?.state === 'subscribed' ? id : undefined;
-        }),
-      );
-    }
+  /** That framework's id while the master holds it subscribed. */
+  #subscribedId(match: string): string | undefined {
+    return this.#driver.read((view) => {
+      const id = externalIdOf(view, match);
+      return id !== undefined && view.framework(id)?.state === 'subscribed' ? id : undefined;
+    });
   }
 
   async #setUp(): Promise<void> {
@@ -494,6 +490,10 @@ class Run {
       await service.start(this.options.startService, this.cluster.masterUrls);
       await this.#quiesce(this.#now());
     }
-    await this.#startExternals();
+    const leader = this.#driver.read((view) => this.cluster.masterUrls[view.leaderIndex() ?? 0]);
+    await startExternals(this.#externals, leader ?? this.cluster.masterUrls[0]!, {
+      subscribedId: (match) => this.#subscribedId(match),
+      ...(this.options.onAttach === undefined ? {} : { onAttach: this.options.onAttach }),
+    });
   }
 }

@@ -35,7 +35,7 @@ const verdicts = (result: Awaited<ReturnType<typeof runLoadedScenario>>): [boole
   result.results.map((r) => [r.ok, r.what, r.found]);
 
 describe('external frameworks', () => {
-  it('runs the user’s scheduler in real time, and the expectations see it by name', async () => {
+  it('runs the user’s scheduler in real time through a timeline, and the expectations see it by name', async () => {
     const text = file(
       'good',
       `  - tasks: { framework: mine, state: TASK_RUNNING, count: 2 }
@@ -44,11 +44,20 @@ describe('external frameworks', () => {
   - frameworks: { state: subscribed, count: 2 }
   - process: { framework: mine, running: true }
   - invariants: true
+  - resubscribed: { framework: mine, within: 30s, min: 1 }
+  - trace: { kind: "fault:heal", count: 1 }
 `,
       `  - name: web
     tasks: { keep_running: 1 }
+timeline:
+  - when: { tasks: { framework: mine, state: TASK_RUNNING, count: 2 } }
+    fault: { type: drop_framework_connection, framework: mine }
+  - at: 1s
+    fault: { type: partition, nodes: [master, 1] }
+  - at: 2s
+    fault: { type: heal, nodes: [master, 1] }
 `,
-    );
+    ).replace('duration: 4s', 'duration: 8s');
     const scenario = parseScenario('ext.yaml', text);
     expect(scenario.time).toBe('realtime');
     const result = await runLoadedScenario(scenario);
@@ -59,6 +68,7 @@ describe('external frameworks', () => {
     expect(process).toMatchObject({ framework: 'mine', exitCode: null, signal: 'SIGTERM' });
     expect(process!.stdout).toMatch(/^scheduler: subscribed as /);
     expect(process!.stdout).toContain('scheduler: mine-fw-task-1 TASK_RUNNING');
+    expect(process!.stderr).toContain('scheduler: subscribing again');
     expect(textReport(result).join('\n')).toMatch(/real time: the seed does not replay this run/);
   }, 90_000);
 
