@@ -72,6 +72,27 @@ timeline:
     expect(textReport(result).join('\n')).toMatch(/real time: the seed does not replay this run/);
   }, 90_000);
 
+  it('runs a bundled framework beside it, in real time too', async () => {
+    const text = file(
+      'good',
+      `  - tasks: { framework: orch, state: TASK_RUNNING, min: 1 }
+  - tasks: { framework: mine, state: TASK_RUNNING, count: 2 }
+  - service: { name: orch, get: /api/framework/v0/agent/scale }
+`,
+    )
+      .replace('  agents:', '  containerizers: docker,mesos\n  agents:')
+      .replace('"cpus:2;mem:2048"', '"cpus:2;mem:4096;disk:16384;ports:[31000-32000]"')
+      .replace(
+        'expect:',
+        'services:\n  - name: orch\n    kind: orchestrator\n    config: { ORCH_AGENT_COUNT: 1 }\nexpect:',
+      )
+      .replace('count: 2\n      resources', 'count: 3\n      resources')
+      .replace('duration: 4s', 'duration: 6s');
+    const result = await runLoadedScenario(parseScenario('ext.yaml', text));
+    expect(result.problems).toEqual([]);
+    expect(verdicts(result).filter(([ok]) => !ok)).toEqual([]);
+  }, 90_000);
+
   it('fails misuse count 0 on a scheduler that acknowledges updates wrongly, and names the misuse', async () => {
     const result = await runLoadedScenario(
       parseScenario('ext.yaml', file('bad-ack', '  - misuse: { framework: mine, count: 0 }\n')),
