@@ -105,6 +105,15 @@ timeline:
     expect(textReport(result).join('\n')).toMatch(/acknowledge_unknown_update/);
   }, 90_000);
 
+  it('fails misuse count 0 on a scheduler that never acknowledges, once the agent retried for 30 s', async () => {
+    // The master counts an update never acknowledged when the agent's retry comes 30 s after the first delivery.
+    const text = file('no-ack', '  - misuse: { framework: mine, count: 0 }\n').replace('duration: 4s', 'duration: 40s');
+    const result = await runLoadedScenario(parseScenario('ext.yaml', text));
+    const [misuse] = verdicts(result);
+    expect(misuse![0]).toBe(false);
+    expect(misuse![2]).toMatch(/^\d+: unacknowledged_update ×\d+$/);
+  }, 120_000);
+
   it('keeps a process that exits early as an event of the run, for process expectations', async () => {
     const expectations = `  - process: { framework: mine, running: true }
   - process: { framework: mine, exit_code: 3 }
