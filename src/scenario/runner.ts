@@ -35,7 +35,8 @@ export type { StartService, ConductedService, ServiceContext } from './services.
 /** What the runner asks of the cluster it is given: the file's cluster (its quota is set later, over HTTP), the seed, the time. */
 export type ClusterRequest = Omit<ClusterSpec, 'quota'> & {
   readonly seed: string | number;
-  readonly time: Scenario['time'];
+  /** Default virtual. */
+  readonly time?: Scenario['time'];
 };
 
 export interface ScenarioCluster {
