@@ -114,6 +114,8 @@ export async function runChaos(args: ChaosArgs): Promise<void> {
 
 async function search(args: ChaosArgs): Promise<void> {
   const scenario = loadScenario(args.file);
+  if (scenario.time === 'realtime')
+    throw new ScenarioError(`${args.file}: runs in real time (an external framework): chaos needs virtual time`);
   const shard = shardOf(args.shard)!;
   const drawn = drawSchedules(scenario, args.seed, Math.max(args.runs, args.schedule ?? 0));
   const indices = args.schedule === undefined ? shardIndices(args.runs, shard) : [args.schedule - 1];

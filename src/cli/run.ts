@@ -129,6 +129,8 @@ async function runOne(
       ...(args.seed === undefined ? {} : { seed: args.seed }),
       keepTrace: args.keepTrace ?? false,
       onProgress: progress(file),
+      onAttach: (name: string, match: string, masterUrl: string) =>
+        process.stderr.write(`clustersim: ${file}: waiting for framework '${match}' (${name}) at ${masterUrl}\n`),
     };
     const result = await runLoadedScenario(scenario, {
       ...options,
@@ -219,6 +221,13 @@ export async function runCheckDeterminism(args: CheckArgs): Promise<void> {
   let same = 0;
   let fileErrors = 0;
   for (const file of args.files) {
+    if (inRealTime(file)) {
+      process.stderr.write(
+        `clustersim: ${file}: runs in real time (an external framework): its trace is not repeatable\n`,
+      );
+      fileErrors++;
+      continue;
+    }
     const first = await runOne(file, { ...args, keepTrace: true });
     const second = typeof first !== 'object' ? first : await runOne(file, { ...args, keepTrace: true });
     if (first === 'file error') fileErrors++;
@@ -246,6 +255,15 @@ export async function runCheckDeterminism(args: CheckArgs): Promise<void> {
     `${plural(args.files.length, 'scenario')}: ${same} deterministic, ${args.files.length - same} not\n`,
   );
   process.exitCode = fileErrors > 0 ? 2 : same === args.files.length ? 0 : 1;
+}
+
+/** Whether a file runs in real time; a file that cannot be read is left to runOne to report. */
+function inRealTime(file: string): boolean {
+  try {
+    return loadScenario(file).time === 'realtime';
+  } catch {
+    return false;
+  }
 }
 
 function plural(n: number, word: string): string {

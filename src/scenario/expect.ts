@@ -4,7 +4,7 @@
  * the full invariant check.
  */
 import { holds, within, type Observed, type Verdict } from './conditions.js';
-import type { Expectation, ServiceCheck } from './scenario.js';
+import type { Expectation, ProcessCheck, ServiceCheck } from './scenario.js';
 import { formatSpan } from './duration.js';
 import type { SequenceProgress } from './observe.js';
 
@@ -20,6 +20,20 @@ export interface Evidence extends Observed {
   invariants(): string | undefined;
   /** Protocol misuses counted so far, of a framework (by name) or all, of a kind or all. */
   misuses(frameworkName: string | undefined, kind: string | undefined): number;
+  /** The kinds of those misuses with their counts, e.g. `unacknowledged_update ×2`, for the report. */
+  misuseKinds(frameworkName: string | undefined, kind: string | undefined): readonly string[];
+  /** An external framework's process as it is now (or as it ended). */
+  process(frameworkName: string): ProcessState | undefined;
+}
+
+/** An external framework's process: running, or how it ended. */
+export interface ProcessState {
+  readonly running: boolean;
+  /** Its exit code once it ended by itself or on SIGTERM; null when a signal ended it. */
+  readonly exitCode: number | null | undefined;
+  readonly signal: string | null | undefined;
+  /** Whether the run stopped it at its end (rather than it ending by itself). */
+  readonly stoppedByRun: boolean;
 }
 
 /** A bundled framework's answer to an expectation's GET. */
@@ -68,21 +82,50 @@ function verdict(e: Exclude<Expectation, { readonly service: ServiceCheck }>, se
     if (value === undefined) return { ok: false, what: `metric ${name}`, found: 'no such metric' };
     return within(bounds, value, `(metric ${name})`);
   }
-  if ('misuse' in e) {
-    const { framework, kind, ...bounds } = e.misuse;
-    const bound =
-      bounds.count === undefined && bounds.min === undefined && bounds.max === undefined ? { count: 0 } : bounds;
-    return within(
-      bound,
-      seen.misuses(framework, kind),
-      `protocol misuses${kind === undefined ? '' : ` of kind ${kind}`}${framework === undefined ? '' : ` by ${framework}`}`,
-    );
-  }
+  if ('misuse' in e) return misuseVerdict(e.misuse, seen);
+  if ('process' in e) return processVerdict(e.process, seen.process(e.process.framework));
   if ('invariants' in e) {
     const broken = seen.invariants();
     return { ok: broken === undefined, what: 'the invariants hold', found: broken ?? 'they hold' };
   }
   return holds(e, seen);
+}
+
+function misuseVerdict(e: Extract<Expectation, { readonly misuse: unknown }>['misuse'], seen: Evidence): Verdict {
+  const { framework, kind, ...bounds } = e;
+  const bound =
+    bounds.count === undefined && bounds.min === undefined && bounds.max === undefined ? { count: 0 } : bounds;
+  const result = within(
+    bound,
+    seen.misuses(framework, kind),
+    `protocol misuses${kind === undefined ? '' : ` of kind ${kind}`}${framework === undefined ? '' : ` by ${framework}`}`,
+  );
+  const kinds = seen.misuseKinds(framework, kind);
+  return kinds.length === 0 ? result : { ...result, found: `${result.found}: ${kinds.join(', ')}` };
+}
+
+function processVerdict(e: ProcessCheck, state: ProcessState | undefined): Verdict {
+  const what =
+    e.exit_code !== undefined
+      ? `the process of ${e.framework} exits with code ${e.exit_code}`
+      : `the process of ${e.framework} is ${e.running === false ? 'not running' : 'running'} at the end`;
+  if (state === undefined) return { ok: false, what, found: 'no process' };
+  const ended =
+    state.running || state.stoppedByRun
+      ? state.running
+        ? 'running'
+        : `running until the run stopped it (${endedHow(state)})`
+      : `ended by itself (${endedHow(state)})`;
+  const running = state.running || state.stoppedByRun;
+  const ok =
+    (e.running === undefined || e.running === running) && (e.exit_code === undefined || state.exitCode === e.exit_code);
+  return { ok, what, found: ended };
+}
+
+function endedHow(state: ProcessState): string {
+  return state.exitCode === null || state.exitCode === undefined
+    ? `signal ${state.signal ?? 'unknown'}`
+    : `exit code ${state.exitCode}`;
 }
 
 /** The expected events appear in this order, others between them allowed. */

@@ -34,11 +34,11 @@ import type {
   TimelineEntry,
 } from './scenario.js';
 import { agentCount } from './scenario.js';
+import { ScenarioError } from './load-error.js';
+import { checkFrameworkFields, externalOf, isExternal, timeOf } from './external-load.js';
 import { MAX_AGENTS, MAX_ALIAS_COUNT, MAX_DURATION_MS, MAX_SCENARIO_BYTES } from './limits.js';
 
-export class ScenarioError extends Error {
-  override readonly name = 'ScenarioError';
-}
+export { ScenarioError };
 
 const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
 ajv.addFormat(DURATION_FORMAT, { type: 'string', validate: (text: string) => parseDuration(text) !== undefined });
@@ -149,7 +149,10 @@ function build(
   where: (path: Path, key?: string) => string,
   lineOf: (path: Path) => number,
 ): Scenario {
-  const frameworks = (raw['frameworks'] ?? []).map(frameworkOf);
+  const entries: Raw[] = raw['frameworks'] ?? [];
+  for (const [i, entry] of entries.entries()) checkFrameworkFields(entry, i, where);
+  const frameworks = entries.filter((f) => !isExternal(f)).map(frameworkOf);
+  const externals = entries.flatMap((f, i) => (isExternal(f) ? [externalOf(f, lineOf(['frameworks', i]))] : []));
   const names = new Set<string>();
   const unique = (list: readonly { name: string }[], key: string): void =>
     list.forEach((f, i) => {
@@ -157,7 +160,7 @@ function build(
         throw new ScenarioError(`${where([key, i, 'name'])}: ${key}[${i}].name: '${f.name}' is named twice`);
       names.add(f.name);
     });
-  unique(frameworks, 'frameworks');
+  unique(entries as { name: string }[], 'frameworks');
   unique(raw['services'] ?? [], 'services');
   const cluster = raw['cluster'];
   const scenario: Scenario = {
@@ -166,6 +169,7 @@ function build(
     description: raw['description'] ?? '',
     seed: raw['seed'] ?? 0,
     durationMs: parseDuration(raw['duration'])!,
+    time: timeOf(raw, where),
     cluster: {
       masters: cluster['masters'] ?? 1,
       agents: cluster['agents'] as AgentGroup[],
@@ -178,6 +182,7 @@ function build(
       quota: cluster['quota'] ?? [],
     },
     frameworks,
+    externals,
     services: (raw['services'] ?? []).map(serviceOf),
     timeline: (raw['timeline'] ?? []).map(
       (entry: Raw, i: number): TimelineEntry => ({
@@ -263,7 +268,7 @@ function expectationOf(raw: Raw, line: number): Expectation {
 /** What the schema cannot check: names and indexes that must exist, faults that must read. */
 function checkReferences(scenario: Scenario, where: (path: Path, key?: string) => string): void {
   // A service is a framework too: conditions and faults may name it.
-  const names = new Set([...scenario.frameworks, ...scenario.services].map((f) => f.name));
+  const names = new Set([...scenario.frameworks, ...scenario.externals, ...scenario.services].map((f) => f.name));
   const services = new Set(scenario.services.map((s) => s.name));
   const service = (value: string, path: Path, field: string): void => {
     if (!services.has(value))

@@ -34,7 +34,15 @@ export function textReport(result: RunResult): string[] {
       ` · ${formatSpan(result.endMs)} of cluster time in ${(result.wallMs / 1000).toFixed(2)} s` +
       ` · trace ${result.traceLength} entries, hash ${result.traceHash}`,
   );
-  lines.push(`  replay: ${replayCommand(result)}`);
+  for (const p of result.processes) {
+    const ended =
+      p.exitCode === null || p.exitCode === undefined ? `signal ${p.signal ?? '-'}` : `exit code ${p.exitCode}`;
+    const last = p.stderr.trim().split('\n').slice(-3).join(' | ');
+    lines.push(`  process ${p.framework}: ${ended}${last === '' ? '' : `; last stderr: ${last.slice(-300)}`}`);
+  }
+  // A run in real time depends on the wall clock and on processes of its own: its seed does not replay it.
+  if (scenario.time === 'realtime') lines.push('  real time: the seed does not replay this run');
+  else lines.push(`  replay: ${replayCommand(result)}`);
   return lines;
 }
 

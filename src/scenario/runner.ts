@@ -11,27 +11,32 @@
 import { postRaw } from '../client/scheduler-client.js';
 import type { MisuseReport } from '../core/master/misuse-report.js';
 import type { TraceEntry } from '../core/kernel/trace.js';
-import { traceWatched, type TraceWatched } from '../core/conditions.js';
 import { parseFault } from '../wire/sim/faults.js';
 import type { ClusterDriver } from '../runtime/driver.js';
-import { Double } from '../wire/v0/json.js';
-import { renderMetrics } from '../wire/v0/metrics.js';
 import { check, type Evidence, type ExpectationResult } from './expect.js';
+import { ExternalFramework, externalIdOf, startExternals, type ProcessOutcome } from './external.js';
 import { holds } from './conditions.js';
 import { formatSpan } from './duration.js';
 import { ScriptedFramework, type FrameworkHost } from './framework.js';
 import { ScenarioError } from './load.js';
-import { observed, RunRecord } from './observe.js';
+import { RunRecord } from './observe.js';
+import { evidenceOf } from './run-evidence.js';
+import { expectedSequences, until, watchedKinds } from './run-helpers.js';
+import { RealtimeLoop } from './realtime.js';
 import { replayCommandOf } from './replay-command.js';
 import { RunTrace, type TraceCheckpoint } from './run-trace.js';
-import type { ClusterSpec, Condition, Expectation, Scenario, TimelineEntry } from './scenario.js';
+import type { ClusterSpec, Condition, Scenario, TimelineEntry } from './scenario.js';
 import { ServiceRun, type StartService, type StreamWatch } from './services.js';
 import { FaultTargets } from './fault-targets.js';
 
 export type { StartService, ConductedService, ServiceContext } from './services.js';
 
-/** What the runner asks of the cluster it is given: the file's cluster (its quota is set later, over HTTP) and the seed. */
-export type ClusterRequest = Omit<ClusterSpec, 'quota'> & { readonly seed: string | number };
+/** What the runner asks of the cluster it is given: the file's cluster (its quota is set later, over HTTP), the seed, the time. */
+export type ClusterRequest = Omit<ClusterSpec, 'quota'> & {
+  readonly seed: string | number;
+  /** Default virtual. */
+  readonly time?: Scenario['time'];
+};
 
 export interface ScenarioCluster {
   readonly masterUrls: readonly string[];
@@ -62,6 +67,8 @@ export interface RunOptions {
   readonly keepTrace?: boolean;
   /** Given every trace entry of the run, in order, as it is written (`--trace` streams them to a file). */
   readonly traceSink?: (entry: TraceEntry) => void;
+  /** Told where an attached framework (`attach: true`) should subscribe, as the runner starts waiting for it. */
+  readonly onAttach?: (name: string, match: string, masterUrl: string) => void;
   /** A fault that does not apply (its target gone, or in no state for it) is a note, not a problem: random schedules. */
   readonly lenientFaults?: boolean;
 }
@@ -83,6 +90,8 @@ export interface RunResult {
   readonly checkpoints: readonly TraceCheckpoint[];
   readonly endMs: number;
   readonly wallMs: number;
+  /** The external frameworks' processes: how each ended, and the tail of its output. */
+  readonly processes: readonly ProcessOutcome[];
   /** With `keepTrace`: the trace's window, the latest entries (from seq 1 when the run was shorter than the window). */
   readonly trace?: readonly TraceEntry[];
 }
@@ -100,9 +109,12 @@ export class RunError extends Error {
     readonly seed: string,
     readonly atMs: number,
     readonly reason: string,
+    realtime = false,
   ) {
     super(
-      `${file}: the run stopped at ${formatSpan(atMs)} of cluster time (seed ${seed}): ${reason}; replay: ${replayCommandOf(file, seed)}`,
+      realtime
+        ? `${file}: the run stopped at ${formatSpan(atMs)} of cluster time: ${reason} (seed ${seed}, in real time: the seed does not replay it)`
+        : `${file}: the run stopped at ${formatSpan(atMs)} of cluster time (seed ${seed}): ${reason}; replay: ${replayCommandOf(file, seed)}`,
     );
   }
 }
@@ -118,11 +130,8 @@ function runFailure(scenario: Scenario, seed: string, atMs: number, error: unkno
   const reason = engine
     ? 'an internal error of clustersim (a bug; the replay command shows it again)'
     : text.split('\n')[0]!;
-  return new RunError(scenario.file, seed, atMs, reason);
+  return new RunError(scenario.file, seed, atMs, reason, scenario.time === 'realtime');
 }
-
-/** How long (wall clock) the runner waits for an answer of the cluster before it calls the run broken. */
-const SYNC_TIMEOUT_MS = 10_000;
 
 /** Runs a scenario; a run that cannot go on throws a RunError (or a ScenarioError naming the field at fault). */
 export async function runScenario(scenario: Scenario, options: RunOptions): Promise<RunResult> {
@@ -130,7 +139,7 @@ export async function runScenario(scenario: Scenario, options: RunOptions): Prom
   let cluster: ScenarioCluster | undefined;
   try {
     const { quota: _quota, ...clusterSpec } = scenario.cluster;
-    cluster = await options.start({ ...clusterSpec, seed });
+    cluster = await options.start({ ...clusterSpec, seed, time: scenario.time });
     return await runOn(scenario, cluster, options, performance.now());
   } catch (error) {
     throw runFailure(scenario, String(seed), cluster?.driver.cluster.now() ?? 0, error);
@@ -176,6 +185,7 @@ async function runOn(
     checkpoints: runTrace.checkpoints,
     endMs: cluster.driver.cluster.now(),
     wallMs: performance.now() - started,
+    processes: run.processes(),
     ...(options.keepTrace === true ? { trace: kept.entries } : {}),
   };
 }
@@ -185,6 +195,7 @@ class Run {
   readonly problems: string[] = [];
   readonly notes: string[] = [];
   readonly #frameworks: ScriptedFramework[];
+  readonly #externals: ExternalFramework[];
   readonly #services: ServiceRun[];
   readonly #watch: StreamWatch;
   readonly #record: RunRecord;
@@ -213,34 +224,68 @@ class Run {
         }),
     };
     this.#frameworks = scenario.frameworks.map((spec) => new ScriptedFramework(spec, host));
-    this.#services = scenario.services.map((spec) => new ServiceRun(spec, () => this.#driver.cluster.now()));
+    this.#services = scenario.services.map((spec) => new ServiceRun(spec, () => this.#now()));
+    this.#externals = scenario.externals.map(
+      (spec) => new ExternalFramework(spec, `framework '${spec.name}' (line ${spec.line})`, () => this.#now()),
+    );
     this.#watch = {
       eventsSent: (id) => this.#record.eventsSent(id),
       subscribedOn: host.subscribedOn,
       stalled: (id) => this.#driver.cluster.streamStalled(id),
     };
-    this.#evidence = this.#evidenceOf();
+    this.#evidence = evidenceOf({
+      driver: this.#driver,
+      record: this.#record,
+      idOf: (name) => this.#idOf(name),
+      subscriptions: (name) => [...this.#frameworks, ...this.#externals].find((f) => f.spec.name === name),
+      process: (name) => this.#externals.find((f) => f.spec.name === name)?.state,
+    });
     this.#targets = new FaultTargets({
       driver: this.#driver,
       agentIds: () => cluster.agentIds,
       frameworkId: (name) => this.#idOf(name),
-      names: () => new Map([...this.#frameworks, ...this.#services].map((f) => [f.id, f.spec.name] as const)),
+      names: () => this.#frameworkNames(),
     });
+  }
+
+  /** Framework names by id, scripted, bundled and external, as fault targets name them. */
+  #frameworkNames(): ReadonlyMap<string | undefined, string> {
+    const all = [...this.#frameworks, ...this.#services].map((f) => [f.id, f.spec.name] as const);
+    const external = this.#externals.map((f) => [this.#externalId(f.spec.match), f.spec.name] as const);
+    return new Map([...all, ...external]);
+  }
+
+  processes(): ProcessOutcome[] {
+    return this.#externals.flatMap((f) => (f.outcome === undefined ? [] : [f.outcome]));
   }
 
   async execute(): Promise<void> {
     await this.#setUp();
     const end = this.scenario.durationMs;
     let steps = 0;
-    for (;;) {
-      const now = this.#now();
-      await this.#instant(now);
-      if (++steps % 200 === 0) this.options.onProgress?.(now, end);
-      if (now >= end) break;
-      this.#driver.input((c) => c.advanceTo(this.#next(now, end)));
+    const loop = this.#driver.mode === 'realtime' ? new RealtimeLoop(this.#driver.cluster.trace) : undefined;
+    try {
+      for (;;) {
+        const now = this.#now();
+        await this.#instant(now);
+        if (++steps % 200 === 0) this.options.onProgress?.(now, end);
+        if (now >= end) break;
+        const next = this.#next(now, end);
+        if (loop === undefined) this.#driver.input((c) => c.advanceTo(next));
+        else await loop.waitUntil(next - now);
+      }
+    } finally {
+      loop?.close();
     }
     this.options.onProgress?.(this.#now(), end);
+    // What the cluster holds is checked while the processes still run; how they end, once they are stopped.
+    await this.#checkAt(Infinity, (e) => !('process' in e));
+    await this.#stopExternals();
     await this.#checkAt(Infinity);
+    for (const fw of this.#externals) {
+      const early = fw.endedEarly;
+      if (early !== undefined) this.notes.push(`${fw.spec.name}: ${early}`);
+    }
     for (const fw of this.#frameworks) {
       for (const note of fw.notes.kept) this.notes.push(`${fw.spec.name}: ${note}`);
       if (fw.notes.dropped > 0) this.notes.push(`${fw.spec.name}: ${fw.notes.dropped} more notes, not kept`);
@@ -248,7 +293,12 @@ class Run {
     }
   }
 
+  async #stopExternals(): Promise<void> {
+    await Promise.all(this.#externals.map((fw) => fw.stop()));
+  }
+
   async close(): Promise<void> {
+    await this.#stopExternals();
     for (const fw of this.#frameworks) fw.close();
     this.#record.close();
     for (const service of this.#services)
@@ -271,6 +321,13 @@ class Run {
       const timed = this.#services.filter((s) => s.pace.fireDue());
       if (timed.length > 0) await this.#quiesce(now);
       if (due.length === 0 && timed.length === 0 && !fired) break;
+    }
+    for (const fw of this.#externals) {
+      const id = this.#externalId(fw.spec.match);
+      fw.observe(
+        this.#driver.read((v) => id !== undefined && v.framework(id)?.state === 'subscribed'),
+        now,
+      );
     }
     await this.#checkAt(now);
   }
@@ -339,9 +396,9 @@ class Run {
     if (fault.type === 'add_agent' && outcome.value.agentId !== undefined) this.#targets.added(outcome.value.agentId);
   }
 
-  async #checkAt(now: number): Promise<void> {
+  async #checkAt(now: number, only: (e: Scenario['expect'][number]) => boolean = () => true): Promise<void> {
     for (const [i, e] of this.scenario.expect.entries()) {
-      if (this.#checked.has(i) || (e.at ?? Infinity) > now) continue;
+      if (this.#checked.has(i) || (e.at ?? Infinity) > now || !only(e)) continue;
       this.#checked.add(i);
       const answer =
         'service' in e
@@ -365,14 +422,31 @@ class Run {
     return next;
   }
 
+  /** Cluster time; in real time, caught up with the wall clock first. */
   #now(): number {
+    if (this.#driver.mode === 'realtime') this.#driver.input(() => undefined);
     return this.#driver.cluster.now();
   }
 
   #idOf(name: string): string | undefined {
+    const external = this.#externals.find((fw) => fw.spec.name === name);
+    if (external !== undefined) return this.#externalId(external.spec.match);
     return (
       this.#frameworks.find((fw) => fw.spec.name === name)?.id ?? this.#services.find((s) => s.spec.name === name)?.id
     );
+  }
+
+  /** The framework an external entry matches (external.ts). */
+  #externalId(match: string): string | undefined {
+    return this.#driver.read((view) => externalIdOf(view, match));
+  }
+
+  /** That framework's id while the master holds it subscribed. */
+  #subscribedId(match: string): string | undefined {
+    return this.#driver.read((view) => {
+      const id = externalIdOf(view, match);
+      return id !== undefined && view.framework(id)?.state === 'subscribed' ? id : undefined;
+    });
   }
 
   async #setUp(): Promise<void> {
@@ -393,65 +467,10 @@ class Run {
       await service.start(this.options.startService, this.cluster.masterUrls);
       await this.#quiesce(this.#now());
     }
-  }
-
-  #evidenceOf(): Evidence {
-    const base = observed(this.#driver, this.#record, (name) => this.#idOf(name));
-    const fw = (name: string): ScriptedFramework | undefined => this.#frameworks.find((f) => f.spec.name === name);
-    return {
-      ...base,
-      sequence: (name, expected) => this.#record.sequence(this.#idOf(name), expected),
-      subscriptions: (name) => ({ lost: fw(name)?.lostAt ?? [], subscribed: fw(name)?.subscribedAt ?? [] }),
-      metric: (name) => {
-        const value = this.#driver.read((view) => renderMetrics(view))[name];
-        return value instanceof Double ? value.value : typeof value === 'number' ? value : undefined;
-      },
-      misuses: (name, kind) => {
-        const id = name === undefined ? undefined : this.#idOf(name);
-        if (name !== undefined && id === undefined) return 0;
-        const report = this.#driver.read((view) => view.misuse());
-        return report.frameworks
-          .filter((f) => id === undefined || f.frameworkId === id)
-          .flatMap((f) => f.misuses)
-          .filter((m) => kind === undefined || m.kind === kind)
-          .reduce((n, m) => n + m.count, 0);
-      },
-      invariants: () => {
-        try {
-          this.#driver.cluster.checkAllInvariants();
-          return undefined;
-        } catch (error) {
-          return error instanceof Error ? error.message : String(error);
-        }
-      },
-    };
-  }
-}
-
-/** The trace kinds the file's conditions count. */
-function watchedKinds(scenario: Scenario): TraceWatched[] {
-  const conditions = [
-    ...scenario.timeline.flatMap((e) => (e.when === undefined ? [] : [e.when])),
-    ...scenario.expect.filter(isCondition),
-  ];
-  return conditions.flatMap(traceWatched);
-}
-
-function isCondition(e: Expectation): e is Expectation & Condition {
-  return 'tasks' in e || 'agents' in e || 'frameworks' in e || 'trace' in e || 'all' in e || 'any' in e;
-}
-
-/** The event sequences the file's expectations look for (the arrays themselves: the record finds them by identity). */
-function expectedSequences(scenario: Scenario): (readonly string[])[] {
-  return scenario.expect.flatMap((e) => ('events' in e ? [e.events.sequence] : []));
-}
-
-/** Polls a test until it holds, turn by turn of the event loop, for at most SYNC_TIMEOUT_MS. */
-async function until(what: string, test: () => boolean): Promise<void> {
-  const deadline = performance.now() + SYNC_TIMEOUT_MS;
-  while (!test()) {
-    if (performance.now() > deadline)
-      throw new Error(`scenario runner: waited ${formatSpan(SYNC_TIMEOUT_MS)} of wall time for ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
+    const leader = this.#driver.read((view) => this.cluster.masterUrls[view.leaderIndex() ?? 0]);
+    await startExternals(this.#externals, leader ?? this.cluster.masterUrls[0]!, {
+      subscribedId: (match) => this.#subscribedId(match),
+      ...(this.options.onAttach === undefined ? {} : { onAttach: this.options.onAttach }),
+    });
   }
 }

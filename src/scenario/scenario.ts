@@ -19,6 +19,7 @@ export type Expectation = (
   | { readonly invariants: true }
   | { readonly misuse: { readonly framework?: string; readonly kind?: string } & Bounds }
   | { readonly service: ServiceCheck }
+  | { readonly process: ProcessCheck }
 ) & { readonly at?: number; readonly line: number };
 
 /** A GET of a bundled framework's API and what its answer must be. */
@@ -31,6 +32,35 @@ export interface ServiceCheck {
   readonly field?: string;
   readonly equals?: string | number | boolean;
 }
+
+/** What an external framework's process must be: still running at the end, or ended with this code. */
+export interface ProcessCheck {
+  readonly framework: string;
+  readonly running?: boolean;
+  readonly exit_code?: number;
+}
+
+/**
+ * A framework the user wrote, in a process of its own: started from
+ * `command` (a string for `sh -c`, or an argument list), or started by the
+ * user (`attach`). The runner knows its subscription by FrameworkInfo.name
+ * (`match`).
+ */
+export interface ExternalSpec {
+  readonly name: string;
+  readonly command: string | readonly string[] | undefined;
+  readonly attach: boolean;
+  readonly cwd: string | undefined;
+  readonly env: Readonly<Record<string, string>>;
+  /** The FrameworkInfo.name its subscription carries. */
+  readonly match: string;
+  /** How long (wall clock) the runner waits for it to subscribe. */
+  readonly subscribeTimeoutMs: number;
+  readonly line: number;
+}
+
+/** How a run meets time: `virtual` (the default, replayable) or `realtime` (the wall clock, for processes of their own). */
+export type TimeMode = 'virtual' | 'realtime';
 
 /** The bundled frameworks a run can start beside its cluster. */
 export const SERVICE_KINDS = ['workflow', 'orchestrator'] as const;
@@ -127,7 +157,10 @@ export interface Scenario {
   readonly seed: string | number;
   readonly durationMs: number;
   readonly cluster: ClusterSpec;
+  readonly time: TimeMode;
   readonly frameworks: readonly FrameworkSpec[];
+  /** The frameworks of the file that run as processes of their own. */
+  readonly externals: readonly ExternalSpec[];
   readonly services: readonly ServiceSpec[];
   readonly timeline: readonly TimelineEntry[];
   readonly expect: readonly Expectation[];

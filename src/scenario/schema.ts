@@ -173,6 +173,38 @@ const fault = {
   dependencies: { ordinal: ['framework'] },
 };
 
+/** The fields of a framework that runs as a process of its own (src/scenario/external.ts); with them the run is in real time. */
+const external = {
+  command: {
+    description:
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the file's placeholders, named for its author
+      'Run this framework as a process: a string for sh -c, or an argument list; ${MASTER} and ${MASTER_URL} are the leading master',
+    oneOf: [
+      { type: 'string', minLength: 1 },
+      { type: 'array', minItems: 1, items: { type: 'string' } },
+    ],
+  },
+  attach: { type: 'boolean', description: 'Wait for a framework the user started (instead of a command)' },
+  cwd: { type: 'string', description: "The command's working directory (default the current one)" },
+  env: {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the file's placeholders, named for its author
+    description: "Added to the command's environment; ${MASTER} and ${MASTER_URL} are substituted",
+    type: 'object',
+    additionalProperties: { type: ['string', 'number', 'boolean'] },
+  },
+  match: {
+    description: "How its subscription is known (default the entry's name)",
+    type: 'object',
+    additionalProperties: false,
+    required: ['name'],
+    properties: { name: { type: 'string', minLength: 1, description: 'The FrameworkInfo.name it subscribes with' } },
+  },
+  subscribe_timeout: {
+    ...duration,
+    description: 'How long (wall clock) to wait for it to subscribe (default 30s)',
+  },
+};
+
 const framework = {
   type: 'object',
   additionalProperties: false,
@@ -218,6 +250,7 @@ const framework = {
     },
     acknowledge: { type: 'boolean', description: 'Acknowledge status updates (default true)' },
     reconcile: { type: 'boolean', description: 'Reconcile its tasks after each subscription (default true)' },
+    ...external,
   },
 };
 
@@ -308,6 +341,18 @@ const expectation = {
       },
       dependencies: { equals: ['field'] },
     },
+    process: {
+      description: "An external framework's process: still running at the end of the run, or ended with this exit code",
+      type: 'object',
+      additionalProperties: false,
+      required: ['framework'],
+      anyOf: [{ required: ['running'] }, { required: ['exit_code'] }],
+      properties: {
+        framework: { type: 'string' },
+        running: { type: 'boolean' },
+        exit_code: { type: 'integer', minimum: 0, maximum: 255 },
+      },
+    },
     misuse: {
       description: 'Protocol misuses the master saw (GET /sim/v1/misuse), of one framework or all, of one kind or all',
       type: 'object',
@@ -335,6 +380,11 @@ export const SCENARIO_SCHEMA = {
       description: 'The default seed (--seed overrides it)',
     },
     duration: { ...duration, description: 'How much cluster time the run covers' },
+    time: {
+      enum: ['virtual', 'realtime'],
+      description:
+        'virtual (the default): time jumps, a run replays from its seed; realtime: the wall clock, implied by a framework with command or attach',
+    },
     cluster: {
       type: 'object',
       additionalProperties: false,

@@ -1,7 +1,8 @@
 /**
  * Scenario runs on a cluster of this process: what the runner asks for
- * (src/scenario/runner.ts) started with `startCluster`, in virtual time, on
- * loopback and ephemeral ports. The cluster writes its inputs into the
+ * (src/scenario/runner.ts) started with `startCluster`, on loopback and
+ * ephemeral ports, in virtual time (or in real time for a file with an
+ * external framework). The cluster writes its inputs into the
  * trace (so it replays) and keeps only the trace's window in memory: a run
  * of days holds no more than a run of minutes.
  */
@@ -46,14 +47,19 @@ function clusterOptions(request: ClusterRequest, extra: StartClusterOptions): St
     ...extra,
     host: '127.0.0.1',
     port: 0,
-    // Listeners take ephemeral ports; the cluster advertises fixed ones, so the trace is the same every run.
-    advertisePorts: { master: 5050, firstAgent: 5051 },
-    time: 'virtual',
+    ...(request.time === 'realtime'
+      ? // A process of the user's connects to the addresses the cluster gives: its listeners' own.
+        { time: 'realtime' }
+      : {
+          // Listeners take ephemeral ports; the cluster advertises fixed ones, so the trace is the same every run.
+          advertisePorts: { master: 5050, firstAgent: 5051 },
+          time: 'virtual',
+          recordInputs: 'trace',
+          // No wall-clock keepalives: every event a framework gets is the cluster's, in the trace.
+          streamKeepaliveMs: 0,
+        }),
     recordTrace: false,
     traceWindow: extra.traceWindow ?? TRACE_WINDOW,
-    recordInputs: 'trace',
-    // No wall-clock keepalives: every event a framework gets is the cluster's, in the trace.
-    streamKeepaliveMs: 0,
     seed: request.seed,
     masters: request.masters,
     agentGroups: request.agents,

@@ -80,6 +80,7 @@ function result(): RunResult {
   return {
     scenario: SCENARIO,
     seed: '1',
+    processes: [],
     results: [
       { ok: true, what: `exactly 1 task ${EVIL}`, found: '1', line: 9, atMs: 30_000 },
       { ok: false, what: 'exactly 2 agents', found: '<1>', line: 10, atMs: Infinity },

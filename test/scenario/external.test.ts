@@ -1,0 +1,221 @@
+/**
+ * External frameworks in scenario files: the user's own scheduler as a
+ * process of its own (test/fixtures/scheduler.mjs, a real child process),
+ * in real time. Bounds are generous and nothing here asserts on speed:
+ * each run is a few seconds of wall clock.
+ */
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { parseScenario } from '../../src/scenario/load.js';
+import { textReport } from '../../src/scenario/report.js';
+import { runLoadedScenario, runScenarioFile } from '../../src/start/scenario.js';
+import { error } from './scenario-text.js';
+import { REALTIME_SCENARIOS, SCENARIO_DIR } from './shipped.js';
+
+const SCHEDULER = 'node test/fixtures/scheduler.mjs';
+
+function file(mode: string, expectations: string, extra = ''): string {
+  return `name: ext
+duration: 4s
+cluster:
+  agents:
+    - count: 2
+      resources: "cpus:2;mem:2048"
+frameworks:
+  - name: mine
+    command: ${SCHEDULER}
+    env: { FRAMEWORK_NAME: mine-fw, MODE: ${mode}, TASKS: 2, ECHO: "\${MASTER_URL}" }
+    match: { name: mine-fw }
+    subscribe_timeout: 60s
+${extra}expect:
+${expectations}`;
+}
+
+const verdicts = (result: Awaited<ReturnType<typeof runLoadedScenario>>): [boolean, string, string][] =>
+  result.results.map((r) => [r.ok, r.what, r.found]);
+
+describe('external frameworks', () => {
+  it('runs the user’s scheduler in real time through a timeline, and the expectations see it by name', async () => {
+    const text = file(
+      'good',
+      `  - tasks: { framework: mine, state: TASK_RUNNING, count: 2 }
+  - events: { framework: mine, sequence: [SUBSCRIBED, OFFERS, UPDATE TASK_RUNNING] }
+  - misuse: { framework: mine, count: 0 }
+  - frameworks: { state: subscribed, count: 2 }
+  - process: { framework: mine, running: true }
+  - invariants: true
+  - resubscribed: { framework: mine, within: 30s, min: 1 }
+  - trace: { kind: "fault:heal", count: 1 }
+`,
+      `  - name: web
+    tasks: { keep_running: 1 }
+timeline:
+  - when: { tasks: { framework: mine, state: TASK_RUNNING, count: 2 } }
+    fault: { type: drop_framework_connection, framework: mine }
+  - at: 1s
+    fault: { type: partition, nodes: [master, 1] }
+  - at: 2s
+    fault: { type: heal, nodes: [master, 1] }
+`,
+      // Long enough for a loaded machine: the expectations are read when the run ends, not on speed.
+    ).replace('duration: 4s', 'duration: 20s');
+    const scenario = parseScenario('ext.yaml', text);
+    expect(scenario.time).toBe('realtime');
+    const result = await runLoadedScenario(scenario);
+    expect(result.problems).toEqual([]);
+    expect(verdicts(result).filter(([ok]) => !ok)).toEqual([]);
+    expect(result.passed).toBe(true);
+    const [process] = result.processes;
+    expect(process).toMatchObject({ framework: 'mine', exitCode: null, signal: 'SIGTERM' });
+    expect(process!.stdout).toMatch(/^scheduler: subscribed as /);
+    expect(process!.stdout).toContain('scheduler: mine-fw-task-1 TASK_RUNNING');
+    expect(process!.stderr).toContain('scheduler: subscribing again');
+    expect(textReport(result).join('\n')).toMatch(/real time: the seed does not replay this run/);
+  }, 90_000);
+
+  it('runs a bundled framework beside it, in real time too', async () => {
+    const text = file(
+      'good',
+      `  - tasks: { framework: orch, state: TASK_RUNNING, min: 1 }
+  - tasks: { framework: mine, state: TASK_RUNNING, count: 2 }
+  - service: { name: orch, get: /api/framework/v0/agent/scale }
+`,
+    )
+      .replace('  agents:', '  containerizers: docker,mesos\n  agents:')
+      .replace('"cpus:2;mem:2048"', '"cpus:2;mem:4096;disk:16384;ports:[31000-32000]"')
+      .replace(
+        'expect:',
+        'services:\n  - name: orch\n    kind: orchestrator\n    config: { ORCH_AGENT_COUNT: 1 }\nexpect:',
+      )
+      .replace('count: 2\n      resources', 'count: 3\n      resources')
+      .replace('duration: 4s', 'duration: 6s');
+    const result = await runLoadedScenario(parseScenario('ext.yaml', text));
+    expect(result.problems).toEqual([]);
+    expect(verdicts(result).filter(([ok]) => !ok)).toEqual([]);
+  }, 90_000);
+
+  it('fails misuse count 0 on a scheduler that acknowledges updates wrongly, and names the misuse', async () => {
+    const result = await runLoadedScenario(
+      parseScenario('ext.yaml', file('bad-ack', '  - misuse: { framework: mine, count: 0 }\n')),
+    );
+    expect(result.passed).toBe(false);
+    const [misuse] = verdicts(result);
+    expect(misuse![0]).toBe(false);
+    expect(misuse![1]).toBe('exactly 0 protocol misuses by mine');
+    expect(misuse![2]).toMatch(/acknowledge_unknown_update ×\d+/);
+    expect(textReport(result).join('\n')).toMatch(/acknowledge_unknown_update/);
+  }, 90_000);
+
+  it('fails misuse count 0 on a scheduler that never acknowledges, once the agent retried for 30 s', async () => {
+    // The master counts an update never acknowledged when the agent's retry comes 30 s after the first delivery.
+    const text = file('no-ack', '  - misuse: { framework: mine, count: 0 }\n').replace('duration: 4s', 'duration: 40s');
+    const result = await runLoadedScenario(parseScenario('ext.yaml', text));
+    const [misuse] = verdicts(result);
+    expect(misuse![0]).toBe(false);
+    expect(misuse![2]).toMatch(/^\d+: unacknowledged_update ×\d+$/);
+  }, 120_000);
+
+  it('keeps a process that exits early as an event of the run, for process expectations', async () => {
+    const expectations = `  - process: { framework: mine, running: true }
+  - process: { framework: mine, exit_code: 3 }
+`;
+    const result = await runLoadedScenario(parseScenario('ext.yaml', file('exit', expectations)));
+    expect(verdicts(result)).toEqual([
+      [false, 'the process of mine is running at the end', 'ended by itself (exit code 3)'],
+      [true, 'the process of mine exits with code 3', 'ended by itself (exit code 3)'],
+    ]);
+    expect(result.notes.join('\n')).toMatch(/mine: its process exited with code 3 at .*stderr: .*leaving early/);
+  }, 90_000);
+
+  it('waits for an attached framework the user starts, and tells where the master is', async () => {
+    const text = file('good', '  - tasks: { framework: mine, state: TASK_RUNNING, count: 2 }\n')
+      .replace(`command: ${SCHEDULER}`, 'attach: true')
+      .replace(/ {4}env: .*\n/, '');
+    let user: ReturnType<typeof spawn> | undefined;
+    try {
+      const result = await runLoadedScenario(parseScenario('ext.yaml', text), {
+        onAttach: (_name, match, masterUrl) => {
+          const env = { ...process.env, CLUSTERSIM_MASTER_URL: masterUrl, FRAMEWORK_NAME: match };
+          user = spawn('node', ['test/fixtures/scheduler.mjs'], { env, stdio: 'ignore' });
+        },
+      });
+      expect(verdicts(result)).toEqual([[true, 'exactly 2 TASK_RUNNING tasks of mine', '2']]);
+      expect(result.processes).toEqual([]);
+    } finally {
+      user?.kill('SIGKILL');
+    }
+  }, 90_000);
+
+  it('names the entry when its process ends before it subscribes', async () => {
+    // The command prints what it was given: the placeholder substituted, and the environment.
+    const text = file('good', '  - invariants: true\n').replace(
+      SCHEDULER,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the file's placeholder, for the runner to substitute
+      'sh -c "echo ${MASTER} $MESOS_MASTER $CLUSTERSIM_MASTER $ECHO >&2; exit 7"',
+    );
+    await expect(runLoadedScenario(parseScenario('ext.yaml', text))).rejects.toThrow(
+      /framework 'mine' \(line 8\): its process exited with code 7 before it subscribed; stderr: (127\.0\.0\.1:\d+) \1 \1 http:\/\/\1 \(seed 0, in real time: the seed does not replay it\)$/,
+    );
+  }, 90_000);
+});
+
+describe('external frameworks in the file', () => {
+  const base = file('good', '  - invariants: true\n');
+
+  it('refuses virtual time with a command, with the reason', () => {
+    expect(error(`time: virtual\n${base}`)).toBe(
+      "s.yaml:1:1: time: virtual cannot run frameworks[0] ('mine'), which has a command: " +
+        'a process of its own runs on the wall clock; say time: realtime or leave time out',
+    );
+  });
+
+  it('reads command, attach, env, match and the process expectation', () => {
+    const s = parseScenario(
+      's.yaml',
+      base.replace('  - invariants: true', '  - process: { framework: mine, exit_code: 0 }'),
+    );
+    expect(s.frameworks).toEqual([]);
+    expect(s.externals[0]).toMatchObject({
+      name: 'mine',
+      command: SCHEDULER,
+      attach: false,
+      match: 'mine-fw',
+      subscribeTimeoutMs: 60_000,
+      env: { FRAMEWORK_NAME: 'mine-fw', MODE: 'good', TASKS: '2' },
+    });
+    expect(s.expect[0]).toMatchObject({ process: { framework: 'mine', exit_code: 0 } });
+    const attached = parseScenario(
+      's.yaml',
+      base.replace(`command: ${SCHEDULER}`, 'attach: true').replace(/ {4}env: .*\n/, ''),
+    );
+    expect(attached.externals[0]).toMatchObject({ attach: true, command: undefined, match: 'mine-fw' });
+    expect(parseScenario('s.yaml', base.replace(/ {4}match: .*\n/, '')).externals[0]!.match).toBe('mine');
+  });
+
+  it('refuses fields of the other kind, and both command and attach, in one line each', () => {
+    expect(error(base.replace('    match:', '    tasks: { total: 1 }\n    match:'))).toMatch(
+      /^s\.yaml:\d+:5: frameworks\[0\]\.tasks: a framework with a command or attach is the user’s own: scripted fields do not apply$/,
+    );
+    expect(error(base.replace('    match:', '    attach: true\n    match:'))).toMatch(
+      /^s\.yaml:\d+:5: frameworks\[0\]\.attach: a framework has a command or is attached, not both$/,
+    );
+    expect(error(base.replace(`command: ${SCHEDULER}`, 'acknowledge: false'))).toMatch(
+      /frameworks\[0\]\.env: only a framework with a command or attach takes this field$/,
+    );
+    expect(error(base.replace('  - invariants: true', '  - process: { framework: nobody, running: true }'))).toMatch(
+      /expect\[0\]\.framework: no framework named 'nobody' in this file/,
+    );
+  });
+});
+
+describe('shipped scenarios in real time', () => {
+  it('has at least one, with no golden trace', () => {
+    expect(REALTIME_SCENARIOS).toContain('external-command-scheduler.yaml');
+  });
+
+  it.each(REALTIME_SCENARIOS)('%s passes', async (file) => {
+    const result = await runScenarioFile(`${SCENARIO_DIR}/${file}`);
+    expect(textReport(result).filter((line) => /FAIL|PROBLEM/.test(line))).toEqual([]);
+    expect(result.passed).toBe(true);
+  }, 120_000);
+});
