@@ -73,7 +73,7 @@ export function htmlReport(result: RunResult, timeline: ReportTimeline, options:
     listSection('Notes', result.notes),
     el('h2', {}, 'Protocol misuse'),
     misuseSection(result.misuse, timeline),
-    options.output === undefined ? '' : outputSection(options.output),
+    ...(options.output === undefined ? processOutputs(result) : [options.output]).map(outputSection),
   ];
   return `<!DOCTYPE html>\n${el(
     'html',
@@ -185,6 +185,18 @@ function misuseSection(misuse: MisuseReport, timeline: ReportTimeline): string {
   );
   const head = ['framework', 'misuse', 'count', 'when', 'why, and the first instances'].map((h) => el('th', {}, h));
   return el('table', { class: 'misuse' }, el('tr', {}, ...head), ...rows);
+}
+
+/** What each external framework's process wrote, and how it ended. */
+function processOutputs(result: RunResult): NonNullable<HtmlReportOptions['output']>[] {
+  return (result.processes ?? []).map((p) => {
+    const end = p.signal
+      ? `stopped by ${p.signal}`
+      : p.exitCode === undefined
+        ? 'still running'
+        : `exit code ${p.exitCode}`;
+    return { label: `The process of ${p.framework} (${end})`, text: `stdout:\n${p.stdout}\nstderr:\n${p.stderr}` };
+  });
 }
 
 function outputSection(output: NonNullable<HtmlReportOptions['output']>): string {

@@ -154,6 +154,17 @@ describe('the HTML report', () => {
     expect(html).toContain('cpus, of 4 (peak 0.5)');
   });
 
+  it("shows what each external framework's process wrote, and how it ended", () => {
+    const withProcess: RunResult = {
+      ...result(),
+      processes: [{ framework: 'mine', exitCode: 3, signal: null, stdout: `said ${EVIL}`, stderr: 'complained' }],
+    };
+    const html = htmlReport(withProcess, timeline);
+    expect(html).toContain('The process of mine (exit code 3)');
+    expect(html).toContain('said &#60;script');
+    expect(html).toContain('complained');
+  });
+
   it('lists the expectations with PASS or FAIL and their time, the problems, the misuses and the output', () => {
     expect(html).toMatch(/<td class="PASS">PASS<\/td><td>30s<\/td><td>line 9<\/td>/);
     expect(html).toMatch(/<td class="FAIL">FAIL<\/td><td>the end<\/td><td>line 10<\/td>.*&#60;1&#62;/);
