@@ -196,6 +196,21 @@ class Run {
   readonly notes: string[] = [];
   readonly #frameworks: ScriptedFramework[];
   readonly #externals: ExternalFramework[];
+  /** Subscriptions and losses from the trace, for the externals: a drop and a quick resubscription can fall between two looks at the books. */
+  readonly #subscriptionEntries: {
+    readonly subscribed: boolean;
+    readonly frameworkId: unknown;
+    readonly timeMs: number;
+  }[] = [];
+  readonly #subscriptionWatch = (entry: TraceEntry, data: Readonly<Record<string, unknown>>): void => {
+    if (entry.kind !== 'framework:subscribed' && entry.kind !== 'framework:disconnected') return;
+    if (this.#externals.length === 0) return;
+    this.#subscriptionEntries.push({
+      subscribed: entry.kind === 'framework:subscribed',
+      frameworkId: data['frameworkId'],
+      timeMs: entry.timeMs,
+    });
+  };
   readonly #services: ServiceRun[];
   readonly #watch: StreamWatch;
   readonly #record: RunRecord;
@@ -212,6 +227,7 @@ class Run {
   ) {
     this.#driver = cluster.driver;
     this.#record = new RunRecord(this.#driver.cluster.trace, watchedKinds(scenario), expectedSequences(scenario));
+    this.#driver.cluster.trace.onEntry(this.#subscriptionWatch);
     const host: FrameworkHost = {
       masterUrls: cluster.masterUrls,
       until: (what, test) => until(what, test),
@@ -301,6 +317,7 @@ class Run {
     await this.#stopExternals();
     for (const fw of this.#frameworks) fw.close();
     this.#record.close();
+    this.#driver.cluster.trace.offEntry(this.#subscriptionWatch);
     for (const service of this.#services)
       await service.close().catch((e: Error) => this.problems.push(`closing ${service.spec.name}: ${e.message}`));
   }
@@ -324,11 +341,14 @@ class Run {
     }
     for (const fw of this.#externals) {
       const id = this.#externalId(fw.spec.match);
+      for (const seen of this.#subscriptionEntries)
+        if (seen.frameworkId === id) fw.observe(seen.subscribed, seen.timeMs);
       fw.observe(
         this.#driver.read((v) => id !== undefined && v.framework(id)?.state === 'subscribed'),
         now,
       );
     }
+    this.#subscriptionEntries.length = 0;
     await this.#checkAt(now);
   }
 

@@ -50,7 +50,7 @@ describe('external frameworks', () => {
       `  - name: web
     tasks: { keep_running: 1 }
 timeline:
-  - when: { tasks: { framework: mine, state: TASK_RUNNING, count: 2 } }
+  - when: { tasks: { framework: mine, state: TASK_RUNNING, min: 1 } }
     fault: { type: drop_framework_connection, framework: mine }
   - at: 1s
     fault: { type: partition, nodes: [master, 1] }
