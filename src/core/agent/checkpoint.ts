@@ -14,7 +14,7 @@ export interface Checkpoint extends UpdatesCheckpoint, OperationsCheckpoint {
   readonly frameworks: readonly FrameworkRef[];
 }
 
-/** The checkpoint a crash leaves behind, with the frameworks it keeps: their executors outlive the process. */
+/** The checkpoint a crash leaves behind, with the frameworks it keeps: their executors outlive the agent. */
 export function writeCheckpoint(
   frameworks: ReadonlyMap<string, AgentFramework>,
   updates: TaskUpdates,
