@@ -3,8 +3,9 @@
  * layer decodes them), every error plain text on one line, and the parts
  * one server lends another's app (the control API on the master's).
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from './errors.js';
+import { unroutedMethodHook } from './methods.js';
 
 /**
  * Routes and hooks that a server's app takes from elsewhere, installed in
@@ -23,7 +24,10 @@ export function acceptRawBodies(app: FastifyInstance): void {
 }
 
 export function installErrorReplies(app: FastifyInstance): void {
-  app.setNotFoundHandler((_req, reply) => sendError(reply, 'NOT_FOUND'));
+  // fastify runs each hook given here after the app's own, for every hook
+  // kind, though its types name only preValidation and preHandler.
+  const hooks = { onRequest: (req: FastifyRequest, reply: FastifyReply) => unroutedMethodHook(app, req, reply) };
+  app.setNotFoundHandler(hooks as object, (_req, reply) => sendError(reply, 'NOT_FOUND'));
   app.setErrorHandler((error: { statusCode?: number; code?: string; message: string }, req, reply) => {
     // fastify refuses these before a route has looked at the call, which may
     // have been a SUBSCRIBE, and may leave the body unread: close, as the

@@ -23,6 +23,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpError, send, type HttpError } from './errors.js';
+import { routePathOf } from './methods.js';
 
 /** Secrets by principal. */
 export type Credentials = ReadonlyMap<string, string>;
@@ -100,7 +101,7 @@ export function requireAuthentication(
   routes = AUTHENTICATED_ROUTES,
 ): void {
   app.addHook('onRequest', async (req, reply) => {
-    const realm = routes.get(req.routeOptions.url ?? '');
+    const realm = routes.get(routePathOf(req) ?? '');
     if (realm === undefined) return undefined;
     const result = authenticate(req.headers.authorization, credentials, realm);
     if (!result.ok) return sendUnauthorized(reply, result);

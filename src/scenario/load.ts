@@ -6,7 +6,7 @@
  * the field: `scenarios/x.yaml:12:7: timeline[0].fault.type: must be one of ...`.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { MASTER_NODE } from '../core/model/messages.js';
 import { CONDITION_KINDS, parseCondition } from '../wire/sim/conditions.js';
@@ -40,9 +40,16 @@ import { MAX_AGENTS, MAX_ALIAS_COUNT, MAX_DURATION_MS, MAX_SCENARIO_BYTES } from
 
 export { ScenarioError };
 
-const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
-ajv.addFormat(DURATION_FORMAT, { type: 'string', validate: (text: string) => parseDuration(text) !== undefined });
-const validate = ajv.compile(SCENARIO_SCHEMA);
+/** The schema's validator, compiled on the first file read: a process that reads none (`clustersim up`) starts without it. */
+let compiled: ValidateFunction | undefined;
+
+function schemaValidator(): ValidateFunction {
+  if (compiled !== undefined) return compiled;
+  const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
+  ajv.addFormat(DURATION_FORMAT, { type: 'string', validate: (text: string) => parseDuration(text) !== undefined });
+  compiled = ajv.compile(SCENARIO_SCHEMA);
+  return compiled;
+}
 
 type Path = readonly (string | number)[];
 type Raw = Record<string, any>;
@@ -98,6 +105,7 @@ export function parseScenario(file: string, text: string): Scenario {
     throw new ScenarioError(`${file}:${line}:${col}: ${message}`);
   }
   const raw = plainOf(file, doc);
+  const validate = schemaValidator();
   if (!validate(raw)) throw new ScenarioError(schemaError(validate.errors ?? [], where));
   return build(
     file,

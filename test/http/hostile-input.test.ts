@@ -109,6 +109,13 @@ describe('methods of the read endpoints', () => {
     }
   });
 
+  it('answer an extension method on a path no endpoint has with 404, as any other method', async () => {
+    for (const method of ['PROPFIND', 'LOCK', 'GET'] as Method[]) {
+      const res = await app.inject({ method, url: '/no/such/endpoint' });
+      expect([method, res.statusCode]).toEqual([method, 404]);
+    }
+  });
+
   it('answer HEAD with the status and headers of GET and no body', async () => {
     for (const url of [...READ_ENDPOINTS, '/tasks?jsonp=cb']) {
       for (const headers of [{}, { 'accept-encoding': 'gzip' }]) {
@@ -126,7 +133,7 @@ describe('methods of the read endpoints', () => {
     const agent = buildAgentApp();
     try {
       for (const url of ['/health', '/version', '/slave(1)/health', '/slave(1)/version']) {
-        for (const method of ['GET', 'HEAD', 'PUT', 'POST', 'TRACE'] as Method[]) {
+        for (const method of ['GET', 'HEAD', 'PUT', 'POST', 'TRACE', 'MKCOL'] as Method[]) {
           expect([url, method, (await agent.inject({ method, url })).statusCode]).toEqual([url, method, 200]);
         }
       }

@@ -20,6 +20,7 @@ import type { Connections } from '../connections.js';
 import type { StreamBudget } from '../stream-budget.js';
 import { principalOf } from '../auth.js';
 import { sendError } from '../errors.js';
+import { routePathOf } from '../methods.js';
 
 /** Methods a request is counted under; any other is `other`, so that clients cannot grow the label set. */
 const COUNTED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
@@ -73,7 +74,7 @@ export function observeRequests(app: FastifyInstance): ObservedApp {
 
 function labelsOf(req: FastifyRequest, reply: FastifyReply): Record<'route' | 'method' | 'code', string> {
   return {
-    route: req.routeOptions.url ?? 'unmatched',
+    route: routePathOf(req) ?? 'unmatched',
     method: COUNTED_METHODS.has(req.method) ? req.method : 'other',
     code: reply.raw.headersSent ? String(reply.raw.statusCode) : 'none',
   };

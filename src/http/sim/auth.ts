@@ -31,6 +31,7 @@ import {
   type Credentials,
 } from '../auth.js';
 import { sendError } from '../errors.js';
+import { routePathOf } from '../methods.js';
 
 /** The control API's routes that change nothing; every other one under `/sim/v1/` is a change. */
 export const SIM_READ_ROUTES: ReadonlySet<string> = new Set([
@@ -54,7 +55,7 @@ export function guardControlApi(
   credentials: Credentials | undefined,
 ): void {
   app.addHook('onRequest', async (req, reply) => {
-    const url = req.routeOptions.url;
+    const url = routePathOf(req);
     if (url === undefined || !url.startsWith(PREFIX)) return undefined;
     const read = SIM_READ_ROUTES.has(url);
     if (credentials !== undefined) {
