@@ -11,10 +11,12 @@
  * master which does not lead answers `307` at the `Location` given (the
  * leader), and keeps talking to the leader from then on (`url`).
  */
-import http from 'node:http';
 import { decodeJson, encodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
-import { EventQueue, openStream, type CallResult, type EventMatch, type JsonEvent } from './event-queue.js';
+import { HttpTransport, type OpenedStream, type Transport } from './transport.js';
+
+export { postRaw } from './transport.js';
+import { EventQueue, type CallResult, type EventMatch, type JsonEvent } from './event-queue.js';
 import type {
   Filters,
   FrameworkInfo,
@@ -55,6 +57,11 @@ export interface ClientOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** Whether `events()` hands out HEARTBEAT events too (default false: they are taken and dropped). */
   readonly heartbeats?: boolean;
+  /**
+   * How requests reach the master (transport.ts): HTTP by default, or a
+   * cluster's `inProcess` for one in this process (no sockets).
+   */
+  readonly transport?: Transport;
 }
 
 /** How long `waitFor` waits, in wall-clock ms. */
@@ -85,7 +92,7 @@ export function expectAccepted(call: string, answer: CallResult): CallResult {
 export function clientOptions(
   encodingOrOptions: Encoding | ClientOptions | undefined,
   headers: Readonly<Record<string, string>> | undefined,
-): Required<ClientOptions> {
+): Required<Omit<ClientOptions, 'transport'>> {
   const given: ClientOptions =
     typeof encodingOrOptions === 'string' ? { encoding: encodingOrOptions } : (encodingOrOptions ?? {});
   return {
@@ -105,8 +112,10 @@ export class SchedulerClient {
   /** Sent with every request. */
   readonly headers: Readonly<Record<string, string>>;
   readonly #heartbeats: boolean;
-  #request: http.ClientRequest | undefined;
-  readonly #agent = new http.Agent({ keepAlive: true });
+  #stream: OpenedStream | undefined;
+  readonly #transport: Transport;
+  /** A transport the client made is its own to close; one it was lent is not. */
+  readonly #ownsTransport: boolean;
   #url: URL;
 
   /**
@@ -122,6 +131,9 @@ export class SchedulerClient {
     this.encoding = options.encoding;
     this.headers = options.headers;
     this.#heartbeats = options.heartbeats;
+    const lent = typeof encodingOrOptions === 'object' ? encodingOrOptions.transport : undefined;
+    this.#transport = lent ?? new HttpTransport();
+    this.#ownsTransport = lent === undefined;
     this.#url = new URL('/api/v1/scheduler', masterUrl);
   }
 
@@ -182,16 +194,20 @@ export class SchedulerClient {
 
   #subscribeHere(body: string | Buffer): Promise<CallResult> {
     const media = MEDIA[this.encoding];
-    const { request, answer } = openStream(this.#url, { ...this.headers, 'content-type': media, accept: media }, body, {
-      opened: (headers) => {
-        const id = headers['mesos-stream-id'];
-        this.streamId = typeof id === 'string' ? id : undefined;
+    this.#stream = this.#transport.open(
+      this.#url,
+      body,
+      { ...this.headers, 'content-type': media, accept: media },
+      {
+        opened: (headers) => {
+          const id = headers['mesos-stream-id'];
+          this.streamId = typeof id === 'string' ? id : undefined;
+        },
+        record: (record) => this.#onEvent(this.#decodeEvent(record)),
+        closed: () => this.#onClose(),
       },
-      record: (record) => this.#onEvent(this.#decodeEvent(record)),
-      closed: () => this.#onClose(),
-    });
-    this.#request = request;
-    return answer;
+    );
+    return this.#stream.answer;
   }
 
   /**
@@ -202,17 +218,12 @@ export class SchedulerClient {
   async call(call: SchedulerCall | Record<string, unknown>, headers: Record<string, string> = {}): Promise<CallResult> {
     const body = this.encodeCall({ framework_id: { value: this.frameworkId }, ...call });
     for (let hops = 0; ; hops++) {
-      const answer = await postRaw(
-        this.#url,
-        body,
-        {
-          ...this.headers,
-          'content-type': MEDIA[this.encoding],
-          ...(this.streamId === undefined ? {} : { 'mesos-stream-id': this.streamId }),
-          ...headers,
-        },
-        this.#agent,
-      );
+      const answer = await this.#transport.post(this.#url, body, {
+        ...this.headers,
+        'content-type': MEDIA[this.encoding],
+        ...(this.streamId === undefined ? {} : { 'mesos-stream-id': this.streamId }),
+        ...headers,
+      });
       if (answer.status !== 307 || hops === MAX_REDIRECTS || !this.#follow(answer)) return answer;
     }
   }
@@ -256,8 +267,8 @@ export class SchedulerClient {
 
   /** Drops the subscription connection (as a crashed scheduler would). */
   disconnect(): void {
-    this.#request?.destroy();
-    this.#agent.destroy();
+    this.#stream?.close();
+    if (this.#ownsTransport) this.#transport.close();
   }
 
   /** Closes the stream and the connections (the framework stays registered for its failover timeout; `teardown` ends it). */
@@ -359,34 +370,6 @@ export function redirectTarget(answer: CallResult, url: URL): URL | undefined {
 
 /** Redirects one request follows before it gives up (masters that redirect in a loop). */
 export const MAX_REDIRECTS = 5;
-
-/** POSTs a body; `agent` keeps connections alive, `socketPath` goes over a Unix domain socket instead of TCP. */
-export function postRaw(
-  url: URL,
-  body: string | Buffer,
-  headers: Record<string, string>,
-  agent?: http.Agent,
-  socketPath?: string,
-): Promise<CallResult & { readonly bytes: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const options = {
-      method: 'POST',
-      headers,
-      ...(agent === undefined ? {} : { agent }),
-      ...(socketPath === undefined ? {} : { socketPath }),
-    };
-    const req = http.request(url, options, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const bytes = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, body: bytes.toString(), headers: res.headers, bytes });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 function list<T>(items: T | readonly T[]): readonly T[] {
   return Array.isArray(items) ? (items as readonly T[]) : [items as T];

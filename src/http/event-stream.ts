@@ -57,6 +57,8 @@ export class HttpEventStream<E = SchedulerEvent> implements EventStream<E>, Budg
   /** Wall-clock time of the last write, for the keepalive. */
   #lastWriteMs = 0;
   #socket: Socket | undefined;
+  /** Where the chunks go once the headers are out: the socket, or an in-process reader's response. */
+  #out: Sink | undefined;
   /** Chunks written in this tick, sent together in one socket write. */
   #batch: Buffer[] | undefined;
   #batchBytes = 0;
@@ -103,14 +105,22 @@ export class HttpEventStream<E = SchedulerEvent> implements EventStream<E>, Budg
     this.#early = undefined;
     const socket = this.res.socket;
     if (this.res.destroyed || socket === null) return;
-    this.res.writeHead(200, { ...headers, 'transfer-encoding': 'chunked', connection: 'close' });
-    this.res.flushHeaders();
-    socket.setTimeout(0);
-    // Bytes the kernel took free budget without a write to report them.
-    socket.on('drain', () => {
-      if (!this.closed) this.#budget.charge(this, this.bufferedBytes);
-    });
-    this.#socket = socket;
+    if (isInProcess(this.res)) this.#out = this.#inProcessSink(headers);
+    else {
+      this.res.writeHead(200, { ...headers, 'transfer-encoding': 'chunked', connection: 'close' });
+      this.res.flushHeaders();
+      socket.setTimeout(0);
+      // Bytes the kernel took free budget without a write to report them.
+      socket.on('drain', () => {
+        if (!this.closed) this.#budget.charge(this, this.bufferedBytes);
+      });
+      this.#socket = socket;
+      this.#out = {
+        write: (bytes) => socket.write(bytes),
+        end: () => socket.end('0\r\n\r\n'),
+        gone: () => socket.destroyed,
+      };
+    }
     for (const chunk of early) this.#write(chunk);
     // What was sent before leaves with the headers, now: the core may go on working before the next tick.
     this.#flush();
@@ -136,13 +146,29 @@ export class HttpEventStream<E = SchedulerEvent> implements EventStream<E>, Budg
     const batch = this.#batch;
     this.#batch = undefined;
     this.#batchBytes = 0;
-    if (batch === undefined || this.#socket === undefined || this.#socket.destroyed) return;
-    this.#socket.write(batch.length === 1 ? batch[0]! : Buffer.concat(batch));
+    if (batch === undefined || this.#out === undefined || this.#out.gone()) return;
+    this.#out.write(batch.length === 1 ? batch[0]! : Buffer.concat(batch));
   }
 
   #finish(): void {
     this.#flush();
-    this.#socket?.end('0\r\n\r\n');
+    this.#out?.end();
+  }
+
+  /**
+   * A reader in this process (an injected request) takes the records as
+   * they are, without HTTP's chunk framing: its response is no socket.
+   */
+  #inProcessSink(headers: Record<string, string>): Sink {
+    const res = this.res;
+    res.writeHead(200, headers);
+    return {
+      write: (chunks) => {
+        res.write(unframed(chunks));
+      },
+      end: () => res.end(),
+      gone: () => res.destroyed,
+    };
   }
 
   /**
@@ -185,6 +211,34 @@ export class HttpEventStream<E = SchedulerEvent> implements EventStream<E>, Budg
     clearInterval(this.#keepalive);
     if (this.#early === undefined) this.#finish();
   }
+}
+
+/** Where a stream's bytes go. */
+interface Sink {
+  write(bytes: Buffer): void;
+  end(): void;
+  /** The connection went away: nothing more is written. */
+  gone(): boolean;
+}
+
+/**
+ * A response that no socket carries: a request injected in this process
+ * (fastify's `inject`, which RunningCluster.inProcess uses).
+ */
+export function isInProcess(res: ServerResponse): boolean {
+  return (res as ServerResponse & { isLightMyRequest?: boolean }).isLightMyRequest === true;
+}
+
+/** The RecordIO records of consecutive HTTP chunks (`chunkOf`), without the framing. */
+function unframed(chunks: Buffer): Buffer {
+  const records: Buffer[] = [];
+  for (let at = 0; at < chunks.length; ) {
+    const eol = chunks.indexOf(0x0a, at);
+    const size = Number.parseInt(chunks.toString('latin1', at, eol - 1), 16);
+    records.push(chunks.subarray(eol + 1, eol + 1 + size));
+    at = eol + 1 + size + 2;
+  }
+  return records.length === 1 ? records[0]! : Buffer.concat(records);
 }
 
 /**

@@ -12,6 +12,7 @@
 import { SchedulerClient, type JsonEvent } from '../client/scheduler-client.js';
 import { acknowledgeCall } from '../client/scheduler-calls.js';
 import type { TaskStatus } from '../client/protocol.js';
+import type { Transport } from '../client/transport.js';
 import type { FrameworkSpec } from './scenario.js';
 import { isTerminalState, tasksFor, wanted } from './workload.js';
 
@@ -19,6 +20,8 @@ import { isTerminalState, tasksFor, wanted } from './workload.js';
 export interface FrameworkHost {
   /** The masters to try, in order (a non-leader's redirect is followed). */
   readonly masterUrls: readonly string[];
+  /** How its requests reach them; HTTP when not given. */
+  readonly transport?: Transport;
   /** Waits until the test holds (the cluster's answer to something this framework did). */
   until(what: string, test: () => boolean): Promise<void>;
   /** Whether the master holds this framework subscribed on the given stream. */
@@ -267,7 +270,11 @@ export class ScriptedFramework {
   async #subscribe(now: number): Promise<void> {
     this.#subscribeAtMs = undefined;
     for (let hop = 0; hop < 3; hop++) {
-      const client = new SchedulerClient(this.#url, this.spec.encoding);
+      const transport = this.host.transport;
+      const client = new SchedulerClient(this.#url, {
+        encoding: this.spec.encoding,
+        ...(transport === undefined ? {} : { transport }),
+      });
       const answer = await client
         .subscribe(this.#frameworkInfo())
         .catch((e: Error) => ({ status: 0, body: e.message, headers: {} as Record<string, unknown> }));

@@ -9,6 +9,7 @@
  * order for one seed, and the trace is the same byte for byte.
  */
 import { postRaw } from '../client/scheduler-client.js';
+import type { Transport } from '../client/transport.js';
 import type { MisuseReport } from '../core/master/misuse-report.js';
 import type { TraceEntry } from '../core/kernel/trace.js';
 import { parseFault } from '../wire/sim/faults.js';
@@ -40,6 +41,8 @@ export type ClusterRequest = Omit<ClusterSpec, 'quota'> & {
 
 export interface ScenarioCluster {
   readonly masterUrls: readonly string[];
+  /** How the scripted frameworks reach the masters; HTTP when not given. */
+  readonly transport?: Transport;
   readonly agentIds: readonly string[];
   readonly driver: ClusterDriver;
   close(): Promise<void>;
@@ -230,6 +233,7 @@ class Run {
     this.#driver.cluster.trace.onEntry(this.#subscriptionWatch);
     const host: FrameworkHost = {
       masterUrls: cluster.masterUrls,
+      ...(cluster.transport === undefined ? {} : { transport: cluster.transport }),
       until: (what, test) => until(what, test),
       eventsSent: (id) => this.#record.eventsSent(id),
       // No framework is subscribed while no master leads: the dead leader's streams are closing.

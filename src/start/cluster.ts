@@ -29,6 +29,8 @@ import type { AgentFlags } from '../core/agent/flags.js';
 import type { Credentials } from '../http/auth.js';
 import type { ExecutorTokens } from '../http/agent/executor-token.js';
 import type { SimControl } from '../runtime/sim-control.js';
+import { InProcessTransport } from '../http/in-process.js';
+import type { Transport } from '../client/transport.js';
 
 export type { AgentGroupOptions, LimitOptions, StartClusterOptions } from './cluster-options.js';
 export { DEFAULT_AGENT_RESOURCES } from './option-table.js';
@@ -48,6 +50,13 @@ export interface RunningCluster extends ControlMethods {
   readonly engineSocket: string | undefined;
   readonly agents: readonly AgentEndpoint[];
   readonly driver: ClusterDriver;
+  /**
+   * A client transport to this cluster's masters without sockets, for a
+   * client in this process: `new SchedulerClient(cluster.masterUrl, {
+   * transport: cluster.inProcess })`. The same API, answers and trace as
+   * over HTTP (http/in-process.ts), at a fraction of the cost a call.
+   */
+  readonly inProcess: Transport;
   /** The protocol-misuse report: what the frameworks did that the cluster tolerates but they should not. */
   misuse(): MisuseReport;
   close(): Promise<void>;
@@ -92,7 +101,17 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
       logger,
     );
     control.markStarted();
-    const started = { masterUrls, agents: endpoints, workDir: around.workDir?.path, engineSocket: around.engine?.path };
+    // The masters' apps are the first servers, by index.
+    const inProcess = new InProcessTransport(
+      new Map(masterUrls.map((url, index) => [new URL(url).origin, servers[index]!] as const)),
+    );
+    const started = {
+      masterUrls,
+      agents: endpoints,
+      workDir: around.workDir?.path,
+      engineSocket: around.engine?.path,
+      inProcess,
+    };
     return running(driver, control, started, stop);
   } catch (error) {
     await stop();
@@ -226,7 +245,7 @@ function agentsSpecOf(
 function running(
   driver: ClusterDriver,
   control: ReturnType<typeof controlOf>,
-  started: Pick<RunningCluster, 'masterUrls' | 'agents' | 'workDir' | 'engineSocket'>,
+  started: Pick<RunningCluster, 'masterUrls' | 'agents' | 'workDir' | 'engineSocket' | 'inProcess'>,
   stop: () => Promise<void>,
 ): RunningCluster {
   const { masterUrls } = started;

@@ -36,6 +36,8 @@ export async function startScenarioCluster(
   });
   return {
     masterUrls: running.masterUrls,
+    // In virtual time the scripted frameworks call in-process: the same answers and trace, without sockets.
+    ...(request.time === 'realtime' ? {} : { transport: running.inProcess }),
     agentIds: running.agents.map((a) => a.id),
     driver: running.driver,
     close: () => running.close(),

@@ -24,12 +24,20 @@ afterEach(async () => {
   r = undefined;
 });
 
+/** Over HTTP, or through the cluster's in-process transport (no sockets). */
+type Via = 'http' | 'in-process';
+
 async function subscribed(
   encoding: Encoding,
   heartbeats?: boolean,
+  via: Via = 'http',
 ): Promise<{ client: SchedulerClient; stream: AsyncGenerator<SchedulerEvent, void> }> {
   r = await startCluster({ agents: 1, time: 'virtual', seed: 3 });
-  const client = new SchedulerClient(r.masterUrl, { encoding, ...(heartbeats === undefined ? {} : { heartbeats }) });
+  const client = new SchedulerClient(r.masterUrl, {
+    encoding,
+    ...(heartbeats === undefined ? {} : { heartbeats }),
+    ...(via === 'in-process' ? { transport: r.inProcess } : {}),
+  });
   clients.push(client);
   const answer = await client.subscribe({ user: 'root', name: 'typed', checkpoint: true });
   expect(answer.status).toBe(200);
@@ -43,9 +51,16 @@ async function take(stream: AsyncGenerator<SchedulerEvent, void>): Promise<Sched
   return next.value;
 }
 
-describe.each<Encoding>(['json', 'protobuf'])('SchedulerClient in %s', (encoding) => {
+const WAYS: [Encoding, Via][] = [
+  ['json', 'http'],
+  ['protobuf', 'http'],
+  ['json', 'in-process'],
+  ['protobuf', 'in-process'],
+];
+
+describe.each(WAYS)('SchedulerClient in %s over %s', (encoding, via) => {
   it('hands out typed events, launches from an offer, and acknowledges each update by its uuid', async () => {
-    const { client, stream } = await subscribed(encoding);
+    const { client, stream } = await subscribed(encoding, undefined, via);
     const first = await take(stream);
     expect(first.type).toBe('SUBSCRIBED');
     if (first.type !== 'SUBSCRIBED') return;
@@ -89,7 +104,7 @@ describe.each<Encoding>(['json', 'protobuf'])('SchedulerClient in %s', (encoding
   });
 
   it('surfaces heartbeats when asked to', async () => {
-    const { client } = await subscribed(encoding, true);
+    const { client } = await subscribed(encoding, true, via);
     const seen: string[] = [];
     for await (const event of client.events()) {
       seen.push(event.type);

@@ -22,6 +22,7 @@ import { principalOf } from '../auth.js';
 import { sendError } from '../errors.js';
 import { sendJson } from '../v0-replies.js';
 import { normalisePath } from '../routing.js';
+import { isInProcess } from '../event-stream.js';
 
 const EVERY_MASTER = new Set(['/health', '/version', '/master/health']);
 const REDIRECT = new Set(['/redirect', '/master/redirect']);
@@ -86,6 +87,8 @@ export function gateToLeader(
 /** A master process that is down: no answer, the connection closes. */
 function refuse(req: FastifyRequest, reply: FastifyReply): FastifyReply {
   reply.hijack();
-  req.raw.socket?.destroy();
+  // A request of this process (http/in-process.ts) has no socket: its response goes.
+  if (isInProcess(reply.raw)) reply.raw.destroy();
+  else req.raw.socket?.destroy();
   return reply;
 }
