@@ -152,7 +152,7 @@ function build(
   const entries: Raw[] = raw['frameworks'] ?? [];
   for (const [i, entry] of entries.entries()) checkFrameworkFields(entry, i, where);
   const frameworks = entries.filter((f) => !isExternal(f)).map(frameworkOf);
-  const externals = entries.flatMap((f, i) => (isExternal(f) ? [externalOf(f, lineOf(['frameworks', i]))] : []));
+  const externals = entries.flatMap((f, i) => (isExternal(f) ? [externalOf(file, f, lineOf(['frameworks', i]))] : []));
   const names = new Set<string>();
   const unique = (list: readonly { name: string }[], key: string): void =>
     list.forEach((f, i) => {

@@ -185,7 +185,10 @@ const external = {
     ],
   },
   attach: { type: 'boolean', description: 'Wait for a framework the user started (instead of a command)' },
-  cwd: { type: 'string', description: "The command's working directory (default the current one)" },
+  cwd: {
+    type: 'string',
+    description: "The command's working directory, relative to this file's directory (default that directory)",
+  },
   env: {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the file's placeholders, named for its author
     description: "Added to the command's environment; ${MASTER} and ${MASTER_URL} are substituted",
