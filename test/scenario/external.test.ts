@@ -222,6 +222,27 @@ describe('external frameworks in the file', () => {
   });
 });
 
+describe('process expectations in the file', () => {
+  const base = file('good', '  - process: { framework: mine, running: true }\n');
+
+  it('are refused, with the reason, on an attached framework: the runner owns no process for it', () => {
+    const attached = base.replace(`command: ${SCHEDULER}`, 'attach: true').replace(/ {4}env: .*\n/, '');
+    expect(error(attached)).toMatch(
+      /^s\.yaml:\d+:\d+: expect\[0\]\.process\.framework: 'mine' is attached: the runner owns no process for an attached framework$/,
+    );
+  });
+
+  it('are refused on a scripted framework, which has no process of its own', () => {
+    const scripted = base
+      .replace('expect:', '  - name: web\n    tasks: { keep_running: 1 }\nexpect:')
+      .replace('framework: mine, running', 'framework: web, running');
+    expect(error(scripted)).toMatch(
+      /expect\[0\]\.process\.framework: 'web' has no command: only a framework the runner starts has a process$/,
+    );
+    expect(parseScenario('s.yaml', base).expect).toHaveLength(1);
+  });
+});
+
 describe('an external framework’s directory', () => {
   it('is the file’s, wherever the run starts: a relative cwd and a relative command path go through it', async () => {
     // The file in a directory of its own, its commands relative to it; this process runs from elsewhere.
