@@ -10,7 +10,14 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type { Argv } from 'yargs';
-import { drawSchedules, searchFaults, shardIndices, type ChaosFault, type Shard } from '../scenario/chaos.js';
+import {
+  drawSchedules,
+  searchFaults,
+  shardIndices,
+  withAgentResources,
+  type ChaosFault,
+  type Shard,
+} from '../scenario/chaos.js';
 import {
   chaosJunit,
   outcomeOf,
@@ -23,6 +30,7 @@ import {
 } from '../scenario/chaos-record.js';
 import { loadScenario, ScenarioError } from '../scenario/load.js';
 import type { Scenario } from '../scenario/scenario.js';
+import { DEFAULT_AGENT_RESOURCES } from '../start/option-table.js';
 import { runHere, runPool } from './scenario-pool.js';
 import { shrinkAndWrite } from './chaos-shrink.js';
 import { choiceFlag, COUNT, numberFlag, textFlag } from './flags.js';
@@ -113,7 +121,8 @@ export async function runChaos(args: ChaosArgs): Promise<void> {
 }
 
 async function search(args: ChaosArgs): Promise<void> {
-  const scenario = loadScenario(args.file);
+  // An agent a schedule adds is like the file's: their resources, the cluster's default where the file gives none.
+  const scenario = withAgentResources(loadScenario(args.file), DEFAULT_AGENT_RESOURCES);
   if (scenario.time === 'realtime')
     throw new ScenarioError(`${args.file}: runs in real time (an external framework): chaos needs virtual time`);
   const shard = shardOf(args.shard)!;
