@@ -121,5 +121,14 @@ describe('clustersim chaos', () => {
     const replay = await runCli(['run', out]).output;
     expect(replay.code).toBe(1);
     expect(replay.stdout).toMatch(/FAIL .*exactly 5 TASK_RUNNING tasks of web/);
+    // Its report beside it: the page run --report writes of the file written, FAILED with the failures.
+    const report = out.replace(/\.yaml$/, '.html');
+    expect(chaos.stdout).toContain(`written to ${out}\nreplay: clustersim run ${out}\nreport: ${report}\n`);
+    const page = readFileSync(report, 'utf8');
+    expect(page).toMatch(/^<!doctype html>/i);
+    expect(page).toContain('clustersim run: steady-state-chaos-3');
+    expect(page).toContain('FAILED');
+    expect(page).toContain('exactly 5 TASK_RUNNING tasks of web');
+    expect(page).toContain(`<code>clustersim run ${out} --seed 1</code>`);
   });
 });
