@@ -80,7 +80,10 @@ export class AddedAgents {
     this.#queued = true;
     queueMicrotask(() => {
       this.#queued = false;
-      this.#work = this.#work.then(() => this.#follow());
+      // What cannot be served is logged: the cluster runs on without that endpoint.
+      this.#work = this.#work
+        .then(() => this.#follow())
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'agents added: an endpoint could not follow'));
     });
   }
 
@@ -123,14 +126,13 @@ export class AddedAgents {
     }
     if (own) directory.addEndpoint(host, socket.port, agent.id);
     else directory.add(socket.port, agent.id);
-    const domainSocket = await serveDomainSocket(await this.server.app(), agent.id, this.spec);
+    const url = `http://${host}:${socket.port}`;
+    const listening = { id: agent.id, url, pid: agent.pid, hostname: agent.hostname, port: socket.port };
+    // Kept before its domain socket listens, so that the socket closes even if that fails.
+    this.#served.set(agent.id, { socket, endpoint: listening });
     const endpoint: AgentEndpoint = {
-      id: agent.id,
-      url: `http://${host}:${socket.port}`,
-      pid: agent.pid,
-      hostname: agent.hostname,
-      port: socket.port,
-      ...domainSocket,
+      ...listening,
+      ...(await serveDomainSocket(await this.server.app(), agent.id, this.spec)),
     };
     this.#served.set(agent.id, { socket, endpoint });
     this.endpoints.push(endpoint);
@@ -141,7 +143,8 @@ export class AddedAgents {
     this.#served.delete(agentId);
     if (served === undefined) return;
     this.server.directory.remove(agentId);
-    this.endpoints.splice(this.endpoints.indexOf(served.endpoint), 1);
+    const listed = this.endpoints.indexOf(served.endpoint);
+    if (listed >= 0) this.endpoints.splice(listed, 1);
     await served.socket.close();
     const domainSockets = this.spec.domainSockets?.servers ?? [];
     const i = domainSockets.findIndex((d) => d.path === served.endpoint.domainSocket);

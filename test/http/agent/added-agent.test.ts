@@ -6,6 +6,7 @@
  * `RunningCluster.agents` lists. `remove_agent` closes it. Real sockets.
  */
 import { existsSync, statSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExecutorClient } from '../../../src/client/executor-client.js';
@@ -62,11 +63,14 @@ async function agentAt(url: string): Promise<{ state: string; operator: string }
   return { state: state.id, operator: (await agentCall(url, 'GET_AGENT')).get_agent.agent_info.id.value };
 }
 
+/** What a fresh connection to `url` meets: 'connected', or the error (a pooled one may still be open until cut). */
 const refused = (url: string): Promise<string> =>
-  fetch(new URL('/state', url)).then(
-    (reply) => `status ${reply.status}`,
-    (error: Error & { cause?: { code?: string } }) => error.cause?.code ?? error.message,
-  );
+  new Promise((resolve) => {
+    const { hostname, port } = new URL(url);
+    const socket = net.connect({ host: hostname, port: Number(port) });
+    socket.once('connect', () => (socket.destroy(), resolve('connected')));
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
 
 describe('an agent added by a fault', () => {
   it('answers at the address the master reports for it, a port of its own, and closes when removed', async () => {
@@ -86,6 +90,17 @@ describe('an agent added by a fault', () => {
     expect(await refused(url)).toBe('ECONNREFUSED');
     expect(r!.agents).toHaveLength(2);
     expect(r!.driver.failure).toBeUndefined();
+  });
+
+  it('follows a reset: the new cluster has only the agents of the start, and the added one stops listening', async () => {
+    await start({ agents: 1 });
+    const id = await addAgent();
+    const url = r!.agents[1]!.url;
+    expect((await agentAt(url)).state).toBe(id);
+    r!.reset();
+    expect(await refused(url)).toBe('ECONNREFUSED');
+    expect(r!.agents.map((a) => a.id)).toEqual([r!.agents[0]!.id]);
+    expect((await agentAt(r!.agents[0]!.url)).state).toBe(r!.agents[0]!.id);
   });
 
   it('answers at its own address and port with loopback addressing, beside the agent whose address it shares', async () => {
