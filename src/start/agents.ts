@@ -108,7 +108,7 @@ export async function startAgentsAddressed(
   servers: FastifyInstance[],
   logger: Logger,
 ): Promise<StartedAgents> {
-  const started = await startAgentsBy(addressing, driver, host, spec, servers, logger);
+  const started = await startAgentsBy(addressing, { driver, host, spec, servers, logger });
   let app: Promise<FastifyInstance> | undefined = started.app === undefined ? undefined : Promise.resolve(started.app);
   const server: AgentServer = {
     // With no agent at the start, the app's own server listens on a port of no agent's (node runs its clocks there).
@@ -126,11 +126,19 @@ export async function startAgentsAddressed(
 
 async function startAgentsBy(
   addressing: AgentAddressing,
-  driver: ClusterDriver,
-  host: string,
-  spec: AgentsSpec,
-  servers: FastifyInstance[],
-  logger: Logger,
+  {
+    driver,
+    host,
+    spec,
+    servers,
+    logger,
+  }: {
+    driver: ClusterDriver;
+    host: string;
+    spec: AgentsSpec;
+    servers: FastifyInstance[];
+    logger: Logger;
+  },
 ): Promise<Started> {
   if (addressing === 'ports' || spec.count === 0) return startAgents(driver, host, spec, servers, logger);
   if (!loopbackHost(host)) {
