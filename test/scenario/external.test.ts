@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/scenario/load.js';
 import { textReport } from '../../src/scenario/report.js';
 import { runLoadedScenario, runScenarioFile } from '../../src/start/scenario.js';
+import { runCli } from '../e2e/cli-process.js';
 import { error } from './scenario-text.js';
 import { REALTIME_SCENARIOS, SCENARIO_DIR } from './shipped.js';
 
@@ -269,6 +270,10 @@ expect:`,
     const result = await runScenarioFile(path.join(dir, 's.yaml'));
     expect(result.problems).toEqual([]);
     expect(verdicts(result)).toEqual([[true, 'exactly 3 TASK_RUNNING tasks', '3']]);
+    // clustersim run reads the file as the library does, from the project's root here.
+    const run = await runCli(['run', path.join(dir, 's.yaml')]).output;
+    expect(run.stdout).toContain('PASS');
+    expect(run.code).toBe(0);
   }, 90_000);
 });
 
