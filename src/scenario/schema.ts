@@ -345,7 +345,8 @@ const expectation = {
       dependencies: { equals: ['field'] },
     },
     process: {
-      description: "An external framework's process: still running at the end of the run, or ended with this exit code",
+      description:
+        'The process of a framework with a command (not an attached one): still running at the end of the run, or ended with this exit code',
       type: 'object',
       additionalProperties: false,
       required: ['framework'],
