@@ -168,10 +168,11 @@ function stopper(
   return async () => {
     driver.close();
     metrics.close();
+    // First what came after the start: an app made for it then joins `servers`, closed next.
+    await Promise.all(closers.map((close) => close()));
     await Promise.all([
       ...servers.map((s) => s.close()),
       ...sockets.map((d) => closeDomainSocket(d.server, d.path)),
-      ...closers.map((close) => close()),
       engine?.close(),
     ]);
     await containers?.close();
