@@ -5,12 +5,20 @@
  * together run what one would). Each run's verdict is printed as
  * it ends and, in schedule order, as JSON lines (`--json`) or JUnit
  * (`--reporter junit`). The first failing schedule is shrunk to a minimal
- * one and written out as a scenario file, with the command that replays it.
+ * one and written out as a scenario file, with the command that replays it
+ * and its HTML report beside it.
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import type { Argv } from 'yargs';
-import { drawSchedules, searchFaults, shardIndices, type ChaosFault, type Shard } from '../scenario/chaos.js';
+import {
+  drawSchedules,
+  searchFaults,
+  shardIndices,
+  withAgentResources,
+  type ChaosFault,
+  type Shard,
+} from '../scenario/chaos.js';
 import {
   chaosJunit,
   outcomeOf,
@@ -23,8 +31,9 @@ import {
 } from '../scenario/chaos-record.js';
 import { loadScenario, ScenarioError } from '../scenario/load.js';
 import type { Scenario } from '../scenario/scenario.js';
+import { DEFAULT_AGENT_RESOURCES } from '../start/option-table.js';
 import { runHere, runPool } from './scenario-pool.js';
-import { shrinkAndWrite } from './chaos-shrink.js';
+import { reportBeside, shrinkAndWrite } from './chaos-shrink.js';
 import { choiceFlag, COUNT, numberFlag, textFlag } from './flags.js';
 
 export interface ChaosArgs {
@@ -113,7 +122,8 @@ export async function runChaos(args: ChaosArgs): Promise<void> {
 }
 
 async function search(args: ChaosArgs): Promise<void> {
-  const scenario = loadScenario(args.file);
+  // An agent a schedule adds is like the file's: their resources, the cluster's default where the file gives none.
+  const scenario = withAgentResources(loadScenario(args.file), DEFAULT_AGENT_RESOURCES);
   if (scenario.time === 'realtime')
     throw new ScenarioError(`${args.file}: runs in real time (an external framework): chaos needs virtual time`);
   const shard = shardOf(args.shard)!;
@@ -155,9 +165,16 @@ async function shrink(
         `${progressLine(`shrinking ${++n}`, schedule, result === undefined ? { verdict: 'stopped' } : outcomeOf(result))}\n`,
       ),
   });
-  const lines = shrinkAndWrite(scenario, args.seed, first.schedule, outcome, out);
+  const { lines, written } = shrinkAndWrite(scenario, args.seed, first.schedule, outcome, out);
   for (const line of lines) text.write(`${line}\n`);
-  return { schedule: first.schedule, out, replay: `clustersim run ${out}` };
+  const report = written ? await reportBeside(out) : { lines: [] };
+  for (const line of report.lines) text.write(`${line}\n`);
+  return {
+    schedule: first.schedule,
+    out,
+    replay: `clustersim run ${out}`,
+    ...(report.path === undefined ? {} : { report: report.path }),
+  };
 }
 
 function writeJson(json: string | undefined, records: readonly RunRecord[], summary: ShardRecord): void {

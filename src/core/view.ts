@@ -299,6 +299,11 @@ export class ClusterView {
     return this.nodes.get(agentId)?.state;
   }
 
+  /** The ids of every agent process ever added (a crashed one too), in the order they were added. */
+  agentNodeIds(): string[] {
+    return [...this.nodes.keys()];
+  }
+
   /** The agent process of a node, read-only; undefined for an unknown id. */
   agentNode(agentId: string): AgentNodeView | undefined {
     return this.nodes.get(agentId);

@@ -96,7 +96,9 @@ export function mergeShards(outputs: readonly ShardOutput[]): Merged {
   for (const p of [...parsed].sort((a, b) => a.shard.shard.localeCompare(b.shard.shard, 'en', { numeric: true }))) {
     const s = p.shard.shrunk;
     if (s !== undefined)
-      lines.push(`  shard ${p.shard.shard}: schedule ${s.schedule} shrunk to ${s.out}; replay: ${s.replay}`);
+      lines.push(
+        `  shard ${p.shard.shard}: schedule ${s.schedule} shrunk to ${s.out}; replay: ${s.replay}${s.report === undefined ? '' : `; report: ${s.report}`}`,
+      );
   }
   return { ok: true, lines, failing: count('fail') + count('stopped') };
 }

@@ -43,8 +43,13 @@ export interface ShardRecord {
   readonly passed: number;
   readonly failed: number;
   readonly stopped: number;
-  /** The first failing schedule of the shard, shrunk and written out as a scenario. */
-  readonly shrunk?: { readonly schedule: number; readonly out: string; readonly replay: string };
+  /** The first failing schedule of the shard, shrunk and written out as a scenario, and its HTML report when it has one. */
+  readonly shrunk?: {
+    readonly schedule: number;
+    readonly out: string;
+    readonly replay: string;
+    readonly report?: string;
+  };
 }
 
 /** Runs one schedule (`run` is given the scenario with the faults added) and words its verdict. */

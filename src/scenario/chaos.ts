@@ -1,9 +1,9 @@
 /**
  * Fault-schedule search: a scenario run again and again under random
  * schedules of faults (agents crashed and restarted, partitions healed
- * later, framework connections dropped, streams stalled, clock steps, and
- * with several masters the leader failed over or the first master down for a while),
- * drawn by fast-check from a seed. When a run fails an expectation,
+ * later, agents removed and added, framework connections dropped, streams
+ * stalled, clock steps, and with several masters the leader failed over or
+ * the first master down for a while), drawn by fast-check from a seed. When a run fails an expectation,
  * fast-check shrinks the schedule to a minimal one that still fails, and
  * the result is written out as a scenario file that replays it.
  *
@@ -99,33 +99,18 @@ export function shardIndices(runs: number, shard: Shard): number[] {
   return indices;
 }
 
+type Entry = (atMs: number, fault: Record<string, unknown>) => TimelineEntry;
+
 /** Schedules of one to six faults within the first 80% of the run, in whole seconds. */
 function scheduleOf(scenario: Scenario): fc.Arbitrary<ChaosFault[]> {
   const latest = Math.max(1, Math.floor((scenario.durationMs * 0.8) / 1000));
   const at = fc.integer({ min: 0, max: latest }).map((s) => s * 1000);
   const span = fc.integer({ min: 1, max: 180 }).map((s) => s * 1000);
-  const entry = (atMs: number, fault: Record<string, unknown>): TimelineEntry => ({ at: atMs, fault, line: 0 });
+  const entry: Entry = (atMs, fault) => ({ at: atMs, fault, line: 0 });
   const faults: fc.Arbitrary<ChaosFault>[] = [
     fc.record({ at, ms: span }).map(({ at, ms }) => [entry(at, { type: 'clock_jump', ms })]),
+    ...agentFaults(scenario, at, span, entry),
   ];
-  const agents = agentCount(scenario);
-  if (agents > 0) {
-    const agent = fc.integer({ min: 0, max: agents - 1 });
-    faults.push(
-      fc
-        .record({ at, agent, down: span, recover: fc.constantFrom('reconnect', 'cleanup') })
-        .map(({ at, agent, down, recover }) => [
-          entry(at, { type: 'crash_agent', agent }),
-          entry(at + down, { type: 'restart_agent', agent, recover }),
-        ]),
-      fc
-        .record({ at, agent, cut: span })
-        .map(({ at, agent, cut }) => [
-          entry(at, { type: 'partition', agent }),
-          entry(at + cut, { type: 'heal', agent }),
-        ]),
-    );
-  }
   if (scenario.cluster.masters > 1) {
     faults.push(
       at.map((at) => [entry(at, { type: 'master_failover' })]),
@@ -150,6 +135,58 @@ function scheduleOf(scenario: Scenario): fc.Arbitrary<ChaosFault[]> {
     );
   }
   return fc.array(fc.oneof(...faults), { minLength: 1, maxLength: 6 });
+}
+
+/**
+ * The faults of the file's agents, by index (one of them crashed and
+ * restarted, cut off and healed, removed for good), and one more agent
+ * added, like those of a group of the file: its resources and attributes.
+ * A group that leaves its resources to the cluster's default gives no
+ * added agent: the caller fills them in (`withAgentResources`).
+ */
+function agentFaults(
+  scenario: Scenario,
+  at: fc.Arbitrary<number>,
+  span: fc.Arbitrary<number>,
+  entry: Entry,
+): fc.Arbitrary<ChaosFault>[] {
+  const faults: fc.Arbitrary<ChaosFault>[] = [];
+  const agents = agentCount(scenario);
+  if (agents > 0) {
+    const agent = fc.integer({ min: 0, max: agents - 1 });
+    faults.push(
+      fc
+        .record({ at, agent, down: span, recover: fc.constantFrom('reconnect', 'cleanup') })
+        .map(({ at, agent, down, recover }) => [
+          entry(at, { type: 'crash_agent', agent }),
+          entry(at + down, { type: 'restart_agent', agent, recover }),
+        ]),
+      fc
+        .record({ at, agent, cut: span })
+        .map(({ at, agent, cut }) => [
+          entry(at, { type: 'partition', agent }),
+          entry(at + cut, { type: 'heal', agent }),
+        ]),
+      fc.record({ at, agent }).map(({ at, agent }) => [entry(at, { type: 'remove_agent', agent })]),
+    );
+  }
+  const machines = scenario.cluster.agents.flatMap(({ resources, attributes }) =>
+    resources === undefined ? [] : [{ resources, ...(attributes === undefined ? {} : { attributes }) }],
+  );
+  if (machines.length > 0) {
+    faults.push(
+      fc
+        .record({ at, machine: fc.constantFrom(...machines) })
+        .map(({ at, machine }) => [entry(at, { type: 'add_agent', ...machine })]),
+    );
+  }
+  return faults;
+}
+
+/** The scenario with each agent group's resources given, `resources` where the file leaves them to the cluster's default. */
+export function withAgentResources(scenario: Scenario, resources: string): Scenario {
+  const agents = scenario.cluster.agents.map((group) => ({ resources, ...group }));
+  return { ...scenario, cluster: { ...scenario.cluster, agents } };
 }
 
 /**

@@ -4,6 +4,7 @@
  * framework is a process on the wall clock, so its file runs in real time;
  * a file that asks for virtual time with one is refused.
  */
+import path from 'node:path';
 import { ScenarioError } from './load-error.js';
 import { parseDuration } from './duration.js';
 import type { ExternalSpec, TimeMode } from './scenario.js';
@@ -55,13 +56,19 @@ export function checkFrameworkFields(raw: Raw, i: number, where: (path: Path, ke
   if (external !== undefined) at(external, 'only a framework with a command or attach takes this field');
 }
 
-export function externalOf(raw: Raw, line: number): ExternalSpec {
+/**
+ * An external entry as the runner takes it. Its `cwd` is the file's
+ * directory, or a directory relative to it (as a compose file's paths
+ * are), made absolute here: the file runs the same from wherever it is
+ * run, and a relative command path is found through it.
+ */
+export function externalOf(file: string, raw: Raw, line: number): ExternalSpec {
   const env = Object.fromEntries(Object.entries((raw['env'] ?? {}) as Raw).map(([k, v]) => [k, String(v)]));
   return {
     name: raw['name'],
     command: raw['command'],
     attach: raw['attach'] === true,
-    cwd: raw['cwd'],
+    cwd: raw['command'] === undefined ? undefined : path.resolve(path.dirname(file), raw['cwd'] ?? '.'),
     env,
     match: raw['match']?.['name'] ?? raw['name'],
     subscribeTimeoutMs: parseDuration(raw['subscribe_timeout']) ?? SUBSCRIBE_TIMEOUT_MS,

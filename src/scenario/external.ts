@@ -8,6 +8,7 @@
  * output for the report.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { formatSpan } from './duration.js';
 import type { ProcessState } from './expect.js';
 import type { ExternalSpec } from './scenario.js';
@@ -101,7 +102,9 @@ export class ExternalFramework {
     this.#closed = new Promise((resolve) => child.on('close', () => resolve()));
     this.#exited = new Promise((resolve) => {
       child.on('error', (error) => {
-        this.#failed = error.message;
+        // A cwd that is not there fails as the command would: say which.
+        const missing = this.spec.cwd !== undefined && !existsSync(this.spec.cwd);
+        this.#failed = missing ? `its directory ${this.spec.cwd} does not exist` : error.message;
         this.#exit ??= { code: null, signal: null, atMs: this.clock() };
         resolve();
       });

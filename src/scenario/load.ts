@@ -160,7 +160,7 @@ function build(
   const entries: Raw[] = raw['frameworks'] ?? [];
   for (const [i, entry] of entries.entries()) checkFrameworkFields(entry, i, where);
   const frameworks = entries.filter((f) => !isExternal(f)).map(frameworkOf);
-  const externals = entries.flatMap((f, i) => (isExternal(f) ? [externalOf(f, lineOf(['frameworks', i]))] : []));
+  const externals = entries.flatMap((f, i) => (isExternal(f) ? [externalOf(file, f, lineOf(['frameworks', i]))] : []));
   const names = new Set<string>();
   const unique = (list: readonly { name: string }[], key: string): void =>
     list.forEach((f, i) => {
@@ -332,7 +332,20 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
     if ('all' in e || 'any' in e)
       for (const [name, path] of frameworksNamed(e, ['expect', i])) named(name, path, fieldName(path));
     if ('service' in e) service(e.service.name, ['expect', i, 'service', 'name'], `expect[${i}].service.name`);
+    if ('process' in e) {
+      const wrong = processError(scenario, e.process.framework);
+      const at = ['expect', i, 'process', 'framework'];
+      if (wrong !== undefined) throw new ScenarioError(`${where(at)}: ${fieldName(at)}: ${wrong}`);
+    }
   });
+}
+
+/** Why a `process` expectation cannot hold for a framework: only one the runner starts with a command has a process. */
+function processError(scenario: Scenario, name: string): string | undefined {
+  const external = scenario.externals.find((f) => f.name === name);
+  if (external?.attach === true) return `'${name}' is attached: the runner owns no process for an attached framework`;
+  if (external === undefined) return `'${name}' has no command: only a framework the runner starts has a process`;
+  return undefined;
 }
 
 /** The faults that take a task by its framework and ordinal. */

@@ -50,6 +50,7 @@ export interface ExternalSpec {
   readonly name: string;
   readonly command: string | readonly string[] | undefined;
   readonly attach: boolean;
+  /** Where its command runs: an absolute path (the file's directory, or `cwd` from there); none when attached. */
   readonly cwd: string | undefined;
   readonly env: Readonly<Record<string, string>>;
   /** The FrameworkInfo.name its subscription carries. */

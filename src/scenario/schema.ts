@@ -185,7 +185,10 @@ const external = {
     ],
   },
   attach: { type: 'boolean', description: 'Wait for a framework the user started (instead of a command)' },
-  cwd: { type: 'string', description: "The command's working directory (default the current one)" },
+  cwd: {
+    type: 'string',
+    description: "The command's working directory, relative to this file's directory (default that directory)",
+  },
   env: {
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the file's placeholders, named for its author
     description: "Added to the command's environment; ${MASTER} and ${MASTER_URL} are substituted",
@@ -342,7 +345,8 @@ const expectation = {
       dependencies: { equals: ['field'] },
     },
     process: {
-      description: "An external framework's process: still running at the end of the run, or ended with this exit code",
+      description:
+        'The process of a framework with a command (not an attached one): still running at the end of the run, or ended with this exit code',
       type: 'object',
       additionalProperties: false,
       required: ['framework'],

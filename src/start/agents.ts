@@ -73,6 +73,32 @@ export interface DomainSocket {
   readonly path: string;
 }
 
+/**
+ * The agents' server as it runs, for the agents that join after the start
+ * (added-agents.ts): the one app every agent's endpoint feeds, and the
+ * directory that tells it which agent a connection is for.
+ */
+export interface AgentServer {
+  /** The app, its own server listening: made on first use when the cluster started with no agent. */
+  app(): Promise<FastifyInstance>;
+  readonly directory: AgentDirectory;
+  /** The host the agents' sockets bind. */
+  readonly host: string;
+}
+
+/** The started agents' endpoints, and their server. */
+export interface StartedAgents {
+  readonly endpoints: AgentEndpoint[];
+  readonly server: AgentServer;
+}
+
+/** What each way of starting the agents made: their endpoints, the app (none for no agent), the directory. */
+interface Started {
+  readonly endpoints: AgentEndpoint[];
+  readonly app: FastifyInstance | undefined;
+  readonly directory: AgentDirectory;
+}
+
 /** Agents by the addressing asked for, falling back to ports where loopback addresses are not available. */
 export async function startAgentsAddressed(
   addressing: AgentAddressing,
@@ -81,7 +107,39 @@ export async function startAgentsAddressed(
   spec: AgentsSpec,
   servers: FastifyInstance[],
   logger: Logger,
-): Promise<AgentEndpoint[]> {
+): Promise<StartedAgents> {
+  const started = await startAgentsBy(addressing, { driver, host, spec, servers, logger });
+  let app: Promise<FastifyInstance> | undefined = started.app === undefined ? undefined : Promise.resolve(started.app);
+  const server: AgentServer = {
+    // With no agent at the start, the app's own server listens on a port of no agent's (node runs its clocks there).
+    app: () =>
+      (app ??= (async () => {
+        const made = sharedApp(driver, started.directory, spec, servers, logger);
+        await listenPorts(made, host, 1, 0, spec.listener.maxConnections);
+        return made;
+      })()),
+    directory: started.directory,
+    host,
+  };
+  return { endpoints: started.endpoints, server };
+}
+
+async function startAgentsBy(
+  addressing: AgentAddressing,
+  {
+    driver,
+    host,
+    spec,
+    servers,
+    logger,
+  }: {
+    driver: ClusterDriver;
+    host: string;
+    spec: AgentsSpec;
+    servers: FastifyInstance[];
+    logger: Logger;
+  },
+): Promise<Started> {
   if (addressing === 'ports' || spec.count === 0) return startAgents(driver, host, spec, servers, logger);
   if (!loopbackHost(host)) {
     logger.warn({ host }, 'agent addressing: loopback needs an IPv4 loopback host or 0.0.0.0; agents take a port each');
@@ -130,7 +188,7 @@ async function startLoopbackAgents(
   spec: AgentsSpec,
   servers: FastifyInstance[],
   logger: Logger,
-): Promise<AgentEndpoint[]> {
+): Promise<Started> {
   const addresses = loopbackAddresses(spec.count, host);
   const directory = new AgentDirectory('address');
   const app = sharedApp(driver, directory, spec, servers, logger);
@@ -140,13 +198,8 @@ async function startLoopbackAgents(
       ? await listenWildcard(app, directory, spec.firstPort, cap)
       : await listenOnAddresses(app, addresses, spec.firstPort, cap);
   const port = listener.port;
-  return joinAgents(
-    driver,
-    app,
-    spec,
-    directory,
-    addresses.map((ip) => ({ hostname: ip, ip, port, key: ip })),
-  );
+  const joining = addresses.map((ip) => ({ hostname: ip, ip, port, key: ip }));
+  return { endpoints: await joinAgents(driver, app, spec, directory, joining), app, directory };
 }
 
 /**
@@ -161,9 +214,9 @@ async function startAgents(
   spec: AgentsSpec,
   servers: FastifyInstance[],
   logger: Logger,
-): Promise<AgentEndpoint[]> {
-  if (spec.count === 0) return [];
+): Promise<Started> {
   const directory = new AgentDirectory('port');
+  if (spec.count === 0) return { endpoints: [], app: undefined, directory };
   const app = sharedApp(driver, directory, spec, servers, logger);
   let ports: number[];
   try {
@@ -172,13 +225,8 @@ async function startAgents(
     throw bindError(error, spec.count, agentLabel(error, spec));
   }
   const hostname = spec.advertiseHost ?? host;
-  return joinAgents(
-    driver,
-    app,
-    spec,
-    directory,
-    ports.map((port) => ({ hostname, ip: hostname, port, key: port, url: `http://${host}:${port}` })),
-  );
+  const joining = ports.map((port) => ({ hostname, ip: hostname, port, key: port, url: `http://${host}:${port}` }));
+  return { endpoints: await joinAgents(driver, app, spec, directory, joining), app, directory };
 }
 
 /** The app every agent's endpoint feeds; until an agent joins, its endpoint answers as a recovering agent. */
@@ -249,7 +297,7 @@ async function joinAgents(
 }
 
 /** With domain sockets on, the agent's socket: listening, kept for closing, its path for the endpoint. */
-async function serveDomainSocket(
+export async function serveDomainSocket(
   app: FastifyInstance,
   agentId: string,
   spec: AgentsSpec,

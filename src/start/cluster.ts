@@ -13,6 +13,7 @@ import { controlMethods, controlOf, type ControlMethods } from './control.js';
 import { listenMasters, type MasterListenOptions } from './masters.js';
 import { advertisedHost } from './advertise.js';
 import { startAgentsAddressed, type AgentEndpoint, type AgentsSpec, type DomainSocket } from './agents.js';
+import { AddedAgents } from './added-agents.js';
 import { closeDomainSocket } from '../http/domain-sockets.js';
 import { RealtimeDriver, VirtualDriver, type ClusterDriver, type ClusterFailure } from '../runtime/driver.js';
 import { createLogger, logTrace } from '../runtime/logging.js';
@@ -48,6 +49,7 @@ export interface RunningCluster extends ControlMethods {
   readonly workDir: string | undefined;
   /** The container engine's Unix socket, when it runs. */
   readonly engineSocket: string | undefined;
+  /** The agents' endpoints: those the cluster started with, then each an `add_agent` fault adds once it listens (until it is gone). */
   readonly agents: readonly AgentEndpoint[];
   readonly driver: ClusterDriver;
   /**
@@ -80,7 +82,8 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
   const control = controlOf(driver, around.connections, logger);
   const metrics = new ClusterMetrics(driver);
   const sockets: DomainSocket[] = [];
-  const stop = stopper(driver, metrics, around, servers, sockets);
+  const closers: (() => Promise<void>)[] = [];
+  const stop = stopper(driver, metrics, around, servers, sockets, closers);
   try {
     const masterApps = masterListenOptions(options, credentials, { driver, control, metrics, logger }, around, limits);
     const masterUrls = await listenMasters(
@@ -92,7 +95,7 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
       options.advertisePorts?.master,
     );
     const agentSpec = agentsSpecOf(options, agents, { advertised, credentials, sockets }, around, limits);
-    const endpoints = await startAgentsAddressed(
+    const { endpoints, server } = await startAgentsAddressed(
       options.agentAddressing,
       driver,
       options.host,
@@ -100,6 +103,8 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
       servers,
       logger,
     );
+    const added = new AddedAgents(driver, server, agentSpec, endpoints, logger);
+    closers.push(() => added.close());
     control.markStarted();
     // The masters' apps are the first servers, by index.
     const inProcess = new InProcessTransport(
@@ -169,18 +174,21 @@ async function executorSurroundings(
   return { ...outputs, workDir, tokens, engine };
 }
 
-/** Closes what was started, listeners and sockets together, and removes a work directory made for this run. */
+/** Closes what was started, listeners and sockets together (`closers`: those made after the start), and removes a work directory made for this run. */
 function stopper(
   driver: ClusterDriver,
   metrics: ClusterMetrics,
   around: ExecutorSurroundings,
   servers: FastifyInstance[],
   sockets: DomainSocket[],
+  closers: readonly (() => Promise<void>)[],
 ): () => Promise<void> {
   const { engine, containers, workDir } = around;
   return async () => {
     driver.close();
     metrics.close();
+    // First what came after the start: an app made for it then joins `servers`, closed next.
+    await Promise.all(closers.map((close) => close()));
     await Promise.all([
       ...servers.map((s) => s.close()),
       ...sockets.map((d) => closeDomainSocket(d.server, d.path)),

@@ -42,7 +42,12 @@ describe('mergeShards', () => {
     const merged = mergeShards([
       shard(2, 2, [run(2, 'stopped'), run(4, 'pass')]),
       shard(1, 2, [run(1, 'pass'), run(3, 'fail')], {
-        shrunk: { schedule: 3, out: 'a-chaos-7-1-of-2.yaml', replay: 'clustersim run a-chaos-7-1-of-2.yaml' },
+        shrunk: {
+          schedule: 3,
+          out: 'a-chaos-7-1-of-2.yaml',
+          replay: 'clustersim run a-chaos-7-1-of-2.yaml',
+          report: 'a-chaos-7-1-of-2.html',
+        },
       }),
     ]);
     expect(merged).toEqual({
@@ -52,7 +57,7 @@ describe('mergeShards', () => {
         'a.yaml: 4 runs under random faults (seed 7, 2 shards): 2 passed, 1 failed, 1 stopped',
         '  schedule 2: STOPPED at 1s of cluster time: stuck; replay: clustersim chaos a.yaml --seed 7 --schedule 2',
         '  schedule 3: FAIL line 3: x (found 0); replay: clustersim chaos a.yaml --seed 7 --schedule 3',
-        '  shard 1/2: schedule 3 shrunk to a-chaos-7-1-of-2.yaml; replay: clustersim run a-chaos-7-1-of-2.yaml',
+        '  shard 1/2: schedule 3 shrunk to a-chaos-7-1-of-2.yaml; replay: clustersim run a-chaos-7-1-of-2.yaml; report: a-chaos-7-1-of-2.html',
       ],
     });
   });

@@ -110,13 +110,25 @@ describe('clustersim chaos', () => {
       .output;
     expect(chaos.code).toBe(1);
     expect(chaos.stderr).toMatch(/^run 1: .*: (pass|FAIL)$/m);
+    // The schedules add agents like the file's, and remove agents it has.
+    expect(chaos.stderr).toMatch(/^run \d: .*add_agent \(resources cpus:2;mem:4096;disk:8192;ports:\[31000-32000\]\)/m);
+    expect(chaos.stderr).toMatch(/^run \d: .*remove_agent \(agent [0-2]\)/m);
     expect(chaos.stdout).toContain(`written to ${out}`);
     const written = readFileSync(out, 'utf8');
     expect(written).toContain('name: steady-state-chaos-3');
-    // Shrunk: one agent crash and its restart are enough to break "exactly 5 launches".
+    // Shrunk: a partition of an agent and its heal are enough to break "exactly 5 TASK_RUNNING tasks".
     expect(written.match(/type: /g)?.length).toBe(2);
     const replay = await runCli(['run', out]).output;
     expect(replay.code).toBe(1);
-    expect(replay.stdout).toMatch(/FAIL .*task:launch/);
+    expect(replay.stdout).toMatch(/FAIL .*exactly 5 TASK_RUNNING tasks of web/);
+    // Its report beside it: the page run --report writes of the file written, FAILED with the failures.
+    const report = out.replace(/\.yaml$/, '.html');
+    expect(chaos.stdout).toContain(`written to ${out}\nreplay: clustersim run ${out}\nreport: ${report}\n`);
+    const page = readFileSync(report, 'utf8');
+    expect(page).toMatch(/^<!doctype html>/i);
+    expect(page).toContain('clustersim run: steady-state-chaos-3');
+    expect(page).toContain('FAILED');
+    expect(page).toContain('exactly 5 TASK_RUNNING tasks of web');
+    expect(page).toContain(`<code>clustersim run ${out} --seed 1</code>`);
   });
 });

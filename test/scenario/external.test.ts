@@ -5,10 +5,14 @@
  * each run is a few seconds of wall clock.
  */
 import { spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/scenario/load.js';
 import { textReport } from '../../src/scenario/report.js';
 import { runLoadedScenario, runScenarioFile } from '../../src/start/scenario.js';
+import { runCli } from '../e2e/cli-process.js';
 import { error } from './scenario-text.js';
 import { REALTIME_SCENARIOS, SCENARIO_DIR } from './shipped.js';
 
@@ -162,6 +166,17 @@ timeline:
 describe('external frameworks in the file', () => {
   const base = file('good', '  - invariants: true\n');
 
+  it('resolves cwd from the file’s directory, which is also the default; an attached one has none', () => {
+    const at = (name: string, text: string) => parseScenario(name, text).externals[0]!.cwd;
+    expect(at('some/dir/s.yaml', base)).toBe(path.resolve('some/dir'));
+    expect(at('s.yaml', base)).toBe(process.cwd());
+    const withCwd = base.replace('    match:', '    cwd: ../tools\n    match:');
+    expect(at('some/dir/s.yaml', withCwd)).toBe(path.resolve('some/tools'));
+    expect(at('some/dir/s.yaml', withCwd.replace('../tools', '/opt/x'))).toBe('/opt/x');
+    const attached = base.replace(`command: ${SCHEDULER}`, 'attach: true').replace(/ {4}env: .*\n/, '');
+    expect(at('some/dir/s.yaml', attached)).toBeUndefined();
+  });
+
   it('refuses virtual time with a command, with the reason', () => {
     expect(error(`time: virtual\n${base}`)).toBe(
       "s.yaml:1:1: time: virtual cannot run frameworks[0] ('mine'), which has a command: " +
@@ -206,6 +221,60 @@ describe('external frameworks in the file', () => {
       /expect\[0\]\.framework: no framework named 'nobody' in this file/,
     );
   });
+});
+
+describe('process expectations in the file', () => {
+  const base = file('good', '  - process: { framework: mine, running: true }\n');
+
+  it('are refused, with the reason, on an attached framework: the runner owns no process for it', () => {
+    const attached = base.replace(`command: ${SCHEDULER}`, 'attach: true').replace(/ {4}env: .*\n/, '');
+    expect(error(attached)).toMatch(
+      /^s\.yaml:\d+:\d+: expect\[0\]\.process\.framework: 'mine' is attached: the runner owns no process for an attached framework$/,
+    );
+  });
+
+  it('are refused on a scripted framework, which has no process of its own', () => {
+    const scripted = base
+      .replace('expect:', '  - name: web\n    tasks: { keep_running: 1 }\nexpect:')
+      .replace('framework: mine, running', 'framework: web, running');
+    expect(error(scripted)).toMatch(
+      /expect\[0\]\.process\.framework: 'web' has no command: only a framework the runner starts has a process$/,
+    );
+    expect(parseScenario('s.yaml', base).expect).toHaveLength(1);
+  });
+});
+
+describe('an external framework’s directory', () => {
+  it('is the file’s, wherever the run starts: a relative cwd and a relative command path go through it', async () => {
+    // The file in a directory of its own, its commands relative to it; this process runs from elsewhere.
+    const dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'clustersim-cwd-')), 'scenarios');
+    mkdirSync(path.join(dir, 'tools'), { recursive: true });
+    copyFileSync('test/fixtures/scheduler.mjs', path.join(dir, 'tools', 'scheduler.mjs'));
+    writeFileSync(path.join(dir, 'tools', 'start.sh'), '#!/bin/sh\nexec node scheduler.mjs\n');
+    chmodSync(path.join(dir, 'tools', 'start.sh'), 0o755);
+    const text = file('good', '  - tasks: { state: TASK_RUNNING, count: 3 }\n')
+      .replace(`command: ${SCHEDULER}`, 'command: node tools/scheduler.mjs')
+      .replace('TASKS: 2', 'TASKS: 1')
+      .replace(
+        'expect:',
+        `  - name: other
+    command: [./start.sh]
+    cwd: tools
+    env: { FRAMEWORK_NAME: other-fw, TASKS: 2 }
+    match: { name: other-fw }
+    subscribe_timeout: 60s
+expect:`,
+      );
+    writeFileSync(path.join(dir, 's.yaml'), text);
+    expect(path.relative(process.cwd(), dir).startsWith('..')).toBe(true);
+    const result = await runScenarioFile(path.join(dir, 's.yaml'));
+    expect(result.problems).toEqual([]);
+    expect(verdicts(result)).toEqual([[true, 'exactly 3 TASK_RUNNING tasks', '3']]);
+    // clustersim run reads the file as the library does, from the project's root here.
+    const run = await runCli(['run', path.join(dir, 's.yaml')]).output;
+    expect(run.stdout).toContain('PASS');
+    expect(run.code).toBe(0);
+  }, 90_000);
 });
 
 describe('shipped scenarios in real time', () => {

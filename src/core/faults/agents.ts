@@ -13,8 +13,9 @@
  *                 TASK_LOST for the others, frameworks get FAILURE, the agent is
  *                 told to shut down and is never heard again), with no ACL asked
  *
- * An added agent joins the core only: the agents' HTTP endpoints are those
- * started with the cluster, so its own agent API is not served.
+ * Where an added agent is comes from the core alone, so a run is the same
+ * with listeners or without; the composition root serves its agent API
+ * there, when the cluster listens (start/added-agents.ts).
  */
 import type { AgentConfig, AgentFlags } from '../agent/flags.js';
 import type { Agent } from '../agent/agent.js';

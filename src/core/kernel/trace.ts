@@ -33,6 +33,8 @@ export class Trace {
   readonly #tailSize: number;
   readonly #entries: TraceEntry[] = [];
   readonly #listeners: TraceListener[] = [];
+  /** Listeners of one kind each, told the entry alone: hot entries build no data for them. */
+  readonly #kindListeners = new Map<string, ((entry: TraceEntry) => void)[]>();
 
   constructor(
     private readonly clock: { now(): number },
@@ -76,6 +78,7 @@ export class Trace {
       this.#entries.splice(0, this.#entries.length - this.#tailSize);
     }
     for (const listener of this.#listeners) listener(entry, data ?? { text });
+    if (this.#kindListeners.size > 0) for (const listener of this.#kindListeners.get(kind) ?? []) listener(entry);
   }
 
   onEntry(listener: TraceListener): void {
@@ -85,6 +88,11 @@ export class Trace {
   offEntry(listener: TraceListener): void {
     const i = this.#listeners.indexOf(listener);
     if (i >= 0) this.#listeners.splice(i, 1);
+  }
+
+  /** Tells `listener` of each entry of `kind`, without its data (so the hot entries, of other kinds, build none). */
+  onKind(kind: string, listener: (entry: TraceEntry) => void): void {
+    this.#kindListeners.set(kind, [...(this.#kindListeners.get(kind) ?? []), listener]);
   }
 
   /** Number of entries appended so far. */

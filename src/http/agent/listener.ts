@@ -65,6 +65,8 @@ function localAddressOf(socket: net.Socket): string {
  */
 export class AgentDirectory {
   readonly #byKey = new Map<string, string>();
+  /** Agents that joined later at an address and port of their own (`address:port`), before the shared address. */
+  readonly #byEndpoint = new Map<string, string>();
 
   constructor(readonly by: 'address' | 'port' = 'address') {}
 
@@ -73,9 +75,21 @@ export class AgentDirectory {
     this.#byKey.set(String(where), agentId);
   }
 
+  /** An agent at an address and a port of its own: one added to agents that share their port. */
+  addEndpoint(address: string, port: number, agentId: string): void {
+    this.#byEndpoint.set(`${address}:${port}`, agentId);
+  }
+
+  /** Forgets an agent: its connections find none. */
+  remove(agentId: string): void {
+    for (const map of [this.#byKey, this.#byEndpoint]) for (const [key, id] of map) if (id === agentId) map.delete(key);
+  }
+
   /** The agent a connection arrived for. */
   agentOf(socket: net.Socket): string | undefined {
-    return this.#byKey.get(this.by === 'address' ? localAddressOf(socket) : String(socket.localPort));
+    const address = localAddressOf(socket);
+    const own = this.#byEndpoint.size === 0 ? undefined : this.#byEndpoint.get(`${address}:${socket.localPort}`);
+    return own ?? this.#byKey.get(this.by === 'address' ? address : String(socket.localPort));
   }
 }
 
@@ -192,6 +206,46 @@ class FeedingSockets {
       });
     });
   }
+}
+
+/** A socket of its own for one agent that joined after the others: its port, and how to close it. */
+export interface AgentSocket {
+  readonly port: number;
+  /** Stops listening and cuts the connections it took. */
+  close(): Promise<void>;
+}
+
+/**
+ * Binds `host:port` (0: an ephemeral port) for an agent that joined after
+ * the start, feeding `app`, whose own server listens already: a socket of
+ * its own, so that it closes alone when the agent goes.
+ */
+export function listenAgentSocket(
+  app: FastifyInstance,
+  host: string,
+  port: number,
+  maxConnections: number,
+): Promise<AgentSocket> {
+  const open = new Set<net.Socket>();
+  const server = net.createServer({ noDelay: true }, (socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+    app.server.emit('connection', socket);
+  });
+  server.maxConnections = maxConnections;
+  server.on('drop', (data) => app.server.emit('drop', data));
+  const close = (): Promise<void> => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const socket of open) socket.destroy();
+    return closed;
+  };
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port }, () => {
+      server.off('error', reject);
+      resolve({ port: (server.address() as net.AddressInfo).port, close });
+    });
+  });
 }
 
 /**

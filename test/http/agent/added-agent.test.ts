@@ -1,0 +1,170 @@
+/**
+ * An agent an `add_agent` fault adds is served as those the cluster
+ * started with: its agent API answers at the address the master reports
+ * for it (its pid, hostname and port), with a port per agent and with
+ * loopback addressing; with advertised ports, at the endpoint
+ * `RunningCluster.agents` lists. `remove_agent` closes it. Real sockets.
+ */
+import { existsSync, statSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ExecutorClient } from '../../../src/client/executor-client.js';
+import { postRaw } from '../../../src/client/scheduler-client.js';
+import { startCluster, type RunningCluster, type StartClusterOptions } from '../../../src/start/cluster.js';
+import { cpusMem, startHarness, tick, type Harness } from './executor-harness.js';
+
+type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+let r: RunningCluster | undefined;
+let h: Harness | undefined;
+afterEach(async () => {
+  await (h ?? r)?.close();
+  [r, h] = [undefined, undefined];
+});
+
+async function start(options: StartClusterOptions): Promise<RunningCluster> {
+  r = await startCluster({ port: 0, time: 'virtual', ...options });
+  return r;
+}
+
+const post = (path: string, body: unknown) =>
+  postRaw(new URL(path, r!.masterUrl), JSON.stringify(body), { 'content-type': 'application/json' });
+
+/** Adds an agent through the control API; its id, once it registered. */
+async function addAgent(): Promise<string> {
+  const added = await post('/sim/v1/faults', { type: 'add_agent', resources: 'cpus:3;mem:1024' });
+  expect(added.status).toBe(200);
+  await post('/sim/v1/advance', { ms: 1_000 });
+  return (JSON.parse(added.body) as { agent_id: string }).agent_id;
+}
+
+/** The master's /state entry of an agent. */
+async function reported(id: string): Promise<Json> {
+  const state = (await (await fetch(new URL('/state', r!.masterUrl))).json()) as Json;
+  return state.slaves.find((s: Json) => s.id === id);
+}
+
+/** An operator API call to the agent at `url`, in JSON. */
+async function agentCall(url: string, type: string): Promise<Json> {
+  const reply = await fetch(new URL('/api/v1', url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ type }),
+  });
+  expect(reply.status).toBe(200);
+  return reply.json();
+}
+
+/** The agent that answers at `url`: by its `/state`, and by the operator API (GET_STATE answers, GET_AGENT names it). */
+async function agentAt(url: string): Promise<{ state: string; operator: string }> {
+  const state = (await (await fetch(new URL('/state', url))).json()) as Json;
+  expect((await agentCall(url, 'GET_STATE')).type).toBe('GET_STATE');
+  return { state: state.id, operator: (await agentCall(url, 'GET_AGENT')).get_agent.agent_info.id.value };
+}
+
+/** What a fresh connection to `url` meets: 'connected', or the error (a pooled one may still be open until cut). */
+const refused = (url: string): Promise<string> =>
+  new Promise((resolve) => {
+    const { hostname, port } = new URL(url);
+    const socket = net.connect({ host: hostname, port: Number(port) });
+    socket.once('connect', () => (socket.destroy(), resolve('connected')));
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+
+describe('an agent added by a fault', () => {
+  it('answers at the address the master reports for it, a port of its own, and closes when removed', async () => {
+    await start({ agents: 2 });
+    const id = await addAgent();
+    const slave = await reported(id);
+    const [host, port] = [slave.hostname as string, slave.port as number];
+    expect(slave.pid).toBe(`slave(1)@${host}:${port}`);
+    const url = `http://${host}:${port}`;
+    expect(await agentAt(url)).toEqual({ state: id, operator: id });
+    expect(r!.agents.map((a) => a.id)).toEqual([r!.agents[0]!.id, r!.agents[1]!.id, id]);
+    expect(r!.agents[2]).toMatchObject({ id, url, port, hostname: host, pid: slave.pid });
+    // The agents of the start still answer for themselves.
+    expect((await agentAt(r!.agents[0]!.url)).state).toBe(r!.agents[0]!.id);
+    expect((await post('/sim/v1/faults', { type: 'remove_agent', agent_id: id })).status).toBe(200);
+    await post('/sim/v1/advance', { ms: 1_000 });
+    expect(await refused(url)).toBe('ECONNREFUSED');
+    expect(r!.agents).toHaveLength(2);
+    expect(r!.driver.failure).toBeUndefined();
+  });
+
+  it('follows a reset: the new cluster has only the agents of the start, and the added one stops listening', async () => {
+    await start({ agents: 1 });
+    const id = await addAgent();
+    const url = r!.agents[1]!.url;
+    expect((await agentAt(url)).state).toBe(id);
+    r!.reset();
+    expect(await refused(url)).toBe('ECONNREFUSED');
+    expect(r!.agents.map((a) => a.id)).toEqual([r!.agents[0]!.id]);
+    expect((await agentAt(r!.agents[0]!.url)).state).toBe(r!.agents[0]!.id);
+  });
+
+  it('answers at its own address and port with loopback addressing, beside the agent whose address it shares', async () => {
+    await start({ agents: 2, agentAddressing: 'loopback' });
+    const id = await addAgent();
+    const slave = await reported(id);
+    expect(slave.hostname).toBe(r!.agents[0]!.hostname);
+    expect(slave.port).not.toBe(r!.agents[0]!.port);
+    expect(await agentAt(`http://${slave.hostname}:${slave.port}`)).toEqual({ state: id, operator: id });
+    expect((await agentAt(r!.agents[0]!.url)).state).toBe(r!.agents[0]!.id);
+  });
+
+  it('is where an executor of its task subscribes (custom_executors: await), at the address the master reports', async () => {
+    h = await startHarness({ customExecutors: 'await' });
+    r = h.cluster;
+    const id = await addAgent();
+    const slave = await reported(id);
+    // An offer of the added agent: time goes on by allocation intervals until one comes.
+    let offer: Json;
+    for (let i = 0; i < 30 && offer === undefined; i++) {
+      r.advance(1_000);
+      await tick(5);
+      const offers = h.scheduler.pending.flatMap((e) => (e.type === 'OFFERS' ? (e as Json).offers.offers : []));
+      offer = offers.find((o: Json) => o.agent_id.value === id);
+    }
+    const task = {
+      name: 't',
+      task_id: { value: 't' },
+      agent_id: offer.agent_id,
+      resources: cpusMem(0.25, 32),
+      executor: { executor_id: { value: 'e' }, type: 'CUSTOM', command: { value: 'run' }, resources: cpusMem(0.1, 16) },
+    };
+    const accept = { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] };
+    expect((await h.scheduler.call({ type: 'ACCEPT', accept })).status).toBe(202);
+    const executor = new ExecutorClient(`http://${slave.hostname}:${slave.port}`, {
+      frameworkId: h.frameworkId,
+      executorId: 'e',
+    });
+    try {
+      expect((await executor.subscribe()).status).toBe(200);
+      expect((await executor.next('LAUNCH')).launch.task.task_id.value).toBe('t');
+    } finally {
+      executor.close();
+    }
+  });
+
+  it('has its executors’ domain socket with --http-executor-domain-sockets, removed with it', async () => {
+    await start({ agents: 1, httpExecutorDomainSockets: true });
+    const id = await addAgent();
+    const socket = r!.agents[1]!.domainSocket!;
+    expect(socket).toBe(path.join(r!.workDir!, 'agents', id, 'agent.sock'));
+    expect(statSync(socket).isSocket()).toBe(true);
+    await post('/sim/v1/faults', { type: 'remove_agent', agent_id: id });
+    await post('/sim/v1/advance', { ms: 1_000 });
+    expect(existsSync(socket)).toBe(false);
+    expect(existsSync(r!.agents[0]!.domainSocket!)).toBe(true);
+  });
+
+  it('answers at the endpoint the cluster lists where it advertises ports of its own, with no agent at the start too', async () => {
+    await start({ agents: 0, advertisePorts: { master: 5050, firstAgent: 5051 } });
+    const id = await addAgent();
+    expect((await reported(id)).port).toBe(5051);
+    const [endpoint] = r!.agents;
+    expect(endpoint).toMatchObject({ id, pid: 'slave(1)@127.0.0.1:5051' });
+    expect(await agentAt(endpoint!.url)).toEqual({ state: id, operator: id });
+  });
+});
