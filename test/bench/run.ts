@@ -64,7 +64,7 @@
  *   BENCH_SCALE_CONCURRENCY      ACCEPT calls in flight (default 8)
  *   BENCH_FAILOVER_AGENTS  agent counts of the failover part (default 10000,40000)
  *   BENCH_FAILOVER_TASKS_PER_AGENT  long tasks running on each agent (default 10)
- *   BENCH_CHAOS_RUNS       schedules per row of the chaos part (default 8)
+ *   BENCH_CHAOS_RUNS       schedules per row of the chaos part (default 32: a worker process takes about a second to start)
  *   BENCH_ONLY             comma-separated subset of calls,launches,startup,core,events,invariants,allocator,agents,
  *                          virtual-day (default all; `npm run bench -- <part>...` names them too), e.g. to profile
  *                          one part with `node --cpu-prof --import tsx` (the server threads of part 1 inherit the
@@ -471,7 +471,7 @@ async function main(): Promise<void> {
       ),
     );
   }
-  if (only.has('chaos')) out.push(...benchChaosPart(Math.round(envNumber('BENCH_CHAOS_RUNS', 8)), 1));
+  if (only.has('chaos')) out.push(...benchChaosPart(Math.round(envNumber('BENCH_CHAOS_RUNS', 32)), 1));
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
