@@ -5,6 +5,7 @@
  * writes), and the lines that say so.
  */
 import { statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { scenarioWithSchedule, type ChaosOutcome } from '../scenario/chaos.js';
 import { outcomeOf } from '../scenario/chaos-record.js';
 import { htmlReport } from '../scenario/html-report.js';
@@ -24,7 +25,7 @@ export function shrinkAndWrite(
 ): { readonly lines: string[]; readonly written: boolean } {
   const found = `(schedule ${scheduleNumber} of seed ${seed}, shrunk in ${outcome.runs} runs)`;
   const writeOut = (schedule: readonly TimelineEntry[], lines: readonly string[]) => {
-    writeFileSync(out, scenarioWithSchedule(scenario, schedule, seed));
+    writeFileSync(out, scenarioWithSchedule(scenario, schedule, seed, path.dirname(out)));
     return { lines: [...lines, `written to ${out}`, `replay: clustersim run ${out}`], written: true };
   };
   if (outcome.stopped !== undefined) {

@@ -36,6 +36,12 @@ import { runHere, runPool } from './scenario-pool.js';
 import { reportBeside, shrinkAndWrite } from './chaos-shrink.js';
 import { choiceFlag, COUNT, numberFlag, textFlag } from './flags.js';
 
+const REALTIME_NOTE =
+  "in real time (an external framework): each run took the file's duration of wall time, and a replay runs the same faults again, not the same interleaving";
+
+/** About how many runs a schedule found in real time is shrunk in, at most (each takes the file's duration). */
+export const REALTIME_SHRINK_RUNS = 12;
+
 export interface ChaosArgs {
   file: string;
   runs: number;
@@ -124,8 +130,11 @@ export async function runChaos(args: ChaosArgs): Promise<void> {
 async function search(args: ChaosArgs): Promise<void> {
   // An agent a schedule adds is like the file's: their resources, the cluster's default where the file gives none.
   const scenario = withAgentResources(loadScenario(args.file), DEFAULT_AGENT_RESOURCES);
-  if (scenario.time === 'realtime')
-    throw new ScenarioError(`${args.file}: runs in real time (an external framework): chaos needs virtual time`);
+  const attached = scenario.externals.find((e) => e.attach);
+  if (attached !== undefined)
+    throw new ScenarioError(
+      `${args.file}: framework '${attached.name}' (line ${attached.line}) is attached: chaos starts the file once a run, so each of its frameworks needs a command to start it by`,
+    );
   const shard = shardOf(args.shard)!;
   const drawn = drawSchedules(scenario, args.seed, Math.max(args.runs, args.schedule ?? 0));
   const indices = args.schedule === undefined ? shardIndices(args.runs, shard) : [args.schedule - 1];
@@ -142,6 +151,7 @@ async function search(args: ChaosArgs): Promise<void> {
   writeJson(args.json, records, summary);
   if (args.reporter === 'junit') process.stdout.write(chaosJunit(summary, records));
   for (const line of summaryLines(args.file, summary, records, schedules)) text.write(`${line}\n`);
+  if (scenario.time === 'realtime') text.write(`${REALTIME_NOTE}\n`);
   if (summary.failed + summary.stopped > 0) process.exitCode = 1;
 }
 
@@ -160,6 +170,8 @@ async function shrink(
     seed: args.seed,
     path: String(first.schedule - 1),
     run: runHere,
+    // A run in real time takes its whole duration: shrinking stops after REALTIME_SHRINK_RUNS of them, with the smallest failure so far.
+    ...(scenario.time === 'realtime' ? { timeLimitMs: REALTIME_SHRINK_RUNS * scenario.durationMs } : {}),
     onRun: (_, schedule, result) =>
       process.stderr.write(
         `${progressLine(`shrinking ${++n}`, schedule, result === undefined ? { verdict: 'stopped' } : outcomeOf(result))}\n`,

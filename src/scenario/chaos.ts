@@ -14,6 +14,7 @@
 import fc from 'fast-check';
 import { parse, stringify } from 'yaml';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { agentCount, type Scenario, type TimelineEntry } from './scenario.js';
 import { formatSpan } from './duration.js';
 import { RunError, type RunResult } from './runner.js';
@@ -31,6 +32,8 @@ export interface ChaosOptions {
   readonly path?: string;
   /** Told after each run (shrinking runs too); a run that stopped (a RunError) has no result. */
   readonly onRun?: (n: number, schedule: readonly ChaosFault[], result: RunResult | undefined) => void;
+  /** Wall-clock ms after which the search ends with what it has (the smallest failure so far): real-time runs take their duration each. */
+  readonly timeLimitMs?: number;
 }
 
 export interface ChaosOutcome {
@@ -69,6 +72,7 @@ export async function searchFaults(scenario: Scenario, options: ChaosOptions): P
     seed: options.seed,
     endOnFailure: false,
     ...(options.path === undefined ? {} : { path: options.path }),
+    ...(options.timeLimitMs === undefined ? {} : { interruptAfterTimeLimit: options.timeLimitMs }),
   });
   if (stopped !== undefined) return { runs: n, stopped };
   // A run that threw what is not a RunError (a ScenarioError of the cluster's start): fast-check took it for a failure.
@@ -122,7 +126,8 @@ function scheduleOf(scenario: Scenario): fc.Arbitrary<ChaosFault[]> {
         ]),
     );
   }
-  const names = scenario.frameworks.map((f) => f.name);
+  // A user's own framework (external) is a target as a scripted one is.
+  const names = [...scenario.frameworks, ...scenario.externals].map((f) => f.name);
   if (names.length > 0) {
     const framework = fc.constantFrom(...names);
     faults.push(
@@ -191,16 +196,34 @@ export function withAgentResources(scenario: Scenario, resources: string): Scena
 
 /**
  * The scenario file with a schedule added to its timeline, as YAML: the
- * minimal failing run, to be run with `clustersim run`.
+ * minimal failing run, to be run with `clustersim run`. Written to
+ * `outDir`, its external frameworks' commands still run where the file's
+ * did: their `cwd` is written relative to the new file.
  */
-export function scenarioWithSchedule(scenario: Scenario, schedule: readonly TimelineEntry[], seed: number): string {
+export function scenarioWithSchedule(
+  scenario: Scenario,
+  schedule: readonly TimelineEntry[],
+  seed: number,
+  outDir = path.dirname(scenario.file),
+): string {
   const raw = parse(readFileSync(scenario.file, 'utf8')) as Record<string, unknown>;
+  const frameworks = raw['frameworks'];
+  if (Array.isArray(frameworks)) raw['frameworks'] = frameworks.map((entry) => movedExternal(scenario, entry, outDir));
   const timeline = [
     ...((raw['timeline'] as unknown[]) ?? []),
     ...schedule.map((e) => ({ at: formatSpan(e.at!), fault: e.fault })),
   ];
   const description = `Found by clustersim chaos ${scenario.file} --seed ${seed}: the smallest schedule of faults found that makes an expectation fail.`;
   return `${stringify({ ...raw, name: `${scenario.name}-chaos-${seed}`, description, timeline })}`;
+}
+
+/** A framework entry of the file as a file in `outDir` must write it: an external one with its `cwd` from there. */
+function movedExternal(scenario: Scenario, entry: unknown, outDir: string): unknown {
+  if (typeof entry !== 'object' || entry === null || !('command' in entry)) return entry;
+  const name = (entry as { name?: unknown }).name;
+  const cwd = scenario.externals.find((e) => e.name === name)?.cwd;
+  if (cwd === undefined) return entry;
+  return { ...entry, cwd: path.relative(path.resolve(outDir), cwd) || '.' };
 }
 
 /** A schedule in one line per fault, for the progress output. */
