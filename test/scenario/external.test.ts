@@ -4,8 +4,9 @@
  * in real time. Bounds are generous and nothing here asserts on speed:
  * each run is a few seconds of wall clock.
  */
-import { spawn } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/scenario/load.js';
 import { textReport } from '../../src/scenario/report.js';
 import { runLoadedScenario, runScenarioFile } from '../../src/start/scenario.js';
@@ -208,10 +209,30 @@ describe('external frameworks in the file', () => {
   });
 });
 
+/** The launcher of the mesos-go scheduler, which builds it (Go, GOPATH mode, offline) and runs it. */
+const MESOS_GO_LAUNCHER = 'scenarios/external/mesos-go-service/run.sh';
+
 describe('shipped scenarios in real time', () => {
+  // A first build without Go's cache takes 20 s or more: done here, it leaves the run its whole duration.
+  // Where it fails (no Go), the scenario's own run fails with the launcher's line.
+  beforeAll(() => {
+    spawnSync('sh', [MESOS_GO_LAUNCHER, '--build'], { stdio: 'ignore', timeout: 240_000 });
+  }, 250_000);
+
   it('has at least one, with no golden trace', () => {
     expect(REALTIME_SCENARIOS).toContain('external-command-scheduler.yaml');
+    expect(REALTIME_SCENARIOS).toContain('external-mesos-go.yaml');
   });
+
+  it('stops the mesos-go scenario at once, with the reason, where Go is missing', async () => {
+    const text = readFileSync(`${SCENARIO_DIR}/external-mesos-go.yaml`, 'utf8').replace(
+      'env: {',
+      'env: { CLUSTERSIM_GO: /nonexistent/go,',
+    );
+    await expect(runLoadedScenario(parseScenario('external-mesos-go.yaml', text))).rejects.toThrow(
+      /framework 'service' \(line \d+\): its process exited with code 2 before it subscribed; stderr: mesos-go-service: cannot build: Go is not installed/,
+    );
+  }, 90_000);
 
   it.each(REALTIME_SCENARIOS)('%s passes', async (file) => {
     const result = await runScenarioFile(`${SCENARIO_DIR}/${file}`);
