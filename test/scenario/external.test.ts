@@ -221,6 +221,7 @@ describe('shipped scenarios in real time', () => {
 
   it('has at least one, with no golden trace', () => {
     expect(REALTIME_SCENARIOS).toContain('external-command-scheduler.yaml');
+    expect(REALTIME_SCENARIOS).toContain('external-command-scheduler-failover.yaml');
     expect(REALTIME_SCENARIOS).toContain('external-mesos-go.yaml');
   });
 
