@@ -45,7 +45,7 @@ const (
 	subscribeMinBackoff = 1 * time.Second
 	subscribeMaxBackoff = 4 * time.Second
 	// Declined offers come back after this long; a task that ends revives them at once.
-	refuse = 5 * time.Second
+	refuse = 30 * time.Second
 )
 
 // service is the scheduler's state. The controller hands it one event at a
@@ -167,14 +167,20 @@ func (s *service) offers(ctx context.Context, e *scheduler.Event) error {
 			tasks = append(tasks, s.task(offer.AgentID))
 			cpus, mem = cpus-taskCpus, mem-taskMem
 		}
-		accept := calls.Accept(calls.OfferOperations{calls.OpLaunch(tasks...)}.WithOffers(offer.ID)).
-			With(calls.RefuseSeconds(refuse))
+		if len(tasks) == 0 {
+			if err := calls.CallNoData(ctx, s.cli, calls.Decline(offer.ID).With(calls.RefuseSeconds(refuse))); err != nil {
+				log.Printf("decline: %v", err)
+			}
+			continue
+		}
+		accept := calls.Accept(calls.OfferOperations{calls.OpLaunch(tasks...)}.WithOffers(offer.ID))
 		if err := calls.CallNoData(ctx, s.cli, accept); err != nil {
-			// The tasks are lost: the master answers nothing for them, so they are not live.
+			// The master took none of them: they are not live, and the offers they need may be filtered.
 			log.Printf("accept: %v", err)
 			for _, t := range tasks {
 				delete(s.live, t.TaskID.Value)
 			}
+			s.revive(ctx)
 		}
 	}
 	return nil
@@ -212,10 +218,15 @@ func (s *service) update(ctx context.Context, e *scheduler.Event) error {
 		return nil
 	}
 	delete(s.live, id)
+	s.revive(ctx)
+	return nil
+}
+
+// revive asks for offers again, past the filters of the offers it declined.
+func (s *service) revive(ctx context.Context) {
 	if err := calls.CallNoData(ctx, s.cli, calls.Revive()); err != nil {
 		log.Printf("revive: %v", err)
 	}
-	return nil
 }
 
 func terminal(state mesos.TaskState) bool {
