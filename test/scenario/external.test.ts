@@ -4,11 +4,11 @@
  * in real time. Bounds are generous and nothing here asserts on speed:
  * each run is a few seconds of wall clock.
  */
-import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseScenario } from '../../src/scenario/load.js';
 import { textReport } from '../../src/scenario/report.js';
 import { runLoadedScenario, runScenarioFile } from '../../src/start/scenario.js';
@@ -37,6 +37,23 @@ ${expectations}`;
 
 const verdicts = (result: Awaited<ReturnType<typeof runLoadedScenario>>): [boolean, string, string][] =>
   result.results.map((r) => [r.ok, r.what, r.found]);
+
+const NO_MISUSE = '  - misuse: { framework: mine, count: 0 }\n';
+
+/**
+ * Runs the file for 40 s (the master counts an update never acknowledged
+ * when the agent's retry comes 30 s after the first delivery) and requires
+ * the run to fail on its misuse expectation, naming `unacknowledged_update`
+ * first; `more` is what else the verdict may name after it.
+ */
+async function expectUnacknowledged(text: string, more = ''): Promise<void> {
+  const result = await runLoadedScenario(parseScenario('ext.yaml', text.replace('duration: 4s', 'duration: 40s')));
+  expect(result.passed).toBe(false);
+  const [misuse] = verdicts(result);
+  expect(misuse![0]).toBe(false);
+  expect(misuse![2]).toMatch(new RegExp(`^\\d+: unacknowledged_update ×\\d+${more}$`));
+  expect(textReport(result).join('\n')).toMatch(/unacknowledged_update/);
+}
 
 describe('external frameworks', () => {
   it('runs the user’s scheduler in real time through a timeline, and the expectations see it by name', async () => {
@@ -111,12 +128,15 @@ timeline:
   }, 90_000);
 
   it('fails misuse count 0 on a scheduler that never acknowledges, once the agent retried for 30 s', async () => {
-    // The master counts an update never acknowledged when the agent's retry comes 30 s after the first delivery.
-    const text = file('no-ack', '  - misuse: { framework: mine, count: 0 }\n').replace('duration: 4s', 'duration: 40s');
-    const result = await runLoadedScenario(parseScenario('ext.yaml', text));
-    const [misuse] = verdicts(result);
-    expect(misuse![0]).toBe(false);
-    expect(misuse![2]).toMatch(/^\d+: unacknowledged_update ×\d+$/);
+    await expectUnacknowledged(file('no-ack', NO_MISUSE));
+  }, 120_000);
+
+  it('fails misuse count 0 on a mesos-framework scheduler whose own UPDATE handler forgets to acknowledge', async () => {
+    // The library's documented `handlers` option replaces its UPDATE handler, and with it the ACKNOWLEDGE it sent.
+    // The library also declines each offer it does not need with the default 5 s filter: past some 20 s of
+    // one agent's offers that is a decline_loop, a real misuse too, which the verdict may name after the first.
+    const text = file('good', NO_MISUSE).replace(SCHEDULER, 'node test/fixtures/forgetful-scheduler.cjs');
+    await expectUnacknowledged(text, '(, decline_loop ×\\d+)?');
   }, 120_000);
 
   it('keeps a process that exits early as an event of the run, for process expectations', async () => {
@@ -277,10 +297,31 @@ expect:`,
   }, 90_000);
 });
 
+/** The launcher of the mesos-go scheduler, which builds it (Go, GOPATH mode, offline) and runs it. */
+const MESOS_GO_LAUNCHER = 'scenarios/external/mesos-go-service/run.sh';
+
 describe('shipped scenarios in real time', () => {
+  // A first build without Go's cache takes 20 s or more: done here, it leaves the run its whole duration.
+  // Where it fails (no Go), the scenario's own run fails with the launcher's line.
+  beforeAll(() => {
+    spawnSync('sh', [MESOS_GO_LAUNCHER, '--build'], { stdio: 'ignore', timeout: 240_000 });
+  }, 250_000);
+
   it('has at least one, with no golden trace', () => {
     expect(REALTIME_SCENARIOS).toContain('external-command-scheduler.yaml');
+    expect(REALTIME_SCENARIOS).toContain('external-command-scheduler-failover.yaml');
+    expect(REALTIME_SCENARIOS).toContain('external-mesos-go.yaml');
   });
+
+  it('stops the mesos-go scenario at once, with the reason, where Go is missing', async () => {
+    const text = readFileSync(`${SCENARIO_DIR}/external-mesos-go.yaml`, 'utf8').replace(
+      'env: {',
+      'env: { CLUSTERSIM_GO: /nonexistent/go,',
+    );
+    await expect(runLoadedScenario(parseScenario(`${SCENARIO_DIR}/external-mesos-go.yaml`, text))).rejects.toThrow(
+      /framework 'service' \(line \d+\): its process exited with code 2 before it subscribed; stderr: mesos-go-service: cannot build: Go is not installed/,
+    );
+  }, 90_000);
 
   it.each(REALTIME_SCENARIOS)('%s passes', async (file) => {
     const result = await runScenarioFile(`${SCENARIO_DIR}/${file}`);

@@ -31,7 +31,14 @@ import { Rng } from '../kernel/rng.js';
 /** `--zk_session_timeout`: how long a dead leader's session outlives it, and so the election after it. */
 export const DEFAULT_ELECTION_DELAY_MS = 10_000;
 
-/** Why every subscriber's stream of a dead leader ends. */
+/**
+ * Why every subscriber's stream of a dead leader ends. It ends as the
+ * connections of a process that exited do (upstream's leader exits when it
+ * dies or loses its ZooKeeper session: `EXIT(EXIT_FAILURE) << "Lost
+ * leadership... committing suicide!"`): the kernel closes them, with no
+ * last chunk of the chunked body, so a client sees a broken stream (Node's
+ * http: 'aborted', no 'end'; Go: unexpected EOF), never a clean end.
+ */
 export const LEADER_LOST = 'Master failed over';
 
 export type SeatState = 'leading' | 'standby' | 'down';
@@ -132,7 +139,7 @@ export class MasterGroup {
     this.#registry = Registry.of(dead, dead.recovery.recovered);
     this.#scope.close();
     for (const fw of dead.frameworks.values())
-      if (fw.connectionId !== undefined) this.outbox.close(fw.connectionId, LEADER_LOST);
+      if (fw.connectionId !== undefined) this.outbox.close(fw.connectionId, LEADER_LOST, true);
     dead.feed.closeAll(LEADER_LOST);
     this.ctx.network.setUp(MASTER_NODE, false);
     this.#leader = undefined;

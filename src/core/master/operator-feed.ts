@@ -49,11 +49,11 @@ export class OperatorFeed {
     return true;
   }
 
-  /** The master process died: every subscriber's stream breaks. */
+  /** The master process died: every subscriber's stream breaks (a dead connection, not a clean end). */
   closeAll(reason: string): void {
     for (const [connectionId, timer] of this.#subscribers) {
       this.ctx.loop.cancel(timer);
-      this.outbox.close(connectionId, reason);
+      this.outbox.close(connectionId, reason, true);
     }
     this.#subscribers.clear();
   }
