@@ -32,11 +32,30 @@ const post = (path: string, body: unknown) =>
   postRaw(new URL(path, r!.masterUrl), JSON.stringify(body), { 'content-type': 'application/json' });
 
 /** Adds an agent through the control API; its id, once it registered. */
+/** Waits, a bounded number of times 10 ms, until the test holds; fails if it never does. */
+async function eventually(test: () => boolean): Promise<void> {
+  for (let i = 0; i < 1_000 && !test(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(test()).toBe(true);
+}
+
 async function addAgent(): Promise<string> {
   const added = await post('/sim/v1/faults', { type: 'add_agent', resources: 'cpus:3;mem:1024' });
   expect(added.status).toBe(200);
   await post('/sim/v1/advance', { ms: 1_000 });
-  return (JSON.parse(added.body) as { agent_id: string }).agent_id;
+  const id = (JSON.parse(added.body) as { agent_id: string }).agent_id;
+  // Its endpoint follows the input that added it: listed once its sockets listen.
+  await eventually(() => r!.agents.some((a) => a.id === id));
+  return id;
+}
+
+/** Whether `url` refuses connections, once the endpoint there has closed (it follows the input that removed it). */
+async function closedAt(url: string): Promise<string> {
+  let met = await refused(url);
+  for (let i = 0; i < 1_000 && met === 'connected'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    met = await refused(url);
+  }
+  return met;
 }
 
 /** The master's /state entry of an agent. */
@@ -87,8 +106,8 @@ describe('an agent added by a fault', () => {
     expect((await agentAt(r!.agents[0]!.url)).state).toBe(r!.agents[0]!.id);
     expect((await post('/sim/v1/faults', { type: 'remove_agent', agent_id: id })).status).toBe(200);
     await post('/sim/v1/advance', { ms: 1_000 });
-    expect(await refused(url)).toBe('ECONNREFUSED');
-    expect(r!.agents).toHaveLength(2);
+    expect(await closedAt(url)).toBe('ECONNREFUSED');
+    await eventually(() => r!.agents.length === 2);
     expect(r!.driver.failure).toBeUndefined();
   });
 
@@ -98,7 +117,8 @@ describe('an agent added by a fault', () => {
     const url = r!.agents[1]!.url;
     expect((await agentAt(url)).state).toBe(id);
     r!.reset();
-    expect(await refused(url)).toBe('ECONNREFUSED');
+    expect(await closedAt(url)).toBe('ECONNREFUSED');
+    await eventually(() => r!.agents.length === 1);
     expect(r!.agents.map((a) => a.id)).toEqual([r!.agents[0]!.id]);
     expect((await agentAt(r!.agents[0]!.url)).state).toBe(r!.agents[0]!.id);
   });
@@ -150,12 +170,13 @@ describe('an agent added by a fault', () => {
   it('has its executors’ domain socket with --http-executor-domain-sockets, removed with it', async () => {
     await start({ agents: 1, httpExecutorDomainSockets: true });
     const id = await addAgent();
+    // Its endpoint follows the input that added it: listed once its sockets listen.
     const socket = r!.agents[1]!.domainSocket!;
     expect(socket).toBe(path.join(r!.workDir!, 'agents', id, 'agent.sock'));
     expect(statSync(socket).isSocket()).toBe(true);
     await post('/sim/v1/faults', { type: 'remove_agent', agent_id: id });
     await post('/sim/v1/advance', { ms: 1_000 });
-    expect(existsSync(socket)).toBe(false);
+    await eventually(() => !existsSync(socket));
     expect(existsSync(r!.agents[0]!.domainSocket!)).toBe(true);
   });
 
