@@ -24,8 +24,9 @@
  *                             accepted before, withdrawn (failover, agent lost) or never made
  *   decline_loop              5 declines of one agent's offers within 60 s, each with a refuse
  *                             filter under 10 s (the 5 s default included); DECLINE and an
- *                             ACCEPT without operations both decline. Counted at the 5th, then
- *                             the window starts again
+ *                             ACCEPT that launches nothing (no operations, or LAUNCHes of no
+ *                             task) both decline. Counted at the 5th, then the window starts
+ *                             again
  *   no_reconcile_after_resubscribe  a SUBSCRIBE with a framework id (after a lost connection, a
  *                             failover of the framework or of the master) and no RECONCILE within
  *                             60 s while the framework has tasks not ended. Counted at the
@@ -50,7 +51,7 @@
 import type { SimContext } from '../network/context.js';
 import { RETRY_MIN_MS } from '../model/messages.js';
 import { isTerminal } from '../model/task-state.js';
-import type { SchedulerCall, SchedulerEvent } from '../model/types.js';
+import type { Operation, SchedulerCall, SchedulerEvent } from '../model/types.js';
 import type { Framework } from './framework.js';
 import type { Offer } from '../model/records.js';
 import { formatSeconds, MisuseTally, type MisuseExample, type MisuseKind, type MisuseReport } from './misuse-report.js';
@@ -151,7 +152,7 @@ export class MisuseLog {
         return this.#closeWatch(fw, 'it reconciled late');
       case 'ACCEPT':
         this.#acceptInvalid(fw, call.offerIds);
-        if (call.operations.length === 0) this.#declined(fw, call.offerIds, call.filters.refuseMs);
+        if (call.operations.every(launchesNothing)) this.#declined(fw, call.offerIds, call.filters.refuseMs);
         return;
       case 'DECLINE':
         return this.#declined(fw, call.offerIds, call.filters.refuseMs);
@@ -345,4 +346,9 @@ function missingReconcile(sinceMs: number, what: string): MisuseExample {
     ids: {},
     detail: `re-subscribed at ${formatSeconds(sinceMs)} with tasks running, ${what}`,
   };
+}
+
+/** An operation that uses nothing of the offer: a LAUNCH of no task (the offer is declined all the same). */
+function launchesNothing(op: Operation): boolean {
+  return op.type === 'LAUNCH' && op.tasks.length === 0;
 }

@@ -151,6 +151,24 @@ describe('declining in a tight loop', () => {
     expect(e.examples[0]!.ids).toEqual({ agentId: cluster.agents[0]!.id });
   });
 
+  it('counts an ACCEPT that launches no task as the decline it is', () => {
+    const cluster = makeCluster();
+    const s = connect(cluster);
+    for (let i = 0; i < 5; i++) {
+      const offer = s.firstOffer();
+      const empty = { type: 'LAUNCH' as const, tasks: [] };
+      const accept = {
+        type: 'ACCEPT' as const,
+        offerIds: [offer.id],
+        operations: [empty],
+        filters: { refuseMs: 5_000 },
+      };
+      expect(s.call(accept).ok).toBe(true);
+      cluster.advance(6_000);
+    }
+    expect(entry(cluster, s.frameworkId, 'decline_loop')).toMatchObject({ count: 1 });
+  });
+
   it('does not count declines with a long filter, nor short ones spread over more than a minute', () => {
     const cluster = makeCluster();
     const s = connect(cluster);
