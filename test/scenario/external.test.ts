@@ -115,6 +115,30 @@ timeline:
     expect(verdicts(result).filter(([ok]) => !ok)).toEqual([]);
   }, 90_000);
 
+  it('runs its own executor for real with custom_executors: spawn, one of them crashed', async () => {
+    const executor = `node ${path.resolve('test/fixtures/executor.mjs')}`;
+    const text = file(
+      'good',
+      `  - trace: { kind: "executor:subscribe", count: 2 }
+  - trace: { kind: "fault:crash_executor", count: 1 }
+  - tasks: { framework: mine, state: TASK_RUNNING, count: 1 }
+  - tasks: { framework: mine, state: TASK_FAILED, count: 1 }
+  - misuse: { framework: mine, count: 0 }
+  - invariants: true
+`,
+      `timeline:
+  - when: { tasks: { framework: mine, state: TASK_RUNNING, count: 2 } }
+    fault: { type: crash_executor, framework: mine, ordinal: 1 }
+`,
+    )
+      .replace('cluster:\n', 'cluster:\n  custom_executors: spawn\n')
+      .replace(/ECHO: "[^"]*"/, `EXECUTOR: "${executor}", FRAMEWORK_USER: ${os.userInfo().username}`)
+      .replace('duration: 4s', 'duration: 10s');
+    const result = await runLoadedScenario(parseScenario('ext.yaml', text));
+    expect(result.problems).toEqual([]);
+    expect(verdicts(result).filter(([ok]) => !ok)).toEqual([]);
+  }, 90_000);
+
   it('fails misuse count 0 on a scheduler that acknowledges updates wrongly, and names the misuse', async () => {
     const result = await runLoadedScenario(
       parseScenario('ext.yaml', file('bad-ack', '  - misuse: { framework: mine, count: 0 }\n')),
