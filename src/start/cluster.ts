@@ -7,6 +7,7 @@
  * from auth.ts, executors' surroundings from executors.ts.
  */
 import { rmSync } from 'node:fs';
+import type { ProcessContainers } from '../runtime/containers.js';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { controlMethods, controlOf, type ControlMethods } from './control.js';
@@ -163,14 +164,21 @@ async function executorSurroundings(
   logger: Logger,
 ): Promise<ExecutorSurroundings> {
   const workDir = workDirOf(options, agentFlags);
-  const tokens = await tokensOf(options);
+  // A start refused from here on leaves nothing behind: not the driver's timers, not the directory made for it.
+  const undo = async (error: unknown, containers?: ProcessContainers): Promise<never> => {
+    driver.close();
+    await containers?.close();
+    if (workDir?.own === true) rmSync(workDir.path, { recursive: true, force: true });
+    throw error;
+  };
+  const tokens = await tokensOf(options).catch((error: unknown) => undo(error));
   const outputs = outputsOf(driver, limits.master, agentFlags, { workDir, options, tokens }, logger);
   const engine = await startEngine(
     options,
     { driver, connections: outputs.connections },
     limits.agentListener,
     workDir,
-  );
+  ).catch((error: unknown) => undo(error, outputs.containers));
   return { ...outputs, workDir, tokens, engine };
 }
 

@@ -4,7 +4,10 @@
  * that give an agent nothing or misname a resource, and a port that a
  * master, an agent or the agent listener cannot have.
  */
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { StartError } from '../../src/start/errors.js';
@@ -144,5 +147,33 @@ describe('a port that is taken', () => {
     const error = await refusal(startCluster({ port: 0, agents: 1, agentPort: port, time: 'virtual' }));
     expect(error.message).toBe(`agent 1 cannot listen on 127.0.0.1:${port}: the port is in use`);
     expect(error.option).toBe('agentPort');
+  });
+});
+
+describe('a start refused after its work directory is made', () => {
+  it('removes the directory it made: an executor token key that cannot be read', async () => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'start-refused-'));
+    const before = process.env['TMPDIR'];
+    // The cluster makes its work directory under TMPDIR: here, where nothing else does.
+    process.env['TMPDIR'] = tmp;
+    try {
+      const options = { agents: 1, time: 'virtual', customExecutors: 'spawn' } as const;
+      const auth = { authenticateHttpExecutors: true, jwtSecretKey: path.join(tmp, 'no-such-key') };
+      const error = await refusal(startCluster({ ...options, ...auth }));
+      expect(error.option).toBe('jwtSecretKey');
+      expect(readdirSync(tmp)).toEqual([]);
+      // A key that can be read starts it, its work directory where the refused one was not left.
+      writeFileSync(path.join(tmp, 'key'), 'a'.repeat(64));
+      const r = await startCluster({
+        ...options,
+        authenticateHttpExecutors: true,
+        jwtSecretKey: path.join(tmp, 'key'),
+      });
+      running.push(r);
+      expect(r.workDir!.startsWith(tmp)).toBe(true);
+    } finally {
+      process.env['TMPDIR'] = before;
+      if (before === undefined) delete process.env['TMPDIR'];
+    }
   });
 });
