@@ -26,12 +26,14 @@ export function withFlags(): Record<string, Options> {
     with: {
       type: 'string',
       array: true,
+      requiresArg: true,
       default: [] as string[],
       coerce: checkServices,
       describe: `Bundled frameworks to run beside the cluster, comma-separated or repeated: ${WITH_SERVICES.join(', ')}`,
     },
     'workflow-config': {
       type: 'string',
+      requiresArg: true,
       describe: "With --with workflow: its INI file (the master is this cluster's whatever the file says)",
     },
     'workflow-port': numberFlag('workflow-port', PORT, {

@@ -37,13 +37,16 @@ function flagOptions(row: FlagRow): Options {
     describe: row.describe,
     ...(fallback === undefined || fallback === null ? {} : { default: fallback }),
   };
+  // Every flag but a boolean takes a value: one given none is a usage error, never its default.
   switch (row.kind) {
     case 'number':
-      return 'flagUnchecked' in row ? { type: 'number', ...base } : numberFlag(row.flag, row.rule, base);
+      return 'flagUnchecked' in row
+        ? { type: 'number', requiresArg: true, ...base }
+        : numberFlag(row.flag, row.rule, base);
     case 'text':
-      return 'parse' in row ? textFlag(row.flag, row.parse, base) : { type: 'string', ...base };
+      return 'parse' in row ? textFlag(row.flag, row.parse, base) : { type: 'string', requiresArg: true, ...base };
     case 'choice':
-      return { choices: row.choices, ...base, ...('requiresArg' in row ? { requiresArg: row.requiresArg } : {}) };
+      return { choices: row.choices, requiresArg: true, ...base };
     case 'boolean':
       return { type: 'boolean', ...base };
   }

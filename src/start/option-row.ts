@@ -62,8 +62,6 @@ interface TextRow<K extends OptionName> extends RowBase<K> {
 interface ChoiceRow<K extends OptionName> extends RowBase<K> {
   readonly kind: 'choice';
   readonly choices: readonly string[];
-  /** `--flag` without a value is refused as needing one (rather than as no choice). */
-  readonly requiresArg?: true;
 }
 
 interface BooleanRow<K extends OptionName> extends RowBase<K> {

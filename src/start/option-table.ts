@@ -249,7 +249,6 @@ const runOptions = [
     flag: 'log-level',
     kind: 'choice',
     choices: LOG_LEVELS,
-    requiresArg: true,
     default: 'silent',
     flagDefault: 'info',
     describe: 'Log level (logs go to stderr)',
