@@ -93,6 +93,7 @@ export function chaosOptions(yargs: Argv): Argv<ChaosArgs> {
       }),
     )
     .option('out', {
+      requiresArg: true,
       type: 'string',
       describe:
         'Where the minimal failing scenario goes (default NAME-chaos-SEED.yaml in the current directory, -I-of-N added for a shard)',

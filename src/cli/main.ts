@@ -45,7 +45,7 @@ const cli = flagsFromEnvironment(yargs(argv))
     (y) =>
       y
         .positional('files', { type: 'string', array: true, demandOption: true, describe: 'Scenario files' })
-        .option('seed', { type: 'string', describe: "The seed (default the file's)" }),
+        .option('seed', { requiresArg: true, type: 'string', describe: "The seed (default the file's)" }),
     (args) => runCheckDeterminism(args as unknown as CheckArgs),
   )
   .command(

@@ -24,6 +24,7 @@ import { UsageError } from './flags.js';
 export function serveOrchestratorOptions(y: Argv): Argv {
   return y
     .option('listen', {
+      requiresArg: true,
       type: 'string',
       default: '0.0.0.0',
       describe: 'The address the API listens on (its port is FRAMEWORK_PORT)',
@@ -97,17 +98,25 @@ function packageVersion(): string {
 export function orchCommands(yargs: Argv): Argv {
   return yargs
     .option('config', {
+      requiresArg: true,
       type: 'string',
       describe: `INI file with [framework] principal and secret, [master] address (default $CLUSTERSIM_CONFIG or ${DEFAULT_CONFIG})`,
     })
     .option('master', {
+      requiresArg: true,
       type: 'string',
       describe: `The master's URL or host:port (default [master] address, else ${'127.0.0.1:5050'})`,
     })
     .command(
       'list',
       'List the orchestration frameworks of the master: ID, Active, WebUI, Name',
-      (y) => y.option('name', { type: 'string', default: 'm3s', describe: 'Show frameworks whose name contains this' }),
+      (y) =>
+        y.option('name', {
+          requiresArg: true,
+          type: 'string',
+          default: 'm3s',
+          describe: 'Show frameworks whose name contains this',
+        }),
       plugin((c, a: { name: string }) => listText(c, a.name)),
     )
     .command(

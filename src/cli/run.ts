@@ -41,18 +41,21 @@ export function runOptions(yargs: Argv): Argv<RunArgs> {
       demandOption: true,
       describe: 'Scenario files (scenarios/*.yaml)',
     })
-    .option('seed', { type: 'string', describe: "The seed of the run (default the file's)" })
+    .option('seed', { requiresArg: true, type: 'string', describe: "The seed of the run (default the file's)" })
     .option('trace', {
+      requiresArg: true,
       type: 'string',
       describe:
         'Write the trace as JSON lines to this file (one file per scenario: NAME is inserted before .jsonl when several run)',
     })
     .option('report', {
+      requiresArg: true,
       type: 'string',
       describe:
         'Write a report of the run as one self-contained HTML page to this file (one per scenario: NAME is inserted before .html when several run)',
     })
     .option('reporter', {
+      requiresArg: true,
       choices: ['text', 'junit'] as const,
       default: 'text' as const,
       describe: 'text for people; junit writes JUnit XML to stdout (the text goes to stderr)',

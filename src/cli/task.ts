@@ -51,7 +51,7 @@ export function taskCommands(yargs: Argv): Argv {
             default: false,
             describe: 'Forward standard input to the command',
           })
-          .option('user', { type: 'string', describe: 'Run the command as this user' })
+          .option('user', { requiresArg: true, type: 'string', describe: 'Run the command as this user' })
           .example('$0 task exec my-task -- echo hello', 'Prints hello and exits 0')
           .example('$0 task exec -i my-task -- cat', 'Echoes what is typed until end of input'),
       (args) => runExec(args as unknown as TaskExecArgs),

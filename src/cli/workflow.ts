@@ -34,6 +34,7 @@ export interface ServeWorkflowArgs {
 export function serveWorkflowOptions(y: Argv): Argv {
   return y
     .option('config', {
+      requiresArg: true,
       type: 'string',
       describe:
         'INI file with a [cluster] section (docs/frameworks.md, "Workflow container-task service"); without it, the defaults',
@@ -42,17 +43,25 @@ export function serveWorkflowOptions(y: Argv): Argv {
       'port',
       numberFlag('port', PORT, { default: DEFAULT_API_PORT, describe: 'Port of the local API (0 picks a free one)' }),
     )
-    .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address the local API listens on' })
+    .option('host', {
+      requiresArg: true,
+      type: 'string',
+      default: '127.0.0.1',
+      describe: 'Address the local API listens on',
+    })
     .option('master', {
+      requiresArg: true,
       type: 'string',
       describe: "The master, host:port or a URL, or several comma-separated (default the configuration's `master`)",
     })
     .option('state-file', {
+      requiresArg: true,
       type: 'string',
       describe:
         'Keep the framework id, queue and tasks here, so that a restart fails over onto the framework and keeps them',
     })
     .option('encoding', {
+      requiresArg: true,
       choices: ['json', 'protobuf'] as const,
       default: 'json' as Encoding,
       describe: 'What the framework speaks to the master',
@@ -142,9 +151,10 @@ function runOptions(y: Argv): Argv {
       array: true,
       describe: 'The command (after --): one word runs through /bin/sh -c, several are the argument list',
     })
-    .option('image', { type: 'string', demandOption: true, describe: 'Container image' })
+    .option('image', { requiresArg: true, type: 'string', demandOption: true, describe: 'Container image' })
     .option('cpus', numberFlag('cpus', { above: 0 }, { describe: "CPUs (default the service's task_cpu)" }))
     .option('mem-limit', {
+      requiresArg: true,
       type: 'string',
       describe: "Memory: MiB, or a number with k, m or g (default the service's task_memory)",
     })
@@ -153,12 +163,14 @@ function runOptions(y: Argv): Argv {
       numberFlag('disk', { above: 0, unit: 'MiB' }, { describe: "Disk in MiB (default the service's task_disk)" }),
     )
     .option('attribute', {
+      requiresArg: true,
       type: 'string',
       array: true,
       default: [] as string[],
       describe: 'Agent attribute constraint <name>:<value> (repeatable)',
     })
     .option('env', {
+      requiresArg: true,
       type: 'string',
       array: true,
       default: [] as string[],
@@ -166,16 +178,30 @@ function runOptions(y: Argv): Argv {
       describe: 'Environment variable K=V (repeatable)',
     })
     .option('volume', {
+      requiresArg: true,
       type: 'string',
       array: true,
       default: [] as string[],
       describe: 'Volume source:/container/path[:ro|rw] (repeatable)',
     })
-    .option('network-mode', { type: 'string', describe: 'Engine network mode: HOST, BRIDGE, NONE, USER' })
-    .option('user', { type: 'string', describe: 'User inside the container' })
+    .option('network-mode', {
+      requiresArg: true,
+      type: 'string',
+      describe: 'Engine network mode: HOST, BRIDGE, NONE, USER',
+    })
+    .option('user', { requiresArg: true, type: 'string', describe: 'User inside the container' })
     .option('force-pull', { type: 'boolean', default: false, describe: 'Pull the image again' })
-    .option('container-type', { type: 'string', default: 'DOCKER', describe: 'DOCKER (an engine container) or MESOS' })
-    .option('task-id', { type: 'string', describe: 'The workflow task id (default a new workflow.run.<hex>)' })
+    .option('container-type', {
+      requiresArg: true,
+      type: 'string',
+      default: 'DOCKER',
+      describe: 'DOCKER (an engine container) or MESOS',
+    })
+    .option('task-id', {
+      requiresArg: true,
+      type: 'string',
+      describe: 'The workflow task id (default a new workflow.run.<hex>)',
+    })
     .option(
       'poll-interval',
       numberFlag('poll-interval', SECONDS, { default: 2, describe: 'Seconds between status requests' }),
@@ -185,10 +211,15 @@ function runOptions(y: Argv): Argv {
       numberFlag('startup-timeout', SECONDS, { default: 300, describe: 'Seconds to wait for a final state' }),
     )
     .option('url', {
+      requiresArg: true,
       type: 'string',
       describe: `The service's API (default the configuration's operator_api_url, else ${DEFAULT_CONFIG.operatorApiUrl})`,
     })
-    .option('config', { type: 'string', describe: 'INI file whose [cluster] operator_api_url is the default of --url' })
+    .option('config', {
+      requiresArg: true,
+      type: 'string',
+      describe: 'INI file whose [cluster] operator_api_url is the default of --url',
+    })
     .example('$0 workflow run --image alpine -- "echo hello"', 'Exits 0 once the task is TASK_FINISHED')
     .epilogue(
       `Exit codes: ${Object.entries(EXIT_CODES)

@@ -1,7 +1,8 @@
 /**
  * `clustersim up` with a flag and no value: every flag but a boolean is a
  * usage error, one line and exit code 2, and no cluster starts. Every
- * flag the command declares is tried in the parser; a few as the command.
+ * flag the command declares is tried in the parser; a few as the command,
+ * and a flag of each other command that reads files or a master.
  */
 import yargs from 'yargs';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +15,8 @@ function upFlags(): { readonly all: string[]; readonly booleans: Set<string> } {
   yargs([])
     .command('up', '', (y) => {
       const built = upOptions(y);
-      options = built.getOptions() as unknown as typeof options;
+      // yargs keeps the declared options; its types do not name the reader.
+      options = (built as unknown as { getOptions(): typeof options }).getOptions();
       return built;
     })
     .parseSync(['up']);
@@ -54,4 +56,21 @@ describe('clustersim up with a flag and no value', () => {
     const { code, stdout, stderr } = await runCli(['up', `--${flag}`, '--port', '0']).output;
     expect([code, stderr, stdout]).toEqual([2, `clustersim up: --${flag} needs a value\n`, '']);
   }, 30_000);
+});
+
+describe('the other commands with a flag and no value', () => {
+  it.each([
+    ['run', 'scenarios/steady-state.yaml', '--seed'],
+    ['check-determinism', 'scenarios/steady-state.yaml', '--seed'],
+    ['chaos', 'scenarios/steady-state.yaml', '--out'],
+    ['task', 'list', '--master'],
+  ])(
+    'clustersim %s %s %s: one line, exit code 2',
+    async (command, operand, flag) => {
+      const { code, stderr } = await runCli([command, operand, flag]).output;
+      const name = command === 'task' ? 'task list' : command;
+      expect([code, stderr]).toEqual([2, `clustersim ${name}: ${flag} needs a value\n`]);
+    },
+    30_000,
+  );
 });
