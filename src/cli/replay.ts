@@ -58,7 +58,10 @@ export async function runReplay(args: ReplayArgs): Promise<void> {
       (error as NodeJS.ErrnoException).code === undefined
     )
       throw error;
-    process.stderr.write(`replay: ${args.trace}: ${(error as Error).message}\n`);
+    const code = (error as NodeJS.ErrnoException).code;
+    // A file that cannot be read is named with the reason, as every command names one; a bad one with what is wrong in it.
+    const why = code === undefined ? (error as Error).message : `cannot be read (${code})`;
+    process.stderr.write(`clustersim replay: ${args.trace}: ${why}\n`);
     process.exitCode = 2;
     return;
   }

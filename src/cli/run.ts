@@ -81,6 +81,11 @@ export function runOptions(yargs: Argv): Argv<RunArgs> {
     ) as unknown as Argv<RunArgs>;
 }
 
+/** The tail of a summary that some files did not run in: they were named above with their error. */
+function notRun(fileErrors: number): string {
+  return fileErrors === 0 ? '' : `; ${plural(fileErrors, 'file')} not run`;
+}
+
 function seedsProblem(text: string): string | undefined {
   const seeds = seedList(text);
   return typeof seeds === 'string' ? seeds : undefined;
@@ -99,7 +104,9 @@ export async function runRun(args: RunArgs): Promise<void> {
     for (const line of textReport(result)) out.write(`${line}\n`);
   }
   const passed = results.filter((r) => r.passed).length;
-  out.write(`${plural(args.files.length, 'scenario')}: ${passed} passed, ${args.files.length - passed} failed\n`);
+  const ran = args.files.length - fileErrors;
+  // A file that could not be read was named on stderr; the count is of the scenarios that ran.
+  if (ran > 0) out.write(`${plural(ran, 'scenario')}: ${passed} passed, ${ran - passed} failed${notRun(fileErrors)}\n`);
   if (args.reporter === 'junit') process.stdout.write(junitReport(results));
   process.exitCode = fileErrors > 0 ? 2 : passed === args.files.length ? 0 : 1;
 }
@@ -254,9 +261,9 @@ export async function runCheckDeterminism(args: CheckArgs): Promise<void> {
       );
     }
   }
-  process.stdout.write(
-    `${plural(args.files.length, 'scenario')}: ${same} deterministic, ${args.files.length - same} not\n`,
-  );
+  const ran = args.files.length - fileErrors;
+  if (ran > 0)
+    process.stdout.write(`${plural(ran, 'scenario')}: ${same} deterministic, ${ran - same} not${notRun(fileErrors)}\n`);
   process.exitCode = fileErrors > 0 ? 2 : same === args.files.length ? 0 : 1;
 }
 

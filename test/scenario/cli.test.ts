@@ -94,6 +94,25 @@ describe('clustersim run', () => {
     expect(stderr).not.toContain('Options:');
   });
 
+  it('names a file that cannot be read in one line, exit 2, and counts only the scenarios that ran', async () => {
+    const missing = path.join(dir, 'missing.yaml');
+    const alone = await runCli(['run', missing]).output;
+    expect([alone.code, alone.stdout, alone.stderr]).toEqual([
+      2,
+      '',
+      `clustersim: ${missing}: cannot be read (ENOENT)\n`,
+    ]);
+    const twice = await runCli(['check-determinism', missing]).output;
+    expect([twice.code, twice.stdout, twice.stderr]).toEqual([
+      2,
+      '',
+      `clustersim: ${missing}: cannot be read (ENOENT)\n`,
+    ]);
+    const mixed = await runCli(['run', missing, 'scenarios/agent-lost.yaml']).output;
+    expect(mixed.code).toBe(2);
+    expect(mixed.stdout.trim().split('\n').at(-1)).toBe('1 scenario: 1 passed, 0 failed; 1 file not run');
+  }, 60_000);
+
   it('check-determinism runs a scenario twice and finds the same trace', { timeout: 60_000 }, async () => {
     const { code, stdout } = await runCli(['check-determinism', 'scenarios/agent-crash-reconnect.yaml']).output;
     expect(code).toBe(0);
