@@ -7,6 +7,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { nearest } from '../runtime/spelling.js';
 import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { MASTER_NODE } from '../core/model/messages.js';
 import { CONDITION_KINDS, parseCondition } from '../wire/sim/conditions.js';
@@ -476,8 +477,11 @@ function messageOf(error: ErrorObject): string {
       return error.message ?? error.keyword;
     case 'additionalProperties':
       return `is not a field here (allowed: ${Object.keys((error.parentSchema as { properties?: object }).properties ?? {}).join(', ')})`;
-    case 'enum':
-      return `must be one of ${(error.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    case 'enum': {
+      const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.map(String);
+      const meant = typeof error.data === 'string' ? nearest(error.data, allowed) : undefined;
+      return `must be one of ${allowed.join(', ')}${meant === undefined ? '' : ` (did you mean ${meant}?)`}`;
+    }
     default:
       return error.message ?? error.keyword;
   }

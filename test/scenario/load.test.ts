@@ -36,6 +36,9 @@ describe('scenario files', () => {
     expect(error(`${BASE}timeline:\n  - at: 10s\n    fault: { type: explode }\n`)).toMatch(
       /^s\.yaml:13:20: timeline\[0\]\.fault\.type: must be one of crash_agent, /,
     );
+    expect(error(`${BASE}timeline:\n  - at: 10s\n    fault: { type: crash_agnet, agent: 0 }\n`)).toMatch(
+      /^s\.yaml:13:20: timeline\[0\]\.fault\.type: must be one of crash_agent, .*, master_failover \(did you mean crash_agent\?\)$/,
+    );
     expect(error(BASE.replace('name: t\n', ''))).toBe("s.yaml:1:1: the file: must have required property 'name'");
     expect(error('name: [unclosed')).toMatch(/^s\.yaml:1:/);
   });
