@@ -128,23 +128,7 @@ export function orchCommands(yargs: Argv): Argv {
     .command(
       'scale <id> <count>',
       'Set the number of agents (default), managers (servers) or datastores',
-      (y) =>
-        id(y)
-          .positional('count', {
-            type: 'string',
-            demandOption: true,
-            describe: 'The number of running instances',
-            coerce: (count: string) => {
-              if (!/^[0-9]+$/.test(count))
-                throw new UsageError(`<count>: ${JSON.stringify(count)} is not a whole number of at least 0`);
-              return count;
-            },
-          })
-          .option('agent', { type: 'boolean', describe: 'Scale the agents (the default)' })
-          .option('manager', { type: 'boolean', describe: 'Scale the managers (servers)' })
-          .option('datastore', { type: 'boolean', describe: 'Scale the datastores' })
-          .conflicts('agent', ['manager', 'datastore'])
-          .conflicts('manager', 'datastore'),
+      scaleOptions,
       plugin((c, a: { id: string; count: string; manager?: boolean; datastore?: boolean }) =>
         callFramework(
           c,
@@ -172,6 +156,26 @@ export function orchCommands(yargs: Argv): Argv {
       plugin(async () => `clustersim orch ${packageVersion()}`),
     )
     .demandCommand(1, 'Name an orch command: list, kubeconfig, scale, status or version');
+}
+
+/** `orch scale <id> <count>`: the count, and which part it scales. */
+function scaleOptions(y: Argv): Argv {
+  return id(y)
+    .positional('count', {
+      type: 'string',
+      demandOption: true,
+      describe: 'The number of running instances',
+      coerce: (count: string) => {
+        if (!/^[0-9]+$/.test(count))
+          throw new UsageError(`<count>: ${JSON.stringify(count)} is not a whole number of at least 0`);
+        return count;
+      },
+    })
+    .option('agent', { type: 'boolean', describe: 'Scale the agents (the default)' })
+    .option('manager', { type: 'boolean', describe: 'Scale the managers (servers)' })
+    .option('datastore', { type: 'boolean', describe: 'Scale the datastores' })
+    .conflicts('agent', ['manager', 'datastore'])
+    .conflicts('manager', 'datastore');
 }
 
 /** Adds `orchestrator` to the subcommands of `serve`. */

@@ -6,7 +6,7 @@
  * status polled, and the exit code the workflow task would get.
  */
 import { randomBytes } from 'node:crypto';
-import type { Argv } from 'yargs';
+import type { Argv, Options } from 'yargs';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../runtime/logging.js';
 import type { Encoding } from '../client/scheduler-client.js';
 import {
@@ -144,6 +144,32 @@ export interface WorkflowRunArgs {
   cmd?: string[];
 }
 
+/** The options of `workflow run` that may be given again and again. */
+const REPEATABLE: Record<string, Options> = {
+  attribute: {
+    requiresArg: true,
+    type: 'string',
+    array: true,
+    default: [] as string[],
+    describe: 'Agent attribute constraint <name>:<value> (repeatable)',
+  },
+  env: {
+    requiresArg: true,
+    type: 'string',
+    array: true,
+    default: [] as string[],
+    coerce: checkEnv,
+    describe: 'Environment variable K=V (repeatable)',
+  },
+  volume: {
+    requiresArg: true,
+    type: 'string',
+    array: true,
+    default: [] as string[],
+    describe: 'Volume source:/container/path[:ro|rw] (repeatable)',
+  },
+};
+
 function runOptions(y: Argv): Argv {
   return y
     .positional('cmd', {
@@ -162,28 +188,7 @@ function runOptions(y: Argv): Argv {
       'disk',
       numberFlag('disk', { above: 0, unit: 'MiB' }, { describe: "Disk in MiB (default the service's task_disk)" }),
     )
-    .option('attribute', {
-      requiresArg: true,
-      type: 'string',
-      array: true,
-      default: [] as string[],
-      describe: 'Agent attribute constraint <name>:<value> (repeatable)',
-    })
-    .option('env', {
-      requiresArg: true,
-      type: 'string',
-      array: true,
-      default: [] as string[],
-      coerce: checkEnv,
-      describe: 'Environment variable K=V (repeatable)',
-    })
-    .option('volume', {
-      requiresArg: true,
-      type: 'string',
-      array: true,
-      default: [] as string[],
-      describe: 'Volume source:/container/path[:ro|rw] (repeatable)',
-    })
+    .options(REPEATABLE)
     .option('network-mode', {
       requiresArg: true,
       type: 'string',
