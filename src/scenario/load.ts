@@ -12,6 +12,7 @@ import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yam
 import { MASTER_NODE } from '../core/model/messages.js';
 import { CONDITION_KINDS, parseCondition } from '../wire/sim/conditions.js';
 import { parseFault } from '../wire/sim/faults.js';
+import { ordinalError, strayFaultField } from './fault-fields.js';
 import { parseAttributes } from '../wire/convert-common.js';
 import { formatSpan, parseDuration } from './duration.js';
 import {
@@ -309,6 +310,11 @@ function checkReferences(scenario: Scenario, where: (path: Path, key?: string) =
       throw new ScenarioError(
         `${where(['timeline', i, 'fault', 'ordinal'])}: timeline[${i}].fault.ordinal: ${ordinal}`,
       );
+    const stray = strayFaultField(fault);
+    if (stray !== undefined)
+      throw new ScenarioError(
+        `${where(['timeline', i, 'fault'], stray.key)}: timeline[${i}].fault.${stray.key}: ${stray.text}`,
+      );
     const placeholder = (target: AgentTarget): string => `agent-${JSON.stringify(target)}`;
     const parsed = parseFault(
       resolveFault(
@@ -346,17 +352,6 @@ function processError(scenario: Scenario, name: string): string | undefined {
   const external = scenario.externals.find((f) => f.name === name);
   if (external?.attach === true) return `'${name}' is attached: the runner owns no process for an attached framework`;
   if (external === undefined) return `'${name}' has no command: only a framework the runner starts has a process`;
-  return undefined;
-}
-
-/** The faults that take a task by its framework and ordinal. */
-const ORDINAL_FAULTS: readonly unknown[] = ['fail_task', 'hang_task', 'memory_spike', 'crash_executor'];
-
-/** What is wrong with a fault's `ordinal`, if it has one: a fault of no task, or a task named twice. */
-function ordinalError(fault: Readonly<Raw>): string | undefined {
-  if (fault['ordinal'] === undefined) return undefined;
-  if (!ORDINAL_FAULTS.includes(fault['type'])) return `only a fault of a task takes one (${ORDINAL_FAULTS.join(', ')})`;
-  if (fault['task_id'] !== undefined) return "names the task 'task_id' names: give one of them";
   return undefined;
 }
 

@@ -39,6 +39,14 @@ describe('scenario files', () => {
     expect(error(`${BASE}timeline:\n  - at: 10s\n    fault: { type: crash_agnet, agent: 0 }\n`)).toMatch(
       /^s\.yaml:13:20: timeline\[0\]\.fault\.type: must be one of crash_agent, .*, master_failover \(did you mean crash_agent\?\)$/,
     );
+    expect(error(`${BASE}timeline:\n  - at: 10s\n    fault: { type: crash_agent, agnet: 0 }\n`)).toBe(
+      's.yaml:13:33: timeline[0].fault.agnet: is not a field of crash_agent (did you mean agent?); its fields: agent, agent_id',
+    );
+    expect(
+      error(`${BASE}timeline:\n  - at: 10s\n    fault: { type: fail_task, framework: web, ordinal: 1, code: 3 }\n`),
+    ).toMatch(
+      /timeline\[0\]\.fault\.code: is not a field of fail_task; its fields: framework, ordinal, task_id, framework_id, exit_code, message$/,
+    );
     expect(error(BASE.replace('name: t\n', ''))).toBe("s.yaml:1:1: the file: must have required property 'name'");
     expect(error('name: [unclosed')).toMatch(/^s\.yaml:1:/);
   });

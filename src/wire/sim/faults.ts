@@ -60,6 +60,30 @@ export const FAULT_TYPES = [
 ] as const;
 const RULE_ACTIONS = ['drop', 'delay', 'duplicate'] as const;
 
+/** The fields each fault type reads, besides `type` (the table above): any other is a slip of the writer's. */
+export const FAULT_FIELDS: Readonly<Record<(typeof FAULT_TYPES)[number], readonly string[]>> = {
+  crash_agent: ['agent_id'],
+  restart_agent: ['agent_id', 'recover'],
+  add_agent: ['resources', 'attributes'],
+  remove_agent: ['agent_id'],
+  partition: ['agent_id', 'nodes'],
+  heal: ['agent_id', 'nodes'],
+  network_rule: ['action', 'from', 'to', 'messages', 'delay_ms', 'jitter_ms', 'probability'],
+  remove_network_rule: ['rule_id'],
+  drop_framework_connection: ['framework_id'],
+  stall_heartbeats: ['framework_id', 'duration_ms'],
+  resume_heartbeats: ['framework_id'],
+  crash_executor: ['executor_id', 'agent_id', 'framework_id', 'task_id'],
+  fail_task: ['task_id', 'framework_id', 'exit_code', 'message'],
+  hang_task: ['task_id', 'framework_id'],
+  memory_spike: ['task_id', 'framework_id', 'mib', 'duration_ms'],
+  set_memory_limit: ['agent_id', 'container_id', 'task_id', 'mib'],
+  clock_jump: ['ms'],
+  crash_master: ['master'],
+  restart_master: ['master'],
+  master_failover: ['master'],
+};
+
 type Body = Readonly<Record<string, unknown>>;
 type Parsed = Fault | string;
 
