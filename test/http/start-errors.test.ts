@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { StartError } from '../../src/start/errors.js';
+import { portFree } from './ports.js';
 
 const squatters: net.Server[] = [];
 const running: RunningCluster[] = [];
@@ -28,16 +29,6 @@ async function takenPort(port = 0): Promise<number> {
     server.once('error', reject).listen({ host: '127.0.0.1', port }, resolve),
   );
   return (server.address() as net.AddressInfo).port;
-}
-
-/** Whether a port on 127.0.0.1 can be had now (so a refused start let go of it). */
-async function free(port: number): Promise<boolean> {
-  const probe = net.createServer();
-  const ok = await new Promise<boolean>((resolve) =>
-    probe.once('error', () => resolve(false)).listen({ host: '127.0.0.1', port }, () => resolve(true)),
-  );
-  if (ok) await new Promise((resolve) => probe.close(resolve));
-  return ok;
 }
 
 async function refusal(start: Promise<RunningCluster>): Promise<StartError> {
@@ -135,11 +126,11 @@ describe('a port that is taken', () => {
     const taken = await takenPort();
     const first = taken - 1;
     // The master before the taken port must be free for the test to say anything.
-    if (!(await free(first))) return;
+    if (!(await portFree(first))) return;
     const error = await refusal(startCluster({ port: first, masters: 3, agents: 1, time: 'virtual' }));
     expect(error.message).toBe(`master 2 of 3 cannot listen on 127.0.0.1:${taken}: the port is in use`);
     expect(error.option).toBe('port');
-    expect(await free(first)).toBe(true);
+    expect(await portFree(first)).toBe(true);
   });
 
   it('an agent: a StartError naming which agent and its port, with the option agentPort', async () => {

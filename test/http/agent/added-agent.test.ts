@@ -13,6 +13,7 @@ import { ExecutorClient } from '../../../src/client/executor-client.js';
 import { postRaw } from '../../../src/client/scheduler-client.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../../src/start/cluster.js';
 import { cpusMem, startHarness, tick, type Harness } from './executor-harness.js';
+import { portFree } from '../ports.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -57,16 +58,6 @@ async function addAgent(ctx?: { skip: (note?: string) => void }): Promise<string
   // Its endpoint follows the input that added it: listed once its sockets listen.
   await eventually(() => r!.agents.some((a) => a.id === id));
   return id;
-}
-
-/** Whether a port on 127.0.0.1 can be had now. */
-async function portFree(port: number): Promise<boolean> {
-  const probe = net.createServer();
-  const ok = await new Promise<boolean>((resolve) =>
-    probe.once('error', () => resolve(false)).listen({ host: '127.0.0.1', port }, () => resolve(true)),
-  );
-  if (ok) await new Promise((resolve) => probe.close(resolve));
-  return ok;
 }
 
 /** Whether `url` refuses connections, once the endpoint there has closed (it follows the input that removed it). */
