@@ -55,6 +55,13 @@ async function expectUnacknowledged(text: string, more = ''): Promise<void> {
   expect(textReport(result).join('\n')).toMatch(/unacknowledged_update/);
 }
 
+/** Runs the file's text: no problem, and every expectation held. */
+async function expectPasses(text: string): Promise<void> {
+  const result = await runLoadedScenario(parseScenario('ext.yaml', text));
+  expect(result.problems).toEqual([]);
+  expect(verdicts(result).filter(([ok]) => !ok)).toEqual([]);
+}
+
 describe('external frameworks', () => {
   it('runs the user’s scheduler in real time through a timeline, and the expectations see it by name', async () => {
     const text = file(
@@ -110,9 +117,7 @@ timeline:
       )
       .replace('count: 2\n      resources', 'count: 3\n      resources')
       .replace('duration: 4s', 'duration: 6s');
-    const result = await runLoadedScenario(parseScenario('ext.yaml', text));
-    expect(result.problems).toEqual([]);
-    expect(verdicts(result).filter(([ok]) => !ok)).toEqual([]);
+    await expectPasses(text);
   }, 90_000);
 
   it('runs its own executor for real with custom_executors: spawn, one of them crashed', async () => {
@@ -134,9 +139,7 @@ timeline:
       .replace('cluster:\n', 'cluster:\n  custom_executors: spawn\n')
       .replace(/ECHO: "[^"]*"/, `EXECUTOR: "${executor}", FRAMEWORK_USER: ${os.userInfo().username}`)
       .replace('duration: 4s', 'duration: 10s');
-    const result = await runLoadedScenario(parseScenario('ext.yaml', text));
-    expect(result.problems).toEqual([]);
-    expect(verdicts(result).filter(([ok]) => !ok)).toEqual([]);
+    await expectPasses(text);
   }, 90_000);
 
   it('fails misuse count 0 on a scheduler that acknowledges updates wrongly, and names the misuse', async () => {
