@@ -14,11 +14,14 @@
  */
 import { parse as parseScript } from './shell.js';
 import type { CommandSpec } from '../model/types.js';
+import type { SandboxWrite } from './sandbox.js';
 
 export type TaskPlan = (
-  | { readonly kind: 'exits'; readonly runMs: number; readonly exitCode: number; readonly output: string }
-  | { readonly kind: 'forever'; readonly runMs: number; readonly output: string }
+  | { readonly kind: 'exits'; readonly runMs: number; readonly exitCode: number }
+  | { readonly kind: 'forever'; readonly runMs: number }
 ) & {
+  /** What it leaves in its sandbox as it starts: its standard output and error, and the files it writes. */
+  readonly writes: readonly SandboxWrite[];
   /** It ignores SIGTERM: a kill ends it only with SIGKILL, once the kill policy's grace period is over. */
   readonly ignoresTerm?: boolean;
 };
@@ -29,7 +32,7 @@ interface Step {
 }
 
 /** A command that is not given: the task runs until killed. */
-const NO_COMMAND: TaskPlan = { kind: 'forever', runMs: 0, output: '' };
+const NO_COMMAND: TaskPlan = { kind: 'forever', runMs: 0, writes: [] };
 /** Plans of shell scripts by their text: a plan is data, shared by every task of one script. */
 const SHELL_PLANS = new Map<string, TaskPlan>();
 /** Scripts whose plans are kept; past it the cache starts again (plans are pure, so nothing changes but the cost). */
@@ -64,7 +67,7 @@ function ignoresTerm(step: Step): boolean {
 function runSteps(steps: readonly Step[]): TaskPlan {
   let runMs = 0;
   let code = 0;
-  let output = '';
+  const writes: SandboxWrite[] = [];
   for (const step of steps) {
     if ((step.op === '&&' && code !== 0) || (step.op === '||' && code === 0)) continue;
     const [program = '', ...args] = step.words;
@@ -79,7 +82,7 @@ function runSteps(steps: readonly Step[]): TaskPlan {
         code = 1;
         break;
       case 'echo':
-        output += `${args.join(' ')}\n`;
+        writes.push({ path: 'stdout', data: `${args.join(' ')}\n`, append: true });
         code = 0;
         break;
       case 'sleep': {
@@ -93,13 +96,13 @@ function runSteps(steps: readonly Step[]): TaskPlan {
       }
       case 'exit': {
         const n = args[0] === undefined ? code : Number.parseInt(args[0], 10);
-        return { kind: 'exits', runMs, exitCode: Number.isFinite(n) ? n & 0xff : 2, output };
+        return { kind: 'exits', runMs, exitCode: Number.isFinite(n) ? n & 0xff : 2, writes };
       }
       default:
-        return { kind: 'forever', runMs, output };
+        return { kind: 'forever', runMs, writes };
     }
   }
-  return { kind: 'exits', runMs, exitCode: code, output };
+  return { kind: 'exits', runMs, exitCode: code, writes };
 }
 
 /** The script's commands; a pipe runs its commands one after the other here. */

@@ -25,6 +25,7 @@
  * program's arguments on Linux (`argvRefusal`).
  */
 import type { Timers, TimerId } from '../kernel/event-loop.js';
+import { byteLength } from './sandbox.js';
 
 export interface ShellWorld {
   readonly loop: Timers;
@@ -74,7 +75,7 @@ export const MAX_ARGV_BYTES = 2_097_152;
 export function argvRefusal(argv: readonly string[]): string | undefined {
   let total = 0;
   for (let i = 0; i < argv.length; i++) {
-    const bytes = utf8Bytes(argv[i]!) + 1;
+    const bytes = byteLength(argv[i]!) + 1;
     if (bytes > MAX_ARGUMENT_BYTES) {
       const most = MAX_ARGUMENT_BYTES - 1;
       return `Argument ${i} of the command is ${bytes - 1} bytes; one argument holds at most ${most} (Argument list too long)`;
@@ -83,16 +84,6 @@ export function argvRefusal(argv: readonly string[]): string | undefined {
   }
   if (total <= MAX_ARGV_BYTES) return undefined;
   return `The command's ${argv.length} arguments take ${total} bytes with their NULs; at most ${MAX_ARGV_BYTES} (Argument list too long)`;
-}
-
-function utf8Bytes(text: string): number {
-  let bytes = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    // Two bytes up to U+07FF, three to U+FFFF; a surrogate pair is four (two units of two).
-    if (c >= 0x80) bytes += c < 0x800 || (c >= 0xd800 && c < 0xe000) ? 1 : 2;
-  }
-  return bytes;
 }
 
 /**

@@ -2,27 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { planFor } from '../../../src/core/process/behaviour.js';
 import type { CommandSpec } from '../../../src/core/model/types.js';
 
+const out = (data: string) => ({ path: 'stdout', data, append: true });
 const shell = (value: string): CommandSpec => ({ shell: true, value, arguments: [] });
 
 describe('task behaviour from its command', () => {
   it.each([
-    ['sleep 1', { kind: 'exits', runMs: 1000, exitCode: 0, output: '' }],
-    ['sleep 0.5 && exit 3', { kind: 'exits', runMs: 500, exitCode: 3, output: '' }],
-    ['false || echo x', { kind: 'exits', runMs: 0, exitCode: 0, output: 'x\n' }],
-    ['exit 0', { kind: 'exits', runMs: 0, exitCode: 0, output: '' }],
-    ['exit 2', { kind: 'exits', runMs: 0, exitCode: 2, output: '' }],
-    ['true', { kind: 'exits', runMs: 0, exitCode: 0, output: '' }],
-    ['false', { kind: 'exits', runMs: 0, exitCode: 1, output: '' }],
-    ['echo hi', { kind: 'exits', runMs: 0, exitCode: 0, output: 'hi\n' }],
-    ['echo "a  b"; echo c', { kind: 'exits', runMs: 0, exitCode: 0, output: 'a  b\nc\n' }],
-    ['sleep 2; false', { kind: 'exits', runMs: 2000, exitCode: 1, output: '' }],
-    ['false && sleep 5', { kind: 'exits', runMs: 0, exitCode: 1, output: '' }],
-    ['true || exit 4', { kind: 'exits', runMs: 0, exitCode: 0, output: '' }],
-    ['sleep 1\nsleep 2\nexit 7', { kind: 'exits', runMs: 3000, exitCode: 7, output: '' }],
-    ['false; exit', { kind: 'exits', runMs: 0, exitCode: 1, output: '' }],
-    ['exit 256', { kind: 'exits', runMs: 0, exitCode: 0, output: '' }],
-    ['exit nope', { kind: 'exits', runMs: 0, exitCode: 2, output: '' }],
-    ['sleep abc', { kind: 'exits', runMs: 0, exitCode: 1, output: '' }],
+    ['sleep 1', { kind: 'exits', runMs: 1000, exitCode: 0, writes: [] }],
+    ['sleep 0.5 && exit 3', { kind: 'exits', runMs: 500, exitCode: 3, writes: [] }],
+    ['false || echo x', { kind: 'exits', runMs: 0, exitCode: 0, writes: [out('x\n')] }],
+    ['exit 0', { kind: 'exits', runMs: 0, exitCode: 0, writes: [] }],
+    ['exit 2', { kind: 'exits', runMs: 0, exitCode: 2, writes: [] }],
+    ['true', { kind: 'exits', runMs: 0, exitCode: 0, writes: [] }],
+    ['false', { kind: 'exits', runMs: 0, exitCode: 1, writes: [] }],
+    ['echo hi', { kind: 'exits', runMs: 0, exitCode: 0, writes: [out('hi\n')] }],
+    ['echo "a  b"; echo c', { kind: 'exits', runMs: 0, exitCode: 0, writes: [out('a  b\n'), out('c\n')] }],
+    ['sleep 2; false', { kind: 'exits', runMs: 2000, exitCode: 1, writes: [] }],
+    ['false && sleep 5', { kind: 'exits', runMs: 0, exitCode: 1, writes: [] }],
+    ['true || exit 4', { kind: 'exits', runMs: 0, exitCode: 0, writes: [] }],
+    ['sleep 1\nsleep 2\nexit 7', { kind: 'exits', runMs: 3000, exitCode: 7, writes: [] }],
+    ['false; exit', { kind: 'exits', runMs: 0, exitCode: 1, writes: [] }],
+    ['exit 256', { kind: 'exits', runMs: 0, exitCode: 0, writes: [] }],
+    ['exit nope', { kind: 'exits', runMs: 0, exitCode: 2, writes: [] }],
+    ['sleep abc', { kind: 'exits', runMs: 0, exitCode: 1, writes: [] }],
   ] as const)('%j', (command, plan) => {
     expect(planFor(shell(command))).toEqual(plan);
   });
@@ -37,11 +38,11 @@ describe('task behaviour from its command', () => {
   });
 
   it('keeps the time spent before an unknown command', () => {
-    expect(planFor(shell('sleep 2; ./serve'))).toEqual({ kind: 'forever', runMs: 2000, output: '' });
+    expect(planFor(shell('sleep 2; ./serve'))).toEqual({ kind: 'forever', runMs: 2000, writes: [] });
   });
 
   it('a task without a command runs until killed', () => {
-    expect(planFor(undefined)).toEqual({ kind: 'forever', runMs: 0, output: '' });
+    expect(planFor(undefined)).toEqual({ kind: 'forever', runMs: 0, writes: [] });
   });
 
   it('shell=false runs value with arguments as argv (argv[0] included)', () => {
@@ -49,10 +50,10 @@ describe('task behaviour from its command', () => {
       kind: 'exits',
       runMs: 2000,
       exitCode: 0,
-      output: '',
+      writes: [],
     });
     expect(planFor({ shell: false, value: '/usr/bin/echo', arguments: ['echo', 'a', 'b'] })).toMatchObject({
-      output: 'a b\n',
+      writes: [out('a b\n')],
     });
     expect(planFor({ shell: false, value: 'false', arguments: ['false'] })).toMatchObject({ exitCode: 1 });
     // No shell: operators are plain arguments, not sequencing.
@@ -79,7 +80,7 @@ describe('task behaviour from its command', () => {
     // More scripts than the cache keeps: the plan is made again, equal to the first.
     for (let i = 0; i < 1_100; i++) planFor(shell(`sleep ${i}`));
     const again = planFor(shell('sleep 7; exit 3'));
-    expect(again).toEqual({ kind: 'exits', runMs: 7000, exitCode: 3, output: '' });
+    expect(again).toEqual({ kind: 'exits', runMs: 7000, exitCode: 3, writes: [] });
     expect(again).toEqual(first);
   });
 });
