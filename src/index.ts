@@ -25,6 +25,7 @@ export type { Condition } from './core/conditions.js';
 export { SimControlError } from './runtime/sim-control.js';
 export type { Snapshot } from './runtime/sim-control.js';
 export { runScenarioFile } from './start/scenario.js';
+export { shippedScenariosDir, scenarioSchemaPath } from './scenario/shipped.js';
 export { loadScenario, parseScenario, ScenarioError } from './scenario/load.js';
 export { RunError } from './scenario/runner.js';
 export type { RunResult, RunOptions } from './scenario/runner.js';

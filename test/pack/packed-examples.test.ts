@@ -9,7 +9,7 @@
  * stays as other tests find it) and packed.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -49,7 +49,7 @@ beforeAll(async () => {
   const stage = path.join(PACK, 'stage');
   mkdirSync(stage);
   // Every file the package ships besides the build (package.json `files`).
-  for (const file of ['package.json', 'README.md', 'docs', 'ui'])
+  for (const file of ['package.json', 'README.md', 'LICENSE', 'docs', 'scenarios', 'ui'])
     cpSync(path.join(ROOT, file), path.join(stage, file), { recursive: true });
   await run(
     process.execPath,
@@ -90,14 +90,41 @@ beforeAll(async () => {
 }, 600_000);
 
 describe('the packed package', () => {
-  it('exports only what its files hold: the main entry and clustersim/client, with declarations', () => {
+  it('exports only what its files hold: the main entry and clustersim/client, with declarations, and the scenarios', () => {
     const manifest = JSON.parse(
       readFileSync(path.join(PACK, 'node_modules', 'clustersim', 'package.json'), 'utf8'),
-    ) as { exports: Record<string, { types: string }> };
-    expect(Object.keys(manifest.exports)).toEqual(['.', './client']);
-    for (const entry of Object.values(manifest.exports))
+    ) as { exports: Record<string, { types: string } | string> };
+    expect(Object.keys(manifest.exports)).toEqual(['.', './client', './scenarios/*']);
+    for (const entry of Object.values(manifest.exports).filter((e) => typeof e !== 'string'))
       expect(() => readFileSync(path.join(PACK, 'node_modules', 'clustersim', entry.types))).not.toThrow();
   });
+
+  it('ships its licence, and source maps that carry their sources', () => {
+    const packed = path.join(PACK, 'node_modules', 'clustersim');
+    expect(readFileSync(path.join(packed, 'LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0/);
+    const map = JSON.parse(readFileSync(path.join(packed, 'dist', 'index.js.map'), 'utf8')) as {
+      sources: string[];
+      sourcesContent?: string[];
+    };
+    expect(map.sourcesContent?.[0]).toContain('startCluster');
+  });
+
+  it('ships the scenarios and their schema, found through the exported paths, and runs one from a user project', async () => {
+    const script = [
+      "import { existsSync } from 'node:fs';",
+      "import path from 'node:path';",
+      "import { runScenarioFile, scenarioSchemaPath, shippedScenariosDir } from 'clustersim';",
+      "if (!existsSync(scenarioSchemaPath)) throw new Error('no schema at ' + scenarioSchemaPath);",
+      "const result = await runScenarioFile(path.join(shippedScenariosDir, 'steady-state.yaml'));",
+      'console.log(result.passed ? "passed" : "failed");',
+    ].join('\n');
+    writeFileSync(path.join(PACK, 'shipped.mjs'), script);
+    const run = await node(['shipped.mjs']);
+    expect(run.out.trim(), run.out).toBe('passed');
+    const packed = path.join(PACK, 'node_modules', 'clustersim', 'scenarios');
+    for (const file of readdirSync(path.join(ROOT, 'scenarios')).filter((f) => f.endsWith('.yaml')))
+      expect(existsSync(path.join(packed, file)), file).toBe(true);
+  }, 300_000);
 
   it('ships the README and the docs/ pages it links to (the help names docs/cli.md)', () => {
     const packed = path.join(PACK, 'node_modules', 'clustersim');
