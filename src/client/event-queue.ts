@@ -83,6 +83,8 @@ interface Waiter<E> {
 export class EventQueue<E extends { type: string } = JsonEvent> {
   /** Events not taken yet, oldest first. */
   readonly events: E[] = [];
+  /** The cluster's clock when the client knows it (a cluster of this process in virtual time): a timeout then says whether it moved. */
+  clock: (() => ClusterClock) | undefined;
   #waiters: Waiter<E>[] = [];
   #closed = false;
 
@@ -93,13 +95,14 @@ export class EventQueue<E extends { type: string } = JsonEvent> {
   /**
    * The next event not yet taken that matches (a type, or a test; any if
    * omitted), waiting at most `timeoutMs` of wall-clock time for it
-   * (`Infinity`: until the stream ends).
+   * (`Infinity`: until the stream ends). `what` names it in a timeout's
+   * message (the type, or "an event").
    */
-  next(match?: EventMatch<E>, timeoutMs = 5_000): Promise<E> {
+  next(match?: EventMatch<E>, timeoutMs = DEFAULT_WAIT_MS, what = describe(match)): Promise<E> {
     const found = this.#take(match);
-    const what = typeof match === 'string' ? match : 'an event';
     if (found !== undefined) return Promise.resolve(found);
     if (this.#closed) return Promise.reject(new StreamClosedError(`stream closed while waiting for ${what}`));
+    const clockAtStart = this.clock?.();
     return new Promise((resolve, reject) => {
       const waiter: Waiter<E> = {
         match,
@@ -110,7 +113,8 @@ export class EventQueue<E extends { type: string } = JsonEvent> {
       const timer = Number.isFinite(timeoutMs)
         ? setTimeout(() => {
             this.#waiters = this.#waiters.filter((w) => w !== waiter);
-            reject(new Error(`timed out waiting for ${what}`));
+            const hint = clockHint(clockAtStart, this.clock?.());
+            reject(new WaitTimeoutError(what, timeoutMs, this.events, hint));
           }, timeoutMs)
         : undefined;
       this.#waiters.push(waiter);
@@ -148,10 +152,11 @@ export class EventQueue<E extends { type: string } = JsonEvent> {
   nextOf<T>(
     type: string,
     options: { readonly timeoutMs?: number; readonly where?: (event: T) => boolean },
+    what: string = type,
   ): Promise<T> {
     const where = options.where;
     const match = (e: E) => e.type === type && (where === undefined || where(e as unknown as T));
-    return this.next(match, options.timeoutMs ?? 5_000) as unknown as Promise<T>;
+    return this.next(match, options.timeoutMs ?? DEFAULT_WAIT_MS, what) as unknown as Promise<T>;
   }
 
   push(event: E): void {
@@ -176,6 +181,64 @@ export class EventQueue<E extends { type: string } = JsonEvent> {
     }
     return undefined;
   }
+}
+
+/**
+ * How long a wait for an event lasts unless told, in wall-clock ms: well
+ * under a test runner's own timeout (vitest's and jest's are 5 s), so that a
+ * test that waits in vain fails with this wait's message, not the runner's.
+ */
+export const DEFAULT_WAIT_MS = 3_000;
+
+/** A virtual clock a client can read: where the cluster's time is. */
+export interface ClusterClock {
+  readonly virtual: boolean;
+  readonly nowMs: number;
+}
+
+/**
+ * A wait for an event ran out: which event, how long, what came instead
+ * (still pending), and, where the client could tell, that the cluster's
+ * virtual clock never moved meanwhile (the usual cause: nothing advanced it).
+ */
+export class WaitTimeoutError extends Error {
+  override name = 'WaitTimeoutError';
+  readonly pending: readonly string[];
+  constructor(
+    readonly awaited: string,
+    readonly timeoutMs: number,
+    pending: readonly { type: string }[],
+    hint: string,
+  ) {
+    const types = pending.map((e) => e.type);
+    const came = types.length === 0 ? 'no event came' : `events came but none matched (${countsOf(types)})`;
+    super(`timed out after ${timeoutMs} ms waiting for ${awaited}: ${came}.${hint === '' ? '' : ` ${hint}`}`);
+    this.pending = types;
+  }
+}
+
+const MOVE_IT = '(cluster.advance(ms), cluster.runUntil(...), or POST /sim/v1/advance), not by waiting.';
+
+/** What a timeout says of the cluster's clock: whether it moved, where the client can read it; else how virtual time moves. */
+function clockHint(start: ClusterClock | undefined, end: ClusterClock | undefined): string {
+  if (start === undefined || end === undefined)
+    return `If the cluster runs in virtual time, its clock moves only when the test moves it ${MOVE_IT}`;
+  if (!start.virtual) return '';
+  if (start.nowMs === end.nowMs)
+    return `The cluster runs in virtual time and its clock has not moved since the wait began (still at ${start.nowMs} ms): move it ${MOVE_IT}`;
+  return `The cluster's virtual clock moved from ${start.nowMs} to ${end.nowMs} ms meanwhile.`;
+}
+
+/** `OFFERS ×2, HEARTBEAT`: the types in order of first arrival, with their counts. */
+function countsOf(types: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const t of types) counts.set(t, (counts.get(t) ?? 0) + 1);
+  return [...counts].map(([t, n]) => (n === 1 ? t : `${t} ×${n}`)).join(', ');
+}
+
+/** How a timeout names what was awaited. */
+function describe(match: EventMatch<never>): string {
+  return typeof match === 'string' ? match : match === undefined ? 'an event' : 'an event that matches';
 }
 
 /** The stream ended before the event waited for came. */

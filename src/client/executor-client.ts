@@ -7,11 +7,17 @@
  * `waitFor(type)`. What a test harness uses in `await` mode, or as a model
  * of an executor library.
  */
+import { MEDIA, decodeMessage, encodeMessage } from './codec.js';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { decodeJson, encodeJson } from '../wire/json.js';
-import { decodeProto, encodeProto } from '../wire/proto-codec.js';
-import { EventQueue, openStream, type CallResult, type EventMatch, type JsonEvent } from './event-queue.js';
+import {
+  DEFAULT_WAIT_MS,
+  EventQueue,
+  openStream,
+  type CallResult,
+  type EventMatch,
+  type JsonEvent,
+} from './event-queue.js';
 import type { ExecutorCall, ExecutorEvent, ExecutorEventOf, ExecutorEventType, TaskStatus } from './protocol.js';
 import {
   clientOptions,
@@ -21,8 +27,6 @@ import {
   type Encoding,
   type WaitOptions,
 } from './scheduler-client.js';
-
-const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 
 export interface ExecutorIds {
   readonly frameworkId: string;
@@ -85,15 +89,8 @@ export class ExecutorClient {
 
   /** An upstream JSON call with this executor's ids, in this client's encoding. */
   encodeCall(call: Record<string, unknown>): string | Buffer {
-    const text = JSON.stringify({
-      framework_id: { value: this.ids.frameworkId },
-      executor_id: { value: this.ids.executorId },
-      ...call,
-    });
-    if (this.encoding === 'json') return text;
-    const decoded = decodeJson<object>('mesos.v1.executor.Call', text);
-    if (!decoded.ok) throw new Error(decoded.error);
-    return Buffer.from(encodeProto('mesos.v1.executor.Call', decoded.value));
+    const ids = { framework_id: { value: this.ids.frameworkId }, executor_id: { value: this.ids.executorId } };
+    return encodeMessage(this.encoding, 'mesos.v1.executor.Call', { ...ids, ...call });
   }
 
   /**
@@ -164,7 +161,7 @@ export class ExecutorClient {
     );
   }
 
-  next(match?: EventMatch, timeoutMs = 5_000): Promise<JsonEvent> {
+  next(match?: EventMatch, timeoutMs = DEFAULT_WAIT_MS): Promise<JsonEvent> {
     return this.#queue.next(match, timeoutMs);
   }
 
@@ -179,9 +176,6 @@ export class ExecutorClient {
   }
 
   #decodeEvent(record: Buffer): JsonEvent {
-    if (this.encoding === 'json') return JSON.parse(record.toString('utf8')) as JsonEvent;
-    const decoded = decodeProto<object>('mesos.v1.executor.Event', record, 'Event');
-    if (!decoded.ok) throw new Error(decoded.error);
-    return JSON.parse(encodeJson('mesos.v1.executor.Event', decoded.value)) as JsonEvent;
+    return decodeMessage(this.encoding, 'mesos.v1.executor.Event', record, 'Event') as JsonEvent;
   }
 }

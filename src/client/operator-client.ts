@@ -7,8 +7,6 @@
  * scheduler client reads its own (`events()`, `waitFor`).
  */
 import http from 'node:http';
-import { decodeJson, encodeJson } from '../wire/json.js';
-import { decodeProto, encodeProto } from '../wire/proto-codec.js';
 import { EventQueue, openStream, type CallResult, type JsonEvent } from './event-queue.js';
 import type {
   Json,
@@ -22,10 +20,12 @@ import type {
   OperatorResponseOf,
   OperatorResponseType,
 } from './protocol.js';
+import { MEDIA, decodeMessage, encodeMessage } from './codec.js';
 import {
   CallError,
   clientOptions,
   expectAccepted,
+  expectResponse,
   MAX_REDIRECTS,
   postRaw,
   redirectTarget,
@@ -33,8 +33,6 @@ import {
   type Encoding,
   type WaitOptions,
 } from './scheduler-client.js';
-
-const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 
 /** The calls whose answer is a Response of the same type. */
 export type OperatorGetType = OperatorCallType & OperatorResponseType;
@@ -85,11 +83,7 @@ export class OperatorClient {
     type: T,
     fields: Omit<OperatorCall, 'type'> = {},
   ): Promise<OperatorResponseOf<T>> {
-    const answer = await this.call({ ...fields, type });
-    expectAccepted(type, answer);
-    if (answer.response?.type !== type)
-      throw new CallError(type, answer.status, `expected a ${type} response, got ${answer.response?.type ?? 'none'}`);
-    return answer.response as OperatorResponseOf<T>;
+    return expectResponse(type, await this.call({ ...fields, type })) as OperatorResponseOf<T>;
   }
 
   /** A call answered without a Response (TEARDOWN, UPDATE_QUOTA, ...); throws a CallError when refused. */
@@ -174,17 +168,10 @@ export class OperatorClient {
   }
 
   #encode(call: OperatorCall): string | Buffer {
-    const text = JSON.stringify(call);
-    if (this.encoding === 'json') return text;
-    const decoded = decodeJson<object>('mesos.v1.master.Call', text);
-    if (!decoded.ok) throw new Error(decoded.error);
-    return Buffer.from(encodeProto('mesos.v1.master.Call', decoded.value));
+    return encodeMessage(this.encoding, 'mesos.v1.master.Call', call);
   }
 
   #decode(type: string, bytes: Buffer, what: string): unknown {
-    if (this.encoding === 'json') return JSON.parse(bytes.toString('utf8'));
-    const decoded = decodeProto<object>(type, bytes, what);
-    if (!decoded.ok) throw new Error(decoded.error);
-    return JSON.parse(encodeJson(type, decoded.value));
+    return decodeMessage(this.encoding, type, bytes, what);
   }
 }

@@ -86,3 +86,14 @@ export type OperatorEventType = Exclude<mesos.v1.master.Event.Type, 'UNKNOWN'>;
 /** An event of the operator API's SUBSCRIBE stream. */
 export type OperatorEvent = { [T in OperatorEventType]: Variant<mesos.v1.master.Event, T> }[OperatorEventType];
 export type OperatorEventOf<T extends OperatorEventType> = Extract<OperatorEvent, { type: T }>;
+
+// ---- the agent's operator API (an agent's `/api/v1`) ----
+
+export type AgentCallType = Exclude<mesos.v1.agent.Call.Type, 'UNKNOWN'>;
+export type AgentCall = Json<mesos.v1.agent.Call>;
+export type AgentResponseType = Exclude<mesos.v1.agent.Response.Type, 'UNKNOWN'>;
+/** A response of an agent's operator API: a GET_CONTAINERS answer has `get_containers`, and so on. */
+export type AgentResponse = {
+  [T in AgentResponseType]: Variant<mesos.v1.agent.Response, T>;
+}[AgentResponseType];
+export type AgentResponseOf<T extends AgentResponseType> = Extract<AgentResponse, { type: T }>;

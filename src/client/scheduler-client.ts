@@ -13,10 +13,11 @@
  */
 import { decodeJson, encodeJson } from '../wire/json.js';
 import { decodeProto, encodeProto } from '../wire/proto-codec.js';
+import { MEDIA, type Encoding } from './codec.js';
 import { HttpTransport, type OpenedStream, type Transport } from './transport.js';
 
 export { postRaw } from './transport.js';
-import { EventQueue, type CallResult, type EventMatch, type JsonEvent } from './event-queue.js';
+import { DEFAULT_WAIT_MS, EventQueue, type CallResult, type EventMatch, type JsonEvent } from './event-queue.js';
 import type {
   Filters,
   FrameworkInfo,
@@ -46,9 +47,6 @@ import {
 export type { CallResult, EventMatch, JsonEvent } from './event-queue.js';
 
 /** The message encoding a client speaks; events are always handed out as upstream JSON objects. */
-export type Encoding = 'json' | 'protobuf';
-
-const MEDIA: Record<Encoding, string> = { json: 'application/json', protobuf: 'application/x-protobuf' };
 
 export interface ClientOptions {
   /** The encoding of calls and events (default `json`); events are handed out as JSON objects either way. */
@@ -66,9 +64,11 @@ export interface ClientOptions {
 
 /** How long `waitFor` waits, in wall-clock ms. */
 export interface WaitOptions {
-  /** Default 5 s; `Infinity` waits until the stream ends. */
+  /** Default 3 s (`DEFAULT_WAIT_MS`), under a test runner's own 5 s; `Infinity` waits until the stream ends. */
   readonly timeoutMs?: number;
 }
+
+export type { Encoding } from './codec.js';
 
 /** A call the master (or agent) refused: its status and the reason it gave. */
 export class CallError extends Error {
@@ -80,6 +80,22 @@ export class CallError extends Error {
   ) {
     super(`${call}: ${status} ${body}`.trim());
   }
+}
+
+/** A subscription the master took and then ended: its ERROR event's message, or a stream closed before any event. */
+export class SubscribeError extends Error {
+  override name = 'SubscribeError';
+}
+
+/** The Response of a call of `type`; a CallError when the call was refused or answered with another. */
+export function expectResponse<R extends { readonly type: string }>(
+  type: string,
+  answer: CallResult & { readonly response: R | undefined },
+): R {
+  expectAccepted(type, answer);
+  if (answer.response?.type !== type)
+    throw new CallError(type, answer.status, `expected a ${type} response, got ${answer.response?.type ?? 'none'}`);
+  return answer.response;
 }
 
 /** The result, or a CallError when the status is not 2xx. */
@@ -133,6 +149,7 @@ export class SchedulerClient {
     this.#heartbeats = options.heartbeats;
     const lent = typeof encodingOrOptions === 'object' ? encodingOrOptions.transport : undefined;
     this.#transport = lent ?? new HttpTransport();
+    this.#queue.clock = this.#transport.clock?.bind(this.#transport);
     this.#ownsTransport = lent === undefined;
     this.#url = new URL('/api/v1/scheduler', masterUrl);
   }
@@ -169,9 +186,13 @@ export class SchedulerClient {
   }
 
   /**
-   * Sends SUBSCRIBE (following redirects to the leader) and resolves once
-   * the response headers arrive (a refusal with its status and body); the
-   * SUBSCRIBED event comes first on the stream. `extra` adds fields of the
+   * Sends SUBSCRIBE (following redirects to the leader) and resolves with
+   * the answer: a refusal with its status and body, or a 200 once the
+   * stream's first event has come, SUBSCRIBED, which stays on the stream for
+   * `waitFor('SUBSCRIBED')`. A master that accepts the connection and then
+   * refuses the framework (a role it may not take, say) sends ERROR and
+   * closes: that rejects with a `SubscribeError` carrying its message, as
+   * does a stream that ends before any event. `extra` adds fields of the
    * Subscribe message (`suppressed_roles`, `offer_constraints`).
    */
   async subscribe(
@@ -192,8 +213,10 @@ export class SchedulerClient {
     return next !== undefined;
   }
 
-  #subscribeHere(body: string | Buffer): Promise<CallResult> {
+  async #subscribeHere(body: string | Buffer): Promise<CallResult> {
     const media = MEDIA[this.encoding];
+    let firstEvent!: (event: JsonEvent | undefined) => void;
+    const first = new Promise<JsonEvent | undefined>((resolve) => (firstEvent = resolve));
     this.#stream = this.#transport.open(
       this.#url,
       body,
@@ -203,11 +226,23 @@ export class SchedulerClient {
           const id = headers['mesos-stream-id'];
           this.streamId = typeof id === 'string' ? id : undefined;
         },
-        record: (record) => this.#onEvent(this.#decodeEvent(record)),
-        closed: () => this.#onClose(),
+        record: (record) => {
+          const event = this.#decodeEvent(record);
+          firstEvent(event);
+          this.#onEvent(event);
+        },
+        closed: () => {
+          firstEvent(undefined);
+          this.#onClose();
+        },
       },
     );
-    return this.#stream.answer;
+    const answer = await this.#stream.answer;
+    if (answer.status !== 200) return answer;
+    const event = await first;
+    if (event === undefined) throw new SubscribeError('the master closed the event stream before its first event');
+    if (event.type === 'ERROR') throw new SubscribeError(event.message as string);
+    return answer;
   }
 
   /**
@@ -229,7 +264,7 @@ export class SchedulerClient {
   }
 
   /** The next event not yet taken that matches (a type, or a test; any if omitted), as an untyped JSON object. */
-  next(match?: EventMatch, timeoutMs = 5_000): Promise<JsonEvent> {
+  next(match?: EventMatch, timeoutMs = DEFAULT_WAIT_MS): Promise<JsonEvent> {
     return this.#queue.next(match, timeoutMs);
   }
 
@@ -258,7 +293,8 @@ export class SchedulerClient {
     const where = (e: SchedulerEventOf<'UPDATE'>) =>
       e.update.status.task_id.value === taskId &&
       (options.state === undefined || e.update.status.state === options.state);
-    return this.waitFor('UPDATE', { ...options, where });
+    const what = `an UPDATE of task ${taskId}${options.state === undefined ? '' : ` to ${options.state}`}`;
+    return this.#queue.nextOf<SchedulerEventOf<'UPDATE'>>('UPDATE', { ...options, where }, what);
   }
 
   get closed(): boolean {
@@ -277,8 +313,9 @@ export class SchedulerClient {
   }
 
   /** The next UPDATE for a task, as an untyped JSON object. */
-  nextUpdate(taskId: string, timeoutMs = 5_000): Promise<JsonEvent> {
-    return this.next((e) => e.type === 'UPDATE' && e.update.status.task_id.value === taskId, timeoutMs);
+  nextUpdate(taskId: string, timeoutMs = DEFAULT_WAIT_MS): Promise<JsonEvent> {
+    const match = (e: JsonEvent) => e.type === 'UPDATE' && e.update.status.task_id.value === taskId;
+    return this.#queue.next(match, timeoutMs, `an UPDATE of task ${taskId}`);
   }
 
   // ---- the usual calls: each throws a CallError when refused ----

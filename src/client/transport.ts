@@ -7,7 +7,7 @@
  * Node's HTTP parser in between.
  */
 import http from 'node:http';
-import { openStream, type CallResult, type StreamHandlers } from './event-queue.js';
+import { openStream, type CallResult, type ClusterClock, type StreamHandlers } from './event-queue.js';
 
 /** A subscription's stream as a transport opened it. */
 export interface OpenedStream {
@@ -24,6 +24,8 @@ export interface Transport {
   open(url: URL, body: string | Buffer, headers: Record<string, string>, on: StreamHandlers): OpenedStream;
   /** Lets go of the connections it keeps. */
   close(): void;
+  /** The cluster's clock, where the transport can read it (a cluster of this process): a wait that times out says whether it moved. */
+  clock?(): ClusterClock;
 }
 
 /** HTTP, keeping the connections of calls alive; a stream owns its own connection. */

@@ -15,15 +15,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { CallResult, StreamHandlers } from '../client/event-queue.js';
+import type { CallResult, ClusterClock, StreamHandlers } from '../client/event-queue.js';
 import type { OpenedStream, Transport } from '../client/transport.js';
 import { RecordReader } from '../wire/recordio.js';
 
 type Injected = Awaited<ReturnType<FastifyInstance['inject']>>;
 
 export class InProcessTransport implements Transport {
-  /** `apps`: each master's app by the origin of its URL (`http://127.0.0.1:41523`). */
-  constructor(private readonly apps: ReadonlyMap<string, FastifyInstance>) {}
+  /** `apps`: each master's app by the origin of its URL (`http://127.0.0.1:41523`); `clock`: the cluster's. */
+  constructor(
+    private readonly apps: ReadonlyMap<string, FastifyInstance>,
+    readonly clock?: () => ClusterClock,
+  ) {}
 
   async post(url: URL, body: string | Buffer, headers: Record<string, string>): Promise<CallResult> {
     const res = await this.#inject(url, body, headers, false);

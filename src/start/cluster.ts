@@ -110,6 +110,7 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
     // The masters' apps are the first servers, by index.
     const inProcess = new InProcessTransport(
       new Map(masterUrls.map((url, index) => [new URL(url).origin, servers[index]!] as const)),
+      () => ({ virtual: driver.mode === 'virtual', nowMs: driver.cluster.now() }),
     );
     const started = {
       masterUrls,

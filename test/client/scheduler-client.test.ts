@@ -8,6 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CallError,
+  DEFAULT_WAIT_MS,
+  WaitTimeoutError,
   SchedulerClient,
   type Encoding,
   type SchedulerEvent,
@@ -158,5 +160,43 @@ describe('SchedulerClient helpers', () => {
     await expect(client.launch(offer, { taskId: 'big', resources: { cpus: 100 } })).rejects.toThrow(
       new RangeError(`task 'big': offer ${offer.id.value} has 4 cpus, the task needs 100`),
     );
+  });
+});
+
+describe('the pitfalls a typed client spares its user', () => {
+  it.each([
+    'json',
+    'protobuf',
+  ] as const)('subscribe() rejects with the ERROR a refused framework gets (%s)', async (encoding) => {
+    r = await startCluster({ agents: 1, time: 'virtual', seed: 3 });
+    const client = new SchedulerClient(r.masterUrl, { encoding });
+    clients.push(client);
+    // Roles without the MULTI_ROLE capability: the master takes the connection, then refuses the framework.
+    const refused = client.subscribe({ user: 'root', name: 'typed', roles: ['batch'] });
+    await expect(refused).rejects.toThrow(expect.objectContaining({ name: 'SubscribeError' }));
+    await expect(refused).rejects.toThrow(/MULTI_ROLE/);
+  });
+
+  it('a wait that times out names the event awaited, what came instead, and that the virtual clock never moved', async () => {
+    const { client } = await subscribed('json', undefined, 'in-process');
+    await client.waitFor('SUBSCRIBED');
+    const waited = client.waitFor('UPDATE', { timeoutMs: 50 });
+    await expect(waited).rejects.toThrow(WaitTimeoutError);
+    await expect(waited).rejects.toThrow(
+      /^timed out after 50 ms waiting for UPDATE: events came but none matched \(HEARTBEAT, OFFERS\)\. The cluster runs in virtual time and its clock has not moved since the wait began \(still at 0 ms\): move it \(cluster\.advance\(ms\)/,
+    );
+  });
+
+  it('over HTTP the client cannot read the clock, and says how virtual time moves', async () => {
+    const { client } = await subscribed('json');
+    await client.waitFor('SUBSCRIBED');
+    await client.waitFor('OFFERS');
+    await expect(client.waitFor('UPDATE', { timeoutMs: 20 })).rejects.toThrow(
+      /waiting for UPDATE: events came but none matched \(HEARTBEAT\)\. If the cluster runs in virtual time, its clock moves only when the test moves it/,
+    );
+  });
+
+  it('waits by default well under a test runner’s own 5 s', () => {
+    expect(DEFAULT_WAIT_MS).toBeLessThanOrEqual(3_000);
   });
 });

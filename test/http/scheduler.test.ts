@@ -70,10 +70,11 @@ describe('POST /api/v1/scheduler: SUBSCRIBE', () => {
     second.disconnect();
   });
 
-  it('an invalid FrameworkInfo reaches the stream as an ERROR event, then the stream closes', async () => {
+  it('an invalid FrameworkInfo reaches the stream as an ERROR event, then the stream closes; subscribe() rejects with its message', async () => {
     const client = new SchedulerClient(running.masterUrl);
-    const res = await client.subscribe({ ...FRAMEWORK, roles: ['a'] });
-    expect(res.status).toBe(200);
+    await expect(client.subscribe({ ...FRAMEWORK, roles: ['a'] })).rejects.toThrow(
+      expect.objectContaining({ name: 'SubscribeError', message: expect.stringMatching(/MULTI_ROLE/) }),
+    );
     const error = await client.next('ERROR');
     expect(error.error.message).toMatch(/MULTI_ROLE/);
     await expect(client.next(undefined, 2000)).rejects.toThrow(/closed/);
