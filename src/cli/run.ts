@@ -72,7 +72,7 @@ export function runOptions(yargs: Argv): Argv<RunArgs> {
       defaultDescription: 'the number of cores',
     })
     .conflicts('seeds', ['seed', 'trace', 'report'])
-    .example('$0 run scenarios/agent-crash.yaml --seed 7', 'One scenario with seed 7')
+    .example('$0 run scenarios/agent-crash-reconnect.yaml --seed 7', 'One scenario with seed 7')
     .example('$0 run scenarios/agent-lost.yaml --report run.html', 'A picture of the run, to open in a browser')
     .example('$0 run scenarios/resilient-service.yaml --seeds 1-50', 'Fifty seeds, on every core')
     .example(

@@ -27,8 +27,26 @@ type TableArgs = { [R in FlagRow as R['flag']]: ArgOf<R> };
 
 export type UpArgs = WithArgs & TableArgs & { 'log-format': LogFormat };
 
-/** The groups of `--help`, in order; the bundled frameworks' (up-with.ts) come between the executors' and the limits'. */
-const HELP_GROUPS: readonly (OptionGroup | 'with')[] = ['containers', 'executors', 'with', 'limits'];
+/**
+ * The groups of `--help`, in order: the basics first, then each part of
+ * the cluster; the bundled frameworks' (up-with.ts) come between the
+ * executors' and the limits'.
+ */
+const HELP_GROUPS: readonly (OptionGroup | 'basics' | 'with')[] = [
+  'basics',
+  'masters',
+  'agents',
+  'run',
+  'auth',
+  'containers',
+  'executors',
+  'with',
+  'limits',
+];
+
+/** What a first start needs, shown first, in this order (out of the groups their rows name). */
+const BASIC_FLAGS: readonly string[] = ['port', 'agents', 'time', 'seed', 'host', 'log-level', 'log-format'];
+const BASICS_TITLE = 'Basics:';
 
 /** The yargs option of a flag of the table: its default (the command's where it differs from the library's), its check. */
 function flagOptions(row: FlagRow): Options {
@@ -60,13 +78,15 @@ function tableOptions(y: Argv): Argv {
     if (row.flag === 'log-level') built = built.option('log-format', logFormatOption());
   }
   for (const group of HELP_GROUPS) {
-    built =
-      group === 'with'
-        ? withOptions(built)
-        : built.group(
-            FLAG_ROWS.filter((row) => 'group' in row && row.group === group).map((row) => row.flag),
-            OPTION_GROUPS[group],
-          );
+    if (group === 'with') built = withOptions(built);
+    else if (group === 'basics') built = built.group([...BASIC_FLAGS], BASICS_TITLE);
+    else {
+      const flags = FLAG_ROWS.filter((row) => row.group === group && !BASIC_FLAGS.includes(row.flag));
+      built = built.group(
+        flags.map((row) => row.flag),
+        OPTION_GROUPS[group],
+      );
+    }
   }
   return built;
 }

@@ -9,6 +9,10 @@ import type { Rule } from './option-checks.js';
 
 /** The groups of `clustersim up --help` (the other flags are under `Options:`), in the order they are shown. */
 export const OPTION_GROUPS = {
+  masters: 'Masters (docs/masters.md):',
+  agents: 'Agents (docs/agent-api.md):',
+  run: 'Time, allocation and logs (docs/determinism.md):',
+  auth: 'Authentication and authorization (docs/auth.md):',
   containers: 'Containers (docs/agent-api.md, "Containers and cgroups"):',
   executors: 'Executors (docs/executor-api.md; docs/agent-api.md, "Container engine"):',
   limits: 'Limits (docs/cli.md, "Limits"):',

@@ -483,10 +483,10 @@ const grouped = <R extends OptionRow, G extends OptionGroup>(rows: readonly R[],
 
 /** Every option of `startCluster()`, once. */
 export const OPTION_TABLE = [
-  ...masterOptions,
-  ...agentOptions,
-  ...runOptions,
-  ...authOptions,
+  ...grouped(masterOptions, 'masters'),
+  ...grouped(agentOptions, 'agents'),
+  ...grouped(runOptions, 'run'),
+  ...grouped(authOptions, 'auth'),
   ...grouped(limitOptions, 'limits'),
   ...grouped(executorOptions, 'executors'),
   ...grouped(containerOptions, 'containers'),
