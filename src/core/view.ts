@@ -204,6 +204,11 @@ export class ClusterView {
       if (record.state !== 'gone' && record.state !== 'unreachable') yield record;
   }
 
+  /** Tasks that ended since the leader started, by their last state (counted as they end, never fewer). */
+  endedTaskCount(state: string): number {
+    return this.master.endedTasks.get(state) ?? 0;
+  }
+
   /** Agents the master marked unreachable that have not come back. */
   unreachableAgentCount(): number {
     let n = 0;

@@ -94,12 +94,32 @@ describe('GET /metrics', () => {
     expect(Object.keys(snapshot).length).toBeGreaterThan(30);
     for (const [key, value] of Object.entries(snapshot)) {
       const figure = prometheusFigure(key, value);
-      expect(families.get(figure.name)?.type, key).toBe('GAUGE');
-      expect(families.get(figure.name)?.help, key).toBe(`/metrics/snapshot: ${key}`);
+      expect(families.get(figure.name)?.type, key).toBe(figure.type.toUpperCase());
+      // A sentence of its own, then the key it comes from: never the key alone.
+      expect(families.get(figure.name)?.help, key).toMatch(
+        new RegExp(`^[A-Z].{10,} \\(/metrics/snapshot: ${key}\\)$`),
+      );
+      expect(families.get(figure.name)?.help, key).not.toMatch(/^The figure /);
       expect(sample(families, figure.name, figure.labels), key).toBe(value);
     }
-    expect(sample(families, 'clustersim_master_tasks_finished')).toBe(1);
+    // Tasks that ended are counted, typed as counters with Prometheus's _total; live ones are gauges.
+    expect(families.get('clustersim_master_tasks_finished_total')?.type).toBe('COUNTER');
+    expect(families.get('clustersim_master_tasks_failed_total')?.help).toBe(
+      'Tasks that reached TASK_FAILED since this master was elected (/metrics/snapshot: master/tasks_failed)',
+    );
+    expect(families.get('clustersim_master_tasks_running')?.type).toBe('GAUGE');
+    expect(families.has('clustersim_master_tasks_finished')).toBe(false);
+    expect(sample(families, 'clustersim_master_tasks_finished_total')).toBe(1);
     expect(sample(families, 'clustersim_master_cpus_total')).toBe(8);
+  });
+
+  it('counts the tasks that ended even once the master no longer keeps them: a counter never goes down', async () => {
+    const r = await start({ maxCompletedFrameworks: 0 });
+    for (let i = 0; i < 2; i++) await (await runTask(r)).teardown();
+    const snapshot = (await (await fetch(`${r.masterUrl}/metrics/snapshot`)).json()) as Record<string, number>;
+    expect([...r.cluster.view.completedFrameworks()]).toEqual([]);
+    expect(snapshot['master/tasks_finished']).toBe(2);
+    expect(sample((await scrape(`${r.masterUrl}/metrics`)).families, 'clustersim_master_tasks_finished_total')).toBe(2);
   });
 
   it('counts the allocator runs, and shows the event loop, the open streams and their bytes', async () => {
@@ -256,9 +276,14 @@ describe('Prometheus names of the snapshot figures', () => {
   it('prefix the key with clustersim_ and make every other character _; quota keys become labels', () => {
     expect(prometheusFigure('master/tasks_running', 2)).toEqual({
       name: 'clustersim_master_tasks_running',
-      help: '/metrics/snapshot: master/tasks_running',
+      help: 'Tasks in TASK_RUNNING now (/metrics/snapshot: master/tasks_running)',
+      type: 'gauge',
       labels: {},
       value: 2,
+    });
+    expect(prometheusFigure('master/tasks_killed', 3)).toMatchObject({
+      name: 'clustersim_master_tasks_killed_total',
+      type: 'counter',
     });
     const nested = prometheusFigure('allocator/cluster/quota/roles/eng/web.v2/resources/cpus/limit', 1.5);
     expect([nested.name, nested.labels, nested.value]).toEqual([

@@ -39,6 +39,8 @@ export class Framework {
   recovered = false;
   /** How many finished tasks `completedTasks` keeps (`--max_completed_tasks_per_framework`). */
   maxCompletedTasks = MAX_COMPLETED_TASKS_PER_FRAMEWORK;
+  /** Where the tasks that end are counted by their last state: the master's, shared by its frameworks. */
+  endedTasks: Map<string, number> = new Map();
 
   constructor(
     readonly id: string,
@@ -72,6 +74,7 @@ export class Framework {
 
   completeTask(task: Task): void {
     this.tasks.delete(task.spec.taskId);
+    this.endedTasks.set(task.state, (this.endedTasks.get(task.state) ?? 0) + 1);
     keepLatest(this.completedTasks, task, this.maxCompletedTasks);
   }
 }

@@ -63,6 +63,12 @@ export class Master implements MasterOps, SimNode {
   readonly ids: IdGenerator;
   readonly frameworks = new Map<string, Framework>();
   readonly completedFrameworks: Framework[] = [];
+  /**
+   * Tasks that ended since this master started, by their last state, as
+   * they end (upstream's `master/tasks_finished`... counters): unlike the
+   * completed tasks kept, never fewer.
+   */
+  readonly endedTasks = new Map<string, number>();
   readonly agents = new Map<string, AgentRecord>();
   readonly pingRounds = new Map<number, PingRound>();
   readonly draining = new Set<string>();
@@ -290,6 +296,7 @@ export class Master implements MasterOps, SimNode {
       this.misuse.sent(frameworkId, event);
     });
     fw.maxCompletedTasks = this.options.maxCompletedTasksPerFramework ?? MAX_COMPLETED_TASKS_PER_FRAMEWORK;
+    fw.endedTasks = this.endedTasks;
     return fw;
   }
 

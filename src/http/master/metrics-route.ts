@@ -140,7 +140,7 @@ export function registerMetricsRoute(app: FastifyInstance, observed: ObservedApp
  * registry rather than stay at its last value.
  */
 class SnapshotGauges {
-  readonly #gauges = new Map<string, Gauge>();
+  readonly #gauges = new Map<string, Gauge | Counter>();
 
   constructor(private readonly registry: Registry) {}
 
@@ -149,17 +149,20 @@ class SnapshotGauges {
     for (const figure of figures) {
       let gauge = this.#gauges.get(figure.name);
       if (gauge === undefined) {
-        gauge = new Gauge({
+        const config = {
           name: figure.name,
           help: figure.help,
           labelNames: Object.keys(figure.labels),
           registers: [this.registry],
-        });
+        };
+        gauge = figure.type === 'counter' ? new Counter(config) : new Gauge(config);
         this.#gauges.set(figure.name, gauge);
       }
       if (!seen.has(figure.name)) gauge.reset();
       seen.add(figure.name);
-      gauge.set(figure.labels, figure.value);
+      // A counter takes its value as an increment from the reset: the snapshot's, which only grows while this master leads.
+      if (gauge instanceof Counter) gauge.inc(figure.labels, figure.value);
+      else gauge.set(figure.labels, figure.value);
     }
     for (const name of [...this.#gauges.keys()]) {
       if (seen.has(name)) continue;

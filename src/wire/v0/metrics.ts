@@ -3,10 +3,13 @@
  * (`master/elected`, `master/frameworks_active`, `master/tasks_running`,
  * `master/cpus_total`, ...). Only metrics this cluster can compute truly
  * are listed; keys are sorted, as upstream prints them. `_used` counts what
- * tasks and executors use, not what is on offer; task counts cover live and
- * completed tasks (completed ones as far as they are kept).
+ * tasks and executors use, not what is on offer. Tasks in a live state
+ * (`master/tasks_running`...) are counted as they are now; those in a
+ * terminal one (`master/tasks_finished`...) are the leader's counters, every
+ * task that ended so since it started, as upstream counts them.
  */
 import { fromMilli, scalarMilli } from '../../core/model/resources.js';
+import { isTerminal } from '../../core/model/task-state.js';
 import { TASK_STATES } from '../../core/model/types.js';
 import type { ClusterView } from '../../core/view.js';
 import { Double } from './json.js';
@@ -51,17 +54,19 @@ export function renderMetrics(view: ClusterView): Record<string, Json> {
   return out;
 }
 
-/** Active tasks by state, and terminal ones (completed tasks of every framework). */
+/**
+ * Tasks by state: those the frameworks hold now (a task that ended stays
+ * there until its last update is acknowledged), plus, for each terminal
+ * state, those that ended so and were let go since the leader started.
+ */
 function taskCounts(view: ClusterView, m: Map<string, number>): void {
-  for (const state of TASK_STATES) m.set(taskKey(state), 0);
-  const all = [...view.frameworks(), ...view.completedFrameworks()].flatMap((f) => [
-    ...f.tasks.values(),
-    ...f.completedTasks,
-  ]);
-  for (const task of all) {
-    m.set(taskKey(task.state), (m.get(taskKey(task.state)) ?? 0) + 1);
-  }
+  for (const state of TASK_STATES) m.set(taskKey(state), isTerminal(state) ? view.endedTaskCount(state) : 0);
+  for (const framework of view.frameworks())
+    for (const task of framework.tasks.values()) m.set(taskKey(task.state), m.get(taskKey(task.state))! + 1);
 }
+
+/** The snapshot's keys that count (only ever grow while a master leads): the terminal task states'. */
+export const COUNTER_KEYS: ReadonlySet<string> = new Set(TASK_STATES.filter(isTerminal).map(taskKey));
 
 function taskKey(state: string): string {
   return `master/tasks_${state.slice('TASK_'.length).toLowerCase()}`;
