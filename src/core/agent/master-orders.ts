@@ -123,12 +123,14 @@ export class MasterOrders {
     if (executor?.alive === true) ctx.network.send(agentId, executor.nodeId, { type: 'ACKNOWLEDGED', taskId, uuid });
   }
 
-  frameworkMessage(frameworkId: string, executorId: string, data: Uint8Array): void {
+  /** Hands a framework's message to its executor; false when no live executor takes it. */
+  frameworkMessage(frameworkId: string, executorId: string, data: Uint8Array): boolean {
     const { ctx, agentId } = this.port;
     const executor = this.port.frameworks().get(frameworkId)?.executors.get(executorId);
     const delivered = executor?.alive ?? false;
     ctx.trace.append('executor:message', { agentId, executorId, bytes: data.length, delivered });
     if (delivered) ctx.network.send(agentId, executor!.nodeId, { type: 'FRAMEWORK_MESSAGE', data });
+    return delivered;
   }
 
   /**
