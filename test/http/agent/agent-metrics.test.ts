@@ -6,9 +6,10 @@
  * executor ended listed under `completed_frameworks`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SchedulerClient } from '../../../src/client/scheduler-client.js';
-import { startCluster, type RunningCluster } from '../../../src/start/cluster.js';
+import type { SchedulerClient } from '../../../src/client/scheduler-client.js';
+import type { RunningCluster } from '../../../src/start/cluster.js';
 import { agentOperatorCall, type Json } from '../operator-harness.js';
+import { startWithOneTask, updatesUntil } from './one-task.js';
 
 let r: RunningCluster;
 let client: SchedulerClient;
@@ -16,11 +17,6 @@ let frameworkId: string;
 let agentUrl: string;
 /** Cluster time, in ms since the epoch, when the task's TASK_RUNNING came. */
 let runningAtMs: number;
-
-const resources = (cpus: number, mem: number) => [
-  { name: 'cpus', type: 'SCALAR', scalar: { value: cpus } },
-  { name: 'mem', type: 'SCALAR', scalar: { value: mem } },
-];
 
 async function get(path: string): Promise<{ status: number; text: string }> {
   const res = await fetch(new URL(path, agentUrl));
@@ -33,41 +29,9 @@ async function getJson(path: string): Promise<Json> {
   return JSON.parse(text) as Json;
 }
 
-/** Acknowledges the task's updates until it reaches `state`; that update's status. */
-async function until(taskId: string, state: string): Promise<Json> {
-  for (;;) {
-    const { status } = (await client.next((e) => e.type === 'UPDATE' && e.update.status.task_id.value === taskId))
-      .update;
-    if (status.uuid !== undefined)
-      await client.call({
-        type: 'ACKNOWLEDGE',
-        acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
-      });
-    if (status.state === state) return status;
-  }
-}
-
 beforeAll(async () => {
-  r = await startCluster({ port: 0, agents: 1, time: 'virtual', seed: 5 });
+  ({ cluster: r, client, frameworkId, runningAtMs } = await startWithOneTask(5));
   agentUrl = r.agents[0]!.url;
-  client = new SchedulerClient(r.masterUrl, 'json');
-  expect((await client.subscribe({ user: 'alice', name: 'agent-metrics' })).status).toBe(200);
-  frameworkId = (await client.next('SUBSCRIBED')).subscribed.framework_id.value;
-  for (let i = 0; i < 30 && !client.pending.some((e) => e.type === 'OFFERS'); i++) {
-    r.advance(1_000);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  const offer = (await client.next('OFFERS', 100)).offers.offers[0];
-  const task = {
-    name: 'sleeper',
-    task_id: { value: 'sleeper' },
-    agent_id: offer.agent_id,
-    resources: resources(0.5, 64),
-    command: { value: 'sleep 3600' },
-  };
-  const accept = { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] };
-  expect((await client.call({ type: 'ACCEPT', accept })).status).toBe(202);
-  runningAtMs = Math.round((await until('sleeper', 'TASK_RUNNING')).timestamp * 1000);
 });
 
 afterAll(async () => {
@@ -183,7 +147,7 @@ describe('after its last executor ended', () => {
     const agentId = r.agents[0]!.id;
     const kill = { task_id: { value: 'sleeper' }, agent_id: { value: agentId } };
     expect((await client.call({ type: 'KILL', kill })).status).toBe(202);
-    await until('sleeper', 'TASK_KILLED');
+    await updatesUntil(client, 'sleeper', 'TASK_KILLED');
     r.advance(5_000);
     const state = await getJson('/state');
     expect(state.frameworks).toEqual([]);
