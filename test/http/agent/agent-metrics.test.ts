@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SchedulerClient } from '../../../src/client/scheduler-client.js';
-import type { RunningCluster } from '../../../src/start/cluster.js';
+import { startCluster, type RunningCluster } from '../../../src/start/cluster.js';
 import { agentOperatorCall, type Json } from '../operator-harness.js';
 import { startWithOneTask, updatesUntil } from './one-task.js';
 
@@ -171,5 +171,21 @@ describe('after its last executor ended', () => {
       'slave/cpus_used': 0,
     });
     expect(await getJson('/monitor/statistics')).toEqual([]);
+  });
+});
+
+describe('an agent under ACLs that refuse every endpoint', () => {
+  it('answers its metrics and statistics 403, and statistics to GET only', async () => {
+    const acls = { permissive: true, get_endpoints: [{ principals: { type: 'ANY' }, paths: { type: 'NONE' } }] };
+    const guarded = await startCluster({ port: 0, agents: 1, time: 'virtual', seed: 7, acls });
+    try {
+      const url = guarded.agents[0]!.url;
+      for (const path of ['/metrics/snapshot', '/monitor/statistics', '/slave(1)/monitor/statistics'])
+        expect([path, (await fetch(new URL(path, url))).status]).toEqual([path, 403]);
+      const posted = await fetch(new URL('/monitor/statistics', url), { method: 'POST' });
+      expect([posted.status, posted.headers.get('allow')]).toEqual([405, 'GET']);
+    } finally {
+      await guarded.close();
+    }
   });
 });
