@@ -100,6 +100,8 @@ export interface AgentNodeView {
   executors(): readonly AgentExecutorView[];
   /** Executors that exited while the agent ran, oldest first. */
   completedExecutors(): readonly AgentExecutorView[];
+  /** Frameworks it shut down and forgot, oldest first, with their exited executors. */
+  completedFrameworks(): readonly { readonly info: FrameworkRef; readonly completed: readonly AgentExecutorView[] }[];
   /** Its containers' memory cgroups (`view(containerId)`). */
   readonly cgroups: Pick<AgentCgroups, 'view'>;
   /** What the process counted since it started (its metrics). */

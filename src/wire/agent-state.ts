@@ -15,6 +15,7 @@
  * (core/agent/cgroups.ts); cpu time is the tasks' cpus while they run.
  */
 import { COMMAND_EXECUTOR_RESOURCES, containerResources } from '../core/agent/allotment.js';
+import { MAX_COMPLETED_FRAMEWORKS } from '../core/agent/flags.js';
 import { fromMilli, scalarMilli } from '../core/model/resources.js';
 import type { ExecutorAgentInfo } from '../core/model/executor-api.js';
 import type { CommandSpec } from '../core/model/types.js';
@@ -29,30 +30,36 @@ import { frameworkInfoToWire, taskInfoExtras } from './operator-state.js';
 import { SHOW_ALL, type Viewer } from './view-filter.js';
 import { taskStatusToWire } from './scheduler-out.js';
 
-/** The executors the agent runs, then those that exited; an executor still listed but dead counts as exited. */
+/**
+ * The executors the agent runs, then those that exited (its completed
+ * frameworks' too); an executor still listed but dead counts as exited.
+ */
 export function agentExecutors(node: AgentNodeView): { running: AgentExecutorView[]; exited: AgentExecutorView[] } {
   const listed = node.executors();
   return {
     running: listed.filter((e) => e.alive),
-    exited: [...listed.filter((e) => !e.alive), ...node.completedExecutors()],
+    exited: [
+      ...listed.filter((e) => !e.alive),
+      ...node.completedExecutors(),
+      ...node.completedFrameworks().flatMap((f) => f.completed),
+    ],
   };
 }
 
-/** Upstream's agent keeps this many completed frameworks (MAX_COMPLETED_FRAMEWORKS), the newest. */
-export const MAX_COMPLETED_FRAMEWORKS = 50;
-
 /**
  * The frameworks the agent runs executors of, and its completed ones:
- * those none of whose executors is left running, as upstream's agent
- * moves a framework once its last executor is removed (it comes back,
- * with its completed executors, when it launches a task here again).
+ * those it shut down, and those none of whose executors is left running,
+ * as upstream's agent moves a framework once its last executor is removed
+ * (it comes back, with its completed executors, when it launches a task
+ * here again); the newest MAX_COMPLETED_FRAMEWORKS of them.
  */
 export function agentFrameworks(node: AgentNodeView): { active: FrameworkRef[]; completed: FrameworkRef[] } {
   const running = new Set(agentExecutors(node).running.map((e) => e.frameworkId));
   const all = node.frameworks();
+  const idle = all.filter((f) => !running.has(f.id));
   return {
     active: all.filter((f) => running.has(f.id)),
-    completed: all.filter((f) => !running.has(f.id)).slice(-MAX_COMPLETED_FRAMEWORKS),
+    completed: [...node.completedFrameworks().map((f) => f.info), ...idle].slice(-MAX_COMPLETED_FRAMEWORKS),
   };
 }
 
@@ -105,7 +112,11 @@ export function executorViewable(
 }
 
 export const usersOf = (node: AgentNodeView): Map<string, string> =>
-  new Map(node.frameworks().map((f: FrameworkRef) => [f.id, f.user] as const));
+  new Map(
+    [...node.completedFrameworks().map((f) => f.info), ...node.frameworks()].map(
+      (f: FrameworkRef) => [f.id, f.user] as const,
+    ),
+  );
 
 /** How upstream names a command executor: its task, and the command it runs. */
 function commandExecutorName(taskId: string, command: CommandSpec | undefined): string {

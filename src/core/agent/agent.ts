@@ -56,6 +56,8 @@ const AGENT_PROCESS_NEXT: Readonly<Record<AgentState, readonly AgentState[]>> = 
 export class Agent implements SimNode, ExecutorHost {
   #state: AgentState = 'registering';
   #frameworks = new Map<string, AgentFramework>();
+  /** Frameworks shut down and gone, the newest kept, for its endpoints (in memory only, as upstream's). */
+  #completedFrameworks: AgentFramework[] = [];
   readonly #updates: TaskUpdates;
   readonly #orders: MasterOrders;
   readonly #rng: Rng;
@@ -126,6 +128,7 @@ export class Agent implements SimNode, ExecutorHost {
       containerizer: this.#containerizer,
       active: () => this.#state === 'active',
       frameworks: () => this.#frameworks,
+      completedFrameworks: () => this.#completedFrameworks,
       executorOfTask: (frameworkId, taskId) => this.executorOfTask(frameworkId, taskId),
     });
   }
@@ -179,6 +182,11 @@ export class Agent implements SimNode, ExecutorHost {
     return [...this.#frameworks.values()].flatMap((f) => f.completed);
   }
 
+  /** The frameworks it shut down and forgot, oldest first, each with its exited executors. */
+  completedFrameworks(): readonly AgentFramework[] {
+    return this.#completedFrameworks;
+  }
+
   /** The frameworks the agent knows, in the order it learnt of them. */
   frameworks(): FrameworkRef[] {
     return [...this.#frameworks.values()].map((f) => f.info);
@@ -221,6 +229,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#disk = disk;
     this.#orders.lost();
     this.#frameworks = new Map();
+    this.#completedFrameworks = [];
     this.#updates.lost();
     this.#operations.lost();
   }
@@ -407,7 +416,7 @@ export class Agent implements SimNode, ExecutorHost {
     const command = executor.kind === 'command';
     for (const task of executor.tasks.values())
       this.#updates.keepEnded(executor.frameworkId, { spec: task.spec, executorId: executor.executorId, command });
-    if (fw !== undefined) forgetIfDone(this.#frameworks, fw);
+    if (fw !== undefined) forgetIfDone(this.#frameworks, fw, this.#completedFrameworks);
     // The command executor is an implementation detail; upstream reports only the others.
     if (executor.kind !== 'command') {
       this.#toMaster({

@@ -25,6 +25,8 @@ export interface OrdersPort {
   active(): boolean;
   /** The agent's frameworks (a new map after each crash). */
   frameworks(): Map<string, AgentFramework>;
+  /** Those it shut down and forgot, for its endpoints. */
+  completedFrameworks(): AgentFramework[];
   /** The live executor running a task, if any. */
   executorOfTask(frameworkId: string, taskId: string): AgentExecutor | undefined;
 }
@@ -106,7 +108,7 @@ export class MasterOrders {
     fw.terminating = true;
     for (const executor of fw.executors.values()) this.shutdownExecutor(frameworkId, executor.executorId);
     this.port.updates.removeFramework(frameworkId);
-    forgetIfDone(frameworks, fw);
+    forgetIfDone(frameworks, fw, this.port.completedFrameworks());
   }
 
   acknowledge(frameworkId: string, taskId: string, uuid: string): void {

@@ -174,6 +174,23 @@ describe('after its last executor ended', () => {
   });
 });
 
+describe('after its framework was torn down', () => {
+  it('keeps listing it as completed, with its executors', async () => {
+    expect((await client.call({ type: 'TEARDOWN' })).status).toBe(202);
+    r.advance(5_000);
+    const state = await getJson('/state');
+    expect(state.frameworks).toEqual([]);
+    const completed = state.completed_frameworks as Json[];
+    expect(completed.map((f) => [f.id, f.completed_executors.map((e: Json) => e.id)])).toEqual([
+      [frameworkId, ['sleeper']],
+    ]);
+    const executors = (await agentOperatorCall(agentUrl, { type: 'GET_EXECUTORS' }, 'protobuf')).response;
+    expect(executors?.get_executors.completed_executors.map((e: Json) => e.executor_info.executor_id.value)).toEqual([
+      'sleeper',
+    ]);
+  });
+});
+
 describe('an agent under ACLs that refuse every endpoint', () => {
   it('answers its metrics and statistics 403, and statistics to GET only', async () => {
     const acls = { permissive: true, get_endpoints: [{ principals: { type: 'ANY' }, paths: { type: 'NONE' } }] };
