@@ -65,6 +65,16 @@ describe('an agent running one task', () => {
     expect((await get('/metrics/snapshot')).text).toContain('"slave/registered":1.0');
   });
 
+  it('counts the framework messages it hands to an executor', async () => {
+    const message = { agent_id: { value: r.agents[0]!.id }, executor_id: { value: 'sleeper' }, data: 'aGk=' };
+    expect((await client.call({ type: 'MESSAGE', message })).status).toBe(202);
+    r.advance(1_000);
+    expect(await getJson('/metrics/snapshot')).toMatchObject({
+      'slave/valid_framework_messages': 1,
+      'slave/invalid_framework_messages': 0,
+    });
+  });
+
   it('counts its uptime in cluster time', async () => {
     const before = (await getJson('/metrics/snapshot'))['slave/uptime_secs'] as number;
     r.advance(7_000);
