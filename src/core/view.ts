@@ -7,6 +7,7 @@
  */
 import type { Agent, AgentState } from './agent/agent.js';
 import type { AgentCgroups } from './agent/cgroups.js';
+import type { AgentCounters } from './agent/counters.js';
 import type { AgentConfig } from './agent/flags.js';
 import type { Authorizer } from './model/authz.js';
 import type { SimExecutor, SimTask } from './agent/executor.js';
@@ -81,7 +82,7 @@ export type ExecutorView = Pick<
 >;
 
 /** A task as the agent process holds it: its TaskInfo and its latest state. */
-export type AgentTaskView = Pick<SimTask, 'spec' | 'state'>;
+export type AgentTaskView = Pick<SimTask, 'spec' | 'state' | 'statuses'>;
 
 /** An executor as the agent process holds it, with its tasks. */
 export interface AgentExecutorView extends ExecutorView {
@@ -99,8 +100,12 @@ export interface AgentNodeView {
   executors(): readonly AgentExecutorView[];
   /** Executors that exited while the agent ran, oldest first. */
   completedExecutors(): readonly AgentExecutorView[];
+  /** Frameworks it shut down and forgot, oldest first, with their exited executors. */
+  completedFrameworks(): readonly { readonly info: FrameworkRef; readonly completed: readonly AgentExecutorView[] }[];
   /** Its containers' memory cgroups (`view(containerId)`). */
   readonly cgroups: Pick<AgentCgroups, 'view'>;
+  /** What the process counted since it started (its metrics). */
+  readonly counters: Readonly<AgentCounters>;
 }
 
 export interface RoleView {

@@ -23,6 +23,7 @@ export const AGENT_READ_CALLS = [
   'GET_TASKS',
   'GET_AGENT',
   'GET_RESOURCE_PROVIDERS',
+  'GET_METRICS',
 ] as const;
 export type AgentReadCall = (typeof AGENT_READ_CALLS)[number];
 
@@ -83,7 +84,7 @@ function memoryLimitError(payload: mesos.v1.agent.Call.UpdateContainerMemoryLimi
 
 /**
  * What a valid call is for the route. This agent serves no sandbox or log
- * files (LIST_FILES and READ_FILE find none: 404); metrics, the logging
+ * files (LIST_FILES and READ_FILE find none: 404); the logging
  * level toggle, standalone container launches, output attachment, operations and
  * resource provider configuration are features it lacks (501).
  */

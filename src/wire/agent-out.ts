@@ -18,7 +18,8 @@ import {
 import type { mesos } from './generated/types.js';
 import { encodeJson } from './json-encode.js';
 import { agentFlags } from './v0/agent-state.js';
-import { LOGGING_LEVEL } from './operator-out.js';
+import { LOGGING_LEVEL, metricsToWire } from './operator-out.js';
+import { renderAgentMetrics } from './v0/agent-metrics.js';
 import { encodeProto } from './proto-codec.js';
 import { BUILD_INFO, VERSION } from './version.js';
 
@@ -69,6 +70,9 @@ export function agentReadResponse(
       return { type, get_tasks: agentGetTasks(node, viewer) };
     case 'GET_AGENT':
       return { type, get_agent: agentGetAgent(node) };
+    // Its snapshot at once: the call's timeout bounds a wait this agent never has.
+    case 'GET_METRICS':
+      return { type, get_metrics: metricsToWire(renderAgentMetrics(view, node)) };
     case 'GET_RESOURCE_PROVIDERS':
       // This agent has no resource providers.
       return { type, get_resource_providers: {} };

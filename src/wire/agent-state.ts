@@ -12,9 +12,10 @@
  * Container statistics are simulated: the cpu limit is the executor's (for
  * a command executor upstream's allowance, 0.1 cpus and 32 MB) and its live
  * tasks' cpus; memory comes from the container's cgroup model
- * (core/agent/cgroups.ts); cpu times are zero.
+ * (core/agent/cgroups.ts); cpu time is the tasks' cpus while they run.
  */
 import { COMMAND_EXECUTOR_RESOURCES, containerResources } from '../core/agent/allotment.js';
+import { MAX_COMPLETED_FRAMEWORKS } from '../core/agent/flags.js';
 import { fromMilli, scalarMilli } from '../core/model/resources.js';
 import type { ExecutorAgentInfo } from '../core/model/executor-api.js';
 import type { CommandSpec } from '../core/model/types.js';
@@ -27,13 +28,38 @@ import { attributeToWire, labelsToWire, resourcesToWire } from './convert-common
 import type { mesos } from './generated/types.js';
 import { frameworkInfoToWire, taskInfoExtras } from './operator-state.js';
 import { SHOW_ALL, type Viewer } from './view-filter.js';
+import { taskStatusToWire } from './scheduler-out.js';
 
-/** The executors the agent runs, then those that exited; an executor still listed but dead counts as exited. */
+/**
+ * The executors the agent runs, then those that exited (its completed
+ * frameworks' too); an executor still listed but dead counts as exited.
+ */
 export function agentExecutors(node: AgentNodeView): { running: AgentExecutorView[]; exited: AgentExecutorView[] } {
   const listed = node.executors();
   return {
     running: listed.filter((e) => e.alive),
-    exited: [...listed.filter((e) => !e.alive), ...node.completedExecutors()],
+    exited: [
+      ...listed.filter((e) => !e.alive),
+      ...node.completedExecutors(),
+      ...node.completedFrameworks().flatMap((f) => f.completed),
+    ],
+  };
+}
+
+/**
+ * The frameworks the agent runs executors of, and its completed ones:
+ * those it shut down, and those none of whose executors is left running,
+ * as upstream's agent moves a framework once its last executor is removed
+ * (it comes back, with its completed executors, when it launches a task
+ * here again); the newest MAX_COMPLETED_FRAMEWORKS of them.
+ */
+export function agentFrameworks(node: AgentNodeView): { active: FrameworkRef[]; completed: FrameworkRef[] } {
+  const running = new Set(agentExecutors(node).running.map((e) => e.frameworkId));
+  const all = node.frameworks();
+  const idle = all.filter((f) => !running.has(f.id));
+  return {
+    active: all.filter((f) => running.has(f.id)),
+    completed: [...node.completedFrameworks().map((f) => f.info), ...idle].slice(-MAX_COMPLETED_FRAMEWORKS),
   };
 }
 
@@ -61,11 +87,10 @@ export function agentGetFrameworks(
   node: AgentNodeView,
   viewer: Viewer = SHOW_ALL,
 ): mesos.v1.agent.Response.GetFrameworks {
-  const frameworks = node.frameworks().filter((info) => viewer.framework(info.user));
-  return {
-    frameworks: frameworks.map((info) => ({ framework_info: frameworkInfoToWire(info) })),
-    completed_frameworks: [],
-  };
+  const { active, completed } = agentFrameworks(node);
+  const render = (list: FrameworkRef[]) =>
+    list.filter((info) => viewer.framework(info.user)).map((info) => ({ framework_info: frameworkInfoToWire(info) }));
+  return { frameworks: render(active), completed_frameworks: render(completed) };
 }
 
 /**
@@ -87,7 +112,11 @@ export function executorViewable(
 }
 
 export const usersOf = (node: AgentNodeView): Map<string, string> =>
-  new Map(node.frameworks().map((f: FrameworkRef) => [f.id, f.user] as const));
+  new Map(
+    [...node.completedFrameworks().map((f) => f.info), ...node.frameworks()].map(
+      (f: FrameworkRef) => [f.id, f.user] as const,
+    ),
+  );
 
 /** How upstream names a command executor: its task, and the command it runs. */
 function commandExecutorName(taskId: string, command: CommandSpec | undefined): string {
@@ -147,7 +176,7 @@ function taskToWire(
     agent_id: { value: node.config.id },
     state: task.state,
     resources: resourcesToWire(task.spec.resources),
-    statuses: [],
+    statuses: task.statuses.map(taskStatusToWire),
     ...(task.spec.labels.length === 0 ? {} : { labels: labelsToWire(task.spec.labels)! }),
     ...taskInfoExtras(raw, user),
   };
@@ -192,8 +221,10 @@ const MiB = 1024 * 1024;
  * Statistics from the container's allotment and its memory cgroup: the
  * hard and soft limits (each unset when unlimited) and the usage while the
  * memory files exist; without memory isolation, the allotted memory as the
- * limit, as upstream's containerizer reports it. Cpu times are zero: a
- * simulated executor runs no process.
+ * limit, as upstream's containerizer reports it. Cpu time: each task
+ * uses the cpus it was given, all in user time, for as long as it runs
+ * (cpuSecondsOf); the executor's own allowance, and system time, stay
+ * unused.
  */
 export function resourceStatistics(
   node: AgentNodeView,
@@ -207,7 +238,7 @@ export function resourceStatistics(
   const hard = isolated ? cgroup.hardLimitBytes : Math.round(mem * MiB);
   return {
     timestamp: nowSeconds,
-    cpus_user_time_secs: 0,
+    cpus_user_time_secs: cpuSecondsOf(executor, Math.round(nowSeconds * 1000)),
     cpus_system_time_secs: 0,
     cpus_limit: cpus,
     ...(isolated ? { mem_total_bytes: cgroup.usageBytes } : {}),
@@ -215,6 +246,23 @@ export function resourceStatistics(
     ...(isolated && cgroup.softLimitBytes !== Infinity ? { mem_soft_limit_bytes: cgroup.softLimitBytes } : {}),
     mem_rss_bytes: cgroup?.usageBytes ?? 0,
   };
+}
+
+/**
+ * The cpu seconds an executor's tasks have used by `nowMs`: each task's
+ * cpus over the time from its first TASK_RUNNING update the agent took to
+ * its terminal one (or now), as the agent's status history dates them.
+ */
+export function cpuSecondsOf(executor: AgentExecutorView, nowMs: number): number {
+  let milliCpuMs = 0;
+  for (const task of executor.tasks.values()) {
+    const running = task.statuses.find((s) => s.state === 'TASK_RUNNING');
+    if (running === undefined) continue;
+    const ended = task.statuses.find((s) => isTerminal(s.state));
+    const untilMs = Math.min(ended?.timestampMs ?? nowMs, nowMs);
+    milliCpuMs += scalarMilli(task.spec.resources, 'cpus') * Math.max(0, untilMs - running.timestampMs);
+  }
+  return milliCpuMs / 1_000_000;
 }
 
 /** The running executors' containers (upstream lists those whose executor runs). */

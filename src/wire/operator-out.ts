@@ -11,7 +11,7 @@ import type { ClusterView } from '../core/view.js';
 import type { mesos } from './generated/types.js';
 import { encodeJson } from './json-encode.js';
 import { add } from '../core/model/resources.js';
-import { Double, renderMetrics } from './v0/index.js';
+import { Double, renderMetrics, type Json } from './v0/index.js';
 import { masterFlags } from './v0/state.js';
 import { BUILD_INFO } from './version.js';
 import { encodeProto } from './proto-codec.js';
@@ -38,6 +38,16 @@ type Response = mesos.v1.master.Response;
 type Event = mesos.v1.master.Event;
 
 /** The glog verbosity upstream reports when nobody has raised it. */
+/** A `/metrics/snapshot` as GET_METRICS carries it: each figure by name. */
+export function metricsToWire(snapshot: Record<string, Json>): { metrics: mesos.v1.Metric[] } {
+  return {
+    metrics: Object.entries(snapshot).map(([name, value]) => ({
+      name,
+      value: value instanceof Double ? value.value : Number(value),
+    })),
+  };
+}
+
 export const LOGGING_LEVEL = 0;
 
 /**
@@ -68,15 +78,7 @@ export function readResponse(view: ClusterView, type: ReadCallType, viewer: View
         },
       };
     case 'GET_METRICS':
-      return {
-        type,
-        get_metrics: {
-          metrics: Object.entries(renderMetrics(view)).map(([name, value]) => ({
-            name,
-            value: value instanceof Double ? value.value : Number(value),
-          })),
-        },
-      };
+      return { type, get_metrics: metricsToWire(renderMetrics(view)) };
     case 'GET_LOGGING_LEVEL':
       return { type, get_logging_level: { level: LOGGING_LEVEL } };
     case 'GET_STATE':

@@ -19,7 +19,7 @@
  * agent re-registers with the tasks it still has, and the master
  * reconciles the rest.
  */
-import type { SimContext } from '../network/context.js';
+import { wallTimeMs, type SimContext } from '../network/context.js';
 import type { TimerId } from '../kernel/event-loop.js';
 import { MASTER_NODE, type AgentDescription, type AgentToMaster, type ExecutorToAgent } from '../model/messages.js';
 import type { FrameworkRef, MasterToAgent, Message, SimNode } from '../model/messages.js';
@@ -30,6 +30,7 @@ import type { ExecutorAuthorizer, ExecutorCallEnvelope, RecoverMode } from '../m
 import type { Outcome } from '../model/errors.js';
 import type { TaskStatus } from '../model/types.js';
 import { AgentCgroups } from './cgroups.js';
+import { AgentCounters, appendStatus } from './counters.js';
 import { Containerizer } from './containerizer.js';
 import { SimTask, type ExecutorHost } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
@@ -55,6 +56,8 @@ const AGENT_PROCESS_NEXT: Readonly<Record<AgentState, readonly AgentState[]>> = 
 export class Agent implements SimNode, ExecutorHost {
   #state: AgentState = 'registering';
   #frameworks = new Map<string, AgentFramework>();
+  /** Frameworks shut down and gone, the newest kept, for its endpoints (in memory only, as upstream's). */
+  #completedFrameworks: AgentFramework[] = [];
   readonly #updates: TaskUpdates;
   readonly #orders: MasterOrders;
   readonly #rng: Rng;
@@ -78,6 +81,8 @@ export class Agent implements SimNode, ExecutorHost {
   /** Its containers' memory cgroups. */
   readonly cgroups: AgentCgroups;
   readonly #containerizer: Containerizer;
+  /** What the process counted since it started, for its metrics. */
+  readonly counters = new AgentCounters();
 
   constructor(
     private readonly ctx: SimContext,
@@ -85,6 +90,7 @@ export class Agent implements SimNode, ExecutorHost {
     readonly outbox: Outbox,
   ) {
     this.#rng = ctx.rng.fork(`agent/${config.id}`);
+    this.counters.reset(wallTimeMs(ctx));
     this.#pingWatch = new PingWatch(ctx.loop, ctx.network, config.id, MASTER_PING_TIMEOUT_MS, () => this.#masterLost());
     this.#updates = new TaskUpdates({
       ctx,
@@ -93,6 +99,7 @@ export class Agent implements SimNode, ExecutorHost {
       accepts: (frameworkId) => this.#frameworks.get(frameworkId)?.terminating === false,
       executor: (frameworkId, executorId) => this.#frameworks.get(frameworkId)?.executors.get(executorId),
       taken: (frameworkId, status) => this.#taken(frameworkId, status),
+      refused: () => this.counters.invalidStatusUpdates++,
       toMaster: (message) => this.#toMaster(message),
     });
     this.#operations = new ResourceOperations(ctx, config.id, config.resources, (message) => this.#toMaster(message));
@@ -121,6 +128,7 @@ export class Agent implements SimNode, ExecutorHost {
       containerizer: this.#containerizer,
       active: () => this.#state === 'active',
       frameworks: () => this.#frameworks,
+      completedFrameworks: () => this.#completedFrameworks,
       executorOfTask: (frameworkId, taskId) => this.executorOfTask(frameworkId, taskId),
     });
   }
@@ -174,6 +182,11 @@ export class Agent implements SimNode, ExecutorHost {
     return [...this.#frameworks.values()].flatMap((f) => f.completed);
   }
 
+  /** The frameworks it shut down and forgot, oldest first, each with its exited executors. */
+  completedFrameworks(): readonly AgentFramework[] {
+    return this.#completedFrameworks;
+  }
+
   /** The frameworks the agent knows, in the order it learnt of them. */
   frameworks(): FrameworkRef[] {
     return [...this.#frameworks.values()].map((f) => f.info);
@@ -216,6 +229,7 @@ export class Agent implements SimNode, ExecutorHost {
     this.#disk = disk;
     this.#orders.lost();
     this.#frameworks = new Map();
+    this.#completedFrameworks = [];
     this.#updates.lost();
     this.#operations.lost();
   }
@@ -233,6 +247,7 @@ export class Agent implements SimNode, ExecutorHost {
     const disk = this.#disk ?? emptyCheckpoint(this.#operations);
     this.#disk = undefined;
     this.#moveTo('registering');
+    this.counters.reset(wallTimeMs(this.ctx));
     this.#reregisters = true;
     this.#frameworks = frameworksOf(disk);
     this.#updates.recover(disk);
@@ -323,7 +338,7 @@ export class Agent implements SimNode, ExecutorHost {
       case 'STATUS_UPDATE_ACK':
         return this.#orders.acknowledge(m.frameworkId, m.taskId, m.uuid);
       case 'FRAMEWORK_TO_EXECUTOR':
-        return this.#orders.frameworkMessage(m.frameworkId, m.executorId, m.data);
+        return this.counters.frameworkMessage(this.#orders.frameworkMessage(m.frameworkId, m.executorId, m.data));
       case 'PING':
         this.#pingWatch.heard();
         if (!this.ctx.network.sendNow(this.id, MASTER_NODE, { type: 'PONG' })) this.#toMaster({ type: 'PONG' });
@@ -395,12 +410,13 @@ export class Agent implements SimNode, ExecutorHost {
     }
     this.#containerizer.cancelShutdown(executor);
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
+    this.counters.executorsTerminated++;
     const fw = this.#frameworks.get(executor.frameworkId);
     if (fw !== undefined) recordExit(fw, executor);
     const command = executor.kind === 'command';
     for (const task of executor.tasks.values())
       this.#updates.keepEnded(executor.frameworkId, { spec: task.spec, executorId: executor.executorId, command });
-    if (fw !== undefined) forgetIfDone(this.#frameworks, fw);
+    if (fw !== undefined) forgetIfDone(this.#frameworks, fw, this.#completedFrameworks);
     // The command executor is an implementation detail; upstream reports only the others.
     if (executor.kind !== 'command') {
       this.#toMaster({
@@ -440,6 +456,7 @@ export class Agent implements SimNode, ExecutorHost {
 
   /** The host could not start the process of an executor's container (spawn mode), for the reason given. */
   containerLaunchFailed(containerId: string, message: string): void {
+    this.counters.containerLaunchErrors++;
     this.#containerizer.launchFailed(containerId, message);
   }
 
@@ -457,6 +474,8 @@ export class Agent implements SimNode, ExecutorHost {
   /** An update was taken: its task and its container learn the state. */
   #taken(frameworkId: string, status: TaskStatus): void {
     const task = this.#frameworks.get(frameworkId)?.tasks.get(status.taskId)?.tasks.get(status.taskId);
+    this.counters.statusTaken(status);
+    if (task !== undefined) appendStatus(task.statuses, status);
     if (task instanceof SimTask) task.reported = status.state;
     this.cgroups.observe(frameworkId, status);
   }

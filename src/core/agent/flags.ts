@@ -54,6 +54,9 @@ export const MAX_FINISHED_TASKS = 1_000;
 /** How many exited executors an agent shows per framework (upstream's `--max_completed_executors_per_framework` default). */
 export const MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK = 150;
 
+/** How many completed frameworks an agent shows (upstream's `MAX_COMPLETED_FRAMEWORKS`). */
+export const MAX_COMPLETED_FRAMEWORKS = 50;
+
 /** A machine and its agent process's flags. */
 export interface AgentConfig {
   readonly id: string;

@@ -4,7 +4,7 @@
  */
 import type { FrameworkRef } from '../model/messages.js';
 import type { SimExecutor } from './executor.js';
-import { MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK, MAX_FINISHED_TASKS } from './flags.js';
+import { MAX_COMPLETED_EXECUTORS_PER_FRAMEWORK, MAX_COMPLETED_FRAMEWORKS, MAX_FINISHED_TASKS } from './flags.js';
 import type { HttpExecutor } from './http-executor.js';
 
 /** An executor the agent runs: one it plays itself, or a process that speaks the executor HTTP API. */
@@ -33,9 +33,20 @@ export function frameworkEntry(frameworks: Map<string, AgentFramework>, info: Fr
   return fw;
 }
 
-/** Forgets a framework being shut down once none of its executors is left. */
-export function forgetIfDone(frameworks: Map<string, AgentFramework>, fw: AgentFramework): void {
-  if (fw.terminating && ![...fw.executors.values()].some((e) => e.alive)) frameworks.delete(fw.info.id);
+/**
+ * Forgets a framework being shut down once none of its executors is left;
+ * it goes to the completed ones (the newest kept), which only its agent's
+ * endpoints read, as upstream's agent keeps them.
+ */
+export function forgetIfDone(
+  frameworks: Map<string, AgentFramework>,
+  fw: AgentFramework,
+  completed: AgentFramework[],
+): void {
+  if (!fw.terminating || [...fw.executors.values()].some((e) => e.alive)) return;
+  frameworks.delete(fw.info.id);
+  completed.push(fw);
+  if (completed.length > MAX_COMPLETED_FRAMEWORKS) completed.shift();
 }
 
 /**

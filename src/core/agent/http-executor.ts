@@ -27,7 +27,7 @@ import type { ExecutorAgentInfo, ExecutorEvent } from '../model/executor-api.js'
 import type { AgentToExecutor, FrameworkRef, Message, SimNode } from '../model/messages.js';
 import type { Outbox } from '../network/outbox.js';
 import { isTerminal } from '../model/task-state.js';
-import type { ExecutorSpec, TaskSpec, TaskState } from '../model/types.js';
+import type { ExecutorSpec, TaskSpec, TaskState, TaskStatus } from '../model/types.js';
 import { ExecutorIdentified, type ExecutorIdentity } from './executor.js';
 
 export type HttpExecutorState = 'launched' | 'subscribed' | 'disconnected' | 'terminating' | 'terminated';
@@ -51,6 +51,8 @@ export interface HttpTask {
   state: TaskState;
   /** Handed to the executor on its stream (not still waiting for its first SUBSCRIBE). */
   delivered: boolean;
+  /** The updates its agent took, oldest first (counters.ts, appendStatus). */
+  readonly statuses: TaskStatus[];
 }
 
 export interface HttpExecutorHost {
@@ -227,7 +229,7 @@ export class HttpExecutor extends ExecutorIdentified<HttpTask> implements SimNod
   #launch(specs: readonly TaskSpec[], event: ExecutorEvent): void {
     if (this.#state === 'terminating') return;
     for (const spec of specs)
-      this.tasks.set(spec.taskId, { spec, state: 'TASK_STAGING', delivered: this.#state !== 'launched' });
+      this.tasks.set(spec.taskId, { spec, state: 'TASK_STAGING', delivered: this.#state !== 'launched', statuses: [] });
     if (this.#state === 'launched') this.#queued.push(event);
     else this.#send(event);
   }

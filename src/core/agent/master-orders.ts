@@ -25,6 +25,8 @@ export interface OrdersPort {
   active(): boolean;
   /** The agent's frameworks (a new map after each crash). */
   frameworks(): Map<string, AgentFramework>;
+  /** Those it shut down and forgot, for its endpoints. */
+  completedFrameworks(): AgentFramework[];
   /** The live executor running a task, if any. */
   executorOfTask(frameworkId: string, taskId: string): AgentExecutor | undefined;
 }
@@ -106,7 +108,7 @@ export class MasterOrders {
     fw.terminating = true;
     for (const executor of fw.executors.values()) this.shutdownExecutor(frameworkId, executor.executorId);
     this.port.updates.removeFramework(frameworkId);
-    forgetIfDone(frameworks, fw);
+    forgetIfDone(frameworks, fw, this.port.completedFrameworks());
   }
 
   acknowledge(frameworkId: string, taskId: string, uuid: string): void {
@@ -123,12 +125,14 @@ export class MasterOrders {
     if (executor?.alive === true) ctx.network.send(agentId, executor.nodeId, { type: 'ACKNOWLEDGED', taskId, uuid });
   }
 
-  frameworkMessage(frameworkId: string, executorId: string, data: Uint8Array): void {
+  /** Hands a framework's message to its executor; false when no live executor takes it. */
+  frameworkMessage(frameworkId: string, executorId: string, data: Uint8Array): boolean {
     const { ctx, agentId } = this.port;
     const executor = this.port.frameworks().get(frameworkId)?.executors.get(executorId);
     const delivered = executor?.alive ?? false;
     ctx.trace.append('executor:message', { agentId, executorId, bytes: data.length, delivered });
     if (delivered) ctx.network.send(agentId, executor!.nodeId, { type: 'FRAMEWORK_MESSAGE', data });
+    return delivered;
   }
 
   /**

@@ -32,6 +32,8 @@ export interface TaskUpdatesPort {
   executor(frameworkId: string, executorId: string): AgentExecutor | undefined;
   /** An update was taken: the task and its container learn its state. */
   taken(frameworkId: string, status: TaskStatus): void;
+  /** An update refused: its framework is unknown or shutting down, or its executor is gone. */
+  refused?(): void;
   toMaster(message: AgentToMaster): void;
 }
 
@@ -104,7 +106,10 @@ export class TaskUpdates {
 
   /** Takes an update into the status update manager, unless it has it already (then false). */
   take(frameworkId: string, status: TaskStatus): boolean {
-    if (!this.port.accepts(frameworkId)) return false;
+    if (!this.port.accepts(frameworkId)) {
+      this.port.refused?.();
+      return false;
+    }
     const key = streamKey(frameworkId, status.taskId);
     // Set before queueing: the manager may forward at once, with the latest state.
     const before = this.#latest.get(key);
@@ -125,6 +130,7 @@ export class TaskUpdates {
     const { ctx, agentId } = this.port;
     const executor = this.port.executor(m.frameworkId, m.executorId);
     if (executor?.nodeId !== from) {
+      if (m.type === 'EXECUTOR_UPDATE') this.port.refused?.();
       ctx.trace.append('executor:call-refused', {
         agentId,
         executorId: m.executorId,

@@ -12,6 +12,7 @@ import {
   decodeQuery,
   frameworksQuery,
   jsonpQuery,
+  metricsQuery,
   renderFlags,
   renderFrameworks,
   renderMetrics,
@@ -105,7 +106,7 @@ export function registerReadRoutes(app: FastifyInstance, prefix: string, driver:
     endpoint(
       driver,
       '/metrics/snapshot',
-      json(jsonpQuery, (view) => renderMetrics(view)),
+      json(metricsQuery, (view) => renderMetrics(view)),
     ),
   );
   read(

@@ -1,14 +1,16 @@
 /**
  * The v0 read endpoints of an agent (`/state`, `/flags`, `/containers`),
  * from the agent process' own state in the read model, with upstream's
- * keys. Tasks carry no status history: the agent keeps only each task's
- * latest state. Container statistics are simulated (see ../agent-state.ts).
+ * keys. Each task carries the status history its agent took.
+ * Container statistics are simulated (see ../agent-state.ts).
  */
 import { isTerminal } from '../../core/model/task-state.js';
 import type { FrameworkRef } from '../../core/model/messages.js';
+import type { TaskStatus } from '../../core/model/types.js';
 import type { AgentExecutorView, AgentNodeView, AgentTaskView, ClusterView } from '../../core/view.js';
 import {
   agentExecutors,
+  agentFrameworks,
   containerResources,
   executorInfoOf,
   executorViewable,
@@ -30,6 +32,7 @@ import {
   type JsonObject,
 } from './summary.js';
 import { BUILD_INFO, VERSION } from '../version.js';
+import type { mesos } from '../generated/types.js';
 
 /** An agent's flags as `/flags` and GET_FLAGS show them. */
 export function agentFlags(view: ClusterView, node: AgentNodeView): Record<string, string> {
@@ -53,6 +56,15 @@ export function renderAgentFlags(view: ClusterView, node: AgentNodeView): JsonOb
   return { flags: agentFlags(view, node) };
 }
 
+/** A status as upstream's agent writes it in a task: its state, when, and its container. */
+function statusJson(status: TaskStatus): JsonObject {
+  return {
+    state: status.state,
+    timestamp: secondsOf(status.timestampMs),
+    ...(status.containerId === undefined ? {} : { container_status: { container_id: { value: status.containerId } } }),
+  };
+}
+
 function taskJson(node: AgentNodeView, executor: AgentExecutorView, task: AgentTaskView, user: string): JsonObject {
   const { spec } = task;
   return {
@@ -63,7 +75,7 @@ function taskJson(node: AgentNodeView, executor: AgentExecutorView, task: AgentT
     slave_id: node.config.id,
     state: task.state,
     resources: resourcesSummary(spec.resources),
-    statuses: [],
+    statuses: task.statuses.map(statusJson),
     user,
     ...(spec.labels.length === 0 ? {} : { labels: labelsJson(spec.labels) }),
   };
@@ -140,6 +152,17 @@ function agentResourcesJson(node: AgentNodeView, viewer: Viewer): JsonObject {
   };
 }
 
+/** The frameworks it runs executors of, and its completed ones (agentFrameworks), those the reader may view. */
+function frameworksJson(
+  node: AgentNodeView,
+  viewer: Viewer,
+): { frameworks: JsonObject[]; completed_frameworks: JsonObject[] } {
+  const { active, completed } = agentFrameworks(node);
+  const render = (list: readonly FrameworkRef[]) =>
+    list.filter((fw) => viewer.framework(fw.user)).map((fw) => frameworkJson(node, fw, viewer));
+  return { frameworks: render(active), completed_frameworks: render(completed) };
+}
+
 /**
  * `/state` of an agent: itself, its flags, and the frameworks it runs
  * executors of; with ACLs, what they let a reader without a principal see
@@ -163,39 +186,49 @@ export function renderAgentState(view: ClusterView, node: AgentNodeView): JsonOb
     attributes: attributesObject(config.attributes),
     master_hostname: view.masterInfo.hostname,
     ...(viewer.flags() ? { flags: agentFlags(view, node) } : {}),
-    frameworks: node
-      .frameworks()
-      .filter((fw) => viewer.framework(fw.user))
-      .map((fw) => frameworkJson(node, fw, viewer)),
-    completed_frameworks: [],
+    ...frameworksJson(node, viewer),
   };
 }
 
-/** `/containers`: each running executor's container with its simulated statistics. */
-export function renderAgentContainers(view: ClusterView, node: AgentNodeView): JsonObject[] {
+/** A ResourceStatistics in upstream's JSON: its set fields, doubles as doubles. */
+function statisticsJson(stats: mesos.v1.ResourceStatistics): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(stats).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (typeof value !== 'number') continue;
+    out[key] = DOUBLE_STATISTICS.has(key) ? new Double(value) : value;
+  }
+  return out;
+}
+
+const DOUBLE_STATISTICS = new Set(['timestamp', 'cpus_user_time_secs', 'cpus_system_time_secs', 'cpus_limit']);
+
+/** Each running executor: who it is, and its container's simulated statistics. */
+function executorStatistics(view: ClusterView, node: AgentNodeView): (JsonObject & { container_id: string })[] {
   const now = view.wallTimeMs() / 1000;
   return agentExecutors(node).running.map((executor) => {
     const info = executorInfoOf(executor);
-    const stats = resourceStatistics(node, executor, now);
     return {
       container_id: executor.containerId,
       executor_id: executor.executorId,
       executor_name: info.name ?? '',
       framework_id: executor.frameworkId,
       source: info.source ?? '',
-      statistics: {
-        cpus_limit: new Double(stats.cpus_limit!),
-        cpus_system_time_secs: new Double(0),
-        cpus_user_time_secs: new Double(0),
-        ...(stats.mem_limit_bytes === undefined ? {} : { mem_limit_bytes: stats.mem_limit_bytes }),
-        mem_rss_bytes: stats.mem_rss_bytes!,
-        ...(stats.mem_soft_limit_bytes === undefined ? {} : { mem_soft_limit_bytes: stats.mem_soft_limit_bytes }),
-        ...(stats.mem_total_bytes === undefined ? {} : { mem_total_bytes: stats.mem_total_bytes }),
-        timestamp: new Double(stats.timestamp),
-      },
-      status: { container_id: { value: executor.containerId } },
+      statistics: statisticsJson(resourceStatistics(node, executor, now)),
     };
   });
+}
+
+/** `/containers`: each running executor's container with its simulated statistics. */
+export function renderAgentContainers(view: ClusterView, node: AgentNodeView): JsonObject[] {
+  return executorStatistics(view, node).map((entry) => ({
+    ...entry,
+    status: { container_id: { value: entry.container_id } },
+  }));
+}
+
+/** `/monitor/statistics`: upstream's ResourceUsage of each running executor, without its container id. */
+export function renderMonitorStatistics(view: ClusterView, node: AgentNodeView): JsonObject[] {
+  return executorStatistics(view, node).map(({ container_id: _id, ...entry }) => entry);
 }
 
 /**

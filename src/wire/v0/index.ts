@@ -16,6 +16,7 @@ export {
   decodeQuery,
   frameworksQuery,
   jsonpQuery,
+  metricsQuery,
   slavesQuery,
   tasksQuery,
   type JsonpQuery,

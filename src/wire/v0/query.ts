@@ -129,3 +129,23 @@ function count(params: QueryParams, name: string): number | undefined {
 function defined<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
+
+/** `/metrics/snapshot`: `timeout`, a duration upstream checks (its snapshot waits at most that long; this one never waits). */
+export function metricsQuery(params: QueryParams): QueryResult<JsonpQuery> {
+  const timeout = params.get('timeout');
+  const invalid = timeout === undefined ? undefined : durationError(timeout);
+  if (invalid !== undefined) return { ok: false, error: `Invalid timeout '${timeout}': ${invalid}.` };
+  return jsonpQuery(params);
+}
+
+const DURATION_UNITS = ['ns', 'us', 'ms', 'secs', 'mins', 'hrs', 'days', 'weeks'];
+
+/** Why a text is no duration as upstream's `Duration::parse` reads one (digits and dots, then a unit). */
+function durationError(text: string): string | undefined {
+  const digits = /^[\d.]*/.exec(text)![0];
+  if (digits === text) return `Invalid duration '${text}'`;
+  if (!/^(\d+\.?\d*|\.\d+)$/.test(digits)) return `Failed to convert '${digits}' to number`;
+  const unit = text.slice(digits.length);
+  if (DURATION_UNITS.includes(unit)) return undefined;
+  return `Unknown duration unit '${unit}'; supported units are 'ns', 'us', 'ms', 'secs', 'mins', 'hrs', 'days', and 'weeks'`;
+}
