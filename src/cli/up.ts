@@ -132,11 +132,7 @@ export async function runUp(args: UpArgs): Promise<void> {
     process.exitCode = USAGE_EXIT_CODE;
     return;
   }
-  const standbys =
-    running.masterUrls.length > 1 ? ` (leader; standby masters at ${running.masterUrls.slice(1).join(', ')})` : '';
-  process.stdout.write(
-    `clustersim: master at ${running.masterUrl}${standbys} with ${running.agents.length} agent${running.agents.length === 1 ? '' : 's'}\n`,
-  );
+  process.stdout.write(readyLine(running, args['advertise-host']));
   // The ready line stays the one line on stdout; where the engine listens is a log line.
   if (running.engineSocket !== undefined)
     logger.info({ engineSocket: running.engineSocket, workDir: running.workDir }, 'container engine listening');
@@ -174,4 +170,25 @@ function clusterOptionsOf(args: UpArgs, logger: Logger): StartClusterOptions {
       process.exit(70);
     },
   };
+}
+
+/**
+ * The one line on stdout once the cluster serves: where clients go, at the
+ * advertised host (`--advertise-host`) rather than the bind address, which
+ * in a container is `0.0.0.0` and reaches nothing from outside.
+ */
+export function readyLine(
+  running: Pick<RunningCluster, 'masterUrls' | 'agents'>,
+  advertiseHost: string | undefined,
+): string {
+  const shown = (url: string): string => {
+    if (advertiseHost === undefined) return url;
+    const advertised = new URL(url);
+    advertised.hostname = advertiseHost;
+    return advertised.origin;
+  };
+  const [leader, ...others] = running.masterUrls.map(shown);
+  const standbys = others.length > 0 ? ` (leader; standby masters at ${others.join(', ')})` : '';
+  const agents = running.agents.length;
+  return `clustersim: master at ${leader}${standbys} with ${agents} agent${agents === 1 ? '' : 's'}\n`;
 }

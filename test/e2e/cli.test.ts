@@ -66,6 +66,25 @@ describe('clustersim command line', () => {
     expect((await fetch(new URL('/health', agentUrl))).status).toBe(200);
     expect(await up.stop('SIGINT')).toBe(0);
   });
+
+  it("warns of a CLUSTERSIM_* variable one slip from a flag, naming the one meant; another command's is left alone", async () => {
+    const up = await startUp(['--log-level', 'silent'], { CLUSTERSIM_AGNETS: '1', CLUSTERSIM_CONFIG: 'orch.ini' });
+    // Ignored: the default three agents start.
+    const slaves = (await (await fetch(new URL('/slaves', up.masterUrl))).json()) as { slaves: unknown[] };
+    expect(slaves.slaves).toHaveLength(3);
+    expect(await up.stop('SIGINT')).toBe(0);
+    expect(up.stderr()).toBe(
+      'clustersim: CLUSTERSIM_AGNETS names no flag, and is ignored (did you mean CLUSTERSIM_AGENTS?)\n',
+    );
+  });
+
+  it('prints the advertised address in the ready line, where clients go, not the bind address', async () => {
+    // Bound to loopback, advertised as localhost: the line names localhost, and that address serves.
+    const up = await startUp(['--agents', '0', '--log-level', 'silent', '--advertise-host', 'localhost']);
+    expect(up.masterUrl).toMatch(/^http:\/\/localhost:\d+$/);
+    expect((await fetch(new URL('/health', up.masterUrl.replace('localhost', '127.0.0.1')))).status).toBe(200);
+    expect(await up.stop('SIGINT')).toBe(0);
+  });
 });
 
 describe('the installed command', () => {
