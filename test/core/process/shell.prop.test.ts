@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { planFor } from '../../../src/core/process/behaviour.js';
 import { EventLoop } from '../../../src/core/kernel/event-loop.js';
 import { argvRefusal, ShellProcess, type ShellWorld } from '../../../src/core/process/shell.js';
+import { Sandbox, SandboxBudget } from '../../../src/core/process/sandbox.js';
 
 const WORDS = [
   'echo',
@@ -127,8 +128,10 @@ function runText(argv: readonly string[], input: readonly string[]): Ran {
     hostname: 'agent1',
     cwd: '/sandbox',
     env: { HOME: '/' },
-    files: new Map([['stdout', 'out\n']]),
+    sandbox: new Sandbox('/sandbox', new SandboxBudget(1 << 22), 1 << 20, 0),
+    wallTimeMs: () => loop.now(),
   };
+  world.sandbox.write('stdout', 'out\n', false, 0);
   let code: number | undefined;
   const process = new ShellProcess(
     world,

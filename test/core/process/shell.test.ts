@@ -11,6 +11,17 @@ import {
   ShellProcess,
   type ShellWorld,
 } from '../../../src/core/process/shell.js';
+import { Sandbox, SandboxBudget } from '../../../src/core/process/sandbox.js';
+
+const SANDBOX = '/mnt/mesos/sandbox';
+/** 2026-11-28T20:58:18Z, a Saturday. */
+const EPOCH_MS = Date.UTC(2026, 10, 28, 20, 58, 18);
+
+function sandboxWith(files: Readonly<Record<string, string>>, maxBytes = 1 << 20): Sandbox {
+  const sandbox = new Sandbox(SANDBOX, new SandboxBudget(1 << 24), maxBytes, 0);
+  for (const [path, data] of Object.entries(files)) sandbox.write(path, data, false, 0);
+  return sandbox;
+}
 
 function run(
   argv: readonly string[],
@@ -22,10 +33,8 @@ function run(
     hostname: 'agent1',
     cwd: '/mnt/mesos/sandbox',
     env: { MESOS_SANDBOX: '/mnt/mesos/sandbox', HOME: '/' },
-    files: new Map([
-      ['stdout', 'out of the task\n'],
-      ['stderr', ''],
-    ]),
+    sandbox: sandboxWith({ stdout: 'out of the task\n' }),
+    wallTimeMs: () => EPOCH_MS + loop.now(),
   };
   const out = {
     stdout: '',
@@ -169,7 +178,14 @@ describe('long scripts run in a bounded stack, or are refused as execve refuses 
       cancel: (t) => loop.cancel(t),
       schedule: (ms, label, action) => (labels.add(label), loop.schedule(ms, label, action)),
     };
-    const world: ShellWorld = { loop: timers, hostname: 'h', cwd: '/', env: {}, files: new Map() };
+    const world: ShellWorld = {
+      loop: timers,
+      hostname: 'h',
+      cwd: '/',
+      env: {},
+      sandbox: new Sandbox('/', new SandboxBudget(1 << 20), 1 << 20, 0),
+      wallTimeMs: () => loop.now(),
+    };
     let code: number | undefined;
     const script =
       "echo a | cat; true && false || sleep 0; sleep x; sleep 1; sh -c 'exit 2'; cat stdout nothing; env | cat";

@@ -174,6 +174,35 @@ describe('a task exec session', () => {
   });
 });
 
+describe('the shell of a session', () => {
+  const statusOf = async (id: string) => JSON.parse((await waitContainer(id)).body).wait_container.exit_status;
+
+  it("writes to standard error with >&2 and exits with the script's code; bash -c is the same shell", async () => {
+    const s = await session(['sh', '-c', 'echo to-stderr >&2; exit 3']);
+    await s.ended;
+    expect(s.out).toEqual({ STDOUT: '', STDERR: 'to-stderr\n' });
+    expect(await statusOf(s.id)).toBe(3 << 8);
+    const bash = await session(['bash', '-c', 'exit 10']);
+    await bash.ended;
+    expect(bash.out).toEqual({ STDOUT: '', STDERR: '' });
+    expect(await statusOf(bash.id)).toBe(10 << 8);
+  });
+
+  it("a file one session writes into the task's sandbox is read by the next", async () => {
+    const write = await session(['/bin/sh', '-c', "printf 'hello' > a.txt && echo more >> a.txt"]);
+    await write.ended;
+    expect(write.out).toEqual({ STDOUT: '', STDERR: '' });
+    expect(await statusOf(write.id)).toBe(0);
+    const read = await session(['cat', 'a.txt']);
+    await read.ended;
+    expect(read.out).toEqual({ STDOUT: 'hellomore\n', STDERR: '' });
+    const missing = await session(['sh', '-c', 'cat < nofile']);
+    await missing.ended;
+    expect(missing.out.STDERR).toBe('sh: 1: cannot open nofile: No such file\n');
+    expect(await statusOf(missing.id)).toBe(2 << 8);
+  });
+});
+
 describe('a long script in a session', () => {
   it('a pipeline of 20,000 commands (80 KB) runs and the cluster keeps serving; an argument of 128 KiB is refused with 400', async () => {
     const long = await session(['sh', '-c', `echo a${'|cat'.repeat(20_000)}`]);
