@@ -139,7 +139,8 @@ function sleep(ctx: Context, args: readonly string[], io: Io): Running {
   const arg = args[0];
   const m = /^([0-9]*\.?[0-9]+)([smhd]?)$/.exec(arg ?? '');
   if (m === null) {
-    io.error(arg === undefined ? 'sleep: missing operand\n' : `sleep: invalid time interval '${arg}'\n`);
+    const what = arg === undefined ? 'missing operand' : `invalid time interval '${arg}'`;
+    io.error(`sleep: ${what}\nTry 'sleep --help' for more information.\n`);
     return once(ctx, io, 1);
   }
   const loop = ctx.world.loop;

@@ -98,7 +98,7 @@ class Parser {
   run(): Script {
     const s = this.s;
     while (this.#i < s.length && this.#error === undefined) this.#step(s[this.#i]!);
-    if (this.#error === undefined) this.#endCommand(';', 'newline');
+    if (this.#error === undefined) this.#endCommand(';', 'end of file');
     if (this.#error === undefined) return { commands: this.#commands };
     const line = this.#error.line;
     return { commands: this.#commands.filter((c) => c.line < line), error: this.#error };
@@ -146,7 +146,8 @@ class Parser {
 
   #singleQuoted(): void {
     const close = this.s.indexOf("'", this.#i + 1);
-    const end = close < 0 ? this.s.length : close;
+    if (close < 0) return this.#fail('Unterminated quoted string');
+    const end = close;
     this.#countLines(this.#i + 1, end);
     this.#add(this.s.slice(this.#i + 1, end), true);
     this.#i = end + 1;
@@ -174,6 +175,7 @@ class Parser {
       this.#add(s.slice(i, end), true);
       i = end;
     }
+    if (i >= s.length) return this.#fail('Unterminated quoted string');
     this.#i = i + 1;
   }
 
@@ -267,7 +269,9 @@ class Parser {
     this.#endWord();
     if (this.#error !== undefined) return;
     if (this.#pending !== undefined)
-      return this.#fail(`${spelling === 'newline' ? spelling : `"${spelling}"`} unexpected`);
+      return this.#fail(
+        `${spelling === 'newline' || spelling === 'end of file' ? spelling : `"${spelling}"`} unexpected`,
+      );
     if (this.#words.length > 0 || this.#redirects !== undefined) {
       const line = this.#commandLine;
       this.#commands.push({ words: this.#words, redirects: this.#redirects ?? NO_REDIRECTS, op: this.#op, line });

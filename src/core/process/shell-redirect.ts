@@ -10,14 +10,19 @@ import { type OpenedFile, type ShellFiles, resolve } from './shell-files.js';
 
 export type Sink = (data: string) => void;
 
-/** An output file: its writes go into the sandbox until its bound stops one (ENOSPC). */
+/** An output that can fail: a file whose writes go into the sandbox until its bound stops one (ENOSPC), or a closed descriptor (EBADF). */
 export class FileSink {
   failed = false;
   readonly write: Sink;
 
-  constructor(files: ShellFiles, file: OpenedFile) {
+  constructor(
+    files: ShellFiles,
+    file: OpenedFile | undefined,
+    readonly reason = file === undefined ? 'Bad file descriptor' : 'No space left on device',
+  ) {
     this.write = (data) => {
-      if (!this.failed && !files.append(file, data)) this.failed = true;
+      if (this.failed || data === '') return;
+      if (file === undefined || !files.append(file, data)) this.failed = true;
     };
   }
 }
@@ -29,8 +34,6 @@ export interface Redirected {
   readonly input: string | undefined;
   readonly files: readonly FileSink[];
 }
-
-const closed: Sink = () => undefined;
 
 /**
  * Applies `redirects` (their targets expanded) to the command's output and
@@ -62,12 +65,16 @@ export function redirect(
       if (fd === 0) input = entry.kind === 'file' ? entry.data : '';
     } else if (target === '-') {
       if (fd === 0) input = '';
-      else fds[fd] = closed;
+      else {
+        const sink = new FileSink(files, undefined);
+        sinks.push(sink);
+        fds[fd] = sink.write;
+      }
     } else if (fd !== 0) {
       const source = fds[Number(target)];
       if (source === undefined) return { error: `${target}: Bad file descriptor` };
       fds[fd] = source;
     }
   }
-  return { out: fds[1] ?? closed, err: fds[2] ?? closed, input, files: sinks };
+  return { out: fds[1]!, err: fds[2]!, input, files: sinks };
 }

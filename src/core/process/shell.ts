@@ -270,9 +270,14 @@ export class ShellProcess {
       error: r.err,
       relay: this.relay,
       finish: (code, exits) => {
-        if (!r.files.some((f) => f.failed)) return finish(code, exits);
-        const prefix = DASH_BUILTINS.has(name) ? `sh: ${command.line}: ` : '';
-        r.err(`${prefix}${name}: write error: No space left on device\n`);
+        const failed = r.files.find((f) => f.failed);
+        if (failed === undefined) return finish(code, exits);
+        // dash's built-ins say only that the write failed; coreutils say why.
+        r.err(
+          DASH_BUILTINS.has(name)
+            ? `sh: ${command.line}: ${name}: ${name}: I/O error\n`
+            : `${name}: write error: ${failed.reason}\n`,
+        );
         finish(code === 0 ? 1 : code, exits);
       },
     };
