@@ -15,7 +15,6 @@ import {
   ignore,
   NOT_FOUND,
   once,
-  readingInput,
 } from './shell-io.js';
 import { resolve } from './shell-files.js';
 import { DATE_FORMAT, evaluateTest, formatDate, printf, backslashEscapes } from './shell-text.js';

@@ -295,8 +295,11 @@ export class ShellProcess {
 
   /** Runs a command as a process of the session (`ps` lists it while it runs). */
   #run(ctx: Context, argv: readonly string[], io: Io): Running {
+    const name = programName(argv[0]!);
+    // A shell is listed by the subshell it starts.
+    if (SHELLS.has(name)) return runCommand(ctx, argv, io);
     const session = this.#state.session;
-    const pid = session.start(programName(argv[0]!));
+    const pid = session.start(name);
     const running = runCommand(ctx, argv, {
       ...io,
       finish: (code, exits) => {

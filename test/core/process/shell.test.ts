@@ -168,6 +168,7 @@ describe('scripts give what dash (and coreutils, grep) give: stdout, stderr, exi
     ['echo a\\>b', 'a>b\n', '', 0],
     ['echo a2>x; cat x', 'a2\n', '', 0],
     ['echo 2>x a; cat x', 'a\n', '', 0],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, written as a user would
     ['echo "$X" \'$X\' ${X} $?', 'ex $X ex 0\n', '', 0],
     ['false; echo $?', '1\n', '', 0],
     ['cat a.txt | grep -F hello', 'hello\n', '', 0],
@@ -271,6 +272,7 @@ describe('scripts give what dash (and coreutils, grep) give: stdout, stderr, exi
     ['[ ]; echo $?', '1\n', '', 0],
     ['[ -f ]; echo $?', '0\n', '', 0],
     ['[ = ]; echo $?', '0\n', '', 0],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, written as a user would
     ['echo ${X}y "${X}z" "a"$X', 'exy exz aex\n', '', 0],
     ['exit 256', '', '', 0],
     ['exit 3 4', '', '', 3],
@@ -384,5 +386,146 @@ describe('long scripts run in a bounded stack, or are refused as execve refuses 
       `The command's 17 arguments take ${17 * MAX_ARGUMENT_BYTES} bytes with their NULs; at most ${MAX_ARGV_BYTES} (Argument list too long)`,
     );
     expect(argvRefusal(many.slice(1))).toBeUndefined();
+  });
+});
+
+describe('the container the shell runs in', () => {
+  it('ls lists the sandbox (its stdout and stderr too); -a adds . and ..; -l as coreutils writes it', () => {
+    expect(runCase('ls')).toMatchObject({ stdout: 'a.txt\nd\nn.txt\nstderr\nstdout\n', code: 0 });
+    expect(runCase('ls -a d')).toMatchObject({ stdout: '.\n..\nb.txt\n', code: 0 });
+    expect(runCase('ls -l')).toMatchObject({
+      stdout: [
+        'total 12',
+        '-rw-r--r-- 1 root root   24 Nov 28 20:58 a.txt',
+        'drwxr-xr-x 2 root root 4096 Nov 28 20:58 d',
+        '-rw-r--r-- 1 root root   10 Nov 28 20:58 n.txt',
+        '-rw-r--r-- 1 root root    0 Nov 28 20:58 stderr',
+        '-rw-r--r-- 1 root root    0 Nov 28 20:58 stdout',
+        '',
+      ].join('\n'),
+      code: 0,
+    });
+    expect(runCase('ls d a.txt nothing')).toMatchObject({
+      stdout: 'a.txt\n\nd:\nb.txt\n',
+      stderr: "ls: cannot access 'nothing': No such file or directory\n",
+      code: 2,
+    });
+  });
+
+  it('cd moves the shell within the sandbox for the commands after it, and a subshell starts there', () => {
+    expect(runCase('cd d; pwd; cat b.txt; sh -c pwd; cd ..; pwd')).toMatchObject({
+      stdout: `${SANDBOX}/d\nx\n${SANDBOX}/d\n${SANDBOX}\n`,
+      code: 0,
+    });
+    expect(runCase("sh -c 'cd d'; pwd").stdout).toBe(`${SANDBOX}\n`);
+  });
+
+  it('hostname, whoami and id say the container: root unless the launch names a user', () => {
+    expect(runCase('hostname; whoami; id; id -u; id -un')).toMatchObject({
+      stdout: 'agent1\nroot\nuid=0(root) gid=0(root) groups=0(root)\n0\nroot\n',
+      code: 0,
+    });
+    const loop = new EventLoop();
+    let stdout = '';
+    const world: ShellWorld = {
+      loop,
+      hostname: 'h',
+      cwd: SANDBOX,
+      env: {},
+      sandbox: sandboxWith({}),
+      wallTimeMs: () => 0,
+      user: 'nobody',
+    };
+    new ShellProcess(world, { stdout: (d) => (stdout += d), stderr: () => undefined, exit: () => undefined }, [
+      'sh',
+      '-c',
+      'whoami; id',
+    ]);
+    loop.runDue();
+    expect(stdout).toBe('nobody\nuid=65534(nobody) gid=65534(nogroup) groups=65534(nogroup)\n');
+  });
+
+  it('date is the cluster time, in UTC', () => {
+    expect(runCase('date; date +%s; date -u +%Y-%m-%dT%H:%M:%S')).toMatchObject({
+      stdout: `Sat Nov 28 20:58:18 UTC 2026\n${EPOCH_MS / 1000}\n2026-11-28T20:58:18\n`,
+      code: 0,
+    });
+    expect(runCase('sleep 59; date +%T').stdout).toBe('20:59:17\n');
+    expect(runCase('date tomorrow')).toMatchObject({ stderr: "date: invalid date 'tomorrow'\n", code: 1 });
+  });
+
+  it("ps lists the session's processes: its shells and the commands running", () => {
+    expect(runCase('ps')).toMatchObject({
+      stdout: '    PID TTY          TIME CMD\n      1 ?        00:00:00 sh\n      2 ?        00:00:00 ps\n',
+      code: 0,
+    });
+    expect(runCase("sleep 1; sh -c 'ps | cat'").stdout).toBe(
+      [
+        '    PID TTY          TIME CMD',
+        '      1 ?        00:00:00 sh',
+        '      3 ?        00:00:00 sh',
+        '      4 ?        00:00:00 cat',
+        '      5 ?        00:00:00 ps',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('env shows the environment with the variables set before a command; unknown commands are not found', () => {
+    expect(runCase('env')).toMatchObject({ stdout: `HOME=${SANDBOX}\nPATH=/usr/bin:/bin\nX=ex\n`, code: 0 });
+    expect(runCase('Y=1 env | grep Y; echo ${Y}-')).toMatchObject({ stdout: 'Y=1\n-\n', code: 0 });
+    expect(runCase('env Z=2 printenv')).toMatchObject({ stderr: 'sh: 1: printenv: not found\n', code: 127 });
+  });
+
+  it('what a script writes stays in the sandbox, with the cluster time as its mtime', () => {
+    const r = runCase("sleep 2; printf 'hello' > a.txt; echo more >> a.txt; echo e 2> logs.txt >&2");
+    expect(r).toMatchObject({ stdout: '', stderr: '', code: 0 });
+    expect(r.sandbox.stat('a.txt')).toEqual({ kind: 'file', data: 'hellomore\n', size: 10, mtimeMs: 2_000 });
+    expect(r.sandbox.read('logs.txt')).toBe('e\n');
+  });
+
+  it('a write past the sandbox bound fails as a full disk does: what fits is kept', () => {
+    const loop = new EventLoop();
+    const out = { stdout: '', stderr: '', code: -1 };
+    const world: ShellWorld = {
+      loop,
+      hostname: 'h',
+      cwd: SANDBOX,
+      env: {},
+      sandbox: sandboxWith({}, 8),
+      wallTimeMs: () => 0,
+    };
+    new ShellProcess(
+      world,
+      { stdout: (d) => (out.stdout += d), stderr: (d) => (out.stderr += d), exit: (c) => (out.code = c) },
+      ['sh', '-c', 'echo 0123456789 > big; echo $?; cat big > copy; echo $?'],
+    );
+    loop.runDue();
+    expect(out).toEqual({
+      stdout: '1\n1\n',
+      stderr: 'sh: 1: echo: echo: I/O error\ncat: write error: No space left on device\n',
+      code: 0,
+    });
+    expect(world.sandbox.read('big')).toBe('01234567');
+  });
+
+  it('sh, bash and dash with -c, at any path, nested; sh reads a script from its input or a file', () => {
+    expect(run(['/bin/bash', '-c', 'echo $0 >&2; exit 10'])).toMatchObject({ code: 10 });
+    expect(run(['dash', '-c', 'sh -c \'bash -c "exit 4"\'']).code).toBe(4);
+    expect(run(['sh'], ['echo from input; ', 'exit 6\n'])).toMatchObject({ stdout: 'from input\n', code: 6 });
+    expect(runCase("echo 'echo in a file; exit 7' > s.sh; sh s.sh")).toMatchObject({ stdout: 'in a file\n', code: 7 });
+    expect(runCase('sh nothing.sh')).toMatchObject({
+      stderr: 'sh: 0: cannot open nothing.sh: No such file\n',
+      code: 2,
+    });
+  });
+
+  it('says the line of a command that is not found, as dash does', () => {
+    expect(runCase('true\n\nnope')).toMatchObject({ stderr: 'sh: 3: nope: not found\n', code: 127 });
+    expect(runCase('echo ok\necho >')).toMatchObject({
+      stdout: 'ok\n',
+      stderr: 'sh: 2: Syntax error: end of file unexpected\n',
+      code: 2,
+    });
   });
 });
