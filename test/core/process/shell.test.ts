@@ -12,6 +12,8 @@ import {
   type ShellWorld,
 } from '../../../src/core/process/shell.js';
 import { Sandbox, SandboxBudget } from '../../../src/core/process/sandbox.js';
+import { COMMAND_NAMES } from '../../../src/core/process/shell-commands.js';
+import { readFileSync } from 'node:fs';
 
 const SANDBOX = '/mnt/mesos/sandbox';
 /** 2026-11-28T20:58:18Z, a Saturday. */
@@ -527,5 +529,20 @@ describe('the container the shell runs in', () => {
       stderr: 'sh: 2: Syntax error: end of file unexpected\n',
       code: 2,
     });
+  });
+});
+
+describe('the list of commands', () => {
+  it('docs/agent-api.md and the header of shell.ts name every command', () => {
+    const page = readFileSync(new URL('../../../docs/agent-api.md', import.meta.url), 'utf8');
+    const section = page.slice(
+      page.indexOf('## The shell in a simulated container'),
+      page.indexOf('## Containers and cgroups'),
+    );
+    const header = readFileSync(new URL('../../../src/core/process/shell.ts', import.meta.url), 'utf8').split('*/')[0]!;
+    for (const name of COMMAND_NAMES) {
+      expect(section, name).toMatch(new RegExp(`\`${name.replace('[', '\\[')}[ \`]`));
+      expect(header, name).toMatch(new RegExp(`(^|[ /])${name.replace('[', '\\[')}( |$)`, 'm'));
+    }
   });
 });
