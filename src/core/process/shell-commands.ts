@@ -22,6 +22,7 @@ import { grep, head, listing, tail, wc } from './shell-tools.js';
 
 /** The program a word names: `/bin/cat` is `cat`; other paths name nothing here. */
 export function programName(word: string): string {
+  if (word[0] !== '/') return word;
   const m = /^\/(usr\/)?(local\/)?s?bin\/([^/]+)$/.exec(word);
   return m === null ? word : m[3]!;
 }

@@ -121,6 +121,9 @@ export class ShellProcess {
   #inputClosed = false;
   readonly #files: ShellFiles;
   readonly #state: ShellState;
+  /** What its commands are given, while no assignment adds to their environment. */
+  readonly #ctx: Context;
+  readonly #error = (data: string): void => this.out.stderr(data);
   /** Its pid in the session when it is a shell (`ps`). */
   readonly #pid: number | undefined;
 
@@ -144,6 +147,14 @@ export class ShellProcess {
       session,
     };
     this.#pid = isShell ? session.start(name) : undefined;
+    const state = this.#state;
+    this.#ctx = {
+      world,
+      files: this.#files,
+      state,
+      env: state.vars,
+      subshell: (a, io) => this.#subshell(a, io, state.vars),
+    };
     const script: Script = isShell
       ? parse(argv[2] ?? '')
       : { commands: [{ words: argv, redirects: [], op: ';', line: 1 }] };
@@ -238,25 +249,19 @@ export class ShellProcess {
     const state = this.#state;
     state.line = command.line;
     const words = this.#expand(command.words);
-    let env: ReadonlyMap<string, string> = state.vars;
-    let first = 0;
-    while (first < words.length && ASSIGNMENT.test(words[first]!)) first++;
-    if (first > 0) {
+    let ctx = this.#ctx;
+    let argv = words;
+    if (words.length > 0 && ASSIGNMENT.test(words[0]!)) {
+      let first = 0;
+      while (first < words.length && ASSIGNMENT.test(words[first]!)) first++;
       const vars = first === words.length ? state.vars : new Map(state.vars);
       for (const word of words.slice(0, first))
         vars.set(word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1));
-      env = vars;
+      if (vars !== state.vars) ctx = { ...ctx, env: vars, subshell: (a, io) => this.#subshell(a, io, vars) };
+      argv = words.slice(first);
     }
-    const argv = words.slice(first);
-    const error = (d: string) => this.out.stderr(d);
+    const error = this.#error;
     const base: Io = { write, error, finish, relay: this.relay };
-    const ctx: Context = {
-      world: this.world,
-      files: this.#files,
-      state,
-      env,
-      subshell: (a, io) => this.#subshell(a, io, env),
-    };
     if (command.redirects.length === 0) return argv.length === 0 ? once(ctx, base, 0) : this.#run(ctx, argv, base);
     const targets = command.redirects.map((r) => this.#expandOne(r.target));
     const r = redirect(command.redirects, targets, { out: write, err: error }, this.#files, state.cwd);
@@ -300,21 +305,13 @@ export class ShellProcess {
     if (SHELLS.has(name)) return runCommand(ctx, argv, io);
     const session = this.#state.session;
     const pid = session.start(name);
-    const running = runCommand(ctx, argv, {
-      ...io,
-      finish: (code, exits) => {
-        session.end(pid);
-        io.finish(code, exits);
-      },
-    });
-    return {
-      input: (d) => running.input(d),
-      endOfInput: () => running.endOfInput(),
-      kill: () => {
-        session.end(pid);
-        running.kill();
-      },
+    const finish = io.finish;
+    const ended = (code: number, exits: boolean) => {
+      session.end(pid);
+      finish(code, exits);
     };
+    // A command killed is one of a shell killed whole: the session's list goes with it.
+    return runCommand(ctx, argv, { write: io.write, error: io.error, relay: io.relay, finish: ended });
   }
 
   /** `sh -c SCRIPT`: a shell of its own, whose `exit` ends only itself; it starts where this one is. */
@@ -326,7 +323,8 @@ export class ShellProcess {
   }
 
   /** Words with their `$` expansions; an unquoted one splits at blanks, and vanishes when empty. */
-  #expand(words: readonly Word[]): string[] {
+  #expand(words: readonly Word[]): readonly string[] {
+    if (words.every((w) => typeof w === 'string')) return words as readonly string[];
     const out: string[] = [];
     for (const word of words) {
       if (typeof word === 'string') out.push(word);
