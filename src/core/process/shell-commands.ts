@@ -18,7 +18,7 @@ import {
 } from './shell-io.js';
 import { resolve } from './shell-files.js';
 import { DATE_FORMAT, evaluateTest, formatDate, printf, backslashEscapes } from './shell-text.js';
-import { grep, head, listing, tail, wc } from './shell-tools.js';
+import { grep, head, listing, mkdir, tail, touch, wc } from './shell-tools.js';
 
 /** The program a word names: `/bin/cat` is `cat`; other paths name nothing here. */
 export function programName(word: string): string {
@@ -152,35 +152,13 @@ function sleep(ctx: Context, args: readonly string[], io: Io): Running {
 /** `sh -c SCRIPT` (or bash, dash, with any path); `sh FILE` runs a script of the sandbox. */
 function shell(ctx: Context, args: readonly string[], io: Io): Running {
   if (args[0] === '-c') return ctx.subshell(['sh', ...args], io);
-  if (args[0] === undefined || args[0] === '-s') return scriptFromInput(ctx, io);
+  if (args[0] === undefined || args[0] === '-s') return ctx.subshell(['sh', ...args], io);
   const script = ctx.files.read(resolve(ctx.state.cwd, args[0]));
   if (script === undefined) {
     io.error(`sh: 0: cannot open ${args[0]}: No such file\n`);
     return once(ctx, io, 2);
   }
   return ctx.subshell(['sh', '-c', script], io);
-}
-
-/** `sh` with no script reads one from its input, and runs it when its input ends. */
-function scriptFromInput(ctx: Context, io: Io): Running {
-  let script = '';
-  let ended = false;
-  let child: Running | undefined;
-  return {
-    input: (data) => {
-      if (!ended) script += data;
-    },
-    endOfInput: () => {
-      if (ended) return;
-      ended = true;
-      child = ctx.subshell(['sh', '-c', script], io);
-      child.endOfInput();
-    },
-    kill: () => {
-      ended = true;
-      child?.kill();
-    },
-  };
 }
 
 /** Known users' ids; any other user has 1000. */
@@ -274,6 +252,8 @@ const COMMANDS = new Map<string, Builtin>([
   ['tail', tail],
   ['wc', wc],
   ['grep', grep],
+  ['mkdir', mkdir],
+  ['touch', touch],
 ]);
 
 /** The names of the commands, for the documentation's list and its test. */

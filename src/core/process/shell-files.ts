@@ -78,6 +78,12 @@ export class ShellFiles {
     return written === undefined || written.full ? 'No space left on device' : { key };
   }
 
+  /** Makes a directory (and its parents) in the sandbox; false outside it or where a file is in the way. */
+  mkdir(abs: string): boolean {
+    const key = this.#key(abs);
+    return key !== undefined && this.sandbox.mkdir(key, this.nowMs());
+  }
+
   /** Appends to an opened file; false when the sandbox's bound stopped it (ENOSPC). */
   append(file: OpenedFile, data: string): boolean {
     if (file.key === undefined || data === '') return true;

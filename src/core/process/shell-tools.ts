@@ -4,7 +4,7 @@
  * sandbox or their standard input.
  */
 import { type Builtin, type Context, type Io, type Running, once, readingInput } from './shell-io.js';
-import { resolve } from './shell-files.js';
+import { dirname, resolve } from './shell-files.js';
 import type { SandboxEntry } from './sandbox.js';
 import {
   type Counts,
@@ -260,3 +260,54 @@ function lsTime(ms: number, now: number): string {
   const two = (n: number) => String(n).padStart(2, '0');
   return recent ? `${day} ${two(d.hours)}:${two(d.minutes)}` : `${day}  ${d.year}`;
 }
+
+/** mkdir [-p] DIR...: directories of the sandbox (-p: with their parents, and no complaint when one exists). */
+export const mkdir: Builtin = (ctx, args, io) => {
+  const parsed = options(args, 'p', '');
+  if ('bad' in parsed) return badOption(ctx, io, 'mkdir', parsed.bad, 1);
+  const parents = parsed.set.has('p');
+  if (parsed.operands.length === 0) {
+    io.error("mkdir: missing operand\nTry 'mkdir --help' for more information.\n");
+    return once(ctx, io, 1);
+  }
+  let code = 0;
+  for (const name of parsed.operands) {
+    const abs = resolve(ctx.state.cwd, name);
+    const why = makeDirectory(ctx, abs, parents);
+    if (why !== undefined) {
+      io.error(`mkdir: cannot create directory '${name}': ${why}\n`);
+      code = 1;
+    }
+  }
+  return once(ctx, io, code);
+};
+
+function makeDirectory(ctx: Context, abs: string, parents: boolean): string | undefined {
+  const files = ctx.files;
+  const entry = files.stat(abs);
+  if (entry !== undefined) return parents && entry.kind === 'directory' ? undefined : 'File exists';
+  const parent = files.stat(dirname(abs));
+  if (!parents && parent === undefined) return 'No such file or directory';
+  if (parent?.kind === 'file') return 'Not a directory';
+  return files.mkdir(abs) ? undefined : 'Read-only file system';
+}
+
+/** touch FILE...: files of the sandbox, made when they are not there. */
+export const touch: Builtin = (ctx, args, io) => {
+  if (args.length === 0) {
+    io.error("touch: missing file operand\nTry 'touch --help' for more information.\n");
+    return once(ctx, io, 1);
+  }
+  let code = 0;
+  for (const name of args) {
+    const opened = ctx.files.open(resolve(ctx.state.cwd, name), true);
+    if (typeof opened === 'string') {
+      const why = opened === 'Directory nonexistent' ? 'No such file or directory' : opened;
+      if (opened !== 'Is a directory') {
+        io.error(`touch: cannot touch '${name}': ${why}\n`);
+        code = 1;
+      }
+    }
+  }
+  return once(ctx, io, code);
+};

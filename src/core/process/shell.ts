@@ -24,11 +24,13 @@
  *   wc [-l] [-w] [-c]      lines, words and bytes
  *   grep [-FEvcinqhHs] [-e] PATTERN [FILE...]
  *                          the lines that match; 1 when none, 2 on an error
+ *   mkdir [-p] DIR...      directories of the sandbox
+ *   touch FILE...          files of the sandbox, made empty when they are not there
  *   ps                     the session's processes: its shells and the commands they run
  *   date [-u] [+FORMAT]    the cluster's time, in UTC (`date +%s` the seconds)
  *   exit [N]               ends the script with N (the last code when none)
- *   sh / bash / dash       -c SCRIPT; a FILE of the sandbox; with neither, the script
- *                          its input holds, run when that input ends
+ *   sh / bash / dash       -c SCRIPT; a FILE of the sandbox; with neither (or -s), the
+ *                          script its input holds, each line as it comes
  *
  * Redirections `>`, `>>`, `<`, `2>`, `2>>`, `>&2`, `1>&2`, `2>&1`, `>&-`
  * write to files of the sandbox (`/dev/null` too) or read them; a file
@@ -126,6 +128,12 @@ export class ShellProcess {
   readonly #error = (data: string): void => this.out.stderr(data);
   /** Its pid in the session when it is a shell (`ps`). */
   readonly #pid: number | undefined;
+  /** A shell that reads its script from its input (`sh`, `sh -s`): what it has read and not run, and whether it waits for more. */
+  readonly #reading: { buffer: string; idle: boolean } | undefined;
+  /** Lines of the script run before the present piece (a script read from the input comes in pieces). */
+  #lineOffset = 0;
+  /** The lines of the input run so far. */
+  #linesRead = 0;
 
   /** `relay`: a subshell's is its parent's, since they share the stack; `inherited`: what it takes from its parent. */
   constructor(
@@ -137,6 +145,7 @@ export class ShellProcess {
   ) {
     const name = programName(argv[0] ?? '');
     const isShell = SHELLS.has(name) && argv[1] === '-c';
+    const reads = SHELLS.has(name) && (argv.length === 1 || (argv.length === 2 && argv[1] === '-s'));
     this.#files = inherited?.files ?? new ShellFiles(world.sandbox, () => world.loop.now());
     const session = inherited?.session ?? new Session();
     this.#state = {
@@ -146,7 +155,7 @@ export class ShellProcess {
       line: 1,
       session,
     };
-    this.#pid = isShell ? session.start(name) : undefined;
+    this.#pid = isShell || reads ? session.start(name) : undefined;
     const state = this.#state;
     this.#ctx = {
       world,
@@ -155,6 +164,10 @@ export class ShellProcess {
       env: state.vars,
       subshell: (a, io) => this.#subshell(a, io, state.vars),
     };
+    if (reads) {
+      this.#reading = { buffer: '', idle: true };
+      return;
+    }
     const script: Script = isShell
       ? parse(argv[2] ?? '')
       : { commands: [{ words: argv, redirects: [], op: ';', line: 1 }] };
@@ -167,14 +180,18 @@ export class ShellProcess {
 
   /** Standard input for the first command of the running pipeline. */
   write(data: string): void {
-    if (!this.#done && !this.#inputClosed) this.#stages[0]?.input(data);
+    if (this.#done || this.#inputClosed) return;
+    if (this.#reading === undefined) return this.#stages[0]?.input(data);
+    this.#reading.buffer += data;
+    this.#readScript();
   }
 
   /** End of standard input. */
   close(): void {
     if (this.#inputClosed) return;
     this.#inputClosed = true;
-    if (!this.#done) this.#stages[0]?.endOfInput();
+    if (this.#reading !== undefined) this.#readScript();
+    else if (!this.#done) this.#stages[0]?.endOfInput();
   }
 
   /** Ends it with signal `signal` (a wait status of the signal number). */
@@ -199,9 +216,14 @@ export class ShellProcess {
       break;
     }
     if (start >= commands.length) {
-      if (script.error === undefined) return this.#end(code);
-      this.out.stderr(`sh: ${script.error.line}: ${script.error.message}\n`);
-      return this.#end(2);
+      if (script.error !== undefined) {
+        this.out.stderr(`sh: ${script.error.line + this.#lineOffset}: ${script.error.message}\n`);
+        return this.#end(2);
+      }
+      if (this.#reading === undefined) return this.#end(code);
+      this.#state.lastCode = code;
+      this.#reading.idle = true;
+      return this.#readScript();
     }
     this.#state.lastCode = code;
     const end = endOfPipeline(commands, start);
@@ -234,7 +256,31 @@ export class ShellProcess {
       stages[i] = this.#start(commands[i]!, write, (code, exits) => finished(i, code, exits));
     }
     this.#stages = stages;
-    if (this.#inputClosed) stages[0]?.endOfInput();
+    // A shell reading its script from its input leaves none to its commands.
+    if (this.#inputClosed || this.#reading !== undefined) stages[0]?.endOfInput();
+  }
+
+  /**
+   * Runs the whole lines read so far (all that is left, at the end of the
+   * input) when the shell is idle; a quote still open waits for its end.
+   * At the end of the input with nothing left, the shell exits with the last code.
+   */
+  #readScript(): void {
+    const reading = this.#reading!;
+    if (this.#done || !reading.idle) return;
+    const end = this.#inputClosed ? reading.buffer.length : reading.buffer.lastIndexOf('\n') + 1;
+    if (end === 0) {
+      if (this.#inputClosed) this.#end(this.#state.lastCode);
+      return;
+    }
+    const text = reading.buffer.slice(0, end);
+    const script = parse(text);
+    if (!this.#inputClosed && script.error?.message === 'Syntax error: Unterminated quoted string') return;
+    reading.buffer = reading.buffer.slice(end);
+    reading.idle = false;
+    this.#lineOffset = this.#linesRead;
+    this.#linesRead += countLines(text);
+    this.#runFrom(script, 0, this.#state.lastCode);
   }
 
   #end(code: number): void {
@@ -247,7 +293,7 @@ export class ShellProcess {
   /** Starts a command: its words expanded, its assignments made, its redirections applied. */
   #start(command: Command, write: (data: string) => void, finish: (code: number, exits: boolean) => void): Running {
     const state = this.#state;
-    state.line = command.line;
+    state.line = command.line + this.#lineOffset;
     const words = this.#expand(command.words);
     let ctx = this.#ctx;
     let argv = words;
@@ -266,7 +312,7 @@ export class ShellProcess {
     const targets = command.redirects.map((r) => this.#expandOne(r.target));
     const r = redirect(command.redirects, targets, { out: write, err: error }, this.#files, state.cwd);
     if ('error' in r) {
-      error(`sh: ${command.line}: ${r.error}\n`);
+      error(`sh: ${state.line}: ${r.error}\n`);
       return once(ctx, base, 2);
     }
     const name = programName(argv[0] ?? '');
@@ -280,7 +326,7 @@ export class ShellProcess {
         // dash's built-ins say only that the write failed; coreutils say why.
         r.err(
           DASH_BUILTINS.has(name)
-            ? `sh: ${command.line}: ${name}: ${name}: I/O error\n`
+            ? `sh: ${state.line}: ${name}: ${name}: I/O error\n`
             : `${name}: write error: ${failed.reason}\n`,
         );
         finish(code === 0 ? 1 : code, exits);
@@ -345,6 +391,12 @@ export class ShellProcess {
     }
     return text;
   }
+}
+
+function countLines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) n++;
+  return n;
 }
 
 /** The index after the pipeline that starts at `start`. */

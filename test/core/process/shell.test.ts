@@ -287,6 +287,13 @@ describe('scripts give what dash (and coreutils, grep) give: stdout, stderr, exi
     ['echo x 3>three.txt >&3; cat three.txt', 'x\n', '', 0],
     ['echo "a\\"b" \'c\\d\' e\\ f', 'a"b c\\d e f\n', '', 0],
     ['printf \'%s\\n\' "a b" c', 'a b\nc\n', '', 0],
+    ['mkdir -p a/b/c; cd a/b; pwd', '/mnt/mesos/sandbox/a/b\n', '', 0],
+    ['mkdir q/r; echo $?', '1\n', "mkdir: cannot create directory 'q/r': No such file or directory\n", 0],
+    ['mkdir a.txt/x; echo $?', '1\n', "mkdir: cannot create directory 'a.txt/x': Not a directory\n", 0],
+    ['mkdir; echo $?', '1\n', "mkdir: missing operand\nTry 'mkdir --help' for more information.\n", 0],
+    ['touch t; cat t; touch a.txt; cat a.txt', 'hello\nworld\nHello again\n', '', 0],
+    ['touch nodir/x; echo $?', '1\n', "touch: cannot touch 'nodir/x': No such file or directory\n", 0],
+    ['touch d; echo $?', '0\n', '', 0],
   ] as const)('%j', (script, stdout, stderr, code) => {
     expect(runCase(script)).toMatchObject({ stdout, stderr, code });
   });
@@ -521,6 +528,21 @@ describe('the container the shell runs in', () => {
       stderr: 'sh: 0: cannot open nothing.sh: No such file\n',
       code: 2,
     });
+  });
+
+  it('sh with no script runs its input line by line as it comes, keeping its directory and variables', () => {
+    const r = run(
+      ['bash'],
+      ['echo one\n', 'mkd', 'ir d\n', 'cd d; V=x\n', 'echo "$V \'a\n', 'b\'"; pwd\n', 'nope\n', 'false\n'],
+    );
+    expect(r).toMatchObject({
+      stdout: `one\nx 'a\nb'\n${SANDBOX}/d\n`,
+      stderr: 'sh: 6: nope: not found\n',
+      code: 1,
+    });
+    // Each line runs as soon as it is whole.
+    const s = run(['sh', '-s'], ['echo typed\n', 'echo no newline yet']);
+    expect(s).toMatchObject({ stdout: 'typed\nno newline yet\n', code: 0 });
   });
 
   it('says the line of a command that is not found, as dash does', () => {
