@@ -49,13 +49,13 @@ interface Session {
 }
 
 /** LAUNCH_NESTED_CONTAINER_SESSION with a command as real clients send it (shell false, argv). */
-async function session(argv: readonly string[], headers: Record<string, string> = {}): Promise<Session> {
+async function session(argv: readonly string[], headers: Record<string, string> = {}, user?: string): Promise<Session> {
   const id = randomUUID();
   const body = JSON.stringify({
     type: 'LAUNCH_NESTED_CONTAINER_SESSION',
     launch_nested_container_session: {
       container_id: { parent: { value: parent }, value: id },
-      command: { shell: false, value: argv[0], arguments: argv },
+      command: { shell: false, value: argv[0], arguments: argv, ...(user === undefined ? {} : { user }) },
     },
   });
   const out = { STDOUT: '', STDERR: '' };
@@ -200,6 +200,36 @@ describe('the shell of a session', () => {
     await missing.ended;
     expect(missing.out.STDERR).toBe('sh: 1: cannot open nofile: No such file\n');
     expect(await statusOf(missing.id)).toBe(2 << 8);
+  });
+
+  it("runs as the command's user, root when it names none", async () => {
+    const named = await session(['whoami'], {}, 'nobody');
+    await named.ended;
+    expect(named.out.STDOUT).toBe('nobody\n');
+    const root = await session(['id', '-un']);
+    await root.ended;
+    expect(root.out.STDOUT).toBe('root\n');
+  });
+
+  it('bash with no script runs each line typed into it as it comes', async () => {
+    const bash = await session(['bash']);
+    const req = http.request(api(), {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/recordio',
+        'message-content-type': 'application/json',
+        accept: 'application/json',
+        'transfer-encoding': 'chunked',
+      },
+    });
+    req.on('response', (res) => res.resume());
+    req.write(containerIdRecord(bash.id));
+    req.write(stdin('cd /; pwd\n'));
+    for (let i = 0; i < 100 && bash.out.STDOUT === ''; i++) await tick(10);
+    expect(bash.out.STDOUT).toBe('/\n');
+    req.end(stdin('exit 4\n'));
+    await bash.ended;
+    expect(await statusOf(bash.id)).toBe(4 << 8);
   });
 });
 
