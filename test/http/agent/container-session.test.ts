@@ -99,6 +99,18 @@ const stdin = (text: string) =>
     process_io: { type: 'DATA', data: { type: 'STDIN', data: Buffer.from(text).toString('base64') } },
   });
 
+/** ATTACH_CONTAINER_INPUT as a chunked stream: its records are written as they are typed. */
+const inputStream = () =>
+  http.request(api(), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/recordio',
+      'message-content-type': 'application/json',
+      accept: 'application/json',
+      'transfer-encoding': 'chunked',
+    },
+  });
+
 describe('a task exec session', () => {
   it('runs a command in the task container and streams its output; WAIT_CONTAINER gives its status', async () => {
     const s = await session(['echo', 'hello']);
@@ -136,15 +148,7 @@ describe('a task exec session', () => {
         })
       ).status,
     ).toBe(200);
-    const req = http.request(api(), {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/recordio',
-        'message-content-type': 'application/json',
-        accept: 'application/json',
-        'transfer-encoding': 'chunked',
-      },
-    });
+    const req = inputStream();
     const answered = new Promise<number>((resolve) =>
       req.on('response', (res) => (res.resume(), resolve(res.statusCode ?? 0))),
     );
@@ -213,15 +217,7 @@ describe('the shell of a session', () => {
 
   it('bash with no script runs each line typed into it as it comes', async () => {
     const bash = await session(['bash']);
-    const req = http.request(api(), {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/recordio',
-        'message-content-type': 'application/json',
-        accept: 'application/json',
-        'transfer-encoding': 'chunked',
-      },
-    });
+    const req = inputStream();
     req.on('response', (res) => res.resume());
     req.write(containerIdRecord(bash.id));
     req.write(stdin('cd /; pwd\n'));
