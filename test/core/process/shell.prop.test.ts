@@ -1,8 +1,8 @@
 /**
  * Property test of the small shell over generated text: words, quotes
  * (closed or not), pipes, `&&`, `||`, `;`, newlines, parentheses, braces,
- * redirections, `$` variables, `sh -c` nested through quoting, and very
- * long chains of any of these. Every input either runs (to an exit code
+ * redirections of every form, `$` variables, the commands of the shell,
+ * `sh -c` nested through quoting, and very long chains of any of these. Every input either runs (to an exit code
  * in 0-255, or a sleep still under way) or is refused with a one-line
  * reason before it starts; nothing throws, the event loop's guard
  * included. A task's command of the same text is planned without throwing.
@@ -35,6 +35,31 @@ const WORDS = [
   'stdout',
   'nothing',
   'frobnicate',
+  'bash',
+  'printf',
+  '%d',
+  '%s\\n',
+  'grep',
+  '-v',
+  'head',
+  'tail',
+  '-n',
+  'wc',
+  'test',
+  '[',
+  ']',
+  '-f',
+  'cd',
+  '..',
+  '/',
+  'mkdir',
+  '-p',
+  'touch',
+  'a/b',
+  'ps',
+  'date',
+  'id',
+  'whoami',
   '0',
   '1',
   '0.5',
@@ -58,6 +83,16 @@ const OPERATORS = [
   '>',
   '>>',
   '2>&1',
+  '2>',
+  '2>>',
+  '>&2',
+  '1>&2',
+  '>&-',
+  '<&',
+  '>|',
+  '<>',
+  '<<',
+  '$?',
   '$X',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, written as a user would
   '${HOME}',
