@@ -110,7 +110,10 @@ class Parser {
     if (c === "'") return this.#singleQuoted();
     if (c === '"') return this.#doubleQuoted();
     if (c === '\\') return this.#escaped(next);
-    if (c === '$') return this.#dollar(this.#i + 1);
+    if (c === '$') {
+      this.#i = this.#variable(this.#i + 1);
+      return;
+    }
     if (c === '>' || c === '<') return this.#redirect(c, next);
     if (c === '#' && !this.#inWord) {
       const end = s.indexOf('\n', this.#i);
@@ -184,10 +187,6 @@ class Parser {
     else if (next !== '\n') this.#add(next, true);
     else this.#line++;
     this.#i += 2;
-  }
-
-  #dollar(at: number): void {
-    this.#i = this.#variable(at);
   }
 
   /** After a `$` at `at - 1`: the variable it names, or a plain `$`; answers where the text goes on. */
