@@ -110,7 +110,12 @@ function launchOf(
       ? [...command.arguments!]
       : [command.value ?? ''];
   const user = typeof command.user === 'string' ? { user: command.user } : {};
-  return { kind: 'launch', launch: { containerId: id.value, parentId: id.parent.value, argv, tty }, session, ...user };
+  return {
+    kind: 'launch',
+    launch: { containerId: id.value, parentId: id.parent.value, argv, tty, ...user },
+    session,
+    ...user,
+  };
 }
 
 /** The answer to WAIT_CONTAINER (or the deprecated WAIT_NESTED_CONTAINER). */

@@ -98,6 +98,25 @@ describe('clustersim task', () => {
     ).toMatchObject({ code: 0, stdout: 'typed\nlines\n' });
   }, 60_000);
 
+  it("exec runs a shell as dash behaves: stderr, bash -c's code, and files that stay in the task's sandbox", async () => {
+    const exec = (args: readonly string[], input?: string) =>
+      cli(
+        ['task', 'exec', ...(input === undefined ? [] : ['-i']), '--master', up.masterUrl, 'server', '--', ...args],
+        input,
+      );
+    expect(await exec(['sh', '-c', 'echo to-stderr >&2; exit 3'])).toMatchObject({
+      code: 3,
+      stdout: '',
+      stderr: 'to-stderr\n',
+    });
+    expect((await exec(['bash', '-c', 'exit 10'])).code).toBe(10);
+    expect(await exec(['bash'], "printf 'hello' > a.txt\ncat a.txt; exit 5\n")).toMatchObject({
+      code: 5,
+      stdout: 'hello',
+    });
+    expect(await exec(['cat', 'a.txt'])).toMatchObject({ code: 0, stdout: 'hello' });
+  }, 60_000);
+
   it('exec says so when the task is not running', async () => {
     const res = await cli(['task', 'exec', '--master', up.masterUrl, 'nothing', '--', 'true']);
     expect(res.code).toBe(1);

@@ -18,6 +18,7 @@
  *             running --exit (tasks done, or destroyed)--> terminated
  */
 import { planFor, type TaskPlan } from '../process/behaviour.js';
+import { DEFAULT_SANDBOX_BYTES, DEFAULT_SANDBOXES_BYTES, Sandbox, SandboxBudget } from '../process/sandbox.js';
 import { wallTimeMs, type SimContext } from '../network/context.js';
 import type { TimerId } from '../kernel/event-loop.js';
 import type { AgentToExecutor, Message, SimNode } from '../model/messages.js';
@@ -91,16 +92,26 @@ export interface ExecutorIdentity {
   readonly engine?: boolean;
 }
 
-/** What every executor record has: who it is, and its node id on the network (`executor:<containerId>`). */
+/** What the sandboxes of executors hold together. */
+const SANDBOXES = new SandboxBudget(DEFAULT_SANDBOXES_BYTES);
+
+/** What every executor record has: who it is, its node id on the network (`executor:<containerId>`) and its sandbox. */
 export abstract class ExecutorIdentified<T extends { readonly state: TaskState }> {
   readonly nodeId: string;
+  /** Its container's sandbox, where upstream's agent puts it. */
+  readonly sandbox: Sandbox;
   /** Its tasks by id, in launch order (mostly one: a small map). */
   readonly tasks = new SmallMap<string, T>();
   /** Its wait(2) status, once its agent has seen it exit. */
   exitStatus: number | undefined;
 
-  constructor(readonly id: ExecutorIdentity) {
+  constructor(
+    readonly id: ExecutorIdentity,
+    nowMs = 0,
+  ) {
     this.nodeId = `executor:${id.containerId}`;
+    const path = `/var/lib/mesos/slaves/${id.agentId}/frameworks/${id.frameworkId}/executors/${id.executorId}/runs/${id.containerId}`;
+    this.sandbox = new Sandbox(path, SANDBOXES, DEFAULT_SANDBOX_BYTES, nowMs);
   }
 
   get executorId(): string {
@@ -143,7 +154,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     private readonly host: ExecutorHost,
     id: ExecutorIdentity,
   ) {
-    super(id);
+    super(id, ctx.loop.now());
     this.#rng = ctx.rng.stream(`executor/${id.containerId}`);
   }
 

@@ -15,6 +15,8 @@ import { fail, ok, type Outcome } from '../model/errors.js';
 import type { ContainerTermination } from '../model/executor-api.js';
 import type { Outbox } from '../network/outbox.js';
 import { argvRefusal, ShellProcess, type ShellWorld } from '../process/shell.js';
+import type { Sandbox } from '../process/sandbox.js';
+import { wallTimeMs } from '../network/context.js';
 
 export interface NestedLaunch {
   readonly containerId: string;
@@ -22,6 +24,8 @@ export interface NestedLaunch {
   readonly argv: readonly string[];
   /** Upstream's TTY: one merged output stream. */
   readonly tty: boolean;
+  /** The user it runs as (`CommandInfo.user`); root when none is given. */
+  readonly user?: string;
   /**
    * Run by a process outside the core (an engine exec, through the agent's
    * helper): no shell here; its output goes straight to the session's
@@ -34,7 +38,8 @@ export interface NestedLaunch {
 export interface ParentContainer {
   readonly containerId: string;
   readonly hostname: string;
-  readonly sandbox: string;
+  /** Its sandbox, which its nested containers share: what one writes, the next reads. */
+  readonly sandbox: Sandbox;
   readonly env: Readonly<Record<string, string>>;
 }
 
@@ -105,15 +110,15 @@ export class NestedContainers {
     if (refusal !== undefined) return fail('INVALID', refusal);
     if (this.#containers.has(launch.containerId))
       return fail('CONFLICT', `Container ${launch.containerId} already exists`);
+    const ctx = this.ctx;
     const world: ShellWorld = {
-      loop: this.ctx.loop,
+      loop: ctx.loop,
       hostname: parent.hostname,
-      cwd: parent.sandbox,
-      env: { ...parent.env, MESOS_SANDBOX: parent.sandbox, MESOS_CONTAINER_ID: launch.containerId },
-      files: new Map([
-        ['stdout', ''],
-        ['stderr', ''],
-      ]),
+      cwd: parent.sandbox.path,
+      env: { ...parent.env, MESOS_SANDBOX: parent.sandbox.path, MESOS_CONTAINER_ID: launch.containerId },
+      sandbox: parent.sandbox,
+      wallTimeMs: () => wallTimeMs(ctx),
+      ...(launch.user === undefined ? {} : { user: launch.user }),
     };
     const id = launch.containerId;
     // In the map before it starts: a command may write at once.
@@ -271,6 +276,7 @@ interface HostExecutor {
   readonly frameworkId: string;
   readonly executorId: string;
   readonly exitStatus: number | undefined;
+  readonly sandbox: Sandbox;
 }
 
 /** What of an agent its nested containers need. */
@@ -284,7 +290,7 @@ export interface ContainerHost {
 export function parentContainer(agent: ContainerHost, parentId: string): Outcome<ParentContainer> {
   const parent = agent.executors().find((e) => e.alive && e.containerId === parentId);
   if (parent === undefined) return fail('NOT_FOUND', `Container ${parentId} cannot be found`);
-  const sandbox = `/var/lib/mesos/slaves/${agent.config.id}/frameworks/${parent.frameworkId}/executors/${parent.executorId}/runs/${parent.containerId}`;
+  const sandbox = parent.sandbox;
   const env = { HOSTNAME: agent.config.hostname, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
   return ok({ containerId: parent.containerId, hostname: agent.config.hostname, sandbox, env });
 }

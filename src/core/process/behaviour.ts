@@ -6,13 +6,17 @@
  *   exit N        ends the script with code N
  *   true / :      code 0          false    code 1
  *   echo ...      code 0, the text is the task's output
+ *   printf F ...  code 0 (1 when an argument is not a number), the formatted text is its output
+ *   > >> 2> >&2 2>&1   redirections: the output goes to a file of the sandbox, or to stderr
  *   trap '' TERM  the task ignores SIGTERM: a kill waits out its grace period (also SIGTERM, 15)
  *   a; b  a && b  a || b          sequencing with shell semantics
  *   anything else                 runs until killed
  *
- * The plan is data: how long the task runs and how it ends.
+ * The plan is data: how long the task runs, how it ends, and what it
+ * writes into its sandbox (its stdout and stderr, and files).
  */
-import { parse as parseScript } from './shell.js';
+import { type Redirect, parse as parseScript, wordText } from './shell-parse.js';
+import { printf } from './shell-text.js';
 import type { CommandSpec } from '../model/types.js';
 import type { SandboxWrite } from './sandbox.js';
 
@@ -29,6 +33,7 @@ export type TaskPlan = (
 interface Step {
   readonly op: ';' | '&&' | '||';
   readonly words: readonly string[];
+  readonly redirects: readonly Redirect[];
 }
 
 /** A command that is not given: the task runs until killed. */
@@ -50,12 +55,12 @@ export function planFor(command: CommandSpec | undefined): TaskPlan {
     return plan;
   }
   const program = basename(command.value ?? command.arguments[0] ?? '');
-  return run([{ op: ';', words: [program, ...command.arguments.slice(1)] }]);
+  return run({ steps: [{ op: ';', words: [program, ...command.arguments.slice(1)], redirects: [] }] });
 }
 
-function run(steps: readonly Step[]): TaskPlan {
-  const plan = runSteps(steps);
-  return steps.some(ignoresTerm) ? { ...plan, ignoresTerm: true } : plan;
+function run(script: Steps): TaskPlan {
+  const plan = runSteps(script);
+  return script.steps.some(ignoresTerm) ? { ...plan, ignoresTerm: true } : plan;
 }
 
 /** `trap '' TERM`: an empty action for SIGTERM. */
@@ -64,13 +69,14 @@ function ignoresTerm(step: Step): boolean {
   return program === 'trap' && action === '' && signals.some((s) => s === 'TERM' || s === 'SIGTERM' || s === '15');
 }
 
-function runSteps(steps: readonly Step[]): TaskPlan {
+function runSteps(script: Steps): TaskPlan {
   let runMs = 0;
   let code = 0;
   const writes: SandboxWrite[] = [];
-  for (const step of steps) {
+  for (const step of script.steps) {
     if ((step.op === '&&' && code !== 0) || (step.op === '||' && code === 0)) continue;
     const [program = '', ...args] = step.words;
+    const out = outputs(step.redirects, writes);
     switch (program) {
       case '':
       case 'true':
@@ -82,9 +88,16 @@ function runSteps(steps: readonly Step[]): TaskPlan {
         code = 1;
         break;
       case 'echo':
-        writes.push({ path: 'stdout', data: `${args.join(' ')}\n`, append: true });
+        write(writes, out[1], `${args.join(' ')}\n`);
         code = 0;
         break;
+      case 'printf': {
+        const text = printf(args[0] ?? '', args.slice(1));
+        write(writes, out[1], text.text);
+        for (const e of text.errors) write(writes, out[2], `sh: 1: printf: ${e}\n`);
+        code = text.errors.length > 0 ? 1 : 0;
+        break;
+      }
       case 'sleep': {
         const seconds = Number(args[0]);
         if (!Number.isFinite(seconds) || seconds < 0) code = 1;
@@ -102,12 +115,51 @@ function runSteps(steps: readonly Step[]): TaskPlan {
         return { kind: 'forever', runMs, writes };
     }
   }
-  return { kind: 'exits', runMs, exitCode: code, writes };
+  if (script.error === undefined) return { kind: 'exits', runMs, exitCode: code, writes };
+  writes.push({ path: 'stderr', data: `sh: ${script.error.line}: ${script.error.message}\n`, append: true });
+  return { kind: 'exits', runMs, exitCode: 2, writes };
+}
+
+/** Where a step's output (1) and error (2) go, its redirections applied; a file opened with `>` starts empty. */
+function outputs(redirects: readonly Redirect[], writes: SandboxWrite[]): (string | undefined)[] {
+  const fds: (string | undefined)[] = [undefined, 'stdout', 'stderr'];
+  for (const r of redirects) {
+    const target = wordText(r.target);
+    if (r.op === '>' || r.op === '>>') {
+      const path = sandboxPath(target);
+      if (path !== undefined) writes.push({ path, data: '', append: r.op === '>>' });
+      fds[r.fd] = path;
+    } else if (r.op === '>&' || (r.op === '<&' && r.fd !== 0))
+      fds[r.fd] = target === '-' ? undefined : fds[Number(target)];
+  }
+  return fds;
+}
+
+/** A redirection's file in the task's sandbox (its working directory), or undefined for /dev/null and paths elsewhere. */
+function sandboxPath(target: string): string | undefined {
+  const inSandbox = /^(\$MESOS_SANDBOX|\$\{MESOS_SANDBOX\})\//.exec(target);
+  const path = inSandbox === null ? target : target.slice(inSandbox[0].length);
+  return path.startsWith('/') || path === '' ? undefined : path;
+}
+
+function write(writes: SandboxWrite[], path: string | undefined, data: string): void {
+  if (path !== undefined && data !== '') writes.push({ path, data, append: true });
+}
+
+interface Steps {
+  readonly steps: readonly Step[];
+  readonly error?: { readonly line: number; readonly message: string };
 }
 
 /** The script's commands; a pipe runs its commands one after the other here. */
-function parse(script: string): Step[] {
-  return parseScript(script).map((c) => ({ op: c.op === '|' ? ';' : c.op, words: c.words }));
+function parse(text: string): Steps {
+  const script = parseScript(text);
+  const steps = script.commands.map((c) => ({
+    op: c.op === '|' ? ';' : c.op,
+    words: c.words.map(wordText),
+    redirects: c.redirects,
+  }));
+  return script.error === undefined ? { steps } : { steps, error: script.error };
 }
 
 function basename(path: string): string {

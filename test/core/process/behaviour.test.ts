@@ -83,4 +83,43 @@ describe('task behaviour from its command', () => {
     expect(again).toEqual({ kind: 'exits', runMs: 7000, exitCode: 3, writes: [] });
     expect(again).toEqual(first);
   });
+
+  describe('what a task writes: its redirections, printf, and echo to stderr', () => {
+    const err = (data: string) => ({ path: 'stderr', data, append: true });
+    const file = (path: string, data: string, append = true) => ({ path, data, append });
+
+    it.each([
+      ["printf 'hello' > a.txt", [file('a.txt', '', false), file('a.txt', 'hello')], 0],
+      [
+        'echo a > a.txt; echo b >> a.txt',
+        [file('a.txt', '', false), file('a.txt', 'a\n'), file('a.txt', '', true), file('a.txt', 'b\n')],
+        0,
+      ],
+      ['echo to-stderr >&2; exit 3', [err('to-stderr\n')], 3],
+      ['echo x 1>&2', [err('x\n')], 0],
+      ['echo both 2>&1', [out('both\n')], 0],
+      ['echo log 2>e.txt >&2', [file('e.txt', '', false), file('e.txt', 'log\n')], 0],
+      ["printf '%s=%d\\n' a 1 b 2", [out('a=1\nb=2\n')], 0],
+      ["printf '%d' x", [out('0'), err('sh: 1: printf: x: expected numeric value\n')], 1],
+      ['echo gone > /dev/null', [], 0],
+      ['echo quiet >&-', [], 0],
+      [
+        'echo $MESOS_SANDBOX/in.txt > $MESOS_SANDBOX/in.txt',
+        [file('in.txt', '', false), file('in.txt', '$MESOS_SANDBOX/in.txt\n')],
+        0,
+      ],
+      ["echo '>' plain", [out('> plain\n')], 0],
+      ['echo a >', [err('sh: 1: Syntax error: end of file unexpected\n')], 2],
+    ] as const)('%j', (command, writes, exitCode) => {
+      expect(planFor(shell(command))).toEqual({ kind: 'exits', runMs: 0, exitCode, writes });
+    });
+
+    it('a long-running command opens its files as it starts', () => {
+      expect(planFor(shell('sleep 1; ./server > server.log 2>&1'))).toEqual({
+        kind: 'forever',
+        runMs: 1000,
+        writes: [file('server.log', '', false)],
+      });
+    });
+  });
 });

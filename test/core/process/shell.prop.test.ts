@@ -1,8 +1,8 @@
 /**
  * Property test of the small shell over generated text: words, quotes
  * (closed or not), pipes, `&&`, `||`, `;`, newlines, parentheses, braces,
- * redirections, `$` variables, `sh -c` nested through quoting, and very
- * long chains of any of these. Every input either runs (to an exit code
+ * redirections of every form, `$` variables, the commands of the shell,
+ * `sh -c` nested through quoting, and very long chains of any of these. Every input either runs (to an exit code
  * in 0-255, or a sleep still under way) or is refused with a one-line
  * reason before it starts; nothing throws, the event loop's guard
  * included. A task's command of the same text is planned without throwing.
@@ -15,6 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { planFor } from '../../../src/core/process/behaviour.js';
 import { EventLoop } from '../../../src/core/kernel/event-loop.js';
 import { argvRefusal, ShellProcess, type ShellWorld } from '../../../src/core/process/shell.js';
+import { Sandbox, SandboxBudget } from '../../../src/core/process/sandbox.js';
 
 const WORDS = [
   'echo',
@@ -34,6 +35,31 @@ const WORDS = [
   'stdout',
   'nothing',
   'frobnicate',
+  'bash',
+  'printf',
+  '%d',
+  '%s\\n',
+  'grep',
+  '-v',
+  'head',
+  'tail',
+  '-n',
+  'wc',
+  'test',
+  '[',
+  ']',
+  '-f',
+  'cd',
+  '..',
+  '/',
+  'mkdir',
+  '-p',
+  'touch',
+  'a/b',
+  'ps',
+  'date',
+  'id',
+  'whoami',
   '0',
   '1',
   '0.5',
@@ -57,6 +83,16 @@ const OPERATORS = [
   '>',
   '>>',
   '2>&1',
+  '2>',
+  '2>>',
+  '>&2',
+  '1>&2',
+  '>&-',
+  '<&',
+  '>|',
+  '<>',
+  '<<',
+  '$?',
   '$X',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, written as a user would
   '${HOME}',
@@ -127,8 +163,10 @@ function runText(argv: readonly string[], input: readonly string[]): Ran {
     hostname: 'agent1',
     cwd: '/sandbox',
     env: { HOME: '/' },
-    files: new Map([['stdout', 'out\n']]),
+    sandbox: new Sandbox('/sandbox', new SandboxBudget(1 << 22), 1 << 20, 0),
+    wallTimeMs: () => loop.now(),
   };
+  world.sandbox.write('stdout', 'out\n', false, 0);
   let code: number | undefined;
   const process = new ShellProcess(
     world,

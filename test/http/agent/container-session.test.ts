@@ -49,13 +49,13 @@ interface Session {
 }
 
 /** LAUNCH_NESTED_CONTAINER_SESSION with a command as real clients send it (shell false, argv). */
-async function session(argv: readonly string[], headers: Record<string, string> = {}): Promise<Session> {
+async function session(argv: readonly string[], headers: Record<string, string> = {}, user?: string): Promise<Session> {
   const id = randomUUID();
   const body = JSON.stringify({
     type: 'LAUNCH_NESTED_CONTAINER_SESSION',
     launch_nested_container_session: {
       container_id: { parent: { value: parent }, value: id },
-      command: { shell: false, value: argv[0], arguments: argv },
+      command: { shell: false, value: argv[0], arguments: argv, ...(user === undefined ? {} : { user }) },
     },
   });
   const out = { STDOUT: '', STDERR: '' };
@@ -99,6 +99,18 @@ const stdin = (text: string) =>
     process_io: { type: 'DATA', data: { type: 'STDIN', data: Buffer.from(text).toString('base64') } },
   });
 
+/** ATTACH_CONTAINER_INPUT as a chunked stream: its records are written as they are typed. */
+const inputStream = () =>
+  http.request(api(), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/recordio',
+      'message-content-type': 'application/json',
+      accept: 'application/json',
+      'transfer-encoding': 'chunked',
+    },
+  });
+
 describe('a task exec session', () => {
   it('runs a command in the task container and streams its output; WAIT_CONTAINER gives its status', async () => {
     const s = await session(['echo', 'hello']);
@@ -136,15 +148,7 @@ describe('a task exec session', () => {
         })
       ).status,
     ).toBe(200);
-    const req = http.request(api(), {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/recordio',
-        'message-content-type': 'application/json',
-        accept: 'application/json',
-        'transfer-encoding': 'chunked',
-      },
-    });
+    const req = inputStream();
     const answered = new Promise<number>((resolve) =>
       req.on('response', (res) => (res.resume(), resolve(res.statusCode ?? 0))),
     );
@@ -171,6 +175,57 @@ describe('a task exec session', () => {
     const waited = JSON.parse((await waiting).body);
     expect(waited.wait_container.exit_status).toBe(15);
     await sleeper.ended;
+  });
+});
+
+describe('the shell of a session', () => {
+  const statusOf = async (id: string) => JSON.parse((await waitContainer(id)).body).wait_container.exit_status;
+
+  it("writes to standard error with >&2 and exits with the script's code; bash -c is the same shell", async () => {
+    const s = await session(['sh', '-c', 'echo to-stderr >&2; exit 3']);
+    await s.ended;
+    expect(s.out).toEqual({ STDOUT: '', STDERR: 'to-stderr\n' });
+    expect(await statusOf(s.id)).toBe(3 << 8);
+    const bash = await session(['bash', '-c', 'exit 10']);
+    await bash.ended;
+    expect(bash.out).toEqual({ STDOUT: '', STDERR: '' });
+    expect(await statusOf(bash.id)).toBe(10 << 8);
+  });
+
+  it("a file one session writes into the task's sandbox is read by the next", async () => {
+    const write = await session(['/bin/sh', '-c', "printf 'hello' > a.txt && echo more >> a.txt"]);
+    await write.ended;
+    expect(write.out).toEqual({ STDOUT: '', STDERR: '' });
+    expect(await statusOf(write.id)).toBe(0);
+    const read = await session(['cat', 'a.txt']);
+    await read.ended;
+    expect(read.out).toEqual({ STDOUT: 'hellomore\n', STDERR: '' });
+    const missing = await session(['sh', '-c', 'cat < nofile']);
+    await missing.ended;
+    expect(missing.out.STDERR).toBe('sh: 1: cannot open nofile: No such file\n');
+    expect(await statusOf(missing.id)).toBe(2 << 8);
+  });
+
+  it("runs as the command's user, root when it names none", async () => {
+    const named = await session(['whoami'], {}, 'nobody');
+    await named.ended;
+    expect(named.out.STDOUT).toBe('nobody\n');
+    const root = await session(['id', '-un']);
+    await root.ended;
+    expect(root.out.STDOUT).toBe('root\n');
+  });
+
+  it('bash with no script runs each line typed into it as it comes', async () => {
+    const bash = await session(['bash']);
+    const req = inputStream();
+    req.on('response', (res) => res.resume());
+    req.write(containerIdRecord(bash.id));
+    req.write(stdin('cd /; pwd\n'));
+    for (let i = 0; i < 100 && bash.out.STDOUT === ''; i++) await tick(10);
+    expect(bash.out.STDOUT).toBe('/\n');
+    req.end(stdin('exit 4\n'));
+    await bash.ended;
+    expect(await statusOf(bash.id)).toBe(4 << 8);
   });
 });
 
