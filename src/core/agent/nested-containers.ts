@@ -7,6 +7,12 @@
  * WAIT_CONTAINER reports. A session whose output connection breaks is
  * destroyed, as upstream's is.
  *
+ * ATTACH_CONTAINER_OUTPUT adds readers of a running container's output:
+ * those of a container launched with a TTY or as a session (upstream's
+ * containers with an I/O switchboard); each hears what is written after it
+ * attached, and its stream ends when the container does. Its going away
+ * leaves the container running.
+ *
  * Lifecycle:   running --its script ends, or KILL_CONTAINER, or its parent ends--> exited
  *              exited  --REMOVE_CONTAINER--> (forgotten)
  */
@@ -44,6 +50,10 @@ interface Nested {
   process: ShellProcess | undefined;
   /** The session's output stream, while it is open. */
   output: string | undefined;
+  /** Whether ATTACH_CONTAINER_OUTPUT may read it: a session's, or one with a TTY (upstream's I/O switchboard). */
+  readonly attachable: boolean;
+  /** Readers attached by ATTACH_CONTAINER_OUTPUT, while their streams are open. */
+  readonly attached: string[];
   termination: ContainerTermination | undefined;
   /** Connections waiting for its end (WAIT_CONTAINER). */
   readonly waiters: string[];
@@ -117,7 +127,16 @@ export class NestedContainers {
     };
     const id = launch.containerId;
     // In the map before it starts: a command may write at once.
-    const entry: Nested = { launch, output, termination: undefined, waiters: [], process: undefined };
+    const attachable = launch.tty || output !== undefined;
+    const entry: Nested = {
+      launch,
+      output,
+      attachable,
+      attached: [],
+      termination: undefined,
+      waiters: [],
+      process: undefined,
+    };
     this.#containers.set(id, entry);
     const traceData = {
       containerId: id,
@@ -190,9 +209,29 @@ export class NestedContainers {
     return ok(undefined);
   }
 
-  /** The session's output connection broke: the container is destroyed. */
+  /**
+   * ATTACH_CONTAINER_OUTPUT: `connectionId` hears the container's output
+   * from now on, until it ends. Refused as upstream's containerizer fails
+   * it: a container not running here (NOT_FOUND), one without a TTY that
+   * is no session (FAILED).
+   */
+  attachOutput(containerId: string, connectionId: string): Outcome<undefined> {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined || entry.termination !== undefined)
+      return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
+    if (!entry.attachable) return fail('FAILED', 'I/O switchboard server was disabled for this container');
+    entry.attached.push(connectionId);
+    return ok(undefined);
+  }
+
+  /** The session's output connection broke: the container is destroyed; an attached reader's: it is forgotten. */
   outputClosed(connectionId: string): boolean {
     for (const [id, entry] of this.#containers) {
+      const reader = entry.attached.indexOf(connectionId);
+      if (reader >= 0) {
+        entry.attached.splice(reader, 1);
+        return true;
+      }
       if (entry.output !== connectionId) continue;
       entry.output = undefined;
       if (entry.termination === undefined) this.kill(id, 9);
@@ -234,9 +273,11 @@ export class NestedContainers {
   }
 
   #emit(containerId: string, stream: 'STDOUT' | 'STDERR', data: string): void {
-    const output = this.#containers.get(containerId)?.output;
+    const entry = this.#containers.get(containerId);
     // A record with no data would end the client's stream early.
-    if (output !== undefined && data.length > 0) this.outbox.processIo(output, { stream, data });
+    if (entry === undefined || data.length === 0) return;
+    if (entry.output !== undefined) this.outbox.processIo(entry.output, { stream, data });
+    for (const reader of entry.attached) this.outbox.processIo(reader, { stream, data });
   }
 
   #end(containerId: string, termination: ContainerTermination): void {
@@ -248,6 +289,7 @@ export class NestedContainers {
     this.ctx.trace.append('container:nested-exit', { containerId, exitStatus: termination.exitStatus });
     if (entry.output !== undefined) this.outbox.close(entry.output, 'the container exited');
     entry.output = undefined;
+    for (const reader of entry.attached.splice(0)) this.outbox.close(reader, 'the container exited');
     for (const waiter of entry.waiters.splice(0)) this.outbox.containerWait(waiter, termination);
     this.#forgetOldest();
   }
