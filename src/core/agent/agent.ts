@@ -31,10 +31,10 @@ import type { Outcome } from '../model/errors.js';
 import type { TaskStatus } from '../model/types.js';
 import { AgentCgroups } from './cgroups.js';
 import { Containerizer } from './containerizer.js';
-import { SimTask, type ExecutorHost } from './executor.js';
+import { SimTask, type ExecutorHost, type SimExecutor } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
-import type { NestedContainers } from './nested-containers.js';
+import { commandArgv, NestedContainers, parentContainer } from './nested-containers.js';
 import { PingWatch } from './ping-watch.js';
 import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
 import { forgetIfDone, recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
@@ -370,6 +370,21 @@ export class Agent implements SimNode, ExecutorHost {
   }
 
   // ---- ExecutorHost ----
+
+  /** A command task launched with a TTY: its process runs in the small shell in its executor's container, attachable. */
+  runTty(executor: SimExecutor, task: SimTask): boolean {
+    const parent = parentContainer(this, executor.containerId);
+    if (!parent.ok) return false;
+    const { containerId } = executor;
+    const launch = { containerId, parentId: containerId, argv: commandArgv(task.spec.command), tty: true };
+    this.nested ??= new NestedContainers(this.ctx, this.outbox);
+    const hooks = {
+      exited: (code: number) => executor.alive && executor.taskRanOut(task, code),
+      killed: (signal: number) =>
+        executor.alive && executor.failTask(task.spec.taskId, 128 + signal, `Command terminated with signal ${signal}`),
+    };
+    return this.nested.launch(launch, parent.value, undefined, hooks).ok;
+  }
 
   exited(executor: AgentExecutor, waitStatus: number): void {
     this.ctx.network.detach(executor.nodeId);

@@ -19,6 +19,7 @@
 import type { SimContext } from '../network/context.js';
 import { fail, ok, type Outcome } from '../model/errors.js';
 import type { ContainerTermination } from '../model/executor-api.js';
+import type { CommandSpec } from '../model/types.js';
 import type { Outbox } from '../network/outbox.js';
 import { argvRefusal, ShellProcess, type ShellWorld } from '../process/shell.js';
 
@@ -34,6 +35,23 @@ export interface NestedLaunch {
    * stream, and its end comes with `externalExited`.
    */
   readonly external?: boolean;
+}
+
+/**
+ * What a task's own process tells its executor (a command task launched
+ * with a TTY runs here, attachable as upstream's I/O switchboard makes it):
+ * it exited by itself with this code, or KILL_CONTAINER killed it.
+ */
+export interface TaskProcessHooks {
+  exited(code: number): void;
+  killed(signal: number): void;
+}
+
+/** A command as the argv its process runs: `sh -c` for a shell command, else its arguments (or its value). */
+export function commandArgv(command: CommandSpec | undefined): string[] {
+  if (command === undefined) return ['sh'];
+  if (command.shell) return ['sh', '-c', command.value ?? ''];
+  return command.arguments.length > 0 ? [...command.arguments] : [command.value ?? ''];
 }
 
 /** The container a nested one runs in: a live executor's, on this agent. */
@@ -57,6 +75,8 @@ interface Nested {
   termination: ContainerTermination | undefined;
   /** Connections waiting for its end (WAIT_CONTAINER). */
   readonly waiters: string[];
+  /** A task's own process: its executor hears of its end. */
+  readonly task: TaskProcessHooks | undefined;
 }
 
 /** How many ended containers an agent keeps for WAIT_CONTAINER until they are removed. */
@@ -110,7 +130,12 @@ export class NestedContainers {
    * that connection. Arguments that execve(2) would refuse as too long are
    * refused here (`argvRefusal`), before anything starts.
    */
-  launch(launch: NestedLaunch, parent: ParentContainer, output: string | undefined): Outcome<undefined> {
+  launch(
+    launch: NestedLaunch,
+    parent: ParentContainer,
+    output: string | undefined,
+    task?: TaskProcessHooks,
+  ): Outcome<undefined> {
     const refusal = argvRefusal(launch.argv);
     if (refusal !== undefined) return fail('INVALID', refusal);
     if (this.#containers.has(launch.containerId))
@@ -136,6 +161,7 @@ export class NestedContainers {
       termination: undefined,
       waiters: [],
       process: undefined,
+      task,
     };
     this.#containers.set(id, entry);
     const traceData = {
@@ -151,7 +177,10 @@ export class NestedContainers {
       {
         stdout: (data) => this.#emit(id, 'STDOUT', data),
         stderr: (data) => this.#emit(id, launch.tty ? 'STDOUT' : 'STDERR', data),
-        exit: (code) => this.#end(id, { exitStatus: (code & 0xff) << 8 }),
+        exit: (code) => {
+          this.#end(id, { exitStatus: (code & 0xff) << 8 });
+          task?.exited(code & 0xff);
+        },
       },
       launch.argv,
     );
@@ -193,11 +222,18 @@ export class NestedContainers {
   kill(containerId: string, signal: number): Outcome<undefined> {
     const entry = this.#containers.get(containerId);
     if (entry === undefined) return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
-    if (entry.termination === undefined) {
-      entry.process?.kill();
-      this.#end(containerId, { exitStatus: signal & 0x7f, message: `Killed by signal ${signal}` });
-    }
+    const running = entry.termination === undefined;
+    this.#kill(containerId, signal);
+    if (running) entry.task?.killed(signal);
     return ok(undefined);
+  }
+
+  /** The process dies of the signal; a task's executor is not told (its container ends with it, or the agent went away). */
+  #kill(containerId: string, signal: number): void {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined || entry.termination !== undefined) return;
+    entry.process?.kill();
+    this.#end(containerId, { exitStatus: signal & 0x7f, message: `Killed by signal ${signal}` });
   }
 
   /** REMOVE_CONTAINER: forgets an ended container; a running one cannot be removed. */
@@ -234,7 +270,7 @@ export class NestedContainers {
       }
       if (entry.output !== connectionId) continue;
       entry.output = undefined;
-      if (entry.termination === undefined) this.kill(id, 9);
+      if (entry.termination === undefined) this.#kill(id, 9);
       return true;
     }
     return false;
@@ -254,7 +290,7 @@ export class NestedContainers {
   /** The parent container ended: its nested containers end with it (SIGKILL), and who waited for it hears its status. */
   parentEnded(parentId: string, exitStatus: number): void {
     for (const [id, entry] of this.#containers)
-      if (entry.launch.parentId === parentId && entry.termination === undefined) this.kill(id, 9);
+      if (entry.launch.parentId === parentId && entry.termination === undefined) this.#kill(id, 9);
     for (const waiter of this.#topLevelWaiters.get(parentId) ?? []) this.outbox.containerWait(waiter, { exitStatus });
     this.#topLevelWaiters.delete(parentId);
   }
@@ -268,7 +304,7 @@ export class NestedContainers {
 
   /** Everything is gone (the agent process died). */
   clear(): void {
-    for (const id of [...this.#containers.keys()]) this.kill(id, 9);
+    for (const id of [...this.#containers.keys()]) this.#kill(id, 9);
     this.#containers.clear();
   }
 

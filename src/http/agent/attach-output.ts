@@ -16,7 +16,10 @@
  * (403); then what its containerizer fails with (500, the failure as the
  * body): a container not running (`Unknown container <id>`), one without a
  * TTY that is no session (`I/O switchboard server was disabled for this
- * container`). While the stream is quiet it writes a CONTROL HEARTBEAT
+ * container`), an executor's container whose command task was not launched
+ * with a TTY (the same). A command task launched with `container.tty_info`
+ * runs its command in the small shell, so `task attach` reaches it through
+ * its executor's ContainerID. While the stream is quiet it writes a CONTROL HEARTBEAT
  * record every `ATTACH_HEARTBEAT_INTERVAL_MS` (upstream's
  * `--http_heartbeat_interval`).
  */
@@ -34,6 +37,9 @@ import { JSON_TYPE, negotiateAgentAnswer } from '../negotiate.js';
 import type { AgentBinding } from './binding.js';
 
 type AttachRequest = Extract<ContainerRequest, { kind: 'attach-output' }>;
+
+/** Upstream's failure for a container without an I/O switchboard, which its CLI reads as a task launched without a TTY. */
+const NO_SWITCHBOARD = 'I/O switchboard server was disabled for this container';
 
 /** A ContainerID as upstream prints it: its parent's, a dot, its own. */
 export function shownContainerId(containerId: string, parentId: string | undefined): string {
@@ -61,9 +67,6 @@ export function attachOutput(
         .some((e) => e.alive && e.containerId === root) === true,
   );
   if (!underExecutor) return sendError(reply, 'TARGET_NOT_FOUND', `Container ${shown} cannot be found`);
-  // An executor's own container: this agent gives no executor container a TTY of its own.
-  if (request.parentId === undefined)
-    return sendError(reply, 'CONTAINER_ATTACH_FAILED', 'I/O switchboard server was disabled for this container');
   const encode = (types.records ?? types.accept) === JSON_TYPE ? processIoToJson : processIoToProto;
   const stream = new HttpEventStream<ProcessRecord>(reply.raw, encode, {
     budget: executors!.budget,
@@ -74,6 +77,9 @@ export function attachOutput(
   if (!outcome.ok) {
     executors!.connections.forget(connectionId);
     const { code, message } = outcome.error;
+    // An executor's own container runs on; without a task launched with a TTY, it has no switchboard.
+    if (code === 'NOT_FOUND' && request.parentId === undefined)
+      return sendError(reply, 'CONTAINER_ATTACH_FAILED', NO_SWITCHBOARD);
     if (code === 'NOT_FOUND') return sendError(reply, 'CONTAINER_ATTACH_FAILED', `Unknown container ${shown}`);
     return send(reply, code === 'FAILED' ? httpError('CONTAINER_ATTACH_FAILED', message) : agentRefusal(outcome.error));
   }

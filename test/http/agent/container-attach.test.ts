@@ -95,8 +95,12 @@ const stdin = (text: string) =>
   });
 
 /** ATTACH_CONTAINER_INPUT as upstream's CLI streams it: the CONTAINER_ID record, then STDIN records. */
-async function typeInto(id: string, ...lines: string[]): Promise<number> {
-  const body = Buffer.concat([inputRecord({ type: 'CONTAINER_ID', container_id: nestedId(id) }), ...lines.map(stdin)]);
+function typeInto(id: string, ...lines: string[]): Promise<number> {
+  return typeIntoContainer(nestedId(id), ...lines);
+}
+
+async function typeIntoContainer(containerId: Record<string, unknown>, ...lines: string[]): Promise<number> {
+  const body = Buffer.concat([inputRecord({ type: 'CONTAINER_ID', container_id: containerId }), ...lines.map(stdin)]);
   const headers = {
     'content-type': 'application/recordio',
     'message-content-type': 'application/json',
@@ -223,6 +227,33 @@ describe('ATTACH_CONTAINER_OUTPUT', () => {
     expect(outputOf(attached.records).STDOUT).toBe('both\n');
     await postRaw(api(), call('KILL_CONTAINER', { container_id: nestedId(id) }), JSON_CALL);
     await attached.ended;
+  });
+
+  it('reaches a command task launched with a TTY through its container, as `task attach` does', async () => {
+    const command = { value: 'cat' };
+    await h.launch('tty-task', 'unused', undefined, {
+      executor: undefined,
+      command,
+      container: { type: 'MESOS', tty_info: {} },
+    });
+    await h.acknowledge(await h.scheduler.nextUpdate('tty-task'));
+    const running = await h.scheduler.nextUpdate('tty-task');
+    expect(running.update.status.state).toBe('TASK_RUNNING');
+    await h.acknowledge(running);
+    // What upstream's CLI reads from the task's statuses: the executor's ContainerID, no parent.
+    const containerId = running.update.status.container_status.container_id;
+    expect(containerId.parent).toBeUndefined();
+    const attached = await attach(containerId);
+    expect(attached.status).toBe(200);
+    expect(await typeIntoContainer(containerId, 'typed into the task\n')).toBe(200);
+    await until(() => outputOf(attached.records).STDOUT === 'typed into the task\n');
+    expect(outputOf(attached.records).STDOUT).toBe('typed into the task\n');
+    // The end of its input ends `cat`, and with it the task and the stream.
+    expect(await typeIntoContainer(containerId, '')).toBe(200);
+    await attached.ended;
+    const finished = await h.scheduler.nextUpdate('tty-task');
+    expect(finished.update.status.state).toBe('TASK_FINISHED');
+    await h.acknowledge(finished);
   });
 
   it("refuses as upstream's agent: 404, 500 with its containerizer's words, 406", async () => {
