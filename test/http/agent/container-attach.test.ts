@@ -10,7 +10,7 @@ import type http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStream } from '../../../src/client/event-queue.js';
 import { postRaw } from '../../../src/client/scheduler-client.js';
-import { decodeProto } from '../../../src/wire/proto-codec.js';
+import { decodeProto, encodeProto } from '../../../src/wire/proto-codec.js';
 import { frameRecord } from '../../../src/wire/recordio.js';
 import type { mesos } from '../../../src/wire/generated/types.js';
 import { startHarness, tick, type Harness } from './executor-harness.js';
@@ -198,6 +198,38 @@ describe('ATTACH_CONTAINER_OUTPUT', () => {
     expect(io.ok && Buffer.from(io.value.data!.data!).toString()).toBe('in protobuf\n');
     await postRaw(api(), call('KILL_CONTAINER', { container_id: nestedId(id) }), JSON_CALL);
     await attached.ended;
+  });
+
+  it('takes the calls in protobuf, and answers protobuf records to an Accept of protobuf', async () => {
+    const id = randomUUID();
+    const PROTO = { 'content-type': 'application/x-protobuf', accept: 'application/x-protobuf' };
+    const protoCall = (call: mesos.v1.agent.Call) => Buffer.from(encodeProto('mesos.v1.agent.Call', call));
+    const container_id = nestedId(id);
+    const launched = protoCall({
+      type: 'LAUNCH_CONTAINER',
+      launch_container: {
+        container_id,
+        command: { shell: false, value: 'cat', arguments: ['cat'] },
+        container: { type: 'MESOS', tty_info: {} },
+      },
+    });
+    expect((await postRaw(api(), launched, PROTO)).status).toBe(200);
+    expect((await postRaw(api(), launched, PROTO)).status).toBe(202);
+    const records: Buffer[] = [];
+    let done!: () => void;
+    const ended = new Promise<void>((resolve) => (done = resolve));
+    const body = protoCall({ type: 'ATTACH_CONTAINER_OUTPUT', attach_container_output: { container_id } });
+    const { answer } = openStream(api(), PROTO, body, { record: (r) => records.push(r), closed: () => done() });
+    const answered = await answer;
+    expect(answered.status).toBe(200);
+    expect(answered.headers['content-type']).toBe('application/x-protobuf');
+    expect(await typeInto(id, 'proto in, proto out\n')).toBe(200);
+    await until(() => records.length > 0);
+    const io = decodeProto<mesos.v1.agent.ProcessIO>('mesos.v1.agent.ProcessIO', records[0]!, 'ProcessIO');
+    expect(io.ok && Buffer.from(io.value.data!.data!).toString()).toBe('proto in, proto out\n');
+    const kill = protoCall({ type: 'KILL_CONTAINER', kill_container: { container_id } });
+    expect((await postRaw(api(), kill, PROTO)).status).toBe(200);
+    await ended;
   });
 
   it('answers JSON records under Content-Type application/json to an Accept that allows JSON', async () => {
