@@ -26,6 +26,8 @@ import type { Logger } from 'pino';
 import type { Cluster } from '../core/cluster.js';
 import type { Resources } from '../core/model/resources.js';
 import type { Attribute } from '../core/model/types.js';
+import type { Outcome } from '../core/model/errors.js';
+import type { Fault, FaultResult } from '../core/faults/vocabulary.js';
 import { parseAttributes } from '../wire/convert-common.js';
 import { agentResourcesOf } from './resources.js';
 import { listenAgentSocket, type AgentSocket } from '../http/agent/listener.js';
@@ -41,6 +43,8 @@ interface Placed {
   readonly ip: string;
   readonly port: number;
 }
+
+type AddAgentFault = Extract<Fault, { type: 'add_agent' }>;
 
 /** What an added agent is served by. */
 interface Served {
@@ -115,22 +119,34 @@ export class AddedAgents {
    * listen.
    */
   async add(agent: NewAgent): Promise<AgentEndpoint> {
-    const socket = this.#ephemeral() ? await this.#reserve() : undefined;
-    const port = socket === undefined ? {} : { port: socket.port };
     const hostname = agent.hostname === undefined ? {} : { hostname: agent.hostname };
-    const outcome = this.driver.input((c) =>
-      c.inject({ type: 'add_agent', resources: agent.resources, attributes: agent.attributes, ...hostname, ...port }),
-    );
-    if (!outcome.ok) {
-      if (socket !== undefined) this.#reserved.delete(socket.port);
-      await socket?.close();
-      throw new Error(outcome.error.message);
-    }
+    const outcome = await this.inject({
+      type: 'add_agent',
+      resources: agent.resources,
+      attributes: agent.attributes,
+      ...hostname,
+    });
+    if (!outcome.ok) throw new Error(outcome.error.message);
     const id = outcome.value.agentId!;
     await this.#followed();
     const served = this.#served.get(id);
     if (served === undefined) throw new Error(`agent ${id}: its endpoint could not listen (the log says why)`);
     return served.endpoint;
+  }
+
+  /**
+   * An `add_agent` fault (the control API's, the library's): where the
+   * agents took ephemeral ports, at a port listening already for it.
+   */
+  async inject(fault: AddAgentFault): Promise<Outcome<FaultResult>> {
+    const socket = this.#ephemeral() && fault.port === undefined ? await this.#reserve() : undefined;
+    const port = socket === undefined ? {} : { port: socket.port };
+    const outcome = this.driver.input((c) => c.inject({ ...fault, ...port }));
+    if (!outcome.ok && socket !== undefined) {
+      this.#reserved.delete(socket.port);
+      await socket.close();
+    }
+    return outcome;
   }
 
   /** Removes an agent for good (a `remove_agent` fault) and resolves once its endpoint has closed. */

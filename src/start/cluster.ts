@@ -93,8 +93,15 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
   const sockets: DomainSocket[] = [];
   const closers: (() => Promise<void>)[] = [];
   const stop = stopper(driver, metrics, around, servers, sockets, closers);
+  // The agents' server is made after the masters': the control API's add_agent finds it here once it is.
+  let added: AddedAgents | undefined;
+  const addAgent = (fault: Parameters<AddedAgents['inject']>[0]) =>
+    added === undefined ? Promise.resolve(driver.input((c) => c.inject(fault))) : added.inject(fault);
   try {
-    const masterApps = masterListenOptions(options, credentials, { driver, control, metrics, logger }, around, limits);
+    const masterApps = {
+      ...masterListenOptions(options, credentials, { driver, control, metrics, logger }, around, limits),
+      addAgent,
+    };
     const masterUrls = await listenMasters(
       options.masters,
       options.host,
@@ -112,8 +119,9 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
       servers,
       logger,
     );
-    const added = new AddedAgents(driver, server, agentSpec, endpoints, logger);
-    closers.push(() => added.close());
+    const following = new AddedAgents(driver, server, agentSpec, endpoints, logger);
+    added = following;
+    closers.push(() => following.close());
     control.markStarted();
     // The masters' apps are the first servers, by index.
     const inProcess = new InProcessTransport(
@@ -122,8 +130,8 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
     const started = {
       masterUrls,
       agents: endpoints,
-      addAgent: async (options: AddAgentOptions = {}) => added.add(newAgentOf(options, agentSpec.machine)),
-      removeAgent: (agentId: string) => added.remove(agentId),
+      addAgent: async (options: AddAgentOptions = {}) => following.add(newAgentOf(options, agentSpec.machine)),
+      removeAgent: (agentId: string) => following.remove(agentId),
       workDir: around.workDir?.path,
       engineSocket: around.engine?.path,
       inProcess,

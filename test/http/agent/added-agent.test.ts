@@ -122,6 +122,18 @@ describe('RunningCluster.addAgent and removeAgent', () => {
     scheduler.close();
   });
 
+  it('the control API adds it the same way: at an ephemeral port listening already, which the trace keeps', async () => {
+    await start({ agents: 1 });
+    const added = await post('/sim/v1/faults', { type: 'add_agent', resources: 'cpus:1;mem:256' });
+    expect(added.status).toBe(200);
+    const id = (JSON.parse(added.body) as { agent_id: string }).agent_id;
+    await eventually(() => r!.agents.some((a) => a.id === id));
+    const slave = await reported(id);
+    expect(await agentAt(`http://${slave.hostname}:${slave.port}`)).toEqual({ state: id, operator: id });
+    const fault = r!.trace().find((e) => e.kind === 'fault:add_agent');
+    expect(fault?.line).toContain(`"port":${slave.port}`);
+  });
+
   it('refuses what is no agent: bad resources, an unknown agent to remove', async () => {
     await start({ agents: 1 });
     await expect(r!.addAgent({ resources: 'cpu:1' })).rejects.toThrow(/addAgent: resources: unknown resource 'cpu'/);
