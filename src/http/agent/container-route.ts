@@ -47,6 +47,7 @@ import {
   JSON_TYPE,
   MESSAGE_TYPES,
   negotiate,
+  negotiateAgentAnswer,
   RECORDIO_TYPE,
   type MessageType,
 } from '../negotiate.js';
@@ -71,6 +72,8 @@ export function containerCall(
   const agentId = binding.agentId(req);
   if (agentId === undefined || binding.executors === undefined)
     return sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery');
+  const unstreamable = streamAskedOf(req, request, call);
+  if (unstreamable !== undefined) return sendError(reply, 'STREAMING_NOT_ACCEPTABLE', unstreamable);
   const refused = binding.driver.read((view) => containerRefusal(view, agentId, request, principalOf(req)));
   if (refused !== undefined) return sendError(reply, 'FORBIDDEN', refused);
   if (request.kind === 'refused') return sendError(reply, 'CALL_REFUSED', request.reason);
@@ -90,6 +93,20 @@ export function containerCall(
     }
   });
   return outcome.ok ? sendEmpty(reply, 200) : send(reply, agentRefusal(outcome.error));
+}
+
+/**
+ * Upstream's agent negotiation for a call whose answer is no stream (a
+ * launch, a kill, a removal, a refusal): an `Accept` or `Message-Accept`
+ * it cannot answer, or a stream asked of it, is 406 with upstream's words.
+ * WAIT_CONTAINER negotiates its Response itself.
+ */
+function streamAskedOf(req: FastifyRequest, request: ContainerRequest, call: Call): string | undefined {
+  const streams = request.kind === 'attach-output' || (request.kind === 'launch' && request.session);
+  if (streams || request.kind === 'wait') return undefined;
+  const types = negotiateAgentAnswer(req.headers.accept, req.headers['message-accept']);
+  if (typeof types === 'string') return types;
+  return types.records === undefined ? undefined : `Streaming response is not supported for ${call.type} call`;
 }
 
 /**

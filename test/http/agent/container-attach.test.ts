@@ -154,6 +154,12 @@ describe('LAUNCH_CONTAINER', () => {
       status: 400,
       body: 'The provided ContainerInfo is not supported',
     });
+    // A stream is asked of a call that has none: upstream's 406.
+    const launchStream = call('LAUNCH_CONTAINER', { container_id: nestedId(randomUUID()), command: { value: 'true' } });
+    expect(await postRaw(api(), launchStream, CLI_ATTACH)).toMatchObject({
+      status: 406,
+      body: 'Streaming response is not supported for LAUNCH_CONTAINER call',
+    });
     const orphan = call('LAUNCH_CONTAINER', {
       container_id: { parent: { value: 'no-such-parent' }, value: 'x' },
       command: { value: 'true' },
