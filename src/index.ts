@@ -1,7 +1,7 @@
 /** The library API of clustersim. */
 export { startCluster, DEFAULT_AGENT_RESOURCES } from './start/cluster.js';
 export { StartError } from './start/errors.js';
-export type { StartClusterOptions, RunningCluster, AgentEndpoint } from './start/cluster.js';
+export type { StartClusterOptions, RunningCluster, AgentEndpoint, AddAgentOptions } from './start/cluster.js';
 export type { TimeMode, ClusterDriver } from './runtime/driver.js';
 export { ClusterFailure } from './runtime/driver.js';
 export { Cluster } from './core/cluster.js';

@@ -96,6 +96,12 @@ export class ClusterAgents {
     return outcome;
   }
 
+  attachOutput(agentId: string, containerId: string, connectionId: string): Outcome {
+    const outcome = this.nested(agentId, (n) => n.attachOutput(containerId, connectionId));
+    if (outcome.ok) this.#containerConnections.set(connectionId, agentId);
+    return outcome;
+  }
+
   /** A call on an agent's nested containers; an agent down answers as upstream's recovering one. */
   nested<T>(agentId: string, call: (nested: NestedContainers) => Outcome<T>): Outcome<T> {
     const agent = this.get(agentId);

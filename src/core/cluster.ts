@@ -13,7 +13,7 @@
  *   operators   operator (every operator call the read model cannot answer), subscribeOperator (and disconnect),
  *               updateContainerMemoryLimit (on an agent)
  *   executors   executorSubscribe, executorCall, containerExited, containerLaunchFailed (and disconnect)
- *   containers  launchNestedContainer, containerInput, waitContainer, killContainer, removeContainer
+ *   containers  launchNestedContainer, attachContainerOutput, containerInput, waitContainer, killContainer, removeContainer
  *   cluster     addAgent
  *   faults      inject (any Fault of faults/vocabulary.ts), and its parts crashAgent, restartAgent,
  *               addNetworkRule, removeNetworkRule, partition, heal, crashMaster, restartMaster;
@@ -193,6 +193,13 @@ export class Cluster {
   launchNestedContainer(agentId: string, launch: NestedLaunch, output?: string): Outcome {
     return this.#input('launchNestedContainer', [agentId, launch, output], () =>
       this.#agents.launchNested(agentId, launch, output),
+    );
+  }
+
+  /** ATTACH_CONTAINER_OUTPUT: `connectionId` hears a running nested container's output until it ends. */
+  attachContainerOutput(agentId: string, containerId: string, connectionId: string): Outcome {
+    return this.#input('attachContainerOutput', [agentId, containerId, connectionId], () =>
+      this.#agents.attachOutput(agentId, containerId, connectionId),
     );
   }
 

@@ -51,6 +51,7 @@ const OPENS_CONNECTION: Readonly<Record<string, number>> = {
   subscribeOperator: 0,
   executorSubscribe: 0,
   launchNestedContainer: 2,
+  attachContainerOutput: 2,
   waitContainer: 0,
 };
 

@@ -89,6 +89,12 @@ export const HTTP_ERRORS = {
     status: 406,
     text: (offered: readonly string[]) => `Expecting 'Accept' to allow ${quoted([...offered].reverse())}`,
   },
+  /**
+   * The agent operator API's streaming negotiation (upstream's words): no
+   * `Accept` it can answer, a `Message-Accept` it cannot, a `Message-Accept`
+   * on a call whose answer is no stream, a stream asked of a call that has none.
+   */
+  STREAMING_NOT_ACCEPTABLE: { status: 406, text: (detail: string) => detail },
   SUBSCRIBE_WITH_STREAM_ID: {
     status: 400,
     text: () => "Subscribe calls should not include the 'Mesos-Stream-Id' header",
@@ -131,6 +137,13 @@ export const HTTP_ERRORS = {
    * delegated): upstream's default body; the reason goes to the log.
    */
   CALL_FAILED: { status: 500, text: () => '500 Internal Server Error.' },
+  /**
+   * ATTACH_CONTAINER_OUTPUT to a container the agent's containerizer cannot
+   * attach to: upstream's failure text as the body (`Unknown container
+   * <parent>.<id>`, `I/O switchboard server was disabled for this
+   * container`, which upstream's CLI reads as a task launched without a TTY).
+   */
+  CONTAINER_ATTACH_FAILED: { status: 500, text: (detail: string) => detail },
   /**
    * Capacity: a SUBSCRIBE past a cap of the master, checked after
    * SUBSCRIBE_WITH_STREAM_ID. 503 with `Retry-After`, not a 4xx: the call is

@@ -86,3 +86,34 @@ export function namesType(header: string | readonly string[] | undefined, mediaT
   if (header === undefined) return false;
   return parseAccept(header).some((r) => `${r.type}/${r.subtype}` === mediaType && r.q > 0);
 }
+
+/** What an agent call's answer is written as: a message type, or RecordIO records of a message type. */
+export interface AgentAnswerTypes {
+  /** The response's Content-Type. */
+  readonly accept: MessageType | typeof RECORDIO_TYPE;
+  /** The type of each record (its `Message-Content-Type`), when the answer is RecordIO. */
+  readonly records: MessageType | undefined;
+}
+
+/**
+ * Upstream's agent API negotiation: `Accept` picks JSON if it allows it,
+ * else protobuf, else RecordIO; RecordIO takes its records' type from
+ * `Message-Accept` (JSON when the header is missing), which only a
+ * streaming answer may carry. A string is the reason for a 406.
+ */
+export function negotiateAgentAnswer(
+  accept: string | readonly string[] | undefined,
+  messageAccept: string | readonly string[] | undefined,
+): AgentAnswerTypes | string {
+  const types = [...MESSAGE_TYPES, RECORDIO_TYPE];
+  const chosen = types.find((t) => accepts(accept, t));
+  if (chosen === undefined) return `Expecting 'Accept' to allow ${types.join(' or ')}`;
+  if (chosen !== RECORDIO_TYPE) {
+    return messageAccept === undefined
+      ? { accept: chosen as MessageType, records: undefined }
+      : "Expecting 'Message-Accept' to be not set for non-streaming responses";
+  }
+  const records = MESSAGE_TYPES.find((t) => accepts(messageAccept, t));
+  if (records === undefined) return `Expecting 'Message-Accept' to allow ${MESSAGE_TYPES.join(' or ')}`;
+  return { accept: RECORDIO_TYPE, records };
+}

@@ -9,6 +9,13 @@
  * others have. With `--http-executor-domain-sockets` it has its socket too.
  * When it is gone (`remove_agent`, MARK_AGENT_GONE) its endpoint closes.
  *
+ * The library's `addAgent` and `removeAgent` (`RunningCluster`) are these
+ * faults, awaited until the endpoint follows. Where the agents took
+ * ephemeral ports (port addressing, `agentPort` 0, no advertised ports),
+ * `addAgent` first listens on an ephemeral port and gives the core that
+ * port in its fault, so the new agent never meets a port another process
+ * holds; the trace has the port, so a replay places the agent alike.
+ *
  * The core chooses where an added agent is, so the trace is the same with
  * listeners or without: the endpoints follow the core, after the input
  * that changed its agents, never inside it. A reset or a restore brings
@@ -17,6 +24,12 @@
  */
 import type { Logger } from 'pino';
 import type { Cluster } from '../core/cluster.js';
+import type { Resources } from '../core/model/resources.js';
+import type { Attribute } from '../core/model/types.js';
+import type { Outcome } from '../core/model/errors.js';
+import type { Fault, FaultResult } from '../core/faults/vocabulary.js';
+import { parseAttributes } from '../wire/convert-common.js';
+import { agentResourcesOf } from './resources.js';
 import { listenAgentSocket, type AgentSocket } from '../http/agent/listener.js';
 import { closeDomainSocket } from '../http/domain-sockets.js';
 import type { ClusterDriver } from '../runtime/driver.js';
@@ -31,10 +44,39 @@ interface Placed {
   readonly port: number;
 }
 
+type AddAgentFault = Extract<Fault, { type: 'add_agent' }>;
+
 /** What an added agent is served by. */
 interface Served {
   readonly socket: AgentSocket;
   readonly endpoint: AgentEndpoint;
+}
+
+/** An agent the library adds: what `RunningCluster.addAgent` takes, parsed. */
+export interface NewAgent {
+  readonly resources: Resources;
+  readonly attributes: readonly Attribute[];
+  readonly hostname?: string;
+}
+
+/** What `RunningCluster.addAgent` takes: upstream's agent flag forms; the cluster's own agents' resources by default. */
+export interface AddAgentOptions {
+  /** `--resources` form, e.g. `cpus:4;mem:8192`. */
+  readonly resources?: string;
+  /** `--attributes` form, e.g. `rack:r1;zone:a`. */
+  readonly attributes?: string;
+  /** Its host name; the first agent's by default. */
+  readonly hostname?: string;
+}
+
+/** The agent `options` describe, or a TypeError saying what is wrong with them. */
+export function newAgentOf(options: AddAgentOptions, machine: { readonly resources: Resources }): NewAgent {
+  const resources = options.resources === undefined ? machine.resources : agentResourcesOf(options.resources);
+  if (typeof resources === 'string') throw new TypeError(`addAgent: resources: ${resources}`);
+  const attributes = parseAttributes(options.attributes ?? '');
+  if (typeof attributes === 'string') throw new TypeError(`addAgent: attributes: ${attributes}`);
+  if (options.hostname === '') throw new TypeError('addAgent: hostname: expecting a non-empty host name');
+  return { resources, attributes, ...(options.hostname === undefined ? {} : { hostname: options.hostname }) };
 }
 
 export class AddedAgents {
@@ -44,6 +86,8 @@ export class AddedAgents {
   #queued = false;
   #work: Promise<void> = Promise.resolve();
   #closed = false;
+  /** Sockets listening for agents about to be added, by their port. */
+  readonly #reserved = new Map<number, AgentSocket>();
 
   constructor(
     private readonly driver: ClusterDriver,
@@ -65,7 +109,74 @@ export class AddedAgents {
   async close(): Promise<void> {
     this.#closed = true;
     await this.#work;
-    await Promise.all([...this.#served.values()].map((served) => served?.socket.close()));
+    const sockets = [...[...this.#served.values()].map((served) => served?.socket), ...this.#reserved.values()];
+    await Promise.all(sockets.map((socket) => socket?.close()));
+  }
+
+  /**
+   * Adds an agent (an `add_agent` fault) and resolves to its endpoint once
+   * it is served; rejects if the fault is refused or its socket cannot
+   * listen.
+   */
+  async add(agent: NewAgent): Promise<AgentEndpoint> {
+    const hostname = agent.hostname === undefined ? {} : { hostname: agent.hostname };
+    const outcome = await this.inject({
+      type: 'add_agent',
+      resources: agent.resources,
+      attributes: agent.attributes,
+      ...hostname,
+    });
+    if (!outcome.ok) throw new Error(outcome.error.message);
+    const id = outcome.value.agentId!;
+    await this.#followed();
+    const served = this.#served.get(id);
+    if (served === undefined) throw new Error(`agent ${id}: its endpoint could not listen (the log says why)`);
+    return served.endpoint;
+  }
+
+  /**
+   * An `add_agent` fault (the control API's, the library's): where the
+   * agents took ephemeral ports, at a port listening already for it.
+   */
+  async inject(fault: AddAgentFault): Promise<Outcome<FaultResult>> {
+    const socket = this.#ephemeral() && fault.port === undefined ? await this.#reserve() : undefined;
+    const port = socket === undefined ? {} : { port: socket.port };
+    const outcome = this.driver.input((c) => c.inject({ ...fault, ...port }));
+    if (!outcome.ok && socket !== undefined) {
+      this.#reserved.delete(socket.port);
+      await socket.close();
+    }
+    return outcome;
+  }
+
+  /** Removes an agent for good (a `remove_agent` fault) and resolves once its endpoint has closed. */
+  async remove(agentId: string): Promise<void> {
+    const outcome = this.driver.input((c) => c.inject({ type: 'remove_agent', agentId }));
+    if (!outcome.ok) throw new Error(outcome.error.message);
+    await this.#followed();
+  }
+
+  /** Whether the agents took ephemeral ports of their own: an added one can take one too. */
+  #ephemeral(): boolean {
+    return this.spec.firstPort === 0 && this.spec.advertiseFirstPort === undefined;
+  }
+
+  /** An ephemeral port where the core will place the agent: the agents' host, or the first agent's address (loopback addressing). */
+  async #reserve(): Promise<AgentSocket> {
+    const firstIp = this.driver.read((view) => {
+      const [first] = view.agentNodeIds();
+      return first === undefined ? undefined : view.agentNode(first)?.config.ip;
+    });
+    const host = this.server.directory.by === 'address' ? (firstIp ?? '127.0.0.1') : this.server.host;
+    const socket = await listenAgentSocket(await this.server.app(), host, 0, this.spec.listener.maxConnections);
+    this.#reserved.set(socket.port, socket);
+    return socket;
+  }
+
+  /** Once the endpoints have followed the input just made (its follow was queued as a microtask within it). */
+  async #followed(): Promise<void> {
+    await new Promise<void>((resolve) => queueMicrotask(resolve));
+    await this.#work;
   }
 
   #watch(cluster: Cluster): void {
@@ -113,8 +224,11 @@ export class AddedAgents {
     const host = own ? agent.ip : this.server.host;
     const port = this.spec.advertiseFirstPort === undefined ? agent.port : 0;
     let socket: AgentSocket;
+    const reserved = this.#reserved.get(agent.port);
+    this.#reserved.delete(agent.port);
     try {
-      socket = await listenAgentSocket(await this.server.app(), host, port, this.spec.listener.maxConnections);
+      socket =
+        reserved ?? (await listenAgentSocket(await this.server.app(), host, port, this.spec.listener.maxConnections));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? String(error);
       this.logger.warn(

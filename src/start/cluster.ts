@@ -14,7 +14,7 @@ import { controlMethods, controlOf, type ControlMethods } from './control.js';
 import { listenMasters, type MasterListenOptions } from './masters.js';
 import { advertisedHost } from './advertise.js';
 import { startAgentsAddressed, type AgentEndpoint, type AgentsSpec, type DomainSocket } from './agents.js';
-import { AddedAgents } from './added-agents.js';
+import { AddedAgents, newAgentOf, type AddAgentOptions } from './added-agents.js';
 import { closeDomainSocket } from '../http/domain-sockets.js';
 import { RealtimeDriver, VirtualDriver, type ClusterDriver, type ClusterFailure } from '../runtime/driver.js';
 import { createLogger, logTrace } from '../runtime/logging.js';
@@ -37,7 +37,7 @@ import type { Transport } from '../client/transport.js';
 export type { AgentGroupOptions, LimitOptions, StartClusterOptions } from './cluster-options.js';
 export { DEFAULT_AGENT_RESOURCES } from './option-table.js';
 export { DEFAULT_LIMITS } from './limits.js';
-export type { AgentEndpoint };
+export type { AddAgentOptions, AgentEndpoint };
 
 export interface RunningCluster extends ControlMethods {
   /** The first master's URL (the leader at start). */
@@ -52,6 +52,14 @@ export interface RunningCluster extends ControlMethods {
   readonly engineSocket: string | undefined;
   /** The agents' endpoints: those the cluster started with, then each an `add_agent` fault adds once it listens (until it is gone). */
   readonly agents: readonly AgentEndpoint[];
+  /**
+   * Adds an agent while the cluster runs (an `add_agent` fault): it boots
+   * and registers as the others did; resolves to its endpoint once its
+   * agent API is served. Where the agents took ephemeral ports, so does it.
+   */
+  addAgent(options?: AddAgentOptions): Promise<AgentEndpoint>;
+  /** Removes an agent for good (a `remove_agent` fault: the master marks it gone); resolves once its endpoint has closed. */
+  removeAgent(agentId: string): Promise<void>;
   readonly driver: ClusterDriver;
   /**
    * A client transport to this cluster's masters without sockets, for a
@@ -85,8 +93,15 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
   const sockets: DomainSocket[] = [];
   const closers: (() => Promise<void>)[] = [];
   const stop = stopper(driver, metrics, around, servers, sockets, closers);
+  // The agents' server is made after the masters': the control API's add_agent finds it here once it is.
+  let added: AddedAgents | undefined;
+  const addAgent = (fault: Parameters<AddedAgents['inject']>[0]) =>
+    added === undefined ? Promise.resolve(driver.input((c) => c.inject(fault))) : added.inject(fault);
   try {
-    const masterApps = masterListenOptions(options, credentials, { driver, control, metrics, logger }, around, limits);
+    const masterApps = {
+      ...masterListenOptions(options, credentials, { driver, control, metrics, logger }, around, limits),
+      addAgent,
+    };
     const masterUrls = await listenMasters(
       options.masters,
       options.host,
@@ -104,8 +119,9 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
       servers,
       logger,
     );
-    const added = new AddedAgents(driver, server, agentSpec, endpoints, logger);
-    closers.push(() => added.close());
+    const following = new AddedAgents(driver, server, agentSpec, endpoints, logger);
+    added = following;
+    closers.push(() => following.close());
     control.markStarted();
     // The masters' apps are the first servers, by index.
     const inProcess = new InProcessTransport(
@@ -115,6 +131,8 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
     const started = {
       masterUrls,
       agents: endpoints,
+      addAgent: async (options: AddAgentOptions = {}) => following.add(newAgentOf(options, agentSpec.machine)),
+      removeAgent: (agentId: string) => following.remove(agentId),
       workDir: around.workDir?.path,
       engineSocket: around.engine?.path,
       inProcess,
@@ -262,7 +280,10 @@ function agentsSpecOf(
 function running(
   driver: ClusterDriver,
   control: ReturnType<typeof controlOf>,
-  started: Pick<RunningCluster, 'masterUrls' | 'agents' | 'workDir' | 'engineSocket' | 'inProcess'>,
+  started: Pick<
+    RunningCluster,
+    'masterUrls' | 'agents' | 'addAgent' | 'removeAgent' | 'workDir' | 'engineSocket' | 'inProcess'
+  >,
   stop: () => Promise<void>,
 ): RunningCluster {
   const { masterUrls } = started;

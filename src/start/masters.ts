@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildMasterApp, type MasterAppOptions } from '../http/master/app.js';
-import { controlApiPart } from '../http/sim/part.js';
+import { controlApiPart, type AddAgentHook } from '../http/sim/part.js';
 import type { ClusterDriver } from '../runtime/driver.js';
 import type { SimControl } from '../runtime/sim-control.js';
 import { listen } from './agents.js';
@@ -19,6 +19,8 @@ export type MasterListenOptions = Omit<MasterAppOptions, 'masterIndex' | 'master
   readonly simControl?: SimControl;
   /** The control API asks for credentials even without `credentials` (http/sim/part.ts). */
   readonly authenticateControlApi?: boolean;
+  /** How the control API's `add_agent` goes in (added-agents.ts places the agent). */
+  readonly addAgent?: AddAgentHook;
 };
 
 export async function listenMasters(
@@ -30,9 +32,10 @@ export async function listenMasters(
   /** The port the first master advertises, the next ones following (`advertisePorts`); else their listeners'. */
   advertiseFirstPort?: number,
 ): Promise<string[]> {
-  const { simControl, authenticateControlApi, ...common } = app;
+  const { simControl, authenticateControlApi, addAgent, ...common } = app;
   const control = controlApiPart({
     driver: app.driver,
+    ...(addAgent === undefined ? {} : { addAgent }),
     ...(simControl === undefined ? {} : { control: simControl }),
     ...(app.credentials === undefined ? {} : { credentials: app.credentials }),
     authenticate: authenticateControlApi === true,

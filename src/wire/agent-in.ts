@@ -84,9 +84,10 @@ function memoryLimitError(payload: mesos.v1.agent.Call.UpdateContainerMemoryLimi
 
 /**
  * What a valid call is for the route. This agent serves no sandbox or log
- * files (LIST_FILES and READ_FILE find none: 404); the logging
- * level toggle, standalone container launches, output attachment, operations and
- * resource provider configuration are features it lacks (501).
+ * files (LIST_FILES and READ_FILE find none: 404); the logging level
+ * toggle, operations and resource provider configuration are features it
+ * lacks (501). The container calls (LAUNCH_CONTAINER and
+ * ATTACH_CONTAINER_OUTPUT among them) are agent-containers.ts's.
  */
 export function agentRequestFromWire(call: Call): AgentRequest {
   const type = call.type!;

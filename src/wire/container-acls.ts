@@ -8,11 +8,13 @@
  *                                       container's executor (its ContainerID when none is found)
  *   WAIT, KILL, REMOVE (no parent)      wait_/kill_/remove_standalone_containers (implicit)
  *   ATTACH_CONTAINER_INPUT              attach_containers_input: the executor's user (none: 404 first)
+ *   ATTACH_CONTAINER_OUTPUT             attach_containers_output: the executor's user (none: 404 first)
+ *   LAUNCH_CONTAINER (nested)           as LAUNCH_NESTED_CONTAINER
+ *   LAUNCH_CONTAINER (standalone)       launch_standalone_containers, before the launch is refused
  *   GET_FLAGS, /flags                   view_flags
  *   GET_CONTAINERS                      view_containers: each container, by its executor's user
  *   /containers                         get_endpoints `/containers`, then view_containers
- *   calls this agent lacks (501)        their action first: set_log_level, launch_standalone_containers,
- *                                       attach_containers_output, prune_images,
+ *   calls this agent lacks (501)        their action first: set_log_level, prune_images,
  *                                       modify_resource_provider_configs, mark_resource_providers_gone
  *
  * An executor's user is its command's (a command executor's is its task's
@@ -55,6 +57,14 @@ export function containerRefusal(
   if (!authorizer.enabled) return undefined;
   const node = view.agentNode(agentId);
   if (node === undefined) return undefined;
+  if (request.kind === 'refused')
+    return request.standalone === undefined
+      ? undefined
+      : authorizer.refusal('launch_standalone_containers', principal, request.standalone);
+  if (request.kind === 'attach-output') {
+    const user = executorUserOf(node, request.parentId ?? request.containerId);
+    return user === undefined ? undefined : authorizer.refusal('attach_containers_output', principal, user);
+  }
   if (request.kind === 'launch') {
     const parentUser = executorUserOf(node, request.launch.parentId);
     // Under no executor, upstream asks about the parent only, as ANY.
@@ -95,8 +105,6 @@ export function containerViewer(
 
 const UNSUPPORTED: Partial<Record<mesos.v1.agent.Call.Type, AclAction>> = {
   SET_LOGGING_LEVEL: 'set_log_level',
-  LAUNCH_CONTAINER: 'launch_standalone_containers',
-  ATTACH_CONTAINER_OUTPUT: 'attach_containers_output',
   PRUNE_IMAGES: 'prune_images',
   ADD_RESOURCE_PROVIDER_CONFIG: 'modify_resource_provider_configs',
   UPDATE_RESOURCE_PROVIDER_CONFIG: 'modify_resource_provider_configs',

@@ -190,6 +190,7 @@ export function taskFromWire(t: mesos.v1.TaskInfo, ids: Interner = (id) => id): 
     ...(grace === undefined ? {} : { killGracePeriodMs: grace }),
     ...(limits === undefined ? {} : { limits }),
     ...(t.container?.type === 'DOCKER' ? { engine: { image: t.container.docker?.image ?? '' } } : {}),
+    ...(t.container?.type === 'MESOS' && t.container.tty_info !== undefined ? { tty: true } : {}),
     ...(invalid === undefined ? {} : { invalid }),
     raw: sharedRest(raw),
   };

@@ -4,15 +4,18 @@
  * 5xx):
  *
  *   statuses   200, 400, 404, 405, 406, 409, 413, 415, and node's 417 and
- *              431; 501 only with its catalogue text; 503 only while the
- *              agent is down, with upstream's text; 500 only for
- *              UPDATE_CONTAINER_MEMORY_LIMIT on an agent that cannot set a
- *              memory limit (no `cgroups/mem`, or a memory controller not
- *              delegated), as the spec has it
+ *              431; 202 only to LAUNCH_CONTAINER, without a body; 501 only
+ *              with its catalogue text; 503 only while the agent is down,
+ *              with upstream's text; 500 only for UPDATE_CONTAINER_MEMORY_LIMIT
+ *              on an agent that cannot set a memory limit (no `cgroups/mem`,
+ *              or a memory controller not delegated), as the spec has it,
+ *              and for ATTACH_CONTAINER_OUTPUT with upstream's containerizer
+ *              failures
  *   errors     a reason: plain text, one line, never empty
- *   200        a session's output stream (application/recordio, its
- *              records ProcessIO in the `Message-Content-Type` named) for
- *              LAUNCH_NESTED_CONTAINER_SESSION and for it alone; no body for
+ *   200        a container's output stream (RecordIO, its records ProcessIO
+ *              in the `Message-Content-Type` named) for
+ *              LAUNCH_NESTED_CONTAINER_SESSION and ATTACH_CONTAINER_OUTPUT
+ *              alone; no body for
  *              the calls without a Response (launch, kill, remove, memory
  *              limit, an input stream); for a wait or a read, a Response of
  *              the call's type in the encoding asked for
@@ -35,13 +38,18 @@ import type { WireRequest, WireResponse } from './transport.js';
 
 type Call = mesos.v1.agent.Call;
 
-const STATUSES = new Set([200, 400, 404, 405, 406, 409, 413, 415, 417, 431, 500, 501, 503]);
+const STATUSES = new Set([200, 202, 400, 404, 405, 406, 409, 413, 415, 417, 431, 500, 501, 503]);
 const MESSAGE_TYPES = ['application/json', 'application/x-protobuf'];
 const NOT_IMPLEMENTED = httpError('NOT_IMPLEMENTED');
 const CALL_FAILED = httpError('CALL_FAILED');
+/** What upstream's containerizer fails an ATTACH_CONTAINER_OUTPUT with (a 500). */
+const ATTACH_FAILURE = /^(Unknown container \S+|I\/O switchboard server was disabled for this container)$/;
+/** The calls whose answer may be a container's output stream. */
+const STREAM_CALLS: readonly (string | undefined)[] = ['LAUNCH_NESTED_CONTAINER_SESSION', 'ATTACH_CONTAINER_OUTPUT'];
 /** The calls whose 200 has no body. */
 const EMPTY_ANSWER_CALLS: readonly string[] = [
   'LAUNCH_NESTED_CONTAINER',
+  'LAUNCH_CONTAINER',
   'KILL_CONTAINER',
   'KILL_NESTED_CONTAINER',
   'REMOVE_CONTAINER',
@@ -100,17 +108,22 @@ function generalProblem(wire: WireRequest, res: WireResponse): string | undefine
   if (status === 503 && body !== AGENT_DOWN)
     return `answered 503 with ${JSON.stringify(body)}, not while the agent is down`;
   const call = callOf<Call>(wire, AGENT_CALL_TYPE);
-  if (status === 500 && (body !== CALL_FAILED.body || call?.type !== 'UPDATE_CONTAINER_MEMORY_LIMIT')) {
+  const failed =
+    (body === CALL_FAILED.body && call?.type === 'UPDATE_CONTAINER_MEMORY_LIMIT') ||
+    (ATTACH_FAILURE.test(body) && call?.type === 'ATTACH_CONTAINER_OUTPUT');
+  if (status === 500 && !failed) {
     return `answered 500 ${JSON.stringify(body)} to ${call?.type ?? 'a call it could not read'}`;
   }
   if (status >= 400) return wire.method === 'HEAD' ? undefined : reasonError(wire, res, body);
+  if (status === 202)
+    return call?.type === 'LAUNCH_CONTAINER' && res.body.length === 0 ? undefined : `answered 202 to ${call?.type}`;
   if (status !== 200) return undefined;
   const input = wire.headers.some(([n, v]) => n.toLowerCase() === 'content-type' && v === 'application/recordio');
   if (input)
     return res.body.length === 0 ? undefined : `a 200 to an input stream with a body of ${res.body.length} bytes`;
   const type = call?.type;
   if (res.stream)
-    return type === 'LAUNCH_NESTED_CONTAINER_SESSION'
+    return STREAM_CALLS.includes(type)
       ? undefined
       : `a 200 to ${type ?? 'a call it could not read'} with a session's output stream`;
   if (type === undefined) return undefined;

@@ -438,12 +438,19 @@ const CALL_FAILED = httpError('CALL_FAILED');
  * the agent operator API, a call the agent failed to carry out (which
  * `agent-judge.ts` allows for UPDATE_CONTAINER_MEMORY_LIMIT alone).
  */
+/** ATTACH_CONTAINER_OUTPUT failed as upstream's containerizer fails it (agent-judge.ts holds it to that call). */
+function attachFailure(status: number, body: string): boolean {
+  return (
+    status === 500 && /^(Unknown container \S+|I\/O switchboard server was disabled for this container)$/.test(body)
+  );
+}
+
 function expectedServerError(spec: RequestSpec, status: number, body: string): boolean {
   const catalogued =
     (status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) || (status === 503 && body === AGENT_DOWN);
   if (spec.server !== 0 && isExecutorPath(spec.target)) return catalogued;
   if (spec.server !== 0 && isAgentOperatorPath(spec.target))
-    return catalogued || (status === CALL_FAILED.status && body === CALL_FAILED.body);
+    return catalogued || (status === CALL_FAILED.status && body === CALL_FAILED.body) || attachFailure(status, body);
   const onApi = spec.server === 0 && (SCHEDULER_PATHS.includes(spec.target) || isOperatorPath(spec.target));
   if (onApi && status === NOT_IMPLEMENTED.status && body === NOT_IMPLEMENTED.body) return true;
   return onApi && status === 503 && /^Too many (subscriptions|frameworks)\b/.test(body);

@@ -576,7 +576,7 @@ describe('the agent operator API with ACLs that grant only alice', () => {
           launch_container: { container_id: { value: 'standalone' }, command: { value: 'true' } },
         },
         'launch standalone containers',
-        501,
+        400,
       ],
       ['PRUNE_IMAGES', { type: 'PRUNE_IMAGES' }, 'prune images', 501],
     ];

@@ -32,10 +32,11 @@ import type { TaskStatus } from '../model/types.js';
 import { AgentCgroups } from './cgroups.js';
 import { AgentCounters, appendStatus } from './counters.js';
 import { Containerizer } from './containerizer.js';
-import { SimTask, type ExecutorHost } from './executor.js';
+import { SimTask, type ExecutorHost, type SimExecutor } from './executor.js';
 import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
-import type { NestedContainers } from './nested-containers.js';
+import { NestedContainers } from './nested-containers.js';
+import { launchTtyTask } from './tty-tasks.js';
 import { PingWatch } from './ping-watch.js';
 import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
 import { forgetIfDone, recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
@@ -385,6 +386,12 @@ export class Agent implements SimNode, ExecutorHost {
   }
 
   // ---- ExecutorHost ----
+
+  /** A command task launched with a TTY: its process runs in the small shell in its executor's container, attachable. */
+  runTty(executor: SimExecutor, task: SimTask): boolean {
+    this.nested ??= new NestedContainers(this.ctx, this.outbox);
+    return launchTtyTask(this, this.nested, executor, task);
+  }
 
   exited(executor: AgentExecutor, waitStatus: number): void {
     this.ctx.network.detach(executor.nodeId);

@@ -46,6 +46,12 @@ const EXECUTOR_NEXT: Readonly<Record<ExecutorState, readonly ExecutorState[]>> =
 /** What the executor's host (the agent's containerizer) learns without a message: its exit. */
 export interface ExecutorHost {
   exited(executor: SimExecutor, waitStatus: number): void;
+  /**
+   * Runs a command task launched with a TTY as a process of the small
+   * shell in the executor's container, which ATTACH_CONTAINER_OUTPUT and
+   * ATTACH_CONTAINER_INPUT reach; false where it cannot (the plan runs it).
+   */
+  runTty?(executor: SimExecutor, task: SimTask): boolean;
 }
 
 /**
@@ -247,7 +253,8 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       }
       this.#set(task, 'TASK_STARTING');
       this.#set(task, 'TASK_RUNNING');
-      if (plan.kind === 'exits') task.timer = this.ctx.loop.schedule(plan.runMs, 'task:exit', task);
+      const tty = spec.tty === true && this.kind === 'command' && this.host.runTty?.(this, task) === true;
+      if (!tty && plan.kind === 'exits') task.timer = this.ctx.loop.schedule(plan.runMs, 'task:exit', task);
     }
   }
 

@@ -7,12 +7,19 @@
  * WAIT_CONTAINER reports. A session whose output connection breaks is
  * destroyed, as upstream's is.
  *
+ * ATTACH_CONTAINER_OUTPUT adds readers of a running container's output:
+ * those of a container launched with a TTY or as a session (upstream's
+ * containers with an I/O switchboard); each hears what is written after it
+ * attached, and its stream ends when the container does. Its going away
+ * leaves the container running.
+ *
  * Lifecycle:   running --its script ends, or KILL_CONTAINER, or its parent ends--> exited
  *              exited  --REMOVE_CONTAINER--> (forgotten)
  */
 import type { SimContext } from '../network/context.js';
 import { fail, ok, type Outcome } from '../model/errors.js';
 import type { ContainerTermination } from '../model/executor-api.js';
+import type { CommandSpec } from '../model/types.js';
 import type { Outbox } from '../network/outbox.js';
 import { argvRefusal, ShellProcess, type ShellWorld } from '../process/shell.js';
 import type { Sandbox } from '../process/sandbox.js';
@@ -34,6 +41,23 @@ export interface NestedLaunch {
   readonly external?: boolean;
 }
 
+/**
+ * What a task's own process tells its executor (a command task launched
+ * with a TTY runs here, attachable as upstream's I/O switchboard makes it):
+ * it exited by itself with this code, or KILL_CONTAINER killed it.
+ */
+export interface TaskProcessHooks {
+  exited(code: number): void;
+  killed(signal: number): void;
+}
+
+/** A command as the argv its process runs: `sh -c` for a shell command, else its arguments (or its value). */
+export function commandArgv(command: CommandSpec | undefined): string[] {
+  if (command === undefined) return ['sh'];
+  if (command.shell) return ['sh', '-c', command.value ?? ''];
+  return command.arguments.length > 0 ? [...command.arguments] : [command.value ?? ''];
+}
+
 /** The container a nested one runs in: a live executor's, on this agent. */
 export interface ParentContainer {
   readonly containerId: string;
@@ -49,9 +73,15 @@ interface Nested {
   process: ShellProcess | undefined;
   /** The session's output stream, while it is open. */
   output: string | undefined;
+  /** Whether ATTACH_CONTAINER_OUTPUT may read it: a session's, or one with a TTY (upstream's I/O switchboard). */
+  readonly attachable: boolean;
+  /** Readers attached by ATTACH_CONTAINER_OUTPUT, while their streams are open. */
+  readonly attached: string[];
   termination: ContainerTermination | undefined;
   /** Connections waiting for its end (WAIT_CONTAINER). */
   readonly waiters: string[];
+  /** A task's own process: its executor hears of its end. */
+  readonly task: TaskProcessHooks | undefined;
 }
 
 /** How many ended containers an agent keeps for WAIT_CONTAINER until they are removed. */
@@ -105,7 +135,12 @@ export class NestedContainers {
    * that connection. Arguments that execve(2) would refuse as too long are
    * refused here (`argvRefusal`), before anything starts.
    */
-  launch(launch: NestedLaunch, parent: ParentContainer, output: string | undefined): Outcome<undefined> {
+  launch(
+    launch: NestedLaunch,
+    parent: ParentContainer,
+    output: string | undefined,
+    task?: TaskProcessHooks,
+  ): Outcome<undefined> {
     const refusal = argvRefusal(launch.argv);
     if (refusal !== undefined) return fail('INVALID', refusal);
     if (this.#containers.has(launch.containerId))
@@ -122,7 +157,17 @@ export class NestedContainers {
     };
     const id = launch.containerId;
     // In the map before it starts: a command may write at once.
-    const entry: Nested = { launch, output, termination: undefined, waiters: [], process: undefined };
+    const attachable = launch.tty || output !== undefined;
+    const entry: Nested = {
+      launch,
+      output,
+      attachable,
+      attached: [],
+      termination: undefined,
+      waiters: [],
+      process: undefined,
+      task,
+    };
     this.#containers.set(id, entry);
     const traceData = {
       containerId: id,
@@ -137,7 +182,10 @@ export class NestedContainers {
       {
         stdout: (data) => this.#emit(id, 'STDOUT', data),
         stderr: (data) => this.#emit(id, launch.tty ? 'STDOUT' : 'STDERR', data),
-        exit: (code) => this.#end(id, { exitStatus: (code & 0xff) << 8 }),
+        exit: (code) => {
+          this.#end(id, { exitStatus: (code & 0xff) << 8 });
+          task?.exited(code & 0xff);
+        },
       },
       launch.argv,
     );
@@ -179,11 +227,18 @@ export class NestedContainers {
   kill(containerId: string, signal: number): Outcome<undefined> {
     const entry = this.#containers.get(containerId);
     if (entry === undefined) return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
-    if (entry.termination === undefined) {
-      entry.process?.kill();
-      this.#end(containerId, { exitStatus: signal & 0x7f, message: `Killed by signal ${signal}` });
-    }
+    const running = entry.termination === undefined;
+    this.#kill(containerId, signal);
+    if (running) entry.task?.killed(signal);
     return ok(undefined);
+  }
+
+  /** The process dies of the signal; a task's executor is not told (its container ends with it, or the agent went away). */
+  #kill(containerId: string, signal: number): void {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined || entry.termination !== undefined) return;
+    entry.process?.kill();
+    this.#end(containerId, { exitStatus: signal & 0x7f, message: `Killed by signal ${signal}` });
   }
 
   /** REMOVE_CONTAINER: forgets an ended container; a running one cannot be removed. */
@@ -195,12 +250,32 @@ export class NestedContainers {
     return ok(undefined);
   }
 
-  /** The session's output connection broke: the container is destroyed. */
+  /**
+   * ATTACH_CONTAINER_OUTPUT: `connectionId` hears the container's output
+   * from now on, until it ends. Refused as upstream's containerizer fails
+   * it: a container not running here (NOT_FOUND), one without a TTY that
+   * is no session (FAILED).
+   */
+  attachOutput(containerId: string, connectionId: string): Outcome<undefined> {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined || entry.termination !== undefined)
+      return fail('NOT_FOUND', `Container ${containerId} cannot be found`);
+    if (!entry.attachable) return fail('FAILED', 'I/O switchboard server was disabled for this container');
+    entry.attached.push(connectionId);
+    return ok(undefined);
+  }
+
+  /** The session's output connection broke: the container is destroyed; an attached reader's: it is forgotten. */
   outputClosed(connectionId: string): boolean {
     for (const [id, entry] of this.#containers) {
+      const reader = entry.attached.indexOf(connectionId);
+      if (reader >= 0) {
+        entry.attached.splice(reader, 1);
+        return true;
+      }
       if (entry.output !== connectionId) continue;
       entry.output = undefined;
-      if (entry.termination === undefined) this.kill(id, 9);
+      if (entry.termination === undefined) this.#kill(id, 9);
       return true;
     }
     return false;
@@ -220,7 +295,7 @@ export class NestedContainers {
   /** The parent container ended: its nested containers end with it (SIGKILL), and who waited for it hears its status. */
   parentEnded(parentId: string, exitStatus: number): void {
     for (const [id, entry] of this.#containers)
-      if (entry.launch.parentId === parentId && entry.termination === undefined) this.kill(id, 9);
+      if (entry.launch.parentId === parentId && entry.termination === undefined) this.#kill(id, 9);
     for (const waiter of this.#topLevelWaiters.get(parentId) ?? []) this.outbox.containerWait(waiter, { exitStatus });
     this.#topLevelWaiters.delete(parentId);
   }
@@ -234,14 +309,16 @@ export class NestedContainers {
 
   /** Everything is gone (the agent process died). */
   clear(): void {
-    for (const id of [...this.#containers.keys()]) this.kill(id, 9);
+    for (const id of [...this.#containers.keys()]) this.#kill(id, 9);
     this.#containers.clear();
   }
 
   #emit(containerId: string, stream: 'STDOUT' | 'STDERR', data: string): void {
-    const output = this.#containers.get(containerId)?.output;
+    const entry = this.#containers.get(containerId);
     // A record with no data would end the client's stream early.
-    if (output !== undefined && data.length > 0) this.outbox.processIo(output, { stream, data });
+    if (entry === undefined || data.length === 0) return;
+    if (entry.output !== undefined) this.outbox.processIo(entry.output, { stream, data });
+    for (const reader of entry.attached) this.outbox.processIo(reader, { stream, data });
   }
 
   #end(containerId: string, termination: ContainerTermination): void {
@@ -253,6 +330,7 @@ export class NestedContainers {
     this.ctx.trace.append('container:nested-exit', { containerId, exitStatus: termination.exitStatus });
     if (entry.output !== undefined) this.outbox.close(entry.output, 'the container exited');
     entry.output = undefined;
+    for (const reader of entry.attached.splice(0)) this.outbox.close(reader, 'the container exited');
     for (const waiter of entry.waiters.splice(0)) this.outbox.containerWait(waiter, termination);
     this.#forgetOldest();
   }

@@ -6,7 +6,8 @@
  *                 cluster's first agent's: its hostname, address and flags; its
  *                 port is the next after the highest any agent has (5051 on
  *                 localhost with upstream's flags when the cluster has none), so
- *                 it is the same for every run of a seed
+ *                 it is the same for every run of a seed; a hostname or a port
+ *                 the fault gives are the new agent's instead
  *   remove_agent  the agent is decommissioned for good: the leading master marks
  *                 it gone as MARK_AGENT_GONE does (master/agent-admin.ts: its tasks
  *                 end TASK_GONE_BY_OPERATOR for PARTITION_AWARE frameworks,
@@ -50,9 +51,9 @@ export function injectAgentFault(target: AgentFaultTarget, trace: Trace, fault: 
     let port = FIRST_AGENT.port - 1;
     for (const agent of target.agents.values()) port = Math.max(port, agent.config.port);
     const added = target.addAgent({
-      hostname: first?.hostname ?? FIRST_AGENT.hostname,
+      hostname: fault.hostname ?? first?.hostname ?? FIRST_AGENT.hostname,
       ip: first?.ip ?? FIRST_AGENT.ip,
-      port: port + 1,
+      port: fault.port ?? port + 1,
       resources: fault.resources,
       attributes: fault.attributes,
       ...(first === undefined ? {} : { flags: first.flags }),

@@ -14,8 +14,18 @@ export type Fault =
   | { readonly type: 'crash_agent'; readonly agentId: string }
   /** A crashed agent starts again from its checkpoint. */
   | { readonly type: 'restart_agent'; readonly agentId: string; readonly recover: RecoverMode }
-  /** A new agent joins with these resources and attributes, as the cluster's first agent was started otherwise (faults/agents.ts). */
-  | { readonly type: 'add_agent'; readonly resources: Resources; readonly attributes: readonly Attribute[] }
+  /**
+   * A new agent joins with these resources and attributes, as the cluster's
+   * first agent was started otherwise (faults/agents.ts); a host name and a
+   * port, when given, are its own (the library gives the port its listener got).
+   */
+  | {
+      readonly type: 'add_agent';
+      readonly resources: Resources;
+      readonly attributes: readonly Attribute[];
+      readonly hostname?: string;
+      readonly port?: number;
+    }
   /** The agent is decommissioned for good: the master marks it gone (faults/agents.ts). */
   | { readonly type: 'remove_agent'; readonly agentId: string }
   /** Messages between two nodes are lost both ways until healed. */

@@ -117,6 +117,8 @@ export interface TaskSpec {
   readonly limits?: Readonly<Record<string, number>>;
   /** Run by the container engine (`container.type` DOCKER), from this image. */
   readonly engine?: { readonly image: string };
+  /** Launched with a TTY (`container.tty_info`): a command task's process can be attached to. */
+  readonly tty?: boolean;
   /** Set when the wire message could not be turned into a valid task. */
   readonly invalid?: string;
   readonly raw?: unknown;

@@ -7,6 +7,11 @@
  *                                    RecordIO stream of ProcessIO DATA records (`Message-Accept`
  *                                    picks their encoding), ending when the command does
  *   LAUNCH_NESTED_CONTAINER          200 once launched (its output goes nowhere)
+ *   LAUNCH_CONTAINER                 a nested container as LAUNCH_NESTED_CONTAINER: 200 once launched,
+ *                                    202 if it runs already (upstream's ALREADY_LAUNCHED), 400 for a
+ *                                    parent that does not exist; a standalone container, resources of a
+ *                                    nested one, a ContainerInfo other than MESOS: 400 with the reason
+ *   ATTACH_CONTAINER_OUTPUT          a stream of the container's output (attach-output.ts)
  *   ATTACH_CONTAINER_INPUT           `Content-Type: application/recordio` with `Message-Content-Type`:
  *                                    a CONTAINER_ID record, then PROCESS_IO records (STDIN data;
  *                                    an empty one ends the input; heartbeats); 200 when the request ends
@@ -42,6 +47,7 @@ import {
   JSON_TYPE,
   MESSAGE_TYPES,
   negotiate,
+  negotiateAgentAnswer,
   RECORDIO_TYPE,
   type MessageType,
 } from '../negotiate.js';
@@ -49,6 +55,7 @@ import { sendBody } from '../stream-body.js';
 import { sendEmpty } from '../replies.js';
 import { principalOf } from '../auth.js';
 import { attachInputRefusal, containerRefusal } from '../../wire/container-acls.js';
+import { attachOutput } from './attach-output.js';
 
 type Call = mesos.v1.agent.Call;
 
@@ -65,9 +72,14 @@ export function containerCall(
   const agentId = binding.agentId(req);
   if (agentId === undefined || binding.executors === undefined)
     return sendError(reply, 'UNAVAILABLE', 'Agent has not finished recovery');
+  const unstreamable = streamAskedOf(req, request, call);
+  if (unstreamable !== undefined) return sendError(reply, 'STREAMING_NOT_ACCEPTABLE', unstreamable);
   const refused = binding.driver.read((view) => containerRefusal(view, agentId, request, principalOf(req)));
   if (refused !== undefined) return sendError(reply, 'FORBIDDEN', refused);
+  if (request.kind === 'refused') return sendError(reply, 'CALL_REFUSED', request.reason);
+  if (request.kind === 'attach-output') return attachOutput(req, reply, binding, agentId, request);
   if (request.kind === 'launch' && request.session) return launchSession(req, reply, binding, agentId, request);
+  if (request.kind === 'launch' && request.v1 === true) return launchContainer(reply, binding, agentId, request);
   if (request.kind === 'wait') return wait(req, reply, binding, agentId, request);
   const { driver } = binding;
   const outcome = driver.input((c) => {
@@ -81,6 +93,43 @@ export function containerCall(
     }
   });
   return outcome.ok ? sendEmpty(reply, 200) : send(reply, agentRefusal(outcome.error));
+}
+
+/**
+ * Upstream's agent negotiation for a call whose answer is no stream (a
+ * launch, a kill, a removal, a refusal): an `Accept` or `Message-Accept`
+ * it cannot answer, or a stream asked of it, is 406 with upstream's words.
+ * WAIT_CONTAINER negotiates its Response itself.
+ */
+function streamAskedOf(req: FastifyRequest, request: ContainerRequest, call: Call): string | undefined {
+  const streams = request.kind === 'attach-output' || (request.kind === 'launch' && request.session);
+  if (streams || request.kind === 'wait') return undefined;
+  const types = negotiateAgentAnswer(req.headers.accept, req.headers['message-accept']);
+  if (typeof types === 'string') return types;
+  return types.records === undefined ? undefined : `Streaming response is not supported for ${call.type} call`;
+}
+
+/**
+ * LAUNCH_CONTAINER of a nested container: 202 for one that runs already,
+ * whatever it was launched with (upstream's containerizer answers
+ * ALREADY_LAUNCHED for a ContainerID it has); a parent that is no live
+ * executor's container fails the launch, which upstream answers 400.
+ */
+function launchContainer(
+  reply: FastifyReply,
+  binding: AgentBinding,
+  agentId: string,
+  request: Extract<ContainerRequest, { kind: 'launch' }>,
+): FastifyReply {
+  const { driver } = binding;
+  const { containerId, parentId } = request.launch;
+  const running = driver.read((v) => v.nestedContainer(agentId, containerId));
+  if (running !== undefined && running.termination === undefined) return sendEmpty(reply, 202);
+  const outcome = driver.input((c) => c.launchNestedContainer(agentId, request.launch));
+  if (outcome.ok) return sendEmpty(reply, 200);
+  if (outcome.error.code === 'NOT_FOUND')
+    return sendError(reply, 'CALL_REFUSED', `Parent container ${parentId} does not exist`);
+  return send(reply, agentRefusal(outcome.error));
 }
 
 function launchSession(

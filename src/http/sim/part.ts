@@ -10,7 +10,9 @@ import type { AppPart } from '../app.js';
 import type { Credentials } from '../auth.js';
 import { guardControlApi } from './auth.js';
 import { registerSimEvents } from './events.js';
-import { registerSimRoutes } from './routes.js';
+import { registerSimRoutes, type AddAgentHook } from './routes.js';
+
+export type { AddAgentHook } from './routes.js';
 
 export interface ControlApiOptions {
   readonly driver: ClusterDriver;
@@ -23,6 +25,12 @@ export interface ControlApiOptions {
    * that has none, `--authenticate-http-executors`): then nobody can use it.
    */
   readonly authenticate?: boolean;
+  /**
+   * Injects an `add_agent` fault where the composition root places the
+   * agent itself (an ephemeral port where the agents took ephemeral ones);
+   * without, the fault goes in as the others do.
+   */
+  readonly addAgent?: AddAgentHook;
 }
 
 export function controlApiPart(options: ControlApiOptions): AppPart {
@@ -30,7 +38,7 @@ export function controlApiPart(options: ControlApiOptions): AppPart {
   return {
     guard: (app) => guardControlApi(app, options.driver, credentials),
     routes: (app) => {
-      registerSimRoutes(app, options.driver, options.control);
+      registerSimRoutes(app, options.driver, options.control, options.addAgent);
       registerSimEvents(app, options.driver);
     },
   };

@@ -34,6 +34,7 @@ import type { ClusterDriver } from '../../runtime/driver.js';
 import type { CallError } from '../../core/model/errors.js';
 import { NO_LEADER } from '../../core/faults/master.js';
 import type { Fault, FaultResult } from '../../core/faults/vocabulary.js';
+import type { Outcome } from '../../core/model/errors.js';
 import { sendError } from '../errors.js';
 import { MAX_SPAN_MS, parseFault } from '../../wire/sim/faults.js';
 import { serveMethods } from '../methods.js';
@@ -44,6 +45,9 @@ import { principalOf } from '../auth.js';
 import { simReaderOf, type SimReader } from '../../wire/sim/view.js';
 import type { ServerResponse } from 'node:http';
 
+/** How an `add_agent` fault goes in when the composition root places the agent (http/sim/part.ts). */
+export type AddAgentHook = (fault: Extract<Fault, { type: 'add_agent' }>) => Promise<Outcome<FaultResult>>;
+
 /** The largest step one advance may take: a day of cluster time. */
 export const MAX_ADVANCE_MS = MAX_SPAN_MS;
 
@@ -51,10 +55,11 @@ export function registerSimRoutes(
   app: FastifyInstance,
   driver: ClusterDriver,
   control: SimControl = new SimControl(driver),
+  addAgent?: AddAgentHook,
 ): void {
   serveMethods(app, '/sim/v1/clock', ['GET'], (_req, reply) => json(reply, clock(driver)));
   serveMethods(app, '/sim/v1/advance', ['POST'], (req, reply) => advance(req, reply, driver));
-  serveMethods(app, '/sim/v1/faults', ['POST'], (req, reply) => fault(req, reply, driver));
+  serveMethods(app, '/sim/v1/faults', ['POST'], (req, reply) => fault(req, reply, driver, addAgent));
   const traceReaders = new Set<ServerResponse>();
   // A trace reader reads one cluster's trace: when a reset or a restore swaps it, the stream ends.
   driver.onReplace(() =>
@@ -131,11 +136,19 @@ function advance(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver
   return json(reply, clock(driver));
 }
 
-function fault(req: FastifyRequest, reply: FastifyReply, driver: ClusterDriver): FastifyReply {
+async function fault(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  driver: ClusterDriver,
+  addAgent: AddAgentHook | undefined,
+): Promise<FastifyReply> {
   const body = bodyOf(req);
   const parsed = body === undefined ? 'Expecting a JSON object' : parseFault(body);
   if (typeof parsed === 'string') return sendError(reply, 'SIM_REQUEST_INVALID', parsed);
-  const outcome = driver.input((c) => c.inject(parsed));
+  const outcome =
+    parsed.type === 'add_agent' && addAgent !== undefined
+      ? await addAgent(parsed)
+      : driver.input((c) => c.inject(parsed));
   if (!outcome.ok) return sendError(reply, faultRefusal(outcome.error), outcome.error.message);
   return json(reply, { type: parsed.type, ...answerOf(parsed, outcome.value, driver) });
 }

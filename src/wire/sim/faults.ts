@@ -4,7 +4,7 @@
  * named by id: `master`, or an agent id.
  *
  *   {"type": "crash_agent", "agent_id"}
- *   {"type": "add_agent", "resources", "attributes"?}   upstream's --resources and --attributes forms
+ *   {"type": "add_agent", "resources", "attributes"?, "hostname"?}   upstream's --resources and --attributes forms
  *   {"type": "remove_agent", "agent_id"}                 decommissioned for good: the master marks it gone
  *   {"type": "restart_agent", "agent_id", "recover": "reconnect" | "cleanup"}
  *   {"type": "partition" | "heal", "agent_id"}          the agent's link to the master
@@ -64,7 +64,7 @@ const RULE_ACTIONS = ['drop', 'delay', 'duplicate'] as const;
 export const FAULT_FIELDS: Readonly<Record<(typeof FAULT_TYPES)[number], readonly string[]>> = {
   crash_agent: ['agent_id'],
   restart_agent: ['agent_id', 'recover'],
-  add_agent: ['resources', 'attributes'],
+  add_agent: ['resources', 'attributes', 'hostname'],
   remove_agent: ['agent_id'],
   partition: ['agent_id', 'nodes'],
   heal: ['agent_id', 'nodes'],
@@ -164,7 +164,10 @@ function addAgent(body: Body): Parsed {
   const attributes = typeof attributesText === 'string' ? parseAttributes(attributesText) : undefined;
   if (attributes === undefined || typeof attributes === 'string')
     return "Expecting 'attributes' to be attributes in the agent flag form, e.g. rack:r1;zone:a";
-  return { type: 'add_agent', resources, attributes };
+  const { hostname } = body;
+  if (hostname !== undefined && (typeof hostname !== 'string' || hostname === ''))
+    return "Expecting 'hostname' to be a non-empty host name";
+  return { type: 'add_agent', resources, attributes, ...(hostname === undefined ? {} : { hostname }) };
 }
 
 function link(body: Body, type: 'partition' | 'heal'): Parsed {

@@ -1,19 +1,20 @@
 /**
- * An agent an `add_agent` fault adds is served as those the cluster
- * started with: its agent API answers at the address the master reports
- * for it (its pid, hostname and port), with a port per agent and with
- * loopback addressing; with advertised ports, at the endpoint
- * `RunningCluster.agents` lists. `remove_agent` closes it. Real sockets.
+ * An agent added while the cluster runs (`RunningCluster.addAgent`, an
+ * `add_agent` fault) is served as those the cluster started with: its
+ * agent API answers at the address the master reports for it (its pid,
+ * hostname and port), with a port per agent and with loopback addressing;
+ * with advertised ports, at the endpoint `RunningCluster.agents` lists. It
+ * registers and is offered. `removeAgent` (`remove_agent`) closes it.
+ * Real sockets; the added agents take ephemeral ports as the others did.
  */
 import { existsSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExecutorClient } from '../../../src/client/executor-client.js';
-import { postRaw } from '../../../src/client/scheduler-client.js';
+import { postRaw, SchedulerClient } from '../../../src/client/scheduler-client.js';
 import { startCluster, type RunningCluster, type StartClusterOptions } from '../../../src/start/cluster.js';
 import { cpusMem, startHarness, tick, type Harness } from './executor-harness.js';
-import { portFree } from '../ports.js';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -32,32 +33,18 @@ async function start(options: StartClusterOptions): Promise<RunningCluster> {
 const post = (path: string, body: unknown) =>
   postRaw(new URL(path, r!.masterUrl), JSON.stringify(body), { 'content-type': 'application/json' });
 
-/** Adds an agent through the control API; its id, once it registered. */
 /** Waits, a bounded number of times 10 ms, until the test holds; fails if it never does. */
 async function eventually(test: () => boolean): Promise<void> {
   for (let i = 0; i < 1_000 && !test(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
   expect(test()).toBe(true);
 }
 
-/**
- * Adds an agent by the control API and waits for its endpoint. The core
- * places it at the port after the highest an agent has; where another
- * process of the machine holds that port (the agents took ephemeral ones),
- * the agent cannot be served there, and a test of it says nothing: it is
- * skipped, as the master-port tests do with a port they cannot have.
- */
-async function addAgent(ctx?: { skip: (note?: string) => void }): Promise<string> {
-  if (ctx !== undefined && r!.agents.length > 0) {
-    const next = Math.max(...r!.agents.map((a) => a.port)) + 1;
-    if (!(await portFree(next))) ctx.skip(`port ${next}, where the added agent would listen, is taken`);
-  }
-  const added = await post('/sim/v1/faults', { type: 'add_agent', resources: 'cpus:3;mem:1024' });
-  expect(added.status).toBe(200);
-  await post('/sim/v1/advance', { ms: 1_000 });
-  const id = (JSON.parse(added.body) as { agent_id: string }).agent_id;
-  // Its endpoint follows the input that added it: listed once its sockets listen.
-  await eventually(() => r!.agents.some((a) => a.id === id));
-  return id;
+/** Adds an agent by the library; its id, once its endpoint is served and it registered. */
+async function addAgent(): Promise<string> {
+  const endpoint = await r!.addAgent({ resources: 'cpus:3;mem:1024' });
+  expect(r!.agents).toContain(endpoint);
+  r!.advance(1_000);
+  return endpoint.id;
 }
 
 /** Whether `url` refuses connections, once the endpoint there has closed (it follows the input that removed it). */
@@ -103,10 +90,62 @@ const refused = (url: string): Promise<string> =>
     socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
   });
 
+describe('RunningCluster.addAgent and removeAgent', () => {
+  it('an agent added after the start registers, is offered, is listed by /master/slaves and answers its own /state; a removed one is gone', async () => {
+    await start({ agents: 1 });
+    const scheduler = new SchedulerClient(r!.masterUrl);
+    expect((await scheduler.subscribe({ user: 'u', name: 'late-agents' })).status).toBe(200);
+    await scheduler.next('SUBSCRIBED');
+    const endpoint = await r!.addAgent({ resources: 'cpus:2;mem:512', attributes: 'rack:r9', hostname: 'late-host' });
+    // A pid names the address, as upstream's does; the host name is the one given.
+    expect(endpoint).toMatchObject({ hostname: 'late-host', pid: `slave(1)@127.0.0.1:${endpoint.port}` });
+    let offered = false;
+    for (let i = 0; i < 30 && !offered; i++) {
+      r!.advance(1_000);
+      await tick(5);
+      offered = scheduler.pending.some(
+        (e) => e.type === 'OFFERS' && (e as Json).offers.offers.some((o: Json) => o.agent_id.value === endpoint.id),
+      );
+    }
+    expect(offered).toBe(true);
+    const slaves = (await (await fetch(new URL('/master/slaves', r!.masterUrl))).json()) as Json;
+    const listed = slaves.slaves.find((a: Json) => a.id === endpoint.id);
+    expect(listed).toMatchObject({ hostname: 'late-host', active: true, attributes: { rack: 'r9' } });
+    expect(listed.resources).toMatchObject({ cpus: 2, mem: 512 });
+    const own = (await (await fetch(new URL('/state', endpoint.url))).json()) as Json;
+    expect(own).toMatchObject({ id: endpoint.id, hostname: 'late-host' });
+    await r!.removeAgent(endpoint.id);
+    expect(r!.agents.map((a) => a.id)).not.toContain(endpoint.id);
+    expect(await closedAt(endpoint.url)).toBe('ECONNREFUSED');
+    const after = (await (await fetch(new URL('/master/slaves', r!.masterUrl))).json()) as Json;
+    expect(after.slaves.some((a: Json) => a.id === endpoint.id && a.active === true)).toBe(false);
+    scheduler.close();
+  });
+
+  it('the control API adds it the same way: at an ephemeral port listening already, which the trace keeps', async () => {
+    await start({ agents: 1 });
+    const added = await post('/sim/v1/faults', { type: 'add_agent', resources: 'cpus:1;mem:256' });
+    expect(added.status).toBe(200);
+    const id = (JSON.parse(added.body) as { agent_id: string }).agent_id;
+    await eventually(() => r!.agents.some((a) => a.id === id));
+    const slave = await reported(id);
+    expect(await agentAt(`http://${slave.hostname}:${slave.port}`)).toEqual({ state: id, operator: id });
+    const fault = r!.trace().find((e) => e.kind === 'fault:add_agent');
+    expect(fault?.line).toContain(`"port":${slave.port}`);
+  });
+
+  it('refuses what is no agent: bad resources, an unknown agent to remove', async () => {
+    await start({ agents: 1 });
+    await expect(r!.addAgent({ resources: 'cpu:1' })).rejects.toThrow(/addAgent: resources: unknown resource 'cpu'/);
+    await expect(r!.removeAgent('no-such-agent')).rejects.toThrow("Agent 'no-such-agent' not found");
+    expect(r!.agents.length).toBe(1);
+  });
+});
+
 describe('an agent added by a fault', () => {
-  it('answers at the address the master reports for it, a port of its own, and closes when removed', async (ctx) => {
+  it('answers at the address the master reports for it, a port of its own, and closes when removed', async () => {
     await start({ agents: 2 });
-    const id = await addAgent(ctx);
+    const id = await addAgent();
     const slave = await reported(id);
     const [host, port] = [slave.hostname as string, slave.port as number];
     expect(slave.pid).toBe(`slave(1)@${host}:${port}`);
@@ -116,16 +155,15 @@ describe('an agent added by a fault', () => {
     expect(r!.agents[2]).toMatchObject({ id, url, port, hostname: host, pid: slave.pid });
     // The agents of the start still answer for themselves.
     expect((await agentAt(r!.agents[0]!.url)).state).toBe(r!.agents[0]!.id);
-    expect((await post('/sim/v1/faults', { type: 'remove_agent', agent_id: id })).status).toBe(200);
-    await post('/sim/v1/advance', { ms: 1_000 });
+    await r!.removeAgent(id);
+    expect(r!.agents.length).toBe(2);
     expect(await closedAt(url)).toBe('ECONNREFUSED');
-    await eventually(() => r!.agents.length === 2);
     expect(r!.driver.failure).toBeUndefined();
   });
 
-  it('follows a reset: the new cluster has only the agents of the start, and the added one stops listening', async (ctx) => {
+  it('follows a reset: the new cluster has only the agents of the start, and the added one stops listening', async () => {
     await start({ agents: 1 });
-    const id = await addAgent(ctx);
+    const id = await addAgent();
     const url = r!.agents[1]!.url;
     expect((await agentAt(url)).state).toBe(id);
     r!.reset();
@@ -135,9 +173,9 @@ describe('an agent added by a fault', () => {
     expect((await agentAt(r!.agents[0]!.url)).state).toBe(r!.agents[0]!.id);
   });
 
-  it('answers at its own address and port with loopback addressing, beside the agent whose address it shares', async (ctx) => {
+  it('answers at its own address and port with loopback addressing, beside the agent whose address it shares', async () => {
     await start({ agents: 2, agentAddressing: 'loopback' });
-    const id = await addAgent(ctx);
+    const id = await addAgent();
     const slave = await reported(id);
     expect(slave.hostname).toBe(r!.agents[0]!.hostname);
     expect(slave.port).not.toBe(r!.agents[0]!.port);
@@ -145,10 +183,10 @@ describe('an agent added by a fault', () => {
     expect((await agentAt(r!.agents[0]!.url)).state).toBe(r!.agents[0]!.id);
   });
 
-  it('is where an executor of its task subscribes (custom_executors: await), at the address the master reports', async (ctx) => {
+  it('is where an executor of its task subscribes (custom_executors: await), at the address the master reports', async () => {
     h = await startHarness({ customExecutors: 'await' });
     r = h.cluster;
-    const id = await addAgent(ctx);
+    const id = await addAgent();
     const slave = await reported(id);
     // An offer of the added agent: time goes on by allocation intervals until one comes.
     let offer: Json;
@@ -179,9 +217,9 @@ describe('an agent added by a fault', () => {
     }
   });
 
-  it('has its executors’ domain socket with --http-executor-domain-sockets, removed with it', async (ctx) => {
+  it('has its executors’ domain socket with --http-executor-domain-sockets, removed with it', async () => {
     await start({ agents: 1, httpExecutorDomainSockets: true });
-    const id = await addAgent(ctx);
+    const id = await addAgent();
     // Its endpoint follows the input that added it: listed once its sockets listen.
     const socket = r!.agents[1]!.domainSocket!;
     expect(socket).toBe(path.join(r!.workDir!, 'agents', id, 'agent.sock'));
@@ -192,9 +230,13 @@ describe('an agent added by a fault', () => {
     expect(existsSync(r!.agents[0]!.domainSocket!)).toBe(true);
   });
 
-  it('answers at the endpoint the cluster lists where it advertises ports of its own, with no agent at the start too', async () => {
+  it('answers at the endpoint the cluster lists where it advertises ports of its own, with no agent at the start too; the control API adds it', async () => {
     await start({ agents: 0, advertisePorts: { master: 5050, firstAgent: 5051 } });
-    const id = await addAgent();
+    const added = await post('/sim/v1/faults', { type: 'add_agent', resources: 'cpus:3;mem:1024', hostname: 'late' });
+    expect(added.status).toBe(200);
+    const id = (JSON.parse(added.body) as { agent_id: string }).agent_id;
+    await eventually(() => r!.agents.some((a) => a.id === id));
+    expect((await reported(id)).hostname).toBe('late');
     expect((await reported(id)).port).toBe(5051);
     const [endpoint] = r!.agents;
     expect(endpoint).toMatchObject({ id, pid: 'slave(1)@127.0.0.1:5051' });
