@@ -5,6 +5,7 @@
  * books, kept as things change. Nothing here changes state, and nothing is
  * computed from a walk over the whole cluster.
  */
+import type { SandboxSettings } from './agent/sandboxes.js';
 import type { Agent, AgentState } from './agent/agent.js';
 import type { AgentCgroups } from './agent/cgroups.js';
 import type { AgentConfig } from './agent/flags.js';
@@ -77,7 +78,7 @@ export interface EngineContainerView {
 
 export type ExecutorView = Pick<
   SimExecutor | HttpExecutor,
-  'executorId' | 'frameworkId' | 'kind' | 'alive' | 'containerId' | 'state'
+  'executorId' | 'frameworkId' | 'kind' | 'alive' | 'containerId' | 'state' | 'sandbox'
 >;
 
 /** A task as the agent process holds it: its TaskInfo and its latest state. */
@@ -86,6 +87,8 @@ export type AgentTaskView = Pick<SimTask, 'spec' | 'state'>;
 /** An executor as the agent process holds it, with its tasks. */
 export interface AgentExecutorView extends ExecutorView {
   readonly tasks: ReadonlyMap<string, AgentTaskView>;
+  /** A process of its own runs it in a real directory at its sandbox's path (`spawn`): its files are on disk. */
+  readonly spawned?: boolean;
 }
 
 /** The agent process, as it knows itself (its own endpoints read this). */
@@ -101,6 +104,8 @@ export interface AgentNodeView {
   completedExecutors(): readonly AgentExecutorView[];
   /** Its containers' memory cgroups (`view(containerId)`). */
   readonly cgroups: Pick<AgentCgroups, 'view'>;
+  /** Its `--work_dir` and `--gc_delay`. */
+  readonly sandboxes: Pick<SandboxSettings, 'workDir' | 'gcDelayMs'>;
 }
 
 export interface RoleView {

@@ -36,7 +36,7 @@ function sandboxOf(h: Harness, executorId: string, update: JsonEvent): string {
   const containerId = update.update.status.container_status.container_id.value as string;
   return path.join(
     h.cluster.workDir!,
-    'agents',
+    'slaves',
     h.agentId,
     'frameworks',
     h.frameworkId,

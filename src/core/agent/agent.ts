@@ -36,6 +36,7 @@ import { HttpExecutor } from './http-executor.js';
 import { HttpExecutors } from './http-executors.js';
 import type { NestedContainers } from './nested-containers.js';
 import { PingWatch } from './ping-watch.js';
+import { collectLater, type SandboxSettings } from './sandboxes.js';
 import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
 import { forgetIfDone, recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
 import { ResourceOperations } from './operation-updates.js';
@@ -83,6 +84,8 @@ export class Agent implements SimNode, ExecutorHost {
     private readonly ctx: SimContext,
     readonly config: AgentConfig,
     readonly outbox: Outbox,
+    /** Where its executors' sandboxes are, their bounds, and how long they outlive their executors. */
+    readonly sandboxes: SandboxSettings,
   ) {
     this.#rng = ctx.rng.fork(`agent/${config.id}`);
     this.#pingWatch = new PingWatch(ctx.loop, ctx.network, config.id, MASTER_PING_TIMEOUT_MS, () => this.#masterLost());
@@ -113,6 +116,7 @@ export class Agent implements SimNode, ExecutorHost {
       http: () => this.#http,
       all,
       containerId: () => this.#rng.uuid(),
+      sandboxes,
     });
     this.#orders = new MasterOrders({
       ctx,
@@ -210,7 +214,10 @@ export class Agent implements SimNode, ExecutorHost {
       executor.agentLost();
       // A framework's executors outlive the agent only if it checkpoints.
       if (checkpointing.has(executor.frameworkId)) this.#orphans.push(executor);
-      else this.#http.destroyWithAgent(executor);
+      else {
+        this.#http.destroyWithAgent(executor);
+        this.#collectLater(executor);
+      }
     }
     this.cgroups.suspend();
     this.#disk = disk;
@@ -372,6 +379,7 @@ export class Agent implements SimNode, ExecutorHost {
   // ---- ExecutorHost ----
 
   exited(executor: AgentExecutor, waitStatus: number): void {
+    this.#collectLater(executor);
     this.ctx.network.detach(executor.nodeId);
     this.cgroups.remove(executor);
     if (this.#state === 'crashed') {
@@ -459,6 +467,18 @@ export class Agent implements SimNode, ExecutorHost {
     const task = this.#frameworks.get(frameworkId)?.tasks.get(status.taskId)?.tasks.get(status.taskId);
     if (task instanceof SimTask) task.reported = status.state;
     this.cgroups.observe(frameworkId, status);
+  }
+
+  /** Its sandbox goes once the gc delay is over. */
+  #collectLater(executor: AgentExecutor): void {
+    const spawned = executor instanceof HttpExecutor && executor.spawned;
+    collectLater(
+      this.ctx,
+      this.outbox,
+      this.sandboxes,
+      { sandbox: executor.sandbox, containerId: executor.containerId, spawned },
+      this.id,
+    );
   }
 
   #toMaster(message: AgentToMaster): void {

@@ -18,6 +18,7 @@
  *             running --exit (tasks done, or destroyed)--> terminated
  */
 import { planFor, type TaskPlan } from '../process/behaviour.js';
+import { applyWrites, type Sandbox } from '../process/sandbox.js';
 import { wallTimeMs, type SimContext } from '../network/context.js';
 import type { TimerId } from '../kernel/event-loop.js';
 import type { AgentToExecutor, Message, SimNode } from '../model/messages.js';
@@ -97,7 +98,11 @@ export abstract class ExecutorIdentified<T extends { readonly state: TaskState }
   /** Its wait(2) status, once its agent has seen it exit. */
   exitStatus: number | undefined;
 
-  constructor(readonly id: ExecutorIdentity) {
+  constructor(
+    readonly id: ExecutorIdentity,
+    /** Its container's sandbox: what its tasks write, and what the files API reads. */
+    readonly sandbox: Sandbox,
+  ) {
     this.nodeId = `executor:${id.containerId}`;
   }
 
@@ -140,8 +145,9 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     private readonly ctx: SimContext,
     private readonly host: ExecutorHost,
     id: ExecutorIdentity,
+    sandbox: Sandbox,
   ) {
-    super(id);
+    super(id, sandbox);
     this.#rng = ctx.rng.stream(`executor/${id.containerId}`);
   }
 
@@ -234,6 +240,7 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       }
       this.#set(task, 'TASK_STARTING');
       this.#set(task, 'TASK_RUNNING');
+      applyWrites(this.sandbox, plan.writes, wallTimeMs(this.ctx));
       if (plan.kind === 'exits') task.timer = this.ctx.loop.schedule(plan.runMs, 'task:exit', task);
     }
   }

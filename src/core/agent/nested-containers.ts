@@ -10,6 +10,7 @@
  * Lifecycle:   running --its script ends, or KILL_CONTAINER, or its parent ends--> exited
  *              exited  --REMOVE_CONTAINER--> (forgotten)
  */
+import type { Sandbox } from '../process/sandbox.js';
 import type { SimContext } from '../network/context.js';
 import { fail, ok, type Outcome } from '../model/errors.js';
 import type { ContainerTermination } from '../model/executor-api.js';
@@ -271,6 +272,8 @@ interface HostExecutor {
   readonly frameworkId: string;
   readonly executorId: string;
   readonly exitStatus: number | undefined;
+  /** Its container's sandbox, which its nested containers share. */
+  readonly sandbox: Sandbox;
 }
 
 /** What of an agent its nested containers need. */
@@ -284,7 +287,7 @@ export interface ContainerHost {
 export function parentContainer(agent: ContainerHost, parentId: string): Outcome<ParentContainer> {
   const parent = agent.executors().find((e) => e.alive && e.containerId === parentId);
   if (parent === undefined) return fail('NOT_FOUND', `Container ${parentId} cannot be found`);
-  const sandbox = `/var/lib/mesos/slaves/${agent.config.id}/frameworks/${parent.frameworkId}/executors/${parent.executorId}/runs/${parent.containerId}`;
+  const sandbox = parent.sandbox.path;
   const env = { HOSTNAME: agent.config.hostname, PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
   return ok({ containerId: parent.containerId, hostname: agent.config.hostname, sandbox, env });
 }

@@ -1,0 +1,59 @@
+/**
+ * A spawned executor's sandbox is a real directory at upstream's path
+ * under the work directory (`slaves/<agent>/frameworks/...`), with
+ * `runs/latest` linking to it, named in the agent's `/state` and in the
+ * executor's environment; once the gc delay of cluster time is over after
+ * the executor exits, the directory is gone.
+ */
+import { existsSync, readFileSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_GC_DELAY_MS } from '../../src/core/agent/sandboxes.js';
+import { startHarness, tick, type Harness } from '../http/agent/executor-harness.js';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+type Json = Record<string, any>;
+
+async function completedExecutor(harness: Harness, executorId: string): Promise<Json> {
+  for (let waited = 0; waited < 15_000; waited += 20) {
+    const state = (await (await fetch(new URL('/state', harness.agentUrl))).json()) as Json;
+    const done = state.frameworks[0]?.completed_executors.find((e: Json) => e.id === executorId);
+    if (done !== undefined) return done;
+    await tick(20);
+  }
+  throw new Error(`executor '${executorId}' did not exit`);
+}
+
+describe('a spawned executor', () => {
+  it("runs in upstream's sandbox path, linked from runs/latest, removed after the gc delay", async () => {
+    h = await startHarness({ customExecutors: 'spawn' });
+    const script =
+      'echo "$MESOS_DIRECTORY" > env.txt; echo "$MESOS_SANDBOX" >> env.txt; echo "$CLUSTER_DIRECTORY" >> env.txt';
+    await h.launch('t1', 'e1', { value: script });
+    const done = await completedExecutor(h, 'e1');
+    const directory = path.join(
+      h.cluster.workDir!,
+      'slaves',
+      h.agentId,
+      'frameworks',
+      h.frameworkId,
+      'executors',
+      'e1',
+      'runs',
+      done.container,
+    );
+    expect(done.directory).toBe(directory);
+    expect(readFileSync(path.join(directory, 'env.txt'), 'utf8')).toBe(`${directory}\n`.repeat(3));
+    expect(readlinkSync(path.join(path.dirname(directory), 'latest'))).toBe(done.container);
+    h.cluster.advance(DEFAULT_GC_DELAY_MS - 1_000);
+    expect(existsSync(directory)).toBe(true);
+    h.cluster.advance(2_000);
+    expect(existsSync(directory)).toBe(false);
+    expect(existsSync(path.join(path.dirname(directory), 'latest'))).toBe(false);
+  }, 60_000);
+});
