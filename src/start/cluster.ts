@@ -267,6 +267,7 @@ function agentsSpecOf(
       ...(engine === undefined ? {} : { engine: engine.helpers }),
     },
     ...(options.authenticateHttpReadwrite ? { credentials: credentials! } : {}),
+    ...(options.authenticateHttpReadonly ? { readonlyCredentials: credentials! } : {}),
     ...(options.httpExecutorDomainSockets ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {}),
   };
 }

@@ -56,4 +56,32 @@ describe('a spawned executor', () => {
     expect(existsSync(directory)).toBe(false);
     expect(existsSync(path.join(path.dirname(directory), 'latest'))).toBe(false);
   }, 60_000);
+
+  it('serves its sandbox from the disk through /files, refusing links that lead out of it', async () => {
+    h = await startHarness({ customExecutors: 'spawn' });
+    const script = 'echo spawned; ln -s /etc escape; ln -s .. up; ln -s stdout inside';
+    await h.launch('t1', 'e1', { value: script });
+    await completedExecutor(h, 'e1');
+    const latest = `/frameworks/${h.frameworkId}/executors/e1/runs/latest`;
+    const get = async (base: string, query: string) => {
+      const res = await fetch(new URL(`/files/${query}`, base));
+      return { status: res.status, text: await res.text() };
+    };
+    const read = (base: string, p: string) => get(base, `read?path=${encodeURIComponent(p)}&offset=0`);
+    for (const base of [h.agentUrl, h.cluster.masterUrl]) {
+      expect(JSON.parse((await read(base, `${latest}/stdout`)).text)).toEqual({ data: 'spawned\n', offset: 0 });
+      expect(JSON.parse((await read(base, `${latest}/inside`)).text)).toEqual({ data: 'spawned\n', offset: 0 });
+      expect((await read(base, `${latest}/escape/passwd`)).status).toBe(400);
+      expect((await get(base, `browse?path=${encodeURIComponent(`${latest}/escape`)}`)).status).toBe(400);
+      expect((await get(base, `browse?path=${encodeURIComponent(`${latest}/up`)}`)).status).toBe(400);
+      expect((await read(base, `${latest}/missing`)).status).toBe(404);
+    }
+    const listing = JSON.parse((await get(h.agentUrl, `browse?path=${encodeURIComponent(latest)}`)).text) as Json[];
+    expect(listing.map((f) => f.path.slice(latest.length + 1))).toEqual(
+      expect.arrayContaining(['stdout', 'stderr', 'inside']),
+    );
+    const stdout = listing.find((f) => f.path.endsWith('/stdout'))!;
+    expect(stdout).toMatchObject({ size: 8, nlink: 1 });
+    expect(stdout.mode).toMatch(/^-r/);
+  }, 60_000);
 });

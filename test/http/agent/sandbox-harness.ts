@@ -25,9 +25,12 @@ const cpusMem = (cpus: number, mem: number) => [
 
 const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 10));
 
-export async function startSandboxHarness(options: StartClusterOptions = {}): Promise<SandboxHarness> {
+export async function startSandboxHarness(
+  options: StartClusterOptions = {},
+  headers: Record<string, string> = {},
+): Promise<SandboxHarness> {
   const r = await startCluster({ port: 0, agents: 1, time: 'virtual', seed: 7, ...options });
-  const client = new SchedulerClient(r.masterUrl, 'json');
+  const client = new SchedulerClient(r.masterUrl, 'json', headers);
   const subscribed = await client.subscribe({ user: 'alice', name: 'sandboxes', principal: 'alice' });
   if (subscribed.status !== 200) throw new Error(`SUBSCRIBE answered ${subscribed.status}`);
   const frameworkId = (await client.next('SUBSCRIBED')).subscribed.framework_id.value as string;

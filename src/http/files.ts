@@ -1,0 +1,223 @@
+/**
+ * The files API (`/files/browse`, `/files/read`, `/files/download`,
+ * `/files/debug`), served by every agent for its sandboxes and by the
+ * masters for the same virtual paths (wire/files.ts decides, this reads
+ * and answers). A sandbox in memory is read in the cluster's read; a
+ * spawned executor's is a real directory, read from the disk here, where a
+ * symbolic link that leads out of the sandbox is refused as upstream's
+ * `realpath` check refuses it. Reading a sandbox asks `access_sandboxes`
+ * of the ACLs, with its framework's user as the object; `/files/debug`
+ * asks `get_endpoints`. Any method, and `?jsonp=`, as upstream's.
+ */
+import { readdirSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { SandboxEntry } from '../core/process/sandbox.js';
+import type { ClusterView } from '../core/view.js';
+import type { ClusterDriver } from '../runtime/driver.js';
+import {
+  downloadHeaders,
+  fileInfoJson,
+  filesPathQuery,
+  filesReadQuery,
+  joinPath,
+  memoryStat,
+  readWindow,
+  resolveAttached,
+  type AttachedSandbox,
+  type FileStat,
+} from '../wire/files.js';
+import { jsonpQuery } from '../wire/v0/index.js';
+import { principalOf } from './auth.js';
+import { sendError } from './errors.js';
+import { everyMethod, serveMethods } from './methods.js';
+import { sendBody } from './stream-body.js';
+import { queryOf, sendJson } from './v0-replies.js';
+
+/** Where a server's attached paths come from: undefined while there is nothing to ask (an agent recovering: 503). */
+export interface FilesSource {
+  readonly driver: ClusterDriver;
+  paths(view: ClusterView, req: FastifyRequest): ReadonlyMap<string, AttachedSandbox> | undefined;
+  /** `/files/debug`: the attached paths by name, with what each is. */
+  debug(view: ClusterView, req: FastifyRequest): Record<string, string> | undefined;
+  /** The 503's text, while `paths` is undefined. */
+  readonly unavailable: string;
+}
+
+/** A requested path, found: in memory (read already), or on disk (to read). */
+type Found =
+  | { readonly kind: 'memory'; readonly entry: SandboxEntry; readonly user: string; readonly listing?: Listed[] }
+  | { readonly kind: 'disk'; readonly root: string; readonly inner: string };
+
+interface Listed {
+  readonly name: string;
+  readonly stat: FileStat;
+}
+
+type Lookup = Found | { readonly kind: 'error'; readonly send: (reply: FastifyReply) => FastifyReply };
+
+const error = (send: (reply: FastifyReply) => FastifyReply): Lookup => ({ kind: 'error', send });
+
+/** Resolves `requested` in the cluster's read: the ACL first, then the path, as upstream's files process. */
+function lookup(source: FilesSource, req: FastifyRequest, requested: string, list: boolean): Lookup {
+  return source.driver.read((view): Lookup => {
+    const paths = source.paths(view, req);
+    if (paths === undefined) return error((r) => sendError(r, 'UNAVAILABLE', source.unavailable));
+    const resolved = resolveAttached(paths, requested);
+    if (!resolved.ok && resolved.error === 'NOT_FOUND') return error((r) => sendError(r, 'TARGET_NOT_FOUND', ''));
+    const refused = resolved.ok
+      ? view.authorizer.refusal('access_sandboxes', principalOf(req), resolved.attached.user)
+      : undefined;
+    if (refused !== undefined) return error((r) => sendError(r, 'FORBIDDEN', refused));
+    if (!resolved.ok) {
+      const message = resolved.error === 'INVALID' ? resolved.message : '';
+      return error((r) => sendError(r, 'QUERY_INVALID', message));
+    }
+    const { attached, inner } = resolved;
+    if (attached.onDisk) return { kind: 'disk', root: attached.root, inner };
+    const entry = attached.sandbox.stat(inner);
+    if (entry === undefined) return error((r) => sendError(r, 'TARGET_NOT_FOUND', ''));
+    const listing = list
+      ? (attached.sandbox.list(inner) ?? []).map(([name, e]) => ({ name, stat: memoryStat(e, attached.user) }))
+      : undefined;
+    return { kind: 'memory', entry, user: attached.user, ...(listing === undefined ? {} : { listing }) };
+  });
+}
+
+/** A path on disk inside `root`, followed through its links: undefined when there is none, a 400's text when it leaves the root. */
+function onDisk(root: string, inner: string, requested: string): { real: string; stats: Stats } | undefined | string {
+  let real: string;
+  let realRoot: string;
+  try {
+    realRoot = realpathSync(root);
+    real = realpathSync(path.join(root, inner));
+  } catch {
+    return undefined;
+  }
+  if (real !== realRoot && !real.startsWith(`${realRoot}/`)) return `'${requested}' is inaccessible.`;
+  try {
+    return { real, stats: statSync(real) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The name of a file's owner on disk: this process' user's name for its uid, else the number. */
+function ownerName(uid: number): string {
+  const me = os.userInfo();
+  return me.uid === uid ? me.username : String(uid);
+}
+
+function diskStat(stats: Stats): FileStat {
+  return {
+    directory: stats.isDirectory(),
+    nlink: stats.nlink,
+    size: stats.size,
+    mtimeMs: stats.mtimeMs,
+    mode: stats.mode,
+    uid: ownerName(stats.uid),
+    gid: String(stats.gid),
+  };
+}
+
+/** The file's bytes, or the directory's entries (stat following links; one that fails is left out, as upstream's). */
+function readDisk(
+  found: Extract<Found, { kind: 'disk' }>,
+  requested: string,
+): { stat: FileStat; bytes?: Buffer; listing?: Listed[] } | undefined | string {
+  const at = onDisk(found.root, found.inner, requested);
+  if (at === undefined || typeof at === 'string') return at;
+  const stat = diskStat(at.stats);
+  if (!stat.directory) return { stat, bytes: readFileSync(at.real) };
+  const listing: Listed[] = [];
+  for (const name of readdirSync(at.real).sort()) {
+    try {
+      listing.push({ name, stat: diskStat(statSync(path.join(at.real, name))) });
+    } catch {
+      // Gone since, or a dangling link.
+    }
+  }
+  return { stat, listing };
+}
+
+/** What a found path holds: its stat, and its bytes (a file) or its entries (a directory). */
+function contents(
+  found: Found,
+  requested: string,
+): { stat: FileStat; bytes?: Buffer; listing?: Listed[] } | undefined | string {
+  if (found.kind === 'disk') return readDisk(found, requested);
+  const stat = memoryStat(found.entry, found.user);
+  if (found.entry.kind === 'file') return { stat, bytes: Buffer.from(found.entry.data, 'utf8') };
+  return { stat, listing: found.listing ?? [] };
+}
+
+function registerBrowse(app: FastifyInstance, prefix: string, source: FilesSource): void {
+  serveMethods(app, `${prefix}/files/browse`, everyMethod(app), (req, reply) => {
+    const query = queryOf(req, filesPathQuery);
+    if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
+    const found = lookup(source, req, query.value.path, true);
+    if (found.kind === 'error') return found.send(reply);
+    const got = contents(found, query.value.path);
+    if (got === undefined) return sendError(reply, 'TARGET_NOT_FOUND', '');
+    if (typeof got === 'string') return sendError(reply, 'QUERY_INVALID', got);
+    // Sorted by path; a file has no entries, as upstream's `ls` of a file gives none.
+    const listing = (got.listing ?? []).map((e) => fileInfoJson(joinPath(query.value.path, e.name), e.stat));
+    return sendJson(req, reply, listing, query.value.jsonp);
+  });
+}
+
+function registerRead(app: FastifyInstance, prefix: string, source: FilesSource): void {
+  serveMethods(app, `${prefix}/files/read`, everyMethod(app), (req, reply) => {
+    const query = queryOf(req, filesReadQuery);
+    if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
+    const found = lookup(source, req, query.value.path, false);
+    if (found.kind === 'error') return found.send(reply);
+    const got = contents(found, query.value.path);
+    if (got === undefined) return sendError(reply, 'TARGET_NOT_FOUND', '');
+    if (typeof got === 'string') return sendError(reply, 'QUERY_INVALID', got);
+    if (got.bytes === undefined) return sendError(reply, 'QUERY_INVALID', 'Cannot read a directory.');
+    const window = readWindow(got.bytes.length, query.value);
+    const data = got.bytes.subarray(window.start, window.end).toString('utf8');
+    return sendJson(req, reply, { data, offset: window.offset }, query.value.jsonp);
+  });
+}
+
+function registerDownload(app: FastifyInstance, prefix: string, source: FilesSource): void {
+  serveMethods(app, `${prefix}/files/download`, everyMethod(app), (req, reply) => {
+    const query = queryOf(req, filesPathQuery);
+    if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
+    const found = lookup(source, req, query.value.path, false);
+    if (found.kind === 'error') return found.send(reply);
+    const got = contents(found, query.value.path);
+    if (got === undefined) return sendError(reply, 'TARGET_NOT_FOUND', '');
+    if (typeof got === 'string') return sendError(reply, 'QUERY_INVALID', got);
+    if (got.bytes === undefined) return sendError(reply, 'QUERY_INVALID', 'Cannot download a directory.');
+    const { type, disposition } = downloadHeaders(query.value.path);
+    reply.header('content-disposition', disposition);
+    return sendBody(req, reply, type, got.bytes);
+  });
+}
+
+function registerDebug(app: FastifyInstance, prefix: string, source: FilesSource): void {
+  serveMethods(app, `${prefix}/files/debug`, everyMethod(app), (req, reply) => {
+    const query = queryOf(req, jsonpQuery);
+    if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
+    const answer = source.driver.read((view) => {
+      const refused = view.authorizer.refusal('get_endpoints', principalOf(req), '/files/debug');
+      if (refused !== undefined) return { refused };
+      return { body: source.debug(view, req) };
+    });
+    if ('refused' in answer) return sendError(reply, 'FORBIDDEN', answer.refused ?? '');
+    if (answer.body === undefined) return sendError(reply, 'UNAVAILABLE', source.unavailable);
+    return sendJson(req, reply, answer.body, query.value.jsonp);
+  });
+}
+
+/** The four endpoints under `<prefix>/files/`. */
+export function registerFilesRoutes(app: FastifyInstance, prefix: string, source: FilesSource): void {
+  registerBrowse(app, prefix, source);
+  registerRead(app, prefix, source);
+  registerDownload(app, prefix, source);
+  registerDebug(app, prefix, source);
+}
