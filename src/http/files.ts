@@ -23,10 +23,13 @@ import {
   filesReadQuery,
   joinPath,
   memoryStat,
+  fileInfoMessage,
   readWindow,
   resolveAttached,
   type AttachedSandbox,
   type FileStat,
+  type FilesCall,
+  type FilesResponse,
 } from '../wire/files.js';
 import { jsonpQuery } from '../wire/v0/index.js';
 import { principalOf } from './auth.js';
@@ -152,18 +155,51 @@ function contents(
   return { stat, listing: found.listing ?? [] };
 }
 
+export type FilesOutcome<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly send: (reply: FastifyReply) => FastifyReply };
+
+const refuse = (send: (reply: FastifyReply) => FastifyReply): FilesOutcome<never> => ({ ok: false, send });
+
+/** The entries of the directory at `requested`, each with its path (the requested one joined with its name); a file has none. */
+export function browseFiles(
+  source: FilesSource,
+  req: FastifyRequest,
+  requested: string,
+): FilesOutcome<{ readonly path: string; readonly stat: FileStat }[]> {
+  const found = lookup(source, req, requested, true);
+  if (found.kind === 'error') return refuse(found.send);
+  const got = contents(found, requested);
+  if (got === undefined) return refuse((r) => sendError(r, 'TARGET_NOT_FOUND', ''));
+  if (typeof got === 'string') return refuse((r) => sendError(r, 'QUERY_INVALID', got));
+  // Sorted by path; a file has no entries, as upstream's `ls` of a file gives none.
+  return { ok: true, value: (got.listing ?? []).map((e) => ({ path: joinPath(requested, e.name), stat: e.stat })) };
+}
+
+/** The bytes of the file at `requested`; a directory is upstream's 400 (`Cannot read a directory.`). */
+export function fileBytes(
+  source: FilesSource,
+  req: FastifyRequest,
+  requested: string,
+  verb: 'read' | 'download',
+): FilesOutcome<Buffer> {
+  const found = lookup(source, req, requested, false);
+  if (found.kind === 'error') return refuse(found.send);
+  const got = contents(found, requested);
+  if (got === undefined) return refuse((r) => sendError(r, 'TARGET_NOT_FOUND', ''));
+  if (typeof got === 'string') return refuse((r) => sendError(r, 'QUERY_INVALID', got));
+  if (got.bytes === undefined) return refuse((r) => sendError(r, 'QUERY_INVALID', `Cannot ${verb} a directory.`));
+  return { ok: true, value: got.bytes };
+}
+
 function registerBrowse(app: FastifyInstance, prefix: string, source: FilesSource): void {
   serveMethods(app, `${prefix}/files/browse`, everyMethod(app), (req, reply) => {
     const query = queryOf(req, filesPathQuery);
     if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
-    const found = lookup(source, req, query.value.path, true);
-    if (found.kind === 'error') return found.send(reply);
-    const got = contents(found, query.value.path);
-    if (got === undefined) return sendError(reply, 'TARGET_NOT_FOUND', '');
-    if (typeof got === 'string') return sendError(reply, 'QUERY_INVALID', got);
-    // Sorted by path; a file has no entries, as upstream's `ls` of a file gives none.
-    const listing = (got.listing ?? []).map((e) => fileInfoJson(joinPath(query.value.path, e.name), e.stat));
-    return sendJson(req, reply, listing, query.value.jsonp);
+    const listing = browseFiles(source, req, query.value.path);
+    if (!listing.ok) return listing.send(reply);
+    const body = listing.value.map((e) => fileInfoJson(e.path, e.stat));
+    return sendJson(req, reply, body, query.value.jsonp);
   });
 }
 
@@ -171,14 +207,10 @@ function registerRead(app: FastifyInstance, prefix: string, source: FilesSource)
   serveMethods(app, `${prefix}/files/read`, everyMethod(app), (req, reply) => {
     const query = queryOf(req, filesReadQuery);
     if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
-    const found = lookup(source, req, query.value.path, false);
-    if (found.kind === 'error') return found.send(reply);
-    const got = contents(found, query.value.path);
-    if (got === undefined) return sendError(reply, 'TARGET_NOT_FOUND', '');
-    if (typeof got === 'string') return sendError(reply, 'QUERY_INVALID', got);
-    if (got.bytes === undefined) return sendError(reply, 'QUERY_INVALID', 'Cannot read a directory.');
-    const window = readWindow(got.bytes.length, query.value);
-    const data = got.bytes.subarray(window.start, window.end).toString('utf8');
+    const bytes = fileBytes(source, req, query.value.path, 'read');
+    if (!bytes.ok) return bytes.send(reply);
+    const window = readWindow(bytes.value.length, query.value);
+    const data = bytes.value.subarray(window.start, window.end).toString('utf8');
     return sendJson(req, reply, { data, offset: window.offset }, query.value.jsonp);
   });
 }
@@ -187,16 +219,41 @@ function registerDownload(app: FastifyInstance, prefix: string, source: FilesSou
   serveMethods(app, `${prefix}/files/download`, everyMethod(app), (req, reply) => {
     const query = queryOf(req, filesPathQuery);
     if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
-    const found = lookup(source, req, query.value.path, false);
-    if (found.kind === 'error') return found.send(reply);
-    const got = contents(found, query.value.path);
-    if (got === undefined) return sendError(reply, 'TARGET_NOT_FOUND', '');
-    if (typeof got === 'string') return sendError(reply, 'QUERY_INVALID', got);
-    if (got.bytes === undefined) return sendError(reply, 'QUERY_INVALID', 'Cannot download a directory.');
+    const bytes = fileBytes(source, req, query.value.path, 'download');
+    if (!bytes.ok) return bytes.send(reply);
     const { type, disposition } = downloadHeaders(query.value.path);
     reply.header('content-disposition', disposition);
-    return sendBody(req, reply, type, got.bytes);
+    return sendBody(req, reply, type, bytes.value);
   });
+}
+
+/**
+ * LIST_FILES and READ_FILE of the v1 operator APIs, agent's and master's
+ * alike, as upstream answers them from its files process: the listing as
+ * FileInfo messages; the file's size and up to `length` bytes from
+ * `offset` (capped as `/files/read` is). The refusals are the endpoints'.
+ */
+export function filesCallResponse(
+  source: FilesSource,
+  req: FastifyRequest,
+  call: FilesCall,
+): FilesOutcome<FilesResponse> {
+  if (call.type === 'LIST_FILES') {
+    const listing = browseFiles(source, req, call.path);
+    if (!listing.ok) return listing;
+    return {
+      ok: true,
+      value: {
+        type: 'LIST_FILES',
+        list_files: { file_infos: listing.value.map((e) => fileInfoMessage(e.path, e.stat)) },
+      },
+    };
+  }
+  const bytes = fileBytes(source, req, call.path, 'read');
+  if (!bytes.ok) return bytes;
+  const window = readWindow(bytes.value.length, { offset: call.offset, length: call.length });
+  const data = new Uint8Array(bytes.value.subarray(window.start, window.end));
+  return { ok: true, value: { type: 'READ_FILE', read_file: { size: bytes.value.length, data } } };
 }
 
 function registerDebug(app: FastifyInstance, prefix: string, source: FilesSource): void {

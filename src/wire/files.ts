@@ -19,6 +19,7 @@ import { executorPath, virtualRunPath } from '../core/agent/sandboxes.js';
 import type { Sandbox, SandboxEntry } from '../core/process/sandbox.js';
 import { normalPath } from '../core/process/sandbox.js';
 import type { AgentExecutorView, AgentNodeView } from '../core/view.js';
+import type { mesos } from './generated/types.js';
 import { usersOf } from './agent-state.js';
 import { Double } from './v0/json.js';
 import { jsonpQuery, type JsonpQuery, type QueryParams, type QueryResult } from './v0/query.js';
@@ -210,11 +211,50 @@ function wholeParam(params: QueryParams, name: string, what: string): number | u
  * `offset=-1` asks the size (no data, the size as offset); an offset at or
  * past the end reads nothing; the length is capped at READ_LENGTH_MAX.
  */
-export function readWindow(size: number, query: FilesReadQuery): { start: number; end: number; offset: number } {
+export function readWindow(
+  size: number,
+  query: Pick<FilesReadQuery, 'offset' | 'length'>,
+): { start: number; end: number; offset: number } {
   if (query.offset === -1) return { start: 0, end: 0, offset: size };
   if (query.offset >= size) return { start: 0, end: 0, offset: query.offset };
   const length = Math.min(query.length ?? size - query.offset, READ_LENGTH_MAX);
   return { start: query.offset, end: Math.min(size, query.offset + length), offset: query.offset };
+}
+
+/** LIST_FILES and READ_FILE of the v1 operator APIs (agent's and master's), their payloads read. */
+export type FilesCall =
+  | { readonly type: 'LIST_FILES'; readonly path: string }
+  | { readonly type: 'READ_FILE'; readonly path: string; readonly offset: number; readonly length: number | undefined };
+
+/** Their responses, in the shape the agent's and the master's `Response` share. */
+export type FilesResponse =
+  | { type: 'LIST_FILES'; list_files: { file_infos: mesos.v1.FileInfo[] } }
+  | { type: 'READ_FILE'; read_file: { size: number; data: Uint8Array } };
+
+/** The files call an operator `Call` of either API is, if it is one (its payload validated already). */
+export function filesCallOf(call: {
+  readonly type?: string;
+  readonly list_files?: { readonly path: string } | null;
+  readonly read_file?: { readonly path: string; readonly offset: number; readonly length?: number | null } | null;
+}): FilesCall | undefined {
+  if (call.type === 'LIST_FILES' && call.list_files != null) return { type: 'LIST_FILES', path: call.list_files.path };
+  if (call.type !== 'READ_FILE' || call.read_file == null) return undefined;
+  const { path, offset, length } = call.read_file;
+  return { type: 'READ_FILE', path, offset: Number(offset), length: length == null ? undefined : Number(length) };
+}
+
+/** A FileInfo message: `mtime` in nanoseconds, `mode` the `st_mode` bits with the file type. */
+export function fileInfoMessage(path: string, stat: FileStat): mesos.v1.FileInfo {
+  const typeBits = stat.directory ? 0o040000 : stat.mode & 0o170000 || 0o100000;
+  return {
+    path,
+    nlink: stat.nlink,
+    size: stat.size,
+    mtime: { nanoseconds: Math.round(stat.mtimeMs * 1_000_000) },
+    mode: typeBits | (stat.mode & 0o7777),
+    uid: stat.uid,
+    gid: stat.gid,
+  };
 }
 
 /** libprocess's MIME types by extension, the common ones, for `/files/download`; others are `application/octet-stream`. */

@@ -8,15 +8,16 @@
 import type { FastifyInstance } from 'fastify';
 import type { ClusterView } from '../../core/view.js';
 import { attachedPaths } from '../../wire/files.js';
-import { registerFilesRoutes } from '../files.js';
-import { NOT_RECOVERED, type AgentBinding } from './operator-route.js';
+import { registerFilesRoutes, type FilesSource } from '../files.js';
+import { NOT_RECOVERED, type AgentBinding } from './binding.js';
 
-export function registerAgentFilesRoutes(app: FastifyInstance, binding: AgentBinding): void {
+/** An agent's sandboxes, for its files API and its LIST_FILES and READ_FILE. */
+export function agentFilesSource(binding: AgentBinding): FilesSource {
   const nodeOf = (view: ClusterView, agentId: string | undefined) => {
     const node = agentId === undefined ? undefined : view.agentNode(agentId);
     return node === undefined || node.state === 'crashed' ? undefined : node;
   };
-  registerFilesRoutes(app, '', {
+  return {
     driver: binding.driver,
     unavailable: NOT_RECOVERED,
     paths: (view, req) => {
@@ -28,5 +29,9 @@ export function registerAgentFilesRoutes(app: FastifyInstance, binding: AgentBin
       if (node === undefined) return undefined;
       return Object.fromEntries([...attachedPaths(node)].map(([name, attached]) => [name, attached.root]));
     },
-  });
+  };
+}
+
+export function registerAgentFilesRoutes(app: FastifyInstance, binding: AgentBinding): void {
+  registerFilesRoutes(app, '', agentFilesSource(binding));
 }

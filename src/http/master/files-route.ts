@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ClusterView } from '../../core/view.js';
 import type { ClusterDriver } from '../../runtime/driver.js';
 import { attachedPaths, type AttachedSandbox } from '../../wire/files.js';
-import { registerFilesRoutes } from '../files.js';
+import { registerFilesRoutes, type FilesSource } from '../files.js';
 
 function virtualPaths(view: ClusterView): Map<string, AttachedSandbox> {
   const out = new Map<string, AttachedSandbox>();
@@ -26,11 +26,16 @@ function virtualPaths(view: ClusterView): Map<string, AttachedSandbox> {
   return out;
 }
 
-export function registerMasterFilesRoutes(app: FastifyInstance, driver: ClusterDriver): void {
-  registerFilesRoutes(app, '', {
+/** The agents' sandboxes by their virtual paths, for the master's files API and its LIST_FILES and READ_FILE. */
+export function masterFilesSource(driver: ClusterDriver): FilesSource {
+  return {
     driver,
     unavailable: '',
     paths: (view) => virtualPaths(view),
     debug: (view) => Object.fromEntries([...virtualPaths(view)].map(([name, attached]) => [name, attached.root])),
-  });
+  };
+}
+
+export function registerMasterFilesRoutes(app: FastifyInstance, driver: ClusterDriver): void {
+  registerFilesRoutes(app, '', masterFilesSource(driver));
 }
