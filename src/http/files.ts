@@ -68,7 +68,7 @@ function lookup(source: FilesSource, req: FastifyRequest, requested: string, lis
     const paths = source.paths(view, req);
     if (paths === undefined) return error((r) => sendError(r, 'UNAVAILABLE', source.unavailable));
     const resolved = resolveAttached(paths, requested);
-    if (!resolved.ok && resolved.error === 'NOT_FOUND') return error((r) => sendError(r, 'TARGET_NOT_FOUND', ''));
+    if (!resolved.ok && resolved.error === 'NOT_FOUND') return error((r) => sendError(r, 'NOT_FOUND'));
     const refused = resolved.ok
       ? view.authorizer.refusal('access_sandboxes', principalOf(req), resolved.attached.user)
       : undefined;
@@ -80,7 +80,7 @@ function lookup(source: FilesSource, req: FastifyRequest, requested: string, lis
     const { attached, inner } = resolved;
     if (attached.onDisk) return { kind: 'disk', root: attached.root, inner };
     const entry = attached.sandbox.stat(inner);
-    if (entry === undefined) return error((r) => sendError(r, 'TARGET_NOT_FOUND', ''));
+    if (entry === undefined) return error((r) => sendError(r, 'NOT_FOUND'));
     const listing = list
       ? (attached.sandbox.list(inner) ?? []).map(([name, e]) => ({ name, stat: memoryStat(e, attached.user) }))
       : undefined;
@@ -170,7 +170,7 @@ export function browseFiles(
   const found = lookup(source, req, requested, true);
   if (found.kind === 'error') return refuse(found.send);
   const got = contents(found, requested);
-  if (got === undefined) return refuse((r) => sendError(r, 'TARGET_NOT_FOUND', ''));
+  if (got === undefined) return refuse((r) => sendError(r, 'NOT_FOUND'));
   if (typeof got === 'string') return refuse((r) => sendError(r, 'QUERY_INVALID', got));
   // Sorted by path; a file has no entries, as upstream's `ls` of a file gives none.
   return { ok: true, value: (got.listing ?? []).map((e) => ({ path: joinPath(requested, e.name), stat: e.stat })) };
@@ -186,7 +186,7 @@ export function fileBytes(
   const found = lookup(source, req, requested, false);
   if (found.kind === 'error') return refuse(found.send);
   const got = contents(found, requested);
-  if (got === undefined) return refuse((r) => sendError(r, 'TARGET_NOT_FOUND', ''));
+  if (got === undefined) return refuse((r) => sendError(r, 'NOT_FOUND'));
   if (typeof got === 'string') return refuse((r) => sendError(r, 'QUERY_INVALID', got));
   if (got.bytes === undefined) return refuse((r) => sendError(r, 'QUERY_INVALID', `Cannot ${verb} a directory.`));
   return { ok: true, value: got.bytes };

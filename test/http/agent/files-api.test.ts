@@ -109,8 +109,8 @@ describe('the files API of an agent and of the master', () => {
       ],
       [`/files/read?path=${q(`${latest}/stdout`)}&offset=-2`, 400, 'Negative offset provided: -2.'],
       [`/files/read?path=${q(`${latest}/stdout`)}&length=-5`, 400, 'Negative length provided: -5.'],
-      [`/files/read?path=${q(`${latest}/nothing`)}`, 404, ''],
-      [`/files/browse?path=${q('/frameworks/none/executors/x/runs/latest')}`, 404, ''],
+      [`/files/read?path=${q(`${latest}/nothing`)}`, 404, '404 Not Found.'],
+      [`/files/browse?path=${q('/frameworks/none/executors/x/runs/latest')}`, 404, '404 Not Found.'],
     ];
     for (const [path, status, text] of cases) {
       const res = await get(h.agentUrl, path);
