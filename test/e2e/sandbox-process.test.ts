@@ -9,7 +9,7 @@ import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_GC_DELAY_MS } from '../../src/core/agent/sandboxes.js';
-import { startHarness, tick, type Harness } from '../http/agent/executor-harness.js';
+import { sandboxPath, startHarness, tick, type Harness } from '../http/agent/executor-harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -36,17 +36,7 @@ describe('a spawned executor', () => {
       'echo "$MESOS_DIRECTORY" > env.txt; echo "$MESOS_SANDBOX" >> env.txt; echo "$CLUSTER_DIRECTORY" >> env.txt';
     await h.launch('t1', 'e1', { value: script });
     const done = await completedExecutor(h, 'e1');
-    const directory = path.join(
-      h.cluster.workDir!,
-      'slaves',
-      h.agentId,
-      'frameworks',
-      h.frameworkId,
-      'executors',
-      'e1',
-      'runs',
-      done.container,
-    );
+    const directory = sandboxPath(h, 'e1', done.container);
     expect(done.directory).toBe(directory);
     expect(readFileSync(path.join(directory, 'env.txt'), 'utf8')).toBe(`${directory}\n`.repeat(3));
     expect(readlinkSync(path.join(path.dirname(directory), 'latest'))).toBe(done.container);
