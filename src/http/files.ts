@@ -9,7 +9,7 @@
  * of the ACLs, with its framework's user as the object; `/files/debug`
  * asks `get_endpoints`. Any method, and `?jsonp=`, as upstream's.
  */
-import { readdirSync, readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync, realpathSync, statSync, type Stats } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -124,15 +124,44 @@ function diskStat(stats: Stats): FileStat {
   };
 }
 
+/** A file's size, and its bytes from `start` to `end` (read from the disk only as far as asked). */
+export interface FileBytes {
+  readonly size: number;
+  slice(start: number, end: number): Buffer;
+}
+
+/** A file on disk, read by window: a large file is never read whole for a page of it. */
+function diskBytes(real: string, size: number): FileBytes {
+  return {
+    size,
+    slice: (start, end) => {
+      const buffer = Buffer.alloc(Math.max(0, end - start));
+      if (buffer.length === 0) return buffer;
+      const fd = openSync(real, 'r');
+      try {
+        const read = readSync(fd, buffer, 0, buffer.length, start);
+        return buffer.subarray(0, read);
+      } finally {
+        closeSync(fd);
+      }
+    },
+  };
+}
+
+function memoryBytes(data: string): FileBytes {
+  const bytes = Buffer.from(data, 'utf8');
+  return { size: bytes.length, slice: (start, end) => bytes.subarray(start, end) };
+}
+
 /** The file's bytes, or the directory's entries (stat following links; one that fails is left out, as upstream's). */
 function readDisk(
   found: Extract<Found, { kind: 'disk' }>,
   requested: string,
-): { stat: FileStat; bytes?: Buffer; listing?: Listed[] } | undefined | string {
+): { stat: FileStat; bytes?: FileBytes; listing?: Listed[] } | undefined | string {
   const at = onDisk(found.root, found.inner, requested);
   if (at === undefined || typeof at === 'string') return at;
   const stat = diskStat(at.stats);
-  if (!stat.directory) return { stat, bytes: readFileSync(at.real) };
+  if (!stat.directory) return { stat, bytes: diskBytes(at.real, stat.size) };
   const listing: Listed[] = [];
   for (const name of readdirSync(at.real).sort()) {
     try {
@@ -148,10 +177,10 @@ function readDisk(
 function contents(
   found: Found,
   requested: string,
-): { stat: FileStat; bytes?: Buffer; listing?: Listed[] } | undefined | string {
+): { stat: FileStat; bytes?: FileBytes; listing?: Listed[] } | undefined | string {
   if (found.kind === 'disk') return readDisk(found, requested);
   const stat = memoryStat(found.entry, found.user);
-  if (found.entry.kind === 'file') return { stat, bytes: Buffer.from(found.entry.data, 'utf8') };
+  if (found.entry.kind === 'file') return { stat, bytes: memoryBytes(found.entry.data) };
   return { stat, listing: found.listing ?? [] };
 }
 
@@ -182,7 +211,7 @@ export function fileBytes(
   req: FastifyRequest,
   requested: string,
   verb: 'read' | 'download',
-): FilesOutcome<Buffer> {
+): FilesOutcome<FileBytes> {
   const found = lookup(source, req, requested, false);
   if (found.kind === 'error') return refuse(found.send);
   const got = contents(found, requested);
@@ -209,8 +238,8 @@ function registerRead(app: FastifyInstance, prefix: string, source: FilesSource)
     if (!query.ok) return sendError(reply, 'QUERY_INVALID', query.error);
     const bytes = fileBytes(source, req, query.value.path, 'read');
     if (!bytes.ok) return bytes.send(reply);
-    const window = readWindow(bytes.value.length, query.value);
-    const data = bytes.value.subarray(window.start, window.end).toString('utf8');
+    const window = readWindow(bytes.value.size, query.value);
+    const data = bytes.value.slice(window.start, window.end).toString('utf8');
     return sendJson(req, reply, { data, offset: window.offset }, query.value.jsonp);
   });
 }
@@ -223,7 +252,7 @@ function registerDownload(app: FastifyInstance, prefix: string, source: FilesSou
     if (!bytes.ok) return bytes.send(reply);
     const { type, disposition } = downloadHeaders(query.value.path);
     reply.header('content-disposition', disposition);
-    return sendBody(req, reply, type, bytes.value);
+    return sendBody(req, reply, type, bytes.value.slice(0, bytes.value.size));
   });
 }
 
@@ -251,9 +280,9 @@ export function filesCallResponse(
   }
   const bytes = fileBytes(source, req, call.path, 'read');
   if (!bytes.ok) return bytes;
-  const window = readWindow(bytes.value.length, { offset: call.offset, length: call.length });
-  const data = new Uint8Array(bytes.value.subarray(window.start, window.end));
-  return { ok: true, value: { type: 'READ_FILE', read_file: { size: bytes.value.length, data } } };
+  const window = readWindow(bytes.value.size, { offset: call.offset, length: call.length });
+  const data = new Uint8Array(bytes.value.slice(window.start, window.end));
+  return { ok: true, value: { type: 'READ_FILE', read_file: { size: bytes.value.size, data } } };
 }
 
 function registerDebug(app: FastifyInstance, prefix: string, source: FilesSource): void {
