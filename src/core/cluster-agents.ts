@@ -14,6 +14,7 @@ import {
   type NestedLaunch,
 } from './agent/nested-containers.js';
 import type { AddedAgent, AgentSpec } from './cluster-options.js';
+import type { SandboxSettings } from './agent/sandboxes.js';
 import { fail, type Outcome } from './model/errors.js';
 import type {
   ContainerTermination,
@@ -37,6 +38,8 @@ export class ClusterAgents {
   constructor(
     private readonly ctx: SimContext,
     private readonly outbox: Outbox,
+    /** One budget for every agent's sandboxes. */
+    readonly sandboxes: SandboxSettings,
   ) {}
 
   get(agentId: string): Agent {
@@ -48,7 +51,7 @@ export class ClusterAgents {
   /** Boots an agent of the id given. */
   add(spec: AgentSpec, id: string): AddedAgent {
     const { flags, ...machine } = spec;
-    const agent = new Agent(this.ctx, { ...machine, id, flags: this.#fullFlags(flags) }, this.outbox);
+    const agent = new Agent(this.ctx, { ...machine, id, flags: this.#fullFlags(flags) }, this.outbox, this.sandboxes);
     this.all.set(agent.id, agent);
     this.ctx.network.attach(agent);
     agent.start();

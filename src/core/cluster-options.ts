@@ -33,6 +33,12 @@ export interface ClusterOptions {
    * it runs.
    */
   readonly recordInputs?: boolean | 'trace';
+  /** The agents' `--work_dir`, where their executors' sandboxes are (default `/var/lib/mesos`). */
+  readonly workDir?: string;
+  /** The bytes one sandbox holds at most (default DEFAULT_SANDBOX_BYTES, 1 MiB). */
+  readonly sandboxBytes?: number;
+  /** The bytes all the cluster's sandboxes hold together (default DEFAULT_SANDBOXES_BYTES, 256 MiB). */
+  readonly sandboxesBytes?: number;
 }
 
 /** 2023-11-14T22:13:20Z: a fixed epoch, so that virtual runs are replayable. */

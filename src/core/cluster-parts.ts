@@ -8,6 +8,7 @@
  * after-input work and the invariants on what it touched.
  */
 import { ClusterAgents } from './cluster-agents.js';
+import { sandboxSettings } from './agent/sandboxes.js';
 import { DEFAULT_EPOCH_MS, type ClusterOptions } from './cluster-options.js';
 import { FaultActions } from './faults/actions.js';
 import { encodeValue, startRecord } from './input-record.js';
@@ -42,7 +43,7 @@ export function assembleCluster(options: ClusterOptions, seed: string, outbox: O
     'cluster:start',
     JSON.parse(encodeValue(startRecord(seed, ctx.epochMs, options))) as Record<string, unknown>,
   );
-  const agents = new ClusterAgents(ctx, outbox);
+  const agents = new ClusterAgents(ctx, outbox, sandboxSettings(options));
   // One misuse log across failovers: what a framework did to the old leader still counts.
   const misuse = new MisuseLog(ctx);
   const masters = new MasterGroup(ctx, options.master, outbox, {

@@ -159,6 +159,9 @@ export interface StartOptions {
   readonly master: unknown;
   readonly masters?: number;
   readonly electionDelayMs?: number;
+  readonly workDir?: string;
+  readonly sandboxBytes?: number;
+  readonly sandboxesBytes?: number;
 }
 
 /** What the first trace entry says: all that builds the same cluster again (see `optionsFromStart` of the replay). */
@@ -171,5 +174,9 @@ export function startRecord(seed: string, epochMs: number, options: StartOptions
     master: options.master,
     masters: options.masters ?? 1,
     ...(options.electionDelayMs === undefined ? {} : { electionDelayMs: options.electionDelayMs }),
+    // Written only when given, so that a cluster of the defaults starts its trace as before.
+    ...(options.workDir === undefined ? {} : { workDir: options.workDir }),
+    ...(options.sandboxBytes === undefined ? {} : { sandboxBytes: options.sandboxBytes }),
+    ...(options.sandboxesBytes === undefined ? {} : { sandboxesBytes: options.sandboxesBytes }),
   };
 }

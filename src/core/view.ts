@@ -5,6 +5,7 @@
  * books, kept as things change. Nothing here changes state, and nothing is
  * computed from a walk over the whole cluster.
  */
+import type { SandboxSettings } from './agent/sandboxes.js';
 import type { Agent, AgentState } from './agent/agent.js';
 import type { AgentCgroups } from './agent/cgroups.js';
 import type { AgentCounters } from './agent/counters.js';
@@ -78,7 +79,7 @@ export interface EngineContainerView {
 
 export type ExecutorView = Pick<
   SimExecutor | HttpExecutor,
-  'executorId' | 'frameworkId' | 'kind' | 'alive' | 'containerId' | 'state'
+  'executorId' | 'frameworkId' | 'kind' | 'alive' | 'containerId' | 'state' | 'sandbox'
 >;
 
 /** A task as the agent process holds it: its TaskInfo and its latest state. */
@@ -87,6 +88,8 @@ export type AgentTaskView = Pick<SimTask, 'spec' | 'state' | 'statuses'>;
 /** An executor as the agent process holds it, with its tasks. */
 export interface AgentExecutorView extends ExecutorView {
   readonly tasks: ReadonlyMap<string, AgentTaskView>;
+  /** A process of its own runs it in a real directory at its sandbox's path (`spawn`): its files are on disk. */
+  readonly spawned?: boolean;
 }
 
 /** The agent process, as it knows itself (its own endpoints read this). */
@@ -106,6 +109,8 @@ export interface AgentNodeView {
   readonly cgroups: Pick<AgentCgroups, 'view'>;
   /** What the process counted since it started (its metrics). */
   readonly counters: Readonly<AgentCounters>;
+  /** Its `--work_dir` and `--gc_delay`. */
+  readonly sandboxes: Pick<SandboxSettings, 'workDir' | 'gcDelayMs'>;
 }
 
 export interface RoleView {

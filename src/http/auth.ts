@@ -44,6 +44,17 @@ export const AGENT_READWRITE_ROUTES: ReadonlyMap<string, string> = new Map([
   ['/slave(1)/api/v1', AGENT_READWRITE_REALM],
 ]);
 
+/** Upstream's realm of an agent's read-only endpoints, its files API among them. */
+export const AGENT_READONLY_REALM = 'mesos-agent-readonly';
+
+/** The files API's endpoints (files.ts), in the read-only realm of the master and of each agent. */
+export const FILES_PATHS = ['/files/browse', '/files/read', '/files/download', '/files/debug'] as const;
+
+/** With `--authenticate-http-readonly`: an agent's files API. */
+export const AGENT_READONLY_ROUTES: ReadonlyMap<string, string> = new Map(
+  FILES_PATHS.map((url) => [url, AGENT_READONLY_REALM]),
+);
+
 /** The routes that require authentication, by their URL, with their realm. */
 export const AUTHENTICATED_ROUTES: ReadonlyMap<string, string> = new Map([
   ['/api/v1/scheduler', SCHEDULER_REALM],

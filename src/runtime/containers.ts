@@ -1,17 +1,21 @@
 /**
  * Executor containers as real child processes (`--custom-executors
  * spawn`). For each container the agents launch, the command of its
- * ExecutorInfo runs in a sandbox directory of its own,
+ * ExecutorInfo runs in a sandbox directory of its own, the one the core
+ * names (upstream's layout),
  *
- *   <work-dir>/agents/<agent>/frameworks/<framework>/executors/<executor>/runs/<container>
+ *   <work-dir>/slaves/<agent>/frameworks/<framework>/executors/<executor>/runs/<container>
  *
- * with its stdout and stderr in the files `stdout` and `stderr` there, and
+ * with `runs/latest` a symbolic link to the newest run, its stdout and
+ * stderr in the files `stdout` and `stderr` there, and
  * the environment upstream's agent gives an executor, under both names
  * (`MESOS_*` and `CLUSTER_*`), over the agent's own environment and the
  * command's. The process finds its agent at `AGENT_ENDPOINT` and speaks
  * the executor HTTP API; when it exits, the core hears of it
  * (`containerExited`, with its wait(2) status). Destroying a container
- * kills its whole process group. Closing kills whatever still runs.
+ * kills its whole process group. Closing kills whatever still runs. Once
+ * the agent's gc delay is over after the container ended, the core asks
+ * for its sandbox to go (a `gc` record) and the directory is removed.
  *
  * With `switchUser` (the default, upstream's `--switch_user`), the
  * process runs as the executor command's user, else the framework's
@@ -20,7 +24,7 @@
  * it runs as this process' user, whatever the framework asked for.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -66,24 +70,27 @@ export class ProcessContainers {
   readonly handle = (records: readonly ContainerRecord[]): void => {
     for (const record of records) {
       if (record.kind === 'launch') this.#launch(record.launch);
+      else if (record.kind === 'gc') this.#collect(record.directory);
       else this.#destroy(record.containerId);
     }
   };
 
   /** The sandbox of a container: its working directory and the home of its stdout and stderr. */
-  sandboxOf(launch: Pick<ContainerLaunch, 'agentId' | 'containerId' | 'framework' | 'executor'>): string {
-    const { agentId, containerId, framework, executor } = launch;
-    return path.join(
-      this.workDir,
-      'agents',
-      agentId,
-      'frameworks',
-      framework.id,
-      'executors',
-      executor.executorId,
-      'runs',
-      containerId,
-    );
+  sandboxOf(launch: Pick<ContainerLaunch, 'directory'>): string {
+    return launch.directory;
+  }
+
+  /** Removes a sandbox whose gc delay is over; only one under the work directory, and `runs/latest` with it if it names it. */
+  #collect(directory: string): void {
+    const relative = path.relative(this.workDir, directory);
+    if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return;
+    const latest = path.join(path.dirname(directory), 'latest');
+    try {
+      if (readlinkSync(latest) === path.basename(directory)) rmSync(latest, { force: true });
+    } catch {
+      // No link, or another run's.
+    }
+    rmSync(directory, { recursive: true, force: true });
   }
 
   /** Kills every process still running and waits for them. */
@@ -100,6 +107,7 @@ export class ProcessContainers {
     if (this.#closed) return;
     const sandbox = this.sandboxOf(launch);
     mkdirSync(sandbox, { recursive: true });
+    pointLatestAt(sandbox);
     const user = this.options.switchUser === false ? undefined : ownSandbox(sandbox, launchUser(launch));
     if (typeof user === 'string') return this.#launchFailed(launch, user);
     const stdout = openSync(path.join(sandbox, 'stdout'), 'a');
@@ -173,6 +181,17 @@ export class ProcessContainers {
     } catch {
       // Gone already; its close event reports it.
     }
+  }
+}
+
+/** `runs/latest`: a relative symbolic link to the newest run of the executor, as upstream's agent keeps it. */
+function pointLatestAt(sandbox: string): void {
+  const latest = path.join(path.dirname(sandbox), 'latest');
+  try {
+    rmSync(latest, { force: true });
+    symlinkSync(path.basename(sandbox), latest);
+  } catch {
+    // A convenience: the sandbox works without it.
   }
 }
 

@@ -93,6 +93,7 @@ export function optionsFromStart(entry: TraceLine): ClusterOptions {
     throw new ReplayError(`the trace starts with '${entry.kind}', not 'cluster:start': a replay needs the whole trace`);
   const start = decodeValue(textOf(entry), authorizerOf) as Record<string, unknown>;
   const { seed, epochMs, networkLatencyMs, master, masters, electionDelayMs } = start;
+  const { workDir, sandboxBytes, sandboxesBytes } = start;
   if (typeof seed !== 'string' || typeof epochMs !== 'number' || typeof master !== 'object' || master === null) {
     throw new ReplayError("the 'cluster:start' entry does not name the seed, the epoch and the master's options");
   }
@@ -103,6 +104,9 @@ export function optionsFromStart(entry: TraceLine): ClusterOptions {
     ...(typeof networkLatencyMs === 'number' ? { networkLatencyMs } : {}),
     ...(typeof masters === 'number' ? { masters } : {}),
     ...(typeof electionDelayMs === 'number' ? { electionDelayMs } : {}),
+    ...(typeof workDir === 'string' ? { workDir } : {}),
+    ...(typeof sandboxBytes === 'number' ? { sandboxBytes } : {}),
+    ...(typeof sandboxesBytes === 'number' ? { sandboxesBytes } : {}),
     // Written into its trace, to compare; not kept: a replay of a long file holds no more than of a short one.
     recordInputs: 'trace',
   };

@@ -58,6 +58,8 @@ export interface AgentsSpec {
   readonly executors: NonNullable<AgentBinding['executors']>;
   /** `--authenticate-http-readwrite`: the credentials each agent's operator API asks for. */
   readonly credentials?: Credentials;
+  /** `--authenticate-http-readonly`: the credentials each agent's files API asks for. */
+  readonly readonlyCredentials?: Credentials;
   /** `--http-executor-domain-sockets`: the work directory their sockets go under, and where their servers are kept for closing. */
   readonly domainSockets?: { readonly workDir: string; readonly servers: DomainSocket[] };
 }
@@ -315,7 +317,10 @@ export async function serveDomainSocket(
   return { domainSocket: path };
 }
 
-const credentialsOf = (spec: AgentsSpec) => (spec.credentials === undefined ? {} : { credentials: spec.credentials });
+const credentialsOf = (spec: AgentsSpec) => ({
+  ...(spec.credentials === undefined ? {} : { credentials: spec.credentials }),
+  ...(spec.readonlyCredentials === undefined ? {} : { readonlyCredentials: spec.readonlyCredentials }),
+});
 
 /** Which server listens, for its log line and a refused start: `master 2 of 3`, `agent 1`; `option` chose its port. */
 export interface ServerName {

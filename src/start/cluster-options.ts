@@ -163,8 +163,17 @@ export interface StartClusterOptions extends LimitOptions, ContainerOptions {
    * this process' user.
    */
   readonly switchUser?: boolean;
-  /** `--work-dir`: where executor sandboxes go (spawn); a temporary directory, removed on close, without. */
+  /**
+   * `--work-dir`: the agents' `--work_dir`, where executor sandboxes are
+   * (`<workDir>/slaves/<agent>/frameworks/...`); spawned executors' are
+   * real directories there. Without: a temporary directory, removed on
+   * close, for spawned executors; simulated sandboxes report `/var/lib/mesos`.
+   */
   readonly workDir?: string;
+  /** `--sandbox-limit`: MiB one simulated sandbox holds (default 1). */
+  readonly sandboxLimitMiB?: number;
+  /** `--sandbox-budget`: MiB all simulated sandboxes hold together (default 256). */
+  readonly sandboxBudgetMiB?: number;
   /** `--executor-registration-timeout`: seconds a launched executor has to subscribe. */
   readonly executorRegistrationTimeoutSeconds?: number;
   /** `--executor-shutdown-grace-period`: seconds an executor has to exit after SHUTDOWN. */

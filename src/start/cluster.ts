@@ -84,10 +84,12 @@ export async function startCluster(given: StartClusterOptions = {}): Promise<Run
   const agents = agentsOf(options);
   const limits = limitsOf(options);
   const { credentials, acls } = authOf(options);
-  const { driver, logger, advertised } = coreOf(options, acls);
+  const workDir = workDirOf(options, agents.machine.flags);
+  const spawned = agents.machine.flags.customExecutors === 'spawn' ? workDir?.path : undefined;
+  const { driver, logger, advertised } = withWorkDir(workDir, () => coreOf(options, acls, spawned));
   const servers: FastifyInstance[] = [];
   stopOnFailure(driver, servers, logger, options.onFailure);
-  const around = await executorSurroundings(options, driver, agents.machine.flags, limits, logger);
+  const around = await executorSurroundings(options, driver, agents.machine.flags, workDir, limits, logger);
   const control = controlOf(driver, around.connections, logger);
   const metrics = new ClusterMetrics(driver);
   const sockets: DomainSocket[] = [];
@@ -160,12 +162,14 @@ interface ExecutorSurroundings extends ReturnType<typeof outputsOf> {
 function coreOf(
   options: ResolvedOptions,
   acls: Acls | undefined,
+  workDir: string | undefined,
 ): { driver: ClusterDriver; logger: Logger; advertised: string } {
   const advertised = advertisedHost(options, options.host);
-  const cluster = clusterOf(options, {
-    ...masterOptionsOf(options, advertised),
-    ...(acls === undefined ? {} : { acls }),
-  });
+  const cluster = clusterOf(
+    options,
+    { ...masterOptionsOf(options, advertised), ...(acls === undefined ? {} : { acls }) },
+    workDir,
+  );
   const driver: ClusterDriver = options.time === 'virtual' ? new VirtualDriver(cluster) : new RealtimeDriver(cluster);
   // The driver's cluster: a reset or a restore swaps it.
   const virtualNowMs = options.time === 'virtual' ? () => driver.cluster.epochMs + driver.cluster.now() : undefined;
@@ -174,15 +178,25 @@ function coreOf(
   return { driver, logger, advertised };
 }
 
+/** What `make` returns; a work directory made for this run goes if it throws (a refused start leaves nothing behind). */
+function withWorkDir<T>(workDir: WorkDir | undefined, make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    if (workDir?.own === true) rmSync(workDir.path, { recursive: true, force: true });
+    throw error;
+  }
+}
+
 /** The work directory, the executors' tokens, the streams (and spawned executors) the core's output goes to, the container engine. */
 async function executorSurroundings(
   options: ResolvedOptions,
   driver: ClusterDriver,
   agentFlags: AgentFlags,
+  workDir: WorkDir | undefined,
   limits: Limits,
   logger: Logger,
 ): Promise<ExecutorSurroundings> {
-  const workDir = workDirOf(options, agentFlags);
   // A start refused from here on leaves nothing behind: not the driver's timers, not the directory made for it.
   const undo = async (error: unknown, containers?: ProcessContainers): Promise<never> => {
     driver.close();
@@ -272,6 +286,7 @@ function agentsSpecOf(
       ...(engine === undefined ? {} : { engine: engine.helpers }),
     },
     ...(options.authenticateHttpReadwrite ? { credentials: credentials! } : {}),
+    ...(options.authenticateHttpReadonly ? { readonlyCredentials: credentials! } : {}),
     ...(options.httpExecutorDomainSockets ? { domainSockets: { workDir: workDir!.path, servers: sockets } } : {}),
   };
 }

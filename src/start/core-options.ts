@@ -9,7 +9,10 @@ import { parseWeights } from '../core/master/weights.js';
 import { Cluster } from '../core/cluster.js';
 import type { MasterOptions } from '../core/master/ops.js';
 import { DEFAULT_AGENT_FLAGS, type AgentFlags } from '../core/agent/flags.js';
+import { DEFAULT_SANDBOX_BYTES, DEFAULT_SANDBOXES_BYTES } from '../core/process/sandbox.js';
 import { parseAttributes } from '../wire/convert-common.js';
+
+const MIB = 1024 * 1024;
 import { VERSION } from '../wire/version.js';
 import { agentResourcesOf } from './resources.js';
 import { containerFlagsOf } from './cgroups.js';
@@ -18,8 +21,11 @@ import type { Machine } from './agents.js';
 import type { ResolvedOptions } from './options.js';
 import { StartError } from './errors.js';
 
-/** The core, as the library's options make it. */
-export function clusterOf(options: ResolvedOptions, master: MasterOptions): Cluster {
+/**
+ * The core, as the library's options make it. `workDir`: the agents'
+ * `--work_dir`, the real one when executors are spawned there.
+ */
+export function clusterOf(options: ResolvedOptions, master: MasterOptions, workDir?: string): Cluster {
   const { time } = options;
   return new Cluster({
     seed: options.seed,
@@ -34,7 +40,23 @@ export function clusterOf(options: ResolvedOptions, master: MasterOptions): Clus
     master,
     masters: options.masters,
     electionDelayMs: options.electionDelaySeconds * 1000,
+    ...sandboxOptionsOf(options, workDir),
   });
+}
+
+/** The sandboxes' place and bounds, each given only when not the core's default (so the trace starts as it did). */
+function sandboxOptionsOf(
+  options: ResolvedOptions,
+  workDir: string | undefined,
+): { workDir?: string; sandboxBytes?: number; sandboxesBytes?: number } {
+  const sandboxBytes = Math.round(options.sandboxLimitMiB * MIB);
+  const sandboxesBytes = Math.round(options.sandboxBudgetMiB * MIB);
+  const dir = workDir ?? options.workDir;
+  return {
+    ...(dir === undefined ? {} : { workDir: dir }),
+    ...(sandboxBytes === DEFAULT_SANDBOX_BYTES ? {} : { sandboxBytes }),
+    ...(sandboxesBytes === DEFAULT_SANDBOXES_BYTES ? {} : { sandboxesBytes }),
+  };
 }
 
 /** The master's options from the library's; a StartError names the option at fault. */

@@ -43,6 +43,7 @@ import {
   type NumberRule,
 } from './number-rules.js';
 import { agentResourcesOf } from './resources.js';
+import { sandboxOptions } from './sandbox-options.js';
 
 export const DEFAULT_AGENT_RESOURCES = 'cpus:4;mem:8192;disk:16384;ports:[31000-32000]';
 export const TIME_MODES = ['realtime', 'virtual'] as const;
@@ -382,7 +383,8 @@ const executorOptions = [
     name: 'workDir',
     flag: 'work-dir',
     kind: 'text',
-    describe: 'Where spawned executors get their sandboxes (default: a temporary directory, removed on exit)',
+    describe:
+      "The agents' --work_dir, where executors' sandboxes are (<work-dir>/slaves/...): spawned executors' real ones (default: a temporary directory, removed on exit; simulated sandboxes report /var/lib/mesos)",
   },
   {
     name: 'executorRegistrationTimeoutSeconds',
@@ -488,7 +490,7 @@ export const OPTION_TABLE = [
   ...grouped(runOptions, 'run'),
   ...grouped(authOptions, 'auth'),
   ...grouped(limitOptions, 'limits'),
-  ...grouped(executorOptions, 'executors'),
+  ...grouped([...executorOptions, ...sandboxOptions], 'executors'),
   ...grouped(containerOptions, 'containers'),
 ];
 

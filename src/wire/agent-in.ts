@@ -4,6 +4,7 @@
  * the call is for the route: a read answered from the agent's own state,
  * or upstream's answer for a feature this agent does not have.
  */
+import { filesCallOf, type FilesCall } from './files.js';
 import type { mesos } from './generated/types.js';
 import { missingPayload, type Unsupported } from './operator-in.js';
 
@@ -31,7 +32,9 @@ export type AgentRequest =
   | { readonly kind: 'read'; readonly type: AgentReadCall; readonly call: Call }
   /** UPDATE_CONTAINER_MEMORY_LIMIT (a local extension), validated: a top-level ContainerID and a positive finite MiB. */
   | { readonly kind: 'memory-limit'; readonly containerId: string; readonly mib: number }
-  | { readonly kind: 'unsupported'; readonly answer: Unsupported };
+  | { readonly kind: 'unsupported'; readonly answer: Unsupported }
+  /** LIST_FILES and READ_FILE: the agent's sandboxes, as its files API reads them. */
+  | { readonly kind: 'files'; readonly call: FilesCall };
 
 /** The payload each call must carry, as upstream's validation requires it. */
 const PAYLOADS: Partial<Record<AgentCallType, keyof Call>> = {
@@ -83,11 +86,11 @@ function memoryLimitError(payload: mesos.v1.agent.Call.UpdateContainerMemoryLimi
 }
 
 /**
- * What a valid call is for the route. This agent serves no sandbox or log
- * files (LIST_FILES and READ_FILE find none: 404); the logging level
- * toggle, operations and resource provider configuration are features it
- * lacks (501). The container calls (LAUNCH_CONTAINER and
- * ATTACH_CONTAINER_OUTPUT among them) are agent-containers.ts's.
+ * What a valid call is for the route. LIST_FILES and READ_FILE read its
+ * sandboxes (files.ts); the logging level toggle, operations and resource
+ * provider configuration are features it lacks (501). The container calls
+ * (LAUNCH_CONTAINER and ATTACH_CONTAINER_OUTPUT among them) are
+ * agent-containers.ts's.
  */
 export function agentRequestFromWire(call: Call): AgentRequest {
   const type = call.type!;
@@ -97,6 +100,7 @@ export function agentRequestFromWire(call: Call): AgentRequest {
     const payload = call.update_container_memory_limit!;
     return { kind: 'memory-limit', containerId: payload.container_id.value, mib: payload.memory_limit.value };
   }
-  if (type === 'LIST_FILES' || type === 'READ_FILE') return { kind: 'unsupported', answer: 'FILE_NOT_FOUND' };
+  const files = filesCallOf(call);
+  if (files !== undefined) return { kind: 'files', call: files };
   return { kind: 'unsupported', answer: 'NOT_IMPLEMENTED' };
 }

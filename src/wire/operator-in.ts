@@ -5,6 +5,7 @@
  * can answer become core `OperatorCall`s; SUBSCRIBE opens the operator event
  * stream; calls this master has no feature for get upstream's answer for it.
  */
+import { filesCallOf, type FilesCall } from './files.js';
 import type { AclAction } from '../core/model/acl-actions.js';
 import type { Authorizer } from '../core/model/authz.js';
 import type { OperatorCall } from '../core/model/operator-types.js';
@@ -36,8 +37,7 @@ export type ReadCallType = (typeof READ_CALLS)[number];
 
 /**
  * Features this master does not have, and upstream's answer without them:
- * no log directory or sandbox is served (LIST_FILES and READ_FILE find no
- * file: 404), the logging level cannot be toggled, and maintenance
+ * the logging level cannot be toggled, and maintenance
  * schedules (read as empty), volume resizing and the deprecated quota
  * calls cannot be changed or used (501).
  */
@@ -47,7 +47,9 @@ export type OperatorRequest =
   | { readonly kind: 'read'; readonly type: ReadCallType }
   | { readonly kind: 'core'; readonly call: OperatorCall }
   | { readonly kind: 'subscribe' }
-  | { readonly kind: 'unsupported'; readonly answer: Unsupported };
+  | { readonly kind: 'unsupported'; readonly answer: Unsupported }
+  /** LIST_FILES and READ_FILE: the agents' sandboxes by their virtual paths (files.ts). */
+  | { readonly kind: 'files'; readonly call: FilesCall };
 
 /** The payload each call must carry, as upstream's validation requires it. */
 const PAYLOADS: Partial<Record<OperatorCallType, keyof Call>> = {
@@ -111,7 +113,7 @@ export function operatorRequestFromWire(call: Call): OperatorRequest | string {
       return { kind: 'subscribe' };
     case 'LIST_FILES':
     case 'READ_FILE':
-      return { kind: 'unsupported', answer: 'FILE_NOT_FOUND' };
+      return { kind: 'files', call: filesCallOf(call)! };
     case 'UNKNOWN':
     case 'SET_LOGGING_LEVEL':
     case 'UPDATE_MAINTENANCE_SCHEDULE':

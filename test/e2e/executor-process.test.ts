@@ -17,7 +17,7 @@ import { ExecutorClient } from '../../src/client/executor-client.js';
 import type { JsonEvent } from '../../src/client/scheduler-client.js';
 import { replay } from '../../src/scenario/replay.js';
 import { ExecutorTokens } from '../../src/http/agent/executor-token.js';
-import { startHarness, tick, type Harness } from '../http/agent/executor-harness.js';
+import { sandboxPath, startHarness, tick, type Harness } from '../http/agent/executor-harness.js';
 
 const FIXTURE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/executor.mjs');
 const WAIT_MS = 15_000;
@@ -33,18 +33,7 @@ const behaviour = (value: string) => ({ labels: { labels: [{ key: 'behaviour', v
 
 /** The sandbox of the container that sent `update`. */
 function sandboxOf(h: Harness, executorId: string, update: JsonEvent): string {
-  const containerId = update.update.status.container_status.container_id.value as string;
-  return path.join(
-    h.cluster.workDir!,
-    'agents',
-    h.agentId,
-    'frameworks',
-    h.frameworkId,
-    'executors',
-    executorId,
-    'runs',
-    containerId,
-  );
+  return sandboxPath(h, executorId, update.update.status.container_status.container_id.value as string);
 }
 
 /** Waits until the executor's stdout has a line starting with `prefix`. */

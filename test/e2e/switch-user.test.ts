@@ -37,7 +37,7 @@ async function ended(
   const containerId = status.container_status.container_id.value as string;
   const sandbox = path.join(
     harness.cluster.workDir!,
-    'agents',
+    'slaves',
     harness.agentId,
     'frameworks',
     harness.frameworkId,

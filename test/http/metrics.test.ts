@@ -96,9 +96,7 @@ describe('GET /metrics', () => {
       const figure = prometheusFigure(key, value);
       expect(families.get(figure.name)?.type, key).toBe(figure.type.toUpperCase());
       // A sentence of its own, then the key it comes from: never the key alone.
-      expect(families.get(figure.name)?.help, key).toMatch(
-        new RegExp(`^[A-Z].{10,} \\(/metrics/snapshot: ${key}\\)$`),
-      );
+      expect(families.get(figure.name)?.help, key).toMatch(new RegExp(`^[A-Z].{10,} \\(/metrics/snapshot: ${key}\\)$`));
       expect(families.get(figure.name)?.help, key).not.toMatch(/^The figure /);
       expect(sample(families, figure.name, figure.labels), key).toBe(value);
     }

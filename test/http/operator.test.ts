@@ -264,7 +264,8 @@ describe.each<Encoding>(['json', 'protobuf'])('POST /api/v1 in %s', (encoding) =
     });
   });
 
-  it('features this master lacks get upstream answers: files are not found, the rest is not implemented', async () => {
+  it('features this master lacks get upstream answers: files it has not attached are not found, the rest is not implemented', async () => {
+    // No log directory is attached: LIST_FILES and READ_FILE find nothing there, 404.
     for (const body of [
       { type: 'LIST_FILES', list_files: { path: '/master/log' } },
       { type: 'READ_FILE', read_file: { path: '/master/log', offset: 0 } },

@@ -38,6 +38,7 @@ import { HttpExecutors } from './http-executors.js';
 import { NestedContainers } from './nested-containers.js';
 import { launchTtyTask } from './tty-tasks.js';
 import { PingWatch } from './ping-watch.js';
+import { collectLater, type SandboxSettings } from './sandboxes.js';
 import { MASTER_PING_TIMEOUT_MS, REGISTRATION_RETRY_MS, type AgentConfig } from './flags.js';
 import { forgetIfDone, recordExit, type AgentExecutor, type AgentFramework } from './frameworks.js';
 import { ResourceOperations } from './operation-updates.js';
@@ -89,6 +90,8 @@ export class Agent implements SimNode, ExecutorHost {
     private readonly ctx: SimContext,
     readonly config: AgentConfig,
     readonly outbox: Outbox,
+    /** Where its executors' sandboxes are, their bounds, and how long they outlive their executors. */
+    readonly sandboxes: SandboxSettings,
   ) {
     this.#rng = ctx.rng.fork(`agent/${config.id}`);
     this.counters.reset(wallTimeMs(ctx));
@@ -121,6 +124,7 @@ export class Agent implements SimNode, ExecutorHost {
       http: () => this.#http,
       all,
       containerId: () => this.#rng.uuid(),
+      sandboxes,
     });
     this.#orders = new MasterOrders({
       ctx,
@@ -224,7 +228,10 @@ export class Agent implements SimNode, ExecutorHost {
       executor.agentLost();
       // A framework's executors outlive the agent only if it checkpoints.
       if (checkpointing.has(executor.frameworkId)) this.#orphans.push(executor);
-      else this.#http.destroyWithAgent(executor);
+      else {
+        this.#http.destroyWithAgent(executor);
+        this.#collectLater(executor);
+      }
     }
     this.cgroups.suspend();
     this.#disk = disk;
@@ -394,6 +401,7 @@ export class Agent implements SimNode, ExecutorHost {
   }
 
   exited(executor: AgentExecutor, waitStatus: number): void {
+    this.#collectLater(executor);
     this.ctx.network.detach(executor.nodeId);
     this.cgroups.remove(executor);
     if (this.#state === 'crashed') {
@@ -402,27 +410,13 @@ export class Agent implements SimNode, ExecutorHost {
     }
     executor.exitStatus = waitStatus;
     this.nested?.parentEnded(executor.containerId, waitStatus);
-    // Tasks its process left running end with it, as upstream's agent reports them: as far as the agent
-    // knows (an update of the executor's still on the way is refused when it arrives).
-    for (const task of executor.unended()) {
-      this.#updates.emit(
-        executor.frameworkId,
-        task.spec.taskId,
-        executor,
-        'TASK_FAILED',
-        'Executor terminated',
-        'REASON_EXECUTOR_TERMINATED',
-      );
-      task.state = 'TASK_FAILED';
-    }
+    this.#updates.failUnended(executor);
     this.#containerizer.cancelShutdown(executor);
     this.ctx.trace.append('executor:exit', { agentId: this.id, executorId: executor.executorId, waitStatus });
     this.counters.executorsTerminated++;
     const fw = this.#frameworks.get(executor.frameworkId);
     if (fw !== undefined) recordExit(fw, executor);
-    const command = executor.kind === 'command';
-    for (const task of executor.tasks.values())
-      this.#updates.keepEnded(executor.frameworkId, { spec: task.spec, executorId: executor.executorId, command });
+    this.#updates.keepAllEnded(executor);
     if (fw !== undefined) forgetIfDone(this.#frameworks, fw, this.#completedFrameworks);
     // The command executor is an implementation detail; upstream reports only the others.
     if (executor.kind !== 'command') {
@@ -485,6 +479,13 @@ export class Agent implements SimNode, ExecutorHost {
     if (task !== undefined) appendStatus(task.statuses, status);
     if (task instanceof SimTask) task.reported = status.state;
     this.cgroups.observe(frameworkId, status);
+  }
+
+  /** Its sandbox goes once the gc delay is over. */
+  #collectLater(executor: AgentExecutor): void {
+    const { sandbox, containerId } = executor;
+    const spawned = executor instanceof HttpExecutor && executor.spawned;
+    collectLater(this.ctx, this.outbox, this.sandboxes, { sandbox, containerId, spawned }, this.id);
   }
 
   #toMaster(message: AgentToMaster): void {

@@ -8,7 +8,8 @@
  * agent keeps the records of which framework runs which executor; this is
  * its hand on the processes.
  */
-import type { SimContext } from '../network/context.js';
+import { wallTimeMs, type SimContext } from '../network/context.js';
+import { newSandbox, type SandboxSettings } from './sandboxes.js';
 import type { TimerId } from '../kernel/event-loop.js';
 import type { FrameworkRef } from '../model/messages.js';
 import type { ExecutorSpec } from '../model/types.js';
@@ -32,6 +33,8 @@ export interface ContainerizerPort {
   all(): readonly AgentExecutor[];
   /** A fresh container id. */
   containerId(): string;
+  /** Where sandboxes go and how big they may grow. */
+  readonly sandboxes: SandboxSettings;
 }
 
 export class Containerizer {
@@ -94,10 +97,11 @@ export class Containerizer {
       engine,
     };
     const mode = config.flags.customExecutors;
+    const sandbox = newSandbox(this.port.sandboxes, identity, wallTimeMs(ctx));
     const executor =
       kind === 'custom' && spec !== undefined && mode !== 'simulate'
-        ? this.port.http().launch(identity, spec, framework, mode === 'spawn')
-        : new SimExecutor(ctx, this.port.host, identity);
+        ? this.port.http().launch(identity, sandbox, spec, framework, mode === 'spawn')
+        : new SimExecutor(ctx, this.port.host, identity, sandbox);
     ctx.network.attach(executor, config.id);
     ctx.trace.append('executor:launch', { agentId: config.id, frameworkId: framework.id, executorId, kind, mode });
     return executor;

@@ -18,7 +18,7 @@
  *             running --exit (tasks done, or destroyed)--> terminated
  */
 import { planFor, type TaskPlan } from '../process/behaviour.js';
-import { DEFAULT_SANDBOX_BYTES, DEFAULT_SANDBOXES_BYTES, Sandbox, SandboxBudget } from '../process/sandbox.js';
+import { applyWrites, type Sandbox } from '../process/sandbox.js';
 import { wallTimeMs, type SimContext } from '../network/context.js';
 import type { TimerId } from '../kernel/event-loop.js';
 import type { AgentToExecutor, Message, SimNode } from '../model/messages.js';
@@ -98,14 +98,9 @@ export interface ExecutorIdentity {
   readonly engine?: boolean;
 }
 
-/** What the sandboxes of executors hold together. */
-const SANDBOXES = new SandboxBudget(DEFAULT_SANDBOXES_BYTES);
-
 /** What every executor record has: who it is, its node id on the network (`executor:<containerId>`) and its sandbox. */
 export abstract class ExecutorIdentified<T extends { readonly state: TaskState }> {
   readonly nodeId: string;
-  /** Its container's sandbox, where upstream's agent puts it. */
-  readonly sandbox: Sandbox;
   /** Its tasks by id, in launch order (mostly one: a small map). */
   readonly tasks = new SmallMap<string, T>();
   /** Its wait(2) status, once its agent has seen it exit. */
@@ -113,11 +108,10 @@ export abstract class ExecutorIdentified<T extends { readonly state: TaskState }
 
   constructor(
     readonly id: ExecutorIdentity,
-    nowMs = 0,
+    /** Its container's sandbox: what its tasks write, and what the files API reads. */
+    readonly sandbox: Sandbox,
   ) {
     this.nodeId = `executor:${id.containerId}`;
-    const path = `/var/lib/mesos/slaves/${id.agentId}/frameworks/${id.frameworkId}/executors/${id.executorId}/runs/${id.containerId}`;
-    this.sandbox = new Sandbox(path, SANDBOXES, DEFAULT_SANDBOX_BYTES, nowMs);
   }
 
   get executorId(): string {
@@ -159,8 +153,9 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
     private readonly ctx: SimContext,
     private readonly host: ExecutorHost,
     id: ExecutorIdentity,
+    sandbox: Sandbox,
   ) {
-    super(id, ctx.loop.now());
+    super(id, sandbox);
     this.#rng = ctx.rng.stream(`executor/${id.containerId}`);
   }
 
@@ -254,6 +249,8 @@ export class SimExecutor extends ExecutorIdentified<SimTask> implements SimNode 
       this.#set(task, 'TASK_STARTING');
       this.#set(task, 'TASK_RUNNING');
       const tty = spec.tty === true && this.kind === 'command' && this.host.runTty?.(this, task) === true;
+      // A TTY task's process writes as it runs, in the shell; a planned one leaves its writes as it starts.
+      if (!tty) applyWrites(this.sandbox, plan.writes, wallTimeMs(this.ctx));
       if (!tty && plan.kind === 'exits') task.timer = this.ctx.loop.schedule(plan.runMs, 'task:exit', task);
     }
   }

@@ -26,6 +26,7 @@ import type { TimerId } from '../kernel/event-loop.js';
 import type { ExecutorAgentInfo, ExecutorEvent } from '../model/executor-api.js';
 import type { AgentToExecutor, FrameworkRef, Message, SimNode } from '../model/messages.js';
 import type { Outbox } from '../network/outbox.js';
+import type { Sandbox } from '../process/sandbox.js';
 import { isTerminal } from '../model/task-state.js';
 import type { ExecutorSpec, TaskSpec, TaskState, TaskStatus } from '../model/types.js';
 import { ExecutorIdentified, type ExecutorIdentity } from './executor.js';
@@ -80,13 +81,14 @@ export class HttpExecutor extends ExecutorIdentified<HttpTask> implements SimNod
     private readonly ctx: SimContext,
     private readonly host: HttpExecutorHost,
     id: ExecutorIdentity,
+    sandbox: Sandbox,
     readonly spec: ExecutorSpec,
     readonly framework: FrameworkRef,
     registrationTimeoutMs: number,
     /** Whether a process of its own runs it (`spawn`), rather than whoever subscribes (`await`). */
     readonly spawned: boolean,
   ) {
-    super(id);
+    super(id, sandbox);
     this.#registrationTimer = ctx.loop.schedule(registrationTimeoutMs, 'executor:registration-timeout', () => {
       this.#registrationTimer = undefined;
       if (this.#state === 'launched') host.registrationTimedOut(this);

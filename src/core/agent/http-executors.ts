@@ -17,6 +17,7 @@ import type { Resources } from '../model/resources.js';
 import type { ExecutorSpec, StatusReason, TaskState, TaskStatus } from '../model/types.js';
 import { executorCall, executorSubscribe, type ExecutorEndpointHost } from './executor-calls.js';
 import type { ExecutorIdentity } from './executor.js';
+import type { Sandbox } from '../process/sandbox.js';
 import type { AgentConfig } from './flags.js';
 import type { AgentExecutor, AgentFramework } from './frameworks.js';
 import { HttpExecutor, type HttpExecutorHost } from './http-executor.js';
@@ -58,12 +59,19 @@ export class HttpExecutors implements HttpExecutorHost {
   }
 
   /** A custom executor run by a process outside the core: spawned by the host, or awaited. */
-  launch(identity: ExecutorIdentity, spec: ExecutorSpec, framework: FrameworkRef, spawned: boolean): HttpExecutor {
+  launch(
+    identity: ExecutorIdentity,
+    sandbox: Sandbox,
+    spec: ExecutorSpec,
+    framework: FrameworkRef,
+    spawned: boolean,
+  ): HttpExecutor {
     const { flags, ip, port } = this.agent.config;
     const executor = new HttpExecutor(
       this.agent.ctx,
       this,
       identity,
+      sandbox,
       spec,
       framework,
       flags.executorRegistrationTimeoutMs,
@@ -77,6 +85,7 @@ export class HttpExecutors implements HttpExecutorHost {
         containerId: identity.containerId,
         framework,
         executor: spec,
+        directory: sandbox.path,
         agentEndpoint: `${ip}:${port}`,
         checkpoint: framework.checkpoint,
         shutdownGracePeriodMs: flags.executorShutdownGracePeriodMs,

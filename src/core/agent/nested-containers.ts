@@ -354,6 +354,7 @@ interface HostExecutor {
   readonly frameworkId: string;
   readonly executorId: string;
   readonly exitStatus: number | undefined;
+  /** Its container's sandbox, which its nested containers share. */
   readonly sandbox: Sandbox;
 }
 

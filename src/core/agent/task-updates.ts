@@ -72,6 +72,33 @@ export class TaskUpdates {
     this.#manager.keepEnded(frameworkId, ended);
   }
 
+  /**
+   * The tasks an exited executor's process left running end with it, as
+   * upstream's agent reports them: as far as the agent knows (an update of
+   * the executor's still on the way is refused when it arrives).
+   */
+  failUnended(executor: AgentExecutor): void {
+    for (const task of executor.unended()) {
+      const taskId = task.spec.taskId;
+      this.emit(
+        executor.frameworkId,
+        taskId,
+        executor,
+        'TASK_FAILED',
+        'Executor terminated',
+        'REASON_EXECUTOR_TERMINATED',
+      );
+      task.state = 'TASK_FAILED';
+    }
+  }
+
+  /** Every task of an exited executor, kept as ended for the updates still to be acknowledged. */
+  keepAllEnded(executor: AgentExecutor): void {
+    const command = executor.kind === 'command';
+    for (const task of executor.tasks.values())
+      this.keepEnded(executor.frameworkId, { spec: task.spec, executorId: executor.executorId, command });
+  }
+
   pause(): void {
     this.#manager.pause();
   }

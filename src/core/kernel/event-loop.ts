@@ -81,6 +81,7 @@ export const BACKGROUND_TIMERS: ReadonlySet<string> = new Set([
   'operation-update:retry',
   'net:PING',
   'net:PONG',
+  'sandbox:gc',
 ]);
 
 /**

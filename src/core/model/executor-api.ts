@@ -71,6 +71,8 @@ export interface ContainerLaunch {
   readonly containerId: string;
   readonly framework: FrameworkRef;
   readonly executor: ExecutorSpec;
+  /** Its sandbox: `<work_dir>/slaves/<agent>/frameworks/<f>/executors/<e>/runs/<container>`. */
+  readonly directory: string;
   /** `ip:port` of the agent's executor endpoint. */
   readonly agentEndpoint: string;
   readonly checkpoint: boolean;

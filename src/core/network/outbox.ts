@@ -32,7 +32,9 @@ export type OutboxRecord =
 /** What the agents ask of the host: start an executor's process, or kill its container. */
 export type ContainerRecord =
   | { readonly kind: 'launch'; readonly launch: ContainerLaunch }
-  | { readonly kind: 'destroy'; readonly agentId: string; readonly containerId: string };
+  | { readonly kind: 'destroy'; readonly agentId: string; readonly containerId: string }
+  /** The gc delay of an exited container is over: its sandbox directory goes. */
+  | { readonly kind: 'gc'; readonly agentId: string; readonly containerId: string; readonly directory: string };
 
 export class Outbox {
   #records: OutboxRecord[] = [];

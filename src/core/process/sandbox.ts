@@ -42,7 +42,7 @@ export interface SandboxFile {
   readonly data: string;
   /** Its size in bytes, UTF-8. */
   readonly size: number;
-  /** When it last changed, in cluster milliseconds. */
+  /** When it last changed, in milliseconds since the Unix epoch as the agent's clock reads it (cluster time). */
   readonly mtimeMs: number;
 }
 
@@ -71,6 +71,8 @@ export class Sandbox {
   readonly #entries = new Map<string, SandboxEntry>();
   #bytes = 0;
   #released = false;
+  /** Its release is scheduled (its executor exited and the gc delay runs). */
+  collecting = false;
 
   /**
    * `path`: where the sandbox is, as the agent reports it. It starts with
@@ -90,6 +92,11 @@ export class Sandbox {
   /** Bytes its files hold. */
   get bytes(): number {
     return this.#bytes;
+  }
+
+  /** Garbage-collected: it holds nothing, and no path names anything in it. */
+  get released(): boolean {
+    return this.#released;
   }
 
   /** The entry at `path`, or undefined when there is none or the path leaves the sandbox. */

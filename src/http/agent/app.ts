@@ -19,7 +19,8 @@ import { VERSION } from '../../wire/version.js';
 import { registerAgentOperatorRoute, type AgentBinding } from './operator-route.js';
 import { registerAgentReadRoutes } from './read-routes.js';
 import { registerExecutorRoute } from './executor-route.js';
-import { AGENT_READWRITE_ROUTES, requireAuthentication, type Credentials } from '../auth.js';
+import { AGENT_READONLY_ROUTES, AGENT_READWRITE_ROUTES, requireAuthentication, type Credentials } from '../auth.js';
+import { registerAgentFilesRoutes } from './files-route.js';
 
 export interface AgentAppOptions {
   readonly logger?: FastifyBaseLogger;
@@ -31,6 +32,8 @@ export interface AgentAppOptions {
   readonly agent?: AgentBinding;
   /** `--authenticate-http-readwrite`: HTTP Basic with these credentials on the operator API (`/api/v1`). */
   readonly credentials?: Credentials;
+  /** `--authenticate-http-readonly`: HTTP Basic with these credentials on the files API (`/files/*`). */
+  readonly readonlyCredentials?: Credentials;
 }
 
 export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
@@ -49,6 +52,8 @@ export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
   capConnections(app, options.name ?? 'agent', limits.maxConnections, app.log);
   acceptRawBodies(app);
   if (options.credentials !== undefined) requireAuthentication(app, options.credentials, AGENT_READWRITE_ROUTES);
+  if (options.readonlyCredentials !== undefined)
+    requireAuthentication(app, options.readonlyCredentials, AGENT_READONLY_ROUTES);
   // ATTACH_CONTAINER_INPUT streams standard input: its body is read as it arrives, not buffered whole.
   app.addContentTypeParser(RECORDIO_TYPE, (_req, payload, done) => done(null, payload));
   for (const prefix of ['', '/slave(1)']) {
@@ -67,6 +72,8 @@ export function buildAgentApp(options: AgentAppOptions = {}): FastifyInstance {
       if (executors !== undefined) registerExecutorRoute(app, prefix, { driver, agentId, ...executors });
     }
   }
+  // At the process root only, as upstream's files process is.
+  if (options.agent !== undefined) registerAgentFilesRoutes(app, options.agent);
   installErrorReplies(app);
   return app;
 }

@@ -18,3 +18,6 @@ export interface AgentBinding {
     readonly engine?: EngineHelpers;
   };
 }
+
+/** Upstream's answer while its agent cannot serve its state. */
+export const NOT_RECOVERED = 'Agent has not finished recovery';

@@ -3,14 +3,17 @@
  * same order, as the master's (operator-route.ts): method, Content-Type,
  * body, call validation, Accept; then a read answers 200 from the agent's
  * own state in the read model, and a feature this agent lacks gets
- * upstream's answer for it (NOT_FOUND for files, NOT_IMPLEMENTED else),
+ * upstream's answer for it (NOT_IMPLEMENTED); LIST_FILES and READ_FILE read
+ * the agent's sandboxes as its files API does (../files.ts),
  * after FORBIDDEN to a principal the ACLs refuse (container-acls.ts).
  * UPDATE_CONTAINER_MEMORY_LIMIT, a local extension, is an input of the core.
  * With no agent process to ask (crashed), UNAVAILABLE.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AgentNodeView, ClusterView } from '../../core/view.js';
-import type { AgentBinding } from './binding.js';
+import { NOT_RECOVERED, type AgentBinding } from './binding.js';
+import { agentFilesSource } from './files-route.js';
+import { filesCallResponse } from '../files.js';
 import { agentCallError, agentRequestFromWire, type AgentRequest } from '../../wire/agent-in.js';
 import { agentReadResponse, encodeAgentResponseJson, encodeAgentResponseProto } from '../../wire/agent-out.js';
 import type { mesos } from '../../wire/generated/types.js';
@@ -27,9 +30,7 @@ import { agentCallQuestions } from '../../wire/container-acls.js';
 import { firstRefusal } from '../../wire/operator-in.js';
 
 export type { AgentBinding } from './binding.js';
-
-/** Upstream's answer while its agent cannot serve its state. */
-export const NOT_RECOVERED = 'Agent has not finished recovery';
+export { NOT_RECOVERED } from './binding.js';
 
 /**
  * Renders from the agent's own state; undefined while there is no agent
@@ -83,10 +84,24 @@ function handle(
   if (request.kind === 'unsupported')
     return request.answer === 'FILE_NOT_FOUND' ? sendError(reply, 'NOT_FOUND') : sendError(reply, 'NOT_IMPLEMENTED');
   if (request.kind === 'memory-limit') return updateMemoryLimit(req, reply, binding, request);
+  if (request.kind === 'files') {
+    const answer = filesCallResponse(agentFilesSource(binding), req, request.call);
+    if (!answer.ok) return answer.send(reply);
+    return sendAgentResponse(req, reply, accepted, answer.value);
+  }
   const response = readAgent(binding, req, (view, node) =>
     agentReadResponse(view, node, request.type, principalOf(req)),
   );
   if (response === undefined) return sendError(reply, 'UNAVAILABLE', NOT_RECOVERED);
+  return sendAgentResponse(req, reply, accepted, response);
+}
+
+function sendAgentResponse(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  accepted: string,
+  response: mesos.v1.agent.Response,
+): FastifyReply {
   const body =
     accepted === JSON_TYPE
       ? Buffer.from(encodeAgentResponseJson(response))

@@ -11,6 +11,7 @@ import type { ClusterDriver } from '../../runtime/driver.js';
 import { AUTHENTICATED_ROUTES, requireAuthentication, type Credentials } from '../auth.js';
 import { Connections } from '../connections.js';
 import { readonlyRoutes, registerReadRoutes } from './read-routes.js';
+import { registerMasterFilesRoutes } from './files-route.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from '../event-stream.js';
 import { capConnections, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from '../limits.js';
 import { registerSchedulerRoute } from './scheduler-route.js';
@@ -122,6 +123,7 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     registerOperatorRoute(app, prefix, route);
     registerReadRoutes(app, prefix, options.driver, options.masterIndex ?? 0);
   }
+  registerMasterFilesRoutes(app, options.driver);
   installErrorReplies(app);
   return app;
 }

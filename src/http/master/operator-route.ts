@@ -18,6 +18,8 @@
  * stream id header; its heartbeats are the core's (every interval, the
  * first an interval after SUBSCRIBED), with no transport keepalive of its own.
  */
+import { filesCallResponse } from '../files.js';
+import { masterFilesSource } from './files-route.js';
 import { principalOf } from '../auth.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperatorEvent } from '../../core/model/operator-types.js';
@@ -104,6 +106,10 @@ function handle(req: FastifyRequest, reply: FastifyReply, options: OperatorRoute
       const refused = driver.read((view) => firstRefusal(view.authorizer, principalOf(req), questions));
       if (refused !== undefined) return sendError(reply, 'FORBIDDEN', refused);
       return request.answer === 'FILE_NOT_FOUND' ? sendError(reply, 'NOT_FOUND') : sendError(reply, 'NOT_IMPLEMENTED');
+    }
+    case 'files': {
+      const answer = filesCallResponse(masterFilesSource(driver), req, request.call);
+      return answer.ok ? sendResponse(req, reply, accepted, answer.value) : answer.send(reply);
     }
     case 'subscribe':
       return subscribe(reply, accepted, options, principalOf(req));

@@ -27,7 +27,7 @@ import {
 } from '../../wire/v0/index.js';
 import { snapshotState } from '../../wire/v0/state-stream.js';
 import { VERSION } from '../../wire/version.js';
-import { principalOf, READONLY_REALM } from '../auth.js';
+import { FILES_PATHS, principalOf, READONLY_REALM } from '../auth.js';
 import { sendError } from '../errors.js';
 import { viewerOf, type Viewer } from '../../wire/view-filter.js';
 import { everyMethod, serveMethods } from '../methods.js';
@@ -54,7 +54,10 @@ const READONLY_PATHS = [
 export function readonlyRoutes(): Map<string, string> {
   const urls = ['', '/master'].flatMap((prefix) => READONLY_PATHS.map((path) => `${prefix}${path}`));
   return new Map(
-    [...urls, '/metrics/snapshot', '/master/metrics/snapshot', '/metrics'].map((url) => [url, READONLY_REALM]),
+    [...urls, '/metrics/snapshot', '/master/metrics/snapshot', '/metrics', ...FILES_PATHS].map((url) => [
+      url,
+      READONLY_REALM,
+    ]),
   );
 }
 

@@ -43,12 +43,14 @@ export function agentFlags(view: ClusterView, node: AgentNodeView): Record<strin
     executor_registration_timeout: formatDuration(flags.executorRegistrationTimeoutMs),
     executor_reregistration_timeout: formatDuration(flags.executorReregistrationTimeoutMs),
     executor_shutdown_grace_period: formatDuration(flags.executorShutdownGracePeriodMs),
+    gc_delay: formatDuration(node.sandboxes.gcDelayMs),
     hostname: config.hostname,
     ip: config.ip,
     master: `${hostname}:${port}`,
     port: String(config.port),
     recovery_timeout: formatDuration(flags.recoveryTimeoutMs),
     resources: format(config.resources),
+    work_dir: node.sandboxes.workDir,
   };
 }
 
@@ -94,6 +96,7 @@ function executorJson(node: AgentNodeView, executor: AgentExecutorView, user: st
     name: info.name ?? '',
     source: info.source ?? '',
     container: executor.containerId,
+    directory: executor.sandbox.path,
     resources: resourcesSummary(containerResources(executor)),
     ...(info.labels?.labels === undefined
       ? {}

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import path from 'node:path';
 import { expect } from 'vitest';
 import { ExecutorClient } from '../../../src/client/executor-client.js';
 import { SchedulerClient, type Encoding, type JsonEvent } from '../../../src/client/scheduler-client.js';
@@ -113,4 +114,19 @@ async function nextOffer(cluster: RunningCluster, scheduler: SchedulerClient): P
     await tick(5);
   }
   return (await scheduler.next('OFFERS', 100)).offers.offers[0] as JsonEvent;
+}
+
+/** A spawned executor's sandbox: upstream's path under the cluster's work directory. */
+export function sandboxPath(h: Harness, executorId: string, containerId: string): string {
+  return path.join(
+    h.cluster.workDir!,
+    'slaves',
+    h.agentId,
+    'frameworks',
+    h.frameworkId,
+    'executors',
+    executorId,
+    'runs',
+    containerId,
+  );
 }
