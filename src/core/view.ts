@@ -37,6 +37,8 @@ import { agentSnapshot, frameworkSnapshot } from './master/snapshots.js';
 import { consumedQuota } from './master/quota.js';
 import type { MisuseReport } from './master/misuse-report.js';
 import { DEFAULT_WEIGHT } from './master/weights.js';
+import { clusterStatus, type ClusterStatus } from './master/maintenance.js';
+import type { MaintenanceSchedule } from './model/maintenance.js';
 
 /** A framework as the read model shows it. */
 export interface FrameworkView {
@@ -270,6 +272,16 @@ export class ClusterView {
       quota: quotas.get(name),
       reserved: totals.reservedTo(name),
     }));
+  }
+
+  /** The maintenance schedule, as it was last written (machines brought up leave it). */
+  maintenanceSchedule(): MaintenanceSchedule {
+    return this.master.maintenance.schedule;
+  }
+
+  /** DRAINING machines with the frameworks' answers to their inverse offers, and DOWN machines. */
+  maintenanceStatus(): ClusterStatus {
+    return clusterStatus(this.master);
   }
 
   /** Roles with a quota, by name. */
