@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
-import { MEDIA, operatorCall, postRaw, type Encoding, type Json } from './operator-harness.js';
+import { operatorCall, postRaw, type Encoding, type Json } from './operator-harness.js';
 
 let running: RunningCluster;
 
@@ -187,16 +187,20 @@ describe.each(['json', 'protobuf'] as Encoding[])('maintenance in %s', (encoding
 });
 
 describe('maintenance and the ACLs', () => {
-  it('a principal refused the maintenance actions hears 403 and reads nothing', async () => {
+  it('a reader refused the get actions sees nothing; a principal refused stop_maintenances hears 403', async () => {
     await running.close();
+    const none = { principals: { type: 'ANY' }, machines: { type: 'NONE' } };
     const acls = {
-      update_maintenance_schedules: [{ principals: { type: 'ANY' }, machines: { type: 'NONE' } }],
-      get_maintenance_schedules: [{ principals: { type: 'ANY' }, machines: { type: 'NONE' } }],
+      get_maintenance_schedules: [none],
+      get_maintenance_statuses: [none],
+      stop_maintenances: [none],
     };
     running = await startCluster({ port: 0, agents: 1, time: 'virtual', seed: 7, acls });
-    const refused = await post('/master/maintenance/schedule', { windows: [window([OTHER])] });
+    expect((await post('/master/maintenance/schedule', { windows: [window([OTHER])] })).status).toBe(200);
+    expect(await get('/master/maintenance/schedule')).toEqual({ status: 200, body: '{}' });
+    expect(await get('/master/maintenance/status')).toEqual({ status: 200, body: '{}' });
+    const refused = await post('/master/machine/up', [OTHER]);
     expect(refused.status).toBe(403);
-    expect(refused.body).toContain('update the maintenance schedule');
-    expect(MEDIA.json).toBe('application/json');
+    expect(refused.body).toContain('stop maintenance');
   });
 });

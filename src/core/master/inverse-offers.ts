@@ -11,7 +11,8 @@
  * forgotten.
  *
  * Inverse offers are made after every input (`afterInput`) and when a
- * refusal filter ends; nothing happens while no machine is scheduled.
+ * refusal filter ends; a framework that disconnected or was removed loses
+ * its own then. Nothing happens while no machine is scheduled.
  */
 import { done, type Outcome } from '../model/errors.js';
 import { wallTimeMs } from '../network/context.js';
@@ -45,6 +46,9 @@ export function removeInverseOffer(m: MasterOps, io: InverseOfferRecord, rescind
 export function makeInverseOffers(m: MasterOps): void {
   const mt = m.maintenance;
   if (!mt.active) return;
+  // A framework that is no longer subscribed loses its inverse offers, as upstream's master drops them on deactivation.
+  for (const io of [...mt.inverseOffers.values()])
+    if (m.frameworks.get(io.frameworkId)?.state !== 'subscribed') removeInverseOffer(m, io, false);
   const now = m.ctx.loop.now();
   const outstanding = new Set<string>();
   for (const io of mt.inverseOffers.values()) outstanding.add(filterKey(io.agentId, io.frameworkId));

@@ -67,6 +67,27 @@ describe('maintenance in the core', () => {
     cluster.checkAllInvariants();
   });
 
+  it('a new unavailability rescinds the inverse offers; a framework that disconnects loses its own and gets new ones back', () => {
+    const cluster = makeCluster({ agents: 1 });
+    const s = connect(cluster, { failoverTimeoutMs: 3_600_000 });
+    const a = cluster.agents[0]!.id;
+    cluster.advance(1_000);
+    s.accept(s.firstOffer().id, [commandTask('t', a, 'sleep 3600', 'cpus:0.5;mem:32')]);
+    s.acknowledgeAll();
+    cluster.inject({ type: 'schedule_maintenance', agentId: a, startInMs: 0, durationMs: MINUTE });
+    const first = s.sink.of('INVERSE_OFFERS')[0]!.inverseOffers[0]!;
+    cluster.inject({ type: 'schedule_maintenance', agentId: a, startInMs: MINUTE, durationMs: MINUTE });
+    expect(s.sink.of('RESCIND_INVERSE_OFFER').map((e) => e.inverseOfferId)).toEqual([first.id]);
+    const second = s.sink.of('INVERSE_OFFERS')[1]!.inverseOffers[0]!;
+    expect(second.unavailability.startNs).toBe(first.unavailability.startNs + MINUTE * 1e6);
+    cluster.disconnect(s.connectionId);
+    cluster.advance(1_000);
+    const again = connect(cluster, { id: s.frameworkId, failoverTimeoutMs: 3_600_000 });
+    cluster.advance(1_000);
+    expect(again.sink.of('INVERSE_OFFERS').map((e) => e.inverseOffers[0]!.id)).not.toContain(second.id);
+    expect(again.sink.of('INVERSE_OFFERS')).toHaveLength(1);
+  });
+
   it('replays a trace with maintenance', async () => {
     const cluster = makeCluster({ agents: 2, seed: 5 });
     const s = connect(cluster);
