@@ -204,3 +204,22 @@ describe('maintenance and the ACLs', () => {
     expect(refused.body).toContain('stop maintenance');
   });
 });
+
+describe('maintenance and authentication', () => {
+  it('the endpoints are in the read-write realm: 401 without credentials, answered with them', async () => {
+    await running.close();
+    const credentials = { credentials: [{ principal: 'ops', secret: 's3cret' }] };
+    running = await startCluster({ port: 0, agents: 1, time: 'virtual', seed: 7, credentials });
+    for (const path of ['/maintenance/schedule', '/master/maintenance/status']) {
+      const res = await fetch(new URL(path, running.masterUrl));
+      expect([path, res.status, res.headers.get('www-authenticate')]).toEqual([
+        path,
+        401,
+        'Basic realm="mesos-master-readwrite"',
+      ]);
+    }
+    const authorization = `Basic ${Buffer.from('ops:s3cret').toString('base64')}`;
+    const res = await fetch(new URL('/master/maintenance/schedule', running.masterUrl), { headers: { authorization } });
+    expect([res.status, await res.text()]).toEqual([200, '{}']);
+  });
+});
