@@ -76,7 +76,7 @@ export function unavailabilityToWire(u: Unavailability): mesos.v1.Unavailability
   };
 }
 
-function inverseOfferToWire(io: InverseOfferView): mesos.v1.InverseOffer {
+export function inverseOfferToWire(io: InverseOfferView): mesos.v1.InverseOffer {
   return {
     id: { value: io.id },
     framework_id: { value: io.frameworkId },

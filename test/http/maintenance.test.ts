@@ -153,6 +153,8 @@ describe.each(['json', 'protobuf'] as Encoding[])('maintenance in %s', (encoding
       agent_id: first[0].agent_id,
       unavailability: window([MACHINE]).unavailability,
     });
+    const frameworks = (await call({ type: 'GET_FRAMEWORKS' })).response!.get_frameworks.frameworks;
+    expect(frameworks[0].inverse_offers.map((io: Json) => io.id)).toEqual([inverse[0].id]);
     running.advance(6_000);
     const later = (await client.next('OFFERS')).offers.offers;
     expect(later[0].unavailability).toEqual(window([MACHINE]).unavailability);
