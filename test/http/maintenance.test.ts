@@ -225,3 +225,27 @@ describe('maintenance and authentication', () => {
     expect([res.status, await res.text()]).toEqual([200, '{}']);
   });
 });
+
+describe('maintenance and several masters', () => {
+  it('a standby answers 307 to the leader; the schedule survives the leader', async () => {
+    await running.close();
+    running = await startCluster({ port: 0, agents: 1, masters: 2, time: 'virtual', seed: 7 });
+    const [leader, standby] = running.masterUrls as [string, string];
+    const redirected = await fetch(new URL('/master/maintenance/schedule', standby), { redirect: 'manual' });
+    expect(redirected.status).toBe(307);
+    const schedule = { windows: [window([OTHER])] };
+    const res = await postRaw(new URL('/master/maintenance/schedule', leader), JSON.stringify(schedule), {
+      'content-type': 'application/json',
+    });
+    expect(res.status).toBe(200);
+    await fetch(new URL('/sim/v1/faults', leader), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'master_failover' }),
+    });
+    running.advance(60_000);
+    const index = running.driver.read((view) => view.leaderIndex())!;
+    const read = await fetch(new URL('/master/maintenance/schedule', running.masterUrls[index]));
+    expect(JSON.parse(await read.text())).toEqual(schedule);
+  });
+});
