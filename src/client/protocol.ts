@@ -46,6 +46,7 @@ export type SchedulerCallType = Exclude<mesos.v1.scheduler.Call.Type, 'UNKNOWN'>
 
 export type FrameworkInfo = Json<mesos.v1.FrameworkInfo>;
 export type Offer = Json<mesos.v1.Offer>;
+export type InverseOffer = Json<mesos.v1.InverseOffer>;
 export type OfferOperation = Json<mesos.v1.Offer.Operation>;
 export type TaskInfo = Json<mesos.v1.TaskInfo>;
 export type TaskGroupInfo = Json<mesos.v1.TaskGroupInfo>;

@@ -6,6 +6,7 @@
  */
 import type {
   Filters,
+  InverseOffer,
   Offer,
   OfferOperation,
   Resource,
@@ -36,7 +37,7 @@ const DEFAULT_RESOURCES: Readonly<Record<string, number>> = { cpus: 0.1, mem: 32
 const round = (value: number): number => Math.round(value * 1000) / 1000;
 
 /** An offer, or an offer id (its `value`, or the OfferID). */
-export type OfferRef = Offer | string | { readonly value: string };
+export type OfferRef = Offer | InverseOffer | string | { readonly value: string };
 
 export function offerIdOf(offer: OfferRef): { value: string } {
   if (typeof offer === 'string') return { value: offer };
@@ -101,6 +102,18 @@ export function acceptCall(
 /** The LAUNCH operation of these tasks. */
 export function launchOperation(tasks: readonly TaskInfo[]): OfferOperation {
   return { type: 'LAUNCH', launch: { task_infos: [...tasks] } };
+}
+
+/** ACCEPT_INVERSE_OFFERS or DECLINE_INVERSE_OFFERS of these inverse offers, with the filters given. */
+export function inverseOffersCall(
+  type: 'ACCEPT_INVERSE_OFFERS' | 'DECLINE_INVERSE_OFFERS',
+  inverseOffers: readonly OfferRef[],
+  filters?: Filters,
+): SchedulerCall {
+  const body = { inverse_offer_ids: inverseOffers.map(offerIdOf), ...(filters === undefined ? {} : { filters }) };
+  return type === 'ACCEPT_INVERSE_OFFERS'
+    ? { type, accept_inverse_offers: body }
+    : { type, decline_inverse_offers: body };
 }
 
 export function declineCall(offers: readonly OfferRef[], filters?: Filters): SchedulerCall {

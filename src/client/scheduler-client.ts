@@ -34,6 +34,7 @@ import {
   acceptCall,
   acknowledgeCall,
   declineCall,
+  inverseOffersCall,
   killCall,
   launchOperation,
   reconcileCall,
@@ -342,6 +343,16 @@ export class SchedulerClient {
 
   decline(offers: OfferRef | readonly OfferRef[], filters?: Filters): Promise<CallResult> {
     return this.#send(declineCall(list(offers), filters));
+  }
+
+  /** ACCEPT_INVERSE_OFFERS: the framework agrees to leave the agents (`filters.refuse_seconds` holds the next ones back). */
+  acceptInverseOffers(inverseOffers: OfferRef | readonly OfferRef[], filters?: Filters): Promise<CallResult> {
+    return this.#send(inverseOffersCall('ACCEPT_INVERSE_OFFERS', list(inverseOffers), filters));
+  }
+
+  /** DECLINE_INVERSE_OFFERS: the framework does not agree, for now. */
+  declineInverseOffers(inverseOffers: OfferRef | readonly OfferRef[], filters?: Filters): Promise<CallResult> {
+    return this.#send(inverseOffersCall('DECLINE_INVERSE_OFFERS', list(inverseOffers), filters));
   }
 
   /**

@@ -39,6 +39,9 @@ import { agentSnapshot, frameworkSnapshot } from './master/snapshots.js';
 import { consumedQuota } from './master/quota.js';
 import type { MisuseReport } from './master/misuse-report.js';
 import { DEFAULT_WEIGHT } from './master/weights.js';
+import { clusterStatus, type ClusterStatus } from './master/maintenance.js';
+import type { MaintenanceSchedule } from './model/maintenance.js';
+import type { InverseOfferRecord } from './master/maintenance-state.js';
 
 /** A framework as the read model shows it. */
 export interface FrameworkView {
@@ -285,6 +288,23 @@ export class ClusterView {
       quota: quotas.get(name),
       reserved: totals.reservedTo(name),
     }));
+  }
+
+  /** The maintenance schedule, as it was last written (machines brought up leave it). */
+  maintenanceSchedule(): MaintenanceSchedule {
+    return this.master.maintenance.schedule;
+  }
+
+  /** A framework's outstanding inverse offers (none while no machine is scheduled). */
+  inverseOffers(frameworkId: string): InverseOfferRecord[] {
+    const { maintenance } = this.master;
+    if (!maintenance.active) return [];
+    return [...maintenance.inverseOffers.values()].filter((io) => io.frameworkId === frameworkId);
+  }
+
+  /** DRAINING machines with the frameworks' answers to their inverse offers, and DOWN machines. */
+  maintenanceStatus(): ClusterStatus {
+    return clusterStatus(this.master);
   }
 
   /** Roles with a quota, by name. */

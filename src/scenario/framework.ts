@@ -66,6 +66,8 @@ export class ScriptedFramework {
   #silenceLimitMs: number | undefined;
   #subscriptions = 0;
   readonly #live = new Set<string>();
+  /** Where each of its live tasks runs, as its updates say. */
+  readonly #agentOf = new Map<string, string>();
   #launched = 0;
 
   constructor(
@@ -191,6 +193,8 @@ export class ScriptedFramework {
         return this.#offers(event['offers'].offers);
       case 'UPDATE':
         return this.#update(event['update'].status, now);
+      case 'INVERSE_OFFERS':
+        return this.spec.drainOnInverseOffers ? this.#drain(event['inverse_offers'].inverse_offers) : undefined;
       case 'ERROR':
         // An ERROR is the end of a framework: upstream's scheduler driver aborts on it.
         this.stopped = `ERROR event: ${event['error']?.message ?? event['message']}`;
@@ -202,6 +206,10 @@ export class ScriptedFramework {
     const plan = this.spec.tasks;
     const declined: unknown[] = [];
     for (const offer of offers) {
+      if (this.spec.drainOnInverseOffers && offer['unavailability'] !== undefined) {
+        declined.push(offer['id']);
+        continue;
+      }
       const want = plan === undefined ? 0 : wanted(plan, { live: this.#live.size, launched: this.#launched });
       const tasks = want === 0 ? [] : tasksFor(offer, plan!, want, () => `${this.spec.name}-${this.#launched++}`);
       if (tasks.length === 0) {
@@ -233,6 +241,8 @@ export class ScriptedFramework {
   async #update(status: Record<string, any>, now: number): Promise<void> {
     const taskId: string = status['task_id'].value;
     const gone = isTerminalState(status['state']) || status['state'] === 'TASK_UNREACHABLE';
+    if (gone) this.#agentOf.delete(taskId);
+    else if (status['agent_id'] !== undefined) this.#agentOf.set(taskId, status['agent_id'].value);
     if (gone) this.#live.delete(taskId);
     else if (taskId.startsWith(`${this.spec.name}-`)) this.#live.add(taskId);
     const acknowledge = acknowledgeCall(status as TaskStatus);
@@ -243,6 +253,24 @@ export class ScriptedFramework {
       this.#live.delete(taskId);
       await this.#call({ type: 'KILL', kill: { task_id: status['task_id'], agent_id: status['agent_id'] } });
     }
+  }
+
+  /**
+   * The agents are asked back: its tasks on them are killed (their
+   * replacements go where no maintenance is scheduled) and the inverse
+   * offers accepted.
+   */
+  async #drain(inverseOffers: JsonEvent[]): Promise<void> {
+    const agents = new Set(inverseOffers.map((io) => io['agent_id']?.value as string));
+    for (const [taskId, agentId] of [...this.#agentOf]) {
+      if (!agents.has(agentId)) continue;
+      this.#agentOf.delete(taskId);
+      await this.#call({ type: 'KILL', kill: { task_id: { value: taskId }, agent_id: { value: agentId } } });
+    }
+    await this.#call({
+      type: 'ACCEPT_INVERSE_OFFERS',
+      accept_inverse_offers: { inverse_offer_ids: inverseOffers.map((io) => io['id']) },
+    });
   }
 
   async #call(call: Record<string, unknown>): Promise<void> {

@@ -249,6 +249,7 @@ function frameworkOf(raw: Raw): FrameworkSpec {
     reconnectAfterMs: parseDuration(raw['reconnect_after']) ?? 1_000,
     acknowledge: raw['acknowledge'] ?? true,
     reconcile: raw['reconcile'] ?? true,
+    drainOnInverseOffers: raw['drain_on_inverse_offers'] ?? false,
   };
 }
 

@@ -111,6 +111,8 @@ export interface FrameworkSpec {
   readonly reconnectAfterMs: number;
   readonly acknowledge: boolean;
   readonly reconcile: boolean;
+  /** On inverse offers: kill its tasks on those agents, accept, and decline offers of agents whose machine is scheduled for maintenance. */
+  readonly drainOnInverseOffers: boolean;
 }
 
 export interface AgentGroup {

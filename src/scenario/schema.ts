@@ -253,6 +253,11 @@ const framework = {
     },
     acknowledge: { type: 'boolean', description: 'Acknowledge status updates (default true)' },
     reconcile: { type: 'boolean', description: 'Reconcile its tasks after each subscription (default true)' },
+    drain_on_inverse_offers: {
+      type: 'boolean',
+      description:
+        'On an inverse offer, kill its tasks on that agent and accept it; decline offers of agents scheduled for maintenance (default false: inverse offers are ignored)',
+    },
     ...external,
   },
 };

@@ -11,6 +11,7 @@ import type { Authorizer } from '../core/model/authz.js';
 import type { OperatorCall } from '../core/model/operator-types.js';
 import type { QuotaConfigRequest } from '../core/model/types.js';
 import { resourcesFromWire } from './convert-common.js';
+import { machineIdFromWire, scheduleFromWire } from './maintenance.js';
 import type { mesos } from './generated/types.js';
 
 type Call = mesos.v1.master.Call;
@@ -37,9 +38,8 @@ export type ReadCallType = (typeof READ_CALLS)[number];
 
 /**
  * Features this master does not have, and upstream's answer without them:
- * the logging level cannot be toggled, and maintenance
- * schedules (read as empty), volume resizing and the deprecated quota
- * calls cannot be changed or used (501).
+ * the logging level cannot be toggled, and volume resizing and the
+ * deprecated quota calls cannot be used (501).
  */
 export type Unsupported = 'FILE_NOT_FOUND' | 'NOT_IMPLEMENTED';
 
@@ -116,9 +116,6 @@ export function operatorRequestFromWire(call: Call): OperatorRequest | string {
       return { kind: 'files', call: filesCallOf(call)! };
     case 'UNKNOWN':
     case 'SET_LOGGING_LEVEL':
-    case 'UPDATE_MAINTENANCE_SCHEDULE':
-    case 'START_MAINTENANCE':
-    case 'STOP_MAINTENANCE':
     case 'GROW_VOLUME':
     case 'SHRINK_VOLUME':
     case 'SET_QUOTA':
@@ -147,12 +144,6 @@ export function unsupportedQuestions(call: Call): AclQuestion[] {
   switch (call.type) {
     case 'SET_LOGGING_LEVEL':
       return [{ action: 'set_log_level' }];
-    case 'UPDATE_MAINTENANCE_SCHEDULE':
-      return [{ action: 'update_maintenance_schedules' }];
-    case 'START_MAINTENANCE':
-      return [{ action: 'start_maintenances' }];
-    case 'STOP_MAINTENANCE':
-      return [{ action: 'stop_maintenances' }];
     case 'GROW_VOLUME':
     case 'SHRINK_VOLUME':
       return [{ action: 'resize_volumes' }];
@@ -185,6 +176,15 @@ function coreCallFromWire(call: Call): OperatorCall | string {
       return { type: 'TEARDOWN', frameworkId: call.teardown!.framework_id.value };
     case 'MARK_AGENT_GONE':
       return { type: 'MARK_AGENT_GONE', agentId: call.mark_agent_gone!.agent_id.value };
+    case 'UPDATE_MAINTENANCE_SCHEDULE':
+      return {
+        type: 'UPDATE_MAINTENANCE_SCHEDULE',
+        schedule: scheduleFromWire(call.update_maintenance_schedule!.schedule),
+      };
+    case 'START_MAINTENANCE':
+      return { type: 'START_MAINTENANCE', machines: (call.start_maintenance!.machines ?? []).map(machineIdFromWire) };
+    case 'STOP_MAINTENANCE':
+      return { type: 'STOP_MAINTENANCE', machines: (call.stop_maintenance!.machines ?? []).map(machineIdFromWire) };
     case 'DEACTIVATE_AGENT':
       return { type: 'DEACTIVATE_AGENT', agentId: call.deactivate_agent!.agent_id.value };
     case 'REACTIVATE_AGENT':

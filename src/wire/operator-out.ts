@@ -5,6 +5,7 @@
  * the whole state, rendered from the view when the event is delivered,
  * which is at the end of the input that subscribed.
  */
+import { clusterStatusToWire, scheduleToWire } from './maintenance.js';
 import type { AgentSnapshot, FrameworkSnapshot, OperatorEvent, OperatorValue } from '../core/model/operator-types.js';
 import { fromMilli } from '../core/model/resources.js';
 import type { ClusterView } from '../core/view.js';
@@ -93,11 +94,10 @@ export function readResponse(view: ClusterView, type: ReadCallType, viewer: View
       return { type, get_tasks: getTasks(view, viewer) };
     case 'GET_ROLES':
       return { type, get_roles: getRoles(view, viewer) };
-    // No maintenance windows can be scheduled here: the status and the schedule are empty.
     case 'GET_MAINTENANCE_STATUS':
-      return { type, get_maintenance_status: { status: {} } };
+      return { type, get_maintenance_status: { status: clusterStatusToWire(view, viewer) } };
     case 'GET_MAINTENANCE_SCHEDULE':
-      return { type, get_maintenance_schedule: { schedule: {} } };
+      return { type, get_maintenance_schedule: { schedule: scheduleToWire(view, viewer) } };
     case 'GET_MASTER': {
       const startTime = view.startTimeMs / 1000;
       return {

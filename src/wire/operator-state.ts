@@ -16,7 +16,7 @@ import type { mesos } from './generated/types.js';
 import { executorSpecs } from './v0/executors.js';
 import { offerConstraintsJson } from './v0/frameworks.js';
 import { AGENT_CAPABILITIES } from './v0/slaves.js';
-import { taskStatusToWire } from './scheduler-out.js';
+import { inverseOfferToWire, taskStatusToWire } from './scheduler-out.js';
 import { SHOW_ALL, visibleResources, type Viewer } from './view-filter.js';
 
 export const timeInfo = (ms: number): mesos.v1.TimeInfo => ({ nanoseconds: Math.round(ms * 1e6) });
@@ -46,6 +46,7 @@ export function frameworkToWire(
 ): mesos.v1.master.Response.GetFrameworks.Framework {
   const subscribed = fw.state === 'subscribed';
   const constraints = offerConstraintsJson(fw.constraints);
+  const inverseOffers = view.inverseOffers(fw.info.id);
   return {
     framework_info: frameworkInfoToWire(fw.info),
     active: subscribed,
@@ -62,6 +63,7 @@ export function frameworkToWire(
       resources: resourcesToWire(offer.resources),
       allocation_info: { role: offer.role },
     })),
+    ...(inverseOffers.length === 0 ? {} : { inverse_offers: inverseOffers.map(inverseOfferToWire) }),
     allocated_resources: resourcesToWire(fw.allocated),
     offered_resources: resourcesToWire(fw.offered),
     ...(Object.keys(constraints).length === 0

@@ -302,10 +302,12 @@ const CALLS_FROM_WIRE: { readonly [T in SchedulerCallType]: (call: Call) => Sche
   ACCEPT_INVERSE_OFFERS: (call) => ({
     type: 'ACCEPT_INVERSE_OFFERS',
     offerIds: ids(call.accept_inverse_offers!.inverse_offer_ids),
+    filters: { refuseMs: refuseMs(call.accept_inverse_offers!.filters) },
   }),
   DECLINE_INVERSE_OFFERS: (call) => ({
     type: 'DECLINE_INVERSE_OFFERS',
     offerIds: ids(call.decline_inverse_offers!.inverse_offer_ids),
+    filters: { refuseMs: refuseMs(call.decline_inverse_offers!.filters) },
   }),
   REVIVE: ({ revive }) => {
     // `role` is the spec's single-role form; upstream sends `roles`.

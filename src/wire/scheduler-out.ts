@@ -1,5 +1,13 @@
 /** Scheduler events from core values to wire messages. */
-import type { MasterInfo, OfferView, OperationStatus, SchedulerEvent, TaskStatus } from '../core/model/types.js';
+import type { Unavailability } from '../core/model/maintenance.js';
+import type {
+  InverseOfferView,
+  MasterInfo,
+  OfferView,
+  OperationStatus,
+  SchedulerEvent,
+  TaskStatus,
+} from '../core/model/types.js';
 import { hexToBytes, ipToUint32 } from './bytes.js';
 import { attributeToWire, resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
@@ -48,7 +56,33 @@ export function eventToWire(event: SchedulerEvent): Event {
       return { type: 'ERROR', error: { message: event.message } };
     case 'HEARTBEAT':
       return { type: 'HEARTBEAT' };
+    case 'INVERSE_OFFERS':
+      return {
+        type: 'INVERSE_OFFERS',
+        inverse_offers: { inverse_offers: event.inverseOffers.map(inverseOfferToWire) },
+      };
+    case 'RESCIND_INVERSE_OFFER':
+      return {
+        type: 'RESCIND_INVERSE_OFFER',
+        rescind_inverse_offer: { inverse_offer_id: { value: event.inverseOfferId } },
+      };
   }
+}
+
+export function unavailabilityToWire(u: Unavailability): mesos.v1.Unavailability {
+  return {
+    start: { nanoseconds: u.startNs },
+    ...(u.durationNs === undefined ? {} : { duration: { nanoseconds: u.durationNs } }),
+  };
+}
+
+export function inverseOfferToWire(io: InverseOfferView): mesos.v1.InverseOffer {
+  return {
+    id: { value: io.id },
+    framework_id: { value: io.frameworkId },
+    agent_id: { value: io.agentId },
+    unavailability: unavailabilityToWire(io.unavailability),
+  };
 }
 
 export function masterInfoToWire(info: MasterInfo): mesos.v1.MasterInfo {
@@ -79,6 +113,7 @@ export function offerToWire(offer: OfferView): mesos.v1.Offer {
     attributes: offer.attributes.map(attributeToWire),
     executor_ids: offer.executorIds.map((value) => ({ value })),
     ...(offer.allocationRole === undefined ? {} : { allocation_info: { role: offer.allocationRole } }),
+    ...(offer.unavailability === undefined ? {} : { unavailability: unavailabilityToWire(offer.unavailability) }),
   };
 }
 

@@ -34,6 +34,8 @@ export interface Viewer {
   role(role: string): boolean;
   resource(r: Resource): boolean;
   flags(): boolean;
+  /** The maintenance schedule or status, all or nothing. */
+  maintenance(action: 'get_maintenance_schedules' | 'get_maintenance_statuses'): boolean;
 }
 
 const yes = (): boolean => true;
@@ -47,6 +49,7 @@ export const SHOW_ALL: Viewer = {
   role: yes,
   resource: yes,
   flags: yes,
+  maintenance: yes,
 };
 
 /** The reader with this principal (undefined: an unauthenticated request). */
@@ -66,6 +69,7 @@ export function viewerOf(authorizer: Authorizer, principal: string | undefined):
     role: roles,
     resource: (r) => viewableResource(r, roles),
     flags: () => flags,
+    maintenance: (action) => authorizer.may(action, principal),
   };
 }
 

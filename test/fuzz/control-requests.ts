@@ -81,6 +81,10 @@ const FAULT_FIELDS: Readonly<Record<(typeof FAULT_TYPES)[number], fc.Arbitrary<J
     ['resources'],
   ),
   remove_agent: fields({ agent_id: agentId }, ['agent_id']),
+  schedule_maintenance: fields({ agent_id: agentId, start_in_ms: span, duration_ms: span }, [
+    'agent_id',
+    'duration_ms',
+  ]),
   partition: fc.oneof(
     fields({ agent_id: agentId }, ['agent_id']),
     fields({ nodes: fc.array(node, { minLength: 1, maxLength: 3 }) }, ['nodes']),

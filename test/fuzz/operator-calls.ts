@@ -36,6 +36,9 @@ export const EMPTY_ANSWER_CALLS: readonly string[] = [
   'UNRESERVE_RESOURCES',
   'CREATE_VOLUMES',
   'DESTROY_VOLUMES',
+  'UPDATE_MAINTENANCE_SCHEDULE',
+  'START_MAINTENANCE',
+  'STOP_MAINTENANCE',
 ];
 
 const role = fc.oneof(

@@ -252,29 +252,30 @@ describe('the master operator API with ACLs that grant only alice', () => {
       alice: 200,
     },
     { name: 'GET_FLAGS', body: () => ({ type: 'GET_FLAGS' }), verb: 'view the flags', alice: 200 },
-    // Calls this master has no feature for: asked first, as upstream's master asks before it acts.
-    {
-      name: 'SET_LOGGING_LEVEL',
-      body: () => ({ type: 'SET_LOGGING_LEVEL', set_logging_level: { level: 2, duration: { nanoseconds: 1e9 } } }),
-      verb: 'set the log level',
-      alice: 501,
-    },
+    // Asked before the machines are looked at: an empty list is refused only to a principal allowed.
     {
       name: 'UPDATE_MAINTENANCE_SCHEDULE',
       body: () => ({ type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: { schedule: {} } }),
       verb: 'update the maintenance schedule',
-      alice: 501,
+      alice: 200,
     },
     {
       name: 'START_MAINTENANCE',
       body: () => ({ type: 'START_MAINTENANCE', start_maintenance: {} }),
       verb: 'start maintenance',
-      alice: 501,
+      alice: 400,
     },
     {
       name: 'STOP_MAINTENANCE',
       body: () => ({ type: 'STOP_MAINTENANCE', stop_maintenance: {} }),
       verb: 'stop maintenance',
+      alice: 400,
+    },
+    // Calls this master has no feature for: asked first, as upstream's master asks before it acts.
+    {
+      name: 'SET_LOGGING_LEVEL',
+      body: () => ({ type: 'SET_LOGGING_LEVEL', set_logging_level: { level: 2, duration: { nanoseconds: 1e9 } } }),
+      verb: 'set the log level',
       alice: 501,
     },
     {

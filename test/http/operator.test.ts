@@ -276,9 +276,6 @@ describe.each<Encoding>(['json', 'protobuf'])('POST /api/v1 in %s', (encoding) =
     for (const body of [
       { type: 'UNKNOWN' },
       { type: 'SET_LOGGING_LEVEL', set_logging_level: { level: 1, duration: { nanoseconds: 1_000_000_000 } } },
-      { type: 'UPDATE_MAINTENANCE_SCHEDULE', update_maintenance_schedule: {} },
-      { type: 'START_MAINTENANCE', start_maintenance: {} },
-      { type: 'STOP_MAINTENANCE', stop_maintenance: {} },
       { type: 'GROW_VOLUME', grow_volume: {} },
       { type: 'SHRINK_VOLUME', shrink_volume: {} },
       { type: 'SET_QUOTA', set_quota: { quota_request: { role: 'a' } } },

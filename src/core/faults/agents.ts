@@ -13,6 +13,12 @@
  *                 end TASK_GONE_BY_OPERATOR for PARTITION_AWARE frameworks,
  *                 TASK_LOST for the others, frameworks get FAILURE, the agent is
  *                 told to shut down and is never heard again), with no ACL asked
+ *   schedule_maintenance
+ *                 the agent's machine (its hostname and IP) joins the leader's
+ *                 maintenance schedule in a window of its own, unavailable from
+ *                 `startInMs` on for `durationMs`, as UPDATE_MAINTENANCE_SCHEDULE
+ *                 would put it (a window it had before is replaced); it is
+ *                 DRAINING, so frameworks using it get inverse offers
  *
  * Where an added agent is comes from the core alone, so a run is the same
  * with listeners or without; the composition root serves its agent API
@@ -21,16 +27,19 @@
 import type { AgentConfig, AgentFlags } from '../agent/flags.js';
 import type { Agent } from '../agent/agent.js';
 import { markAgentGone } from '../master/agent-admin.js';
+import { updateSchedule } from '../master/maintenance.js';
+import { machineKey, machineOf, type MachineId } from '../model/maintenance.js';
+import { wallTimeMs } from '../network/context.js';
 import type { Master } from '../master/master.js';
 import { fail, ok, type Outcome } from '../model/errors.js';
 import type { Trace } from '../kernel/trace.js';
 import { NO_LEADER } from './master.js';
 import type { Fault, FaultResult } from './vocabulary.js';
 
-export type AgentFault = Extract<Fault, { readonly type: 'add_agent' | 'remove_agent' }>;
+export type AgentFault = Extract<Fault, { readonly type: 'add_agent' | 'remove_agent' | 'schedule_maintenance' }>;
 
 export function isAgentFault(fault: Fault): fault is AgentFault {
-  return fault.type === 'add_agent' || fault.type === 'remove_agent';
+  return fault.type === 'add_agent' || fault.type === 'remove_agent' || fault.type === 'schedule_maintenance';
 }
 
 /** What the cluster offers these faults: its agent processes, the leader, and its addAgent input. */
@@ -60,10 +69,28 @@ export function injectAgentFault(target: AgentFaultTarget, trace: Trace, fault: 
     });
     return ok({ agentId: added.id });
   }
-  if (!target.agents.has(fault.agentId)) return fail('NOT_FOUND', `Agent '${fault.agentId}' not found`);
+  const agent = target.agents.get(fault.agentId);
+  if (agent === undefined) return fail('NOT_FOUND', `Agent '${fault.agentId}' not found`);
   const leader = target.leader;
   if (leader === undefined) return fail('UNAVAILABLE', NO_LEADER);
+  if (fault.type === 'schedule_maintenance') {
+    const { type, ...parameters } = fault;
+    trace.append(`fault:${type}`, parameters);
+    const outcome = scheduleMachine(leader, machineOf(agent.config), fault.startInMs, fault.durationMs);
+    return outcome.ok ? ok({ agentId: fault.agentId }) : outcome;
+  }
   trace.append('fault:remove_agent', { agentId: fault.agentId });
   const outcome = markAgentGone(leader, fault.agentId);
   return outcome.ok ? ok({ agentId: fault.agentId }) : outcome;
+}
+
+/** The leader's schedule with the machine in a window of its own (any window it was in loses it). */
+function scheduleMachine(leader: Master, machine: MachineId, startInMs: number, durationMs: number): Outcome {
+  const key = machineKey(machine);
+  const windows = leader.maintenance.schedule.windows
+    .map((w) => ({ ...w, machines: w.machines.filter((id) => machineKey(id) !== key) }))
+    .filter((w) => w.machines.length > 0);
+  const startNs = (wallTimeMs(leader.ctx) + startInMs) * 1e6;
+  const window = { machines: [machine], unavailability: { startNs, durationNs: durationMs * 1e6 } };
+  return updateSchedule(leader, { windows: [...windows, window] });
 }

@@ -28,6 +28,13 @@ export type Fault =
     }
   /** The agent is decommissioned for good: the master marks it gone (faults/agents.ts). */
   | { readonly type: 'remove_agent'; readonly agentId: string }
+  /** The agent's machine is scheduled for maintenance: DRAINING from now, unavailable from `startInMs` on for `durationMs` (faults/agents.ts). */
+  | {
+      readonly type: 'schedule_maintenance';
+      readonly agentId: string;
+      readonly startInMs: number;
+      readonly durationMs: number;
+    }
   /** Messages between two nodes are lost both ways until healed. */
   | { readonly type: 'partition'; readonly nodes: readonly [string, string] }
   | { readonly type: 'heal'; readonly nodes: readonly [string, string] }
@@ -110,6 +117,8 @@ export function describeFault(fault: Fault): string {
       return `add an agent of ${fault.resources.map((r) => r.name).join(', ')}`;
     case 'remove_agent':
       return `remove agent ${fault.agentId}`;
+    case 'schedule_maintenance':
+      return `schedule maintenance of the machine of agent ${fault.agentId} in ${fault.startInMs} ms for ${fault.durationMs} ms`;
     case 'partition':
     case 'heal':
       return `${fault.type} ${fault.nodes[0]} from ${fault.nodes[1]}`;

@@ -16,12 +16,13 @@
 import { wallTimeMs } from '../network/context.js';
 import { done, fail, type Outcome } from '../model/errors.js';
 import { isTerminal } from '../model/task-state.js';
-import type { TaskState } from '../model/types.js';
+import type { StatusReason, TaskState } from '../model/types.js';
 import { killDuringLaunch } from './accept.js';
 import type { AgentRecord } from './agents.js';
-import { refOf } from './framework.js';
+import { refOf, type Framework } from './framework.js';
 import type { MasterOps } from './ops.js';
 import { removeOffer } from './offers.js';
+import { unavailabilityChanged } from './inverse-offers.js';
 import { masterStatus, removeExecutor, updateTaskState } from './tasks.js';
 
 /** Upstream finds recovered, registered and unreachable agents; a gone one is none of these. */
@@ -95,6 +96,32 @@ export function markAgentGone(m: MasterOps, agentId: string): Outcome {
   if (record === undefined) return fail('NOT_FOUND', `Agent '${agentId}' not found`);
   if (record.state === 'gone') return done;
   m.ctx.trace.append('agent:gone', { agentId });
+  removeAgent(m, record, {
+    state: (fw) => (fw.has('PARTITION_AWARE') ? 'TASK_GONE_BY_OPERATOR' : 'TASK_LOST'),
+    message: 'Agent has been marked gone',
+    reason: 'REASON_AGENT_REMOVED_BY_OPERATOR',
+    shutdown: 'Agent has been marked gone',
+  });
+  return done;
+}
+
+/** How an agent leaves for good: what its live tasks become, and the words. */
+export interface Removal {
+  readonly state: (fw: Framework) => TaskState;
+  readonly message: string;
+  readonly reason: StatusReason;
+  /** What the agent is told as it is shut down. */
+  readonly shutdown: string;
+}
+
+/**
+ * The agent leaves and never comes back under its id: its offers are
+ * rescinded, its resources leave the cluster, its tasks end, its executors
+ * are forgotten, frameworks get FAILURE, the agent is told to shut down and
+ * operator subscribers get AGENT_REMOVED.
+ */
+export function removeAgent(m: MasterOps, record: AgentRecord, removal: Removal): void {
+  const agentId = record.id;
   m.allocator.deactivateAgent(agentId);
   rescindOffers(m, agentId);
   record.moveTo('gone');
@@ -102,19 +129,13 @@ export function markAgentGone(m: MasterOps, agentId: string): Outcome {
   m.totals.set(agentId, undefined);
   m.draining.delete(agentId);
   for (const fw of m.frameworks.values()) {
-    const state: TaskState = fw.has('PARTITION_AWARE') ? 'TASK_GONE_BY_OPERATOR' : 'TASK_LOST';
+    const state = removal.state(fw);
     for (const task of [...fw.tasks.values()]) {
       if (task.agentId !== agentId) continue;
       if (!isTerminal(task.state)) {
         // A launch still on its way is never delivered now.
         task.pending = false;
-        const status = masterStatus(
-          m,
-          refOf(task),
-          state,
-          'Agent has been marked gone',
-          'REASON_AGENT_REMOVED_BY_OPERATOR',
-        );
+        const status = masterStatus(m, refOf(task), state, removal.message, removal.reason);
         updateTaskState(m, task, status);
         fw.send({ type: 'UPDATE', status });
       }
@@ -126,9 +147,9 @@ export function markAgentGone(m: MasterOps, agentId: string): Outcome {
   // Everything on it is recovered now: the allocator forgets it, so its
   // resources no longer count in the cluster's totals and shares.
   m.allocator.removeAgent(agentId);
-  m.toAgent(agentId, { type: 'SHUTDOWN_AGENT', message: 'Agent has been marked gone' });
+  if (m.maintenance.active) unavailabilityChanged(m, agentId);
+  m.toAgent(agentId, { type: 'SHUTDOWN_AGENT', message: removal.shutdown });
   m.feed.emit(() => ({ type: 'AGENT_REMOVED', agentId }));
-  return done;
 }
 
 function rescindOffers(m: MasterOps, agentId: string): void {

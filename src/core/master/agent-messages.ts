@@ -5,7 +5,13 @@
  * agent's connection broke.
  */
 import { wallTimeMs } from '../network/context.js';
-import type { AgentDescription, AgentToMaster, Exited, ReportedTask } from '../model/messages.js';
+import {
+  MASTER_NODE,
+  type AgentDescription,
+  type AgentToMaster,
+  type Exited,
+  type ReportedTask,
+} from '../model/messages.js';
 import { isTerminal } from '../model/task-state.js';
 import { statusText, unknownAgentText } from '../kernel/trace-lines.js';
 import type { TaskStatus } from '../model/types.js';
@@ -30,6 +36,8 @@ export function onAgentMessage(m: MasterOps, from: string, message: AgentToMaste
     m.ctx.trace.append('agent:unreachable-message-dropped', { agentId: from, type: message.type });
     return;
   }
+  if ((message.type === 'REGISTER_AGENT' || message.type === 'REREGISTER_AGENT') && onDownMachine(m, message.agent))
+    return;
   switch (message.type) {
     case 'REGISTER_AGENT':
       return onRegister(m, message.agent);
@@ -240,4 +248,12 @@ function goneByDrain(
   if (m.agents.get(agentId)?.drain?.markGone !== true) return { status, latest };
   const gone = (state: TaskStatus['state']) => (isTerminal(state) ? 'TASK_GONE_BY_OPERATOR' : state);
   return { status: { ...status, state: gone(status.state) }, latest: gone(latest) };
+}
+
+/** Upstream's master refuses an agent whose machine is DOWN, and tells it to shut down. */
+function onDownMachine(m: MasterOps, agent: AgentDescription): boolean {
+  if (m.maintenance.machineOfAgent(agent)?.mode !== 'DOWN') return false;
+  m.ctx.trace.append('agent:register-refused', { agentId: agent.agentId, reason: 'machine down' });
+  m.ctx.network.send(MASTER_NODE, agent.agentId, { type: 'SHUTDOWN_AGENT', message: 'Machine is `DOWN`' });
+  return true;
 }

@@ -14,6 +14,7 @@ import type { MasterOps } from './ops.js';
 import { masterStatus } from './tasks.js';
 import { onAcknowledgeOperation, onReconcileOperations } from './operations.js';
 import { roleError } from './validation.js';
+import { answerInverseOffers } from './inverse-offers.js';
 
 type Call<T extends SchedulerCall['type']> = Extract<SchedulerCall, { type: T }>;
 
@@ -28,9 +29,9 @@ export function dispatch(m: MasterOps, fw: Framework, call: SchedulerCall): Outc
     case 'DECLINE':
       return onDecline(m, fw, call.offerIds, call.filters.refuseMs);
     case 'ACCEPT_INVERSE_OFFERS':
+      return answerInverseOffers(m, fw, call.offerIds, 'ACCEPT', call.filters.refuseMs);
     case 'DECLINE_INVERSE_OFFERS':
-      // No maintenance schedules exist yet, so there are no inverse offers to act on.
-      return done;
+      return answerInverseOffers(m, fw, call.offerIds, 'DECLINE', call.filters.refuseMs);
     case 'REVIVE':
       return onRevive(m, fw, call);
     case 'SUPPRESS':

@@ -40,6 +40,8 @@ import { checkDraining, onOperatorCall } from './operator.js';
 import { OperatorFeed } from './operator-feed.js';
 import { frameworkSnapshot } from './snapshots.js';
 import { OperationStore } from './operation-store.js';
+import { Maintenance } from './maintenance-state.js';
+import { makeInverseOffers } from './inverse-offers.js';
 import type {} from '../model/records.js';
 import { MasterRecovery } from './recovery-state.js';
 import { removeFrameworkOperations } from './operations.js';
@@ -80,6 +82,7 @@ export class Master implements MasterOps, SimNode {
   readonly authorizer: Authorizer;
   readonly operations = new OperationStore();
   readonly recovery = new MasterRecovery();
+  readonly maintenance = new Maintenance();
   readonly operationUuids: Rng;
   readonly startTimeMs: number;
   readonly heartbeatIntervalMs: number;
@@ -240,9 +243,10 @@ export class Master implements MasterOps, SimNode {
     this.feed.subscribe(connectionId);
   }
 
-  /** What an input may have finished: drains whose agents hold no more tasks. */
+  /** What an input may have finished or made due: drains whose agents hold no more tasks, inverse offers. */
   afterInput(): void {
     checkDraining(this);
+    makeInverseOffers(this);
   }
 
   /**
@@ -433,6 +437,10 @@ function eventSummary(event: SchedulerEvent): string {
     }
     case 'RESCIND':
       return event.offerId;
+    case 'INVERSE_OFFERS':
+      return event.inverseOffers.map((o) => o.id).join(',');
+    case 'RESCIND_INVERSE_OFFER':
+      return event.inverseOfferId;
     case 'MESSAGE':
       return `${event.agentId} ${event.executorId} ${event.data.length}`;
     case 'FAILURE':

@@ -47,6 +47,7 @@ export function offerView(m: MasterOps, fw: Framework, offer: Offer): OfferView 
   const { info } = m.agents.get(offer.agentId)!;
   const multiRole = fw.has('MULTI_ROLE');
   // One pass, no copies: a framework may run thousands of executors, and every offer looks.
+  const machine = m.maintenance.machineOfAgent(info);
   const executorIds: string[] = [];
   for (const e of fw.executors.values()) if (e.agentId === offer.agentId) executorIds.push(e.executorId);
   return {
@@ -60,6 +61,7 @@ export function offerView(m: MasterOps, fw: Framework, offer: Offer): OfferView 
     attributes: info.attributes,
     executorIds,
     url: { scheme: 'http', hostname: info.hostname, ip: info.ip, port: info.port, path: '/slave(1)' },
+    ...(machine?.unavailability === undefined ? {} : { unavailability: machine.unavailability }),
   };
 }
 

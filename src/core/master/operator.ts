@@ -14,6 +14,8 @@
  *   UPDATE_WEIGHTS      200, 400, 403 (weights.ts)
  *   RESERVE_RESOURCES, UNRESERVE_RESOURCES, CREATE_VOLUMES, DESTROY_VOLUMES
  *                       200, 400, 403, 409 (operations.ts)
+ *   UPDATE_MAINTENANCE_SCHEDULE, START_MAINTENANCE, STOP_MAINTENANCE
+ *                       200, 400 (maintenance.ts), 403
  *
  * Each asks the ACLs as upstream does (the table of docs/auth.md); a refusal
  * is 403 with its reason and changes nothing. The calls on agents ask first.
@@ -28,6 +30,8 @@ import type { MasterOps } from './ops.js';
 import { operatorOperation } from './operations.js';
 import { updateQuota } from './quota.js';
 import { updateWeights } from './weights.js';
+import { machinesDown, machinesUp, updateSchedule } from './maintenance.js';
+import { machineJson } from '../model/maintenance.js';
 
 export function onOperatorCall(
   m: MasterOps,
@@ -69,6 +73,12 @@ export function onOperatorCall(
       return resourceOperation(m, 'CREATE', call.agentId, call.volumes, principal);
     case 'DESTROY_VOLUMES':
       return resourceOperation(m, 'DESTROY', call.agentId, call.volumes, principal);
+    case 'UPDATE_MAINTENANCE_SCHEDULE':
+      return updateSchedule(m, call.schedule);
+    case 'START_MAINTENANCE':
+      return machinesDown(m, call.machines);
+    case 'STOP_MAINTENANCE':
+      return machinesUp(m, call.machines);
     case 'GET_OPERATIONS':
       return ok({
         type: 'GET_OPERATIONS',
@@ -78,9 +88,11 @@ export function onOperatorCall(
 }
 
 /**
- * The calls on agents are authorized before anything else is looked at,
- * as upstream does: an unknown agent is refused the same way. A drain that
- * marks the agent gone needs both actions.
+ * The calls on agents and machines are authorized before anything else is
+ * looked at, as upstream does: an unknown agent is refused the same way. A
+ * drain that marks the agent gone needs both actions. The maintenance
+ * actions name no machine (upstream's local authorizer knows only ANY or
+ * NONE of them), so one question stands for all.
  */
 function agentActionRefusal(m: MasterOps, call: OperatorCall, principal: string | undefined): string | undefined {
   switch (call.type) {
@@ -95,6 +107,12 @@ function agentActionRefusal(m: MasterOps, call: OperatorCall, principal: string 
         m.authorizer.refusal('drain_agents', principal) ??
         (call.markGone ? m.authorizer.refusal('mark_agents_gone', principal) : undefined)
       );
+    case 'UPDATE_MAINTENANCE_SCHEDULE':
+      return m.authorizer.refusal('update_maintenance_schedules', principal);
+    case 'START_MAINTENANCE':
+      return m.authorizer.refusal('start_maintenances', principal);
+    case 'STOP_MAINTENANCE':
+      return m.authorizer.refusal('stop_maintenances', principal);
     default:
       return undefined;
   }
@@ -172,6 +190,11 @@ function traceOf(call: OperatorCall): Record<string, unknown> {
       return { force: call.force, roles: call.configs.map((c) => c.role) };
     case 'UPDATE_WEIGHTS':
       return { roles: call.weights.map((w) => w.role) };
+    case 'UPDATE_MAINTENANCE_SCHEDULE':
+      return { windows: call.schedule.windows.length };
+    case 'START_MAINTENANCE':
+    case 'STOP_MAINTENANCE':
+      return { machines: call.machines.map(machineJson) };
     default: {
       const { type: _type, ...rest } = call;
       return rest;

@@ -21,6 +21,7 @@ import type { Ledger } from './ledger.js';
 import type { MisuseLog } from './misuse.js';
 import type { OperatorFeed } from './operator-feed.js';
 import type { OperationStore } from './operation-store.js';
+import type { Maintenance } from './maintenance-state.js';
 import type {} from '../model/records.js';
 
 export interface MasterOptions {
@@ -81,6 +82,8 @@ export interface MasterOps {
   readonly completedFrameworks: readonly Framework[];
   /** What a leader built from the registry still expects back (empty for a first master). */
   readonly recovery: MasterRecovery;
+  /** The maintenance schedule, its machines and inverse offers. */
+  readonly maintenance: Maintenance;
   /** The protocol-misuse log: offers made and ended are told to it. */
   readonly misuse: MisuseLog;
   /** A framework a re-registering agent runs that this master does not know: added inactive, as recovered. */

@@ -35,6 +35,7 @@ export function recoverFromRegistry(m: MasterOps, registry: Registry): void {
   }
   for (const [role, weight] of registry.weights) m.weights.set(role, weight);
   if (registry.weights.size > 0) m.allocator.setWeights(m.weights);
+  m.maintenance.restore(registry.maintenance.schedule, registry.maintenance.machines);
   for (const [id, agent] of registry.agents) {
     if (agent.deactivated === true) m.recovery.deactivated.add(id);
     if (agent.state === 'admitted') {

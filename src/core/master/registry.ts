@@ -3,8 +3,9 @@
  * log, and so what survives the leading master's death. It holds the
  * agents the cluster admitted (their AgentInfo, and whether the operator
  * deactivated them), those marked unreachable (with the time) and those
- * marked gone, the operator's quotas and the role weights, and nothing
- * else (a drain in progress is not kept): frameworks, offers, tasks, executors and
+ * marked gone, the operator's quotas, the role weights, and the
+ * maintenance schedule with its machines' modes, and nothing else (a drain
+ * in progress and the answers to inverse offers are not kept): frameworks, offers, tasks, executors and
  * operations live in the master's memory only, and a new leader learns
  * them again from re-registering agents and re-subscribing frameworks.
  *
@@ -16,6 +17,7 @@
  */
 import type { AgentDescription } from '../model/messages.js';
 import type { QuotaConfig } from '../model/types.js';
+import { EMPTY_SCHEDULE, type MachineInfo, type MaintenanceSchedule } from '../model/maintenance.js';
 import type { MasterOps } from './ops.js';
 
 export type RegisteredAgentState = 'admitted' | 'unreachable' | 'gone';
@@ -29,11 +31,18 @@ export interface RegisteredAgent {
   readonly deactivated?: boolean;
 }
 
+/** The schedule and the modes of its machines, as upstream's registrar keeps them. */
+export interface RegisteredMaintenance {
+  readonly schedule: MaintenanceSchedule;
+  readonly machines: readonly MachineInfo[];
+}
+
 export class Registry {
   constructor(
     readonly agents: ReadonlyMap<string, RegisteredAgent>,
     readonly quotas: ReadonlyMap<string, QuotaConfig>,
     readonly weights: ReadonlyMap<string, number>,
+    readonly maintenance: RegisteredMaintenance = { schedule: EMPTY_SCHEDULE, machines: [] },
   ) {}
 
   static readonly EMPTY = new Registry(new Map(), new Map(), new Map());
@@ -59,7 +68,8 @@ export class Registry {
         });
       else agents.set(record.id, { info, state: 'admitted', deactivated });
     }
-    return new Registry(agents, new Map(m.quotas), new Map(m.weights));
+    const { schedule, machines } = m.maintenance;
+    return new Registry(agents, new Map(m.quotas), new Map(m.weights), { schedule, machines: [...machines.values()] });
   }
 
   count(state: RegisteredAgentState): number {

@@ -6,6 +6,7 @@
  * `src/wire/` renders them from `cluster.view`.
  */
 import type { AgentDescription } from './messages.js';
+import type { MachineId, MaintenanceSchedule } from './maintenance.js';
 import type { Resources } from './resources.js';
 import type {
   FrameworkInfo,
@@ -44,7 +45,9 @@ export type OperatorCall =
   | { readonly type: 'UNRESERVE_RESOURCES'; readonly agentId: string; readonly resources: Resources }
   | { readonly type: 'CREATE_VOLUMES'; readonly agentId: string; readonly volumes: Resources }
   | { readonly type: 'DESTROY_VOLUMES'; readonly agentId: string; readonly volumes: Resources }
-  | { readonly type: 'GET_OPERATIONS' };
+  | { readonly type: 'GET_OPERATIONS' }
+  | { readonly type: 'UPDATE_MAINTENANCE_SCHEDULE'; readonly schedule: MaintenanceSchedule }
+  | { readonly type: 'START_MAINTENANCE' | 'STOP_MAINTENANCE'; readonly machines: readonly MachineId[] };
 
 export type OperatorCallType = OperatorCall['type'];
 

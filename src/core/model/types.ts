@@ -6,6 +6,7 @@
  */
 import type { Resources } from './resources.js';
 import type { Range } from './ranges.js';
+import type { Unavailability } from './maintenance.js';
 
 export const TASK_STATES = [
   'TASK_STAGING',
@@ -178,6 +179,14 @@ export interface Url {
   readonly path?: string;
 }
 
+/** What a framework sees of an inverse offer: the agent asked back and when it will be unavailable. */
+export interface InverseOfferView {
+  readonly id: string;
+  readonly frameworkId: string;
+  readonly agentId: string;
+  readonly unavailability: Unavailability;
+}
+
 export interface OfferView {
   readonly id: string;
   readonly frameworkId: string;
@@ -191,6 +200,8 @@ export interface OfferView {
   readonly url: Url;
   /** The framework has RESERVATION_REFINEMENT: resources go out with `reservations`, else with `role` and `reservation`. */
   readonly reservationRefinement?: boolean;
+  /** The agent's machine is scheduled for maintenance: when it will be unavailable. */
+  readonly unavailability?: Unavailability;
 }
 
 export interface MasterInfo {
@@ -211,6 +222,8 @@ export type SchedulerEvent =
     }
   | { readonly type: 'OFFERS'; readonly offers: readonly OfferView[] }
   | { readonly type: 'RESCIND'; readonly offerId: string }
+  | { readonly type: 'INVERSE_OFFERS'; readonly inverseOffers: readonly InverseOfferView[] }
+  | { readonly type: 'RESCIND_INVERSE_OFFER'; readonly inverseOfferId: string }
   | { readonly type: 'UPDATE'; readonly status: TaskStatus }
   | { readonly type: 'UPDATE_OPERATION_STATUS'; readonly status: OperationStatus }
   | { readonly type: 'MESSAGE'; readonly agentId: string; readonly executorId: string; readonly data: Uint8Array }
@@ -278,7 +291,11 @@ export type SchedulerCall =
       readonly filters: Filters;
     }
   | { readonly type: 'DECLINE'; readonly offerIds: readonly string[]; readonly filters: Filters }
-  | { readonly type: 'ACCEPT_INVERSE_OFFERS' | 'DECLINE_INVERSE_OFFERS'; readonly offerIds: readonly string[] }
+  | {
+      readonly type: 'ACCEPT_INVERSE_OFFERS' | 'DECLINE_INVERSE_OFFERS';
+      readonly offerIds: readonly string[];
+      readonly filters: Filters;
+    }
   | { readonly type: 'REVIVE'; readonly roles: readonly string[] }
   | { readonly type: 'SUPPRESS'; readonly roles: readonly string[] }
   | { readonly type: 'KILL'; readonly taskId: string; readonly agentId?: string; readonly gracePeriodMs?: number }

@@ -16,6 +16,7 @@ import { DEFAULT_MAX_BUFFERED_BYTES } from '../event-stream.js';
 import { capConnections, DEFAULT_LISTENER_LIMITS, listenerServerOptions, type ListenerLimits } from '../limits.js';
 import { registerSchedulerRoute } from './scheduler-route.js';
 import { registerOperatorRoute } from './operator-route.js';
+import { maintenanceRoutes, registerMaintenanceRoutes } from './maintenance-routes.js';
 import { registerDashboard } from './dashboard.js';
 import { PathRouter } from '../routing.js';
 import { gateToLeader } from './leader-gate.js';
@@ -86,10 +87,9 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
   acceptRawBodies(app);
   const observed = observeRequests(app);
   if (options.credentials !== undefined) {
+    const authenticated = new Map([...AUTHENTICATED_ROUTES, ...maintenanceRoutes()]);
     const routes =
-      options.authenticateReadonly === true
-        ? new Map([...AUTHENTICATED_ROUTES, ...readonlyRoutes()])
-        : AUTHENTICATED_ROUTES;
+      options.authenticateReadonly === true ? new Map([...authenticated, ...readonlyRoutes()]) : authenticated;
     requireAuthentication(app, options.credentials, routes);
   }
   for (const part of options.parts ?? []) part.guard?.(app);
@@ -122,6 +122,7 @@ export function buildMasterApp(options: MasterAppOptions): FastifyInstance {
     registerSchedulerRoute(app, prefix, route);
     registerOperatorRoute(app, prefix, route);
     registerReadRoutes(app, prefix, options.driver, options.masterIndex ?? 0);
+    registerMaintenanceRoutes(app, prefix, options.driver);
   }
   registerMasterFilesRoutes(app, options.driver);
   installErrorReplies(app);

@@ -1435,6 +1435,49 @@ export const descriptor = {
                 }
               }
             },
+            "allocator": {
+              "nested": {
+                "InverseOfferStatus": {
+                  "edition": "proto2",
+                  "fields": {
+                    "status": {"rule":"required","type":"Status","id":1},
+                    "framework_id": {"rule":"required","type":"FrameworkID","id":2},
+                    "timestamp": {"rule":"required","type":"TimeInfo","id":3}
+                  },
+                  "nested": {"Status":{"values":{"UNKNOWN":1,"ACCEPT":2,"DECLINE":3}}}
+                }
+              }
+            },
+            "maintenance": {
+              "nested": {
+                "Window": {
+                  "edition": "proto2",
+                  "fields": {
+                    "machine_ids": {"rule":"repeated","type":"MachineID","id":1},
+                    "unavailability": {"rule":"required","type":"Unavailability","id":2}
+                  }
+                },
+                "Schedule": {
+                  "edition": "proto2",
+                  "fields": {"windows":{"rule":"repeated","type":"Window","id":1}}
+                },
+                "ClusterStatus": {
+                  "edition": "proto2",
+                  "fields": {
+                    "draining_machines": {"rule":"repeated","type":"DrainingMachine","id":1},
+                    "down_machines": {"rule":"repeated","type":"MachineID","id":2}
+                  },
+                  "nested": {
+                    "DrainingMachine": {
+                      "fields": {
+                        "id": {"rule":"required","type":"MachineID","id":1},
+                        "statuses": {"rule":"repeated","type":"allocator.InverseOfferStatus","id":2}
+                      }
+                    }
+                  }
+                }
+              }
+            },
             "master": {
               "nested": {
                 "Call": {
@@ -1553,9 +1596,11 @@ export const descriptor = {
                     },
                     "GrowVolume": {"fields":{}},
                     "ShrinkVolume": {"fields":{}},
-                    "UpdateMaintenanceSchedule": {"fields":{}},
-                    "StartMaintenance": {"fields":{}},
-                    "StopMaintenance": {"fields":{}},
+                    "UpdateMaintenanceSchedule": {
+                      "fields": {"schedule":{"rule":"required","type":"maintenance.Schedule","id":1}}
+                    },
+                    "StartMaintenance": {"fields":{"machines":{"rule":"repeated","type":"MachineID","id":1}}},
+                    "StopMaintenance": {"fields":{"machines":{"rule":"repeated","type":"MachineID","id":1}}},
                     "SetQuota": {
                       "fields": {"quota_request":{"rule":"required","type":"quota.QuotaRequest","id":1}}
                     },
@@ -1750,12 +1795,10 @@ export const descriptor = {
                       }
                     },
                     "GetMaintenanceStatus": {
-                      "fields": {"status":{"rule":"required","type":"ClusterStatus","id":1}},
-                      "nested": {"ClusterStatus":{"fields":{}}}
+                      "fields": {"status":{"rule":"required","type":"maintenance.ClusterStatus","id":1}}
                     },
                     "GetMaintenanceSchedule": {
-                      "fields": {"schedule":{"rule":"required","type":"Schedule","id":1}},
-                      "nested": {"Schedule":{"fields":{}}}
+                      "fields": {"schedule":{"rule":"required","type":"maintenance.Schedule","id":1}}
                     },
                     "GetQuota": {"fields":{"status":{"rule":"required","type":"quota.QuotaStatus","id":1}}},
                     "GetOperations": {"fields":{"operations":{"rule":"repeated","type":"Operation","id":1}}}

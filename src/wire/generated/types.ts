@@ -1227,6 +1227,35 @@ export declare namespace mesos {
         configs?: mesos.v1.quota.QuotaConfig[];
       }
     }
+    namespace allocator {
+      interface InverseOfferStatus {
+        status: mesos.v1.allocator.InverseOfferStatus.Status;
+        framework_id: mesos.v1.FrameworkID;
+        timestamp: mesos.v1.TimeInfo;
+      }
+      namespace InverseOfferStatus {
+        type Status = 'UNKNOWN' | 'ACCEPT' | 'DECLINE';
+      }
+    }
+    namespace maintenance {
+      interface Window {
+        machine_ids?: mesos.v1.MachineID[];
+        unavailability: mesos.v1.Unavailability;
+      }
+      interface Schedule {
+        windows?: mesos.v1.maintenance.Window[];
+      }
+      interface ClusterStatus {
+        draining_machines?: mesos.v1.maintenance.ClusterStatus.DrainingMachine[];
+        down_machines?: mesos.v1.MachineID[];
+      }
+      namespace ClusterStatus {
+        interface DrainingMachine {
+          id: mesos.v1.MachineID;
+          statuses?: mesos.v1.allocator.InverseOfferStatus[];
+        }
+      }
+    }
     namespace master {
       interface Call {
         type?: mesos.v1.master.Call.Type;
@@ -1332,9 +1361,15 @@ export declare namespace mesos {
         }
         interface GrowVolume {}
         interface ShrinkVolume {}
-        interface UpdateMaintenanceSchedule {}
-        interface StartMaintenance {}
-        interface StopMaintenance {}
+        interface UpdateMaintenanceSchedule {
+          schedule: mesos.v1.maintenance.Schedule;
+        }
+        interface StartMaintenance {
+          machines?: mesos.v1.MachineID[];
+        }
+        interface StopMaintenance {
+          machines?: mesos.v1.MachineID[];
+        }
         interface SetQuota {
           quota_request: mesos.v1.quota.QuotaRequest;
         }
@@ -1513,16 +1548,10 @@ export declare namespace mesos {
           elected_time?: number;
         }
         interface GetMaintenanceStatus {
-          status: mesos.v1.master.Response.GetMaintenanceStatus.ClusterStatus;
-        }
-        namespace GetMaintenanceStatus {
-          interface ClusterStatus {}
+          status: mesos.v1.maintenance.ClusterStatus;
         }
         interface GetMaintenanceSchedule {
-          schedule: mesos.v1.master.Response.GetMaintenanceSchedule.Schedule;
-        }
-        namespace GetMaintenanceSchedule {
-          interface Schedule {}
+          schedule: mesos.v1.maintenance.Schedule;
         }
         interface GetQuota {
           status: mesos.v1.quota.QuotaStatus;

@@ -6,6 +6,8 @@
  *   {"type": "crash_agent", "agent_id"}
  *   {"type": "add_agent", "resources", "attributes"?, "hostname"?}   upstream's --resources and --attributes forms
  *   {"type": "remove_agent", "agent_id"}                 decommissioned for good: the master marks it gone
+ *   {"type": "schedule_maintenance", "agent_id", "start_in_ms"? (default 0), "duration_ms"}
+ *                                                        the agent's machine is DRAINING, unavailable from then on
  *   {"type": "restart_agent", "agent_id", "recover": "reconnect" | "cleanup"}
  *   {"type": "partition" | "heal", "agent_id"}          the agent's link to the master
  *   {"type": "partition" | "heal", "nodes": [a, b]}     any two nodes
@@ -41,6 +43,7 @@ export const FAULT_TYPES = [
   'restart_agent',
   'add_agent',
   'remove_agent',
+  'schedule_maintenance',
   'partition',
   'heal',
   'network_rule',
@@ -66,6 +69,7 @@ export const FAULT_FIELDS: Readonly<Record<(typeof FAULT_TYPES)[number], readonl
   restart_agent: ['agent_id', 'recover'],
   add_agent: ['resources', 'attributes', 'hostname'],
   remove_agent: ['agent_id'],
+  schedule_maintenance: ['agent_id', 'start_in_ms', 'duration_ms'],
   partition: ['agent_id', 'nodes'],
   heal: ['agent_id', 'nodes'],
   network_rule: ['action', 'from', 'to', 'messages', 'delay_ms', 'jitter_ms', 'probability'],
@@ -101,6 +105,8 @@ export function parseFault(body: Body): Parsed {
       return addAgent(body);
     case 'remove_agent':
       return withAgent(body, (agentId) => ({ type: 'remove_agent', agentId }));
+    case 'schedule_maintenance':
+      return scheduleMaintenance(body);
     case 'partition':
     case 'heal':
       return link(body, type as 'partition' | 'heal');
@@ -147,6 +153,22 @@ function withAgent(body: Body, build: (agentId: string) => Parsed): Parsed {
   const agentId = body['agent_id'];
   if (typeof agentId !== 'string' || agentId === '') return "Expecting 'agent_id' to be present";
   return build(agentId);
+}
+
+/** A maintenance window of the agent's machine: from `start_in_ms` (0 or more) on, for `duration_ms`. */
+function scheduleMaintenance(body: Body): Parsed {
+  const startInMs = body['start_in_ms'] ?? 0;
+  if (!isSpan(startInMs))
+    return `Expecting 'start_in_ms' to be a whole number of milliseconds from 0 to ${MAX_SPAN_MS}`;
+  const durationMs = body['duration_ms'];
+  const error = positiveSpanError('duration_ms', durationMs, true);
+  if (error !== undefined) return error;
+  return withAgent(body, (agentId) => ({
+    type: 'schedule_maintenance',
+    agentId,
+    startInMs: startInMs as number,
+    durationMs: durationMs as number,
+  }));
 }
 
 function restartAgent(body: Body): Parsed {

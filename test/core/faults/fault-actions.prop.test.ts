@@ -177,6 +177,8 @@ class World {
       case 'crash_agent':
       case 'remove_agent':
         return { type: p.type, agentId };
+      case 'schedule_maintenance':
+        return { type: p.type, agentId, startInMs: p.amount * 1_000, durationMs: 60_000 };
       case 'add_agent':
         return { type: p.type, resources: resources(`cpus:${p.amount % 4 || 1};mem:256`), attributes: [] };
       default:

@@ -248,6 +248,21 @@ describe('agents added and removed by faults', () => {
       status: 404,
       body: "Agent 'nobody' not found",
     });
+    expect(await post('/sim/v1/faults', { type: 'schedule_maintenance', agent_id: 'nobody' })).toMatchObject({
+      status: 400,
+      body: "Expecting 'duration_ms' to be a whole number of milliseconds from 1 to 86400000",
+    });
+    expect(
+      await post('/sim/v1/faults', { type: 'schedule_maintenance', agent_id: 'nobody', duration_ms: 1_000 }),
+    ).toMatchObject({ status: 404, body: "Agent 'nobody' not found" });
+    const agentId = r.agents[0]!.id;
+    expect(
+      JSON.parse(
+        (await post('/sim/v1/faults', { type: 'schedule_maintenance', agent_id: agentId, duration_ms: 60_000 })).body,
+      ),
+    ).toEqual({ type: 'schedule_maintenance', agent_id: agentId });
+    const status = await fetch(new URL('/master/maintenance/status', r.masterUrl));
+    expect(JSON.parse(await status.text()).draining_machines).toHaveLength(1);
     expect(r.driver.failure).toBeUndefined();
   });
 });
