@@ -2,8 +2,9 @@
  * What upstream's web UI does with an agent, in a real headless Chromium:
  * a page of its own origin (served here, on loopback) finds the agent's
  * address in the master's `/master/state` (its `pid`), and loads the
- * agent's `/metrics/snapshot` and `/slave(1)/monitor/statistics` by jsonp,
- * as `<script>` tags from that address.
+ * agent's `/metrics/snapshot`, `/slave(1)/monitor/statistics` and the
+ * task's stdout through `/files/read` by jsonp, as `<script>` tags from
+ * that address.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,7 +38,7 @@ describe.skipIf(chromiumMissing !== undefined)(
     let browser: Browser;
 
     beforeAll(async () => {
-      ({ cluster: r, frameworkId } = await startWithOneTask(11));
+      ({ cluster: r, frameworkId } = await startWithOneTask(11, 'echo started; sleep 3600'));
       site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
       await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
       browser = await launchChromium();
@@ -49,7 +50,7 @@ describe.skipIf(chromiumMissing !== undefined)(
       await r?.close();
     });
 
-    it('loads its metrics and its executors statistics from its own address', async () => {
+    it("loads its metrics, its executors statistics and a task's stdout from its own address", async () => {
       const state = (await (await fetch(new URL('/master/state', r.masterUrl))).json()) as {
         slaves: { pid: string }[];
       };
@@ -63,9 +64,18 @@ describe.skipIf(chromiumMissing !== undefined)(
         w.load(address, '/metrics/snapshot', 'metrics');
         w.load(address, '/slave(1)/monitor/statistics', 'statistics');
       }, agent);
+      const stdout = `/files/read?path=${encodeURIComponent(`/frameworks/${frameworkId}/executors/sleeper/runs/latest/stdout`)}&offset=0`;
+      await page.evaluate(
+        ([address, path]) => {
+          const w = globalThis as unknown as { load: (agent: string, path: string, name: string) => void };
+          w.load(address!, path!, 'file');
+        },
+        [agent, stdout],
+      );
       const loaded = () => page.evaluate(() => (globalThis as unknown as { loaded: Record<string, unknown> }).loaded);
-      await eventually(async () => Object.keys(await loaded()).sort()).toEqual(['metrics', 'statistics']);
-      const { metrics, statistics } = (await loaded()) as {
+      await eventually(async () => Object.keys(await loaded()).sort()).toEqual(['file', 'metrics', 'statistics']);
+      const { metrics, statistics, file } = (await loaded()) as {
+        file: { data: string; offset: number };
         metrics: Record<string, number>;
         statistics: { framework_id: string; executor_id: string; statistics: Record<string, number> }[];
       };
@@ -75,6 +85,7 @@ describe.skipIf(chromiumMissing !== undefined)(
       expect(statistics[0]).toMatchObject({ framework_id: frameworkId, executor_id: 'sleeper' });
       expect(statistics[0]!.statistics.cpus_limit).toBeCloseTo(0.6);
       expect(statistics[0]!.statistics.mem_limit_bytes).toBe(96 * 1024 * 1024);
+      expect(file).toEqual({ data: 'started\n', offset: 0 });
       expect(errors).toEqual([]);
     });
   },

@@ -28,7 +28,8 @@ beforeAll(async () => {
       { name: 'cpus', type: 'SCALAR', scalar: { value: 0.5 } },
       { name: 'mem', type: 'SCALAR', scalar: { value: 64 } },
     ],
-    command: { value: './serve --forever' },
+    // What the command writes as it starts stays in its sandbox, for exec sessions and the files API.
+    command: { value: "printf 'from-task' > task.txt; ./serve --forever" },
     ...extra,
   });
   // A command task, and an engine task (container.type DOCKER).
@@ -115,6 +116,8 @@ describe('clustersim task', () => {
       stdout: 'hello',
     });
     expect(await exec(['cat', 'a.txt'])).toMatchObject({ code: 0, stdout: 'hello' });
+    // The file the task's own command wrote as it started.
+    expect(await exec(['cat', 'task.txt'])).toMatchObject({ code: 0, stdout: 'from-task' });
   }, 60_000);
 
   it('exec says so when the task is not running', async () => {

@@ -34,7 +34,8 @@ export async function updatesUntil(client: SchedulerClient, taskId: string, stat
   }
 }
 
-export async function startWithOneTask(seed: number): Promise<OneTask> {
+/** `command`: the task's shell command (what it writes lands in its sandbox). */
+export async function startWithOneTask(seed: number, command = 'sleep 3600'): Promise<OneTask> {
   const cluster = await startCluster({ port: 0, agents: 1, time: 'virtual', seed });
   const client = new SchedulerClient(cluster.masterUrl, 'json');
   if ((await client.subscribe({ user: 'alice', name: 'one-task' })).status !== 200) throw new Error('not subscribed');
@@ -49,7 +50,7 @@ export async function startWithOneTask(seed: number): Promise<OneTask> {
     task_id: { value: 'sleeper' },
     agent_id: offer.agent_id,
     resources: resources(0.5, 64),
-    command: { value: 'sleep 3600' },
+    command: { value: command },
   };
   const accept = { offer_ids: [offer.id], operations: [{ type: 'LAUNCH', launch: { task_infos: [task] } }] };
   if ((await client.call({ type: 'ACCEPT', accept })).status !== 202) throw new Error('launch refused');
