@@ -6,22 +6,16 @@
  * the field: `scenarios/x.yaml:12:7: timeline[0].fault.type: must be one of ...`.
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { nearest } from '../runtime/spelling.js';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { isMap, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { MASTER_NODE } from '../core/model/messages.js';
 import { CONDITION_KINDS, parseCondition } from '../wire/sim/conditions.js';
 import { parseFault } from '../wire/sim/faults.js';
 import { ordinalError, strayFaultField } from './fault-fields.js';
 import { parseAttributes } from '../wire/convert-common.js';
-import { formatSpan, parseDuration } from './duration.js';
-import {
-  AGENT_SELECTOR_FORM,
-  DURATION_FORMAT,
-  isAgentTargetSchema,
-  isDurationSchema,
-  SCENARIO_SCHEMA,
-} from './schema.js';
+import { parseDuration } from './duration.js';
+import { DURATION_FORMAT, SCENARIO_SCHEMA } from './schema.js';
+import { fieldName, schemaErrors, type Path } from './schema-errors.js';
 import { isSelector, resolveFault, type AgentTarget } from './targets.js';
 import type {
   AgentFlagsSpec,
@@ -38,7 +32,7 @@ import type {
 import { agentCount } from './scenario.js';
 import { ScenarioError } from './load-error.js';
 import { checkFrameworkFields, externalOf, isExternal, timeOf } from './external-load.js';
-import { MAX_AGENTS, MAX_ALIAS_COUNT, MAX_DURATION_MS, MAX_SCENARIO_BYTES } from './limits.js';
+import { MAX_AGENTS, MAX_ALIAS_COUNT, MAX_SCENARIO_BYTES } from './limits.js';
 
 export { ScenarioError };
 
@@ -47,13 +41,12 @@ let compiled: ValidateFunction | undefined;
 
 function schemaValidator(): ValidateFunction {
   if (compiled !== undefined) return compiled;
-  const ajv = new Ajv({ allErrors: false, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
+  const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
   ajv.addFormat(DURATION_FORMAT, { type: 'string', validate: (text: string) => parseDuration(text) !== undefined });
   compiled = ajv.compile(SCENARIO_SCHEMA);
   return compiled;
 }
 
-type Path = readonly (string | number)[];
 type Raw = Record<string, any>;
 
 export function loadScenario(file: string): Scenario {
@@ -108,7 +101,7 @@ export function parseScenario(file: string, text: string): Scenario {
   }
   const raw = plainOf(file, doc);
   const validate = schemaValidator();
-  if (!validate(raw)) throw new ScenarioError(schemaError(validate.errors ?? [], where));
+  if (!validate(raw)) throw new ScenarioError(schemaErrors(validate.errors ?? [], where));
   return build(
     file,
     withConditions(raw as Raw, where),
@@ -429,67 +422,4 @@ function position(file: string, doc: Document, lines: LineCounter, path: Path, k
   }
   const { line, col } = lines.linePos(node?.range?.[0] ?? 0);
   return `${file}:${line}:${col}`;
-}
-
-function schemaError(errors: readonly ErrorObject[], where: (path: Path, key?: string) => string): string {
-  // A oneOf says more than the first of its branches' errors: 'a duration', 'one of at or when'.
-  const error =
-    errors.find((e) => e.keyword === 'oneOf' && isDurationSchema(e.parentSchema)) ??
-    agentTargetError(errors) ??
-    errors.find((e) => e.keyword === 'oneOf' && formsOf(e.schema).length > 0) ??
-    errors[0]!;
-  const path: Path = error.instancePath
-    .split('/')
-    .slice(1)
-    .map((s) => (/^\d+$/.test(s) ? Number(s) : s.replaceAll('~1', '/').replaceAll('~0', '~')));
-  const extra =
-    error.keyword === 'additionalProperties'
-      ? (error.params as { additionalProperty: string }).additionalProperty
-      : undefined;
-  const field = fieldName(extra === undefined ? path : [...path, extra]);
-  return `${where(path, extra)}: ${field === '' ? 'the file' : field}: ${messageOf(error)}`;
-}
-
-/** An agent that is no index, name or selector: what is wrong in the selector if it is an object, else the forms. */
-function agentTargetError(errors: readonly ErrorObject[]): ErrorObject | undefined {
-  const target = errors.find((e) => e.keyword === 'oneOf' && isAgentTargetSchema(e.parentSchema));
-  if (target === undefined || !isSelector(target.data)) return target;
-  const inSelector = errors.filter((e) => e.schemaPath.startsWith(`${target.schemaPath}/${AGENT_SELECTOR_FORM}/`));
-  return inSelector.find((e) => e.keyword === 'anyOf') ?? inSelector[0] ?? target;
-}
-
-const AGENT_FORMS =
-  "its index (0, 1, ...), a name an earlier fault chose it 'as', or a selector (running, attributes, task)";
-
-function messageOf(error: ErrorObject): string {
-  switch (error.keyword) {
-    case 'oneOf':
-      if (isDurationSchema(error.parentSchema))
-        return `must be a duration of at most ${formatSpan(MAX_DURATION_MS)}: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d`;
-      if (isAgentTargetSchema(error.parentSchema)) return `must be an agent: ${AGENT_FORMS}`;
-      return `must have exactly one of ${formsOf(error.schema).join(' or ')}`;
-    case 'anyOf':
-      if (formsOf(error.schema).length > 0) return `must have at least one of ${formsOf(error.schema).join(' or ')}`;
-      return error.message ?? error.keyword;
-    case 'additionalProperties':
-      return `is not a field here (allowed: ${Object.keys((error.parentSchema as { properties?: object }).properties ?? {}).join(', ')})`;
-    case 'enum': {
-      const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.map(String);
-      const meant = typeof error.data === 'string' ? nearest(error.data, allowed) : undefined;
-      return `must be one of ${allowed.join(', ')}${meant === undefined ? '' : ` (did you mean ${meant}?)`}`;
-    }
-    default:
-      return error.message ?? error.keyword;
-  }
-}
-
-/** The fields that tell a oneOf's forms apart, e.g. `at` and `when`. */
-function formsOf(alternatives: unknown): string[] {
-  return (Array.isArray(alternatives) ? alternatives : []).flatMap((f: { required?: string[] }) =>
-    f.required === undefined ? [] : [f.required.join(' and ')],
-  );
-}
-
-function fieldName(path: Path): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
 }

@@ -34,7 +34,7 @@ describe('scenarios from the library', () => {
   it('refuses a file that does not read, naming the place', () => {
     expect(() => parseScenario('inline.yaml', 'name: x\n')).toThrow(ScenarioError);
     expect(() => parseScenario('inline.yaml', 'name: x\n')).toThrow(
-      /^inline\.yaml:1:1: the file: must have required property 'duration'$/,
+      /^inline\.yaml:1:1: the file: must have required properties 'duration', 'cluster', 'expect'$/,
     );
   });
 

@@ -26,6 +26,18 @@ describe('scenario files', () => {
     expect(s.expect[0]).toMatchObject({ invariants: true, line: 10 });
   });
 
+  it("reports every place the schema refuses, a line each in the file's order, not only the first", () => {
+    const text = BASE.replace('duration: 1m', 'duration: soon').replace(
+      '    - count: 2',
+      '    - count: 2\n      colour: red',
+    );
+    const lines = error(`${text}timeline:\n  - at: 10s\n    fault: { type: explode }\n`).split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^s\.yaml:2:11: duration: must be a duration/);
+    expect(lines[1]).toMatch(/^s\.yaml:6:7: cluster\.agents\[0\]\.colour: is not a field here/);
+    expect(lines[2]).toMatch(/^s\.yaml:14:20: timeline\[0\]\.fault\.type: must be one of crash_agent, /);
+  });
+
   it('names the file, line, column and field of every error', () => {
     expect(error(BASE.replace('duration: 1m', 'duration: soon'))).toBe(
       's.yaml:2:11: duration: must be a duration of at most 30d: whole milliseconds, or 500ms, 30s, 10m, 2h, 1d',

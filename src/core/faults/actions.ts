@@ -235,7 +235,7 @@ export class FaultActions {
         const task = fw.tasks.get(taskId);
         return task === undefined || isTerminal(task.state) ? [] : [task];
       });
-    if (tasks.length === 0) return fail('NOT_FOUND', `Task '${taskId}' not found`);
+    if (tasks.length === 0) return fail('NOT_FOUND', `Task '${taskId}' not found; ${liveTaskIds(master, frameworkId)}`);
     if (tasks.length > 1)
       return fail('INVALID', `Task id '${taskId}' names tasks of several frameworks: name 'framework_id'`);
     const task = tasks[0]!;
@@ -244,6 +244,22 @@ export class FaultActions {
     if (agent === undefined || executor === undefined) return notRunning(taskId);
     return ok({ agent, executor });
   }
+}
+
+/** The most task ids a refusal lists. */
+const LISTED_TASKS = 10;
+
+/** `the live tasks: a, b (and 3 more)`, of one framework or all, in id order: what a fault could have named. */
+function liveTaskIds(master: FaultPort['master'], frameworkId: string | undefined): string {
+  const ids: string[] = [];
+  for (const fw of master.frameworks.values()) {
+    if (frameworkId !== undefined && fw.id !== frameworkId) continue;
+    for (const task of fw.tasks.values()) if (!isTerminal(task.state)) ids.push(task.spec.taskId);
+  }
+  if (ids.length === 0) return 'no task is live now';
+  ids.sort();
+  const more = ids.length > LISTED_TASKS ? ` (and ${ids.length - LISTED_TASKS} more)` : '';
+  return `the live tasks: ${ids.slice(0, LISTED_TASKS).join(', ')}${more}`;
 }
 
 function notRunning(taskId: string): ReturnType<typeof fail> {

@@ -151,6 +151,10 @@ describe('faults of executors and tasks', () => {
     r = await startCluster({ port: 0, agents: 1, time: 'virtual' });
     const client = await subscribed();
     await launch(client, 't1', 'sleep 3600');
+    expect(await fault({ type: 'crash_executor', task_id: 't9' })).toEqual({
+      status: 404,
+      body: "Task 't9' not found; the live tasks: t1",
+    });
     expect(await fault({ type: 'crash_executor', task_id: 't1' })).toEqual({
       status: 200,
       body: { type: 'crash_executor' },
@@ -165,10 +169,12 @@ describe('faults of executors and tasks', () => {
       status: 404,
       body: "Executor 'ghost' not found",
     });
+    // A wrong task id: the refusal lists the ids that a fault could name now (t1 has ended).
     expect(await fault({ type: 'crash_executor', task_id: 'ghost' })).toEqual({
       status: 404,
-      body: "Task 'ghost' not found",
+      body: "Task 'ghost' not found; no task is live now",
     });
+
     expect(await fault({ type: 'crash_executor' })).toEqual({
       status: 400,
       body: "Expecting 'executor_id' or 'task_id' to be present",
