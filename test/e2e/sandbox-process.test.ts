@@ -22,7 +22,9 @@ type Json = Record<string, any>;
 async function completedExecutor(harness: Harness, executorId: string): Promise<Json> {
   for (let waited = 0; waited < 15_000; waited += 20) {
     const state = (await (await fetch(new URL('/state', harness.agentUrl))).json()) as Json;
-    const done = state.frameworks[0]?.completed_executors.find((e: Json) => e.id === executorId);
+    // A framework none of whose executors runs any more is listed among the completed ones, as upstream's agent lists it.
+    const frameworks: Json[] = [...state.frameworks, ...state.completed_frameworks];
+    const done = frameworks.flatMap((f) => f.completed_executors).find((e: Json) => e.id === executorId);
     if (done !== undefined) return done;
     await tick(20);
   }
