@@ -98,9 +98,15 @@ function frame(samples, topLabel) {
   return [
     svg('line', { class: 'axis', x1: PAD.left, y1: bottom, x2: WIDTH - PAD.right, y2: bottom }),
     svg('line', { class: 'axis', x1: PAD.left, y1: PAD.top, x2: PAD.left, y2: bottom }),
+    svg('line', { class: 'grid', x1: PAD.left, y1: PAD.top, x2: WIDTH - PAD.right, y2: PAD.top }),
     svg('text', { class: 'tick', x: PAD.left - 4, y: PAD.top + 10, 'text-anchor': 'end' }, topLabel),
     svg('text', { class: 'tick', x: PAD.left - 4, y: bottom, 'text-anchor': 'end' }, '0'),
     svg('text', { class: 'tick', x: PAD.left, y: HEIGHT - 4 }, seconds(samples[0].timeMs)),
+    svg(
+      'text',
+      { class: 'tick', x: (PAD.left + WIDTH - PAD.right) / 2, y: HEIGHT - 4, 'text-anchor': 'middle' },
+      seconds(Math.round((samples[0].timeMs + samples.at(-1).timeMs) / 2)),
+    ),
     svg(
       'text',
       { class: 'tick', x: WIDTH - PAD.right, y: HEIGHT - 4, 'text-anchor': 'end' },
