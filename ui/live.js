@@ -6,6 +6,8 @@ import { counted, h, seconds, shortId } from './format.js';
 
 /** Entries the timeline keeps; older ones drop off its end. */
 const MAX_TIMELINE_ENTRIES = 300;
+/** Entries a folded line of offer churn keeps (its count goes on). */
+const MAX_CHURN_ENTRIES = 100;
 
 /** The advance button's steps, in ms. */
 const STEPS = [
@@ -165,10 +167,11 @@ export class TimelinePanel extends HTMLElement {
     }
     const entries = group.querySelector('ol');
     entries.prepend(item, ...inputs);
-    while (entries.childElementCount > MAX_TIMELINE_ENTRIES) entries.lastElementChild.remove();
+    while (entries.childElementCount > MAX_CHURN_ENTRIES) entries.lastElementChild.remove();
     const count = Number(group.dataset.count) + (item.dataset.kind.startsWith('input:') ? 0 : 1);
     group.dataset.count = String(count);
-    const first = Number(/** @type {HTMLElement} */ (entries.lastElementChild).dataset.timeMs);
+    group.dataset.firstMs ??= item.dataset.timeMs;
+    const first = Number(group.dataset.firstMs);
     const last = Number(item.dataset.timeMs);
     group.querySelector('time').textContent = seconds(last);
     group.querySelector('.data').textContent =

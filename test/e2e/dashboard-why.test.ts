@@ -122,6 +122,14 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard says why, in Chrom
     await eventually(() => group.locator('li[data-kind="offer:create"]').first().isVisible()).toBe(true);
     await group.locator('button.churn-toggle').click();
     expect(await group.locator('.churn-entries').isVisible()).toBe(false);
+    // A filter looks inside the folded lines: a line shows while one of its entries matches.
+    await page.locator('cs-timeline input[name="filter"]').fill('call:decline');
+    await eventually(() => group.isVisible()).toBe(true);
+    expect(await page.locator('cs-timeline ol.timeline > li[data-kind="cluster:start"]').isVisible()).toBe(false);
+    await page.locator('cs-timeline input[name="filter"]').fill('');
+    await eventually(() => page.locator('cs-timeline ol.timeline > li[data-kind="cluster:start"]').isVisible()).toBe(
+      true,
+    );
 
     // The task's memory rises past its container's limit: the agent kills it, and says why.
     await post('/sim/v1/faults', { type: 'memory_spike', task_id: 'doomed', mib: 512 });
