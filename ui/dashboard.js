@@ -3,9 +3,11 @@
 // one read in flight; the next one, coalescing all events in between, waits
 // at least as long as the last read took), after each clock button, and
 // every few seconds in any case (a clock in real time moves without events).
-import { followEvents, readCluster } from './api.js';
+import { followEvents, MasterUnreachable, readCluster } from './api.js';
+import { seconds } from './format.js';
 import { AgentsPanel, FrameworksPanel, OffersPanel, RolesPanel, TasksPanel } from './panels.js';
 import { ClockPanel, SummaryPanel, TimelinePanel } from './live.js';
+import { ChartsPanel } from './charts.js';
 
 /** @typedef {import('./panels.js').TablePanel} TablePanel */
 
@@ -28,12 +30,16 @@ class Dashboard extends HTMLElement {
   #timer = undefined;
   #live = 'reconnecting';
   #model = undefined;
+  /** The wall time of the first read the master did not answer, until one it answers. */
+  #downSince = undefined;
 
   connectedCallback() {
     this.banner = /** @type {HTMLElement} */ (this.querySelector('.banner'));
+    this.main = /** @type {HTMLElement} */ (this.querySelector('main'));
     this.summary = /** @type {SummaryPanel} */ (this.querySelector('cs-summary'));
     this.clock = /** @type {ClockPanel} */ (this.querySelector('cs-clock'));
     this.timeline = /** @type {TimelinePanel} */ (this.querySelector('cs-timeline'));
+    this.charts = /** @type {ChartsPanel} */ (this.querySelector('cs-charts'));
     this.tables = Object.keys(TABLES).map((tag) => /** @type {TablePanel} */ (this.querySelector(tag)));
     this.addEventListener('cs-changed', () => this.refresh());
     followEvents({
@@ -47,6 +53,7 @@ class Dashboard extends HTMLElement {
       },
       onReplaced: () => {
         this.timeline.clear();
+        this.charts.clear();
         this.refresh();
       },
     });
@@ -72,10 +79,11 @@ class Dashboard extends HTMLElement {
     const started = performance.now();
     try {
       this.#draw(modelOf(await readCluster()));
+      this.#downSince = undefined;
       this.banner.hidden = true;
+      this.main.classList.remove('stale');
     } catch (error) {
-      this.banner.textContent = `Cannot read the cluster: ${error.message}`;
-      this.banner.hidden = false;
+      this.#failed(error);
     } finally {
       this.#reading = false;
       if (this.#again) {
@@ -86,26 +94,66 @@ class Dashboard extends HTMLElement {
     }
   }
 
+  /**
+   * Says why the page cannot read the cluster, and greys what it shows: the
+   * figures are those of the last read that worked. A master that does not
+   * answer at all is said so, with the wall time it stopped answering.
+   */
+  #failed(error) {
+    this.main.classList.add('stale');
+    this.banner.hidden = false;
+    if (!(error instanceof MasterUnreachable)) {
+      this.banner.textContent = `Cannot read the cluster: ${error.message}`;
+      return;
+    }
+    this.#downSince ??= new Date();
+    const asOf =
+      this.#model === undefined ? '' : ` (what is shown is as of cluster time ${seconds(this.#model.clock.time_ms)})`;
+    this.banner.textContent = `master unreachable since ${this.#downSince.toTimeString().slice(0, 8)}${asOf}: ${error.message}`;
+  }
+
   #draw(model) {
     this.#model = model;
     this.summary.update(model, this.#live);
     this.clock.update(model.clock);
     for (const table of this.tables) table.update(model);
+    this.charts.update(model);
     this.dataset.timeMs = String(model.clock.time_ms);
   }
 }
 
-/** What the panels read: the answers, with frameworks (removed ones too) and agents by id. */
-function modelOf({ state, roles, clock }) {
+/**
+ * What the panels read: the answers, with frameworks (removed ones too) and
+ * registered agents by id, the latest status of each task the operator API
+ * gave (by `framework/task`), and every agent the master books in order.
+ */
+function modelOf({ state, roles, tasks, agents, clock }) {
   const frameworks = new Map();
   for (const fw of state.frameworks ?? []) frameworks.set(fw.id, fw);
   for (const fw of state.completed_frameworks ?? []) frameworks.set(fw.id, { ...fw, completed: true });
-  const agents = new Map((state.slaves ?? []).map((agent) => [agent.id, agent]));
-  return { state, roles, clock, epochMs: clock.epoch_ms, frameworks, agents };
+  const registered = new Map((state.slaves ?? []).map((agent) => [agent.id, agent]));
+  const lastStatus = new Map();
+  for (const list of ['tasks', 'unreachable_tasks', 'completed_tasks']) {
+    for (const task of tasks[list] ?? []) {
+      const status = task.statuses?.at(-1);
+      if (status !== undefined) lastStatus.set(`${task.framework_id?.value}/${task.task_id?.value}`, status);
+    }
+  }
+  return {
+    state,
+    roles,
+    clock,
+    epochMs: clock.epoch_ms,
+    frameworks,
+    agents: registered,
+    allAgents: agents,
+    lastStatus,
+  };
 }
 
 customElements.define('cs-summary', SummaryPanel);
 customElements.define('cs-clock', ClockPanel);
 customElements.define('cs-timeline', TimelinePanel);
+customElements.define('cs-charts', ChartsPanel);
 for (const [tag, element] of Object.entries(TABLES)) customElements.define(tag, element);
 customElements.define('cs-dashboard', Dashboard);

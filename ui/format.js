@@ -130,3 +130,8 @@ function stateClass(state) {
   if (GOOD.has(state)) return state === 'TASK_RUNNING' ? 'running' : 'finished';
   return PENDING.has(state) ? 'pending' : 'bad';
 }
+
+/** An agent's state as the master books it (`active`, `disconnected`, `unreachable`, `gone`, `deactivated`), coloured. */
+export function agentBadge(state) {
+  return h('span', { class: `agent-state ${state}`, 'data-state': state }, state);
+}

@@ -6,6 +6,8 @@ import { counted, h, seconds, shortId } from './format.js';
 
 /** Entries the timeline keeps; older ones drop off its end. */
 const MAX_TIMELINE_ENTRIES = 300;
+/** Entries a folded line of offer churn keeps (its count goes on). */
+const MAX_CHURN_ENTRIES = 100;
 
 /** The advance button's steps, in ms. */
 const STEPS = [
@@ -130,12 +132,13 @@ export class TimelinePanel extends HTMLElement {
     const text = entry.line.startsWith(prefix) ? entry.line.slice(prefix.length) : entry.line;
     const item = h(
       'li',
-      { 'data-seq': entry.seq, 'data-kind': entry.kind },
+      { 'data-seq': entry.seq, 'data-kind': entry.kind, 'data-time-ms': entry.time_ms },
       h('time', {}, seconds(entry.time_ms)),
       h('span', { class: 'kind' }, entry.kind),
       h('code', { class: 'data' }, shortenIds(text)),
     );
     item.hidden = !this.#matches(item);
+    if (isChurn(entry)) return this.#addChurn(item);
     this.list.prepend(item);
     while (this.list.childElementCount > MAX_TIMELINE_ENTRIES) this.list.lastElementChild.remove();
   }
@@ -144,15 +147,90 @@ export class TimelinePanel extends HTMLElement {
     this.list.replaceChildren();
   }
 
+  /**
+   * Offers made, declined, rescinded or timed out, one after the other,
+   * go into one line that says how many and when, folded until clicked.
+   */
+  #addChurn(item) {
+    // The recorded inputs between (hidden unless asked for) do not break a run of churn: they join it.
+    const inputs = [];
+    let group = /** @type {HTMLElement | null} */ (this.list.firstElementChild);
+    while (group?.dataset.kind.startsWith('input:')) {
+      inputs.push(group);
+      group = /** @type {HTMLElement | null} */ (group.nextElementSibling);
+    }
+    if (group === null || !group.classList.contains('churn')) {
+      group = churnGroup();
+      inputs.length = 0;
+      this.list.prepend(group);
+      while (this.list.childElementCount > MAX_TIMELINE_ENTRIES) this.list.lastElementChild.remove();
+    }
+    const entries = group.querySelector('ol');
+    entries.prepend(item, ...inputs);
+    while (entries.childElementCount > MAX_CHURN_ENTRIES) entries.lastElementChild.remove();
+    const count = Number(group.dataset.count) + (item.dataset.kind.startsWith('input:') ? 0 : 1);
+    group.dataset.count = String(count);
+    group.dataset.firstMs ??= item.dataset.timeMs;
+    const first = Number(group.dataset.firstMs);
+    const last = Number(item.dataset.timeMs);
+    group.querySelector('time').textContent = seconds(last);
+    group.querySelector('.data').textContent =
+      `${counted(count, 'offer and decline event')}${first === last ? '' : ` from ${seconds(first)}`}`;
+    group.hidden = !this.#anyShown(group);
+  }
+
   #matches(item) {
     if (!this.inputs.checked && item.dataset.kind.startsWith('input:')) return false;
     const needle = this.filter.value.trim().toLowerCase();
     return needle === '' || item.textContent.toLowerCase().includes(needle);
   }
 
-  #applyFilter() {
-    for (const item of this.list.children) /** @type {HTMLElement} */ (item).hidden = !this.#matches(item);
+  #anyShown(group) {
+    return [...group.querySelectorAll('li')].some((item) => !item.hidden);
   }
+
+  #applyFilter() {
+    for (const item of this.list.querySelectorAll('li[data-seq]')) {
+      /** @type {HTMLElement} */ (item).hidden = !this.#matches(item);
+    }
+    for (const group of this.list.querySelectorAll('li.churn')) {
+      /** @type {HTMLElement} */ (group).hidden = !this.#anyShown(group);
+    }
+  }
+}
+
+/** The trace kinds of offers coming and going, and a recorded DECLINE call (an input). */
+const CHURN_KINDS = new Set([
+  'offer:create',
+  'offer:remove',
+  'offer:rescind',
+  'offer:timeout',
+  'offer:decline-invalid',
+  'event:offers',
+  'event:rescind',
+  'call:decline',
+]);
+
+const isChurn = (entry) =>
+  CHURN_KINDS.has(entry.kind) || (entry.kind === 'input:call' && entry.line.includes('"type":"DECLINE"'));
+
+/** A folded line of offer churn: its newest time, how many, and the entries behind a button. */
+function churnGroup() {
+  const entries = h('ol', { class: 'churn-entries', hidden: true });
+  const toggle = h('button', { type: 'button', class: 'churn-toggle', 'aria-expanded': 'false' }, 'show');
+  toggle.addEventListener('click', () => {
+    entries.hidden = !entries.hidden;
+    toggle.setAttribute('aria-expanded', String(!entries.hidden));
+    toggle.textContent = entries.hidden ? 'show' : 'hide';
+  });
+  return h(
+    'li',
+    { class: 'churn', 'data-kind': 'offers', 'data-count': 0 },
+    h('time', {}),
+    h('span', { class: 'kind' }, 'offers ', toggle),
+    h('code', { class: 'data' }),
+    entries,
+  );
 }
 
 /** Long generated ids in trace text, shortened as the tables show them. */

@@ -3,7 +3,7 @@
 // described by its columns; rows are drawn again from the model on each
 // update (the cluster is small enough, and nothing is kept that could go
 // stale).
-import { h, idCell, resources, seconds, clusterMs, stateBadge, usage, usageBar } from './format.js';
+import { agentBadge, h, idCell, resources, seconds, clusterMs, stateBadge, usage, usageBar } from './format.js';
 
 /** At most this many task rows are drawn (the most recent first). */
 const MAX_TASK_ROWS = 300;
@@ -68,17 +68,39 @@ const agentName = (model, id) => {
   return agent === undefined ? idCell(id) : h('span', { title: id }, `${agent.hostname}:${agent.port}`);
 };
 
+/**
+ * Every agent the master books, in its order: the registered ones as
+ * `/master/state` has them, the unreachable and gone ones as the control
+ * API names them (no resources: the master books none for them).
+ */
+function agentRows(model) {
+  const booked = model.allAgents.length > 0 ? model.allAgents : [...model.agents.values()];
+  return booked.map((entry) => {
+    const registered = model.agents.get(entry.id);
+    return registered === undefined ? { ...entry, resources: undefined } : { ...registered, state: entry.state };
+  });
+}
+
+/** An agent's state as the master books it, a drained or deactivated one said so. */
+function agentState(agent) {
+  if (agent.deactivated) return 'deactivated';
+  return agent.state ?? (agent.active ? 'active' : 'disconnected');
+}
+
 export const AgentsPanel = panel({
   title: 'Agents',
   empty: 'No agent has registered.',
   key: (agent) => agent.id,
-  rows: (model) => model.state.slaves ?? [],
+  rows: agentRows,
   columns: [
     ['Agent', (agent) => idCell(agent.id)],
     ['Address', (agent) => `${agent.hostname}:${agent.port}`],
-    // `active` false: the agent's connection is down (the master waits for it to come back or be unreachable).
-    ['Status', (agent) => (agent.deactivated ? 'deactivated' : agent.active ? 'active' : 'disconnected')],
-    ['Resources: used, offered, free', (agent) => h('div', { class: 'usages' }, ...usage(agent).map(usageBar))],
+    // disconnected: the agent's connection is down (the master waits for it to come back or be unreachable).
+    ['Status', (agent) => agentBadge(agentState(agent))],
+    [
+      'Resources: used, offered, free',
+      (agent) => (agent.resources === undefined ? '—' : h('div', { class: 'usages' }, ...usage(agent).map(usageBar))),
+    ],
     ['Ports', (agent) => agent.resources?.ports ?? '—'],
   ],
 });
@@ -147,6 +169,19 @@ function history(task, model) {
   );
 }
 
+/** Why a task is where it is: its latest status's message, reason and source (the operator API's). */
+function why(task, model) {
+  const status = model.lastStatus.get(`${task.framework_id}/${task.id}`);
+  if (status === undefined) return '';
+  return h(
+    'div',
+    { class: 'why' },
+    status.message && h('span', { class: 'status-message' }, status.message),
+    status.reason && h('span', { class: 'status-reason' }, status.reason),
+    status.source && h('span', { class: 'status-source' }, status.source),
+  );
+}
+
 const lastTimestamp = (task) => task.statuses?.at(-1)?.timestamp ?? 0;
 
 export const TasksPanel = panel({
@@ -164,6 +199,7 @@ export const TasksPanel = panel({
     ['Framework', (task, model) => frameworkName(model, task.framework_id)],
     ['Agent', (task, model) => agentName(model, task.slave_id)],
     ['State', (task) => stateBadge(task.state)],
+    ['Last status', why],
     ['History', history],
     ['Resources', (task) => resources(task.resources)],
   ],

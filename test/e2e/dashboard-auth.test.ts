@@ -162,13 +162,15 @@ withChromium('the dashboard in Chromium, with credentials', { timeout: 60_000 },
 
   it('says so when the browser has wrong credentials, and follows the cluster once it has the right ones', async () => {
     await withPage('bob', 'not-bob-secret', async (page, errors) => {
-      const reason = /^Cannot read the cluster: \/(master\/(state|roles)|sim\/v1\/clock): 401 Unauthorized\.$/;
+      const reason =
+        /^Cannot read the cluster: \/(master\/(state|roles)|sim\/v1\/(clock|agents)|api\/v1 GET_TASKS): 401 Unauthorized\.$/;
       await eventually(() => text(page.locator('.banner'))).toMatch(reason);
       expect(await page.locator('cs-summary [data-live]').count()).toBe(0);
       expect(await entries(page).count()).toBe(0);
       // The page's reads and its event stream are refused, again at each try; nothing else fails.
-      const refused = ['/master/state', '/master/roles', '/sim/v1/clock', '/sim/v1/events'];
+      const refused = ['/master/state', '/master/roles', '/sim/v1/clock', '/sim/v1/agents', '/sim/v1/events'];
       const expected = refused.flatMap((path) => [`response: 401 GET ${path}`, loadFailed('401 (Unauthorized)', path)]);
+      expected.push('response: 401 POST /api/v1', loadFailed('401 (Unauthorized)', '/api/v1'));
       expected.sort();
       const refusals = async () => [...new Set(errors)].sort();
       await eventually(refusals).toEqual(expected);

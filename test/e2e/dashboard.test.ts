@@ -9,6 +9,7 @@ import type { Page } from 'playwright-core';
 import { SchedulerClient, type JsonEvent } from '../../src/client/scheduler-client.js';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { chromiumMissing, eventually, launchChromium, shownMs, text, watchErrors, type Browser } from './browser.js';
+import { acknowledgeAll, sleepTask } from './dashboard-scheduler.js';
 
 if (chromiumMissing !== undefined) console.warn(`dashboard browser tests skipped: ${chromiumMissing}`);
 
@@ -147,43 +148,16 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium, in re
       closed = true;
       await running.close();
       await eventually(() => page.locator('cs-summary [data-live]').getAttribute('data-live')).toBe('reconnecting');
-      await eventually(() => text(page.locator('.banner'))).toMatch(/^Cannot read the cluster: /);
+      await eventually(() => text(page.locator('.banner'))).toMatch(
+        /^master unreachable since \d\d:\d\d:\d\d \(what is shown is as of cluster time \d+\.\d{3} s\): /,
+      );
       expect(await page.locator('.banner').isVisible()).toBe(true);
+      // What the page showed stays, greyed: the figures are those of the last read that worked.
+      expect(await page.locator('main').getAttribute('class')).toBe('stale');
+      expect(await page.locator('cs-agents tbody tr').count()).toBe(1);
     } finally {
       await browser.close();
       if (!closed) await running.close();
     }
   });
 });
-
-function sleepTask(offer: JsonEvent, command: string): object {
-  const role = offer.allocation_info?.role as string;
-  const scalar = (name: string, value: number) => ({
-    name,
-    type: 'SCALAR',
-    scalar: { value },
-    allocation_info: { role },
-  });
-  return {
-    name: 'report',
-    task_id: { value: 'nightly-report' },
-    agent_id: offer.agent_id,
-    resources: [scalar('cpus', 0.5), scalar('mem', 64)],
-    command: { value: command },
-  };
-}
-
-/** Acknowledges every status update with a uuid as it comes, recording its state, until the stream closes. */
-async function acknowledgeAll(client: SchedulerClient, acked: string[]): Promise<void> {
-  while (!client.closed) {
-    const update = await client.next('UPDATE', 60_000).catch(() => undefined);
-    if (update === undefined) return;
-    const status = update.update.status;
-    if (status.uuid === undefined) continue;
-    acked.push(status.state as string);
-    await client.call({
-      type: 'ACKNOWLEDGE',
-      acknowledge: { agent_id: status.agent_id, task_id: status.task_id, uuid: status.uuid },
-    });
-  }
-}

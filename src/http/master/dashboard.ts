@@ -9,7 +9,8 @@
  * origin only.
  *
  * The page reads the cluster through the JSON endpoints (`/master/state`,
- * `/master/roles`, `/sim/v1/clock`), follows the trace over
+ * `/master/roles`, the operator API's `GET_TASKS`, `/sim/v1/agents`,
+ * `/sim/v1/clock`), follows the trace over
  * `GET /sim/v1/events` (sim/events.ts) and drives virtual time with
  * `POST /sim/v1/advance` and `/sim/v1/run_until_idle`.
  */

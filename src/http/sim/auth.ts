@@ -39,6 +39,7 @@ export const SIM_READ_ROUTES: ReadonlySet<string> = new Set([
   '/sim/v1/trace',
   '/sim/v1/events',
   '/sim/v1/misuse',
+  '/sim/v1/agents',
 ]);
 
 const PREFIX = '/sim/v1/';

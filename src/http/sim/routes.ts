@@ -17,6 +17,7 @@
  *                          new ones as they come, until the client goes; a reader that falls
  *                          more than 16 MiB behind is cut
  *   GET  /sim/v1/misuse    the protocol-misuse report (sim/misuse.ts)
+ *   GET  /sim/v1/agents    the master's agents in every state (sim/agents.ts)
  *
  * and, in sim/control-route.ts, run_until_idle, run_until, reset, snapshot and restore.
  *
@@ -39,6 +40,7 @@ import { sendError } from '../errors.js';
 import { MAX_SPAN_MS, parseFault } from '../../wire/sim/faults.js';
 import { serveMethods } from '../methods.js';
 import { registerMisuseRoute } from './misuse.js';
+import { registerAgentsRoute } from './agents.js';
 import { registerSimControlRoutes } from './control-route.js';
 import { SimControl } from '../../runtime/sim-control.js';
 import { principalOf } from '../auth.js';
@@ -72,6 +74,7 @@ export function registerSimRoutes(
   );
   registerSimControlRoutes(app, control);
   registerMisuseRoute(app, driver);
+  registerAgentsRoute(app, driver);
 }
 
 /** How far a trace reader may fall behind before its stream is cut. */

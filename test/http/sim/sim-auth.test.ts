@@ -34,7 +34,7 @@ const BOB = basic('bob', 'b');
 const OPS = basic('ops', 'o');
 
 /** Every route of the control API, with a body it takes. */
-const READS = ['/sim/v1/clock', '/sim/v1/trace', '/sim/v1/events', '/sim/v1/misuse'];
+const READS = ['/sim/v1/clock', '/sim/v1/trace', '/sim/v1/events', '/sim/v1/misuse', '/sim/v1/agents'];
 const CHANGES: [string, Json][] = [
   ['/sim/v1/advance', { ms: 1000 }],
   ['/sim/v1/faults', { type: 'crash_master' }],
