@@ -1,4 +1,5 @@
 /** `clustersim up`: a cluster on real sockets, in real time, until a signal. */
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { Argv, Options } from 'yargs';
 import type { Logger } from 'pino';
 import { createLogger } from '../runtime/logging.js';
@@ -25,7 +26,7 @@ type ArgOf<R> = R extends { flagDefault: null }
 /** The flags the option table gives `clustersim up`, by name. */
 type TableArgs = { [R in FlagRow as R['flag']]: ArgOf<R> };
 
-export type UpArgs = WithArgs & TableArgs & { 'log-format': LogFormat };
+export type UpArgs = WithArgs & TableArgs & { 'log-format': LogFormat; 'ready-file'?: string };
 
 /**
  * The groups of `--help`, in order: the basics first, then each part of
@@ -45,7 +46,16 @@ const HELP_GROUPS: readonly (OptionGroup | 'basics' | 'with')[] = [
 ];
 
 /** What a first start needs, shown first, in this order (out of the groups their rows name). */
-const BASIC_FLAGS: readonly string[] = ['port', 'agents', 'time', 'seed', 'host', 'log-level', 'log-format'];
+const BASIC_FLAGS: readonly string[] = [
+  'port',
+  'agents',
+  'time',
+  'seed',
+  'host',
+  'log-level',
+  'log-format',
+  'ready-file',
+];
 const BASICS_TITLE = 'Basics:';
 
 /** The yargs option of a flag of the table: its default (the command's where it differs from the library's), its check. */
@@ -75,7 +85,8 @@ function tableOptions(y: Argv): Argv {
   let built = y;
   for (const row of FLAG_ROWS) {
     built = built.option(row.flag, flagOptions(row));
-    if (row.flag === 'log-level') built = built.option('log-format', logFormatOption());
+    if (row.flag === 'log-level')
+      built = built.option('log-format', logFormatOption()).option('ready-file', READY_FILE_OPTION);
   }
   for (const group of HELP_GROUPS) {
     if (group === 'with') built = withOptions(built);
@@ -144,8 +155,11 @@ export async function runUp(args: UpArgs): Promise<void> {
     return;
   }
   for (const line of services.lines) process.stdout.write(`clustersim: ${line}\n`);
+  const readyFile = args['ready-file'];
+  if (readyFile !== undefined) writeReadyFile(readyFile, readyUrl(running, args['advertise-host']));
   const stop = (signal: string) => {
     logger.info({ signal }, 'stopping');
+    if (readyFile !== undefined) rmSync(readyFile, { force: true });
     void services
       .close()
       .then(() => running.close())
@@ -172,6 +186,34 @@ function clusterOptionsOf(args: UpArgs, logger: Logger): StartClusterOptions {
   };
 }
 
+/** `--ready-file`: where a script or a container's health check learns that the cluster serves, and where. */
+const READY_FILE_OPTION: Options = {
+  type: 'string',
+  requiresArg: true,
+  describe:
+    "Once the cluster serves, write the master's URL (as the ready line gives it) to this file; it is removed on a clean stop",
+};
+
+/** The master's URL in a file, whole or not at all (written beside it, then renamed over it). */
+function writeReadyFile(file: string, url: string): void {
+  const partial = `${file}.partial`;
+  writeFileSync(partial, `${url}\n`);
+  renameSync(partial, file);
+}
+
+/** The leading master's URL as the ready line names it. */
+function readyUrl(running: Pick<RunningCluster, 'masterUrls'>, advertiseHost: string | undefined): string {
+  return advertised(running.masterUrls[0]!, advertiseHost);
+}
+
+/** A server's URL at the advertised host, where one is given. */
+function advertised(url: string, advertiseHost: string | undefined): string {
+  if (advertiseHost === undefined) return url;
+  const at = new URL(url);
+  at.hostname = advertiseHost;
+  return at.origin;
+}
+
 /**
  * The one line on stdout once the cluster serves: where clients go, at the
  * advertised host (`--advertise-host`) rather than the bind address, which
@@ -181,13 +223,7 @@ export function readyLine(
   running: Pick<RunningCluster, 'masterUrls' | 'agents'>,
   advertiseHost: string | undefined,
 ): string {
-  const shown = (url: string): string => {
-    if (advertiseHost === undefined) return url;
-    const advertised = new URL(url);
-    advertised.hostname = advertiseHost;
-    return advertised.origin;
-  };
-  const [leader, ...others] = running.masterUrls.map(shown);
+  const [leader, ...others] = running.masterUrls.map((url) => advertised(url, advertiseHost));
   const standbys = others.length > 0 ? ` (leader; standby masters at ${others.join(', ')})` : '';
   const agents = running.agents.length;
   return `clustersim: master at ${leader}${standbys} with ${agents} agent${agents === 1 ? '' : 's'}\n`;

@@ -6,7 +6,9 @@
  * variable the files set names a flag of the command it configures.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +17,7 @@ import yargs from 'yargs';
 import { parse } from 'yaml';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { upOptions } from '../../src/cli/up.js';
+import { startUp } from '../e2e/cli-process.js';
 
 const DOCKERFILE = readFileSync(fileURLToPath(new URL('../../docker/Dockerfile', import.meta.url)), 'utf8');
 const COMPOSE = parse(readFileSync(fileURLToPath(new URL('../../docker/compose.yaml', import.meta.url)), 'utf8')) as {
@@ -65,10 +68,28 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
 });
 
+/** A ready file naming `url`, as `up --ready-file` writes it. */
+function readyFile(url: string): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'ready-')), 'clustersim.url');
+  writeFileSync(file, `${url}\n`);
+  return file;
+}
+
 describe('the HEALTHCHECK command', () => {
-  it("exits 0 against a running cluster's master on CLUSTERSIM_PORT", async () => {
+  it('follows --port: exits 0 once `up` has written its ready file and its master answers, non-zero once it stopped', async () => {
+    const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'ready-')), 'clustersim.url');
+    expect(await runHealthCheck({ CLUSTERSIM_READY_FILE: file })).not.toBe(0);
+    const up = await startUp(['--agents', '0', '--log-level', 'silent', '--ready-file', file]);
+    expect(readFileSync(file, 'utf8')).toBe(`${up.masterUrl}\n`);
+    expect(await runHealthCheck({ CLUSTERSIM_READY_FILE: file })).toBe(0);
+    expect(await up.stop('SIGTERM')).toBe(0);
+    expect(existsSync(file)).toBe(false);
+    expect(await runHealthCheck({ CLUSTERSIM_READY_FILE: file })).not.toBe(0);
+  }, 30_000);
+
+  it("exits 0 against a running cluster's master the ready file names", async () => {
     running = await startCluster({ port: 0, agents: 1 });
-    expect(await runHealthCheck({ CLUSTERSIM_PORT: new URL(running.masterUrl).port })).toBe(0);
+    expect(await runHealthCheck({ CLUSTERSIM_READY_FILE: readyFile(running.masterUrl) })).toBe(0);
   });
 
   it('exits non-zero when nothing listens, and when /health does not answer 200', async () => {
@@ -76,11 +97,12 @@ describe('the HEALTHCHECK command', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const freePort = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
-    expect(await runHealthCheck({ CLUSTERSIM_PORT: String(freePort) })).not.toBe(0);
+    expect(await runHealthCheck({ CLUSTERSIM_READY_FILE: readyFile(`http://127.0.0.1:${freePort}`) })).not.toBe(0);
     const failing = http.createServer((_req, res) => res.writeHead(503).end());
     servers.push(failing);
     await new Promise<void>((resolve) => failing.listen(0, '127.0.0.1', resolve));
-    expect(await runHealthCheck({ CLUSTERSIM_PORT: String((failing.address() as AddressInfo).port) })).not.toBe(0);
+    const port = (failing.address() as AddressInfo).port;
+    expect(await runHealthCheck({ CLUSTERSIM_READY_FILE: readyFile(`http://127.0.0.1:${port}`) })).not.toBe(0);
   });
 });
 
@@ -90,13 +112,20 @@ describe('docker/Dockerfile', () => {
     expect(stages).toHaveLength(2);
     expect(stages[0]).toMatch(/ AS build$/);
     expect(stages[1]).toMatch(/ AS runtime$/);
-    expect(instruction('ARG')).toContain('NODE_IMAGE=node:20-slim');
+    // Pinned to a release, not a moving tag.
+    expect(instruction('ARG').find((a) => a.startsWith('NODE_IMAGE='))).toMatch(
+      /^NODE_IMAGE=node:20\.\d+\.\d+-bookworm-slim$/,
+    );
     const runtime = INSTRUCTIONS.slice(INSTRUCTIONS.findIndex((l) => l.endsWith(' AS runtime')));
     expect(runtime).toContain('COPY --from=build /app/dist ./dist');
     expect(runtime.some((l) => l.startsWith('RUN npm ci --omit=dev'))).toBe(true);
     expect(runtime.some((l) => /^COPY (src|test) /.test(l))).toBe(false);
     expect(instruction('USER')).toEqual(['node']);
-    expect(instruction('ENTRYPOINT')).toEqual(['["node", "dist/cli/main.js"]']);
+    // tini as PID 1 reaps what spawned executors leave behind.
+    expect(instruction('ENTRYPOINT')).toEqual(['["/usr/bin/tini", "--", "node", "dist/cli/main.js"]']);
+    expect(runtime.some((l) => /apt-get install .*\btini\b/.test(l))).toBe(true);
+    // The shipped scenarios and the licence are in the image.
+    expect(runtime).toContain('COPY scenarios ./scenarios');
   });
 
   it("exposes the master's port and the agents' range from CLUSTERSIM_AGENT_PORT, and sets only flags of up", () => {
@@ -107,6 +136,7 @@ describe('docker/Dockerfile', () => {
       CLUSTERSIM_HOST: '0.0.0.0',
       CLUSTERSIM_ADVERTISE_HOST: 'localhost',
       CLUSTERSIM_AGENT_PORT: '5051',
+      CLUSTERSIM_READY_FILE: '/tmp/clustersim.url',
     });
     const flags = upFlags();
     for (const name of Object.keys(env).filter((n) => n.startsWith('CLUSTERSIM_')))
