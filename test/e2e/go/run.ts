@@ -236,11 +236,14 @@ function buildAll(tmp: string): Binaries | undefined {
   return binaries as Binaries;
 }
 
-/** The stderr files of the executors run under the work directory, as paths relative to it. */
+/**
+ * The stderr files of the executors run under the work directory, as paths
+ * relative to it; each run once (not again through its `runs/latest` link).
+ */
 function executorLogs(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((file) => path.basename(file) === 'stderr')
+    .filter((file) => path.basename(file) === 'stderr' && !file.split(path.sep).includes('latest'))
     .sort();
 }
 
