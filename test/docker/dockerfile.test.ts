@@ -80,6 +80,8 @@ describe('the HEALTHCHECK command', () => {
     const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'ready-')), 'clustersim.url');
     expect(await runHealthCheck({ CLUSTERSIM_READY_FILE: file })).not.toBe(0);
     const up = await startUp(['--agents', '0', '--log-level', 'silent', '--ready-file', file]);
+    // Written once the whole command serves (after the ready line, and any --with services).
+    await expect.poll(() => existsSync(file), { timeout: 10_000 }).toBe(true);
     expect(readFileSync(file, 'utf8')).toBe(`${up.masterUrl}\n`);
     expect(await runHealthCheck({ CLUSTERSIM_READY_FILE: file })).toBe(0);
     expect(await up.stop('SIGTERM')).toBe(0);
