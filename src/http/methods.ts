@@ -1,19 +1,24 @@
 /**
- * Which methods an endpoint serves. Every other method Node's parser hands
- * over is answered 405 with `Allow`, as upstream answers it, so that a PUT on
+ * Which methods an endpoint serves, and the one route every endpoint of an
+ * app is served by. Every other method Node's parser hands over is
+ * answered 405 with `Allow`, as upstream answers it, so that a PUT on
  * `/state` is not taken for a read and a TRACE on the scheduler API is not a
  * 404 while a PUT is a 405.
  *
- * Only GET, HEAD and POST are routes of an endpoint (those it serves). A
- * route for each of the 34 methods Node parses, on every endpoint of every
- * server, made most of a cluster's start. Every other request reaches the
- * not-found route, whose request hook finds the endpoint in the app's table
- * and serves or refuses the request there: after the app's own request
- * hooks, as a route's would, and before any body is read.
+ * An app's endpoints are a table (path to methods and handler), not a
+ * fastify route each: fastify compiles a matcher per route and method, and
+ * a route per endpoint made most of a cluster's start. One wildcard route
+ * for GET, HEAD and POST looks the endpoint up in the table; its request
+ * hook refuses a method the endpoint does not allow, or sends an unknown
+ * path to the not-found handler, before any body is read. The other
+ * methods reach the not-found route, whose request hook finds the endpoint
+ * in the table and serves or refuses the request there, also before any
+ * body is read.
  */
 import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteHandlerMethod } from 'fastify';
 import { sendError } from './errors.js';
+import { learnPath } from './routing.js';
 
 /** An endpoint as the not-found route's hook serves it: the methods it allows, and its handler. */
 interface Endpoint {
@@ -26,8 +31,11 @@ interface MethodTable {
   readonly endpoints: Map<string, Endpoint>;
 }
 
-/** The methods an endpoint has routes for, where it serves them; PUT and the rest of a legacy read are served by the hook. */
-const ROUTED: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST']);
+/** The methods the endpoints' route takes; PUT and the rest of a legacy read are served by the not-found route's hook. */
+const ROUTED: HTTPMethods[] = ['GET', 'HEAD', 'POST'];
+
+/** The wildcard path of the endpoints' route; fastify's own routes (`/metrics`) take precedence over it. */
+const ENDPOINTS_ROUTE = '/*';
 
 const TABLES = new WeakMap<FastifyInstance, MethodTable>();
 
@@ -42,10 +50,11 @@ export function everyMethod(app: FastifyInstance): HTTPMethods[] {
 }
 
 /**
- * Routes `url` to `handler` for the `allowed` methods and to a 405 for all
- * the others. The 405 is sent from `onRequest`, before fastify reads the
- * body or checks its Content-Type, so the method is the first thing refused
- * whatever else is wrong with the request, as upstream checks it first.
+ * Serves `url` by `handler` for the `allowed` methods and answers a 405
+ * for all the others. The 405 is sent from `onRequest`, before fastify
+ * reads the body or checks its Content-Type, so the method is the first
+ * thing refused whatever else is wrong with the request, as upstream
+ * checks it first.
  */
 export function serveMethods(
   app: FastifyInstance,
@@ -54,9 +63,31 @@ export function serveMethods(
   handler: RouteHandlerMethod,
 ): void {
   tableOf(app).endpoints.set(url, { allowed, handler });
-  const served = allowed.filter((m) => ROUTED.has(m));
-  // No HEAD of fastify's own beside a GET: HEAD is served where it is allowed, and refused elsewhere.
-  if (served.length > 0) app.route({ method: served, url, handler, exposeHeadRoute: false });
+  learnPath(app, url);
+}
+
+/**
+ * The endpoints' route: its request hook finds the endpoint (or sends the
+ * request to the not-found handler) and refuses a method it does not
+ * allow; its handler serves the request once the body is read.
+ */
+function routeEndpoints(app: FastifyInstance, table: MethodTable): void {
+  const endpointOf = (req: FastifyRequest) => table.endpoints.get(pathOf(req.url));
+  app.route({
+    method: ROUTED,
+    url: ENDPOINTS_ROUTE,
+    exposeHeadRoute: false,
+    // A hook that answers does not go on (`done`): fastify would read the body and route the request still.
+    onRequest: (req, reply, done) => {
+      const endpoint = endpointOf(req);
+      if (endpoint === undefined) reply.callNotFound();
+      else if (!endpoint.allowed.includes(req.method)) refuseMethod(req, reply, endpoint.allowed);
+      else done();
+    },
+    handler(req, reply) {
+      return endpointOf(req)!.handler.call(this, req, reply);
+    },
+  });
 }
 
 /**
@@ -85,11 +116,10 @@ export async function unroutedMethodHook(
  * has no route for, the endpoint's path rather than the not-found route's.
  */
 export function routePathOf(req: FastifyRequest): string | undefined {
-  if (req.is404) {
-    const path = pathOf(req.url);
-    if (TABLES.get(req.server)?.endpoints.has(path) === true) return path;
-  }
-  return req.routeOptions.url;
+  const url = req.routeOptions.url;
+  if (url !== undefined && url !== ENDPOINTS_ROUTE && !req.is404) return url;
+  const path = pathOf(req.url);
+  return TABLES.get(req.server)?.endpoints.has(path) === true ? path : undefined;
 }
 
 function refuseMethod(req: FastifyRequest, reply: FastifyReply, allowed: readonly string[]): FastifyReply {
@@ -114,6 +144,7 @@ function tableOf(app: FastifyInstance): MethodTable {
   for (const method of METHODS) {
     if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
   }
+  routeEndpoints(app, table);
   return table;
 }
 

@@ -17,14 +17,29 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 
+const ROUTERS = new WeakMap<FastifyInstance, PathRouter>();
+
+/** An endpoint the app serves without a route of its own (http/methods.ts): its router rewrites to it. */
+export function learnPath(app: FastifyInstance, path: string): void {
+  ROUTERS.get(app)?.learn(path);
+}
+
 export class PathRouter {
   readonly #paths = new Set<string>();
 
-  /** Learns every route the app registers from now on; call before registering any. */
+  /**
+   * Learns every route the app registers from now on, and every endpoint
+   * it serves from its table (`learnPath`); call before registering any.
+   */
   attach(app: FastifyInstance): void {
+    ROUTERS.set(app, this);
     app.addHook('onRoute', (route) => {
       this.#paths.add(route.url);
     });
+  }
+
+  learn(path: string): void {
+    this.#paths.add(path);
   }
 
   /** fastify's `rewriteUrl`: the route a request target goes to, its query kept. */
