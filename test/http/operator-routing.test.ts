@@ -84,3 +84,15 @@ describe('agent routing', () => {
     expect((await agent.inject({ method: 'GET', url: '/slave(1)/nope' })).statusCode).toBe(404);
   });
 });
+
+describe('the routes an app builds', () => {
+  // fastify compiles a matcher for every route and method on every start; the endpoints are a table one route looks up.
+  it('is the same few however many endpoints the app serves', () => {
+    expect(master.printRoutes().trim().split('\n')).toEqual([
+      '└── /',
+      '    ├── metrics (GET, HEAD)',
+      '    └── * (GET, HEAD, POST)',
+    ]);
+    expect(agent.printRoutes().trim().split('\n')).toEqual(['└── /', '    └── * (GET, HEAD, POST)']);
+  });
+});
