@@ -111,12 +111,13 @@ export function requireAuthentication(
   credentials: Credentials,
   routes = AUTHENTICATED_ROUTES,
 ): void {
-  app.addHook('onRequest', async (req, reply) => {
+  // A hook that answers does not go on: fastify would read the body and route the request still.
+  app.addHook('onRequest', (req, reply, done) => {
     const realm = routes.get(routePathOf(req) ?? '');
-    if (realm === undefined) return undefined;
+    if (realm === undefined) return done();
     const result = authenticate(req.headers.authorization, credentials, realm);
-    if (!result.ok) return sendUnauthorized(reply, result);
+    if (!result.ok) return void sendUnauthorized(reply, result);
     setPrincipal(req, result.principal);
-    return undefined;
+    done();
   });
 }

@@ -152,6 +152,7 @@ function tableOf(app: FastifyInstance): MethodTable {
 function pathOf(url: string): string {
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
+  if (!path.includes('%')) return path;
   try {
     return decodeURI(path);
   } catch {

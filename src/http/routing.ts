@@ -60,8 +60,17 @@ export class PathRouter {
 
 /** `/a//b/` is `/a/b`; the root stays `/`. */
 export function normalisePath(path: string): string {
+  if (isNormal(path)) return path;
   const segments = path.split('/').filter((s) => s !== '');
   return `/${segments.join('/')}`;
+}
+
+const SLASH = 47;
+
+/** A path with a leading slash, no empty segment and no trailing slash (or the root): the common case, left as it is. */
+function isNormal(path: string): boolean {
+  if (path.charCodeAt(0) !== SLASH) return false;
+  return path.length === 1 || (path.charCodeAt(path.length - 1) !== SLASH && !path.includes('//'));
 }
 
 function parentOf(path: string): string {

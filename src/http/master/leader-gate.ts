@@ -46,7 +46,7 @@ export function gateToLeader(
   index: number,
   listenerPorts?: readonly number[],
 ): void {
-  app.addHook('onRequest', async (req, reply) => {
+  const gate = (req: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
     const path = normalisePath(req.url.split('?', 1)[0] ?? '/');
     if (path.startsWith('/sim/v1/') || EVERY_MASTER.has(path)) return undefined;
     const leadership = driver.read((view): Leadership => {
@@ -81,6 +81,10 @@ export function gateToLeader(
       .header('location', redirect ? base : `${base}${req.originalUrl}`)
       .header('content-length', '0')
       .send();
+  };
+  // A hook that answers does not go on: fastify would read the body and route the request still.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (gate(req, reply) === undefined) done();
   });
 }
 

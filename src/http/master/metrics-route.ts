@@ -56,18 +56,15 @@ export function observeRequests(app: FastifyInstance): ObservedApp {
     buckets: LATENCY_BUCKETS_SECONDS,
     registers: [registry],
   });
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     const start = performance.now();
-    let counted = false;
-    const count = () => {
-      if (counted) return;
-      counted = true;
+    // A response emits 'close' once, after it finished or when its connection closed before.
+    reply.raw.once('close', () => {
       const labels = labelsOf(req, reply);
       requests.inc(labels);
       latency.observe(labels, (performance.now() - start) / 1000);
-    };
-    reply.raw.once('finish', count);
-    reply.raw.once('close', count);
+    });
+    done();
   });
   return { registry };
 }

@@ -19,7 +19,7 @@
  * Without `--acls`, or with `permissive` and no rule that matches, it is
  * allowed. What the reads show each reader is the routes' (wire/sim/view.ts).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClusterDriver } from '../../runtime/driver.js';
 import {
   authenticate,
@@ -55,7 +55,7 @@ export function guardControlApi(
   driver: ClusterDriver,
   credentials: Credentials | undefined,
 ): void {
-  app.addHook('onRequest', async (req, reply) => {
+  const guard = (req: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
     const url = routePathOf(req);
     if (url === undefined || !url.startsWith(PREFIX)) return undefined;
     const read = SIM_READ_ROUTES.has(url);
@@ -71,5 +71,9 @@ export function guardControlApi(
     // The body is left unread: close, as the other refusals before the body do.
     reply.header('connection', 'close');
     return sendError(reply, 'FORBIDDEN', CONTROL_FORBIDDEN);
+  };
+  // A hook that answers does not go on: fastify would read the body and route the request still.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (guard(req, reply) === undefined) done();
   });
 }
