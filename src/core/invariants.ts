@@ -69,13 +69,20 @@ export function checkAgents(
   totalOf: (agentId: string) => Resources | undefined,
   scope: CheckScope,
 ): string | undefined {
-  const touched = new Set([...master.ledger.takeTouched(), ...master.allocator.takeTouched()]);
+  const touched = union(master.ledger.takeTouched(), master.allocator.takeTouched());
   const agentIds = scope === 'full' ? new Set([...master.allocator.agentIds(), ...master.ledger.agentIds()]) : touched;
   for (const agentId of agentIds) {
     const failure = checkAgent(master, agentId, totalOf(agentId) ?? master.allocator.total(agentId));
     if (failure !== undefined) return failure;
   }
   return scope === 'full' ? checkRecords(master) : undefined;
+}
+
+/** Both sets' members, the first's first; one of them as it is when the other is empty (checked after most inputs, which touch nothing). */
+function union(first: ReadonlySet<string>, second: ReadonlySet<string>): ReadonlySet<string> {
+  if (second.size === 0) return first;
+  if (first.size === 0) return second;
+  return new Set([...first, ...second]);
 }
 
 function checkAgent(master: Master, agentId: string, total: Resources): string | undefined {

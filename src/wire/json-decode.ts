@@ -74,12 +74,32 @@ function isObject(v: unknown): v is JsonObject {
 // does, so that the first error reported is the same one.
 function parseMessage(plan: DecodePlan, json: JsonObject): Message {
   const out: Message = {};
-  for (const key of Object.keys(json).sort()) {
+  for (const key of sortedKeys(json)) {
     const field = plan.byName.get(key);
     if (field !== undefined) applyValue(field, out, json[key]);
   }
   for (const name of plan.required) if (out[name] === undefined) lacking = true;
   return out;
+}
+
+/** Up to this many keys are sorted by insertion: a call's objects have a handful, and a hostile one thousands. */
+const INSERTION_SORT_MAX = 16;
+
+/**
+ * An object's keys in sorted order, as `sort()` orders them (keys are
+ * distinct). A handful are sorted in place by insertion: V8's sort takes a
+ * work array of its own, and a call decodes several objects.
+ */
+function sortedKeys(json: JsonObject): string[] {
+  const keys = Object.keys(json);
+  if (keys.length > INSERTION_SORT_MAX) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
+  return keys;
 }
 
 /**
@@ -134,7 +154,7 @@ function applyMapObject(field: DecodeField, out: Message, v: unknown): void {
   if (!isObject(v)) throw notExpecting(jsonKind(v), field);
   const valueField = mapValueField(field);
   let record = out[field.name] as Record<string, unknown> | undefined;
-  for (const key of Object.keys(v).sort()) {
+  for (const key of sortedKeys(v)) {
     const raw = v[key];
     if (raw === null) continue;
     const converted = convertSingle(valueField, raw);

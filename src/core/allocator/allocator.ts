@@ -165,7 +165,7 @@ export class Allocator {
   /** The agents whose allocation changed since the last call, and a fresh set. */
   takeTouched(): ReadonlySet<string> {
     const touched = this.#books.touched;
-    this.#books.touched = new Set();
+    if (touched.size > 0) this.#books.touched = new Set();
     return touched;
   }
 

@@ -113,7 +113,7 @@ export class Ledger {
   /** The agents whose books changed since the last call, and a fresh set. */
   takeTouched(): ReadonlySet<string> {
     const touched = this.#touched;
-    this.#touched = new Set();
+    if (touched.size > 0) this.#touched = new Set();
     return touched;
   }
 
