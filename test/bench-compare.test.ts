@@ -13,6 +13,8 @@ describe('bench compare', () => {
   it('takes a ref and the parts, start by default', () => {
     expect(parseCompareArgs(['62b20d7'])).toEqual({ ref: '62b20d7', parts: ['start'] });
     expect(parseCompareArgs(['v0.1.0', 'start'])).toEqual({ ref: 'v0.1.0', parts: ['start'] });
+    expect(parseCompareArgs(['main~3', 'calls', 'start'])).toEqual({ ref: 'main~3', parts: ['start', 'calls'] });
+    expect(parseCompareArgs(['HEAD', 'calls'])).toEqual({ ref: 'HEAD', parts: ['calls'] });
     expect(() => parseCompareArgs([])).toThrow(CompareError);
     expect(() => parseCompareArgs(['HEAD', 'bogus'])).toThrow(/unknown compare part\(s\) bogus/);
   });

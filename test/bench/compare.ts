@@ -8,21 +8,22 @@
  * machine's load weighs on both sides alike.
  *
  * Parts: start (the default): startCluster() of 3 agents and the first
- * OFFERS of a SUBSCRIBE, BENCH_STARTUP_RUNS (20) starts per round and side;
- * BENCH_COMPARE_ROUNDS rounds (default 5).
+ * OFFERS of a SUBSCRIBE, BENCH_STARTUP_RUNS (20) starts per round and side,
+ * BENCH_COMPARE_ROUNDS rounds (default 5). calls: DECLINE/ACCEPT calls/s and
+ * their ratio to a bare fastify route, BENCH_COMPARE_CALLS_ROUNDS rounds
+ * (default 3) of BENCH_SECONDS after BENCH_WARMUP_SECONDS with
+ * BENCH_CONNECTIONS connections, as the calls part of the bench.
  */
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { StartSample } from './compare-start.js';
 import {
   type BuiltTree,
   buildCurrent,
   CompareError,
   currentRoot,
   prepareRefTree,
-  type RefTree,
   refTreeDir,
   removeRefTree,
   resolveRef,
@@ -31,7 +32,7 @@ import {
 } from './compare-tree.js';
 import { num, percentile, progress, sortedCopy, table } from './stats.js';
 
-export const COMPARE_PARTS = ['start'] as const;
+export const COMPARE_PARTS = ['start', 'calls'] as const;
 export type ComparePart = (typeof COMPARE_PARTS)[number];
 
 export interface CompareArgs {
@@ -64,90 +65,135 @@ export function roundOrder(round: number): readonly [Side, Side] {
   return round % 2 === 0 ? ['ref', 'now'] : ['now', 'ref'];
 }
 
-const START_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'compare-start.ts');
+const HERE = path.dirname(fileURLToPath(import.meta.url));
 
-/** One round of one side: a fresh node process starting `runs` clusters from the given build. */
-function startRound(entry: string, runs: number, cwd: string): Promise<StartSample> {
+/** One round of one side: a fresh node process running `script`, whose last stdout line is its figures as JSON. */
+function runSide(script: string, args: readonly string[], cwd: string): Promise<Record<string, number[]>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', START_SCRIPT, entry, String(runs)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, script), ...args], {
       cwd,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
     trackChild(child);
     let out = '';
-    let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
     child.on('error', reject);
     child.on('close', (code) => {
-      if (code === 0) return resolve(JSON.parse(out.trim().split('\n').pop() ?? '') as StartSample);
-      reject(new CompareError(`the start measurement of ${entry} failed (exit code ${code}):\n${err.trimEnd()}`));
+      if (code === 0) return resolve(JSON.parse(out.trim().split('\n').pop() ?? '') as Record<string, number[]>);
+      reject(new CompareError(`${script} ${args.join(' ')} failed (exit code ${code}; its errors above)`));
     });
   });
 }
 
-interface SideFigures {
-  readonly all: number[];
-  readonly roundMedians: number[];
+/** A figure of a part: the key of its values in a side's JSON, how it is printed, which way is better. */
+interface Figure {
+  readonly key: string;
+  readonly name: string;
+  readonly better: 'lower' | 'higher';
+  readonly decimals: number;
 }
 
-function addRound(figures: SideFigures, sample: readonly number[]): void {
-  figures.all.push(...sample);
-  figures.roundMedians.push(percentile(sortedCopy(sample), 0.5));
+/** Each side's values of each figure: all of them, and each round's median. */
+type Collected = Record<Side, Map<string, { all: number[]; roundMedians: number[] }>>;
+
+async function interleave(
+  part: string,
+  rounds: number,
+  measure: (side: Side) => Promise<Record<string, number[]>>,
+): Promise<Collected> {
+  const collected: Collected = { ref: new Map(), now: new Map() };
+  for (let round = 0; round < rounds; round++) {
+    for (const side of roundOrder(round)) {
+      progress(`${part}, round ${round + 1} of ${rounds}: ${side}`);
+      for (const [key, values] of Object.entries(await measure(side))) {
+        const figure = collected[side].get(key) ?? { all: [], roundMedians: [] };
+        figure.all.push(...values);
+        figure.roundMedians.push(medianOf(values));
+        collected[side].set(key, figure);
+      }
+    }
+  }
+  return collected;
 }
 
 function medianOf(sample: readonly number[]): number {
   return percentile(sortedCopy(sample), 0.5);
 }
 
-function rangeText(sample: readonly number[]): string {
+function rangeText(sample: readonly number[], decimals: number): string {
   const s = sortedCopy(sample);
-  return `${num(s[0] ?? Number.NaN, 1)}-${num(s[s.length - 1] ?? Number.NaN, 1)}`;
+  return `${num(s[0] ?? Number.NaN, decimals)}-${num(s[s.length - 1] ?? Number.NaN, decimals)}`;
 }
 
-async function comparePartStart(root: string, ref: RefTree, now: BuiltTree, refName: string): Promise<string[]> {
-  const rounds = envCount('BENCH_COMPARE_ROUNDS', 5);
-  const runs = envCount('BENCH_STARTUP_RUNS', 20);
-  const empty = (): SideFigures => ({ all: [], roundMedians: [] });
-  const figures = { ref: { resolve: empty(), offers: empty() }, now: { resolve: empty(), offers: empty() } };
-  for (let round = 0; round < rounds; round++) {
-    for (const side of roundOrder(round)) {
-      progress(`start, round ${round + 1} of ${rounds}: ${side}, ${runs} starts`);
-      const sample = await startRound(side === 'ref' ? ref.entry : now.entry, runs, root);
-      addRound(figures[side].resolve, sample.resolveMs);
-      addRound(figures[side].offers, sample.offersMs);
-    }
-  }
-  const row = (name: string, key: 'resolve' | 'offers') => {
-    const [r, n] = [figures.ref[key], figures.now[key]];
+/** Medians of each side over all its values, their ratio, and the range of each side's round medians. */
+function compareTable(figures: readonly Figure[], collected: Collected, refName: string): string {
+  const rows = figures.map(({ key, name, better, decimals }) => {
+    const [r, n] = [collected.ref.get(key), collected.now.get(key)];
+    const [refMedian, nowMedian] = [medianOf(r?.all ?? []), medianOf(n?.all ?? [])];
     return [
       name,
-      num(medianOf(r.all), 1),
-      num(medianOf(n.all), 1),
-      ratioText(medianOf(n.all), medianOf(r.all)),
-      rangeText(r.roundMedians),
-      rangeText(n.roundMedians),
+      num(refMedian, decimals),
+      num(nowMedian, decimals),
+      ratioText(nowMedian, refMedian),
+      better,
+      rangeText(r?.roundMedians ?? [], decimals),
+      rangeText(n?.roundMedians ?? [], decimals),
     ];
-  };
+  });
+  return table(['figure', `ref ${refName}`, 'now', 'now / ref', 'better', 'ref rounds', 'now rounds'], rows);
+}
+
+const START_FIGURES: readonly Figure[] = [
+  { key: 'resolveMs', name: 'startCluster() resolved, ms', better: 'lower', decimals: 1 },
+  { key: 'offersMs', name: 'first OFFERS from the start, ms', better: 'lower', decimals: 1 },
+];
+
+async function comparePartStart(root: string, sides: Record<Side, BuiltTree>, refName: string): Promise<string[]> {
+  const rounds = envNumber('BENCH_COMPARE_ROUNDS', 5, true);
+  const runs = envNumber('BENCH_STARTUP_RUNS', 20, true);
+  const collected = await interleave('start', rounds, (side) =>
+    runSide('compare-start.ts', [sides[side].entry, String(runs)], root),
+  );
   return [
     '',
-    `start: startCluster({ port: 0, agents: 3, seed: 1, time: 'realtime' }), then a SUBSCRIBE over HTTP read to its first OFFERS;`,
-    `${rounds} rounds of a fresh process per side starting ${runs} clusters, sides interleaved (ref, now; now, ref; ...);`,
-    `medians of all ${num(rounds * runs)} starts of each side, and the range of the rounds' medians. Lower is better:`,
-    'now / ref below 1 means now starts faster',
-    table(
-      ['ms, lower is better', `ref ${refName}`, 'now', 'now / ref', 'ref rounds', 'now rounds'],
-      [row('startCluster() resolved', 'resolve'), row('first OFFERS, from the start', 'offers')],
-    ),
+    `start: startCluster({ port: 0, agents: 3, seed: 1, time: 'realtime' }), then a SUBSCRIBE over HTTP read to its`,
+    `first OFFERS; ${rounds} rounds of a fresh process per side starting ${runs} clusters; medians of all ${num(rounds * runs)} starts`,
+    "of each side, and the range of the rounds' medians",
+    compareTable(START_FIGURES, collected, refName),
   ];
 }
 
-function envCount(name: string, fallback: number): number {
+const CALLS_FIGURES: readonly Figure[] = [
+  { key: 'clusterCallsPerSecond', name: 'clustersim DECLINE/ACCEPT, calls/s', better: 'higher', decimals: 0 },
+  { key: 'bareCallsPerSecond', name: 'bare fastify route, calls/s', better: 'higher', decimals: 0 },
+  { key: 'ratio', name: 'ratio clustersim / bare, by calls/s', better: 'higher', decimals: 2 },
+  { key: 'clusterCpuUsPerCall', name: 'clustersim server thread, cpu us/call', better: 'lower', decimals: 0 },
+];
+
+async function comparePartCalls(root: string, sides: Record<Side, BuiltTree>, refName: string): Promise<string[]> {
+  const rounds = envNumber('BENCH_COMPARE_CALLS_ROUNDS', 3, true);
+  const seconds = envNumber('BENCH_SECONDS', 3, false);
+  const warmupSeconds = envNumber('BENCH_WARMUP_SECONDS', 2, false);
+  const connections = envNumber('BENCH_CONNECTIONS', 12, true);
+  const args = [warmupSeconds * 1000, seconds * 1000, connections].map(String);
+  const collected = await interleave('calls', rounds, (side) =>
+    runSide('compare-calls.ts', [sides[side].entry, ...args], root),
+  );
+  return [
+    '',
+    `calls: DECLINE/ACCEPT on 3 agents, then the bare fastify route, ${connections} keep-alive connections, ${seconds} s after`,
+    `${warmupSeconds} s warm-up each (npm run bench -- calls), the server on a worker thread; ${rounds} rounds of a fresh`,
+    'process per side; medians of the rounds, and their range',
+    compareTable(CALLS_FIGURES, collected, refName),
+  ];
+}
+
+function envNumber(name: string, fallback: number, integer: boolean): number {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0)
-    throw new CompareError(`${name} must be a positive integer, got '${raw}'`);
+  if (!(value > 0) || (integer && !Number.isInteger(value)))
+    throw new CompareError(`${name} must be a positive ${integer ? 'integer' : 'number'}, got '${raw}'`);
   return value;
 }
 
@@ -187,7 +233,9 @@ export async function runCompare(words: readonly string[]): Promise<string[]> {
       `ref: ${args.ref}${ref.commit.startsWith(args.ref) ? '' : ` = ${ref.commit.slice(0, 7)}`} '${ref.subject}' (dependencies: ${ref.install})`,
       `now: the current work tree at ${head}, uncommitted changes included; each side built with its own build script`,
     ];
-    if (args.parts.includes('start')) out.push(...(await comparePartStart(root, ref, now, args.ref)));
+    const sides = { ref, now };
+    if (args.parts.includes('start')) out.push(...(await comparePartStart(root, sides, args.ref)));
+    if (args.parts.includes('calls')) out.push(...(await comparePartCalls(root, sides, args.ref)));
     return out;
   } finally {
     stopListening();

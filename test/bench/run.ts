@@ -32,9 +32,10 @@
  *                  (failover.ts, a child process per size); run only when named (`npm run bench -- failover`)
  *   chaos      11. schedules/s of `clustersim chaos` on scenarios/resilient-service.yaml with 1 and 2 workers
  *                  (chaos.ts); run only when named (`npm run bench -- chaos`)
- *   compare        `npm run bench -- compare <git-ref> [start]`: the figures of the current work tree and of
- *                  a commit, each built into its own dist, measured interleaved in one run, with their ratio
- *                  (compare.ts; BENCH_COMPARE_ROUNDS rounds, default 5; a ref of another lockfile gets `npm ci`)
+ *   compare        `npm run bench -- compare <git-ref> [start] [calls]`: the figures of the current work tree
+ *                  and of a commit, each built into its own dist, measured interleaved in one run, with their
+ *                  ratio: start (the default) as part 2, calls as part 1's DECLINE/ACCEPT row (compare.ts says
+ *                  how; BENCH_COMPARE_ROUNDS, BENCH_COMPARE_CALLS_ROUNDS; another lockfile gets `npm ci`)
  *
  *   BENCH_SECONDS          measured seconds per HTTP target (default 3)
  *   BENCH_WARMUP_SECONDS   warm-up before each measurement (default 2: clustersim
