@@ -116,6 +116,10 @@ async function interleave(
   return collected;
 }
 
+function plural(count: number, noun: string): string {
+  return `${num(count)} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 function medianOf(sample: readonly number[]): number {
   return percentile(sortedCopy(sample), 0.5);
 }
@@ -157,7 +161,7 @@ async function comparePartStart(root: string, sides: Record<Side, BuiltTree>, re
   return [
     '',
     `start: startCluster({ port: 0, agents: 3, seed: 1, time: 'realtime' }), then a SUBSCRIBE over HTTP read to its`,
-    `first OFFERS; ${rounds} rounds of a fresh process per side starting ${runs} clusters; medians of all ${num(rounds * runs)} starts`,
+    `first OFFERS; ${plural(rounds, 'round')} of a fresh process per side starting ${plural(runs, 'cluster')}; medians of all ${num(rounds * runs)} starts`,
     "of each side, and the range of the rounds' medians",
     compareTable(START_FIGURES, collected, refName),
   ];
@@ -182,7 +186,7 @@ async function comparePartCalls(root: string, sides: Record<Side, BuiltTree>, re
   return [
     '',
     `calls: DECLINE/ACCEPT on 3 agents, then the bare fastify route, ${connections} keep-alive connections, ${seconds} s after`,
-    `${warmupSeconds} s warm-up each (npm run bench -- calls), the server on a worker thread; ${rounds} rounds of a fresh`,
+    `${warmupSeconds} s warm-up each (npm run bench -- calls), the server on a worker thread; ${plural(rounds, 'round')} of a fresh`,
     'process per side; medians of the rounds, and their range',
     compareTable(CALLS_FIGURES, collected, refName),
   ];
