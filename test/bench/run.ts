@@ -32,6 +32,10 @@
  *                  (failover.ts, a child process per size); run only when named (`npm run bench -- failover`)
  *   chaos      11. schedules/s of `clustersim chaos` on scenarios/resilient-service.yaml with 1 and 2 workers
  *                  (chaos.ts); run only when named (`npm run bench -- chaos`)
+ *   compare        `npm run bench -- compare <git-ref> [start] [calls]`: the figures of the current work tree
+ *                  and of a commit, each built into its own dist, measured interleaved in one run, with their
+ *                  ratio: start (the default) as part 2, calls as part 1's DECLINE/ACCEPT row (compare.ts says
+ *                  how; BENCH_COMPARE_ROUNDS, BENCH_COMPARE_CALLS_ROUNDS; another lockfile gets `npm ci`)
  *
  *   BENCH_SECONDS          measured seconds per HTTP target (default 3)
  *   BENCH_WARMUP_SECONDS   warm-up before each measurement (default 2: clustersim
@@ -84,6 +88,8 @@ import { runVirtualDay, VIRTUAL_DAY, virtualDayLines } from './virtual-day.js';
 import { benchScalePart } from './scale-part.js';
 import { benchFailoverPart } from './failover-part.js';
 import { benchChaosPart } from './chaos.js';
+import { runCompare } from './compare.js';
+import { CompareError } from './compare-tree.js';
 import { num, progress, table } from './stats.js';
 import type { ThreadWindow } from './thread-cpu.js';
 
@@ -428,6 +434,10 @@ async function main(): Promise<void> {
   const streamEvents = Math.round(envNumber('BENCH_STREAM_EVENTS', 300_000));
   const streamBatch = Math.round(envNumber('BENCH_STREAM_BATCH', 1000));
 
+  if (process.argv[2] === 'compare') {
+    process.stdout.write(`${(await runCompare(process.argv.slice(3))).join('\n')}\n`);
+    return;
+  }
   const named = process.argv.slice(2).join(',');
   const only = selectedParts(named === '' ? process.env.BENCH_ONLY : named);
 
@@ -476,6 +486,9 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  const expected = error instanceof CompareError; // a step that could not run: its message says which
+  process.stderr.write(
+    `bench: ${error instanceof Error ? (expected ? '' : error.stack) || error.message : String(error)}\n`,
+  );
   process.exitCode = 1;
 });

@@ -78,14 +78,19 @@ export interface CallsResult {
 
 export async function benchSchedulerCalls(
   options: CallsOptions,
-  workloads: { readonly offers: boolean; readonly launches: LaunchOptions | undefined },
+  workloads: {
+    readonly offers: boolean;
+    readonly launches: LaunchOptions | undefined;
+    /** The built dist/index.js the clusters come from (default: the sources). */
+    readonly library?: string;
+  },
 ): Promise<CallsResult> {
   const seconds = (options.warmupMs + options.durationMs) / 1000;
   let offers: OffersResult | undefined;
   let ids = { frameworkId: PLACEHOLDER_ID, streamId: PLACEHOLDER_ID, staleOfferId: `${PLACEHOLDER_ID}-O999999` };
   if (workloads.offers) {
     progress(`scheduler calls: clustersim, DECLINE/ACCEPT, ${options.connections} connections, ${seconds} s`);
-    const sim = await driveOffers(options);
+    const sim = await driveOffers(options, workloads.library);
     offers = { result: sim.result, liveCalls: sim.feed.liveCalls, staleCalls: sim.feed.staleCalls };
     ids = sim.ids;
   }
@@ -95,7 +100,8 @@ export async function benchSchedulerCalls(
     ids.streamId,
     new OfferFeed(ids.frameworkId, ids.staleOfferId),
   );
-  const launches = workloads.launches === undefined ? undefined : await driveLaunches(options, workloads.launches);
+  const launches =
+    workloads.launches === undefined ? undefined : await driveLaunches(options, workloads.launches, workloads.library);
   return { offers, launches, bare, cpuSource };
 }
 
@@ -138,10 +144,11 @@ async function load(
   return { ...result, cpuUsPerCall: window.cpuUs / result.calls, server: window };
 }
 
-async function driveOffers(options: CallsOptions) {
+async function driveOffers(options: CallsOptions, library: string | undefined) {
   const server = await ServerThread.start({
     kind: 'cluster',
     options: { port: 0, agents: 3, time: 'realtime', logLevel: 'silent' },
+    ...(library === undefined ? {} : { library }),
   });
   let client: SchedulerClient | undefined;
   try {
@@ -162,12 +169,17 @@ async function driveOffers(options: CallsOptions) {
   }
 }
 
-async function driveLaunches(options: CallsOptions, launch: LaunchOptions): Promise<LaunchResult> {
+async function driveLaunches(
+  options: CallsOptions,
+  launch: LaunchOptions,
+  library: string | undefined,
+): Promise<LaunchResult> {
   progress(`scheduler calls: clustersim, launches on live offers, starting ${launch.agents} agents`);
   const { agents, agentResources, allocationIntervalSeconds } = launch;
   const server = await ServerThread.start({
     kind: 'cluster',
     options: { port: 0, agents, agentResources, time: 'realtime', logLevel: 'silent', allocationIntervalSeconds },
+    ...(library === undefined ? {} : { library }),
   });
   const seconds = (options.warmupMs + options.durationMs) / 1000;
   progress(`scheduler calls: clustersim, launches on live offers, ${options.connections} connections, ${seconds} s`);

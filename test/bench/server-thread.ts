@@ -12,9 +12,13 @@ import type { StartClusterOptions } from '../../src/start/cluster.js';
 import type { WindowHooks } from './load.js';
 import type { ThreadWindow } from './thread-cpu.js';
 
-/** What the worker runs: a whole cluster, or the bare fastify route that answers 202. */
+/**
+ * What the worker runs: a whole cluster, or the bare fastify route that answers 202.
+ * A cluster comes from the sources, or from the built `library` (a dist/index.js,
+ * of this tree or of an earlier commit: `npm run bench -- compare`).
+ */
 export type ServerTarget =
-  | { readonly kind: 'cluster'; readonly options: Omit<StartClusterOptions, 'logger'> }
+  | { readonly kind: 'cluster'; readonly options: Omit<StartClusterOptions, 'logger'>; readonly library?: string }
   | { readonly kind: 'bare'; readonly path: string };
 
 export type ServerRequest = { readonly kind: 'open' | 'close' | 'shutdown' };
