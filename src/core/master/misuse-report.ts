@@ -95,22 +95,30 @@ interface MutableEntry {
   readonly examples: MisuseExample[];
 }
 
+/** An instance's ids and what happened, as an example gives them. */
+export type Described = Omit<MisuseExample, 'timeMs'>;
+
 /** Counts per framework and kind, with the first few examples. */
 export class MisuseTally {
   readonly #byFramework = new Map<string, Map<MisuseKind, MutableEntry>>();
 
-  note(frameworkId: string, kind: MisuseKind, example: MisuseExample): void {
+  /**
+   * Counts an instance at `timeMs`; `describe` is asked for its ids and
+   * detail only while the kind keeps examples (a framework that repeats a
+   * misuse on every call pays for counting it, not for describing it).
+   */
+  note(frameworkId: string, kind: MisuseKind, timeMs: number, describe: () => Described): void {
     let kinds = this.#byFramework.get(frameworkId);
     if (kinds === undefined) this.#byFramework.set(frameworkId, (kinds = new Map()));
     const entry = kinds.get(kind);
     if (entry === undefined) {
-      kinds.set(kind, { count: 1, firstTimeMs: example.timeMs, lastTimeMs: example.timeMs, examples: [example] });
+      kinds.set(kind, { count: 1, firstTimeMs: timeMs, lastTimeMs: timeMs, examples: [{ timeMs, ...describe() }] });
       return;
     }
     entry.count++;
-    entry.firstTimeMs = Math.min(entry.firstTimeMs, example.timeMs);
-    entry.lastTimeMs = Math.max(entry.lastTimeMs, example.timeMs);
-    if (entry.examples.length < MAX_EXAMPLES) entry.examples.push(example);
+    entry.firstTimeMs = Math.min(entry.firstTimeMs, timeMs);
+    entry.lastTimeMs = Math.max(entry.lastTimeMs, timeMs);
+    if (entry.examples.length < MAX_EXAMPLES) entry.examples.push({ timeMs, ...describe() });
   }
 
   /** Forgets a framework's counts (the oldest of the removed ones, when too many are kept). */

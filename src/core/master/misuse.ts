@@ -54,7 +54,7 @@ import { isTerminal } from '../model/task-state.js';
 import type { Operation, SchedulerCall, SchedulerEvent } from '../model/types.js';
 import type { Framework } from './framework.js';
 import type { Offer } from '../model/records.js';
-import { formatSeconds, MisuseTally, type MisuseExample, type MisuseKind, type MisuseReport } from './misuse-report.js';
+import { formatSeconds, MisuseTally, type Described, type MisuseKind, type MisuseReport } from './misuse-report.js';
 
 /** First delivery plus the agent's retries 10 s and 20 s later. */
 export const UNACKNOWLEDGED_AFTER_MS = 3 * RETRY_MIN_MS;
@@ -135,12 +135,11 @@ export class MisuseLog {
     }
     if (sent.reported || now - sent.firstMs < UNACKNOWLEDGED_AFTER_MS) return;
     sent.reported = true;
-    const detail = `${state} update first sent at ${formatSeconds(sent.firstMs)}, sent again at ${formatSeconds(now)}, never acknowledged`;
-    this.#note(frameworkId, 'unacknowledged_update', {
-      timeMs: now,
+    const firstMs = sent.firstMs;
+    this.#note(frameworkId, 'unacknowledged_update', now, () => ({
       ids: { taskId, ...(agentId === undefined ? {} : { agentId }), uuid },
-      detail,
-    });
+      detail: `${state} update first sent at ${formatSeconds(firstMs)}, sent again at ${formatSeconds(now)}, never acknowledged`,
+    }));
   }
 
   /** A call that passed the master's framework and stream checks, before it is handled. */
@@ -163,22 +162,22 @@ export class MisuseLog {
 
   /** A call refused for its stream id: none, or not the framework's current one. */
   staleStream(fw: Framework, streamId: string | undefined, type: string): void {
-    const detail =
-      streamId === undefined
-        ? `${type} without a stream id`
-        : `${type} on stream '${streamId}' while the framework's stream is '${fw.streamId ?? '-'}'`;
-    this.#note(fw.id, 'stale_stream_id', {
-      timeMs: this.#now(),
+    const current = fw.streamId ?? '-';
+    this.#note(fw.id, 'stale_stream_id', this.#now(), () => ({
       ids: streamId === undefined ? {} : { streamId },
-      detail,
-    });
+      detail:
+        streamId === undefined
+          ? `${type} without a stream id`
+          : `${type} on stream '${streamId}' while the framework's stream is '${current}'`,
+    }));
   }
 
   /** An ACKNOWLEDGE the HTTP layer refused for its uuid, from a framework the master knows. */
   acknowledgeRefused(frameworkId: string, taskId: string | undefined, agentId: string | undefined): void {
-    const ids = { ...(taskId === undefined ? {} : { taskId }), ...(agentId === undefined ? {} : { agentId }) };
-    const detail = `ACKNOWLEDGE${taskId === undefined ? '' : ` of task '${taskId}'`} without a 16-byte uuid`;
-    this.#note(frameworkId, 'acknowledge_without_uuid', { timeMs: this.#now(), ids, detail });
+    this.#note(frameworkId, 'acknowledge_without_uuid', this.#now(), () => ({
+      ids: { ...(taskId === undefined ? {} : { taskId }), ...(agentId === undefined ? {} : { agentId }) },
+      detail: `ACKNOWLEDGE${taskId === undefined ? '' : ` of task '${taskId}'`} without a 16-byte uuid`,
+    }));
   }
 
   offerMade(offer: Offer): void {
@@ -192,12 +191,11 @@ export class MisuseLog {
     const ended = this.#ended.get(offer.id)?.how ?? how;
     this.#remember(offer.id, ended);
     if (held === undefined || this.#now() - held.createdMs <= OFFER_HELD_MS) return;
-    const detail = `offer held ${formatSeconds(this.#now() - held.createdMs)}, then ${ended}`;
-    this.#note(held.frameworkId, 'offer_held', {
-      timeMs: held.createdMs + OFFER_HELD_MS,
+    const heldMs = this.#now() - held.createdMs;
+    this.#note(held.frameworkId, 'offer_held', held.createdMs + OFFER_HELD_MS, () => ({
       ids: { offerId: offer.id, agentId: held.agentId },
-      detail,
-    });
+      detail: `offer held ${formatSeconds(heldMs)}, then ${ended}`,
+    }));
   }
 
   /** The framework was removed: what waits for it is dropped; its counts stay in the report. */
@@ -225,17 +223,17 @@ export class MisuseLog {
     for (const [offerId, held] of this.#offers) {
       // Oldest first: once one is young enough, so are the rest.
       if (now - held.createdMs <= OFFER_HELD_MS) break;
-      const detail = `offer outstanding for ${formatSeconds(now - held.createdMs)}, not answered`;
-      tally.note(held.frameworkId, 'offer_held', {
-        timeMs: held.createdMs + OFFER_HELD_MS,
+      tally.note(held.frameworkId, 'offer_held', held.createdMs + OFFER_HELD_MS, () => ({
         ids: { offerId, agentId: held.agentId },
-        detail,
-      });
+        detail: `offer outstanding for ${formatSeconds(now - held.createdMs)}, not answered`,
+      }));
     }
     for (const [frameworkId, sinceMs] of this.#reconcile) {
       const fw = lookup(frameworkId);
       if (fw === undefined || now - sinceMs < RECONCILE_WITHIN_MS || !hasLiveTasks(fw)) continue;
-      tally.note(frameworkId, 'no_reconcile_after_resubscribe', missingReconcile(sinceMs, 'no RECONCILE yet'));
+      tally.note(frameworkId, 'no_reconcile_after_resubscribe', sinceMs + RECONCILE_WITHIN_MS, () =>
+        missingReconcile(sinceMs, 'no RECONCILE yet'),
+      );
     }
     return tally.report(now, (id) => lookup(id)?.info.name);
   }
@@ -254,38 +252,39 @@ export class MisuseLog {
       return;
     }
     if (recent.includes(call.uuid)) return;
-    const detail =
-      sent === undefined
-        ? `ACKNOWLEDGE of an update never sent to the framework for task '${call.taskId}'`
-        : `ACKNOWLEDGE of uuid '${call.uuid}' while the ${sent.state} update waiting has uuid '${sent.uuid}'`;
-    this.#note(fw.id, 'acknowledge_unknown_update', {
-      timeMs: this.#now(),
+    this.#note(fw.id, 'acknowledge_unknown_update', this.#now(), () => ({
       ids: { taskId: call.taskId, agentId: call.agentId, uuid: call.uuid },
-      detail,
-    });
+      detail:
+        sent === undefined
+          ? `ACKNOWLEDGE of an update never sent to the framework for task '${call.taskId}'`
+          : `ACKNOWLEDGE of uuid '${call.uuid}' while the ${sent.state} update waiting has uuid '${sent.uuid}'`,
+    }));
   }
 
   #acceptInvalid(fw: Framework, offerIds: readonly string[]): void {
-    for (const offerId of new Set(offerIds)) {
+    // Each offer id once, however often the call names it.
+    for (const offerId of offerIds.length === 1 ? offerIds : new Set(offerIds)) {
       if (fw.offers.has(offerId)) continue;
       const ended = this.#ended.get(offerId);
-      const detail =
-        ended === undefined
-          ? `ACCEPT of offer '${offerId}', unknown to the master`
-          : `ACCEPT of offer '${offerId}', ${ended.how} at ${formatSeconds(ended.atMs)}`;
-      this.#note(fw.id, 'accept_invalid_offer', { timeMs: this.#now(), ids: { offerId }, detail });
+      this.#note(fw.id, 'accept_invalid_offer', this.#now(), () => ({
+        ids: { offerId },
+        detail:
+          ended === undefined
+            ? `ACCEPT of offer '${offerId}', unknown to the master`
+            : `ACCEPT of offer '${offerId}', ${ended.how} at ${formatSeconds(ended.atMs)}`,
+      }));
     }
   }
 
   #declined(fw: Framework, offerIds: readonly string[], refuseMs: number): void {
-    const agents = new Set<string>();
+    let agents: Set<string> | undefined;
     for (const offerId of offerIds) {
       const offer = fw.offers.get(offerId);
       if (offer === undefined) continue;
       if (!this.#ended.has(offerId)) this.#remember(offerId, 'declined');
-      if (refuseMs < DECLINE_LOOP_REFUSE_MS) agents.add(offer.agentId);
+      if (refuseMs < DECLINE_LOOP_REFUSE_MS) (agents ??= new Set()).add(offer.agentId);
     }
-    if (agents.size === 0) return;
+    if (agents === undefined) return;
     let byAgent = this.#declines.get(fw.id);
     if (byAgent === undefined) this.#declines.set(fw.id, (byAgent = new Map()));
     const now = this.#now();
@@ -297,8 +296,10 @@ export class MisuseLog {
         continue;
       }
       byAgent.delete(agentId);
-      const detail = `${times.length} declines of the agent's offers from ${formatSeconds(times[0]!)} to ${formatSeconds(now)}, refuse filter ${formatSeconds(refuseMs)}`;
-      this.#note(fw.id, 'decline_loop', { timeMs: now, ids: { agentId }, detail });
+      this.#note(fw.id, 'decline_loop', now, () => ({
+        ids: { agentId },
+        detail: `${times.length} declines of the agent's offers from ${formatSeconds(times[0]!)} to ${formatSeconds(now)}, refuse filter ${formatSeconds(refuseMs)}`,
+      }));
     }
   }
 
@@ -308,10 +309,9 @@ export class MisuseLog {
     if (sinceMs === undefined) return;
     this.#reconcile.delete(fw.id);
     if (this.#now() - sinceMs < RECONCILE_WITHIN_MS || !hasLiveTasks(fw)) return;
-    this.#note(
-      fw.id,
-      'no_reconcile_after_resubscribe',
-      missingReconcile(sinceMs, `no RECONCILE before ${formatSeconds(this.#now())}, when ${how}`),
+    const now = this.#now();
+    this.#note(fw.id, 'no_reconcile_after_resubscribe', sinceMs + RECONCILE_WITHIN_MS, () =>
+      missingReconcile(sinceMs, `no RECONCILE before ${formatSeconds(now)}, when ${how}`),
     );
   }
 
@@ -321,8 +321,8 @@ export class MisuseLog {
     if (this.#ended.size > ENDED_OFFERS) this.#ended.delete(this.#ended.keys().next().value!);
   }
 
-  #note(frameworkId: string, kind: MisuseKind, example: MisuseExample): void {
-    this.#tally.note(frameworkId, kind, example);
+  #note(frameworkId: string, kind: MisuseKind, timeMs: number, describe: () => Described): void {
+    this.#tally.note(frameworkId, kind, timeMs, describe);
     for (const removed of this.#removed) {
       if (this.#tally.frameworkCount <= MAX_FRAMEWORKS) return;
       this.#removed.delete(removed);
@@ -340,12 +340,8 @@ function hasLiveTasks(fw: Pick<Framework, 'tasks'>): boolean {
   return false;
 }
 
-function missingReconcile(sinceMs: number, what: string): MisuseExample {
-  return {
-    timeMs: sinceMs + RECONCILE_WITHIN_MS,
-    ids: {},
-    detail: `re-subscribed at ${formatSeconds(sinceMs)} with tasks running, ${what}`,
-  };
+function missingReconcile(sinceMs: number, what: string): Described {
+  return { ids: {}, detail: `re-subscribed at ${formatSeconds(sinceMs)} with tasks running, ${what}` };
 }
 
 /** An operation that uses nothing of the offer: a LAUNCH of no task (the offer is declined all the same). */
