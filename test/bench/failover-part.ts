@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { FailoverRow } from './failover.js';
 import { num, progress, table } from './stats.js';
 
-function runOne(agents: number, tasksPerAgent: number): FailoverRow | string {
+export function runFailoverSize(agents: number, tasksPerAgent: number): FailoverRow | string {
   const script = fileURLToPath(new URL('./failover.ts', import.meta.url));
   const child = spawnSync(
     process.execPath,
@@ -30,7 +30,7 @@ export function benchFailoverPart(sizes: readonly number[], tasksPerAgent: numbe
   const failures: string[] = [];
   for (const agents of sizes) {
     progress(`failover: ${num(agents)} agents, ${num(agents * tasksPerAgent)} tasks`);
-    const row = runOne(agents, tasksPerAgent);
+    const row = runFailoverSize(agents, tasksPerAgent);
     if (typeof row === 'string') failures.push(row);
     else rows.push(row);
   }

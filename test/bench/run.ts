@@ -32,6 +32,8 @@
  *                  (failover.ts, a child process per size); run only when named (`npm run bench -- failover`)
  *   chaos      11. schedules/s of `clustersim chaos` on scenarios/resilient-service.yaml with 1 and 2 workers
  *                  (chaos.ts); run only when named (`npm run bench -- chaos`)
+ *   table      12. the speed issue's figures beside their targets: start, call ratios, 10k x 40 launch and reads,
+ *                  40k failover, 50k x 20 held (table.ts; BENCH_TABLE_LARGE=0 skips the last); run only when named
  *   compare        `npm run bench -- compare <git-ref> [start] [calls]`: the figures of the current work tree
  *                  and of a commit, each built into its own dist, measured interleaved in one run, with their
  *                  ratio: start (the default) as part 2, calls as part 1's DECLINE/ACCEPT row (compare.ts says
@@ -88,6 +90,7 @@ import { runVirtualDay, VIRTUAL_DAY, virtualDayLines } from './virtual-day.js';
 import { benchScalePart } from './scale-part.js';
 import { benchFailoverPart } from './failover-part.js';
 import { benchChaosPart } from './chaos.js';
+import { benchTablePart } from './table.js';
 import { runCompare } from './compare.js';
 import { CompareError } from './compare-tree.js';
 import { num, progress, table } from './stats.js';
@@ -311,9 +314,10 @@ const PARTS = [
   'scale',
   'failover',
   'chaos',
+  'table',
 ] as const;
 /** Parts run only when named: the scale part takes tens of minutes at its largest size, the failover and chaos parts minutes. */
-const NAMED_ONLY: readonly string[] = ['scale', 'failover', 'chaos'];
+const NAMED_ONLY: readonly string[] = ['scale', 'failover', 'chaos', 'table'];
 type Part = (typeof PARTS)[number];
 
 function selectedParts(raw: string | undefined): ReadonlySet<Part> {
@@ -482,6 +486,7 @@ async function main(): Promise<void> {
     );
   }
   if (only.has('chaos')) out.push(...benchChaosPart(Math.round(envNumber('BENCH_CHAOS_RUNS', 32)), 1));
+  if (only.has('table')) out.push(...(await benchTablePart()));
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

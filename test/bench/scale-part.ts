@@ -10,7 +10,7 @@ import { num, progress, table } from './stats.js';
 /** Sizes above this many agents bind 0.0.0.0: a socket per agent address would pass the file descriptor limit. */
 const SOCKET_PER_AGENT_MAX = 15_000;
 
-function runOne(agents: number, tasksPerAgent: number, concurrency: number): ScaleRow | string {
+export function runScaleSize(agents: number, tasksPerAgent: number, concurrency: number): ScaleRow | string {
   const wildcard = agents > SOCKET_PER_AGENT_MAX ? 1 : 0;
   const script = fileURLToPath(new URL('./scale.ts', import.meta.url));
   const child = spawnSync(
@@ -80,7 +80,7 @@ export function benchScalePart(sizes: readonly number[], tasksPerAgent: number, 
   const failures: string[] = [];
   for (const agents of sizes) {
     progress(`scale: ${num(agents)} agents, ${num(agents * tasksPerAgent)} tasks`);
-    const row = runOne(agents, tasksPerAgent, concurrency);
+    const row = runScaleSize(agents, tasksPerAgent, concurrency);
     if (typeof row === 'string') failures.push(row);
     else rows.push(row);
   }
