@@ -8,8 +8,9 @@
  *     `tasksPerAgent` long tasks, `concurrency` calls in flight, counted from
  *     the first call to the last answer (the tasks then start when virtual
  *     time moves);
- *   - `/state`, `/tasks?limit=100` and the operator's GET_STATE: time to the
- *     first byte, to the last, and size;
+ *   - `/state`, `/tasks?limit=100` and the operator's GET_STATE and GET_TASKS
+ *     (JSON and protobuf): time to the first byte, to the last, and size
+ *     (SCALE_READS_PROFILE=DIR writes a CPU profile of the reads to DIR);
  *   - RSS before and after the reads, and heap (after full collections)
  *     per agent and per task;
  *   - a master failover: the leader of two masters crashes, and the wall
@@ -25,6 +26,7 @@ import { postRaw } from '../../src/client/scheduler-client.js';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
 import { parseFault } from '../../src/wire/sim/faults.js';
 import { collector } from './agents.js';
+import { startProfile } from './cpu-profile.js';
 import { progress } from './stats.js';
 
 export interface ScaleOptions {
@@ -55,6 +57,9 @@ export interface ScaleRow {
   readonly state: ReadFigure;
   readonly tasksPage: ReadFigure;
   readonly getState: ReadFigure;
+  readonly getStateProto: ReadFigure;
+  readonly getTasks: ReadFigure;
+  readonly getTasksProto: ReadFigure;
   /** RSS over the start once the tasks run, before the reads. */
   readonly heldRssBytes: number;
   /** RSS over the start after the reads. */
@@ -65,6 +70,10 @@ export interface ScaleRow {
 }
 
 const AGENT_RESOURCES = 'cpus:64;mem:262144;disk:262144';
+
+const GET_STATE = JSON.stringify({ type: 'GET_STATE' });
+const GET_TASKS = JSON.stringify({ type: 'GET_TASKS' });
+const PROTOBUF = 'application/x-protobuf';
 
 /** One request; times to its first byte and to its end. */
 export function timedRequest(
@@ -296,10 +305,16 @@ export async function benchScale(o: ScaleOptions): Promise<ScaleRow> {
     gc();
     // What the cluster holds, before the reads' buffers (hundreds of MB at the largest size) raise RSS for good.
     const heldRssBytes = process.memoryUsage().rss - rss0;
-    progress('scale: reading /state, /tasks and GET_STATE');
+    progress('scale: reading /state, /tasks, GET_STATE and GET_TASKS');
+    const profile = await startProfile(process.env['SCALE_READS_PROFILE']);
     const state = await timedRequest(new URL('/state', masterUrl), 'GET');
     const tasksPage = await timedRequest(new URL('/tasks?limit=100', masterUrl), 'GET');
-    const getState = await timedRequest(new URL('/api/v1', masterUrl), 'POST', JSON.stringify({ type: 'GET_STATE' }));
+    const api = new URL('/api/v1', masterUrl);
+    const getState = await timedRequest(api, 'POST', GET_STATE);
+    const getStateProto = await timedRequest(api, 'POST', GET_STATE, PROTOBUF);
+    const getTasks = await timedRequest(api, 'POST', GET_TASKS);
+    const getTasksProto = await timedRequest(api, 'POST', GET_TASKS, PROTOBUF);
+    await profile();
     gc();
     const heapBytes = process.memoryUsage().heapUsed - heap0;
     const rssBytes = process.memoryUsage().rss - rss0;
@@ -318,6 +333,9 @@ export async function benchScale(o: ScaleOptions): Promise<ScaleRow> {
       state,
       tasksPage,
       getState,
+      getStateProto,
+      getTasks,
+      getTasksProto,
       heldRssBytes,
       rssBytes,
       heapBytes,
