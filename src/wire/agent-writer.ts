@@ -2,8 +2,8 @@
  * GET_STATE's and GET_AGENTS' agents written straight to protobuf bytes,
  * for the reads that write tens of thousands of them: the same bytes as
  * `encodeProto` of `agentToWire`, without the message objects in between.
- * Each bag of resources and list of attributes is encoded once (agents
- * started alike share them; books change by new bags). An agent being
+ * Each kind of bag of resources (bag-memo.ts) and each list of attributes
+ * is encoded once (agents started alike share their attributes). An agent being
  * drained, a reader who may not view every role, a time before the epoch
  * and text that is not ASCII go through the generic encoder.
  */
@@ -12,6 +12,7 @@ import type { AgentSnapshot } from '../core/model/operator-types.js';
 import type { Resources } from '../core/model/resources.js';
 import type { Attribute } from '../core/model/types.js';
 import type { ClusterView } from '../core/view.js';
+import { BagMemo } from './bag-memo.js';
 import { attributeToWire, resourcesToWire } from './convert-common.js';
 import { AGENT_CAPABILITIES } from './v0/slaves.js';
 import { agentToWire } from './operator-state.js';
@@ -54,14 +55,12 @@ const CAPABILITIES = (() => {
   return out.take(true);
 })();
 
-const bagMessages = new WeakMap<Resources, Uint8Array[]>();
+/** Each resource of a bag as a message, once per kind of bag (bag-memo.ts). */
+const bagMessages = new BagMemo((bag) => resourcesToWire(bag).map((r) => encodeProto('mesos.v1.Resource', r)));
 const attributeMessages = new WeakMap<readonly Attribute[], Uint8Array[]>();
 
 function resourceMessages(bag: Resources): Uint8Array[] {
-  let list = bagMessages.get(bag);
-  if (list === undefined)
-    bagMessages.set(bag, (list = resourcesToWire(bag).map((r) => encodeProto('mesos.v1.Resource', r))));
-  return list;
+  return bagMessages.of(bag);
 }
 
 function attributesOf(attributes: readonly Attribute[]): Uint8Array[] {
