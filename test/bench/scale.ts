@@ -42,6 +42,8 @@ export interface ReadFigure {
   readonly totalMs: number;
   readonly bytes: number;
   readonly status: number;
+  /** CPU time of the whole process (server, client, collector threads) from the request to its end. */
+  readonly cpuMs: number;
 }
 
 export interface ScaleRow {
@@ -83,6 +85,7 @@ export function timedRequest(
   accept = 'application/json',
 ): Promise<ReadFigure> {
   const t0 = performance.now();
+  const cpu = process.cpuUsage();
   return new Promise((resolve, reject) => {
     const headers = body === undefined ? {} : { 'content-type': 'application/json', accept };
     const req = http.request(url, { method, headers, agent: false }, (res) => {
@@ -98,12 +101,18 @@ export function timedRequest(
           totalMs: performance.now() - t0,
           bytes,
           status: res.statusCode ?? 0,
+          cpuMs: cpuSince(cpu),
         }),
       );
     });
     req.on('error', reject);
     req.end(body);
   });
+}
+
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
 }
 
 /** A framework that counts its events and keeps the offers of the first batch. */
