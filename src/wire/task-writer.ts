@@ -17,7 +17,7 @@ import type { mesos } from './generated/types.js';
 import { encodeJson, formatDouble, quote } from './json-encode.js';
 import { taskToWire } from './operator-state.js';
 import { encodeProto } from './proto-codec.js';
-import { isAscii, ProtoWriter } from './proto-writer.js';
+import { isAscii, ProtoWriter, varintLength } from './proto-writer.js';
 import { messageType } from './schema.js';
 import { taskStatusToWire } from './scheduler-out.js';
 
@@ -170,4 +170,38 @@ function writeStatusProto(out: ProtoWriter, s: TaskStatus): void {
     out.end(container);
   }
   out.end(at);
+}
+
+/** Bytes of a length-delimited field numbered below 16 (a one-byte tag) whose content takes `length` bytes. */
+export const delimitedLength = (length: number): number => 1 + varintLength(length) + length;
+
+/** Bytes of a message holding one ASCII string field 1 (`ProtoWriter.idMessage`), with its tag and length. */
+const idLength = (value: string): number => delimitedLength(delimitedLength(value.length));
+
+/** Bytes of a varint field numbered below 16. */
+const uintLength = (value: number): number => 1 + varintLength(value);
+
+/** The length of the Task message `writeTaskProto` writes (without the tag and length before it), measured, not written. */
+export function taskProtoLength(task: Task, user: string): number {
+  if (!direct(task, user)) return encodeProto('mesos.v1.Task', taskToWire(task, user)).length;
+  const { spec } = task;
+  let n = delimitedLength(spec.name.length) + idLength(spec.taskId) + idLength(task.frameworkId);
+  if (task.executorId !== undefined) n += idLength(task.executorId);
+  n += idLength(task.agentId) + uintLength(TASK_STATES[task.state]!) + resourcesProto.of(task.resources).length;
+  for (const status of task.statuses) n += delimitedLength(statusProtoLength(status));
+  if (task.statusUpdateState !== undefined) n += uintLength(TASK_STATES[task.statusUpdateState]!);
+  if (task.statusUpdateUuid !== undefined) n += delimitedLength(task.statusUpdateUuid.length >> 1);
+  return n + delimitedLength(user.length);
+}
+
+function statusProtoLength(s: TaskStatus): number {
+  if (!directStatus(s)) return encodeProto('mesos.v1.TaskStatus', taskStatusToWire(s)).length;
+  let n = idLength(s.taskId) + uintLength(TASK_STATES[s.state]!);
+  if (s.agentId !== undefined) n += idLength(s.agentId);
+  n += 9;
+  if (s.executorId !== undefined) n += idLength(s.executorId);
+  n += uintLength(SOURCES[s.source]!);
+  if (s.uuid !== undefined) n += delimitedLength(s.uuid.length >> 1);
+  if (s.containerId !== undefined) n += delimitedLength(idLength(s.containerId));
+  return n;
 }

@@ -12,7 +12,7 @@ import { encodeJson } from '../../src/wire/json-encode.js';
 import { taskToWire } from '../../src/wire/operator-state.js';
 import { encodeProto } from '../../src/wire/proto-codec.js';
 import { ProtoWriter } from '../../src/wire/proto-writer.js';
-import { taskWireJson, writeTaskProto } from '../../src/wire/task-writer.js';
+import { delimitedLength, taskProtoLength, taskWireJson, writeTaskProto } from '../../src/wire/task-writer.js';
 import { toV0Json } from '../../src/wire/v0/json.js';
 import { taskObject } from '../../src/wire/v0/objects.js';
 import { taskJson } from '../../src/wire/v0/task-json.js';
@@ -34,7 +34,9 @@ function expectSameEncoding(task: Task, user: string): void {
   writeTaskProto(out, 1, task, user);
   const expected = new ProtoWriter(8);
   expected.bytes(1, encodeProto('mesos.v1.Task', taskToWire(task, user)));
-  expect(Buffer.from(out.take()).equals(Buffer.from(expected.take()))).toBe(true);
+  const written = Buffer.from(out.take());
+  expect(written.equals(Buffer.from(expected.take()))).toBe(true);
+  expect(delimitedLength(taskProtoLength(task, user))).toBe(written.length);
   expect(taskJson(task, user)).toBe(toV0Json(taskObject(task, user)));
 }
 
