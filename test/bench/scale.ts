@@ -10,7 +10,8 @@
  *     time moves);
  *   - `/state`, `/tasks?limit=100` and the operator's GET_STATE and GET_TASKS
  *     (JSON and protobuf): time to the first byte, to the last, and size
- *     (SCALE_READS_PROFILE=DIR writes a CPU profile of the reads to DIR);
+ *     (SCALE_READS_PROFILE=DIR writes a CPU profile of the reads to DIR;
+ *     SCALE_READ_ROUNDS=N reads them N times in turn, keeping each one's fastest);
  *   - RSS before and after the reads, and heap (after full collections)
  *     per agent and per task;
  *   - a master failover: the leader of two masters crashes, and the wall
@@ -251,6 +252,30 @@ export function runningTasks(cluster: RunningCluster): number {
   });
 }
 
+type Reads = Pick<ScaleRow, 'state' | 'tasksPage' | 'getState' | 'getStateProto' | 'getTasks' | 'getTasksProto'>;
+
+/** Each read once, or SCALE_READ_ROUNDS times in turn keeping each one's fastest (the machine is shared). */
+async function readAll(masterUrl: string): Promise<Reads> {
+  const api = new URL('/api/v1', masterUrl);
+  const reads: Record<keyof Reads, () => Promise<ReadFigure>> = {
+    state: () => timedRequest(new URL('/state', masterUrl), 'GET'),
+    tasksPage: () => timedRequest(new URL('/tasks?limit=100', masterUrl), 'GET'),
+    getState: () => timedRequest(api, 'POST', GET_STATE),
+    getStateProto: () => timedRequest(api, 'POST', GET_STATE, PROTOBUF),
+    getTasks: () => timedRequest(api, 'POST', GET_TASKS),
+    getTasksProto: () => timedRequest(api, 'POST', GET_TASKS, PROTOBUF),
+  };
+  const best: Partial<Record<keyof Reads, ReadFigure>> = {};
+  const rounds = Number(process.env['SCALE_READ_ROUNDS'] ?? 1);
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, read] of Object.entries(reads) as [keyof Reads, () => Promise<ReadFigure>][]) {
+      const figure = await read();
+      if (best[name] === undefined || figure.totalMs < best[name].totalMs) best[name] = figure;
+    }
+  }
+  return best as Reads;
+}
+
 /** The leader crashes; the wall time until the other master leads with every agent re-registered and their tasks. */
 function failover(
   cluster: RunningCluster,
@@ -316,13 +341,7 @@ export async function benchScale(o: ScaleOptions): Promise<ScaleRow> {
     const heldRssBytes = process.memoryUsage().rss - rss0;
     progress('scale: reading /state, /tasks, GET_STATE and GET_TASKS');
     const profile = await startProfile(process.env['SCALE_READS_PROFILE']);
-    const state = await timedRequest(new URL('/state', masterUrl), 'GET');
-    const tasksPage = await timedRequest(new URL('/tasks?limit=100', masterUrl), 'GET');
-    const api = new URL('/api/v1', masterUrl);
-    const getState = await timedRequest(api, 'POST', GET_STATE);
-    const getStateProto = await timedRequest(api, 'POST', GET_STATE, PROTOBUF);
-    const getTasks = await timedRequest(api, 'POST', GET_TASKS);
-    const getTasksProto = await timedRequest(api, 'POST', GET_TASKS, PROTOBUF);
+    const { state, tasksPage, getState, getStateProto, getTasks, getTasksProto } = await readAll(masterUrl);
     await profile();
     gc();
     const heapBytes = process.memoryUsage().heapUsed - heap0;
