@@ -15,8 +15,8 @@
 import type { Task } from '../core/model/records.js';
 import type { ClusterView, FrameworkView } from '../core/view.js';
 import { encodeJson } from './json-encode.js';
-import { agentsAsOf, agentsToWire, getExecutors, getFrameworks, type AgentsAsOf } from './operator-state.js';
-import { writeAgentProto } from './agent-writer.js';
+import { agentsAsOf, getExecutors, getFrameworks, type AgentsAsOf } from './operator-state.js';
+import { agentWireJson, writeAgentProto } from './agent-writer.js';
 import { encodeProto } from './proto-codec.js';
 import { ProtoWriter, varintLength } from './proto-writer.js';
 import { messageType } from './schema.js';
@@ -117,7 +117,7 @@ export function snapshotGetAgents(view: ClusterView, viewer: Viewer = SHOW_ALL):
 
 function agentsPart(view: ClusterView, viewer: Viewer): Part<AgentsAsOf> {
   return new Part('get_agents', () => agentsAsOf(view), {
-    json: (asOf) => encodeJson(`${RESPONSE}.GetAgents`, agentsToWire(view, asOf, viewer)),
+    json: (asOf) => agentsJson(view, asOf, viewer),
     proto: (asOf) => agentsProto(view, asOf, viewer),
   });
 }
@@ -133,6 +133,18 @@ function wire(type: string): PartCodec<object> {
     json: (value) => encodeJson(`${RESPONSE}.${type}`, value),
     proto: (value) => encodeProto(`${RESPONSE}.${type}`, value),
   };
+}
+
+/** GetAgents as JSON: each agent straight to text (agent-writer.ts), the recovered ones through the generic encoder. */
+function agentsJson(view: ClusterView, asOf: AgentsAsOf, viewer: Viewer): string {
+  const parts: string[] = [];
+  if (asOf.agents.length > 0)
+    parts.push(`"agents":[${asOf.agents.map((a) => agentWireJson(view, a, viewer)).join(',')}]`);
+  if (asOf.recovered.length > 0) {
+    const recovered = asOf.recovered.map((info) => encodeJson('mesos.v1.AgentInfo', info));
+    parts.push(`"recovered_agents":[${recovered.join(',')}]`);
+  }
+  return `{${parts.join(',')}}`;
 }
 
 /** GetAgents as bytes: each agent straight to bytes (agent-writer.ts), the recovered ones through the generic encoder. */

@@ -89,8 +89,8 @@ function directStatus(s: TaskStatus): boolean {
   return isAscii(s.taskId) && isAscii(s.agentId ?? '') && isAscii(s.executorId ?? '') && isAscii(s.containerId ?? '');
 }
 
-/** The `resources` list of a Task as JSON text (its entries, comma-separated). */
-const resourcesJson = new BagMemo((bag) =>
+/** A list of resources as JSON text (its entries, comma-separated, without the brackets). */
+export const resourcesJson = new BagMemo((bag) =>
   resourcesToWire(bag)
     .map((r) => encodeJson('mesos.v1.Resource', r))
     .join(','),

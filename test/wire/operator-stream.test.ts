@@ -168,7 +168,8 @@ describe('GET_STATE and GET_TASKS of thousands of tasks', () => {
       const pause = all.indexOf(PAUSE);
       expect(pause).toBeGreaterThanOrEqual(0);
       expect(all.length).toBeGreaterThan(pause + 5);
-      for (const at of new Set([0, pause + 1, pause + 2, pause + 4, all.length - 1])) {
+      const positions = type === 'GET_STATE' ? [pause + 1, pause + 2, all.length - 1] : [pause + 1, pause + 3];
+      for (const at of positions) {
         const { cluster, fw, other, agents } = manyTasks();
         const expected = Buffer.from(encodeResponseProto(readResponse(cluster.view, type) as never));
         const pieces = snapshot(cluster.view).proto();
@@ -186,5 +187,5 @@ describe('GET_STATE and GET_TASKS of thousands of tasks', () => {
         expect(bytes.equals(expected)).toBe(true);
       }
     }
-  });
+  }, 60_000);
 });
