@@ -1,9 +1,10 @@
 /**
- * GET_STATE's and GET_AGENTS' agents written straight to protobuf bytes,
- * for the reads that write tens of thousands of them: the same bytes as
- * `encodeProto` of `agentToWire`, without the message objects in between.
- * Each bag of resources and list of attributes is encoded once (agents
- * started alike share them; books change by new bags). An agent being
+ * GET_STATE's and GET_AGENTS' agents written straight to protobuf bytes
+ * and to JSON text, for the reads that write tens of thousands of them:
+ * the same bytes as `encodeProto` and the same text as `encodeJson` of
+ * `agentToWire`, without the message objects in between.
+ * Each kind of bag of resources (bag-memo.ts) and each list of attributes
+ * is encoded once (agents started alike share their attributes). An agent being
  * drained, a reader who may not view every role, a time before the epoch
  * and text that is not ASCII go through the generic encoder.
  */
@@ -12,11 +13,14 @@ import type { AgentSnapshot } from '../core/model/operator-types.js';
 import type { Resources } from '../core/model/resources.js';
 import type { Attribute } from '../core/model/types.js';
 import type { ClusterView } from '../core/view.js';
+import { BagMemo } from './bag-memo.js';
 import { attributeToWire, resourcesToWire } from './convert-common.js';
 import { AGENT_CAPABILITIES } from './v0/slaves.js';
 import { agentToWire } from './operator-state.js';
 import { encodeProto } from './proto-codec.js';
 import { isAscii, ProtoWriter } from './proto-writer.js';
+import { encodeJson, quote } from './json-encode.js';
+import { resourcesJson } from './task-writer.js';
 import { messageType } from './schema.js';
 import type { Viewer } from './view-filter.js';
 
@@ -54,14 +58,12 @@ const CAPABILITIES = (() => {
   return out.take(true);
 })();
 
-const bagMessages = new WeakMap<Resources, Uint8Array[]>();
+/** Each resource of a bag as a message, once per kind of bag (bag-memo.ts). */
+const bagMessages = new BagMemo((bag) => resourcesToWire(bag).map((r) => encodeProto('mesos.v1.Resource', r)));
 const attributeMessages = new WeakMap<readonly Attribute[], Uint8Array[]>();
 
 function resourceMessages(bag: Resources): Uint8Array[] {
-  let list = bagMessages.get(bag);
-  if (list === undefined)
-    bagMessages.set(bag, (list = resourcesToWire(bag).map((r) => encodeProto('mesos.v1.Resource', r))));
-  return list;
+  return bagMessages.of(bag);
 }
 
 function attributesOf(attributes: readonly Attribute[]): Uint8Array[] {
@@ -121,4 +123,39 @@ export function writeAgentProto(
   out.raw(CAPABILITIES);
   out.uint(F.deactivated, agent.deactivated ? 1 : 0);
   out.end(at);
+}
+
+const attributeTexts = new WeakMap<readonly Attribute[], string>();
+
+function attributesJson(attributes: readonly Attribute[]): string {
+  let text = attributeTexts.get(attributes);
+  if (text === undefined) {
+    text = attributes.map((a) => encodeJson('mesos.v1.Attribute', attributeToWire(a))).join(',');
+    attributeTexts.set(attributes, text);
+  }
+  return text;
+}
+
+const CAPABILITIES_JSON = `[${AGENT_CAPABILITIES.map((type) => `{"type":"${type}"}`).join(',')}]`;
+
+/** A list field, left out when empty as the JSON encoder leaves it out. */
+const listJson = (key: string, bag: Resources): string =>
+  bag.length === 0 ? '' : `,"${key}":[${resourcesJson.of(bag)}]`;
+
+const timeJson = (ms: number): string => `{"nanoseconds":${String(Math.round(ms * 1e6))}}`;
+
+/** `encodeJson(Agent, agentToWire(view, agent, viewer))`. */
+export function agentWireJson(view: ClusterView, agent: AgentSnapshot, viewer: Viewer): string {
+  const version = view.masterInfo.version;
+  if (!direct(agent, version, viewer)) return encodeJson(AGENT, agentToWire(view, agent, viewer));
+  const { info } = agent;
+  let out = `{"agent_info":{"hostname":${quote(info.hostname)},"port":${String(info.port)}`;
+  out += listJson('resources', info.resources);
+  if (info.attributes.length > 0) out += `,"attributes":[${attributesJson(info.attributes)}]`;
+  out += `,"id":{"value":${quote(agent.id)}}},"active":${String(agent.active)},"version":${quote(version)}`;
+  out += `,"pid":${quote(agent.pid)},"registered_time":${timeJson(agent.registeredTimeMs)}`;
+  if (agent.reregisteredTimeMs !== undefined) out += `,"reregistered_time":${timeJson(agent.reregisteredTimeMs)}`;
+  out += listJson('total_resources', info.resources) + listJson('allocated_resources', agent.allocated);
+  out += listJson('offered_resources', agent.offered);
+  return `${out},"capabilities":${CAPABILITIES_JSON},"deactivated":${String(agent.deactivated)}}`;
 }

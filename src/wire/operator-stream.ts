@@ -8,21 +8,21 @@
  * written yet: the tasks as of then (tasks-as-of.ts), and the executors,
  * frameworks and agents as their wire messages. JSON goes out as it is
  * written, a task at a time, straight to text (task-writer.ts). Protobuf
- * puts each message's length before it, so the tasks are encoded first,
- * pausing now and then (`PAUSE`) so the server answers others meanwhile,
- * and written once all their lengths are known.
+ * puts each message's length before it, so the tasks are first read and
+ * measured, pausing now and then (`PAUSE`) so the server answers others
+ * meanwhile, then written as they are encoded.
  */
 import type { Task } from '../core/model/records.js';
 import type { ClusterView, FrameworkView } from '../core/view.js';
 import { encodeJson } from './json-encode.js';
-import { agentsAsOf, agentsToWire, getExecutors, getFrameworks, type AgentsAsOf } from './operator-state.js';
-import { writeAgentProto } from './agent-writer.js';
+import { agentsAsOf, getExecutors, getFrameworks, type AgentsAsOf } from './operator-state.js';
+import { agentWireJson, writeAgentProto } from './agent-writer.js';
 import { encodeProto } from './proto-codec.js';
-import { ProtoWriter } from './proto-writer.js';
+import { ProtoWriter, varintLength } from './proto-writer.js';
 import { messageType } from './schema.js';
 import { filtered, type LiveList } from './live-list.js';
-import { liveTasks } from './tasks-as-of.js';
-import { taskWireJson, writeTaskProto } from './task-writer.js';
+import { liveTasks, TasksAsOf } from './tasks-as-of.js';
+import { taskProtoLength, taskWireJson, writeTaskProto } from './task-writer.js';
 import { TextChunks } from './text-chunks.js';
 import { SHOW_ALL, type Viewer } from './view-filter.js';
 
@@ -117,7 +117,7 @@ export function snapshotGetAgents(view: ClusterView, viewer: Viewer = SHOW_ALL):
 
 function agentsPart(view: ClusterView, viewer: Viewer): Part<AgentsAsOf> {
   return new Part('get_agents', () => agentsAsOf(view), {
-    json: (asOf) => encodeJson(`${RESPONSE}.GetAgents`, agentsToWire(view, asOf, viewer)),
+    json: (asOf) => agentsJson(view, asOf, viewer),
     proto: (asOf) => agentsProto(view, asOf, viewer),
   });
 }
@@ -133,6 +133,18 @@ function wire(type: string): PartCodec<object> {
     json: (value) => encodeJson(`${RESPONSE}.${type}`, value),
     proto: (value) => encodeProto(`${RESPONSE}.${type}`, value),
   };
+}
+
+/** GetAgents as JSON: each agent straight to text (agent-writer.ts), the recovered ones through the generic encoder. */
+function agentsJson(view: ClusterView, asOf: AgentsAsOf, viewer: Viewer): string {
+  const parts: string[] = [];
+  if (asOf.agents.length > 0)
+    parts.push(`"agents":[${asOf.agents.map((a) => agentWireJson(view, a, viewer)).join(',')}]`);
+  if (asOf.recovered.length > 0) {
+    const recovered = asOf.recovered.map((info) => encodeJson('mesos.v1.AgentInfo', info));
+    parts.push(`"recovered_agents":[${recovered.join(',')}]`);
+  }
+  return `{${parts.join(',')}}`;
 }
 
 /** GetAgents as bytes: each agent straight to bytes (agent-writer.ts), the recovered ones through the generic encoder. */
@@ -204,14 +216,14 @@ function snapshotOf(
     },
     *proto() {
       try {
-        const encoded: [number, Uint8Array[]][] = [];
-        for (const name of LIST_FIELDS) encoded.push([fieldNumber(`${RESPONSE}.GetTasks`, name), []]);
-        yield* encodeTasks(lists, encoded);
-        const getTasks = encoded.reduce((sum, [, chunks]) => sum + chunks.reduce((s, bytes) => s + bytes.length, 0), 0);
+        const taken = new TasksAsOf();
+        const measured = yield* measureTasks(lists, taken);
+        const getTasks = measured.reduce((sum, list) => sum + list.bytes, 0);
         const parts = rest.map((part): [number, Uint8Array] => [
           fieldNumber(`${RESPONSE}.GetState`, part.field),
           part.proto(),
         ]);
+        // What is left to write is in `taken` and `parts`, as of the snapshot whatever the cluster does next.
         cancel();
         const tasksField = fieldNumber(`${RESPONSE}.GetState`, 'get_tasks');
         const inner =
@@ -220,7 +232,7 @@ function snapshotOf(
         yield encodeProto(RESPONSE, { type });
         yield fieldHead(fieldNumber(RESPONSE, field), inner);
         if (nested) yield fieldHead(tasksField, getTasks);
-        for (const [, chunks] of encoded) yield* chunks;
+        yield* writeTasks(taken, measured, getTasks);
         for (const [number, bytes] of parts) yield* [fieldHead(number, bytes.length), bytes];
       } finally {
         cancel();
@@ -251,27 +263,57 @@ function* tasksJson(lists: TaskLists, pieceBytes: number): Generator<OperatorPie
   yield out.take();
 }
 
+/** A list of GetTasks as measured: its field, the index past its last task among those taken, its entries' bytes. */
+interface MeasuredList {
+  readonly number: number;
+  readonly end: number;
+  readonly bytes: number;
+}
+
 /**
- * Each list's entries of GetTasks (tag, length, task), in chunks of about
- * `CHUNK_BYTES`, pausing every `TASKS_PER_TURN` tasks.
+ * Protobuf puts a message's length before it: the tasks are first read
+ * (into `into`, as of the snapshot) and measured without being written,
+ * pausing every `TASKS_PER_TURN` tasks, so that the response's lengths
+ * are known before its first byte and no task's bytes wait in memory
+ * for the last one to be encoded.
  */
-function* encodeTasks(
-  lists: TaskLists,
-  into: readonly [number, Uint8Array[]][],
-): Generator<OperatorPiece, void, undefined> {
-  let n = 0;
-  const out = new ProtoWriter(CHUNK_BYTES + 4096);
-  for (let f = 0; f < LIST_FIELDS.length; f++) {
-    const [number, chunks] = into[f]!;
-    for (const { user, tasks } of lists[LIST_FIELDS[f]!]) {
+function* measureTasks(lists: TaskLists, into: TasksAsOf): Generator<OperatorPiece, MeasuredList[], undefined> {
+  const measured: MeasuredList[] = [];
+  for (const name of LIST_FIELDS) {
+    const number = fieldNumber(`${RESPONSE}.GetTasks`, name);
+    const tag = varintLength((number << 3) | 2);
+    let bytes = 0;
+    for (const { user, tasks } of lists[name]) {
       for (let task = tasks.next(); task !== undefined; task = tasks.next()) {
-        writeTaskProto(out, number, task, user);
-        if (out.pos >= CHUNK_BYTES) chunks.push(out.take());
-        if (++n % TASKS_PER_TURN === 0) yield PAUSE;
+        into.add(task, user);
+        const length = taskProtoLength(task, user);
+        bytes += tag + varintLength(length) + length;
+        if (into.length % TASKS_PER_TURN === 0) yield PAUSE;
       }
     }
-    if (out.pos > 0) chunks.push(out.take(f === LIST_FIELDS.length - 1));
+    measured.push({ number, end: into.length, bytes });
   }
+  return measured;
+}
+
+/** The entries of GetTasks measured by `measureTasks`, in chunks of about `CHUNK_BYTES`. */
+function* writeTasks(taken: TasksAsOf, lists: readonly MeasuredList[], measured: number): Generator<Uint8Array> {
+  const out = new ProtoWriter(CHUNK_BYTES + 4096);
+  let written = 0;
+  let i = 0;
+  for (const { number, end } of lists) {
+    for (; i < end; i++) {
+      writeTaskProto(out, number, taken.at(i), taken.userAt(i));
+      if (out.pos >= CHUNK_BYTES) {
+        written += out.pos;
+        yield out.take();
+      }
+    }
+  }
+  written += out.pos;
+  // Lengths already sent that do not match would make the rest unreadable: better cut the response.
+  if (written !== measured) throw new Error(`GetTasks: ${written} bytes written, ${measured} measured`);
+  if (out.pos > 0) yield out.take(true);
 }
 
 function fieldNumber(typeName: string, field: string): number {

@@ -92,8 +92,7 @@ export class ProtoWriter {
     this.varint((field << 3) | DELIMITED);
     this.varint(n);
     this.#ensure(n);
-    for (let i = 0; i < n; i++)
-      this.#buf[this.pos++] = (nibble(hex.charCodeAt(2 * i)) << 4) | nibble(hex.charCodeAt(2 * i + 1));
+    this.pos += this.#buf.write(hex, this.pos, n, 'hex');
   }
 
   /** Bytes as they are (already encoded fields). */
@@ -134,11 +133,6 @@ export class ProtoWriter {
     }
     this.#buf[p] = v;
   }
-}
-
-/** The value of a hex digit's character code (the caller checks the digits). */
-function nibble(code: number): number {
-  return code <= 0x39 ? code - 0x30 : (code | 0x20) - 0x57;
 }
 
 export function varintLength(value: number): number {

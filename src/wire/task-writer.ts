@@ -3,22 +3,21 @@
  * text and to protobuf bytes, for the reads that write hundreds of
  * thousands of them: the same text as `encodeJson` and the same bytes as
  * `encodeProto` of `taskToWire`, without the message objects in between.
- * A task's resources are encoded once per bag (tasks launched alike share
- * their bag). The rare cases go through the generic encoders: a task whose
+ * A task's resources are encoded once per kind of bag (bag-memo.ts). The rare cases go through the generic encoders: a task whose
  * TaskInfo carried labels, discovery, a container, checks or limits, a
  * status with a message, reason, data, limitation or unreachable time, and
  * any text that is not ASCII.
  */
 import protobuf from 'protobufjs/light.js';
 import type { Task } from '../core/model/records.js';
-import type { Resources } from '../core/model/resources.js';
 import type { TaskStatus } from '../core/model/types.js';
+import { BagMemo } from './bag-memo.js';
 import { resourcesToWire } from './convert-common.js';
 import type { mesos } from './generated/types.js';
 import { encodeJson, formatDouble, quote } from './json-encode.js';
 import { taskToWire } from './operator-state.js';
 import { encodeProto } from './proto-codec.js';
-import { isAscii, ProtoWriter } from './proto-writer.js';
+import { isAscii, ProtoWriter, varintLength } from './proto-writer.js';
 import { messageType } from './schema.js';
 import { taskStatusToWire } from './scheduler-out.js';
 
@@ -90,32 +89,19 @@ function directStatus(s: TaskStatus): boolean {
   return isAscii(s.taskId) && isAscii(s.agentId ?? '') && isAscii(s.executorId ?? '') && isAscii(s.containerId ?? '');
 }
 
-const bagJson = new WeakMap<Resources, string>();
-const bagProto = new WeakMap<Resources, Uint8Array>();
-
-/** The `resources` list of a Task as JSON text (its entries, comma-separated). */
-function resourcesJson(bag: Resources): string {
-  let text = bagJson.get(bag);
-  if (text === undefined) {
-    text = resourcesToWire(bag)
-      .map((r) => encodeJson('mesos.v1.Resource', r))
-      .join(',');
-    bagJson.set(bag, text);
-  }
-  return text;
-}
+/** A list of resources as JSON text (its entries, comma-separated, without the brackets). */
+export const resourcesJson = new BagMemo((bag) =>
+  resourcesToWire(bag)
+    .map((r) => encodeJson('mesos.v1.Resource', r))
+    .join(','),
+);
 
 /** The `resources` field entries of a Task as bytes. */
-function resourcesProto(bag: Resources): Uint8Array {
-  let bytes = bagProto.get(bag);
-  if (bytes === undefined) {
-    const out = new ProtoWriter(256);
-    for (const r of resourcesToWire(bag)) out.bytes(TASK.resources, encodeProto('mesos.v1.Resource', r));
-    bytes = out.take(true);
-    bagProto.set(bag, bytes);
-  }
-  return bytes;
-}
+const resourcesProto = new BagMemo((bag) => {
+  const out = new ProtoWriter(256);
+  for (const r of resourcesToWire(bag)) out.bytes(TASK.resources, encodeProto('mesos.v1.Resource', r));
+  return out.take(true);
+});
 
 const base64 = (hex: string): string => `"${Buffer.from(hex, 'hex').toString('base64')}"`;
 
@@ -126,7 +112,7 @@ export function taskWireJson(task: Task, user: string): string {
   let out = `{"name":${quote(spec.name)},"task_id":{"value":${quote(spec.taskId)}},"framework_id":{"value":${quote(task.frameworkId)}}`;
   if (task.executorId !== undefined) out += `,"executor_id":{"value":${quote(task.executorId)}}`;
   out += `,"agent_id":{"value":${quote(task.agentId)}},"state":"${task.state}"`;
-  if (task.resources.length > 0) out += `,"resources":[${resourcesJson(task.resources)}]`;
+  if (task.resources.length > 0) out += `,"resources":[${resourcesJson.of(task.resources)}]`;
   const { statuses } = task;
   if (statuses.length > 0) {
     out += ',"statuses":[';
@@ -160,7 +146,7 @@ export function writeTaskProto(out: ProtoWriter, field: number, task: Task, user
   if (task.executorId !== undefined) out.idMessage(TASK.executorId, task.executorId);
   out.idMessage(TASK.agentId, task.agentId);
   out.uint(TASK.state, TASK_STATES[task.state]!);
-  out.raw(resourcesProto(task.resources));
+  out.raw(resourcesProto.of(task.resources));
   for (const status of task.statuses) writeStatusProto(out, status);
   if (task.statusUpdateState !== undefined) out.uint(TASK.updateState, TASK_STATES[task.statusUpdateState]!);
   if (task.statusUpdateUuid !== undefined) out.hexBytes(TASK.updateUuid, task.statusUpdateUuid);
@@ -184,4 +170,38 @@ function writeStatusProto(out: ProtoWriter, s: TaskStatus): void {
     out.end(container);
   }
   out.end(at);
+}
+
+/** Bytes of a length-delimited field numbered below 16 (a one-byte tag) whose content takes `length` bytes. */
+export const delimitedLength = (length: number): number => 1 + varintLength(length) + length;
+
+/** Bytes of a message holding one ASCII string field 1 (`ProtoWriter.idMessage`), with its tag and length. */
+const idLength = (value: string): number => delimitedLength(delimitedLength(value.length));
+
+/** Bytes of a varint field numbered below 16. */
+const uintLength = (value: number): number => 1 + varintLength(value);
+
+/** The length of the Task message `writeTaskProto` writes (without the tag and length before it), measured, not written. */
+export function taskProtoLength(task: Task, user: string): number {
+  if (!direct(task, user)) return encodeProto('mesos.v1.Task', taskToWire(task, user)).length;
+  const { spec } = task;
+  let n = delimitedLength(spec.name.length) + idLength(spec.taskId) + idLength(task.frameworkId);
+  if (task.executorId !== undefined) n += idLength(task.executorId);
+  n += idLength(task.agentId) + uintLength(TASK_STATES[task.state]!) + resourcesProto.of(task.resources).length;
+  for (const status of task.statuses) n += delimitedLength(statusProtoLength(status));
+  if (task.statusUpdateState !== undefined) n += uintLength(TASK_STATES[task.statusUpdateState]!);
+  if (task.statusUpdateUuid !== undefined) n += delimitedLength(task.statusUpdateUuid.length >> 1);
+  return n + delimitedLength(user.length);
+}
+
+function statusProtoLength(s: TaskStatus): number {
+  if (!directStatus(s)) return encodeProto('mesos.v1.TaskStatus', taskStatusToWire(s)).length;
+  let n = idLength(s.taskId) + uintLength(TASK_STATES[s.state]!);
+  if (s.agentId !== undefined) n += idLength(s.agentId);
+  n += 9;
+  if (s.executorId !== undefined) n += idLength(s.executorId);
+  n += uintLength(SOURCES[s.source]!);
+  if (s.uuid !== undefined) n += delimitedLength(s.uuid.length >> 1);
+  if (s.containerId !== undefined) n += delimitedLength(idLength(s.containerId));
+  return n;
 }

@@ -14,13 +14,12 @@
  *
  * prints one JSON line. A program, not a test: it never fails on speed.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { buildMasterApp } from '../../src/http/master/app.js';
 import { VirtualDriver } from '../../src/runtime/driver.js';
 import type { OfferView, SchedulerEvent, TaskSpec } from '../../src/core/model/types.js';
 import { CoreBench, FRAMEWORK_INFO, ROOMY_AGENT_RESOURCES, TINY_TASK_RESOURCES, LONG_COMMAND } from './core-harness.js';
+import { startProfile } from './cpu-profile.js';
 import { timedRequest, type ReadFigure } from './scale.js';
 import { progress } from './stats.js';
 
@@ -79,21 +78,6 @@ async function timed(
   const [figure, health] = await Promise.all([big, small]);
   const used = process.cpuUsage(cpu);
   return { ...figure, smallReadMs: health.totalMs, cpuMs: (used.user + used.system) / 1000 };
-}
-
-/** A CPU profile of what follows (the reads, not the build) written to `dir`; nothing without one. */
-async function startProfile(dir: string | undefined): Promise<() => Promise<void>> {
-  if (dir === undefined) return async () => {};
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  return async () => {
-    const { profile } = await session.post('Profiler.stop');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(`${dir}/CPU.reads.cpuprofile`, JSON.stringify(profile));
-    session.disconnect();
-  };
 }
 
 export async function benchReads(

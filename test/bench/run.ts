@@ -26,7 +26,8 @@
  *   virtual-day 8. virtual-time speed: 24 h of a 10,000-agent cluster, 100,000 task lifecycles,
  *                  a fault every virtual minute, the core alone (virtual-day.ts)
  *   scale       9. clusters of 1k, 10k and 50k agents through the library and HTTP: start, ACCEPT+LAUNCH
- *                  throughput, /state, /tasks, GET_STATE, RSS and heap per agent and task, master
+ *                  throughput, /state, /tasks, GET_STATE and GET_TASKS (JSON, protobuf), RSS and heap per agent
+ *                  and task, master
  *                  failover (scale.ts, a child process per size); run only when named (`npm run bench -- scale`)
  *   failover   10. master failover of 10k and 40k agents with their tasks, the cluster built in the core
  *                  (failover.ts, a child process per size); run only when named (`npm run bench -- failover`)
@@ -68,6 +69,8 @@
  *   BENCH_SCALE_AGENTS     agent counts of the scale part (default 1000,10000,50000)
  *   BENCH_SCALE_TASKS_PER_AGENT  long tasks launched into each agent (default 20)
  *   BENCH_SCALE_CONCURRENCY      ACCEPT calls in flight (default 8)
+ *   SCALE_READ_ROUNDS      the scale part's reads made this many times in turn, each one's fastest kept (default 1)
+ *   SCALE_READS_PROFILE    a directory: the scale part writes a CPU profile of its reads there
  *   BENCH_FAILOVER_AGENTS  agent counts of the failover part (default 10000,40000)
  *   BENCH_FAILOVER_TASKS_PER_AGENT  long tasks running on each agent (default 10)
  *   BENCH_CHAOS_RUNS       schedules per row of the chaos part (default 32: a worker process takes about a second to start)

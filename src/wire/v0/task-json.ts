@@ -9,6 +9,7 @@ import { fromMilli, type Resources } from '../../core/model/resources.js';
 import type { Task } from '../../core/model/records.js';
 import type { TaskStatus } from '../../core/model/types.js';
 import { jsonString, LastQuoted } from '../../core/kernel/trace.js';
+import { BagMemo } from '../bag-memo.js';
 import { formatDouble } from '../json-encode.js';
 import { toV0Json } from './json.js';
 import { taskObject } from './objects.js';
@@ -19,20 +20,14 @@ const agentIds = new LastQuoted();
 const roles = new LastQuoted();
 const users = new LastQuoted();
 
-/** The summaries of the bags seen (tasks launched alike share their bag); null for a bag `summaryJson` leaves to the objects. */
-const bagSummaries = new WeakMap<Resources, string | null>();
-
-function taskSummary(bag: Resources): string | undefined {
-  let text = bagSummaries.get(bag);
-  if (text === undefined) bagSummaries.set(bag, (text = summaryJson(bag) ?? null));
-  return text ?? undefined;
-}
+/** The summary of each kind of bag seen (bag-memo.ts); null for a bag `summaryJson` leaves to the objects. */
+const bagSummaries = new BagMemo((bag) => summaryJson(bag) ?? null);
 
 export function taskJson(task: Task, user: string): string {
   const { spec } = task;
   const limits = spec.limits !== undefined && Object.keys(spec.limits).length > 0;
-  const resources = taskSummary(task.resources);
-  if (limits || resources === undefined) return toV0Json(taskObject(task, user));
+  const resources = bagSummaries.of(task.resources);
+  if (limits || resources === null) return toV0Json(taskObject(task, user));
   let out = `{"id":${jsonString(spec.taskId)},"name":${jsonString(spec.name)},"framework_id":${frameworkIds.of(task.frameworkId)},"executor_id":${jsonString(task.executorId ?? '')}`;
   out += `,"slave_id":${agentIds.of(task.agentId)},"state":"${task.state}","resources":${resources},"role":${roles.of(task.role)},"statuses":[`;
   const { statuses } = task;
