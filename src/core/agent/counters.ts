@@ -6,7 +6,7 @@
  * could not launch. A process of its own: a restart begins again at zero,
  * as upstream's counters do. Counting changes nothing the trace holds.
  */
-import { isTerminal } from '../model/task-state.js';
+import { isTerminal, withoutData } from '../model/task-state.js';
 import type { TaskState, TaskStatus } from '../model/types.js';
 
 export class AgentCounters {
@@ -52,7 +52,7 @@ export class AgentCounters {
  * one repeating the latest state replacing it.
  */
 export function appendStatus(statuses: TaskStatus[], status: TaskStatus): void {
-  const { data: _data, ...kept } = status;
+  const kept = withoutData(status);
   const repeated = statuses.at(-1)?.state === status.state;
   statuses[repeated ? statuses.length - 1 : statuses.length] = kept;
 }

@@ -12,7 +12,7 @@
  * GONE_BY_OPERATOR, UNKNOWN. An illegal transition is a bug: `transition`
  * throws rather than overwrite silently.
  */
-import type { TaskState } from './types.js';
+import type { TaskState, TaskStatus } from './types.js';
 
 const TERMINAL: ReadonlySet<TaskState> = new Set<TaskState>([
   'TASK_FINISHED',
@@ -50,4 +50,16 @@ export function transition(taskId: string, from: TaskState, to: TaskState): Task
     throw new Error(`task '${taskId}': illegal transition ${from} -> ${to}`);
   }
   return to;
+}
+
+/**
+ * A status as the master and the agent keep it: without its data, as
+ * upstream keeps it (MESOS-1746: frameworks' data would fill them). One
+ * without data is kept as it is, shared with whoever sent it (statuses are
+ * never changed once made).
+ */
+export function withoutData(status: TaskStatus): TaskStatus {
+  if (status.data === undefined) return status;
+  const { data: _dropped, ...kept } = status;
+  return kept;
 }
