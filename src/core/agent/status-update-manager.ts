@@ -30,16 +30,34 @@ export interface EndedTask {
   readonly command: boolean;
 }
 
-interface Stream {
-  readonly frameworkId: string;
-  pending: TaskStatus[];
-  /** Every uuid this stream has taken, acknowledged or not (a task has a few: a small set). */
-  readonly seen: SmallSet<string>;
-  retryMs: number;
-  /** Every field set from the start (a field added later goes out of the object). */
-  timer: TimerId | undefined;
-  /** The task, once its executor has exited with updates of it unacknowledged. */
-  ended: EndedTask | undefined;
+/**
+ * A task's updates; it is its own retry timer's action (no closure per
+ * update sent: a failover resends hundreds of thousands at once).
+ */
+class Stream {
+  /** The head's retry: every field set from the start (a field added later goes out of the object). */
+  timer: TimerId | undefined = undefined;
+  retryMs = RETRY_MIN_MS;
+
+  constructor(
+    private readonly manager: StatusUpdateManager,
+    readonly key: string,
+    readonly frameworkId: string,
+    public pending: TaskStatus[],
+    /** Every uuid this stream has taken, acknowledged or not (a task has a few: a small set). */
+    readonly seen: SmallSet<string>,
+    /** The task, once its executor has exited with updates of it unacknowledged. */
+    public ended: EndedTask | undefined,
+  ) {}
+
+  /** The head was not acknowledged in time: it goes again, the next retry later. */
+  onTimer(): void {
+    const head = this.pending[0];
+    if (head === undefined) return;
+    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+    this.manager.retried(head);
+    this.manager.send(this);
+  }
 }
 
 /** A stream's head, with the task it is of once its executor has exited. */
@@ -77,14 +95,7 @@ export class StatusUpdateManager {
   update(frameworkId: string, status: TaskStatus, key = streamKey(frameworkId, status.taskId)): boolean {
     let stream = this.#streams.get(key);
     if (stream === undefined) {
-      stream = {
-        frameworkId,
-        pending: [],
-        seen: new SmallSet(),
-        retryMs: RETRY_MIN_MS,
-        timer: undefined,
-        ended: undefined,
-      };
+      stream = new Stream(this, key, frameworkId, [], new SmallSet(), undefined);
       this.#streams.set(key, stream);
     }
     if (status.uuid !== undefined) {
@@ -92,7 +103,7 @@ export class StatusUpdateManager {
       stream.seen.add(status.uuid);
     }
     stream.pending = pushed(stream.pending, status);
-    if (stream.pending.length === 1) this.#send(key, stream);
+    if (stream.pending.length === 1) this.send(stream);
     return true;
   }
 
@@ -109,7 +120,7 @@ export class StatusUpdateManager {
     this.ctx.loop.cancel(stream.timer);
     stream.pending.shift();
     stream.retryMs = RETRY_MIN_MS;
-    if (stream.pending.length > 0) this.#send(key, stream);
+    if (stream.pending.length > 0) this.send(stream);
     else if (isTerminal(head.state)) this.#streams.delete(key);
     return head;
   }
@@ -158,10 +169,10 @@ export class StatusUpdateManager {
   /** Sends every head at once (the agent (re-)registered), retried after the shortest interval again, as upstream's. */
   resume(): void {
     this.#paused = false;
-    for (const [key, stream] of this.#streams) {
+    for (const stream of this.#streams.values()) {
       this.ctx.loop.cancel(stream.timer);
       stream.retryMs = RETRY_MIN_MS;
-      this.#send(key, stream);
+      this.send(stream);
     }
   }
 
@@ -181,14 +192,8 @@ export class StatusUpdateManager {
     for (const s of streams) {
       const taskId = s.pending[0]?.taskId;
       if (taskId === undefined) continue;
-      this.#streams.set(streamKey(s.frameworkId, taskId), {
-        frameworkId: s.frameworkId,
-        pending: [...s.pending],
-        seen: new SmallSet(s.seen),
-        retryMs: RETRY_MIN_MS,
-        timer: undefined,
-        ended: s.ended,
-      });
+      const key = streamKey(s.frameworkId, taskId);
+      this.#streams.set(key, new Stream(this, key, s.frameworkId, [...s.pending], new SmallSet(s.seen), s.ended));
     }
   }
 
@@ -198,20 +203,18 @@ export class StatusUpdateManager {
     return n;
   }
 
-  #send(key: string, stream: Stream): void {
+  /** Sends the stream's head (unless paused), retried after the stream's interval. */
+  send(stream: Stream): void {
     const head = stream.pending[0];
     if (head === undefined || this.#paused) return;
-    this.forward(stream.frameworkId, head, key);
-    stream.timer = this.ctx.loop.schedule(stream.retryMs, 'status-update:retry', () => {
-      stream.retryMs = Math.min(stream.retryMs * 2, RETRY_MAX_MS);
-      const { taskId, state, uuid } = head;
-      this.ctx.trace.appendJson('status-update:retry', updateText(taskId, state, uuid), () => ({
-        taskId,
-        state,
-        uuid,
-      }));
-      this.#send(key, stream);
-    });
+    this.forward(stream.frameworkId, head, stream.key);
+    stream.timer = this.ctx.loop.schedule(stream.retryMs, 'status-update:retry', stream);
+  }
+
+  /** A stream's head goes again: the trace says so. */
+  retried(head: TaskStatus): void {
+    const { taskId, state, uuid } = head;
+    this.ctx.trace.appendJson('status-update:retry', updateText(taskId, state, uuid), () => ({ taskId, state, uuid }));
   }
 }
 
