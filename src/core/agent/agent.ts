@@ -476,7 +476,7 @@ export class Agent implements SimNode, ExecutorHost {
   #taken(frameworkId: string, status: TaskStatus): void {
     const task = this.#frameworks.get(frameworkId)?.tasks.get(status.taskId)?.tasks.get(status.taskId);
     this.counters.statusTaken(status);
-    if (task !== undefined) appendStatus(task.statuses, status);
+    if (task !== undefined) task.statuses = appendStatus(task.statuses, status);
     if (task instanceof SimTask) task.reported = status.state;
     this.cgroups.observe(frameworkId, status);
   }

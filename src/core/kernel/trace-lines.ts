@@ -10,6 +10,9 @@ import { jsonString, LastQuoted } from './trace.js';
 
 const frameworkIds = new LastQuoted();
 const agentIds = new LastQuoted();
+/** Task states repeat from one line to the next too (a failover resends a cluster's TASK_RUNNING). */
+const states = new LastQuoted();
+const latestStates = new LastQuoted();
 
 /** `task:status`: the master took an update from an agent. */
 export function statusText(
@@ -21,13 +24,13 @@ export function statusText(
   uuid: string | undefined,
 ): string {
   const tail = uuid === undefined ? '' : `,"uuid":${jsonString(uuid)}`;
-  return `{"frameworkId":${frameworkIds.of(frameworkId)},"agentId":${agentIds.of(agentId)},"taskId":${jsonString(taskId)},"state":${jsonString(state)},"latest":${jsonString(latest)}${tail}}`;
+  return `{"frameworkId":${frameworkIds.of(frameworkId)},"agentId":${agentIds.of(agentId)},"taskId":${jsonString(taskId)},"state":${states.of(state)},"latest":${latestStates.of(latest)}${tail}}`;
 }
 
 /** `status-update:retry` and the like: a task, its state and the update's uuid. */
 export function updateText(taskId: string, state: string, uuid: string | undefined): string {
   const tail = uuid === undefined ? '' : `,"uuid":${jsonString(uuid)}`;
-  return `{"taskId":${jsonString(taskId)},"state":${jsonString(state)}${tail}}`;
+  return `{"taskId":${jsonString(taskId)},"state":${states.of(state)}${tail}}`;
 }
 
 /** `task:status-from-unknown-agent`: an update the master did not take. */

@@ -12,6 +12,7 @@
  * GONE_BY_OPERATOR, UNKNOWN. An illegal transition is a bug: `transition`
  * throws rather than overwrite silently.
  */
+import { pushed } from '../kernel/small-map.js';
 import type { TaskState, TaskStatus } from './types.js';
 
 const TERMINAL: ReadonlySet<TaskState> = new Set<TaskState>([
@@ -62,4 +63,21 @@ export function withoutData(status: TaskStatus): TaskStatus {
   if (status.data === undefined) return status;
   const { data: _dropped, ...kept } = status;
   return kept;
+}
+
+/**
+ * A task's status history as the master and the agent keep it (upstream's
+ * `Master::updateTask` and `Executor::updateTaskState`): each update
+ * appended without its data, and one repeating the latest state replacing
+ * it. The list returned replaces `statuses`: an exact-size array while it
+ * is small (a task has two or three statuses; a list grown in place
+ * reserves room for seventeen).
+ */
+export function appendStatus(statuses: TaskStatus[], status: TaskStatus): TaskStatus[] {
+  const kept = withoutData(status);
+  if (statuses.length > 0 && statuses[statuses.length - 1]!.state === status.state) {
+    statuses[statuses.length - 1] = kept;
+    return statuses;
+  }
+  return pushed(statuses, kept);
 }
