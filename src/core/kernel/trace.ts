@@ -189,6 +189,12 @@ export function jsonString(s: string): string {
   return JSON_ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
+/** `jsonString(s)` as parts pushed on `parts`, for a text joined at once (a flat string: no chain of pieces to flatten). */
+export function pushJsonString(parts: string[], s: string): void {
+  if (JSON_ESCAPED.test(s)) parts.push(JSON.stringify(s));
+  else parts.push('"', s, '"');
+}
+
 /**
  * The last string quoted (`jsonString`), for fields that repeat from one
  * line to the next: a framework's tasks share its id, and tasks are
