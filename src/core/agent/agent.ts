@@ -297,7 +297,6 @@ export class Agent implements SimNode, ExecutorHost {
     const agent = this.#description();
     const held = {
       heads: this.#updates.heads(),
-      latest: this.#updates.latest,
       resourceVersion: this.#operations.resources.version,
       frameworks: this.frameworks(),
     };

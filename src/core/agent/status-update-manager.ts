@@ -15,7 +15,7 @@ import type { TimerId } from '../kernel/event-loop.js';
 import { pushed, SmallSet } from '../kernel/small-map.js';
 import { isTerminal } from '../model/task-state.js';
 import { updateText } from '../kernel/trace-lines.js';
-import type { TaskSpec, TaskStatus } from '../model/types.js';
+import type { TaskSpec, TaskState, TaskStatus } from '../model/types.js';
 import { RETRY_MAX_MS, RETRY_MIN_MS } from '../model/messages.js';
 
 /**
@@ -38,6 +38,8 @@ class Stream {
   /** The head's retry: every field set from the start (a field added later goes out of the object). */
   timer: TimerId | undefined = undefined;
   retryMs = RETRY_MIN_MS;
+  /** The newest state taken for the task while updates of it wait (each forwarded update carries it). */
+  latest: TaskState | undefined = undefined;
 
   constructor(
     private readonly manager: StatusUpdateManager,
@@ -64,6 +66,8 @@ class Stream {
 export interface StreamHead {
   readonly frameworkId: string;
   readonly status: TaskStatus;
+  /** The newest state taken for the task (the head's own when none newer). */
+  readonly latest: TaskState;
   readonly ended?: EndedTask;
 }
 
@@ -75,8 +79,8 @@ export interface StreamCheckpoint {
   readonly ended?: EndedTask;
 }
 
-/** Sends one update towards the master; `key` is its stream's (`streamKey`). */
-export type ForwardUpdate = (frameworkId: string, status: TaskStatus, key: string) => void;
+/** Sends one update towards the master, with the newest state taken for its task. */
+export type ForwardUpdate = (frameworkId: string, status: TaskStatus, latestState: TaskState) => void;
 
 export class StatusUpdateManager {
   readonly #streams = new Map<string, Stream>();
@@ -102,6 +106,8 @@ export class StatusUpdateManager {
       if (stream.seen.has(status.uuid)) return false;
       stream.seen.add(status.uuid);
     }
+    // Set before sending: the update goes with the newest state.
+    stream.latest = status.state;
     stream.pending = pushed(stream.pending, status);
     if (stream.pending.length === 1) this.send(stream);
     return true;
@@ -121,7 +127,10 @@ export class StatusUpdateManager {
     stream.pending.shift();
     stream.retryMs = RETRY_MIN_MS;
     if (stream.pending.length > 0) this.send(stream);
-    else if (isTerminal(head.state)) this.#streams.delete(key);
+    else {
+      stream.latest = undefined;
+      if (isTerminal(head.state)) this.#streams.delete(key);
+    }
     return head;
   }
 
@@ -136,10 +145,10 @@ export class StatusUpdateManager {
     for (const stream of this.#streams.values()) {
       const head = stream.pending[0];
       if (head === undefined) continue;
+      const { frameworkId, ended } = stream;
+      const latest = stream.latest ?? head.state;
       out.push(
-        stream.ended === undefined
-          ? { frameworkId: stream.frameworkId, status: head }
-          : { frameworkId: stream.frameworkId, status: head, ended: stream.ended },
+        ended === undefined ? { frameworkId, status: head, latest } : { frameworkId, status: head, latest, ended },
       );
     }
     return out;
@@ -196,6 +205,20 @@ export class StatusUpdateManager {
       this.#streams.set(key, new Stream(this, key, s.frameworkId, [...s.pending], new SmallSet(s.seen), s.ended));
     }
   }
+  /** The newest state of every task whose updates wait, by stream key, of the frameworks kept. */
+  latestStates(keep: (frameworkId: string) => boolean): Map<string, TaskState> {
+    const out = new Map<string, TaskState>();
+    for (const s of this.#streams.values()) if (s.latest !== undefined && keep(s.frameworkId)) out.set(s.key, s.latest);
+    return out;
+  }
+
+  /** Takes back the newest states a checkpoint kept, for the streams it kept. */
+  recoverLatest(latest: ReadonlyMap<string, TaskState>): void {
+    for (const [key, state] of latest) {
+      const stream = this.#streams.get(key);
+      if (stream !== undefined) stream.latest = state;
+    }
+  }
 
   get size(): number {
     let n = 0;
@@ -207,7 +230,7 @@ export class StatusUpdateManager {
   send(stream: Stream): void {
     const head = stream.pending[0];
     if (head === undefined || this.#paused) return;
-    this.forward(stream.frameworkId, head, stream.key);
+    this.forward(stream.frameworkId, head, stream.latest ?? head.state);
     stream.timer = this.ctx.loop.schedule(stream.retryMs, 'status-update:retry', stream);
   }
 
