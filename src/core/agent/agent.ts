@@ -297,7 +297,6 @@ export class Agent implements SimNode, ExecutorHost {
     const agent = this.#description();
     const held = {
       heads: this.#updates.heads(),
-      latest: this.#updates.latest,
       resourceVersion: this.#operations.resources.version,
       frameworks: this.frameworks(),
     };
@@ -476,7 +475,7 @@ export class Agent implements SimNode, ExecutorHost {
   #taken(frameworkId: string, status: TaskStatus): void {
     const task = this.#frameworks.get(frameworkId)?.tasks.get(status.taskId)?.tasks.get(status.taskId);
     this.counters.statusTaken(status);
-    if (task !== undefined) appendStatus(task.statuses, status);
+    if (task !== undefined) task.statuses = appendStatus(task.statuses, status);
     if (task instanceof SimTask) task.reported = status.state;
     this.cgroups.observe(frameworkId, status);
   }

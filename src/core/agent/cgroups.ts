@@ -294,9 +294,10 @@ export class AgentCgroups {
     loop.cancel(container.timer);
     container.timer = undefined;
     if (!this.isolated) return;
+    // No curve, no usage: a limit (at least upstream's minimum) is never passed (asked without a list: an agent
+    // re-arms every container when it re-registers).
+    if (!hasCurve(container)) return;
     const pieces = this.#pieces(container);
-    // No curve, no usage: a limit (at least upstream's minimum) is never passed.
-    if (pieces.length === 0) return;
     const { hard } = this.#limits(container);
     const at = firstExceeding(pieces, hard, loop.now());
     if (at === undefined) return;
@@ -364,4 +365,10 @@ export function formatBytes(bytes: number): string {
     unit++;
   }
   return `${value}${units[unit]}`;
+}
+
+/** Whether any task of the container has a piece of memory curve. */
+function hasCurve(container: Container): boolean {
+  for (const curve of container.tasks.values()) if (curve.length > 0) return true;
+  return false;
 }

@@ -46,13 +46,5 @@ export class AgentCounters {
   }
 }
 
-/**
- * A task's status history as the agent keeps it (upstream's
- * `Executor::updateTaskState`): each update appended without its data, and
- * one repeating the latest state replacing it.
- */
-export function appendStatus(statuses: TaskStatus[], status: TaskStatus): void {
-  const { data: _data, ...kept } = status;
-  const repeated = statuses.at(-1)?.state === status.state;
-  statuses[repeated ? statuses.length - 1 : statuses.length] = kept;
-}
+/** A task's status history, kept by the agent as the master keeps it. */
+export { appendStatus } from '../model/task-state.js';

@@ -73,7 +73,7 @@ export class SimTask {
   /** It stopped progressing (a fault): it never ends by itself, and a kill waits out its grace period. */
   hung: boolean | undefined = undefined;
   /** The updates its agent took, oldest first (counters.ts, appendStatus). */
-  readonly statuses: TaskStatus[] = [];
+  statuses: TaskStatus[] = [];
 
   constructor(
     readonly spec: TaskSpec,

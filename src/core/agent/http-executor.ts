@@ -53,7 +53,7 @@ export interface HttpTask {
   /** Handed to the executor on its stream (not still waiting for its first SUBSCRIBE). */
   delivered: boolean;
   /** The updates its agent took, oldest first (counters.ts, appendStatus). */
-  readonly statuses: TaskStatus[];
+  statuses: TaskStatus[];
 }
 
 export interface HttpExecutorHost {

@@ -10,15 +10,10 @@ import type {
   ReportedExecutor,
   ReportedTask,
 } from '../model/messages.js';
-import type { TaskState } from '../model/types.js';
 import type { AgentExecutor } from './frameworks.js';
 import type { StreamHead } from './status-update-manager.js';
 
-export function reportedTasks(
-  executors: readonly AgentExecutor[],
-  heads: readonly StreamHead[],
-  latest: ReadonlyMap<string, TaskState>,
-): ReportedTask[] {
+export function reportedTasks(executors: readonly AgentExecutor[], heads: readonly StreamHead[]): ReportedTask[] {
   const reported: ReportedTask[] = [];
   // Per framework, the tasks its live executors report (an agent reports thousands after a failover: no key strings).
   const listed = new Map<string, Set<string>>();
@@ -38,9 +33,8 @@ export function reportedTasks(
       });
     }
   }
-  for (const { frameworkId, status, ended } of heads) {
+  for (const { frameworkId, status, latest: state, ended } of heads) {
     if (listed.get(frameworkId)?.has(status.taskId) === true) continue;
-    const state = latest.get(`${frameworkId}\u0000${status.taskId}`) ?? status.state;
     // A task whose executor exited, its updates unacknowledged: reported whole, as upstream's agent reports its terminated tasks.
     const known = ended === undefined ? {} : { spec: ended.spec, command: ended.command };
     reported.push({
@@ -71,7 +65,6 @@ export function reportedExecutors(executors: readonly AgentExecutor[]): Reported
 /** What the agent still holds besides its executors, for its re-registration. */
 export interface HeldState {
   readonly heads: readonly StreamHead[];
-  readonly latest: ReadonlyMap<string, TaskState>;
   readonly resourceVersion: number;
   readonly frameworks: readonly FrameworkRef[];
 }
@@ -82,7 +75,7 @@ export function reregistration(
   executors: readonly AgentExecutor[],
   held: HeldState,
 ): AgentToMaster {
-  const tasks = reportedTasks(executors, held.heads, held.latest);
+  const tasks = reportedTasks(executors, held.heads);
   // As upstream's agent: the frameworks it still runs something of (one whose executors have all exited is forgotten).
   const running = new Set<string>();
   for (const t of tasks) running.add(t.frameworkId);

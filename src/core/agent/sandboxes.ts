@@ -72,9 +72,25 @@ export function virtualRunPath(frameworkId: string, executorId: string, run: str
   return `/frameworks/${frameworkId}/executors/${executorId}/runs/${run}`;
 }
 
+/** An executor's sandbox: its path is made from its owner when asked, not held (a million sandboxes, few paths read). */
+class ExecutorSandbox extends Sandbox {
+  constructor(
+    private readonly workDir: string,
+    private readonly owner: SandboxOwner,
+    settings: SandboxSettings,
+    nowMs: number,
+  ) {
+    super('', settings.budget, settings.maxBytes, nowMs);
+  }
+
+  override get path(): string {
+    return sandboxPath(this.workDir, this.owner);
+  }
+}
+
 /** A fresh, empty sandbox for a new container, at its path, under the settings' bounds. */
 export function newSandbox(settings: SandboxSettings, owner: SandboxOwner, nowMs: number): Sandbox {
-  return new Sandbox(sandboxPath(settings.workDir, owner), settings.budget, settings.maxBytes, nowMs);
+  return new ExecutorSandbox(settings.workDir, owner, settings, nowMs);
 }
 
 /**

@@ -15,7 +15,7 @@ import type { TimerId } from '../kernel/event-loop.js';
 import { pushed, SmallSet } from '../kernel/small-map.js';
 import { isTerminal } from '../model/task-state.js';
 import { updateText } from '../kernel/trace-lines.js';
-import type { TaskSpec, TaskStatus } from '../model/types.js';
+import type { TaskSpec, TaskState, TaskStatus } from '../model/types.js';
 import { RETRY_MAX_MS, RETRY_MIN_MS } from '../model/messages.js';
 
 /**
@@ -30,22 +30,44 @@ export interface EndedTask {
   readonly command: boolean;
 }
 
-interface Stream {
-  readonly frameworkId: string;
-  pending: TaskStatus[];
-  /** Every uuid this stream has taken, acknowledged or not (a task has a few: a small set). */
-  readonly seen: SmallSet<string>;
-  retryMs: number;
-  /** Every field set from the start (a field added later goes out of the object). */
-  timer: TimerId | undefined;
-  /** The task, once its executor has exited with updates of it unacknowledged. */
-  ended: EndedTask | undefined;
+/**
+ * A task's updates; it is its own retry timer's action (no closure per
+ * update sent: a failover resends hundreds of thousands at once).
+ */
+class Stream {
+  /** The head's retry: every field set from the start (a field added later goes out of the object). */
+  timer: TimerId | undefined = undefined;
+  retryMs = RETRY_MIN_MS;
+  /** The newest state taken for the task while updates of it wait (each forwarded update carries it). */
+  latest: TaskState | undefined = undefined;
+
+  constructor(
+    private readonly manager: StatusUpdateManager,
+    readonly key: string,
+    readonly frameworkId: string,
+    public pending: TaskStatus[],
+    /** Every uuid this stream has taken, acknowledged or not (a task has a few: a small set). */
+    readonly seen: SmallSet<string>,
+    /** The task, once its executor has exited with updates of it unacknowledged. */
+    public ended: EndedTask | undefined,
+  ) {}
+
+  /** The head was not acknowledged in time: it goes again, the next retry later. */
+  onTimer(): void {
+    const head = this.pending[0];
+    if (head === undefined) return;
+    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+    this.manager.retried(head);
+    this.manager.send(this);
+  }
 }
 
 /** A stream's head, with the task it is of once its executor has exited. */
 export interface StreamHead {
   readonly frameworkId: string;
   readonly status: TaskStatus;
+  /** The newest state taken for the task (the head's own when none newer). */
+  readonly latest: TaskState;
   readonly ended?: EndedTask;
 }
 
@@ -57,8 +79,8 @@ export interface StreamCheckpoint {
   readonly ended?: EndedTask;
 }
 
-/** Sends one update towards the master; `key` is its stream's (`streamKey`). */
-export type ForwardUpdate = (frameworkId: string, status: TaskStatus, key: string) => void;
+/** Sends one update towards the master, with the newest state taken for its task. */
+export type ForwardUpdate = (frameworkId: string, status: TaskStatus, latestState: TaskState) => void;
 
 export class StatusUpdateManager {
   readonly #streams = new Map<string, Stream>();
@@ -77,22 +99,17 @@ export class StatusUpdateManager {
   update(frameworkId: string, status: TaskStatus, key = streamKey(frameworkId, status.taskId)): boolean {
     let stream = this.#streams.get(key);
     if (stream === undefined) {
-      stream = {
-        frameworkId,
-        pending: [],
-        seen: new SmallSet(),
-        retryMs: RETRY_MIN_MS,
-        timer: undefined,
-        ended: undefined,
-      };
+      stream = new Stream(this, key, frameworkId, [], new SmallSet(), undefined);
       this.#streams.set(key, stream);
     }
     if (status.uuid !== undefined) {
       if (stream.seen.has(status.uuid)) return false;
       stream.seen.add(status.uuid);
     }
+    // Set before sending: the update goes with the newest state.
+    stream.latest = status.state;
     stream.pending = pushed(stream.pending, status);
-    if (stream.pending.length === 1) this.#send(key, stream);
+    if (stream.pending.length === 1) this.send(stream);
     return true;
   }
 
@@ -109,8 +126,11 @@ export class StatusUpdateManager {
     this.ctx.loop.cancel(stream.timer);
     stream.pending.shift();
     stream.retryMs = RETRY_MIN_MS;
-    if (stream.pending.length > 0) this.#send(key, stream);
-    else if (isTerminal(head.state)) this.#streams.delete(key);
+    if (stream.pending.length > 0) this.send(stream);
+    else {
+      stream.latest = undefined;
+      if (isTerminal(head.state)) this.#streams.delete(key);
+    }
     return head;
   }
 
@@ -125,10 +145,10 @@ export class StatusUpdateManager {
     for (const stream of this.#streams.values()) {
       const head = stream.pending[0];
       if (head === undefined) continue;
+      const { frameworkId, ended } = stream;
+      const latest = stream.latest ?? head.state;
       out.push(
-        stream.ended === undefined
-          ? { frameworkId: stream.frameworkId, status: head }
-          : { frameworkId: stream.frameworkId, status: head, ended: stream.ended },
+        ended === undefined ? { frameworkId, status: head, latest } : { frameworkId, status: head, latest, ended },
       );
     }
     return out;
@@ -158,10 +178,10 @@ export class StatusUpdateManager {
   /** Sends every head at once (the agent (re-)registered), retried after the shortest interval again, as upstream's. */
   resume(): void {
     this.#paused = false;
-    for (const [key, stream] of this.#streams) {
+    for (const stream of this.#streams.values()) {
       this.ctx.loop.cancel(stream.timer);
       stream.retryMs = RETRY_MIN_MS;
-      this.#send(key, stream);
+      this.send(stream);
     }
   }
 
@@ -181,14 +201,22 @@ export class StatusUpdateManager {
     for (const s of streams) {
       const taskId = s.pending[0]?.taskId;
       if (taskId === undefined) continue;
-      this.#streams.set(streamKey(s.frameworkId, taskId), {
-        frameworkId: s.frameworkId,
-        pending: [...s.pending],
-        seen: new SmallSet(s.seen),
-        retryMs: RETRY_MIN_MS,
-        timer: undefined,
-        ended: s.ended,
-      });
+      const key = streamKey(s.frameworkId, taskId);
+      this.#streams.set(key, new Stream(this, key, s.frameworkId, [...s.pending], new SmallSet(s.seen), s.ended));
+    }
+  }
+  /** The newest state of every task whose updates wait, by stream key, of the frameworks kept. */
+  latestStates(keep: (frameworkId: string) => boolean): Map<string, TaskState> {
+    const out = new Map<string, TaskState>();
+    for (const s of this.#streams.values()) if (s.latest !== undefined && keep(s.frameworkId)) out.set(s.key, s.latest);
+    return out;
+  }
+
+  /** Takes back the newest states a checkpoint kept, for the streams it kept. */
+  recoverLatest(latest: ReadonlyMap<string, TaskState>): void {
+    for (const [key, state] of latest) {
+      const stream = this.#streams.get(key);
+      if (stream !== undefined) stream.latest = state;
     }
   }
 
@@ -198,20 +226,18 @@ export class StatusUpdateManager {
     return n;
   }
 
-  #send(key: string, stream: Stream): void {
+  /** Sends the stream's head (unless paused), retried after the stream's interval. */
+  send(stream: Stream): void {
     const head = stream.pending[0];
     if (head === undefined || this.#paused) return;
-    this.forward(stream.frameworkId, head, key);
-    stream.timer = this.ctx.loop.schedule(stream.retryMs, 'status-update:retry', () => {
-      stream.retryMs = Math.min(stream.retryMs * 2, RETRY_MAX_MS);
-      const { taskId, state, uuid } = head;
-      this.ctx.trace.appendJson('status-update:retry', updateText(taskId, state, uuid), () => ({
-        taskId,
-        state,
-        uuid,
-      }));
-      this.#send(key, stream);
-    });
+    this.forward(stream.frameworkId, head, stream.latest ?? head.state);
+    stream.timer = this.ctx.loop.schedule(stream.retryMs, 'status-update:retry', stream);
+  }
+
+  /** A stream's head goes again: the trace says so. */
+  retried(head: TaskStatus): void {
+    const { taskId, state, uuid } = head;
+    this.ctx.trace.appendJson('status-update:retry', updateText(taskId, state, uuid), () => ({ taskId, state, uuid }));
   }
 }
 

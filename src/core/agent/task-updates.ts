@@ -14,7 +14,6 @@ import type { StatusReason, TaskState, TaskStatus } from '../model/types.js';
 import type { AgentExecutor } from './frameworks.js';
 import {
   StatusUpdateManager,
-  streamKey,
   type EndedTask,
   type StreamCheckpoint,
   type StreamHead,
@@ -45,8 +44,6 @@ export interface UpdatesCheckpoint {
 
 export class TaskUpdates {
   #manager: StatusUpdateManager;
-  /** The newest state of every task with updates still in flight. */
-  #latest = new Map<string, TaskState>();
 
   constructor(private readonly port: TaskUpdatesPort) {
     this.#manager = this.#newManager();
@@ -54,10 +51,6 @@ export class TaskUpdates {
 
   get size(): number {
     return this.#manager.size;
-  }
-
-  get latest(): ReadonlyMap<string, TaskState> {
-    return this.#latest;
   }
 
   heads(): StreamHead[] {
@@ -137,17 +130,9 @@ export class TaskUpdates {
       this.port.refused?.();
       return false;
     }
-    const key = streamKey(frameworkId, status.taskId);
-    // Set before queueing: the manager may forward at once, with the latest state.
-    const before = this.#latest.get(key);
-    this.#latest.set(key, status.state);
-    if (this.#manager.update(frameworkId, status, key)) {
-      this.port.taken(frameworkId, status);
-      return true;
-    }
-    if (before === undefined) this.#latest.delete(key);
-    else this.#latest.set(key, before);
-    return false;
+    if (!this.#manager.update(frameworkId, status)) return false;
+    this.port.taken(frameworkId, status);
+    return true;
   }
 
   /** A call of a simulated executor: an update, or its subscription again with what it has not seen acknowledged. */
@@ -183,40 +168,34 @@ export class TaskUpdates {
 
   /** The acknowledged update, undefined for a stale or unknown acknowledgement. */
   acknowledge(frameworkId: string, taskId: string, uuid: string): TaskStatus | undefined {
-    const acked = this.#manager.acknowledge(frameworkId, taskId, uuid);
-    if (acked !== undefined && !this.#manager.hasPending(frameworkId, taskId))
-      this.#latest.delete(streamKey(frameworkId, taskId));
-    return acked;
+    return this.#manager.acknowledge(frameworkId, taskId, uuid);
   }
 
   /** A framework shut down: its updates are dropped. */
   removeFramework(frameworkId: string): void {
     this.#manager.removeFramework(frameworkId);
-    for (const key of this.#latest.keys()) if (key.startsWith(`${frameworkId}\u0000`)) this.#latest.delete(key);
   }
 
   checkpoint(keep: (frameworkId: string) => boolean): UpdatesCheckpoint {
     return {
       updates: this.#manager.checkpoint(keep),
-      latest: new Map([...this.#latest].filter(([key]) => keep(key.split('\u0000')[0]!))),
+      latest: this.#manager.latestStates(keep),
     };
   }
 
   /** The process is gone: everything in memory with it. */
   lost(): void {
-    this.#latest = new Map();
     this.#manager = this.#newManager();
   }
 
   /** Takes back what a checkpoint kept (paused until `resume`). */
   recover(disk: UpdatesCheckpoint): void {
     this.#manager.recover(disk.updates);
-    this.#latest = new Map(disk.latest);
+    this.#manager.recoverLatest(disk.latest);
   }
 
   #newManager(): StatusUpdateManager {
-    return new StatusUpdateManager(this.port.ctx, (frameworkId, status, key) => {
-      const latestState = this.#latest.get(key) ?? status.state;
+    return new StatusUpdateManager(this.port.ctx, (frameworkId, status, latestState) => {
       this.port.toMaster({ type: 'STATUS_UPDATE', agentId: this.port.agentId, frameworkId, status, latestState });
     });
   }

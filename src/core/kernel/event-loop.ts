@@ -35,21 +35,22 @@ export function fire(action: TimerAction): void {
 
 interface Entry {
   readonly label: string;
-  /** What it runs; dropped (a no-op) once the timer has run or is cancelled, so that a held id keeps nothing alive. */
+  /**
+   * What it runs; dropped (`SPENT`) once the timer has run or is cancelled, so that a held id keeps nothing
+   * alive: a timer is live while its action is not `SPENT` (no flag of its own: a million timers wait at once).
+   */
   action: TimerAction;
   /** Not one of the `BACKGROUND_TIMERS`. */
   readonly foreground: boolean;
-  /** Neither run nor cancelled yet. */
-  live: boolean;
 }
 
 const SPENT: TimerAction = () => undefined;
 
 /** What a bucket holds in the place of an entry it has passed: an instant of a million timers keeps none alive. */
-const PASSED: Entry = { label: 'passed', action: SPENT, foreground: false, live: false };
+const PASSED: Entry = { label: 'passed', action: SPENT, foreground: false };
 
 /** What a closed scope hands out: a timer that never runs. */
-const NEVER: Entry = { label: 'never', action: SPENT, foreground: false, live: false };
+const NEVER: Entry = { label: 'never', action: SPENT, foreground: false };
 
 /**
  * The timers due at one instant, in the order scheduled:
@@ -122,7 +123,7 @@ export class EventLoop implements Timers {
   schedule(delayMs: number, label: string, action: TimerAction): TimerId {
     const delay = Number.isFinite(delayMs) && delayMs > 0 ? Math.ceil(delayMs) : 0;
     const foreground = !BACKGROUND_TIMERS.has(label);
-    const entry: Entry = { label, action, foreground, live: true };
+    const entry: Entry = { label, action, foreground };
     this.#live++;
     if (foreground) this.#foreground++;
     const dueMs = this.#nowMs + delay;
@@ -143,12 +144,11 @@ export class EventLoop implements Timers {
    */
   cancel(timer: TimerId | undefined): void {
     const entry = timer as unknown as Entry | undefined;
-    if (entry === undefined || !entry.live) return;
+    if (entry === undefined || entry.action === SPENT) return;
     this.#retire(entry);
   }
 
   #retire(entry: Entry): void {
-    entry.live = false;
     entry.action = SPENT;
     this.#live--;
     if (entry.foreground) this.#foreground--;
@@ -258,7 +258,7 @@ export class EventLoop implements Timers {
       if (dueMs === undefined) return undefined;
       const bucket = this.#buckets.get(dueMs)!;
       const { entries } = bucket;
-      while (bucket.next < entries.length && !entries[bucket.next]!.live) entries[bucket.next++] = PASSED;
+      while (bucket.next < entries.length && entries[bucket.next]!.action === SPENT) entries[bucket.next++] = PASSED;
       if (bucket.next < entries.length) return bucket;
       this.#buckets.delete(dueMs);
       heapPop(this.#heap, earlier);

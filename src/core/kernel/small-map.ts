@@ -92,15 +92,19 @@ export class SmallMap<K, V> implements ReadonlyMap<K, V> {
   }
 
   entries(): MapIterator<[K, V]> {
-    return this.#map?.entries() ?? this.#flatEntries();
+    if (this.#map !== undefined) return this.#map.entries();
+    const flat = this.#flat;
+    const out = new Array<[K, V]>(flat.length / 2);
+    for (let i = 0; i < flat.length; i += 2) out[i / 2] = [flat[i] as K, flat[i + 1] as V];
+    return out.values();
   }
 
   keys(): MapIterator<K> {
-    return this.#map?.keys() ?? this.#flatKeys();
+    return this.#map?.keys() ?? (this.#every(0) as K[]).values();
   }
 
   values(): MapIterator<V> {
-    return this.#map?.values() ?? this.#flatValues();
+    return this.#map?.values() ?? (this.#every(1) as V[]).values();
   }
 
   forEach(callback: (value: V, key: K, map: ReadonlyMap<K, V>) => void): void {
@@ -111,19 +115,16 @@ export class SmallMap<K, V> implements ReadonlyMap<K, V> {
     return this.entries();
   }
 
-  *#flatEntries(): MapIterator<[K, V]> {
+  /**
+   * The keys (`from` 0) or the values (1) as they are now, in an array of
+   * their own: its iterator is what the map's would be (a snapshot, as the
+   * flat list is replaced, never changed), and cheaper than a generator's.
+   */
+  #every(from: 0 | 1): (K | V)[] {
     const flat = this.#flat;
-    for (let i = 0; i < flat.length; i += 2) yield [flat[i] as K, flat[i + 1] as V];
-  }
-
-  *#flatKeys(): MapIterator<K> {
-    const flat = this.#flat;
-    for (let i = 0; i < flat.length; i += 2) yield flat[i] as K;
-  }
-
-  *#flatValues(): MapIterator<V> {
-    const flat = this.#flat;
-    for (let i = 1; i < flat.length; i += 2) yield flat[i] as V;
+    const out = new Array<K | V>(flat.length / 2);
+    for (let i = from; i < flat.length; i += 2) out[i >> 1] = flat[i]!;
+    return out;
   }
 
   #index(key: K): number {

@@ -31,10 +31,25 @@ export class Trace {
   #h2 = 0xcbf29ce4;
   readonly #record: boolean;
   readonly #tailSize: number;
+  /** Every entry when recording. */
   readonly #entries: TraceEntry[] = [];
+  /**
+   * The tail when not recording, as its parts in a ring (no entry object
+   * and no line per append: a failover appends millions): `#tailLength`
+   * entries end at `#seq`, between `tailSize` and twice that once there
+   * are as many, as when the tail was an array cut back to `tailSize`
+   * whenever it passed twice that.
+   */
+  readonly #ring: { timeMs: number[]; kind: string[]; text: string[] };
+  #tailLength = 0;
+  /** The tail's entries as last asked for, until the next append. */
+  #tail: TraceEntry[] | undefined;
   readonly #listeners: TraceListener[] = [];
   /** Listeners of one kind each, told the entry alone: hot entries build no data for them. */
   readonly #kindListeners = new Map<string, ((entry: TraceEntry) => void)[]>();
+  /** The text of the time of the last entry: entries come in runs of one instant. */
+  #timeMs = Number.NaN;
+  #timeText = '';
 
   constructor(
     private readonly clock: { now(): number },
@@ -42,6 +57,12 @@ export class Trace {
   ) {
     this.#record = options.record ?? false;
     this.#tailSize = options.tailSize ?? 256;
+    const size = this.#record ? 0 : this.#tailSize * 2 + 1;
+    this.#ring = {
+      timeMs: new Array<number>(size).fill(0),
+      kind: new Array<string>(size).fill(''),
+      text: new Array<string>(size).fill(''),
+    };
   }
 
   append(kind: string, data: Readonly<Record<string, unknown>> = {}): void {
@@ -70,15 +91,31 @@ export class Trace {
   #add(kind: string, text: string, data: Readonly<Record<string, unknown>> | undefined): void {
     const timeMs = this.clock.now();
     const seq = ++this.#seq;
-    const line = `${timeMs} ${kind} ${text}`;
-    this.#fold(line);
-    const entry: TraceEntry = { seq, timeMs, kind, line };
-    this.#entries.push(entry);
-    if (!this.#record && this.#entries.length > this.#tailSize * 2) {
-      this.#entries.splice(0, this.#entries.length - this.#tailSize);
+    if (timeMs !== this.#timeMs) {
+      this.#timeMs = timeMs;
+      this.#timeText = `${timeMs}`;
     }
-    for (const listener of this.#listeners) listener(entry, data ?? { text });
-    if (this.#kindListeners.size > 0) for (const listener of this.#kindListeners.get(kind) ?? []) listener(entry);
+    // The line is `${timeMs} ${kind} ${text}`, folded part by part: no line is made unless someone keeps or hears it.
+    this.#fold(this.#timeText, kind, text);
+    const told = this.#listeners.length > 0 || (this.#kindListeners.size > 0 && this.#kindListeners.has(kind));
+    let entry: TraceEntry | undefined;
+    if (this.#record || told) entry = { seq, timeMs, kind, line: `${this.#timeText} ${kind} ${text}` };
+    if (this.#record) this.#entries.push(entry!);
+    else this.#keep(seq, timeMs, kind, text);
+    if (!told) return;
+    for (const listener of this.#listeners) listener(entry!, data ?? { text });
+    if (this.#kindListeners.size > 0) for (const listener of this.#kindListeners.get(kind) ?? []) listener(entry!);
+  }
+
+  /** Puts an entry's parts in the ring of the tail. */
+  #keep(seq: number, timeMs: number, kind: string, text: string): void {
+    const ring = this.#ring;
+    const i = seq % ring.text.length;
+    ring.timeMs[i] = timeMs;
+    ring.kind[i] = kind;
+    ring.text[i] = text;
+    this.#tailLength = this.#tailLength === this.#tailSize * 2 ? this.#tailSize : this.#tailLength + 1;
+    this.#tail = undefined;
   }
 
   onEntry(listener: TraceListener): void {
@@ -107,18 +144,38 @@ export class Trace {
 
   /** The recorded entries (all of them when recording, else the tail). */
   entries(): readonly TraceEntry[] {
-    return this.#entries;
+    if (this.#record) return this.#entries;
+    if (this.#tail === undefined) {
+      const { timeMs, kind, text } = this.#ring;
+      const tail: TraceEntry[] = [];
+      for (let seq = this.#seq - this.#tailLength + 1; seq <= this.#seq; seq++) {
+        const i = seq % text.length;
+        tail.push({ seq, timeMs: timeMs[i]!, kind: kind[i]!, line: `${timeMs[i]} ${kind[i]} ${text[i]}` });
+      }
+      this.#tail = tail;
+    }
+    return this.#tail;
   }
 
-  #fold(line: string): void {
+  /** Folds the line `${time} ${kind} ${text}` and its newline into the hash. */
+  #fold(time: string, kind: string, text: string): void {
+    this.#mix(time);
+    this.#mix(' ');
+    this.#mix(kind);
+    this.#mix(' ');
+    this.#mix(text);
+    this.#h1 = Math.imul(this.#h1 ^ 0x0a, 0x01000193) >>> 0;
+  }
+
+  /** Folds the characters of `s` into both lanes. */
+  #mix(s: string): void {
     let h1 = this.#h1;
     let h2 = this.#h2;
-    for (let i = 0; i < line.length; i++) {
-      const c = line.charCodeAt(i);
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
       h1 = Math.imul(h1 ^ c, 0x01000193);
       h2 = Math.imul(h2 ^ c, 0x5bd1e995) ^ (h2 >>> 15);
     }
-    h1 = Math.imul(h1 ^ 0x0a, 0x01000193);
     this.#h1 = h1 >>> 0;
     this.#h2 = h2 >>> 0;
   }
@@ -130,6 +187,12 @@ const JSON_ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** A string as JSON.stringify writes it, without its cost for the common string that needs no escape. */
 export function jsonString(s: string): string {
   return JSON_ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`;
+}
+
+/** `jsonString(s)` as parts pushed on `parts`, for a text joined at once (a flat string: no chain of pieces to flatten). */
+export function pushJsonString(parts: string[], s: string): void {
+  if (JSON_ESCAPED.test(s)) parts.push(JSON.stringify(s));
+  else parts.push('"', s, '"');
 }
 
 /**

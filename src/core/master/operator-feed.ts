@@ -58,6 +58,11 @@ export class OperatorFeed {
     this.#subscribers.clear();
   }
 
+  /** Whether anyone subscribed: per-task callers then make not even the closure they would hand `emit`. */
+  get heard(): boolean {
+    return this.#subscribers.size > 0;
+  }
+
   /** Sends an event to every subscriber; `build` runs only if there is one. */
   emit(build: () => OperatorEvent): void {
     if (this.#subscribers.size === 0) return;

@@ -116,7 +116,8 @@ class Learnt {
       resourcesRecovered: false,
     };
     fw.tasks.set(spec.taskId, task);
-    this.m.feed.emit(() => ({ type: 'TASK_ADDED', task: taskSnapshot(task), user: fw.info.user }));
+    if (this.m.feed.heard)
+      this.m.feed.emit(() => ({ type: 'TASK_ADDED', task: taskSnapshot(task), user: fw.info.user }));
     let held = this.#held.get(fw);
     if (held === undefined) this.#held.set(fw, (held = { bags: new Map(), ended: [] }));
     held.bags.set(resources, (held.bags.get(resources) ?? 0) + 1);

@@ -8,7 +8,7 @@
 import { wallTimeMs } from '../network/context.js';
 import type { ExecutorRecord, Task } from '../model/records.js';
 import type { OperatorEvent } from '../model/operator-types.js';
-import { canTransition, isTerminal } from '../model/task-state.js';
+import { appendStatus, canTransition, isTerminal } from '../model/task-state.js';
 import type { TaskState, TaskStatus } from '../model/types.js';
 import type { Framework, TaskRef } from './framework.js';
 import type { MasterOps } from './ops.js';
@@ -75,12 +75,11 @@ export function updateTaskState(m: MasterOps, task: Task, status: TaskStatus, la
   const changed = task.statuses.at(-1)?.state !== status.state;
   // Kept without its data, as upstream keeps it (MESOS-1746: frameworks' data would fill the master);
   // a repeated state replaces the latest status, as upstream's `updateTask` does.
-  task.statuses[changed ? task.statuses.length : task.statuses.length - 1] =
-    status.data === undefined ? status : withoutData(status);
+  task.statuses = appendStatus(task.statuses, status);
   task.statusUpdateState = status.state;
   task.statusUpdateUuid = status.uuid;
   if (isTerminal(task.state)) recoverTaskResources(m, task);
-  if (changed) m.feed.emit(() => taskUpdated(m, task, status));
+  if (changed && m.feed.heard) m.feed.emit(() => taskUpdated(m, task, status));
 }
 
 function taskUpdated(m: MasterOps, task: Task, status: TaskStatus): OperatorEvent {
@@ -94,9 +93,4 @@ export function recoverTaskResources(m: MasterOps, task: Task): void {
   task.resourcesRecovered = true;
   m.ledger.release('used', task, task.resources);
   m.allocator.recoverResources(task.frameworkId, task.agentId, task.resources);
-}
-
-function withoutData(status: TaskStatus): TaskStatus {
-  const { data: _dropped, ...kept } = status;
-  return kept;
 }

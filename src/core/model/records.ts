@@ -31,7 +31,8 @@ export interface Task {
   /** Tagged with the allocation role. */
   readonly resources: Resources;
   state: TaskState;
-  readonly statuses: TaskStatus[];
+  /** Replaced as it grows (an exact-size list: most tasks have two or three). */
+  statuses: TaskStatus[];
   statusUpdateState?: TaskState;
   statusUpdateUuid?: string;
   /** Launch accepted but not yet delivered to the agent. */

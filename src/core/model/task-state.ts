@@ -12,7 +12,8 @@
  * GONE_BY_OPERATOR, UNKNOWN. An illegal transition is a bug: `transition`
  * throws rather than overwrite silently.
  */
-import type { TaskState } from './types.js';
+import { pushed } from '../kernel/small-map.js';
+import type { TaskState, TaskStatus } from './types.js';
 
 const TERMINAL: ReadonlySet<TaskState> = new Set<TaskState>([
   'TASK_FINISHED',
@@ -50,4 +51,33 @@ export function transition(taskId: string, from: TaskState, to: TaskState): Task
     throw new Error(`task '${taskId}': illegal transition ${from} -> ${to}`);
   }
   return to;
+}
+
+/**
+ * A status as the master and the agent keep it: without its data, as
+ * upstream keeps it (MESOS-1746: frameworks' data would fill them). One
+ * without data is kept as it is, shared with whoever sent it (statuses are
+ * never changed once made).
+ */
+export function withoutData(status: TaskStatus): TaskStatus {
+  if (status.data === undefined) return status;
+  const { data: _dropped, ...kept } = status;
+  return kept;
+}
+
+/**
+ * A task's status history as the master and the agent keep it (upstream's
+ * `Master::updateTask` and `Executor::updateTaskState`): each update
+ * appended without its data, and one repeating the latest state replacing
+ * it. The list returned replaces `statuses`: an exact-size array while it
+ * is small (a task has two or three statuses; a list grown in place
+ * reserves room for seventeen).
+ */
+export function appendStatus(statuses: TaskStatus[], status: TaskStatus): TaskStatus[] {
+  const kept = withoutData(status);
+  if (statuses.length > 0 && statuses[statuses.length - 1]!.state === status.state) {
+    statuses[statuses.length - 1] = kept;
+    return statuses;
+  }
+  return pushed(statuses, kept);
 }

@@ -74,6 +74,8 @@ export class Network {
   #quietPings: QuietPings | undefined;
   /** What wakes each node's watch on its pings when its quiet pings end. */
   readonly #quietEnded = new Map<string, () => void>();
+  /** What a message's arrival runs: one function for all of them. */
+  readonly #deliverer = (from: string, to: string, message: Message): void => this.#deliver(from, to, message);
 
   constructor(
     private readonly loop: EventLoop,
@@ -135,23 +137,30 @@ export class Network {
   send(from: string, to: string, message: Message): void {
     let delayMs = this.#latency(from, to);
     /** Extra delays of the duplicates, after the original. */
-    const copies: number[] = [];
-    for (const [ruleId, rule] of this.#rules) {
-      if (!matches(rule, from, to, message) || !this.#fires(rule)) continue;
-      if (rule.action === 'drop') {
-        this.trace.append('net:drop', { ruleId, from, to, message: message.type, ...messageSummary(message) });
-        return;
+    let copies: number[] | undefined;
+    if (this.#rules.size > 0)
+      for (const [ruleId, rule] of this.#rules) {
+        if (!matches(rule, from, to, message) || !this.#fires(rule)) continue;
+        if (rule.action === 'drop') {
+          this.trace.append('net:drop', { ruleId, from, to, message: message.type, ...messageSummary(message) });
+          return;
+        }
+        const extraMs = (rule.delayMs ?? 0) + (rule.jitterMs === undefined ? 0 : this.rng.int(rule.jitterMs + 1));
+        if (rule.action === 'delay') delayMs += extraMs;
+        else (copies ??= []).push(extraMs);
+        this.trace.append(`net:${rule.action}`, { ruleId, from, to, message: message.type, extraMs });
       }
-      const extraMs = (rule.delayMs ?? 0) + (rule.jitterMs === undefined ? 0 : this.rng.int(rule.jitterMs + 1));
-      if (rule.action === 'delay') delayMs += extraMs;
-      else copies.push(extraMs);
-      this.trace.append(`net:${rule.action}`, { ruleId, from, to, message: message.type, extraMs });
-    }
     const now = this.loop.now();
-    for (const extraMs of copies.length === 0 ? NO_COPIES : [0, ...copies]) {
-      const arrivalMs = this.#arrival(from, to, now + delayMs + extraMs, now);
-      this.loop.schedule(arrivalMs - now, `net:${message.type}`, () => this.#deliver(from, to, message));
-    }
+    const label = deliveryLabel(message.type);
+    this.#put(from, to, message, label, now + delayMs, now);
+    if (copies !== undefined)
+      for (const extraMs of copies) this.#put(from, to, message, label, now + delayMs + extraMs, now);
+  }
+
+  /** Schedules a message's arrival, for `earliestMs` or later (`#arrival`). */
+  #put(from: string, to: string, message: Message, label: string, earliestMs: number, now: number): void {
+    const arrivalMs = this.#arrival(from, to, earliestMs, now);
+    this.loop.schedule(arrivalMs - now, label, new Delivery(this.#deliverer, from, to, message));
   }
 
   /**
@@ -260,7 +269,28 @@ export class Network {
   }
 }
 
-const NO_COPIES: readonly number[] = [0];
+/** A message on its way: its arrival timer's action (an object of four fields, no closure per message). */
+class Delivery {
+  constructor(
+    private readonly deliver: (from: string, to: string, message: Message) => void,
+    private readonly from: string,
+    private readonly to: string,
+    private readonly message: Message,
+  ) {}
+
+  onTimer(): void {
+    this.deliver(this.from, this.to, this.message);
+  }
+}
+
+/** The label of each message type's arrival timers (`net:<type>`), made once. */
+const DELIVERY_LABELS = new Map<string, string>();
+
+function deliveryLabel(type: string): string {
+  let label = DELIVERY_LABELS.get(type);
+  if (label === undefined) DELIVERY_LABELS.set(type, (label = `net:${type}`));
+  return label;
+}
 
 function matches(rule: NetworkRule, from: string, to: string, message: Message): boolean {
   return (

@@ -67,26 +67,52 @@ export interface SandboxWrite {
 }
 
 export class Sandbox {
-  /** Entries by their normal path; the root is ''. */
-  readonly #entries = new Map<string, SandboxEntry>();
+  /**
+   * Entries by their normal path; the root is ''. Made on first use: a
+   * sandbox nothing has written to or read holds no tree (a cluster of a
+   * million long tasks has a million sandboxes, most never looked at).
+   */
+  #entries: Map<string, SandboxEntry> | undefined;
+  readonly #path: string;
+  /** When it was made: the time of the root and of the empty `stdout` and `stderr`. */
+  readonly #createdMs: number;
   #bytes = 0;
   #released = false;
   /** Its release is scheduled (its executor exited and the gc delay runs). */
   collecting = false;
 
   /**
-   * `path`: where the sandbox is, as the agent reports it. It starts with
-   * empty `stdout` and `stderr`, as upstream's container logger leaves them.
+   * `path`: where the sandbox is, as the agent reports it (a subclass may
+   * make it when asked instead: an unread path holds no text). It starts
+   * with empty `stdout` and `stderr`, as upstream's container logger
+   * leaves them.
    */
   constructor(
-    readonly path: string,
+    path: string,
     private readonly budget: SandboxBudget,
     readonly maxBytes: number,
     nowMs: number,
   ) {
-    this.#entries.set('', { kind: 'directory', mtimeMs: nowMs });
-    this.#entries.set('stdout', file('', nowMs));
-    this.#entries.set('stderr', file('', nowMs));
+    this.#path = path;
+    this.#createdMs = nowMs;
+  }
+
+  /** Where the sandbox is, as the agent reports it. */
+  get path(): string {
+    return this.#path;
+  }
+
+  /** The tree, made as the constructor's comment says on first use. */
+  get #tree(): Map<string, SandboxEntry> {
+    if (this.#entries === undefined) {
+      const nowMs = this.#createdMs;
+      this.#entries = new Map<string, SandboxEntry>([
+        ['', { kind: 'directory', mtimeMs: nowMs }],
+        ['stdout', file('', nowMs)],
+        ['stderr', file('', nowMs)],
+      ]);
+    }
+    return this.#entries;
   }
 
   /** Bytes its files hold. */
@@ -102,7 +128,7 @@ export class Sandbox {
   /** The entry at `path`, or undefined when there is none or the path leaves the sandbox. */
   stat(path: string): SandboxEntry | undefined {
     const key = normalPath(path);
-    return key === undefined ? undefined : this.#entries.get(key);
+    return key === undefined ? undefined : this.#tree.get(key);
   }
 
   /** A file's text, or undefined. */
@@ -114,10 +140,10 @@ export class Sandbox {
   /** The entries of a directory, by name in name order; undefined when it is not one. */
   list(path: string): [name: string, entry: SandboxEntry][] | undefined {
     const key = normalPath(path);
-    if (key === undefined || this.#entries.get(key)?.kind !== 'directory') return undefined;
+    if (key === undefined || this.#tree.get(key)?.kind !== 'directory') return undefined;
     const prefix = key === '' ? '' : `${key}/`;
     const out: [string, SandboxEntry][] = [];
-    for (const [k, entry] of this.#entries) {
+    for (const [k, entry] of this.#tree) {
       if (k === '' || !k.startsWith(prefix)) continue;
       const name = k.slice(prefix.length);
       if (!name.includes('/')) out.push([name, entry]);
@@ -135,7 +161,7 @@ export class Sandbox {
   write(path: string, data: string, append: boolean, nowMs: number): WriteResult | undefined {
     const key = normalPath(path);
     if (key === undefined || key === '' || this.#released) return undefined;
-    const old = this.#entries.get(key);
+    const old = this.#tree.get(key);
     if (old?.kind === 'directory' || !this.#makeParents(key, nowMs)) return undefined;
     const before = old?.kind === 'file' ? old : file('', nowMs);
     const kept = append ? before.data : '';
@@ -149,7 +175,7 @@ export class Sandbox {
     const written = byteLength(text);
     this.budget.give(got - written);
     this.#bytes += written;
-    this.#entries.set(key, file(kept + text, nowMs));
+    this.#tree.set(key, file(kept + text, nowMs));
     return { written, full: written < wanted };
   }
 
@@ -158,10 +184,10 @@ export class Sandbox {
     const key = normalPath(path);
     if (key === undefined) return false;
     if (key === '') return true;
-    const old = this.#entries.get(key);
+    const old = this.#tree.get(key);
     if (old !== undefined) return old.kind === 'directory';
     if (!this.#makeParents(key, nowMs)) return false;
-    this.#entries.set(key, { kind: 'directory', mtimeMs: nowMs });
+    this.#tree.set(key, { kind: 'directory', mtimeMs: nowMs });
     return true;
   }
 
@@ -171,7 +197,7 @@ export class Sandbox {
     this.#released = true;
     this.budget.give(this.#bytes);
     this.#bytes = 0;
-    this.#entries.clear();
+    this.#entries = new Map();
   }
 
   #makeParents(key: string, nowMs: number): boolean {
@@ -179,9 +205,9 @@ export class Sandbox {
     let at = '';
     for (let i = 0; i < parts.length - 1; i++) {
       at = at === '' ? parts[i]! : `${at}/${parts[i]}`;
-      const entry = this.#entries.get(at);
+      const entry = this.#tree.get(at);
       if (entry?.kind === 'file') return false;
-      if (entry === undefined) this.#entries.set(at, { kind: 'directory', mtimeMs: nowMs });
+      if (entry === undefined) this.#tree.set(at, { kind: 'directory', mtimeMs: nowMs });
     }
     return true;
   }

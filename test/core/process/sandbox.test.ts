@@ -56,4 +56,19 @@ describe('a sandbox', () => {
     expect(box.write('stdout/x', 'x', false, 0)).toBeUndefined();
     expect(box.write('', 'x', false, 0)).toBeUndefined();
   });
+
+  it('makes its tree when first asked, as it was when the sandbox was made', () => {
+    const box = new Sandbox('/w/runs/c', new SandboxBudget(100), 100, 7);
+    expect(box.stat('stdout')).toEqual({ kind: 'file', data: '', size: 0, mtimeMs: 7 });
+    expect(box.stat('')).toEqual({ kind: 'directory', mtimeMs: 7 });
+    expect(box.list('')!.map(([name]) => name)).toEqual(['stderr', 'stdout']);
+    expect(box.path).toBe('/w/runs/c');
+  });
+
+  it('holds nothing once released, even when never used before', () => {
+    const box = sandbox();
+    box.release();
+    expect(box.read('stdout')).toBeUndefined();
+    expect(box.list('')).toBeUndefined();
+  });
 });
