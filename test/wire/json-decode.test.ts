@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { mesos } from '../../src/wire/generated/types.js';
 import { decodeJson, type DecodeResult } from '../../src/wire/json.js';
@@ -297,6 +298,32 @@ describe('required fields', () => {
   it('requires executor_id and framework_id on an executor Call', () => {
     expect(errorOf('mesos.v1.executor.Call', { type: 'HEARTBEAT' })).toBe(
       `${PREFIX}Missing required fields: executor_id, framework_id`,
+    );
+  });
+});
+
+/** An array index as a key is listed first by every object, whatever the order it was set in. */
+const notAnIndex = (key: string): boolean => !/^(0|[1-9][0-9]*)$/.test(key);
+
+describe('key order', () => {
+  // Keys are visited sorted, as upstream's JSON object (a sorted map) is: a map field's entries come out in that order,
+  // whether the object has a handful of keys (sorted in place) or many (sorted by sort()).
+  it('visits an object of any size in sorted key order', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.string({ minLength: 1, maxLength: 6 }).filter(notAnIndex), { maxLength: 40 }),
+        (names) => {
+          const guarantees = Object.fromEntries(names.map((name, i) => [name, { value: i }]));
+          const decoded = ok(
+            decodeJson<{ guarantees?: Record<string, unknown> }>(
+              'mesos.v1.quota.QuotaConfig',
+              JSON.stringify({ role: 'r', guarantees }),
+            ),
+          );
+          expect(Object.keys(decoded.guarantees ?? {})).toEqual(Object.keys(guarantees).sort());
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 });
