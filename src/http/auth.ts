@@ -24,6 +24,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpError, send, type HttpError } from './errors.js';
 import { routePathOf } from './methods.js';
+import { answeringHook } from './hooks.js';
 
 /** Secrets by principal. */
 export type Credentials = ReadonlyMap<string, string>;
@@ -111,13 +112,15 @@ export function requireAuthentication(
   credentials: Credentials,
   routes = AUTHENTICATED_ROUTES,
 ): void {
-  // A hook that answers does not go on: fastify would read the body and route the request still.
-  app.addHook('onRequest', (req, reply, done) => {
-    const realm = routes.get(routePathOf(req) ?? '');
-    if (realm === undefined) return done();
-    const result = authenticate(req.headers.authorization, credentials, realm);
-    if (!result.ok) return void sendUnauthorized(reply, result);
-    setPrincipal(req, result.principal);
-    done();
-  });
+  app.addHook(
+    'onRequest',
+    answeringHook((req, reply) => {
+      const realm = routes.get(routePathOf(req) ?? '');
+      if (realm === undefined) return undefined;
+      const result = authenticate(req.headers.authorization, credentials, realm);
+      if (!result.ok) return sendUnauthorized(reply, result);
+      setPrincipal(req, result.principal);
+      return undefined;
+    }),
+  );
 }

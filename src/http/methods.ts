@@ -19,6 +19,7 @@ import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, RouteHandlerMethod } from 'fastify';
 import { sendError } from './errors.js';
 import { learnPath } from './routing.js';
+import { answeringHook } from './hooks.js';
 
 /** An endpoint as the not-found route's hook serves it: the methods it allows, and its handler. */
 interface Endpoint {
@@ -77,13 +78,14 @@ function routeEndpoints(app: FastifyInstance, table: MethodTable): void {
     method: ROUTED,
     url: ENDPOINTS_ROUTE,
     exposeHeadRoute: false,
-    // A hook that answers does not go on (`done`): fastify would read the body and route the request still.
-    onRequest: (req, reply, done) => {
+    onRequest: answeringHook((req, reply) => {
       const endpoint = endpointOf(req);
-      if (endpoint === undefined) reply.callNotFound();
-      else if (!endpoint.allowed.includes(req.method)) refuseMethod(req, reply, endpoint.allowed);
-      else done();
-    },
+      if (endpoint === undefined) {
+        reply.callNotFound();
+        return reply;
+      }
+      return endpoint.allowed.includes(req.method) ? undefined : refuseMethod(req, reply, endpoint.allowed);
+    }),
     handler(req, reply) {
       return endpointOf(req)!.handler.call(this, req, reply);
     },

@@ -23,6 +23,7 @@ import { sendError } from '../errors.js';
 import { sendJson } from '../v0-replies.js';
 import { normalisePath } from '../routing.js';
 import { isInProcess } from '../event-stream.js';
+import { answeringHook } from '../hooks.js';
 
 const EVERY_MASTER = new Set(['/health', '/version', '/master/health']);
 const REDIRECT = new Set(['/redirect', '/master/redirect']);
@@ -82,10 +83,7 @@ export function gateToLeader(
       .header('content-length', '0')
       .send();
   };
-  // A hook that answers does not go on: fastify would read the body and route the request still.
-  app.addHook('onRequest', (req, reply, done) => {
-    if (gate(req, reply) === undefined) done();
-  });
+  app.addHook('onRequest', answeringHook(gate));
 }
 
 /** A master process that is down: no answer, the connection closes. */

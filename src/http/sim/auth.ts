@@ -32,6 +32,7 @@ import {
 } from '../auth.js';
 import { sendError } from '../errors.js';
 import { routePathOf } from '../methods.js';
+import { answeringHook } from '../hooks.js';
 
 /** The control API's routes that change nothing; every other one under `/sim/v1/` is a change. */
 export const SIM_READ_ROUTES: ReadonlySet<string> = new Set([
@@ -72,8 +73,5 @@ export function guardControlApi(
     reply.header('connection', 'close');
     return sendError(reply, 'FORBIDDEN', CONTROL_FORBIDDEN);
   };
-  // A hook that answers does not go on: fastify would read the body and route the request still.
-  app.addHook('onRequest', (req, reply, done) => {
-    if (guard(req, reply) === undefined) done();
-  });
+  app.addHook('onRequest', answeringHook(guard));
 }
