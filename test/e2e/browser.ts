@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
+import { startCluster, type RunningCluster, type StartClusterOptions } from '../../src/start/cluster.js';
 
 export const CHROMIUM_PATH = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 
@@ -94,3 +95,8 @@ export const shownMs = async (page: Page): Promise<number> =>
   Number(await page.locator('cs-clock .clock-time').getAttribute('data-time-ms'));
 
 export const text = async (locator: Locator): Promise<string> => (await locator.textContent({ timeout: 2_000 })) ?? '';
+
+/** The cluster the dashboard's tests show: two agents on loopback, virtual time, seed 3, quiet; `more` adds to it. */
+export function dashboardCluster(more: StartClusterOptions = {}): Promise<RunningCluster> {
+  return startCluster({ host: '127.0.0.1', port: 0, agents: 2, time: 'virtual', seed: 3, logLevel: 'silent', ...more });
+}

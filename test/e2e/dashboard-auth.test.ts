@@ -15,8 +15,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { SchedulerClient } from '../../src/client/scheduler-client.js';
-import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
-import { chromiumMissing, eventually, launchChromium, shownMs, text, watchErrors } from './browser.js';
+import type { RunningCluster } from '../../src/start/cluster.js';
+import {
+  chromiumMissing,
+  eventually,
+  launchChromium,
+  shownMs,
+  text,
+  watchErrors,
+  dashboardCluster,
+} from './browser.js';
 
 if (chromiumMissing !== undefined) console.warn(`dashboard browser tests skipped: ${chromiumMissing}`);
 
@@ -61,17 +69,7 @@ withChromium('the dashboard in Chromium, with credentials', { timeout: 60_000 },
   let bob: SchedulerClient;
 
   beforeAll(async () => {
-    running = await startCluster({
-      host: '127.0.0.1',
-      port: 0,
-      agents: 2,
-      time: 'virtual',
-      seed: 3,
-      logLevel: 'silent',
-      credentials: CREDENTIALS,
-      authenticateHttpReadonly: true,
-      acls: ACLS,
-    });
+    running = await dashboardCluster({ credentials: CREDENTIALS, authenticateHttpReadonly: true, acls: ACLS });
     alice = await subscribed(running, 'alice', { user: 'alice-user', name: 'alice-batch' });
     bob = await subscribed(running, 'bob', { user: 'bob-user', name: 'bob-web' });
   }, 60_000);

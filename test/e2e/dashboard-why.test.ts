@@ -13,8 +13,17 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { SchedulerClient, type JsonEvent } from '../../src/client/scheduler-client.js';
-import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
-import { chromiumMissing, eventually, launchChromium, shownMs, text, watchErrors, type Browser } from './browser.js';
+import type { RunningCluster } from '../../src/start/cluster.js';
+import {
+  chromiumMissing,
+  eventually,
+  launchChromium,
+  shownMs,
+  text,
+  watchErrors,
+  type Browser,
+  dashboardCluster,
+} from './browser.js';
 import { acknowledgeAll, sleepTask } from './dashboard-scheduler.js';
 
 if (chromiumMissing !== undefined) console.warn(`dashboard browser tests skipped: ${chromiumMissing}`);
@@ -53,14 +62,7 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard says why, in Chrom
   };
 
   beforeAll(async () => {
-    running = await startCluster({
-      host: '127.0.0.1',
-      port: 0,
-      agents: 2,
-      time: 'virtual',
-      seed: 3,
-      logLevel: 'silent',
-    });
+    running = await dashboardCluster();
     browser = await launchChromium();
     page = await browser.context.newPage();
     await page.setViewportSize({ width: 1280, height: 900 });

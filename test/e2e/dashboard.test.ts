@@ -8,7 +8,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { SchedulerClient, type JsonEvent } from '../../src/client/scheduler-client.js';
 import { startCluster, type RunningCluster } from '../../src/start/cluster.js';
-import { chromiumMissing, eventually, launchChromium, shownMs, text, watchErrors, type Browser } from './browser.js';
+import {
+  chromiumMissing,
+  eventually,
+  launchChromium,
+  shownMs,
+  text,
+  watchErrors,
+  type Browser,
+  dashboardCluster,
+} from './browser.js';
 import { acknowledgeAll, sleepTask } from './dashboard-scheduler.js';
 
 if (chromiumMissing !== undefined) console.warn(`dashboard browser tests skipped: ${chromiumMissing}`);
@@ -21,14 +30,7 @@ describe.skipIf(chromiumMissing !== undefined)('the dashboard in Chromium', { ti
   const errors: string[] = [];
 
   beforeAll(async () => {
-    running = await startCluster({
-      host: '127.0.0.1',
-      port: 0,
-      agents: 2,
-      time: 'virtual',
-      seed: 3,
-      logLevel: 'silent',
-    });
+    running = await dashboardCluster();
     browser = await launchChromium();
     page = await browser.context.newPage();
     watchErrors(page, errors);
